@@ -1,0 +1,160 @@
+/* The model: configuration, parameters carved from one allocation, activations,
+ * and the forward pass.
+ *
+ * Architecture (man 5 attnview has the exact computation):
+ *   x = sqrt(d) * wte[token] + pe[position]
+ *   L times:  x += proj(attention(ln1(x)));  x += fc2(gelu(fc(ln2(x))))
+ *   logits = lnf(x) wte^T + out_b        (output projection tied to wte) */
+#ifndef ATTNVIEW_MODEL_H
+#define ATTNVIEW_MODEL_H
+
+#include "attnview/common.h"
+#include "attnview/tokenizer.h"
+#include "attnview/vocab.h"
+
+typedef enum objective { OBJ_MASKED = 0, OBJ_CAUSAL = 1 } objective;
+
+const char *objective_name(objective o); /* "masked", "causal" */
+
+typedef struct model_config {
+	uint32_t objective; /* enum objective */
+	uint32_t vocab_size; /* V, including the specials */
+	uint32_t dim;	     /* d */
+	uint32_t heads;	     /* h; d % h == 0 */
+	uint32_t layers;     /* L */
+	uint32_t context;    /* T: longest sequence */
+} model_config;
+
+/* Checks the limits of common.h and the relations between fields; the message
+ * says which value to change. */
+bool model_config_check(const model_config *cfg, av_error *err);
+
+/* Parameter tensors, in file order. Per layer: ln1_w ln1_b qkv_w qkv_b proj_w
+ * proj_b ln2_w ln2_b fc_w fc_b fc2_w fc2_b. Linear weights are (out, in). */
+typedef struct layer_params {
+	float *ln1_w, *ln1_b; /* (d) */
+	float *qkv_w, *qkv_b; /* (3d, d), (3d) */
+	float *proj_w, *proj_b; /* (d, d), (d) */
+	float *ln2_w, *ln2_b; /* (d) */
+	float *fc_w, *fc_b; /* (4d, d), (4d) */
+	float *fc2_w, *fc2_b; /* (d, 4d), (d) */
+} layer_params;
+
+typedef struct model_params {
+	float *wte; /* (V, d) */
+	layer_params layer[AV_MAX_LAYERS];
+	float *lnf_w, *lnf_b; /* (d) */
+	float *out_b;	      /* (V) */
+} model_params;
+
+/* One row of the size table: a named tensor and where it lives. */
+typedef struct tensor_info {
+	char name[32];	 /* "wte", "h0.qkv_w", "lnf_b", ... */
+	size_t offset;	 /* in floats from the start of the parameters */
+	size_t size;	 /* in floats */
+	uint32_t rows, cols; /* cols = 1 for vectors */
+} tensor_info;
+
+/* Writes up to `max` rows (out may be NULL) and returns the number of tensors. */
+size_t model_tensor_table(const model_config *cfg, tensor_info *out, size_t max);
+size_t model_num_params(const model_config *cfg);
+/* Point p's fields into base (model_num_params floats). Also used for
+ * gradients and optimizer moments, which have the same layout. */
+void model_params_map(model_params *p, float *base, const model_config *cfg);
+
+typedef struct model_meta {
+	char *name;	     /* shown in the status line */
+	char *corpus;	     /* what it was trained on */
+	uint64_t steps;	     /* optimizer steps taken */
+	uint64_t tokens;     /* training tokens seen */
+	int64_t created;     /* unix time */
+	uint64_t seed;
+	float val_loss, val_acc;   /* NAN if unknown */
+	float base_loss, base_acc; /* unigram baseline on the same split */
+} model_meta;
+
+typedef struct model {
+	model_config cfg;
+	model_meta meta;
+	vocab vocab;
+	size_t nparams;
+	float *params; /* one allocation, carved by p */
+	model_params p;
+	float *pe;     /* (context, d) sinusoidal positions */
+} model;
+
+/* A model with zeroed parameters. vocab_cps: cfg->vocab_size codepoints. */
+model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error *err);
+void model_destroy(model *m);
+/* Set meta strings (copied). */
+bool model_set_meta_strings(model *m, const char *name, const char *corpus, av_error *err);
+/* GPT-2 style initialisation: N(0, 0.02) weights, zero biases, LayerNorm gain 1,
+ * residual projections scaled by 1/sqrt(2L). Deterministic in seed. */
+void model_init_random(model *m, uint64_t seed);
+
+/* Activations of a forward pass over B sequences of T tokens, one allocation.
+ * Per layer l, arrays are indexed [l] (each its own slice). */
+typedef struct layer_acts {
+	float *ln1, *ln1_mean, *ln1_rstd; /* (B,T,d), (B,T), (B,T) */
+	float *qkv;			  /* (B,T,3d) */
+	float *preatt, *att;		  /* (B,h,T,T) raw q.k, softmax weights */
+	float *atty;			  /* (B,T,d) attention output before proj */
+	float *res2;			  /* (B,T,d) x after the attention residual */
+	float *ln2, *ln2_mean, *ln2_rstd; /* (B,T,d), (B,T), (B,T) */
+	float *fch, *fch_gelu;		  /* (B,T,4d) */
+	float *res3;			  /* (B,T,d) x after the feed-forward residual */
+} layer_acts;
+
+typedef struct activations {
+	int B, T;	  /* capacity */
+	int max_rows;	  /* capacity of logits, in rows */
+	float *encoded;	  /* (B,T,d) embedding + positions */
+	layer_acts layer[AV_MAX_LAYERS];
+	float *lnf, *lnf_mean, *lnf_rstd; /* (B,T,d), (B,T), (B,T) */
+	float *logits;	  /* (max_rows, V) */
+	float *scratch;	  /* (B,T,4d) work space for the passes */
+	float *mem;	  /* the one allocation */
+	size_t nfloats;
+} activations;
+
+/* Room for B sequences of up to T tokens and logits for max_rows rows. */
+bool activations_init(activations *a, const model_config *cfg, int B, int T, int max_rows,
+		      av_error *err);
+void activations_finish(activations *a);
+
+/* Forward pass of tokens (B,T) through the final LayerNorm. B <= a->B,
+ * T <= a->T and T <= context. Afterwards a->layer[l].att etc. are laid out for
+ * this B and T (a (B,h,T,T) slice per layer). */
+void model_forward(const model *m, activations *a, const int32_t *tokens, int B, int T);
+/* The same with the plain-loop ops, for tests. */
+void model_forward_ref(const model *m, activations *a, const int32_t *tokens, int B, int T);
+/* logits[r] = lnf[rows[r]] wte^T + out_b for nrows rows (indices into B*T);
+ * rows == NULL means rows 0..nrows-1. nrows <= a->max_rows. */
+void model_logits(const model *m, activations *a, const int32_t *rows, int nrows);
+
+/* Everything the view and the dump show for one text. */
+typedef struct attn_result {
+	int n, layers, heads, topk;
+	bool causal;
+	token *tokens;	 /* [n] */
+	float *att;	 /* [layers][heads][n][n] */
+	float *scores;	 /* [layers][heads][n][n] raw q.k, NAN where masked */
+	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
+	float *pred_p;	  /* [n][topk] probabilities */
+} attn_result;
+
+void attn_result_free(attn_result *r);
+
+/* Run the model on tokens[0..n) (n <= context, ids already set) and fill r
+ * (which it allocates; free with attn_result_free). ws must have B >= 1,
+ * T >= n, max_rows >= n. If topk > 0, predictions are computed for every
+ * position: for a masked model, what it predicts at position p when p alone is
+ * replaced by the mask token; for a causal model, the character after p. */
+bool model_attend(const model *m, activations *ws, const token *tokens, int n, int topk,
+		  attn_result *r, av_error *err);
+
+/* Top-k predictions at position pos only (cheaper than model_attend for one row). */
+void model_predict(const model *m, activations *ws, const token *tokens, int n, int pos, int topk,
+		   int32_t *ids, float *probs);
+
+#endif

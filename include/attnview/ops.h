@@ -1,0 +1,58 @@
+/* The layers of the model, one function per operation on plain float arrays:
+ * outputs first, sizes last. The first comment of each gives the shapes.
+ * Every BLAS-backed op has a plain-loop twin (*_ref) that the tests check the
+ * fast one against; the loops are the specification, the BLAS calls the speed.
+ * Backward functions (backward.h) accumulate into their gradients. */
+#ifndef ATTNVIEW_OPS_H
+#define ATTNVIEW_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define AV_LN_EPS 1e-5f
+#define AV_POS_BASE 10000.0
+
+/* Sinusoidal positions, computed in double and rounded to float:
+ * pe[t][2i] = sin(t * w_i), pe[t][2i+1] = cos(t * w_i), w_i = 10000^(-2i/C).
+ * pe (T,C); C must be even. */
+void positions_init(float *pe, int T, int C);
+
+/* tokens (B,T), wte (V,C), pe (T,C) -> out (B,T,C)
+ * out[b][t] = sqrt(C) * wte[tokens[b][t]] + pe[t] */
+void embed_forward(float *out, const int32_t *tokens, const float *wte, const float *pe, int B,
+		   int T, int C);
+
+/* inp (N,C) -> out (N,C); mean, rstd (N) kept for the backward pass (may be NULL).
+ * out = (inp - mean) * rstd * w + b, rstd = 1/sqrt(var + 1e-5), var biased (1/C). */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
+		       const float *b, int N, int C);
+
+/* inp (N,C), w (OC,C), bias (OC) or NULL -> out (N,OC) = inp w^T + bias */
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias, int N, int C,
+		    int OC);
+void matmul_forward_ref(float *out, const float *inp, const float *w, const float *bias, int N,
+			int C, int OC);
+
+/* qkv (B,T,3C) -> out (B,T,C), preatt (B,NH,T,T), att (B,NH,T,T)
+ * Row t of qkv holds q | k | v, each C wide; head h uses columns h*hs..(h+1)*hs-1
+ * of each, hs = C/NH.
+ *   preatt[b][h][i][j] = q_i . k_j                       (raw score, unscaled)
+ *   att[b][h][i][j]    = softmax_j(preatt[b][h][i][j] / sqrt(hs))
+ *   out[b][i][h*hs+c]  = sum_j att[b][h][i][j] * v_j[h*hs+c]
+ * causal: keys j > i are masked: preatt is NAN there and att exactly 0. */
+void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T,
+		       int C, int NH, bool causal);
+void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
+			   int C, int NH, bool causal);
+
+/* inp (N) -> out (N), tanh form:
+ * gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+void gelu_forward(float *out, const float *inp, int N);
+
+/* out (N) = a (N) + b (N) */
+void residual_forward(float *out, const float *a, const float *b, int N);
+
+/* Row-wise softmax in place. x (N,V) */
+void softmax_rows(float *x, int N, int V);
+
+#endif
