@@ -1,0 +1,551 @@
+/* The backward pass, op by op (llm.c style), and the training-step driver.
+ *
+ * Every op accumulates into its gradients. Internally the driver often wants
+ * the first write into a fresh buffer; the static *_to variants take an `acc`
+ * flag so that case costs no memset (sgemm beta = 0 instead of 1). */
+#include "attnview/backward.h"
+
+#include "attnview/ops.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- threads ------------------------------------------------------------ */
+
+#define MAX_WORKERS 64
+
+static int g_threads; /* 0: follow OpenBLAS */
+
+void backward_set_threads(int n)
+{
+	g_threads = n < 0 ? 0 : n;
+}
+
+int backward_get_threads(void)
+{
+	int n = g_threads ? g_threads : openblas_get_num_threads();
+	if (n < 1)
+		n = 1;
+	return n > MAX_WORKERS ? MAX_WORKERS : n;
+}
+
+typedef void (*range_fn)(void *ctx, int begin, int end);
+
+typedef struct range_job {
+	range_fn fn;
+	void *ctx;
+	int begin, end;
+} range_job;
+
+static void *range_main(void *p)
+{
+	range_job *j = p;
+	j->fn(j->ctx, j->begin, j->end);
+	return NULL;
+}
+
+/* Run fn over [0, n) in nthreads contiguous slices, the first on the calling
+ * thread. The slices depend only on n and the thread count and callers write
+ * disjoint outputs, so the result is the same whichever thread runs what. A
+ * thread that cannot be started has its slice run here instead: slower, never
+ * wrong. Threads are started per call: a few tens of microseconds against
+ * milliseconds of work, and no pool to tear down. */
+static void parallel_for(int n, range_fn fn, void *ctx)
+{
+	int nt = backward_get_threads();
+	if (nt > n)
+		nt = n;
+	if (nt <= 1) {
+		if (n > 0)
+			fn(ctx, 0, n);
+		return;
+	}
+	pthread_t tid[MAX_WORKERS];
+	range_job job[MAX_WORKERS];
+	bool started[MAX_WORKERS];
+	for (int i = 0; i < nt; i++) {
+		job[i] = (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
+		started[i] = i > 0 && pthread_create(&tid[i], NULL, range_main, &job[i]) == 0;
+	}
+	fn(ctx, job[0].begin, job[0].end);
+	for (int i = 1; i < nt; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			fn(ctx, job[i].begin, job[i].end);
+	}
+}
+
+/* ---- embedding ---------------------------------------------------------- */
+
+void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B, int T, int C)
+{
+	if (!dwte)
+		return;
+	float s = sqrtf((float)C);
+	for (long i = 0; i < (long)B * T; i++) {
+		float *dw = dwte + (size_t)tokens[i] * C;
+		const float *d = dout + (size_t)i * C;
+		for (int c = 0; c < C; c++)
+			dw[c] += s * d[c];
+	}
+}
+
+/* ---- LayerNorm ---------------------------------------------------------- */
+
+/* With n = (x - mean) * rstd and y = n * w + b, per row of C:
+ *   dw += dy * n,  db += dy,  dn = dy * w
+ *   dx = rstd * (dn - mean(dn) - n * mean(dn * n))
+ * (the two means are the gradient through mean and through rstd; var is
+ * biased, 1/C, so no C/(C-1) appears). */
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+			const float *w, const float *mean, const float *rstd, int N, int C)
+{
+	for (int i = 0; i < N; i++) {
+		const float *dy = dout + (size_t)i * C;
+		const float *x = inp + (size_t)i * C;
+		float mu = mean[i], rs = rstd[i];
+		float sdn = 0.0f, sdnn = 0.0f;
+		for (int c = 0; c < C; c++) {
+			float n = (x[c] - mu) * rs;
+			float dn = dy[c] * w[c];
+			sdn += dn;
+			sdnn += dn * n;
+		}
+		sdn /= (float)C;
+		sdnn /= (float)C;
+		float *dx = dinp ? dinp + (size_t)i * C : NULL;
+		for (int c = 0; c < C; c++) {
+			float n = (x[c] - mu) * rs;
+			float dn = dy[c] * w[c];
+			if (dw)
+				dw[c] += dy[c] * n;
+			if (db)
+				db[c] += dy[c];
+			if (dx)
+				dx[c] += rs * (dn - sdn - n * sdnn);
+		}
+	}
+}
+
+/* ---- matmul ------------------------------------------------------------- */
+
+static void bias_backward(float *dbias, const float *dout, int N, int OC)
+{
+	/* Row by row so the inner loop is contiguous; the order of the sum is
+	 * fixed (rows ascending). */
+	for (int i = 0; i < N; i++) {
+		const float *d = dout + (size_t)i * OC;
+		for (int o = 0; o < OC; o++)
+			dbias[o] += d[o];
+	}
+}
+
+/* out = inp w^T + bias with inp (N,C), w (OC,C):
+ *   dinp (N,C)  = dout (N,OC) w (OC,C)
+ *   dw   (OC,C) = dout^T (OC,N) inp (N,C)
+ * acc: accumulate into dinp (else overwrite it); dw always accumulates. */
+static void matmul_backward_to(float *dinp, bool acc, float *dw, float *dbias, const float *dout,
+			       const float *inp, const float *w, int N, int C, int OC)
+{
+	if (dinp)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w,
+			    C, acc ? 1.0f : 0.0f, dinp, C);
+	if (dw)
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp,
+			    C, 1.0f, dw, C);
+	if (dbias)
+		bias_backward(dbias, dout, N, OC);
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+		     const float *w, int N, int C, int OC)
+{
+	matmul_backward_to(dinp, true, dw, dbias, dout, inp, w, N, C, OC);
+}
+
+void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout,
+			 const float *inp, const float *w, int N, int C, int OC)
+{
+	for (int i = 0; i < N; i++) {
+		const float *d = dout + (size_t)i * OC;
+		const float *x = inp + (size_t)i * C;
+		for (int o = 0; o < OC; o++) {
+			const float *wr = w + (size_t)o * C;
+			for (int c = 0; c < C; c++) {
+				if (dinp)
+					dinp[(size_t)i * C + c] += d[o] * wr[c];
+				if (dw)
+					dw[(size_t)o * C + c] += d[o] * x[c];
+			}
+			if (dbias)
+				dbias[o] += d[o];
+		}
+	}
+}
+
+/* ---- attention ----------------------------------------------------------
+ *
+ * For one (batch b, head h), with Q, K, V (T,hs) the head's columns of qkv,
+ * s = 1/sqrt(hs), and the forward
+ *   P = Q K^T                 (preatt, raw scores)
+ *   A = softmax_rows(s P)     (att; masked entries have A = 0)
+ *   O = A V                   (this head's columns of the output)
+ * the backward, given dO, is
+ *   dA = dO V^T               dV = A^T dO
+ *   dS_ij = A_ij (dA_ij - sum_k A_ik dA_ik)         (softmax Jacobian applied
+ *            row-wise: dA_i . (diag(A_i) - A_i A_i^T), as A_i sums to 1)
+ *   dP = s dS                 (the scale sits inside the softmax)
+ *   dQ = dP K                 dK = dP^T Q
+ * Masking needs nothing further: where A_ij = 0 (the causal mask, j > i),
+ * dS_ij = 0, so masked keys get no gradient and the NAN scores in preatt are
+ * never read. dA there is finite (V is), so 0 * dA stays 0. */
+
+typedef struct att_ctx {
+	float *dqkv, *work;
+	const float *dout, *qkv, *att;
+	int T, C, NH;
+	bool acc, causal;
+} att_ctx;
+
+static void softmax_backward_rows(float *dp, const float *a, int T, bool causal, float scale)
+{
+	for (int i = 0; i < T; i++) {
+		float *d = dp + (size_t)i * T;
+		const float *ar = a + (size_t)i * T;
+		int nj = causal ? i + 1 : T;
+		float dot = 0.0f;
+		for (int j = 0; j < nj; j++)
+			dot += ar[j] * d[j];
+		for (int j = 0; j < nj; j++)
+			d[j] = scale * ar[j] * (d[j] - dot);
+		for (int j = nj; j < T; j++)
+			d[j] = 0.0f;
+	}
+}
+
+static void attention_backward_range(void *p, int begin, int end)
+{
+	const att_ctx *x = p;
+	int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
+	float scale = 1.0f / sqrtf((float)hs);
+	float beta = x->acc ? 1.0f : 0.0f;
+	for (int bh = begin; bh < end; bh++) {
+		int b = bh / NH, h = bh % NH;
+		const float *q = x->qkv + (size_t)b * T * C3 + (size_t)h * hs;
+		const float *k = q + C, *v = q + 2 * C;
+		float *dq = x->dqkv + (size_t)b * T * C3 + (size_t)h * hs;
+		float *dk = dq + C, *dv = dq + 2 * C;
+		const float *dO = x->dout + (size_t)b * T * C + (size_t)h * hs;
+		const float *a = x->att + (size_t)bh * T * T;
+		float *dp = x->work + (size_t)bh * T * T;
+
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dO, C, v, C3,
+			    0.0f, dp, T);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dO, C,
+			    beta, dv, C3);
+		softmax_backward_rows(dp, a, T, x->causal, scale);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, k, C3,
+			    beta, dq, C3);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, q, C3,
+			    beta, dk, C3);
+	}
+}
+
+static void attention_backward_to(float *dqkv, bool acc, float *work, const float *dout,
+				  const float *qkv, const float *att, int B, int T, int C, int NH,
+				  bool causal)
+{
+	att_ctx x = {dqkv, work, dout, qkv, att, T, C, NH, acc, causal};
+	parallel_for(B * NH, attention_backward_range, &x);
+}
+
+void attention_backward(float *dqkv, float *work, const float *dout, const float *qkv,
+			const float *att, int B, int T, int C, int NH, bool causal)
+{
+	attention_backward_to(dqkv, true, work, dout, qkv, att, B, T, C, NH, causal);
+}
+
+void attention_backward_ref(float *dqkv, float *work, const float *dout, const float *qkv,
+			    const float *att, int B, int T, int C, int NH, bool causal)
+{
+	int hs = C / NH, C3 = 3 * C;
+	float scale = 1.0f / sqrtf((float)hs);
+	for (int b = 0; b < B; b++)
+		for (int h = 0; h < NH; h++)
+			for (int i = 0; i < T; i++) {
+				const float *ar = att + (((size_t)b * NH + h) * T + i) * T;
+				float *da = work + (((size_t)b * NH + h) * T + i) * T;
+				const float *d = dout + ((size_t)b * T + i) * C + h * hs;
+				const float *q = qkv + ((size_t)b * T + i) * C3 + h * hs;
+				float *dq = dqkv + ((size_t)b * T + i) * C3 + h * hs;
+				int nj = causal ? i + 1 : T;
+				/* O_i = sum_j A_ij v_j */
+				float dot = 0.0f;
+				for (int j = 0; j < nj; j++) {
+					const float *v = qkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
+					float *dv = dqkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
+					float s = 0.0f;
+					for (int c = 0; c < hs; c++) {
+						s += d[c] * v[c];
+						dv[c] += ar[j] * d[c];
+					}
+					da[j] = s;
+					dot += ar[j] * s;
+				}
+				/* through the softmax and the 1/sqrt(hs) scale to q.k */
+				for (int j = 0; j < nj; j++) {
+					float dp = scale * ar[j] * (da[j] - dot);
+					const float *k = qkv + ((size_t)b * T + j) * C3 + C + h * hs;
+					float *dk = dqkv + ((size_t)b * T + j) * C3 + C + h * hs;
+					for (int c = 0; c < hs; c++) {
+						dq[c] += dp * k[c];
+						dk[c] += dp * q[c];
+					}
+				}
+			}
+}
+
+/* ---- GELU --------------------------------------------------------------- */
+
+#define GELU_S 0.7978845608028654f /* sqrt(2/pi) */
+#define GELU_A 0.044715f
+
+/* gelu(x) = x/2 (1 + t), t = tanh(u), u = S (x + A x^3):
+ * gelu'(x) = (1 + t)/2 + x/2 (1 - t^2) S (1 + 3 A x^2). */
+static inline float gelu_grad(float x)
+{
+	float u = GELU_S * (x + GELU_A * x * x * x);
+	float t = tanhf(u);
+	return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * GELU_A * x * x);
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, int N)
+{
+	for (int i = 0; i < N; i++)
+		dinp[i] += gelu_grad(inp[i]) * dout[i];
+}
+
+typedef struct gelu_ctx {
+	float *d;
+	const float *inp;
+	int chunk, n;
+} gelu_ctx;
+
+/* In place: d = gelu'(inp) * d. */
+static void gelu_backward_range(void *p, int begin, int end)
+{
+	const gelu_ctx *x = p;
+	long lo = (long)begin * x->chunk, hi = (long)end * x->chunk;
+	if (hi > x->n)
+		hi = x->n;
+	for (long i = lo; i < hi; i++)
+		x->d[i] *= gelu_grad(x->inp[i]);
+}
+
+static void gelu_backward_inplace(float *d, const float *inp, int N)
+{
+	gelu_ctx x = {d, inp, 4096, N};
+	parallel_for((N + x.chunk - 1) / x.chunk, gelu_backward_range, &x);
+}
+
+/* ---- cross-entropy ------------------------------------------------------ */
+
+double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows, int V,
+			 float dscale, int *ncorrect)
+{
+	double loss = 0.0;
+	int correct = 0, r = 0;
+	for (int i = 0; i < N && r < nrows; i++) {
+		int32_t y = targets[i];
+		if (y < 0 || y >= V)
+			continue;
+		float *l = logits + (size_t)r * V;
+		r++;
+		float mx = l[0];
+		int arg = 0;
+		for (int j = 1; j < V; j++)
+			if (l[j] > mx) {
+				mx = l[j];
+				arg = j;
+			}
+		correct += arg == y;
+		float ly = l[y];
+		double sum = 0.0;
+		if (dscale != 0.0f) {
+			for (int j = 0; j < V; j++) {
+				l[j] = expf(l[j] - mx);
+				sum += l[j];
+			}
+			float inv = (float)(dscale / sum);
+			for (int j = 0; j < V; j++)
+				l[j] *= inv;
+			l[y] -= dscale;
+		} else {
+			for (int j = 0; j < V; j++)
+				sum += expf(l[j] - mx);
+		}
+		/* -log softmax_y = log sum exp(l - mx) - (l_y - mx) */
+		loss += log(sum) - (double)(ly - mx);
+	}
+	if (ncorrect)
+		*ncorrect = correct;
+	return loss;
+}
+
+/* ---- the driver --------------------------------------------------------- */
+
+bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_error *err)
+{
+	memset(g, 0, sizeof(*g));
+	size_t N = (size_t)B * T, C = cfg->dim, NH = cfg->heads;
+	/* dresidual, dln, datty, lnf_rows, dlnf_rows: N*C each; dqkv 3NC; dfch 4NC;
+	 * datt (the attention work) B*NH*T*T; rows, row_targets: N int32 each. */
+	size_t nf = N * C * 5 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
+	size_t total = nf + 2 * N;
+	g->mem = malloc(total * sizeof(float));
+	if (!g->mem)
+		return av_fail_errno(err, ENOMEM,
+				     "cannot allocate %zu MB for the gradients of a batch of %d x %d "
+				     "tokens; use a smaller --batch or --context",
+				     total * sizeof(float) / (1024 * 1024), B, T);
+	g->B = B;
+	g->T = T;
+	g->max_rows = (int)N;
+	g->nfloats = nf;
+	float *p = g->mem;
+	g->dresidual = p, p += N * C;
+	g->dln = p, p += N * C;
+	g->datty = p, p += N * C;
+	g->lnf_rows = p, p += N * C;
+	g->dlnf_rows = p, p += N * C;
+	g->dqkv = p, p += 3 * N * C;
+	g->dfch = p, p += 4 * N * C;
+	g->datt = p, p += (size_t)B * NH * T * T;
+	/* The scores' gradient is computed in place over datt; dgelu in place
+	 * over dfch; dlogits in place over the activations' logits. */
+	g->dpreatt = g->datt;
+	g->dfch_gelu = g->dfch;
+	g->dlogits = NULL;
+	g->rows = (int32_t *)p;
+	g->row_targets = g->rows + N;
+	return true;
+}
+
+void grad_acts_finish(grad_acts *g)
+{
+	free(g->mem);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Copy the final-LayerNorm rows that carry a target into rows_out (nrows, C);
+ * rows (may be NULL) gets their indices. Returns nrows. */
+static int gather_target_rows(float *rows_out, int32_t *rows, const float *lnf,
+			      const int32_t *targets, int N, int C, int V, int max_rows)
+{
+	int n = 0;
+	for (int i = 0; i < N && n < max_rows; i++) {
+		if (targets[i] < 0 || targets[i] >= V)
+			continue;
+		memcpy(rows_out + (size_t)n * C, lnf + (size_t)i * C, (size_t)C * sizeof(float));
+		if (rows)
+			rows[n] = i;
+		n++;
+	}
+	return n;
+}
+
+float model_eval_loss(const model *m, activations *a, const int32_t *tokens, const int32_t *targets,
+		      int B, int T, int *ncount, int *ncorrect)
+{
+	int N = B * T, C = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	model_forward(m, a, tokens, B, T);
+	/* scratch is (B,T,4d): room for every row of lnf. */
+	int nrows = gather_target_rows(a->scratch, NULL, a->lnf, targets, N, C, V, a->max_rows);
+	if (ncount)
+		*ncount = nrows;
+	if (ncorrect)
+		*ncorrect = 0;
+	if (nrows == 0)
+		return NAN;
+	matmul_forward(a->logits, a->scratch, m->p.wte, m->p.out_b, nrows, C, V);
+	double loss = crossentropy_rows(a->logits, targets, N, nrows, V, 0.0f, ncorrect);
+	return (float)(loss / nrows);
+}
+
+float model_train_step_grads(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
+			     const int32_t *targets, int B, int T, float *grads, int *ncount,
+			     int *ncorrect)
+{
+	const model_config *cfg = &m->cfg;
+	int N = B * T, C = (int)cfg->dim, V = (int)cfg->vocab_size, NH = (int)cfg->heads;
+	int L = (int)cfg->layers;
+	bool causal = cfg->objective == OBJ_CAUSAL;
+	model_params gp;
+	model_params_map(&gp, grads, cfg);
+
+	model_forward(m, a, tokens, B, T);
+
+	/* Logits at the target rows only: one (nrows, C) x (C, V) product. */
+	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
+	int nrows = gather_target_rows(g->lnf_rows, g->rows, a->lnf, targets, N, C, V, max_rows);
+	if (ncount)
+		*ncount = nrows;
+	if (ncorrect)
+		*ncorrect = 0;
+	if (nrows == 0)
+		return NAN;
+	matmul_forward(a->logits, g->lnf_rows, m->p.wte, m->p.out_b, nrows, C, V);
+	/* The loss is the mean over rows: each row's gradient carries 1/nrows. */
+	double loss = crossentropy_rows(a->logits, targets, N, nrows, V, 1.0f / (float)nrows,
+					ncorrect);
+
+	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
+	 * gradient at the end. */
+	matmul_backward_to(g->dlnf_rows, false, gp.wte, gp.out_b, a->logits, g->lnf_rows,
+			   m->p.wte, nrows, C, V);
+
+	/* Final LayerNorm: rows without a target have a zero gradient, so only
+	 * the target rows are visited; dresidual is zero elsewhere. */
+	const float *xL = L > 0 ? a->layer[L - 1].res3 : a->encoded;
+	memset(g->dresidual, 0, (size_t)N * C * sizeof(float));
+	for (int r = 0; r < nrows; r++) {
+		size_t i = (size_t)g->rows[r];
+		layernorm_backward(g->dresidual + i * C, gp.lnf_w, gp.lnf_b,
+				   g->dlnf_rows + (size_t)r * C, xL + i * C, m->p.lnf_w,
+				   a->lnf_mean + i, a->lnf_rstd + i, 1, C);
+	}
+
+	/* The blocks, last first. dresidual holds dL/dx for the block's output;
+	 * each residual branch adds its input gradient into it, which turns it
+	 * into dL/dx for the block's input. */
+	for (int l = L - 1; l >= 0; l--) {
+		const layer_params *lp = &m->p.layer[l];
+		layer_params *lg = &gp.layer[l];
+		const layer_acts *la = &a->layer[l];
+		const float *xin = l > 0 ? a->layer[l - 1].res3 : a->encoded;
+
+		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dresidual,
+				   la->fch_gelu, lp->fc2_w, N, 4 * C, C);
+		gelu_backward_inplace(g->dfch, la->fch, N * 4 * C);
+		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w,
+				   N, C, 4 * C);
+		layernorm_backward(g->dresidual, lg->ln2_w, lg->ln2_b, g->dln, la->res2, lp->ln2_w,
+				   la->ln2_mean, la->ln2_rstd, N, C);
+
+		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dresidual,
+				   la->atty, lp->proj_w, N, C, C);
+		attention_backward_to(g->dqkv, false, g->datt, g->datty, la->qkv, la->att, B, T, C,
+				      NH, causal);
+		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1,
+				   lp->qkv_w, N, C, 3 * C);
+		layernorm_backward(g->dresidual, lg->ln1_w, lg->ln1_b, g->dln, xin, lp->ln1_w,
+				   la->ln1_mean, la->ln1_rstd, N, C);
+	}
+	embed_backward(gp.wte, g->dresidual, tokens, B, T, C);
+	return (float)(loss / nrows);
+}
