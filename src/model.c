@@ -1,0 +1,444 @@
+/* The model: configuration checks, the parameter size table, activations and
+ * the forward pass (model.h). */
+#include "attnview/model.h"
+
+#include "attnview/ops.h"
+#include "attnview/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *objective_name(objective o)
+{
+	return o == OBJ_CAUSAL ? "causal" : "masked";
+}
+
+bool model_config_check(const model_config *c, av_error *err)
+{
+	if (c->objective > OBJ_CAUSAL)
+		return av_fail(err, "objective %u is unknown (0 masked, 1 causal)", c->objective);
+	if (c->vocab_size < TOK_NSPECIAL + 1 || c->vocab_size > AV_MAX_VOCAB)
+		return av_fail(err, "vocabulary size %u is outside 4..%u", c->vocab_size,
+			       AV_MAX_VOCAB);
+	if (c->dim < 2 || c->dim > AV_MAX_DIM || c->dim % 2)
+		return av_fail(err, "dimension %u must be even and within 2..%u", c->dim,
+			       AV_MAX_DIM);
+	if (c->heads < 1 || c->heads > AV_MAX_HEADS)
+		return av_fail(err, "%u heads is outside 1..%u", c->heads, AV_MAX_HEADS);
+	if (c->dim % c->heads)
+		return av_fail(err, "dimension %u is not divisible by %u heads; choose a dimension "
+				    "that is a multiple of the number of heads",
+			       c->dim, c->heads);
+	if (c->layers < 1 || c->layers > AV_MAX_LAYERS)
+		return av_fail(err, "%u layers is outside 1..%u", c->layers, AV_MAX_LAYERS);
+	if (c->context < 1 || c->context > AV_MAX_CONTEXT)
+		return av_fail(err, "context %u is outside 1..%u tokens", c->context,
+			       AV_MAX_CONTEXT);
+	/* Both factors are bounded above, so this cannot overflow size_t. */
+	if (model_num_params(c) > AV_MAX_PARAMS)
+		return av_fail(err, "%zu parameters is more than the limit of %u",
+			       model_num_params(c), AV_MAX_PARAMS);
+	return true;
+}
+
+/* The size table: every tensor in file order. One function describes the
+ * layout; carving, the file format, the tests and the gradient check all
+ * read it from here. */
+size_t model_tensor_table(const model_config *cfg, tensor_info *out, size_t max)
+{
+	const uint32_t d = cfg->dim, V = cfg->vocab_size;
+	static const struct {
+		const char *name;
+		uint32_t rows_mul, cols_mul; /* multiples of d (rows) and d (cols) */
+	} per_layer[] = {
+		{"ln1_w", 1, 0}, {"ln1_b", 1, 0}, {"qkv_w", 3, 1}, {"qkv_b", 3, 0},
+		{"proj_w", 1, 1}, {"proj_b", 1, 0}, {"ln2_w", 1, 0}, {"ln2_b", 1, 0},
+		{"fc_w", 4, 1}, {"fc_b", 4, 0}, {"fc2_w", 1, 4}, {"fc2_b", 1, 0},
+	};
+	size_t n = 0, off = 0;
+#define ADD(nm, r, c)                                                                    \
+	do {                                                                             \
+		if (out && n < max) {                                                    \
+			snprintf(out[n].name, sizeof out[n].name, "%s", nm);             \
+			out[n].offset = off;                                             \
+			out[n].rows = (r);                                               \
+			out[n].cols = (c);                                               \
+			out[n].size = (size_t)(r) * (c);                                 \
+		}                                                                        \
+		off += (size_t)(r) * (c);                                                \
+		n++;                                                                     \
+	} while (0)
+	ADD("wte", V, d);
+	for (uint32_t l = 0; l < cfg->layers; l++) {
+		for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
+			char nm[32];
+			snprintf(nm, sizeof nm, "h%u.%s", l, per_layer[i].name);
+			uint32_t cols = per_layer[i].cols_mul ? per_layer[i].cols_mul * d : 1;
+			ADD(nm, per_layer[i].rows_mul * d, cols);
+		}
+	}
+	ADD("lnf_w", d, 1);
+	ADD("lnf_b", d, 1);
+	ADD("out_b", V, 1);
+#undef ADD
+	return n;
+}
+
+size_t model_num_params(const model_config *cfg)
+{
+	size_t d = cfg->dim, V = cfg->vocab_size;
+	return V * d + cfg->layers * (12 * d * d + 13 * d) + 2 * d + V;
+}
+
+void model_params_map(model_params *p, float *base, const model_config *cfg)
+{
+	const size_t d = cfg->dim;
+	memset(p, 0, sizeof *p);
+	float *x = base;
+	p->wte = x;
+	x += (size_t)cfg->vocab_size * d;
+	for (uint32_t l = 0; l < cfg->layers; l++) {
+		layer_params *lp = &p->layer[l];
+		lp->ln1_w = x, x += d;
+		lp->ln1_b = x, x += d;
+		lp->qkv_w = x, x += 3 * d * d;
+		lp->qkv_b = x, x += 3 * d;
+		lp->proj_w = x, x += d * d;
+		lp->proj_b = x, x += d;
+		lp->ln2_w = x, x += d;
+		lp->ln2_b = x, x += d;
+		lp->fc_w = x, x += 4 * d * d;
+		lp->fc_b = x, x += 4 * d;
+		lp->fc2_w = x, x += 4 * d * d;
+		lp->fc2_b = x, x += d;
+	}
+	p->lnf_w = x, x += d;
+	p->lnf_b = x, x += d;
+	p->out_b = x;
+}
+
+model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error *err)
+{
+	if (!model_config_check(cfg, err))
+		return NULL;
+	model *m = calloc(1, sizeof *m);
+	if (!m) {
+		av_fail(err, "out of memory for the model");
+		return NULL;
+	}
+	m->cfg = *cfg;
+	m->meta.val_loss = m->meta.val_acc = NAN;
+	m->meta.base_loss = m->meta.base_acc = NAN;
+	if (!vocab_init(&m->vocab, vocab_cps, cfg->vocab_size, "model", err)) {
+		free(m);
+		return NULL;
+	}
+	m->nparams = model_num_params(cfg);
+	m->params = calloc(m->nparams, sizeof(float));
+	m->pe = malloc((size_t)cfg->context * cfg->dim * sizeof(float));
+	if (!m->params || !m->pe) {
+		av_fail(err, "out of memory for %zu parameters", m->nparams);
+		model_destroy(m);
+		return NULL;
+	}
+	model_params_map(&m->p, m->params, cfg);
+	positions_init(m->pe, (int)cfg->context, (int)cfg->dim);
+	return m;
+}
+
+void model_destroy(model *m)
+{
+	if (!m)
+		return;
+	vocab_finish(&m->vocab);
+	free(m->meta.name);
+	free(m->meta.corpus);
+	free(m->params);
+	free(m->pe);
+	free(m);
+}
+
+static bool dup_string(char **dst, const char *s, av_error *err)
+{
+	char *c = strdup(s ? s : "");
+	if (!c)
+		return av_fail(err, "out of memory");
+	free(*dst);
+	*dst = c;
+	return true;
+}
+
+bool model_set_meta_strings(model *m, const char *name, const char *corpus, av_error *err)
+{
+	return dup_string(&m->meta.name, name, err) && dup_string(&m->meta.corpus, corpus, err);
+}
+
+void model_init_random(model *m, uint64_t seed)
+{
+	rng r;
+	rng_seed(&r, seed);
+	const model_config *c = &m->cfg;
+	const float std = 0.02f;
+	const float res_std = std / sqrtf(2.0f * (float)c->layers);
+	memset(m->params, 0, m->nparams * sizeof(float));
+	/* Fill in table order, so the stream of random numbers, and with it the
+	 * model, depends only on the seed and the configuration. */
+	size_t nt = model_tensor_table(c, NULL, 0);
+	tensor_info *t = malloc(nt * sizeof *t);
+	if (!t)
+		return;
+	model_tensor_table(c, t, nt);
+	for (size_t i = 0; i < nt; i++) {
+		float *x = m->params + t[i].offset;
+		const char *dot = strchr(t[i].name, '.');
+		const char *base = dot ? dot + 1 : t[i].name;
+		if (strstr(base, "ln") == base && base[strlen(base) - 1] == 'w') {
+			for (size_t j = 0; j < t[i].size; j++)
+				x[j] = 1.0f;
+		} else if (t[i].cols > 1) {
+			bool residual = !strcmp(base, "proj_w") || !strcmp(base, "fc2_w");
+			float s = residual ? res_std : std;
+			for (size_t j = 0; j < t[i].size; j++)
+				x[j] = s * rng_normal(&r);
+		}
+	}
+	free(t);
+}
+
+/* ---- activations ---- */
+
+bool activations_init(activations *a, const model_config *cfg, int B, int T, int max_rows,
+		      av_error *err)
+{
+	memset(a, 0, sizeof *a);
+	const size_t d = cfg->dim, NH = cfg->heads, L = cfg->layers;
+	const size_t BT = (size_t)B * T;
+	const size_t per_layer = BT * d		       /* ln1 */
+				 + 2 * BT	       /* ln1 mean, rstd */
+				 + BT * 3 * d	       /* qkv */
+				 + 2 * (size_t)B * NH * T * T /* preatt, att */
+				 + BT * d	       /* atty */
+				 + BT * d	       /* res2 */
+				 + BT * d + 2 * BT     /* ln2 */
+				 + 2 * BT * 4 * d      /* fch, fch_gelu */
+				 + BT * d;	       /* res3 */
+	const size_t total = BT * d + L * per_layer + BT * d + 2 * BT +
+			     (size_t)max_rows * cfg->vocab_size + BT * 4 * d;
+	a->mem = malloc(total * sizeof(float));
+	if (!a->mem)
+		return av_fail(err, "out of memory for activations (%zu MiB); use a smaller batch "
+				    "or context",
+			       total * sizeof(float) >> 20);
+	a->nfloats = total;
+	a->B = B;
+	a->T = T;
+	a->max_rows = max_rows;
+	float *x = a->mem;
+#define TAKE(ptr, n) (ptr = x, x += (n))
+	TAKE(a->encoded, BT * d);
+	for (size_t l = 0; l < L; l++) {
+		layer_acts *la = &a->layer[l];
+		TAKE(la->ln1, BT * d);
+		TAKE(la->ln1_mean, BT);
+		TAKE(la->ln1_rstd, BT);
+		TAKE(la->qkv, BT * 3 * d);
+		TAKE(la->preatt, (size_t)B * NH * T * T);
+		TAKE(la->att, (size_t)B * NH * T * T);
+		TAKE(la->atty, BT * d);
+		TAKE(la->res2, BT * d);
+		TAKE(la->ln2, BT * d);
+		TAKE(la->ln2_mean, BT);
+		TAKE(la->ln2_rstd, BT);
+		TAKE(la->fch, BT * 4 * d);
+		TAKE(la->fch_gelu, BT * 4 * d);
+		TAKE(la->res3, BT * d);
+	}
+	TAKE(a->lnf, BT * d);
+	TAKE(a->lnf_mean, BT);
+	TAKE(a->lnf_rstd, BT);
+	TAKE(a->logits, (size_t)max_rows * cfg->vocab_size);
+	TAKE(a->scratch, BT * 4 * d);
+#undef TAKE
+	return true;
+}
+
+void activations_finish(activations *a)
+{
+	free(a->mem);
+	memset(a, 0, sizeof *a);
+}
+
+/* ---- forward ---- */
+
+typedef void (*matmul_fn)(float *, const float *, const float *, const float *, int, int, int);
+typedef void (*attention_fn)(float *, float *, float *, const float *, int, int, int, int, bool);
+
+static void forward(const model *m, activations *a, const int32_t *tokens, int B, int T,
+		    matmul_fn matmul, attention_fn attention)
+{
+	const model_config *c = &m->cfg;
+	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;
+	const bool causal = c->objective == OBJ_CAUSAL;
+
+	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
+	const float *x = a->encoded; /* the residual stream, (N, d) */
+	for (uint32_t l = 0; l < c->layers; l++) {
+		const layer_params *p = &m->p.layer[l];
+		layer_acts *la = &a->layer[l];
+		/* Attention sub-block: x + proj(attention(ln1(x))). The
+		 * projection's output goes through scratch before the residual. */
+		layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
+		matmul(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
+		attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
+		matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
+		residual_forward(la->res2, x, a->scratch, N * d);
+		/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */
+		layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b,
+				  N, d);
+		matmul(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
+		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
+		matmul(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
+		residual_forward(la->res3, la->res2, a->scratch, N * d);
+		x = la->res3;
+	}
+	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnf_w, m->p.lnf_b, N, d);
+}
+
+void model_forward(const model *m, activations *a, const int32_t *tokens, int B, int T)
+{
+	forward(m, a, tokens, B, T, matmul_forward, attention_forward);
+}
+
+void model_forward_ref(const model *m, activations *a, const int32_t *tokens, int B, int T)
+{
+	forward(m, a, tokens, B, T, matmul_forward_ref, attention_forward_ref);
+}
+
+void model_logits(const model *m, activations *a, const int32_t *rows, int nrows)
+{
+	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	const float *h = a->lnf;
+	if (rows) {
+		/* Gather the selected rows so one product covers them all. */
+		float *g = a->scratch;
+		for (int r = 0; r < nrows; r++)
+			memcpy(g + (size_t)r * d, a->lnf + (size_t)rows[r] * d, d * sizeof(float));
+		h = g;
+	}
+	/* Tied output projection: logits = h wte^T + out_b. */
+	matmul_forward(a->logits, h, m->p.wte, m->p.out_b, nrows, d, V);
+}
+
+/* ---- what the view and the dump show ---- */
+
+void attn_result_free(attn_result *r)
+{
+	if (!r)
+		return;
+	free(r->tokens);
+	free(r->att);
+	free(r->scores);
+	free(r->pred_id);
+	free(r->pred_p);
+	memset(r, 0, sizeof *r);
+}
+
+/* The k largest entries of p (V), largest first; ties by lower id. */
+static void top_k(const float *p, int V, int k, int32_t *ids, float *vals)
+{
+	int n = 0;
+	for (int i = 0; i < V; i++) {
+		if (n == k && p[i] <= vals[n - 1])
+			continue;
+		int j = n < k ? n++ : k - 1;
+		while (j > 0 && vals[j - 1] < p[i]) {
+			vals[j] = vals[j - 1];
+			ids[j] = ids[j - 1];
+			j--;
+		}
+		vals[j] = p[i];
+		ids[j] = i;
+	}
+	for (int i = n; i < k; i++) {
+		ids[i] = -1;
+		vals[i] = 0.0f;
+	}
+}
+
+void model_predict(const model *m, activations *ws, const token *tokens, int n, int pos, int topk,
+		   int32_t *ids, float *probs)
+{
+	const int V = (int)m->cfg.vocab_size;
+	int32_t *x = malloc((size_t)n * sizeof *x);
+	if (!x) {
+		top_k(NULL, 0, topk, ids, probs);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	if (m->cfg.objective == OBJ_MASKED)
+		x[pos] = TOK_MASK;
+	model_forward(m, ws, x, 1, n);
+	int32_t row = pos;
+	model_logits(m, ws, &row, 1);
+	softmax_rows(ws->logits, 1, V);
+	top_k(ws->logits, V, topk, ids, probs);
+	free(x);
+}
+
+bool model_attend(const model *m, activations *ws, const token *tokens, int n, int topk,
+		  attn_result *r, av_error *err)
+{
+	const model_config *c = &m->cfg;
+	memset(r, 0, sizeof *r);
+	if (n < 1 || (uint32_t)n > c->context || n > ws->T)
+		return av_fail(err, "%d tokens do not fit the model's context of %u", n,
+			       c->context);
+	const size_t L = c->layers, H = c->heads, nn = (size_t)n * n;
+	r->n = n;
+	r->layers = (int)L;
+	r->heads = (int)H;
+	r->topk = topk > 0 ? topk : 0;
+	r->causal = c->objective == OBJ_CAUSAL;
+	r->tokens = malloc((size_t)n * sizeof *r->tokens);
+	r->att = malloc(L * H * nn * sizeof(float));
+	r->scores = malloc(L * H * nn * sizeof(float));
+	int32_t *x = malloc((size_t)n * sizeof *x);
+	if (r->topk) {
+		r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
+		r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
+	}
+	if (!r->tokens || !r->att || !r->scores || !x ||
+	    (r->topk && (!r->pred_id || !r->pred_p))) {
+		free(x);
+		attn_result_free(r);
+		return av_fail(err, "out of memory for the attention of %d tokens", n);
+	}
+	memcpy(r->tokens, tokens, (size_t)n * sizeof *tokens);
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	model_forward(m, ws, x, 1, n);
+	for (size_t l = 0; l < L; l++) {
+		memcpy(r->att + l * H * nn, ws->layer[l].att, H * nn * sizeof(float));
+		memcpy(r->scores + l * H * nn, ws->layer[l].preatt, H * nn * sizeof(float));
+	}
+	if (r->topk && c->objective == OBJ_CAUSAL) {
+		/* Row p of one pass predicts the character after p. */
+		model_logits(m, ws, NULL, n);
+		softmax_rows(ws->logits, n, (int)c->vocab_size);
+		for (int p = 0; p < n; p++)
+			top_k(ws->logits + (size_t)p * c->vocab_size, (int)c->vocab_size, r->topk,
+			      r->pred_id + (size_t)p * r->topk, r->pred_p + (size_t)p * r->topk);
+	} else if (r->topk) {
+		/* A masked model predicts a position only when it is masked: one
+		 * pass per position, that position alone replaced by the mask. */
+		for (int p = 0; p < n; p++)
+			model_predict(m, ws, tokens, n, p, r->topk,
+				      r->pred_id + (size_t)p * r->topk,
+				      r->pred_p + (size_t)p * r->topk);
+	}
+	free(x);
+	return true;
+}

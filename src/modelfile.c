@@ -1,0 +1,606 @@
+/* The model file (modelfile.h, man 5 attnview): building, validating and
+ * atomically writing it. Parsing never trusts a length before checking it
+ * against what is left, so a damaged file gets a message, never a crash. */
+#include "attnview/modelfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utf8proc.h>
+
+/* ---- CRC-32 (IEEE 802.3, reflected, as zlib) ---- */
+
+static uint32_t crc_table[8][256];
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+		crc_table[0][i] = c;
+	}
+	/* Slicing-by-8 tables: eight bytes per step. */
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
+					  crc_table[0][crc_table[t - 1][i] & 0xFF];
+}
+
+uint32_t av_crc32(uint32_t crc, const void *buf, size_t n)
+{
+	static bool ready;
+	if (!ready) {
+		/* Idempotent: racing threads write identical values. */
+		crc_init();
+		ready = true;
+	}
+	const uint8_t *p = buf;
+	crc = ~crc;
+	while (n >= 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+		crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+		      crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^
+		      crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
+		      crc_table[0][p[7]];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* ---- little-endian writer ---- */
+
+static bool bb_reserve(byte_buf *b, size_t more)
+{
+	if (b->failed)
+		return false;
+	if (b->n + more <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->n + more)
+		cap *= 2;
+	uint8_t *v = realloc(b->v, cap);
+	if (!v) {
+		b->failed = true;
+		return false;
+	}
+	b->v = v;
+	b->cap = cap;
+	return true;
+}
+
+void bb_bytes(byte_buf *b, const void *p, size_t n)
+{
+	if (n && bb_reserve(b, n)) {
+		memcpy(b->v + b->n, p, n);
+		b->n += n;
+	}
+}
+
+void bb_u32(byte_buf *b, uint32_t x)
+{
+	uint8_t v[4] = {(uint8_t)x, (uint8_t)(x >> 8), (uint8_t)(x >> 16), (uint8_t)(x >> 24)};
+	bb_bytes(b, v, 4);
+}
+
+void bb_u64(byte_buf *b, uint64_t x)
+{
+	bb_u32(b, (uint32_t)x);
+	bb_u32(b, (uint32_t)(x >> 32));
+}
+
+void bb_f32(byte_buf *b, float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	bb_u32(b, u);
+}
+
+void bb_f32s(byte_buf *b, const float *x, size_t n)
+{
+	if (!bb_reserve(b, 4 * n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		bb_f32(b, x[i]);
+}
+
+void bb_free(byte_buf *b)
+{
+	free(b->v);
+	memset(b, 0, sizeof *b);
+}
+
+/* ---- bounds-checked reader ---- */
+
+bool br_bytes(byte_reader *r, void *dst, size_t n)
+{
+	if (n > r->n - r->off)
+		return false;
+	if (dst)
+		memcpy(dst, r->p + r->off, n);
+	r->off += n;
+	return true;
+}
+
+bool br_u32(byte_reader *r, uint32_t *x)
+{
+	uint8_t v[4];
+	if (!br_bytes(r, v, 4))
+		return false;
+	*x = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
+	return true;
+}
+
+bool br_u64(byte_reader *r, uint64_t *x)
+{
+	uint32_t lo, hi;
+	if (!br_u32(r, &lo) || !br_u32(r, &hi))
+		return false;
+	*x = (uint64_t)hi << 32 | lo;
+	return true;
+}
+
+bool br_f32(byte_reader *r, float *x)
+{
+	uint32_t u;
+	if (!br_u32(r, &u))
+		return false;
+	memcpy(x, &u, 4);
+	return true;
+}
+
+bool br_f32s(byte_reader *r, float *dst, size_t n)
+{
+	if (n > (r->n - r->off) / 4)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		br_f32(r, &dst[i]);
+	return true;
+}
+
+/* ---- serialise ---- */
+
+static void bb_string(byte_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > AV_MAX_STRING)
+		n = AV_MAX_STRING; /* the loader's limit; never write what it refuses */
+	bb_u32(b, (uint32_t)n);
+	bb_bytes(b, s, n);
+}
+
+bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_buf *out,
+		     av_error *err)
+{
+	const model_config *c = &m->cfg;
+	memset(out, 0, sizeof *out);
+	bb_bytes(out, AV_MAGIC, 8);
+	bb_u32(out, AV_FORMAT_VERSION);
+	bb_u32(out, kind);
+	bb_u64(out, 0); /* file size, patched below */
+	bb_u32(out, c->objective);
+	bb_u32(out, c->vocab_size);
+	bb_u32(out, c->dim);
+	bb_u32(out, c->heads);
+	bb_u32(out, c->layers);
+	bb_u32(out, c->context);
+	bb_u64(out, m->meta.steps);
+	bb_u64(out, m->meta.tokens);
+	bb_u64(out, (uint64_t)m->meta.created);
+	bb_u64(out, m->meta.seed);
+	bb_f32(out, m->meta.val_loss);
+	bb_f32(out, m->meta.val_acc);
+	bb_f32(out, m->meta.base_loss);
+	bb_f32(out, m->meta.base_acc);
+	bb_string(out, m->meta.name);
+	bb_string(out, m->meta.corpus);
+	for (uint32_t i = 0; i < c->vocab_size; i++)
+		bb_u32(out, m->vocab.cps[i]);
+	bb_f32s(out, m->params, m->nparams);
+	if (extra)
+		bb_bytes(out, extra->v, extra->n);
+	if (!bb_reserve(out, 4)) {
+		bb_free(out);
+		return av_fail(err, "out of memory while building the model file");
+	}
+	uint64_t size = out->n + 4;
+	for (int i = 0; i < 8; i++)
+		out->v[16 + i] = (uint8_t)(size >> (8 * i));
+	bb_u32(out, av_crc32(0, out->v, out->n));
+	return true;
+}
+
+/* ---- parse and validate ---- */
+
+static bool valid_utf8(const uint8_t *s, size_t n)
+{
+	utf8proc_int32_t cp;
+	size_t off = 0;
+	while (off < n) {
+		utf8proc_ssize_t k = utf8proc_iterate(s + off, (utf8proc_ssize_t)(n - off), &cp);
+		if (k <= 0)
+			return false;
+		off += (size_t)k;
+	}
+	return true;
+}
+
+static bool read_string(byte_reader *r, char **out, const char *field, const char *what,
+			av_error *err)
+{
+	uint32_t n;
+	size_t at = r->off;
+	if (!br_u32(r, &n))
+		return av_fail(err, "%s: truncated at byte %zu (the %s length): the file is "
+				    "incomplete; copy it again or retrain",
+			       what, at, field);
+	if (n > AV_MAX_STRING)
+		return av_fail(err, "%s: the %s at byte %zu claims %u bytes, more than the limit "
+				    "of %u: the file is damaged",
+			       what, field, at, n, AV_MAX_STRING);
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		return av_fail(err, "out of memory");
+	if (!br_bytes(r, s, n)) {
+		free(s);
+		return av_fail(err, "%s: truncated at byte %zu (inside the %s)", what, r->n, field);
+	}
+	s[n] = '\0';
+	if (!valid_utf8((const uint8_t *)s, n) || memchr(s, '\0', n)) {
+		free(s);
+		return av_fail(err, "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
+			       what, field, at + 4);
+	}
+	*out = s;
+	return true;
+}
+
+model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kind_out,
+		   size_t *extra_off, size_t *extra_len, av_error *err)
+{
+	byte_reader r = {buf, n, 0};
+	uint8_t magic[8];
+	uint32_t version, kind;
+	uint64_t size;
+
+	if (!br_bytes(&r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
+		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
+			av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+				     "incomplete; copy it again or retrain",
+				what, n);
+		else
+			av_fail(err, "%s: not an attnview model (the file does not start with "
+				     "\"ATTNVIEW\"); give a file written by attnview --train",
+				what);
+		return NULL;
+	}
+	if (!br_u32(&r, &version)) {
+		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+			     "incomplete; copy it again or retrain",
+			what, n);
+		return NULL;
+	}
+	if (version != AV_FORMAT_VERSION) {
+		av_fail(err, "%s: model format version %u, but this attnview reads version %u%s",
+			what, version, AV_FORMAT_VERSION,
+			version > AV_FORMAT_VERSION ? ": upgrade attnview to read it"
+						    : ": the file is damaged");
+		return NULL;
+	}
+	if (!br_u32(&r, &kind) || !br_u64(&r, &size)) {
+		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+			     "incomplete; copy it again or retrain",
+			what, n);
+		return NULL;
+	}
+	if (kind != AV_KIND_MODEL && kind != AV_KIND_CHECKPOINT) {
+		av_fail(err, "%s: unknown file kind %u at byte 12: the file is damaged or from a "
+			     "newer attnview",
+			what, kind);
+		return NULL;
+	}
+	if (size != n) {
+		if (size > n)
+			av_fail(err, "%s: truncated: the header says %llu bytes but the file has "
+				     "%zu (it ends at byte %zu); copy it again or retrain",
+				what, (unsigned long long)size, n, n);
+		else
+			av_fail(err, "%s: the header says %llu bytes but the file has %zu: it was "
+				     "damaged or something was appended; restore it or retrain",
+				what, (unsigned long long)size, n);
+		return NULL;
+	}
+	if (n < AV_HEADER_FIXED + 4 + 4 + 4) {
+		av_fail(err, "%s: only %zu bytes, too short for a model header", what, n);
+		return NULL;
+	}
+	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
+			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
+	uint32_t actual = av_crc32(0, buf, n - 4);
+	if (stored != actual) {
+		av_fail(err, "%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%zu): "
+			     "the file is damaged; restore it or retrain",
+			what, stored, actual, n - 4);
+		return NULL;
+	}
+	r.n = n - 4; /* the checksum is not content */
+
+	model_config cfg;
+	model_meta meta = {0};
+	br_u32(&r, &cfg.objective);
+	br_u32(&r, &cfg.vocab_size);
+	br_u32(&r, &cfg.dim);
+	br_u32(&r, &cfg.heads);
+	br_u32(&r, &cfg.layers);
+	br_u32(&r, &cfg.context);
+	uint64_t created;
+	br_u64(&r, &meta.steps);
+	br_u64(&r, &meta.tokens);
+	br_u64(&r, &created);
+	meta.created = (int64_t)created;
+	br_u64(&r, &meta.seed);
+	br_f32(&r, &meta.val_loss);
+	br_f32(&r, &meta.val_acc);
+	br_f32(&r, &meta.base_loss);
+	br_f32(&r, &meta.base_acc);
+	av_error cerr;
+	if (!model_config_check(&cfg, &cerr)) {
+		av_fail(err, "%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
+			     "file is damaged",
+			what, cerr.msg);
+		return NULL;
+	}
+	if (!read_string(&r, &meta.name, "model name", what, err))
+		return NULL;
+	if (!read_string(&r, &meta.corpus, "corpus description", what, err)) {
+		free(meta.name);
+		return NULL;
+	}
+
+	model *m = NULL;
+	uint32_t *cps = malloc((size_t)cfg.vocab_size * sizeof *cps);
+	size_t voc_off = r.off;
+	if (!cps) {
+		av_fail(err, "out of memory");
+		goto fail;
+	}
+	for (uint32_t i = 0; i < cfg.vocab_size; i++) {
+		if (!br_u32(&r, &cps[i])) {
+			av_fail(err, "%s: truncated in the vocabulary (entry %u of %u, byte %zu)",
+				what, i, cfg.vocab_size, voc_off + 4 * (size_t)i);
+			goto fail;
+		}
+	}
+	vocab check;
+	if (!vocab_init(&check, cps, cfg.vocab_size, what, err))
+		goto fail;
+	vocab_finish(&check);
+	size_t np = model_num_params(&cfg);
+	if (np > (r.n - r.off) / 4) {
+		av_fail(err, "%s: the parameters need %zu bytes from byte %zu but only %zu remain: "
+			     "the header does not match the file; it is damaged",
+			what, np * 4, r.off, r.n - r.off);
+		goto fail;
+	}
+	if (!(m = model_create(&cfg, cps, err)))
+		goto fail;
+	br_f32s(&r, m->params, np);
+	for (size_t i = 0; i < np; i++) {
+		if (!isfinite(m->params[i])) {
+			av_fail(err, "%s: parameter %zu (byte %zu) is not a finite number: the model "
+				     "diverged or the file is damaged; retrain it",
+				what, i, r.off - 4 * (np - i));
+			goto fail;
+		}
+	}
+	if (kind == AV_KIND_MODEL && r.off != r.n) {
+		av_fail(err, "%s: %zu unexpected bytes after the parameters at byte %zu: the file "
+			     "is damaged",
+			what, r.n - r.off, r.off);
+		goto fail;
+	}
+	m->meta.steps = meta.steps;
+	m->meta.tokens = meta.tokens;
+	m->meta.created = meta.created;
+	m->meta.seed = meta.seed;
+	m->meta.val_loss = meta.val_loss;
+	m->meta.val_acc = meta.val_acc;
+	m->meta.base_loss = meta.base_loss;
+	m->meta.base_acc = meta.base_acc;
+	m->meta.name = meta.name;
+	m->meta.corpus = meta.corpus;
+	if (kind_out)
+		*kind_out = kind;
+	if (extra_off)
+		*extra_off = r.off;
+	if (extra_len)
+		*extra_len = r.n - r.off;
+	free(cps);
+	return m;
+fail:
+	free(cps);
+	free(meta.name);
+	free(meta.corpus);
+	model_destroy(m);
+	return NULL;
+}
+
+/* ---- files ---- */
+
+bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return av_fail_errno(err, errno, "%s: cannot open", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return av_fail_errno(err, e, "%s: cannot stat", path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return av_fail(err, "%s: is %s, not a regular file", path,
+			       S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+	}
+	size_t size = (size_t)st.st_size;
+	uint8_t *b = malloc(size ? size : 1);
+	if (!b) {
+		close(fd);
+		return av_fail(err, "%s: out of memory for %zu bytes", path, size);
+	}
+	size_t got = 0;
+	while (got < size) {
+		ssize_t k = read(fd, b + got, size - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			free(b);
+			close(fd);
+			return av_fail_errno(err, e, "%s: read failed at byte %zu", path, got);
+		}
+		if (k == 0)
+			break; /* shrank while reading: parse what is there */
+		got += (size_t)k;
+	}
+	close(fd);
+	*buf = b;
+	*n = got;
+	return true;
+}
+
+model *model_load(const char *path, av_error *err)
+{
+	uint8_t *buf;
+	size_t n;
+	if (!read_file(path, &buf, &n, err))
+		return NULL;
+	model *m = model_parse(buf, n, path, NULL, NULL, NULL, err);
+	free(buf);
+	return m;
+}
+
+static bool is_attnview_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char magic[8];
+	ssize_t k = read(fd, magic, 8);
+	close(fd);
+	return k == 8 && memcmp(magic, AV_MAGIC, 8) == 0;
+}
+
+bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, av_error *err)
+{
+	struct stat st;
+	if (!force && stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return av_fail(err, "%s: is a directory; give a file name", path);
+		if (st.st_size > 0 && !is_attnview_file(path))
+			return av_fail(err, "%s: exists and is not an attnview model; it was left "
+					    "untouched: choose another output file",
+				       path);
+	}
+	char *dcopy = strdup(path);
+	size_t tlen = strlen(path) + 32;
+	char *tmp = malloc(tlen);
+	if (!dcopy || !tmp) {
+		free(dcopy);
+		free(tmp);
+		return av_fail(err, "out of memory");
+	}
+	const char *dir = dirname(dcopy);
+	/* The temporary file lives beside the target so rename() is atomic. */
+	snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp);
+	bool ok = false;
+	if (fd < 0) {
+		av_fail_errno(err, errno, "%s: cannot create a temporary file in %s", path, dir);
+		goto out;
+	}
+	const uint8_t *p = buf;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = write(fd, p + done, n - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			av_fail_errno(err, e, "%s: writing failed after %zu of %zu bytes; the "
+					      "previous file is unchanged",
+				      path, done, n);
+			close(fd);
+			unlink(tmp);
+			goto out;
+		}
+		done += (size_t)k;
+	}
+	if (fsync(fd) != 0 || fchmod(fd, 0644) != 0) {
+		int e = errno;
+		av_fail_errno(err, e, "%s: cannot flush to disk; the previous file is unchanged",
+			      path);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) != 0) {
+		int e = errno;
+		av_fail_errno(err, e, "%s: closing failed; the previous file is unchanged", path);
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		av_fail_errno(err, e, "%s: cannot rename %s over it", path, tmp);
+		unlink(tmp);
+		goto out;
+	}
+	/* Make the rename itself durable. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	ok = true;
+out:
+	free(dcopy);
+	free(tmp);
+	return ok;
+}
+
+bool model_save(const model *m, const char *path, av_error *err)
+{
+	byte_buf b;
+	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
+		return false;
+	bool ok = write_file_atomic(path, b.v, b.n, false, err);
+	bb_free(&b);
+	return ok;
+}
+
+/* Generated by src/embed.c from assets/builtin.attn (empty if absent). */
+extern const unsigned char av_builtin_model[];
+extern const size_t av_builtin_model_len;
+
+model *model_builtin(av_error *err)
+{
+	if (av_builtin_model_len == 0) {
+		av_fail(err, "this attnview was built without a built-in model; give one with "
+			     "--model FILE (train one with attnview --train corpus.txt)");
+		return NULL;
+	}
+	return model_parse(av_builtin_model, av_builtin_model_len, "built-in model", NULL, NULL,
+			   NULL, err);
+}
