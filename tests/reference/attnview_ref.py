@@ -13,6 +13,7 @@ Used as a module by gen_golden.py and torch_train_bench.py, and as a tool:
         prints the header as JSON
 """
 
+import functools
 import json
 import math
 import struct
@@ -255,8 +256,10 @@ def text_to_cps(text):
 
 # ---------------------------------------------------------------- forward
 
+@functools.lru_cache(maxsize=16)
 def positions(T, d):
-    """pe (T,d): float64 sin/cos rounded to float32."""
+    """pe (T,d): float64 sin/cos rounded to float32. Cached: callers must not
+    modify the result in place."""
     pe = torch.zeros(T, d, dtype=torch.float64)
     for i in range(d // 2):
         w = math.pow(POS_BASE, -2.0 * i / d)
