@@ -21,7 +21,8 @@ const char *test_path(const char *rel)
 	return buf;
 }
 
-bool check_close(const char *what, const float *got, const float *want, size_t n, float tol)
+static bool compare(const char *what, const float *got, const float *want, size_t n, float tol,
+		    bool relative)
 {
 	size_t worst = 0;
 	double wdiff = 0;
@@ -36,6 +37,8 @@ bool check_close(const char *what, const float *got, const float *want, size_t n
 			continue;
 		}
 		double d = fabs((double)got[i] - (double)want[i]);
+		if (relative && fabs(want[i]) > 1.0)
+			d /= fabs(want[i]);
 		if (d > wdiff && !nan_mismatch) {
 			wdiff = d;
 			worst = i;
@@ -45,12 +48,24 @@ bool check_close(const char *what, const float *got, const float *want, size_t n
 	bool ok = !nan_mismatch && wdiff <= tol;
 	if (!ok) {
 		test_failures++;
-		fprintf(stderr, "MISMATCH %s: worst element %zu of %zu: got %.9g want %.9g (|diff| %.3g > %.3g)\n",
-			what, worst, n, n ? got[worst] : 0.0f, n ? want[worst] : 0.0f, wdiff, tol);
+		fprintf(stderr, "MISMATCH %s: worst element %zu of %zu: got %.9g want %.9g (%s %.3g > %.3g)\n",
+			what, worst, n, n ? got[worst] : 0.0f, n ? want[worst] : 0.0f, relative ? "rel diff" : "|diff|",
+			wdiff, tol);
 	} else {
-		printf("ok %s: %zu values, max |diff| %.3g (tol %.3g)\n", what, n, wdiff, tol);
+		printf("ok %s: %zu values, max %s %.3g (tol %.3g)\n", what, n,
+		       relative ? "rel diff" : "|diff|", wdiff, tol);
 	}
 	return ok;
+}
+
+bool check_close(const char *what, const float *got, const float *want, size_t n, float tol)
+{
+	return compare(what, got, want, n, tol, false);
+}
+
+bool check_close_rel(const char *what, const float *got, const float *want, size_t n, float tol)
+{
+	return compare(what, got, want, n, tol, true);
 }
 
 uint8_t *test_read_file(const char *path, size_t *n)

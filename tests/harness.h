@@ -40,6 +40,9 @@ const char *test_path(const char *rel);
 /* Compare n floats; report the worst element (index, got, want, |diff|) and
  * fail if it exceeds tol. NaN must match NaN. Returns true when within tol. */
 bool check_close(const char *what, const float *got, const float *want, size_t n, float tol);
+/* The same with a relative tolerance for large values:
+ * |got - want| <= tol * max(1, |want|). */
+bool check_close_rel(const char *what, const float *got, const float *want, size_t n, float tol);
 
 /* Golden files written by tests/reference: text, one tensor after another:
  *   tensor NAME DIM0 [DIM1 ...]

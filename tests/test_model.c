@@ -1,0 +1,226 @@
+/* The forward pass against the independent PyTorch implementation
+ * (tests/reference): for each golden model and input, the tokens, every
+ * attention weight, every raw score, the logits and the prediction logits
+ * must agree to 1e-5. The BLAS path and the plain-loop path are both checked. */
+#include "harness.h"
+
+#include "attnview/modelfile.h"
+#include "attnview/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-5f
+
+static char **read_lines(const char *path, int *n)
+{
+	size_t len;
+	char *text = (char *)test_read_file(path, &len);
+	*n = 0;
+	if (!text)
+		return NULL;
+	char **lines = calloc(64, sizeof *lines);
+	char *s = text, *end = text + len;
+	while (s < end && *n < 64) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t k = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		lines[*n] = strndup(s, k);
+		(*n)++;
+		s += k + 1;
+	}
+	free(text);
+	return lines;
+}
+
+static void check_tokens(const model *m, const golden *g, int i, const char *text, token **out,
+			 int *nout)
+{
+	char name[64];
+	cp_buf cps = {0};
+	av_error err;
+	bool ok = tokenize_text(text, strlen(text), "golden input", &cps, NULL, &err);
+	CHECKF(ok, "%s", err.msg);
+	snprintf(name, sizeof name, "in%d.cps", i);
+	const golden_tensor *gc = golden_get(g, name);
+	snprintf(name, sizeof name, "in%d.ids", i);
+	const golden_tensor *gi = golden_get(g, name);
+	*nout = 0;
+	*out = NULL;
+	if (!ok || !gc || !gi)
+		return;
+	CHECKF(cps.n == gc->size, "input %d: %zu tokens, PyTorch has %zu", i, cps.n, gc->size);
+	if (cps.n != gc->size)
+		return;
+	token *t = malloc(cps.n * sizeof *t);
+	vocab_tokenize(&m->vocab, cps.v, cps.n, t);
+	for (size_t k = 0; k < cps.n; k++) {
+		CHECKF(cps.v[k] == (uint32_t)gc->v[k], "input %d token %zu: U+%04X vs U+%04X", i, k,
+		       cps.v[k], (uint32_t)gc->v[k]);
+		CHECKF(t[k].id == (int32_t)gi->v[k], "input %d token %zu: id %d vs %d", i, k, t[k].id,
+		       (int32_t)gi->v[k]);
+		CHECK(t[k].unknown == (t[k].id == TOK_UNK));
+	}
+	*out = t;
+	*nout = (int)cps.n;
+	cp_buf_free(&cps);
+}
+
+/* Weights and logits to 1e-5 absolute. Raw scores are dot products of q and k
+ * whose terms reach tens in these deliberately peaky models; a float32 sum of
+ * such terms carries about 5e-5 of absolute rounding however it is ordered,
+ * so they are compared to 5e-5, relative above 1. */
+static void compare(const golden *g, int i, const char *field, const float *got, const char *tag)
+{
+	char name[64], what[128];
+	snprintf(name, sizeof name, "in%d.%s", i, field);
+	const golden_tensor *t = golden_get(g, name);
+	CHECK(t != NULL);
+	if (t) {
+		snprintf(what, sizeof what, "%s %s", tag, name);
+		if (strcmp(field, "scores") == 0)
+			check_close_rel(what, got, t->v, t->size, 5e-5f);
+		else
+			check_close(what, got, t->v, t->size, TOL);
+	}
+}
+
+static void check_model(const char *stem)
+{
+	char path[256];
+	av_error err;
+	snprintf(path, sizeof path, "golden/%s.attn", stem);
+	model *m = model_load(test_path(path), &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	snprintf(path, sizeof path, "golden/%s.golden", stem);
+	golden g;
+	bool gok = golden_load(&g, test_path(path));
+	CHECK(gok);
+	int nin;
+	char **inputs = read_lines(test_path("golden/inputs.txt"), &nin);
+	CHECK(inputs && nin >= 5);
+	if (!m || !gok || !inputs)
+		return;
+	const model_config *c = &m->cfg;
+	const size_t L = c->layers, H = c->heads, V = c->vocab_size;
+	activations ws;
+	CHECK(activations_init(&ws, c, 1, (int)c->context, (int)c->context, &err));
+	for (int i = 0; i < nin; i++) {
+		token *t;
+		int n;
+		check_tokens(m, &g, i, inputs[i], &t, &n);
+		if (!t)
+			continue;
+		attn_result r;
+		CHECKF(model_attend(m, &ws, t, n, 3, &r, &err), "%s", err.msg);
+		compare(&g, i, "att", r.att, stem);
+		compare(&g, i, "scores", r.scores, stem);
+
+		/* Logits of every position, and each row sums to one after softmax. */
+		int32_t *ids = malloc((size_t)n * sizeof *ids);
+		for (int k = 0; k < n; k++)
+			ids[k] = t[k].id;
+		model_forward(m, &ws, ids, 1, n);
+		model_logits(m, &ws, NULL, n);
+		compare(&g, i, "logits", ws.logits, stem);
+
+		/* The same through the plain loops. */
+		model_forward_ref(m, &ws, ids, 1, n);
+		float *att_ref = malloc(H * (size_t)n * n * sizeof(float));
+		memcpy(att_ref, ws.layer[L - 1].att, H * (size_t)n * n * sizeof(float));
+		check_close("reference loops vs BLAS, last layer att",
+			    r.att + (L - 1) * H * (size_t)n * n, att_ref, H * (size_t)n * n, 5e-6f);
+		free(att_ref);
+
+		/* Prediction logits: masked models see the position masked. */
+		float *pl = malloc((size_t)n * V * sizeof(float));
+		for (int p = 0; p < n; p++) {
+			int32_t save = ids[p];
+			if (c->objective == OBJ_MASKED)
+				ids[p] = TOK_MASK;
+			model_forward(m, &ws, ids, 1, n);
+			int32_t row = p;
+			model_logits(m, &ws, &row, 1);
+			memcpy(pl + (size_t)p * V, ws.logits, V * sizeof(float));
+			ids[p] = save;
+		}
+		compare(&g, i, "pred_logits", pl, stem);
+
+		/* model_attend's top predictions are the arg-max of those logits. */
+		for (int p = 0; p < n; p++) {
+			int best = 0;
+			for (size_t v = 1; v < V; v++)
+				if (pl[(size_t)p * V + v] > pl[(size_t)p * V + best])
+					best = (int)v;
+			CHECKF(r.pred_id[p * 3] == best, "%s input %d pos %d: top prediction %d, "
+			       "arg-max of the logits %d", stem, i, p, r.pred_id[p * 3], best);
+			CHECK(r.pred_p[p * 3] >= r.pred_p[p * 3 + 1] &&
+			      r.pred_p[p * 3 + 1] >= r.pred_p[p * 3 + 2]);
+		}
+		free(pl);
+		free(ids);
+		attn_result_free(&r);
+		free(t);
+	}
+	activations_finish(&ws);
+	for (int i = 0; i < nin; i++)
+		free(inputs[i]);
+	free(inputs);
+	golden_free(&g);
+	model_destroy(m);
+}
+
+/* The size table and the carving agree, and cover every parameter once. */
+static void check_layout(void)
+{
+	model_config c = {OBJ_MASKED, 50, 8, 2, 3, 16};
+	size_t nt = model_tensor_table(&c, NULL, 0);
+	CHECK(nt == 1 + 12 * 3 + 3);
+	tensor_info *t = malloc(nt * sizeof *t);
+	model_tensor_table(&c, t, nt);
+	size_t off = 0;
+	for (size_t i = 0; i < nt; i++) {
+		CHECKF(t[i].offset == off, "%s at %zu, expected %zu", t[i].name, t[i].offset, off);
+		off += t[i].size;
+	}
+	CHECK(off == model_num_params(&c));
+	float *base = calloc(off, sizeof(float));
+	model_params p;
+	model_params_map(&p, base, &c);
+	CHECK(p.wte == base);
+	CHECK(p.layer[1].fc2_w == base + t[1 + 12 + 10].offset);
+	CHECK(!strcmp(t[1 + 12 + 10].name, "h1.fc2_w"));
+	CHECK(p.out_b == base + t[nt - 1].offset);
+	free(base);
+	free(t);
+
+	av_error err;
+	model_config bad = c;
+	bad.heads = 3;
+	CHECK(!model_config_check(&bad, &err) && strstr(err.msg, "divisible"));
+	bad = c;
+	bad.context = AV_MAX_CONTEXT + 1;
+	CHECK(!model_config_check(&bad, &err) && strstr(err.msg, "context"));
+	bad = c;
+	bad.dim = 7;
+	CHECK(!model_config_check(&bad, &err));
+}
+
+/* Positions follow the documented formula. */
+static void check_positions(void)
+{
+	float pe[4 * 6];
+	positions_init(pe, 4, 6);
+	CHECK(pe[0] == 0.0f && pe[1] == 1.0f);
+	CHECK(fabsf(pe[3 * 6 + 2] - (float)sin(3 * pow(10000.0, -2.0 / 6))) < 1e-7f);
+	CHECK(fabsf(pe[2 * 6 + 5] - (float)cos(2 * pow(10000.0, -4.0 / 6))) < 1e-7f);
+}
+
+int main(void)
+{
+	check_layout();
+	check_positions();
+	check_model("fwd_masked");
+	check_model("fwd_causal");
+	return test_summary("model");
+}
