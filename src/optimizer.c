@@ -73,10 +73,10 @@ float adamw_lr(const adamw *o, uint64_t step)
 	double lr = o->lr, min = lr / 10.0;
 	if (step < o->warmup)
 		return (float)(lr * (double)(step + 1) / (double)o->warmup);
-	if (o->total_steps <= o->warmup)
-		return (float)min;
-	/* Past the end of the schedule the rate stays at its floor. */
-	double p = (double)(step - o->warmup) / (double)(o->total_steps - o->warmup);
+	/* Past the end of the schedule the rate stays at its floor; a schedule
+	 * with no decay phase (total <= warmup) drops to it one step later. */
+	uint64_t span = o->total_steps > o->warmup + 1 ? o->total_steps - o->warmup : 1;
+	double p = (double)(step - o->warmup) / (double)span;
 	if (p > 1.0)
 		p = 1.0;
 	return (float)(min + (lr - min) * (1.0 + cos(M_PI * p)) / 2.0);

@@ -1,0 +1,505 @@
+/* The backward pass: finite differences on every parameter tensor, the PyTorch
+ * golden gradients, and the BLAS ops against their plain-loop twins. */
+#include "attnview/backward.h"
+#include "attnview/modelfile.h"
+#include "attnview/ops.h"
+#include "attnview/rng.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fill(float *x, size_t n, rng *r, float std)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = std * rng_normal(r);
+}
+
+static model *tiny_model(objective obj, int V, int d, int h, int L, int T, uint64_t seed)
+{
+	model_config cfg = {obj, (uint32_t)V, (uint32_t)d, (uint32_t)h, (uint32_t)L, (uint32_t)T};
+	uint32_t *cps = malloc((size_t)V * sizeof *cps);
+	for (int i = 0; i < V; i++)
+		cps[i] = i < TOK_NSPECIAL ? 0x110000u + (uint32_t)i : 'a' + (uint32_t)i;
+	av_error err;
+	model *m = model_create(&cfg, cps, &err);
+	free(cps);
+	if (!m) {
+		fprintf(stderr, "model_create: %s\n", err.msg);
+		exit(1);
+	}
+	/* Large random weights, so attention is far from uniform and no
+	 * gradient is small by accident; LayerNorm gains around 1. */
+	rng r;
+	rng_seed(&r, seed);
+	size_t nt = model_tensor_table(&cfg, NULL, 0);
+	tensor_info *t = malloc(nt * sizeof *t);
+	model_tensor_table(&cfg, t, nt);
+	for (size_t i = 0; i < nt; i++) {
+		float *x = m->params + t[i].offset;
+		fill(x, t[i].size, &r, t[i].cols > 1 ? 0.4f : 0.2f);
+		if (strstr(t[i].name, "ln") && t[i].name[strlen(t[i].name) - 1] == 'w')
+			for (size_t j = 0; j < t[i].size; j++)
+				x[j] += 1.0f;
+	}
+	free(t);
+	return m;
+}
+
+/* The loss in double precision, written out independently of the engine's
+ * ops: the finite differences divide a difference of two nearby losses by
+ * 2 eps, so a float forward's rounding (1e-7 of the loss) would swamp the
+ * small gradients. P: the parameters in double, in the model's layout. */
+static double loss_double(const model *m, const double *P, const int32_t *tok, const int32_t *tgt,
+			  int B, int T)
+{
+	const int C = (int)m->cfg.dim, NH = (int)m->cfg.heads, L = (int)m->cfg.layers;
+	const int V = (int)m->cfg.vocab_size, N = B * T, hs = C / NH;
+	const bool causal = m->cfg.objective == OBJ_CAUSAL;
+	/* Offsets as model_params_map carves them. */
+	const double *wte = P, *p = P + (size_t)V * C;
+	double *x = malloc((size_t)N * C * sizeof *x), *ln = malloc((size_t)N * C * sizeof *x);
+	double *qkv = malloc((size_t)N * 3 * C * sizeof *x), *y = malloc((size_t)N * C * sizeof *x);
+	double *hbuf = malloc((size_t)N * 4 * C * sizeof *x), *att = malloc((size_t)T * sizeof *x);
+	for (int i = 0; i < N; i++)
+		for (int c = 0; c < C; c++)
+			x[i * C + c] = sqrt((double)C) * wte[(size_t)tok[i] * C + c] +
+				       m->pe[(i % T) * C + c];
+#define LN(out, in, w, b)                                                                \
+	for (int i = 0; i < N; i++) {                                                    \
+		double mu = 0, var = 0;                                                  \
+		for (int c = 0; c < C; c++)                                              \
+			mu += in[i * C + c];                                             \
+		mu /= C;                                                                 \
+		for (int c = 0; c < C; c++)                                              \
+			var += (in[i * C + c] - mu) * (in[i * C + c] - mu);              \
+		double rs = 1.0 / sqrt(var / C + 1e-5);                                  \
+		for (int c = 0; c < C; c++)                                              \
+			out[i * C + c] = (in[i * C + c] - mu) * rs * w[c] + b[c];        \
+	}
+	/* out (N,OC) (+)= in (N,IC) w^T + b */
+#define LINEAR(out, acc, in, w, b, IC, OC)                                              \
+	for (int i = 0; i < N; i++)                                                      \
+		for (int o = 0; o < OC; o++) {                                           \
+			double s = b[o];                                                 \
+			for (int c = 0; c < IC; c++)                                     \
+				s += in[(size_t)i * IC + c] * w[(size_t)o * IC + c];     \
+			out[(size_t)i * OC + o] = (acc ? out[(size_t)i * OC + o] : 0) + s; \
+		}
+	for (int l = 0; l < L; l++) {
+		const double *ln1w = p, *ln1b = p + C, *qw = p + 2 * C, *qb = qw + 3 * C * C;
+		const double *pw = qb + 3 * C, *pb = pw + C * C, *ln2w = pb + C, *ln2b = ln2w + C;
+		const double *fw = ln2b + C, *fb = fw + 4 * C * C, *f2w = fb + 4 * C;
+		const double *f2b = f2w + 4 * C * C;
+		p = f2b + C;
+		LN(ln, x, ln1w, ln1b);
+		LINEAR(qkv, false, ln, qw, qb, C, 3 * C);
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < NH; h++)
+				for (int i = 0; i < T; i++) {
+					const double *q = qkv + ((size_t)b * T + i) * 3 * C + h * hs;
+					int nj = causal ? i + 1 : T;
+					double mx = -INFINITY, sum = 0;
+					for (int j = 0; j < nj; j++) {
+						const double *k =
+							qkv + ((size_t)b * T + j) * 3 * C + C + h * hs;
+						double s = 0;
+						for (int c = 0; c < hs; c++)
+							s += q[c] * k[c];
+						att[j] = s / sqrt((double)hs);
+						mx = fmax(mx, att[j]);
+					}
+					for (int j = 0; j < nj; j++)
+						sum += att[j] = exp(att[j] - mx);
+					for (int c = 0; c < hs; c++) {
+						double s = 0;
+						for (int j = 0; j < nj; j++)
+							s += att[j] / sum *
+							     qkv[((size_t)b * T + j) * 3 * C + 2 * C +
+								 h * hs + c];
+						y[((size_t)b * T + i) * C + h * hs + c] = s;
+					}
+				}
+		LINEAR(x, true, y, pw, pb, C, C);
+		LN(ln, x, ln2w, ln2b);
+		LINEAR(hbuf, false, ln, fw, fb, C, 4 * C);
+		for (size_t i = 0; i < (size_t)N * 4 * C; i++) {
+			double v = hbuf[i];
+			hbuf[i] = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+		}
+		LINEAR(x, true, hbuf, f2w, f2b, 4 * C, C);
+	}
+	const double *lnfw = p, *lnfb = p + C, *outb = p + 2 * C;
+	LN(ln, x, lnfw, lnfb);
+#undef LN
+#undef LINEAR
+	double loss = 0;
+	int n = 0;
+	for (int i = 0; i < N; i++) {
+		if (tgt[i] < 0)
+			continue;
+		double mx = -INFINITY, sum = 0, ly = 0;
+		for (int v = 0; v < V; v++) {
+			double s = outb[v];
+			for (int c = 0; c < C; c++)
+				s += ln[i * C + c] * wte[(size_t)v * C + c];
+			hbuf[v] = s;
+			mx = fmax(mx, s);
+			if (v == tgt[i])
+				ly = s;
+		}
+		for (int v = 0; v < V; v++)
+			sum += exp(hbuf[v] - mx);
+		loss += log(sum) + mx - ly;
+		n++;
+	}
+	free(x);
+	free(ln);
+	free(qkv);
+	free(y);
+	free(hbuf);
+	free(att);
+	return loss / n;
+}
+
+static void gradient_check(objective obj)
+{
+	const int V = 11, d = 8, h = 2, L = 2, T = 5, B = 2, N = B * T;
+	model *m = tiny_model(obj, V, d, h, L, T, obj == OBJ_CAUSAL ? 7 : 8);
+	activations a;
+	grad_acts g;
+	av_error err;
+	CHECK(activations_init(&a, &m->cfg, B, T, N, &err));
+	CHECK(grad_acts_init(&g, &m->cfg, B, T, &err));
+
+	rng r;
+	rng_seed(&r, 99 + obj);
+	int32_t tok[10], tgt[10];
+	for (int i = 0; i < N; i++) {
+		tok[i] = 3 + (int32_t)rng_below(&r, (uint64_t)V - 3);
+		/* Masked: a few targets, one of them at a masked token; causal:
+		 * every position. */
+		tgt[i] = obj == OBJ_CAUSAL || i % 3 == 1 ? 3 + (int32_t)rng_below(&r, V - 3) : -1;
+		if (obj == OBJ_MASKED && i % 3 == 1 && i % 2)
+			tok[i] = TOK_MASK;
+	}
+
+	float *grads = calloc(m->nparams, sizeof(float));
+	int count = 0, correct = -1;
+	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, &count, &correct);
+	double *P = malloc(m->nparams * sizeof *P);
+	for (size_t i = 0; i < m->nparams; i++)
+		P[i] = m->params[i];
+	double loss_ref = loss_double(m, P, tok, tgt, B, T);
+	int want_count = 0;
+	for (int i = 0; i < N; i++)
+		want_count += tgt[i] >= 0;
+	CHECKF(count == want_count, "count %d, want %d", count, want_count);
+	CHECK(correct >= 0 && correct <= count);
+	CHECKF(fabs(loss - loss_ref) < 1e-5 * fabs(loss_ref), "loss %.9g, in double %.9g", loss,
+	       loss_ref);
+
+	/* Double-sided differences in double: truncation error about
+	 * eps^2 f''' (1e-8 relative), rounding about 1e-16 / eps. What remains is
+	 * the float rounding of the analytic gradients. */
+	const double eps = 1e-4;
+	size_t nt = model_tensor_table(&m->cfg, NULL, 0);
+	tensor_info *tt = malloc(nt * sizeof *tt);
+	model_tensor_table(&m->cfg, tt, nt);
+	double worst_all = 0.0;
+	for (size_t ti = 0; ti < nt; ti++) {
+		const tensor_info *t = &tt[ti];
+		double worst = 0.0;
+		size_t worst_j = 0;
+		float wa = 0.0f;
+		double wn = 0.0;
+		/* Up to 12 elements per tensor, spread over it. */
+		size_t nsample = t->size < 12 ? t->size : 12;
+		for (size_t s = 0; s < nsample; s++) {
+			size_t j = (s * t->size) / nsample + (s * 7) % (t->size / nsample);
+			double *p = P + t->offset + j;
+			double keep = *p;
+			*p = keep + eps;
+			double lp = loss_double(m, P, tok, tgt, B, T);
+			*p = keep - eps;
+			double lm = loss_double(m, P, tok, tgt, B, T);
+			*p = keep;
+			double num = (lp - lm) / (2.0 * eps);
+			float an = grads[t->offset + j];
+			/* Relative error, with an absolute floor for gradients that are
+			 * zero in exact arithmetic (the key bias) or nearly so. */
+			double e = fabs(an - num) / fmax(fmax(fabs(an), fabs(num)), 1e-4);
+			if (e > worst) {
+				worst = e;
+				worst_j = j;
+				wa = an;
+				wn = num;
+			}
+		}
+		printf("  %s %-10s worst rel err %.2e (element %zu: analytic %.6g numeric %.6g)\n",
+		       objective_name(obj), t->name, worst, worst_j, wa, wn);
+		CHECKF(worst < 1e-3, "%s %s: relative error %.3g", objective_name(obj), t->name,
+		       worst);
+		if (worst > worst_all)
+			worst_all = worst;
+	}
+	printf("gradient check %s: %zu tensors, worst relative error %.2e\n", objective_name(obj),
+	       nt, worst_all);
+
+	/* No target: no loss, and the gradients are left alone. */
+	int32_t none[10];
+	for (int i = 0; i < N; i++)
+		none[i] = -1;
+	float *g2 = calloc(m->nparams, sizeof(float));
+	int count0 = -1;
+	float l0 = model_train_step_grads(m, &a, &g, tok, none, B, T, g2, &count0, NULL);
+	CHECK(isnan(l0) && count0 == 0);
+	size_t nz = 0;
+	for (size_t i = 0; i < m->nparams; i++)
+		nz += g2[i] != 0.0f;
+	CHECK(nz == 0);
+
+	/* The validation loss is the training loss without the backward. */
+	int c2 = 0, k2 = 0;
+	float le = model_eval_loss(m, &a, tok, tgt, B, T, &c2, &k2);
+	CHECKF(le == loss && c2 == count && k2 == correct, "eval %.9g (%d, %d) vs train %.9g (%d, %d)",
+	       le, c2, k2, loss, count, correct);
+
+	free(g2);
+	free(P);
+	free(tt);
+	free(grads);
+	grad_acts_finish(&g);
+	activations_finish(&a);
+	model_destroy(m);
+}
+
+/* |got - want| <= atol + rtol |want| everywhere, NaNs in want skipped; prints
+ * the worst element relative to its bound either way. */
+static bool compare(const char *what, const float *got, const float *want, size_t n, double atol,
+		    double rtol)
+{
+	double worst = -1.0, wd = 0.0;
+	size_t wi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(want[i]))
+			continue;
+		double d = isnan(got[i]) ? INFINITY : fabs((double)got[i] - want[i]);
+		double ratio = d / (atol + rtol * fabs(want[i]));
+		if (ratio > worst) {
+			worst = ratio;
+			wi = i;
+			wd = d;
+		}
+	}
+	bool ok = worst <= 1.0;
+	test_checks++;
+	if (!ok)
+		test_failures++;
+	fprintf(ok ? stdout : stderr,
+		"%s %s: %zu values, worst element %zu: got %.9g want %.9g |diff| %.2e (%.2f of the "
+		"tolerance)\n",
+		ok ? "ok" : "MISMATCH", what, n, wi, n ? got[wi] : 0.0f, n ? want[wi] : 0.0f, wd,
+		worst);
+	return ok;
+}
+
+static void golden_grads(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "golden/%s.attn", name);
+	av_error err;
+	model *m = model_load(test_path(path), &err);
+	CHECKF(m != NULL, "%s", m ? "" : err.msg);
+	golden gd;
+	snprintf(path, sizeof path, "golden/%s.golden", name);
+	bool ok = golden_load(&gd, test_path(path));
+	CHECKF(ok, "cannot load %s", path);
+	if (!m || !ok) {
+		model_destroy(m);
+		if (ok)
+			golden_free(&gd);
+		return;
+	}
+	const golden_tensor *gt = golden_get(&gd, "tokens"), *gy = golden_get(&gd, "targets");
+	const golden_tensor *gl = golden_get(&gd, "loss");
+	CHECK(gt && gy && gl && gt->ndim == 2 && gy->size == gt->size);
+	if (!gt || !gy || !gl) {
+		golden_free(&gd);
+		model_destroy(m);
+		return;
+	}
+	int B = (int)gt->dims[0], T = (int)gt->dims[1], N = B * T;
+	int32_t *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
+	for (int i = 0; i < N; i++) {
+		tok[i] = (int32_t)gt->v[i];
+		tgt[i] = (int32_t)gy->v[i];
+	}
+	activations a;
+	grad_acts g;
+	CHECK(activations_init(&a, &m->cfg, B, T, N, &err));
+	CHECK(grad_acts_init(&g, &m->cfg, B, T, &err));
+	float *grads = calloc(m->nparams, sizeof(float));
+	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
+	char what[160];
+	snprintf(what, sizeof what, "%s loss", name);
+	compare(what, &loss, gl->v, 1, 1e-6, 1e-5);
+
+	size_t nt = model_tensor_table(&m->cfg, NULL, 0);
+	tensor_info *tt = malloc(nt * sizeof *tt);
+	model_tensor_table(&m->cfg, tt, nt);
+	for (size_t i = 0; i < nt; i++) {
+		char key[64];
+		snprintf(key, sizeof key, "grad.%s", tt[i].name);
+		const golden_tensor *w = golden_get(&gd, key);
+		CHECKF(w && w->size == tt[i].size, "%s: %s missing or of the wrong size", name, key);
+		if (!w || w->size != tt[i].size)
+			continue;
+		snprintf(what, sizeof what, "%s %s", name, key);
+		compare(what, grads + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
+	}
+
+	/* Same inputs, same thread count: bit for bit the same gradients. */
+	float *again = calloc(m->nparams, sizeof(float));
+	model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+	CHECK(memcmp(again, grads, m->nparams * sizeof(float)) == 0);
+
+	free(again);
+	free(tt);
+	free(grads);
+	free(tok);
+	free(tgt);
+	grad_acts_finish(&g);
+	activations_finish(&a);
+	golden_free(&gd);
+	model_destroy(m);
+}
+
+static void matmul_vs_ref(int N, int C, int OC)
+{
+	rng r;
+	rng_seed(&r, (uint64_t)(N * 1000 + C * 10 + OC));
+	size_t ni = (size_t)N * C, nw = (size_t)OC * C, no = (size_t)N * OC;
+	float *inp = malloc(ni * 4), *w = malloc(nw * 4), *dout = malloc(no * 4);
+	float *di[2], *dw[2], *db[2];
+	fill(inp, ni, &r, 1.0f);
+	fill(w, nw, &r, 1.0f);
+	fill(dout, no, &r, 1.0f);
+	for (int k = 0; k < 2; k++) {
+		/* Start from non-zero gradients: the ops must accumulate. */
+		di[k] = malloc(ni * 4), dw[k] = malloc(nw * 4), db[k] = malloc((size_t)OC * 4);
+		rng r0;
+		rng_seed(&r0, 5);
+		fill(di[k], ni, &r0, 1.0f);
+		fill(dw[k], nw, &r0, 1.0f);
+		fill(db[k], (size_t)OC, &r0, 1.0f);
+	}
+	matmul_backward(di[0], dw[0], db[0], dout, inp, w, N, C, OC);
+	matmul_backward_ref(di[1], dw[1], db[1], dout, inp, w, N, C, OC);
+	char what[96];
+	/* Sums of up to max(N, OC) products of N(0,1) numbers: float rounding
+	 * grows with the square root of the length. */
+	double tol = 1e-6 * sqrt((double)(N > OC ? N : OC)) * 4;
+	snprintf(what, sizeof what, "matmul_backward dinp (%d,%d,%d)", N, C, OC);
+	compare(what, di[0], di[1], ni, tol, 1e-5);
+	snprintf(what, sizeof what, "matmul_backward dweight (%d,%d,%d)", N, C, OC);
+	compare(what, dw[0], dw[1], nw, tol, 1e-5);
+	snprintf(what, sizeof what, "matmul_backward dbias (%d,%d,%d)", N, C, OC);
+	compare(what, db[0], db[1], (size_t)OC, tol, 1e-5);
+	for (int k = 0; k < 2; k++) {
+		free(di[k]);
+		free(dw[k]);
+		free(db[k]);
+	}
+	free(inp);
+	free(w);
+	free(dout);
+}
+
+static void attention_vs_ref(int B, int T, int C, int NH, bool causal)
+{
+	rng r;
+	rng_seed(&r, (uint64_t)(B * 100 + T + causal));
+	size_t nq = (size_t)B * T * 3 * C, no = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+	float *qkv = malloc(nq * 4), *dout = malloc(no * 4), *out = malloc(no * 4);
+	float *pre = malloc(na * 4), *att = malloc(na * 4), *work = malloc(na * 4);
+	float *dq[3];
+	fill(qkv, nq, &r, 1.0f);
+	fill(dout, no, &r, 1.0f);
+	attention_forward(out, pre, att, qkv, B, T, C, NH, causal);
+	for (int k = 0; k < 3; k++) {
+		dq[k] = malloc(nq * 4);
+		rng r0;
+		rng_seed(&r0, 6);
+		fill(dq[k], nq, &r0, 1.0f);
+	}
+	attention_backward_ref(dq[0], work, dout, qkv, att, B, T, C, NH, causal);
+	backward_set_threads(1);
+	attention_backward(dq[1], work, dout, qkv, att, B, T, C, NH, causal);
+	backward_set_threads(3);
+	attention_backward(dq[2], work, dout, qkv, att, B, T, C, NH, causal);
+	backward_set_threads(0);
+	char what[96];
+	snprintf(what, sizeof what, "attention_backward B=%d T=%d C=%d NH=%d %s", B, T, C, NH,
+		 causal ? "causal" : "full");
+	compare(what, dq[1], dq[0], nq, 1e-5, 1e-5);
+	/* The threads split (batch, head) pairs, whose outputs are disjoint. */
+	CHECKF(memcmp(dq[1], dq[2], nq * 4) == 0, "%s: 1 and 3 threads differ", what);
+	for (int k = 0; k < 3; k++)
+		free(dq[k]);
+	free(qkv);
+	free(dout);
+	free(out);
+	free(pre);
+	free(att);
+	free(work);
+}
+
+static void gelu_check(void)
+{
+	/* Against the derivative of the tanh form in double. */
+	const int n = 2001;
+	float *x = malloc(n * 4), *d = calloc(n, 4), *ones = malloc(n * 4);
+	for (int i = 0; i < n; i++) {
+		x[i] = -10.0f + 0.01f * (float)i;
+		ones[i] = 1.0f;
+	}
+	gelu_backward(d, x, ones, n);
+	double worst = 0.0;
+	int wi = 0;
+	for (int i = 0; i < n; i++) {
+		double xx = x[i], s = sqrt(2.0 / M_PI), u = s * (xx + 0.044715 * xx * xx * xx);
+		double t = tanh(u);
+		double want = 0.5 * (1 + t) + 0.5 * xx * (1 - t * t) * s * (1 + 3 * 0.044715 * xx * xx);
+		double e = fabs(d[i] - want);
+		if (e > worst) {
+			worst = e;
+			wi = i;
+		}
+	}
+	CHECKF(worst < 2e-6, "gelu' at %g: error %.3g", x[wi], worst);
+	printf("gelu_backward: worst |error| %.2e at x = %g\n", worst, x[wi]);
+	free(x);
+	free(d);
+	free(ones);
+}
+
+int main(void)
+{
+	gelu_check();
+	matmul_vs_ref(1, 1, 1);
+	matmul_vs_ref(7, 13, 5);
+	matmul_vs_ref(64, 16, 48);
+	matmul_vs_ref(300, 64, 256);
+	attention_vs_ref(2, 5, 8, 2, false);
+	attention_vs_ref(2, 5, 8, 2, true);
+	attention_vs_ref(3, 33, 24, 3, false);
+	attention_vs_ref(3, 33, 24, 3, true);
+	attention_vs_ref(1, 1, 4, 1, true);
+	gradient_check(OBJ_MASKED);
+	gradient_check(OBJ_CAUSAL);
+	golden_grads("train_masked");
+	golden_grads("train_causal");
+	return test_summary("backward");
+}

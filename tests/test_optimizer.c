@@ -1,0 +1,2 @@
+#include "harness.h"
+int main(void) { return test_summary("optimizer"); }
