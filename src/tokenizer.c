@@ -355,8 +355,10 @@ static bool nfc_push(cleaner *c, uint32_t cp, cp_buf *out, av_error *err)
 		c->safe = c->pend.n - 1;
 		c->run = 1;
 	} else if (++c->run >= NFC_MAX_RUN) {
+		/* flush now: a later real boundary would overwrite `safe` */
 		c->safe = c->pend.n;
 		c->run = 0;
+		return nfc_flush(c, out, err);
 	}
 	if (c->pend.n >= NFC_FLUSH_AT)
 		return nfc_flush(c, out, err);
@@ -569,6 +571,9 @@ bool cleaner_finish(cleaner *c, cp_buf *out, av_error *err)
 		return true;
 	if (c->u_need > 0 && !invalid(c, U8_AT_END, -1, out, err))
 		return false;
+	if (c->esc == ES_ESC)
+		c->st.controls++; /* a lone ESC at the very end */
+	c->esc = ES_NONE;
 	c->safe = c->pend.n;
 	if (!nfc_flush(c, out, err))
 		return false;
