@@ -1,0 +1,178 @@
+/* The dump: valid JSON carrying the tokens and every weight; rows that sum to
+ * one; causal rows exactly zero above the diagonal; TSV with one row per
+ * weight and the same numbers. */
+#include "harness.h"
+#include "json.h"
+
+#include "attnview/dump.h"
+#include "attnview/modelfile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct capture {
+	char *buf;
+	size_t len;
+} capture;
+
+static void run(const model *m, const char *text, const dump_options *o, capture *out)
+{
+	cp_buf cps = {0};
+	av_error err;
+	CHECKF(tokenize_text(text, strlen(text), "--text", &cps, NULL, &err), "%s", err.msg);
+	int n = (int)cps.n;
+	token *t = malloc((size_t)n * sizeof *t);
+	vocab_tokenize(&m->vocab, cps.v, cps.n, t);
+	activations ws;
+	CHECK(activations_init(&ws, &m->cfg, 1, n, n, &err));
+	attn_result r;
+	CHECKF(model_attend(m, &ws, t, n, 5, &r, &err), "%s", err.msg);
+	FILE *f = open_memstream(&out->buf, &out->len);
+	CHECK(dump_write(f, m, &r, o));
+	fclose(f);
+	attn_result_free(&r);
+	activations_finish(&ws);
+	free(t);
+	cp_buf_free(&cps);
+}
+
+static json *run_json(const model *m, const char *text, int layer, int head)
+{
+	dump_options o = {DUMP_JSON, layer, head, 0};
+	capture c;
+	run(m, text, &o, &c);
+	size_t off = 0;
+	json *j = json_parse(c.buf, c.len, &off);
+	CHECKF(j != NULL, "the dump is not valid JSON: error at byte %zu near \"%.40s\"", off,
+	       c.buf + (off < c.len ? off : 0));
+	free(c.buf);
+	return j;
+}
+
+static void check_json(const model *m, const char *text)
+{
+	json *j = run_json(m, text, -1, -1);
+	if (!j)
+		return;
+	const bool causal = m->cfg.objective == OBJ_CAUSAL;
+	const json *toks = json_get(j, "tokens");
+	CHECK(toks && toks->type == J_ARR);
+	size_t n = toks ? toks->n : 0;
+	CHECK(json_get(j, "n_tokens") && json_get(j, "n_tokens")->num == (double)n);
+	for (size_t i = 0; i < n; i++) {
+		const json *t = json_at(toks, i);
+		CHECK(json_get(t, "index")->num == (double)i);
+		CHECK(json_get(t, "codepoint") && json_get(t, "char") && json_get(t, "width") &&
+		      json_get(t, "id") && json_get(t, "unknown"));
+		const json *w = json_get(t, "width");
+		CHECK(w && (w->num == 1 || w->num == 2));
+		const json *unk = json_get(t, "unknown");
+		CHECK(unk && unk->b == (json_get(t, "id")->num == TOK_UNK));
+	}
+	const json *att = json_get(j, "attention");
+	CHECK(att && att->n == (size_t)m->cfg.layers * m->cfg.heads);
+	int bad_sum = 0, bad_mask = 0;
+	for (size_t a = 0; att && a < att->n; a++) {
+		const json *w = json_get(json_at(att, a), "weights");
+		const json *s = json_get(json_at(att, a), "scores");
+		CHECK(w && w->n == n && s && s->n == n);
+		for (size_t q = 0; w && q < n; q++) {
+			const json *row = json_at(w, q);
+			double sum = 0;
+			for (size_t k = 0; k < n; k++) {
+				const json *x = json_at(row, k);
+				const json *sc = json_at(json_at(s, q), k);
+				sum += x->num;
+				if (causal && k > q && (x->num != 0.0 || sc->type != J_NULL))
+					bad_mask++;
+				if (!(causal && k > q) && sc->type != J_NUM)
+					bad_mask++;
+			}
+			if (fabs(sum - 1.0) > 1e-5)
+				bad_sum++;
+		}
+	}
+	CHECKF(bad_sum == 0, "%d attention rows do not sum to 1 within 1e-5", bad_sum);
+	CHECKF(bad_mask == 0, "%d cells break the causal mask rule", bad_mask);
+	const json *pred = json_get(j, "predictions");
+	CHECK(pred && pred->n == n && json_at(pred, 0)->n == 5);
+	json_free(j);
+
+	/* --layer/--head narrow the dump to one matrix. */
+	j = run_json(m, text, (int)m->cfg.layers - 1, 1);
+	att = json_get(j, "attention");
+	CHECK(att && att->n == 1);
+	CHECK(json_get(json_at(att, 0), "layer")->num == m->cfg.layers - 1);
+	CHECK(json_get(json_at(att, 0), "head")->num == 1);
+	json_free(j);
+}
+
+/* TSV: a header, then one row per weight, equal to the JSON numbers. */
+static void check_tsv(const model *m, const char *text)
+{
+	dump_options o = {DUMP_TSV, -1, -1, 0};
+	capture c;
+	run(m, text, &o, &c);
+	json *j = run_json(m, text, -1, -1);
+	const json *att = json_get(j, "attention");
+	size_t n = json_get(j, "tokens")->n;
+	char *line = strtok(c.buf, "\n");
+	CHECK(line && strcmp(line, "layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore") ==
+			      0);
+	size_t rows = 0;
+	int mismatch = 0;
+	while ((line = strtok(NULL, "\n"))) {
+		int l, h, q, k;
+		char qc[32], kc[32];
+		double w;
+		int fields = sscanf(line, "%d\t%d\t%d\t%d\t%31[^\t]\t%31[^\t]\t%lf", &l, &h, &q, &k,
+				    qc, kc, &w);
+		if (fields != 7) {
+			mismatch++;
+			continue;
+		}
+		const json *mat = json_get(json_at(att, (size_t)l * m->cfg.heads + h), "weights");
+		if (json_at(json_at(mat, q), k)->num != w)
+			mismatch++;
+		rows++;
+	}
+	CHECKF(rows == (size_t)m->cfg.layers * m->cfg.heads * n * n,
+	       "%zu TSV rows for %u layers, %u heads, %zu tokens", rows, m->cfg.layers,
+	       m->cfg.heads, n);
+	CHECKF(mismatch == 0, "%d TSV rows differ from the JSON", mismatch);
+	json_free(j);
+	free(c.buf);
+}
+
+/* Characters JSON must escape survive the round trip. */
+static void check_escaping(const model *m)
+{
+	json *j = run_json(m, "a\"b\\c", -1, -1);
+	const json *toks = json_get(j, "tokens");
+	CHECK(toks && toks->n == 5);
+	CHECK(toks && strcmp(json_get(json_at(toks, 1), "char")->str, "\"") == 0);
+	CHECK(toks && strcmp(json_get(json_at(toks, 3), "char")->str, "\\") == 0);
+	json_free(j);
+}
+
+int main(void)
+{
+	const char *texts[] = {"床前明月光，疑是地上霜。", "Yes, the cat's mat!",
+			       "Hi 你好😀 x\xCC\x81 cafe\xCC\x81!", "月"};
+	const char *models[] = {"golden/fwd_masked.attn", "golden/fwd_causal.attn"};
+	for (size_t mi = 0; mi < 2; mi++) {
+		av_error err;
+		model *m = model_load(test_path(models[mi]), &err);
+		CHECKF(m != NULL, "%s", err.msg);
+		if (!m)
+			continue;
+		for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+			check_json(m, texts[i]);
+			check_tsv(m, texts[i]);
+		}
+		check_escaping(m);
+		model_destroy(m);
+	}
+	return test_summary("dump");
+}
