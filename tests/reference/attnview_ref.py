@@ -211,9 +211,12 @@ def parse(data, what="model"):
             raise FormatError("%s: %s length %d at byte %d is too long"
                               % (what, label, ln, off - 4))
         try:
-            strings.append(data[off:off + ln].decode("utf-8"))
+            text = data[off:off + ln].decode("utf-8")
         except UnicodeDecodeError:
             raise FormatError("%s: %s at byte %d is not valid UTF-8" % (what, label, off))
+        if "\0" in text:
+            raise FormatError("%s: %s at byte %d contains a NUL byte" % (what, label, off))
+        strings.append(text)
         off += ln
     P = num_params(cfg)
     need = off + 4 * V + 4 * P + 4
@@ -228,6 +231,10 @@ def parse(data, what="model"):
         cnt = math.prod(shape)
         arr = torch.frombuffer(bytearray(data[off:off + 4 * cnt]), dtype=torch.float32)
         params[tname] = arr.reshape(shape).clone()
+        if not torch.isfinite(params[tname]).all():
+            i = int((~torch.isfinite(arr)).nonzero()[0])
+            raise FormatError("%s: parameter %s[%d] at byte %d is not a finite number"
+                              % (what, tname, i, off + 4 * i))
         off += 4 * cnt
     meta = dict(name=strings[0], corpus=strings[1], steps=steps, tokens=tokens,
                 created=created, seed=seed, val_loss=vl, val_acc=va, base_loss=bl, base_acc=ba,
