@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: exit statuses (0 ok, 1 runtime error,
+# 2 usage error), messages that name the file, and dump output shapes.
+set -u
+bin=${ATTNVIEW_BIN:?set by meson}
+data=${ATTNVIEW_TEST_DATA:?set by meson}
+model="$data/golden/fwd_masked.attn"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 checks=0
+
+# expect STATUS PATTERN -- command...: the exit status must be STATUS and the
+# combined output must match the extended regex PATTERN.
+expect() {
+	local want=$1 pattern=$2
+	shift 3
+	checks=$((checks + 1))
+	local out status
+	out=$("$@" 2>&1)
+	status=$?
+	if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+		fails=$((fails + 1))
+		printf 'FAIL: %s\n  status %s (want %s), output:\n%s\n' "$*" "$status" "$want" \
+			"$(head -c 600 <<<"$out")" >&2
+	fi
+}
+
+expect 0 'OpenBLAS kernel: [A-Za-z0-9]+' -- "$bin" --version
+expect 0 'Usage: attnview' -- "$bin" --help
+expect 0 '"n_tokens": 2' -- "$bin" --dump --text '你好' --model "$model"
+expect 0 '^objective: masked' -- "$bin" --info --model "$model"
+expect 0 '^objective: causal' -- "$bin" --info --model "$data/golden/fwd_causal.attn"
+
+# TSV: a header and one row per weight (2 layers x 4 heads x 3 x 3).
+rows=$("$bin" --dump --format tsv --text 'abc' --model "$model" | wc -l)
+checks=$((checks + 1))
+[ "$rows" -eq $((1 + 2 * 4 * 3 * 3)) ] || { fails=$((fails + 1)); echo "FAIL: $rows TSV lines" >&2; }
+rows=$("$bin" --dump --format tsv --layer 1 --head 2 --text 'abcd' --model "$model" | wc -l)
+checks=$((checks + 1))
+[ "$rows" -eq $((1 + 16)) ] || { fails=$((fails + 1)); echo "FAIL: $rows TSV lines for one head" >&2; }
+
+# Usage errors: exit 2 and a hint.
+expect 2 'exactly one of --text' -- "$bin" --dump --model "$model"
+expect 2 'json or tsv' -- "$bin" --dump --format xml --text a --model "$model"
+expect 2 'cannot be combined' -- "$bin" --dump --info --model "$model"
+expect 2 'cannot be combined' -- "$bin" --dump --train x --text a
+expect 2 'unknown or incomplete option' -- "$bin" --dump --text a --bogus
+expect 2 'layers 0\.\.1' -- "$bin" --dump --text a --layer 5 --model "$model"
+
+# Bad text: invalid UTF-8 on the command line is an error naming the byte.
+expect 1 'byte 2' -- "$bin" --dump --text $'ab\xff' --model "$model"
+# ... but in an input file it is replaced and reported.
+printf 'ab\xffcd\n' >"$tmp/in.txt"
+expect 0 'first at byte 2' -- "$bin" --dump --input "$tmp/in.txt" --model "$model"
+expect 1 'in\.txt' -- "$bin" --dump --input "$tmp/nothere.txt" --model "$model"
+: >"$tmp/empty.txt"
+expect 1 'empty' -- "$bin" --dump --input "$tmp/empty.txt" --model "$model"
+
+# Bad model files: exit 1, the file named, what to do.
+size=$(stat -c %s "$model")
+head -c $((size / 2)) "$model" >"$tmp/trunc.attn"
+expect 1 'trunc\.attn: truncated' -- "$bin" --info --model "$tmp/trunc.attn"
+cp "$model" "$tmp/flip.attn"
+printf '\x55' | dd of="$tmp/flip.attn" bs=1 seek=$((size / 3)) conv=notrunc status=none
+expect 1 'flip\.attn: checksum mismatch' -- "$bin" --dump --text a --model "$tmp/flip.attn"
+echo 'hello' >"$tmp/text.attn"
+expect 1 'not an attnview model' -- "$bin" --info --model "$tmp/text.attn"
+expect 1 'directory' -- "$bin" --info --model "$tmp"
+expect 1 'No such file' -- "$bin" --info --model "$tmp/missing.attn"
+
+echo "cli: $checks checks, $fails failed"
+[ "$fails" -eq 0 ]
