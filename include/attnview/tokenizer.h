@@ -1,14 +1,30 @@
 /* Text -> clean NFC codepoints -> tokens.
  *
  * Cleaning (the same for corpora and for typed text):
- *   - a UTF-8 byte order mark at the very start is dropped;
- *   - invalid UTF-8 becomes U+FFFD (one per maximal invalid subsequence), counted,
- *     with the byte offset of the first one kept for the message;
- *   - ANSI escape sequences are removed whole: CSI (ESC '[' params final 0x40-0x7E),
- *     OSC (ESC ']' ... BEL or ESC '\'), and two-byte ESC x; also C1 CSI (U+009B);
- *   - CRLF and lone CR become LF; TAB becomes a space; LF is kept (it is a token);
+ *   - a UTF-8 byte order mark at byte 0 of the stream is dropped (stats.bom); a
+ *     U+FEFF anywhere else (files concatenated with their BOMs) is removed and
+ *     counted as a control character;
+ *   - invalid UTF-8 becomes U+FFFD, one per maximal subpart (the Unicode
+ *     "substitution of maximal subparts": a lead byte with the valid continuation
+ *     bytes that follow it is one U+FFFD; a byte that can start nothing is one
+ *     U+FFFD by itself), counted, with the byte offset of the first one kept for
+ *     the message. Overlong forms, surrogates (ED A0..BF) and values above
+ *     U+10FFFF are invalid;
+ *   - ANSI escape sequences are removed whole and counted: CSI (ESC '[' params
+ *     final 0x40-0x7E), OSC, DCS, SOS, PM, APC (ESC ']' 'P' 'X' '^' '_' ... up to
+ *     BEL or ST = ESC '\'; a line end also ends them, so a stray ESC ']' costs one
+ *     line, not the rest of a file), ESC intermediates final (ESC '(' 'B'), two-byte
+ *     ESC x; also the C1 forms (U+009B CSI, U+009D OSC...). A malformed sequence
+ *     ends at the first character that cannot belong to it, which is kept as text.
+ *     An ESC that starts no sequence is a control character;
+ *   - CRLF and lone CR become LF (stats.crlf counts the CRs; escapes or controls
+ *     between CR and LF do not split the pair); TAB becomes a space; LF is kept
+ *     (it is a token);
  *   - every other control character (C0, DEL, C1) is removed and counted;
- *   - the result is normalised to NFC (libutf8proc).
+ *   - the result is normalised to NFC (libutf8proc). A run of more than 1024
+ *     codepoints with no NFC boundary (one base carrying a thousand combining
+ *     marks) is normalised in pieces of 1024; only such text can differ from
+ *     strict NFC, and it is the same whatever the chunking.
  * Text given on the command line is stricter: invalid UTF-8 is an error naming
  * the byte offset (tokenize_text). */
 #ifndef ATTNVIEW_TOKENIZER_H
@@ -42,9 +58,15 @@ bool cp_buf_push(cp_buf *b, uint32_t cp);
 void cp_buf_free(cp_buf *b);
 
 /* Streaming cleaner: bytes in, NFC codepoints out, in chunks of any size
- * (a UTF-8 sequence, an escape sequence or a combining sequence may straddle
- * two chunks). Output is appended to `out`; a tail that NFC may still change
- * is held back until the next feed or cleaner_finish. */
+ * (a UTF-8 sequence, an escape sequence, a CRLF pair or a combining sequence may
+ * straddle two chunks); the output and the counts do not depend on the chunking.
+ * Output is appended to `out`; a tail that NFC may still change (from the last
+ * character that nothing after it can combine with) is held back until the next
+ * feed or cleaner_finish, so memory stays bounded by the chunk size. The only
+ * failure is running out of memory.
+ * cleaner_finish flushes everything (a sequence cut short by the end is one
+ * U+FFFD); the stats stay readable, and a later feed starts a new stream with
+ * the counts at zero. cleaner_create returns NULL when out of memory. */
 typedef struct cleaner cleaner;
 
 cleaner *cleaner_create(void);
@@ -53,18 +75,26 @@ bool cleaner_feed(cleaner *c, const char *buf, size_t n, cp_buf *out, av_error *
 bool cleaner_finish(cleaner *c, cp_buf *out, av_error *err);
 const clean_stats *cleaner_stats(const cleaner *c);
 
-/* Clean a whole buffer at once (files read into memory, tests). */
+/* Clean a whole buffer at once (files read into memory, tests); appends to
+ * `out`; stats may be NULL. */
 bool clean_text(const char *buf, size_t n, cp_buf *out, clean_stats *stats, av_error *err);
 
-/* Columns a codepoint takes on a terminal as attnview draws it: 2 for wide
- * (CJK, most emoji), 1 otherwise. Zero-width codepoints (combining marks,
- * format characters) are drawn on the placeholder base U+25CC and take 1;
- * *placeholder is set for them (may be NULL). */
+/* Columns a codepoint takes on a terminal as attnview draws it (cp_glyph): 2 for
+ * wide (utf8proc_charwidth 2: CJK, fullwidth forms, emoji with emoji
+ * presentation), 1 otherwise; East Asian "ambiguous" characters count as 1, as in
+ * utf8proc and most terminals. Zero-width codepoints (combining marks, format
+ * characters such as U+200B) are drawn on the placeholder base U+25CC and take 1;
+ * *placeholder is set for them (may be NULL). Special tokens, control characters
+ * and non-scalar values are drawn as one-column stand-ins and take 1. */
 int cp_display_width(uint32_t cp, bool *placeholder);
 
 /* The UTF-8 text attnview draws for a token: the character itself, or a visible
- * stand-in for space (U+2423), LF (U+23CE), a placeholder base + the mark for
- * zero-width characters, and <pad>/<unk>/<mask> for special tokens.
+ * stand-in: space U+2423 "␣", LF U+23CE "⏎", U+25CC "◌" followed by the mark for
+ * zero-width characters, and for the special tokens (one column each, unlike
+ * "<pad>", so they fit a heatmap cell) pad U+2205 "∅", unknown U+00BF "¿", mask
+ * U+2592 "▒". Nothing is ever written raw that a terminal would act on: C0
+ * controls and DEL get their Control Pictures (U+2400 + c, U+2421), C1 controls
+ * and non-scalar values U+FFFD.
  * Writes a NUL-terminated string (at most 32 bytes) and returns its length. */
 size_t cp_glyph(uint32_t cp, char out[32]);
 
@@ -78,13 +108,15 @@ typedef struct token {
 	uint32_t cp;	   /* NFC codepoint */
 	int32_t id;	   /* vocabulary id; TOK_UNK when not in the vocabulary */
 	uint8_t width;	   /* display columns, see cp_display_width */
-	bool unknown;	   /* not in the vocabulary */
+	bool unknown;	   /* not in the vocabulary (false for the special tokens) */
 	bool placeholder;  /* zero-width character drawn on a base */
 } token;
 
 /* Text given by a person (--text, --input, the input line). Invalid UTF-8 is an
- * error: "invalid UTF-8 at byte N of <what>: ...". Escapes and controls are
- * removed as for corpora and counted in *stats (may be NULL). Fills cps. */
+ * error naming the first bad sequence: "invalid UTF-8 at byte 7 of --text: byte
+ * 0xff cannot start a character; give the text as UTF-8". Escapes and controls
+ * are removed as for corpora and counted in *stats (may be NULL; filled even on
+ * failure). Replaces the contents of cps (cps->n = 0 on failure). */
 bool tokenize_text(const char *s, size_t n, const char *what, cp_buf *cps, clean_stats *stats,
 		   av_error *err);
 
