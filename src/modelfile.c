@@ -273,6 +273,12 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	uint32_t version, kind;
 	uint64_t size;
 
+	if (n == 0) {
+		av_fail(err, "%s: the file is empty: it is not a model; give a file written by "
+			     "attnview --train",
+			what);
+		return NULL;
+	}
 	if (!br_bytes(&r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
 		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
 			av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
