@@ -126,8 +126,8 @@ static void nfc_tables_build(void)
 	for (uint32_t cp = 0; cp < NCP; cp++) {
 		if (!cp_is_scalar(cp))
 			continue;
-		utf8proc_ssize_t n = utf8proc_decompose_char((utf8proc_int32_t)cp, d, 32,
-							     UTF8PROC_DECOMPOSE, NULL);
+		utf8proc_ssize_t n =
+		    utf8proc_decompose_char((utf8proc_int32_t)cp, d, 32, UTF8PROC_DECOMPOSE, NULL);
 		for (utf8proc_ssize_t i = 1; i < n && n <= 32; i++)
 			if (ccc((uint32_t)d[i]) == 0)
 				set_bit(composes_back, (uint32_t)d[i]);
@@ -137,8 +137,8 @@ static void nfc_tables_build(void)
 			set_bit(nfc_boundary, cp); /* never reaches NFC; keep it cheap */
 			continue;
 		}
-		utf8proc_ssize_t n = utf8proc_decompose_char((utf8proc_int32_t)cp, d, 32,
-							     UTF8PROC_DECOMPOSE, NULL);
+		utf8proc_ssize_t n =
+		    utf8proc_decompose_char((utf8proc_int32_t)cp, d, 32, UTF8PROC_DECOMPOSE, NULL);
 		if (n < 1 || n > 32)
 			continue;
 		uint32_t first = (uint32_t)d[0];
@@ -152,7 +152,7 @@ static void nfc_tables_build(void)
 		/* Decomposable: inert only if it composes back to itself (é does,
 		 * U+212B ANGSTROM SIGN and composition exclusions do not). */
 		utf8proc_ssize_t m = utf8proc_normalize_utf32(
-			d, n, (utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+		    d, n, (utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
 		if (m == 1 && (uint32_t)d[0] == cp)
 			set_bit(nfc_inert, cp);
 	}
@@ -195,11 +195,11 @@ struct cleaner {
 
 	/* UTF-8 decoder: the sequence being read */
 	uint32_t u_cp;
-	int u_need;		 /* continuation bytes still expected */
-	int u_len;		 /* bytes of the sequence seen so far */
-	uint8_t u_lo, u_hi;	 /* range allowed for the next byte */
+	int u_need;	    /* continuation bytes still expected */
+	int u_len;	    /* bytes of the sequence seen so far */
+	uint8_t u_lo, u_hi; /* range allowed for the next byte */
 	uint8_t u_bytes[4];
-	uint64_t u_start;	 /* stream offset of its first byte */
+	uint64_t u_start; /* stream offset of its first byte */
 
 	/* the first invalid sequence, for tokenize_text's message */
 	enum utf8_problem bad;
@@ -312,20 +312,18 @@ static bool nfc_flush(cleaner *c, cp_buf *out, av_error *err)
 			len += cp_to_utf8(v[k], c->enc + len);
 		utf8proc_option_t opt = (utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPOSE);
 		for (;;) {
-			utf8proc_ssize_t m = utf8proc_decompose(
-				(const utf8proc_uint8_t *)c->enc, (utf8proc_ssize_t)len, c->work,
-				(utf8proc_ssize_t)c->work_cap, opt);
+			utf8proc_ssize_t m = utf8proc_decompose((const utf8proc_uint8_t *)c->enc,
+								(utf8proc_ssize_t)len, c->work,
+								(utf8proc_ssize_t)c->work_cap, opt);
 			if (m < 0)
 				return av_fail(err, "cannot normalise text near byte %llu: %s",
-					       (unsigned long long)c->st.bytes,
-					       utf8proc_errmsg(m));
+					       (unsigned long long)c->st.bytes, utf8proc_errmsg(m));
 			if ((size_t)m <= c->work_cap) {
 				m = utf8proc_normalize_utf32(c->work, m, opt);
 				if (m < 0)
-					return av_fail(err,
-						       "cannot normalise text near byte %llu: %s",
-						       (unsigned long long)c->st.bytes,
-						       utf8proc_errmsg(m));
+					return av_fail(
+					    err, "cannot normalise text near byte %llu: %s",
+					    (unsigned long long)c->st.bytes, utf8proc_errmsg(m));
 				if (!cp_buf_reserve(out, (size_t)m))
 					return oom(err, c);
 				for (utf8proc_ssize_t k = 0; k < m; k++)
@@ -420,8 +418,7 @@ static bool escapes(cleaner *c, uint32_t cp, cp_buf *out, av_error *err)
 		case ES_ESC:
 			if (cp == '[') {
 				c->esc = ES_CSI;
-			} else if (cp == ']' || cp == 'P' || cp == 'X' || cp == '^' ||
-				   cp == '_') {
+			} else if (cp == ']' || cp == 'P' || cp == 'X' || cp == '^' || cp == '_') {
 				c->esc = ES_STR;
 			} else if (cp >= 0x20 && cp <= 0x2F) {
 				c->esc = ES_NF;
@@ -667,6 +664,11 @@ int cp_display_width(uint32_t cp, bool *placeholder)
 	int w = utf8proc_charwidth((utf8proc_int32_t)cp);
 	if (w >= 2)
 		return 2;
+	/* Hangul medial vowels and final consonants: utf8proc says 1, but terminals
+	 * (glibc wcwidth) draw them as zero-width parts of the syllable before. A
+	 * lone one only survives NFC when nothing precedes it to combine with. */
+	if ((cp >= 0x1160 && cp <= 0x11FF) || (cp >= 0xD7B0 && cp <= 0xD7FF))
+		w = 0;
 	if (w <= 0) {
 		if (placeholder)
 			*placeholder = true;

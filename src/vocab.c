@@ -39,23 +39,31 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 
 	memset(v, 0, sizeof *v);
 	if (size < TOK_NSPECIAL)
-		return av_fail(err, "%s: the vocabulary has %u entries, fewer than the %d special "
-			       "tokens: %s", what, size, TOK_NSPECIAL, damaged);
+		return av_fail(err,
+			       "%s: the vocabulary has %u entries, fewer than the %d special "
+			       "tokens: %s",
+			       what, size, TOK_NSPECIAL, damaged);
 	if (size > AV_MAX_VOCAB)
-		return av_fail(err, "%s: the vocabulary has %u entries, more than the limit of %d: %s",
+		return av_fail(err,
+			       "%s: the vocabulary has %u entries, more than the limit of %d: %s",
 			       what, size, AV_MAX_VOCAB, damaged);
 	for (uint32_t i = 0; i < TOK_NSPECIAL; i++)
 		if (cps[i] != AV_SPECIAL_CP + i)
-			return av_fail(err, "%s: vocabulary entry %u is U+%04X, not the %s marker "
-				       "U+%X: %s", what, i, cps[i], special_name[i],
-				       AV_SPECIAL_CP + i, damaged);
+			return av_fail(err,
+				       "%s: vocabulary entry %u is U+%04X, not the %s marker "
+				       "U+%X: %s",
+				       what, i, cps[i], special_name[i], AV_SPECIAL_CP + i,
+				       damaged);
 	for (uint32_t i = TOK_NSPECIAL; i < size; i++) {
 		uint32_t cp = cps[i];
 		if (!cp_is_scalar(cp))
-			return av_fail(err, "%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
-				       "value: %s", what, i, cp, damaged);
+			return av_fail(err,
+				       "%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
+				       "value: %s",
+				       what, i, cp, damaged);
 		if (is_control(cp) && cp != '\n')
-			return av_fail(err, "%s: vocabulary entry %u is U+%04X, a control "
+			return av_fail(err,
+				       "%s: vocabulary entry %u is U+%04X, a control "
 				       "character the tokenizer never produces: %s",
 				       what, i, cp, damaged);
 	}
@@ -67,8 +75,7 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	v->slots = calloc(nslots, sizeof *v->slots);
 	if (!v->cps || !v->slots) {
 		vocab_finish(v);
-		return av_fail(err, "%s: out of memory for a vocabulary of %u entries", what,
-			       size);
+		return av_fail(err, "%s: out of memory for a vocabulary of %u entries", what, size);
 	}
 	memcpy(v->cps, cps, size * sizeof *v->cps);
 	v->nslots = nslots;
@@ -164,12 +171,15 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 {
 	memset(v, 0, sizeof *v);
 	if (max_size != 0 && max_size <= TOK_NSPECIAL)
-		return av_fail(err, "a maximum vocabulary size of %u leaves no room for characters "
-			       "after the %d special tokens; give at least %d", max_size,
-			       TOK_NSPECIAL, TOK_NSPECIAL + 1);
+		return av_fail(err,
+			       "a maximum vocabulary size of %u leaves no room for characters "
+			       "after the %d special tokens; give at least %d",
+			       max_size, TOK_NSPECIAL, TOK_NSPECIAL + 1);
 	if (max_size > AV_MAX_VOCAB)
-		return av_fail(err, "a maximum vocabulary size of %u is above the limit of %d; "
-			       "give at most %d", max_size, AV_MAX_VOCAB, AV_MAX_VOCAB);
+		return av_fail(err,
+			       "a maximum vocabulary size of %u is above the limit of %d; "
+			       "give at most %d",
+			       max_size, AV_MAX_VOCAB, AV_MAX_VOCAB);
 	if (max_size == 0)
 		max_size = AV_MAX_VOCAB;
 	if (min_count == 0)

@@ -32,8 +32,8 @@ static bool cps_are(const vocab *v, const uint32_t *want, uint32_t n)
 	return true;
 }
 
-#define CPS_ARE(v, ...)                                                                       \
-	CHECK(cps_are(v, (const uint32_t[]){__VA_ARGS__},                                     \
+#define CPS_ARE(v, ...)                                                                            \
+	CHECK(cps_are(v, (const uint32_t[]){__VA_ARGS__},                                          \
 		      sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)))
 
 static void test_build(void)
@@ -99,8 +99,9 @@ static void test_lookup(void)
 {
 	vocab v;
 	av_error err = {""};
-	const uint32_t cps[] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2,
-				'a', ' ', '\n', 0x4E2D, 0x301, 0x1F600};
+	const uint32_t cps[] = {
+	    AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', ' ', '\n', 0x4E2D, 0x301,
+	    0x1F600};
 	CHECKF(vocab_init(&v, cps, 9, "test", &err), "%s", err.msg);
 	CHECK(v.nslots >= 2 * v.size && (v.nslots & (v.nslots - 1)) == 0);
 	CHECK(vocab_id(&v, 'a') == 3);

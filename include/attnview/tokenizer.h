@@ -83,7 +83,8 @@ bool clean_text(const char *buf, size_t n, cp_buf *out, clean_stats *stats, av_e
  * wide (utf8proc_charwidth 2: CJK, fullwidth forms, emoji with emoji
  * presentation), 1 otherwise; East Asian "ambiguous" characters count as 1, as in
  * utf8proc and most terminals. Zero-width codepoints (combining marks, format
- * characters such as U+200B) are drawn on the placeholder base U+25CC and take 1;
+ * characters such as U+200B, Hangul medial vowels and final consonants left alone
+ * after NFC) are drawn on the placeholder base U+25CC and take 1;
  * *placeholder is set for them (may be NULL). Special tokens, control characters
  * and non-scalar values are drawn as one-column stand-ins and take 1. */
 int cp_display_width(uint32_t cp, bool *placeholder);
