@@ -11,6 +11,10 @@ Used as a module by gen_golden.py and torch_train_bench.py, and as a tool:
         prints JSON: the tokens and the attention weights of every layer and head
     /usr/bin/python3 tests/reference/attnview_ref.py info MODEL
         prints the header as JSON
+    /usr/bin/python3 tests/reference/attnview_ref.py compare MODEL TEXT DUMP.json
+        compares the output of `attnview --dump --format json --model MODEL
+        --text TEXT` saved in DUMP.json with the reference (weights within
+        1e-5, masked scores in the same places); exit status 1 otherwise
 """
 
 import functools
@@ -406,7 +410,9 @@ def cp_char(cp):
     return chr(cp)
 
 
-def cmd_dump(path, text):
+def reference_dump(path, text):
+    """The tokens and attention of `text` under the model at `path`, in the
+    shape of attnview --dump --format json (the parts both have)."""
     model = load(path)
     cps = text_to_cps(text)
     if not cps:
@@ -417,18 +423,67 @@ def cmd_dump(path, text):
     with torch.no_grad():
         att, scores, _, _ = attend(model, ids)
     cfg = model.cfg
-    out = {
+
+    def rows(t):
+        return [[None if math.isnan(v) else v for v in row] for row in t.tolist()]
+
+    return {
         "model": path,
         "objective": OBJECTIVES[cfg.objective],
         "layers": cfg.layers,
         "heads": cfg.heads,
-        "tokens": [{"index": i, "cp": cp, "char": chr(cp), "id": tid,
+        "tokens": [{"index": i, "codepoint": cp, "char": chr(cp), "id": tid,
                     "unknown": tid == TOK_UNK} for i, (cp, tid) in enumerate(zip(cps, ids))],
-        "attention": [{"layer": l, "head": h, "weights": att[l, h].tolist()}
+        "attention": [{"layer": l, "head": h, "weights": att[l, h].tolist(),
+                       "scores": rows(scores[l, h])}
                       for l in range(cfg.layers) for h in range(cfg.heads)],
     }
-    json.dump(out, sys.stdout, ensure_ascii=False)
+
+
+def cmd_dump(path, text):
+    json.dump(reference_dump(path, text), sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def cmd_compare(path, text, dump_path, tol=1e-5):
+    """Compare a JSON file written by `attnview --dump --format json` (all
+    layers and heads) with the reference; exit status 1 on a mismatch."""
+    want = reference_dump(path, text)
+    with open(dump_path, encoding="utf-8") as f:
+        got = json.load(f)
+    ok = True
+    gt = [(t["codepoint"], t["id"]) for t in got["tokens"]]
+    wt = [(t["codepoint"], t["id"]) for t in want["tokens"]]
+    if gt != wt:
+        print("tokens differ: attnview %s, reference %s" % (gt, wt))
+        return False
+    heads = {(a["layer"], a["head"]): a for a in got["attention"]}
+    worst = (0.0, None)
+    worst_s = (0.0, None)
+    for a in want["attention"]:
+        key = (a["layer"], a["head"])
+        if key not in heads:
+            print("layer %d head %d missing from %s" % (key + (dump_path,)))
+            ok = False
+            continue
+        g = heads[key]
+        for i, (grow, wrow) in enumerate(zip(g["weights"], a["weights"])):
+            for j, (x, y) in enumerate(zip(grow, wrow)):
+                if abs(x - y) > worst[0]:
+                    worst = (abs(x - y), (key, i, j, x, y))
+        for i, (grow, wrow) in enumerate(zip(g.get("scores") or [], a["scores"])):
+            for j, (x, y) in enumerate(zip(grow, wrow)):
+                if (x is None) != (y is None):
+                    print("score %s query %d key %d: attnview %s, reference %s"
+                          % (key, i, j, x, y))
+                    ok = False
+                elif x is not None and abs(x - y) / max(1.0, abs(y)) > worst_s[0]:
+                    worst_s = (abs(x - y) / max(1.0, abs(y)), (key, i, j, x, y))
+    print("%d tokens; weights: max |diff| %.3g%s; scores: max relative diff %.3g" % (
+        len(wt), worst[0],
+        "" if worst[1] is None else " at layer %d head %d query %d key %d (%r vs %r)" % (
+            worst[1][0] + worst[1][1:]), worst_s[0]))
+    return ok and worst[0] <= tol
 
 
 def cmd_info(path):
@@ -444,16 +499,19 @@ def cmd_info(path):
 
 def main(argv):
     usage = ("usage: attnview_ref.py dump MODEL TEXT\n"
-             "       attnview_ref.py info MODEL\n")
+             "       attnview_ref.py info MODEL\n"
+             "       attnview_ref.py compare MODEL TEXT ATTNVIEW_DUMP.json\n")
     try:
         if len(argv) == 4 and argv[1] == "dump":
             cmd_dump(argv[2], argv[3])
         elif len(argv) == 3 and argv[1] == "info":
             cmd_info(argv[2])
+        elif len(argv) == 5 and argv[1] == "compare":
+            return 0 if cmd_compare(argv[2], argv[3], argv[4]) else 1
         else:
             sys.stderr.write(usage)
             return 2
-    except (FormatError, ValueError, OSError) as e:
+    except (FormatError, ValueError, OSError, KeyError) as e:
         sys.stderr.write("attnview_ref: %s\n" % e)
         return 1
     return 0
