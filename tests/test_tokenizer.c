@@ -349,6 +349,36 @@ static void test_chunking(void)
 	}
 }
 
+/* A fortune in the style of the Debian fortunes-zh files, with a BOM and CRLF
+ * line ends: what a user sees is the text alone. */
+static void test_file(void)
+{
+	size_t n = 0;
+	uint8_t *buf = test_read_file(test_path("data/tokenizer/fortune.txt"), &n);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	cp_buf out = {0};
+	clean_stats st;
+	clean_chunked((const char *)buf, n, 5, &out, &st);
+	char text[256];
+	size_t len = 0;
+	for (size_t i = 0; i < out.n && len + 4 < sizeof text; i++)
+		len += cp_to_utf8(out.v[i], text + len);
+	text[len] = '\0';
+	const char *want =
+	    "\xe3\x80\x8a\xe6\xb5\x8b\xe8\xaf\x95\xe3\x80\x8b\n" /* 《测试》 */
+	    "\xe4\xbd\x9c\xe8\x80\x85\xef\xbc\x9a\xe6\x97\xa0\xe5\x90\x8d\n"
+	    "\xe4\xbb\x8a\xe5\xa4\xa9\xe5\xa4\xa9\xe6\xb0\x94\xe5\xbe\x88\xe5\xa5\xbd"
+	    "\xef\xbc\x8c caf\xc3\xa9 ok.\n%\n";
+	CHECKF(strcmp(text, want) == 0, "got \"%s\"", text);
+	CHECK(st.bom && st.escapes == 4 && st.crlf == 4 && st.controls == 0 && st.invalid == 0);
+	CHECK(st.bytes == n && st.codepoints == out.n);
+	check_chunking((const char *)buf, n, "fortune.txt");
+	cp_buf_free(&out);
+	free(buf);
+}
+
 /* Output comes out while feeding, and what is held back stays small. */
 static void test_streaming(void)
 {
@@ -408,6 +438,7 @@ int main(void)
 	test_escapes();
 	test_controls();
 	test_chunking();
+	test_file();
 	test_streaming();
 	return test_summary("tokenizer");
 }
