@@ -23,6 +23,8 @@ static bool is_control(uint32_t cp)
 /* Id of cp if it is in the table, else the slot where it would go (as -1 - slot). */
 static int64_t probe(const vocab *v, uint32_t cp)
 {
+	if (v->nslots == 0) /* an empty (finished or failed) vocabulary */
+		return -1;
 	uint32_t mask = v->nslots - 1;
 	for (uint32_t s = slot_of(cp, v->nslots);; s = (s + 1) & mask) {
 		uint32_t e = v->slots[s];

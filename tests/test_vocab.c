@@ -152,6 +152,7 @@ static void refuses(const uint32_t *cps, uint32_t n, const char *want)
 	CHECKF(strstr(err.msg, want) != NULL, "\"%s\" not in \"%s\"", want, err.msg);
 	CHECK(strncmp(err.msg, "model.attn: ", 12) == 0);
 	CHECK(v.size == 0 && v.cps == NULL && v.slots == NULL);
+	CHECK(vocab_id(&v, 'a') == TOK_UNK); /* an empty vocabulary knows nothing */
 	if (ok)
 		vocab_finish(&v);
 }
