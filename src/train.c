@@ -1,0 +1,752 @@
+/* The training loop (train.h has the batch, masking, evaluation and
+ * checkpoint definitions). */
+#include "attnview/train.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void train_options_default(train_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->objective = OBJ_MASKED;
+	o->dim = 64;
+	o->heads = 4;
+	o->layers = 2;
+	o->context = 128;
+	o->batch = 32;
+	o->steps = 3000;
+	o->lr = 1e-3f;
+	o->warmup = 100;
+	o->seed = 1;
+	o->min_count = 1;
+	o->max_vocab = 0;
+	o->eval_every = 100;
+	o->checkpoint_every = 500;
+}
+
+bool train_options_check(const train_options *o, av_error *err)
+{
+	if (o->objective != OBJ_MASKED && o->objective != OBJ_CAUSAL)
+		return av_fail(err, "--objective must be masked or causal");
+	if (o->heads < 1 || o->heads > AV_MAX_HEADS)
+		return av_fail(err, "--heads %u is out of range: use 1 to %d", o->heads,
+			       AV_MAX_HEADS);
+	if (o->dim < 2 || o->dim > AV_MAX_DIM)
+		return av_fail(err, "--dim %u is out of range: use 2 to %d", o->dim, AV_MAX_DIM);
+	if (o->dim % o->heads)
+		return av_fail(err, "--dim %u is not divisible by --heads %u: each head gets "
+				    "dim/heads channels; use e.g. --dim %u", o->dim, o->heads,
+			       (o->dim + o->heads - 1) / o->heads * o->heads);
+	if (o->dim % 2)
+		return av_fail(err, "--dim %u is odd: the sinusoidal positions pair channels; use "
+				    "an even --dim", o->dim);
+	if (o->layers < 1 || o->layers > AV_MAX_LAYERS)
+		return av_fail(err, "--layers %u is out of range: use 1 to %d", o->layers,
+			       AV_MAX_LAYERS);
+	if (o->context < 2 || o->context > AV_MAX_CONTEXT)
+		return av_fail(err, "--context %u is out of range: use 2 to %d", o->context,
+			       AV_MAX_CONTEXT);
+	if (o->batch < 1 || o->batch > 4096)
+		return av_fail(err, "--batch %u is out of range: use 1 to 4096", o->batch);
+	if (o->steps && o->epochs)
+		return av_fail(err, "--steps and --epochs cannot both be given: choose one");
+	if (!o->steps && !o->epochs)
+		return av_fail(err, "--steps (or --epochs) must be at least 1");
+	if (o->steps > 100000000 || o->epochs > 100000)
+		return av_fail(err, "--steps or --epochs is too large");
+	if (!(o->lr > 0.0f) || !(o->lr < 10.0f))
+		return av_fail(err, "--lr must be a number above 0 and below 10 (e.g. 1e-3)");
+	if (o->steps && o->warmup >= o->steps)
+		return av_fail(err, "--warmup %" PRIu64 " is not below --steps %" PRIu64
+				    ": use fewer warmup steps (about 3%% of the steps)",
+			       o->warmup, o->steps);
+	if (o->min_count < 1)
+		return av_fail(err, "--min-count must be at least 1");
+	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
+		return av_fail(err, "--max-vocab %u leaves no room for characters: the 3 special "
+				    "tokens count; use at least 4 (or 0 for no limit)", o->max_vocab);
+	if (o->max_vocab > AV_MAX_VOCAB)
+		return av_fail(err, "--max-vocab %u is above the limit of %d", o->max_vocab,
+			       AV_MAX_VOCAB);
+	/* The biggest buffer: attention weights and scores, L*B*h*T*T floats each,
+	 * kept for the backward pass. */
+	double att = 2.0 * o->layers * o->batch * o->heads * (double)o->context * o->context * 4;
+	if (att > 8e9)
+		return av_fail(err, "--batch %u with --context %u, --heads %u and --layers %u needs "
+				    "%.1f GB for attention weights alone: use a smaller --batch or "
+				    "--context", o->batch, o->context, o->heads, o->layers,
+			       att / 1e9);
+	model_config cfg = {o->objective, AV_MAX_VOCAB, o->dim, o->heads, o->layers, o->context};
+	cfg.vocab_size = o->max_vocab ? o->max_vocab : 1000;
+	return model_config_check(&cfg, err);
+}
+
+static int window_of(const train_options *o)
+{
+	return (int)o->context + (o->objective == OBJ_CAUSAL);
+}
+
+uint64_t train_total_steps(const train_options *o, const corpus *c)
+{
+	if (o->steps)
+		return o->steps;
+	uint64_t per = (uint64_t)o->batch * o->context;
+	uint64_t s = (o->epochs * c->ntrain + per - 1) / per;
+	return s ? s : 1;
+}
+
+bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err)
+{
+	uint64_t w = (uint64_t)window_of(o);
+	if (c->ntrain < w * o->batch)
+		return av_fail(err, "%s: the training split has %" PRIu64 " characters, fewer than "
+				    "one batch (--batch %u x %" PRIu64 " characters per window): use "
+				    "a larger corpus or a smaller --batch or --context",
+			       path, c->ntrain, o->batch, w);
+	if (c->nval < w)
+		return av_fail(err, "%s: the validation split (%s) has %" PRIu64 " characters, "
+				    "fewer than one window of %" PRIu64 ": use a larger corpus, a "
+				    "smaller --context, or --val-file FILE",
+			       path, c->val_stats.bytes ? "the --val-file" : "the last 5%",
+			       c->nval, w);
+	uint64_t total = train_total_steps(o, c);
+	if (o->epochs && o->warmup >= total)
+		return av_fail(err, "--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
+				    "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
+			       o->epochs, total, o->warmup);
+	return true;
+}
+
+bool train_check_output(const char *path, av_error *err)
+{
+	struct stat st;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return av_fail(err, "%s is a directory: give a file name with -o", path);
+		if (st.st_size > 0) {
+			FILE *f = fopen(path, "rb");
+			char magic[8] = {0};
+			size_t got = f ? fread(magic, 1, 8, f) : 0;
+			if (f)
+				fclose(f);
+			if (got != 8 || memcmp(magic, AV_MAGIC, 8) != 0)
+				return av_fail(err, "%s exists and is not an attnview model: it will "
+						    "not be overwritten; choose another file with -o",
+					       path);
+		}
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return av_fail(err, "out of memory");
+	char *slash = strrchr(copy, '/');
+	const char *dir = ".";
+	if (slash) {
+		*slash = '\0';
+		dir = slash == copy ? "/" : copy;
+	}
+	bool ok = access(dir, W_OK) == 0;
+	if (!ok)
+		av_fail_errno(err, errno, "cannot write %s: directory %s is not writable", path,
+			      dir);
+	free(copy);
+	return ok;
+}
+
+/* ---- stop requests ---------------------------------------------------- */
+
+static volatile sig_atomic_t stop_signo;
+
+void train_request_stop(int signo)
+{
+	stop_signo = signo ? signo : SIGINT;
+}
+
+int train_stop_requested(void)
+{
+	return stop_signo;
+}
+
+void train_clear_stop(void)
+{
+	stop_signo = 0;
+}
+
+static struct sigaction old_int, old_term;
+static bool signals_installed;
+
+static void on_signal(int signo)
+{
+	train_request_stop(signo);
+}
+
+bool train_install_signals(av_error *err)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* One-shot: a second Ctrl-C ends the program at once. */
+	sa.sa_flags = SA_RESETHAND;
+	if (sigaction(SIGINT, &sa, &old_int) != 0 || sigaction(SIGTERM, &sa, &old_term) != 0)
+		return av_fail_errno(err, errno, "cannot install signal handlers");
+	signals_installed = true;
+	return true;
+}
+
+void train_restore_signals(void)
+{
+	if (!signals_installed)
+		return;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	signals_installed = false;
+}
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+static void put_options(byte_buf *b, const train_options *o, uint64_t total, const char *val_path)
+{
+	bb_bytes(b, TRAIN_CKPT_MAGIC, 4);
+	bb_u32(b, TRAIN_CKPT_VERSION);
+	bb_u32(b, o->objective);
+	bb_u32(b, o->dim);
+	bb_u32(b, o->heads);
+	bb_u32(b, o->layers);
+	bb_u32(b, o->context);
+	bb_u32(b, o->batch);
+	bb_u64(b, total);
+	bb_u64(b, o->epochs);
+	bb_f32(b, o->lr);
+	bb_u64(b, o->warmup);
+	bb_u64(b, o->seed);
+	bb_u64(b, o->min_count);
+	bb_u32(b, o->max_vocab);
+	bb_u64(b, o->eval_every);
+	bb_u64(b, o->checkpoint_every);
+	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
+	bb_u32(b, n);
+	bb_bytes(b, val_path, n);
+}
+
+bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
+{
+	byte_buf s = {0};
+	put_options(&s, &t->opt, t->total, t->val_path);
+	bb_u64(&s, t->data->ntrain);
+	bb_u64(&s, t->data->nval);
+	bb_u64(&s, t->data->hash);
+	bb_u64(&s, t->step);
+	bb_u64(&s, t->tokens_seen);
+	for (int i = 0; i < 4; i++)
+		bb_u64(&s, t->data_rng.s[i]);
+	bb_u64(&s, t->adam.step);
+	bb_f32s(&s, t->adam.m, t->model->nparams);
+	bb_f32s(&s, t->adam.v, t->model->nparams);
+	uint32_t nr = t->nrecent < TRAIN_RECENT ? (uint32_t)t->nrecent : TRAIN_RECENT;
+	bb_u32(&s, nr);
+	for (uint32_t i = 0; i < nr; i++)
+		bb_f32(&s, t->recent[(t->nrecent - nr + i) % TRAIN_RECENT]);
+	bb_u32(&s, (uint32_t)t->nevals);
+	for (size_t i = 0; i < t->nevals; i++) {
+		bb_u64(&s, t->evals[i].step);
+		bb_f32(&s, t->evals[i].loss);
+		bb_f32(&s, t->evals[i].acc);
+	}
+	if (s.failed) {
+		bb_free(&s);
+		return av_fail(err, "out of memory building the checkpoint");
+	}
+	t->model->meta.steps = t->step;
+	t->model->meta.tokens = t->tokens_seen;
+	bool ok = model_serialize(t->model, AV_KIND_CHECKPOINT, &s, out, err);
+	bb_free(&s);
+	return ok;
+}
+
+bool trainer_save_checkpoint(trainer *t, av_error *err)
+{
+	byte_buf b = {0};
+	if (!trainer_checkpoint(t, &b, err))
+		return false;
+	bool ok = write_file_atomic(t->ckpt_path, b.v, b.n, false, err);
+	bb_free(&b);
+	return ok;
+}
+
+static bool get_options(byte_reader *r, train_options *o, char **val_path)
+{
+	char magic[4];
+	uint32_t version, n;
+	memset(o, 0, sizeof *o);
+	*val_path = NULL;
+	if (!br_bytes(r, magic, 4) || memcmp(magic, TRAIN_CKPT_MAGIC, 4) != 0 ||
+	    !br_u32(r, &version) || version != TRAIN_CKPT_VERSION)
+		return false;
+	if (!br_u32(r, &o->objective) || !br_u32(r, &o->dim) || !br_u32(r, &o->heads) ||
+	    !br_u32(r, &o->layers) || !br_u32(r, &o->context) || !br_u32(r, &o->batch) ||
+	    !br_u64(r, &o->steps) || !br_u64(r, &o->epochs) || !br_f32(r, &o->lr) ||
+	    !br_u64(r, &o->warmup) || !br_u64(r, &o->seed) || !br_u64(r, &o->min_count) ||
+	    !br_u32(r, &o->max_vocab) || !br_u64(r, &o->eval_every) ||
+	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &n) || n > AV_MAX_STRING)
+		return false;
+	if (n) {
+		*val_path = malloc(n + 1);
+		if (!*val_path || !br_bytes(r, *val_path, n)) {
+			free(*val_path);
+			*val_path = NULL;
+			return false;
+		}
+		(*val_path)[n] = '\0';
+	}
+	/* The total is stored resolved; as options it reads as --steps. */
+	o->epochs = 0;
+	return true;
+}
+
+bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err)
+{
+	memset(ck, 0, sizeof *ck);
+	if (!read_file(path, &ck->buf, &ck->n, err))
+		return false;
+	uint32_t kind;
+	ck->model = model_parse(ck->buf, ck->n, path, &kind, &ck->state_off, &ck->state_len, err);
+	if (!ck->model)
+		goto fail;
+	if (kind != AV_KIND_CHECKPOINT) {
+		av_fail(err, "%s is a finished model, not a training checkpoint: --resume takes the "
+			     "checkpoint written when training stopped (OUT.ckpt)", path);
+		goto fail;
+	}
+	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
+	if (!get_options(&r, &ck->opt, &ck->val_path)) {
+		av_fail(err, "%s: the training state at byte %zu is damaged or from another "
+			     "version; start the training again", path, ck->state_off);
+		goto fail;
+	}
+	av_error e2;
+	if (!train_options_check(&ck->opt, &e2)) {
+		av_fail(err, "%s: the checkpoint's options are invalid (%s); start the training "
+			     "again", path, e2.msg);
+		goto fail;
+	}
+	model_config *cfg = &ck->model->cfg;
+	if (cfg->objective != ck->opt.objective || cfg->dim != ck->opt.dim ||
+	    cfg->heads != ck->opt.heads || cfg->layers != ck->opt.layers ||
+	    cfg->context != ck->opt.context) {
+		av_fail(err, "%s: the training state does not match the model in the same file; "
+			     "the checkpoint is damaged: start the training again", path);
+		goto fail;
+	}
+	return true;
+fail:
+	train_checkpoint_finish(ck);
+	return false;
+}
+
+void train_checkpoint_finish(train_checkpoint *ck)
+{
+	if (!ck)
+		return;
+	model_destroy(ck->model);
+	free(ck->val_path);
+	free(ck->buf);
+	memset(ck, 0, sizeof *ck);
+}
+
+/* The state after the options: everything but the model. */
+static bool restore_state(trainer *t, const train_checkpoint *ck, const char *what,
+			  av_error *err)
+{
+	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
+	train_options o;
+	char *vp = NULL;
+	get_options(&r, &o, &vp);
+	free(vp);
+	uint64_t ntrain, nval, hash, rs[4], astep;
+	uint32_t nr, ne;
+	size_t P = t->model->nparams;
+	bool ok = br_u64(&r, &ntrain) && br_u64(&r, &nval) && br_u64(&r, &hash);
+	if (!ok)
+		goto damaged;
+	if (ntrain != t->data->ntrain || nval != t->data->nval || hash != t->data->hash)
+		return av_fail(err, "the corpus differs from the one %s was trained on (%" PRIu64
+				    " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
+				    "resume with the same corpus%s",
+			       what, ntrain, nval, t->data->ntrain, t->data->nval,
+			       hash != t->data->hash && ntrain == t->data->ntrain ? ", other text" : "",
+			       ck->val_path ? " and --val-file" : "");
+	ok = br_u64(&r, &t->step) && br_u64(&r, &t->tokens_seen);
+	for (int i = 0; i < 4 && ok; i++)
+		ok = br_u64(&r, &rs[i]);
+	ok = ok && br_u64(&r, &astep) && br_f32s(&r, t->adam.m, P) && br_f32s(&r, t->adam.v, P) &&
+	     br_u32(&r, &nr) && nr <= TRAIN_RECENT;
+	if (!ok || t->step > t->total || astep != t->step)
+		goto damaged;
+	memcpy(t->data_rng.s, rs, sizeof rs);
+	t->adam.step = astep;
+	for (uint32_t i = 0; i < nr && ok; i++)
+		ok = br_f32(&r, &t->recent[i]);
+	t->nrecent = nr;
+	ok = ok && br_u32(&r, &ne) && (uint64_t)ne * 16 <= r.n - r.off;
+	if (!ok)
+		goto damaged;
+	t->evals = ne ? calloc(ne, sizeof *t->evals) : NULL;
+	if (ne && !t->evals)
+		return av_fail(err, "out of memory");
+	t->nevals = t->evals_cap = ne;
+	for (uint32_t i = 0; i < ne && ok; i++)
+		ok = br_u64(&r, &t->evals[i].step) && br_f32(&r, &t->evals[i].loss) &&
+		     br_f32(&r, &t->evals[i].acc);
+	if (!ok || r.off != r.n)
+		goto damaged;
+	return true;
+damaged:
+	return av_fail(err, "%s: the training state is damaged (at byte %zu of the state); start "
+			    "the training again", what, ck->state_off + r.off);
+}
+
+/* ---- the trainer ------------------------------------------------------ */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int32_t most_frequent_id(const corpus *c)
+{
+	int32_t best = TOK_UNK;
+	for (uint32_t i = 0; i < c->vocab.size; i++)
+		if (c->id_count[i] > c->id_count[best])
+			best = (int32_t)i;
+	return best;
+}
+
+trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
+			const char *name, const char *corpus_desc, const char *val_path,
+			const char *out_path, const char *ckpt_path, av_error *err)
+{
+	trainer *t = calloc(1, sizeof *t);
+	if (!t) {
+		av_fail(err, "out of memory");
+		return NULL;
+	}
+	t->opt = resume ? resume->opt : *o;
+	t->data = c;
+	if (!train_options_check(&t->opt, err))
+		goto fail;
+	t->total = train_total_steps(&t->opt, c);
+	t->opt.steps = t->total;
+	t->opt.epochs = resume ? resume->opt.epochs : o->epochs;
+	t->window = window_of(&t->opt);
+	t->nmask = t->opt.objective == OBJ_MASKED
+			   ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
+			   : (int)t->opt.context;
+	if (t->nmask < 1)
+		t->nmask = 1;
+	t->most_frequent = most_frequent_id(c);
+	t->out_path = dup_or_null(out_path);
+	t->ckpt_path = dup_or_null(ckpt_path);
+	t->val_path = dup_or_null(resume ? resume->val_path : val_path);
+	if ((out_path && !t->out_path) || (ckpt_path && !t->ckpt_path)) {
+		av_fail(err, "out of memory");
+		goto fail;
+	}
+
+	if (resume) {
+		vocab *v = &resume->model->vocab;
+		if (v->size != c->vocab.size ||
+		    memcmp(v->cps, c->vocab.cps, v->size * sizeof *v->cps) != 0) {
+			av_fail(err, "the corpus differs from the one the checkpoint was trained "
+				     "on: its vocabulary is not the same; resume with the same "
+				     "corpus%s", resume->val_path ? " and --val-file" : "");
+			goto fail;
+		}
+		t->model = resume->model;
+		resume->model = NULL;
+	} else {
+		model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim, t->opt.heads,
+				    t->opt.layers, t->opt.context};
+		t->model = model_create(&cfg, c->vocab.cps, err);
+		if (!t->model)
+			goto fail;
+		model_init_random(t->model, t->opt.seed);
+		if (!model_set_meta_strings(t->model, name ? name : "", corpus_desc ? corpus_desc : "",
+					    err))
+			goto fail;
+		t->model->meta.seed = t->opt.seed;
+		rng_seed(&t->data_rng, t->opt.seed ^ TRAIN_DATA_SALT);
+	}
+	model *m = t->model;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	m->meta.created = sde && *sde ? strtoll(sde, NULL, 10) : c->mtime;
+	m->meta.val_loss = m->meta.val_acc = NAN;
+	m->meta.base_loss = m->meta.base_acc = NAN;
+
+	int B = (int)t->opt.batch, T = (int)t->opt.context;
+	int rows = B * t->nmask;
+	if (!adamw_init(&t->adam, m, t->opt.lr, t->opt.warmup, t->total, err) ||
+	    !activations_init(&t->acts, &m->cfg, B, T, rows, err) ||
+	    !grad_acts_init(&t->gacts, &m->cfg, B, T, err))
+		goto fail;
+	t->grads = malloc(m->nparams * sizeof *t->grads);
+	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
+	t->targets = malloc((size_t)B * T * sizeof *t->targets);
+	t->perm = malloc((size_t)T * sizeof *t->perm);
+	if (!t->grads || !t->tokens || !t->targets || !t->perm) {
+		av_fail(err, "out of memory for the training buffers");
+		goto fail;
+	}
+	if (resume && !restore_state(t, resume, "the checkpoint", err))
+		goto fail;
+	return t;
+fail:
+	trainer_destroy(t);
+	return NULL;
+}
+
+void trainer_destroy(trainer *t)
+{
+	if (!t)
+		return;
+	model_destroy(t->model);
+	if (t->adam.m)
+		adamw_finish(&t->adam);
+	if (t->acts.mem)
+		activations_finish(&t->acts);
+	if (t->gacts.mem)
+		grad_acts_finish(&t->gacts);
+	free(t->grads);
+	free(t->tokens);
+	free(t->targets);
+	free(t->perm);
+	free(t->evals);
+	free(t->out_path);
+	free(t->ckpt_path);
+	free(t->val_path);
+	free(t);
+}
+
+/* Choose t->nmask distinct positions of a row of T (partial Fisher-Yates)
+ * and set their targets; with `corrupt` apply the 80/10/10 replacement,
+ * otherwise put the mask token everywhere (evaluation). */
+static void mask_row(trainer *t, rng *r, int32_t *tok, int32_t *tgt, bool corrupt)
+{
+	int T = (int)t->opt.context;
+	uint32_t V = t->model->cfg.vocab_size;
+	for (int i = 0; i < T; i++) {
+		t->perm[i] = i;
+		tgt[i] = -1;
+	}
+	for (int k = 0; k < t->nmask; k++) {
+		int j = k + (int)rng_below(r, (uint64_t)(T - k));
+		int32_t p = t->perm[j];
+		t->perm[j] = t->perm[k];
+		t->perm[k] = p;
+		tgt[p] = tok[p];
+		if (!corrupt) {
+			tok[p] = TOK_MASK;
+			continue;
+		}
+		float u = rng_uniform(r);
+		if (u < 0.8f)
+			tok[p] = TOK_MASK;
+		else if (u < 0.9f)
+			tok[p] = TOK_NSPECIAL + (int32_t)rng_below(r, V - TOK_NSPECIAL);
+	}
+}
+
+/* Row b of the batch from the window starting at corpus index `start`. */
+static void fill_row(trainer *t, int b, uint64_t start, rng *r, bool corrupt)
+{
+	int T = (int)t->opt.context;
+	int32_t *tok = t->tokens + (size_t)b * T, *tgt = t->targets + (size_t)b * T;
+	for (int i = 0; i < T; i++)
+		tok[i] = corpus_id(t->data, start + (uint64_t)i);
+	if (t->opt.objective == OBJ_CAUSAL) {
+		for (int i = 0; i < T; i++)
+			tgt[i] = corpus_id(t->data, start + (uint64_t)i + 1);
+	} else {
+		mask_row(t, r, tok, tgt, corrupt);
+	}
+}
+
+void trainer_evaluate(trainer *t, bool final, train_result *res)
+{
+	const corpus *c = t->data;
+	int B = (int)t->opt.batch, T = (int)t->opt.context;
+	uint64_t W = (uint64_t)t->window;
+	uint64_t maxk = (uint64_t)B * (final ? TRAIN_FINAL_BATCHES : TRAIN_EVAL_BATCHES);
+	uint64_t K = c->nval / W;
+	if (K > maxk)
+		K = maxk;
+	if (K < 1)
+		K = 1;
+	rng r;
+	rng_seed(&r, t->opt.seed ^ TRAIN_EVAL_SALT);
+	double loss = 0, base = 0;
+	uint64_t count = 0, correct = 0, base_correct = 0;
+	double denom = (double)c->ntrain + (double)c->vocab.size;
+	for (uint64_t k0 = 0; k0 < K; k0 += (uint64_t)B) {
+		int nb = (int)(K - k0 < (uint64_t)B ? K - k0 : (uint64_t)B);
+		for (int b = 0; b < nb; b++) {
+			uint64_t k = k0 + (uint64_t)b;
+			uint64_t off = K > 1 ? k * (c->nval - W) / (K - 1) : 0;
+			fill_row(t, b, c->ntrain + off, &r, false);
+		}
+		int n = 0, ok = 0;
+		float l = model_eval_loss(t->model, &t->acts, t->tokens, t->targets, nb, T, &n, &ok);
+		if (n > 0) {
+			loss += (double)l * n;
+			count += (uint64_t)n;
+			correct += (uint64_t)ok;
+		}
+		for (int i = 0; i < nb * T; i++) {
+			int32_t y = t->targets[i];
+			if (y < 0)
+				continue;
+			base -= log(((double)c->id_count[y] + 1.0) / denom);
+			base_correct += y == t->most_frequent;
+		}
+	}
+	res->count = count;
+	res->loss = count ? (float)(loss / (double)count) : NAN;
+	res->acc = count ? (float)((double)correct / (double)count) : NAN;
+	res->base_loss = count ? (float)(base / (double)count) : NAN;
+	res->base_acc = count ? (float)((double)base_correct / (double)count) : NAN;
+}
+
+static bool push_eval(trainer *t, const train_result *r)
+{
+	if (t->nevals == t->evals_cap) {
+		size_t cap = t->evals_cap ? t->evals_cap * 2 : 64;
+		train_eval *p = realloc(t->evals, cap * sizeof *p);
+		if (!p)
+			return false;
+		t->evals = p;
+		t->evals_cap = cap;
+	}
+	t->evals[t->nevals++] = (train_eval){t->step, r->loss, r->acc};
+	return true;
+}
+
+static void fill_progress(const trainer *t, train_progress *p)
+{
+	int nr = t->nrecent < TRAIN_RECENT ? (int)t->nrecent : TRAIN_RECENT;
+	p->step = t->step;
+	p->total = t->total;
+	p->tokens = t->tokens_seen;
+	p->nrecent = nr;
+	for (int i = 0; i < nr; i++)
+		p->recent[i] = t->recent[(t->nrecent - (uint64_t)nr + (uint64_t)i) % TRAIN_RECENT];
+	p->val_loss = t->nevals ? t->evals[t->nevals - 1].loss : NAN;
+	p->val_acc = t->nevals ? t->evals[t->nevals - 1].acc : NAN;
+}
+
+static bool write_final(trainer *t, av_error *err)
+{
+	model *m = t->model;
+	trainer_evaluate(t, true, &t->final);
+	m->meta.steps = t->step;
+	m->meta.tokens = t->tokens_seen;
+	m->meta.seed = t->opt.seed;
+	m->meta.val_loss = t->final.loss;
+	m->meta.val_acc = t->final.acc;
+	m->meta.base_loss = t->final.base_loss;
+	m->meta.base_acc = t->final.base_acc;
+	if (!t->out_path)
+		return true;
+	byte_buf b = {0};
+	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
+		return false;
+	bool ok = write_file_atomic(t->out_path, b.v, b.n, false, err);
+	bb_free(&b);
+	return ok;
+}
+
+train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_error *err)
+{
+	int B = (int)t->opt.batch, T = (int)t->opt.context;
+	const corpus *c = t->data;
+	uint64_t starts = c->ntrain - (uint64_t)t->window + 1;
+	train_progress *p = calloc(1, sizeof *p);
+	if (!p) {
+		av_fail(err, "out of memory");
+		return TRAIN_FAILED;
+	}
+	train_status st = TRAIN_DONE;
+	while (t->step < t->total) {
+		for (int b = 0; b < B; b++)
+			fill_row(t, b, rng_below(&t->data_rng, starts), &t->data_rng, true);
+		memset(t->grads, 0, t->model->nparams * sizeof *t->grads);
+		float loss = model_train_step_grads(t->model, &t->acts, &t->gacts, t->tokens,
+						    t->targets, B, T, t->grads, NULL, NULL);
+		p->lr = adamw_lr(&t->adam, t->adam.step);
+		p->grad_norm = adamw_step(&t->adam, t->model->params, t->grads);
+		t->step++;
+		t->tokens_seen += (uint64_t)B * (uint64_t)T;
+		t->recent[t->nrecent++ % TRAIN_RECENT] = loss;
+		if (!isfinite(loss)) {
+			av_fail(err, "the training loss became %g at step %" PRIu64 ": the learning "
+				     "rate is probably too high; lower --lr and start again",
+				(double)loss, t->step);
+			st = TRAIN_FAILED;
+			break;
+		}
+		p->evaluated = false;
+		if (t->opt.eval_every && t->step % t->opt.eval_every == 0) {
+			train_result r;
+			trainer_evaluate(t, false, &r);
+			if (!push_eval(t, &r)) {
+				av_fail(err, "out of memory");
+				st = TRAIN_FAILED;
+				break;
+			}
+			p->evaluated = true;
+		}
+		p->loss = loss;
+		fill_progress(t, p);
+		if (progress)
+			progress(p, ctx);
+		if (t->step == t->total)
+			break;
+		if (train_stop_requested()) {
+			if (!t->ckpt_path)
+				st = av_fail(err, "stopped at step %" PRIu64 " with nowhere to "
+						  "write a checkpoint", t->step) ? TRAIN_STOPPED
+										: TRAIN_FAILED;
+			else
+				st = trainer_save_checkpoint(t, err) ? TRAIN_STOPPED : TRAIN_FAILED;
+			break;
+		}
+		if (t->opt.checkpoint_every && t->step % t->opt.checkpoint_every == 0 &&
+		    t->ckpt_path && !trainer_save_checkpoint(t, err)) {
+			st = TRAIN_FAILED;
+			break;
+		}
+	}
+	free(p);
+	if (st != TRAIN_DONE)
+		return st;
+	if (!write_final(t, err))
+		return TRAIN_FAILED;
+	/* The final model supersedes the checkpoint; remove it only if it is one. */
+	if (t->ckpt_path) {
+		FILE *f = fopen(t->ckpt_path, "rb");
+		if (f) {
+			uint8_t h[16];
+			bool ours = fread(h, 1, 16, f) == 16 && memcmp(h, AV_MAGIC, 8) == 0 &&
+				    h[12] == AV_KIND_CHECKPOINT && !h[13] && !h[14] && !h[15];
+			fclose(f);
+			if (ours)
+				unlink(t->ckpt_path);
+		}
+	}
+	return TRAIN_DONE;
+}

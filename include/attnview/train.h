@@ -1,0 +1,220 @@
+/* The training loop: batches, objectives, evaluation against a unigram
+ * baseline, checkpoints, and stopping on a signal without losing work.
+ *
+ * Batches. Each of the B rows of a batch is a window starting at a uniformly
+ * random offset of the training split (xoshiro256** seeded by splitmix64 from
+ * --seed ^ TRAIN_DATA_SALT; rng.h). The window is W = T+1 ids for the causal
+ * objective (inputs ids[0..T), targets ids[1..T]) and W = T ids for the masked
+ * one. The model is initialised by model_init_random(seed).
+ *
+ * Masked objective. In every row exactly M = max(1, round(0.15 T)) distinct
+ * positions are chosen (a partial Fisher-Yates shuffle of 0..T-1, reset per
+ * row); each chosen position gets its original id as target and its input is
+ *   with probability 0.8 the mask token, 0.1 a uniformly random character id
+ *   (TOK_NSPECIAL..V-1), 0.1 left unchanged
+ * (one uniform draw u: u < 0.8 mask, u < 0.9 random, else unchanged). Other
+ * positions have target -1. Logits are computed only at the M*B chosen rows.
+ *
+ * Evaluation. K windows evenly spaced over the validation split (K = the
+ * number of non-overlapping windows, at most TRAIN_EVAL_BATCHES*B during
+ * training and TRAIN_FINAL_BATCHES*B at the end), the same windows every time.
+ * For the masked objective the positions come from an RNG re-seeded from the
+ * seed for every evaluation, and every chosen position is replaced by the mask
+ * token (accuracy = "guess the hidden character"). Loss is the mean
+ * cross-entropy in nats per predicted character; accuracy the fraction whose
+ * argmax is right. The unigram baseline is scored on exactly the same targets:
+ * p(id) = (count_train(id) + 1) / (ntrain + V) (add-one, so characters unseen
+ * in training have a finite loss), and always guessing the most frequent
+ * training id. The final evaluation is stored in the model metadata.
+ *
+ * Determinism. The same corpus, options, seed and thread count give the same
+ * bytes: every random choice comes from the seeded generators above and the
+ * metadata holds no wall-clock time (created = $SOURCE_DATE_EPOCH if set, else
+ * the corpus file's modification time).
+ *
+ * Checkpoint file: a model file (modelfile.h) of kind AV_KIND_CHECKPOINT whose
+ * header and parameters are the model at the moment of the checkpoint, with
+ * this training state as the kind-specific tail (little-endian, offsets from
+ * the start of the tail; P = number of parameters):
+ *   0    4   magic "ATCK"
+ *   4    4   state version (1)
+ *   8    4   objective (0 masked, 1 causal)
+ *   12   4   dim
+ *   16   4   heads
+ *   20   4   layers
+ *   24   4   context T
+ *   28   4   batch B
+ *   32   8   total steps (resolved from --epochs if that was given)
+ *   40   8   epochs (0 when --steps was given)
+ *   48   4   peak learning rate (f32)
+ *   52   8   warmup steps
+ *   60   8   seed
+ *   68   8   min count
+ *   76   4   max vocabulary (0 = no limit)
+ *   80   8   eval every (steps; 0 = only at the end)
+ *   88   8   checkpoint every (steps; 0 = only when stopped)
+ *   96   4   n, then n bytes: the --val-file path (n = 0: last 5% of the corpus)
+ *   ..   8   training characters, 8 validation characters, 8 FNV-1a hash of all
+ *            ids: resuming on a different corpus is refused
+ *   ..   8   steps done (the next step to run)
+ *   ..   8   training tokens seen
+ *   ..   32  batch RNG state, four u64 (the data position: windows are drawn
+ *            from it, so it is the whole reading position)
+ *   ..   8   AdamW step count
+ *   ..   4P  AdamW first moments m (f32, parameter order)
+ *   ..   4P  AdamW second moments v
+ *   ..   4   n, then n f32: the most recent training losses, oldest first
+ *   ..   4   n, then n records of (u64 step, f32 loss, f32 accuracy): every
+ *            validation evaluation so far
+ * The tail must end exactly there. Activations and gradients are not saved:
+ * each step recomputes them from the parameters and the batch.
+ *
+ * Stopping. train_request_stop (async-signal-safe; the SIGINT/SIGTERM handlers
+ * installed by train_install_signals call it) makes trainer_run finish the
+ * current step, write a checkpoint and return TRAIN_STOPPED. attnview exits
+ * 128 + the signal number (130 for SIGINT, 143 for SIGTERM) once the
+ * checkpoint is safely written, and 1 if writing it failed. A second signal
+ * ends the program at once (the handlers are one-shot); the last checkpoint
+ * written stays intact because every write is atomic. */
+#ifndef ATTNVIEW_TRAIN_H
+#define ATTNVIEW_TRAIN_H
+
+#include "attnview/backward.h"
+#include "attnview/corpus.h"
+#include "attnview/model.h"
+#include "attnview/modelfile.h"
+#include "attnview/optimizer.h"
+#include "attnview/rng.h"
+
+#define TRAIN_DATA_SALT 0x6461746162617463ull /* batch RNG: seed ^ this */
+#define TRAIN_EVAL_SALT 0x6576616c6d61736bull /* evaluation masks */
+#define TRAIN_EVAL_BATCHES 4
+#define TRAIN_FINAL_BATCHES 64
+#define TRAIN_RECENT 256 /* training losses kept for the sparkline */
+#define TRAIN_CKPT_MAGIC "ATCK"
+#define TRAIN_CKPT_VERSION 1u
+
+typedef struct train_options {
+	uint32_t objective; /* enum objective */
+	uint32_t dim, heads, layers, context, batch;
+	uint64_t steps;	 /* 0: from epochs */
+	uint64_t epochs; /* 0: use steps */
+	float lr;
+	uint64_t warmup;
+	uint64_t seed;
+	uint64_t min_count;
+	uint32_t max_vocab;
+	uint64_t eval_every;	   /* 0: only at the end */
+	uint64_t checkpoint_every; /* 0: only when stopped */
+} train_options;
+
+/* The defaults of attnview --train (attnview(1) lists them). */
+void train_options_default(train_options *o);
+/* Refuses impossible values and combinations; the message names the option
+ * and what to change. */
+bool train_options_check(const train_options *o, av_error *err);
+/* Steps the run will take on this corpus (resolves --epochs). */
+uint64_t train_total_steps(const train_options *o, const corpus *c);
+/* Refuses a corpus too small for the options (a training split shorter than
+ * one batch of windows, a validation split shorter than one window). */
+bool train_check_data(const train_options *o, const corpus *c, const char *path,
+		      av_error *err);
+/* Refuses an output path that exists and is not an attnview file, or whose
+ * directory cannot be written, before hours of training are spent. */
+bool train_check_output(const char *path, av_error *err);
+
+/* A checkpoint file read back (the layout above). */
+typedef struct train_checkpoint {
+	train_options opt;
+	char *val_path; /* NULL: the last 5% */
+	model *model;
+	uint8_t *buf;	/* the file; the state is buf[state_off..+state_len) */
+	size_t n, state_off, state_len;
+} train_checkpoint;
+
+bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err);
+void train_checkpoint_finish(train_checkpoint *ck);
+
+typedef struct train_eval {
+	uint64_t step;
+	float loss, acc;
+} train_eval;
+
+typedef struct train_result {
+	float loss, acc;	   /* model */
+	float base_loss, base_acc; /* unigram baseline on the same targets */
+	uint64_t count;		   /* predicted characters */
+} train_result;
+
+typedef struct trainer {
+	train_options opt;
+	uint64_t total;	       /* steps of the whole run */
+	const corpus *data;
+	model *model;
+	adamw adam;
+	activations acts;
+	grad_acts gacts;
+	float *grads;
+	int32_t *tokens, *targets; /* (B,T) */
+	int32_t *perm;		   /* (T) masking shuffle */
+	int window, nmask;	   /* W and M above */
+	int32_t most_frequent;	   /* training id of the baseline guess */
+	rng data_rng;
+	uint64_t step, tokens_seen;
+	float recent[TRAIN_RECENT]; /* ring of training losses */
+	uint64_t nrecent;	    /* losses pushed so far */
+	train_eval *evals;
+	size_t nevals, evals_cap;
+	train_result final;
+	char *out_path, *ckpt_path;
+	char *val_path;
+} trainer;
+
+/* A fresh run (resume == NULL: random initialisation from the seed, meta name
+ * and corpus description set from name/corpus_desc) or the continuation of a
+ * checkpoint (its options replace *o, its model is taken over and resume->model
+ * set to NULL; the corpus must be the one it was trained on). out_path receives
+ * the final model, ckpt_path the checkpoints. */
+trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
+			const char *name, const char *corpus_desc, const char *val_path,
+			const char *out_path, const char *ckpt_path, av_error *err);
+void trainer_destroy(trainer *t);
+
+/* What the progress callback sees after every step. */
+typedef struct train_progress {
+	uint64_t step, total;	/* steps done, of the whole run */
+	uint64_t tokens;	/* training tokens seen */
+	float loss;		/* this step's training loss */
+	float lr, grad_norm;
+	bool evaluated;		/* an evaluation ran after this step */
+	float val_loss, val_acc; /* the last evaluation; NAN before the first */
+	float recent[TRAIN_RECENT]; /* the last nrecent training losses, oldest first */
+	int nrecent;
+} train_progress;
+
+typedef void (*train_progress_fn)(const train_progress *p, void *ctx);
+
+typedef enum train_status { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = 2 } train_status;
+
+/* Run to the end: train, evaluate, write the final model (atomically) and
+ * remove the checkpoint file. Or, after train_request_stop, write a checkpoint
+ * and return TRAIN_STOPPED. progress may be NULL. */
+train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_error *err);
+
+/* Evaluate over the validation split: TRAIN_EVAL_BATCHES*B windows at most, or
+ * TRAIN_FINAL_BATCHES*B with `final`. */
+void trainer_evaluate(trainer *t, bool final, train_result *r);
+
+/* Serialise the checkpoint (model + state) into out. */
+bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err);
+bool trainer_save_checkpoint(trainer *t, av_error *err);
+
+/* Stop requests: async-signal-safe; signo is reported back (0 = none). */
+void train_request_stop(int signo);
+int train_stop_requested(void);
+void train_clear_stop(void);
+/* One-shot SIGINT and SIGTERM handlers that call train_request_stop. */
+bool train_install_signals(av_error *err);
+void train_restore_signals(void);
+
+#endif

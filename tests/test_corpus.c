@@ -1,0 +1,269 @@
+/* Corpus loading: the edge cases a user's file can have, each with the
+ * message or the counts the user is shown. */
+#include "harness.h"
+
+#include "attnview/corpus.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *write_tmp(const char *name, const void *data, size_t n)
+{
+	static char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, n, f) != n) {
+		perror(path);
+		exit(1);
+	}
+	fclose(f);
+	return path;
+}
+
+static const corpus_options defaults = {NULL, 1, 0};
+
+/* Load `text`, expect failure with a message containing `want`. */
+static void expect_refused(const char *name, const char *text, size_t n, const char *want)
+{
+	corpus c;
+	av_error err = {{0}};
+	const char *p = write_tmp(name, text, n);
+	bool ok = corpus_load(&c, p, &defaults, &err);
+	CHECKF(!ok, "%s was accepted", name);
+	CHECKF(strstr(err.msg, want) != NULL, "%s: message '%s' lacks '%s'", name, err.msg, want);
+	CHECKF(strstr(err.msg, p) != NULL, "%s: message '%s' does not name the file", name,
+	       err.msg);
+	if (ok)
+		corpus_finish(&c);
+}
+
+static bool load(corpus *c, const char *name, const char *text, size_t n)
+{
+	av_error err = {{0}};
+	bool ok = corpus_load(c, write_tmp(name, text, n), &defaults, &err);
+	CHECKF(ok, "%s refused: %s", name, err.msg);
+	return ok;
+}
+
+/* The whole text as codepoints (ids mapped back through the vocabulary). */
+static size_t decode(const corpus *c, uint32_t *out, size_t max)
+{
+	uint64_t n = c->ntrain + c->nval;
+	for (uint64_t i = 0; i < n && i < max; i++)
+		out[i] = c->vocab.cps[corpus_id(c, i)];
+	return (size_t)n;
+}
+
+static void test_refusals(void)
+{
+	expect_refused("empty.txt", "", 0, "is empty");
+	const char blank[] = "  \n\t \n\r\n   \xe3\x80\x80\n";
+	expect_refused("blank.txt", blank, sizeof blank - 1, "only whitespace");
+	const char esc[] = "\x1b[31m\x1b[0m\x01\x02";
+	expect_refused("escapes-only.txt", esc, sizeof esc - 1, "no text left after cleaning");
+
+	corpus c;
+	av_error err = {{0}};
+	corpus_options hi = {NULL, 1000, 0};
+	const char *p = write_tmp("rare.txt", "abcabc", 6);
+	CHECK(!corpus_load(&c, p, &hi, &err));
+	CHECKF(strstr(err.msg, "lower --min-count") != NULL, "message: %s", err.msg);
+
+	CHECK(!corpus_load(&c, dir, &defaults, &err));
+	CHECKF(strstr(err.msg, "not a regular file") != NULL, "message: %s", err.msg);
+	snprintf(err.msg, sizeof err.msg, "%s", "");
+	CHECK(!corpus_load(&c, "/nonexistent/corpus.txt", &defaults, &err));
+	CHECKF(strstr(err.msg, "/nonexistent/corpus.txt") && strstr(err.msg, "No such file"),
+	       "message: %s", err.msg);
+}
+
+static void test_one_character(void)
+{
+	char text[1000];
+	memset(text, 'a', sizeof text);
+	corpus c;
+	if (!load(&c, "one.txt", text, sizeof text))
+		return;
+	CHECK(c.vocab.size == TOK_NSPECIAL + 1);
+	CHECK(c.ntrain == 950 && c.nval == 50);
+	CHECK(c.id_count[TOK_NSPECIAL] == 950);
+	CHECK(corpus_id(&c, 999) == TOK_NSPECIAL);
+	CHECK(c.unk_val == 0);
+	corpus_finish(&c);
+}
+
+static void test_invalid_utf8(void)
+{
+	/* 0xff at byte 3, a truncated 2-byte sequence at byte 7. */
+	const char text[] = "abc\xff"
+			    "def\xc3(gh";
+	corpus c;
+	if (!load(&c, "invalid.txt", text, sizeof text - 1))
+		return;
+	CHECK(c.stats.invalid == 2);
+	CHECK(c.stats.first_invalid == 3);
+	CHECK(vocab_id(&c.vocab, 0xFFFD) >= TOK_NSPECIAL);
+	uint32_t cps[32];
+	size_t n = decode(&c, cps, 32);
+	CHECK(n == 11);
+	CHECK(cps[3] == 0xFFFD && cps[7] == 0xFFFD && cps[8] == '(');
+	char sum[1024];
+	corpus_summary(&c, "invalid.txt", sum, sizeof sum);
+	CHECKF(strstr(sum, "2 invalid UTF-8 sequences replaced by U+FFFD (first at byte 3)"),
+	       "summary: %s", sum);
+	corpus_finish(&c);
+}
+
+static void test_escapes_crlf_bom(void)
+{
+	const char text[] = "\xef\xbb\xbf"
+			    "\x1b[1;31mred\x1b[0m text\r\nline\rend\x07\r\n";
+	corpus c;
+	if (!load(&c, "mixed-bad.txt", text, sizeof text - 1))
+		return;
+	CHECK(c.stats.bom);
+	CHECK(c.stats.escapes == 2);
+	CHECK(c.stats.crlf == 3);
+	CHECK(c.stats.controls == 1);
+	uint32_t cps[64];
+	size_t n = decode(&c, cps, 64);
+	const char *want = "red text\nline\nend\n";
+	CHECK(n == strlen(want));
+	bool same = n == strlen(want);
+	for (size_t i = 0; same && i < n; i++)
+		same = cps[i] == (uint32_t)(unsigned char)want[i];
+	CHECKF(same, "cleaned text differs from '%s'", want);
+	CHECK(vocab_id(&c.vocab, '\r') == TOK_UNK);
+	CHECK(vocab_id(&c.vocab, 0xFEFF) == TOK_UNK);
+	char sum[1024];
+	corpus_summary(&c, "mixed-bad.txt", sum, sizeof sum);
+	CHECKF(strstr(sum, "removed 2 ANSI escape sequences and 1 control character") &&
+		       strstr(sum, "3 CR or CRLF line ends made LF") &&
+		       strstr(sum, "byte order mark removed"),
+	       "summary: %s", sum);
+	corpus_finish(&c);
+}
+
+/* The split, the vocabulary from the training part only, unknowns in the
+ * validation part. */
+static void test_split(void)
+{
+	char text[100];
+	memset(text, 'x', 95);
+	memcpy(text + 95, "yyyyz", 5);
+	corpus c;
+	if (!load(&c, "split.txt", text, 100))
+		return;
+	CHECK(c.ntrain == 95 && c.nval == 5);
+	CHECK(c.vocab.size == TOK_NSPECIAL + 1);
+	CHECK(c.unk_val == 5);
+	CHECK(corpus_id(&c, 99) == TOK_UNK);
+	corpus_finish(&c);
+
+	/* --val-file: the whole corpus trains, the file validates. */
+	char vpath[256];
+	snprintf(vpath, sizeof vpath, "%s", write_tmp("val.txt", "xxyq", 4));
+	corpus_options vo = {vpath, 1, 0};
+	av_error err;
+	bool ok = corpus_load(&c, write_tmp("train.txt", "xxxxy", 5), &vo, &err);
+	CHECKF(ok, "val file: %s", err.msg);
+	if (ok) {
+		CHECK(c.ntrain == 5 && c.nval == 4);
+		CHECK(c.unk_val == 1);
+		CHECK(corpus_id(&c, 5) == vocab_id(&c.vocab, 'x'));
+		CHECK(corpus_id(&c, 8) == TOK_UNK);
+		corpus_finish(&c);
+	}
+	corpus_options bad = {"/nonexistent/v", 1, 0};
+	ok = corpus_load(&c, write_tmp("train.txt", "xxxxy", 5), &bad, &err);
+	CHECK(!ok && strstr(err.msg, "/nonexistent/v"));
+
+	/* --max-vocab and --min-count cut the rarest characters. */
+	corpus_options lim = {NULL, 1, TOK_NSPECIAL + 2};
+	ok = corpus_load(&c, write_tmp("lim.txt", "aaaabbbccd\n\n\n\n\n", 15), &lim, &err);
+	CHECKF(ok, "max-vocab: %s", err.msg);
+	if (ok) {
+		CHECK(c.vocab.size == TOK_NSPECIAL + 2);
+		CHECK(vocab_id(&c.vocab, 'a') != TOK_UNK && vocab_id(&c.vocab, '\n') != TOK_UNK);
+		CHECK(c.id_count[TOK_UNK] == 6);
+		corpus_finish(&c);
+	}
+}
+
+/* Characters that straddle the 1 MiB chunks come out whole. */
+static void test_chunks(void)
+{
+	const char unit[] = "你好世界 "; /* 4 x 3 bytes + 1: 13 bytes, 5 characters */
+	size_t reps = (CORPUS_CHUNK * 2) / 13 + 7;
+	size_t n = reps * 13 + 2;
+	char *text = malloc(n);
+	text[0] = 'a';
+	text[1] = 'b'; /* shifts the units off the chunk boundary */
+	for (size_t i = 0; i < reps; i++)
+		memcpy(text + 2 + i * 13, unit, 13);
+	corpus c;
+	if (load(&c, "big.txt", text, n)) {
+		CHECK(c.ntrain + c.nval == reps * 5 + 2);
+		CHECK(c.stats.invalid == 0);
+		CHECK(c.vocab.size == TOK_NSPECIAL + 7);
+		CHECK(c.width == 2);
+		uint32_t cps[16];
+		decode(&c, cps, 16);
+		CHECK(cps[2] == 0x4F60 && cps[6] == ' ');
+		corpus_finish(&c);
+	}
+	free(text);
+}
+
+/* More than 65533 distinct characters: ids need 4 bytes. */
+static void test_wide_vocab(void)
+{
+	size_t cap = 80000 * 4, n = 0;
+	char *text = malloc(cap);
+	for (uint32_t cp = 0x20000; cp < 0x2A6D0; cp++)
+		n += cp_to_utf8(cp, text + n);
+	for (uint32_t cp = 0x4E00; cp < 0x9FA0; cp++)
+		n += cp_to_utf8(cp, text + n);
+	for (uint32_t cp = 0x2A700; cp < 0x2B700; cp++)
+		n += cp_to_utf8(cp, text + n);
+	/* Repeat the beginning so the validation tail is known characters. */
+	size_t head = n / 10 / 4 * 4; /* whole 4-byte characters */
+	memcpy(text + n, text, head);
+	n += head;
+	corpus c;
+	if (load(&c, "wide.txt", text, n)) {
+		CHECK(c.width == 4);
+		CHECK(c.vocab.size > 65536);
+		CHECK(c.unk_val == 0);
+		uint32_t first[2];
+		decode(&c, first, 2);
+		CHECK(first[0] == 0x20000 && first[1] == 0x20001);
+		CHECK(c.vocab.cps[corpus_id(&c, c.ntrain + c.nval - 1)] != 0);
+		corpus_finish(&c);
+	}
+	free(text);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/attnview-corpus-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_refusals();
+	test_one_character();
+	test_invalid_utf8();
+	test_escapes_crlf_bom();
+	test_split();
+	test_chunks();
+	test_wide_vocab();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return test_summary("corpus");
+}

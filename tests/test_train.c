@@ -1,0 +1,490 @@
+/* The training loop: it learns, it is deterministic, an interrupted and
+ * resumed run ends in the same bytes as an uninterrupted one, and impossible
+ * requests are refused with a message saying what to change. */
+#include "harness.h"
+
+#include "attnview/blas.h"
+#include "attnview/corpus.h"
+#include "attnview/train.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *tmp(const char *name)
+{
+	static char buf[32][256];
+	static int k;
+	k = (k + 1) % 32;
+	snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+	return buf[k];
+}
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+static bool same_bytes(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
+	bool same = x && y && na == nb && memcmp(x, y, na) == 0;
+	if (x && y && !same) {
+		size_t i = 0;
+		while (i < na && i < nb && x[i] == y[i])
+			i++;
+		fprintf(stderr, "%s and %s differ: sizes %zu and %zu, first difference at byte %zu\n",
+			a, b, na, nb, i);
+	}
+	free(x);
+	free(y);
+	return same;
+}
+
+static void tiny_options(train_options *o)
+{
+	train_options_default(o);
+	o->dim = 16;
+	o->heads = 2;
+	o->layers = 1;
+	o->context = 16;
+	o->batch = 4;
+	o->steps = 40;
+	o->warmup = 4;
+	o->lr = 3e-3f;
+	o->eval_every = 10;
+	o->checkpoint_every = 15;
+}
+
+typedef struct stop_ctx {
+	uint64_t stop_at; /* raise SIGINT after this step; 0 = never */
+	int calls;
+	float first_loss, last_loss;
+	int evaluations;
+} stop_ctx;
+
+static void on_progress(const train_progress *p, void *ctx)
+{
+	stop_ctx *s = ctx;
+	if (s->calls++ == 0)
+		s->first_loss = p->loss;
+	s->last_loss = p->loss;
+	s->evaluations += p->evaluated;
+	if (p->step == s->stop_at)
+		raise(SIGINT); /* the handler installed by train_install_signals */
+}
+
+/* One run from a fresh start (resume == NULL) or a checkpoint. */
+static train_status run(const train_options *o, const char *corpus_path, const char *resume,
+			const char *out, const char *ckpt, stop_ctx *s, train_result *res)
+{
+	corpus c;
+	av_error err = {{0}};
+	train_checkpoint ck = {0};
+	corpus_options co = {NULL, o->min_count, o->max_vocab};
+	if (resume && !train_checkpoint_load(&ck, resume, &err)) {
+		fprintf(stderr, "checkpoint: %s\n", err.msg);
+		return TRAIN_FAILED;
+	}
+	if (!corpus_load(&c, corpus_path, &co, &err)) {
+		fprintf(stderr, "corpus: %s\n", err.msg);
+		train_checkpoint_finish(&ck);
+		return TRAIN_FAILED;
+	}
+	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, "test", "test corpus", NULL, out,
+				    ckpt, &err);
+	train_status st = TRAIN_FAILED;
+	if (t && train_install_signals(&err)) {
+		train_clear_stop();
+		st = trainer_run(t, on_progress, s, &err);
+		train_restore_signals();
+		if (res)
+			*res = t->final;
+	}
+	if (st == TRAIN_FAILED)
+		fprintf(stderr, "training: %s\n", err.msg);
+	trainer_destroy(t);
+	train_checkpoint_finish(&ck);
+	corpus_finish(&c);
+	return st;
+}
+
+static void test_options(void)
+{
+	train_options o;
+	av_error err;
+	train_options_default(&o);
+	CHECK(train_options_check(&o, &err));
+	o.dim = 66;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--dim 66 is not divisible by --heads 4") &&
+		       strstr(err.msg, "--dim 68"),
+	       "message: %s", err.msg);
+	train_options_default(&o);
+	o.context = 4096;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--context 4096") && strstr(err.msg, "1024"), "message: %s",
+	       err.msg);
+	train_options_default(&o);
+	o.warmup = 3000;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--warmup"), "message: %s", err.msg);
+	train_options_default(&o);
+	o.epochs = 2;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--steps and --epochs"), "message: %s", err.msg);
+	train_options_default(&o);
+	o.max_vocab = 3;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--max-vocab"), "message: %s", err.msg);
+	train_options_default(&o);
+	o.batch = 4096;
+	o.context = 1024;
+	o.heads = 64;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "GB") && strstr(err.msg, "smaller --batch"), "message: %s",
+	       err.msg);
+}
+
+static void test_small_corpus(void)
+{
+	train_options o;
+	tiny_options(&o);
+	corpus c;
+	av_error err;
+	corpus_options co = {NULL, 1, 0};
+	const char *p = test_path("data/corpus/repeat.txt");
+	if (!corpus_load(&c, p, &co, &err)) {
+		CHECKF(false, "%s", err.msg);
+		return;
+	}
+	CHECK(train_check_data(&o, &c, p, &err));
+	o.batch = 400; /* 400 x 16 > 5985 training characters */
+	CHECK(!train_check_data(&o, &c, p, &err));
+	CHECKF(strstr(err.msg, "fewer than one batch") && strstr(err.msg, "smaller --batch"),
+	       "message: %s", err.msg);
+	tiny_options(&o);
+	o.context = 512; /* validation split: 315 characters */
+	CHECK(!train_check_data(&o, &c, p, &err));
+	CHECKF(strstr(err.msg, "validation split") && strstr(err.msg, "--val-file"),
+	       "message: %s", err.msg);
+	tiny_options(&o);
+	o.steps = 0;
+	o.epochs = 1; /* 5985 / 64 -> 94 steps */
+	CHECK(train_total_steps(&o, &c) == 94);
+	corpus_finish(&c);
+}
+
+/* It learns: on a small repetitive text the loss falls far below the unigram
+ * baseline, for both objectives. */
+static void test_learns(void)
+{
+	for (int obj = 0; obj < 2; obj++) {
+		train_options o;
+		tiny_options(&o);
+		o.objective = (uint32_t)obj;
+		o.dim = 32;
+		o.steps = 300;
+		o.warmup = 20;
+		/* A masked row has 2 targets where a causal one has 16, and
+		 * masked models sit on the unigram plateau a while longer. */
+		if (obj == OBJ_MASKED) {
+			o.batch = 32;
+			o.steps = 800;
+		}
+		o.lr = 1e-2f;
+		o.checkpoint_every = 0;
+		o.eval_every = 100;
+		stop_ctx s = {0};
+		train_result r = {0};
+		train_status st =
+			run(&o, test_path("data/corpus/repeat.txt"), NULL, tmp("learn.attn"),
+			    tmp("learn.ckpt"), &s, &r);
+		CHECK(st == TRAIN_DONE);
+		CHECK(s.evaluations == (int)(o.steps / 100));
+		printf("%s: train loss %.3f -> %.3f; val loss %.3f acc %.3f, baseline %.3f acc "
+		       "%.3f\n",
+		       obj ? "causal" : "masked", (double)s.first_loss, (double)s.last_loss,
+		       (double)r.loss, (double)r.acc, (double)r.base_loss, (double)r.base_acc);
+		CHECK(s.last_loss < 0.6f * s.first_loss);
+		CHECK(r.loss < 0.6f * r.base_loss);
+		CHECK(r.acc > r.base_acc + 0.2f);
+		model *m = NULL;
+		av_error err;
+		m = model_load(tmp("learn.attn"), &err);
+		CHECKF(m != NULL, "%s", m ? "" : err.msg);
+		if (m) {
+			CHECK(m->meta.steps == o.steps);
+			CHECK(m->meta.tokens == o.steps * o.batch * 16);
+			CHECK(m->meta.val_loss == r.loss && m->meta.base_loss == r.base_loss);
+			CHECK(m->meta.val_acc == r.acc && m->meta.base_acc == r.base_acc);
+			CHECK(m->cfg.objective == (uint32_t)obj);
+			model_destroy(m);
+		}
+		CHECK(!file_exists(tmp("learn.ckpt")));
+	}
+}
+
+/* A corpus of one distinct character trains: the model is always right. */
+static void test_one_character(void)
+{
+	char text[2000];
+	memset(text, 'z', sizeof text);
+	FILE *f = fopen(tmp("one.txt"), "wb");
+	fwrite(text, 1, sizeof text, f);
+	fclose(f);
+	train_options o;
+	tiny_options(&o);
+	o.steps = 60;
+	stop_ctx s = {0};
+	train_result r = {0};
+	CHECK(run(&o, tmp("one.txt"), NULL, tmp("one.attn"), tmp("one.ckpt"), &s, &r) ==
+	      TRAIN_DONE);
+	CHECK(r.acc == 1.0f && r.base_acc == 1.0f);
+	CHECKF(r.loss < 0.2f, "loss %g", (double)r.loss);
+}
+
+/* Same options and seed: the same bytes. Another seed: other bytes. */
+static void test_determinism(void)
+{
+	train_options o;
+	tiny_options(&o);
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	stop_ctx s = {0};
+	CHECK(run(&o, corpus_path, NULL, tmp("a.attn"), tmp("a.ckpt"), &s, NULL) == TRAIN_DONE);
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("b.attn"), tmp("b.ckpt"), &s, NULL) == TRAIN_DONE);
+	CHECK(same_bytes(tmp("a.attn"), tmp("b.attn")));
+	o.seed = 2;
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("c.attn"), tmp("c.ckpt"), &s, NULL) == TRAIN_DONE);
+	size_t na, nc;
+	uint8_t *a = test_read_file(tmp("a.attn"), &na), *c = test_read_file(tmp("c.attn"), &nc);
+	CHECK(a && c && na == nc && memcmp(a, c, na) != 0);
+	free(a);
+	free(c);
+}
+
+/* Stopped by SIGINT at step 20 (between two checkpoints), resumed to 40:
+ * the same bytes as 40 uninterrupted steps; for both objectives. */
+static void test_resume(void)
+{
+	for (int obj = 0; obj < 2; obj++) {
+		train_options o;
+		tiny_options(&o);
+		o.objective = (uint32_t)obj;
+		const char *corpus_path = test_path("data/corpus/mixed.txt");
+		stop_ctx s = {0};
+		CHECK(run(&o, corpus_path, NULL, tmp("full.attn"), tmp("full.ckpt"), &s, NULL) ==
+		      TRAIN_DONE);
+		stop_ctx s1 = {.stop_at = 20};
+		unlink(tmp("part.attn"));
+		train_status st =
+			run(&o, corpus_path, NULL, tmp("part.attn"), tmp("part.ckpt"), &s1, NULL);
+		CHECK(st == TRAIN_STOPPED);
+		CHECK(train_stop_requested() == SIGINT);
+		/* ...and no final model was written. */
+		CHECK(s1.calls == 20);
+		CHECK(!file_exists(tmp("part.attn")));
+		CHECK(file_exists(tmp("part.ckpt")));
+
+		/* The checkpoint carries the options: pass different ones. */
+		train_options other;
+		train_options_default(&other);
+		stop_ctx s2 = {0};
+		st = run(&other, corpus_path, tmp("part.ckpt"), tmp("part.attn"), tmp("part.ckpt"),
+			 &s2, NULL);
+		CHECK(st == TRAIN_DONE);
+		CHECK(s2.calls == 20);
+		CHECK(same_bytes(tmp("full.attn"), tmp("part.attn")));
+		CHECK(!file_exists(tmp("part.ckpt")));
+	}
+
+	/* A checkpoint on another corpus is refused. */
+	train_options o;
+	tiny_options(&o);
+	stop_ctx s1 = {.stop_at = 5};
+	CHECK(run(&o, test_path("data/corpus/mixed.txt"), NULL, tmp("x.attn"), tmp("x.ckpt"), &s1,
+		  NULL) == TRAIN_STOPPED);
+	train_checkpoint ck;
+	av_error err;
+	CHECK(train_checkpoint_load(&ck, tmp("x.ckpt"), &err));
+	corpus c;
+	corpus_options co = {NULL, 1, 0};
+	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
+	trainer *t = trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"),
+				    &err);
+	CHECK(t == NULL);
+	CHECKF(strstr(err.msg, "corpus differs"), "message: %s", err.msg);
+	trainer_destroy(t);
+	corpus_finish(&c);
+	train_checkpoint_finish(&ck);
+
+	/* A finished model is not a checkpoint; a damaged checkpoint is refused. */
+	CHECK(!train_checkpoint_load(&ck, tmp("full.attn"), &err));
+	CHECKF(strstr(err.msg, "not a training checkpoint"), "message: %s", err.msg);
+	size_t n;
+	uint8_t *b = test_read_file(tmp("x.ckpt"), &n);
+	if (b) {
+		b[n / 2] ^= 1;
+		FILE *f = fopen(tmp("bad.ckpt"), "wb");
+		fwrite(b, 1, n, f);
+		fclose(f);
+		free(b);
+		CHECK(!train_checkpoint_load(&ck, tmp("bad.ckpt"), &err));
+		CHECKF(strstr(err.msg, "bad.ckpt"), "message: %s", err.msg);
+	}
+}
+
+static bool contains(const uint8_t *b, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(b + i, s, k) == 0)
+			return true;
+	return false;
+}
+
+/* Run the program; returns its exit status (128+signal if killed), with
+ * stdout+stderr in `out`. If sig, send it once a line containing "step " has
+ * been printed. */
+static int run_cli(const char *const *args, char *out, size_t cap, int sig)
+{
+	const char *bin = getenv("ATTNVIEW_BIN");
+	if (!bin)
+		return -1;
+	const char *log = tmp("cli.log");
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		const char *argv[32] = {bin};
+		int i = 0;
+		for (; args[i] && i < 30; i++)
+			argv[i + 1] = args[i];
+		argv[i + 1] = NULL;
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	int status = 0;
+	if (sig) {
+		for (int tries = 0; tries < 2000; tries++) {
+			size_t n = 0;
+			uint8_t *b = test_read_file(log, &n);
+			bool seen = b && contains(b, n, "step ");
+			free(b);
+			if (seen || waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			usleep(10000);
+		}
+		kill(pid, sig);
+	}
+	waitpid(pid, &status, 0);
+	size_t n = 0;
+	uint8_t *b = test_read_file(log, &n);
+	n = n < cap - 1 ? n : cap - 1;
+	if (b)
+		memcpy(out, b, n);
+	out[n] = '\0';
+	free(b);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void test_cli(void)
+{
+	char out[8192];
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	const char *bad_dim[] = {"--train", corpus_path, "--dim", "30", "-o", tmp("m.attn"), NULL};
+	CHECK(run_cli(bad_dim, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--dim 30 is not divisible by --heads 4"), "output: %s", out);
+
+	const char *small[] = {"--train", test_path("data/corpus/repeat.txt"), "--batch", "64",
+			       "-o", tmp("m.attn"), NULL};
+	CHECK(run_cli(small, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "fewer than one batch"), "output: %s", out);
+
+	const char *both[] = {"--train", corpus_path, "--steps", "5", "--epochs", "1", NULL};
+	CHECK(run_cli(both, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--steps and --epochs"), "output: %s", out);
+
+	const char *bad_num[] = {"--train", corpus_path, "--lr", "fast", NULL};
+	CHECK(run_cli(bad_num, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--lr: 'fast' is not a valid value"), "output: %s", out);
+
+	/* A file that is not a model is never overwritten. */
+	FILE *f = fopen(tmp("notes.txt"), "w");
+	fputs("precious\n", f);
+	fclose(f);
+	const char *clobber[] = {"--train", corpus_path, "-o", tmp("notes.txt"), NULL};
+	CHECK(run_cli(clobber, out, sizeof out, 0) == 1);
+	CHECKF(strstr(out, "not an attnview model"), "output: %s", out);
+	size_t n;
+	uint8_t *b = test_read_file(tmp("notes.txt"), &n);
+	CHECK(b && n == 9 && memcmp(b, "precious\n", 9) == 0);
+	free(b);
+
+	/* SIGTERM mid-run: a checkpoint, exit 143, the resume command; resuming
+	 * with it (and a conflicting option refused) ends in the same bytes. */
+	const char *full[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
+			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
+			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
+			      tmp("cli-full.attn"), NULL};
+	CHECK(run_cli(full, out, sizeof out, 0) == 0);
+	CHECKF(strstr(out, "unigram baseline"), "output: %s", out);
+	const char *part[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
+			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
+			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
+			      tmp("cli-part.attn"), NULL};
+	int st = run_cli(part, out, sizeof out, SIGTERM);
+	if (st == 0) {
+		fprintf(stderr, "note: the run ended before SIGTERM arrived\n");
+		return;
+	}
+	CHECKF(st == 143, "exit status %d: %s", st, out);
+	char want[512];
+	snprintf(want, sizeof want, "resume with: attnview --train %s --resume %s -o %s",
+		 corpus_path, tmp("cli-part.attn.ckpt"), tmp("cli-part.attn"));
+	CHECKF(strstr(out, want), "output lacks '%s': %s", want, out);
+	CHECK(file_exists(tmp("cli-part.attn.ckpt")));
+	const char *conflict[] = {"--train", corpus_path, "--resume", tmp("cli-part.attn.ckpt"),
+				  "--dim", "32", NULL};
+	CHECK(run_cli(conflict, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--dim differs from the checkpoint's"), "output: %s", out);
+	const char *resume[] = {"--train", corpus_path, "--resume", tmp("cli-part.attn.ckpt"),
+				"--threads", "1", NULL};
+	CHECK(run_cli(resume, out, sizeof out, 0) == 0);
+	CHECKF(strstr(out, "resuming"), "output: %s", out);
+	CHECK(same_bytes(tmp("cli-full.attn"), tmp("cli-part.attn")));
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/attnview-train-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	blas_set_threads(1);
+	test_options();
+	test_small_corpus();
+	test_learns();
+	test_one_character();
+	test_determinism();
+	test_resume();
+	test_cli();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return test_summary("train");
+}
