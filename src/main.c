@@ -4,6 +4,7 @@
 #include "attnview/blas.h"
 #include "attnview/cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -43,7 +44,8 @@ static const char help_text[] =
 	"  --batch B  --steps N | --epochs N  --lr X  --warmup N  --seed S  --threads N\n"
 	"  --min-count N  --max-vocab N  --val-file FILE\n"
 	"  --eval-every N  --checkpoint-every N  --resume CHECKPOINT\n"
-	"  Ctrl-C writes a checkpoint; --resume continues from it. See attnview(1).\n"
+	"  Ctrl-C writes a checkpoint; --resume continues from it.\n"
+	"  attnview --train --help lists the training options with their defaults.\n"
 	"\n"
 	"  -h, --help        show this help\n"
 	"  -V, --version     show the version, OpenBLAS build and kernel\n"
@@ -63,22 +65,13 @@ int main(int argc, char **argv)
 
 	enum { MODE_VIEW, MODE_DUMP, MODE_TRAIN } mode = MODE_VIEW;
 	const char *mode_opt = NULL;
+	bool help = false, version = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0)
 			break;
-		if (strcmp(a, "-h") == 0 || is_opt(a, "--help")) {
-			fputs(help_text, stdout);
-			return EXIT_OK;
-		}
-		if (strcmp(a, "-V") == 0 || is_opt(a, "--version")) {
-			printf("attnview %s\n", ATTNVIEW_VERSION);
-			printf("OpenBLAS: %s\n", blas_config());
-			printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
-			printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(),
-			       utf8proc_unicode_version());
-			return EXIT_OK;
-		}
+		help |= strcmp(a, "-h") == 0 || is_opt(a, "--help");
+		version |= strcmp(a, "-V") == 0 || is_opt(a, "--version");
 		int m = is_opt(a, "--train")			   ? MODE_TRAIN
 			: is_opt(a, "--dump") || is_opt(a, "--info") ? MODE_DUMP
 								   : MODE_VIEW;
@@ -91,6 +84,18 @@ int main(int argc, char **argv)
 		}
 		mode = m;
 		mode_opt = is_opt(a, "--train") ? "--train" : is_opt(a, "--dump") ? "--dump" : "--info";
+	}
+	if (version) {
+		printf("attnview %s\n", ATTNVIEW_VERSION);
+		printf("OpenBLAS: %s\n", blas_config());
+		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
+		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
+		return EXIT_OK;
+	}
+	/* Training has many options of its own: its mode prints its own help. */
+	if (help && mode != MODE_TRAIN) {
+		fputs(help_text, stdout);
+		return EXIT_OK;
 	}
 	switch (mode) {
 	case MODE_TRAIN:
