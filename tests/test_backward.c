@@ -465,6 +465,9 @@ static void gelu_check(void)
 		x[i] = -10.0f + 0.01f * (float)i;
 		ones[i] = 1.0f;
 	}
+	x[0] = -100.0f;
+	x[1] = 1e-30f;
+	x[n - 1] = 100.0f;
 	gelu_backward(d, x, ones, n);
 	double worst = 0.0;
 	int wi = 0;
@@ -478,15 +481,67 @@ static void gelu_check(void)
 			wi = i;
 		}
 	}
-	CHECKF(worst < 2e-6, "gelu' at %g: error %.3g", x[wi], worst);
+	CHECKF(worst < 5e-7, "gelu' at %g: error %.3g", x[wi], worst);
 	printf("gelu_backward: worst |error| %.2e at x = %g\n", worst, x[wi]);
+
+	/* In place: dout *= gelu'. */
+	float *d2 = malloc(n * 4);
+	for (int i = 0; i < n; i++)
+		d2[i] = 2.0f;
+	gelu_backward(d2, x, d2, n);
+	bool same = true;
+	for (int i = 0; i < n; i++)
+		same &= d2[i] == 2.0f * d[i];
+	CHECK(same);
+	free(d2);
 	free(x);
 	free(d);
 	free(ones);
 }
 
+static void exp_check(void)
+{
+	/* Every length from 0 to 40 (the vector loop and every tail), then a sweep
+	 * of the range against exp in double. */
+	float in[41], out[41];
+	for (int n = 0; n <= 40; n++) {
+		for (int i = 0; i < 41; i++) {
+			in[i] = -3.0f + 0.37f * (float)i;
+			out[i] = -1.0f;
+		}
+		vec_exp(out, in, n);
+		bool ok = out[n] == -1.0f || n == 41;
+		for (int i = 0; i < n; i++)
+			ok &= fabs(out[i] - exp((double)in[i])) <= 2e-7 * exp((double)in[i]);
+		CHECKF(ok, "vec_exp of length %d", n);
+	}
+	const int n = 100001;
+	float *x = malloc(n * 4), *y = malloc(n * 4);
+	for (int i = 0; i < n; i++)
+		x[i] = -87.0f + 175.0f * (float)i / (float)(n - 1);
+	vec_exp(y, x, n);
+	double worst = 0.0;
+	int wi = 0;
+	for (int i = 0; i < n; i++) {
+		double w = exp((double)x[i]), e = fabs(y[i] - w) / w;
+		if (e > worst) {
+			worst = e;
+			wi = i;
+		}
+	}
+	CHECKF(worst < 2e-7, "vec_exp(%g): relative error %.3g", x[wi], worst);
+	printf("vec_exp: worst relative error %.2e at %g\n", worst, x[wi]);
+	vec_exp(y, x, n); /* in place */
+	memcpy(y, x, n * 4);
+	vec_exp(y, y, n);
+	CHECK(fabs(y[n / 2] - exp((double)x[n / 2])) <= 2e-7 * exp((double)x[n / 2]));
+	free(x);
+	free(y);
+}
+
 int main(void)
 {
+	exp_check();
 	gelu_check();
 	matmul_vs_ref(1, 1, 1);
 	matmul_vs_ref(7, 13, 5);
