@@ -1,0 +1,408 @@
+/* The inference worker thread.
+ *
+ * Ordering rules (the whole protocol; keep them true when changing anything):
+ *  1. Everything in the "shared" part of struct worker is read and written
+ *     only with `mu` held. The "thread" part belongs to the worker thread, the
+ *     "fixed" part is written before the thread starts and only read after.
+ *  2. The model runs with `mu` released, on the thread's private copy of the
+ *     tokens (`cur`), so a post never waits for a computation: it copies at
+ *     most AV_MAX_CONTEXT tokens under the lock and signals `cv`.
+ *  3. A result is stored under `mu` before the wake byte is written, so when
+ *     the interface sees the pipe readable the result is already there. A
+ *     wake byte without a result (taken already, or dropped) is harmless.
+ *  4. A result is published only if its sequence number is still the latest
+ *     posted one (text_seq), checked under `mu` after the computation, and
+ *     checked again when taken: the interface never sees a stale result.
+ *  5. Text requests go before prediction requests; a prediction is for the
+ *     text the thread computed last (cur_seq) or it is dropped.
+ *  6. Shutdown: `stop` is set under `mu` and `cv` broadcast; the thread
+ *     finishes the computation under way, sees `stop` and returns; then the
+ *     owner joins and frees. The worker never calls curses.
+ * A pthread_mutex/cond call failing on an initialised object means memory is
+ * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
+#include "attnview/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct worker {
+	/* fixed */
+	worker_ops ops;
+	int pipe_rd, pipe_wr;
+	pthread_t thread;
+	void *owned; /* the model context of worker_create_for_model */
+	void (*free_owned)(void *);
+
+	/* shared, under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	token *text; /* [AV_MAX_CONTEXT] latest posted text */
+	int text_n;
+	uint64_t text_seq;
+	bool text_pending; /* posted and not yet picked up */
+	uint64_t pred_seq;
+	int pred_pos, pred_topk;
+	bool pred_pending;
+	bool attn_ready, pred_ready;
+	worker_attn attn;
+	worker_pred pred;
+	bool computing;
+	worker_stats stats;
+
+	/* thread */
+	token *cur; /* [AV_MAX_CONTEXT] text being or last computed */
+	int cur_n;
+	uint64_t cur_seq;
+	bool cur_ok;
+};
+
+static void must(int rc, const char *what)
+{
+	if (rc != 0) {
+		fprintf(stderr, "attnview: worker: %s failed: %s\n", what, strerror(rc));
+		abort();
+	}
+}
+
+static void lock(worker *w)
+{
+	must(pthread_mutex_lock(&w->mu), "pthread_mutex_lock");
+}
+
+static void unlock(worker *w)
+{
+	must(pthread_mutex_unlock(&w->mu), "pthread_mutex_unlock");
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void wake(worker *w)
+{
+	/* Non-blocking: a full pipe already holds a wake-up. */
+	char b = 1;
+	ssize_t r;
+	do
+		r = write(w->pipe_wr, &b, 1);
+	while (r < 0 && errno == EINTR);
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	lock(w);
+	for (;;) {
+		while (!w->stop && !w->text_pending && !w->pred_pending)
+			must(pthread_cond_wait(&w->cv, &w->mu), "pthread_cond_wait");
+		if (w->stop)
+			break;
+		if (w->text_pending) {
+			w->text_pending = false;
+			memcpy(w->cur, w->text, (size_t)w->text_n * sizeof *w->cur);
+			w->cur_n = w->text_n;
+			w->cur_seq = w->text_seq;
+			w->computing = true;
+			unlock(w);
+
+			attn_result r;
+			memset(&r, 0, sizeof r);
+			av_error err = {{0}};
+			double t0 = now_ms();
+			bool ok = w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &r, &err);
+			double ms = now_ms() - t0;
+			w->cur_ok = ok;
+
+			lock(w);
+			w->computing = false;
+			w->stats.attends++;
+			if (w->cur_seq != w->text_seq) {
+				w->stats.dropped++;
+				attn_result_free(&r);
+				continue;
+			}
+			if (w->attn_ready)
+				attn_result_free(&w->attn.r);
+			memset(&w->attn, 0, sizeof w->attn);
+			w->attn.seq = w->cur_seq;
+			w->attn.ok = ok;
+			w->attn.ms = ms;
+			if (ok)
+				w->attn.r = r;
+			else
+				w->attn.err = err;
+			w->attn_ready = true;
+			unlock(w);
+			wake(w);
+			lock(w);
+			continue;
+		}
+
+		w->pred_pending = false;
+		if (w->pred_seq != w->cur_seq || !w->cur_ok || w->pred_pos < 0 ||
+		    w->pred_pos >= w->cur_n)
+			continue;
+		int pos = w->pred_pos, topk = w->pred_topk;
+		w->computing = true;
+		unlock(w);
+
+		worker_pred p;
+		memset(&p, 0, sizeof p);
+		p.seq = w->cur_seq;
+		p.pos = pos;
+		p.topk = topk;
+		double t0 = now_ms();
+		w->ops.predict(w->ops.ctx, w->cur, w->cur_n, pos, topk, p.ids, p.probs);
+		p.ms = now_ms() - t0;
+
+		lock(w);
+		w->computing = false;
+		w->stats.predicts++;
+		if (p.seq != w->text_seq) {
+			w->stats.dropped++;
+			continue;
+		}
+		w->pred = p;
+		w->pred_ready = true;
+		unlock(w);
+		wake(w);
+		lock(w);
+	}
+	unlock(w);
+	return NULL;
+}
+
+worker *worker_create(const worker_ops *ops, av_error *err)
+{
+	worker *w = calloc(1, sizeof *w);
+	if (!w) {
+		av_fail(err, "out of memory starting the inference worker");
+		return NULL;
+	}
+	w->ops = *ops;
+	w->pipe_rd = w->pipe_wr = -1;
+	w->text = calloc(AV_MAX_CONTEXT, sizeof *w->text);
+	w->cur = calloc(AV_MAX_CONTEXT, sizeof *w->cur);
+	if (!w->text || !w->cur) {
+		av_fail(err, "out of memory starting the inference worker");
+		goto fail_mem;
+	}
+	int fds[2];
+	if (pipe(fds) != 0) {
+		av_fail_errno(err, errno, "cannot create the inference worker's pipe");
+		goto fail_mem;
+	}
+	w->pipe_rd = fds[0];
+	w->pipe_wr = fds[1];
+	for (int i = 0; i < 2; i++) {
+		int fl = fcntl(fds[i], F_GETFL);
+		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
+		    fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
+			av_fail_errno(err, errno, "cannot set up the inference worker's pipe");
+			goto fail_mem;
+		}
+	}
+	int rc = pthread_mutex_init(&w->mu, NULL);
+	if (rc != 0) {
+		av_fail_errno(err, rc, "cannot create the inference worker's mutex");
+		goto fail_mem;
+	}
+	rc = pthread_cond_init(&w->cv, NULL);
+	if (rc != 0) {
+		av_fail_errno(err, rc, "cannot create the inference worker's condition variable");
+		goto fail_mutex;
+	}
+	rc = pthread_create(&w->thread, NULL, worker_main, w);
+	if (rc != 0) {
+		av_fail_errno(err, rc, "cannot start the inference worker thread");
+		goto fail_cond;
+	}
+	return w;
+
+fail_cond:
+	must(pthread_cond_destroy(&w->cv), "pthread_cond_destroy");
+fail_mutex:
+	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
+fail_mem:
+	if (w->pipe_rd >= 0)
+		close(w->pipe_rd);
+	if (w->pipe_wr >= 0)
+		close(w->pipe_wr);
+	free(w->text);
+	free(w->cur);
+	free(w);
+	return NULL;
+}
+
+void worker_destroy(worker *w)
+{
+	if (!w)
+		return;
+	lock(w);
+	w->stop = true;
+	must(pthread_cond_broadcast(&w->cv), "pthread_cond_broadcast");
+	unlock(w);
+	must(pthread_join(w->thread, NULL), "pthread_join");
+	must(pthread_cond_destroy(&w->cv), "pthread_cond_destroy");
+	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
+	if (w->attn_ready)
+		attn_result_free(&w->attn.r);
+	close(w->pipe_rd);
+	close(w->pipe_wr);
+	free(w->text);
+	free(w->cur);
+	if (w->free_owned)
+		w->free_owned(w->owned);
+	free(w);
+}
+
+int worker_fd(const worker *w)
+{
+	return w->pipe_rd;
+}
+
+void worker_drain(worker *w)
+{
+	char buf[64];
+	while (read(w->pipe_rd, buf, sizeof buf) > 0)
+		;
+}
+
+bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_error *err)
+{
+	if (n < 0 || n > AV_MAX_CONTEXT)
+		return av_fail(err, "text of %d tokens is longer than the limit of %d", n,
+			       AV_MAX_CONTEXT);
+	lock(w);
+	memcpy(w->text, tokens, (size_t)n * sizeof *tokens);
+	w->text_n = n;
+	w->text_seq = seq;
+	w->text_pending = true;
+	w->stats.latest = seq;
+	must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
+	unlock(w);
+	return true;
+}
+
+void worker_post_predict(worker *w, uint64_t seq, int pos, int topk)
+{
+	if (topk > WORKER_MAX_TOPK)
+		topk = WORKER_MAX_TOPK;
+	lock(w);
+	if (seq == w->text_seq) {
+		w->pred_seq = seq;
+		w->pred_pos = pos;
+		w->pred_topk = topk;
+		w->pred_pending = true;
+		must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
+	}
+	unlock(w);
+}
+
+bool worker_take_attn(worker *w, worker_attn *out)
+{
+	bool got = false;
+	lock(w);
+	if (w->attn_ready) {
+		w->attn_ready = false;
+		if (w->attn.seq == w->text_seq) {
+			*out = w->attn;
+			got = true;
+		} else {
+			w->stats.dropped++;
+			attn_result_free(&w->attn.r);
+		}
+		memset(&w->attn, 0, sizeof w->attn);
+	}
+	unlock(w);
+	return got;
+}
+
+bool worker_take_pred(worker *w, worker_pred *out)
+{
+	bool got = false;
+	lock(w);
+	if (w->pred_ready) {
+		w->pred_ready = false;
+		if (w->pred.seq == w->text_seq) {
+			*out = w->pred;
+			got = true;
+		}
+	}
+	unlock(w);
+	return got;
+}
+
+worker_stats worker_get_stats(worker *w)
+{
+	lock(w);
+	worker_stats s = w->stats;
+	s.busy = w->computing || w->text_pending || w->pred_pending;
+	unlock(w);
+	return s;
+}
+
+/* The real model behind the callbacks: the model is only read; the work space
+ * belongs to the worker thread. */
+typedef struct model_ctx {
+	const model *m;
+	activations ws;
+} model_ctx;
+
+static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *r,
+			    av_error *err)
+{
+	model_ctx *mc = ctx;
+	return model_attend(mc->m, &mc->ws, tokens, n, 0, r, err);
+}
+
+static void model_predict_cb(void *ctx, const token *tokens, int n, int pos, int topk,
+			     int32_t *ids, float *probs)
+{
+	model_ctx *mc = ctx;
+	model_predict(mc->m, &mc->ws, tokens, n, pos, topk, ids, probs);
+}
+
+static void model_ctx_free(void *p)
+{
+	model_ctx *mc = p;
+	if (!mc)
+		return;
+	activations_finish(&mc->ws);
+	free(mc);
+}
+
+worker *worker_create_for_model(const model *m, av_error *err)
+{
+	model_ctx *mc = calloc(1, sizeof *mc);
+	if (!mc) {
+		av_fail(err, "out of memory starting the inference worker");
+		return NULL;
+	}
+	mc->m = m;
+	int T = (int)m->cfg.context;
+	if (!activations_init(&mc->ws, &m->cfg, 1, T, T, err)) {
+		free(mc);
+		return NULL;
+	}
+	worker_ops ops = {model_attend_cb, model_predict_cb, mc};
+	worker *w = worker_create(&ops, err);
+	if (!w) {
+		model_ctx_free(mc);
+		return NULL;
+	}
+	/* Set before anything is posted; the thread never reads these. */
+	w->owned = mc;
+	w->free_owned = model_ctx_free;
+	return w;
+}

@@ -1,0 +1,25 @@
+/* The interactive terminal view (ncursesw): an input line, the heatmap of one
+ * head, a details panel, an overview of all heads, help and status. All curses
+ * calls of the program live in view.c; the model runs on the worker thread. */
+#ifndef ATTNVIEW_VIEW_H
+#define ATTNVIEW_VIEW_H
+
+#include "attnview/model.h"
+
+typedef struct view_options {
+	const char *text;      /* initial text (UTF-8), or NULL */
+	const char *bench_log; /* latency records go here (hidden benchmark mode), or NULL */
+} view_options;
+
+/* Check that the view can run here: stdin and stdout are terminals and the
+ * locale's character set is UTF-8 (setlocale must have been called). */
+bool view_check_terminal(av_error *err);
+
+/* Run the view on the terminal until the user quits. The terminal is restored
+ * on every return, and by signal handlers on SIGINT, SIGTERM, SIGHUP and on
+ * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; those re-raise).
+ * *signo is set to the terminating signal when SIGINT, SIGTERM or SIGHUP ended
+ * the view (the caller cleans up and re-raises it), 0 otherwise. */
+bool view_run(const model *m, const view_options *opt, int *signo, av_error *err);
+
+#endif

@@ -1,0 +1,85 @@
+/* The inference worker: one background thread that runs the model for the
+ * interface thread, so the screen never waits for the model.
+ *
+ * The interface posts the latest text (tokens) with a sequence number; the
+ * worker runs the attention pass and publishes the result; results for texts
+ * that have since been replaced are dropped. The interface also asks for the
+ * model's predictions at one position of the current text (the cursor's
+ * row). When something is published the worker writes a byte to a pipe whose
+ * read end the interface polls together with the keyboard, so the interface
+ * never blocks on the worker and the worker never touches the terminal. */
+#ifndef ATTNVIEW_WORKER_H
+#define ATTNVIEW_WORKER_H
+
+#include "attnview/model.h"
+
+#define WORKER_MAX_TOPK 16
+
+/* The computation, behind two callbacks so tests can put a fake model (slow,
+ * failing, instrumented) behind the same thread machinery. Both run on the
+ * worker thread only, one call at a time. */
+typedef struct worker_ops {
+	bool (*attend)(void *ctx, const token *tokens, int n, attn_result *r, av_error *err);
+	void (*predict)(void *ctx, const token *tokens, int n, int pos, int topk, int32_t *ids,
+			float *probs);
+	void *ctx;
+} worker_ops;
+
+typedef struct worker worker;
+
+/* Start the thread. ops (copied) and ops->ctx must outlive the worker. */
+worker *worker_create(const worker_ops *ops, av_error *err);
+/* A worker running model m (read-only; shared with nobody that writes it),
+ * with its own work space for up to m->cfg.context tokens. */
+worker *worker_create_for_model(const model *m, av_error *err);
+/* Stop and join the thread (a computation under way finishes first), free
+ * everything, including results nobody took. NULL is fine. */
+void worker_destroy(worker *w);
+
+/* Read end of the wake-up pipe: poll it for POLLIN, then call worker_drain
+ * and the worker_take_* functions. */
+int worker_fd(const worker *w);
+void worker_drain(worker *w);
+
+/* Post the text to compute (tokens copied, n <= AV_MAX_CONTEXT). seq must grow
+ * with every post; it replaces any text not yet started. Never waits for a
+ * computation. */
+bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_error *err);
+/* Ask for the top-k predictions at pos of the text posted as seq. Replaces an
+ * earlier request not yet started; dropped if seq is no longer the latest. */
+void worker_post_predict(worker *w, uint64_t seq, int pos, int topk);
+
+typedef struct worker_attn {
+	uint64_t seq;	/* the text this is for */
+	bool ok;
+	attn_result r;	/* when ok; the caller owns it (attn_result_free) */
+	double ms;	/* wall time of the computation */
+	av_error err;	/* when !ok */
+} worker_attn;
+
+/* If a result for the latest posted text is waiting, move it to *out and
+ * return true. Results for older texts are never returned. */
+bool worker_take_attn(worker *w, worker_attn *out);
+
+typedef struct worker_pred {
+	uint64_t seq;
+	int pos, topk;
+	int32_t ids[WORKER_MAX_TOPK];
+	float probs[WORKER_MAX_TOPK];
+	double ms;
+} worker_pred;
+
+bool worker_take_pred(worker *w, worker_pred *out);
+
+/* Statistics for tests and the status line. */
+typedef struct worker_stats {
+	uint64_t attends;   /* attention passes run */
+	uint64_t predicts;  /* prediction passes run */
+	uint64_t dropped;   /* results computed for texts replaced meanwhile */
+	uint64_t latest;    /* sequence number of the latest post */
+	bool busy;	    /* a computation is under way or waiting */
+} worker_stats;
+
+worker_stats worker_get_stats(worker *w);
+
+#endif
