@@ -82,14 +82,53 @@ float adamw_lr(const adamw *o, uint64_t step)
 	return (float)(min + (lr - min) * (1.0 + cos(M_PI * p)) / 2.0);
 }
 
+/* Sum of squares in double, in 8 interleaved partial sums combined in a
+ * fixed order: the same bits on every run whatever the thread count
+ * (training is deterministic). */
+static double sum_squares(const float *g, size_t n)
+{
+	double acc[8] = {0};
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int k = 0; k < 8; k++)
+			acc[k] += (double)g[i + k] * (double)g[i + k];
+	for (; i < n; i++)
+		acc[i % 8] += (double)g[i] * (double)g[i];
+	double s = 0.0;
+	for (int k = 0; k < 8; k++)
+		s += acc[k];
+	return s;
+}
+
+typedef struct adam_consts {
+	float b1, b2, c1, c2, bc1, bc2, lr, wd, eps;
+} adam_consts;
+
+/* One element of the update, in the order of optimizer.h. */
+static inline void adam_one(const adam_consts *k, float *p, float *m, float *v, const float *g,
+			    const uint8_t *decay)
+{
+	float gi = *g;
+	float mi = k->b1 * *m + k->c1 * gi;
+	float vi = k->b2 * *v + k->c2 * gi * gi;
+	*m = mi;
+	*v = vi;
+	float pi = *p;
+	pi -= (float)*decay * (k->wd * pi); /* 0 or 1 times: exact, and no branch */
+	pi -= k->lr * (mi / k->bc1) / (sqrtf(vi / k->bc2) + k->eps);
+	*p = pi;
+}
+
+static void adam_update(const adam_consts *k, float *p, float *m, float *v,
+				  const float *g, const uint8_t *decay, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		adam_one(k, p + i, m + i, v + i, g + i, decay + i);
+}
+
 float adamw_step(adamw *o, float *params, float *grads)
 {
-	/* The norm in double, serially: the same sum in the same order on every
-	 * run, whatever the thread count (determinism of training). */
-	double ss = 0.0;
-	for (size_t i = 0; i < o->n; i++)
-		ss += (double)grads[i] * (double)grads[i];
-	float norm = (float)sqrt(ss);
+	float norm = (float)sqrt(sum_squares(grads, o->n));
 	if (o->clip > 0.0f) {
 		double scale = (double)o->clip / ((double)norm + 1e-6);
 		if (scale < 1.0) {
@@ -101,22 +140,18 @@ float adamw_step(adamw *o, float *params, float *grads)
 
 	uint64_t t = o->step + 1;
 	float lr = adamw_lr(o, o->step);
-	float b1 = o->beta1, b2 = o->beta2;
-	float bc1 = (float)(1.0 - pow(b1, (double)t));
-	float bc2 = (float)(1.0 - pow(b2, (double)t));
-	float wd = lr * o->weight_decay;
-	for (size_t i = 0; i < o->n; i++) {
-		float g = grads[i];
-		float m = b1 * o->m[i] + (1.0f - b1) * g;
-		float v = b2 * o->v[i] + (1.0f - b2) * g * g;
-		o->m[i] = m;
-		o->v[i] = v;
-		float p = params[i];
-		if (o->decay[i])
-			p -= wd * p;
-		p -= lr * (m / bc1) / (sqrtf(v / bc2) + o->eps);
-		params[i] = p;
-	}
+	adam_consts k = {
+		.b1 = o->beta1,
+		.b2 = o->beta2,
+		.c1 = 1.0f - o->beta1,
+		.c2 = 1.0f - o->beta2,
+		.bc1 = (float)(1.0 - pow(o->beta1, (double)t)),
+		.bc2 = (float)(1.0 - pow(o->beta2, (double)t)),
+		.lr = lr,
+		.wd = lr * o->weight_decay,
+		.eps = o->eps,
+	};
+	adam_update(&k, params, o->m, o->v, grads, o->decay, o->n);
 	o->step = t;
 	return norm;
 }
