@@ -52,32 +52,58 @@ cm_rgb colormap_xterm_rgb(int index)
 	return c;
 }
 
-int colormap_nearest_xterm(cm_rgb c)
+/* CIELAB (D65) of an sRGB colour: L* is perceived lightness. */
+typedef struct lab {
+	double l, a, b;
+} lab;
+
+static double srgb_lin(uint8_t v)
 {
-	/* 240 candidates: exhaustive search is exact and cheap (done once). The
-	 * first 16 colours are left out: terminals redefine them freely. */
-	int best = 16;
-	long bestd = -1;
+	double c = v / 255.0;
+	return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+
+static double lab_f(double t)
+{
+	return t > 216.0 / 24389.0 ? cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0;
+}
+
+static lab to_lab(cm_rgb c)
+{
+	double r = srgb_lin(c.r), g = srgb_lin(c.g), b = srgb_lin(c.b);
+	double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+	double y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+	double z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+	double fx = lab_f(x), fy = lab_f(y), fz = lab_f(z);
+	lab o = {116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)};
+	return o;
+}
+
+/* Nearest xterm colour (16..255) to c whose lightness is at least min_l.
+ * The first 16 colours are left out: terminals redefine them freely. */
+static int nearest_from(cm_rgb c, double min_l)
+{
+	int best = -1;
+	long bestd = 0;
 	for (int i = 16; i < 256; i++) {
 		cm_rgb p = colormap_xterm_rgb(i);
+		if (to_lab(p).l < min_l - 1e-9)
+			continue;
+		/* Plain RGB distance: in Lab the cube's few dark blues pull the
+		 * ramp towards washed-out greys. */
 		long dr = (long)p.r - c.r, dg = (long)p.g - c.g, db = (long)p.b - c.b;
 		long d = dr * dr + dg * dg + db * db;
-		if (bestd < 0 || d < bestd) {
+		if (best < 0 || d < bestd) {
 			bestd = d;
 			best = i;
 		}
 	}
-	return best;
+	return best < 0 ? 231 : best;
 }
 
-/* Relative luminance (sRGB, linearised) decides the text colour on a cell:
- * above ~0.18 black text has the higher contrast ratio. */
-static double luminance(cm_rgb c)
+int colormap_nearest_xterm(cm_rgb c)
 {
-	double ch[3] = {c.r / 255.0, c.g / 255.0, c.b / 255.0};
-	for (int i = 0; i < 3; i++)
-		ch[i] = ch[i] <= 0.04045 ? ch[i] / 12.92 : pow((ch[i] + 0.055) / 1.055, 2.4);
-	return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+	return nearest_from(c, -1.0);
 }
 
 void colormap_init(colormap *cm, int levels)
@@ -87,11 +113,18 @@ void colormap_init(colormap *cm, int levels)
 	if (levels > CM_MAX_LEVELS)
 		levels = CM_MAX_LEVELS;
 	cm->levels = levels;
+	/* Each level takes the nearest palette colour to the ramp at its centre,
+	 * among those no darker than the level below: the 6x6x6 cube is coarse
+	 * in viridis' dark blues, and a plain nearest match there can step back
+	 * in lightness, which would make a larger weight look smaller. */
+	double min_l = -1.0;
 	for (int i = 0; i < levels; i++) {
-		/* Level i is drawn in the colour of its centre weight. */
 		cm_rgb c = colormap_viridis((i + 0.5) / levels);
-		cm->xterm[i] = colormap_nearest_xterm(c);
-		cm->dark_text[i] = luminance(colormap_xterm_rgb(cm->xterm[i])) > 0.18;
+		cm->xterm[i] = nearest_from(c, min_l);
+		lab got = to_lab(colormap_xterm_rgb(cm->xterm[i]));
+		min_l = got.l;
+		/* Black text has the better contrast above L* ~ 55. */
+		cm->dark_text[i] = got.l > 55.0;
 	}
 }
 

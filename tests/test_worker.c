@@ -1,0 +1,427 @@
+/* The inference worker's protocol, with a fake model behind it: latest text
+ * wins, stale results are never handed out, posting never waits for a
+ * computation, predictions follow the current text, errors come through, and
+ * shutdown is clean. Built a second time with -fsanitize=thread. */
+#include "attnview/worker.h"
+#include "harness.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The fake: att[0] holds the sum of the token ids and the text's length, so a
+ * result can be matched to the text it came from. A gate can hold a
+ * computation until the test opens it. */
+typedef struct fake {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool gated;	/* attend waits while this is set */
+	int waiting;	/* computations waiting at the gate */
+	int delay_us;
+	int calls;
+} fake;
+
+static void fake_lock(fake *f)
+{
+	if (pthread_mutex_lock(&f->mu) != 0)
+		abort();
+}
+
+static void fake_unlock(fake *f)
+{
+	if (pthread_mutex_unlock(&f->mu) != 0)
+		abort();
+}
+
+static bool fake_attend(void *ctx, const token *t, int n, attn_result *r, av_error *err)
+{
+	fake *f = ctx;
+	fake_lock(f);
+	f->calls++;
+	f->waiting++;
+	if (pthread_cond_broadcast(&f->cv) != 0)
+		abort();
+	while (f->gated)
+		if (pthread_cond_wait(&f->cv, &f->mu) != 0)
+			abort();
+	f->waiting--;
+	int delay = f->delay_us;
+	fake_unlock(f);
+	if (delay)
+		usleep((useconds_t)delay);
+	if (n > 0 && t[0].id == 999)
+		return av_fail(err, "fake model: token 999 is poison");
+	memset(r, 0, sizeof *r);
+	r->n = n;
+	r->layers = r->heads = 1;
+	r->tokens = malloc(sizeof(token) * (size_t)(n ? n : 1));
+	r->att = calloc((size_t)(n * n + 2), sizeof(float));
+	r->scores = calloc((size_t)(n * n + 2), sizeof(float));
+	if (!r->tokens || !r->att || !r->scores)
+		abort();
+	memcpy(r->tokens, t, sizeof(token) * (size_t)n);
+	float sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += (float)t[i].id;
+	r->att[0] = sum;
+	r->att[1] = (float)n;
+	return true;
+}
+
+static void fake_predict(void *ctx, const token *t, int n, int pos, int topk, int32_t *ids,
+			 float *probs)
+{
+	(void)ctx;
+	for (int k = 0; k < topk; k++) {
+		ids[k] = t[pos].id + k;
+		probs[k] = 1.0f / (float)(k + 2);
+	}
+	(void)n;
+}
+
+static void fake_init(fake *f)
+{
+	memset(f, 0, sizeof *f);
+	if (pthread_mutex_init(&f->mu, NULL) != 0 || pthread_cond_init(&f->cv, NULL) != 0)
+		abort();
+}
+
+static void fake_finish(fake *f)
+{
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+}
+
+static void fake_gate(fake *f, bool closed)
+{
+	fake_lock(f);
+	f->gated = closed;
+	if (pthread_cond_broadcast(&f->cv) != 0)
+		abort();
+	fake_unlock(f);
+}
+
+/* Block until a computation waits at the (closed) gate. */
+static void fake_wait_arrival(fake *f, int count)
+{
+	fake_lock(f);
+	while (f->waiting < count)
+		if (pthread_cond_wait(&f->cv, &f->mu) != 0)
+			abort();
+	fake_unlock(f);
+}
+
+static int fake_calls(fake *f)
+{
+	fake_lock(f);
+	int c = f->calls;
+	fake_unlock(f);
+	return c;
+}
+
+static void make_text(token *t, int n, int base)
+{
+	memset(t, 0, sizeof(token) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		t[i].cp = 'a' + (uint32_t)i;
+		t[i].id = base + i;
+		t[i].width = 1;
+	}
+}
+
+static float text_sum(const token *t, int n)
+{
+	float s = 0;
+	for (int i = 0; i < n; i++)
+		s += (float)t[i].id;
+	return s;
+}
+
+/* Wait (as the interface does: poll the pipe) for an attention result. */
+static bool wait_attn(worker *w, worker_attn *out, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		struct pollfd p = {worker_fd(w), POLLIN, 0};
+		poll(&p, 1, 10);
+		worker_drain(w);
+		if (worker_take_attn(w, out))
+			return true;
+	}
+	return false;
+}
+
+static bool wait_pred(worker *w, worker_pred *out, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		struct pollfd p = {worker_fd(w), POLLIN, 0};
+		poll(&p, 1, 10);
+		worker_drain(w);
+		if (worker_take_pred(w, out))
+			return true;
+	}
+	return false;
+}
+
+static void test_basic(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[3];
+	make_text(t, 3, 10);
+	CHECK(worker_post_text(w, t, 3, 1, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.ok && a.seq == 1 && a.r.n == 3);
+	CHECK(a.r.att && a.r.att[0] == 33.0f);
+	CHECK(a.ms >= 0);
+	attn_result_free(&a.r);
+	/* Nothing more comes for the same text. */
+	CHECK(!wait_attn(w, &a, 50));
+
+	/* An empty text is a text too (the view shows an empty map). */
+	CHECK(worker_post_text(w, t, 0, 2, &err));
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.ok && a.seq == 2 && a.r.n == 0);
+	attn_result_free(&a.r);
+
+	/* Too long is refused with a message, not truncated silently. */
+	static token big[AV_MAX_CONTEXT + 1];
+	CHECK(!worker_post_text(w, big, AV_MAX_CONTEXT + 1, 3, &err));
+	CHECK(strstr(err.msg, "longer") != NULL);
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+/* A post made while the model is busy returns at once, and the result of the
+ * replaced text is dropped: the interface only ever gets the latest. */
+static void test_stale_dropped(void)
+{
+	fake f;
+	fake_init(&f);
+	fake_gate(&f, true);
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t1[4], t2[5];
+	make_text(t1, 4, 100);
+	make_text(t2, 5, 200);
+	CHECK(worker_post_text(w, t1, 4, 1, &err));
+	fake_wait_arrival(&f, 1); /* the model is now computing text 1, held */
+	/* If posting waited for the computation this would never return (the
+	 * alarm set in main fails the test). */
+	CHECK(worker_post_text(w, t2, 5, 2, &err));
+	worker_stats s = worker_get_stats(w);
+	CHECK(s.busy && s.latest == 2);
+	worker_attn a;
+	CHECK(!worker_take_attn(w, &a)); /* nothing yet, and no waiting either */
+	fake_gate(&f, false);
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.ok && a.seq == 2 && a.r.n == 5);
+	CHECK(a.r.att && a.r.att[0] == text_sum(t2, 5));
+	attn_result_free(&a.r);
+	s = worker_get_stats(w);
+	CHECK(s.attends == 2);
+	CHECK(s.dropped >= 1);
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+/* Many posts in a burst: far fewer computations than posts, and the last text
+ * is the one computed. */
+static void test_burst(void)
+{
+	fake f;
+	fake_init(&f);
+	f.delay_us = 20000;
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[64];
+	for (int i = 1; i <= 50; i++) {
+		make_text(t, i, i);
+		CHECK(worker_post_text(w, t, i, (uint64_t)i, &err));
+	}
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.ok && a.seq == 50 && a.r.n == 50);
+	make_text(t, 50, 50);
+	CHECK(a.r.att && a.r.att[0] == text_sum(t, 50));
+	attn_result_free(&a.r);
+	CHECKF(fake_calls(&f) < 50, "%d computations for 50 posts", fake_calls(&f));
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+static void test_predict(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[6];
+	make_text(t, 6, 40);
+	CHECK(worker_post_text(w, t, 6, 7, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	attn_result_free(&a.r);
+	worker_post_predict(w, 7, 2, 5);
+	worker_pred p;
+	CHECK(wait_pred(w, &p, 5000));
+	CHECK(p.seq == 7 && p.pos == 2 && p.topk == 5);
+	CHECK(p.ids[0] == 42 && p.ids[4] == 46);
+	CHECK(p.probs[0] == 0.5f);
+	/* Out of range, or for a text that is not the latest: dropped. */
+	worker_post_predict(w, 7, 6, 5);
+	CHECK(!wait_pred(w, &p, 50));
+	worker_post_predict(w, 6, 1, 5);
+	CHECK(!wait_pred(w, &p, 50));
+	/* A new text makes a pending prediction for the old one moot. */
+	make_text(t, 6, 60);
+	worker_post_predict(w, 7, 1, 5);
+	CHECK(worker_post_text(w, t, 6, 8, &err));
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.seq == 8);
+	attn_result_free(&a.r);
+	CHECK(!worker_take_pred(w, &p));
+	worker_post_predict(w, 8, 0, 20); /* topk is capped */
+	CHECK(wait_pred(w, &p, 5000));
+	CHECK(p.seq == 8 && p.ids[0] == 60 && p.topk == WORKER_MAX_TOPK);
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+static void test_error(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[2];
+	make_text(t, 2, 999);
+	CHECK(worker_post_text(w, t, 2, 1, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(!a.ok && a.seq == 1);
+	CHECK(strstr(a.err.msg, "poison") != NULL);
+	/* No predictions on a text whose pass failed. */
+	worker_post_predict(w, 1, 0, 3);
+	worker_pred p;
+	CHECK(!wait_pred(w, &p, 50));
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+/* Destroying with work under way, queued, or results untaken: joins, frees. */
+static void test_shutdown(void)
+{
+	for (int round = 0; round < 20; round++) {
+		fake f;
+		fake_init(&f);
+		f.delay_us = round % 2 ? 2000 : 0;
+		worker_ops ops = {fake_attend, fake_predict, &f};
+		av_error err;
+		worker *w = worker_create(&ops, &err);
+		CHECK(w != NULL);
+		if (!w)
+			return;
+		token t[8];
+		make_text(t, 8, round);
+		CHECK(worker_post_text(w, t, 8, 1, &err));
+		if (round % 3 == 0)
+			usleep(3000); /* let a result be published and not taken */
+		CHECK(worker_post_text(w, t, 8, 2, &err));
+		worker_destroy(w);
+		fake_finish(&f);
+	}
+	worker_destroy(NULL);
+}
+
+/* The interface's loop under load: post, poll, take, in a tight loop. Every
+ * result taken is for the latest text posted. */
+static void test_stress(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[32];
+	int bad = 0, got = 0;
+	uint64_t seq = 0;
+	for (int i = 0; i < 3000; i++) {
+		int n = 1 + i % 31;
+		make_text(t, n, i);
+		CHECK(worker_post_text(w, t, n, ++seq, &err));
+		if (i % 7 == 0)
+			worker_post_predict(w, seq, n / 2, 3);
+		worker_drain(w);
+		worker_attn a;
+		if (worker_take_attn(w, &a)) {
+			got++;
+			if (a.seq != seq || a.r.n != n || a.r.att[0] != text_sum(t, n))
+				bad++;
+			attn_result_free(&a.r);
+		}
+		worker_pred p;
+		if (worker_take_pred(w, &p) && (p.seq != seq || p.ids[0] != t[n / 2].id))
+			bad++;
+	}
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.seq == seq);
+	attn_result_free(&a.r);
+	CHECKF(bad == 0, "%d stale or mismatched results out of %d", bad, got);
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "test_worker: timed out: a call blocked on the worker\n";
+	if (write(2, msg, sizeof msg - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(1);
+}
+
+int main(void)
+{
+	signal(SIGALRM, on_alarm);
+	alarm(120);
+	test_basic();
+	test_stale_dropped();
+	test_burst();
+	test_predict();
+	test_error();
+	test_shutdown();
+	test_stress();
+	return test_summary("worker");
+}
