@@ -192,47 +192,82 @@ void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B
  *   dw += dy * n,  db += dy,  dn = dy * w
  *   dx = rstd * (dn - mean(dn) - n * mean(dn * n))
  * (the two means are the gradient through mean and through rstd; var is
- * biased, 1/C, so no C/(C-1) appears). */
-void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
-			const float *w, const float *mean, const float *rstd, int N, int C)
+ * biased, 1/C, so no C/(C-1) appears). Columns go 8 at a time; the row sums
+ * are kept per lane and combined in a fixed order. */
+AV_CLONES void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+				  const float *inp, const float *w, const float *mean,
+				  const float *rstd, int N, int C)
 {
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < N; i++) {
 		const float *dy = dout + (size_t)i * C;
 		const float *x = inp + (size_t)i * C;
-		float mu = mean[i], rs = rstd[i];
-		float sdn = 0.0f, sdnn = 0.0f;
-		for (int c = 0; c < C; c++) {
-			float n = (x[c] - mu) * rs;
-			float dn = dy[c] * w[c];
-			sdn += dn;
-			sdnn += dn * n;
+		v8f mu = zero + mean[i], rs = zero + rstd[i];
+		v8f sdn8 = zero, sdnn8 = zero;
+		for (int c = 0; c < C; c += 8) {
+			int k = C - c < 8 ? C - c : 8;
+			v8f n = ((k == 8 ? load8(x + c) : load_part(x + c, k, 0.0f)) - mu) * rs;
+			v8f dn = (k == 8 ? load8(dy + c) : load_part(dy + c, k, 0.0f)) *
+				 (k == 8 ? load8(w + c) : load_part(w + c, k, 0.0f));
+			sdn8 += dn;
+			sdnn8 += dn * n;
 		}
-		sdn /= (float)C;
-		sdnn /= (float)C;
+		float sdn = 0.0f, sdnn = 0.0f;
+		for (int k = 0; k < 8; k++) {
+			sdn += sdn8[k];
+			sdnn += sdnn8[k];
+		}
+		v8f mdn = zero + sdn / (float)C, mdnn = zero + sdnn / (float)C;
 		float *dx = dinp ? dinp + (size_t)i * C : NULL;
-		for (int c = 0; c < C; c++) {
-			float n = (x[c] - mu) * rs;
-			float dn = dy[c] * w[c];
-			if (dw)
-				dw[c] += dy[c] * n;
-			if (db)
-				db[c] += dy[c];
-			if (dx)
-				dx[c] += rs * (dn - sdn - n * sdnn);
+		for (int c = 0; c < C; c += 8) {
+			int k = C - c < 8 ? C - c : 8;
+			bool full = k == 8;
+			v8f dyv = full ? load8(dy + c) : load_part(dy + c, k, 0.0f);
+			v8f n = ((full ? load8(x + c) : load_part(x + c, k, 0.0f)) - mu) * rs;
+			v8f dn = dyv * (full ? load8(w + c) : load_part(w + c, k, 0.0f));
+			if (dw) {
+				v8f v = (full ? load8(dw + c) : load_part(dw + c, k, 0.0f)) + dyv * n;
+				if (full)
+					store8(dw + c, v);
+				else
+					store_part(dw + c, k, v);
+			}
+			if (db) {
+				v8f v = (full ? load8(db + c) : load_part(db + c, k, 0.0f)) + dyv;
+				if (full)
+					store8(db + c, v);
+				else
+					store_part(db + c, k, v);
+			}
+			if (dx) {
+				v8f v = (full ? load8(dx + c) : load_part(dx + c, k, 0.0f)) +
+					rs * (dn - mdn - n * mdnn);
+				if (full)
+					store8(dx + c, v);
+				else
+					store_part(dx + c, k, v);
+			}
 		}
 	}
 }
 
 /* ---- matmul ------------------------------------------------------------- */
 
-static void bias_backward(float *dbias, const float *dout, int N, int OC)
+/* Column sums of dout, rows ascending (a fixed order), 8 columns at a time. */
+AV_CLONES static void bias_backward(float *dbias, const float *dout, int N, int OC)
 {
-	/* Row by row so the inner loop is contiguous; the order of the sum is
-	 * fixed (rows ascending). */
-	for (int i = 0; i < N; i++) {
-		const float *d = dout + (size_t)i * OC;
-		for (int o = 0; o < OC; o++)
-			dbias[o] += d[o];
+	int o = 0;
+	for (; o + 8 <= OC; o += 8) {
+		v8f acc = load8(dbias + o);
+		for (int i = 0; i < N; i++)
+			acc += load8(dout + (size_t)i * OC + o);
+		store8(dbias + o, acc);
+	}
+	for (; o < OC; o++) {
+		float acc = dbias[o];
+		for (int i = 0; i < N; i++)
+			acc += dout[(size_t)i * OC + o];
+		dbias[o] = acc;
 	}
 }
 

@@ -456,6 +456,70 @@ static void attention_vs_ref(int B, int T, int C, int NH, bool causal)
 	free(work);
 }
 
+/* LayerNorm's backward against the formula in double, for widths that do and
+ * do not fill whole vectors, accumulating into non-zero gradients. */
+static void layernorm_check(int N, int C)
+{
+	rng r;
+	rng_seed(&r, (uint64_t)(N * 31 + C));
+	size_t n = (size_t)N * C;
+	float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4);
+	float *w = malloc((size_t)C * 4), *b = malloc((size_t)C * 4), *mean = malloc((size_t)N * 4);
+	float *rstd = malloc((size_t)N * 4), *dw = malloc((size_t)C * 4), *db = malloc((size_t)C * 4);
+	fill(x, n, &r, 2.0f);
+	fill(dy, n, &r, 1.0f);
+	fill(w, (size_t)C, &r, 1.0f);
+	fill(b, (size_t)C, &r, 1.0f);
+	for (size_t i = 0; i < n; i++)
+		dx[i] = 0.25f;
+	for (int c = 0; c < C; c++)
+		dw[c] = db[c] = 0.5f;
+	layernorm_forward(y, mean, rstd, x, w, b, N, C);
+	layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, N, C);
+	double worst = 0.0, *wdw = calloc((size_t)C, sizeof(double));
+	double *wdb = calloc((size_t)C, sizeof(double));
+	for (int i = 0; i < N; i++) {
+		const float *xi = x + (size_t)i * C, *d = dy + (size_t)i * C;
+		double mu = 0, var = 0, sdn = 0, sdnn = 0;
+		for (int c = 0; c < C; c++)
+			mu += xi[c];
+		mu /= C;
+		for (int c = 0; c < C; c++)
+			var += (xi[c] - mu) * (xi[c] - mu);
+		double rs = 1.0 / sqrt(var / C + 1e-5);
+		for (int c = 0; c < C; c++) {
+			double nn = (xi[c] - mu) * rs;
+			sdn += d[c] * w[c];
+			sdnn += d[c] * w[c] * nn;
+			wdw[c] += d[c] * nn;
+			wdb[c] += d[c];
+		}
+		for (int c = 0; c < C; c++) {
+			double nn = (xi[c] - mu) * rs;
+			double want = 0.25 + rs * (d[c] * w[c] - sdn / C - nn * sdnn / C);
+			worst = fmax(worst, fabs(dx[(size_t)i * C + c] - want) / (1 + fabs(want)));
+		}
+	}
+	for (int c = 0; c < C; c++) {
+		worst = fmax(worst, fabs(dw[c] - 0.5 - wdw[c]) / (1 + fabs(wdw[c])));
+		worst = fmax(worst, fabs(db[c] - 0.5 - wdb[c]) / (1 + fabs(wdb[c])));
+	}
+	CHECKF(worst < 1e-5, "layernorm_backward N=%d C=%d: error %.3g", N, C, worst);
+	printf("layernorm_backward N=%d C=%d: worst error %.2e\n", N, C, worst);
+	free(wdw);
+	free(wdb);
+	free(x);
+	free(y);
+	free(dy);
+	free(dx);
+	free(w);
+	free(b);
+	free(mean);
+	free(rstd);
+	free(dw);
+	free(db);
+}
+
 static void gelu_check(void)
 {
 	/* Against the derivative of the tanh form in double. */
@@ -543,8 +607,12 @@ int main(void)
 {
 	exp_check();
 	gelu_check();
+	layernorm_check(1, 1);
+	layernorm_check(5, 13);
+	layernorm_check(7, 64);
 	matmul_vs_ref(1, 1, 1);
 	matmul_vs_ref(7, 13, 5);
+	matmul_vs_ref(10, 12, 20);
 	matmul_vs_ref(64, 16, 48);
 	matmul_vs_ref(300, 64, 256);
 	attention_vs_ref(2, 5, 8, 2, false);
