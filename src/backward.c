@@ -338,18 +338,34 @@ typedef struct att_ctx {
 	bool acc, causal;
 } att_ctx;
 
-static void softmax_backward_rows(float *dp, const float *a, int T, bool causal, float scale)
+/* dp (T,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
+ * at a time; the row dot product is summed per lane, then across lanes in a
+ * fixed order. */
+AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int T, bool causal,
+					    float scale)
 {
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < T; i++) {
 		float *d = dp + (size_t)i * T;
 		const float *ar = a + (size_t)i * T;
-		int nj = causal ? i + 1 : T;
+		int nj = causal ? i + 1 : T, j;
+		v8f dot8 = zero;
+		for (j = 0; j + 8 <= nj; j += 8)
+			dot8 += load8(ar + j) * load8(d + j);
+		if (j < nj)
+			dot8 += load_part(ar + j, nj - j, 0.0f) * load_part(d + j, nj - j, 0.0f);
 		float dot = 0.0f;
-		for (int j = 0; j < nj; j++)
-			dot += ar[j] * d[j];
-		for (int j = 0; j < nj; j++)
-			d[j] = scale * ar[j] * (d[j] - dot);
-		for (int j = nj; j < T; j++)
+		for (int k = 0; k < 8; k++)
+			dot += dot8[k];
+		v8f dv = zero + dot, sv = zero + scale;
+		for (j = 0; j + 8 <= nj; j += 8)
+			store8(d + j, sv * load8(ar + j) * (load8(d + j) - dv));
+		if (j < nj) {
+			int k = nj - j;
+			store_part(d + j, k,
+				   sv * load_part(ar + j, k, 0.0f) * (load_part(d + j, k, 0.0f) - dv));
+		}
+		for (j = nj; j < T; j++)
 			d[j] = 0.0f;
 	}
 }
