@@ -344,8 +344,17 @@ int cli_train(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", long_opts, NULL)) != -1) {
-		const char *name = optind > 1 ? argv[optind - 1] : "";
+	int li = -1;
+	while ((c = getopt_long(argc, argv, ":o:h", long_opts, &li)) != -1) {
+		char name[64];
+		if (li >= 0)
+			snprintf(name, sizeof name, "--%s", long_opts[li].name);
+		else if (c == 'o' || c == 'h')
+			snprintf(name, sizeof name, "-%c", c);
+		else
+			snprintf(name, sizeof name, "%s", optopt ? (char[]){'-', (char)optopt, 0}
+						       : argv[optind - 1]);
+		li = -1;
 		if (c >= OPT_TRAIN && c < OPT_LAST)
 			given[c - OPT_TRAIN] = true;
 		bool ok = true;
@@ -554,10 +563,13 @@ int cli_train(int argc, char **argv)
 		shell_quote(corpus_path, qc, sizeof qc);
 		shell_quote(ckpt_buf, qk, sizeof qk);
 		shell_quote(out, qo, sizeof qo);
+		char th[32] = "";
+		if (threads)
+			snprintf(th, sizeof th, " --threads %d", threads);
 		fprintf(stderr,
 			"attnview: stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to "
-			"%s\nresume with: attnview --train %s --resume %s -o %s\n",
-			t->step, t->total, ckpt_buf, qc, qk, qo);
+			"%s\nresume with: attnview --train %s --resume %s -o %s%s\n",
+			t->step, t->total, ckpt_buf, qc, qk, qo, th);
 		status = 128 + sig;
 		goto out;
 	}

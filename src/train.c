@@ -441,6 +441,8 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	t->data = c;
 	if (!train_options_check(&t->opt, err))
 		goto fail;
+	if (!train_check_data(&t->opt, c, "the corpus", err))
+		goto fail;
 	t->total = train_total_steps(&t->opt, c);
 	t->opt.steps = t->total;
 	t->opt.epochs = resume ? resume->opt.epochs : o->epochs;

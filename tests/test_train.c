@@ -354,8 +354,8 @@ static bool contains(const uint8_t *b, size_t n, const char *s)
 	return false;
 }
 
-/* Run the program; returns its exit status (128+signal if killed), with
- * stdout+stderr in `out`. If sig, send it once a line containing "step " has
+/* Run the program; returns its exit status (minus the signal if killed by
+ * one), with the end of its stdout+stderr in `out`. If sig, send it once a line containing "step " has
  * been printed. */
 static int run_cli(const char *const *args, char *out, size_t cap, int sig)
 {
@@ -363,6 +363,7 @@ static int run_cli(const char *const *args, char *out, size_t cap, int sig)
 	if (!bin)
 		return -1;
 	const char *log = tmp("cli.log");
+	unlink(log);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -392,18 +393,22 @@ static int run_cli(const char *const *args, char *out, size_t cap, int sig)
 	waitpid(pid, &status, 0);
 	size_t n = 0;
 	uint8_t *b = test_read_file(log, &n);
-	n = n < cap - 1 ? n : cap - 1;
+	size_t k = n < cap - 1 ? n : cap - 1; /* the end matters most */
 	if (b)
-		memcpy(out, b, n);
-	out[n] = '\0';
+		memcpy(out, b + (n - k), k);
+	out[b ? k : 0] = '\0';
 	free(b);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 static void test_cli(void)
 {
-	char out[8192];
-	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	static char out[1 << 16];
+	/* The same output name in two directories: the name is in the file. */
+	mkdir(tmp("full"), 0755);
+	mkdir(tmp("part"), 0755);
+	char corpus_path[4096];
+	snprintf(corpus_path, sizeof corpus_path, "%s", test_path("data/corpus/mixed.txt"));
 	const char *bad_dim[] = {"--train", corpus_path, "--dim", "30", "-o", tmp("m.attn"), NULL};
 	CHECK(run_cli(bad_dim, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--dim 30 is not divisible by --heads 4"), "output: %s", out);
@@ -438,33 +443,34 @@ static void test_cli(void)
 	const char *full[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
 			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
 			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
-			      tmp("cli-full.attn"), NULL};
+			      tmp("full/cli.attn"), NULL};
 	CHECK(run_cli(full, out, sizeof out, 0) == 0);
 	CHECKF(strstr(out, "unigram baseline"), "output: %s", out);
 	const char *part[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
 			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
 			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
-			      tmp("cli-part.attn"), NULL};
+			      tmp("part/cli.attn"), NULL};
 	int st = run_cli(part, out, sizeof out, SIGTERM);
 	if (st == 0) {
 		fprintf(stderr, "note: the run ended before SIGTERM arrived\n");
 		return;
 	}
 	CHECKF(st == 143, "exit status %d: %s", st, out);
-	char want[512];
-	snprintf(want, sizeof want, "resume with: attnview --train %s --resume %s -o %s",
-		 corpus_path, tmp("cli-part.attn.ckpt"), tmp("cli-part.attn"));
+	char want[8192 + 512];
+	snprintf(want, sizeof want,
+		 "resume with: attnview --train %s --resume %s -o %s --threads 1\n", corpus_path,
+		 tmp("part/cli.attn.ckpt"), tmp("part/cli.attn"));
 	CHECKF(strstr(out, want), "output lacks '%s': %s", want, out);
-	CHECK(file_exists(tmp("cli-part.attn.ckpt")));
-	const char *conflict[] = {"--train", corpus_path, "--resume", tmp("cli-part.attn.ckpt"),
+	CHECK(file_exists(tmp("part/cli.attn.ckpt")));
+	const char *conflict[] = {"--train", corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
 				  "--dim", "32", NULL};
 	CHECK(run_cli(conflict, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--dim differs from the checkpoint's"), "output: %s", out);
-	const char *resume[] = {"--train", corpus_path, "--resume", tmp("cli-part.attn.ckpt"),
+	const char *resume[] = {"--train", corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
 				"--threads", "1", NULL};
 	CHECK(run_cli(resume, out, sizeof out, 0) == 0);
 	CHECKF(strstr(out, "resuming"), "output: %s", out);
-	CHECK(same_bytes(tmp("cli-full.attn"), tmp("cli-part.attn")));
+	CHECK(same_bytes(tmp("full/cli.attn"), tmp("part/cli.attn")));
 }
 
 int main(void)

@@ -1,0 +1,72 @@
+#!/bin/sh
+# Train the built-in model, assets/builtin.attn, from the Debian packages
+# fortunes-zh (modern Chinese prose, 300 Tang poems, 100 Song lyrics) and
+# fortunes (English quotations).
+#
+#   sudo apt-get install fortunes-zh fortunes
+#   meson setup build && ninja -C build
+#   assets/train_builtin.sh [path/to/attnview]      # about 15-20 minutes on 2 cores
+#   meson compile -C build                          # embeds the new model
+#
+# Reproducible: the same packages, attnview and thread count give the same
+# bytes (the seed is fixed, and the model's creation date is the date of the
+# newest corpus file, passed as SOURCE_DATE_EPOCH).
+#
+# The corpora are fortune cookie files: records separated by lines holding
+# only "%", full of ANSI colour escapes (attnview's cleaner removes them and
+# reports how many). Every 20th record, in both languages, goes to the
+# validation file, so the validation loss measures Chinese and English alike.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+bin=${1:-$top/build/src/attnview}
+out=${OUT:-$here/builtin.attn}
+threads=${THREADS:-2}
+steps=${STEPS:-5000}
+
+if [ ! -x "$bin" ]; then
+	echo "train_builtin.sh: no attnview at $bin; build it first (meson setup build &&" \
+		"ninja -C build) or give its path" >&2
+	exit 2
+fi
+fort=/usr/share/games/fortunes
+zh="$fort/chinese $fort/tang300 $fort/song100"
+en=$(dpkg -L fortunes 2>/dev/null | grep '^/usr/share/games/fortunes/[a-z-]*$' |
+	grep -v -e '/ascii-art$' -e '/art$' | sort)
+for f in $zh; do
+	if [ ! -f "$f" ]; then
+		echo "train_builtin.sh: $f is missing: apt-get install fortunes-zh fortunes" >&2
+		exit 1
+	fi
+done
+if [ -z "$en" ]; then
+	echo "train_builtin.sh: the fortunes package is not installed:" \
+		"apt-get install fortunes" >&2
+	exit 1
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+corpus="$work/fortunes-zh+fortunes.txt"
+val="$work/fortunes-validation.txt"
+
+# Records in, record-separator lines out; every 20th record to validation.
+# shellcheck disable=SC2086
+cat $zh $en | awk -v train="$corpus" -v val="$val" '
+	/^%$/ { n++; next }
+	{ print > ((n % 20 == 19) ? val : train) }'
+
+newest=0
+# shellcheck disable=SC2086
+for f in $zh $en; do
+	t=$(stat -c %Y "$f")
+	[ "$t" -gt "$newest" ] && newest=$t
+done
+
+echo "training $out from $(wc -c < "$corpus") bytes (validation $(wc -c < "$val") bytes)"
+SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
+	--objective masked --dim 64 --heads 4 --layers 2 --context 128 --batch 32 \
+	--steps "$steps" --lr 2e-3 --warmup 200 --seed 1 --min-count 3 \
+	--eval-every 250 --checkpoint-every 500 --threads "$threads"
+ls -l "$out"
