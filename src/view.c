@@ -361,6 +361,7 @@ static void text_changed(view *v)
 		if (v->have)
 			attn_result_free(&v->r);
 		v->have = false;
+		v->qrow = v->kcol = v->top = v->left = 0;
 		return;
 	}
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &err)) {

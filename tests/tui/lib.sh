@@ -1,0 +1,171 @@
+# Shared by the screen tests: run attnview in a private tmux server, send
+# keys, read the screen back, wait for text with a timeout.
+# Each test sources this, then calls tui_start.
+
+set -u
+bin=${ATTNVIEW_BIN:?set by meson}
+data=${ATTNVIEW_TEST_DATA:?set by meson}
+colof=${COLOF_BIN:?set by meson}
+model_masked="$data/golden/fwd_masked.attn"
+model_causal="$data/golden/fwd_causal.attn"
+export LC_ALL=C.UTF-8
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "tmux not found: skipping the screen tests"
+	exit 77
+fi
+
+sock="attnview-test-$$"
+fails=0
+checks=0
+tmpdir=$(mktemp -d)
+
+tui_cleanup() {
+	tmux -L "$sock" kill-server 2>/dev/null
+	rm -rf "$tmpdir"
+}
+trap tui_cleanup EXIT
+
+# tui_start COLS LINES ENV... -- ARGS...: attnview with ARGS in a COLS x LINES
+# pane, environment ENV (e.g. TERM=xterm-256color). When attnview exits, the
+# pane shows "EXITED <status>" and stays.
+tui_start() {
+	local cols=$1 lines=$2
+	shift 2
+	local envs=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	local cmd="env LC_ALL=C.UTF-8 ${envs[*]} $(printf '%q ' "$bin" "$@")"
+	tmux -L "$sock" kill-server 2>/dev/null
+	tmux -L "$sock" -f /dev/null new-session -d -x "$cols" -y "$lines" \
+		"$cmd; echo EXITED \$?; sleep 600" || { echo "cannot start tmux"; exit 1; }
+	tmux -L "$sock" set-option -g window-size manual >/dev/null 2>&1
+	pane_pid=$(tmux -L "$sock" display -p '#{pane_pid}')
+}
+
+screen() {
+	tmux -L "$sock" capture-pane -p
+}
+
+screen_esc() {
+	tmux -L "$sock" capture-pane -p -e
+}
+
+# Line N (0-based) of the screen.
+line() {
+	screen | sed -n "$(($1 + 1))p"
+}
+
+keys() {
+	tmux -L "$sock" send-keys "$@"
+}
+
+# Type text literally (no key names).
+type_text() {
+	tmux -L "$sock" send-keys -l "$1"
+}
+
+tvar() {
+	tmux -L "$sock" display -p "#{$1}"
+}
+
+fail() {
+	fails=$((fails + 1))
+	echo "FAIL: $*" >&2
+	echo "---- screen ----" >&2
+	screen >&2
+	echo "----------------" >&2
+}
+
+check() {
+	checks=$((checks + 1))
+	local what=$1
+	shift
+	if ! "$@"; then
+		fail "$what"
+	fi
+}
+
+# wait_for TEXT [SECONDS]: until the screen contains TEXT (fixed string).
+wait_for() {
+	local text=$1 limit=${2:-10} i=0
+	while [ $i -lt $((limit * 20)) ]; do
+		if screen | grep -qF -- "$text"; then
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_for_re REGEX [SECONDS]
+wait_for_re() {
+	local re=$1 limit=${2:-10} i=0
+	while [ $i -lt $((limit * 20)) ]; do
+		if screen | grep -qE -- "$re"; then
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_gone TEXT [SECONDS]
+wait_gone() {
+	local text=$1 limit=${2:-10} i=0
+	while [ $i -lt $((limit * 20)) ]; do
+		if ! screen | grep -qF -- "$text"; then
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# expect_wait WHAT TEXT [SECONDS]
+expect_screen() {
+	checks=$((checks + 1))
+	if ! wait_for "$1" "${2:-10}"; then
+		fail "screen never showed '$1'"
+		return 1
+	fi
+}
+
+# Column of NEEDLE in a screen line (terminal widths), -1 if absent.
+col_of() {
+	printf '%s\n' "$1" | "$colof" -f "$2"
+}
+
+# Character at column COL of a screen line.
+char_at() {
+	printf '%s\n' "$1" | "$colof" -a "$2"
+}
+
+# The weight --dump prints for (layer, head, query, key), 0-based.
+dump_weight() {
+	local text=$1 model=$2 l=$3 h=$4 q=$5 k=$6
+	"$bin" --dump --format tsv --text "$text" --model "$model" |
+		awk -F'\t' -v l="$l" -v h="$h" -v q="$q" -v k="$k" \
+			'NR > 1 && $1 == l && $2 == h && $3 == q && $4 == k { print $7 }'
+}
+
+# The number after "weight " in the details panel.
+panel_weight() {
+	screen | sed -n 's/.*│weight \([0-9.e-]*\).*/\1/p' | head -1
+}
+
+# close A B TOL: |A - B| <= TOL
+close() {
+	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= t) }'
+}
+
+finish() {
+	echo "$checks checks, $fails failed"
+	[ "$fails" -eq 0 ]
+}

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Being written.
+exit 77
