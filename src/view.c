@@ -617,6 +617,16 @@ static style token_style(const view *v, const token *t, attr_t a)
 	return st(a, 0);
 }
 
+/* A weight as the panel prints it: six decimals, or three significant
+ * digits in scientific notation when six decimals would show only zeros. */
+static void fmt_weight(char out[32], float w)
+{
+	if (w != 0 && fabsf(w) < 0.001f)
+		snprintf(out, 32, "%.3e", w);
+	else
+		snprintf(out, 32, "%.6f", w);
+}
+
 /* A weight as the cells print it: ".123", "1.00". */
 static void fmt_cell_value(char out[8], float w)
 {
@@ -960,7 +970,9 @@ static void draw_panel(view *v)
 			rank += att_at(v, q, j) > wt;
 		}
 		float raw = score_at(v, q, k);
-		LINE("weight %.6f", wt);
+		char wbuf[32];
+		fmt_weight(wbuf, wt);
+		LINE("weight %s", wbuf);
 		LINE("rank   %d of %d in the row", rank, allowed);
 		LINE("q·k %.4f  /√%d = %.4f", raw, v->head_dim, raw / sqrtf((float)v->head_dim));
 	}
@@ -990,8 +1002,9 @@ static void draw_panel(view *v)
 		int xx = put_fmt(y, x, w, plain(), " %*d ", g->posw, top[i]);
 		const token *t = &v->r.tokens[top[i]];
 		put_glyph(y, xx, t->cp, token_style(v, t, top[i] == k ? A_BOLD : A_NORMAL));
-		put_fmt(y, xx + 3, w - (xx + 3 - x), top[i] == k ? st(A_BOLD, 0) : plain(),
-			"%.6f", att_at(v, q, top[i]));
+		char wbuf[32];
+		fmt_weight(wbuf, att_at(v, q, top[i]));
+		put_str(y, xx + 3, w - (xx + 3 - x), top[i] == k ? st(A_BOLD, 0) : plain(), wbuf);
 	}
 	y++;
 	const head_stats *s = get_stats(v);

@@ -15,7 +15,9 @@ if ! command -v tmux >/dev/null 2>&1; then
 	exit 77
 fi
 
-sock="attnview-test-$$"
+sock_base="attnview-test-$$"
+sock=$sock_base
+starts=0
 fails=0
 checks=0
 tmpdir=$(mktemp -d)
@@ -39,7 +41,10 @@ tui_start() {
 	done
 	shift
 	local cmd="env LC_ALL=C.UTF-8 ${envs[*]} $(printf '%q ' "$bin" "$@")"
+	# A fresh server each time: a server still shutting down would refuse.
 	tmux -L "$sock" kill-server 2>/dev/null
+	starts=$((starts + 1))
+	sock="$sock_base-$starts"
 	tmux -L "$sock" -f /dev/null new-session -d -x "$cols" -y "$lines" \
 		"$cmd; echo EXITED \$?; sleep 600" || { echo "cannot start tmux"; exit 1; }
 	tmux -L "$sock" set-option -g window-size manual >/dev/null 2>&1
@@ -86,6 +91,8 @@ check() {
 	shift
 	if ! "$@"; then
 		fail "$what"
+	elif [ -n "${TUI_VERBOSE:-}" ]; then
+		echo "ok: $what"
 	fi
 }
 
