@@ -338,14 +338,14 @@ typedef struct att_ctx {
 	bool acc, causal;
 } att_ctx;
 
-/* dp (T,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
+/* dp (rows,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
  * at a time; the row dot product is summed per lane, then across lanes in a
  * fixed order. */
-AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int T, bool causal,
-					    float scale)
+AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int rows, int T,
+					    bool causal, float scale)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
-	for (int i = 0; i < T; i++) {
+	for (int i = 0; i < rows; i++) {
 		float *d = dp + (size_t)i * T;
 		const float *ar = a + (size_t)i * T;
 		int nj = causal ? i + 1 : T, j;
@@ -390,7 +390,7 @@ static void attention_backward_range(void *p, int begin, int end)
 			    0.0f, dp, T);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dO, C,
 			    beta, dv, C3);
-		softmax_backward_rows(dp, a, T, x->causal, scale);
+		softmax_backward_rows(dp, a, T, T, x->causal, scale);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, k, C3,
 			    beta, dq, C3);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, q, C3,
@@ -602,10 +602,11 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 {
 	memset(g, 0, sizeof(*g));
 	size_t N = (size_t)B * T, C = cfg->dim, NH = cfg->heads;
-	/* dresidual, dln, datty, lnf_rows, dlnf_rows: N*C each; dqkv 3NC; dfch 4NC;
-	 * datt (the attention work) B*NH*T*T; rows, row_targets: N int32 each. */
-	size_t nf = N * C * 5 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
-	size_t total = nf + 2 * N;
+	/* dresidual, dln, datty, lnf_rows, dlnf_rows, qrows, dqrows, dres_rows: N*C
+	 * each; dqkv 3NC; dfch 4NC; datt (the attention work) B*NH*T*T; rows,
+	 * row_targets: N int32 each, batch_start B+1. */
+	size_t nf = N * C * 8 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
+	size_t total = nf + 2 * N + (size_t)B + 1;
 	g->mem = malloc(total * sizeof(float));
 	if (!g->mem)
 		return av_fail_errno(err, ENOMEM,
@@ -622,6 +623,9 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	g->datty = p, p += N * C;
 	g->lnf_rows = p, p += N * C;
 	g->dlnf_rows = p, p += N * C;
+	g->qrows = p, p += N * C;
+	g->dqrows = p, p += N * C;
+	g->dres_rows = p, p += N * C;
 	g->dqkv = p, p += 3 * N * C;
 	g->dfch = p, p += 4 * N * C;
 	g->datt = p, p += (size_t)B * NH * T * T;
@@ -632,6 +636,7 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	g->dlogits = NULL;
 	g->rows = (int32_t *)p;
 	g->row_targets = g->rows + N;
+	g->batch_start = g->row_targets + N;
 	return true;
 }
 
@@ -676,6 +681,184 @@ float model_eval_loss(const model *m, activations *a, const int32_t *tokens, con
 	return (float)(loss / nrows);
 }
 
+/* ---- training forward and backward --------------------------------------
+ *
+ * Only the rows with a target reach the loss. In every block but the last,
+ * each row still feeds the others through attention; in the last block, a
+ * row without a target is only ever used as a key and a value. So the last
+ * block computes LayerNorm 1 and Q|K|V for every row, and everything after
+ * (attention, projection, feed-forward, final LayerNorm) for the R target
+ * rows only: at 15% targets most of a block's work disappears. The loss and
+ * the gradients are exactly those of the full forward (the tests compare
+ * both with PyTorch).
+ *
+ * Compact layout of the last block's activations (r = 0..R-1, the target
+ * rows in ascending order, rows[r] = b*T + i):
+ *   ln1, ln1_mean/rstd, qkv   all N rows, as model_forward
+ *   g->qrows (R,d)            the queries of the target rows
+ *   att (NH,R,T)              softmax weights, att[h][r][j]
+ *   atty, res2, ln2, res3 (R,d), ln2_mean/rstd (R), fch, fch_gelu (R,4d)
+ *   g->lnf_rows (R,d), a->lnf_mean/rstd (R)
+ * batch_start[b]..batch_start[b+1]-1 are the target rows of sequence b. */
+
+typedef struct sel_ctx {
+	const grad_acts *g;
+	float *att, *out, *work, *dqkv;
+	const float *qkv, *dout;
+	int T, C, NH, R;
+	bool causal;
+} sel_ctx;
+
+/* exp(x - max) / sum over the first n of T entries, zeros after. */
+AV_CLONES static void softmax_prefix(float *a, int n, int T, float scale)
+{
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+	float mx = -INFINITY;
+	for (int j = 0; j < n; j++)
+		mx = a[j] > mx ? a[j] : mx;
+	v8f m8 = zero + mx, s8 = zero + scale, sum8 = zero;
+	int j = 0;
+	for (; j + 8 <= n; j += 8) {
+		v8f e = vexp8((load8(a + j) - m8) * s8);
+		sum8 += e;
+		store8(a + j, e);
+	}
+	if (j < n) {
+		v8f e = vexp8((load_part(a + j, n - j, mx) - m8) * s8);
+		for (int k = n - j; k < 8; k++)
+			e[k] = 0.0f;
+		sum8 += e;
+		store_part(a + j, n - j, e);
+	}
+	float sum = 0.0f;
+	for (int k = 0; k < 8; k++)
+		sum += sum8[k];
+	v8f inv = zero + 1.0f / sum;
+	for (j = 0; j + 8 <= n; j += 8)
+		store8(a + j, load8(a + j) * inv);
+	for (; j < n; j++)
+		a[j] *= inv[0];
+	for (j = n; j < T; j++)
+		a[j] = 0.0f;
+}
+
+/* Attention of the target rows of sequence b, head h, over all T keys. */
+static void sel_attention_forward_range(void *p, int begin, int end)
+{
+	const sel_ctx *x = p;
+	int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
+	float scale = 1.0f / sqrtf((float)hs);
+	for (int bh = begin; bh < end; bh++) {
+		int b = bh / NH, h = bh % NH;
+		int r0 = x->g->batch_start[b], nr = x->g->batch_start[b + 1] - r0;
+		if (nr == 0)
+			continue;
+		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
+		const float *k = x->qkv + (size_t)b * T * C3 + C + (size_t)h * hs, *v = k + C;
+		float *a = x->att + ((size_t)h * x->R + r0) * T;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, q, C, k, C3,
+			    0.0f, a, T);
+		for (int r = 0; r < nr; r++) {
+			int i = x->g->rows[r0 + r] - b * T;
+			softmax_prefix(a + (size_t)r * T, x->causal ? i + 1 : T, T, scale);
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, a, T, v, C3,
+			    0.0f, x->out + (size_t)r0 * C + (size_t)h * hs, C);
+	}
+}
+
+/* Its backward: dout (R,d) -> dqrows (R,d) (written), and the key and value
+ * columns of dqkv (N,3d) (accumulated; callers zero them). Masked keys have
+ * a = 0 and so get no gradient, as in attention_backward. */
+static void sel_attention_backward_range(void *p, int begin, int end)
+{
+	const sel_ctx *x = p;
+	int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
+	float scale = 1.0f / sqrtf((float)hs);
+	for (int bh = begin; bh < end; bh++) {
+		int b = bh / NH, h = bh % NH;
+		int r0 = x->g->batch_start[b], nr = x->g->batch_start[b + 1] - r0;
+		if (nr == 0)
+			continue;
+		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
+		const float *k = x->qkv + (size_t)b * T * C3 + C + (size_t)h * hs, *v = k + C;
+		float *dk = x->dqkv + (size_t)b * T * C3 + C + (size_t)h * hs, *dv = dk + C;
+		const float *dO = x->dout + (size_t)r0 * C + (size_t)h * hs;
+		const float *a = x->att + ((size_t)h * x->R + r0) * T;
+		float *dp = x->work + ((size_t)h * x->R + r0) * T;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, dO, C, v, C3,
+			    0.0f, dp, T);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T, dO, C,
+			    1.0f, dv, C3);
+		softmax_backward_rows(dp, a, nr, T, false, scale);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k, C3,
+			    0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp, T, q, C,
+			    1.0f, dk, C3);
+	}
+}
+
+/* Blocks [0, L-1) as model_forward computes them; returns the last block's
+ * input. */
+static const float *forward_body(const model *m, activations *a, const int32_t *tokens, int B,
+				 int T)
+{
+	const model_config *c = &m->cfg;
+	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;
+	const bool causal = c->objective == OBJ_CAUSAL;
+	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
+	const float *x = a->encoded;
+	for (int l = 0; l + 1 < (int)c->layers; l++) {
+		const layer_params *p = &m->p.layer[l];
+		layer_acts *la = &a->layer[l];
+		layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
+		matmul_forward(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
+		attention_forward(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
+		matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
+		residual_forward(la->res2, x, a->scratch, N * d);
+		layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b,
+				  N, d);
+		matmul_forward(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
+		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
+		matmul_forward(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
+		residual_forward(la->res3, la->res2, a->scratch, N * d);
+		x = la->res3;
+	}
+	return x;
+}
+
+/* The last block at the R target rows (layout above), then the final
+ * LayerNorm into g->lnf_rows. */
+static void last_block_forward(const model *m, activations *a, grad_acts *g, const float *x,
+			       int B, int T, int R)
+{
+	const model_config *c = &m->cfg;
+	const int d = (int)c->dim, NH = (int)c->heads, N = B * T, L = (int)c->layers;
+	const layer_params *p = &m->p.layer[L - 1];
+	layer_acts *la = &a->layer[L - 1];
+	layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
+	matmul_forward(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
+	for (int r = 0; r < R; r++)
+		memcpy(g->qrows + (size_t)r * d, la->qkv + (size_t)g->rows[r] * 3 * d,
+		       (size_t)d * sizeof(float));
+	sel_ctx sc = {g, la->att, la->atty, NULL, NULL, la->qkv, NULL, T, d, NH, R,
+		      c->objective == OBJ_CAUSAL};
+	parallel_for(B * NH, sel_attention_forward_range, &sc);
+	matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, R, d, d);
+	for (int r = 0; r < R; r++) {
+		const float *xr = x + (size_t)g->rows[r] * d;
+		for (int i = 0; i < d; i++)
+			la->res2[(size_t)r * d + i] = xr[i] + a->scratch[(size_t)r * d + i];
+	}
+	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, R, d);
+	matmul_forward(la->fch, la->ln2, p->fc_w, p->fc_b, R, d, 4 * d);
+	gelu_forward(la->fch_gelu, la->fch, R * 4 * d);
+	matmul_forward(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, R, 4 * d, d);
+	residual_forward(la->res3, la->res2, a->scratch, R * d);
+	layernorm_forward(g->lnf_rows, a->lnf_mean, a->lnf_rstd, la->res3, m->p.lnf_w, m->p.lnf_b,
+			  R, d);
+}
+
 float model_train_step_grads(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
 			     const int32_t *targets, int B, int T, float *grads, int *ncount,
 			     int *ncorrect)
@@ -687,42 +870,80 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 	model_params gp;
 	model_params_map(&gp, grads, cfg);
 
-	model_forward(m, a, tokens, B, T);
-
-	/* Logits at the target rows only: one (nrows, C) x (C, V) product. */
+	/* The target rows, ascending, and where each sequence's begin. */
 	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
-	int nrows = gather_target_rows(g->lnf_rows, g->rows, a->lnf, targets, N, C, V, max_rows);
+	int R = 0;
+	for (int b = 0; b < B; b++) {
+		g->batch_start[b] = R;
+		for (int i = b * T; i < (b + 1) * T && R < max_rows; i++)
+			if (targets[i] >= 0 && targets[i] < V)
+				g->rows[R++] = i;
+	}
+	g->batch_start[B] = R;
 	if (ncount)
-		*ncount = nrows;
+		*ncount = R;
 	if (ncorrect)
 		*ncorrect = 0;
-	if (nrows == 0)
+	if (R == 0)
 		return NAN;
-	matmul_forward(a->logits, g->lnf_rows, m->p.wte, m->p.out_b, nrows, C, V);
-	/* The loss is the mean over rows: each row's gradient carries 1/nrows. */
-	double loss = crossentropy_rows(a->logits, targets, N, nrows, V, 1.0f / (float)nrows,
-					ncorrect);
+
+	const float *xlast = forward_body(m, a, tokens, B, T);
+	last_block_forward(m, a, g, xlast, B, T, R);
+
+	/* Logits at the target rows only: one (R, C) x (C, V) product. The loss
+	 * is the mean over rows: each row's gradient carries 1/R. */
+	matmul_forward(a->logits, g->lnf_rows, m->p.wte, m->p.out_b, R, C, V);
+	double loss = crossentropy_rows(a->logits, targets, N, R, V, 1.0f / (float)R, ncorrect);
 
 	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
 	 * gradient at the end. */
 	matmul_backward_to(g->dlnf_rows, false, gp.wte, gp.out_b, a->logits, g->lnf_rows,
-			   m->p.wte, nrows, C, V);
+			   m->p.wte, R, C, V);
 
-	/* Final LayerNorm: rows without a target have a zero gradient, so only
-	 * the target rows are visited; dresidual is zero elsewhere. */
-	const float *xL = L > 0 ? a->layer[L - 1].res3 : a->encoded;
-	memset(g->dresidual, 0, (size_t)N * C * sizeof(float));
-	for (int r = 0; r < nrows; r++) {
-		size_t i = (size_t)g->rows[r];
-		layernorm_backward(g->dresidual + i * C, gp.lnf_w, gp.lnf_b,
-				   g->dlnf_rows + (size_t)r * C, xL + i * C, m->p.lnf_w,
-				   a->lnf_mean + i, a->lnf_rstd + i, 1, C);
+	/* The last block, at the target rows: dres_rows is dL/dx of its output,
+	 * then of res2. */
+	{
+		const layer_params *lp = &m->p.layer[L - 1];
+		layer_params *lg = &gp.layer[L - 1];
+		const layer_acts *la = &a->layer[L - 1];
+		memset(g->dres_rows, 0, (size_t)R * C * sizeof(float));
+		layernorm_backward(g->dres_rows, gp.lnf_w, gp.lnf_b, g->dlnf_rows, la->res3,
+				   m->p.lnf_w, a->lnf_mean, a->lnf_rstd, R, C);
+		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dres_rows,
+				   la->fch_gelu, lp->fc2_w, R, 4 * C, C);
+		gelu_backward_inplace(g->dfch, la->fch, R * 4 * C);
+		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w,
+				   R, C, 4 * C);
+		layernorm_backward(g->dres_rows, lg->ln2_w, lg->ln2_b, g->dln, la->res2,
+				   lp->ln2_w, la->ln2_mean, la->ln2_rstd, R, C);
+		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dres_rows,
+				   la->atty, lp->proj_w, R, C, C);
+		/* Every row's keys and values get gradient, only target rows' queries. */
+		memset(g->dqkv, 0, (size_t)N * 3 * C * sizeof(float));
+		sel_ctx sc = {g, la->att, NULL, g->datt, g->dqkv, la->qkv, g->datty, T, C, NH, R,
+			      causal};
+		parallel_for(B * NH, sel_attention_backward_range, &sc);
+		for (int r = 0; r < R; r++) {
+			float *dq = g->dqkv + (size_t)g->rows[r] * 3 * C;
+			const float *s = g->dqrows + (size_t)r * C;
+			for (int i = 0; i < C; i++)
+				dq[i] += s[i];
+		}
+		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1,
+				   lp->qkv_w, N, C, 3 * C);
+		/* dx = the residual path (target rows) + LayerNorm 1's backward. */
+		memset(g->dresidual, 0, (size_t)N * C * sizeof(float));
+		for (int r = 0; r < R; r++)
+			memcpy(g->dresidual + (size_t)g->rows[r] * C, g->dres_rows + (size_t)r * C,
+			       (size_t)C * sizeof(float));
+		layernorm_backward(g->dresidual, lg->ln1_w, lg->ln1_b, g->dln, xlast, lp->ln1_w,
+				   la->ln1_mean, la->ln1_rstd, N, C);
 	}
 
-	/* The blocks, last first. dresidual holds dL/dx for the block's output;
-	 * each residual branch adds its input gradient into it, which turns it
-	 * into dL/dx for the block's input. */
-	for (int l = L - 1; l >= 0; l--) {
+	/* The other blocks, last first. dresidual holds dL/dx for the block's
+	 * output; each residual branch adds its input gradient into it, which
+	 * turns it into dL/dx for the block's input. */
+	for (int l = L - 2; l >= 0; l--) {
 		const layer_params *lp = &m->p.layer[l];
 		layer_params *lg = &gp.layer[l];
 		const layer_acts *la = &a->layer[l];
@@ -746,5 +967,5 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 				   la->ln1_mean, la->ln1_rstd, N, C);
 	}
 	embed_backward(gp.wte, g->dresidual, tokens, B, T, C);
-	return (float)(loss / nrows);
+	return (float)(loss / R);
 }

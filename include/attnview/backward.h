@@ -70,6 +70,8 @@ typedef struct grad_acts {
 	int32_t *rows;
 	float *lnf_rows, *dlnf_rows; /* (B*T, d): the final LayerNorm at the target rows */
 	int32_t *row_targets;	     /* (B*T) */
+	float *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
+	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
 } grad_acts;
 
 bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_error *err);
@@ -77,7 +79,11 @@ void grad_acts_finish(grad_acts *g);
 
 /* Forward, loss and backward in one call for a training batch.
  * Targets outside [0, V) take no loss. Afterwards a->logits holds the gradient
- * of the loss with respect to the logits of the target rows, not the logits.
+ * of the loss with respect to the logits of the target rows, not the logits,
+ * and the last block's activations are those of the target rows only (its
+ * attention, feed-forward and final LayerNorm are computed for those rows
+ * alone: the other rows feed the loss only as keys and values). Call
+ * model_forward for the full activations.
  * tokens, targets (B,T). grads: model_num_params floats, accumulated into.
  * Returns the mean loss over the positions with a target (NAN if none), and
  * the number of such positions and how many of them the model got right
