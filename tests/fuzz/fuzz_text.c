@@ -1,0 +1,147 @@
+/* Fuzz target: the corpus reader and the tokenizer (cleaner, tokenize_text,
+ * corpus_load). Input: byte 0 picks the chunk size and whether corpus_load
+ * runs too; the rest is the text. */
+#include "fuzz.h"
+
+#include <string.h>
+#include <utf8proc.h>
+
+#include "attnview/corpus.h"
+#include "attnview/tokenizer.h"
+
+static bool same_stats(const clean_stats *a, const clean_stats *b)
+{
+	return a->bytes == b->bytes && a->codepoints == b->codepoints &&
+	       a->invalid == b->invalid && a->first_invalid == b->first_invalid &&
+	       a->escapes == b->escapes && a->controls == b->controls && a->crlf == b->crlf &&
+	       a->bom == b->bom;
+}
+
+/* What the cleaner promises about its output. */
+static void check_clean(const cp_buf *out, const clean_stats *st, size_t n)
+{
+	FUZZ_CHECK(st->bytes == n, "bytes %llu of %zu", (unsigned long long)st->bytes, n);
+	FUZZ_CHECK(st->codepoints == out->n, "codepoints %llu, output %zu",
+		   (unsigned long long)st->codepoints, out->n);
+	FUZZ_CHECK((st->invalid == 0) == (st->first_invalid == UINT64_MAX),
+		   "invalid %llu, first at %llu", (unsigned long long)st->invalid,
+		   (unsigned long long)st->first_invalid);
+	FUZZ_CHECK(st->invalid == 0 || st->first_invalid < n, "first invalid byte %llu of %zu",
+		   (unsigned long long)st->first_invalid, n);
+	for (size_t i = 0; i < out->n; i++) {
+		uint32_t cp = out->v[i];
+		FUZZ_CHECK(cp_is_scalar(cp), "non-scalar U+%X at %zu", cp, i);
+		FUZZ_CHECK(cp == '\n' || (cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0)),
+			   "control U+%04X left at %zu", cp, i);
+		FUZZ_CHECK(cp != 0xfeff, "U+FEFF left at %zu", i);
+	}
+}
+
+/* Short outputs cannot hold a run long enough for the 1024-codepoint NFC
+ * pieces, so they must be exactly NFC. */
+static void check_nfc(const cp_buf *out)
+{
+	if (out->n == 0 || out->n > 1024)
+		return;
+	utf8proc_int32_t *copy = malloc(out->n * sizeof *copy * 4 + 16);
+	if (!copy)
+		return;
+	for (size_t i = 0; i < out->n; i++)
+		copy[i] = (utf8proc_int32_t)out->v[i];
+	utf8proc_ssize_t k = utf8proc_normalize_utf32(copy, (utf8proc_ssize_t)out->n,
+						      UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+	FUZZ_CHECK(k >= 0, "utf8proc: %s", utf8proc_errmsg(k));
+	bool same = (size_t)k == out->n;
+	for (size_t i = 0; same && i < out->n; i++)
+		same = (uint32_t)copy[i] == out->v[i];
+	free(copy);
+	FUZZ_CHECK(same, "output of %zu codepoints is not NFC", out->n);
+}
+
+static void check_corpus(const char *text, size_t n, const cp_buf *want)
+{
+	const char *path = fuzz_scratch(text, n);
+	if (!path)
+		return;
+	corpus c;
+	corpus_options o = {NULL, 1, 0};
+	av_error err = {{0}};
+	if (!corpus_load(&c, path, &o, &err)) {
+		FUZZ_CHECK(strstr(err.msg, path), "refusal does not name the file: %s", err.msg);
+		return;
+	}
+	FUZZ_CHECK(c.ntrain + c.nval == want->n, "corpus has %llu+%llu characters, cleaned %zu",
+		   (unsigned long long)c.ntrain, (unsigned long long)c.nval, want->n);
+	FUZZ_CHECK(c.ntrain > 0, "empty training split accepted");
+	for (uint64_t i = 0; i < c.ntrain + c.nval && i < want->n; i++) {
+		int32_t id = corpus_id(&c, i);
+		FUZZ_CHECK(id >= 0 && (uint32_t)id < c.vocab.size, "id %d at %llu", id,
+			   (unsigned long long)i);
+		if (i < c.ntrain)
+			FUZZ_CHECK(c.vocab.cps[id] == want->v[i],
+				   "training character %llu: U+%X, vocabulary says U+%X",
+				   (unsigned long long)i, want->v[i], c.vocab.cps[id]);
+		else
+			FUZZ_CHECK(id == TOK_UNK || c.vocab.cps[id] == want->v[i],
+				   "validation character %llu", (unsigned long long)i);
+	}
+	corpus_finish(&c);
+}
+
+int fuzz_text(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	size_t chunk = (size_t)(data[0] & 0x3f) + 1;
+	bool as_corpus = (data[0] >> 6) == 0 && (data[0] & 1);
+	const char *text = (const char *)data + 1;
+	size_t n = size - 1;
+	av_error err = {{0}};
+
+	cp_buf whole = {0};
+	clean_stats st_whole;
+	FUZZ_CHECK(clean_text(text, n, &whole, &st_whole, &err), "%s", err.msg);
+	check_clean(&whole, &st_whole, n);
+	check_nfc(&whole);
+
+	/* The same stream in chunks: same codepoints, same counts. */
+	cleaner *c = cleaner_create();
+	FUZZ_CHECK(c, "cleaner_create");
+	cp_buf parts = {0};
+	for (size_t off = 0; off < n; off += chunk) {
+		size_t k = n - off < chunk ? n - off : chunk;
+		FUZZ_CHECK(cleaner_feed(c, text + off, k, &parts, &err), "%s", err.msg);
+	}
+	FUZZ_CHECK(cleaner_finish(c, &parts, &err), "%s", err.msg);
+	FUZZ_CHECK(parts.n == whole.n, "chunks of %zu: %zu codepoints, whole: %zu", chunk,
+		   parts.n, whole.n);
+	for (size_t i = 0; i < whole.n; i++)
+		FUZZ_CHECK(parts.v[i] == whole.v[i], "chunks of %zu: U+%X at %zu, whole: U+%X",
+			   chunk, parts.v[i], i, whole.v[i]);
+	FUZZ_CHECK(same_stats(cleaner_stats(c), &st_whole), "chunks of %zu: counts differ", chunk);
+	cleaner_destroy(c);
+
+	/* Typed text: refused exactly when it has invalid UTF-8, else the same. */
+	cp_buf typed = {0};
+	clean_stats st_typed;
+	bool ok = tokenize_text(text, n, "--text", &typed, &st_typed, &err);
+	FUZZ_CHECK(ok == (st_whole.invalid == 0), "tokenize_text %s with %llu invalid",
+		   ok ? "accepted" : "refused", (unsigned long long)st_whole.invalid);
+	if (ok) {
+		FUZZ_CHECK(typed.n == whole.n, "tokenize_text: %zu codepoints, clean_text: %zu",
+			   typed.n, whole.n);
+		FUZZ_CHECK(!typed.n || !memcmp(typed.v, whole.v, typed.n * sizeof *typed.v),
+			   "tokenize_text and clean_text differ");
+	} else {
+		FUZZ_CHECK(typed.n == 0, "refused but left %zu codepoints", typed.n);
+		FUZZ_CHECK(strstr(err.msg, "--text") && strstr(err.msg, "byte"),
+			   "message: %s", err.msg);
+	}
+
+	if (as_corpus)
+		check_corpus(text, n, &whole);
+	cp_buf_free(&typed);
+	cp_buf_free(&parts);
+	cp_buf_free(&whole);
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* Writes the generated seed inputs of the fuzz targets (tests/fuzz/seeds/):
+ * small valid model files and a checkpoint, so the loader target starts from
+ * files that pass every check. Run by hand when the file format changes:
+ *   build/tests/fuzz/make_seeds tests/data/corpus/mixed.txt tests/fuzz/seeds
+ * The other seeds are written by hand (tests/fuzz/README.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "attnview/corpus.h"
+#include "attnview/modelfile.h"
+#include "attnview/train.h"
+
+static bool write_bytes(const char *dir, const char *name, const byte_buf *b)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/model/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(b->v, 1, b->n, f) == b->n;
+	if (f)
+		ok = fclose(f) == 0 && ok;
+	if (!ok)
+		fprintf(stderr, "make_seeds: cannot write %s\n", path);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: make_seeds CORPUS SEEDDIR\n");
+		return 2;
+	}
+	av_error err;
+	corpus c;
+	corpus_options co = {NULL, 1, 12};
+	if (!corpus_load(&c, argv[1], &co, &err)) {
+		fprintf(stderr, "make_seeds: %s\n", err.msg);
+		return 1;
+	}
+	train_options o;
+	train_options_default(&o);
+	o.dim = 8;
+	o.heads = 2;
+	o.layers = 1;
+	o.context = 8;
+	o.batch = 2;
+	o.steps = 3;
+	o.warmup = 1;
+	o.max_vocab = 12;
+	o.eval_every = 0;
+	o.checkpoint_every = 0;
+	int status = 1;
+	for (int causal = 0; causal < 2; causal++) {
+		o.objective = causal ? OBJ_CAUSAL : OBJ_MASKED;
+		trainer *t = trainer_create(&o, &c, NULL, "seed", "mixed.txt", NULL, "/dev/null",
+					    "/dev/null", &err);
+		if (!t) {
+			fprintf(stderr, "make_seeds: %s\n", err.msg);
+			goto out;
+		}
+		byte_buf m, ck;
+		bool ok = model_serialize(t->model, AV_KIND_MODEL, NULL, &m, &err) &&
+			  trainer_checkpoint(t, &ck, &err);
+		trainer_destroy(t);
+		if (!ok) {
+			fprintf(stderr, "make_seeds: %s\n", err.msg);
+			goto out;
+		}
+		ok = write_bytes(argv[2], causal ? "tiny_causal.attn" : "tiny_masked.attn", &m) &&
+		     write_bytes(argv[2], causal ? "tiny_causal.ckpt" : "tiny_masked.ckpt", &ck);
+		bb_free(&m);
+		bb_free(&ck);
+		if (!ok)
+			goto out;
+	}
+	status = 0;
+out:
+	corpus_finish(&c);
+	return status;
+}
