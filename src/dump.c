@@ -45,7 +45,9 @@ static void json_cp(FILE *out, uint32_t cp)
 
 static void json_float(FILE *out, float x)
 {
-	if (isnan(x))
+	/* JSON has no NaN or infinity: masked scores are NaN, and a model with
+	 * huge (finite) weights overflows to infinity. */
+	if (!isfinite(x))
 		fputs("null", out);
 	else
 		fprintf(out, "%.9g", (double)x);
@@ -124,8 +126,9 @@ static void write_json(FILE *out, const model *m, const attn_result *r, const du
 					continue;
 				fputs(k ? ", {\"char\": " : "{\"char\": ", out);
 				json_cp(out, m->vocab.cps[id]);
-				fprintf(out, ", \"id\": %d, \"p\": %.9g}", id,
-					(double)r->pred_p[(size_t)i * r->topk + k]);
+				fprintf(out, ", \"id\": %d, \"p\": ", id);
+				json_float(out, r->pred_p[(size_t)i * r->topk + k]);
+				fputc('}', out);
 			}
 			fputs("]", out);
 		}

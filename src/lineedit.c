@@ -205,7 +205,8 @@ int lineedit_fit(lineedit *le, int width)
 
 void lineedit_click(lineedit *le, int col)
 {
-	size_t i = le->scroll;
+	/* Edits since the last lineedit_fit may have left scroll past the end. */
+	size_t i = le->scroll < le->n ? le->scroll : le->n;
 	int x = 0;
 	while (i < le->n) {
 		int w = lineedit_cp_width(le->cps[i]);
