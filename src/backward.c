@@ -35,6 +35,29 @@ int backward_get_threads(void)
 
 typedef void (*range_fn)(void *ctx, int begin, int end);
 
+/* The attention products are small (T x T x hs per head). OpenBLAS splits a
+ * product over its threads once it exceeds 256K multiply-adds (T > 128 here),
+ * and from inside our own workers that is ruinous: at T = 256 on 2 cores the
+ * backward took 5-20x longer with 2 BLAS threads than with 1 (measured).
+ * So BLAS runs one thread per caller while the workers run, and gets its
+ * count back after. The count is global to OpenBLAS: nothing else may call
+ * BLAS from another thread meanwhile (training has one BLAS caller). Every
+ * product gives the same bits with 1 or more BLAS threads (they split rows
+ * and columns, never the sums), so this changes speed only. */
+static int blas_single_begin(void)
+{
+	int n = openblas_get_num_threads();
+	if (n > 1)
+		openblas_set_num_threads(1);
+	return n;
+}
+
+static void blas_single_end(int n)
+{
+	if (n > 1)
+		openblas_set_num_threads(n);
+}
+
 typedef struct range_job {
 	range_fn fn;
 	void *ctx;
@@ -54,9 +77,8 @@ static void *range_main(void *p)
  * thread that cannot be started has its slice run here instead: slower, never
  * wrong. Threads are started per call: a few tens of microseconds against
  * milliseconds of work, and no pool to tear down. */
-static void parallel_for(int n, range_fn fn, void *ctx)
+static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 {
-	int nt = backward_get_threads();
 	if (nt > n)
 		nt = n;
 	if (nt <= 1) {
@@ -78,6 +100,20 @@ static void parallel_for(int n, range_fn fn, void *ctx)
 		else
 			fn(ctx, job[i].begin, job[i].end);
 	}
+}
+
+static void parallel_for(int n, range_fn fn, void *ctx)
+{
+	parallel_for_n(backward_get_threads(), n, fn, ctx);
+}
+
+/* parallel_for for work made of small BLAS calls (see blas_single_begin). */
+static void parallel_for_blas(int n, range_fn fn, void *ctx)
+{
+	int nt = backward_get_threads();
+	int nb = blas_single_begin();
+	parallel_for_n(nt, n, fn, ctx);
+	blas_single_end(nb);
 }
 
 /* ---- vector helpers ----------------------------------------------------
@@ -403,7 +439,7 @@ static void attention_backward_to(float *dqkv, bool acc, float *work, const floa
 				  bool causal)
 {
 	att_ctx x = {dqkv, work, dout, qkv, att, T, C, NH, acc, causal};
-	parallel_for(B * NH, attention_backward_range, &x);
+	parallel_for_blas(B * NH, attention_backward_range, &x);
 }
 
 void attention_backward(float *dqkv, float *work, const float *dout, const float *qkv,
@@ -843,7 +879,7 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 		       (size_t)d * sizeof(float));
 	sel_ctx sc = {g, la->att, la->atty, NULL, NULL, la->qkv, NULL, T, d, NH, R,
 		      c->objective == OBJ_CAUSAL};
-	parallel_for(B * NH, sel_attention_forward_range, &sc);
+	parallel_for_blas(B * NH, sel_attention_forward_range, &sc);
 	matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, R, d, d);
 	for (int r = 0; r < R; r++) {
 		const float *xr = x + (size_t)g->rows[r] * d;
@@ -922,7 +958,7 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 		memset(g->dqkv, 0, (size_t)N * 3 * C * sizeof(float));
 		sel_ctx sc = {g, la->att, NULL, g->datt, g->dqkv, la->qkv, g->datty, T, C, NH, R,
 			      causal};
-		parallel_for(B * NH, sel_attention_backward_range, &sc);
+		parallel_for_blas(B * NH, sel_attention_backward_range, &sc);
 		for (int r = 0; r < R; r++) {
 			float *dq = g->dqkv + (size_t)g->rows[r] * 3 * C;
 			const float *s = g->dqrows + (size_t)r * C;

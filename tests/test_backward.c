@@ -6,6 +6,7 @@
 #include "attnview/rng.h"
 #include "harness.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,11 +438,14 @@ static void attention_vs_ref(int B, int T, int C, int NH, bool causal)
 		fill(dq[k], nq, &r0, 1.0f);
 	}
 	attention_backward_ref(dq[0], work, dout, qkv, att, B, T, C, NH, causal);
+	int blas_threads = openblas_get_num_threads();
 	backward_set_threads(1);
 	attention_backward(dq[1], work, dout, qkv, att, B, T, C, NH, causal);
 	backward_set_threads(3);
 	attention_backward(dq[2], work, dout, qkv, att, B, T, C, NH, causal);
 	backward_set_threads(0);
+	/* BLAS runs single-threaded inside the workers, and gets its count back. */
+	CHECK(openblas_get_num_threads() == blas_threads);
 	char what[96];
 	snprintf(what, sizeof what, "attention_backward B=%d T=%d C=%d NH=%d %s", B, T, C, NH,
 		 causal ? "causal" : "full");
@@ -622,6 +626,7 @@ int main(void)
 	attention_vs_ref(3, 33, 24, 3, false);
 	attention_vs_ref(3, 33, 24, 3, true);
 	attention_vs_ref(1, 1, 4, 1, true);
+	attention_vs_ref(2, 200, 16, 2, true); /* big enough for OpenBLAS to go parallel */
 	gradient_check(OBJ_MASKED);
 	gradient_check(OBJ_CAUSAL);
 	golden_grads("train_masked");
