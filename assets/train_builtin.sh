@@ -67,6 +67,6 @@ done
 echo "training $out from $(wc -c < "$corpus") bytes (validation $(wc -c < "$val") bytes)"
 SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
 	--objective masked --dim 64 --heads 4 --layers 2 --context 128 --batch 32 \
-	--steps "$steps" --lr 2e-3 --warmup 200 --seed 1 --min-count 3 \
+	--steps "$steps" --lr 5e-3 --warmup 200 --seed 1 --min-count 3 \
 	--eval-every 250 --checkpoint-every 500 --threads "$threads"
 ls -l "$out"

@@ -21,8 +21,8 @@ void train_options_default(train_options *o)
 	o->layers = 2;
 	o->context = 128;
 	o->batch = 32;
-	o->steps = 3000;
-	o->lr = 1e-3f;
+	o->steps = 2000;
+	o->lr = 5e-3f;
 	o->warmup = 100;
 	o->seed = 1;
 	o->min_count = 1;
