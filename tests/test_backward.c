@@ -164,9 +164,9 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 	return loss / n;
 }
 
-static void gradient_check(objective obj)
+static void gradient_check(objective obj, int L)
 {
-	const int V = 11, d = 8, h = 2, L = 2, T = 5, B = 3, N = B * T;
+	const int V = 11, d = 8, h = 2, T = 5, B = 3, N = B * T;
 	model *m = tiny_model(obj, V, d, h, L, T, obj == OBJ_CAUSAL ? 7 : 8);
 	activations a;
 	grad_acts g;
@@ -239,15 +239,15 @@ static void gradient_check(objective obj)
 				wn = num;
 			}
 		}
-		printf("  %s %-10s worst rel err %.2e (element %zu: analytic %.6g numeric %.6g)\n",
-		       objective_name(obj), t->name, worst, worst_j, wa, wn);
+		printf("  %s L=%d %-10s worst rel err %.2e (element %zu: analytic %.6g numeric %.6g)\n",
+		       objective_name(obj), L, t->name, worst, worst_j, wa, wn);
 		CHECKF(worst < 1e-3, "%s %s: relative error %.3g", objective_name(obj), t->name,
 		       worst);
 		if (worst > worst_all)
 			worst_all = worst;
 	}
-	printf("gradient check %s: %zu tensors, worst relative error %.2e\n", objective_name(obj),
-	       nt, worst_all);
+	printf("gradient check %s L=%d: %zu tensors, worst relative error %.2e\n",
+	       objective_name(obj), L, nt, worst_all);
 
 	/* No target: no loss, and the gradients are left alone. */
 	int32_t none[15];
@@ -627,8 +627,10 @@ int main(void)
 	attention_vs_ref(3, 33, 24, 3, true);
 	attention_vs_ref(1, 1, 4, 1, true);
 	attention_vs_ref(2, 200, 16, 2, true); /* big enough for OpenBLAS to go parallel */
-	gradient_check(OBJ_MASKED);
-	gradient_check(OBJ_CAUSAL);
+	gradient_check(OBJ_MASKED, 2);
+	gradient_check(OBJ_CAUSAL, 2);
+	gradient_check(OBJ_MASKED, 1); /* the last block is also the first */
+	gradient_check(OBJ_CAUSAL, 3);
 	golden_grads("train_masked");
 	golden_grads("train_causal");
 	return test_summary("backward");
