@@ -775,24 +775,26 @@ static void draw_info(view *v)
 	int unk = 0;
 	for (int i = 0; i < v->ntok; i++)
 		unk += v->toks[i].unknown;
-	int x = put_fmt(1, 0, cols, plain(), "%d token%s", v->ntok, v->ntok == 1 ? "" : "s");
+	int x = 0;
+	/* The cut-off notice first: it is the one that changes what is shown. */
+	if (v->ntot > v->ntok)
+		x = put_fmt(1, x, cols - x, accent(v, A_BOLD),
+			    "cut off after %d tokens (the model's context): %d ignored, dimmed  ",
+			    v->context, v->ntot - v->ntok);
+	x = put_fmt(1, x, cols - x, plain(), "%d token%s", v->ntok, v->ntok == 1 ? "" : "s");
 	if (unk)
 		x = put_fmt(1, x, cols - x, token_style(v, &(token){.unknown = true}, 0),
 			    "  %d unknown (underlined)", unk);
-	if (v->ntot > v->ntok)
-		x = put_fmt(1, x, cols - x, accent(v, A_BOLD),
-			    "  text cut off: the model reads %d tokens, the last %d are ignored "
-			    "(dimmed)",
-			    v->context, v->ntot - v->ntok);
 }
 
-static void draw_legend(view *v, int y, int x_right)
+static void draw_legend(view *v, int y, int x_min, int x_right)
 {
-	/* "0 ▁▁▁ 1" with one cell per ramp level (or the shade steps). */
+	/* "0 ▁▁▁ 1" with one cell per ramp level (or the shade steps), right
+	 * aligned, if it fits. */
 	int nsteps = v->mode == CM_256 ? v->cm.levels : 5;
 	int w = 2 + nsteps + 2;
 	int x = x_right - w;
-	if (x < 0)
+	if (x < x_min)
 		return;
 	put_str(y, x, 2, plain(), "0 ");
 	for (int i = 0; i < nsteps; i++) {
@@ -810,10 +812,10 @@ static void draw_head_line(view *v)
 {
 	int x = put_fmt(2, 0, COLS, st(A_BOLD, 0), "Layer %d/%d  Head %d/%d", v->layer + 1,
 			nlayers(v), v->head + 1, nheads(v));
-	put_fmt(2, x, COLS - x, st(A_DIM, 0), "  %s%s",
-		v->r.causal || v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked",
-		v->values ? "  values" : "");
-	draw_legend(v, 2, v->g.map_w);
+	x = put_fmt(2, x, COLS - x, st(A_DIM, 0), "  %s%s",
+		    v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked",
+		    v->values ? "  values" : "");
+	draw_legend(v, 2, x + 2, v->g.map_w);
 }
 
 /* One cell of the heatmap at (y, x), cell_w wide. */
@@ -1181,8 +1183,10 @@ static void build_help(view *v)
 	}
 	v->help[n].heading = true;
 	v->help[n++].text = "Mouse";
-	for (size_t i = 0; i < sizeof view_mouse_help / sizeof view_mouse_help[0]; i++)
-		v->help[n++].text = view_mouse_help[i];
+	for (size_t i = 0; i < sizeof view_mouse_help / sizeof view_mouse_help[0]; i++) {
+		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", view_mouse_help[i][0]);
+		v->help[n++].text = view_mouse_help[i][1];
+	}
 	v->nhelp = n;
 }
 
@@ -1191,24 +1195,33 @@ static void draw_help(view *v)
 	int cols = COLS, rows = LINES - 2;
 	put_str(0, 0, cols, st(A_BOLD, 0),
 		"attnview keys  (Up/Down/PageUp/PageDown scroll, any other key closes)");
-	if (v->help_scroll > v->nhelp - rows)
-		v->help_scroll = v->nhelp - rows;
+	/* Two columns when the list is longer than the screen and wide enough. */
+	int ncol = v->nhelp > rows && cols >= 100 ? 2 : 1;
+	int colw = cols / ncol;
+	int per = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
+	if (ncol == 2 && per > rows)
+		per = rows;
+	int total = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
+	if (v->help_scroll > total - rows)
+		v->help_scroll = total - rows;
 	if (v->help_scroll < 0)
 		v->help_scroll = 0;
-	for (int i = 0; i < rows && v->help_scroll + i < v->nhelp; i++) {
-		const help_line *h = &v->help[v->help_scroll + i];
-		int y = 1 + i;
-		if (h->heading) {
-			put_str(y, 0, cols, accent(v, A_BOLD), h->text);
-			continue;
+	for (int c = 0; c < ncol; c++) {
+		int first = c * ((v->nhelp + 1) / 2) * (ncol == 2);
+		int end = ncol == 2 && c == 0 ? (v->nhelp + 1) / 2 : v->nhelp;
+		for (int i = 0; i < rows && first + v->help_scroll + i < end; i++) {
+			const help_line *h = &v->help[first + v->help_scroll + i];
+			int y = 1 + i, x0 = c * colw;
+			if (h->heading) {
+				put_str(y, x0, colw - 1, accent(v, A_BOLD), h->text);
+				continue;
+			}
+			int x = put_str(y, x0 + 2, 18, st(A_BOLD, 0), h->names);
+			x = x < x0 + 20 ? x0 + 20 : x + 1;
+			put_str(y, x, colw - 1 - (x - x0), plain(), h->text);
 		}
-		int x = put_str(y, 2, 22, st(A_BOLD, 0), h->names);
-		if (x < 26)
-			x = 26;
-		else
-			x++;
-		put_str(y, x, cols - x, plain(), h->text);
 	}
+	(void)per;
 }
 
 static void draw(view *v)
@@ -1785,6 +1798,15 @@ bool view_run(const model *m, const view_options *opt, int *signo, av_error *err
 			t.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
 			tcsetattr(STDIN_FILENO, TCSANOW, &t);
 			def_prog_mode();
+		}
+		/* Home and End in the spellings terminals and multiplexers send
+		 * whatever TERM says (tmux sends \e[1~ and \e[4~ under
+		 * TERM=xterm-256color). */
+		static const char *const home_seqs[] = {"\033[1~", "\033[7~", "\033[H", "\033OH"};
+		static const char *const end_seqs[] = {"\033[4~", "\033[8~", "\033[F", "\033OF"};
+		for (size_t i = 0; i < sizeof home_seqs / sizeof home_seqs[0]; i++) {
+			define_key(home_seqs[i], KEY_HOME);
+			define_key(end_seqs[i], KEY_END);
 		}
 		define_key("\033[200~", VIEW_KEY_PASTE_BEGIN);
 		define_key("\033[201~", VIEW_KEY_PASTE_END);

@@ -1,3 +1,110 @@
 #!/usr/bin/env bash
-# Being written.
-exit 77
+# Getting around: the overview of all heads (keys and mouse), the help screen,
+# long texts that scroll with their labels in view, text beyond the model's
+# context, unknown characters, bracketed paste of Chinese and English.
+. "$(dirname "$0")/lib.sh"
+
+text="Attention (注意力) is all you need!"
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+expect_screen "Query 0 "
+
+# Overview from the map: every head of every layer, arrows select, Enter opens.
+keys Enter o
+expect_screen "Overview: 2 layers x 4 heads"
+for l in 1 2; do
+	for h in 1 2 3 4; do
+		check "overview shows L${l}H$h" wait_for "L${l}H$h"
+	done
+done
+check "overview status" wait_for " OVERVIEW |"
+keys l l j Enter
+check "Enter opens the selected head (layer 2, head 3)" wait_for "layer 2/2 head 3/4"
+check "back on the map" wait_for " MAP |"
+
+# Overview from the input line with F3; Esc goes back to the input line.
+keys i
+expect_screen " INPUT |"
+keys F3
+expect_screen "Overview:"
+keys Escape
+check "Esc closes the overview, back to the input line" wait_for " INPUT |"
+
+# A click selects a head in the overview, a second click opens it.
+keys F3
+expect_screen "Overview:"
+s=$(screen)
+y=$(printf '%s\n' "$s" | grep -n "L2H4" | head -1 | cut -d: -f1)
+x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L2H4")
+type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
+type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
+sleep 0.2
+check "one click does not open" wait_for "Overview:"
+type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
+type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
+check "a second click on L2H4 opens it" wait_for "layer 2/2 head 4/4"
+check "the overview is closed" wait_gone "Overview:"
+
+# Help lists the keys; any key closes it.
+keys F1
+expect_screen "attnview keys"
+for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
+	"overview of all heads" "values mode" "Mouse" "edit the text"; do
+	check "help mentions '$want'" wait_for "$want" 2
+done
+keys x
+check "a key closes help" wait_gone "attnview keys"
+check "back where help was opened" wait_for " MAP |"
+keys 7
+check "a head that does not exist is explained" wait_for "head 7 does not exist"
+
+# Bracketed paste into the input line, from the map too.
+keys i End
+tmux -L "$sock" set-buffer -b p " 你好 world"
+tmux -L "$sock" paste-buffer -p -b p
+check "paste appended to the line" wait_for "text> $text 你好 world"
+keys Escape
+expect_screen " MAP |"
+tmux -L "$sock" set-buffer -b p "!"
+tmux -L "$sock" paste-buffer -p -b p
+check "paste from the map goes to the line" wait_for "text> $text 你好 world!"
+check "and focuses it" wait_for " INPUT |"
+n=$("$bin" --dump --format tsv --text "$text 你好 world!" --model "$model_masked" |
+	awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
+check "token count after paste is $n" wait_for "$n tokens"
+
+# An unknown character is counted and marked.
+keys C-u
+type_text "a☃b"
+check "unknown character counted" wait_for "1 unknown (underlined)"
+check "panel says unknown" wait_for_re "│Key +0 a U\+0061$"
+keys Enter l
+check "unknown key described" wait_for "U+2603 unknown"
+
+# A long text in a small terminal: the cursor's row and column scroll into
+# view, with the Query and Key labels kept.
+long="abcdefghijklmnopqrstuvwxyz0123456789床前明月光疑是地上霜ABCDEFGHIJKLMNO"
+tui_start 80 20 TERM=xterm-256color -- --model "$model_masked" --text "$long"
+expect_screen "Query 0 "
+keys Enter G
+expect_screen "Query 60 "
+s=$(screen)
+check "last row's label in view" grep -qE "^▶ *60 " <<<"$s"
+check "rows scrolled: first row gone" bash -c '! grep -qE "^  *0 a" <<<"$1"' _ "$s"
+keys '$'
+expect_screen "Key   60 "
+keyline=$(line 4)
+check "key labels still on line 4, last key shown" test "$(col_of "$keyline" "O")" -gt 0
+check "scrolled columns marked" test "$(char_at "$keyline" 6)" = "<"
+check "cursor cell on the last row" grep -qE "^▶ *60 .*<>" <<<"$(screen)"
+keys g '^'
+expect_screen "Query 0 "
+expect_screen "Key   0 "
+check "back at the top left" grep -qE "^▶ +0 a +<>" <<<"$(screen)"
+
+# Text beyond the model's context (64): shown, marked, not computed.
+keys i End
+type_text "PQRSTUVW"
+check "cut-off notice" wait_for "cut off after 64 tokens (the model's context): 5 ignored"
+check "64 tokens computed" wait_for "| 64 tokens |"
+
+finish
