@@ -18,37 +18,37 @@
 #include <unistd.h>
 
 static const char train_help[] =
-	"Usage: attnview --train CORPUS [-o OUT] [options]\n"
-	"\n"
-	"Train a character-level transformer on a UTF-8 text file and write it to OUT.\n"
-	"\n"
-	"  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
-	"                          FILE.ckpt\n"
-	"  --objective masked|causal  masked-character (default) or next-character\n"
-	"  --dim D                 model width (default 64)\n"
-	"  --heads N               attention heads; D must be divisible by N (default 4)\n"
-	"  --layers L              transformer blocks (default 2)\n"
-	"  --context T             characters per sequence, at most 1024 (default 128)\n"
-	"  --batch B               sequences per step (default 32)\n"
-	"  --steps N               optimizer steps (default 2000)\n"
-	"  --epochs N              instead of --steps: N passes' worth of the training text\n"
-	"  --lr X                  peak learning rate (default 5e-3)\n"
-	"  --warmup N              linear warmup steps, then cosine decay (default 100)\n"
-	"  --seed S                random seed (default 1)\n"
-	"  --threads N             OpenBLAS threads (default: all cores)\n"
-	"  --min-count N           keep characters seen at least N times (default 1)\n"
-	"  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
-	"  --val-file FILE         validation text (default: the last 5% of CORPUS)\n"
-	"  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
-	"  --checkpoint-every N    write OUT.ckpt every N steps, 0 = only on Ctrl-C\n"
-	"                          (default 500)\n"
-	"  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
-	"  -h, --help              show this help\n"
-	"\n"
-	"Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
-	"command that resumes it; the resumed run ends with the same model, byte for byte,\n"
-	"as an uninterrupted one (same seed and --threads). Exit status: 0 done, 1 error,\n"
-	"2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n";
+    "Usage: attnview --train CORPUS [-o OUT] [options]\n"
+    "\n"
+    "Train a character-level transformer on a UTF-8 text file and write it to OUT.\n"
+    "\n"
+    "  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
+    "                          FILE.ckpt\n"
+    "  --objective masked|causal  masked-character (default) or next-character\n"
+    "  --dim D                 model width (default 64)\n"
+    "  --heads N               attention heads; D must be divisible by N (default 4)\n"
+    "  --layers L              transformer blocks (default 2)\n"
+    "  --context T             characters per sequence, at most 1024 (default 128)\n"
+    "  --batch B               sequences per step (default 32)\n"
+    "  --steps N               optimizer steps (default 2000)\n"
+    "  --epochs N              instead of --steps: N passes' worth of the training text\n"
+    "  --lr X                  peak learning rate (default 5e-3)\n"
+    "  --warmup N              linear warmup steps, then cosine decay (default 100)\n"
+    "  --seed S                random seed (default 1)\n"
+    "  --threads N             OpenBLAS threads (default: all cores)\n"
+    "  --min-count N           keep characters seen at least N times (default 1)\n"
+    "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
+    "  --val-file FILE         validation text (default: the last 5% of CORPUS)\n"
+    "  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
+    "  --checkpoint-every N    write OUT.ckpt every N steps, 0 = only on Ctrl-C\n"
+    "                          (default 500)\n"
+    "  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
+    "command that resumes it; the resumed run ends with the same model, byte for byte,\n"
+    "as an uninterrupted one (same seed and --threads). Exit status: 0 done, 1 error,\n"
+    "2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n";
 
 enum {
 	OPT_TRAIN = 256,
@@ -74,28 +74,28 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"train", required_argument, NULL, OPT_TRAIN},
-	{"output", required_argument, NULL, 'o'},
-	{"objective", required_argument, NULL, OPT_OBJECTIVE},
-	{"dim", required_argument, NULL, OPT_DIM},
-	{"heads", required_argument, NULL, OPT_HEADS},
-	{"layers", required_argument, NULL, OPT_LAYERS},
-	{"context", required_argument, NULL, OPT_CONTEXT},
-	{"batch", required_argument, NULL, OPT_BATCH},
-	{"steps", required_argument, NULL, OPT_STEPS},
-	{"epochs", required_argument, NULL, OPT_EPOCHS},
-	{"lr", required_argument, NULL, OPT_LR},
-	{"warmup", required_argument, NULL, OPT_WARMUP},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"min-count", required_argument, NULL, OPT_MIN_COUNT},
-	{"max-vocab", required_argument, NULL, OPT_MAX_VOCAB},
-	{"val-file", required_argument, NULL, OPT_VAL_FILE},
-	{"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
-	{"checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY},
-	{"resume", required_argument, NULL, OPT_RESUME},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"train", required_argument, NULL, OPT_TRAIN},
+    {"output", required_argument, NULL, 'o'},
+    {"objective", required_argument, NULL, OPT_OBJECTIVE},
+    {"dim", required_argument, NULL, OPT_DIM},
+    {"heads", required_argument, NULL, OPT_HEADS},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"min-count", required_argument, NULL, OPT_MIN_COUNT},
+    {"max-vocab", required_argument, NULL, OPT_MAX_VOCAB},
+    {"val-file", required_argument, NULL, OPT_VAL_FILE},
+    {"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
+    {"checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int usage_error(const char *fmt, ...) AV_PRINTF(1, 2);
@@ -298,34 +298,35 @@ static void end_line(progress_ui *ui)
 }
 
 /* Which command-line options conflict with a checkpoint's own. */
-static bool check_resume_options(const bool *given, const train_options *o,
-				 const train_options *ck, uint64_t ck_epochs, char *msg, size_t n)
+static bool check_resume_options(const bool *given, const train_options *o, const train_options *ck,
+				 uint64_t ck_epochs, char *msg, size_t n)
 {
 	struct {
 		int opt;
 		const char *name;
 		bool same;
 	} t[] = {
-		{OPT_OBJECTIVE, "--objective", o->objective == ck->objective},
-		{OPT_DIM, "--dim", o->dim == ck->dim},
-		{OPT_HEADS, "--heads", o->heads == ck->heads},
-		{OPT_LAYERS, "--layers", o->layers == ck->layers},
-		{OPT_CONTEXT, "--context", o->context == ck->context},
-		{OPT_BATCH, "--batch", o->batch == ck->batch},
-		{OPT_STEPS, "--steps", o->steps == ck->steps},
-		{OPT_EPOCHS, "--epochs", o->epochs == ck_epochs},
-		{OPT_LR, "--lr", o->lr == ck->lr},
-		{OPT_WARMUP, "--warmup", o->warmup == ck->warmup},
-		{OPT_SEED, "--seed", o->seed == ck->seed},
-		{OPT_MIN_COUNT, "--min-count", o->min_count == ck->min_count},
-		{OPT_MAX_VOCAB, "--max-vocab", o->max_vocab == ck->max_vocab},
-		{OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
-		{OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
+	    {OPT_OBJECTIVE, "--objective", o->objective == ck->objective},
+	    {OPT_DIM, "--dim", o->dim == ck->dim},
+	    {OPT_HEADS, "--heads", o->heads == ck->heads},
+	    {OPT_LAYERS, "--layers", o->layers == ck->layers},
+	    {OPT_CONTEXT, "--context", o->context == ck->context},
+	    {OPT_BATCH, "--batch", o->batch == ck->batch},
+	    {OPT_STEPS, "--steps", o->steps == ck->steps},
+	    {OPT_EPOCHS, "--epochs", o->epochs == ck_epochs},
+	    {OPT_LR, "--lr", o->lr == ck->lr},
+	    {OPT_WARMUP, "--warmup", o->warmup == ck->warmup},
+	    {OPT_SEED, "--seed", o->seed == ck->seed},
+	    {OPT_MIN_COUNT, "--min-count", o->min_count == ck->min_count},
+	    {OPT_MAX_VOCAB, "--max-vocab", o->max_vocab == ck->max_vocab},
+	    {OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
+	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		if (given[t[i].opt - OPT_TRAIN] && !t[i].same) {
-			snprintf(msg, n, "%s differs from the checkpoint's: --resume continues with "
-					 "the options it was started with; drop %s",
+			snprintf(msg, n,
+				 "%s differs from the checkpoint's: --resume continues with "
+				 "the options it was started with; drop %s",
 				 t[i].name, t[i].name);
 			return false;
 		}
@@ -352,8 +353,8 @@ int cli_train(int argc, char **argv)
 		else if (c == 'o' || c == 'h')
 			snprintf(name, sizeof name, "-%c", c);
 		else
-			snprintf(name, sizeof name, "%s", optopt ? (char[]){'-', (char)optopt, 0}
-						       : argv[optind - 1]);
+			snprintf(name, sizeof name, "%s",
+				 optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
 		li = -1;
 		if (c >= OPT_TRAIN && c < OPT_LAST)
 			given[c - OPT_TRAIN] = true;
@@ -488,7 +489,8 @@ int cli_train(int argc, char **argv)
 	char out_buf[4096], ckpt_buf[4200];
 	if (!out) {
 		size_t l = resume ? strlen(resume) : 0;
-		if (resume && l > 5 && strcmp(resume + l - 5, ".ckpt") == 0 && l - 5 < sizeof out_buf) {
+		if (resume && l > 5 && strcmp(resume + l - 5, ".ckpt") == 0 &&
+		    l - 5 < sizeof out_buf) {
 			memcpy(out_buf, resume, l - 5);
 			out_buf[l - 5] = '\0';
 			out = out_buf;
@@ -510,8 +512,8 @@ int cli_train(int argc, char **argv)
 	if (threads)
 		blas_set_threads(threads);
 
-	corpus_options co = {.val_path = val_path, .min_count = o.min_count,
-			     .max_vocab = o.max_vocab};
+	corpus_options co = {
+	    .val_path = val_path, .min_count = o.min_count, .max_vocab = o.max_vocab};
 	double tl = now_seconds();
 	if (!corpus_load(&cor, corpus_path, &co, &err)) {
 		cli_error(err.msg);
@@ -537,10 +539,9 @@ int cli_train(int argc, char **argv)
 	}
 	printf("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
 	       "%" PRIu64 " steps, lr %g, %d BLAS threads (%s), corpus read in %.1fs\n",
-	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads,
-	       t->opt.layers, t->opt.context, cor.vocab.size, t->model->nparams, t->opt.batch,
-	       t->total, (double)t->opt.lr, blas_threads(), blas_corename(),
-	       now_seconds() - tl);
+	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
+	       t->opt.context, cor.vocab.size, t->model->nparams, t->opt.batch, t->total,
+	       (double)t->opt.lr, blas_threads(), blas_corename(), now_seconds() - tl);
 	if (resume)
 		printf("resuming %s at step %" PRIu64 "\n", resume, t->step);
 	fflush(stdout);
@@ -567,7 +568,8 @@ int cli_train(int argc, char **argv)
 		if (threads)
 			snprintf(th, sizeof th, " --threads %d", threads);
 		fprintf(stderr,
-			"attnview: stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to "
+			"attnview: stopped at step %" PRIu64 " of %" PRIu64
+			"; checkpoint written to "
 			"%s\nresume with: attnview --train %s --resume %s -o %s%s\n",
 			t->step, t->total, ckpt_buf, qc, qk, qo, th);
 		status = 128 + sig;

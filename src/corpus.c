@@ -29,8 +29,10 @@ static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *s
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fclose(f);
-		return av_fail(err, "%s is not a regular file: the corpus is read twice, so give "
-				    "a file (save a pipe's output to a file first)", path);
+		return av_fail(err,
+			       "%s is not a regular file: the corpus is read twice, so give "
+			       "a file (save a pipe's output to a file first)",
+			       path);
 	}
 	if (mtime)
 		*mtime = (int64_t)st.st_mtime;
@@ -97,13 +99,16 @@ static bool dense_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 {
 	dense_ctx *d = ctx;
 	if (d->n + n > d->cap)
-		return av_fail(err, "%s changed while it was being read: it grew; train on a file "
-				    "that nothing is writing to", d->path);
+		return av_fail(err,
+			       "%s changed while it was being read: it grew; train on a file "
+			       "that nothing is writing to",
+			       d->path);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t x = cps[i] < NCP ? d->dense_of[cps[i]] : UINT32_MAX;
 		if (x == UINT32_MAX)
-			return av_fail(err, "%s changed while it was being read: a new character "
-					    "appeared; train on a file that nothing is writing to",
+			return av_fail(err,
+				       "%s changed while it was being read: a new character "
+				       "appeared; train on a file that nothing is writing to",
 				       d->path);
 		if (d->width == 2)
 			((uint16_t *)d->ids)[d->n + i] = (uint16_t)x;
@@ -130,8 +135,10 @@ static bool val_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 		uint64_t cap = vc->cap * 2 > need ? vc->cap * 2 : need;
 		void *p = realloc(c->ids, (size_t)cap * (size_t)c->width);
 		if (!p)
-			return av_fail(err, "out of memory storing the validation file (%" PRIu64
-					    " characters)", need);
+			return av_fail(err,
+				       "out of memory storing the validation file (%" PRIu64
+				       " characters)",
+				       need);
 		c->ids = p;
 		vc->cap = cap;
 	}
@@ -179,20 +186,25 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 		goto out;
 	uint64_t n = counter.total;
 	if (c->stats.bytes == 0) {
-		av_fail(err, "%s is empty: there is nothing to train on; give a UTF-8 text file "
-			     "(a few MB of prose trains a model worth looking at)", path);
+		av_fail(err,
+			"%s is empty: there is nothing to train on; give a UTF-8 text file "
+			"(a few MB of prose trains a model worth looking at)",
+			path);
 		goto out;
 	}
 	if (n == 0) {
-		av_fail(err, "%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			     " escape sequences and %" PRIu64 " control characters removed); give "
-			     "a UTF-8 text file", path, c->stats.bytes, c->stats.escapes,
-			c->stats.controls);
+		av_fail(err,
+			"%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
+			" escape sequences and %" PRIu64 " control characters removed); give "
+			"a UTF-8 text file",
+			path, c->stats.bytes, c->stats.escapes, c->stats.controls);
 		goto out;
 	}
 	if (cc.nonblank == 0) {
-		av_fail(err, "%s contains only whitespace (%" PRIu64 " characters): there is nothing "
-			     "to learn; give a text file with words in it", path, n);
+		av_fail(err,
+			"%s contains only whitespace (%" PRIu64 " characters): there is nothing "
+			"to learn; give a text file with words in it",
+			path, n);
 		goto out;
 	}
 
@@ -226,8 +238,10 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 	dense_ctx dc = {.dense_of = dense_of, .width = c->width, .cap = n, .path = path};
 	dc.ids = malloc((size_t)n * (size_t)c->width);
 	if (!dc.ids) {
-		av_fail(err, "out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
-			     " MB as ids", path, n, n * (uint64_t)c->width >> 20);
+		av_fail(err,
+			"out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
+			" MB as ids",
+			path, n, n * (uint64_t)c->width >> 20);
 		goto out;
 	}
 	c->ids = dc.ids;
@@ -235,8 +249,10 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 	if (!clean_file(path, dense_sink, &dc, &again, NULL, err))
 		goto out;
 	if (dc.n != n) {
-		av_fail(err, "%s changed while it was being read (%" PRIu64 " characters, then %"
-			     PRIu64 "); train on a file that nothing is writing to", path, n, dc.n);
+		av_fail(err,
+			"%s changed while it was being read (%" PRIu64 " characters, then %" PRIu64
+			"); train on a file that nothing is writing to",
+			path, n, dc.n);
 		goto out;
 	}
 
@@ -258,8 +274,10 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 	if (!vocab_build(&c->vocab, &counter, o->min_count ? o->min_count : 1, o->max_vocab, err))
 		goto out;
 	if (c->vocab.size <= TOK_NSPECIAL) {
-		av_fail(err, "%s: no character occurs at least --min-count %" PRIu64 " times in "
-			     "the training split; lower --min-count", path, o->min_count);
+		av_fail(err,
+			"%s: no character occurs at least --min-count %" PRIu64 " times in "
+			"the training split; lower --min-count",
+			path, o->min_count);
 		goto out;
 	}
 
@@ -291,8 +309,10 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 		if (!clean_file(o->val_path, val_sink, &vc, &c->val_stats, NULL, err))
 			goto out;
 		if (c->nval == 0) {
-			av_fail(err, "validation file %s has no text after cleaning; give a "
-				     "non-empty --val-file", o->val_path);
+			av_fail(err,
+				"validation file %s has no text after cleaning; give a "
+				"non-empty --val-file",
+				o->val_path);
 			goto out;
 		}
 	}
@@ -327,12 +347,12 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n)
 {
 	size_t k = 0;
-#define ADD(...)                                                                                \
-	do {                                                                                    \
-		if (k < n) {                                                                    \
-			int r_ = snprintf(buf + k, n - k, __VA_ARGS__);                         \
-			k += r_ > 0 ? (size_t)r_ : 0;                                           \
-		}                                                                               \
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		if (k < n) {                                                                       \
+			int r_ = snprintf(buf + k, n - k, __VA_ARGS__);                            \
+			k += r_ > 0 ? (size_t)r_ : 0;                                              \
+		}                                                                                  \
 	} while (0)
 	ADD("%s: %" PRIu64 " %s, %" PRIu64 " %s", what, s->bytes, plural(s->bytes, "byte", "bytes"),
 	    s->codepoints, plural(s->codepoints, "character", "characters"));
@@ -384,7 +404,8 @@ void corpus_summary(const corpus *c, const char *path, char *buf, size_t n)
 				      "characters%s; vocabulary: %u ids (%u characters of %" PRIu64
 				      " distinct, covering %.2f%% of the training text)\n",
 				      c->ntrain, c->nval,
-				      c->val_stats.bytes ? " (from the validation file)" : " (last 5%)",
+				      c->val_stats.bytes ? " (from the validation file)"
+							 : " (last 5%)",
 				      c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 				      c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (k < n && c->unk_val)

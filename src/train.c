@@ -41,12 +41,15 @@ bool train_options_check(const train_options *o, av_error *err)
 	if (o->dim < 2 || o->dim > AV_MAX_DIM)
 		return av_fail(err, "--dim %u is out of range: use 2 to %d", o->dim, AV_MAX_DIM);
 	if (o->dim % o->heads)
-		return av_fail(err, "--dim %u is not divisible by --heads %u: each head gets "
-				    "dim/heads channels; use e.g. --dim %u", o->dim, o->heads,
-			       (o->dim + o->heads - 1) / o->heads * o->heads);
+		return av_fail(err,
+			       "--dim %u is not divisible by --heads %u: each head gets "
+			       "dim/heads channels; use e.g. --dim %u",
+			       o->dim, o->heads, (o->dim + o->heads - 1) / o->heads * o->heads);
 	if (o->dim % 2)
-		return av_fail(err, "--dim %u is odd: the sinusoidal positions pair channels; use "
-				    "an even --dim", o->dim);
+		return av_fail(err,
+			       "--dim %u is odd: the sinusoidal positions pair channels; use "
+			       "an even --dim",
+			       o->dim);
 	if (o->layers < 1 || o->layers > AV_MAX_LAYERS)
 		return av_fail(err, "--layers %u is out of range: use 1 to %d", o->layers,
 			       AV_MAX_LAYERS);
@@ -64,14 +67,17 @@ bool train_options_check(const train_options *o, av_error *err)
 	if (!(o->lr > 0.0f) || !(o->lr < 10.0f))
 		return av_fail(err, "--lr must be a number above 0 and below 10 (e.g. 1e-3)");
 	if (o->steps && o->warmup >= o->steps)
-		return av_fail(err, "--warmup %" PRIu64 " is not below --steps %" PRIu64
-				    ": use fewer warmup steps (about 3%% of the steps)",
+		return av_fail(err,
+			       "--warmup %" PRIu64 " is not below --steps %" PRIu64
+			       ": use fewer warmup steps (about 3%% of the steps)",
 			       o->warmup, o->steps);
 	if (o->min_count < 1)
 		return av_fail(err, "--min-count must be at least 1");
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
-		return av_fail(err, "--max-vocab %u leaves no room for characters: the 3 special "
-				    "tokens count; use at least 4 (or 0 for no limit)", o->max_vocab);
+		return av_fail(err,
+			       "--max-vocab %u leaves no room for characters: the 3 special "
+			       "tokens count; use at least 4 (or 0 for no limit)",
+			       o->max_vocab);
 	if (o->max_vocab > AV_MAX_VOCAB)
 		return av_fail(err, "--max-vocab %u is above the limit of %d", o->max_vocab,
 			       AV_MAX_VOCAB);
@@ -79,10 +85,11 @@ bool train_options_check(const train_options *o, av_error *err)
 	 * kept for the backward pass. */
 	double att = 2.0 * o->layers * o->batch * o->heads * (double)o->context * o->context * 4;
 	if (att > 8e9)
-		return av_fail(err, "--batch %u with --context %u, --heads %u and --layers %u needs "
-				    "%.1f GB for attention weights alone: use a smaller --batch or "
-				    "--context", o->batch, o->context, o->heads, o->layers,
-			       att / 1e9);
+		return av_fail(err,
+			       "--batch %u with --context %u, --heads %u and --layers %u needs "
+			       "%.1f GB for attention weights alone: use a smaller --batch or "
+			       "--context",
+			       o->batch, o->context, o->heads, o->layers, att / 1e9);
 	model_config cfg = {o->objective, AV_MAX_VOCAB, o->dim, o->heads, o->layers, o->context};
 	cfg.vocab_size = o->max_vocab ? o->max_vocab : 1000;
 	return model_config_check(&cfg, err);
@@ -106,20 +113,23 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 {
 	uint64_t w = (uint64_t)window_of(o);
 	if (c->ntrain < w * o->batch)
-		return av_fail(err, "%s: the training split has %" PRIu64 " characters, fewer than "
-				    "one batch (--batch %u x %" PRIu64 " characters per window): use "
-				    "a larger corpus or a smaller --batch or --context",
+		return av_fail(err,
+			       "%s: the training split has %" PRIu64 " characters, fewer than "
+			       "one batch (--batch %u x %" PRIu64 " characters per window): use "
+			       "a larger corpus or a smaller --batch or --context",
 			       path, c->ntrain, o->batch, w);
 	if (c->nval < w)
-		return av_fail(err, "%s: the validation split (%s) has %" PRIu64 " characters, "
-				    "fewer than one window of %" PRIu64 ": use a larger corpus, a "
-				    "smaller --context, or --val-file FILE",
-			       path, c->val_stats.bytes ? "the --val-file" : "the last 5%",
-			       c->nval, w);
+		return av_fail(err,
+			       "%s: the validation split (%s) has %" PRIu64 " characters, "
+			       "fewer than one window of %" PRIu64 ": use a larger corpus, a "
+			       "smaller --context, or --val-file FILE",
+			       path, c->val_stats.bytes ? "the --val-file" : "the last 5%", c->nval,
+			       w);
 	uint64_t total = train_total_steps(o, c);
 	if (o->epochs && o->warmup >= total)
-		return av_fail(err, "--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
-				    "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
+		return av_fail(err,
+			       "--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
+			       "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
 			       o->epochs, total, o->warmup);
 	return true;
 }
@@ -137,8 +147,9 @@ bool train_check_output(const char *path, av_error *err)
 			if (f)
 				fclose(f);
 			if (got != 8 || memcmp(magic, AV_MAGIC, 8) != 0)
-				return av_fail(err, "%s exists and is not an attnview model: it will "
-						    "not be overwritten; choose another file with -o",
+				return av_fail(err,
+					       "%s exists and is not an attnview model: it will "
+					       "not be overwritten; choose another file with -o",
 					       path);
 		}
 	}
@@ -320,28 +331,36 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	if (!ck->model)
 		goto fail;
 	if (kind != AV_KIND_CHECKPOINT) {
-		av_fail(err, "%s is a finished model, not a training checkpoint: --resume takes the "
-			     "checkpoint written when training stopped (OUT.ckpt)", path);
+		av_fail(err,
+			"%s is a finished model, not a training checkpoint: --resume takes the "
+			"checkpoint written when training stopped (OUT.ckpt)",
+			path);
 		goto fail;
 	}
 	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
 	if (!get_options(&r, &ck->opt, &ck->val_path)) {
-		av_fail(err, "%s: the training state at byte %zu is damaged or from another "
-			     "version; start the training again", path, ck->state_off);
+		av_fail(err,
+			"%s: the training state at byte %zu is damaged or from another "
+			"version; start the training again",
+			path, ck->state_off);
 		goto fail;
 	}
 	av_error e2;
 	if (!train_options_check(&ck->opt, &e2)) {
-		av_fail(err, "%s: the checkpoint's options are invalid (%s); start the training "
-			     "again", path, e2.msg);
+		av_fail(err,
+			"%s: the checkpoint's options are invalid (%s); start the training "
+			"again",
+			path, e2.msg);
 		goto fail;
 	}
 	model_config *cfg = &ck->model->cfg;
 	if (cfg->objective != ck->opt.objective || cfg->dim != ck->opt.dim ||
 	    cfg->heads != ck->opt.heads || cfg->layers != ck->opt.layers ||
 	    cfg->context != ck->opt.context) {
-		av_fail(err, "%s: the training state does not match the model in the same file; "
-			     "the checkpoint is damaged: start the training again", path);
+		av_fail(err,
+			"%s: the training state does not match the model in the same file; "
+			"the checkpoint is damaged: start the training again",
+			path);
 		goto fail;
 	}
 	return true;
@@ -361,8 +380,7 @@ void train_checkpoint_finish(train_checkpoint *ck)
 }
 
 /* The state after the options: everything but the model. */
-static bool restore_state(trainer *t, const train_checkpoint *ck, const char *what,
-			  av_error *err)
+static bool restore_state(trainer *t, const train_checkpoint *ck, const char *what, av_error *err)
 {
 	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
 	train_options o;
@@ -376,11 +394,13 @@ static bool restore_state(trainer *t, const train_checkpoint *ck, const char *wh
 	if (!ok)
 		goto damaged;
 	if (ntrain != t->data->ntrain || nval != t->data->nval || hash != t->data->hash)
-		return av_fail(err, "the corpus differs from the one %s was trained on (%" PRIu64
-				    " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
-				    "resume with the same corpus%s",
+		return av_fail(err,
+			       "the corpus differs from the one %s was trained on (%" PRIu64
+			       " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
+			       "resume with the same corpus%s",
 			       what, ntrain, nval, t->data->ntrain, t->data->nval,
-			       hash != t->data->hash && ntrain == t->data->ntrain ? ", other text" : "",
+			       hash != t->data->hash && ntrain == t->data->ntrain ? ", other text"
+										  : "",
 			       ck->val_path ? " and --val-file" : "");
 	ok = br_u64(&r, &t->step) && br_u64(&r, &t->tokens_seen);
 	for (int i = 0; i < 4 && ok; i++)
@@ -408,8 +428,10 @@ static bool restore_state(trainer *t, const train_checkpoint *ck, const char *wh
 		goto damaged;
 	return true;
 damaged:
-	return av_fail(err, "%s: the training state is damaged (at byte %zu of the state); start "
-			    "the training again", what, ck->state_off + r.off);
+	return av_fail(err,
+		       "%s: the training state is damaged (at byte %zu of the state); start "
+		       "the training again",
+		       what, ck->state_off + r.off);
 }
 
 /* ---- the trainer ------------------------------------------------------ */
@@ -448,8 +470,8 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	t->opt.epochs = resume ? resume->opt.epochs : o->epochs;
 	t->window = window_of(&t->opt);
 	t->nmask = t->opt.objective == OBJ_MASKED
-			   ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
-			   : (int)t->opt.context;
+		       ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
+		       : (int)t->opt.context;
 	if (t->nmask < 1)
 		t->nmask = 1;
 	t->most_frequent = most_frequent_id(c);
@@ -465,22 +487,24 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 		vocab *v = &resume->model->vocab;
 		if (v->size != c->vocab.size ||
 		    memcmp(v->cps, c->vocab.cps, v->size * sizeof *v->cps) != 0) {
-			av_fail(err, "the corpus differs from the one the checkpoint was trained "
-				     "on: its vocabulary is not the same; resume with the same "
-				     "corpus%s", resume->val_path ? " and --val-file" : "");
+			av_fail(err,
+				"the corpus differs from the one the checkpoint was trained "
+				"on: its vocabulary is not the same; resume with the same "
+				"corpus%s",
+				resume->val_path ? " and --val-file" : "");
 			goto fail;
 		}
 		t->model = resume->model;
 		resume->model = NULL;
 	} else {
-		model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim, t->opt.heads,
-				    t->opt.layers, t->opt.context};
+		model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim,
+				    t->opt.heads,     t->opt.layers, t->opt.context};
 		t->model = model_create(&cfg, c->vocab.cps, err);
 		if (!t->model)
 			goto fail;
 		model_init_random(t->model, t->opt.seed);
-		if (!model_set_meta_strings(t->model, name ? name : "", corpus_desc ? corpus_desc : "",
-					    err))
+		if (!model_set_meta_strings(t->model, name ? name : "",
+					    corpus_desc ? corpus_desc : "", err))
 			goto fail;
 		t->model->meta.seed = t->opt.seed;
 		rng_seed(&t->data_rng, t->opt.seed ^ TRAIN_DATA_SALT);
@@ -603,7 +627,8 @@ void trainer_evaluate(trainer *t, bool final, train_result *res)
 			fill_row(t, b, c->ntrain + off, &r, false);
 		}
 		int n = 0, ok = 0;
-		float l = model_eval_loss(t->model, &t->acts, t->tokens, t->targets, nb, T, &n, &ok);
+		float l =
+		    model_eval_loss(t->model, &t->acts, t->tokens, t->targets, nb, T, &n, &ok);
 		if (n > 0) {
 			loss += (double)l * n;
 			count += (uint64_t)n;
@@ -695,8 +720,9 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		t->tokens_seen += (uint64_t)B * (uint64_t)T;
 		t->recent[t->nrecent++ % TRAIN_RECENT] = loss;
 		if (!isfinite(loss)) {
-			av_fail(err, "the training loss became %g at step %" PRIu64 ": the learning "
-				     "rate is probably too high; lower --lr and start again",
+			av_fail(err,
+				"the training loss became %g at step %" PRIu64 ": the learning "
+				"rate is probably too high; lower --lr and start again",
 				(double)loss, t->step);
 			st = TRAIN_FAILED;
 			break;
@@ -720,9 +746,12 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 			break;
 		if (train_stop_requested()) {
 			if (!t->ckpt_path)
-				st = av_fail(err, "stopped at step %" PRIu64 " with nowhere to "
-						  "write a checkpoint", t->step) ? TRAIN_STOPPED
-										: TRAIN_FAILED;
+				st = av_fail(err,
+					     "stopped at step %" PRIu64 " with nowhere to "
+					     "write a checkpoint",
+					     t->step)
+					 ? TRAIN_STOPPED
+					 : TRAIN_FAILED;
 			else
 				st = trainer_save_checkpoint(t, err) ? TRAIN_STOPPED : TRAIN_FAILED;
 			break;

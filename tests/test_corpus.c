@@ -141,8 +141,8 @@ static void test_escapes_crlf_bom(void)
 	char sum[1024];
 	corpus_summary(&c, "mixed-bad.txt", sum, sizeof sum);
 	CHECKF(strstr(sum, "removed 2 ANSI escape sequences and 1 control character") &&
-		       strstr(sum, "3 CR or CRLF line ends made LF") &&
-		       strstr(sum, "byte order mark removed"),
+		   strstr(sum, "3 CR or CRLF line ends made LF") &&
+		   strstr(sum, "byte order mark removed"),
 	       "summary: %s", sum);
 	corpus_finish(&c);
 }

@@ -42,8 +42,9 @@ static bool same_bytes(const char *a, const char *b)
 		size_t i = 0;
 		while (i < na && i < nb && x[i] == y[i])
 			i++;
-		fprintf(stderr, "%s and %s differ: sizes %zu and %zu, first difference at byte %zu\n",
-			a, b, na, nb, i);
+		fprintf(stderr,
+			"%s and %s differ: sizes %zu and %zu, first difference at byte %zu\n", a, b,
+			na, nb, i);
 	}
 	free(x);
 	free(y);
@@ -127,7 +128,7 @@ static void test_options(void)
 	o.dim = 66;
 	CHECK(!train_options_check(&o, &err));
 	CHECKF(strstr(err.msg, "--dim 66 is not divisible by --heads 4") &&
-		       strstr(err.msg, "--dim 68"),
+		   strstr(err.msg, "--dim 68"),
 	       "message: %s", err.msg);
 	train_options_default(&o);
 	o.context = 4096;
@@ -151,8 +152,7 @@ static void test_options(void)
 	o.context = 1024;
 	o.heads = 64;
 	CHECK(!train_options_check(&o, &err));
-	CHECKF(strstr(err.msg, "GB") && strstr(err.msg, "smaller --batch"), "message: %s",
-	       err.msg);
+	CHECKF(strstr(err.msg, "GB") && strstr(err.msg, "smaller --batch"), "message: %s", err.msg);
 }
 
 static void test_small_corpus(void)
@@ -175,8 +175,8 @@ static void test_small_corpus(void)
 	tiny_options(&o);
 	o.context = 512; /* validation split: 315 characters */
 	CHECK(!train_check_data(&o, &c, p, &err));
-	CHECKF(strstr(err.msg, "validation split") && strstr(err.msg, "--val-file"),
-	       "message: %s", err.msg);
+	CHECKF(strstr(err.msg, "validation split") && strstr(err.msg, "--val-file"), "message: %s",
+	       err.msg);
 	tiny_options(&o);
 	o.steps = 0;
 	o.epochs = 1; /* 5985 / 64 -> 94 steps */
@@ -206,9 +206,8 @@ static void test_learns(void)
 		o.eval_every = 100;
 		stop_ctx s = {0};
 		train_result r = {0};
-		train_status st =
-			run(&o, test_path("data/corpus/repeat.txt"), NULL, tmp("learn.attn"),
-			    tmp("learn.ckpt"), &s, &r);
+		train_status st = run(&o, test_path("data/corpus/repeat.txt"), NULL,
+				      tmp("learn.attn"), tmp("learn.ckpt"), &s, &r);
 		CHECK(st == TRAIN_DONE);
 		CHECK(s.evaluations == (int)(o.steps / 100));
 		printf("%s: train loss %.3f -> %.3f; val loss %.3f acc %.3f, baseline %.3f acc "
@@ -289,7 +288,7 @@ static void test_resume(void)
 		stop_ctx s1 = {.stop_at = 20};
 		unlink(tmp("part.attn"));
 		train_status st =
-			run(&o, corpus_path, NULL, tmp("part.attn"), tmp("part.ckpt"), &s1, NULL);
+		    run(&o, corpus_path, NULL, tmp("part.attn"), tmp("part.ckpt"), &s1, NULL);
 		CHECK(st == TRAIN_STOPPED);
 		CHECK(train_stop_requested() == SIGINT);
 		/* ...and no final model was written. */
@@ -321,8 +320,8 @@ static void test_resume(void)
 	corpus c;
 	corpus_options co = {NULL, 1, 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
-	trainer *t = trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"),
-				    &err);
+	trainer *t =
+	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
 	CHECK(t == NULL);
 	CHECKF(strstr(err.msg, "corpus differs"), "message: %s", err.msg);
 	trainer_destroy(t);
@@ -355,8 +354,8 @@ static bool contains(const uint8_t *b, size_t n, const char *s)
 }
 
 /* Run the program; returns its exit status (minus the signal if killed by
- * one), with the end of its stdout+stderr in `out`. If sig, send it once a line containing "step " has
- * been printed. */
+ * one), with the end of its stdout+stderr in `out`. If sig, send it once a line containing "step "
+ * has been printed. */
 static int run_cli(const char *const *args, char *out, size_t cap, int sig)
 {
 	const char *bin = getenv("ATTNVIEW_BIN");
@@ -413,8 +412,9 @@ static void test_cli(void)
 	CHECK(run_cli(bad_dim, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--dim 30 is not divisible by --heads 4"), "output: %s", out);
 
-	const char *small[] = {"--train", test_path("data/corpus/repeat.txt"), "--batch", "64",
-			       "-o", tmp("m.attn"), NULL};
+	const char *small[] = {
+	    "--train", test_path("data/corpus/repeat.txt"), "--batch", "64", "-o", tmp("m.attn"),
+	    NULL};
 	CHECK(run_cli(small, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "fewer than one batch"), "output: %s", out);
 
@@ -440,16 +440,54 @@ static void test_cli(void)
 
 	/* SIGTERM mid-run: a checkpoint, exit 143, the resume command; resuming
 	 * with it (and a conflicting option refused) ends in the same bytes. */
-	const char *full[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
-			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
-			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
-			      tmp("full/cli.attn"), NULL};
+	const char *full[] = {"--train",
+			      corpus_path,
+			      "--dim",
+			      "16",
+			      "--heads",
+			      "2",
+			      "--layers",
+			      "1",
+			      "--context",
+			      "16",
+			      "--batch",
+			      "4",
+			      "--warmup",
+			      "5",
+			      "--eval-every",
+			      "1",
+			      "--threads",
+			      "1",
+			      "--steps",
+			      "300",
+			      "-o",
+			      tmp("full/cli.attn"),
+			      NULL};
 	CHECK(run_cli(full, out, sizeof out, 0) == 0);
 	CHECKF(strstr(out, "unigram baseline"), "output: %s", out);
-	const char *part[] = {"--train", corpus_path, "--dim", "16", "--heads", "2", "--layers",
-			      "1", "--context", "16", "--batch", "4", "--warmup", "5",
-			      "--eval-every", "1", "--threads", "1", "--steps", "300", "-o",
-			      tmp("part/cli.attn"), NULL};
+	const char *part[] = {"--train",
+			      corpus_path,
+			      "--dim",
+			      "16",
+			      "--heads",
+			      "2",
+			      "--layers",
+			      "1",
+			      "--context",
+			      "16",
+			      "--batch",
+			      "4",
+			      "--warmup",
+			      "5",
+			      "--eval-every",
+			      "1",
+			      "--threads",
+			      "1",
+			      "--steps",
+			      "300",
+			      "-o",
+			      tmp("part/cli.attn"),
+			      NULL};
 	int st = run_cli(part, out, sizeof out, SIGTERM);
 	if (st == 0) {
 		fprintf(stderr, "note: the run ended before SIGTERM arrived\n");
@@ -463,11 +501,11 @@ static void test_cli(void)
 	CHECKF(strstr(out, want), "output lacks '%s': %s", want, out);
 	CHECK(file_exists(tmp("part/cli.attn.ckpt")));
 	const char *conflict[] = {"--train", corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
-				  "--dim", "32", NULL};
+				  "--dim",   "32",	  NULL};
 	CHECK(run_cli(conflict, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--dim differs from the checkpoint's"), "output: %s", out);
-	const char *resume[] = {"--train", corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
-				"--threads", "1", NULL};
+	const char *resume[] = {"--train",   corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
+				"--threads", "1",	  NULL};
 	CHECK(run_cli(resume, out, sizeof out, 0) == 0);
 	CHECKF(strstr(out, "resuming"), "output: %s", out);
 	CHECK(same_bytes(tmp("full/cli.attn"), tmp("part/cli.attn")));

@@ -30,16 +30,16 @@ typedef struct corpus_options {
 
 typedef struct corpus {
 	vocab vocab;
-	int width;	  /* bytes per id: 2 or 4 */
-	void *ids;	  /* [ntrain + nval] ids: training split, then validation */
+	int width; /* bytes per id: 2 or 4 */
+	void *ids; /* [ntrain + nval] ids: training split, then validation */
 	uint64_t ntrain, nval;
-	uint64_t distinct; /* distinct characters in the training split */
-	uint64_t *id_count; /* [vocab.size] occurrences in the training split */
-	uint64_t unk_val;   /* validation characters not in the vocabulary */
-	clean_stats stats;  /* cleaning of the corpus file */
+	uint64_t distinct;     /* distinct characters in the training split */
+	uint64_t *id_count;    /* [vocab.size] occurrences in the training split */
+	uint64_t unk_val;      /* validation characters not in the vocabulary */
+	clean_stats stats;     /* cleaning of the corpus file */
 	clean_stats val_stats; /* of the validation file (zero without one) */
-	uint64_t hash;	   /* FNV-1a over the id values: identifies the data */
-	int64_t mtime;	   /* modification time of the corpus file */
+	uint64_t hash;	       /* FNV-1a over the id values: identifies the data */
+	int64_t mtime;	       /* modification time of the corpus file */
 } corpus;
 
 /* Read, clean, split and encode `path`. Refuses (false, message saying what to

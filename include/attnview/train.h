@@ -86,13 +86,13 @@
 #include "attnview/optimizer.h"
 #include "attnview/rng.h"
 
-#define TRAIN_DATA_SALT 0x6461746162617463ull /* batch RNG: seed ^ this */
-#define TRAIN_EVAL_SALT 0x6576616c6d61736bull /* evaluation masks */
-#define TRAIN_EVAL_BATCHES 4
+#define TRAIN_DATA_SALT	    0x6461746162617463ull /* batch RNG: seed ^ this */
+#define TRAIN_EVAL_SALT	    0x6576616c6d61736bull /* evaluation masks */
+#define TRAIN_EVAL_BATCHES  4
 #define TRAIN_FINAL_BATCHES 64
-#define TRAIN_RECENT 256 /* training losses kept for the sparkline */
-#define TRAIN_CKPT_MAGIC "ATCK"
-#define TRAIN_CKPT_VERSION 1u
+#define TRAIN_RECENT	    256 /* training losses kept for the sparkline */
+#define TRAIN_CKPT_MAGIC    "ATCK"
+#define TRAIN_CKPT_VERSION  1u
 
 typedef struct train_options {
 	uint32_t objective; /* enum objective */
@@ -117,8 +117,7 @@ bool train_options_check(const train_options *o, av_error *err);
 uint64_t train_total_steps(const train_options *o, const corpus *c);
 /* Refuses a corpus too small for the options (a training split shorter than
  * one batch of windows, a validation split shorter than one window). */
-bool train_check_data(const train_options *o, const corpus *c, const char *path,
-		      av_error *err);
+bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err);
 /* Refuses an output path that exists and is not an attnview file, or whose
  * directory cannot be written, before hours of training are spent. */
 bool train_check_output(const char *path, av_error *err);
@@ -128,7 +127,7 @@ typedef struct train_checkpoint {
 	train_options opt;
 	char *val_path; /* NULL: the last 5% */
 	model *model;
-	uint8_t *buf;	/* the file; the state is buf[state_off..+state_len) */
+	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
 	size_t n, state_off, state_len;
 } train_checkpoint;
 
@@ -148,7 +147,7 @@ typedef struct train_result {
 
 typedef struct trainer {
 	train_options opt;
-	uint64_t total;	       /* steps of the whole run */
+	uint64_t total; /* steps of the whole run */
 	const corpus *data;
 	model *model;
 	adamw adam;
@@ -182,12 +181,12 @@ void trainer_destroy(trainer *t);
 
 /* What the progress callback sees after every step. */
 typedef struct train_progress {
-	uint64_t step, total;	/* steps done, of the whole run */
-	uint64_t tokens;	/* training tokens seen */
-	float loss;		/* this step's training loss */
+	uint64_t step, total; /* steps done, of the whole run */
+	uint64_t tokens;      /* training tokens seen */
+	float loss;	      /* this step's training loss */
 	float lr, grad_norm;
-	bool evaluated;		/* an evaluation ran after this step */
-	float val_loss, val_acc; /* the last evaluation; NAN before the first */
+	bool evaluated;		    /* an evaluation ran after this step */
+	float val_loss, val_acc;    /* the last evaluation; NAN before the first */
 	float recent[TRAIN_RECENT]; /* the last nrecent training losses, oldest first */
 	int nrecent;
 } train_progress;
