@@ -90,7 +90,8 @@ static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 	range_job job[MAX_WORKERS];
 	bool started[MAX_WORKERS];
 	for (int i = 0; i < nt; i++) {
-		job[i] = (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
+		job[i] =
+		    (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
 		started[i] = i > 0 && pthread_create(&tid[i], NULL, range_main, &job[i]) == 0;
 	}
 	fn(ctx, job[0].begin, job[0].end);
@@ -262,7 +263,8 @@ AV_CLONES void layernorm_backward(float *dinp, float *dw, float *db, const float
 			v8f n = ((full ? load8(x + c) : load_part(x + c, k, 0.0f)) - mu) * rs;
 			v8f dn = dyv * (full ? load8(w + c) : load_part(w + c, k, 0.0f));
 			if (dw) {
-				v8f v = (full ? load8(dw + c) : load_part(dw + c, k, 0.0f)) + dyv * n;
+				v8f v =
+				    (full ? load8(dw + c) : load_part(dw + c, k, 0.0f)) + dyv * n;
 				if (full)
 					store8(dw + c, v);
 				else
@@ -330,8 +332,8 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
 	matmul_backward_to(dinp, true, dw, dbias, dout, inp, w, N, C, OC);
 }
 
-void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout,
-			 const float *inp, const float *w, int N, int C, int OC)
+void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+			 const float *w, int N, int C, int OC)
 {
 	for (int i = 0; i < N; i++) {
 		const float *d = dout + (size_t)i * OC;
@@ -377,8 +379,8 @@ typedef struct att_ctx {
 /* dp (rows,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
  * at a time; the row dot product is summed per lane, then across lanes in a
  * fixed order. */
-AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int rows, int T,
-					    bool causal, float scale)
+AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal,
+					    float scale)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < rows; i++) {
@@ -399,7 +401,8 @@ AV_CLONES static void softmax_backward_rows(float *dp, const float *a, int rows,
 		if (j < nj) {
 			int k = nj - j;
 			store_part(d + j, k,
-				   sv * load_part(ar + j, k, 0.0f) * (load_part(d + j, k, 0.0f) - dv));
+				   sv * load_part(ar + j, k, 0.0f) *
+				       (load_part(d + j, k, 0.0f) - dv));
 		}
 		for (j = nj; j < T; j++)
 			d[j] = 0.0f;
@@ -465,8 +468,10 @@ void attention_backward_ref(float *dqkv, float *work, const float *dout, const f
 				/* O_i = sum_j A_ij v_j */
 				float dot = 0.0f;
 				for (int j = 0; j < nj; j++) {
-					const float *v = qkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
-					float *dv = dqkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
+					const float *v =
+					    qkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
+					float *dv =
+					    dqkv + ((size_t)b * T + j) * C3 + 2 * C + h * hs;
 					float s = 0.0f;
 					for (int c = 0; c < hs; c++) {
 						s += d[c] * v[c];
@@ -478,7 +483,8 @@ void attention_backward_ref(float *dqkv, float *work, const float *dout, const f
 				/* through the softmax and the 1/sqrt(hs) scale to q.k */
 				for (int j = 0; j < nj; j++) {
 					float dp = scale * ar[j] * (da[j] - dot);
-					const float *k = qkv + ((size_t)b * T + j) * C3 + C + h * hs;
+					const float *k =
+					    qkv + ((size_t)b * T + j) * C3 + C + h * hs;
 					float *dk = dqkv + ((size_t)b * T + j) * C3 + C + h * hs;
 					for (int c = 0; c < hs; c++) {
 						dq[c] += dp * k[c];
@@ -645,10 +651,11 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	size_t total = nf + 2 * N + (size_t)B + 1;
 	g->mem = malloc(total * sizeof(float));
 	if (!g->mem)
-		return av_fail_errno(err, ENOMEM,
-				     "cannot allocate %zu MB for the gradients of a batch of %d x %d "
-				     "tokens; use a smaller --batch or --context",
-				     total * sizeof(float) / (1024 * 1024), B, T);
+		return av_fail_errno(
+		    err, ENOMEM,
+		    "cannot allocate %zu MB for the gradients of a batch of %d x %d "
+		    "tokens; use a smaller --batch or --context",
+		    total * sizeof(float) / (1024 * 1024), B, T);
 	g->B = B;
 	g->T = T;
 	g->max_rows = (int)N;
@@ -827,8 +834,8 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T, dO, C,
 			    1.0f, dv, C3);
 		softmax_backward_rows(dp, a, nr, T, false, scale);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k, C3,
-			    0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k,
+			    C3, 0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp, T, q, C,
 			    1.0f, dk, C3);
 	}
@@ -865,8 +872,8 @@ static const float *forward_body(const model *m, activations *a, const int32_t *
 
 /* The last block at the R target rows (layout above), then the final
  * LayerNorm into g->lnf_rows. */
-static void last_block_forward(const model *m, activations *a, grad_acts *g, const float *x,
-			       int B, int T, int R)
+static void last_block_forward(const model *m, activations *a, grad_acts *g, const float *x, int B,
+			       int T, int R)
 {
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, NH = (int)c->heads, N = B * T, L = (int)c->layers;
@@ -877,8 +884,8 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 	for (int r = 0; r < R; r++)
 		memcpy(g->qrows + (size_t)r * d, la->qkv + (size_t)g->rows[r] * 3 * d,
 		       (size_t)d * sizeof(float));
-	sel_ctx sc = {g, la->att, la->atty, NULL, NULL, la->qkv, NULL, T, d, NH, R,
-		      c->objective == OBJ_CAUSAL};
+	sel_ctx sc = {g,    la->att, la->atty, NULL, NULL, la->qkv,
+		      NULL, T,	     d,	       NH,   R,	   c->objective == OBJ_CAUSAL};
 	parallel_for_blas(B * NH, sel_attention_forward_range, &sc);
 	matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, R, d, d);
 	for (int r = 0; r < R; r++) {
@@ -933,8 +940,8 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 
 	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
 	 * gradient at the end. */
-	matmul_backward_to(g->dlnf_rows, false, gp.wte, gp.out_b, a->logits, g->lnf_rows,
-			   m->p.wte, R, C, V);
+	matmul_backward_to(g->dlnf_rows, false, gp.wte, gp.out_b, a->logits, g->lnf_rows, m->p.wte,
+			   R, C, V);
 
 	/* The last block, at the target rows: dres_rows is dL/dx of its output,
 	 * then of res2. */
@@ -945,19 +952,19 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 		memset(g->dres_rows, 0, (size_t)R * C * sizeof(float));
 		layernorm_backward(g->dres_rows, gp.lnf_w, gp.lnf_b, g->dlnf_rows, la->res3,
 				   m->p.lnf_w, a->lnf_mean, a->lnf_rstd, R, C);
-		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dres_rows,
-				   la->fch_gelu, lp->fc2_w, R, 4 * C, C);
+		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dres_rows, la->fch_gelu,
+				   lp->fc2_w, R, 4 * C, C);
 		gelu_backward_inplace(g->dfch, la->fch, R * 4 * C);
-		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w,
-				   R, C, 4 * C);
-		layernorm_backward(g->dres_rows, lg->ln2_w, lg->ln2_b, g->dln, la->res2,
-				   lp->ln2_w, la->ln2_mean, la->ln2_rstd, R, C);
-		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dres_rows,
-				   la->atty, lp->proj_w, R, C, C);
+		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w, R,
+				   C, 4 * C);
+		layernorm_backward(g->dres_rows, lg->ln2_w, lg->ln2_b, g->dln, la->res2, lp->ln2_w,
+				   la->ln2_mean, la->ln2_rstd, R, C);
+		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dres_rows, la->atty,
+				   lp->proj_w, R, C, C);
 		/* Every row's keys and values get gradient, only target rows' queries. */
 		memset(g->dqkv, 0, (size_t)N * 3 * C * sizeof(float));
-		sel_ctx sc = {g, la->att, NULL, g->datt, g->dqkv, la->qkv, g->datty, T, C, NH, R,
-			      causal};
+		sel_ctx sc = {g,	la->att, NULL, g->datt, g->dqkv, la->qkv,
+			      g->datty, T,	 C,    NH,	R,	 causal};
 		parallel_for_blas(B * NH, sel_attention_backward_range, &sc);
 		for (int r = 0; r < R; r++) {
 			float *dq = g->dqkv + (size_t)g->rows[r] * 3 * C;
@@ -965,8 +972,8 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 			for (int i = 0; i < C; i++)
 				dq[i] += s[i];
 		}
-		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1,
-				   lp->qkv_w, N, C, 3 * C);
+		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1, lp->qkv_w,
+				   N, C, 3 * C);
 		/* dx = the residual path (target rows) + LayerNorm 1's backward. */
 		memset(g->dresidual, 0, (size_t)N * C * sizeof(float));
 		for (int r = 0; r < R; r++)
@@ -985,20 +992,20 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 		const layer_acts *la = &a->layer[l];
 		const float *xin = l > 0 ? a->layer[l - 1].res3 : a->encoded;
 
-		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dresidual,
-				   la->fch_gelu, lp->fc2_w, N, 4 * C, C);
+		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dresidual, la->fch_gelu,
+				   lp->fc2_w, N, 4 * C, C);
 		gelu_backward_inplace(g->dfch, la->fch, N * 4 * C);
-		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w,
-				   N, C, 4 * C);
+		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w, N,
+				   C, 4 * C);
 		layernorm_backward(g->dresidual, lg->ln2_w, lg->ln2_b, g->dln, la->res2, lp->ln2_w,
 				   la->ln2_mean, la->ln2_rstd, N, C);
 
-		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dresidual,
-				   la->atty, lp->proj_w, N, C, C);
+		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dresidual, la->atty,
+				   lp->proj_w, N, C, C);
 		attention_backward_to(g->dqkv, false, g->datt, g->datty, la->qkv, la->att, B, T, C,
 				      NH, causal);
-		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1,
-				   lp->qkv_w, N, C, 3 * C);
+		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1, lp->qkv_w,
+				   N, C, 3 * C);
 		layernorm_backward(g->dresidual, lg->ln1_w, lg->ln1_b, g->dln, xin, lp->ln1_w,
 				   la->ln1_mean, la->ln1_rstd, N, C);
 	}

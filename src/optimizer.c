@@ -119,8 +119,8 @@ static inline void adam_one(const adam_consts *k, float *p, float *m, float *v, 
 	*p = pi;
 }
 
-static void adam_update(const adam_consts *k, float *p, float *m, float *v,
-				  const float *g, const uint8_t *decay, size_t n)
+static void adam_update(const adam_consts *k, float *p, float *m, float *v, const float *g,
+			const uint8_t *decay, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		adam_one(k, p + i, m + i, v + i, g + i, decay + i);
@@ -141,15 +141,15 @@ float adamw_step(adamw *o, float *params, float *grads)
 	uint64_t t = o->step + 1;
 	float lr = adamw_lr(o, o->step);
 	adam_consts k = {
-		.b1 = o->beta1,
-		.b2 = o->beta2,
-		.c1 = 1.0f - o->beta1,
-		.c2 = 1.0f - o->beta2,
-		.bc1 = (float)(1.0 - pow(o->beta1, (double)t)),
-		.bc2 = (float)(1.0 - pow(o->beta2, (double)t)),
-		.lr = lr,
-		.wd = lr * o->weight_decay,
-		.eps = o->eps,
+	    .b1 = o->beta1,
+	    .b2 = o->beta2,
+	    .c1 = 1.0f - o->beta1,
+	    .c2 = 1.0f - o->beta2,
+	    .bc1 = (float)(1.0 - pow(o->beta1, (double)t)),
+	    .bc2 = (float)(1.0 - pow(o->beta2, (double)t)),
+	    .lr = lr,
+	    .wd = lr * o->weight_decay,
+	    .eps = o->eps,
 	};
 	adam_update(&k, params, o->m, o->v, grads, o->decay, o->n);
 	o->step = t;

@@ -77,8 +77,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--causal"))
 			causal = true;
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--steps N] [--vocab V] "
-					"[--batch B] [--causal]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--threads N] [--steps N] [--vocab V] "
+				"[--batch B] [--causal]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
 	 * CJK ideographs. */
 	uint32_t *cps = malloc((size_t)V * sizeof *cps);
 	for (int i = 0; i < V; i++)
-		cps[i] = i < TOK_NSPECIAL ? 0x110000u + (uint32_t)i
+		cps[i] = i < TOK_NSPECIAL	 ? 0x110000u + (uint32_t)i
 			 : i < TOK_NSPECIAL + 95 ? 0x20u + (uint32_t)(i - TOK_NSPECIAL)
 						 : 0x4E00u + (uint32_t)(i - TOK_NSPECIAL - 95);
 	av_error err;
@@ -179,14 +181,15 @@ int main(int argc, char **argv)
 	}
 	double step = median(ts + warm, steps), fwd = median(tf + warm, steps);
 	double gflops = flops / step * 1e-9;
-	printf("sgemm 1024^3: %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d threads\n", peak1,
-	       peakn, threads);
+	printf("sgemm 1024^3: %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d threads\n", peak1, peakn,
+	       threads);
 	printf("forward alone: %.2f ms (median of %d)\n", fwd * 1e3, steps);
 	printf("train step (forward + backward + AdamW): %.2f ms median of %d, loss %.3f\n",
 	       step * 1e3, steps, loss);
 	printf("tokens/s: %.0f\n", N / step);
 	printf("matrix-product FLOPs/step: %.3f G performed (%.3f G with the last block at "
-	       "every row)\n", flops * 1e-9, full * 1e-9);
+	       "every row)\n",
+	       flops * 1e-9, full * 1e-9);
 	printf("achieved %.1f GFLOP/s = %.0f%% of the %d-thread sgemm peak (%.0f%% of "
 	       "1-thread)\n",
 	       gflops, 100.0 * gflops / peakn, threads, 100.0 * gflops / peak1);

@@ -65,28 +65,28 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 	double *hbuf = malloc((size_t)N * 4 * C * sizeof *x), *att = malloc((size_t)T * sizeof *x);
 	for (int i = 0; i < N; i++)
 		for (int c = 0; c < C; c++)
-			x[i * C + c] = sqrt((double)C) * wte[(size_t)tok[i] * C + c] +
-				       m->pe[(i % T) * C + c];
-#define LN(out, in, w, b)                                                                \
-	for (int i = 0; i < N; i++) {                                                    \
-		double mu = 0, var = 0;                                                  \
-		for (int c = 0; c < C; c++)                                              \
-			mu += in[i * C + c];                                             \
-		mu /= C;                                                                 \
-		for (int c = 0; c < C; c++)                                              \
-			var += (in[i * C + c] - mu) * (in[i * C + c] - mu);              \
-		double rs = 1.0 / sqrt(var / C + 1e-5);                                  \
-		for (int c = 0; c < C; c++)                                              \
-			out[i * C + c] = (in[i * C + c] - mu) * rs * w[c] + b[c];        \
+			x[i * C + c] =
+			    sqrt((double)C) * wte[(size_t)tok[i] * C + c] + m->pe[(i % T) * C + c];
+#define LN(out, in, w, b)                                                                          \
+	for (int i = 0; i < N; i++) {                                                              \
+		double mu = 0, var = 0;                                                            \
+		for (int c = 0; c < C; c++)                                                        \
+			mu += in[i * C + c];                                                       \
+		mu /= C;                                                                           \
+		for (int c = 0; c < C; c++)                                                        \
+			var += (in[i * C + c] - mu) * (in[i * C + c] - mu);                        \
+		double rs = 1.0 / sqrt(var / C + 1e-5);                                            \
+		for (int c = 0; c < C; c++)                                                        \
+			out[i * C + c] = (in[i * C + c] - mu) * rs * w[c] + b[c];                  \
 	}
-	/* out (N,OC) (+)= in (N,IC) w^T + b */
-#define LINEAR(out, acc, in, w, b, IC, OC)                                              \
-	for (int i = 0; i < N; i++)                                                      \
-		for (int o = 0; o < OC; o++) {                                           \
-			double s = b[o];                                                 \
-			for (int c = 0; c < IC; c++)                                     \
-				s += in[(size_t)i * IC + c] * w[(size_t)o * IC + c];     \
-			out[(size_t)i * OC + o] = (acc ? out[(size_t)i * OC + o] : 0) + s; \
+			/* out (N,OC) (+)= in (N,IC) w^T + b */
+#define LINEAR(out, acc, in, w, b, IC, OC)                                                         \
+	for (int i = 0; i < N; i++)                                                                \
+		for (int o = 0; o < OC; o++) {                                                     \
+			double s = b[o];                                                           \
+			for (int c = 0; c < IC; c++)                                               \
+				s += in[(size_t)i * IC + c] * w[(size_t)o * IC + c];               \
+			out[(size_t)i * OC + o] = (acc ? out[(size_t)i * OC + o] : 0) + s;         \
 		}
 	for (int l = 0; l < L; l++) {
 		const double *ln1w = p, *ln1b = p + C, *qw = p + 2 * C, *qb = qw + 3 * C * C;
@@ -99,12 +99,13 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 		for (int b = 0; b < B; b++)
 			for (int h = 0; h < NH; h++)
 				for (int i = 0; i < T; i++) {
-					const double *q = qkv + ((size_t)b * T + i) * 3 * C + h * hs;
+					const double *q =
+					    qkv + ((size_t)b * T + i) * 3 * C + h * hs;
 					int nj = causal ? i + 1 : T;
 					double mx = -INFINITY, sum = 0;
 					for (int j = 0; j < nj; j++) {
 						const double *k =
-							qkv + ((size_t)b * T + j) * 3 * C + C + h * hs;
+						    qkv + ((size_t)b * T + j) * 3 * C + C + h * hs;
 						double s = 0;
 						for (int c = 0; c < hs; c++)
 							s += q[c] * k[c];
@@ -117,8 +118,8 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 						double s = 0;
 						for (int j = 0; j < nj; j++)
 							s += att[j] / sum *
-							     qkv[((size_t)b * T + j) * 3 * C + 2 * C +
-								 h * hs + c];
+							     qkv[((size_t)b * T + j) * 3 * C +
+								 2 * C + h * hs + c];
 						y[((size_t)b * T + i) * C + h * hs + c] = s;
 					}
 				}
@@ -239,7 +240,8 @@ static void gradient_check(objective obj, int L)
 				wn = num;
 			}
 		}
-		printf("  %s L=%d %-10s worst rel err %.2e (element %zu: analytic %.6g numeric %.6g)\n",
+		printf("  %s L=%d %-10s worst rel err %.2e (element %zu: analytic %.6g numeric "
+		       "%.6g)\n",
 		       objective_name(obj), L, t->name, worst, worst_j, wa, wn);
 		CHECKF(worst < 1e-3, "%s %s: relative error %.3g", objective_name(obj), t->name,
 		       worst);
@@ -356,7 +358,8 @@ static void golden_grads(const char *name)
 		char key[64];
 		snprintf(key, sizeof key, "grad.%s", tt[i].name);
 		const golden_tensor *w = golden_get(&gd, key);
-		CHECKF(w && w->size == tt[i].size, "%s: %s missing or of the wrong size", name, key);
+		CHECKF(w && w->size == tt[i].size, "%s: %s missing or of the wrong size", name,
+		       key);
 		if (!w || w->size != tt[i].size)
 			continue;
 		snprintf(what, sizeof what, "%s %s", name, key);
@@ -471,7 +474,8 @@ static void layernorm_check(int N, int C)
 	size_t n = (size_t)N * C;
 	float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4);
 	float *w = malloc((size_t)C * 4), *b = malloc((size_t)C * 4), *mean = malloc((size_t)N * 4);
-	float *rstd = malloc((size_t)N * 4), *dw = malloc((size_t)C * 4), *db = malloc((size_t)C * 4);
+	float *rstd = malloc((size_t)N * 4), *dw = malloc((size_t)C * 4),
+	      *db = malloc((size_t)C * 4);
 	fill(x, n, &r, 2.0f);
 	fill(dy, n, &r, 1.0f);
 	fill(w, (size_t)C, &r, 1.0f);
@@ -544,7 +548,8 @@ static void gelu_check(void)
 	for (int i = 0; i < n; i++) {
 		double xx = x[i], s = sqrt(2.0 / M_PI), u = s * (xx + 0.044715 * xx * xx * xx);
 		double t = tanh(u);
-		double want = 0.5 * (1 + t) + 0.5 * xx * (1 - t * t) * s * (1 + 3 * 0.044715 * xx * xx);
+		double want =
+		    0.5 * (1 + t) + 0.5 * xx * (1 - t * t) * s * (1 + 3 * 0.044715 * xx * xx);
 		double e = fabs(d[i] - want);
 		if (e > worst) {
 			worst = e;

@@ -145,8 +145,9 @@ static bool close_skip_nan(const char *what, const float *got, const float *want
 	test_checks++;
 	if (!ok)
 		test_failures++;
-	fprintf(ok ? stdout : stderr, "%s %s: %zu values, worst element %zu: got %.9g want %.9g "
-				      "|diff| %.2e (tol %.0e)\n",
+	fprintf(ok ? stdout : stderr,
+		"%s %s: %zu values, worst element %zu: got %.9g want %.9g "
+		"|diff| %.2e (tol %.0e)\n",
 		ok ? "ok" : "MISMATCH", what, compared, wi, got[wi], want[wi], worst, tol);
 	return ok;
 }
@@ -214,8 +215,7 @@ static void ten_steps(const char *name)
 	snprintf(what, sizeof what, "%s adamw.losses", name);
 	close_skip_nan(what, losses, gl->v, steps, 1e-5);
 	/* The steps must have trained: the loss fell. */
-	CHECKF(losses[steps - 1] < losses[0] - 0.1f, "loss %g -> %g", losses[0],
-	       losses[steps - 1]);
+	CHECKF(losses[steps - 1] < losses[0] - 0.1f, "loss %g -> %g", losses[0], losses[steps - 1]);
 
 	size_t nt = model_tensor_table(&m->cfg, NULL, 0);
 	tensor_info *tt = malloc(nt * sizeof *tt);

@@ -32,8 +32,8 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, co
  * dbias (OC) += column sums of dout. */
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
 		     const float *w, int N, int C, int OC);
-void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout,
-			 const float *inp, const float *w, int N, int C, int OC);
+void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+			 const float *w, int N, int C, int OC);
 
 /* dout (B,T,C), qkv (B,T,3C), att (B,NH,T,T) -> dqkv (B,T,3C).
  * work: B*NH*T*T floats of scratch (the gradient of the scores). */
@@ -68,8 +68,8 @@ typedef struct grad_acts {
 	/* The rest is private to backward.c. */
 	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
 	int32_t *rows;
-	float *lnf_rows, *dlnf_rows; /* (B*T, d): the final LayerNorm at the target rows */
-	int32_t *row_targets;	     /* (B*T) */
+	float *lnf_rows, *dlnf_rows;	   /* (B*T, d): the final LayerNorm at the target rows */
+	int32_t *row_targets;		   /* (B*T) */
 	float *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
 	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
 } grad_acts;

@@ -18,7 +18,7 @@ typedef struct adamw {
 	uint64_t warmup, total_steps;
 	uint64_t step; /* steps taken */
 	size_t n;
-	float *m, *v;  /* first and second moments, model layout */
+	float *m, *v;	/* first and second moments, model layout */
 	uint8_t *decay; /* [n] 1 where weight decay applies */
 } adamw;
 
