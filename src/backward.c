@@ -41,9 +41,10 @@ typedef void (*range_fn)(void *ctx, int begin, int end);
  * backward took 5-20x longer with 2 BLAS threads than with 1 (measured).
  * So BLAS runs one thread per caller while the workers run, and gets its
  * count back after. The count is global to OpenBLAS: nothing else may call
- * BLAS from another thread meanwhile (training has one BLAS caller). Every
- * product gives the same bits with 1 or more BLAS threads (they split rows
- * and columns, never the sums), so this changes speed only. */
+ * BLAS from another thread meanwhile (training has one BLAS caller). These
+ * products then always run on one BLAS thread: OpenBLAS's results are
+ * repeatable for a given thread count but round differently with another
+ * (measured), so fixing it here also keeps them independent of --threads. */
 static int blas_single_begin(void)
 {
 	int n = openblas_get_num_threads();

@@ -12,8 +12,10 @@
 
 /* Threads for the per-(batch, head) attention work and the element-wise
  * backward ops. 0 (the default) follows openblas_get_num_threads(), so one
- * --threads setting governs everything. Results do not depend on it: the work
- * is split into disjoint outputs and every sum keeps its order. */
+ * --threads setting governs everything. How the work is split does not
+ * change the results (disjoint outputs, sums in a fixed order); OpenBLAS's
+ * own thread count does change the rounding of its larger products, so a
+ * training run is reproducible for a given thread count. */
 void backward_set_threads(int n);
 int backward_get_threads(void);
 
