@@ -30,7 +30,7 @@ trap tui_cleanup EXIT
 
 # tui_start COLS LINES ENV... -- ARGS...: attnview with ARGS in a COLS x LINES
 # pane, environment ENV (e.g. TERM=xterm-256color). When attnview exits, the
-# pane shows "EXITED <status>" and stays.
+# pane shows "EXITED <status>" and stays (the wrapping shell survives Ctrl-C).
 tui_start() {
 	local cols=$1 lines=$2
 	shift 2
@@ -46,7 +46,7 @@ tui_start() {
 	starts=$((starts + 1))
 	sock="$sock_base-$starts"
 	tmux -L "$sock" -f /dev/null new-session -d -x "$cols" -y "$lines" \
-		"$cmd; echo EXITED \$?; sleep 600" || { echo "cannot start tmux"; exit 1; }
+		"trap : INT; $cmd; echo EXITED \$?; sleep 600" || { echo "cannot start tmux"; exit 1; }
 	tmux -L "$sock" set-option -g window-size manual >/dev/null 2>&1
 	pane_pid=$(tmux -L "$sock" display -p '#{pane_pid}')
 }

@@ -1,3 +1,121 @@
 #!/usr/bin/env bash
-# Being written.
-exit 77
+# The terminal around the view: resizing at any time, a too-small terminal,
+# 256 colours, 8 colours (shade characters), NO_COLOR (no colour at all), and
+# the screen restored on every way out: q, Ctrl-Q, Ctrl-C, SIGTERM, a crash.
+# Also the messages for a non-terminal and a non-UTF-8 locale.
+. "$(dirname "$0")/lib.sh"
+
+text="床前明月光 the moon"
+
+# Resizing: smaller than the minimum gives a message, larger brings it back.
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+expect_screen "Query 0 "
+tmux -L "$sock" resize-window -x 40 -y 10
+check "too-small message" wait_for "Terminal too small (40x10)"
+check "no heatmap drawn in a too-small terminal" wait_gone "Query 0 "
+tmux -L "$sock" resize-window -x 90 -y 24
+check "view back after enlarging" wait_for "Query 0 "
+check "status line on the new last line" wait_for_re "^ INPUT \| golden fwd_masked"
+check "status is line 23" grep -q "^ INPUT |" <<<"$(line 23)"
+keys Enter j j l
+check "keys work after resizing" wait_for "Query 2 "
+tmux -L "$sock" resize-window -x 60 -y 16
+check "narrow: panel dropped, map still drawn" wait_for_re "^▶ +2 "
+
+# Started too small: the message, and Ctrl-Q still quits cleanly.
+tui_start 30 8 TERM=xterm-256color -- --model "$model_masked"
+check "too small from the start" wait_for "Terminal too small"
+keys C-q
+check "Ctrl-Q quits from the too-small screen" wait_for "EXITED 0"
+
+# 256 colours: the cells are painted with the ramp.
+tui_start 100 30 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+expect_screen "Query 0 "
+check "256-colour backgrounds in the heatmap" grep -q $'\e\\[48;5;' <<<"$(screen_esc)"
+
+# 8 colours: shade characters carry the weights.
+tui_start 100 30 TERM=xterm -- --model "$model_masked" --text "$text"
+expect_screen "Query 0 "
+s=$(screen)
+check "shade characters on an 8-colour terminal" grep -qE '[░▒▓█]' <<<"$s"
+check "no 256-colour codes on an 8-colour terminal" bash -c '! grep -q "5;[0-9]*m" <<<"$1"' _ "$(screen_esc)"
+check "legend with shades" grep -qE '0 [ ░▒▓█]+ 1' <<<"$s"
+
+# NO_COLOR (any non-empty value): shades, and not a single colour code.
+tui_start 100 30 TERM=xterm-256color NO_COLOR=1 -- --model "$model_masked" --text "$text"
+expect_screen "Query 0 "
+s=$(screen)
+e=$(screen_esc)
+check "shade characters under NO_COLOR" grep -qE '[░▒▓█]' <<<"$s"
+check "no colour codes at all under NO_COLOR" \
+	bash -c '! grep -qE $'"'"'\e\[([0-9;]*;)?(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9;]*)?m'"'"' <<<"$1"' _ "$e"
+keys Enter v
+check "values mode under NO_COLOR" wait_for_re "(\.[0-9]{3}|1\.00)"
+
+# restored: after attnview exits, the pane is back on the normal screen with a
+# visible cursor, mouse reporting and bracketed paste off.
+restored() {
+	local how=$1 status=$2
+	checks=$((checks + 1))
+	if ! wait_for "EXITED $status" 10; then
+		fail "$how: did not exit with status $status"
+		return
+	fi
+	check "$how: alternate screen left" test "$(tvar alternate_on)" = 0
+	check "$how: cursor visible" test "$(tvar cursor_flag)" = 1
+	check "$how: mouse reporting off" test "$(tvar mouse_any_flag)$(tvar mouse_standard_flag)$(tvar mouse_sgr_flag)" = 000
+	# With bracketed paste still on, the tty would echo the bracket codes.
+	tmux -L "$sock" set-buffer -b p "PASTED"
+	tmux -L "$sock" paste-buffer -p -b p
+	check "$how: bracketed paste off" wait_for "PASTED" 3
+	check "$how: no bracket codes" bash -c '! grep -q "200~" <<<"$1"' _ "$(screen)"
+}
+
+attnview_pid() {
+	pgrep -P "$pane_pid" -x attnview | head -1
+}
+
+start_and_wait() {
+	tui_start 100 30 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+	expect_screen "Query 0 "
+	check "alternate screen on while running" test "$(tvar alternate_on)" = 1
+}
+
+start_and_wait
+keys Enter q
+restored "q" 0
+
+start_and_wait
+keys C-c
+restored "Ctrl-C" 130
+
+start_and_wait
+kill -TERM "$(attnview_pid)"
+restored "SIGTERM" 143
+
+start_and_wait
+kill -HUP "$(attnview_pid)"
+restored "SIGHUP" 129
+
+start_and_wait
+kill -SEGV "$(attnview_pid)"
+restored "a crash (SIGSEGV)" 139
+
+start_and_wait
+kill -ABRT "$(attnview_pid)"
+restored "an abort (SIGABRT)" 134
+
+# Not a terminal, not UTF-8: a clear message, exit status 2.
+checks=$((checks + 1))
+out=$("$bin" --model "$model_masked" </dev/null 2>&1)
+st=$?
+if [ $st -ne 2 ] || ! grep -q "needs a terminal" <<<"$out"; then
+	fail "not a terminal: status $st, '$out'"
+fi
+tui_start 100 30 TERM=xterm-256color LC_ALL=C -- --model "$model_masked"
+check "non-UTF-8 locale explained" wait_for "not UTF-8"
+check "non-UTF-8 locale: status 2" wait_for "EXITED 2"
+tui_start 100 30 TERM=dumb -- --model "$model_masked"
+check "dumb terminal explained" wait_for "TERM is dumb"
+
+finish
