@@ -18,11 +18,15 @@
  * the same bytes. */
 int fuzz_model(const uint8_t *data, size_t n);
 
-/* The corpus reader and tokenizer: data[0] picks a chunk size; the streaming
- * cleaner in chunks must agree with clean_text, tokenize_text must accept
- * exactly the valid UTF-8 and give the same codepoints, the output must hold no
- * control character, and one input in 8 also goes through corpus_load. */
+/* The tokenizer: data[0] picks a chunk size; the streaming cleaner in chunks
+ * must agree with clean_text, tokenize_text must accept exactly the valid
+ * UTF-8 and give the same codepoints, and the output must be NFC and hold no
+ * control character. */
 int fuzz_text(const uint8_t *data, size_t n);
+
+/* The corpus reader: the input is a corpus file; corpus_load must refuse it
+ * with a message naming the file, or hold exactly the cleaned characters. */
+int fuzz_corpus(const uint8_t *data, size_t n);
 
 /* The dump formatter: data[0..1] pick the format, layer, head, top-k and a
  * weight scale of a tiny random model; the rest is the text. The JSON must

@@ -1,5 +1,5 @@
 /* libFuzzer's entry point for one target, chosen at compile time with
- * -DFUZZ_TARGET=fuzz_model (or fuzz_text, fuzz_dump, fuzz_keys). */
+ * -DFUZZ_TARGET=fuzz_model (or fuzz_text, fuzz_corpus, fuzz_dump, fuzz_keys). */
 #include "fuzz.h"
 
 #ifndef FUZZ_TARGET

@@ -18,6 +18,7 @@ typedef struct target {
 static const target targets[] = {
 	{"model", fuzz_model},
 	{"text", fuzz_text},
+	{"corpus", fuzz_corpus},
 	{"dump", fuzz_dump},
 	{"keys", fuzz_keys},
 };
@@ -66,7 +67,8 @@ static int run_dir(const target *t, const char *dir)
 		names[nn++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, nn, sizeof *names, cmp_names);
+	if (nn)
+		qsort(names, nn, sizeof *names, cmp_names);
 	int ran = 0;
 	for (size_t i = 0; i < nn; i++) {
 		char path[4096];
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
 				CHECK(run_file(&targets[k], argv[i]));
 			return test_summary("replay");
 		}
-		fprintf(stderr, "replay: unknown target %s (model, text, dump, keys)\n", argv[1]);
+		fprintf(stderr, "replay: unknown target %s (model, text, corpus, dump, keys)\n", argv[1]);
 		return 2;
 	}
 	for (size_t k = 0; k < NTARGETS; k++) {
