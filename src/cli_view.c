@@ -48,6 +48,10 @@ int cli_view(int argc, char **argv)
 	}
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");
+	/* Hidden: a slow model for the screen tests of the "computing" mark. */
+	const char *delay = getenv("ATTNVIEW_TEST_DELAY_MS");
+	if (delay && delay[0])
+		vo.delay_ms = atoi(delay);
 
 	setlocale(LC_ALL, "");
 	av_error err;

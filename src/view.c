@@ -264,7 +264,7 @@ typedef struct view {
 	FILE *bench;
 	uint64_t bench_seq;
 	double bench_key, bench_echo;
-	bool bench_echo_pending, bench_done_pending;
+	bool bench_echo_pending, bench_done_pending, bench_ready;
 } view;
 
 static double now_ms(void)
@@ -1660,11 +1660,12 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		if (!v->bench)
 			return av_fail_errno(err, errno, "%s: cannot write the benchmark log",
 					     opt->bench_log);
-		fprintf(v->bench, "context %d\n", v->context);
+		fprintf(v->bench, "context %d layers %u heads %u dim %u\n", v->context,
+			m->cfg.layers, m->cfg.heads, m->cfg.dim);
 		fflush(v->bench);
 	}
 	build_help(v);
-	v->w = worker_create_for_model(m, err);
+	v->w = worker_create_for_model(m, opt ? opt->delay_ms : 0, err);
 	return v->w != NULL;
 }
 
@@ -1701,6 +1702,11 @@ static void bench_frame(view *v)
 	if (!v->bench)
 		return;
 	double t = now_ms();
+	if (!v->bench_ready && v->have && v->res_seq == v->seq) {
+		fprintf(v->bench, "ready %d\n", v->r.n);
+		fflush(v->bench);
+		v->bench_ready = true;
+	}
 	if (v->bench_echo_pending) {
 		v->bench_echo = t;
 		v->bench_echo_pending = false;

@@ -357,12 +357,18 @@ worker_stats worker_get_stats(worker *w)
 typedef struct model_ctx {
 	const model *m;
 	activations ws;
+	int delay_ms;
 } model_ctx;
 
 static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *r,
 			    av_error *err)
 {
 	model_ctx *mc = ctx;
+	if (mc->delay_ms > 0) {
+		struct timespec d = {mc->delay_ms / 1000, (long)(mc->delay_ms % 1000) * 1000000L};
+		while (nanosleep(&d, &d) != 0 && errno == EINTR)
+			;
+	}
 	return model_attend(mc->m, &mc->ws, tokens, n, 0, r, err);
 }
 
@@ -382,7 +388,7 @@ static void model_ctx_free(void *p)
 	free(mc);
 }
 
-worker *worker_create_for_model(const model *m, av_error *err)
+worker *worker_create_for_model(const model *m, int delay_ms, av_error *err)
 {
 	model_ctx *mc = calloc(1, sizeof *mc);
 	if (!mc) {
@@ -390,6 +396,7 @@ worker *worker_create_for_model(const model *m, av_error *err)
 		return NULL;
 	}
 	mc->m = m;
+	mc->delay_ms = delay_ms;
 	int T = (int)m->cfg.context;
 	if (!activations_init(&mc->ws, &m->cfg, 1, T, T, err)) {
 		free(mc);

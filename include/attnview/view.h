@@ -9,6 +9,7 @@
 typedef struct view_options {
 	const char *text;      /* initial text (UTF-8), or NULL */
 	const char *bench_log; /* latency records go here (hidden benchmark mode), or NULL */
+	int delay_ms;	       /* added to every inference (tests of a slow model), or 0 */
 } view_options;
 
 /* Check that the view can run here: stdin and stdout are terminals and the

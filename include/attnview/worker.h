@@ -30,8 +30,10 @@ typedef struct worker worker;
 /* Start the thread. ops (copied) and ops->ctx must outlive the worker. */
 worker *worker_create(const worker_ops *ops, av_error *err);
 /* A worker running model m (read-only; shared with nobody that writes it),
- * with its own work space for up to m->cfg.context tokens. */
-worker *worker_create_for_model(const model *m, av_error *err);
+ * with its own work space for up to m->cfg.context tokens. delay_ms is added
+ * before every attention pass: 0 normally, more to stand in for a slow model
+ * in tests. */
+worker *worker_create_for_model(const model *m, int delay_ms, av_error *err);
 /* Stop and join the thread (a computation under way finishes first), free
  * everything, including results nobody took. NULL is fine. */
 void worker_destroy(worker *w);

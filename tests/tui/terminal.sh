@@ -52,6 +52,22 @@ check "no colour codes at all under NO_COLOR" \
 keys Enter v
 check "values mode under NO_COLOR" wait_for_re "(\.[0-9]{3}|1\.00)"
 
+# A slow model (2 s per pass): the keystroke is on screen while the result is
+# still being computed, with the "computing" mark; then the result arrives.
+tui_start 100 30 TERM=xterm-256color ATTNVIEW_TEST_DELAY_MS=2000 -- --model "$model_masked" --text "ab"
+expect_screen "Query 0 " 15
+type_text "c"
+checks=$((checks + 1))
+if wait_for "computing..." 5; then
+	s=$(screen)
+	check "echoed while computing" grep -q "^text> abc$" <<<"$s"
+	check "old result still shown while computing" grep -qE "^ +a b *│" <<<"$(line 4)"
+else
+	fail "no computing mark for a slow model"
+fi
+check "result for the new text arrives" wait_for_re "^ +a b c *│" 15
+check "computing mark gone" wait_gone "computing..." 5
+
 # restored: after attnview exits, the pane is back on the normal screen with a
 # visible cursor, mouse reporting and bracketed paste off.
 restored() {
