@@ -12,9 +12,9 @@
 int cli_view(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"model", required_argument, NULL, 'm'},
-		{"text", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+	    {"model", required_argument, NULL, 'm'},
+	    {"text", required_argument, NULL, 't'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *model_path = NULL;
 	view_options vo = {0};

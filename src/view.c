@@ -55,7 +55,7 @@ static struct sigaction old_winch;
 
 static const int term_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-#define NTERM (sizeof term_signals / sizeof term_signals[0])
+#define NTERM  (sizeof term_signals / sizeof term_signals[0])
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct sigaction old_term[NTERM], old_fatal[NFATAL];
 
@@ -379,14 +379,18 @@ static float att_at(const view *v, int q, int k)
 {
 	int n = v->r.n;
 	return v->r.att[(((size_t)v->layer * (size_t)v->r.heads + (size_t)v->head) * (size_t)n +
-			 (size_t)q) * (size_t)n + (size_t)k];
+			 (size_t)q) *
+			    (size_t)n +
+			(size_t)k];
 }
 
 static float score_at(const view *v, int q, int k)
 {
 	int n = v->r.n;
-	return v->r.scores[(((size_t)v->layer * (size_t)v->r.heads + (size_t)v->head) *
-				    (size_t)n + (size_t)q) * (size_t)n + (size_t)k];
+	return v->r.scores[(((size_t)v->layer * (size_t)v->r.heads + (size_t)v->head) * (size_t)n +
+			    (size_t)q) *
+			       (size_t)n +
+			   (size_t)k];
 }
 
 static bool masked_at(const view *v, int q, int k)
@@ -863,8 +867,9 @@ static void draw_map(view *v)
 {
 	const geom *g = &v->g;
 	if (!v->have) {
-		const char *msg = v->pending ? "computing..." :
-				  v->le.n ? "" : "The heatmap appears here as you type.";
+		const char *msg = v->pending ? "computing..."
+				  : v->le.n  ? ""
+					     : "The heatmap appears here as you type.";
 		put_str(g->cells_y, 2, g->map_w - 2, st(A_DIM, 0), msg);
 		return;
 	}
@@ -942,11 +947,11 @@ static void draw_panel(view *v)
 	int q = v->qrow, k = v->kcol, n = v->r.n;
 	const token *tq = &v->r.tokens[q], *tk = &v->r.tokens[k];
 
-#define LINE(...)                                                                  \
-	do {                                                                       \
-		if (y <= ymax)                                                     \
-			put_fmt(y, x, w, plain(), __VA_ARGS__);                    \
-		y++;                                                               \
+#define LINE(...)                                                                                  \
+	do {                                                                                       \
+		if (y <= ymax)                                                                     \
+			put_fmt(y, x, w, plain(), __VA_ARGS__);                                    \
+		y++;                                                                               \
 	} while (0)
 
 	if (y <= ymax) {
@@ -1045,8 +1050,10 @@ static void draw_status(view *v)
 	style s = st(A_REVERSE, 0);
 	fill(y, 0, cols, s);
 	const char *name = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
-	const char *mode = v->focus == F_INPUT ? "INPUT" : v->focus == F_MAP ? "MAP" :
-			   v->focus == F_OVERVIEW ? "OVERVIEW" : "HELP";
+	const char *mode = v->focus == F_INPUT	    ? "INPUT"
+			   : v->focus == F_MAP	    ? "MAP"
+			   : v->focus == F_OVERVIEW ? "OVERVIEW"
+						    : "HELP";
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
@@ -1107,8 +1114,9 @@ static void draw_overview(view *v)
 		for (int h = 0; h < H; h++) {
 			int bx = h * stride_w, by = g->ov_y0 + l * g->ov_bh;
 			bool sel = l * H + h == v->ov_sel;
-			put_fmt(by, bx, g->ov_bw + 1, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_DIM, 0),
-				"L%dH%d", l + 1, h + 1);
+			put_fmt(by, bx, g->ov_bw + 1,
+				sel ? accent(v, A_REVERSE | A_BOLD) : st(A_DIM, 0), "L%dH%d", l + 1,
+				h + 1);
 			v->layer = l;
 			v->head = h;
 			int cw = g->ov_bw / g->ov_sw;
@@ -1136,8 +1144,9 @@ static void draw_overview(view *v)
 					}
 					float m = cnt ? (float)(sum / (cnt + msk)) : 0.0f;
 					if (v->mode == CM_256) {
-						fill(y, x, cw, st(A_NORMAL,
-								  (short)(1 + colormap_level(&v->cm, m))));
+						fill(y, x, cw,
+						     st(A_NORMAL,
+							(short)(1 + colormap_level(&v->cm, m))));
 					} else {
 						wchar_t wc[2] = {(wchar_t)colormap_shade(m), 0};
 						for (int i = 0; i < cw; i++)
@@ -1160,11 +1169,13 @@ static void build_help(view *v)
 	const char *section = NULL;
 	for (size_t i = 0; i < VIEW_NKEYS; i++) {
 		const key_binding *b = &view_keys[i];
-		const char *sec = b->ctx == KC_ALL ? "Everywhere" :
-				  b->ctx == (KC_INPUT | KC_MAP) ? "Input line and heatmap" :
-				  b->ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? "Input line and heatmap" :
-				  b->ctx == KC_INPUT ? "Input line (any other key types itself)" :
-				  b->ctx == KC_MAP ? "Heatmap (after Enter)" : "Overview";
+		const char *sec = b->ctx == KC_ALL		  ? "Everywhere"
+				  : b->ctx == (KC_INPUT | KC_MAP) ? "Input line and heatmap"
+				  : b->ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW)
+				      ? "Input line and heatmap"
+				  : b->ctx == KC_INPUT ? "Input line (any other key types itself)"
+				  : b->ctx == KC_MAP   ? "Heatmap (after Enter)"
+						       : "Overview";
 		if (sec != section && (!section || strcmp(sec, section) != 0)) {
 			v->help[n].heading = true;
 			v->help[n++].text = sec;
@@ -1239,9 +1250,10 @@ static void draw(view *v)
 		draw_input(v);
 		draw_info(v);
 		if (v->focus == F_OVERVIEW) {
-			put_fmt(2, 0, COLS, st(A_BOLD, 0),
-				"Overview: %d layers x %d heads. Arrows select, Enter opens, o closes.",
-				nlayers(v), nheads(v));
+			put_fmt(
+			    2, 0, COLS, st(A_BOLD, 0),
+			    "Overview: %d layers x %d heads. Arrows select, Enter opens, o closes.",
+			    nlayers(v), nheads(v));
 			draw_overview(v);
 		} else {
 			draw_head_line(v);
@@ -1441,7 +1453,8 @@ static void insert_text(view *v, const uint32_t *cps, size_t n)
 	if (got)
 		text_changed(v);
 	if (full)
-		set_notice(v, "the input line holds at most %d characters; the rest was not inserted",
+		set_notice(v,
+			   "the input line holds at most %d characters; the rest was not inserted",
 			   VIEW_MAX_LINE);
 }
 
@@ -1621,8 +1634,9 @@ bool view_check_terminal(av_error *err)
 			       cs && cs[0] ? cs : "unknown");
 	const char *term = getenv("TERM");
 	if (!term || !term[0] || strcmp(term, "dumb") == 0)
-		return av_fail(err, "TERM is %s: the interactive view needs a terminal that can "
-				    "move the cursor (e.g. TERM=xterm-256color)",
+		return av_fail(err,
+			       "TERM is %s: the interactive view needs a terminal that can "
+			       "move the cursor (e.g. TERM=xterm-256color)",
 			       term && term[0] ? term : "not set");
 	return true;
 }
@@ -1723,9 +1737,9 @@ static void bench_frame(view *v)
 static bool main_loop(view *v, av_error *err)
 {
 	struct pollfd fds[3] = {
-		{STDIN_FILENO, POLLIN, 0},
-		{worker_fd(v->w), POLLIN, 0},
-		{sig_pipe[0], POLLIN, 0},
+	    {STDIN_FILENO, POLLIN, 0},
+	    {worker_fd(v->w), POLLIN, 0},
+	    {sig_pipe[0], POLLIN, 0},
 	};
 	draw(v);
 	while (!v->quit && !got_signal) {
@@ -1785,8 +1799,9 @@ bool view_run(const model *m, const view_options *opt, int *signo, av_error *err
 	if (!scr) {
 		view_finish(v);
 		free(v);
-		return av_fail(err, "cannot start curses on this terminal (TERM=%s); try "
-				    "TERM=xterm-256color",
+		return av_fail(err,
+			       "cannot start curses on this terminal (TERM=%s); try "
+			       "TERM=xterm-256color",
 			       getenv("TERM") ? getenv("TERM") : "");
 	}
 	bool ok = install_signals(err);
@@ -1819,7 +1834,7 @@ bool view_run(const model *m, const view_options *opt, int *signo, av_error *err
 		mouseinterval(0);
 		mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED
 #ifdef BUTTON5_PRESSED
-				  | BUTTON5_PRESSED
+			      | BUTTON5_PRESSED
 #endif
 			  ,
 			  NULL);

@@ -360,8 +360,7 @@ typedef struct model_ctx {
 	int delay_ms;
 } model_ctx;
 
-static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *r,
-			    av_error *err)
+static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *r, av_error *err)
 {
 	model_ctx *mc = ctx;
 	if (mc->delay_ms > 0) {
@@ -372,8 +371,8 @@ static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *
 	return model_attend(mc->m, &mc->ws, tokens, n, 0, r, err);
 }
 
-static void model_predict_cb(void *ctx, const token *tokens, int n, int pos, int topk,
-			     int32_t *ids, float *probs)
+static void model_predict_cb(void *ctx, const token *tokens, int n, int pos, int topk, int32_t *ids,
+			     float *probs)
 {
 	model_ctx *mc = ctx;
 	model_predict(mc->m, &mc->ws, tokens, n, pos, topk, ids, probs);

@@ -147,9 +147,9 @@ static double pct(double *v, int n, double p)
 /* n codepoints of mixed Chinese and English text. */
 static void make_text(char *out, size_t cap, int n)
 {
-	static const char *const pieces[] = {"注", "意", "力", " ", "a", "t", "t", "e", "n", "t",
-					     "i", "o", "n", " ", "床", "前", "明", "月", "光",
-					     "，", "m", "o", "o", "n", " ", "i", "s", "."};
+	static const char *const pieces[] = {
+	    "注", "意", "力", " ",  "a",  "t",	"t", "e", "n", "t", "i", "o", "n", " ",
+	    "床", "前", "明", "月", "光", "，", "m", "o", "o", "n", " ", "i", "s", "."};
 	size_t len = 0;
 	out[0] = '\0';
 	for (int i = 0; i < n; i++) {
@@ -198,8 +198,8 @@ int main(int argc, char **argv)
 		if (!start(&r, bin, model, "a"))
 			return 1;
 		l = log_line(&r, 10000);
-		if (!l || sscanf(l, "context %d layers %u heads %u dim %u", &context, &L, &H,
-				 &d) != 4)
+		if (!l ||
+		    sscanf(l, "context %d layers %u heads %u dim %u", &context, &L, &H, &d) != 4)
 			context = 0;
 		stop(&r);
 	}
@@ -251,8 +251,8 @@ int main(int argc, char **argv)
 			int tokens;
 			double tk, te, td, tm;
 			while ((l = log_line(&r, 5000)))
-				if (sscanf(l, "key %llu %d %lf %lf %lf %lf", &seq, &tokens, &tk, &te, &td,
-					   &tm) == 6)
+				if (sscanf(l, "key %llu %d %lf %lf %lf %lf", &seq, &tokens, &tk,
+					   &te, &td, &tm) == 6)
 					break;
 			if (!l) {
 				fprintf(stderr, "bench_latency: no result for keystroke %d\n", k);

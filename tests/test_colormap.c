@@ -81,7 +81,8 @@ static void test_levels(void)
 	int distinct = 1, bad = 0;
 	for (int i = 1; i < cm.levels; i++) {
 		distinct += cm.xterm[i] != cm.xterm[i - 1];
-		bad += lum(colormap_xterm_rgb(cm.xterm[i])) < lum(colormap_xterm_rgb(cm.xterm[i - 1]));
+		bad +=
+		    lum(colormap_xterm_rgb(cm.xterm[i])) < lum(colormap_xterm_rgb(cm.xterm[i - 1]));
 	}
 	CHECKF(distinct >= 10, "only %d distinct colours in 16 levels", distinct);
 	CHECKF(bad == 0, "%d levels darker than the one below", bad);

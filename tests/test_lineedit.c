@@ -82,7 +82,8 @@ static void test_filter(void)
 	CHECK(lineedit_init(&le, 100));
 	/* Pasted text: CR LF and lone CR become one LF each, TAB a space,
 	 * other controls and non-characters vanish. */
-	uint32_t p[] = {'a', '\r', '\n', 'b', '\t', 'c', 0x01, 0x7f, 0x85, 0xd800, 0x110000, '\r', 'd'};
+	uint32_t p[] = {'a',  '\r', '\n',   'b',      '\t', 'c', 0x01,
+			0x7f, 0x85, 0xd800, 0x110000, '\r', 'd'};
 	CHECK(lineedit_insert(&le, p, sizeof p / sizeof p[0], NULL) == 7);
 	CHECK(line_is(&le, "a\nb c\nd"));
 	lineedit_finish(&le);

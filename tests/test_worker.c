@@ -19,8 +19,8 @@
 typedef struct fake {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool gated;	/* attend waits while this is set */
-	int waiting;	/* computations waiting at the gate */
+	bool gated;  /* attend waits while this is set */
+	int waiting; /* computations waiting at the gate */
 	int delay_us;
 	int calls;
 } fake;

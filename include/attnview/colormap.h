@@ -25,8 +25,8 @@ typedef enum cm_mode {
  * the last level), drawn in xterm colour xterm[i]. */
 typedef struct colormap {
 	int levels;
-	int xterm[CM_MAX_LEVELS];	/* 16..255 */
-	bool dark_text[CM_MAX_LEVELS];	/* black text reads better than white */
+	int xterm[CM_MAX_LEVELS];      /* 16..255 */
+	bool dark_text[CM_MAX_LEVELS]; /* black text reads better than white */
 } colormap;
 
 /* Viridis at t in [0, 1] (clamped; NaN gives t = 0), interpolated linearly

@@ -8,26 +8,26 @@
 #include <stdbool.h>
 
 /* Defaults. */
-#define VIEW_CELL_W 2	     /* heatmap cell, columns: one CJK character */
+#define VIEW_CELL_W	  2  /* heatmap cell, columns: one CJK character */
 #define VIEW_VALUE_CELL_W 5  /* values mode: " .123" */
-#define VIEW_PANEL_W 34	     /* details panel on the right */
-#define VIEW_MIN_MAP_W 40    /* the panel is shown only if the map keeps this */
-#define VIEW_MIN_COLS 50     /* smaller terminals get a message instead */
-#define VIEW_MIN_LINES 14
-#define VIEW_BUSY_MS 100     /* show "computing" when a result takes longer */
-#define VIEW_TOPK 5	     /* top keys and top predictions in the panel */
-#define VIEW_RAMP_LEVELS 16  /* steps of the colour ramp */
-#define VIEW_ESCDELAY_MS 25  /* wait for the rest of an escape sequence */
-#define VIEW_MAX_LINE 4096   /* codepoints the input line holds */
-#define VIEW_OV_MIN_BOX_W 4  /* overview: smallest heatmap, columns */
-#define VIEW_OV_MIN_BOX_H 3  /* ... and lines, with its title */
+#define VIEW_PANEL_W	  34 /* details panel on the right */
+#define VIEW_MIN_MAP_W	  40 /* the panel is shown only if the map keeps this */
+#define VIEW_MIN_COLS	  50 /* smaller terminals get a message instead */
+#define VIEW_MIN_LINES	  14
+#define VIEW_BUSY_MS	  100  /* show "computing" when a result takes longer */
+#define VIEW_TOPK	  5    /* top keys and top predictions in the panel */
+#define VIEW_RAMP_LEVELS  16   /* steps of the colour ramp */
+#define VIEW_ESCDELAY_MS  25   /* wait for the rest of an escape sequence */
+#define VIEW_MAX_LINE	  4096 /* codepoints the input line holds */
+#define VIEW_OV_MIN_BOX_W 4    /* overview: smallest heatmap, columns */
+#define VIEW_OV_MIN_BOX_H 3    /* ... and lines, with its title */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
 #define VIEW_KEY_PASTE_BEGIN (KEY_MAX + 1)
-#define VIEW_KEY_PASTE_END (KEY_MAX + 2)
+#define VIEW_KEY_PASTE_END   (KEY_MAX + 2)
 
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 
 typedef enum view_action {
 	ACT_NONE = 0,
@@ -74,7 +74,7 @@ enum {
 };
 
 typedef struct key_binding {
-	int key;      /* a character, or a KEY_* code when is_code */
+	int key; /* a character, or a KEY_* code when is_code */
 	bool is_code;
 	unsigned ctx; /* KC_* */
 	view_action act;
@@ -83,6 +83,7 @@ typedef struct key_binding {
 } key_binding;
 
 /* First match wins; within a context a key appears once. */
+// clang-format off
 static const key_binding view_keys[] = {
 	/* Everywhere. */
 	{KEY_F(1), true, KC_ALL, ACT_HELP, "F1", "help (this screen)"},
@@ -178,16 +179,17 @@ static const key_binding view_keys[] = {
 	{'q', false, KC_OVERVIEW, ACT_QUIT, "q", "quit"},
 	{'?', false, KC_OVERVIEW, ACT_HELP, "?", "help"},
 };
+// clang-format on
 
 #define VIEW_NKEYS (sizeof view_keys / sizeof view_keys[0])
 
 /* Mouse, described for the help screen (the handling is in view.c). */
 static const char *const view_mouse_help[][2] = {
-	{"click a cell", "move the cursor there"},
-	{"click a label", "its Query row or Key column"},
-	{"click the text", "edit the text there"},
-	{"wheel", "scroll the Query rows"},
-	{"click a head", "overview: select it; again: open"},
+    {"click a cell", "move the cursor there"},
+    {"click a label", "its Query row or Key column"},
+    {"click the text", "edit the text there"},
+    {"wheel", "scroll the Query rows"},
+    {"click a head", "overview: select it; again: open"},
 };
 
 #endif

@@ -52,11 +52,11 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_er
 void worker_post_predict(worker *w, uint64_t seq, int pos, int topk);
 
 typedef struct worker_attn {
-	uint64_t seq;	/* the text this is for */
+	uint64_t seq; /* the text this is for */
 	bool ok;
-	attn_result r;	/* when ok; the caller owns it (attn_result_free) */
-	double ms;	/* wall time of the computation */
-	av_error err;	/* when !ok */
+	attn_result r; /* when ok; the caller owns it (attn_result_free) */
+	double ms;     /* wall time of the computation */
+	av_error err;  /* when !ok */
 } worker_attn;
 
 /* If a result for the latest posted text is waiting, move it to *out and
@@ -75,11 +75,11 @@ bool worker_take_pred(worker *w, worker_pred *out);
 
 /* Statistics for tests and the status line. */
 typedef struct worker_stats {
-	uint64_t attends;   /* attention passes run */
-	uint64_t predicts;  /* prediction passes run */
-	uint64_t dropped;   /* results computed for texts replaced meanwhile */
-	uint64_t latest;    /* sequence number of the latest post */
-	bool busy;	    /* a computation is under way or waiting */
+	uint64_t attends;  /* attention passes run */
+	uint64_t predicts; /* prediction passes run */
+	uint64_t dropped;  /* results computed for texts replaced meanwhile */
+	uint64_t latest;   /* sequence number of the latest post */
+	bool busy;	   /* a computation is under way or waiting */
 } worker_stats;
 
 worker_stats worker_get_stats(worker *w);
