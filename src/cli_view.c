@@ -1,4 +1,5 @@
 /* attnview [--model FILE] [--text TEXT]: the interactive view. */
+#include "attnview/blas.h"
 #include "attnview/cli.h"
 #include "attnview/view.h"
 
@@ -64,6 +65,9 @@ int cli_view(int argc, char **argv)
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
+	/* One small forward pass at a time: a single BLAS thread is faster for
+	 * these sizes, and no spinning BLAS threads compete with the interface. */
+	blas_set_threads(1);
 	int sig = 0;
 	bool ok = view_run(m, &vo, &sig, &err);
 	model_destroy(m);

@@ -237,7 +237,8 @@ typedef struct view {
 	uint8_t *pstate; /* [context] */
 	int32_t *pids;	 /* [context][VIEW_TOPK] */
 	float *pps;
-	int pred_req; /* row of the outstanding prediction request, -1 none */
+	int pred_req;	 /* row of the outstanding prediction request, -1 none */
+	double pred_due; /* when to ask for the first predictions of a result, 0 none */
 
 	/* navigation */
 	int layer, head, qrow, kcol, top, left, ov_sel;
@@ -443,7 +444,10 @@ static void take_results(view *v)
 				v->pred_req = -1;
 				v->hs.valid = false;
 				clamp_cursor(v);
-				request_pred(v);
+				/* Predictions are a second forward pass: start it a
+				 * moment later, so that while someone types it does
+				 * not delay the next keystroke's heatmap. */
+				v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
 			} else {
 				snprintf(v->error, sizeof v->error, "%s", a.err.msg);
 			}
@@ -1743,9 +1747,15 @@ static bool main_loop(view *v, av_error *err)
 	};
 	draw(v);
 	while (!v->quit && !got_signal) {
+		/* Wake up for the "computing" mark and for deferred predictions. */
+		double wake = 0;
+		if (v->pending && !v->busy_shown)
+			wake = v->post_ms + VIEW_BUSY_MS;
+		if (v->pred_due > 0 && (wake == 0 || v->pred_due < wake))
+			wake = v->pred_due;
 		int timeout = -1;
-		if (v->pending && !v->busy_shown) {
-			double left = VIEW_BUSY_MS - (now_ms() - v->post_ms);
+		if (wake > 0) {
+			double left = wake - now_ms();
 			timeout = left > 0 ? (int)left + 1 : 0;
 		}
 		int r = poll(fds, 3, timeout);
@@ -1774,6 +1784,12 @@ static bool main_loop(view *v, av_error *err)
 		take_results(v);
 		if (v->pending && !v->busy_shown && now_ms() - v->post_ms >= VIEW_BUSY_MS)
 			v->busy_shown = true;
+		if (v->pred_due > 0 && (v->pending || now_ms() >= v->pred_due)) {
+			/* A newer text is on its way: its result will set a new time. */
+			if (!v->pending)
+				request_pred(v);
+			v->pred_due = 0;
+		}
 		draw(v);
 		bench_frame(v);
 	}

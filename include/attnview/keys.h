@@ -8,19 +8,20 @@
 #include <stdbool.h>
 
 /* Defaults. */
-#define VIEW_CELL_W	  2  /* heatmap cell, columns: one CJK character */
-#define VIEW_VALUE_CELL_W 5  /* values mode: " .123" */
-#define VIEW_PANEL_W	  34 /* details panel on the right */
-#define VIEW_MIN_MAP_W	  40 /* the panel is shown only if the map keeps this */
-#define VIEW_MIN_COLS	  50 /* smaller terminals get a message instead */
-#define VIEW_MIN_LINES	  14
-#define VIEW_BUSY_MS	  100  /* show "computing" when a result takes longer */
-#define VIEW_TOPK	  5    /* top keys and top predictions in the panel */
-#define VIEW_RAMP_LEVELS  16   /* steps of the colour ramp */
-#define VIEW_ESCDELAY_MS  25   /* wait for the rest of an escape sequence */
-#define VIEW_MAX_LINE	  4096 /* codepoints the input line holds */
-#define VIEW_OV_MIN_BOX_W 4    /* overview: smallest heatmap, columns */
-#define VIEW_OV_MIN_BOX_H 3    /* ... and lines, with its title */
+#define VIEW_CELL_W	   2  /* heatmap cell, columns: one CJK character */
+#define VIEW_VALUE_CELL_W  5  /* values mode: " .123" */
+#define VIEW_PANEL_W	   34 /* details panel on the right */
+#define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
+#define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
+#define VIEW_MIN_LINES	   14
+#define VIEW_PRED_DELAY_MS 50	/* ask for predictions this long after a result */
+#define VIEW_BUSY_MS	   100	/* show "computing" when a result takes longer */
+#define VIEW_TOPK	   5	/* top keys and top predictions in the panel */
+#define VIEW_RAMP_LEVELS   16	/* steps of the colour ramp */
+#define VIEW_ESCDELAY_MS   25	/* wait for the rest of an escape sequence */
+#define VIEW_MAX_LINE	   4096 /* codepoints the input line holds */
+#define VIEW_OV_MIN_BOX_W  4	/* overview: smallest heatmap, columns */
+#define VIEW_OV_MIN_BOX_H  3	/* ... and lines, with its title */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
