@@ -1,6 +1,6 @@
 /* The key table (include/attnview/keys.h): no key does two things in the same
  * place, every action can be reached and is described on the help screen,
- * and every key named there is documented in man/view-keys.roff.txt. */
+ * and every key named there is documented in man/attnview.1. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 
@@ -56,7 +56,7 @@ static void test_reachable(void)
 static void test_documented(void)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/../man/view-keys.roff.txt",
+	snprintf(path, sizeof path, "%s/../man/attnview.1",
 		 getenv("ATTNVIEW_TEST_DATA") ? getenv("ATTNVIEW_TEST_DATA") : ".");
 	size_t n;
 	uint8_t *doc = test_read_file(path, &n);
@@ -72,7 +72,7 @@ static void test_documented(void)
 		const char *name = view_keys[i].name;
 		if (!name)
 			continue;
-		CHECKF(strstr(text, name) != NULL, "key %s is not in man/view-keys.roff.txt", name);
+		CHECKF(strstr(text, name) != NULL, "key %s is not in man/attnview.1", name);
 	}
 	free(text);
 	free(doc);

@@ -1,5 +1,5 @@
 /* Every key of the interactive view and every default it uses, in one place.
- * The dispatcher, the help screen and man/view-keys.roff.txt follow this
+ * The dispatcher, the help screen and the KEYS section of man/attnview.1 follow this
  * table; change a binding here and nowhere else. Include only from view.c
  * (it needs curses.h for the KEY_* codes). */
 #ifndef ATTNVIEW_KEYS_H
