@@ -408,8 +408,18 @@ void corpus_summary(const corpus *c, const char *path, char *buf, size_t n)
 							 : " (last 5%)",
 				      c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 				      c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
-	if (k < n && c->unk_val)
+	if (k < n && c->unk_val) {
+		int r = snprintf(buf + k, n - k,
+				 "%" PRIu64
+				 " validation characters are outside the vocabulary (unknown)\n",
+				 c->unk_val);
+		k += r > 0 ? (size_t)r : 0;
+	}
+	/* Many replacements mean a legacy encoding, not a few damaged bytes. */
+	if (k < n && c->stats.invalid * 100 > c->stats.codepoints)
 		snprintf(buf + k, n - k,
-			 "%" PRIu64 " validation characters are outside the vocabulary (unknown)\n",
-			 c->unk_val);
+			 "warning: %.0f%% of the characters of %s were invalid UTF-8: if it is in "
+			 "another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 "
+			 "for Chinese)\n",
+			 100.0 * (double)c->stats.invalid / (double)c->stats.codepoints, path);
 }

@@ -114,6 +114,9 @@ static void test_invalid_utf8(void)
 	corpus_summary(&c, "invalid.txt", sum, sizeof sum);
 	CHECKF(strstr(sum, "2 invalid UTF-8 sequences replaced by U+FFFD (first at byte 3)"),
 	       "summary: %s", sum);
+	CHECKF(strstr(sum, "warning: 18% of the characters of invalid.txt were invalid UTF-8") &&
+		   strstr(sum, "iconv"),
+	       "summary: %s", sum);
 	corpus_finish(&c);
 }
 
