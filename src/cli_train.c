@@ -345,6 +345,13 @@ int cli_train(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
+	/* --help anywhere, even where getopt would take it as --train's value. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(train_help, stdout);
+			return EXIT_OK;
+		}
+	}
 	int li = -1;
 	while ((c = getopt_long(argc, argv, ":o:h", long_opts, &li)) != -1) {
 		char name[64];
@@ -352,9 +359,10 @@ int cli_train(int argc, char **argv)
 			snprintf(name, sizeof name, "--%s", long_opts[li].name);
 		else if (c == 'o' || c == 'h')
 			snprintf(name, sizeof name, "-%c", c);
+		else if (optopt > 0 && optopt < 128)
+			snprintf(name, sizeof name, "-%c", optopt);
 		else
-			snprintf(name, sizeof name, "%s",
-				 optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
+			snprintf(name, sizeof name, "%.60s", argv[optind - 1]);
 		li = -1;
 		if (c >= OPT_TRAIN && c < OPT_LAST)
 			given[c - OPT_TRAIN] = true;

@@ -426,6 +426,14 @@ static void test_cli(void)
 	CHECK(run_cli(bad_num, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--lr: 'fast' is not a valid value"), "output: %s", out);
 
+	const char *help[] = {"--train", "--help", NULL};
+	CHECK(run_cli(help, out, sizeof out, 0) == 0);
+	CHECKF(strstr(out, "Usage: attnview --train CORPUS") && strstr(out, "--checkpoint-every"),
+	       "output: %s", out);
+	const char *novalue[] = {"--train", corpus_path, "--dim", NULL};
+	CHECK(run_cli(novalue, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--dim needs a value"), "output: %s", out);
+
 	/* A file that is not a model is never overwritten. */
 	FILE *f = fopen(tmp("notes.txt"), "w");
 	fputs("precious\n", f);
