@@ -620,20 +620,63 @@ AV_CLONES static double ce_row(float *l, int V, int y, float dscale, int *arg)
 	return log(sum) - (double)(ly - mx);
 }
 
+typedef struct ce_ctx {
+	float *logits;
+	const int32_t *ys;
+	double *loss;
+	int32_t *arg;
+	int V;
+	float dscale;
+} ce_ctx;
+
+static void ce_range(void *p, int begin, int end)
+{
+	const ce_ctx *x = p;
+	for (int r = begin; r < end; r++) {
+		int a;
+		x->loss[r] = ce_row(x->logits + (size_t)r * x->V, x->V, x->ys[r], x->dscale, &a);
+		x->arg[r] = a;
+	}
+}
+
+/* Rows are independent and spread over the threads; their losses are then
+ * summed in row order, so the total does not depend on the split. */
 double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows, int V,
 			 float dscale, int *ncorrect)
 {
-	double loss = 0.0;
-	int correct = 0, r = 0;
-	for (int i = 0; i < N && r < nrows; i++) {
-		int32_t y = targets[i];
-		if (y < 0 || y >= V)
-			continue;
-		int arg;
-		loss += ce_row(logits + (size_t)r * V, V, y, dscale, &arg);
-		correct += arg == y;
-		r++;
+	int32_t *ys =
+	    malloc((size_t)(nrows > 0 ? nrows : 1) * (2 * sizeof(int32_t) + sizeof(double)));
+	if (!ys) {
+		/* Out of memory for the bookkeeping: one row at a time, here. */
+		double loss = 0.0;
+		int correct = 0, r = 0;
+		for (int i = 0; i < N && r < nrows; i++) {
+			if (targets[i] < 0 || targets[i] >= V)
+				continue;
+			int a;
+			loss += ce_row(logits + (size_t)r * V, V, targets[i], dscale, &a);
+			correct += a == targets[i];
+			r++;
+		}
+		if (ncorrect)
+			*ncorrect = correct;
+		return loss;
 	}
+	double *losses = (double *)(void *)(ys + 2 * (size_t)nrows);
+	int32_t *arg = ys + nrows;
+	int n = 0;
+	for (int i = 0; i < N && n < nrows; i++)
+		if (targets[i] >= 0 && targets[i] < V)
+			ys[n++] = targets[i];
+	ce_ctx x = {logits, ys, losses, arg, V, dscale};
+	parallel_for(n, ce_range, &x);
+	double loss = 0.0;
+	int correct = 0;
+	for (int r = 0; r < n; r++) {
+		loss += losses[r];
+		correct += arg[r] == ys[r];
+	}
+	free(ys);
 	if (ncorrect)
 		*ncorrect = correct;
 	return loss;
