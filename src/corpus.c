@@ -2,11 +2,13 @@
 #include "attnview/corpus.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utf8proc.h>
 
 #define NCP 0x110000u
@@ -18,9 +20,16 @@ typedef bool (*cp_sink)(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *stats,
 		       int64_t *mtime, av_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return av_fail_errno(err, errno, "cannot open corpus %s", path);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer before the
+	 * S_ISREG check refuses it (it has no effect on regular files). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return av_fail_errno(err, e, "cannot open corpus %s", path);
+	}
 	struct stat st;
 	if (fstat(fileno(f), &st) != 0) {
 		int e = errno;

@@ -445,7 +445,8 @@ fail:
 
 bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below instead of waiting for a writer. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return av_fail_errno(err, errno, "%s: cannot open", path);
 	struct stat st;
