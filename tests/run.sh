@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Runs attnview's whole test suite from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
-# root or through sudo), builds in build/, runs `meson test`, and prints
-# "N passed, N failed" last. Exits non-zero if any test failed.
+# root or through sudo), then two stages:
+#   1. build/ (gcc): `meson test`, which includes the ThreadSanitizer run of
+#      the worker (worker_tsan), valgrind memcheck of the program, the crash
+#      and full-disk save tests and the replay of every fuzz input;
+#   2. build-asan/ (clang, tests/sanitize.sh): the whole suite again under
+#      AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer, and each
+#      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds.
+# It prints "N passed, N failed, N skipped" over both stages last and exits
+# non-zero if any test failed or a stage did not run.
+# ATTNVIEW_QUICK=1 runs stage 1 only (not in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux)
+packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
+	clang libclang-rt-14-dev valgrind libtsan2)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,10 +40,38 @@ ninja -C "$builddir"
 status=0
 meson test -C "$builddir" --print-errorlogs --num-processes 2 || status=$?
 
-log="$builddir/meson-logs/testlog.json"
-passed=$(grep -c '"result": "OK"' "$log" || true)
-failed=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
-skipped=$(grep -c '"result": "SKIP"' "$log" || true)
+logs=("$builddir/meson-logs/testlog.json")
+asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
+if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
+	rm -f "$asan_builddir/meson-logs/testlog.json"
+	ATTNVIEW_ASAN_BUILD="$asan_builddir" bash tests/sanitize.sh || status=$?
+	logs+=("$asan_builddir/meson-logs/testlog.json")
+fi
+
+# Stages that must have run (a missing tool would otherwise skip them quietly).
+need_ok() { # LOG TESTNAME
+	if ! grep -q -E "\"name\": \"[^\"]* / $2\".*\"result\": \"OK\"" "$1" 2>/dev/null; then
+		echo "tests/run.sh: $2 did not run and pass in $(dirname "$(dirname "$1")")" >&2
+		status=1
+	fi
+}
+need_ok "${logs[0]}" worker_tsan
+need_ok "${logs[0]}" valgrind
+need_ok "${logs[0]}" crash_save
+need_ok "${logs[0]}" fuzz_replay
+if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
+	for t in model text corpus dump keys; do
+		need_ok "${logs[1]}" "fuzz_$t"
+	done
+fi
+
+passed=0 failed=0 skipped=0
+for log in "${logs[@]}"; do
+	[ -f "$log" ] || continue
+	passed=$((passed + $(grep -c '"result": "OK"' "$log" || true)))
+	failed=$((failed + $(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)))
+	skipped=$((skipped + $(grep -c '"result": "SKIP"' "$log" || true)))
+done
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
 	exit 1
