@@ -204,6 +204,10 @@ expect tty 0 '"n_tokens": 3' -- bash -c '"$@" </dev/null | cat' _ "$bin" --dump 
 
 # -- a non-UTF-8 locale: the dump and training do not depend on it.
 expect locale 0 '"n_tokens": 2' -- env LC_ALL=C "$bin" --dump --text '你好' --model "$model"
+mkdir "$tmp/c" # same file name: the model's name comes from it
+expect locale 0 'removed 300 ANSI escape sequences' -- env LC_ALL=C "$bin" --train "$tmp/ansi.txt" \
+	"${tiny[@]}" -o "$tmp/c/ansi.attn"
+same locale "$tmp/c/ansi.attn" "$tmp/ansi.attn"
 
 echo "badinput: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
