@@ -818,8 +818,10 @@ static void draw_legend(view *v, int y, int x_min, int x_right)
 
 static void draw_head_line(view *v)
 {
-	int x = put_fmt(2, 0, COLS, st(A_BOLD, 0), "Layer %d/%d  Head %d/%d", v->layer + 1,
-			nlayers(v), v->head + 1, nheads(v));
+	/* Numbered from 0 as --dump numbers them; "of N" is a count, not the last
+	 * number, so the numbers on screen are the ones a script finds. */
+	int x = put_fmt(2, 0, COLS, st(A_BOLD, 0), "Layer %d of %d  Head %d of %d", v->layer,
+			nlayers(v), v->head, nheads(v));
 	x = put_fmt(2, x, COLS - x, st(A_DIM, 0), "  %s%s",
 		    v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked",
 		    v->values ? "  values" : "");
@@ -1020,7 +1022,7 @@ static void draw_panel(view *v)
 	y++;
 	const head_stats *s = get_stats(v);
 	if (y <= ymax)
-		put_fmt(y, x, w, st(A_BOLD, 0), "Head %d of layer %d", v->head + 1, v->layer + 1);
+		put_fmt(y, x, w, st(A_BOLD, 0), "Head %d of layer %d", v->head, v->layer);
 	y++;
 	LINE("entropy %.3f nats (max %.3f)", s->entropy, s->max_entropy);
 	LINE("mean |q-k| %.2f", s->distance);
@@ -1061,8 +1063,9 @@ static void draw_status(view *v)
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
-	int x = put_fmt(y, 0, cols, s, " %s | %s | layer %d/%d head %d/%d | %d tokens%s | F1 help",
-			mode, name, v->layer + 1, nlayers(v), v->head + 1, nheads(v), v->ntok, ms);
+	int x = put_fmt(y, 0, cols, s,
+			" %s | %s | layer %d of %d, head %d of %d | %d tokens%s | F1 help", mode,
+			name, v->layer, nlayers(v), v->head, nheads(v), v->ntok, ms);
 	if (v->busy_shown && x + 14 < cols)
 		put_str(y, cols - 13, 13, st(A_REVERSE | A_BOLD, 0), "computing... ");
 }
@@ -1119,8 +1122,7 @@ static void draw_overview(view *v)
 			int bx = h * stride_w, by = g->ov_y0 + l * g->ov_bh;
 			bool sel = l * H + h == v->ov_sel;
 			put_fmt(by, bx, g->ov_bw + 1,
-				sel ? accent(v, A_REVERSE | A_BOLD) : st(A_DIM, 0), "L%dH%d", l + 1,
-				h + 1);
+				sel ? accent(v, A_REVERSE | A_BOLD) : st(A_DIM, 0), "L%dH%d", l, h);
 			v->layer = l;
 			v->head = h;
 			int cw = g->ov_bw / g->ov_sw;
@@ -1403,11 +1405,12 @@ static void do_action(view *v, view_action act, int key)
 		set_head(v, v->layer - 1, v->head);
 		break;
 	case ACT_HEAD_NUMBER: {
-		int h = key == '0' ? 9 : key - '1';
+		int h = key - '0';
 		if (h < H)
 			v->head = h;
 		else
-			set_notice(v, "head %d does not exist: this model has %d heads", h + 1, H);
+			set_notice(v, "head %d does not exist: this model has %d heads, 0 to %d", h,
+				   H, H - 1);
 		break;
 	}
 	case ACT_OPEN:

@@ -1,6 +1,7 @@
 /* The key table (include/attnview/keys.h): no key does two things in the same
  * place, every action can be reached and is described on the help screen,
- * and every key named there is documented in man/attnview.1. */
+ * every key named there is documented in man/attnview.1, and the digit keys
+ * count heads from 0 as --dump does. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 
@@ -53,6 +54,37 @@ static void test_reachable(void)
 			       "printable key '%c' bound in the input line", view_keys[i].key);
 }
 
+/* Digits 0..9 select heads 0..9 (view.c: key - '0'), the numbers --dump
+ * prints; the help line and the man page must say so, not the old 1-based
+ * "1..9, 0 for head 10". */
+static void test_digits(const char *man)
+{
+	for (int d = '0'; d <= '9'; d++) {
+		bool bound = false;
+		for (size_t i = 0; i < VIEW_NKEYS; i++)
+			if (view_keys[i].key == d && !view_keys[i].is_code &&
+			    (view_keys[i].ctx & KC_MAP))
+				bound = view_keys[i].act == ACT_HEAD_NUMBER;
+		CHECKF(bound, "digit %c does not select a head on the map", d);
+	}
+	const key_binding *named = NULL;
+	for (size_t i = 0; i < VIEW_NKEYS && !named; i++)
+		if (view_keys[i].act == ACT_HEAD_NUMBER && view_keys[i].name)
+			named = &view_keys[i];
+	CHECK(named != NULL);
+	if (named) {
+		CHECKF(named->key == '0', "the digit group starts at '%c', not '0'", named->key);
+		CHECKF(strcmp(named->name, "0..9") == 0, "digit keys named '%s'", named->name);
+		CHECKF(strstr(named->help, "head 0..9") != NULL, "digit help '%s'", named->help);
+	}
+	if (man) {
+		CHECKF(strstr(man, "Head 0 to 9") != NULL,
+		       "man/attnview.1: digits not head 0 to 9");
+		CHECKF(strstr(man, "head 10") == NULL, "man/attnview.1 still has 'head 10'");
+		CHECKF(strstr(man, "1..9") == NULL, "man/attnview.1 still has '1..9'");
+	}
+}
+
 static void test_documented(void)
 {
 	char path[4096];
@@ -61,8 +93,10 @@ static void test_documented(void)
 	size_t n;
 	uint8_t *doc = test_read_file(path, &n);
 	CHECKF(doc != NULL, "cannot read %s", path);
-	if (!doc)
+	if (!doc) {
+		test_digits(NULL);
 		return;
+	}
 	char *text = malloc(n + 1);
 	if (!text)
 		abort();
@@ -74,6 +108,7 @@ static void test_documented(void)
 			continue;
 		CHECKF(strstr(text, name) != NULL, "key %s is not in man/attnview.1", name);
 	}
+	test_digits(text);
 	free(text);
 	free(doc);
 }

@@ -53,7 +53,7 @@ typedef enum view_action {
 	ACT_PREV_HEAD,
 	ACT_NEXT_LAYER,
 	ACT_PREV_LAYER,
-	ACT_HEAD_NUMBER, /* the key's digit: 1..9, 0 for head 10 */
+	ACT_HEAD_NUMBER, /* the key's digit is the head, from 0 as --dump counts */
 	ACT_OPEN,	 /* overview: open the selected head */
 	ACT_EDIT_LEFT,
 	ACT_EDIT_RIGHT,
@@ -149,7 +149,8 @@ static const key_binding view_keys[] = {
 	{'b', false, KC_MAP, ACT_PAGE_UP, "b", "Query rows: a page up"},
 	{']', false, KC_MAP, ACT_NEXT_LAYER, "]", "next layer"},
 	{'[', false, KC_MAP, ACT_PREV_LAYER, "[", "previous layer"},
-	{'1', false, KC_MAP, ACT_HEAD_NUMBER, "1..9, 0", "head 1..9, 0 for head 10"},
+	{'0', false, KC_MAP, ACT_HEAD_NUMBER, "0..9", "head 0..9, from 0 as in --dump"},
+	{'1', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'2', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'3', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'4', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
@@ -158,7 +159,6 @@ static const key_binding view_keys[] = {
 	{'7', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'8', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'9', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'0', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{'v', false, KC_MAP, ACT_VALUES, "v", "values mode (as F2)"},
 	{'o', false, KC_MAP, ACT_OVERVIEW, "o", "overview of all heads (as F3)"},
 

@@ -17,17 +17,21 @@ field() {
 		'NR > 1 && $1 == l && $2 == h && $3 == q && $4 == k { print $c }' "$tsv"
 }
 
-# at Q K L H: wait until the panel and the status line show this cell, then
-# compare every number with the dump (L, H 1-based as on screen).
+# at Q K L H: wait until the head line, the status line and the panel show this
+# cell, then compare every number with the dump row of the same numbers: the
+# screen numbers layers and heads from 0, as --dump does.
 at() {
-	local q=$1 k=$2 L=$3 H=$4 l=$(($3 - 1)) h=$(($4 - 1))
+	local q=$1 k=$2 L=$3 H=$4 l=$3 h=$4
 	checks=$((checks + 1))
-	if ! wait_for "layer $L/2 head $H/4" || ! wait_for "Query $q " || ! wait_for "Key   $k "; then
+	if ! wait_for "layer $L of 2, head $H of 4" || ! wait_for "Query $q " ||
+		! wait_for "Key   $k "; then
 		fail "cursor never reached query $q key $k layer $L head $H"
 		return
 	fi
 	local s w want
 	s=$(screen)
+	check "head line says layer $L head $H" grep -qF "Layer $L of 2  Head $H of 4" <<<"$s"
+	check "panel says head $H of layer $L" grep -qF "│Head $H of layer $L" <<<"$s"
 	w=$(panel_weight)
 	want=$(field $l $h $q $k 7)
 	check "weight of ($q,$k) L$L H$H: panel $w, dump $want" close "$w" "$want" 0.000001
@@ -62,34 +66,39 @@ at() {
 tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
 expect_screen "Query 0 "
 keys Enter
-at 0 0 1 1
+at 0 0 0 0
 keys l l
-at 0 2 1 1
+at 0 2 0 0
 keys j
-at 1 2 1 1
+at 1 2 0 0
 keys G
-at 11 2 1 1
+at 11 2 0 0
 keys '$'
-at 11 11 1 1
+at 11 11 0 0
 keys Tab
-at 11 11 1 2
+at 11 11 0 1
 keys ']'
-at 11 11 2 2
+at 11 11 1 1
+# A digit is the head's number as --dump gives it: 3 is the last of 4 heads.
 keys 3
-at 11 11 2 3
+at 11 11 1 3
 keys BTab
-at 11 11 2 2
+at 11 11 1 2
+keys 0
+at 11 11 1 0
+keys 2
+at 11 11 1 2
 keys k k
-at 9 11 2 2
+at 9 11 1 2
 keys '^'
-at 9 0 2 2
-keys C-p
 at 9 0 1 2
+keys C-p
+at 9 0 0 2
 # A click on a cell (SGR mouse report, 1-based column and line): row 4,
 # key 6; cells start at column 7, two columns each, rows at line 5.
 type_text $'\e[<0;20;10M'
 type_text $'\e[<0;20;10m'
-at 4 6 1 2
+at 4 6 0 2
 
 # The top prediction at the Query position, as --dump --top computes it.
 checks=$((checks + 1))

@@ -8,17 +8,20 @@ text="Attention (注意力) is all you need!"
 tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
 expect_screen "Query 0 "
 
-# Overview from the map: every head of every layer, arrows select, Enter opens.
+# Overview from the map: every head of every layer, numbered from 0 as --dump
+# numbers them, arrows select, Enter opens.
 keys Enter o
 expect_screen "Overview: 2 layers x 4 heads"
-for l in 1 2; do
-	for h in 1 2 3 4; do
+for l in 0 1; do
+	for h in 0 1 2 3; do
 		check "overview shows L${l}H$h" wait_for "L${l}H$h"
 	done
 done
+check "no head numbered past the count" wait_gone "L2H"
+check "no head 4" bash -c '! grep -q "L[0-9]H4" <<<"$1"' _ "$(screen)"
 check "overview status" wait_for " OVERVIEW |"
 keys l l j Enter
-check "Enter opens the selected head (layer 2, head 3)" wait_for "layer 2/2 head 3/4"
+check "Enter opens the selected head (layer 1, head 2)" wait_for "layer 1 of 2, head 2 of 4"
 check "back on the map" wait_for " MAP |"
 
 # Overview from the input line with F3; Esc goes back to the input line.
@@ -33,29 +36,35 @@ check "Esc closes the overview, back to the input line" wait_for " INPUT |"
 keys F3
 expect_screen "Overview:"
 s=$(screen)
-y=$(printf '%s\n' "$s" | grep -n "L2H4" | head -1 | cut -d: -f1)
-x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L2H4")
+y=$(printf '%s\n' "$s" | grep -n "L1H3" | head -1 | cut -d: -f1)
+x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L1H3")
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
 sleep 0.2
 check "one click does not open" wait_for "Overview:"
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
-check "a second click on L2H4 opens it" wait_for "layer 2/2 head 4/4"
+check "a second click on L1H3 opens it" wait_for "layer 1 of 2, head 3 of 4"
 check "the overview is closed" wait_gone "Overview:"
 
 # Help lists the keys; any key closes it.
 keys F1
 expect_screen "attnview keys"
 for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
-	"overview of all heads" "values mode" "Mouse" "edit the text"; do
+	"overview of all heads" "values mode" "Mouse" "edit the text" \
+	"head 0..9, from 0 as in --dump"; do
 	check "help mentions '$want'" wait_for "$want" 2
 done
 keys x
 check "a key closes help" wait_gone "attnview keys"
 check "back where help was opened" wait_for " MAP |"
-keys 7
-check "a head that does not exist is explained" wait_for "head 7 does not exist"
+# Digits are head numbers from 0: 4 is one past the last of 4 heads, 0 the first.
+keys 4
+check "a head that does not exist is explained" \
+	wait_for "head 4 does not exist: this model has 4 heads, 0 to 3"
+check "and the head stays" wait_for "layer 1 of 2, head 3 of 4"
+keys 0
+check "0 selects head 0" wait_for "layer 1 of 2, head 0 of 4"
 
 # Bracketed paste into the input line, from the map too.
 keys i End
