@@ -109,7 +109,13 @@ int fuzz_dump(const uint8_t *data, size_t size)
 	static const int topks[] = {0, 1, 3, 5};
 	int topk = topks[flags >> 6];
 	av_error err = {{0}};
-	model *m = tiny_model(flags & 0x20, (data[1] & 63) - 16, &err);
+	/* Built once per objective and scale: the model is not what is fuzzed. */
+	static model *cache[2][64];
+	bool causal = flags & 0x20;
+	model **slot = &cache[causal][data[1] & 63];
+	if (!*slot)
+		*slot = tiny_model(causal, (data[1] & 63) - 16, &err);
+	const model *m = *slot;
 	FUZZ_CHECK(m, "%s", err.msg);
 
 	cp_buf cps = {0};
@@ -143,6 +149,5 @@ out:
 	activations_finish(&ws);
 	free(toks);
 	cp_buf_free(&cps);
-	model_destroy(m);
 	return 0;
 }
