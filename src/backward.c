@@ -109,6 +109,11 @@ static void parallel_for(int n, range_fn fn, void *ctx)
 	parallel_for_n(backward_get_threads(), n, fn, ctx);
 }
 
+void av_parallel_for(int n, void (*fn)(void *ctx, int begin, int end), void *ctx)
+{
+	parallel_for(n, fn, ctx);
+}
+
 /* parallel_for for work made of small BLAS calls (see blas_single_begin). */
 static void parallel_for_blas(int n, range_fn fn, void *ctx)
 {

@@ -3,6 +3,8 @@
  * layout, so tensor i of the gradients, m and v all start at the same offset. */
 #include "attnview/optimizer.h"
 
+#include "attnview/backward.h" /* av_parallel_for */
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -82,11 +84,15 @@ float adamw_lr(const adamw *o, uint64_t step)
 	return (float)(min + (lr - min) * (1.0 + cos(M_PI * p)) / 2.0);
 }
 
-/* Sum of squares in double, in 8 interleaved partial sums combined in a
- * fixed order: the same bits on every run whatever the thread count
- * (training is deterministic). */
+/* The optimizer's passes run over fixed chunks of the parameters, spread
+ * over the threads. The chunks do not depend on the thread count, and the
+ * norm is summed chunk by chunk in order, so every bit of the result is the
+ * same whatever the number of threads (training is deterministic). */
+#define CHUNK 16384
+
 static double sum_squares(const float *g, size_t n)
 {
+	/* 8 interleaved partial sums in double, combined in a fixed order. */
 	double acc[8] = {0};
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8)
@@ -101,46 +107,81 @@ static double sum_squares(const float *g, size_t n)
 }
 
 typedef struct adam_consts {
-	float b1, b2, c1, c2, bc1, bc2, lr, wd, eps;
+	float b1, b2, c1, c2, bc1, bc2, lr, wd, eps, scale;
 } adam_consts;
 
-/* One element of the update, in the order of optimizer.h. */
-static inline void adam_one(const adam_consts *k, float *p, float *m, float *v, const float *g,
-			    const uint8_t *decay)
+typedef struct adam_job {
+	adamw *o;
+	float *params, *grads;
+	double *partial; /* one per chunk */
+	adam_consts k;
+} adam_job;
+
+static void norm_range(void *p, int begin, int end)
 {
-	float gi = *g;
-	float mi = k->b1 * *m + k->c1 * gi;
-	float vi = k->b2 * *v + k->c2 * gi * gi;
-	*m = mi;
-	*v = vi;
-	float pi = *p;
-	pi -= (float)*decay * (k->wd * pi); /* 0 or 1 times: exact, and no branch */
-	pi -= k->lr * (mi / k->bc1) / (sqrtf(vi / k->bc2) + k->eps);
-	*p = pi;
+	adam_job *j = p;
+	for (int c = begin; c < end; c++) {
+		size_t lo = (size_t)c * CHUNK, hi = lo + CHUNK < j->o->n ? lo + CHUNK : j->o->n;
+		j->partial[c] = sum_squares(j->grads + lo, hi - lo);
+	}
 }
 
-static void adam_update(const adam_consts *k, float *p, float *m, float *v, const float *g,
-			const uint8_t *decay, size_t n)
+/* The update of optimizer.h, element by element: clip, moments, decay (for
+ * matrices: 0 or 1 times, exact and without a branch), step. */
+static void update_range(void *p, int begin, int end)
 {
-	for (size_t i = 0; i < n; i++)
-		adam_one(k, p + i, m + i, v + i, g + i, decay + i);
+	adam_job *j = p;
+	const adam_consts *k = &j->k;
+	float *m = j->o->m, *v = j->o->v, *pa = j->params, *ga = j->grads;
+	const uint8_t *decay = j->o->decay;
+	size_t lo = (size_t)begin * CHUNK, hi = (size_t)end * CHUNK;
+	if (hi > j->o->n)
+		hi = j->o->n;
+	for (size_t i = lo; i < hi; i++) {
+		float g = k->scale < 1.0f ? ga[i] * k->scale : ga[i];
+		ga[i] = g;
+		float mi = k->b1 * m[i] + k->c1 * g;
+		float vi = k->b2 * v[i] + k->c2 * g * g;
+		m[i] = mi;
+		v[i] = vi;
+		float pi = pa[i];
+		pi -= (float)decay[i] * (k->wd * pi);
+		pi -= k->lr * (mi / k->bc1) / (sqrtf(vi / k->bc2) + k->eps);
+		pa[i] = pi;
+	}
 }
 
 float adamw_step(adamw *o, float *params, float *grads)
 {
-	float norm = (float)sqrt(sum_squares(grads, o->n));
-	if (o->clip > 0.0f) {
-		double scale = (double)o->clip / ((double)norm + 1e-6);
-		if (scale < 1.0) {
-			float s = (float)scale;
-			for (size_t i = 0; i < o->n; i++)
-				grads[i] *= s;
+	int nchunks = (int)((o->n + CHUNK - 1) / CHUNK);
+	double stack[64],
+	    *partial = nchunks <= 64 ? stack : malloc((size_t)nchunks * sizeof(double));
+	adam_job j = {.o = o, .params = params, .grads = grads, .partial = partial};
+	double ss = 0.0;
+	if (partial) {
+		av_parallel_for(nchunks, norm_range, &j);
+		for (int c = 0; c < nchunks; c++)
+			ss += partial[c];
+		if (partial != stack)
+			free(partial);
+	} else {
+		/* No memory for the partial sums: the same chunks, one by one. */
+		for (int c = 0; c < nchunks; c++) {
+			size_t lo = (size_t)c * CHUNK;
+			ss += sum_squares(grads + lo, lo + CHUNK < o->n ? CHUNK : o->n - lo);
 		}
 	}
+	float norm = (float)sqrt(ss);
 
+	float scale = 1.0f;
+	if (o->clip > 0.0f) {
+		double s = (double)o->clip / ((double)norm + 1e-6);
+		if (s < 1.0)
+			scale = (float)s;
+	}
 	uint64_t t = o->step + 1;
 	float lr = adamw_lr(o, o->step);
-	adam_consts k = {
+	j.k = (adam_consts){
 	    .b1 = o->beta1,
 	    .b2 = o->beta2,
 	    .c1 = 1.0f - o->beta1,
@@ -150,8 +191,9 @@ float adamw_step(adamw *o, float *params, float *grads)
 	    .lr = lr,
 	    .wd = lr * o->weight_decay,
 	    .eps = o->eps,
+	    .scale = scale,
 	};
-	adam_update(&k, params, o->m, o->v, grads, o->decay, o->n);
+	av_parallel_for(nchunks, update_range, &j);
 	o->step = t;
 	return norm;
 }

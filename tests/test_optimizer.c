@@ -123,6 +123,53 @@ static void clipping_and_decay(void)
 	model_destroy(m);
 }
 
+/* The threads split the parameters into fixed chunks: the same bits with 1
+ * thread as with 3, norm included. The model is made big enough (V = 9000)
+ * for several chunks. */
+static void thread_independence(void)
+{
+	model_config cfg = {OBJ_MASKED, 9000, 16, 2, 1, 8};
+	uint32_t *cps = malloc(9000 * sizeof *cps);
+	for (uint32_t i = 0; i < 9000; i++)
+		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 0x4E00u + i;
+	av_error err;
+	model *m[2] = {model_create(&cfg, cps, &err), model_create(&cfg, cps, &err)};
+	free(cps);
+	CHECK(m[0] && m[1]);
+	if (!m[0] || !m[1]) {
+		model_destroy(m[0]);
+		model_destroy(m[1]);
+		return;
+	}
+	size_t n = m[0]->nparams;
+	float *g[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))};
+	float norm[2];
+	adamw o[2];
+	for (int k = 0; k < 2; k++) {
+		model_init_random(m[k], 5);
+		CHECK(adamw_init(&o[k], m[k], 1e-2f, 2, 10, &err));
+		backward_set_threads(k == 0 ? 1 : 3);
+		for (int s = 0; s < 3; s++) {
+			for (size_t i = 0; i < n; i++)
+				g[k][i] =
+				    (float)((i * 2654435761u + (size_t)s) % 1000) * 1e-3f - 0.5f;
+			norm[k] = adamw_step(&o[k], m[k]->params, g[k]);
+		}
+	}
+	backward_set_threads(0);
+	CHECK(n > 4 * 16384);
+	CHECK(norm[0] == norm[1]);
+	CHECK(memcmp(m[0]->params, m[1]->params, n * sizeof(float)) == 0);
+	CHECK(memcmp(o[0].m, o[1].m, n * sizeof(float)) == 0);
+	CHECK(memcmp(o[0].v, o[1].v, n * sizeof(float)) == 0);
+	CHECK(memcmp(g[0], g[1], n * sizeof(float)) == 0);
+	for (int k = 0; k < 2; k++) {
+		adamw_finish(&o[k]);
+		model_destroy(m[k]);
+		free(g[k]);
+	}
+}
+
 /* |got - want| <= tol where want is not NaN; prints the worst element. */
 static bool close_skip_nan(const char *what, const float *got, const float *want, size_t n,
 			   double tol)
@@ -248,6 +295,7 @@ int main(void)
 {
 	schedule();
 	clipping_and_decay();
+	thread_independence();
 	ten_steps("train_masked");
 	ten_steps("train_causal");
 	return test_summary("optimizer");

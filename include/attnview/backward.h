@@ -19,6 +19,12 @@
 void backward_set_threads(int n);
 int backward_get_threads(void);
 
+/* fn(ctx, begin, end) over [0, n) in backward_get_threads() contiguous
+ * slices, the first on the calling thread; returns when all are done. fn
+ * must write disjoint outputs per index for the result to be independent of
+ * the split. (Used by the optimizer too.) */
+void av_parallel_for(int n, void (*fn)(void *ctx, int begin, int end), void *ctx);
+
 /* The ops. Shapes as in ops.h; every gradient output is accumulated into (+=).
  * A NULL gradient output is skipped. */
 
