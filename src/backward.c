@@ -133,7 +133,10 @@ static void parallel_for_blas(int n, range_fn fn, void *ctx)
  * No fused multiply-adds are formed (ISO C mode: -ffp-contract=off), so both
  * versions give the same bits. */
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+/* Not under GCC's sanitizers: their instrumented ifunc resolvers run before
+ * the sanitizer runtime is set up and crash the program at load. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) &&                    \
+	!defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define AV_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define AV_CLONES
