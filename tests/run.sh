@@ -7,8 +7,10 @@
 #      and full-disk save tests and the replay of every fuzz input;
 #   2. build-asan/ (clang, tests/sanitize.sh): the whole suite again under
 #      AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer, and each
-#      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds.
-# It prints "N passed, N failed, N skipped" over both stages last and exits
+#      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds;
+#   3. build-tsan/ (gcc, tests/sanitize.sh): the worker, training and CLI
+#      tests and the real view in tmux under ThreadSanitizer.
+# It prints "N passed, N failed, N skipped" over all stages last and exits
 # non-zero if any test failed or a stage did not run.
 # ATTNVIEW_QUICK=1 runs stage 1 only (not in CI).
 set -euo pipefail
@@ -42,10 +44,12 @@ meson test -C "$builddir" --print-errorlogs --num-processes 2 || status=$?
 
 logs=("$builddir/meson-logs/testlog.json")
 asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
+tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
-	rm -f "$asan_builddir/meson-logs/testlog.json"
-	ATTNVIEW_ASAN_BUILD="$asan_builddir" bash tests/sanitize.sh || status=$?
-	logs+=("$asan_builddir/meson-logs/testlog.json")
+	rm -f "$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
+	ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
+		bash tests/sanitize.sh asan tsan || status=$?
+	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json")
 fi
 
 # Stages that must have run (a missing tool would otherwise skip them quietly).
@@ -63,6 +67,8 @@ if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do
 		need_ok "${logs[1]}" "fuzz_$t"
 	done
+	need_ok "${logs[2]}" tsan_view
+	need_ok "${logs[2]}" worker
 fi
 
 passed=0 failed=0 skipped=0

@@ -1,30 +1,63 @@
 #!/usr/bin/env bash
-# The whole suite again in a clang AddressSanitizer + UndefinedBehaviorSanitizer
-# build (LeakSanitizer included), plus a bounded libFuzzer run of every fuzz
-# target (suite "fuzzing"), issue 5. Any report fails its test: UBSan does not
-# recover, ASan aborts on the first error, leaks fail at exit.
-#   tests/sanitize.sh                  build in build-asan/ and run it all
-#   ATTNVIEW_ASAN_BUILD=dir            another build directory
+# The sanitizer stages of CI (issue 5):
+#   asan: the whole suite again in a clang AddressSanitizer +
+#         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
+#         bounded libFuzzer run of every fuzz target (suite "fuzzing");
+#   tsan: a gcc ThreadSanitizer build: the worker, training and CLI suites
+#         and the real view driven in tmux (tsan_view).
+# Any report fails its test: UBSan does not recover, ASan aborts on the first
+# error, leaks fail at exit, a race makes the program exit 66.
+#   tests/sanitize.sh [asan|tsan]...   (default both)
+#   ATTNVIEW_ASAN_BUILD, ATTNVIEW_TSAN_BUILD   build directories
+#                                      (build-asan, build-tsan)
 #   ATTNVIEW_FUZZ_SECONDS=N            seconds per fuzz target (default 20)
-# The ThreadSanitizer run of the worker (worker_tsan) and valgrind are part of
-# the plain build's suite (tests/run.sh); they do not mix with ASan.
+# valgrind and the plain build's worker_tsan are in tests/run.sh's first stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(asan tsan)
 seconds=${ATTNVIEW_FUZZ_SECONDS:-20}
+status=0
 
-opts=(-Db_sanitize=address,undefined -Db_lundef=false
-	-Dc_args=-fno-sanitize-recover=undefined
-	-Dfuzz=enabled "-Dfuzz_seconds=$seconds")
-if [ -f "$builddir/build.ninja" ]; then
-	meson setup --reconfigure "$builddir" "${opts[@]}" >/dev/null
-else
-	CC=clang meson setup "$builddir" "${opts[@]}" >/dev/null
-fi
-ninja -C "$builddir"
+# setup DIR CC OPTIONS...: configure (or reconfigure) and build.
+setup() {
+	local dir=$1 cc=$2
+	shift 2
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		CC=$cc meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir"
+}
 
-# meson sets similar defaults; spelled out so a run outside meson behaves
-# the same.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1}
-exec meson test -C "$builddir" --print-errorlogs --num-processes 2
+for stage in "${stages[@]}"; do
+	case $stage in
+	asan)
+		dir=${ATTNVIEW_ASAN_BUILD:-build-asan}
+		setup "$dir" clang -Db_sanitize=address,undefined -Db_lundef=false \
+			-Dc_args=-fno-sanitize-recover=undefined -Dfuzz=enabled \
+			"-Dfuzz_seconds=$seconds"
+		# meson sets similar defaults; spelled out so a run outside
+		# meson behaves the same.
+		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1} \
+		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
+			meson test -C "$dir" --print-errorlogs --num-processes 2 || status=1
+		;;
+	tsan)
+		dir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
+		setup "$dir" gcc -Db_sanitize=thread -Db_lundef=false
+		# OpenBLAS is not instrumented: one BLAS thread, so every thread
+		# TSan sees is attnview's own (the worker, the training pool).
+		TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 exitcode=66 second_deadlock_stack=1} \
+		OPENBLAS_NUM_THREADS=1 \
+			meson test -C "$dir" --print-errorlogs --num-processes 2 \
+			--suite worker --suite train --suite cli --suite tsan || status=1
+		;;
+	*)
+		echo "tests/sanitize.sh: unknown stage $stage (asan, tsan)" >&2
+		exit 2
+		;;
+	esac
+done
+exit "$status"
