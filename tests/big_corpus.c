@@ -57,7 +57,8 @@ int main(void)
 	size_t n1;
 	uint8_t *one = test_read_file(test_path("data/corpus/mixed.txt"), &n1);
 	if (!one || n1 == 0 || one[n1 - 1] != '\n') {
-		fprintf(stderr, "tests/data/corpus/mixed.txt missing or not ending in a line end\n");
+		fprintf(stderr,
+			"tests/data/corpus/mixed.txt missing or not ending in a line end\n");
 		return 1;
 	}
 	cp_buf cps = {0};
@@ -115,7 +116,8 @@ int main(void)
 	 * file itself (more bytes than characters) must never be held. */
 	uint64_t peak = (uint64_t)ru.ru_maxrss << 10;
 	uint64_t bound = 2 * want_chars + (160u << 20);
-	printf("peak memory %" PRIu64 " MB, bound %" PRIu64 " MB (2 bytes per character + 160 MB)\n",
+	printf("peak memory %" PRIu64 " MB, bound %" PRIu64
+	       " MB (2 bytes per character + 160 MB)\n",
 	       peak >> 20, bound >> 20);
 	const char *san = getenv("ATTNVIEW_SANITIZED");
 	if (san && *san)

@@ -149,8 +149,8 @@ static void test_sigkill(const model *a, const model *b, const byte_buf *fa, con
 	       KILLS, seen_a, seen_b, bad, temps);
 	CHECK(bad == 0);
 	/* Both outcomes happen: the kills do land before and after renames. */
-	CHECKF(seen_a > 0 && seen_b > 0, "A %d, B %d: the kills never interrupted a save",
-	       seen_a, seen_b);
+	CHECKF(seen_a > 0 && seen_b > 0, "A %d, B %d: the kills never interrupted a save", seen_a,
+	       seen_b);
 
 	/* A save that completes leaves no temporary file. */
 	CHECKF(model_save(b, path, &err), "%s", err.msg);
@@ -158,8 +158,7 @@ static void test_sigkill(const model *a, const model *b, const byte_buf *fa, con
 	CHECK(same_file(fb));
 }
 
-static void test_full_disk(const model *a, const model *b, const byte_buf *fa,
-			   const byte_buf *fb)
+static void test_full_disk(const model *a, const model *b, const byte_buf *fa, const byte_buf *fb)
 {
 	av_error err;
 	CHECKF(model_save(a, path, &err), "%s", err.msg);

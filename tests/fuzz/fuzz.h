@@ -42,15 +42,15 @@ int fuzz_keys(const uint8_t *data, size_t n);
  * removed at exit) and return its path; NULL if it cannot be written. */
 const char *fuzz_scratch(const void *data, size_t n);
 
-#define FUZZ_CHECK(cond, ...)                                                           \
-	do {                                                                            \
-		if (!(cond)) {                                                          \
-			fprintf(stderr, "%s:%d: fuzz invariant failed: %s: ", __FILE__, \
-				__LINE__, #cond);                                       \
-			fprintf(stderr, __VA_ARGS__);                                   \
-			fputc('\n', stderr);                                            \
-			abort();                                                        \
-		}                                                                       \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: fuzz invariant failed: %s: ", __FILE__, __LINE__,  \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 #endif

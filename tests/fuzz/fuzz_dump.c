@@ -16,9 +16,28 @@
 #include "attnview/model.h"
 
 static const uint32_t chars[] = {
-	'a', 'b', 'c', 'd', 'e', 'h', 'l', 'o', 't', ' ', '\n', '"', '\\', '.',
-	0x4f60 /* 你 */, 0x597d /* 好 */, 0x4e16 /* 世 */, 0x754c /* 界 */, 0xe9 /* é */,
-	0x1f600 /* emoji */, 0xfffd, 0x2028 /* line separator: JSON-legal, JS-illegal */,
+    'a',
+    'b',
+    'c',
+    'd',
+    'e',
+    'h',
+    'l',
+    'o',
+    't',
+    ' ',
+    '\n',
+    '"',
+    '\\',
+    '.',
+    0x4f60 /* 你 */,
+    0x597d /* 好 */,
+    0x4e16 /* 世 */,
+    0x754c /* 界 */,
+    0xe9 /* é */,
+    0x1f600 /* emoji */,
+    0xfffd,
+    0x2028 /* line separator: JSON-legal, JS-illegal */,
 };
 #define NCHARS (sizeof chars / sizeof chars[0])
 
@@ -53,8 +72,7 @@ static void check_json(const char *s, size_t len, const model *m, const attn_res
 {
 	size_t bad = 0;
 	json *j = json_parse(s, len, &bad);
-	FUZZ_CHECK(j, "invalid JSON at byte %zu: ...%.40s...", bad,
-		   s + (bad > 20 ? bad - 20 : 0));
+	FUZZ_CHECK(j, "invalid JSON at byte %zu: ...%.40s...", bad, s + (bad > 20 ? bad - 20 : 0));
 	const json *nt = json_get(j, "n_tokens");
 	FUZZ_CHECK(nt && nt->type == J_NUM && nt->num == r->n, "n_tokens");
 	const json *toks = json_get(j, "tokens");
@@ -71,7 +89,7 @@ static void check_json(const char *s, size_t len, const model *m, const attn_res
 			FUZZ_CHECK(row->type == J_ARR && row->n == (size_t)r->n, "weights row");
 			for (size_t c = 0; c < row->n; c++)
 				FUZZ_CHECK(row->items[c].type == J_NUM ||
-					   row->items[c].type == J_NULL,
+					       row->items[c].type == J_NULL,
 					   "weight is neither a number nor null");
 		}
 	}

@@ -76,8 +76,11 @@ static void check_line(lineedit *le, int width, bool redraw)
 static size_t decode(const uint8_t *p, size_t n, uint32_t *cp)
 {
 	static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-	size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
-				   : p[0] >= 0xf0 && p[0] < 0xf5 ? 4 : 0;
+	size_t len = p[0] < 0x80		   ? 1
+		     : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
+		     : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
+		     : p[0] >= 0xf0 && p[0] < 0xf5 ? 4
+						   : 0;
 	*cp = 0xfffd;
 	if (len == 0 || len > n)
 		return 1;
@@ -198,8 +201,8 @@ int fuzz_keys(const uint8_t *p, size_t n)
 				while (i < n && k < (size_t)arg && k < 256)
 					i += decode(p + i, n - i, &buf[k++]);
 				lineedit_set(&le, buf, k, NULL);
-				FUZZ_CHECK(le.cur == le.n, "cursor %zu after set, length %zu", le.cur,
-					   le.n);
+				FUZZ_CHECK(le.cur == le.n, "cursor %zu after set, length %zu",
+					   le.cur, le.n);
 			}
 		} else if (c >= 0xfa && c <= 0xfe) {
 			static const edit_fn keys[] = {lineedit_delete, lineedit_left,

@@ -16,8 +16,8 @@ static void check_refusal(const av_error *err, const char *what)
 
 /* Accepted files are canonical: serialising the parsed model with the same
  * kind and tail gives back every byte, so nothing in a file is ignored. */
-static void check_accepted(const model *m, uint32_t kind, const uint8_t *buf, size_t n,
-			   size_t off, size_t len)
+static void check_accepted(const model *m, uint32_t kind, const uint8_t *buf, size_t n, size_t off,
+			   size_t len)
 {
 	FUZZ_CHECK(kind == AV_KIND_MODEL || kind == AV_KIND_CHECKPOINT, "kind %u", kind);
 	FUZZ_CHECK(off + len + 4 == n, "tail at %zu+%zu in %zu bytes", off, len, n);

@@ -11,10 +11,9 @@
 
 static bool same_stats(const clean_stats *a, const clean_stats *b)
 {
-	return a->bytes == b->bytes && a->codepoints == b->codepoints &&
-	       a->invalid == b->invalid && a->first_invalid == b->first_invalid &&
-	       a->escapes == b->escapes && a->controls == b->controls && a->crlf == b->crlf &&
-	       a->bom == b->bom;
+	return a->bytes == b->bytes && a->codepoints == b->codepoints && a->invalid == b->invalid &&
+	       a->first_invalid == b->first_invalid && a->escapes == b->escapes &&
+	       a->controls == b->controls && a->crlf == b->crlf && a->bom == b->bom;
 }
 
 /* What the cleaner promises about its output. */
@@ -112,8 +111,8 @@ int fuzz_text(const uint8_t *data, size_t size)
 		FUZZ_CHECK(cleaner_feed(c, text + off, k, &parts, &err), "%s", err.msg);
 	}
 	FUZZ_CHECK(cleaner_finish(c, &parts, &err), "%s", err.msg);
-	FUZZ_CHECK(parts.n == whole.n, "chunks of %zu: %zu codepoints, whole: %zu", chunk,
-		   parts.n, whole.n);
+	FUZZ_CHECK(parts.n == whole.n, "chunks of %zu: %zu codepoints, whole: %zu", chunk, parts.n,
+		   whole.n);
 	for (size_t i = 0; i < whole.n; i++)
 		FUZZ_CHECK(parts.v[i] == whole.v[i], "chunks of %zu: U+%X at %zu, whole: U+%X",
 			   chunk, parts.v[i], i, whole.v[i]);
@@ -133,8 +132,8 @@ int fuzz_text(const uint8_t *data, size_t size)
 			   "tokenize_text and clean_text differ");
 	} else {
 		FUZZ_CHECK(typed.n == 0, "refused but left %zu codepoints", typed.n);
-		FUZZ_CHECK(strstr(err.msg, "--text") && strstr(err.msg, "byte"),
-			   "message: %s", err.msg);
+		FUZZ_CHECK(strstr(err.msg, "--text") && strstr(err.msg, "byte"), "message: %s",
+			   err.msg);
 	}
 
 	cp_buf_free(&typed);

@@ -16,11 +16,8 @@ typedef struct target {
 } target;
 
 static const target targets[] = {
-	{"model", fuzz_model},
-	{"text", fuzz_text},
-	{"corpus", fuzz_corpus},
-	{"dump", fuzz_dump},
-	{"keys", fuzz_keys},
+    {"model", fuzz_model}, {"text", fuzz_text}, {"corpus", fuzz_corpus},
+    {"dump", fuzz_dump},   {"keys", fuzz_keys},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
@@ -91,7 +88,8 @@ int main(int argc, char **argv)
 				CHECK(run_file(&targets[k], argv[i]));
 			return test_summary("replay");
 		}
-		fprintf(stderr, "replay: unknown target %s (model, text, corpus, dump, keys)\n", argv[1]);
+		fprintf(stderr, "replay: unknown target %s (model, text, corpus, dump, keys)\n",
+			argv[1]);
 		return 2;
 	}
 	for (size_t k = 0; k < NTARGETS; k++) {
