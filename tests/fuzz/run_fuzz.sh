@@ -9,12 +9,15 @@
 set -u
 exe=$1 target=$2 seconds=$3 src=$4 work=$5
 mkdir -p "$work/corpus-$target" "$work/crashes"
+# A target may have no regression inputs yet (git keeps no empty directory).
+inputs=("$src/seeds/$target")
+[ -d "$src/regress/$target" ] && inputs+=("$src/regress/$target")
 "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-	-artifact_prefix="$work/crashes/$target-" "$work/corpus-$target" \
-	"$src/seeds/$target" "$src/regress/$target" 2>&1 | grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
+	-artifact_prefix="$work/crashes/$target-" "$work/corpus-$target" "${inputs[@]}" 2>&1 |
+	grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
-	echo "fuzz_$target: found a crash (status $status); input saved as:" >&2
+	echo "fuzz_$target: exit status $status; the crashing input, if one was found:" >&2
 	ls "$work/crashes/$target-"* >&2 2>/dev/null
 fi
 exit "$status"
