@@ -3,8 +3,11 @@
  * BLAS and must agree with them to float rounding. */
 #include "attnview/ops.h"
 
+#include "attnview/backward.h" /* vec_exp */
+
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 
 void positions_init(float *pe, int T, int C)
@@ -99,12 +102,12 @@ static void softmax_row(float *att, float *preatt, int n, int valid, float scale
 	for (int j = 0; j < valid; j++)
 		if (preatt[j] > maxv)
 			maxv = preatt[j];
+	for (int j = 0; j < valid; j++)
+		att[j] = scale * (preatt[j] - maxv);
+	vec_exp(att, att, valid);
 	float sum = 0.0f;
-	for (int j = 0; j < valid; j++) {
-		float e = expf(scale * (preatt[j] - maxv));
-		att[j] = e;
-		sum += e;
-	}
+	for (int j = 0; j < valid; j++)
+		sum += att[j];
 	float inv = 1.0f / sum;
 	for (int j = 0; j < valid; j++)
 		att[j] *= inv;
@@ -114,32 +117,90 @@ static void softmax_row(float *att, float *preatt, int n, int valid, float scale
 	}
 }
 
-void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T,
-		       int C, int NH, bool causal)
+typedef struct att_fwd {
+	float *out, *preatt, *att;
+	const float *qkv;
+	int T, C, NH, begin, end;
+	bool causal;
+} att_fwd;
+
+static void attention_pairs(const att_fwd *x)
 {
-	const int hs = C / NH;
-	const int C3 = 3 * C;
+	const int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
 	const float scale = 1.0f / sqrtf((float)hs);
-	for (int b = 0; b < B; b++) {
-		for (int h = 0; h < NH; h++) {
-			const float *q = qkv + (size_t)b * T * C3 + (size_t)h * hs;
-			const float *k = q + C;
-			const float *v = q + 2 * C;
-			float *pa = preatt + ((size_t)b * NH + h) * T * T;
-			float *at = att + ((size_t)b * NH + h) * T * T;
-			/* Raw scores for all (i, j): q_i . k_j. Q and K are strided
-			 * views into qkv (row stride 3C). */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, q, C3,
-				    k, C3, 0.0f, pa, T);
-			for (int i = 0; i < T; i++)
-				softmax_row(at + (size_t)i * T, pa + (size_t)i * T, T,
-					    causal ? i + 1 : T, scale);
-			/* out_h (T,hs) = att (T,T) . V_h (T,hs), written into the head's
-			 * columns of out (row stride C). */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, at, T,
-				    v, C3, 0.0f, out + (size_t)b * T * C + (size_t)h * hs, C);
-		}
+	for (int bh = x->begin; bh < x->end; bh++) {
+		int b = bh / NH, h = bh % NH;
+		const float *q = x->qkv + (size_t)b * T * C3 + (size_t)h * hs;
+		const float *k = q + C;
+		const float *v = q + 2 * C;
+		float *pa = x->preatt + (size_t)bh * T * T;
+		float *at = x->att + (size_t)bh * T * T;
+		/* Raw scores for all (i, j): q_i . k_j. Q and K are strided views
+		 * into qkv (row stride 3C). */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, q, C3, k, C3,
+			    0.0f, pa, T);
+		for (int i = 0; i < T; i++)
+			softmax_row(at + (size_t)i * T, pa + (size_t)i * T, T,
+				    x->causal ? i + 1 : T, scale);
+		/* out_h (T,hs) = att (T,T) . V_h (T,hs), written into the head's
+		 * columns of out (row stride C). */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, at, T, v, C3,
+			    0.0f, x->out + (size_t)b * T * C + (size_t)h * hs, C);
 	}
+}
+
+static void *attention_pairs_main(void *p)
+{
+	attention_pairs(p);
+	return NULL;
+}
+
+#define ATT_MAX_THREADS 64
+
+/* The (batch, head) pairs are independent: they are split over as many
+ * threads as OpenBLAS has, each calling BLAS single-threaded (OpenBLAS
+ * threading these small products from inside the workers, or even from one
+ * caller at T >= 256, is several times slower). The split does not change
+ * the results. */
+void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T, int C,
+		       int NH, bool causal)
+{
+	int n = B * NH, nt = openblas_get_num_threads();
+	if (nt > n)
+		nt = n;
+	if (nt > ATT_MAX_THREADS)
+		nt = ATT_MAX_THREADS;
+	if (nt < 1)
+		nt = 1;
+	int blas = openblas_get_num_threads();
+	if (blas > 1)
+		openblas_set_num_threads(1);
+	att_fwd job[ATT_MAX_THREADS];
+	pthread_t tid[ATT_MAX_THREADS];
+	bool started[ATT_MAX_THREADS];
+	for (int i = 0; i < nt; i++) {
+		job[i] = (att_fwd){out,
+				   preatt,
+				   att,
+				   qkv,
+				   T,
+				   C,
+				   NH,
+				   (int)((long)n * i / nt),
+				   (int)((long)n * (i + 1) / nt),
+				   causal};
+		started[i] =
+		    i > 0 && pthread_create(&tid[i], NULL, attention_pairs_main, &job[i]) == 0;
+	}
+	attention_pairs(&job[0]);
+	for (int i = 1; i < nt; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			attention_pairs(&job[i]);
+	}
+	if (blas > 1)
+		openblas_set_num_threads(blas);
 }
 
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
@@ -156,7 +217,7 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 				const float *q = qkv + ((size_t)b * T + i) * C3 + (size_t)h * hs;
 				for (int j = 0; j < T; j++) {
 					const float *k =
-						qkv + ((size_t)b * T + j) * C3 + C + (size_t)h * hs;
+					    qkv + ((size_t)b * T + j) * C3 + C + (size_t)h * hs;
 					double s = 0.0;
 					for (int c = 0; c < hs; c++)
 						s += (double)q[c] * k[c];
@@ -179,12 +240,23 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 	}
 }
 
+/* 0.5 x (1 + tanh(u)) = x e / (e + 1) with e = exp(2u): one exponential and
+ * no cancellation at either end (2u clamped to +-80, where e/(e+1) has
+ * reached 0 or 1 in float). */
 void gelu_forward(float *out, const float *inp, int N)
 {
 	const float k = 0.7978845608028654f; /* sqrt(2/pi) */
-	for (int i = 0; i < N; i++) {
-		float x = inp[i];
-		out[i] = 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+	for (int i0 = 0; i0 < N; i0 += 4096) {
+		int n = N - i0 < 4096 ? N - i0 : 4096;
+		float *o = out + i0;
+		const float *in = inp + i0;
+		for (int i = 0; i < n; i++) {
+			float x = in[i], u2 = 2.0f * k * (x + 0.044715f * x * x * x);
+			o[i] = u2 > 80.0f ? 80.0f : u2 < -80.0f ? -80.0f : u2;
+		}
+		vec_exp(o, o, n);
+		for (int i = 0; i < n; i++)
+			o[i] = in[i] * o[i] / (o[i] + 1.0f);
 	}
 }
 
