@@ -3,8 +3,9 @@
 #   asan: the whole suite again in a clang AddressSanitizer +
 #         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
 #         bounded libFuzzer run of every fuzz target (suite "fuzzing");
-#   tsan: a gcc ThreadSanitizer build: the worker, training and CLI suites
-#         and the real view driven in tmux (tsan_view).
+#   tsan: a gcc ThreadSanitizer build: the training and CLI suites and the
+#         real view driven in tmux (tsan_view). The worker's own test runs
+#         under TSan in the plain build already (worker_tsan).
 # Any report fails its test: UBSan does not recover, ASan aborts on the first
 # error, leaks fail at exit, a race makes the program exit 66.
 #   tests/sanitize.sh [asan|tsan]...   (default both)
@@ -52,7 +53,7 @@ for stage in "${stages[@]}"; do
 		TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 exitcode=66 second_deadlock_stack=1} \
 		OPENBLAS_NUM_THREADS=1 \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
-			--suite worker --suite train --suite cli --suite tsan || status=1
+			--suite train --suite cli --suite tsan || status=1
 		;;
 	*)
 		echo "tests/sanitize.sh: unknown stage $stage (asan, tsan)" >&2
