@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bad-input matrix of attnview(1) (man/bad-input-matrix.roff), at the
+# The bad-input matrix of attnview(1) (section BAD INPUT of man/attnview.1), at the
 # command line, as a user meets it: for each bad input, the exit status, what
 # the message says, and that nothing is lost. Each check is named after its
 # row ("[row] what"); rows backed by other tests name them in the man page.
