@@ -345,11 +345,14 @@ void attn_result_free(attn_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* The k largest entries of p (V), largest first; ties by lower id. */
+/* The k most probable characters in p (V), largest first, ties by lower id.
+ * The special tokens (pad, unknown, mask) are never predictions a person can
+ * read, so they are left out; the probabilities are those of the full
+ * distribution. */
 static void top_k(const float *p, int V, int k, int32_t *ids, float *vals)
 {
 	int n = 0;
-	for (int i = 0; i < V; i++) {
+	for (int i = TOK_NSPECIAL; i < V; i++) {
 		if (n == k && p[i] <= vals[n - 1])
 			continue;
 		int j = n < k ? n++ : k - 1;

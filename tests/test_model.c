@@ -146,10 +146,11 @@ static void check_model(const char *stem)
 		}
 		compare(&g, i, "pred_logits", pl, stem);
 
-		/* model_attend's top predictions are the arg-max of those logits. */
+		/* model_attend's top predictions are the arg-max of those logits
+		 * over the characters (special tokens are never predicted). */
 		for (int p = 0; p < n; p++) {
-			int best = 0;
-			for (size_t v = 1; v < V; v++)
+			int best = TOK_NSPECIAL;
+			for (size_t v = TOK_NSPECIAL + 1; v < V; v++)
 				if (pl[(size_t)p * V + v] > pl[(size_t)p * V + best])
 					best = (int)v;
 			CHECKF(r.pred_id[p * 3] == best, "%s input %d pos %d: top prediction %d, "
