@@ -18,7 +18,8 @@
 
 #define MAX_WORKERS 64
 
-static int g_threads; /* 0: follow OpenBLAS */
+static int g_threads;			/* 0: follow OpenBLAS */
+static _Thread_local int t_in_parallel; /* inside a parallel_for slice */
 
 void backward_set_threads(int n)
 {
@@ -68,6 +69,7 @@ typedef struct range_job {
 static void *range_main(void *p)
 {
 	range_job *j = p;
+	t_in_parallel = 1;
 	j->fn(j->ctx, j->begin, j->end);
 	return NULL;
 }
@@ -82,7 +84,10 @@ static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 {
 	if (nt > n)
 		nt = n;
-	if (nt <= 1) {
+	/* A parallel_for inside another (a slice of the training step calling
+	 * an op that is parallel on its own) runs its whole range in place:
+	 * the outer split already occupies the cores. */
+	if (nt <= 1 || t_in_parallel) {
 		if (n > 0)
 			fn(ctx, 0, n);
 		return;
@@ -95,6 +100,7 @@ static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 		    (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
 		started[i] = i > 0 && pthread_create(&tid[i], NULL, range_main, &job[i]) == 0;
 	}
+	t_in_parallel++;
 	fn(ctx, job[0].begin, job[0].end);
 	for (int i = 1; i < nt; i++) {
 		if (started[i])
@@ -102,6 +108,7 @@ static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 		else
 			fn(ctx, job[i].begin, job[i].end);
 	}
+	t_in_parallel--;
 }
 
 static void parallel_for(int n, range_fn fn, void *ctx)
@@ -738,6 +745,7 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 void grad_acts_finish(grad_acts *g)
 {
 	free(g->mem);
+	free(g->slice_grads);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -794,13 +802,15 @@ float model_eval_loss(const model *m, activations *a, const int32_t *tokens, con
  *   att (NH,R,T)              softmax weights, att[h][r][j]
  *   atty, res2, ln2, res3 (R,d), ln2_mean/rstd (R), fch, fch_gelu (R,4d)
  *   g->lnf_rows (R,d), a->lnf_mean/rstd (R)
- * batch_start[b]..batch_start[b+1]-1 are the target rows of sequence b. */
+ * batch_start[b]..batch_start[b+1]-1 are the target rows of sequence b
+ * (R for the last sequence). All of this is per slice of the batch when the
+ * step runs on several threads (see "the step over the threads" below). */
 
 typedef struct sel_ctx {
 	const grad_acts *g;
 	float *att, *out, *work, *dqkv;
 	const float *qkv, *dout;
-	int T, C, NH, R;
+	int B, T, C, NH, R;
 	bool causal;
 } sel_ctx;
 
@@ -845,7 +855,8 @@ static void sel_attention_forward_range(void *p, int begin, int end)
 	float scale = 1.0f / sqrtf((float)hs);
 	for (int bh = begin; bh < end; bh++) {
 		int b = bh / NH, h = bh % NH;
-		int r0 = x->g->batch_start[b], nr = x->g->batch_start[b + 1] - r0;
+		int r0 = x->g->batch_start[b];
+		int nr = (b + 1 < x->B ? x->g->batch_start[b + 1] : x->R) - r0;
 		if (nr == 0)
 			continue;
 		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
@@ -872,7 +883,8 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 	float scale = 1.0f / sqrtf((float)hs);
 	for (int bh = begin; bh < end; bh++) {
 		int b = bh / NH, h = bh % NH;
-		int r0 = x->g->batch_start[b], nr = x->g->batch_start[b + 1] - r0;
+		int r0 = x->g->batch_start[b];
+		int nr = (b + 1 < x->B ? x->g->batch_start[b + 1] : x->R) - r0;
 		if (nr == 0)
 			continue;
 		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
@@ -936,8 +948,16 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 	for (int r = 0; r < R; r++)
 		memcpy(g->qrows + (size_t)r * d, la->qkv + (size_t)g->rows[r] * 3 * d,
 		       (size_t)d * sizeof(float));
-	sel_ctx sc = {g,    la->att, la->atty, NULL, NULL, la->qkv,
-		      NULL, T,	     d,	       NH,   R,	   c->objective == OBJ_CAUSAL};
+	sel_ctx sc = {.g = g,
+		      .att = la->att,
+		      .out = la->atty,
+		      .qkv = la->qkv,
+		      .B = B,
+		      .T = T,
+		      .C = d,
+		      .NH = NH,
+		      .R = R,
+		      .causal = c->objective == OBJ_CAUSAL};
 	parallel_for_blas(B * NH, sel_attention_forward_range, &sc);
 	matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, R, d, d);
 	for (int r = 0; r < R; r++) {
@@ -954,9 +974,13 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 			  R, d);
 }
 
-float model_train_step_grads(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
-			     const int32_t *targets, int B, int T, float *grads, int *ncount,
-			     int *ncorrect)
+/* Forward, loss and backward of one slice of a batch: B sequences with R
+ * target rows, rows and batch_start already filled (relative to the slice),
+ * gradients accumulated into grads. dscale is 1 / the batch's target count.
+ * Returns the slice's summed loss. */
+static double train_slice(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
+			  const int32_t *targets, int B, int T, int R, float dscale, float *grads,
+			  int *ncorrect)
 {
 	const model_config *cfg = &m->cfg;
 	int N = B * T, C = (int)cfg->dim, V = (int)cfg->vocab_size, NH = (int)cfg->heads;
@@ -965,30 +989,13 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 	model_params gp;
 	model_params_map(&gp, grads, cfg);
 
-	/* The target rows, ascending, and where each sequence's begin. */
-	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
-	int R = 0;
-	for (int b = 0; b < B; b++) {
-		g->batch_start[b] = R;
-		for (int i = b * T; i < (b + 1) * T && R < max_rows; i++)
-			if (targets[i] >= 0 && targets[i] < V)
-				g->rows[R++] = i;
-	}
-	g->batch_start[B] = R;
-	if (ncount)
-		*ncount = R;
-	if (ncorrect)
-		*ncorrect = 0;
-	if (R == 0)
-		return NAN;
-
 	const float *xlast = forward_body(m, a, tokens, B, T);
 	last_block_forward(m, a, g, xlast, B, T, R);
 
 	/* Logits at the target rows only: one (R, C) x (C, V) product. The loss
 	 * is the mean over rows: each row's gradient carries 1/R. */
 	matmul_forward(a->logits, g->lnf_rows, m->p.wte, m->p.out_b, R, C, V);
-	double loss = crossentropy_rows(a->logits, targets, N, R, V, 1.0f / (float)R, ncorrect);
+	double loss = crossentropy_rows(a->logits, targets, N, R, V, dscale, ncorrect);
 
 	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
 	 * gradient at the end. */
@@ -1015,8 +1022,18 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 				   lp->proj_w, R, C, C);
 		/* Every row's keys and values get gradient, only target rows' queries. */
 		memset(g->dqkv, 0, (size_t)N * 3 * C * sizeof(float));
-		sel_ctx sc = {g,	la->att, NULL, g->datt, g->dqkv, la->qkv,
-			      g->datty, T,	 C,    NH,	R,	 causal};
+		sel_ctx sc = {.g = g,
+			      .att = la->att,
+			      .work = g->datt,
+			      .dqkv = g->dqkv,
+			      .qkv = la->qkv,
+			      .dout = g->datty,
+			      .B = B,
+			      .T = T,
+			      .C = C,
+			      .NH = NH,
+			      .R = R,
+			      .causal = causal};
 		parallel_for_blas(B * NH, sel_attention_backward_range, &sc);
 		for (int r = 0; r < R; r++) {
 			float *dq = g->dqkv + (size_t)g->rows[r] * 3 * C;
@@ -1062,5 +1079,212 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 				   la->ln1_mean, la->ln1_rstd, N, C);
 	}
 	embed_backward(gp.wte, g->dresidual, tokens, B, T, C);
+	return loss;
+}
+
+/* ---- the step over the threads ------------------------------------------
+ *
+ * Sequences are independent until the loss, and the loss is a sum over rows:
+ * a batch splits into slices of whole sequences, each run forward, through
+ * the loss and backward on one thread with single-threaded BLAS, with no
+ * synchronisation in between (one fork and one join per step instead of one
+ * per op, every op of a slice on one core's cache, and no serial element-wise
+ * work between threaded products). Only the weight gradients are shared:
+ * slice 0 accumulates into grads, slice s > 0 into a private zeroed copy,
+ * added into grads afterwards in slice order. The split depends only on B and
+ * the thread count, so a step is reproducible for a given thread count (as
+ * it was when OpenBLAS's thread count changed the rounding of the products).
+ *
+ * Each slice works in its own region of the activations: the rows of its
+ * sequences, its own target rows of the compact arrays (rows r0..r1-1), and
+ * the (NH,T,T) blocks of its sequences for the attention weights, in which
+ * the last block keeps its (NH,R_s,T) layout. rows[] and batch_start[] are
+ * relative to the slice (row b0*T, target row r0). */
+
+#define MAX_SLICES MAX_WORKERS
+
+typedef struct slice {
+	int b0, b1, r0, r1;
+	double loss;
+	int correct;
+} slice;
+
+typedef struct step_ctx {
+	const model *m;
+	const activations *a;
+	const grad_acts *g;
+	const int32_t *tokens, *targets;
+	float *grads, *priv;
+	int T, R;
+	slice sl[MAX_SLICES];
+} step_ctx;
+
+static void acts_view(activations *v, const activations *a, const model_config *c, size_t b0,
+		      size_t r0, size_t T)
+{
+	const size_t d = c->dim, n0 = b0 * T, att0 = b0 * c->heads * T * T;
+	*v = *a;
+	v->encoded = a->encoded + n0 * d;
+	for (uint32_t l = 0; l < c->layers; l++) {
+		const layer_acts *s = &a->layer[l];
+		layer_acts *t = &v->layer[l];
+		/* The last block holds target rows after Q|K|V. */
+		size_t k = l + 1 < c->layers ? n0 : r0;
+		t->ln1 = s->ln1 + n0 * d;
+		t->ln1_mean = s->ln1_mean + n0;
+		t->ln1_rstd = s->ln1_rstd + n0;
+		t->qkv = s->qkv + n0 * 3 * d;
+		t->preatt = s->preatt + att0;
+		t->att = s->att + att0;
+		t->atty = s->atty + k * d;
+		t->res2 = s->res2 + k * d;
+		t->ln2 = s->ln2 + k * d;
+		t->ln2_mean = s->ln2_mean + k;
+		t->ln2_rstd = s->ln2_rstd + k;
+		t->fch = s->fch + k * 4 * d;
+		t->fch_gelu = s->fch_gelu + k * 4 * d;
+		t->res3 = s->res3 + k * d;
+	}
+	v->lnf = a->lnf + n0 * d;
+	v->lnf_mean = a->lnf_mean + r0;
+	v->lnf_rstd = a->lnf_rstd + r0;
+	v->logits = a->logits + r0 * c->vocab_size;
+	v->scratch = a->scratch + n0 * 4 * d;
+}
+
+static void grads_view(grad_acts *v, const grad_acts *g, const model_config *c, size_t b0,
+		       size_t r0, size_t T)
+{
+	const size_t C = c->dim, n0 = b0 * T;
+	*v = *g;
+	v->dresidual = g->dresidual + n0 * C;
+	v->dln = g->dln + n0 * C;
+	v->datty = g->datty + n0 * C;
+	v->dqkv = g->dqkv + n0 * 3 * C;
+	v->dfch = g->dfch + n0 * 4 * C;
+	v->datt = g->datt + b0 * c->heads * T * T;
+	v->dpreatt = v->datt;
+	v->dfch_gelu = v->dfch;
+	v->lnf_rows = g->lnf_rows + r0 * C;
+	v->dlnf_rows = g->dlnf_rows + r0 * C;
+	v->qrows = g->qrows + r0 * C;
+	v->dqrows = g->dqrows + r0 * C;
+	v->dres_rows = g->dres_rows + r0 * C;
+	v->rows = g->rows + r0;
+	v->row_targets = g->row_targets + r0;
+	v->batch_start = g->batch_start + b0;
+}
+
+static void step_range(void *p, int begin, int end)
+{
+	step_ctx *x = p;
+	const model_config *c = &x->m->cfg;
+	const size_t np = x->m->nparams;
+	for (int s = begin; s < end; s++) {
+		slice *sl = &x->sl[s];
+		float *gr = s == 0 ? x->grads : x->priv + (size_t)(s - 1) * np;
+		if (s > 0)
+			memset(gr, 0, np * sizeof(float));
+		sl->loss = 0.0;
+		sl->correct = 0;
+		if (sl->r1 == sl->r0) /* no target: no loss, no gradient */
+			continue;
+		activations av;
+		grad_acts gv;
+		acts_view(&av, x->a, c, (size_t)sl->b0, (size_t)sl->r0, (size_t)x->T);
+		grads_view(&gv, x->g, c, (size_t)sl->b0, (size_t)sl->r0, (size_t)x->T);
+		size_t n0 = (size_t)sl->b0 * x->T;
+		sl->loss =
+		    train_slice(x->m, &av, &gv, x->tokens + n0, x->targets + n0, sl->b1 - sl->b0,
+				x->T, sl->r1 - sl->r0, 1.0f / (float)x->R, gr, &sl->correct);
+	}
+}
+
+typedef struct sum_ctx {
+	float *dst;
+	const float *src;
+	size_t n;
+	int nsrc;
+} sum_ctx;
+
+#define SUM_CHUNK 16384
+
+/* dst += src[0] + src[1] + ..., left to right, per element. */
+static void sum_range(void *p, int begin, int end)
+{
+	const sum_ctx *x = p;
+	size_t lo = (size_t)begin * SUM_CHUNK, hi = (size_t)end * SUM_CHUNK;
+	if (hi > x->n)
+		hi = x->n;
+	for (int s = 0; s < x->nsrc; s++) {
+		const float *src = x->src + (size_t)s * x->n;
+		for (size_t i = lo; i < hi; i++)
+			x->dst[i] += src[i];
+	}
+}
+
+float model_train_step_grads(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
+			     const int32_t *targets, int B, int T, float *grads, int *ncount,
+			     int *ncorrect)
+{
+	const int V = (int)m->cfg.vocab_size;
+	const size_t np = m->nparams;
+	int nt = backward_get_threads();
+	if (nt > B)
+		nt = B;
+	if (nt > MAX_SLICES)
+		nt = MAX_SLICES;
+	if (nt > 1 && g->slice_grads_n < (size_t)(nt - 1) * np) {
+		float *p = realloc(g->slice_grads, (size_t)(nt - 1) * np * sizeof(float));
+		if (p) {
+			g->slice_grads = p;
+			g->slice_grads_n = (size_t)(nt - 1) * np;
+		} else {
+			nt = 1; /* no memory for the copies: one slice, slower */
+		}
+	}
+
+	step_ctx x = {m, a, g, tokens, targets, grads, g->slice_grads, T, 0, {{0}}};
+	/* The target rows, ascending, relative to their slice. */
+	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
+	int R = 0;
+	for (int s = 0; s < nt; s++) {
+		slice *sl = &x.sl[s];
+		sl->b0 = (int)((long)B * s / nt);
+		sl->b1 = (int)((long)B * (s + 1) / nt);
+		sl->r0 = R;
+		for (int b = sl->b0; b < sl->b1; b++) {
+			g->batch_start[b] = R - sl->r0;
+			for (int i = b * T; i < (b + 1) * T && R < max_rows; i++)
+				if (targets[i] >= 0 && targets[i] < V)
+					g->rows[R++] = i - sl->b0 * T;
+		}
+		sl->r1 = R;
+	}
+	x.R = R;
+	if (ncount)
+		*ncount = R;
+	if (ncorrect)
+		*ncorrect = 0;
+	if (R == 0)
+		return NAN;
+
+	if (nt > 1) {
+		int nb = blas_single_begin();
+		parallel_for_n(nt, nt, step_range, &x);
+		blas_single_end(nb);
+		sum_ctx sc = {grads, g->slice_grads, np, nt - 1};
+		parallel_for_n(nt, (int)((np + SUM_CHUNK - 1) / SUM_CHUNK), sum_range, &sc);
+	} else {
+		step_range(&x, 0, 1);
+	}
+	double loss = 0.0;
+	int correct = 0;
+	for (int s = 0; s < nt; s++) {
+		loss += x.sl[s].loss;
+		correct += x.sl[s].correct;
+	}
+	if (ncorrect)
+		*ncorrect = correct;
 	return (float)(loss / R);
 }

@@ -80,6 +80,8 @@ typedef struct grad_acts {
 	int32_t *row_targets;		   /* (B*T) */
 	float *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
 	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
+	float *slice_grads;		   /* per-thread gradient copies of a step */
+	size_t slice_grads_n;		   /* floats allocated there */
 } grad_acts;
 
 bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_error *err);
