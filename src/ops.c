@@ -3,12 +3,14 @@
  * BLAS and must agree with them to float rounding. */
 #include "attnview/ops.h"
 
-#include "attnview/backward.h" /* vec_exp */
+#include "attnview/backward.h" /* av_parallel_for */
+
+#include "vec8.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 void positions_init(float *pe, int T, int C)
 {
@@ -36,25 +38,48 @@ void embed_forward(float *out, const int32_t *tokens, const float *wte, const fl
 	}
 }
 
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
-		       const float *b, int N, int C)
+/* Sum of the 8 lanes, in lane order. */
+AV_INLINE float hsum8(v8f v)
 {
+	float s = 0.0f;
+	for (int k = 0; k < 8; k++)
+		s += v[k];
+	return s;
+}
+
+/* Eight columns at a time; a row's sums are kept per lane and added in lane
+ * order, so every row gets the same arithmetic wherever it sits. */
+AV_CLONES void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+				 const float *w, const float *b, int N, int C)
+{
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int n = 0; n < N; n++) {
 		const float *x = inp + (size_t)n * C;
-		float m = 0.0f;
-		for (int c = 0; c < C; c++)
-			m += x[c];
-		m /= (float)C;
-		float v = 0.0f;
-		for (int c = 0; c < C; c++) {
-			float d = x[c] - m;
-			v += d * d;
-		}
-		v /= (float)C;
-		float s = 1.0f / sqrtf(v + AV_LN_EPS);
 		float *o = out + (size_t)n * C;
-		for (int c = 0; c < C; c++)
-			o[c] = (x[c] - m) * s * w[c] + b[c];
+		v8f s8 = zero;
+		for (int c = 0; c < C; c += 8)
+			s8 += C - c >= 8 ? load8(x + c) : load_part(x + c, C - c, 0.0f);
+		float m = hsum8(s8) / (float)C;
+		v8f m8 = zero + m, v8 = zero;
+		for (int c = 0; c < C; c += 8) {
+			/* Padding lanes hold the mean: they add nothing. */
+			v8f d = (C - c >= 8 ? load8(x + c) : load_part(x + c, C - c, m)) - m8;
+			v8 += d * d;
+		}
+		float s = 1.0f / sqrtf(hsum8(v8) / (float)C + AV_LN_EPS);
+		v8f sv = zero + s;
+		for (int c = 0; c < C; c += 8) {
+			int k = C - c;
+			if (k >= 8) {
+				store8(o + c,
+				       (load8(x + c) - m8) * sv * load8(w + c) + load8(b + c));
+			} else {
+				v8f y = (load_part(x + c, k, 0.0f) - m8) * sv *
+					    load_part(w + c, k, 0.0f) +
+					load_part(b + c, k, 0.0f);
+				store_part(o + c, k, y);
+			}
+		}
 		if (mean)
 			mean[n] = m;
 		if (rstd)
@@ -70,8 +95,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 	float beta = 0.0f;
 	if (bias) {
 		for (int n = 0; n < N; n++)
-			for (int o = 0; o < OC; o++)
-				out[(size_t)n * OC + o] = bias[o];
+			memcpy(out + (size_t)n * OC, bias, (size_t)OC * sizeof(float));
 		beta = 1.0f;
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, beta,
@@ -96,22 +120,39 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
 /* Softmax of one score row of length n: att[j] = exp(scale*(s[j]-max)) / sum.
  * Keys at or after `valid` are masked: their weight is exactly zero and
  * their score becomes NAN, so nobody mistakes a masked cell for a real one. */
-static void softmax_row(float *att, float *preatt, int n, int valid, float scale)
+AV_CLONES static void softmax_row(float *att, float *preatt, int n, int valid, float scale)
 {
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+	v8f mx8 = zero - INFINITY;
+	int j = 0;
+	for (; j + 8 <= valid; j += 8) {
+		v8f v = load8(preatt + j);
+		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
+	}
 	float maxv = -INFINITY;
-	for (int j = 0; j < valid; j++)
-		if (preatt[j] > maxv)
-			maxv = preatt[j];
-	for (int j = 0; j < valid; j++)
-		att[j] = scale * (preatt[j] - maxv);
-	vec_exp(att, att, valid);
-	float sum = 0.0f;
-	for (int j = 0; j < valid; j++)
-		sum += att[j];
-	float inv = 1.0f / sum;
-	for (int j = 0; j < valid; j++)
-		att[j] *= inv;
-	for (int j = valid; j < n; j++) {
+	for (int k = 0; k < 8; k++)
+		maxv = mx8[k] > maxv ? mx8[k] : maxv;
+	for (int i = j; i < valid; i++)
+		maxv = preatt[i] > maxv ? preatt[i] : maxv;
+	v8f m8 = zero + maxv, s8 = zero + scale, sum8 = zero;
+	for (j = 0; j + 8 <= valid; j += 8) {
+		v8f e = vexp8(scale * (load8(preatt + j) - m8));
+		sum8 += e;
+		store8(att + j, e);
+	}
+	if (j < valid) {
+		v8f e = vexp8(s8 * (load_part(preatt + j, valid - j, maxv) - m8));
+		for (int k = valid - j; k < 8; k++)
+			e[k] = 0.0f;
+		sum8 += e;
+		store_part(att + j, valid - j, e);
+	}
+	v8f inv = zero + 1.0f / hsum8(sum8);
+	for (j = 0; j + 8 <= valid; j += 8)
+		store8(att + j, load8(att + j) * inv);
+	for (; j < valid; j++)
+		att[j] *= inv[0];
+	for (j = valid; j < n; j++) {
 		att[j] = 0.0f;
 		preatt[j] = NAN;
 	}
@@ -149,56 +190,28 @@ static void attention_pairs(const att_fwd *x)
 	}
 }
 
-static void *attention_pairs_main(void *p)
+static void attention_range(void *p, int begin, int end)
 {
-	attention_pairs(p);
-	return NULL;
+	att_fwd x = *(const att_fwd *)p;
+	x.begin = begin;
+	x.end = end;
+	attention_pairs(&x);
 }
 
-#define ATT_MAX_THREADS 64
-
-/* The (batch, head) pairs are independent: they are split over as many
- * threads as OpenBLAS has, each calling BLAS single-threaded (OpenBLAS
- * threading these small products from inside the workers, or even from one
- * caller at T >= 256, is several times slower). The split does not change
- * the results. */
+/* The (batch, head) pairs are independent: they are split over the threads
+ * (av_parallel_for), each calling BLAS single-threaded (OpenBLAS threading
+ * these small products from inside the workers, or even from one caller at
+ * T >= 256, is several times slower). The split does not change the results.
+ * Inside a slice of the training step, OpenBLAS is already single-threaded
+ * and the pairs run in place. */
 void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T, int C,
 		       int NH, bool causal)
 {
-	int n = B * NH, nt = openblas_get_num_threads();
-	if (nt > n)
-		nt = n;
-	if (nt > ATT_MAX_THREADS)
-		nt = ATT_MAX_THREADS;
-	if (nt < 1)
-		nt = 1;
 	int blas = openblas_get_num_threads();
 	if (blas > 1)
 		openblas_set_num_threads(1);
-	att_fwd job[ATT_MAX_THREADS];
-	pthread_t tid[ATT_MAX_THREADS];
-	bool started[ATT_MAX_THREADS];
-	for (int i = 0; i < nt; i++) {
-		job[i] = (att_fwd){out,
-				   preatt,
-				   att,
-				   qkv,
-				   T,
-				   C,
-				   NH,
-				   (int)((long)n * i / nt),
-				   (int)((long)n * (i + 1) / nt),
-				   causal};
-		started[i] =
-		    i > 0 && pthread_create(&tid[i], NULL, attention_pairs_main, &job[i]) == 0;
-	}
-	attention_pairs(&job[0]);
-	for (int i = 1; i < nt; i++) {
-		if (started[i])
-			pthread_join(tid[i], NULL);
-		else
-			attention_pairs(&job[i]);
-	}
+	att_fwd x = {out, preatt, att, qkv, T, C, NH, 0, B * NH, causal};
+	av_parallel_for(B * NH, attention_range, &x);
 	if (blas > 1)
 		openblas_set_num_threads(blas);
 }
@@ -243,20 +256,25 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 /* 0.5 x (1 + tanh(u)) = x e / (e + 1) with e = exp(2u): one exponential and
  * no cancellation at either end (2u clamped to +-80, where e/(e+1) has
  * reached 0 or 1 in float). */
-void gelu_forward(float *out, const float *inp, int N)
+AV_CLONES void gelu_forward(float *out, const float *inp, int N)
 {
+	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
+	const v8f lim = one * 80.0f, nlim = one * -80.0f;
 	const float k = 0.7978845608028654f; /* sqrt(2/pi) */
-	for (int i0 = 0; i0 < N; i0 += 4096) {
-		int n = N - i0 < 4096 ? N - i0 : 4096;
-		float *o = out + i0;
-		const float *in = inp + i0;
-		for (int i = 0; i < n; i++) {
-			float x = in[i], u2 = 2.0f * k * (x + 0.044715f * x * x * x);
-			o[i] = u2 > 80.0f ? 80.0f : u2 < -80.0f ? -80.0f : u2;
-		}
-		vec_exp(o, o, n);
-		for (int i = 0; i < n; i++)
-			o[i] = in[i] * o[i] / (o[i] + 1.0f);
+	for (int i = 0; i < N; i += 8) {
+		int n = N - i < 8 ? N - i : 8;
+		v8f x = n == 8 ? load8(inp + i) : load_part(inp + i, n, 0.0f);
+		v8f u2 = 2.0f * k * (x + 0.044715f * x * x * x);
+		v8i m = u2 > lim;
+		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)lim & m));
+		m = u2 < nlim;
+		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)nlim & m));
+		v8f e = vexp8(u2);
+		v8f y = x * e / (e + 1.0f);
+		if (n == 8)
+			store8(out + i, y);
+		else
+			store_part(out + i, n, y);
 	}
 }
 
