@@ -499,20 +499,28 @@ static void gelu_backward_inplace(float *d, const float *inp, int N)
  * != 0, l becomes dscale * (softmax(l) - onehot(y)). Max, exponentials and
  * sums run over 8 lanes in a fixed order (the sum is combined lane by lane
  * at the end), so the result does not depend on anything but the row. */
-AV_CLONES static double ce_row(float *l, int V, int y, float dscale, int *arg)
+AV_CLONES static double ce_row(float *l, int V, int y, float dscale, const float *bias,
+				float *dbias, int *arg)
 {
 	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
 	v8f mx8 = one * -INFINITY;
 	int j = 0;
 	for (; j + 8 <= V; j += 8) {
 		v8f v = load8(l + j);
+		if (bias) {
+			v += load8(bias + j);
+			store8(l + j, v);
+		}
 		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
 	}
 	float mx = mx8[0];
 	for (int k = 1; k < 8; k++)
 		mx = mx8[k] > mx ? mx8[k] : mx;
-	for (; j < V; j++)
+	for (; j < V; j++) {
+		if (bias)
+			l[j] += bias[j];
 		mx = l[j] > mx ? l[j] : mx;
+	}
 	int a = 0;
 	while (a < V - 1 && l[a] != mx) /* the first maximum */
 		a++;
@@ -541,12 +549,24 @@ AV_CLONES static double ce_row(float *l, int V, int y, float dscale, int *arg)
 	for (int k = 0; k < 8; k++)
 		sum += sum8[k];
 	if (dscale != 0.0f) {
+		/* The gradient, and with dbias the bias's share of it while the
+		 * row is in L1 (what bias_backward would add, in the same order). */
 		v8f s8 = one * (float)(dscale / sum);
-		for (j = 0; j + 8 <= V; j += 8)
-			store8(l + j, load8(l + j) * s8);
-		for (; j < V; j++)
+		for (j = 0; j + 8 <= V; j += 8) {
+			v8f v = load8(l + j) * s8;
+			if ((unsigned)(y - j) < 8u)
+				v[y - j] -= dscale;
+			store8(l + j, v);
+			if (dbias)
+				store8(dbias + j, load8(dbias + j) + v);
+		}
+		for (; j < V; j++) {
 			l[j] *= s8[0];
-		l[y] -= dscale;
+			if (j == y)
+				l[j] -= dscale;
+			if (dbias)
+				dbias[j] += l[j];
+		}
 	}
 	/* -log softmax_y = log sum exp(l - mx) - (l_y - mx) */
 	return log(sum) - (double)(ly - mx);
@@ -566,7 +586,8 @@ static void ce_range(void *p, int begin, int end)
 	const ce_ctx *x = p;
 	for (int r = begin; r < end; r++) {
 		int a;
-		x->loss[r] = ce_row(x->logits + (size_t)r * x->V, x->V, x->ys[r], x->dscale, &a);
+		x->loss[r] = ce_row(x->logits + (size_t)r * x->V, x->V, x->ys[r], x->dscale, NULL,
+				    NULL, &a);
 		x->arg[r] = a;
 	}
 }
@@ -586,7 +607,7 @@ double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows
 			if (targets[i] < 0 || targets[i] >= V)
 				continue;
 			int a;
-			loss += ce_row(logits + (size_t)r * V, V, targets[i], dscale, &a);
+			loss += ce_row(logits + (size_t)r * V, V, targets[i], dscale, NULL, NULL, &a);
 			correct += a == targets[i];
 			r++;
 		}
@@ -911,13 +932,23 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 
 	/* Logits at the target rows only: one (R, C) x (C, V) product. The loss
 	 * is the mean over rows: each row's gradient carries 1/R. */
-	matmul_forward(a->logits, g->lnf_rows, m->p.wte, m->p.out_b, R, C, V);
-	double loss = crossentropy_rows(a->logits, targets, N, R, V, dscale, ncorrect);
+	matmul_forward(a->logits, g->lnf_rows, m->p.wte, NULL, R, C, V);
+	double loss = 0.0;
+	int correct = 0;
+	for (int r = 0; r < R; r++) {
+		/* The output bias is added, and its gradient taken, inside the
+		 * loss's passes over each row: two passes over (R,V) fewer. */
+		int y = targets[g->rows[r]], arg;
+		loss += ce_row(a->logits + (size_t)r * V, V, y, dscale, m->p.out_b, gp.out_b, &arg);
+		correct += arg == y;
+	}
+	if (ncorrect)
+		*ncorrect = correct;
 
 	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
 	 * gradient at the end. */
-	matmul_backward_to(g->dlnf_rows, false, gp.wte, gp.out_b, a->logits, g->lnf_rows, m->p.wte,
-			   R, C, V);
+	matmul_backward_to(g->dlnf_rows, false, gp.wte, NULL, a->logits, g->lnf_rows, m->p.wte, R,
+			   C, V);
 
 	/* The last block, at the target rows: dres_rows is dL/dx of its output,
 	 * then of res2. */

@@ -3,6 +3,9 @@
  * against the sgemm peak of this machine measured in the same run.
  *
  *   bench_train [--threads N] [--steps N] [--vocab V] [--batch B] [--causal]
+ *               [--train-only]
+ *
+ * --train-only skips the forward-alone timing (for profiling the step).
  *
  * Random weights and random batches: the cost of a step does not depend on the
  * values, only on the shapes and the number of targets (15% of positions).
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
 	int threads = blas_threads(), steps = 20, V = 6000, B = 32;
-	bool causal = false;
+	bool causal = false, train_only = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = atoi(argv[++i]);
@@ -76,10 +79,12 @@ int main(int argc, char **argv)
 			B = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--causal"))
 			causal = true;
+		else if (!strcmp(argv[i], "--train-only"))
+			train_only = true;
 		else {
 			fprintf(stderr,
 				"usage: %s [--threads N] [--steps N] [--vocab V] "
-				"[--batch B] [--causal]\n",
+				"[--batch B] [--causal] [--train-only]\n",
 				argv[0]);
 			return 2;
 		}
@@ -169,7 +174,8 @@ int main(int argc, char **argv)
 	float loss = 0;
 	for (int s = 0; s < steps + warm; s++) {
 		double t0 = now();
-		model_forward(m, &a, tok, B, T);
+		if (!train_only)
+			model_forward(m, &a, tok, B, T);
 		tf[s] = now() - t0;
 	}
 	for (int s = 0; s < steps + warm; s++) {
