@@ -500,7 +500,7 @@ static void gelu_backward_inplace(float *d, const float *inp, int N)
  * sums run over 8 lanes in a fixed order (the sum is combined lane by lane
  * at the end), so the result does not depend on anything but the row. */
 AV_CLONES static double ce_row(float *l, int V, int y, float dscale, const float *bias,
-				float *dbias, int *arg)
+			       float *dbias, int *arg)
 {
 	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
 	v8f mx8 = one * -INFINITY;
@@ -586,8 +586,8 @@ static void ce_range(void *p, int begin, int end)
 	const ce_ctx *x = p;
 	for (int r = begin; r < end; r++) {
 		int a;
-		x->loss[r] = ce_row(x->logits + (size_t)r * x->V, x->V, x->ys[r], x->dscale, NULL,
-				    NULL, &a);
+		x->loss[r] =
+		    ce_row(x->logits + (size_t)r * x->V, x->V, x->ys[r], x->dscale, NULL, NULL, &a);
 		x->arg[r] = a;
 	}
 }
@@ -607,7 +607,8 @@ double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows
 			if (targets[i] < 0 || targets[i] >= V)
 				continue;
 			int a;
-			loss += ce_row(logits + (size_t)r * V, V, targets[i], dscale, NULL, NULL, &a);
+			loss +=
+			    ce_row(logits + (size_t)r * V, V, targets[i], dscale, NULL, NULL, &a);
 			correct += a == targets[i];
 			r++;
 		}

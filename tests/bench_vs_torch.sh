@@ -1,0 +1,98 @@
+#!/bin/sh
+# Issue 3, point 9: attnview's training throughput against PyTorch's on the
+# reference configuration (d=64 h=4 L=2 T=128 B=32, masked), in the same run.
+#
+#   tests/bench_vs_torch.sh [BUILD_DIR [CORPUS]]      REPS=5 STEPS=20 by default
+#
+# The machine is shared and noisy, so the two programs run alternately, REPS
+# times each, and the figures are medians over the repetitions:
+#   - PyTorch (tests/reference/torch_train_bench.py, /usr/bin/python3) on
+#     CORPUS at 1 and 2 threads; its best thread count is the comparison;
+#   - bench_train at 2 threads (and 1, for the record) with PyTorch's
+#     vocabulary size for this corpus. bench_train draws random batches: a
+#     step's cost depends on the shapes and the number of targets (15% of
+#     positions in both), not on which characters they are.
+# CORPUS defaults to the Chinese and English fortunes of the built-in model
+# (Debian fortunes-zh and fortunes).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+build=${1:-$top/build}
+bench=$build/tests/bench_train
+reps=${REPS:-5}
+steps=${STEPS:-20}
+py=${PYTHON:-/usr/bin/python3}
+
+if [ ! -x "$bench" ]; then
+	echo "bench_vs_torch.sh: no bench_train in $build/tests; build first" \
+		"(meson setup build && ninja -C build) or give the build directory" >&2
+	exit 2
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+if [ $# -ge 2 ]; then
+	corpus=$2
+else
+	fort=/usr/share/games/fortunes
+	corpus=$work/corpus.txt
+	for f in "$fort/chinese" "$fort/tang300" "$fort/song100" "$fort/fortunes"; do
+		if [ ! -f "$f" ]; then
+			echo "bench_vs_torch.sh: $f is missing: apt-get install fortunes-zh" \
+				"fortunes, or give a corpus" >&2
+			exit 1
+		fi
+		cat "$f" >>"$corpus"
+	done
+fi
+
+# median FILE: the median of the numbers in FILE, one a line.
+median() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "nan"; exit }
+		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+i=1
+while [ "$i" -le "$reps" ]; do
+	"$py" "$here/reference/torch_train_bench.py" "$corpus" --steps "$steps" \
+		>"$work/torch.out" 2>&1 || { cat "$work/torch.out" >&2; exit 1; }
+	V=$(sed -n 's/.* V=\([0-9]*\);.*/\1/p' "$work/torch.out" | head -n 1)
+	awk '$1 == "torch_tokens_per_s" && $2 == "threads=1" { print $3 }' \
+		"$work/torch.out" >>"$work/t1"
+	awk '$1 == "torch_tokens_per_s" && $2 == "threads=2" { print $3 }' \
+		"$work/torch.out" >>"$work/t2"
+	for n in 2 1; do
+		"$bench" --threads "$n" --steps "$steps" --vocab "${V:-6000}" >"$work/c.out"
+		awk '$1 == "train_tokens_per_s" { print $3 }' "$work/c.out" >>"$work/c$n"
+		if [ "$n" = 2 ]; then
+			sed -n 's/^achieved \([0-9.]*\) GFLOP\/s = \([0-9]*\)%.*/\1 \2/p' \
+				"$work/c.out" >"$work/g"
+			cut -d' ' -f1 "$work/g" >>"$work/gflops"
+			cut -d' ' -f2 "$work/g" >>"$work/pct"
+			sed -n 's/^sgemm 1024^3: .* \([0-9.]*\) GFLOP\/s on 2 threads/\1/p' \
+				"$work/c.out" >>"$work/peak"
+		fi
+	done
+	echo "repetition $i/$reps: torch t1 $(tail -n 1 "$work/t1") t2 $(tail -n 1 "$work/t2")," \
+		"attnview t2 $(tail -n 1 "$work/c2") t1 $(tail -n 1 "$work/c1") tokens/s," \
+		"$(tail -n 1 "$work/pct")% of peak"
+	i=$((i + 1))
+done
+
+t1=$(median "$work/t1")
+t2=$(median "$work/t2")
+c1=$(median "$work/c1")
+c2=$(median "$work/c2")
+best=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print (a > b ? a : b) }')
+echo "configuration: d=64 h=4 L=2 T=128 B=32 masked, V=${V:-6000}; corpus $corpus"
+echo "medians of $reps alternating repetitions, $steps measured steps each:"
+echo "torch_tokens_per_s threads=1 $t1"
+echo "torch_tokens_per_s threads=2 $t2"
+echo "attnview_tokens_per_s threads=1 $c1"
+echo "attnview_tokens_per_s threads=2 $c2"
+echo "attnview_gflops threads=2 $(median "$work/gflops")"
+echo "sgemm_peak_gflops threads=2 $(median "$work/peak")"
+echo "attnview_peak_percent threads=2 $(median "$work/pct")"
+awk -v c="$c2" -v t="$best" 'BEGIN { printf "ratio_vs_best_torch threads=2 %.2f\n", c / t }'
