@@ -1131,9 +1131,9 @@ static void step_range(void *p, int begin, int end)
 	const size_t np = x->m->nparams;
 	for (int s = begin; s < end; s++) {
 		slice *sl = &x->sl[s];
+		/* The copies are zero here: zeroed when allocated, and by sum_range
+		 * as it adds them in. */
 		float *gr = s == 0 ? x->grads : x->priv + (size_t)(s - 1) * np;
-		if (s > 0)
-			memset(gr, 0, np * sizeof(float));
 		sl->loss = 0.0;
 		sl->correct = 0;
 		if (sl->r1 == sl->r0) /* no target: no loss, no gradient */
@@ -1150,15 +1150,16 @@ static void step_range(void *p, int begin, int end)
 }
 
 typedef struct sum_ctx {
-	float *dst;
-	const float *src;
+	float *dst, *src;
 	size_t n;
 	int nsrc;
 } sum_ctx;
 
 #define SUM_CHUNK 16384
 
-/* dst += src[0] + src[1] + ..., left to right, per element. */
+/* dst += src[0] + src[1] + ..., left to right, per element; the sources are
+ * left zeroed for the next step (here, in parallel and while in cache, rather
+ * than at the start of each slice). */
 static void sum_range(void *p, int begin, int end)
 {
 	const sum_ctx *x = p;
@@ -1166,9 +1167,10 @@ static void sum_range(void *p, int begin, int end)
 	if (hi > x->n)
 		hi = x->n;
 	for (int s = 0; s < x->nsrc; s++) {
-		const float *src = x->src + (size_t)s * x->n;
+		float *src = x->src + (size_t)s * x->n;
 		for (size_t i = lo; i < hi; i++)
 			x->dst[i] += src[i];
+		memset(src + lo, 0, (hi - lo) * sizeof(float));
 	}
 }
 
@@ -1186,6 +1188,8 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 	if (nt > 1 && g->slice_grads_n < (size_t)(nt - 1) * np) {
 		float *p = realloc(g->slice_grads, (size_t)(nt - 1) * np * sizeof(float));
 		if (p) {
+			memset(p + g->slice_grads_n, 0,
+			       ((size_t)(nt - 1) * np - g->slice_grads_n) * sizeof(float));
 			g->slice_grads = p;
 			g->slice_grads_n = (size_t)(nt - 1) * np;
 		} else {
