@@ -68,5 +68,17 @@ expect 1 'not an attnview model' -- "$bin" --info --model "$tmp/text.attn"
 expect 1 'directory' -- "$bin" --info --model "$tmp"
 expect 1 'No such file' -- "$bin" --info --model "$tmp/missing.attn"
 
+# OpenBLAS kernel selection. A kernel the user chose is kept even when
+# OpenBLAS would have fallen back to a generic one ...
+expect 0 'OpenBLAS kernel: Haswell' -- env OPENBLAS_CORETYPE=Haswell \
+	ATTNVIEW_TEST_PICKED_CORE=Prescott "$bin" --version
+# ... and with no choice made, a generic fallback is replaced by restarting
+# with a kernel the CPU runs. Only --version runs here: no BLAS computation
+# happens under a kernel the environment did not choose.
+if grep -q -w avx2 /proc/cpuinfo; then
+	expect 0 'OpenBLAS kernel: (SkylakeX|Haswell)' -- env -u OPENBLAS_CORETYPE \
+		ATTNVIEW_TEST_PICKED_CORE=Prescott "$bin" --version
+fi
+
 echo "cli: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
