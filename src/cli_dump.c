@@ -4,33 +4,11 @@
 #include "attnview/modelfile.h"
 
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void cli_error(const char *msg)
-{
-	fprintf(stderr, "attnview: %s\n", msg);
-}
-
-model *cli_load_model(const char *path, av_error *err)
-{
-	return path ? model_load(path, err) : model_builtin(err);
-}
-
-static int usage_error(const char *fmt, ...) AV_PRINTF(1, 2);
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("attnview: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'attnview --help'.\n", stderr);
-	return EXIT_USAGE;
-}
+#define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
 
 static bool parse_int(const char *s, int lo, int hi, int *out)
 {

@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,18 +97,7 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int usage_error(const char *fmt, ...) AV_PRINTF(1, 2);
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("attnview: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'attnview --train --help'.\n", stderr);
-	return EXIT_USAGE;
-}
+#define usage_error(...) cli_usage_error("attnview --train --help", __VA_ARGS__)
 
 static bool parse_u64(const char *s, uint64_t *out)
 {

@@ -20,4 +20,8 @@ model *cli_load_model(const char *path, av_error *err);
 /* Print "attnview: <msg>" to stderr. */
 void cli_error(const char *msg);
 
+/* Print "attnview: <message>" and "Try '<help>'." to stderr; returns
+ * EXIT_USAGE. */
+int cli_usage_error(const char *help, const char *fmt, ...) AV_PRINTF(2, 3);
+
 #endif
