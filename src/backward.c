@@ -849,27 +849,10 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 static const float *forward_body(const model *m, activations *a, const int32_t *tokens, int B,
 				 int T)
 {
-	const model_config *c = &m->cfg;
-	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;
-	const bool causal = c->objective == OBJ_CAUSAL;
-	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
+	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, (int)m->cfg.dim);
 	const float *x = a->encoded;
-	for (int l = 0; l + 1 < (int)c->layers; l++) {
-		const layer_params *p = &m->p.layer[l];
-		layer_acts *la = &a->layer[l];
-		layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
-		matmul_forward(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
-		attention_forward(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
-		matmul_forward(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
-		residual_forward(la->res2, x, a->scratch, N * d);
-		layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b,
-				  N, d);
-		matmul_forward(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
-		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
-		matmul_forward(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
-		residual_forward(la->res3, la->res2, a->scratch, N * d);
-		x = la->res3;
-	}
+	for (int l = 0; l + 1 < (int)m->cfg.layers; l++)
+		x = model_block_forward(m, a, l, x, B, T);
 	return x;
 }
 

@@ -275,34 +275,48 @@ void activations_finish(activations *a)
 typedef void (*matmul_fn)(float *, const float *, const float *, const float *, int, int, int);
 typedef void (*attention_fn)(float *, float *, float *, const float *, int, int, int, int, bool);
 
-static void forward(const model *m, activations *a, const int32_t *tokens, int B, int T,
-		    matmul_fn matmul, attention_fn attention)
+/* One block on the rows (B,T): reads x (N,d), fills a->layer[layer], returns
+ * its output (layer_acts.res3). */
+static const float *block_forward(const model *m, activations *a, int layer, const float *x,
+				  int B, int T, matmul_fn matmul, attention_fn attention)
 {
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;
 	const bool causal = c->objective == OBJ_CAUSAL;
+	const layer_params *p = &m->p.layer[layer];
+	layer_acts *la = &a->layer[layer];
+	/* Attention sub-block: x + proj(attention(ln1(x))). The projection's
+	 * output goes through scratch before the residual. */
+	layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
+	matmul(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
+	attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
+	matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
+	residual_forward(la->res2, x, a->scratch, N * d);
+	/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */
+	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, N, d);
+	matmul(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
+	gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
+	matmul(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
+	residual_forward(la->res3, la->res2, a->scratch, N * d);
+	return la->res3;
+}
+
+const float *model_block_forward(const model *m, activations *a, int layer, const float *x, int B,
+				 int T)
+{
+	return block_forward(m, a, layer, x, B, T, matmul_forward, attention_forward);
+}
+
+static void forward(const model *m, activations *a, const int32_t *tokens, int B, int T,
+		    matmul_fn matmul, attention_fn attention)
+{
+	const model_config *c = &m->cfg;
+	const int d = (int)c->dim, N = B * T;
 
 	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
 	const float *x = a->encoded; /* the residual stream, (N, d) */
-	for (uint32_t l = 0; l < c->layers; l++) {
-		const layer_params *p = &m->p.layer[l];
-		layer_acts *la = &a->layer[l];
-		/* Attention sub-block: x + proj(attention(ln1(x))). The
-		 * projection's output goes through scratch before the residual. */
-		layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
-		matmul(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
-		attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
-		matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
-		residual_forward(la->res2, x, a->scratch, N * d);
-		/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */
-		layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b,
-				  N, d);
-		matmul(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
-		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
-		matmul(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
-		residual_forward(la->res3, la->res2, a->scratch, N * d);
-		x = la->res3;
-	}
+	for (int l = 0; l < (int)c->layers; l++)
+		x = block_forward(m, a, l, x, B, T, matmul, attention);
 	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnf_w, m->p.lnf_b, N, d);
 }
 

@@ -128,6 +128,11 @@ void activations_finish(activations *a);
 void model_forward(const model *m, activations *a, const int32_t *tokens, int B, int T);
 /* The same with the plain-loop ops, for tests. */
 void model_forward_ref(const model *m, activations *a, const int32_t *tokens, int B, int T);
+/* Block `layer` alone (as model_forward runs it) on x (B,T,d): fills
+ * a->layer[layer] and returns its output, a->layer[layer].res3. For the
+ * training step, which runs its last block on the target rows only. */
+const float *model_block_forward(const model *m, activations *a, int layer, const float *x, int B,
+				 int T);
 /* logits[r] = lnf[rows[r]] wte^T + out_b for nrows rows (indices into B*T);
  * rows == NULL means rows 0..nrows-1. nrows <= a->max_rows. */
 void model_logits(const model *m, activations *a, const int32_t *rows, int nrows);
