@@ -521,8 +521,17 @@ AV_CLONES static double ce_row(float *l, int V, int y, float dscale, const float
 			l[j] += bias[j];
 		mx = l[j] > mx ? l[j] : mx;
 	}
+	/* The first maximum: the first 8-block holding mx, then within it. */
 	int a = 0;
-	while (a < V - 1 && l[a] != mx) /* the first maximum */
+	for (v8f m8 = one * mx; a + 8 <= V; a += 8) {
+		v8i eq = load8(l + a) == m8;
+		int any = 0;
+		for (int k = 0; k < 8; k++)
+			any |= eq[k];
+		if (any)
+			break;
+	}
+	while (a < V - 1 && l[a] != mx)
 		a++;
 	*arg = a;
 	float ly = l[y];
@@ -1066,7 +1075,7 @@ static void acts_view(activations *v, const activations *a, const model_config *
 		t->ln1_mean = s->ln1_mean + n0;
 		t->ln1_rstd = s->ln1_rstd + n0;
 		t->qkv = s->qkv + n0 * 3 * d;
-		t->preatt = s->preatt + att0;
+		t->preatt = NULL; /* the step never reads the raw scores */
 		t->att = s->att + att0;
 		t->atty = s->atty + k * d;
 		t->res2 = s->res2 + k * d;

@@ -153,8 +153,9 @@ AV_CLONES static void softmax_row(float *att, float *preatt, int n, int valid, f
 	for (; j < valid; j++)
 		att[j] *= inv[0];
 	for (j = valid; j < n; j++) {
+		if (preatt != att)
+			preatt[j] = NAN;
 		att[j] = 0.0f;
-		preatt[j] = NAN;
 	}
 }
 
@@ -174,8 +175,10 @@ static void attention_pairs(const att_fwd *x)
 		const float *q = x->qkv + (size_t)b * T * C3 + (size_t)h * hs;
 		const float *k = q + C;
 		const float *v = q + 2 * C;
-		float *pa = x->preatt + (size_t)bh * T * T;
 		float *at = x->att + (size_t)bh * T * T;
+		/* Without preatt, the scores go to att and the softmax runs in
+		 * place (a (T,T) array less to write and read back). */
+		float *pa = x->preatt ? x->preatt + (size_t)bh * T * T : at;
 		/* Raw scores for all (i, j): q_i . k_j. Q and K are strided views
 		 * into qkv (row stride 3C). */
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, q, C3, k, C3,

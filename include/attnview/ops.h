@@ -39,7 +39,8 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
  *   preatt[b][h][i][j] = q_i . k_j                       (raw score, unscaled)
  *   att[b][h][i][j]    = softmax_j(preatt[b][h][i][j] / sqrt(hs))
  *   out[b][i][h*hs+c]  = sum_j att[b][h][i][j] * v_j[h*hs+c]
- * causal: keys j > i are masked: preatt is NAN there and att exactly 0. */
+ * causal: keys j > i are masked: preatt is NAN there and att exactly 0.
+ * preatt may be NULL (attention_forward only): the scores are not kept. */
 void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T,
 		       int C, int NH, bool causal);
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
