@@ -26,7 +26,7 @@ static const char help_text[] =
 	"Interactive view (the default):\n"
 	"  --model FILE      model to use (default: the built-in model)\n"
 	"  --text TEXT       start with this text in the input line\n"
-	"                    (keys: press ? in the view, or see attnview(1))\n"
+	"                    (keys: press F1 in the view, or see attnview(1))\n"
 	"\n"
 	"Non-interactive:\n"
 	"  --dump            print the tokens and every attention weight\n"

@@ -36,6 +36,13 @@ bool model_config_check(const model_config *c, av_error *err)
 	if (c->context < 1 || c->context > AV_MAX_CONTEXT)
 		return av_fail(err, "context %u is outside 1..%u tokens", c->context,
 			       AV_MAX_CONTEXT);
+	uint64_t cells = (uint64_t)c->layers * c->heads * c->context * c->context;
+	if (cells > AV_MAX_ATTN_CELLS)
+		return av_fail(err, "%u layers x %u heads x %u^2 context positions is %llu attention "
+				    "weights per text, more than the limit of %u; use fewer layers or "
+				    "heads or a shorter context",
+			       c->layers, c->heads, c->context, (unsigned long long)cells,
+			       AV_MAX_ATTN_CELLS);
 	/* Both factors are bounded above, so this cannot overflow size_t. */
 	if (model_num_params(c) > AV_MAX_PARAMS)
 		return av_fail(err, "%zu parameters is more than the limit of %u",

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +36,8 @@ static void crc_init(void)
 
 uint32_t av_crc32(uint32_t crc, const void *buf, size_t n)
 {
-	static bool ready;
-	if (!ready) {
-		/* Idempotent: racing threads write identical values. */
-		crc_init();
-		ready = true;
-	}
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, crc_init);
 	const uint8_t *p = buf;
 	crc = ~crc;
 	while (n >= 8) {
@@ -554,7 +551,17 @@ bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, 
 		}
 		done += (size_t)k;
 	}
-	if (fsync(fd) != 0 || fchmod(fd, 0644) != 0) {
+	/* mkstemp made the file 0600. A replaced model keeps its mode; a new
+	 * one gets the mode the user's umask gives new files. */
+	mode_t mode;
+	if (stat(path, &st) == 0) {
+		mode = st.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fsync(fd) != 0 || fchmod(fd, mode) != 0) {
 		int e = errno;
 		av_fail_errno(err, e, "%s: cannot flush to disk; the previous file is unchanged",
 			      path);

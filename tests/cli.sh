@@ -75,8 +75,16 @@ expect 0 'OpenBLAS kernel: Haswell' -- env OPENBLAS_CORETYPE=Haswell \
 # ... and with no choice made, a generic fallback is replaced by restarting
 # with a kernel the CPU runs. Only --version runs here: no BLAS computation
 # happens under a kernel the environment did not choose.
-if grep -q -w avx2 /proc/cpuinfo; then
-	expect 0 'OpenBLAS kernel: (SkylakeX|Haswell)' -- env -u OPENBLAS_CORETYPE \
+if grep -q -w avx512f /proc/cpuinfo && grep -q -w avx512bw /proc/cpuinfo &&
+	grep -q -w avx512vl /proc/cpuinfo && grep -q -w avx512dq /proc/cpuinfo; then
+	better=SkylakeX
+elif grep -q -w avx2 /proc/cpuinfo && grep -q -w fma /proc/cpuinfo; then
+	better=Haswell
+else
+	better=
+fi
+if [ -n "$better" ]; then
+	expect 0 "OpenBLAS kernel: $better" -- env -u OPENBLAS_CORETYPE \
 		ATTNVIEW_TEST_PICKED_CORE=Prescott "$bin" --version
 fi
 

@@ -199,6 +199,15 @@ static void check_damage(void)
 	reseal(buf, n);
 	CHECK(refused(buf, n, "limit"));
 
+	/* Small in parameters but needing gigabytes to run: refused before any
+	 * allocation. */
+	memcpy(buf, b.v, n);
+	put_u32(buf + 36, 8); /* heads 8 (d=8, head size 1), 2 layers, context 1024 */
+	put_u32(buf + 40, AV_MAX_LAYERS);
+	put_u32(buf + 44, AV_MAX_CONTEXT);
+	reseal(buf, n);
+	CHECK(refused(buf, n, "attention weights per text"));
+
 	/* Strings: an absurd length, invalid UTF-8. */
 	memcpy(buf, b.v, n);
 	put_u32(buf + AV_HEADER_FIXED, 0x7FFFFFFF);
@@ -251,6 +260,19 @@ static void check_files(void)
 	r = model_load(path, &err);
 	CHECK(r && r->meta.steps == 99);
 	model_destroy(r);
+
+	/* A new model gets the mode the umask allows, a replaced one keeps its
+	 * own: a model of private notes must not become world-readable. */
+	char priv[512];
+	snprintf(priv, sizeof priv, "%s/private.attn", dir);
+	mode_t old = umask(077);
+	CHECKF(model_save(m, priv, &err), "%s", err.msg);
+	umask(old);
+	struct stat st;
+	CHECK(stat(priv, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK(chmod(priv, 0640) == 0);
+	CHECKF(model_save(m, priv, &err), "%s", err.msg);
+	CHECK(stat(priv, &st) == 0 && (st.st_mode & 0777) == 0640);
 
 	/* A file that is not a model is never overwritten. */
 	FILE *f = fopen(other, "w");

@@ -44,6 +44,7 @@ MAX_HEADS = 64
 MAX_LAYERS = 32
 MAX_VOCAB = 200000
 MAX_PARAMS = 1 << 28
+MAX_ATTN_CELLS = 1 << 27
 MAX_STRING = 4096
 
 LN_EPS = 1e-5
@@ -91,6 +92,10 @@ class Config:
             raise FormatError("layers %d outside 1..%d" % (self.layers, MAX_LAYERS))
         if not 1 <= self.context <= MAX_CONTEXT:
             raise FormatError("context %d outside 1..%d" % (self.context, MAX_CONTEXT))
+        cells = self.layers * self.heads * self.context * self.context
+        if cells > MAX_ATTN_CELLS:
+            raise FormatError("%d attention weights per text exceed the limit %d"
+                              % (cells, MAX_ATTN_CELLS))
         if num_params(self) > MAX_PARAMS:
             raise FormatError("%d parameters exceed the limit %d"
                               % (num_params(self), MAX_PARAMS))
