@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs attnview's whole test suite from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
-# root or through sudo), then two stages:
+# root or through sudo), then three stages:
 #   1. build/ (gcc): `meson test`, which includes the ThreadSanitizer run of
 #      the worker (worker_tsan), valgrind memcheck of the program, the crash
 #      and full-disk save tests and the replay of every fuzz input;
