@@ -254,6 +254,7 @@ typedef struct view {
 	char notice[256];
 	help_line *help;
 	int nhelp;
+	int help_keys_w; /* widest line of key names: the description column */
 
 	/* paste in progress */
 	bool pasting;
@@ -1190,10 +1191,16 @@ static void build_help(view *v)
 		if (!b->name)
 			continue;
 		if (!b->help && n > 0 && !v->help[n - 1].heading) {
+			/* Another key of the group above (test_keys checks it does the
+			 * same); past VIEW_HELP_KEYS_W the names go on below, the
+			 * description staying on the group's first line. */
 			help_line *h = &v->help[n - 1];
 			size_t len = strlen(h->names);
-			snprintf(h->names + len, sizeof h->names - len, ", %s", b->name);
-			continue;
+			if (len + 2 + strlen(b->name) <= VIEW_HELP_KEYS_W) {
+				snprintf(h->names + len, sizeof h->names - len, ", %s", b->name);
+				continue;
+			}
+			snprintf(h->names + len, sizeof h->names - len, ",");
 		}
 		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", b->name);
 		v->help[n++].text = b->help ? b->help : "";
@@ -1205,6 +1212,11 @@ static void build_help(view *v)
 		v->help[n++].text = view_mouse_help[i][1];
 	}
 	v->nhelp = n;
+	/* Descriptions start after the widest names (all ASCII), so none is cut. */
+	v->help_keys_w = 0;
+	for (int i = 0; i < n; i++)
+		if (!v->help[i].heading && (int)strlen(v->help[i].names) > v->help_keys_w)
+			v->help_keys_w = (int)strlen(v->help[i].names);
 }
 
 static void draw_help(view *v)
@@ -1233,8 +1245,9 @@ static void draw_help(view *v)
 				put_str(y, x0, colw - 1, accent(v, A_BOLD), h->text);
 				continue;
 			}
-			int x = put_str(y, x0 + 2, 18, st(A_BOLD, 0), h->names);
-			x = x < x0 + 20 ? x0 + 20 : x + 1;
+			/* Two columns between the names and their description. */
+			put_str(y, x0 + 2, v->help_keys_w, st(A_BOLD, 0), h->names);
+			int x = x0 + 2 + v->help_keys_w + 2;
 			put_str(y, x, colw - 1 - (x - x0), plain(), h->text);
 		}
 	}

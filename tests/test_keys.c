@@ -54,6 +54,33 @@ static void test_reachable(void)
 			       "printable key '%c' bound in the input line", view_keys[i].key);
 }
 
+/* An entry without help text is shown on the help screen as another key of
+ * the nearest entry above that has one (view.c, build_help): it must do the
+ * same thing in the same place, or the screen describes it wrongly (Shift-Tab
+ * in the overview was listed under Tab, "select the head on the right"). */
+static void test_groups(void)
+{
+	const key_binding *group = NULL;
+	for (size_t i = 0; i < VIEW_NKEYS; i++) {
+		const key_binding *b = &view_keys[i];
+		if (b->help) {
+			CHECKF(b->name != NULL, "entry %zu has help text but no name", i);
+			group = b;
+			continue;
+		}
+		CHECKF(group != NULL, "entry %zu (%s) has no entry with help above it", i,
+		       b->name ? b->name : "?");
+		if (!group)
+			continue;
+		CHECKF(b->act == group->act,
+		       "%s (action %d) is listed under %s, which does action %d (\"%s\")",
+		       b->name ? b->name : "an unnamed key", (int)b->act, group->name,
+		       (int)group->act, group->help);
+		CHECKF(b->ctx == group->ctx, "%s is listed under %s of another section",
+		       b->name ? b->name : "an unnamed key", group->name);
+	}
+}
+
 /* Digits 0..9 select heads 0..9 (view.c: key - '0'), the numbers --dump
  * prints; the help line and the man page must say so, not the old 1-based
  * "1..9, 0 for head 10". */
@@ -117,6 +144,7 @@ int main(void)
 {
 	test_no_conflicts();
 	test_reachable();
+	test_groups();
 	test_documented();
 	return test_summary("keys");
 }

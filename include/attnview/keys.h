@@ -22,6 +22,7 @@
 #define VIEW_MAX_LINE	   4096 /* codepoints the input line holds */
 #define VIEW_OV_MIN_BOX_W  4	/* overview: smallest heatmap, columns */
 #define VIEW_OV_MIN_BOX_H  3	/* ... and lines, with its title */
+#define VIEW_HELP_KEYS_W   22	/* help: a key group's names wrap past this */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
@@ -80,7 +81,7 @@ typedef struct key_binding {
 	unsigned ctx; /* KC_* */
 	view_action act;
 	const char *name; /* as the help screen shows it */
-	const char *help; /* NULL: same as the entry above (another key for it) */
+	const char *help; /* NULL: another key for the entry above, same act (test_keys) */
 } key_binding;
 
 /* First match wins; within a context a key appears once. */
@@ -169,10 +170,10 @@ static const key_binding view_keys[] = {
 	{KEY_DOWN, true, KC_OVERVIEW, ACT_DOWN, "Down", NULL},
 	{'h', false, KC_OVERVIEW, ACT_LEFT, "h", "select the head on the left"},
 	{KEY_LEFT, true, KC_OVERVIEW, ACT_LEFT, "Left", NULL},
+	{KEY_BTAB, true, KC_OVERVIEW, ACT_LEFT, "Shift-Tab", NULL},
 	{'l', false, KC_OVERVIEW, ACT_RIGHT, "l", "select the head on the right"},
 	{KEY_RIGHT, true, KC_OVERVIEW, ACT_RIGHT, "Right", NULL},
 	{'\t', false, KC_OVERVIEW, ACT_RIGHT, "Tab", NULL},
-	{KEY_BTAB, true, KC_OVERVIEW, ACT_LEFT, "Shift-Tab", NULL},
 	{'\r', false, KC_OVERVIEW, ACT_OPEN, "Enter", "open the selected head"},
 	{KEY_ENTER, true, KC_OVERVIEW, ACT_OPEN, NULL, NULL},
 	{'o', false, KC_OVERVIEW, ACT_OVERVIEW, "o", "close the overview"},

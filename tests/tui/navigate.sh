@@ -55,6 +55,34 @@ for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
 	"head 0..9, from 0 as in --dump"; do
 	check "help mentions '$want'" wait_for "$want" 2
 done
+# Each key group on one row: its full names, at least two spaces, then the
+# description of what those keys do (Shift-Tab was once listed under Tab,
+# "select the head on the right", as "l, Right, Tab, Shi", and
+# "Enter, Ctrl-J, Esc" ran into its text).
+help_row() { # NAMES [DESC]: a row starting " NAMES  " with DESC after the gap
+	screen | awk -v n="$1" -v d="${2:-}" '{
+		i = index(" " $0, " " n "  ")
+		if (!i) next
+		rest = substr($0, i + length(n))
+		sub(/^ +/, "", rest)
+		if (substr(rest, 1, length(d)) == d) found = 1
+	} END { exit !found }'
+}
+help_groups=(
+	"Ctrl-Q, F10|quit" "Tab|next head" "Shift-Tab|previous head"
+	"Enter, Ctrl-J, Esc|go to the heatmap" "Left, Ctrl-B|cursor a character left"
+	"Right, Ctrl-F|cursor a character right" "Home, Ctrl-A|start of the line"
+	"End, Ctrl-E|end of the line" "Backspace, Ctrl-H|delete the character before"
+	"Delete, Ctrl-D|delete the character at" "i, /, Esc, Enter|edit the text again"
+	"h, Left|previous Key column" "l, Right|next Key column" "^, Home|first Key column"
+	"$, End|last Key column" "k, Up|select the head above" "j, Down|select the head below"
+	"h, Left, Shift-Tab|select the head on the left"
+	"l, Right, Tab|select the head on the right" "Enter|open the selected head"
+	"o, Esc|close the overview"
+)
+for g in "${help_groups[@]}"; do
+	check "help row '${g%%|*}': full names, then '${g#*|}'" help_row "${g%%|*}" "${g#*|}"
+done
 keys x
 check "a key closes help" wait_gone "attnview keys"
 check "back where help was opened" wait_for " MAP |"
@@ -115,5 +143,16 @@ keys i End
 type_text "PQRSTUVW"
 check "cut-off notice" wait_for "cut off after 64 tokens (the model's context): 5 ignored"
 check "64 tokens computed" wait_for "| 64 tokens |"
+
+# The narrowest terminal: one column of help, scrolled; names still whole.
+tui_start 50 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+expect_screen " INPUT |"
+keys F1
+expect_screen "attnview keys"
+check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "go to"
+keys NPage
+expect_screen "Mouse"
+check "narrow help: 'h, Left, Shift-Tab' whole" help_row "h, Left, Shift-Tab" "select the"
+check "narrow help: 'l, Right, Tab' whole" help_row "l, Right, Tab" "select the"
 
 finish
