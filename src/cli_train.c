@@ -32,9 +32,11 @@ static const char train_help[] =
     "  --steps N               optimizer steps (default 2000)\n"
     "  --epochs N              instead of --steps: N passes' worth of the training text\n"
     "  --lr X                  peak learning rate (default 5e-3)\n"
-    "  --warmup N              linear warmup steps, then cosine decay (default 100)\n"
+    "  --warmup N              linear warmup steps, then cosine decay (default\n"
+    "                          min(100, steps/10))\n"
     "  --seed S                random seed (default 1)\n"
-    "  --threads N             OpenBLAS threads (default: all cores)\n"
+    "  --threads N             threads (default: all cores; with --resume, the\n"
+    "                          checkpoint's, which must not change)\n"
     "  --min-count N           keep characters seen at least N times (default 1)\n"
     "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
     "  --val-file FILE         validation text (default: the last 5% of CORPUS)\n"
@@ -467,10 +469,21 @@ int cli_train(int argc, char **argv)
 		train_options want = o;
 		if (given[OPT_EPOCHS - OPT_TRAIN])
 			want.steps = ck.opt.steps;
-		if (!check_resume_options(given, &want, &ck.opt, o.epochs, msg, sizeof msg)) {
+		if (!check_resume_options(given, &want, &ck.opt, ck.epochs, msg, sizeof msg)) {
 			train_checkpoint_finish(&ck);
 			return usage_error("%s", msg);
 		}
+		/* The bits depend on the thread count (train.h): keep the checkpoint's. */
+		if (threads && (uint32_t)threads != ck.opt.threads) {
+			int was = (int)ck.opt.threads;
+			train_checkpoint_finish(&ck);
+			return usage_error(
+			    "--threads %d differs from the checkpoint's %d: the result "
+			    "would differ from an uninterrupted run; drop --threads "
+			    "(or give --threads %d)",
+			    threads, was, was);
+		}
+		threads = (int)ck.opt.threads;
 		if (val_path && (!ck.val_path || strcmp(val_path, ck.val_path) != 0)) {
 			train_checkpoint_finish(&ck);
 			return usage_error("--val-file differs from the checkpoint's; drop it");
@@ -534,10 +547,12 @@ int cli_train(int argc, char **argv)
 		goto out;
 	}
 	printf("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
-	       "%" PRIu64 " steps, lr %g, %d BLAS threads (%s), corpus read in %.1fs\n",
+	       "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
+	       "in %.1fs\n",
 	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
 	       t->opt.context, cor.vocab.size, t->model->nparams, t->opt.batch, t->total,
-	       (double)t->opt.lr, blas_threads(), blas_corename(), now_seconds() - tl);
+	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
+	       now_seconds() - tl);
 	if (resume)
 		printf("resuming %s at step %" PRIu64 "\n", resume, t->step);
 	fflush(stdout);
@@ -560,14 +575,12 @@ int cli_train(int argc, char **argv)
 		shell_quote(corpus_path, qc, sizeof qc);
 		shell_quote(ckpt_buf, qk, sizeof qk);
 		shell_quote(out, qo, sizeof qo);
-		char th[32] = "";
-		if (threads)
-			snprintf(th, sizeof th, " --threads %d", threads);
+		/* --threads always: the result is the same only on as many threads. */
 		fprintf(stderr,
 			"attnview: stopped at step %" PRIu64 " of %" PRIu64
 			"; checkpoint written to "
-			"%s\nresume with: attnview --train %s --resume %s -o %s%s\n",
-			t->step, t->total, ckpt_buf, qc, qk, qo, th);
+			"%s\nresume with: attnview --train %s --resume %s -o %s --threads %u\n",
+			t->step, t->total, ckpt_buf, qc, qk, qo, t->opt.threads);
 		status = 128 + sig;
 		goto out;
 	}

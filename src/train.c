@@ -23,7 +23,7 @@ void train_options_default(train_options *o)
 	o->batch = 32;
 	o->steps = 2000;
 	o->lr = 5e-3f;
-	o->warmup = 100;
+	o->warmup = TRAIN_WARMUP_AUTO;
 	o->seed = 1;
 	o->min_count = 1;
 	o->max_vocab = 0;
@@ -66,13 +66,15 @@ bool train_options_check(const train_options *o, av_error *err)
 		return av_fail(err, "--steps or --epochs is too large");
 	if (!(o->lr > 0.0f) || !(o->lr < 10.0f))
 		return av_fail(err, "--lr must be a number above 0 and below 10 (e.g. 1e-3)");
-	if (o->steps && o->warmup >= o->steps)
+	if (o->steps && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= o->steps)
 		return av_fail(err,
 			       "--warmup %" PRIu64 " is not below --steps %" PRIu64
 			       ": use fewer warmup steps (about 3%% of the steps)",
 			       o->warmup, o->steps);
 	if (o->min_count < 1)
 		return av_fail(err, "--min-count must be at least 1");
+	if (o->threads > 256)
+		return av_fail(err, "--threads %u is out of range: use 1 to 256", o->threads);
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
 		return av_fail(err,
 			       "--max-vocab %u leaves no room for characters: the 3 special "
@@ -109,6 +111,11 @@ uint64_t train_total_steps(const train_options *o, const corpus *c)
 	return s ? s : 1;
 }
 
+uint64_t train_auto_warmup(uint64_t total)
+{
+	return total / 10 < 100 ? total / 10 : 100;
+}
+
 bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err)
 {
 	uint64_t w = (uint64_t)window_of(o);
@@ -126,7 +133,7 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 			       path, c->val_stats.bytes ? "the --val-file" : "the last 5%", c->nval,
 			       w);
 	uint64_t total = train_total_steps(o, c);
-	if (o->epochs && o->warmup >= total)
+	if (o->epochs && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= total)
 		return av_fail(err,
 			       "--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
 			       "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
@@ -241,6 +248,7 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 	bb_u32(b, o->max_vocab);
 	bb_u64(b, o->eval_every);
 	bb_u64(b, o->checkpoint_every);
+	bb_u32(b, o->threads);
 	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
 	bb_u32(b, n);
 	bb_bytes(b, val_path, n);
@@ -291,11 +299,12 @@ bool trainer_save_checkpoint(trainer *t, av_error *err)
 	return ok;
 }
 
-static bool get_options(byte_reader *r, train_options *o, char **val_path)
+static bool get_options(byte_reader *r, train_options *o, uint64_t *epochs, char **val_path)
 {
 	char magic[4];
 	uint32_t version, n;
 	memset(o, 0, sizeof *o);
+	*epochs = 0;
 	*val_path = NULL;
 	if (!br_bytes(r, magic, 4) || memcmp(magic, TRAIN_CKPT_MAGIC, 4) != 0 ||
 	    !br_u32(r, &version) || version != TRAIN_CKPT_VERSION)
@@ -305,7 +314,8 @@ static bool get_options(byte_reader *r, train_options *o, char **val_path)
 	    !br_u64(r, &o->steps) || !br_u64(r, &o->epochs) || !br_f32(r, &o->lr) ||
 	    !br_u64(r, &o->warmup) || !br_u64(r, &o->seed) || !br_u64(r, &o->min_count) ||
 	    !br_u32(r, &o->max_vocab) || !br_u64(r, &o->eval_every) ||
-	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &n) || n > AV_MAX_STRING)
+	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &o->threads) || !o->threads ||
+	    !br_u32(r, &n) || n > AV_MAX_STRING)
 		return false;
 	if (n) {
 		*val_path = malloc(n + 1);
@@ -316,7 +326,10 @@ static bool get_options(byte_reader *r, train_options *o, char **val_path)
 		}
 		(*val_path)[n] = '\0';
 	}
-	/* The total is stored resolved; as options it reads as --steps. */
+	/* The total is stored resolved; as options it reads as --steps. The
+	 * --epochs given is kept apart, for --resume --epochs to be checked
+	 * against and for the next checkpoint. */
+	*epochs = o->epochs;
 	o->epochs = 0;
 	return true;
 }
@@ -338,7 +351,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 		goto fail;
 	}
 	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
-	if (!get_options(&r, &ck->opt, &ck->val_path)) {
+	if (!get_options(&r, &ck->opt, &ck->epochs, &ck->val_path)) {
 		av_fail(err,
 			"%s: the training state at byte %zu is damaged or from another "
 			"version; start the training again",
@@ -384,8 +397,9 @@ static bool restore_state(trainer *t, const train_checkpoint *ck, const char *wh
 {
 	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
 	train_options o;
+	uint64_t epochs;
 	char *vp = NULL;
-	get_options(&r, &o, &vp);
+	get_options(&r, &o, &epochs, &vp);
 	free(vp);
 	uint64_t ntrain, nval, hash, rs[4], astep;
 	uint32_t nr, ne;
@@ -467,7 +481,25 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 		goto fail;
 	t->total = train_total_steps(&t->opt, c);
 	t->opt.steps = t->total;
-	t->opt.epochs = resume ? resume->opt.epochs : o->epochs;
+	t->opt.epochs = resume ? resume->epochs : o->epochs;
+	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
+		t->opt.warmup = train_auto_warmup(t->total);
+	uint32_t nt = (uint32_t)backward_get_threads();
+	if (t->opt.threads && t->opt.threads != nt) {
+		if (resume)
+			av_fail(err,
+				"the checkpoint was trained on %u threads and this run would use "
+				"%u: the result would differ from an uninterrupted run; resume "
+				"with --threads %u",
+				t->opt.threads, nt, t->opt.threads);
+		else
+			av_fail(err,
+				"%u threads were asked for but the training step would run on "
+				"%u; use --threads %u",
+				t->opt.threads, nt, nt);
+		goto fail;
+	}
+	t->opt.threads = nt;
 	t->window = window_of(&t->opt);
 	t->nmask = t->opt.objective == OBJ_MASKED
 		       ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
@@ -745,15 +777,16 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		if (t->step == t->total)
 			break;
 		if (train_stop_requested()) {
-			if (!t->ckpt_path)
-				st = av_fail(err,
-					     "stopped at step %" PRIu64 " with nowhere to "
-					     "write a checkpoint",
-					     t->step)
-					 ? TRAIN_STOPPED
-					 : TRAIN_FAILED;
-			else
+			/* Without a checkpoint the steps so far are lost: a failure. */
+			if (!t->ckpt_path) {
+				av_fail(err,
+					"stopped at step %" PRIu64 " with nowhere to write a "
+					"checkpoint",
+					t->step);
+				st = TRAIN_FAILED;
+			} else {
 				st = trainer_save_checkpoint(t, err) ? TRAIN_STOPPED : TRAIN_FAILED;
+			}
 			break;
 		}
 		if (t->opt.checkpoint_every && t->step % t->opt.checkpoint_every == 0 &&

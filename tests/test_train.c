@@ -84,6 +84,8 @@ static void on_progress(const train_progress *p, void *ctx)
 		raise(SIGINT); /* the handler installed by train_install_signals */
 }
 
+static char run_error[sizeof((av_error *)0)->msg]; /* the message of the last failed run() */
+
 /* One run from a fresh start (resume == NULL) or a checkpoint. */
 static train_status run(const train_options *o, const char *corpus_path, const char *resume,
 			const char *out, const char *ckpt, stop_ctx *s, train_result *res)
@@ -111,8 +113,10 @@ static train_status run(const train_options *o, const char *corpus_path, const c
 		if (res)
 			*res = t->final;
 	}
-	if (st == TRAIN_FAILED)
+	if (st == TRAIN_FAILED) {
 		fprintf(stderr, "training: %s\n", err.msg);
+		snprintf(run_error, sizeof run_error, "%s", err.msg);
+	}
 	trainer_destroy(t);
 	train_checkpoint_finish(&ck);
 	corpus_finish(&c);
@@ -139,6 +143,23 @@ static void test_options(void)
 	o.warmup = 3000;
 	CHECK(!train_options_check(&o, &err));
 	CHECKF(strstr(err.msg, "--warmup"), "message: %s", err.msg);
+	/* Without --warmup a short run is fine: the warmup shrinks with it. */
+	train_options_default(&o);
+	o.steps = 50;
+	CHECKF(train_options_check(&o, &err), "--steps 50 refused: %s", err.msg);
+	o.steps = 1;
+	CHECKF(train_options_check(&o, &err), "--steps 1 refused: %s", err.msg);
+	CHECK(train_auto_warmup(50) == 5 && train_auto_warmup(1) == 0);
+	CHECK(train_auto_warmup(2000) == 100 && train_auto_warmup(999) == 99);
+	/* ...but a --warmup given is still checked. */
+	o.steps = 50;
+	o.warmup = 100;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--warmup 100 is not below --steps 50"), "message: %s", err.msg);
+	train_options_default(&o);
+	o.threads = 257;
+	CHECK(!train_options_check(&o, &err));
+	CHECKF(strstr(err.msg, "--threads 257"), "message: %s", err.msg);
 	train_options_default(&o);
 	o.epochs = 2;
 	CHECK(!train_options_check(&o, &err));
@@ -344,6 +365,86 @@ static void test_resume(void)
 	}
 }
 
+/* The default warmup is resolved from the run's length, also from --epochs,
+ * and stored resolved in the checkpoint. */
+static void test_auto_warmup(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.warmup = TRAIN_WARMUP_AUTO;
+	corpus c;
+	av_error err;
+	corpus_options co = {NULL, 1, 0};
+	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
+	trainer *t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
+	CHECKF(t != NULL, "%s", t ? "" : err.msg);
+	if (t) {
+		CHECKF(t->opt.warmup == 4 && t->adam.warmup == 4, "warmup %llu",
+		       (unsigned long long)t->opt.warmup);
+		trainer_destroy(t);
+	}
+	o.steps = 0;
+	o.epochs = 20; /* 1871 steps on repeat.txt: warmup 100 */
+	CHECK(train_check_data(&o, &c, "repeat.txt", &err));
+	t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
+	CHECKF(t && t->total == 1871 && t->opt.warmup == 100, "%s", t ? "" : err.msg);
+	trainer_destroy(t);
+	corpus_finish(&c);
+}
+
+/* What the checkpoint keeps of the options: --epochs (through a second
+ * checkpoint too), and the thread count, which a resume must not change. */
+static void test_resume_options(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.steps = 0;
+	o.epochs = 1; /* 88 steps on mixed.txt */
+	o.checkpoint_every = 0;
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	stop_ctx s1 = {.stop_at = 5};
+	CHECK(run(&o, corpus_path, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &s1, NULL) ==
+	      TRAIN_STOPPED);
+	train_checkpoint ck;
+	av_error err;
+	CHECK(train_checkpoint_load(&ck, tmp("ep.ckpt"), &err));
+	CHECKF(ck.epochs == 1 && ck.opt.epochs == 0 && ck.opt.steps > 5, "epochs %llu",
+	       (unsigned long long)ck.epochs);
+	CHECKF(ck.opt.threads == 1, "threads %u", ck.opt.threads);
+	train_checkpoint_finish(&ck);
+	stop_ctx s2 = {.stop_at = 9};
+	CHECK(run(&o, corpus_path, tmp("ep.ckpt"), tmp("ep.attn"), tmp("ep.ckpt"), &s2, NULL) ==
+	      TRAIN_STOPPED);
+	CHECK(train_checkpoint_load(&ck, tmp("ep.ckpt"), &err));
+	CHECKF(ck.epochs == 1, "after a resume: epochs %llu", (unsigned long long)ck.epochs);
+
+	/* Another thread count: refused, saying why and what to do. */
+	corpus c;
+	corpus_options co = {NULL, 1, 0};
+	CHECK(corpus_load(&c, corpus_path, &co, &err));
+	backward_set_threads(2);
+	trainer *t =
+	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &err);
+	backward_set_threads(0);
+	CHECK(t == NULL);
+	CHECKF(t == NULL && strstr(err.msg, "trained on 1 threads") &&
+		   strstr(err.msg, "differ from an uninterrupted run") &&
+		   strstr(err.msg, "--threads 1"),
+	       "message: %s", t ? "" : err.msg);
+	trainer_destroy(t);
+	corpus_finish(&c);
+	train_checkpoint_finish(&ck);
+
+	/* Stopped with nowhere to write a checkpoint: the work is lost, a failure. */
+	tiny_options(&o);
+	stop_ctx s3 = {.stop_at = 3};
+	run_error[0] = '\0';
+	CHECK(run(&o, corpus_path, NULL, tmp("nock.attn"), NULL, &s3, NULL) == TRAIN_FAILED);
+	CHECKF(strstr(run_error, "stopped at step 3 with nowhere to write a checkpoint"),
+	       "message: %s", run_error);
+	CHECK(!file_exists(tmp("nock.attn")));
+}
+
 static bool contains(const uint8_t *b, size_t n, const char *s)
 {
 	size_t k = strlen(s);
@@ -512,11 +613,80 @@ static void test_cli(void)
 				  "--dim",   "32",	  NULL};
 	CHECK(run_cli(conflict, out, sizeof out, 0) == 2);
 	CHECKF(strstr(out, "--dim differs from the checkpoint's"), "output: %s", out);
-	const char *resume[] = {"--train",   corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
-				"--threads", "1",	  NULL};
+	/* No --threads: the checkpoint's 1, not all cores. */
+	const char *resume[] = {"--train", corpus_path, "--resume", tmp("part/cli.attn.ckpt"),
+				NULL};
 	CHECK(run_cli(resume, out, sizeof out, 0) == 0);
-	CHECKF(strstr(out, "resuming"), "output: %s", out);
+	CHECKF(strstr(out, "resuming") && strstr(out, " 1 BLAS threads"), "output: %s", out);
 	CHECK(same_bytes(tmp("full/cli.attn"), tmp("part/cli.attn")));
+}
+
+/* --resume at the command line: the hint names the thread count even when
+ * none was given; another --threads or --epochs is refused (exit 2); the
+ * default warmup lets a short run through. */
+static void test_cli_resume_options(void)
+{
+	static char out[1 << 16];
+	char corpus_path[4096];
+	snprintf(corpus_path, sizeof corpus_path, "%s", test_path("data/corpus/mixed.txt"));
+	mkdir(tmp("ro"), 0755);
+	const char *shortrun[] = {
+	    "--train", corpus_path,	     "--dim", "16",	 "--heads", "2",       "--layers",
+	    "1",       "--context",	     "16",    "--batch", "4",	    "--steps", "20",
+	    "-o",      tmp("ro/short.attn"), NULL};
+	CHECKF(run_cli(shortrun, out, sizeof out, 0) == 0, "output: %s", out);
+	CHECKF(strstr(out, "20 steps, lr 0.005, warmup 2,"), "output: %s", out);
+
+	const char *part[] = {"--train",
+			      corpus_path,
+			      "--dim",
+			      "16",
+			      "--heads",
+			      "2",
+			      "--layers",
+			      "1",
+			      "--context",
+			      "16",
+			      "--batch",
+			      "4",
+			      "--eval-every",
+			      "1",
+			      "--epochs",
+			      "4",
+			      "-o",
+			      tmp("ro/m.attn"),
+			      NULL};
+	int st = run_cli(part, out, sizeof out, SIGTERM);
+	if (st == 0) {
+		fprintf(stderr, "note: the run ended before SIGTERM arrived\n");
+		return;
+	}
+	CHECKF(st == 143, "exit status %d: %s", st, out);
+	const char *hint = strstr(out, "resume with: ");
+	const char *th = hint ? strstr(hint, " --threads ") : NULL;
+	int n = 0;
+	CHECKF(th && sscanf(th, " --threads %d", &n) == 1 && n >= 1, "output: %s", out);
+	if (n < 1)
+		return;
+	char other[16], same[16];
+	snprintf(other, sizeof other, "%d", n + 1);
+	snprintf(same, sizeof same, "%d", n);
+	const char *ck = tmp("ro/m.attn.ckpt");
+	const char *threads[] = {"--train", corpus_path, "--resume", ck, "--threads", other, NULL};
+	CHECK(run_cli(threads, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--threads") && strstr(out, "differ from an uninterrupted run"),
+	       "output: %s", out);
+	const char *epochs[] = {"--train", corpus_path, "--resume", ck, "--epochs", "2", NULL};
+	CHECK(run_cli(epochs, out, sizeof out, 0) == 2);
+	CHECKF(strstr(out, "--epochs differs from the checkpoint's"), "output: %s", out);
+	CHECK(file_exists(ck));
+	/* The same values (or none) go through, on the checkpoint's thread count. */
+	const char *resume[] = {"--train", corpus_path, "--resume", ck, "--epochs", "4", NULL};
+	CHECKF(run_cli(resume, out, sizeof out, 0) == 0, "output: %s", out);
+	char want[64];
+	snprintf(want, sizeof want, "%s BLAS threads", same);
+	CHECKF(strstr(out, "resuming") && strstr(out, want), "output: %s", out);
+	CHECK(!file_exists(ck));
 }
 
 int main(void)
@@ -533,7 +703,10 @@ int main(void)
 	test_one_character();
 	test_determinism();
 	test_resume();
+	test_auto_warmup();
+	test_resume_options();
 	test_cli();
+	test_cli_resume_options();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -47,13 +47,15 @@
  *   32   8   total steps (resolved from --epochs if that was given)
  *   40   8   epochs (0 when --steps was given)
  *   48   4   peak learning rate (f32)
- *   52   8   warmup steps
+ *   52   8   warmup steps (resolved: never TRAIN_WARMUP_AUTO)
  *   60   8   seed
  *   68   8   min count
  *   76   4   max vocabulary (0 = no limit)
  *   80   8   eval every (steps; 0 = only at the end)
  *   88   8   checkpoint every (steps; 0 = only when stopped)
- *   96   4   n, then n bytes: the --val-file path (n = 0: last 5% of the corpus)
+ *   96   4   threads: the training step's thread count (backward_get_threads()):
+ *            the bits depend on it, so a resume must run on the same count
+ *   100  4   n, then n bytes: the --val-file path (n = 0: last 5% of the corpus)
  *   ..   8   training characters, 8 validation characters, 8 FNV-1a hash of all
  *            ids: resuming on a different corpus is refused
  *   ..   8   steps done (the next step to run)
@@ -93,6 +95,9 @@
 #define TRAIN_RECENT	    256 /* training losses kept for the sparkline */
 #define TRAIN_CKPT_MAGIC    "ATCK"
 #define TRAIN_CKPT_VERSION  1u
+/* warmup: min(100, total steps / 10), resolved by trainer_create. The default,
+ * so that a short run (--steps 50) is not refused for a warmup of 100. */
+#define TRAIN_WARMUP_AUTO UINT64_MAX
 
 typedef struct train_options {
 	uint32_t objective; /* enum objective */
@@ -106,6 +111,10 @@ typedef struct train_options {
 	uint32_t max_vocab;
 	uint64_t eval_every;	   /* 0: only at the end */
 	uint64_t checkpoint_every; /* 0: only when stopped */
+	/* The training step's thread count; 0: whatever backward_get_threads()
+	 * says. trainer_create records the count it runs on and refuses one
+	 * that differs (a checkpoint's included): the bits depend on it. */
+	uint32_t threads;
 } train_options;
 
 /* The defaults of attnview --train (attnview(1) lists them). */
@@ -115,6 +124,8 @@ void train_options_default(train_options *o);
 bool train_options_check(const train_options *o, av_error *err);
 /* Steps the run will take on this corpus (resolves --epochs). */
 uint64_t train_total_steps(const train_options *o, const corpus *c);
+/* The warmup TRAIN_WARMUP_AUTO stands for: min(100, total / 10). */
+uint64_t train_auto_warmup(uint64_t total);
 /* Refuses a corpus too small for the options (a training split shorter than
  * one batch of windows, a validation split shorter than one window). */
 bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err);
@@ -124,8 +135,9 @@ bool train_check_output(const char *path, av_error *err);
 
 /* A checkpoint file read back (the layout above). */
 typedef struct train_checkpoint {
-	train_options opt;
-	char *val_path; /* NULL: the last 5% */
+	train_options opt; /* steps = the resolved total, epochs = 0 */
+	uint64_t epochs;   /* the --epochs the run was started with (0: --steps) */
+	char *val_path;	   /* NULL: the last 5% */
 	model *model;
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
 	size_t n, state_off, state_len;
