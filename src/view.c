@@ -1067,7 +1067,10 @@ static void draw_status(view *v)
 	int x = put_fmt(y, 0, cols, s,
 			" %s | %s | layer %d of %d, head %d of %d | %d tokens%s | F1 help", mode,
 			name, v->layer, nlayers(v), v->head, nheads(v), v->ntok, ms);
-	if (v->busy_shown && x + 14 < cols)
+	/* The mark matters more than the end of the status text: it overwrites
+	 * it when the line is full (a long model name, a narrow terminal). */
+	(void)x;
+	if (v->busy_shown && cols >= 26)
 		put_str(y, cols - 13, 13, st(A_REVERSE | A_BOLD, 0), "computing... ");
 }
 

@@ -60,7 +60,9 @@ tui_start 100 30 TERM=xterm-256color ATTNVIEW_TEST_DELAY_MS=4000 -- --model "$mo
 expect_screen "Query 0 " 20
 type_text "c"
 checks=$((checks + 1))
-if wait_for "computing..." 5; then
+# The status line's mark, not the details panel's "computing..." (which
+# stands there while predictions are pending).
+if wait_for_re '^ INPUT \|.*computing\.\.\. *$' 5; then
 	s=$(screen)
 	check "echoed while computing" grep -q "^text> abc$" <<<"$s"
 	check "old result still shown while computing" \
