@@ -33,9 +33,9 @@ fi
 
 builddir=${ATTNVIEW_BUILD:-build}
 if [ -f "$builddir/build.ninja" ]; then
-	meson setup --reconfigure "$builddir" >/dev/null
+	meson setup --reconfigure -Dwerror=true "$builddir" >/dev/null
 else
-	meson setup "$builddir" >/dev/null
+	meson setup -Dwerror=true "$builddir" >/dev/null
 fi
 ninja -C "$builddir"
 
