@@ -102,7 +102,7 @@ at 4 6 0 2
 
 # The top prediction at the Query position, as --dump --top computes it.
 checks=$((checks + 1))
-if wait_for "Predicted at 4" && wait_gone "computing..."; then
+if wait_for "Predicted at 4" 30 && wait_gone "computing..." 30; then
 	pred=$(screen | sed -n '/│Predicted at 4/{n;p}' | sed 's/.*│ *\(.*\)$/\1/')
 	pchar=$(printf '%s\n' "$pred" | awk '{ print $1 }')
 	ppct=$(printf '%s\n' "$pred" | awk '{ sub("%", "", $NF); print $NF }')
