@@ -358,24 +358,15 @@ static void attention_backward_range(void *p, int begin, int end)
 		const float *a = x->att + (size_t)bh * T * T;
 		float *dp = x->work + (size_t)bh * T * T;
 
-		if (!mm_nt16(T, T, hs, dO, C, v, C3, dp, T))
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dO, C,
-				    v, C3, 0.0f, dp, T);
-		if (hs % 8 == 0 && hs <= 32)
-			mm_rows16(T, hs, T, a, 1, T, dO, C, dv, C3, x->acc);
-		else
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T,
-				    dO, C, beta, dv, C3);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dO, C, v, C3,
+			    0.0f, dp, T);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dO, C,
+			    beta, dv, C3);
 		softmax_backward_rows(dp, a, T, T, x->causal, scale);
-		if (hs % 8 == 0 && hs <= 32) {
-			mm_rows16(T, hs, T, dp, T, 1, k, C3, dq, C3, x->acc);
-			mm_rows16(T, hs, T, dp, 1, T, q, C3, dk, C3, x->acc);
-		} else {
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp,
-				    T, k, C3, beta, dq, C3);
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T,
-				    q, C3, beta, dk, C3);
-		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, k, C3,
+			    beta, dq, C3);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, q, C3,
+			    beta, dk, C3);
 	}
 }
 
@@ -819,19 +810,14 @@ static void sel_attention_forward_range(void *p, int begin, int end)
 		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
 		const float *k = x->qkv + (size_t)b * T * C3 + C + (size_t)h * hs, *v = k + C;
 		float *a = x->att + ((size_t)h * x->R + r0) * T;
-		float *out_h = x->out + (size_t)r0 * C + (size_t)h * hs;
-		if (!mm_nt16(nr, T, hs, q, C, k, C3, a, T))
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, q, C,
-				    k, C3, 0.0f, a, T);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, q, C, k, C3,
+			    0.0f, a, T);
 		for (int r = 0; r < nr; r++) {
 			int i = x->g->rows[r0 + r] - b * T;
 			softmax_prefix(a + (size_t)r * T, x->causal ? i + 1 : T, T, scale);
 		}
-		if (hs % 8 == 0 && hs <= 32)
-			mm_rows16(nr, hs, T, a, T, 1, v, C3, out_h, C, 0);
-		else
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, a,
-				    T, v, C3, 0.0f, out_h, C);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, a, T, v, C3,
+			    0.0f, x->out + (size_t)r0 * C + (size_t)h * hs, C);
 	}
 }
 
@@ -855,26 +841,15 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 		const float *dO = x->dout + (size_t)r0 * C + (size_t)h * hs;
 		const float *a = x->att + ((size_t)h * x->R + r0) * T;
 		float *dp = x->work + ((size_t)h * x->R + r0) * T;
-		if (!mm_nt16(nr, T, hs, dO, C, v, C3, dp, T))
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, dO,
-				    C, v, C3, 0.0f, dp, T);
-		if (hs % 8 == 0 && hs <= 32)
-			mm_rows16(T, hs, nr, a, 1, T, dO, C, dv, C3, 1);
-		else
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T,
-				    dO, C, 1.0f, dv, C3);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, dO, C, v, C3,
+			    0.0f, dp, T);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T, dO, C,
+			    1.0f, dv, C3);
 		softmax_backward_rows(dp, a, nr, T, false, scale);
-		if (hs % 8 == 0 && hs <= 32) {
-			mm_rows16(nr, hs, T, dp, T, 1, k, C3,
-				  x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C, 0);
-			mm_rows16(T, hs, nr, dp, 1, T, q, C, dk, C3, 1);
-		} else {
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp,
-				    T, k, C3, 0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs,
-				    C);
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp,
-				    T, q, C, 1.0f, dk, C3);
-		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k,
+			    C3, 0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp, T, q, C,
+			    1.0f, dk, C3);
 	}
 }
 

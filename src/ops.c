@@ -176,25 +176,20 @@ static void attention_pairs(const att_fwd *x)
 		const float *k = q + C;
 		const float *v = q + 2 * C;
 		float *at = x->att + (size_t)bh * T * T;
-		float *out_h = x->out + (size_t)b * T * C + (size_t)h * hs;
 		/* Without preatt, the scores go to att and the softmax runs in
 		 * place (a (T,T) array less to write and read back). */
 		float *pa = x->preatt ? x->preatt + (size_t)bh * T * T : at;
 		/* Raw scores for all (i, j): q_i . k_j. Q and K are strided views
 		 * into qkv (row stride 3C). */
-		if (!mm_nt16(T, T, hs, q, C3, k, C3, pa, T))
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, q, C3,
-				    k, C3, 0.0f, pa, T);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, q, C3, k, C3,
+			    0.0f, pa, T);
 		for (int i = 0; i < T; i++)
 			softmax_row(at + (size_t)i * T, pa + (size_t)i * T, T,
 				    x->causal ? i + 1 : T, scale);
 		/* out_h (T,hs) = att (T,T) . V_h (T,hs), written into the head's
 		 * columns of out (row stride C). */
-		if (hs % 8 == 0 && hs <= 32)
-			mm_rows16(T, hs, T, at, T, 1, v, C3, out_h, C, 0);
-		else
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, at,
-				    T, v, C3, 0.0f, out_h, C);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, at, T, v, C3,
+			    0.0f, x->out + (size_t)b * T * C + (size_t)h * hs, C);
 	}
 }
 

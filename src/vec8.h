@@ -1,7 +1,6 @@
 #ifndef ATTNVIEW_SRC_VEC8_H
 #define ATTNVIEW_SRC_VEC8_H
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -89,93 +88,6 @@ AV_INLINE void store_part(float *p, int n, v8f v)
 	store8(b, v);
 	for (int i = 0; i < n; i++)
 		p[i] = b[i];
-}
-
-/* C (M,N) = A (M,K) . B (K,N) [+ C when acc], for the per-head attention
- * products whose N is the head size (a multiple of 8, at most 32). At these
- * sizes (128x16x128) OpenBLAS spends more on packing than on arithmetic; here
- * each output row stays in up to four vectors and every B row is read as
- * contiguous lanes. A is addressed as A[i * rsa + p * csa], so a transposed A
- * costs nothing. The sum over p runs in order, so the result depends on
- * neither the thread count nor the instruction set. */
-static AV_CLONES __attribute__((unused)) void mm_rows16(int M, int N, int K, const float *A,
-							 long rsa, long csa, const float *B,
-							 int ldb, float *C, int ldc, int acc)
-{
-	int nv = N / 8, i = 0;
-	if (nv == 2) {
-		/* Four rows at a time: eight independent sums hide the add
-		 * latency, and each B row is loaded once for the four. */
-		for (; i + 4 <= M; i += 4) {
-			v8f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-			v8f s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};
-			const float *a0 = A + (long)i * rsa;
-			for (int p = 0; p < K; p++) {
-				const float *ap = a0 + (long)p * csa;
-				const float *bp = B + (long)p * ldb;
-				v8f b0 = load8(bp), b1 = load8(bp + 8);
-				float x0 = ap[0], x1 = ap[rsa], x2 = ap[2 * rsa], x3 = ap[3 * rsa];
-				s0 += x0 * b0;
-				s1 += x0 * b1;
-				s2 += x1 * b0;
-				s3 += x1 * b1;
-				s4 += x2 * b0;
-				s5 += x2 * b1;
-				s6 += x3 * b0;
-				s7 += x3 * b1;
-			}
-			float *c = C + (long)i * ldc;
-			if (acc) {
-				s0 += load8(c);
-				s1 += load8(c + 8);
-				s2 += load8(c + ldc);
-				s3 += load8(c + ldc + 8);
-				s4 += load8(c + 2 * ldc);
-				s5 += load8(c + 2 * ldc + 8);
-				s6 += load8(c + 3 * ldc);
-				s7 += load8(c + 3 * ldc + 8);
-			}
-			store8(c, s0);
-			store8(c + 8, s1);
-			store8(c + ldc, s2);
-			store8(c + ldc + 8, s3);
-			store8(c + 2 * ldc, s4);
-			store8(c + 2 * ldc + 8, s5);
-			store8(c + 3 * ldc, s6);
-			store8(c + 3 * ldc + 8, s7);
-		}
-	}
-	for (; i < M; i++) {
-		v8f s[4] = {{0}, {0}, {0}, {0}};
-		const float *ai = A + (long)i * rsa;
-		for (int p = 0; p < K; p++) {
-			float a = ai[(long)p * csa];
-			const float *bp = B + (long)p * ldb;
-			for (int v = 0; v < nv; v++)
-				s[v] += a * load8(bp + 8 * v);
-		}
-		float *ci = C + (long)i * ldc;
-		for (int v = 0; v < nv; v++)
-			store8(ci + 8 * v, acc ? load8(ci + 8 * v) + s[v] : s[v]);
-	}
-}
-
-/* C (M,N) = A (M,K) . B^T for B (N,K) rows, the per-head score products
- * (128x128x16): B is transposed into a local (K,N) copy so that each 16-column
- * block of C goes through mm_rows16. Returns false (nothing done) when the
- * shape does not fit the copy; callers then use sgemm. */
-static __attribute__((unused)) bool mm_nt16(int M, int N, int K, const float *A, int lda,
-					    const float *B, int ldb, float *C, int ldc)
-{
-	float bt[4096];
-	if (K % 8 != 0 || K > 32 || N % 16 != 0 || N * K > 4096)
-		return false;
-	for (int j = 0; j < N; j++)
-		for (int p = 0; p < K; p++)
-			bt[p * N + j] = B[(long)j * ldb + p];
-	for (int j = 0; j < N; j += 16)
-		mm_rows16(M, 16, K, A, lda, 1, bt + j, N, C + j, ldc, 0);
-	return true;
 }
 
 #endif
