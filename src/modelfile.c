@@ -506,17 +506,25 @@ static bool is_attnview_file(const char *path)
 	return k == 8 && memcmp(magic, AV_MAGIC, 8) == 0;
 }
 
+bool may_replace_file(const char *path, av_error *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return true;
+	if (S_ISDIR(st.st_mode))
+		return av_fail(err, "%s: is a directory; give a file name", path);
+	if (st.st_size > 0 && !is_attnview_file(path))
+		return av_fail(err, "%s: exists and is not an attnview model; it was left "
+				    "untouched: choose another output file",
+			       path);
+	return true;
+}
+
 bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, av_error *err)
 {
 	struct stat st;
-	if (!force && stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return av_fail(err, "%s: is a directory; give a file name", path);
-		if (st.st_size > 0 && !is_attnview_file(path))
-			return av_fail(err, "%s: exists and is not an attnview model; it was left "
-					    "untouched: choose another output file",
-				       path);
-	}
+	if (!force && !may_replace_file(path, err))
+		return false;
 	char *dcopy = strdup(path);
 	size_t tlen = strlen(path) + 32;
 	char *tmp = malloc(tlen);

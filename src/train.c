@@ -143,23 +143,8 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 
 bool train_check_output(const char *path, av_error *err)
 {
-	struct stat st;
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return av_fail(err, "%s is a directory: give a file name with -o", path);
-		if (st.st_size > 0) {
-			FILE *f = fopen(path, "rb");
-			char magic[8] = {0};
-			size_t got = f ? fread(magic, 1, 8, f) : 0;
-			if (f)
-				fclose(f);
-			if (got != 8 || memcmp(magic, AV_MAGIC, 8) != 0)
-				return av_fail(err,
-					       "%s exists and is not an attnview model: it will "
-					       "not be overwritten; choose another file with -o",
-					       path);
-		}
-	}
+	if (!may_replace_file(path, err))
+		return false;
 	char *copy = strdup(path);
 	if (!copy)
 		return av_fail(err, "out of memory");

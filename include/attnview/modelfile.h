@@ -81,6 +81,11 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err);
 /* Load a model file (kind 0; a checkpoint is accepted too, for --info/--dump). */
 model *model_load(const char *path, av_error *err);
 
+/* May a model be written to path? Not if it is a directory, or an existing
+ * non-empty file that is not an attnview file (no magic): someone's data.
+ * Training asks before it starts, every save asks again. */
+bool may_replace_file(const char *path, av_error *err);
+
 /* Write bytes to path atomically: a temporary file in the same directory,
  * fsync, rename, fsync of the directory. An existing file that is not an
  * attnview file (no magic) is never replaced unless `force`. */
