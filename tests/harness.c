@@ -177,6 +177,14 @@ const golden_tensor *golden_get(const golden *g, const char *name)
 	return NULL;
 }
 
+int32_t *golden_ids(const golden_tensor *t)
+{
+	int32_t *ids = malloc((t->size ? t->size : 1) * sizeof *ids);
+	for (size_t i = 0; ids && i < t->size; i++)
+		ids[i] = (int32_t)t->v[i];
+	return ids;
+}
+
 void golden_free(golden *g)
 {
 	for (size_t i = 0; i < g->n; i++)

@@ -64,6 +64,8 @@ typedef struct golden {
 bool golden_load(golden *g, const char *path);
 const golden_tensor *golden_get(const golden *g, const char *name);
 void golden_free(golden *g);
+/* A golden tensor of ids (stored as floats) as a new int32 array. */
+int32_t *golden_ids(const golden_tensor *t);
 
 /* Read a whole file; NULL on failure. *n gets the size. */
 uint8_t *test_read_file(const char *path, size_t *n);

@@ -336,11 +336,7 @@ static void golden_grads(const char *name)
 		return;
 	}
 	int B = (int)gt->dims[0], T = (int)gt->dims[1], N = B * T;
-	int32_t *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
-	for (int i = 0; i < N; i++) {
-		tok[i] = (int32_t)gt->v[i];
-		tgt[i] = (int32_t)gy->v[i];
-	}
+	int32_t *tok = golden_ids(gt), *tgt = golden_ids(gy);
 	activations a;
 	grad_acts g;
 	CHECK(activations_init(&a, &m->cfg, B, T, N, &err));
