@@ -4,6 +4,7 @@
 #include "attnview/optimizer.h"
 
 #include "attnview/backward.h" /* av_parallel_for */
+#include "vec8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -127,28 +128,57 @@ static void norm_range(void *p, int begin, int end)
 }
 
 /* The update of optimizer.h, element by element: clip, moments, decay (for
- * matrices: 0 or 1 times, exact and without a branch), step. */
-static void update_range(void *p, int begin, int end)
+ * matrices: 0 or 1 times, exact and without a branch), step. Eight lanes at
+ * a time (GCC does not vectorise this loop at -O2), then the rest one by one
+ * with the same IEEE operations in the same order, so every element gets the
+ * same bits either way and in both clones. */
+typedef uint8_t v8u8 __attribute__((vector_size(8)));
+
+AV_CLONES static void update_lanes(float *restrict pa, float *restrict ga, float *restrict m,
+				   float *restrict v, const uint8_t *restrict decay, size_t n,
+				   adam_consts k)
 {
-	adam_job *j = p;
-	const adam_consts *k = &j->k;
-	float *m = j->o->m, *v = j->o->v, *pa = j->params, *ga = j->grads;
-	const uint8_t *decay = j->o->decay;
-	size_t lo = (size_t)begin * CHUNK, hi = (size_t)end * CHUNK;
-	if (hi > j->o->n)
-		hi = j->o->n;
-	for (size_t i = lo; i < hi; i++) {
-		float g = k->scale < 1.0f ? ga[i] * k->scale : ga[i];
+	const bool clip = k.scale < 1.0f;
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8f g = load8(ga + i);
+		if (clip)
+			g = g * k.scale;
+		store8(ga + i, g);
+		v8f mi = k.b1 * load8(m + i) + k.c1 * g;
+		v8f vi = k.b2 * load8(v + i) + k.c2 * g * g;
+		store8(m + i, mi);
+		store8(v + i, vi);
+		v8u8 d8;
+		memcpy(&d8, decay + i, sizeof d8);
+		v8f pi = load8(pa + i);
+		pi -= __builtin_convertvector(d8, v8f) * (k.wd * pi);
+		pi -= k.lr * (mi / k.bc1) / (vsqrt8(vi / k.bc2) + (zero + k.eps));
+		store8(pa + i, pi);
+	}
+	for (; i < n; i++) {
+		float g = clip ? ga[i] * k.scale : ga[i];
 		ga[i] = g;
-		float mi = k->b1 * m[i] + k->c1 * g;
-		float vi = k->b2 * v[i] + k->c2 * g * g;
+		float mi = k.b1 * m[i] + k.c1 * g;
+		float vi = k.b2 * v[i] + k.c2 * g * g;
 		m[i] = mi;
 		v[i] = vi;
 		float pi = pa[i];
-		pi -= (float)decay[i] * (k->wd * pi);
-		pi -= k->lr * (mi / k->bc1) / (sqrtf(vi / k->bc2) + k->eps);
+		pi -= (float)decay[i] * (k.wd * pi);
+		pi -= k.lr * (mi / k.bc1) / (sqrtf(vi / k.bc2) + k.eps);
 		pa[i] = pi;
 	}
+}
+
+static void update_range(void *p, int begin, int end)
+{
+	const adam_job *j = p;
+	size_t lo = (size_t)begin * CHUNK, hi = (size_t)end * CHUNK;
+	if (hi > j->o->n)
+		hi = j->o->n;
+	update_lanes(j->params + lo, j->grads + lo, j->o->m + lo, j->o->v + lo, j->o->decay + lo,
+		     hi - lo, j->k);
 }
 
 float adamw_step(adamw *o, float *params, float *grads)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* 8-lane float vectors (GCC vector extensions) for the element-wise loops of
- * ops.c and backward.c; private to those two files.
+ * ops.c, backward.c and optimizer.c; private to those files.
  *
  * The element-wise work of a step (3.8M exponentials in the loss of the
  * reference configuration, 2M GELU derivatives) costs more than the matrix
@@ -58,6 +58,16 @@ AV_INLINE v8f vexp8(v8f x)
 	p = p * (r * r) + r + 1.0f;
 	v8i e = (__builtin_convertvector(n, v8i) + 127) << 23;
 	return p * (v8f)e;
+}
+
+/* Correctly rounded square roots of 8 lanes (one vsqrtps under AVX2: GCC
+ * turns the lane loop into it). */
+AV_INLINE v8f vsqrt8(v8f x)
+{
+	v8f r;
+	for (int k = 0; k < 8; k++)
+		r[k] = __builtin_sqrtf(x[k]);
+	return r;
 }
 
 AV_INLINE v8f load8(const float *p)
