@@ -429,34 +429,15 @@ void attention_backward_ref(float *dqkv, float *work, const float *dout, const f
 
 /* ---- GELU --------------------------------------------------------------- */
 
-#define GELU_S 0.7978845608028654f /* sqrt(2/pi) */
-#define GELU_A 0.044715f
-/* gelu(x) = x/2 (1 + t), t = tanh(u), u = S (x + A x^3):
- *   gelu'(x) = (1 + t)/2 + x/2 (1 - t^2) S (1 + 3 A x^2).
- * With e = exp(2u): 1 + t = 2e / (e + 1) and 1 - t = 2 / (e + 1), so
- * 1 - t^2 = (1 + t)(1 - t) keeps its relative precision where t is near +-1
- * (computing 1 - t*t there cancels away every digit). 2u is clamped to
- * +-80, where both factors have reached their limits in float.
- * d: dL/dgelu in; out: dL/dx, accumulated into dx unless dx == d. */
+/* d: dL/dgelu in; out: dL/dx, accumulated into dx unless dx == d (the
+ * formulas are in vec8.h). */
 AV_CLONES static void gelu_backward_lanes(float *dx, const float *d, const float *x, long n)
 {
-	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
-	const v8f lim = one * 80.0f, nlim = one * -80.0f;
 	for (long i = 0; i < n; i += 8) {
 		int k = n - i < 8 ? (int)(n - i) : 8;
 		v8f xv = k == 8 ? load8(x + i) : load_part(x + i, k, 0.0f);
 		v8f dv = k == 8 ? load8(d + i) : load_part(d + i, k, 0.0f);
-		v8f u2 = 2.0f * GELU_S * (xv + GELU_A * xv * xv * xv);
-		v8i m = u2 > lim;
-		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)lim & m));
-		m = u2 < nlim;
-		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)nlim & m));
-		v8f e = vexp8(u2);
-		v8f inv = 1.0f / (e + 1.0f);
-		v8f opt = 2.0f * e * inv, omt = 2.0f * inv;
-		v8f dg = 0.5f * opt +
-			 0.5f * xv * (opt * omt) * GELU_S * (1.0f + 3.0f * GELU_A * xv * xv);
-		v8f r = dv * dg;
+		v8f r = dv * gelu_dg8(xv, gelu_e8(xv));
 		if (dx != d)
 			r += k == 8 ? load8(dx + i) : load_part(dx + i, k, 0.0f);
 		if (k == 8)
@@ -471,26 +452,15 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int N)
 	gelu_backward_lanes(dinp, dout, inp, N);
 }
 
-typedef struct gelu_ctx {
-	float *d;
-	const float *inp;
-	int chunk, n;
-} gelu_ctx;
-
-static void gelu_backward_range(void *p, int begin, int end)
+/* d *= dg, element by element: the GELU's backward in the training step,
+ * where the forward left gelu' in place of the GELU's input. */
+AV_CLONES static void mul_inplace(float *d, const float *dg, long n)
 {
-	const gelu_ctx *x = p;
-	long lo = (long)begin * x->chunk, hi = (long)end * x->chunk;
-	if (hi > x->n)
-		hi = x->n;
-	gelu_backward_lanes(x->d + lo, x->d + lo, x->inp + lo, hi - lo);
-}
-
-/* In place: d = gelu'(inp) * d. */
-static void gelu_backward_inplace(float *d, const float *inp, int N)
-{
-	gelu_ctx x = {d, inp, 1 << 16, N};
-	parallel_for((N + x.chunk - 1) / x.chunk, gelu_backward_range, &x);
+	long i = 0;
+	for (; i + 8 <= n; i += 8)
+		store8(d + i, load8(d + i) * load8(dg + i));
+	for (; i < n; i++)
+		d[i] *= dg[i];
 }
 
 /* ---- cross-entropy ------------------------------------------------------ */
@@ -898,7 +868,7 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 	}
 	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, R, d);
 	matmul_forward(la->fch, la->ln2, p->fc_w, p->fc_b, R, d, 4 * d);
-	gelu_forward(la->fch_gelu, la->fch, R * 4 * d);
+	gelu_forward_grad(la->fch_gelu, la->fch, R * 4 * d);
 	matmul_forward(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, R, 4 * d, d);
 	residual_forward(la->res3, la->res2, a->scratch, R * d);
 	layernorm_forward(g->lnf_rows, a->lnf_mean, a->lnf_rstd, la->res3, m->p.lnf_w, m->p.lnf_b,
@@ -954,7 +924,7 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 				   m->p.lnf_w, a->lnf_mean, a->lnf_rstd, R, C);
 		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dres_rows, la->fch_gelu,
 				   lp->fc2_w, R, 4 * C, C);
-		gelu_backward_inplace(g->dfch, la->fch, R * 4 * C);
+		mul_inplace(g->dfch, la->fch, (long)R * 4 * C);
 		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w, R,
 				   C, 4 * C);
 		layernorm_backward(g->dres_rows, lg->ln2_w, lg->ln2_b, g->dln, la->res2, lp->ln2_w,
@@ -1004,7 +974,7 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 
 		matmul_backward_to(g->dfch, false, lg->fc2_w, lg->fc2_b, g->dresidual, la->fch_gelu,
 				   lp->fc2_w, N, 4 * C, C);
-		gelu_backward_inplace(g->dfch, la->fch, N * 4 * C);
+		mul_inplace(g->dfch, la->fch, (long)N * 4 * C);
 		matmul_backward_to(g->dln, false, lg->fc_w, lg->fc_b, g->dfch, la->ln2, lp->fc_w, N,
 				   C, 4 * C);
 		layernorm_backward(g->dresidual, lg->ln2_w, lg->ln2_b, g->dln, la->res2, lp->ln2_w,

@@ -285,7 +285,8 @@ typedef void (*attention_fn)(float *, float *, float *, const float *, int, int,
 /* One block on the rows (B,T): reads x (N,d), fills a->layer[layer], returns
  * its output (layer_acts.res3). */
 static const float *block_forward(const model *m, activations *a, int layer, const float *x,
-				  int B, int T, matmul_fn matmul, attention_fn attention)
+				  int B, int T, matmul_fn matmul, attention_fn attention,
+				  bool training)
 {
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;
@@ -302,7 +303,10 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 	/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */
 	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, N, d);
 	matmul(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
-	gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
+	if (training)
+		gelu_forward_grad(la->fch_gelu, la->fch, N * 4 * d);
+	else
+		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
 	matmul(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
 	residual_forward(la->res3, la->res2, a->scratch, N * d);
 	return la->res3;
@@ -311,7 +315,7 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 const float *model_block_forward(const model *m, activations *a, int layer, const float *x, int B,
 				 int T)
 {
-	return block_forward(m, a, layer, x, B, T, matmul_forward, attention_forward);
+	return block_forward(m, a, layer, x, B, T, matmul_forward, attention_forward, true);
 }
 
 static void forward(const model *m, activations *a, const int32_t *tokens, int B, int T,
@@ -323,7 +327,7 @@ static void forward(const model *m, activations *a, const int32_t *tokens, int B
 	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
 	const float *x = a->encoded; /* the residual stream, (N, d) */
 	for (int l = 0; l < (int)c->layers; l++)
-		x = block_forward(m, a, l, x, B, T, matmul, attention);
+		x = block_forward(m, a, l, x, B, T, matmul, attention, false);
 	layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->p.lnf_w, m->p.lnf_b, N, d);
 }
 

@@ -256,29 +256,37 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 	}
 }
 
-/* 0.5 x (1 + tanh(u)) = x e / (e + 1) with e = exp(2u): one exponential and
- * no cancellation at either end (2u clamped to +-80, where e/(e+1) has
- * reached 0 or 1 in float). */
-AV_CLONES void gelu_forward(float *out, const float *inp, int N)
+/* gelu(inp) into out (the formulas are in vec8.h); with grad, also
+ * gelu'(inp) into grad (which may be inp itself). */
+AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int N)
 {
-	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
-	const v8f lim = one * 80.0f, nlim = one * -80.0f;
-	const float k = 0.7978845608028654f; /* sqrt(2/pi) */
 	for (int i = 0; i < N; i += 8) {
 		int n = N - i < 8 ? N - i : 8;
 		v8f x = n == 8 ? load8(inp + i) : load_part(inp + i, n, 0.0f);
-		v8f u2 = 2.0f * k * (x + 0.044715f * x * x * x);
-		v8i m = u2 > lim;
-		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)lim & m));
-		m = u2 < nlim;
-		u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)nlim & m));
-		v8f e = vexp8(u2);
-		v8f y = x * e / (e + 1.0f);
+		v8f e = gelu_e8(x);
+		v8f y = gelu_y8(x, e);
 		if (n == 8)
 			store8(out + i, y);
 		else
 			store_part(out + i, n, y);
+		if (grad) {
+			v8f dg = gelu_dg8(x, e);
+			if (n == 8)
+				store8(grad + i, dg);
+			else
+				store_part(grad + i, n, dg);
+		}
 	}
+}
+
+void gelu_forward(float *out, const float *inp, int N)
+{
+	gelu_lanes(out, NULL, inp, N);
+}
+
+void gelu_forward_grad(float *out, float *inp, int N)
+{
+	gelu_lanes(out, inp, inp, N);
 }
 
 void residual_forward(float *out, const float *a, const float *b, int N)

@@ -100,4 +100,42 @@ AV_INLINE void store_part(float *p, int n, v8f v)
 		p[i] = b[i];
 }
 
+/* GELU, tanh form: gelu(x) = x/2 (1 + t), t = tanh(u), u = S (x + A x^3),
+ *   gelu'(x) = (1 + t)/2 + x/2 (1 - t^2) S (1 + 3 A x^2).
+ * With e = exp(2u): 1 + t = 2e / (e + 1) and 1 - t = 2 / (e + 1), so
+ * 1 - t^2 = (1 + t)(1 - t) keeps its relative precision where t is near +-1
+ * (computing 1 - t*t there cancels away every digit). 2u is clamped to
+ * +-80, where both factors have reached their limits in float. The forward
+ * (ops.c) and the backward (backward.c) share these, so the derivative the
+ * training forward stores is bit for bit the one the backward would compute. */
+#define GELU_S 0.7978845608028654f /* sqrt(2/pi) */
+#define GELU_A 0.044715f
+
+/* e = exp(2u) for 8 lanes of x. */
+AV_INLINE v8f gelu_e8(v8f x)
+{
+	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
+	const v8f lim = one * 80.0f, nlim = one * -80.0f;
+	v8f u2 = 2.0f * GELU_S * (x + GELU_A * x * x * x);
+	v8i m = u2 > lim;
+	u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)lim & m));
+	m = u2 < nlim;
+	u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)nlim & m));
+	return vexp8(u2);
+}
+
+/* gelu(x) = x e / (e + 1): no cancellation at either end. */
+AV_INLINE v8f gelu_y8(v8f x, v8f e)
+{
+	return x * e / (e + 1.0f);
+}
+
+/* gelu'(x) from x and e. */
+AV_INLINE v8f gelu_dg8(v8f x, v8f e)
+{
+	v8f inv = 1.0f / (e + 1.0f);
+	v8f opt = 2.0f * e * inv, omt = 2.0f * inv;
+	return 0.5f * opt + 0.5f * x * (opt * omt) * GELU_S * (1.0f + 3.0f * GELU_A * x * x);
+}
+
 #endif

@@ -101,7 +101,7 @@ typedef struct layer_acts {
 	float *atty;			  /* (B,T,d) attention output before proj */
 	float *res2;			  /* (B,T,d) x after the attention residual */
 	float *ln2, *ln2_mean, *ln2_rstd; /* (B,T,d), (B,T), (B,T) */
-	float *fch, *fch_gelu;		  /* (B,T,4d) */
+	float *fch, *fch_gelu;		  /* (B,T,4d); fch: gelu' of it in training */
 	float *res3;			  /* (B,T,d) x after the feed-forward residual */
 } layer_acts;
 
@@ -130,7 +130,9 @@ void model_forward(const model *m, activations *a, const int32_t *tokens, int B,
 void model_forward_ref(const model *m, activations *a, const int32_t *tokens, int B, int T);
 /* Block `layer` alone (as model_forward runs it) on x (B,T,d): fills
  * a->layer[layer] and returns its output, a->layer[layer].res3. For the
- * training step, which runs its last block on the target rows only. */
+ * training step, which runs its last block on the target rows only: fch
+ * holds the GELU's derivative at the fc output (gelu_forward_grad), not the
+ * output itself, which the backward never needs. */
 const float *model_block_forward(const model *m, activations *a, int layer, const float *x, int B,
 				 int T);
 /* logits[r] = lnf[rows[r]] wte^T + out_b for nrows rows (indices into B*T);

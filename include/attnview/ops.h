@@ -49,6 +49,9 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 /* inp (N) -> out (N), tanh form:
  * gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 void gelu_forward(float *out, const float *inp, int N);
+/* The same, and inp (N) replaced by gelu'(inp): all the backward needs of
+ * the GELU's input, one exponential fewer per element than recomputing it. */
+void gelu_forward_grad(float *out, float *inp, int N);
 
 /* out (N) = a (N) + b (N) */
 void residual_forward(float *out, const float *a, const float *b, int N);
