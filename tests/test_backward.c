@@ -367,6 +367,31 @@ static void golden_grads(const char *name)
 	model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
 	CHECK(memcmp(again, grads, m->nparams * sizeof(float)) == 0);
 
+	/* One sequence per group (the step's cache blocking), on 1 and 2
+	 * threads: still PyTorch's loss and gradients. */
+	CHECK(B > 2);
+	for (int th = 1; th <= 2; th++) {
+		backward_set_threads(th);
+		backward_set_group_rows(1);
+		memset(again, 0, m->nparams * sizeof(float));
+		float l1 = model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+		backward_set_group_rows(0);
+		backward_set_threads(0);
+		snprintf(what, sizeof what, "%s loss, groups of 1 sequence, %d thread(s)", name,
+			 th);
+		compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
+		for (size_t i = 0; i < nt; i++) {
+			char key[64];
+			snprintf(key, sizeof key, "grad.%s", tt[i].name);
+			const golden_tensor *w = golden_get(&gd, key);
+			if (!w || w->size != tt[i].size)
+				continue;
+			snprintf(what, sizeof what, "%s %s, groups of 1 sequence, %d thread(s)",
+				 name, key, th);
+			compare(what, again + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
+		}
+	}
+
 	free(again);
 	free(tt);
 	free(grads);

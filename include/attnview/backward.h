@@ -18,6 +18,10 @@
  * training run is reproducible for a given thread count. */
 void backward_set_threads(int n);
 int backward_get_threads(void);
+/* Token rows per group in the training step (see model_train_step_grads);
+ * 0 restores the default, 512. For tests, which make groups of one sequence
+ * on small models. Changes the rounding of the weight gradients' sums. */
+void backward_set_group_rows(int rows);
 
 /* fn(ctx, begin, end) over [0, n) in backward_get_threads() contiguous
  * slices, the first on the calling thread; returns when all are done. fn
@@ -77,9 +81,9 @@ typedef struct grad_acts {
 	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
 	int32_t *rows;
 	float *lnf_rows, *dlnf_rows;	   /* (B*T, d): the final LayerNorm at the target rows */
-	int32_t *row_targets;		   /* (B*T) */
 	float *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
 	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
+	int32_t *seq_row0;		   /* (B+1): the same, counted from row 0 of the batch */
 	float *slice_grads;		   /* per-thread gradient copies of a step */
 	size_t slice_grads_n;		   /* floats allocated there */
 } grad_acts;
