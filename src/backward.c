@@ -225,19 +225,20 @@ AV_CLONES void layernorm_backward(float *dinp, float *dw, float *db, const float
 /* ---- matmul ------------------------------------------------------------- */
 
 /* Column sums of dout, rows ascending (a fixed order), 8 columns at a time. */
-AV_CLONES static void bias_backward(float *dbias, const float *dout, int N, int OC)
+/* dbias (OC) += the column sums of dout (N rows of OC, ldo apart). */
+AV_CLONES static void bias_backward(float *dbias, const float *dout, int N, int OC, int ldo)
 {
 	int o = 0;
 	for (; o + 8 <= OC; o += 8) {
 		v8f acc = load8(dbias + o);
 		for (int i = 0; i < N; i++)
-			acc += load8(dout + (size_t)i * OC + o);
+			acc += load8(dout + (size_t)i * ldo + o);
 		store8(dbias + o, acc);
 	}
 	for (; o < OC; o++) {
 		float acc = dbias[o];
 		for (int i = 0; i < N; i++)
-			acc += dout[(size_t)i * OC + o];
+			acc += dout[(size_t)i * ldo + o];
 		dbias[o] = acc;
 	}
 }
@@ -245,18 +246,25 @@ AV_CLONES static void bias_backward(float *dbias, const float *dout, int N, int 
 /* out = inp w^T + bias with inp (N,C), w (OC,C):
  *   dinp (N,C)  = dout (N,OC) w (OC,C)
  *   dw   (OC,C) = dout^T (OC,N) inp (N,C)
- * acc: accumulate into dinp (else overwrite it); dw always accumulates. */
+ * acc: accumulate into dinp (else overwrite it); dw always accumulates.
+ * dout's rows are ldo apart (OC when it is a matrix of its own). */
+static void matmul_backward_ld(float *dinp, bool acc, float *dw, float *dbias, const float *dout,
+			       int ldo, const float *inp, const float *w, int N, int C, int OC)
+{
+	if (dinp)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, ldo, w,
+			    C, acc ? 1.0f : 0.0f, dinp, C);
+	if (dw)
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, ldo, inp,
+			    C, 1.0f, dw, C);
+	if (dbias)
+		bias_backward(dbias, dout, N, OC, ldo);
+}
+
 static void matmul_backward_to(float *dinp, bool acc, float *dw, float *dbias, const float *dout,
 			       const float *inp, const float *w, int N, int C, int OC)
 {
-	if (dinp)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w,
-			    C, acc ? 1.0f : 0.0f, dinp, C);
-	if (dw)
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp,
-			    C, 1.0f, dw, C);
-	if (dbias)
-		bias_backward(dbias, dout, N, OC);
+	matmul_backward_ld(dinp, acc, dw, dbias, dout, OC, inp, w, N, C, OC);
 }
 
 void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
@@ -621,10 +629,10 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 {
 	memset(g, 0, sizeof(*g));
 	size_t N = (size_t)B * T, C = cfg->dim, NH = cfg->heads;
-	/* dresidual, dln, datty, lnf_rows, dlnf_rows, qrows, dqrows, dres_rows: N*C
-	 * each; dqkv 3NC; dfch 4NC; datt (the attention work) B*NH*T*T; rows,
+	/* dresidual, dln, datty, lnf_rows, dlnf_rows, ln1_rows, qrows, dqrows,
+	 * dres_rows: N*C each; dqkv 3NC; dfch 4NC; datt (the attention work) B*NH*T*T; rows,
 	 * N int32, batch_start and seq_row0 B+1 each. */
-	size_t nf = N * C * 8 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
+	size_t nf = N * C * 9 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
 	size_t total = nf + N + 2 * ((size_t)B + 1);
 	g->mem = malloc(total * sizeof(float));
 	if (!g->mem)
@@ -643,6 +651,7 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	g->datty = p, p += N * C;
 	g->lnf_rows = p, p += N * C;
 	g->dlnf_rows = p, p += N * C;
+	g->ln1_rows = p, p += N * C;
 	g->qrows = p, p += N * C;
 	g->dqrows = p, p += N * C;
 	g->dres_rows = p, p += N * C;
@@ -707,16 +716,18 @@ float model_eval_loss(const model *m, activations *a, const int32_t *tokens, con
  * Only the rows with a target reach the loss. In every block but the last,
  * each row still feeds the others through attention; in the last block, a
  * row without a target is only ever used as a key and a value. So the last
- * block computes LayerNorm 1 and Q|K|V for every row, and everything after
- * (attention, projection, feed-forward, final LayerNorm) for the R target
- * rows only: at 15% targets most of a block's work disappears. The loss and
+ * block computes LayerNorm 1, keys and values for every row, and the queries
+ * and everything after (attention, projection, feed-forward, final
+ * LayerNorm) for the R target rows only: at 15% targets most of a block's
+ * work disappears. The loss and
  * the gradients are exactly those of the full forward (the tests compare
  * both with PyTorch).
  *
  * Compact layout of the last block's activations (r = 0..R-1, the target
  * rows in ascending order, rows[r] = b*T + i):
- *   ln1, ln1_mean/rstd, qkv   all N rows, as model_forward
- *   g->qrows (R,d)            the queries of the target rows
+ *   ln1, ln1_mean/rstd        all N rows, as model_forward
+ *   qkv                       all N rows, keys and values only (columns d..3d)
+ *   g->ln1_rows, g->qrows (R,d)  LayerNorm 1 and the queries of the target rows
  *   att (NH,R,T)              softmax weights, att[h][r][j]
  *   atty, res2, ln2, res3 (R,d), ln2_mean/rstd (R), fch, fch_gelu (R,4d)
  *   g->lnf_rows (R,d), a->lnf_mean/rstd (R)
@@ -845,10 +856,17 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 	const layer_params *p = &m->p.layer[L - 1];
 	layer_acts *la = &a->layer[L - 1];
 	layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
-	matmul_forward(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
+	/* Keys and values for every row: columns d..3d of qkv, from rows d..3d
+	 * of the weight, onto the bias as matmul_forward does it. */
+	for (int n = 0; n < N; n++)
+		memcpy(la->qkv + (size_t)n * 3 * d + d, p->qkv_b + d, 2 * (size_t)d * sizeof(float));
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, 2 * d, d, 1.0f, la->ln1, d,
+		    p->qkv_w + (size_t)d * d, d, 1.0f, la->qkv + d, 3 * d);
+	/* Queries at the target rows only. */
 	for (int r = 0; r < R; r++)
-		memcpy(g->qrows + (size_t)r * d, la->qkv + (size_t)g->rows[r] * 3 * d,
+		memcpy(g->ln1_rows + (size_t)r * d, la->ln1 + (size_t)g->rows[r] * d,
 		       (size_t)d * sizeof(float));
+	matmul_forward(g->qrows, g->ln1_rows, p->qkv_w, p->qkv_b, R, d, d);
 	sel_ctx sc = {.g = g,
 		      .att = la->att,
 		      .out = la->atty,
@@ -946,14 +964,20 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 			      .R = R,
 			      .causal = causal};
 		parallel_for_blas(B * NH, sel_attention_backward_range, &sc);
+		/* Q|K|V's backward in two parts, as the forward: K|V at every row
+		 * (columns C..3C of dqkv), Q at the target rows, its input gradient
+		 * (into dlnf_rows, free again) then added to those rows. */
+		matmul_backward_ld(g->dln, false, lg->qkv_w + (size_t)C * C, lg->qkv_b + C,
+				   g->dqkv + C, 3 * C, la->ln1, lp->qkv_w + (size_t)C * C, N, C,
+				   2 * C);
+		matmul_backward_to(g->dlnf_rows, false, lg->qkv_w, lg->qkv_b, g->dqrows,
+				   g->ln1_rows, lp->qkv_w, R, C, C);
 		for (int r = 0; r < R; r++) {
-			float *dq = g->dqkv + (size_t)g->rows[r] * 3 * C;
-			const float *s = g->dqrows + (size_t)r * C;
+			float *dl = g->dln + (size_t)g->rows[r] * C;
+			const float *s = g->dlnf_rows + (size_t)r * C;
 			for (int i = 0; i < C; i++)
-				dq[i] += s[i];
+				dl[i] += s[i];
 		}
-		matmul_backward_to(g->dln, false, lg->qkv_w, lg->qkv_b, g->dqkv, la->ln1, lp->qkv_w,
-				   N, C, 3 * C);
 		/* dx = the residual path (target rows) + LayerNorm 1's backward. */
 		memset(g->dresidual, 0, (size_t)N * C * sizeof(float));
 		for (int r = 0; r < R; r++)
@@ -1104,6 +1128,7 @@ static void grads_view(grad_acts *v, const grad_acts *g, const model_config *c, 
 	v->dfch_gelu = v->dfch;
 	v->lnf_rows = g->lnf_rows + r0 * C;
 	v->dlnf_rows = g->dlnf_rows + r0 * C;
+	v->ln1_rows = g->ln1_rows + r0 * C;
 	v->qrows = g->qrows + r0 * C;
 	v->dqrows = g->dqrows + r0 * C;
 	v->dres_rows = g->dres_rows + r0 * C;
@@ -1196,15 +1221,16 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 
 	step_ctx x = {m, a, g, tokens, targets, grads, g->slice_grads, T, 0, 1, {{0}}};
 	/* Slices of contiguous sequences with about the same work: a sequence
-	 * costs its rows through the blocks plus each of its target rows through
-	 * the last block and the output projection (the products' FLOPs, as
+	 * costs its rows through the blocks (in the last, keys and values) plus
+	 * each of its target rows through the rest of the last block and the
+	 * output projection (the products' FLOPs, as
 	 * bench_train counts them). An even split by sequences left one thread
 	 * idle for 5% of a reference step (targets 296 vs 337). */
 	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
 	const double d = (double)m->cfg.dim, Td = (double)T;
 	const double f_seq = ((double)m->cfg.layers - 1.0) * (24.0 * Td * d * d + 4.0 * Td * Td * d) +
-			     6.0 * Td * d * d;
-	const double f_row = 4.0 * Td * d + 18.0 * d * d + 2.0 * d * (double)V;
+			     4.0 * Td * d * d;
+	const double f_row = 4.0 * Td * d + 20.0 * d * d + 2.0 * d * (double)V;
 	double total = 0.0;
 	for (int b = 0; b < B; b++) {
 		int n = 0;

@@ -148,20 +148,21 @@ int main(int argc, char **argv)
 	 *   a full block, forward: qkv 2N d 3d + proj 2N d d + fc 2N d 4d +
 	 *     fc2 2N 4d d = 24 N d^2, attention Q K^T and A V: 2 * 2 B h T T (d/h)
 	 *     = 4 B T^2 d
-	 *   the last block (backward.h: only the target rows get past Q|K|V):
-	 *     qkv 6 N d^2, attention 4 R T d, proj + fc + fc2 18 R d^2
+	 *   the last block (backward.c: keys and values at every row, the rest
+	 *     at the target rows only): K|V 4 N d^2, Q 2 R d^2, attention
+	 *     4 R T d, proj + fc + fc2 18 R d^2
 	 *   output projection at the target rows: 2 R d V
 	 *   backward: two products per forward product (input and weight
 	 *     gradients; for attention dA, dV, dQ, dK), so a step is 3x forward:
-	 *   step = 3 ((L-1)(24 N d^2 + 4 B T^2 d) + 6 N d^2 + 4 R T d + 18 R d^2
+	 *   step = 3 ((L-1)(24 N d^2 + 4 B T^2 d) + 4 N d^2 + 4 R T d + 20 R d^2
 	 *             + 2 R d V)
 	 * The causal mask is not subtracted: the products are computed whole.
 	 * `full` is the same with every row through the last block, what a
 	 * framework that computes all rows (PyTorch here) performs. */
 	double dd = (double)d * d;
 	double block = 24.0 * N * dd + 4.0 * B * (double)T * T * d;
-	double flops = 3.0 * ((L - 1) * block + 6.0 * N * dd + 4.0 * R * (double)T * d +
-			      18.0 * R * dd + 2.0 * R * d * (double)V);
+	double flops = 3.0 * ((L - 1) * block + 4.0 * N * dd + 4.0 * R * (double)T * d +
+			      20.0 * R * dd + 2.0 * R * d * (double)V);
 	double full = 3.0 * (L * block + 2.0 * R * d * (double)V);
 
 	double peak1 = sgemm_peak(1024, 1, 7);

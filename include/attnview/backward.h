@@ -81,7 +81,7 @@ typedef struct grad_acts {
 	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
 	int32_t *rows;
 	float *lnf_rows, *dlnf_rows;	   /* (B*T, d): the final LayerNorm at the target rows */
-	float *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
+	float *ln1_rows, *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
 	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
 	int32_t *seq_row0;		   /* (B+1): the same, counted from row 0 of the batch */
 	float *slice_grads;		   /* per-thread gradient copies of a step */
