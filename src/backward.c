@@ -802,9 +802,10 @@ static void sel_attention_forward_range(void *p, int begin, int end)
 	}
 }
 
-/* Its backward: dout (R,d) -> dqrows (R,d) (written), and the key and value
- * columns of dqkv (N,3d) (accumulated; callers zero them). Masked keys have
- * a = 0 and so get no gradient, as in attention_backward. */
+/* Its backward: dout (R,d) -> dqrows (R,d), and the key and value columns of
+ * dqkv (N,3d), all written (each head's block of a sequence by one product;
+ * zeros for a sequence without target rows). Masked keys have a = 0 and so
+ * get no gradient, as in attention_backward. */
 static void sel_attention_backward_range(void *p, int begin, int end)
 {
 	const sel_ctx *x = p;
@@ -814,23 +815,28 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 		int b = bh / NH, h = bh % NH;
 		int r0 = x->g->batch_start[b];
 		int nr = (b + 1 < x->B ? x->g->batch_start[b + 1] : x->R) - r0;
-		if (nr == 0)
-			continue;
 		const float *q = x->g->qrows + (size_t)r0 * C + (size_t)h * hs;
 		const float *k = x->qkv + (size_t)b * T * C3 + C + (size_t)h * hs, *v = k + C;
 		float *dk = x->dqkv + (size_t)b * T * C3 + C + (size_t)h * hs, *dv = dk + C;
+		if (nr == 0) {
+			for (int j = 0; j < T; j++) {
+				memset(dk + (size_t)j * C3, 0, (size_t)hs * sizeof(float));
+				memset(dv + (size_t)j * C3, 0, (size_t)hs * sizeof(float));
+			}
+			continue;
+		}
 		const float *dO = x->dout + (size_t)r0 * C + (size_t)h * hs;
 		const float *a = x->att + ((size_t)h * x->R + r0) * T;
 		float *dp = x->work + ((size_t)h * x->R + r0) * T;
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, T, hs, 1.0f, dO, C, v, C3,
 			    0.0f, dp, T);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T, dO, C,
-			    1.0f, dv, C3);
+			    0.0f, dv, C3);
 		softmax_backward_rows(dp, a, nr, T, false, scale);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k,
 			    C3, 0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp, T, q, C,
-			    1.0f, dk, C3);
+			    0.0f, dk, C3);
 	}
 }
 
@@ -950,7 +956,6 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 		matmul_backward_to(g->datty, false, lg->proj_w, lg->proj_b, g->dres_rows, la->atty,
 				   lp->proj_w, R, C, C);
 		/* Every row's keys and values get gradient, only target rows' queries. */
-		memset(g->dqkv, 0, (size_t)N * 3 * C * sizeof(float));
 		sel_ctx sc = {.g = g,
 			      .att = la->att,
 			      .work = g->datt,

@@ -403,6 +403,58 @@ static void golden_grads(const char *name)
 	model_destroy(m);
 }
 
+/* A sequence without targets adds nothing: the gradients of a batch whose
+ * second sequence has none are those of the first sequence alone, even when
+ * the step before left other values in the buffers (the last block writes
+ * that sequence's key and value gradients as zeros, it does not skip them). */
+static void untargeted_sequence(void)
+{
+	const int V = 13, d = 16, h = 2, L = 2, T = 9;
+	model *m = tiny_model(OBJ_MASKED, V, d, h, L, T, 21);
+	activations a, a1;
+	grad_acts g, g1;
+	av_error err;
+	CHECK(activations_init(&a, &m->cfg, 2, T, 2 * T, &err));
+	CHECK(grad_acts_init(&g, &m->cfg, 2, T, &err));
+	CHECK(activations_init(&a1, &m->cfg, 1, T, T, &err));
+	CHECK(grad_acts_init(&g1, &m->cfg, 1, T, &err));
+	int32_t tok[2 * 9], all[2 * 9], first[2 * 9];
+	for (int i = 0; i < 2 * T; i++) {
+		tok[i] = TOK_NSPECIAL + (i * 5) % (V - TOK_NSPECIAL);
+		all[i] = TOK_NSPECIAL + (i * 3 + 1) % (V - TOK_NSPECIAL);
+		first[i] = i < T && i % 3 == 0 ? all[i] : -1;
+	}
+	float *junk = calloc(m->nparams, sizeof(float));
+	float *two = calloc(m->nparams, sizeof(float));
+	float *one = calloc(m->nparams, sizeof(float));
+	/* Groups of one sequence: the second is a group with no target. */
+	backward_set_group_rows(1);
+	model_train_step_grads(m, &a, &g, tok, all, 2, T, junk, NULL, NULL);
+	float l2 = model_train_step_grads(m, &a, &g, tok, first, 2, T, two, NULL, NULL);
+	backward_set_group_rows(0);
+	model_train_step_grads(m, &a, &g, tok, all, 2, T, junk, NULL, NULL);
+	float l2g = model_train_step_grads(m, &a, &g, tok, first, 2, T, junk, NULL, NULL);
+	float l1 = model_train_step_grads(m, &a1, &g1, tok, first, 1, T, one, NULL, NULL);
+	compare("loss, untargeted second sequence (own group)", &l2, &l1, 1, 1e-6, 1e-6);
+	compare("loss, untargeted second sequence (shared group)", &l2g, &l1, 1, 1e-6, 1e-6);
+	compare("gradients, untargeted second sequence", two, one, m->nparams, 1e-6, 1e-5);
+	/* And with both in one group: junk now holds the first step's
+	 * gradients plus these, so compare the difference. */
+	float *both = calloc(m->nparams, sizeof(float));
+	model_train_step_grads(m, &a, &g, tok, first, 2, T, both, NULL, NULL);
+	compare("gradients, untargeted second sequence in the same group", both, one, m->nparams,
+		1e-6, 1e-5);
+	free(both);
+	free(junk);
+	free(two);
+	free(one);
+	grad_acts_finish(&g);
+	grad_acts_finish(&g1);
+	activations_finish(&a);
+	activations_finish(&a1);
+	model_destroy(m);
+}
+
 static void matmul_vs_ref(int N, int C, int OC)
 {
 	rng r;
@@ -659,5 +711,6 @@ int main(void)
 	gradient_check(OBJ_CAUSAL, 3);
 	golden_grads("train_masked");
 	golden_grads("train_causal");
+	untargeted_sequence();
 	return test_summary("backward");
 }
