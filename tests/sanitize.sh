@@ -53,7 +53,7 @@ for stage in "${stages[@]}"; do
 		TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 exitcode=66 second_deadlock_stack=1} \
 		OPENBLAS_NUM_THREADS=1 \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
-			--suite train --suite cli --suite tsan || status=1
+			--suite train --suite backward --suite cli --suite tsan || status=1
 		;;
 	*)
 		echo "tests/sanitize.sh: unknown stage $stage (asan, tsan)" >&2
