@@ -5,7 +5,7 @@
 #
 #   sudo apt-get install fortunes-zh fortunes
 #   meson setup build && ninja -C build
-#   assets/train_builtin.sh [path/to/attnview]      # about 4 minutes on 2 cores
+#   assets/train_builtin.sh [path/to/attnview]      # under 3 minutes on 2 cores
 #   meson compile -C build                          # embeds the new model
 #
 # Reproducible: the same packages, attnview and thread count give the same
