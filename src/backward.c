@@ -1126,7 +1126,7 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 #define MAX_SLICES MAX_WORKERS
 
 typedef struct slice {
-	int b0, b1, r0, r1;
+	int b0, b1, r0, r1, ngroups;
 	double loss;
 	int correct;
 } slice;
@@ -1162,6 +1162,14 @@ void backward_set_group_rows(int rows)
 static int step_group(int T)
 {
 	return T >= g_group_rows ? 1 : g_group_rows / T;
+}
+
+/* First sequence of group k of a slice: the slice's sequences spread evenly
+ * over its groups (17 sequences in groups of at most 4: 3, 3, 4, 3, 4, not
+ * four of 4 and one of 1, whose products would be too small to run well). */
+static int group_start(const slice *sl, int k)
+{
+	return sl->b0 + (int)((long)(sl->b1 - sl->b0) * k / sl->ngroups);
 }
 
 static void acts_view(activations *v, const activations *a, const model_config *c, size_t b0,
@@ -1238,8 +1246,8 @@ static void step_range(void *p, int begin, int end)
 		grad_acts gv;
 		acts_view(&av, x->a, c, (size_t)sl->b0, (size_t)sl->r0, (size_t)x->T);
 		grads_view(&gv, x->g, c, (size_t)sl->b0, (size_t)sl->r0, (size_t)x->T);
-		for (int b0 = sl->b0; b0 < sl->b1; b0 += x->group) {
-			int b1 = b0 + x->group < sl->b1 ? b0 + x->group : sl->b1;
+		for (int k = 0; k < sl->ngroups; k++) {
+			int b0 = group_start(sl, k), b1 = group_start(sl, k + 1);
 			int r0 = x->g->seq_row0[b0], r1 = x->g->seq_row0[b1];
 			if (r1 == r0) /* no target: no loss, no gradient */
 				continue;
@@ -1344,8 +1352,10 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 	for (int s = 0; s < nt; s++) {
 		slice *sl = &x.sl[s];
 		sl->r0 = R;
-		for (int gb = sl->b0; gb < sl->b1; gb += x.group) {
-			int ge = gb + x.group < sl->b1 ? gb + x.group : sl->b1, gr0 = R;
+		int n = sl->b1 - sl->b0;
+		sl->ngroups = (n + x.group - 1) / x.group;
+		for (int k = 0; k < sl->ngroups; k++) {
+			int gb = group_start(sl, k), ge = group_start(sl, k + 1), gr0 = R;
 			for (int b = gb; b < ge; b++) {
 				g->seq_row0[b] = R;
 				g->batch_start[b] = R - gr0;
