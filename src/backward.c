@@ -113,7 +113,12 @@ static void *worker_main(void *p)
 	return NULL;
 }
 
-/* A child of fork() has none of the workers (nor a job in flight). */
+/* A child of fork() has none of the workers (nor a job in flight), and
+ * should not start threads of its own (a multi-threaded process's child may
+ * only rely on async-signal-safe calls; ThreadSanitizer stops one that
+ * does): it runs every job on the calling thread. */
+static bool g_pool_off;
+
 static void pool_after_fork(void)
 {
 	pthread_mutex_init(&g_pool.mu, NULL);
@@ -121,13 +126,15 @@ static void pool_after_fork(void)
 	pthread_cond_init(&g_pool.done, NULL);
 	pthread_mutex_init(&g_pool_user, NULL);
 	g_pool.started = g_pool.busy = g_pool.njobs = 0;
+	g_pool_off = true;
 }
 
 /* Start workers up to `want` (g_pool.mu held); returns how many run. */
 static int pool_grow(int want)
 {
-	if (g_pool.started == 0)
-		pthread_atfork(NULL, NULL, pool_after_fork);
+	static bool atfork_set; /* handlers are inherited by a child */
+	if (!atfork_set)
+		atfork_set = pthread_atfork(NULL, NULL, pool_after_fork) == 0;
 	pthread_attr_t attr;
 	if (pthread_attr_init(&attr) != 0)
 		return g_pool.started;
@@ -155,7 +162,7 @@ static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
 	/* A parallel_for inside another (a slice of the training step calling
 	 * an op that is parallel on its own) runs its whole range in place:
 	 * the outer split already occupies the cores. */
-	if (nt <= 1 || t_in_parallel) {
+	if (nt <= 1 || t_in_parallel || g_pool_off) {
 		if (n > 0)
 			fn(ctx, 0, n);
 		return;

@@ -8,8 +8,11 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void fill(float *x, size_t n, rng *r, float std)
 {
@@ -455,6 +458,82 @@ static void untargeted_sequence(void)
 	model_destroy(m);
 }
 
+/* ---- the worker pool ----------------------------------------------------
+ * av_parallel_for hands slices to threads that live for the whole process.
+ * Every index must be done exactly once, also when two threads use the pool
+ * at the same time and in the child of a fork (which has none of the
+ * workers: it must do the work itself, not wait for them forever nor start
+ * threads, which ThreadSanitizer forbids after a multi-threaded fork). */
+
+typedef struct count_job {
+	int *hits;
+	int round;
+} count_job;
+
+static void count_range(void *p, int begin, int end)
+{
+	count_job *j = p;
+	for (int i = begin; i < end; i++)
+		j->hits[i] += j->round;
+}
+
+/* Rounds 1..rounds of av_parallel_for over n indices; true if every index
+ * got 1 + 2 + ... + rounds. */
+static bool count_rounds(int n, int rounds)
+{
+	int *hits = calloc((size_t)n, sizeof(int));
+	if (!hits)
+		return false;
+	for (int r = 1; r <= rounds; r++) {
+		count_job j = {hits, r};
+		av_parallel_for(n, count_range, &j);
+	}
+	bool ok = true;
+	for (int i = 0; i < n; i++)
+		ok &= hits[i] == rounds * (rounds + 1) / 2;
+	free(hits);
+	return ok;
+}
+
+static void *count_thread(void *p)
+{
+	*(bool *)p = count_rounds(97, 300);
+	return NULL;
+}
+
+static void pool_check(void)
+{
+	backward_set_threads(3);
+	CHECK(count_rounds(1000, 50));
+	/* Fewer indices than threads, then more again. */
+	CHECK(count_rounds(2, 20));
+	CHECK(count_rounds(1000, 5));
+
+	/* Two callers at once. */
+	pthread_t t;
+	bool ok_thread = false;
+	CHECK(pthread_create(&t, NULL, count_thread, &ok_thread) == 0);
+	bool ok_main = count_rounds(131, 300);
+	pthread_join(t, NULL);
+	CHECKF(ok_main && ok_thread, "two threads using the pool: main %d, other %d", ok_main,
+	       ok_thread);
+
+	/* A child of fork, with the workers started in the parent. */
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(20); /* a pool waiting for the parent's workers hangs */
+		_exit(count_rounds(1000, 10) ? 0 : 1);
+	}
+	int status = 0;
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "av_parallel_for in a forked child: %s %d",
+	       WIFSIGNALED(status) ? "killed by signal" : "exit status",
+	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	backward_set_threads(0);
+}
+
 static void matmul_vs_ref(int N, int C, int OC)
 {
 	rng r;
@@ -712,5 +791,6 @@ int main(void)
 	golden_grads("train_masked");
 	golden_grads("train_causal");
 	untargeted_sequence();
+	pool_check();
 	return test_summary("backward");
 }
