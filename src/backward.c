@@ -69,7 +69,7 @@ typedef struct range_job {
 
 /* The workers: started when first needed, then kept for the life of the
  * process, waiting on a condition variable between jobs, instead of a thread
- * start and join per call (four a training step, and one per op of the
+ * start and join per call (four a training step, and one per layer of the
  * view's forward pass). Measured on the reference training step at 2
  * threads: 22.50 ms against 22.71 ms (medians of 7 alternating runs of
  * bench_train), within the machine's noise but never slower. One job at a
@@ -78,11 +78,11 @@ typedef struct range_job {
 static struct {
 	pthread_mutex_t mu; /* guards the rest */
 	pthread_cond_t go, done;
-	int started;		/* workers running */
-	unsigned gen;		/* bumped for every job */
+	int started;  /* workers running */
+	unsigned gen; /* bumped for every job */
 	unsigned first_gen[MAX_WORKERS];
-	const range_job *jobs;	/* the current job's slices */
-	int njobs, busy;	/* slices; workers still on theirs */
+	const range_job *jobs; /* the current job's slices */
+	int njobs, busy;       /* slices; workers still on theirs */
 } g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
 	    .go = PTHREAD_COND_INITIALIZER,
 	    .done = PTHREAD_COND_INITIALIZER};
@@ -214,6 +214,11 @@ static void parallel_for_blas(int n, range_fn fn, void *ctx)
 	int nb = blas_single_begin();
 	parallel_for_n(nt, n, fn, ctx);
 	blas_single_end(nb);
+}
+
+void av_parallel_for_blas(int n, void (*fn)(void *ctx, int begin, int end), void *ctx)
+{
+	parallel_for_blas(n, fn, ctx);
 }
 
 #include "vec8.h"
@@ -951,7 +956,8 @@ static void last_block_forward(const model *m, activations *a, grad_acts *g, con
 	/* Keys and values for every row: columns d..3d of qkv, from rows d..3d
 	 * of the weight, onto the bias as matmul_forward does it. */
 	for (int n = 0; n < N; n++)
-		memcpy(la->qkv + (size_t)n * 3 * d + d, p->qkv_b + d, 2 * (size_t)d * sizeof(float));
+		memcpy(la->qkv + (size_t)n * 3 * d + d, p->qkv_b + d,
+		       2 * (size_t)d * sizeof(float));
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, 2 * d, d, 1.0f, la->ln1, d,
 		    p->qkv_w + (size_t)d * d, d, 1.0f, la->qkv + d, 3 * d);
 	/* Queries at the target rows only. */
@@ -1119,9 +1125,10 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
  * slice 0 accumulates into grads, slice s > 0 into a private zeroed copy,
  * added into grads afterwards in slice order. Within a slice, groups of a
  * few sequences (step_group) run one after the other, each accumulating into
- * the slice's gradients. The split depends only on B, T and the thread
- * count, so a step is reproducible for a given thread count (as it was when
- * OpenBLAS's thread count changed the rounding of the products).
+ * the slice's gradients. The split depends only on the batch (its shape
+ * and where its targets are), the thread count and the group size, so a step
+ * is reproducible for a given thread count (as it was when OpenBLAS's thread
+ * count changed the rounding of the products).
  *
  * Each slice works in its own region of the activations: the rows of its
  * sequences, its own target rows of the compact arrays (rows r0..r1-1), and
@@ -1262,9 +1269,9 @@ static void step_range(void *p, int begin, int end)
 			gv.batch_start = x->g->batch_start + b0;
 			size_t n0 = (size_t)b0 * x->T;
 			int correct = 0;
-			sl->loss += train_slice(x->m, &av, &gv, x->tokens + n0, x->targets + n0,
-						b1 - b0, x->T, r1 - r0, 1.0f / (float)x->R, gr,
-						&correct);
+			sl->loss +=
+			    train_slice(x->m, &av, &gv, x->tokens + n0, x->targets + n0, b1 - b0,
+					x->T, r1 - r0, 1.0f / (float)x->R, gr, &correct);
 			sl->correct += correct;
 		}
 	}
@@ -1327,8 +1334,9 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 	 * idle for 5% of a reference step (targets 296 vs 337). */
 	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;
 	const double d = (double)m->cfg.dim, Td = (double)T;
-	const double f_seq = ((double)m->cfg.layers - 1.0) * (24.0 * Td * d * d + 4.0 * Td * Td * d) +
-			     4.0 * Td * d * d;
+	const double f_seq =
+	    ((double)m->cfg.layers - 1.0) * (24.0 * Td * d * d + 4.0 * Td * Td * d) +
+	    4.0 * Td * d * d;
 	const double f_row = 4.0 * Td * d + 20.0 * d * d + 2.0 * d * (double)V;
 	double total = 0.0;
 	for (int b = 0; b < B; b++) {

@@ -284,9 +284,8 @@ typedef void (*attention_fn)(float *, float *, float *, const float *, int, int,
 
 /* One block on the rows (B,T): reads x (N,d), fills a->layer[layer], returns
  * its output (layer_acts.res3). */
-static const float *block_forward(const model *m, activations *a, int layer, const float *x,
-				  int B, int T, matmul_fn matmul, attention_fn attention,
-				  bool training)
+static const float *block_forward(const model *m, activations *a, int layer, const float *x, int B,
+				  int T, matmul_fn matmul, attention_fn attention, bool training)
 {
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, NH = (int)c->heads, N = B * T;

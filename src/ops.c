@@ -202,7 +202,7 @@ static void attention_range(void *p, int begin, int end)
 }
 
 /* The (batch, head) pairs are independent: they are split over the threads
- * (av_parallel_for), each calling BLAS single-threaded (OpenBLAS threading
+ * (av_parallel_for_blas), each calling BLAS single-threaded (OpenBLAS threading
  * these small products from inside the workers, or even from one caller at
  * T >= 256, is several times slower). The split does not change the results.
  * Inside a slice of the training step, OpenBLAS is already single-threaded
@@ -210,13 +210,8 @@ static void attention_range(void *p, int begin, int end)
 void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T, int C,
 		       int NH, bool causal)
 {
-	int blas = openblas_get_num_threads();
-	if (blas > 1)
-		openblas_set_num_threads(1);
 	att_fwd x = {out, preatt, att, qkv, T, C, NH, 0, B * NH, causal};
-	av_parallel_for(B * NH, attention_range, &x);
-	if (blas > 1)
-		openblas_set_num_threads(blas);
+	av_parallel_for_blas(B * NH, attention_range, &x);
 }
 
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,

@@ -370,30 +370,33 @@ static void golden_grads(const char *name)
 	model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
 	CHECK(memcmp(again, grads, m->nparams * sizeof(float)) == 0);
 
-	/* One sequence per group (the step's cache blocking), on 1 and 2
-	 * threads: still PyTorch's loss and gradients. */
+	/* The step's cache blocking: groups of one sequence, and of two (with
+	 * B = 3 on one thread, a group of 1 then a group of 2 at an offset), on
+	 * 1 and 2 threads: still PyTorch's loss and gradients. */
 	CHECK(B > 2);
-	for (int th = 1; th <= 2; th++) {
-		backward_set_threads(th);
-		backward_set_group_rows(1);
-		memset(again, 0, m->nparams * sizeof(float));
-		float l1 = model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
-		backward_set_group_rows(0);
-		backward_set_threads(0);
-		snprintf(what, sizeof what, "%s loss, groups of 1 sequence, %d thread(s)", name,
-			 th);
-		compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
-		for (size_t i = 0; i < nt; i++) {
-			char key[64];
-			snprintf(key, sizeof key, "grad.%s", tt[i].name);
-			const golden_tensor *w = golden_get(&gd, key);
-			if (!w || w->size != tt[i].size)
-				continue;
-			snprintf(what, sizeof what, "%s %s, groups of 1 sequence, %d thread(s)",
-				 name, key, th);
-			compare(what, again + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
+	for (int gs = 1; gs <= 2; gs++)
+		for (int th = 1; th <= 2; th++) {
+			backward_set_threads(th);
+			backward_set_group_rows(gs == 1 ? 1 : 2 * T);
+			memset(again, 0, m->nparams * sizeof(float));
+			float l1 =
+			    model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+			backward_set_group_rows(0);
+			backward_set_threads(0);
+			snprintf(what, sizeof what, "%s loss, groups of %d, %d thread(s)", name, gs,
+				 th);
+			compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
+			for (size_t i = 0; i < nt; i++) {
+				char key[64];
+				snprintf(key, sizeof key, "grad.%s", tt[i].name);
+				const golden_tensor *w = golden_get(&gd, key);
+				if (!w || w->size != tt[i].size)
+					continue;
+				snprintf(what, sizeof what, "%s %s, groups of %d, %d thread(s)",
+					 name, key, gs, th);
+				compare(what, again + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
+			}
 		}
-	}
 
 	free(again);
 	free(tt);
@@ -407,55 +410,58 @@ static void golden_grads(const char *name)
 }
 
 /* A sequence without targets adds nothing: the gradients of a batch whose
- * second sequence has none are those of the first sequence alone, even when
+ * last sequence has none are those of the other sequences alone, even when
  * the step before left other values in the buffers (the last block writes
- * that sequence's key and value gradients as zeros, it does not skip them). */
-static void untargeted_sequence(void)
+ * that sequence's key and value gradients as zeros, it does not skip them).
+ * The sequence must share a group with a targeted one for that path to run:
+ * one thread, and two threads with three sequences. */
+static void untargeted_case(int threads, int B)
 {
 	const int V = 13, d = 16, h = 2, L = 2, T = 9;
 	model *m = tiny_model(OBJ_MASKED, V, d, h, L, T, 21);
 	activations a, a1;
 	grad_acts g, g1;
 	av_error err;
-	CHECK(activations_init(&a, &m->cfg, 2, T, 2 * T, &err));
-	CHECK(grad_acts_init(&g, &m->cfg, 2, T, &err));
-	CHECK(activations_init(&a1, &m->cfg, 1, T, T, &err));
-	CHECK(grad_acts_init(&g1, &m->cfg, 1, T, &err));
-	int32_t tok[2 * 9], all[2 * 9], first[2 * 9];
-	for (int i = 0; i < 2 * T; i++) {
+	CHECK(activations_init(&a, &m->cfg, B, T, B * T, &err));
+	CHECK(grad_acts_init(&g, &m->cfg, B, T, &err));
+	CHECK(activations_init(&a1, &m->cfg, B - 1, T, (B - 1) * T, &err));
+	CHECK(grad_acts_init(&g1, &m->cfg, B - 1, T, &err));
+	int32_t tok[3 * 9], all[3 * 9], some[3 * 9];
+	for (int i = 0; i < B * T; i++) {
 		tok[i] = TOK_NSPECIAL + (i * 5) % (V - TOK_NSPECIAL);
 		all[i] = TOK_NSPECIAL + (i * 3 + 1) % (V - TOK_NSPECIAL);
-		first[i] = i < T && i % 3 == 0 ? all[i] : -1;
+		some[i] = i < (B - 1) * T && i % 3 == 0 ? all[i] : -1;
 	}
 	float *junk = calloc(m->nparams, sizeof(float));
-	float *two = calloc(m->nparams, sizeof(float));
-	float *one = calloc(m->nparams, sizeof(float));
-	/* Groups of one sequence: the second is a group with no target. */
-	backward_set_group_rows(1);
-	model_train_step_grads(m, &a, &g, tok, all, 2, T, junk, NULL, NULL);
-	float l2 = model_train_step_grads(m, &a, &g, tok, first, 2, T, two, NULL, NULL);
-	backward_set_group_rows(0);
-	model_train_step_grads(m, &a, &g, tok, all, 2, T, junk, NULL, NULL);
-	float l2g = model_train_step_grads(m, &a, &g, tok, first, 2, T, junk, NULL, NULL);
-	float l1 = model_train_step_grads(m, &a1, &g1, tok, first, 1, T, one, NULL, NULL);
-	compare("loss, untargeted second sequence (own group)", &l2, &l1, 1, 1e-6, 1e-6);
-	compare("loss, untargeted second sequence (shared group)", &l2g, &l1, 1, 1e-6, 1e-6);
-	compare("gradients, untargeted second sequence", two, one, m->nparams, 1e-6, 1e-5);
-	/* And with both in one group: junk now holds the first step's
-	 * gradients plus these, so compare the difference. */
-	float *both = calloc(m->nparams, sizeof(float));
-	model_train_step_grads(m, &a, &g, tok, first, 2, T, both, NULL, NULL);
-	compare("gradients, untargeted second sequence in the same group", both, one, m->nparams,
-		1e-6, 1e-5);
-	free(both);
+	float *with = calloc(m->nparams, sizeof(float));
+	float *without = calloc(m->nparams, sizeof(float));
+	backward_set_threads(threads);
+	/* Every buffer full of this step's values first. */
+	model_train_step_grads(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
+	float lw = model_train_step_grads(m, &a, &g, tok, some, B, T, with, NULL, NULL);
+	float lo = model_train_step_grads(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
+	backward_set_threads(0);
+	char what[128];
+	snprintf(what, sizeof what, "loss, target-less last sequence, %d thread(s), B=%d", threads,
+		 B);
+	compare(what, &lw, &lo, 1, 1e-6, 1e-6);
+	snprintf(what, sizeof what, "gradients, target-less last sequence, %d thread(s), B=%d",
+		 threads, B);
+	compare(what, with, without, m->nparams, 1e-6, 1e-5);
 	free(junk);
-	free(two);
-	free(one);
+	free(with);
+	free(without);
 	grad_acts_finish(&g);
 	grad_acts_finish(&g1);
 	activations_finish(&a);
 	activations_finish(&a1);
 	model_destroy(m);
+}
+
+static void untargeted_sequence(void)
+{
+	untargeted_case(1, 2);
+	untargeted_case(2, 3);
 }
 
 /* ---- the worker pool ----------------------------------------------------

@@ -287,11 +287,80 @@ static void ten_steps(const char *name)
 	model_destroy(m);
 }
 
+/* The update runs 8 lanes at a time and the rest of each chunk one by one;
+ * both must give exactly what the plain loop of optimizer.h's formulas gives
+ * (the same IEEE operations in the same order), so that a parameter's
+ * trajectory does not depend on where it sits in the model. Two steps: one
+ * clipped (scale < 1), one not. */
+static void lanes_exact(void)
+{
+	model_config cfg = {OBJ_MASKED, 1001, 24, 3, 1, 8}; /* nparams not a multiple of 8 */
+	uint32_t *cps = malloc(1001 * sizeof *cps);
+	for (uint32_t i = 0; i < 1001; i++)
+		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 0x4E00u + i;
+	av_error err;
+	model *m = model_create(&cfg, cps, &err);
+	free(cps);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	model_init_random(m, 9);
+	size_t n = m->nparams;
+	adamw o;
+	CHECK(adamw_init(&o, m, 3e-2f, 1, 10, &err));
+	float *g = malloc(n * sizeof(float)), *p = malloc(n * sizeof(float));
+	float *mm = malloc(n * sizeof(float)), *vv = malloc(n * sizeof(float));
+	float *gg = malloc(n * sizeof(float));
+	bool same = n % 8 != 0;
+	for (int step = 0; step < 2; step++) {
+		for (size_t i = 0; i < n; i++)
+			g[i] = ((float)((i * 2654435761u + (size_t)step) % 2001) - 1000.0f) *
+			       (step == 0 ? 1e-2f : 1e-6f);
+		memcpy(p, m->params, n * sizeof(float));
+		memcpy(mm, o.m, n * sizeof(float));
+		memcpy(vv, o.v, n * sizeof(float));
+		memcpy(gg, g, n * sizeof(float));
+		uint64_t t = o.step + 1;
+		float lr = adamw_lr(&o, o.step);
+		float norm = adamw_step(&o, m->params, g);
+		float scale = 1.0f;
+		double sc = (double)o.clip / ((double)norm + 1e-6);
+		if (sc < 1.0)
+			scale = (float)sc;
+		CHECKF((step == 0) == (scale < 1.0f), "step %d: clipping %s expected", step,
+		       step == 0 ? "was" : "was not");
+		float b1 = o.beta1, b2 = o.beta2, c1 = 1.0f - o.beta1, c2 = 1.0f - o.beta2;
+		float bc1 = (float)(1.0 - pow(o.beta1, (double)t));
+		float bc2 = (float)(1.0 - pow(o.beta2, (double)t)), wd = lr * o.weight_decay;
+		for (size_t i = 0; i < n; i++) {
+			float gi = scale < 1.0f ? gg[i] * scale : gg[i];
+			float mi = b1 * mm[i] + c1 * gi;
+			float vi = b2 * vv[i] + c2 * gi * gi;
+			float pi = p[i];
+			pi -= (float)o.decay[i] * (wd * pi);
+			pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + o.eps);
+			same &= memcmp(&pi, &m->params[i], sizeof pi) == 0 &&
+				memcmp(&mi, &o.m[i], sizeof mi) == 0 &&
+				memcmp(&vi, &o.v[i], sizeof vi) == 0 &&
+				memcmp(&gi, &g[i], sizeof gi) == 0;
+		}
+	}
+	CHECKF(same, "AdamW's vector lanes and the plain formulas differ (%zu parameters)", n);
+	free(g);
+	free(p);
+	free(mm);
+	free(vv);
+	free(gg);
+	adamw_finish(&o);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	schedule();
 	clipping_and_decay();
 	thread_independence();
+	lanes_exact();
 	ten_steps("train_masked");
 	ten_steps("train_causal");
 	return test_summary("optimizer");

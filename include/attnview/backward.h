@@ -28,6 +28,10 @@ void backward_set_group_rows(int rows);
  * must write disjoint outputs per index for the result to be independent of
  * the split. (Used by the optimizer too.) */
 void av_parallel_for(int n, void (*fn)(void *ctx, int begin, int end), void *ctx);
+/* The same for work made of small BLAS calls: the slices run with OpenBLAS
+ * single-threaded, and OpenBLAS gets its thread count back afterwards. The
+ * slice count is taken before (it follows OpenBLAS's count by default). */
+void av_parallel_for_blas(int n, void (*fn)(void *ctx, int begin, int end), void *ctx);
 
 /* The ops. Shapes as in ops.h; every gradient output is accumulated into (+=).
  * A NULL gradient output is skipped. */
@@ -80,12 +84,13 @@ typedef struct grad_acts {
 	/* The rest is private to backward.c. */
 	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
 	int32_t *rows;
-	float *lnf_rows, *dlnf_rows;	   /* (B*T, d): the final LayerNorm at the target rows */
-	float *ln1_rows, *qrows, *dqrows, *dres_rows; /* (B*T, d): the last block at the target rows */
-	int32_t *batch_start;		   /* (B+1): first target row of each sequence */
-	int32_t *seq_row0;		   /* (B+1): the same, counted from row 0 of the batch */
-	float *slice_grads;		   /* per-thread gradient copies of a step */
-	size_t slice_grads_n;		   /* floats allocated there */
+	float *lnf_rows, *dlnf_rows; /* (B*T, d): the final LayerNorm at the target rows */
+	/* (B*T, d) each: the last block at the target rows */
+	float *ln1_rows, *qrows, *dqrows, *dres_rows;
+	int32_t *batch_start; /* (B+1): first target row of each sequence */
+	int32_t *seq_row0;    /* (B+1): the same, counted from row 0 of the batch */
+	float *slice_grads;   /* per-thread gradient copies of a step */
+	size_t slice_grads_n; /* floats allocated there */
 } grad_acts;
 
 bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_error *err);
