@@ -313,6 +313,24 @@ static bool compare(const char *what, const float *got, const float *want, size_
 	return ok;
 }
 
+/* Every parameter gradient in grads against the golden file's grad.NAME,
+ * reported as "NAME grad.TENSOR SUFFIX". */
+static void golden_grad_check(const char *name, const char *suffix, const float *grads,
+			      const tensor_info *tt, size_t nt, const golden *gd)
+{
+	for (size_t i = 0; i < nt; i++) {
+		char key[64], what[192];
+		snprintf(key, sizeof key, "grad.%s", tt[i].name);
+		const golden_tensor *w = golden_get(gd, key);
+		CHECKF(w && w->size == tt[i].size, "%s: %s missing or of the wrong size", name,
+		       key);
+		if (!w || w->size != tt[i].size)
+			continue;
+		snprintf(what, sizeof what, "%s %s%s", name, key, suffix);
+		compare(what, grads + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
+	}
+}
+
 static void golden_grads(const char *name)
 {
 	char path[256];
@@ -353,17 +371,7 @@ static void golden_grads(const char *name)
 	size_t nt = model_tensor_table(&m->cfg, NULL, 0);
 	tensor_info *tt = malloc(nt * sizeof *tt);
 	model_tensor_table(&m->cfg, tt, nt);
-	for (size_t i = 0; i < nt; i++) {
-		char key[64];
-		snprintf(key, sizeof key, "grad.%s", tt[i].name);
-		const golden_tensor *w = golden_get(&gd, key);
-		CHECKF(w && w->size == tt[i].size, "%s: %s missing or of the wrong size", name,
-		       key);
-		if (!w || w->size != tt[i].size)
-			continue;
-		snprintf(what, sizeof what, "%s %s", name, key);
-		compare(what, grads + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
-	}
+	golden_grad_check(name, "", grads, tt, nt, &gd);
 
 	/* Same inputs, same thread count: bit for bit the same gradients. */
 	float *again = calloc(m->nparams, sizeof(float));
@@ -386,16 +394,8 @@ static void golden_grads(const char *name)
 			snprintf(what, sizeof what, "%s loss, groups of %d, %d thread(s)", name, gs,
 				 th);
 			compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
-			for (size_t i = 0; i < nt; i++) {
-				char key[64];
-				snprintf(key, sizeof key, "grad.%s", tt[i].name);
-				const golden_tensor *w = golden_get(&gd, key);
-				if (!w || w->size != tt[i].size)
-					continue;
-				snprintf(what, sizeof what, "%s %s, groups of %d, %d thread(s)",
-					 name, key, gs, th);
-				compare(what, again + tt[i].offset, w->v, w->size, 1e-6, 1e-5);
-			}
+			snprintf(what, sizeof what, ", groups of %d, %d thread(s)", gs, th);
+			golden_grad_check(name, what, again, tt, nt, &gd);
 		}
 
 	free(again);
