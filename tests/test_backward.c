@@ -1,6 +1,7 @@
 /* The backward pass: finite differences on every parameter tensor, the PyTorch
  * golden gradients, and the BLAS ops against their plain-loop twins. */
 #include "attnview/backward.h"
+#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/ops.h"
 #include "attnview/rng.h"
@@ -384,13 +385,13 @@ static void golden_grads(const char *name)
 	CHECK(B > 2);
 	for (int gs = 1; gs <= 2; gs++)
 		for (int th = 1; th <= 2; th++) {
-			backward_set_threads(th);
+			parallel_set_threads(th);
 			backward_set_group_rows(gs == 1 ? 1 : 2 * T);
 			memset(again, 0, m->nparams * sizeof(float));
 			float l1 =
 			    model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
 			backward_set_group_rows(0);
-			backward_set_threads(0);
+			parallel_set_threads(0);
 			snprintf(what, sizeof what, "%s loss, groups of %d, %d thread(s)", name, gs,
 				 th);
 			compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
@@ -435,12 +436,12 @@ static void untargeted_case(int threads, int B)
 	float *junk = calloc(m->nparams, sizeof(float));
 	float *with = calloc(m->nparams, sizeof(float));
 	float *without = calloc(m->nparams, sizeof(float));
-	backward_set_threads(threads);
+	parallel_set_threads(threads);
 	/* Every buffer full of this step's values first. */
 	model_train_step_grads(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
 	float lw = model_train_step_grads(m, &a, &g, tok, some, B, T, with, NULL, NULL);
 	float lo = model_train_step_grads(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
-	backward_set_threads(0);
+	parallel_set_threads(0);
 	char what[128];
 	snprintf(what, sizeof what, "loss, target-less last sequence, %d thread(s), B=%d", threads,
 		 B);
@@ -462,82 +463,6 @@ static void untargeted_sequence(void)
 {
 	untargeted_case(1, 2);
 	untargeted_case(2, 3);
-}
-
-/* ---- the worker pool ----------------------------------------------------
- * av_parallel_for hands slices to threads that live for the whole process.
- * Every index must be done exactly once, also when two threads use the pool
- * at the same time and in the child of a fork (which has none of the
- * workers: it must do the work itself, not wait for them forever nor start
- * threads, which ThreadSanitizer forbids after a multi-threaded fork). */
-
-typedef struct count_job {
-	int *hits;
-	int round;
-} count_job;
-
-static void count_range(void *p, int begin, int end)
-{
-	count_job *j = p;
-	for (int i = begin; i < end; i++)
-		j->hits[i] += j->round;
-}
-
-/* Rounds 1..rounds of av_parallel_for over n indices; true if every index
- * got 1 + 2 + ... + rounds. */
-static bool count_rounds(int n, int rounds)
-{
-	int *hits = calloc((size_t)n, sizeof(int));
-	if (!hits)
-		return false;
-	for (int r = 1; r <= rounds; r++) {
-		count_job j = {hits, r};
-		av_parallel_for(n, count_range, &j);
-	}
-	bool ok = true;
-	for (int i = 0; i < n; i++)
-		ok &= hits[i] == rounds * (rounds + 1) / 2;
-	free(hits);
-	return ok;
-}
-
-static void *count_thread(void *p)
-{
-	*(bool *)p = count_rounds(97, 300);
-	return NULL;
-}
-
-static void pool_check(void)
-{
-	backward_set_threads(3);
-	CHECK(count_rounds(1000, 50));
-	/* Fewer indices than threads, then more again. */
-	CHECK(count_rounds(2, 20));
-	CHECK(count_rounds(1000, 5));
-
-	/* Two callers at once. */
-	pthread_t t;
-	bool ok_thread = false;
-	CHECK(pthread_create(&t, NULL, count_thread, &ok_thread) == 0);
-	bool ok_main = count_rounds(131, 300);
-	pthread_join(t, NULL);
-	CHECKF(ok_main && ok_thread, "two threads using the pool: main %d, other %d", ok_main,
-	       ok_thread);
-
-	/* A child of fork, with the workers started in the parent. */
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		alarm(20); /* a pool waiting for the parent's workers hangs */
-		_exit(count_rounds(1000, 10) ? 0 : 1);
-	}
-	int status = 0;
-	CHECK(waitpid(pid, &status, 0) == pid);
-	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	       "av_parallel_for in a forked child: %s %d",
-	       WIFSIGNALED(status) ? "killed by signal" : "exit status",
-	       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	backward_set_threads(0);
 }
 
 static void matmul_vs_ref(int N, int C, int OC)
@@ -600,11 +525,11 @@ static void attention_vs_ref(int B, int T, int C, int NH, bool causal)
 	}
 	attention_backward_ref(dq[0], work, dout, qkv, att, B, T, C, NH, causal);
 	int blas_threads = openblas_get_num_threads();
-	backward_set_threads(1);
+	parallel_set_threads(1);
 	attention_backward(dq[1], work, dout, qkv, att, B, T, C, NH, causal);
-	backward_set_threads(3);
+	parallel_set_threads(3);
 	attention_backward(dq[2], work, dout, qkv, att, B, T, C, NH, causal);
-	backward_set_threads(0);
+	parallel_set_threads(0);
 	/* BLAS runs single-threaded inside the workers, and gets its count back. */
 	CHECK(openblas_get_num_threads() == blas_threads);
 	char what[96];
@@ -797,6 +722,5 @@ int main(void)
 	golden_grads("train_masked");
 	golden_grads("train_causal");
 	untargeted_sequence();
-	pool_check();
 	return test_summary("backward");
 }

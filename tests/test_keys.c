@@ -5,7 +5,7 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 
-#include "attnview/keys.h"
+#include "keys.h"
 #include "harness.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The input line: editing anywhere, CJK-width-aware cursor and scrolling,
  * what pasted text becomes, and the length limit. */
-#include "attnview/lineedit.h"
+#include "lineedit.h"
 #include "harness.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* AdamW: the learning-rate schedule, clipping, weight decay, and 10 steps on a
  * fixed batch against the PyTorch reference. */
 #include "attnview/backward.h"
+#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
 #include "harness.h"
@@ -148,7 +149,7 @@ static void thread_independence(void)
 	for (int k = 0; k < 2; k++) {
 		model_init_random(m[k], 5);
 		CHECK(adamw_init(&o[k], m[k], 1e-2f, 2, 10, &err));
-		backward_set_threads(k == 0 ? 1 : 3);
+		parallel_set_threads(k == 0 ? 1 : 3);
 		for (int s = 0; s < 3; s++) {
 			for (size_t i = 0; i < n; i++)
 				g[k][i] =
@@ -156,7 +157,7 @@ static void thread_independence(void)
 			norm[k] = adamw_step(&o[k], m[k]->params, g[k]);
 		}
 	}
-	backward_set_threads(0);
+	parallel_set_threads(0);
 	CHECK(n > 4 * 16384);
 	CHECK(norm[0] == norm[1]);
 	CHECK(memcmp(m[0]->params, m[1]->params, n * sizeof(float)) == 0);

@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include "attnview/blas.h"
+#include "attnview/parallel.h"
 #include "attnview/corpus.h"
 #include "attnview/train.h"
 
@@ -422,10 +423,10 @@ static void test_resume_options(void)
 	corpus c;
 	corpus_options co = {NULL, 1, 0};
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
-	backward_set_threads(2);
+	parallel_set_threads(2);
 	trainer *t =
 	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &err);
-	backward_set_threads(0);
+	parallel_set_threads(0);
 	CHECK(t == NULL);
 	CHECKF(t == NULL && strstr(err.msg, "trained on 1 threads") &&
 		   strstr(err.msg, "differ from an uninterrupted run") &&

@@ -2,7 +2,7 @@
  * wins, stale results are never handed out, posting never waits for a
  * computation, predictions follow the current text, errors come through, and
  * shutdown is clean. Built a second time with -fsanitize=thread. */
-#include "attnview/worker.h"
+#include "worker.h"
 #include "harness.h"
 
 #include <poll.h>

@@ -10,28 +10,10 @@
 
 #include "attnview/model.h"
 
-/* Threads for the per-(batch, head) attention work and the element-wise
- * backward ops. 0 (the default) follows openblas_get_num_threads(), so one
- * --threads setting governs everything. How the work is split does not
- * change the results (disjoint outputs, sums in a fixed order); OpenBLAS's
- * own thread count does change the rounding of its larger products, so a
- * training run is reproducible for a given thread count. */
-void backward_set_threads(int n);
-int backward_get_threads(void);
 /* Token rows per group in the training step (see model_train_step_grads);
  * 0 restores the default, 512. For tests, which make groups of one sequence
  * on small models. Changes the rounding of the weight gradients' sums. */
 void backward_set_group_rows(int rows);
-
-/* fn(ctx, begin, end) over [0, n) in backward_get_threads() contiguous
- * slices, the first on the calling thread; returns when all are done. fn
- * must write disjoint outputs per index for the result to be independent of
- * the split. (Used by the optimizer too.) */
-void av_parallel_for(int n, void (*fn)(void *ctx, int begin, int end), void *ctx);
-/* The same for work made of small BLAS calls: the slices run with OpenBLAS
- * single-threaded, and OpenBLAS gets its thread count back afterwards. The
- * slice count is taken before (it follows OpenBLAS's count by default). */
-void av_parallel_for_blas(int n, void (*fn)(void *ctx, int begin, int end), void *ctx);
 
 /* The ops. Shapes as in ops.h; every gradient output is accumulated into (+=).
  * A NULL gradient output is skipped. */
@@ -60,13 +42,6 @@ void attention_backward_ref(float *dqkv, float *work, const float *dout, const f
 
 /* dout (N), inp (N) the GELU input -> dinp (N) += gelu'(inp) * dout (tanh form) */
 void gelu_backward(float *dinp, const float *inp, const float *dout, int N);
-
-/* out[i] = exp(in[i]) (out == in allowed), 8 lanes at a time with AVX2 where
- * the CPU has it: under 1e-7 relative error on [-87.3, 88.7] (inputs beyond
- * are clamped: exp(-inf) gives 1e-38, not 0), several times faster than
- * libm's expf. The loss and gelu_backward use the same code; the forward's
- * softmax and GELU (tanh(u) = 1 - 2 / (exp(2u) + 1)) could too. */
-void vec_exp(float *out, const float *in, int n);
 
 /* Cross-entropy over the compacted rows of logits (nrows, V): row r belongs to
  * the r-th entry of targets (N) that lies in [0, V); the rest take no loss.

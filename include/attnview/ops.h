@@ -59,4 +59,11 @@ void residual_forward(float *out, const float *a, const float *b, int N);
 /* Row-wise softmax in place. x (N,V) */
 void softmax_rows(float *x, int N, int V);
 
+/* out[i] = exp(in[i]) (out == in allowed), 8 lanes at a time with AVX2 where
+ * the CPU has it: under 1e-7 relative error on [-87.3, 88.7] (inputs beyond
+ * are clamped: exp(-inf) gives 1e-38, not 0), several times faster than
+ * libm's expf. The loss and gelu_backward use the same code; the forward's
+ * softmax and GELU (tanh(u) = 1 - 2 / (exp(2u) + 1)) could too. */
+void vec_exp(float *out, const float *in, int n);
+
 #endif

@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include "attnview/lineedit.h"
+#include "lineedit.h"
 #include "attnview/tokenizer.h"
 
 #define LINE_MAX 48

@@ -20,7 +20,7 @@
  *     owner joins and frees. The worker never calls curses.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
-#include "attnview/worker.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>

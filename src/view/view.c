@@ -14,17 +14,17 @@
  * with the details panel to the right of the heatmap when there is room. */
 #define NCURSES_WIDECHAR 1
 
-#include "attnview/view.h"
+#include "view.h"
 
 #include "attnview/colormap.h"
-#include "attnview/lineedit.h"
+#include "lineedit.h"
 #include "attnview/tokenizer.h"
 #include "attnview/vocab.h"
-#include "attnview/worker.h"
+#include "worker.h"
 
 #include <curses.h>
 
-#include "attnview/keys.h"
+#include "keys.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * main() makes sure OpenBLAS runs a fast kernel, then hands argv to the mode
  * the options ask for. */
 #include "attnview/blas.h"
-#include "attnview/cli.h"
+#include "cli.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * checkpoint definitions). */
 #include "attnview/train.h"
 
+#include "attnview/parallel.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -469,7 +471,7 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	t->opt.epochs = resume ? resume->epochs : o->epochs;
 	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
 		t->opt.warmup = train_auto_warmup(t->total);
-	uint32_t nt = (uint32_t)backward_get_threads();
+	uint32_t nt = (uint32_t)parallel_threads();
 	if (t->opt.threads && t->opt.threads != nt) {
 		if (resume)
 			av_fail(err,

@@ -6,6 +6,7 @@
 #include "attnview/backward.h"
 
 #include "attnview/ops.h"
+#include "attnview/parallel.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -15,222 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- threads ------------------------------------------------------------ */
-
-#define MAX_WORKERS 64
-
-static int g_threads;			/* 0: follow OpenBLAS */
-static _Thread_local int t_in_parallel; /* inside a parallel_for slice */
-
-void backward_set_threads(int n)
-{
-	g_threads = n < 0 ? 0 : n;
-}
-
-int backward_get_threads(void)
-{
-	int n = g_threads ? g_threads : openblas_get_num_threads();
-	if (n < 1)
-		n = 1;
-	return n > MAX_WORKERS ? MAX_WORKERS : n;
-}
-
-typedef void (*range_fn)(void *ctx, int begin, int end);
-
-/* The attention products are small (T x T x hs per head). OpenBLAS splits a
- * product over its threads once it exceeds 256K multiply-adds (T > 128 here),
- * and from inside our own workers that is ruinous: at T = 256 on 2 cores the
- * backward took 5-20x longer with 2 BLAS threads than with 1 (measured).
- * So BLAS runs one thread per caller while the workers run, and gets its
- * count back after. The count is global to OpenBLAS: nothing else may call
- * BLAS from another thread meanwhile (training has one BLAS caller). These
- * products then always run on one BLAS thread: OpenBLAS's results are
- * repeatable for a given thread count but round differently with another
- * (measured), so fixing it here also keeps them independent of --threads. */
-static int blas_single_begin(void)
-{
-	int n = openblas_get_num_threads();
-	if (n > 1)
-		openblas_set_num_threads(1);
-	return n;
-}
-
-static void blas_single_end(int n)
-{
-	if (n > 1)
-		openblas_set_num_threads(n);
-}
-
-typedef struct range_job {
-	range_fn fn;
-	void *ctx;
-	int begin, end;
-} range_job;
-
-/* The workers: started when first needed, then kept for the life of the
- * process, waiting on a condition variable between jobs, instead of a thread
- * start and join per call (four a training step, and one per layer of the
- * view's forward pass). Measured on the reference training step at 2
- * threads: 22.50 ms against 22.71 ms (medians of 7 alternating runs of
- * bench_train), within the machine's noise but never slower. One job at a
- * time (pool_user); a job's slice 0 runs on the caller, slice i on worker
- * i - 1. */
-static struct {
-	pthread_mutex_t mu; /* guards the rest */
-	pthread_cond_t go, done;
-	int started;  /* workers running */
-	unsigned gen; /* bumped for every job */
-	unsigned first_gen[MAX_WORKERS];
-	const range_job *jobs; /* the current job's slices */
-	int njobs, busy;       /* slices; workers still on theirs */
-} g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
-	    .go = PTHREAD_COND_INITIALIZER,
-	    .done = PTHREAD_COND_INITIALIZER};
-static pthread_mutex_t g_pool_user = PTHREAD_MUTEX_INITIALIZER;
-
-static void *worker_main(void *p)
-{
-	int w = (int)(intptr_t)p;
-	t_in_parallel = 1;
-	pthread_mutex_lock(&g_pool.mu);
-	unsigned seen = g_pool.first_gen[w];
-	for (;;) {
-		while (g_pool.gen == seen)
-			pthread_cond_wait(&g_pool.go, &g_pool.mu);
-		seen = g_pool.gen;
-		/* A worker beyond this job's slices has nothing to do. The
-		 * caller waits for busy == 0 before it posts another job, so no
-		 * job with a slice for this worker passes unseen. */
-		if (w + 1 >= g_pool.njobs)
-			continue;
-		range_job j = g_pool.jobs[w + 1];
-		pthread_mutex_unlock(&g_pool.mu);
-		j.fn(j.ctx, j.begin, j.end);
-		pthread_mutex_lock(&g_pool.mu);
-		if (--g_pool.busy == 0)
-			pthread_cond_signal(&g_pool.done);
-	}
-	return NULL;
-}
-
-/* A child of fork() has none of the workers (nor a job in flight), and
- * should not start threads of its own (a multi-threaded process's child may
- * only rely on async-signal-safe calls; ThreadSanitizer stops one that
- * does): it runs every job on the calling thread. */
-static bool g_pool_off;
-
-static void pool_after_fork(void)
-{
-	pthread_mutex_init(&g_pool.mu, NULL);
-	pthread_cond_init(&g_pool.go, NULL);
-	pthread_cond_init(&g_pool.done, NULL);
-	pthread_mutex_init(&g_pool_user, NULL);
-	g_pool.started = g_pool.busy = g_pool.njobs = 0;
-	g_pool_off = true;
-}
-
-/* Start workers up to `want` (g_pool.mu held); returns how many run. */
-static int pool_grow(int want)
-{
-	static bool atfork_set; /* handlers are inherited by a child */
-	if (!atfork_set)
-		atfork_set = pthread_atfork(NULL, NULL, pool_after_fork) == 0;
-	pthread_attr_t attr;
-	if (pthread_attr_init(&attr) != 0)
-		return g_pool.started;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	while (g_pool.started < want) {
-		pthread_t t;
-		g_pool.first_gen[g_pool.started] = g_pool.gen;
-		if (pthread_create(&t, &attr, worker_main, (void *)(intptr_t)g_pool.started) != 0)
-			break;
-		g_pool.started++;
-	}
-	pthread_attr_destroy(&attr);
-	return g_pool.started;
-}
-
-/* Run fn over [0, n) in nt contiguous slices, the first on the calling
- * thread. The slices depend only on n and the thread count and callers write
- * disjoint outputs, so the result is the same whichever thread runs what. A
- * slice without a worker (one could not be started) runs here instead:
- * slower, never wrong. */
-static void parallel_for_n(int nt, int n, range_fn fn, void *ctx)
-{
-	if (nt > n)
-		nt = n;
-	/* A parallel_for inside another (a slice of the training step calling
-	 * an op that is parallel on its own) runs its whole range in place:
-	 * the outer split already occupies the cores. */
-	if (nt <= 1 || t_in_parallel || g_pool_off) {
-		if (n > 0)
-			fn(ctx, 0, n);
-		return;
-	}
-	range_job job[MAX_WORKERS];
-	for (int i = 0; i < nt; i++)
-		job[i] =
-		    (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
-	pthread_mutex_lock(&g_pool_user);
-	pthread_mutex_lock(&g_pool.mu);
-	int nw = pool_grow(nt - 1);
-	if (nw > nt - 1)
-		nw = nt - 1;
-	g_pool.jobs = job;
-	g_pool.njobs = nw + 1;
-	g_pool.busy = nw;
-	g_pool.gen++;
-	pthread_cond_broadcast(&g_pool.go);
-	pthread_mutex_unlock(&g_pool.mu);
-
-	t_in_parallel++;
-	fn(ctx, job[0].begin, job[0].end);
-	for (int i = nw + 1; i < nt; i++)
-		fn(ctx, job[i].begin, job[i].end);
-	t_in_parallel--;
-
-	pthread_mutex_lock(&g_pool.mu);
-	while (g_pool.busy > 0)
-		pthread_cond_wait(&g_pool.done, &g_pool.mu);
-	g_pool.njobs = 0;
-	pthread_mutex_unlock(&g_pool.mu);
-	pthread_mutex_unlock(&g_pool_user);
-}
-
-static void parallel_for(int n, range_fn fn, void *ctx)
-{
-	parallel_for_n(backward_get_threads(), n, fn, ctx);
-}
-
-void av_parallel_for(int n, void (*fn)(void *ctx, int begin, int end), void *ctx)
-{
-	parallel_for(n, fn, ctx);
-}
-
-/* parallel_for for work made of small BLAS calls (see blas_single_begin). */
-static void parallel_for_blas(int n, range_fn fn, void *ctx)
-{
-	int nt = backward_get_threads();
-	int nb = blas_single_begin();
-	parallel_for_n(nt, n, fn, ctx);
-	blas_single_end(nb);
-}
-
-void av_parallel_for_blas(int n, void (*fn)(void *ctx, int begin, int end), void *ctx)
-{
-	parallel_for_blas(n, fn, ctx);
-}
-
 #include "vec8.h"
-
-AV_CLONES void vec_exp(float *out, const float *in, int n)
-{
-	int i = 0;
-	for (; i + 8 <= n; i += 8)
-		store8(out + i, vexp8(load8(in + i)));
-	if (i < n)
-		store_part(out + i, n - i, vexp8(load_part(in + i, n - i, 0.0f)));
-}
 
 /* ---- embedding ---------------------------------------------------------- */
 
@@ -1137,7 +923,7 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
  * start of that region. rows[] and batch_start[] are relative to the group
  * (row b0*T and target row seq_row0[b0] of its first sequence b0). */
 
-#define MAX_SLICES MAX_WORKERS
+#define MAX_SLICES PARALLEL_MAX_THREADS
 
 typedef struct slice {
 	int b0, b1, r0, r1, ngroups;
@@ -1308,7 +1094,7 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 {
 	const int V = (int)m->cfg.vocab_size;
 	const size_t np = m->nparams;
-	int nt = backward_get_threads();
+	int nt = parallel_threads();
 	if (nt > B)
 		nt = B;
 	if (nt > MAX_SLICES)
@@ -1391,9 +1177,9 @@ float model_train_step_grads(const model *m, activations *a, grad_acts *g, const
 		return NAN;
 
 	if (nt > 1) {
-		int nb = blas_single_begin();
+		int nb = blas_single_thread_begin();
 		parallel_for_n(nt, nt, step_range, &x);
-		blas_single_end(nb);
+		blas_single_thread_end(nb);
 		sum_ctx sc = {grads, g->slice_grads, np, nt - 1};
 		parallel_for_n(nt, (int)((np + SUM_CHUNK - 1) / SUM_CHUNK), sum_range, &sc);
 	} else {

@@ -1,7 +1,7 @@
 /* attnview --train: options, corpus loading, progress display, and what to
  * say when training stops. The work itself is in corpus.c and train.c. */
 #include "attnview/blas.h"
-#include "attnview/cli.h"
+#include "cli.h"
 #include "attnview/corpus.h"
 #include "attnview/train.h"
 

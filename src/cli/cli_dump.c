@@ -1,5 +1,5 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
-#include "attnview/cli.h"
+#include "cli.h"
 #include "attnview/dump.h"
 #include "attnview/modelfile.h"
 

@@ -3,7 +3,7 @@
  * layout, so tensor i of the gradients, m and v all start at the same offset. */
 #include "attnview/optimizer.h"
 
-#include "attnview/backward.h" /* av_parallel_for */
+#include "attnview/parallel.h"
 #include "vec8.h"
 
 #include <errno.h>
@@ -189,7 +189,7 @@ float adamw_step(adamw *o, float *params, float *grads)
 	adam_job j = {.o = o, .params = params, .grads = grads, .partial = partial};
 	double ss = 0.0;
 	if (partial) {
-		av_parallel_for(nchunks, norm_range, &j);
+		parallel_for(nchunks, norm_range, &j);
 		for (int c = 0; c < nchunks; c++)
 			ss += partial[c];
 		if (partial != stack)
@@ -223,7 +223,7 @@ float adamw_step(adamw *o, float *params, float *grads)
 	    .eps = o->eps,
 	    .scale = scale,
 	};
-	av_parallel_for(nchunks, update_range, &j);
+	parallel_for(nchunks, update_range, &j);
 	o->step = t;
 	return norm;
 }

@@ -1,7 +1,7 @@
 /* attnview [--model FILE] [--text TEXT]: the interactive view. */
 #include "attnview/blas.h"
-#include "attnview/cli.h"
-#include "attnview/view.h"
+#include "cli.h"
+#include "view.h"
 
 #include <getopt.h>
 #include <locale.h>

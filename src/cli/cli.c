@@ -1,5 +1,5 @@
 /* What the modes of the command line share. */
-#include "attnview/cli.h"
+#include "cli.h"
 #include "attnview/modelfile.h"
 
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* The input line. */
-#include "attnview/lineedit.h"
+#include "lineedit.h"
 
 #include "attnview/tokenizer.h"
 

@@ -3,7 +3,7 @@
  * BLAS and must agree with them to float rounding. */
 #include "attnview/ops.h"
 
-#include "attnview/backward.h" /* av_parallel_for */
+#include "attnview/parallel.h"
 
 #include "vec8.h"
 
@@ -202,7 +202,7 @@ static void attention_range(void *p, int begin, int end)
 }
 
 /* The (batch, head) pairs are independent: they are split over the threads
- * (av_parallel_for_blas), each calling BLAS single-threaded (OpenBLAS threading
+ * (parallel_for_blas), each calling BLAS single-threaded (OpenBLAS threading
  * these small products from inside the workers, or even from one caller at
  * T >= 256, is several times slower). The split does not change the results.
  * Inside a slice of the training step, OpenBLAS is already single-threaded
@@ -211,7 +211,7 @@ void attention_forward(float *out, float *preatt, float *att, const float *qkv, 
 		       int NH, bool causal)
 {
 	att_fwd x = {out, preatt, att, qkv, T, C, NH, 0, B * NH, causal};
-	av_parallel_for_blas(B * NH, attention_range, &x);
+	parallel_for_blas(B * NH, attention_range, &x);
 }
 
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
@@ -306,4 +306,13 @@ void softmax_rows(float *x, int N, int V)
 		for (int i = 0; i < V; i++)
 			r[i] /= sum;
 	}
+}
+
+AV_CLONES void vec_exp(float *out, const float *in, int n)
+{
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		store8(out + i, vexp8(load8(in + i)));
+	if (i < n)
+		store_part(out + i, n - i, vexp8(load_part(in + i, n - i, 0.0f)));
 }
