@@ -110,16 +110,35 @@ static void test_sigkill(const model *a, const model *b, const byte_buf *fa, con
 
 	int seen_a = 0, seen_b = 0, bad = 0, max_temps = 0;
 	for (int k = 0; k < KILLS; k++) {
+		/* The child says when its first save is done, and the random delay
+		 * starts from there: a child slow to start (a sanitizer's fork
+		 * copies a large shadow) would otherwise be killed before it saved
+		 * anything, every time. */
+		int ready[2];
+		if (pipe(ready) != 0) {
+			CHECKF(false, "pipe: %s", strerror(errno));
+			return;
+		}
 		pid_t pid = fork();
 		if (pid < 0) {
 			CHECKF(false, "fork: %s", strerror(errno));
 			return;
 		}
 		if (pid == 0) {
-			for (unsigned i = 0;; i++)
+			close(ready[0]);
+			for (unsigned i = 0;; i++) {
 				if (!model_save(i & 1 ? a : b, path, &err))
 					_exit(3);
+				if (i == 0 &&
+				    (write(ready[1], "s", 1) != 1 || close(ready[1]) != 0))
+					_exit(4);
+			}
 		}
+		close(ready[1]);
+		char c;
+		ssize_t got = read(ready[0], &c, 1);
+		close(ready[0]);
+		CHECKF(got == 1, "kill %d: the child never finished its first save", k);
 		usleep((useconds_t)((unsigned long)rand() % span_us));
 		kill(pid, SIGKILL);
 		int st;

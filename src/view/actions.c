@@ -1,0 +1,293 @@
+/* Keys and clicks: the key table of keys.h decides what a key does where;
+ * the actions it names are carried out here, in four groups (focus and
+ * screens, the cursor, heads and layers, editing the text). */
+#include "screen.h"
+
+#include <wchar.h>
+
+void move_row(view *v, int d)
+{
+	int n = v->have ? v->r.n : 0;
+	v->hv.qrow += d;
+	if (v->hv.qrow >= n)
+		v->hv.qrow = n - 1;
+	if (v->hv.qrow < 0)
+		v->hv.qrow = 0;
+	request_pred(v);
+}
+
+static void move_col(view *v, int d)
+{
+	int n = v->have ? v->r.n : 0;
+	v->hv.kcol += d;
+	if (v->hv.kcol >= n)
+		v->hv.kcol = n - 1;
+	if (v->hv.kcol < 0)
+		v->hv.kcol = 0;
+}
+
+static void set_head(view *v, int l, int h)
+{
+	int L = nlayers(v), H = nheads(v);
+	v->layer = ((l % L) + L) % L;
+	v->head = ((h % H) + H) % H;
+}
+
+static bool do_focus(view *v, view_action act)
+{
+	switch (act) {
+	case ACT_QUIT:
+		v->quit = true;
+		return true;
+	case ACT_HELP:
+		v->help_return = v->focus;
+		v->help_scroll = 0;
+		v->focus = F_HELP;
+		return true;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		return true;
+	case ACT_FOCUS_MAP:
+		v->focus = F_MAP;
+		return true;
+	case ACT_FOCUS_INPUT:
+		v->focus = F_INPUT;
+		return true;
+	case ACT_OVERVIEW:
+		if (v->focus == F_OVERVIEW) {
+			v->focus = v->ov_return;
+		} else {
+			v->ov_return = v->focus;
+			v->ov_sel = v->layer * nheads(v) + v->head;
+			v->focus = F_OVERVIEW;
+		}
+		return true;
+	case ACT_VALUES:
+		v->values = !v->values;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The arrows select a tile in the overview and move the cursor elsewhere. */
+static bool do_overview(view *v, view_action act)
+{
+	int H = nheads(v), N = nlayers(v) * H;
+	switch (act) {
+	case ACT_UP:
+		v->ov_sel = (v->ov_sel - H + N) % N;
+		return true;
+	case ACT_DOWN:
+		v->ov_sel = (v->ov_sel + H) % N;
+		return true;
+	case ACT_LEFT:
+		v->ov_sel = (v->ov_sel - 1 + N) % N;
+		return true;
+	case ACT_RIGHT:
+		v->ov_sel = (v->ov_sel + 1) % N;
+		return true;
+	case ACT_OPEN:
+		v->layer = v->ov_sel / H;
+		v->head = v->ov_sel % H;
+		v->focus = F_MAP;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool do_cursor(view *v, view_action act)
+{
+	int page = v->mg.heat.vis_rows > 1 ? v->mg.heat.vis_rows - 1 : 1;
+	switch (act) {
+	case ACT_UP:
+	case ACT_DOWN:
+		move_row(v, act == ACT_UP ? -1 : 1);
+		return true;
+	case ACT_LEFT:
+	case ACT_RIGHT:
+		move_col(v, act == ACT_LEFT ? -1 : 1);
+		return true;
+	case ACT_PAGE_UP:
+	case ACT_PAGE_DOWN:
+		move_row(v, act == ACT_PAGE_UP ? -page : page);
+		return true;
+	case ACT_FIRST_ROW:
+	case ACT_LAST_ROW:
+		move_row(v, act == ACT_FIRST_ROW ? -v->hv.qrow : 1 << 30);
+		return true;
+	case ACT_FIRST_COL:
+	case ACT_LAST_COL:
+		move_col(v, act == ACT_FIRST_COL ? -v->hv.kcol : 1 << 30);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool do_head(view *v, view_action act, int key)
+{
+	int H = nheads(v);
+	switch (act) {
+	case ACT_NEXT_HEAD:
+	case ACT_PREV_HEAD:
+		set_head(v, v->layer, v->head + (act == ACT_NEXT_HEAD ? 1 : -1));
+		return true;
+	case ACT_NEXT_LAYER:
+	case ACT_PREV_LAYER:
+		set_head(v, v->layer + (act == ACT_NEXT_LAYER ? 1 : -1), v->head);
+		return true;
+	case ACT_HEAD_NUMBER:
+		if (key - '0' < H)
+			v->head = key - '0';
+		else
+			set_notice(v, "head %d does not exist: this model has %d heads, 0 to %d",
+				   key - '0', H, H - 1);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool do_edit(view *v, view_action act)
+{
+	lineedit *le = &v->le;
+	bool changed = false;
+	switch (act) {
+	case ACT_EDIT_LEFT:
+		lineedit_left(le);
+		return true;
+	case ACT_EDIT_RIGHT:
+		lineedit_right(le);
+		return true;
+	case ACT_EDIT_HOME:
+		lineedit_home(le);
+		return true;
+	case ACT_EDIT_END:
+		lineedit_end(le);
+		return true;
+	case ACT_EDIT_BACKSPACE:
+		changed = lineedit_backspace(le);
+		break;
+	case ACT_EDIT_DELETE:
+		changed = lineedit_delete(le);
+		break;
+	case ACT_EDIT_CLEAR:
+		changed = lineedit_clear(le);
+		break;
+	case ACT_EDIT_KILL_END:
+		changed = lineedit_kill_end(le);
+		break;
+	case ACT_EDIT_DELETE_WORD:
+		changed = lineedit_delete_word(le);
+		break;
+	default:
+		return false;
+	}
+	if (changed)
+		text_changed(v);
+	return true;
+}
+
+void do_action(view *v, view_action act, int key)
+{
+	if (act == ACT_NONE || do_focus(v, act))
+		return;
+	if (v->focus == F_OVERVIEW && do_overview(v, act))
+		return;
+	if (do_cursor(v, act) || do_head(v, act, key))
+		return;
+	do_edit(v, act);
+}
+
+static void handle_mouse(view *v)
+{
+	MEVENT ev;
+	if (getmouse(&ev) != OK)
+		return;
+	const screen_ops *s = view_screen(v);
+	if (!s->text_visible) {
+		s->mouse(v, &ev);
+		return;
+	}
+	if (v->too_small)
+		return;
+#ifdef BUTTON5_PRESSED
+	if (ev.bstate & BUTTON5_PRESSED) {
+		move_row(v, 3);
+		return;
+	}
+#endif
+	if (ev.bstate & BUTTON4_PRESSED) {
+		move_row(v, -3);
+		return;
+	}
+	if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
+		return;
+	if (ev.y == Y_INPUT) {
+		if (ev.x >= v->field_x)
+			lineedit_click(&v->le, ev.x - v->field_x);
+		v->focus = F_INPUT;
+		return;
+	}
+	s->mouse(v, &ev);
+}
+
+/* Bracketed paste: everything between the markers is text, Enter included. */
+static bool handle_paste(view *v, int ch, bool is_code)
+{
+	if (is_code && ch == VIEW_KEY_PASTE_BEGIN) {
+		v->pasting = true;
+		v->paste.n = 0;
+		return true;
+	}
+	if (!v->pasting)
+		return is_code && ch == VIEW_KEY_PASTE_END;
+	if (is_code && ch == VIEW_KEY_PASTE_END) {
+		v->pasting = false;
+		if (v->focus != F_INPUT && v->focus != F_HELP)
+			v->focus = F_INPUT;
+		if (v->paste.n)
+			insert_text(v, v->paste.v, v->paste.n);
+		return true;
+	}
+	if (is_code && ch == KEY_ENTER)
+		ch = '\n', is_code = false;
+	if (!is_code && !cp_buf_push(&v->paste, (uint32_t)ch))
+		set_notice(v, "out of memory while pasting");
+	return true;
+}
+
+void handle_key(view *v, int ch, bool is_code)
+{
+	if (is_code && ch == KEY_RESIZE)
+		return; /* the next draw lays out for the new size */
+	if (handle_paste(v, ch, is_code))
+		return;
+	if (is_code && ch == KEY_MOUSE) {
+		handle_mouse(v);
+		return;
+	}
+	const screen_ops *s = view_screen(v);
+	if (s->key && s->key(v, ch, is_code))
+		return;
+	unsigned ctx = v->focus == F_INPUT ? KC_INPUT : s->keys;
+	for (size_t i = 0; i < VIEW_NKEYS; i++) {
+		const key_binding *b = &view_keys[i];
+		if (b->key == ch && b->is_code == is_code && (b->ctx & ctx)) {
+			if (v->focus != F_INPUT)
+				v->notice[0] = '\0';
+			do_action(v, b->act, ch);
+			return;
+		}
+	}
+	if (v->focus == F_INPUT && !is_code && ch >= 0x20 && ch != 0x7f) {
+		uint32_t cp = (uint32_t)ch;
+		insert_text(v, &cp, 1);
+		return;
+	}
+	if (v->focus == F_MAP && !is_code && ch >= 0x20)
+		set_notice(v, "'%lc' is not a key here: press i to edit the text, ? for help",
+			   (wint_t)ch);
+}

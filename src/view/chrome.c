@@ -1,0 +1,126 @@
+/* The lines around the screens: the input line, the info line, the status
+ * line, and the message for a terminal too small for any screen. */
+#include "screen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+style accent(const view *v, attr_t a)
+{
+	return v->color ? st(a, (short)(v->cm.levels + P_ACCENT)) : st(a | A_BOLD, 0);
+}
+
+style token_style(const view *v, const token *t, attr_t a)
+{
+	if (t->unknown)
+		return v->color ? st(a | A_UNDERLINE, (short)(v->cm.levels + P_UNKNOWN))
+				: st(a | A_UNDERLINE, 0);
+	return st(a, 0);
+}
+
+void draw_input(view *v)
+{
+	bool on = v->focus == F_INPUT;
+	put_str(Y_INPUT, 0, 6, on ? accent(v, A_BOLD) : st(A_DIM, 0), "text> ");
+	lineedit *le = &v->le;
+	lineedit_fit(le, v->field_w);
+	int x = v->field_x, end = COLS;
+	for (size_t i = le->scroll; i < le->n; i++) {
+		uint32_t cp = le->cps[i];
+		int w = lineedit_cp_width(cp);
+		if (x + w > end)
+			break;
+		style s = plain();
+		if (i >= v->cut_cp)
+			s = v->color ? st(A_DIM, (short)(v->cm.levels + P_CUT)) : st(A_DIM, 0);
+		if (cp == ' ')
+			fill(Y_INPUT, x, 1, s);
+		else
+			put_glyph(Y_INPUT, x, cp, s);
+		x += w;
+	}
+	if (le->scroll > 0)
+		put_str(Y_INPUT, v->field_x - 1, 1, st(A_DIM, 0), "<");
+}
+
+void draw_info(view *v)
+{
+	int cols = COLS;
+	if (v->notice[0]) {
+		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), v->notice);
+		return;
+	}
+	if (v->error[0]) {
+		put_fmt(Y_INFO, 0, cols, accent(v, A_BOLD), "inference failed: %s", v->error);
+		return;
+	}
+	if (v->le.n == 0) {
+		put_str(Y_INFO, 0, cols, st(A_DIM, 0),
+			"Type some text (Chinese, English, emoji...). Enter: go to the map. "
+			"F1: help.");
+		return;
+	}
+	int unk = 0;
+	for (int i = 0; i < v->ntok; i++)
+		unk += v->toks[i].unknown;
+	int x = 0;
+	/* The cut-off notice first: it is the one that changes what is shown. */
+	if (v->ntot > v->ntok)
+		x = put_fmt(Y_INFO, x, cols - x, accent(v, A_BOLD),
+			    "cut off after %d tokens (the model's context): %d ignored, dimmed  ",
+			    v->context, v->ntot - v->ntok);
+	x = put_fmt(Y_INFO, x, cols - x, plain(), "%d token%s", v->ntok, v->ntok == 1 ? "" : "s");
+	if (unk)
+		put_fmt(Y_INFO, x, cols - x, token_style(v, &(token){.unknown = true}, 0),
+			"  %d unknown (underlined)", unk);
+}
+
+void draw_status(view *v)
+{
+	int y = LINES - 1, cols = COLS;
+	style s = st(A_REVERSE, 0);
+	fill(y, 0, cols, s);
+	const char *name = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
+	const char *mode = v->focus == F_INPUT ? "INPUT" : view_screen(v)->name;
+	char ms[32] = "";
+	if (v->have)
+		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
+	put_fmt(y, 0, cols, s, " %s | %s | layer %d of %d, head %d of %d | %d tokens%s | F1 help",
+		mode, name, v->layer, nlayers(v), v->head, nheads(v), v->ntok, ms);
+	/* The mark matters more than the end of the status text: it overwrites
+	 * it when the line is full (a long model name, a narrow terminal). */
+	if (v->busy_shown && cols >= 26)
+		put_str(y, cols - 13, 13, st(A_REVERSE | A_BOLD, 0), "computing... ");
+}
+
+void draw_too_small(view *v)
+{
+	(void)v;
+	char msg[160];
+	snprintf(msg, sizeof msg, "Terminal too small (%dx%d): attnview needs at least %dx%d.",
+		 COLS, LINES, VIEW_MIN_COLS, VIEW_MIN_LINES);
+	/* Wrap the message to the width we have. */
+	int y = LINES / 2 - 1, w = COLS > 0 ? COLS : 1;
+	const char *p = msg;
+	while (*p && y < LINES) {
+		size_t len = strlen(p);
+		size_t take = len <= (size_t)w ? len : (size_t)w;
+		if (take < len) {
+			size_t sp = take;
+			while (sp > 0 && p[sp] != ' ')
+				sp--;
+			if (sp > 0)
+				take = sp;
+		}
+		char line[160];
+		memcpy(line, p, take);
+		line[take] = '\0';
+		put_str(y < 0 ? 0 : y, 0, w, st(A_BOLD, 0), line);
+		p += take;
+		while (*p == ' ')
+			p++;
+		y++;
+	}
+	if (y < LINES)
+		put_str(y, 0, w, plain(), "Enlarge it, or Ctrl-Q to quit.");
+}

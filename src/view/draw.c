@@ -1,0 +1,113 @@
+/* Drawing primitives (draw.h). */
+#include "draw.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <wchar.h>
+
+void put_wc(int y, int x, const wchar_t *wc, style s)
+{
+	cchar_t cc;
+	if (setcchar(&cc, wc, s.a, s.pair, NULL) == OK)
+		mvadd_wch(y, x, &cc);
+}
+
+int utf8_next(const char **p)
+{
+	const unsigned char *s = (const unsigned char *)*p;
+	uint32_t c = s[0];
+	int len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (len > 1) {
+		c &= 0x3fu >> (len - 1);
+		for (int i = 1; i < len; i++) {
+			if ((s[i] & 0xc0) != 0x80) {
+				*p += i;
+				return 0xfffd;
+			}
+			c = (c << 6) | (s[i] & 0x3fu);
+		}
+	}
+	*p += len;
+	return (int)c;
+}
+
+int put_str(int y, int x, int maxw, style s, const char *str)
+{
+	int end = x + maxw;
+	while (*str) {
+		uint32_t cp = (uint32_t)utf8_next(&str);
+		int w = cp_display_width(cp, NULL);
+		if (x + w > end)
+			break;
+		wchar_t wc[2] = {(wchar_t)cp, 0};
+		put_wc(y, x, wc, s);
+		x += w;
+	}
+	return x;
+}
+
+int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return put_str(y, x, maxw, s, buf);
+}
+
+void fill(int y, int x, int w, style s)
+{
+	static const wchar_t sp[2] = {L' ', 0};
+	for (int i = 0; i < w; i++)
+		put_wc(y, x + i, sp, s);
+}
+
+int put_glyph(int y, int x, uint32_t cp, style s)
+{
+	char g[32];
+	cp_glyph(cp, g);
+	const char *p = g;
+	wchar_t wc[CCHARW_MAX + 1];
+	int n = 0;
+	while (*p && n < CCHARW_MAX)
+		wc[n++] = (wchar_t)utf8_next(&p);
+	wc[n] = 0;
+	bool ph = false;
+	int w = cp_display_width(cp, &ph);
+	/* A base and its marks form one cell; anything else (the <unk>-style
+	 * names of special tokens) is drawn character by character. */
+	bool one = n == 1 || (ph && n == 2);
+	if (one) {
+		put_wc(y, x, wc, s);
+		return w;
+	}
+	return put_str(y, x, 8, s, g) - x;
+}
+
+void fmt_weight(char out[32], float w)
+{
+	if (w != 0 && fabsf(w) < 0.001f)
+		snprintf(out, 32, "%.3e", w);
+	else
+		snprintf(out, 32, "%.6f", w);
+}
+
+void fmt_cell_value(char out[8], float w)
+{
+	if (w >= 0.9995f)
+		snprintf(out, 8, "1.00");
+	else
+		snprintf(out, 8, ".%03d", (int)lroundf(w * 1000.0f));
+}
+
+int digits(int n)
+{
+	int d = 1;
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}

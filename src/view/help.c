@@ -1,0 +1,129 @@
+/* The help screen: every binding of keys.h, grouped by where it applies,
+ * and the mouse. Up/Down/PageUp/PageDown scroll, any other key closes. */
+#include "screen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *section_name(unsigned ctx)
+{
+	return ctx == KC_ALL				  ? "Everywhere"
+	       : ctx == (KC_INPUT | KC_MAP)		  ? "Input line and heatmap"
+	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? "Input line and heatmap"
+	       : ctx == KC_INPUT ? "Input line (any other key types itself)"
+	       : ctx == KC_MAP	 ? "Heatmap (after Enter)"
+				 : "Overview";
+}
+
+bool help_build(view *v)
+{
+	v->help = calloc(VIEW_NKEYS * 2 + 32, sizeof *v->help);
+	if (!v->help)
+		return false;
+	int n = 0;
+	const char *section = NULL;
+	for (size_t i = 0; i < VIEW_NKEYS; i++) {
+		const key_binding *b = &view_keys[i];
+		const char *sec = section_name(b->ctx);
+		if (sec != section && (!section || strcmp(sec, section) != 0)) {
+			v->help[n].heading = true;
+			v->help[n++].text = sec;
+			section = sec;
+		}
+		if (!b->name)
+			continue;
+		if (!b->help && n > 0 && !v->help[n - 1].heading) {
+			/* Another key of the group above (test_keys checks it does the
+			 * same); past VIEW_HELP_KEYS_W the names go on below, the
+			 * description staying on the group's first line. */
+			help_line *h = &v->help[n - 1];
+			size_t len = strlen(h->names);
+			if (len + 2 + strlen(b->name) <= VIEW_HELP_KEYS_W) {
+				snprintf(h->names + len, sizeof h->names - len, ", %s", b->name);
+				continue;
+			}
+			snprintf(h->names + len, sizeof h->names - len, ",");
+		}
+		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", b->name);
+		v->help[n++].text = b->help ? b->help : "";
+	}
+	v->help[n].heading = true;
+	v->help[n++].text = "Mouse";
+	for (size_t i = 0; i < sizeof view_mouse_help / sizeof view_mouse_help[0]; i++) {
+		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", view_mouse_help[i][0]);
+		v->help[n++].text = view_mouse_help[i][1];
+	}
+	v->nhelp = n;
+	/* Descriptions start after the widest names (all ASCII), so none is cut. */
+	v->help_keys_w = 0;
+	for (int i = 0; i < n; i++)
+		if (!v->help[i].heading && (int)strlen(v->help[i].names) > v->help_keys_w)
+			v->help_keys_w = (int)strlen(v->help[i].names);
+	return true;
+}
+
+static void help_layout(view *v)
+{
+	(void)v;
+}
+
+static void help_draw(view *v)
+{
+	int cols = COLS, rows = LINES - 2;
+	put_str(0, 0, cols, st(A_BOLD, 0),
+		"attnview keys  (Up/Down/PageUp/PageDown scroll, any other key closes)");
+	/* Two columns when the list is longer than the screen and wide enough. */
+	int ncol = v->nhelp > rows && cols >= 100 ? 2 : 1;
+	int colw = cols / ncol;
+	int total = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
+	if (v->help_scroll > total - rows)
+		v->help_scroll = total - rows;
+	if (v->help_scroll < 0)
+		v->help_scroll = 0;
+	for (int c = 0; c < ncol; c++) {
+		int first = c * ((v->nhelp + 1) / 2) * (ncol == 2);
+		int end = ncol == 2 && c == 0 ? (v->nhelp + 1) / 2 : v->nhelp;
+		for (int i = 0; i < rows && first + v->help_scroll + i < end; i++) {
+			const help_line *h = &v->help[first + v->help_scroll + i];
+			int y = 1 + i, x0 = c * colw;
+			if (h->heading) {
+				put_str(y, x0, colw - 1, accent(v, A_BOLD), h->text);
+				continue;
+			}
+			/* Two columns between the names and their description. */
+			put_str(y, x0 + 2, v->help_keys_w, st(A_BOLD, 0), h->names);
+			int x = x0 + 2 + v->help_keys_w + 2;
+			put_str(y, x, colw - 1 - (x - x0), plain(), h->text);
+		}
+	}
+}
+
+static bool help_key(view *v, int ch, bool is_code)
+{
+	int page = LINES - 3;
+	if (is_code && (ch == KEY_DOWN || ch == KEY_NPAGE))
+		v->help_scroll += ch == KEY_DOWN ? 1 : page;
+	else if (is_code && (ch == KEY_UP || ch == KEY_PPAGE))
+		v->help_scroll -= ch == KEY_UP ? 1 : page;
+	else if (!is_code && ch == CTRL('q'))
+		v->quit = true;
+	else
+		v->focus = v->help_return;
+	return true;
+}
+
+static void help_mouse(view *v, const MEVENT *ev)
+{
+	if (ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+		v->focus = v->help_return;
+}
+
+const screen_ops help_screen = {
+    .name = "HELP",
+    .keys = 0,
+    .text_visible = false,
+    .layout = help_layout,
+    .draw = help_draw,
+    .key = help_key,
+    .mouse = help_mouse,
+};

@@ -1,0 +1,163 @@
+/* The view's state, shared by its files (never included outside src/view).
+ *
+ * Threads: everything here belongs to the interface thread. The worker
+ * (worker.h) owns its own state and talks through worker_post_* and
+ * worker_take_*; the interface thread never runs the model and the worker
+ * never calls curses. */
+#ifndef ATTNVIEW_VIEW_STATE_H
+#define ATTNVIEW_VIEW_STATE_H
+
+#include "attnview/analysis.h"
+#include "attnview/colormap.h"
+
+#include "draw.h"
+#include "heatmap.h"
+#include "keys.h"
+#include "lineedit.h"
+#include "view.h"
+#include "worker.h"
+
+#include <stdio.h>
+
+typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP } focus;
+
+/* Colour pairs: the ramp levels 1..levels, then these, counted after it. */
+enum { P_MASKED = 1, P_UNKNOWN, P_CUT, P_ACCENT, P_NPAIRS };
+
+/* Screen lines shared by the screens that show the text. */
+enum { Y_INPUT = 0, Y_INFO = 1, Y_HEAD = 2, Y_BODY = 3 };
+
+/* The map screen's geometry (map.c). */
+typedef struct map_geom {
+	int map_w;	      /* columns for the heatmap */
+	int panel_x, panel_w; /* details panel; panel_w 0: none */
+	heat_geom heat;
+} map_geom;
+
+/* The overview's geometry (overview.c): a grid of layers x heads, each tile a
+ * title line and sh x sw samples, bw columns wide. */
+typedef struct ov_geom {
+	bool fits;
+	int y0, bw, bh, sw, sh, gap;
+} ov_geom;
+
+typedef struct help_line {
+	char names[64];
+	const char *text;
+	bool heading;
+} help_line;
+
+enum { PRED_NONE = 0, PRED_HAVE = 2 };
+
+struct screen_ops;
+
+typedef struct view {
+	const model *m;
+	worker *w;
+	int context, head_dim;
+
+	/* the text */
+	lineedit le;
+	cp_buf cps;
+	token *toks; /* [context] */
+	int ntok, ntot;
+	size_t cut_cp; /* input-line index from which the text is cut off */
+	uint64_t seq;  /* of the latest text */
+	bool pending;  /* latest text posted, no result yet */
+	double post_ms;
+	bool busy_shown;
+
+	/* the result on screen */
+	bool have;
+	uint64_t res_seq;
+	attn_result r;
+	double res_ms;
+	char error[sizeof(av_error)];
+	head_stats hs; /* of the selected head, cached for the panel */
+	bool hs_valid;
+	uint64_t hs_seq;
+	int hs_layer, hs_head;
+	uint8_t *pstate; /* [context] */
+	int32_t *pids;	 /* [context][VIEW_TOPK] */
+	float *pps;
+	int pred_req;	 /* row of the outstanding prediction request, -1 none */
+	double pred_due; /* when to ask for the first predictions of a result, 0 none */
+
+	/* navigation */
+	int layer, head, ov_sel;
+	heat_view hv; /* cursor and scrolling of the map */
+	bool values;
+	focus focus, help_return, ov_return;
+	int help_scroll;
+
+	/* drawing */
+	colormap cm;
+	cm_mode mode;
+	bool color;
+	bool too_small;
+	int field_x, field_w; /* the input field */
+	map_geom mg;
+	ov_geom og;
+	char notice[256];
+	help_line *help;
+	int nhelp;
+	int help_keys_w; /* widest line of key names: the description column */
+
+	/* paste in progress */
+	bool pasting;
+	cp_buf paste;
+
+	bool quit;
+
+	/* hidden benchmark mode: key time -> echoed -> result drawn */
+	FILE *bench;
+	uint64_t bench_seq;
+	double bench_key, bench_echo;
+	bool bench_echo_pending, bench_done_pending, bench_ready;
+} view;
+
+static inline int nlayers(const view *v)
+{
+	return (int)v->m->cfg.layers;
+}
+
+static inline int nheads(const view *v)
+{
+	return (int)v->m->cfg.heads;
+}
+
+double now_ms(void);
+void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
+
+/* The selected head of the result on screen (v->have). */
+attn_matrix view_head(const view *v);
+
+/* Styles that depend on the terminal's colours (chrome.c). */
+style accent(const view *v, attr_t a);
+style token_style(const view *v, const token *t, attr_t a);
+
+/* The text and its results (text.c). */
+void text_changed(view *v);
+void insert_text(view *v, const uint32_t *cps, size_t n);
+void take_results(view *v);
+void request_pred(view *v);
+
+/* The lines around every screen (chrome.c). */
+void draw_input(view *v);
+void draw_info(view *v);
+void draw_status(view *v);
+void draw_too_small(view *v);
+
+/* Keys and mouse (actions.c). */
+void handle_key(view *v, int ch, bool is_code);
+void do_action(view *v, view_action act, int key);
+void move_row(view *v, int d);
+
+/* The terminal (term.c). */
+bool term_start(view *v, av_error *err);
+void term_stop(void);
+int term_signal_fd(void);
+int term_signal(void);
+void term_reset_signal(void);
+
+#endif

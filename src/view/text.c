@@ -1,0 +1,197 @@
+/* The text and its results: tokenizing what is typed, posting it to the
+ * worker, taking back the attention and the predictions that belong to the
+ * latest text (older ones are dropped by sequence number). */
+#include "state.h"
+
+#include "attnview/vocab.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void set_notice(view *v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->notice, sizeof v->notice, fmt, ap);
+	va_end(ap);
+}
+
+attn_matrix view_head(const view *v)
+{
+	return attn_result_head(&v->r, v->layer, v->head);
+}
+
+/* Line index of the first codepoint beyond the model's context. NFC may join
+ * codepoints, so count tokens of prefixes (binary search; only runs when the
+ * text is too long). */
+static size_t find_cut(view *v, const char *s, const size_t *off)
+{
+	size_t lo = 0, hi = v->le.n; /* count(lo) <= ctx < count(hi) */
+	cp_buf tmp = {0};
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		tmp.n = 0;
+		if (!tokenize_text(s, off[mid], "the input line", &tmp, NULL, NULL))
+			break;
+		if ((int)tmp.n <= v->context)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	cp_buf_free(&tmp);
+	return lo;
+}
+
+/* Tokenize the input line into v->toks; false (and a notice) on failure. */
+static bool tokenize_line(view *v)
+{
+	size_t len;
+	char *s = lineedit_utf8(&v->le, &len);
+	size_t *off = malloc((v->le.n + 1) * sizeof *off);
+	if (!s || !off) {
+		set_notice(v, "out of memory: cannot tokenize the text");
+		free(s);
+		free(off);
+		return false;
+	}
+	size_t b = 0;
+	for (size_t i = 0; i < v->le.n; i++) {
+		off[i] = b;
+		char tmp[4];
+		b += cp_to_utf8(v->le.cps[i], tmp);
+	}
+	off[v->le.n] = b;
+	v->cps.n = 0;
+	av_error err;
+	bool ok = tokenize_text(s, len, "the input line", &v->cps, NULL, &err);
+	if (!ok) {
+		set_notice(v, "%s", err.msg);
+	} else {
+		v->ntot = (int)v->cps.n;
+		v->ntok = v->ntot < v->context ? v->ntot : v->context;
+		vocab_tokenize(&v->m->vocab, v->cps.v, (size_t)v->ntok, v->toks);
+		if (v->ntot > v->context)
+			v->cut_cp = find_cut(v, s, off);
+	}
+	free(s);
+	free(off);
+	return ok;
+}
+
+void text_changed(view *v)
+{
+	v->seq++;
+	v->ntok = v->ntot = 0;
+	v->cut_cp = v->le.n;
+	v->notice[0] = '\0';
+	tokenize_line(v);
+
+	v->busy_shown = false;
+	if (v->ntok == 0) {
+		/* Nothing to compute: the map empties now, and whatever the worker
+		 * still returns is for an older sequence number and dropped. */
+		v->pending = false;
+		if (v->have)
+			attn_result_free(&v->r);
+		v->have = false;
+		v->hv = (heat_view){0, 0, 0, 0};
+		return;
+	}
+	av_error err;
+	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &err)) {
+		set_notice(v, "%s", err.msg);
+		return;
+	}
+	v->pending = true;
+	v->post_ms = now_ms();
+}
+
+void insert_text(view *v, const uint32_t *cps, size_t n)
+{
+	bool full;
+	size_t got = lineedit_insert(&v->le, cps, n, &full);
+	if (got)
+		text_changed(v);
+	if (full)
+		set_notice(v,
+			   "the input line holds at most %d characters; the rest was not inserted",
+			   VIEW_MAX_LINE);
+}
+
+static void clamp_cursor(view *v)
+{
+	int n = v->have ? v->r.n : 0;
+	heat_view *hv = &v->hv;
+	if (hv->qrow >= n)
+		hv->qrow = n - 1;
+	if (hv->kcol >= n)
+		hv->kcol = n - 1;
+	if (hv->qrow < 0)
+		hv->qrow = 0;
+	if (hv->kcol < 0)
+		hv->kcol = 0;
+}
+
+void request_pred(view *v)
+{
+	int q = v->hv.qrow;
+	if (!v->have || q >= v->r.n || v->pstate[q] == PRED_HAVE || v->pred_req == q)
+		return;
+	worker_post_predict(v->w, v->res_seq, q, VIEW_TOPK);
+	v->pred_req = q;
+}
+
+static void take_attn(view *v, worker_attn *a)
+{
+	if (a->seq != v->seq) {
+		if (a->ok)
+			attn_result_free(&a->r);
+		return;
+	}
+	v->pending = false;
+	v->busy_shown = false;
+	if (v->have)
+		attn_result_free(&v->r);
+	v->have = a->ok;
+	if (!a->ok) {
+		snprintf(v->error, sizeof v->error, "%s", a->err.msg);
+		return;
+	}
+	v->r = a->r;
+	v->res_seq = a->seq;
+	v->res_ms = a->ms;
+	v->error[0] = '\0';
+	memset(v->pstate, 0, (size_t)v->context);
+	v->pred_req = -1;
+	clamp_cursor(v);
+	/* Predictions are a second forward pass: start it a moment later, so
+	 * that while someone types it does not delay the next keystroke's
+	 * heatmap. */
+	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+}
+
+void take_results(view *v)
+{
+	worker_drain(v->w);
+	worker_attn a;
+	if (worker_take_attn(v->w, &a))
+		take_attn(v, &a);
+	worker_pred p;
+	if (worker_take_pred(v->w, &p) && v->have && p.seq == v->res_seq && p.pos < v->r.n) {
+		memcpy(v->pids + (size_t)p.pos * VIEW_TOPK, p.ids, sizeof(int32_t) * VIEW_TOPK);
+		memcpy(v->pps + (size_t)p.pos * VIEW_TOPK, p.probs, sizeof(float) * VIEW_TOPK);
+		v->pstate[p.pos] = PRED_HAVE;
+		if (v->pred_req == p.pos)
+			v->pred_req = -1;
+		request_pred(v);
+	}
+}
