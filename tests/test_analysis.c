@@ -104,11 +104,43 @@ static void pooling(void)
 	CHECKF(near(out[0], 2.0 / 4) && near(out[3], 1.4 / 4), "causal means %g %g", out[0],
 	       out[3]);
 
+	/* Max pooling keeps a diagonal a line: a 6 x 6 identity into 3 x 3
+	 * gives 1 on the diagonal blocks (the mean would give 0.5), 0 off it. */
+	float eye[36] = {0};
+	for (int i = 0; i < 6; i++)
+		eye[i * 7] = 1;
+	attn_matrix e = {eye, 6, false};
+	float pooled[9];
+	uint8_t pm[9];
+	pool_grid(pooled, pm, &e, 3, 3, POOL_MAX);
+	float want_eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+	check_close("max-pooled identity", pooled, want_eye, 9, 0);
+	pool_grid(pooled, pm, &b, 2, 2, POOL_MAX);
+	CHECKF(pm[1] && near(pooled[0], 1) && near(pooled[3], 0.7), "causal max pooling %g %g",
+	       pooled[0], pooled[3]);
+
 	/* One sample per cell is the matrix itself. */
 	float same[16];
 	uint8_t ms[16];
 	pool_grid(same, ms, &a, 4, 4, POOL_MEAN);
 	check_close("pooling 4x4 into 4x4", same, w, 16, 0);
+}
+
+static void patterns(void)
+{
+	head_stats s = {0};
+	s.prev = 0.6;
+	CHECK(strcmp(head_pattern(&s), "previous") == 0);
+	s.prev = 0.2, s.next = 0.7;
+	CHECK(strcmp(head_pattern(&s), "next") == 0);
+	s.next = 0, s.self = 0.5;
+	CHECK(strcmp(head_pattern(&s), "self") == 0);
+	s.self = 0.1, s.distance = 3.3, s.n = 24;
+	CHECK(strcmp(head_pattern(&s), "local") == 0);
+	s.distance = 7.4; /* the built-in model's layer 1 on the 24-character poem */
+	CHECK(strcmp(head_pattern(&s), "broad") == 0);
+	s.distance = 2.7, s.n = 8; /* a uniform head on 8 characters */
+	CHECK(strcmp(head_pattern(&s), "broad") == 0);
 }
 
 static void result_head(void)
@@ -133,6 +165,7 @@ int main(void)
 	stats_causal_previous();
 	top_keys_and_rank();
 	pooling();
+	patterns();
 	result_head();
 	return test_summary("analysis");
 }

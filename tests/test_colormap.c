@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static bool rgb_eq(cm_rgb c, int r, int g, int b)
 {
@@ -27,19 +28,31 @@ static void test_viridis(void)
 {
 	CHECK(rgb_eq(colormap_viridis(0), 0x44, 0x01, 0x54));
 	CHECK(rgb_eq(colormap_viridis(1), 0xfd, 0xe7, 0x25));
-	CHECK(rgb_eq(colormap_viridis(0.5), 0x21, 0x90, 0x8c));
+	/* Halfway between table entries 127 and 128. */
+	cm_rgb mid = colormap_viridis(0.5);
+	CHECKF(abs(mid.r - 0x21) <= 1 && abs(mid.g - 0x91) <= 1 && abs(mid.b - 0x8c) <= 1,
+	       "viridis(0.5) = #%02x%02x%02x", mid.r, mid.g, mid.b);
+	/* Cividis: dark blue to yellow. */
+	CHECK(rgb_eq(colormap_rgb(RAMP_CIVIDIS, 0), 0x00, 0x22, 0x4e));
+	CHECK(rgb_eq(colormap_rgb(RAMP_CIVIDIS, 1), 0xfe, 0xe8, 0x38));
 	CHECK(rgb_eq(colormap_viridis(-3), 0x44, 0x01, 0x54));
 	CHECK(rgb_eq(colormap_viridis(7), 0xfd, 0xe7, 0x25));
 	CHECK(rgb_eq(colormap_viridis(NAN), 0x44, 0x01, 0x54));
-	/* Perceptually ordered: brightness rises strictly along the ramp. */
-	double prev = -1;
-	int bad = 0;
-	for (int i = 0; i <= 100; i++) {
-		double l = lum(colormap_viridis(i / 100.0));
-		bad += l <= prev;
-		prev = l;
+	/* Perceptually ordered: brightness rises strictly along both ramps. */
+	for (int r = 0; r < RAMP_NRAMPS; r++) {
+		double prev = -1;
+		int bad = 0;
+		for (int i = 0; i <= 100; i++) {
+			double l = lum(colormap_rgb((cm_ramp)r, i / 100.0));
+			bad += l <= prev;
+			prev = l;
+		}
+		CHECKF(bad == 0, "%s: %d steps where the ramp does not get brighter",
+		       colormap_ramp_name((cm_ramp)r), bad);
 	}
-	CHECKF(bad == 0, "%d steps where the ramp does not get brighter", bad);
+	cm_ramp rp;
+	CHECK(colormap_ramp_parse("cividis", &rp) && rp == RAMP_CIVIDIS);
+	CHECK(!colormap_ramp_parse("jet", &rp));
 }
 
 static void test_xterm(void)
@@ -67,7 +80,7 @@ static void test_xterm(void)
 static void test_levels(void)
 {
 	colormap cm;
-	colormap_init(&cm, 16);
+	colormap_init(&cm, RAMP_VIRIDIS, 16);
 	CHECK(cm.levels == 16);
 	CHECK(colormap_level(&cm, 0) == 0);
 	CHECK(colormap_level(&cm, 1) == 15);
@@ -77,23 +90,47 @@ static void test_levels(void)
 	CHECK(colormap_level(&cm, NAN) == 0);
 	CHECK(colormap_level(&cm, -1) == 0);
 	CHECK(colormap_level(&cm, 2) == 15);
-	/* The quantised ramp stays ordered and uses many distinct colours. */
-	int distinct = 1, bad = 0;
-	for (int i = 1; i < cm.levels; i++) {
-		distinct += cm.xterm[i] != cm.xterm[i - 1];
-		bad +=
-		    lum(colormap_xterm_rgb(cm.xterm[i])) < lum(colormap_xterm_rgb(cm.xterm[i - 1]));
+	CHECK(rgb_eq(cm.rgb[0], 0x44, 0x01, 0x54) && rgb_eq(cm.rgb[15], 0xfd, 0xe7, 0x25));
+	/* On the 256-colour palette every step of either ramp is a colour of
+	 * its own, each lighter than the one below (issue 10: 16 steps used to
+	 * share 10 colours). */
+	for (int r = 0; r < RAMP_NRAMPS; r++) {
+		colormap_init(&cm, (cm_ramp)r, 16);
+		int bad = 0;
+		for (int i = 1; i < cm.levels; i++)
+			bad += colormap_lightness(colormap_xterm_rgb(cm.xterm[i])) <=
+			       colormap_lightness(colormap_xterm_rgb(cm.xterm[i - 1]));
+		CHECKF(colormap_distinct_xterm(&cm) == 16, "%s: %d distinct colours in 16 levels",
+		       colormap_ramp_name((cm_ramp)r), colormap_distinct_xterm(&cm));
+		CHECKF(bad == 0, "%s: %d levels not lighter than the one below",
+		       colormap_ramp_name((cm_ramp)r), bad);
+		CHECK(!cm.dark_text[0]);
+		CHECK(cm.dark_text[15]);
+		for (int i = 0; i < 16; i++)
+			CHECK(cm.xterm[i] >= 16 && cm.xterm[i] <= 255);
 	}
-	CHECKF(distinct >= 10, "only %d distinct colours in 16 levels", distinct);
-	CHECKF(bad == 0, "%d levels darker than the one below", bad);
-	CHECK(!cm.dark_text[0]);
-	CHECK(cm.dark_text[15]);
-	for (int i = 0; i < 16; i++)
-		CHECK(cm.xterm[i] >= 16 && cm.xterm[i] <= 255);
-	colormap_init(&cm, 1000);
+	/* Viridis' dark end on the palette: the perceptually nearest colour. */
+	colormap_init(&cm, RAMP_VIRIDIS, 16);
+	CHECK(cm.xterm[0] == colormap_nearest_xterm(colormap_viridis(0)));
+	colormap_init(&cm, RAMP_VIRIDIS, 1000);
 	CHECK(cm.levels == CM_MAX_LEVELS);
-	colormap_init(&cm, 0);
+	colormap_init(&cm, RAMP_VIRIDIS, 0);
 	CHECK(cm.levels == 2);
+}
+
+static void test_diverging(void)
+{
+	cm_rgb z = colormap_diverging(0), p = colormap_diverging(1), n = colormap_diverging(-1);
+	CHECK(z.r > 240 && z.g > 240 && z.b > 240);
+	CHECK(p.r > p.b && n.b > n.r);
+	/* Symmetric in lightness, falling away from 0. */
+	for (int i = 1; i <= 10; i++) {
+		double lp = colormap_lightness(colormap_diverging(i / 10.0));
+		double ln = colormap_lightness(colormap_diverging(-i / 10.0));
+		double lp0 = colormap_lightness(colormap_diverging((i - 1) / 10.0));
+		CHECKF(lp < lp0, "diverging: lightness at %g", i / 10.0);
+		CHECKF(fabs(lp - ln) < 0.12, "diverging: %g vs %g at +-%g", lp, ln, i / 10.0);
+	}
 }
 
 static void test_shades(void)
@@ -132,6 +169,10 @@ static void test_no_color(void)
 	CHECK(colormap_choose(8, NULL) == CM_SHADE);
 	CHECK(colormap_choose(256, "yes") == CM_MONO);
 	CHECK(colormap_choose(0, NULL) == CM_MONO);
+	CHECK(colormap_choose(1 << 24, NULL) == CM_DIRECT);
+	CHECK(colormap_choose(1 << 24, "1") == CM_MONO);
+	CHECK(colormap_colorterm_direct("truecolor") && colormap_colorterm_direct("24bit"));
+	CHECK(!colormap_colorterm_direct(NULL) && !colormap_colorterm_direct("yes"));
 }
 
 int main(void)
@@ -139,6 +180,7 @@ int main(void)
 	test_viridis();
 	test_xterm();
 	test_levels();
+	test_diverging();
 	test_shades();
 	test_no_color();
 	return test_summary("colormap");

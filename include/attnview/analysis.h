@@ -39,6 +39,7 @@ static inline float attn_at(const attn_matrix *a, int q, int k)
  *                share of rows whose largest weight (the first, on ties) is
  *                on the query itself, the key before it, the key after it */
 typedef struct head_stats {
+	int n; /* rows */
 	double entropy, max_entropy, distance;
 	double self, prev, next;
 } head_stats;
@@ -53,11 +54,19 @@ int row_top_keys(const attn_matrix *a, int q, int k, int *keys);
  * larger weight. *visible (may be NULL) gets the number of visible keys. */
 int row_rank(const attn_matrix *a, int q, int j, int *visible);
 
+/* A one-word description of a head's pattern on this text, from its
+ * statistics: "previous", "next" or "self" when that is where at least half
+ * of the rows have their maximum, "local" when the weight lies on average
+ * within 5 positions of the query and within a quarter of the text,
+ * otherwise "broad". */
+const char *head_pattern(const head_stats *s);
+
 /* Pooling an n x n matrix into rows x cols samples (rows, cols <= n): sample
  * (r, c) covers queries [r*n/rows, (r+1)*n/rows) and keys [c*n/cols,
  * (c+1)*n/cols). */
 typedef enum pool_kind {
 	POOL_MEAN, /* mean weight of the block, masked cells counted as 0 */
+	POOL_MAX,  /* largest visible weight: a diagonal stays a line */
 } pool_kind;
 
 /* out (rows, cols) the pooled values; masked (rows, cols) 1 where every

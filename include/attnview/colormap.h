@@ -1,7 +1,8 @@
-/* Colour ramps for the heatmaps: a viridis-like ramp mapped to the xterm
- * 256-colour palette, shade characters for terminals with few colours, and the
- * NO_COLOR convention. Pure functions: no curses here, the view sets up the
- * colour pairs from what this module computes. */
+/* Colour ramps for the heatmaps: viridis and cividis (exact, from their
+ * published 256-entry tables), their best rendering on the xterm 256-colour
+ * palette, shade characters for terminals with few colours, the NO_COLOR
+ * convention, and a diverging ramp for differences. Pure functions: no
+ * curses here; the view and the figure writers both draw from this module. */
 #ifndef ATTNVIEW_COLORMAP_H
 #define ATTNVIEW_COLORMAP_H
 
@@ -14,41 +15,75 @@ typedef struct cm_rgb {
 
 /* How a heatmap is drawn on this terminal. */
 typedef enum cm_mode {
-	CM_MONO = 0,  /* NO_COLOR: shade characters, no colour at all */
-	CM_SHADE = 1, /* 8/16 colours: shade characters ' ░▒▓█' */
-	CM_256 = 2,   /* 256 colours: the ramp as cell backgrounds */
+	CM_MONO = 0,   /* NO_COLOR or no colour at all: shade characters */
+	CM_SHADE = 1,  /* 8/16 colours: shade characters ' ░▒▓█' */
+	CM_256 = 2,    /* 256 colours: the ramp on the xterm palette */
+	CM_DIRECT = 3, /* 24-bit colour: the ramp itself */
 } cm_mode;
 
-#define CM_MAX_LEVELS 32
+/* The sequential ramps (t in [0, 1], dark to bright). */
+typedef enum cm_ramp {
+	RAMP_VIRIDIS = 0,
+	RAMP_CIVIDIS = 1, /* for colour-blind viewers: blue to yellow */
+	RAMP_NRAMPS
+} cm_ramp;
 
-/* A quantised ramp: level i of n covers weights [i/n, (i+1)/n) (1.0 goes to
- * the last level), drawn in xterm colour xterm[i]. */
+const char *colormap_ramp_name(cm_ramp r); /* "viridis", "cividis" */
+/* Name to ramp; false for an unknown name. */
+bool colormap_ramp_parse(const char *name, cm_ramp *r);
+
+/* The ramp at t in [0, 1] (clamped; NaN gives 0), linear between the 256
+ * table entries. */
+cm_rgb colormap_rgb(cm_ramp r, double t);
+cm_rgb colormap_viridis(double t);
+
+/* A diverging ramp for differences, s in [-1, 1]: blue (negative) through a
+ * near-white 0 to red (positive), lightness falling symmetrically away from
+ * 0 (clamped; NaN gives 0). */
+cm_rgb colormap_diverging(double s);
+
+/* The xterm palette: the 6x6x6 cube (16..231) and the grey ramp (232..255). */
+cm_rgb colormap_xterm_rgb(int index);
+/* Nearest xterm colour (16..255) by distance in OKLab, a perceptual space. */
+int colormap_nearest_xterm(cm_rgb c);
+/* Perceived lightness of an sRGB colour, OKLab L in [0, 1]. */
+double colormap_lightness(cm_rgb c);
+/* True when black text reads better on c than white text. */
+bool colormap_dark_text(cm_rgb c);
+
+#define CM_MAX_LEVELS 256
+
+/* A quantised ramp: level i of n covers t in [i/n, (i+1)/n) (1.0 goes to the
+ * last level), drawn in rgb[i] on a 24-bit terminal and in xterm[i] on a
+ * 256-colour one. */
 typedef struct colormap {
+	cm_ramp ramp;
 	int levels;
+	cm_rgb rgb[CM_MAX_LEVELS];
 	int xterm[CM_MAX_LEVELS];      /* 16..255 */
 	bool dark_text[CM_MAX_LEVELS]; /* black text reads better than white */
 } colormap;
 
-/* Viridis at t in [0, 1] (clamped; NaN gives t = 0), interpolated linearly
- * between published control values. */
-cm_rgb colormap_viridis(double t);
+/* Fill cm with `levels` (2..CM_MAX_LEVELS) steps of the ramp. The xterm
+ * colours are distinct and rise in lightness level by level: each is the
+ * palette colour nearest the ramp (in OKLab) among those lighter than the
+ * level below; levels beyond what the palette can tell apart that way
+ * (viridis and cividis reach 16 and more) repeat the last one. */
+void colormap_init(colormap *cm, cm_ramp ramp, int levels);
+/* Level of t in [0, 1]; out-of-range values are clamped, NaN gives 0. */
+int colormap_level(const colormap *cm, float t);
+/* The number of distinct xterm colours the levels use. */
+int colormap_distinct_xterm(const colormap *cm);
 
-/* The xterm palette: the 6x6x6 cube (16..231) and the grey ramp (232..255). */
-cm_rgb colormap_xterm_rgb(int index);
-/* Nearest xterm colour (16..255) by squared RGB distance. */
-int colormap_nearest_xterm(cm_rgb c);
-
-/* Fill cm with `levels` (2..CM_MAX_LEVELS) steps of the viridis ramp. */
-void colormap_init(colormap *cm, int levels);
-/* Level of a weight in [0, 1]; out-of-range values are clamped, NaN gives 0. */
-int colormap_level(const colormap *cm, float w);
-
-/* Shade character for a weight: U+0020, U+2591, U+2592, U+2593 or U+2588. */
-uint32_t colormap_shade(float w);
+/* Shade character for t in [0, 1]: U+0020, U+2591, U+2592, U+2593 or U+2588. */
+uint32_t colormap_shade(float t);
 
 /* NO_COLOR (https://no-color.org): set to any non-empty value disables colour. */
 bool colormap_no_color(const char *no_color_env);
-/* Mode for a terminal with `ncolors` colours, given the NO_COLOR value. */
+/* Mode for a terminal with `ncolors` colours (2^24 for direct colour), given
+ * the NO_COLOR value. */
 cm_mode colormap_choose(int ncolors, const char *no_color_env);
+/* COLORTERM says the terminal takes 24-bit colour ("truecolor", "24bit"). */
+bool colormap_colorterm_direct(const char *colorterm_env);
 
 #endif

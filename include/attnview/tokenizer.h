@@ -91,7 +91,11 @@ int cp_display_width(uint32_t cp, bool *placeholder);
 
 /* The UTF-8 text attnview draws for a token: the character itself, or a visible
  * stand-in: space U+2423 "␣", LF U+23CE "⏎", U+25CC "◌" followed by the mark for
- * zero-width characters, and for the special tokens (one column each, unlike
+ * zero-width characters; for codepoints that make terminals join neighbouring
+ * characters (so that every later column would shift), a stand-in without
+ * them: ZWJ "⨝", variation selectors "ᵛ", tags "ᵗ", skin-tone modifiers "ᶠ2"
+ * to "ᶠ6" (two columns), regional indicators their fullwidth letter ("Ｃ");
+ * and for the special tokens (one column each, unlike
  * "<pad>", so they fit a heatmap cell) pad U+2205 "∅", unknown U+00BF "¿", mask
  * U+2592 "▒". Nothing is ever written raw that a terminal would act on: C0
  * controls and DEL get their Control Pictures (U+2400 + c, U+2421), C1 controls

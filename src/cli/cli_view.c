@@ -1,8 +1,10 @@
-/* attnview [--model FILE] [--text TEXT]: the interactive view. */
+/* attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]
+ * [--colormap R] [--cells C] [--no-panel]: the interactive view. */
 #include "attnview/blas.h"
 #include "cli.h"
 #include "view.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <signal.h>
@@ -10,35 +12,116 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { OPT_LAYER = 256, OPT_HEAD, OPT_SCALE, OPT_COLORMAP, OPT_CELLS, OPT_NO_PANEL };
+
+/* A layer or head number: a non-negative integer. */
+static bool parse_index(const char *s, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 1000000)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static int bad_value(const char *opt, const char *val, const char *choices)
+{
+	return cli_usage_error("attnview --help", "%s '%s' is not one of: %s", opt, val, choices);
+}
+
+/* One option of the view; false ends parsing with *status. */
+static bool view_option(int c, view_options *vo, const char **model_path, char **argv,
+			int *status)
+{
+	scale_kind sk;
+	cm_ramp rk;
+	switch (c) {
+	case 'm':
+		*model_path = optarg;
+		return true;
+	case 't':
+		vo->text = optarg;
+		return true;
+	case OPT_LAYER:
+	case OPT_HEAD:
+		if (!parse_index(optarg, c == OPT_LAYER ? &vo->layer : &vo->head)) {
+			*status = cli_usage_error("attnview --help",
+						  "%s needs a number from 0 (as --dump counts), not '%s'",
+						  c == OPT_LAYER ? "--layer" : "--head", optarg);
+			return false;
+		}
+		return true;
+	case OPT_SCALE:
+		if (!scale_parse(optarg, &sk)) {
+			*status = bad_value("--scale", optarg, "fixed, head, row, log");
+			return false;
+		}
+		vo->scale = (int)sk;
+		return true;
+	case OPT_COLORMAP:
+		if (!colormap_ramp_parse(optarg, &rk)) {
+			*status = bad_value("--colormap", optarg, "viridis, cividis");
+			return false;
+		}
+		vo->ramp = (int)rk;
+		return true;
+	case OPT_CELLS:
+		for (int i = 0; i < 3; i++)
+			if (strcmp(optarg, (const char *[]){"fit", "scroll", "compact"}[i]) == 0) {
+				vo->cells = i;
+				return true;
+			}
+		*status = bad_value("--cells", optarg, "fit, scroll, compact");
+		return false;
+	case OPT_NO_PANEL:
+		vo->no_panel = true;
+		return true;
+	case ':':
+		*status = cli_usage_error("attnview --help", "%s needs a value", argv[optind - 1]);
+		return false;
+	default:
+		*status = cli_usage_error("attnview --help", "unknown option %s", argv[optind - 1]);
+		return false;
+	}
+}
+
+/* --layer and --head against the model's sizes. */
+static int check_head(const view_options *vo, const model *m)
+{
+	if (vo->layer >= (int)m->cfg.layers)
+		return cli_usage_error("attnview --help",
+				       "--layer %d: this model has %u layers, 0 to %u", vo->layer,
+				       m->cfg.layers, m->cfg.layers - 1);
+	if (vo->head >= (int)m->cfg.heads)
+		return cli_usage_error("attnview --help",
+				       "--head %d: this model has %u heads, 0 to %u", vo->head,
+				       m->cfg.heads, m->cfg.heads - 1);
+	return EXIT_OK;
+}
+
 int cli_view(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"model", required_argument, NULL, 'm'},
 	    {"text", required_argument, NULL, 't'},
+	    {"layer", required_argument, NULL, OPT_LAYER},
+	    {"head", required_argument, NULL, OPT_HEAD},
+	    {"scale", required_argument, NULL, OPT_SCALE},
+	    {"colormap", required_argument, NULL, OPT_COLORMAP},
+	    {"cells", required_argument, NULL, OPT_CELLS},
+	    {"no-panel", no_argument, NULL, OPT_NO_PANEL},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *model_path = NULL;
-	view_options vo = {0};
+	view_options vo = VIEW_OPTIONS_INIT;
 	optind = 1;
 	opterr = 0;
-	int c;
+	int c, status = EXIT_OK;
 	while ((c = getopt_long(argc, argv, ":m:t:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			model_path = optarg;
-			break;
-		case 't':
-			vo.text = optarg;
-			break;
-		case ':':
-			fprintf(stderr, "attnview: %s needs a value\nTry 'attnview --help'.\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			fprintf(stderr, "attnview: unknown option %s\nTry 'attnview --help'.\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
-		}
+		if (!view_option(c, &vo, &model_path, argv, &status))
+			return status;
 	}
 	if (optind < argc) {
 		fprintf(stderr,
@@ -64,6 +147,10 @@ int cli_view(int argc, char **argv)
 	if (!m) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
+	}
+	if ((status = check_head(&vo, m)) != EXIT_OK) {
+		model_destroy(m);
+		return status;
 	}
 	/* One small forward pass at a time: a single BLAS thread is faster for
 	 * these sizes, and no spinning BLAS threads compete with the interface. */

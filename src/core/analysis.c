@@ -43,6 +43,7 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 		prev += best == q - 1;
 		next += best == q + 1;
 	}
+	s->n = n;
 	s->entropy = ent / n;
 	s->max_entropy = maxent / n;
 	s->distance = dist / n;
@@ -89,16 +90,29 @@ int row_rank(const attn_matrix *a, int q, int j, int *visible)
 	return rank;
 }
 
+const char *head_pattern(const head_stats *s)
+{
+	if (s->prev >= 0.5)
+		return "previous";
+	if (s->next >= 0.5)
+		return "next";
+	if (s->self >= 0.5)
+		return "self";
+	if (s->distance <= 5 && s->distance <= s->n / 4.0)
+		return "local";
+	return "broad";
+}
+
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
 	       pool_kind kind)
 {
 	int n = a->n;
-	(void)kind;
 	for (int r = 0; r < rows; r++) {
 		int q0 = r * n / rows, q1 = (r + 1) * n / rows;
 		for (int c = 0; c < cols; c++) {
 			int k0 = c * n / cols, k1 = (c + 1) * n / cols;
 			double sum = 0;
+			float mx = 0;
 			int cnt = 0, msk = 0;
 			for (int q = q0; q < q1; q++)
 				for (int k = k0; k < k1; k++) {
@@ -106,12 +120,17 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
 						msk++;
 						continue;
 					}
-					sum += attn_at(a, q, k);
+					float w = attn_at(a, q, k);
+					sum += w;
+					mx = w > mx ? w : mx;
 					cnt++;
 				}
 			size_t i = (size_t)r * (size_t)cols + (size_t)c;
 			masked[i] = cnt == 0 && msk > 0;
-			out[i] = cnt ? (float)(sum / (cnt + msk)) : 0.0f;
+			if (kind == POOL_MAX)
+				out[i] = mx;
+			else
+				out[i] = cnt ? (float)(sum / (cnt + msk)) : 0.0f;
 		}
 	}
 }

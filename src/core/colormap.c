@@ -1,37 +1,54 @@
-/* Colour ramps: viridis -> xterm 256 colours, shade characters, NO_COLOR. */
+/* Colour ramps (colormap.h). */
 #include "attnview/colormap.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
-/* Viridis (van der Walt and Smith, matplotlib) sampled at 11 evenly spaced
- * points. Linear interpolation between them stays within a few units of the
- * full 256-entry table, far below what the xterm palette can resolve. */
-static const cm_rgb viridis_ctl[] = {
-    {0x44, 0x01, 0x54}, {0x48, 0x25, 0x76}, {0x41, 0x44, 0x87}, {0x35, 0x60, 0x8d},
-    {0x2a, 0x78, 0x8e}, {0x21, 0x90, 0x8c}, {0x22, 0xa8, 0x84}, {0x43, 0xbf, 0x71},
-    {0x7a, 0xd1, 0x51}, {0xbb, 0xdf, 0x27}, {0xfd, 0xe7, 0x25},
-};
-#define NCTL (sizeof viridis_ctl / sizeof viridis_ctl[0])
+#include "colormap_tables.h"
 
-cm_rgb colormap_viridis(double t)
+static const char *const ramp_names[RAMP_NRAMPS] = {"viridis", "cividis"};
+
+const char *colormap_ramp_name(cm_ramp r)
 {
+	return r < RAMP_NRAMPS ? ramp_names[r] : "?";
+}
+
+bool colormap_ramp_parse(const char *name, cm_ramp *r)
+{
+	for (int i = 0; i < RAMP_NRAMPS; i++)
+		if (strcmp(name, ramp_names[i]) == 0) {
+			*r = (cm_ramp)i;
+			return true;
+		}
+	return false;
+}
+
+static uint8_t mix(uint8_t a, uint8_t b, double f)
+{
+	return (uint8_t)lround(a + f * (b - a));
+}
+
+cm_rgb colormap_rgb(cm_ramp r, double t)
+{
+	const cm_rgb *tab = r == RAMP_CIVIDIS ? cividis_table : viridis_table;
 	if (!(t > 0)) /* also NaN */
 		t = 0;
 	if (t > 1)
 		t = 1;
-	double x = t * (double)(NCTL - 1);
+	double x = t * 255.0;
 	size_t i = (size_t)x;
-	if (i >= NCTL - 1)
-		return viridis_ctl[NCTL - 1];
+	if (i >= 255)
+		return tab[255];
 	double f = x - (double)i;
-	const cm_rgb *a = &viridis_ctl[i], *b = &viridis_ctl[i + 1];
-	cm_rgb c = {
-	    (uint8_t)lround(a->r + f * (b->r - a->r)),
-	    (uint8_t)lround(a->g + f * (b->g - a->g)),
-	    (uint8_t)lround(a->b + f * (b->b - a->b)),
-	};
+	cm_rgb c = {mix(tab[i].r, tab[i + 1].r, f), mix(tab[i].g, tab[i + 1].g, f),
+		    mix(tab[i].b, tab[i + 1].b, f)};
 	return c;
+}
+
+cm_rgb colormap_viridis(double t)
+{
+	return colormap_rgb(RAMP_VIRIDIS, t);
 }
 
 /* Channel levels of xterm's colour cube. */
@@ -52,10 +69,12 @@ cm_rgb colormap_xterm_rgb(int index)
 	return c;
 }
 
-/* CIELAB (D65) of an sRGB colour: L* is perceived lightness. */
-typedef struct lab {
+/* OKLab (Björn Ottosson, 2020) of an sRGB colour: L is perceived lightness,
+ * and Euclidean distances follow perceived differences far better than in
+ * RGB. */
+typedef struct oklab {
 	double l, a, b;
-} lab;
+} oklab;
 
 static double srgb_lin(uint8_t v)
 {
@@ -63,87 +82,140 @@ static double srgb_lin(uint8_t v)
 	return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
 }
 
-static double lab_f(double t)
-{
-	return t > 216.0 / 24389.0 ? cbrt(t) : (24389.0 / 27.0 * t + 16.0) / 116.0;
-}
-
-static lab to_lab(cm_rgb c)
+static oklab to_oklab(cm_rgb c)
 {
 	double r = srgb_lin(c.r), g = srgb_lin(c.g), b = srgb_lin(c.b);
-	double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
-	double y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
-	double z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
-	double fx = lab_f(x), fy = lab_f(y), fz = lab_f(z);
-	lab o = {116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)};
+	double l = cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+	double m = cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+	double s = cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+	oklab o = {0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s,
+		   1.9779984951 * l - 2.4285922050 * m + 0.4505937099 * s,
+		   0.0259040371 * l + 0.7827717662 * m - 0.8086757660 * s};
 	return o;
 }
 
-/* Nearest xterm colour (16..255) to c whose lightness is at least min_l.
- * The first 16 colours are left out: terminals redefine them freely. */
-static int nearest_from(cm_rgb c, double min_l)
+static double dist2(oklab x, oklab y)
 {
+	double dl = x.l - y.l, da = x.a - y.a, db = x.b - y.b;
+	return dl * dl + da * da + db * db;
+}
+
+double colormap_lightness(cm_rgb c)
+{
+	return to_oklab(c).l;
+}
+
+bool colormap_dark_text(cm_rgb c)
+{
+	/* Relative luminance where black and white text have equal contrast
+	 * (WCAG's formula): about 0.18. */
+	double y = 0.2126 * srgb_lin(c.r) + 0.7152 * srgb_lin(c.g) + 0.0722 * srgb_lin(c.b);
+	return y > 0.179;
+}
+
+/* Nearest xterm colour (16..255) to c among those lighter than min_l and not
+ * in used[] (may be NULL); -1 if none. The first 16 colours are left out:
+ * terminals redefine them freely. */
+static int nearest_from(cm_rgb c, double min_l, const bool *used)
+{
+	oklab t = to_oklab(c);
 	int best = -1;
-	long bestd = 0;
+	double bestd = 0;
 	for (int i = 16; i < 256; i++) {
-		cm_rgb p = colormap_xterm_rgb(i);
-		if (to_lab(p).l < min_l - 1e-9)
+		if (used && used[i])
 			continue;
-		/* Plain RGB distance: in Lab the cube's few dark blues pull the
-		 * ramp towards washed-out greys. */
-		long dr = (long)p.r - c.r, dg = (long)p.g - c.g, db = (long)p.b - c.b;
-		long d = dr * dr + dg * dg + db * db;
+		oklab p = to_oklab(colormap_xterm_rgb(i));
+		if (p.l <= min_l)
+			continue;
+		double d = dist2(p, t);
 		if (best < 0 || d < bestd) {
 			bestd = d;
 			best = i;
 		}
 	}
-	return best < 0 ? 231 : best;
+	return best;
 }
 
 int colormap_nearest_xterm(cm_rgb c)
 {
-	return nearest_from(c, -1.0);
+	int i = nearest_from(c, -1.0, NULL);
+	return i < 0 ? 231 : i;
 }
 
-void colormap_init(colormap *cm, int levels)
+void colormap_init(colormap *cm, cm_ramp ramp, int levels)
 {
 	if (levels < 2)
 		levels = 2;
 	if (levels > CM_MAX_LEVELS)
 		levels = CM_MAX_LEVELS;
+	cm->ramp = ramp;
 	cm->levels = levels;
-	/* Each level takes the nearest palette colour to the ramp at its centre,
-	 * among those no darker than the level below: the 6x6x6 cube is coarse
-	 * in viridis' dark blues, and a plain nearest match there can step back
-	 * in lightness, which would make a larger weight look smaller. */
+	bool used[256] = {false};
 	double min_l = -1.0;
+	int last = -1;
 	for (int i = 0; i < levels; i++) {
-		cm_rgb c = colormap_viridis((i + 0.5) / levels);
-		cm->xterm[i] = nearest_from(c, min_l);
-		lab got = to_lab(colormap_xterm_rgb(cm->xterm[i]));
-		min_l = got.l;
-		/* Black text has the better contrast above L* ~ 55. */
-		cm->dark_text[i] = got.l > 55.0;
+		/* The first level is the ramp's dark end itself, the last its
+		 * bright end; between them, centres of equal steps. */
+		double t = levels > 1 ? (double)i / (levels - 1) : 0.0;
+		cm->rgb[i] = colormap_rgb(ramp, t);
+		int x = nearest_from(cm->rgb[i], min_l, used);
+		if (x < 0) {
+			x = last >= 0 ? last : 231;
+		} else {
+			used[x] = true;
+			min_l = to_oklab(colormap_xterm_rgb(x)).l;
+		}
+		cm->xterm[i] = last = x;
+		cm->dark_text[i] = colormap_dark_text(cm->rgb[i]);
 	}
 }
 
-int colormap_level(const colormap *cm, float w)
+int colormap_level(const colormap *cm, float t)
 {
-	if (!(w > 0))
+	if (!(t > 0))
 		return 0;
-	int l = (int)(w * (float)cm->levels);
+	int l = (int)(t * (float)cm->levels);
 	return l >= cm->levels ? cm->levels - 1 : l;
 }
 
-uint32_t colormap_shade(float w)
+int colormap_distinct_xterm(const colormap *cm)
 {
-	/* Five steps, rounded to the nearest: a weight of 0.1 is still blank, 0.15
-	 * already shows as light shade. */
+	bool seen[256] = {false};
+	int n = 0;
+	for (int i = 0; i < cm->levels; i++)
+		if (!seen[cm->xterm[i]]) {
+			seen[cm->xterm[i]] = true;
+			n++;
+		}
+	return n;
+}
+
+cm_rgb colormap_diverging(double s)
+{
+	/* Blue #2166ac - near-white #f7f7f7 - red #b2182b (ColorBrewer RdBu's
+	 * ends and middle), linear in sRGB on each side. */
+	static const cm_rgb neg = {0x21, 0x66, 0xac}, mid = {0xf7, 0xf7, 0xf7},
+			    pos = {0xb2, 0x18, 0x2b};
+	if (!(s == s))
+		s = 0;
+	if (s > 1)
+		s = 1;
+	if (s < -1)
+		s = -1;
+	const cm_rgb *end = s < 0 ? &neg : &pos;
+	double f = fabs(s);
+	cm_rgb c = {mix(mid.r, end->r, f), mix(mid.g, end->g, f), mix(mid.b, end->b, f)};
+	return c;
+}
+
+uint32_t colormap_shade(float t)
+{
+	/* Five steps, rounded to the nearest: 0.1 is still blank, 0.15 already
+	 * shows as light shade. */
 	static const uint32_t shade[5] = {0x20, 0x2591, 0x2592, 0x2593, 0x2588};
-	if (!(w > 0))
+	if (!(t > 0))
 		return shade[0];
-	int i = (int)lroundf(w * 4.0f);
+	int i = (int)lroundf(t * 4.0f);
 	return shade[i > 4 ? 4 : i];
 }
 
@@ -156,9 +228,17 @@ cm_mode colormap_choose(int ncolors, const char *no_color_env)
 {
 	if (colormap_no_color(no_color_env))
 		return CM_MONO;
+	if (ncolors >= (1 << 24))
+		return CM_DIRECT;
 	if (ncolors >= 256)
 		return CM_256;
 	if (ncolors >= 8)
 		return CM_SHADE;
 	return CM_MONO;
+}
+
+bool colormap_colorterm_direct(const char *colorterm_env)
+{
+	return colorterm_env &&
+	       (strcmp(colorterm_env, "truecolor") == 0 || strcmp(colorterm_env, "24bit") == 0);
 }

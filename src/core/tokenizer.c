@@ -655,10 +655,57 @@ bool tokenize_text(const char *s, size_t n, const char *what, cp_buf *cps, clean
 
 /* ---- Display ---------------------------------------------------------------------- */
 
+/* Codepoints that make a terminal join a character with its neighbour: the
+ * zero-width joiner (which glues the next emoji onto the previous one),
+ * variation selectors and tag characters (which change the glyph before
+ * them), emoji skin-tone modifiers (which merge into the emoji before them)
+ * and regional indicators (two of which become one flag). Written raw, they
+ * leave the terminal's cursor where attnview does not expect it and shift
+ * every column after them, so each is drawn as a stand-in of its own: the
+ * one-column "⨝" (ZWJ), "ᵛ" (variation selector), "ᵗ" (tag); the
+ * two-column "ᶠ2" to "ᶠ6" (the modifier's Fitzpatrick type); and the
+ * fullwidth letter of a regional indicator ("Ｃ" for U+1F1E8). Returns the
+ * width, 0 if cp is none of these. */
+static int joiner_standin(uint32_t cp, char out[32])
+{
+	size_t n;
+	if (cp == 0x200D) {
+		n = cp_to_utf8(0x2A1D, out);
+		out[n] = '\0';
+		return 1;
+	}
+	if ((cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF)) {
+		n = cp_to_utf8(0x1D5B, out);
+		out[n] = '\0';
+		return 1;
+	}
+	if (cp >= 0xE0000 && cp <= 0xE007F) {
+		n = cp_to_utf8(0x1D57, out);
+		out[n] = '\0';
+		return 1;
+	}
+	if (cp >= 0x1F3FB && cp <= 0x1F3FF) {
+		n = cp_to_utf8(0x1DA0, out);
+		out[n++] = (char)('2' + (cp - 0x1F3FB));
+		out[n] = '\0';
+		return 2;
+	}
+	if (cp >= 0x1F1E6 && cp <= 0x1F1FF) {
+		n = cp_to_utf8(0xFF21 + (cp - 0x1F1E6), out);
+		out[n] = '\0';
+		return 2;
+	}
+	return 0;
+}
+
 int cp_display_width(uint32_t cp, bool *placeholder)
 {
 	if (placeholder)
 		*placeholder = false;
+	char standin[32];
+	int sw = joiner_standin(cp, standin);
+	if (sw)
+		return sw;
 	if (cp >= AV_SPECIAL_CP || !cp_is_scalar(cp) || is_control(cp))
 		return 1; /* drawn as a one-column stand-in, see cp_glyph */
 	int w = utf8proc_charwidth((utf8proc_int32_t)cp);
@@ -713,6 +760,8 @@ size_t cp_glyph(uint32_t cp, char out[32])
 	}
 	if (cp >= 0x80 && cp <= 0x9F)
 		return glyph_str("\ufffd", out);
+	if (joiner_standin(cp, out))
+		return strlen(out);
 	bool ph;
 	cp_display_width(cp, &ph);
 	size_t n = 0;

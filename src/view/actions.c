@@ -37,7 +37,11 @@ static bool do_focus(view *v, view_action act)
 {
 	switch (act) {
 	case ACT_QUIT:
-		v->quit = true;
+		/* Quitting loses the text: with text, the second Ctrl-Q quits. */
+		if (v->le.n == 0 || v->confirm_quit)
+			v->quit = true;
+		else
+			v->confirm_quit = true;
 		return true;
 	case ACT_HELP:
 		v->help_return = v->focus;
@@ -64,6 +68,30 @@ static bool do_focus(view *v, view_action act)
 		return true;
 	case ACT_VALUES:
 		v->values = !v->values;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* How the map looks: scale, panel, cell size, colours. */
+static bool do_look(view *v, view_action act)
+{
+	switch (act) {
+	case ACT_SCALE:
+		v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
+		set_notice(v, "colour scale: %s", scale_name(v->scale));
+		return true;
+	case ACT_PANEL:
+		v->panel = !v->panel;
+		return true;
+	case ACT_CELLS:
+		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
+		set_notice(v, "cells: %s", heat_cells_name(v->cells));
+		return true;
+	case ACT_RAMP:
+		colors_set_ramp(&v->col, (cm_ramp)((v->col.ramp + 1) % RAMP_NRAMPS));
+		set_notice(v, "colours: %s", colormap_ramp_name(v->col.ramp));
 		return true;
 	default:
 		return false;
@@ -138,13 +166,15 @@ static bool do_head(view *v, view_action act, int key)
 	case ACT_PREV_LAYER:
 		set_head(v, v->layer + (act == ACT_NEXT_LAYER ? 1 : -1), v->head);
 		return true;
-	case ACT_HEAD_NUMBER:
-		if (key - '0' < H)
-			v->head = key - '0';
+	case ACT_HEAD_NUMBER: {
+		int h = (key & ~ALT_BIT) - '0';
+		if (h < H)
+			v->head = h;
 		else
-			set_notice(v, "head %d does not exist: this model has %d heads, 0 to %d",
-				   key - '0', H, H - 1);
+			set_notice(v, "head %d does not exist: this model has %d heads, 0 to %d", h,
+				   H, H - 1);
 		return true;
+	}
 	default:
 		return false;
 	}
@@ -192,7 +222,7 @@ static bool do_edit(view *v, view_action act)
 
 void do_action(view *v, view_action act, int key)
 {
-	if (act == ACT_NONE || do_focus(v, act))
+	if (act == ACT_NONE || do_focus(v, act) || do_look(v, act))
 		return;
 	if (v->focus == F_OVERVIEW && do_overview(v, act))
 		return;
@@ -248,6 +278,11 @@ static bool handle_paste(view *v, int ch, bool is_code)
 		v->pasting = false;
 		if (v->focus != F_INPUT && v->focus != F_HELP)
 			v->focus = F_INPUT;
+		/* A file's final line break is not part of its text (as for
+		 * --dump --input), and a pasted file ends with one. */
+		while (v->paste.n && (v->paste.v[v->paste.n - 1] == '\n' ||
+				      v->paste.v[v->paste.n - 1] == '\r'))
+			v->paste.n--;
 		if (v->paste.n)
 			insert_text(v, v->paste.v, v->paste.n);
 		return true;
@@ -259,16 +294,36 @@ static bool handle_paste(view *v, int ch, bool is_code)
 	return true;
 }
 
+/* A printable key types, wherever the focus is: from the map it goes back
+ * to the text cursor; the overview stays and follows the text. */
+static bool type_key(view *v, int ch, bool is_code)
+{
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT))
+		return false;
+	if (v->focus == F_MAP || v->focus == F_HELP)
+		v->focus = v->focus == F_HELP && v->help_return == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
+	uint32_t cp = (uint32_t)ch;
+	insert_text(v, &cp, 1);
+	return true;
+}
+
 void handle_key(view *v, int ch, bool is_code)
 {
 	if (is_code && ch == KEY_RESIZE)
 		return; /* the next draw lays out for the new size */
+	v->color_note = false; /* said once, until the first key */
 	if (handle_paste(v, ch, is_code))
 		return;
 	if (is_code && ch == KEY_MOUSE) {
 		handle_mouse(v);
 		return;
 	}
+	/* A pending "quit?" is answered by the next key: only Ctrl-Q or F10
+	 * quits, anything else stays and does what it does. */
+	bool confirming = v->confirm_quit;
+	v->confirm_quit = false;
+	if (type_key(v, ch, is_code))
+		return;
 	const screen_ops *s = view_screen(v);
 	if (s->key && s->key(v, ch, is_code))
 		return;
@@ -278,16 +333,9 @@ void handle_key(view *v, int ch, bool is_code)
 		if (b->key == ch && b->is_code == is_code && (b->ctx & ctx)) {
 			if (v->focus != F_INPUT)
 				v->notice[0] = '\0';
+			v->confirm_quit = confirming && b->act == ACT_QUIT;
 			do_action(v, b->act, ch);
 			return;
 		}
 	}
-	if (v->focus == F_INPUT && !is_code && ch >= 0x20 && ch != 0x7f) {
-		uint32_t cp = (uint32_t)ch;
-		insert_text(v, &cp, 1);
-		return;
-	}
-	if (v->focus == F_MAP && !is_code && ch >= 0x20)
-		set_notice(v, "'%lc' is not a key here: press i to edit the text, ? for help",
-			   (wint_t)ch);
 }

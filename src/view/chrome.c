@@ -5,17 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
-style accent(const view *v, attr_t a)
+style accent(view *v, attr_t a)
 {
-	return v->color ? st(a, (short)(v->cm.levels + P_ACCENT)) : st(a | A_BOLD, 0);
+	return ui_style(&v->col, UI_ACCENT, a);
 }
 
-style token_style(const view *v, const token *t, attr_t a)
+style token_style(view *v, const token *t, attr_t a)
 {
 	if (t->unknown)
-		return v->color ? st(a | A_UNDERLINE, (short)(v->cm.levels + P_UNKNOWN))
-				: st(a | A_UNDERLINE, 0);
+		return ui_style(&v->col, UI_UNKNOWN, a | A_UNDERLINE);
 	return st(a, 0);
+}
+
+int put_head_title(view *v, int y, int x, int maxw, int layer, int head)
+{
+	int end = x + maxw;
+	x = put_fmt(y, x, end - x, st(A_BOLD, 0), "Layer %d  Head %d", layer, head);
+	return put_fmt(y, x, end - x, st(A_DIM, 0), "  (layers 0-%d, heads 0-%d)", nlayers(v) - 1,
+		       nheads(v) - 1);
 }
 
 void draw_input(view *v)
@@ -32,7 +39,7 @@ void draw_input(view *v)
 			break;
 		style s = plain();
 		if (i >= v->cut_cp)
-			s = v->color ? st(A_DIM, (short)(v->cm.levels + P_CUT)) : st(A_DIM, 0);
+			s = ui_style(&v->col, UI_CUT, A_DIM);
 		if (cp == ' ')
 			fill(Y_INPUT, x, 1, s);
 		else
@@ -46,6 +53,10 @@ void draw_input(view *v)
 void draw_info(view *v)
 {
 	int cols = COLS;
+	if (v->color_note) {
+		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), v->col.why);
+		return;
+	}
 	if (v->notice[0]) {
 		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), v->notice);
 		return;
@@ -75,18 +86,39 @@ void draw_info(view *v)
 			"  %d unknown (underlined)", unk);
 }
 
+/* What the keys do here, the way back to typing first. */
+static const char *status_hint(const view *v)
+{
+	switch (v->focus) {
+	case F_INPUT:
+		return "Enter: arrows on the map | F1 help";
+	case F_MAP:
+		return "arrows move, typing edits the text | F1 help";
+	case F_OVERVIEW:
+		return "arrows select, Enter opens, typing edits the text | F1 help";
+	case F_HELP:
+	default:
+		return "any key: back (a letter is typed) | Ctrl-Q quit";
+	}
+}
+
 void draw_status(view *v)
 {
 	int y = LINES - 1, cols = COLS;
 	style s = st(A_REVERSE, 0);
 	fill(y, 0, cols, s);
+	if (v->confirm_quit) {
+		put_str(y, 0, cols, st(A_REVERSE | A_BOLD, 0),
+			" Quit? The text will be lost. Ctrl-Q again quits; any other key stays.");
+		return;
+	}
 	const char *name = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
-	const char *mode = v->focus == F_INPUT ? "INPUT" : view_screen(v)->name;
+	const char *mode = v->focus == F_INPUT ? "TYPE" : view_screen(v)->name;
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
-	put_fmt(y, 0, cols, s, " %s | %s | layer %d of %d, head %d of %d | %d tokens%s | F1 help",
-		mode, name, v->layer, nlayers(v), v->head, nheads(v), v->ntok, ms);
+	put_fmt(y, 0, cols, s, " %s | %s | layer %d head %d | %d tokens%s | %s", mode, name,
+		v->layer, v->head, v->ntok, ms, status_hint(v));
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)

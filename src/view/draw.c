@@ -9,7 +9,7 @@
 void put_wc(int y, int x, const wchar_t *wc, style s)
 {
 	cchar_t cc;
-	if (setcchar(&cc, wc, s.a, s.pair, NULL) == OK)
+	if (setcchar(&cc, wc, s.a, 0, &s.pair) == OK)
 		mvadd_wch(y, x, &cc);
 }
 

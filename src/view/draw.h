@@ -11,10 +11,10 @@
 
 typedef struct style {
 	attr_t a;
-	short pair;
+	int pair; /* extended pairs: ncurses takes them beyond 32767 */
 } style;
 
-static inline style st(attr_t a, short pair)
+static inline style st(attr_t a, int pair)
 {
 	style s = {a, pair};
 	return s;

@@ -5,11 +5,42 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
-void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, int cell_w)
+static const char *const cells_names[CELLS_NMODES] = {"fit", "scroll", "compact"};
+
+const char *heat_cells_name(heat_cells c)
 {
+	return c < CELLS_NMODES ? cells_names[c] : "?";
+}
+
+static int ceil_div(int a, int b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Compact: a column per key block and a half line (or a line) per query
+ * block, blocks as small as the area allows. */
+static void layout_compact(heat_geom *g, int n, int avail_w, int avail_h)
+{
+	g->compact = true;
+	g->kstep = ceil_div(n > 0 ? n : 1, avail_w > 0 ? avail_w : 1);
+	g->ncols = ceil_div(n, g->kstep);
+	int per_line = g->halves ? 2 : 1;
+	g->qstep = ceil_div(n > 0 ? n : 1, per_line * (avail_h > 0 ? avail_h : 1));
+	g->nlines = ceil_div(ceil_div(n, g->qstep), per_line);
+	g->cell_w = g->cell_h = 1;
+	g->vis_rows = g->vis_cols = n;
+}
+
+void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, heat_cells cells, bool values,
+		 bool halves)
+{
+	memset(g, 0, sizeof *g);
+	g->n = n;
 	g->x = x;
 	g->w = w;
+	g->halves = halves;
 	g->tick_y = y;
 	g->keys_y = y + 1;
 	g->cells_y = y + 2;
@@ -17,13 +48,38 @@ void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, int cell_w)
 	if (g->posw < 2)
 		g->posw = 2;
 	g->cx0 = x + 1 + g->posw + 1 + 2 + 1; /* marker, position, space, glyph, space */
-	g->cell_w = cell_w;
-	g->vis_rows = h - 2;
-	g->vis_cols = (x + w - g->cx0) / cell_w;
-	if (g->vis_rows < 1)
-		g->vis_rows = 1;
-	if (g->vis_cols < 1)
-		g->vis_cols = 1;
+	int avail_w = x + w - g->cx0 - VIEW_BAR_W;
+	int avail_h = h - 3; /* headings and footer */
+	if (avail_h < 1)
+		avail_h = 1;
+	int wmin = values ? VIEW_VALUE_CELL_W : VIEW_CELL_W;
+	bool fits = n * wmin <= avail_w;
+	if (!values && (cells == CELLS_COMPACT || (cells == CELLS_FIT && !fits))) {
+		layout_compact(g, n, avail_w, avail_h);
+	} else {
+		g->cell_w = wmin;
+		if (cells == CELLS_FIT && n > 0)
+			while (g->cell_w < VIEW_CELL_MAX_W && n * (g->cell_w + 1) <= avail_w)
+				g->cell_w++;
+		/* About square: a terminal cell is about twice as tall as wide. */
+		g->cell_h = 1;
+		if (cells == CELLS_FIT)
+			while (g->cell_h < VIEW_CELL_MAX_H && 2 * (g->cell_h + 1) <= g->cell_w &&
+			       n * (g->cell_h + 1) <= avail_h)
+				g->cell_h++;
+		g->vis_cols = avail_w / g->cell_w;
+		g->vis_rows = avail_h / g->cell_h;
+		if (g->vis_rows < 1)
+			g->vis_rows = 1;
+		if (g->vis_cols < 1)
+			g->vis_cols = 1;
+	}
+	int cols_w = g->compact ? g->ncols : (n < g->vis_cols ? n : g->vis_cols) * g->cell_w;
+	int rows_h = g->compact ? g->nlines : (n < g->vis_rows ? n : g->vis_rows) * g->cell_h;
+	g->foot_y = g->cells_y + rows_h;
+	g->bar_x = g->cx0 + cols_w;
+	/* The bar is as tall as the cells, and readable when they are few. */
+	g->bar_h = rows_h < 7 ? (avail_h < 7 ? avail_h : 7) : rows_h;
 }
 
 static int scroll_to(int first, int cursor, int visible, int n)
@@ -39,70 +95,80 @@ static int scroll_to(int first, int cursor, int visible, int n)
 
 void heat_scroll(heat_view *hv, const heat_geom *g, int n)
 {
+	if (g->compact) {
+		hv->top = hv->left = 0;
+		return;
+	}
 	/* Labels stay put while the cells scroll. */
 	hv->top = scroll_to(hv->top, hv->qrow, g->vis_rows, n);
 	hv->left = scroll_to(hv->left, hv->kcol, g->vis_cols, n);
 }
 
-/* One cell at (y, x). */
-static void draw_cell(const view *v, const heat_src *s, const heat_geom *g, int y, int x,
-		      bool cursor, int q, int k)
+/* ---- cells ------------------------------------------------------------- */
+
+/* One cell at (y, x), cell_w x cell_h; its text goes on the middle line. */
+static void draw_cell(view *v, const heat_src *s, const heat_geom *g, int y, int x, bool cursor,
+		      int q, int k)
 {
-	int cw = g->cell_w;
+	int cw = g->cell_w, ch = g->cell_h, ty = y + (ch - 1) / 2;
 	if (attn_masked(&s->m, q, k)) {
 		/* Masked is not zero: the key is invisible to this query. */
-		style ms = v->color ? st(A_DIM, (short)(v->cm.levels + P_MASKED)) : st(A_DIM, 0);
-		fill(y, x, cw, ms);
-		put_str(y, x + cw - 1 - (cw > 2), 1, cursor ? accent(v, A_BOLD) : ms,
+		style ms = ui_style(&v->col, UI_MASKED, A_DIM);
+		for (int i = 0; i < ch; i++)
+			fill(y + i, x, cw, ms);
+		put_str(ty, x + cw - 1 - (cw > 2), 1, cursor ? accent(v, A_BOLD) : ms,
 			cursor ? "×" : "·");
 		return;
 	}
 	float w = attn_at(&s->m, q, k);
-	style cs = plain();
-	if (v->mode == CM_256)
-		cs = st(A_NORMAL, (short)(1 + colormap_level(&v->cm, w)));
+	float t = scale_pos(&s->sc, q, w);
+	bool colour = v->col.mode >= CM_256;
+	style cs = colour ? ramp_style(&v->col, t, A_NORMAL) : plain();
+	for (int i = 0; i < ch; i++) {
+		if (colour) {
+			fill(y + i, x, cw, cs);
+		} else {
+			wchar_t wc[2] = {(wchar_t)colormap_shade(t), 0};
+			for (int j = 0; j < cw; j++)
+				put_wc(y + i, x + j, wc, cs);
+		}
+	}
 	if (v->values) {
 		char buf[8];
 		fmt_cell_value(buf, w);
-		style t = cs;
+		style ts = cs;
 		if (cursor)
-			t.a |= A_REVERSE | A_BOLD;
-		fill(y, x, 1, cs);
-		put_str(y, x + 1, 4, t, buf);
-		return;
-	}
-	if (cursor) {
+			ts.a |= A_REVERSE | A_BOLD;
+		if (!colour)
+			fill(ty, x, cw, ts);
+		put_str(ty, x + 1 + (cw - 5) / 2, 4, ts, buf);
+	} else if (cursor) {
 		cs.a |= A_BOLD;
-		put_str(y, x, 2, cs, "<>");
-		return;
-	}
-	if (v->mode == CM_256) {
-		fill(y, x, 2, cs);
-	} else {
-		wchar_t wc[2] = {(wchar_t)colormap_shade(w), 0};
-		put_wc(y, x, wc, cs);
-		put_wc(y, x + 1, wc, cs);
+		put_str(ty, x + (cw - 2) / 2, 2, cs, "<>");
 	}
 }
 
-/* Key positions (every fifth, and the cursor's) and key labels. */
-static void draw_keys(const view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
+/* Key positions (every fifth, every one when the cells are wide enough, and
+ * the cursor's) and key labels. */
+static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
 		      int cols)
 {
-	int end = g->x + g->w;
+	int end = g->bar_x;
 	for (int j = 0; j < cols; j++) {
 		int k = hv->left + j, x = g->cx0 + j * g->cell_w;
 		bool cur = k == hv->kcol;
-		if (g->cell_w > 2 || k % 5 == 0 || cur) {
-			char num[16];
-			int len = snprintf(num, sizeof num, "%d", k);
+		char num[16];
+		int len = snprintf(num, sizeof num, "%d", k);
+		bool room = g->cell_w > len;
+		if (room || k % 5 == 0 || cur) {
 			/* The cursor's column number wins over its neighbours'. */
-			if (cur || x + len <= end)
-				put_str(g->tick_y, x + (g->cell_w > 2), end - x,
+			int nx = x + (room ? (g->cell_w - len) / 2 : 0);
+			if (cur || nx + len <= end)
+				put_str(g->tick_y, nx, end - nx + (cur ? len : 0),
 					cur ? accent(v, A_BOLD) : st(A_DIM, 0), num);
 		}
 		const token *t = &s->tok[k];
-		int gx = x + (g->cell_w > 2 ? (g->cell_w - t->width + 1) / 2 : 0);
+		int gx = x + (g->cell_w - t->width) / 2;
 		style ts = token_style(v, t, cur ? A_REVERSE | A_BOLD : A_NORMAL);
 		if (cur)
 			fill(g->keys_y, x, g->cell_w, ts);
@@ -111,8 +177,7 @@ static void draw_keys(const view *v, const heat_src *s, const heat_geom *g, cons
 }
 
 /* A Query row's label: marker, position, token. */
-static void draw_row_label(const view *v, const heat_src *s, const heat_geom *g, int y, int q,
-			   bool cur)
+static void draw_row_label(view *v, const heat_src *s, const heat_geom *g, int y, int q, bool cur)
 {
 	const token *t = &s->tok[q];
 	if (cur)
@@ -125,41 +190,224 @@ static void draw_row_label(const view *v, const heat_src *s, const heat_geom *g,
 	put_glyph(y, g->x + 1 + g->posw + 1, t->cp, ts);
 }
 
-void heat_draw(const view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+static void draw_cells(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
+		       int rows, int cols)
 {
-	int n = s->m.n;
-	int rows = n - hv->top < g->vis_rows ? n - hv->top : g->vis_rows;
-	int cols = n - hv->left < g->vis_cols ? n - hv->left : g->vis_cols;
 	draw_keys(v, s, g, hv, cols);
 	for (int i = 0; i < rows; i++) {
-		int q = hv->top + i, y = g->cells_y + i;
-		draw_row_label(v, s, g, y, q, q == hv->qrow);
+		int q = hv->top + i, y = g->cells_y + i * g->cell_h;
+		draw_row_label(v, s, g, y + (g->cell_h - 1) / 2, q, q == hv->qrow);
 		for (int j = 0; j < cols; j++) {
 			int k = hv->left + j;
-			draw_cell(v, s, g, y, g->cx0 + j * g->cell_w,
-				  q == hv->qrow && k == hv->kcol, q, k);
+			draw_cell(v, s, g, y, g->cx0 + j * g->cell_w, q == hv->qrow && k == hv->kcol,
+				  q, k);
 		}
 	}
-	/* Markers where rows or columns continue off screen. */
-	if (hv->left > 0)
-		put_str(g->keys_y, g->cx0 - 1, 1, st(A_DIM, 0), "<");
-	if (hv->left + cols < n)
-		put_str(g->keys_y, g->cx0 + cols * g->cell_w, 1, st(A_DIM, 0), ">");
-	if (hv->top > 0)
-		put_str(g->cells_y, g->x, 1, st(A_DIM, 0), "^");
-	if (hv->top + rows < n)
-		put_str(g->cells_y + rows - 1, g->x, 1, st(A_DIM, 0), "v");
+}
+
+/* ---- compact ----------------------------------------------------------- */
+
+/* The largest scaled value in the block of query block qb and key column c;
+ * -1 if every cell of it is masked. */
+static float block_value(const heat_src *s, const heat_geom *g, int qb, int c)
+{
+	int n = s->m.n, q0 = qb * g->qstep, k0 = c * g->kstep;
+	int q1 = q0 + g->qstep < n ? q0 + g->qstep : n, k1 = k0 + g->kstep < n ? k0 + g->kstep : n;
+	float best = -1;
+	for (int q = q0; q < q1; q++)
+		for (int k = k0; k < k1; k++) {
+			if (attn_masked(&s->m, q, k))
+				continue;
+			float t = scale_pos(&s->sc, q, attn_at(&s->m, q, k));
+			best = t > best ? t : best;
+		}
+	return best;
+}
+
+/* A block's colour: the ramp, the masked grey, or the default background
+ * past the last row. */
+static int block_color(view *v, float t, bool exists)
+{
+	if (!exists)
+		return -1;
+	return t < 0 ? ui_color_number(&v->col, UI_MASKED) : ramp_color(&v->col, t);
+}
+
+static void compact_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+{
+	/* The cursor's number first; the ticks (every tenth key) keep clear of it. */
+	int cur_c = hv->kcol / g->kstep;
+	char num[16];
+	int cur_len = snprintf(num, sizeof num, "%d", hv->kcol);
+	int cur_x = g->cx0 + cur_c;
+	if (cur_x + cur_len > g->bar_x)
+		cur_x = g->bar_x - cur_len;
+	put_str(g->tick_y, cur_x, cur_len, accent(v, A_BOLD), num);
+	int next_free = g->cx0;
+	for (int c = 0; c < g->ncols; c++) {
+		int k0 = c * g->kstep, x = g->cx0 + c;
+		if (!(c == 0 || k0 / 10 != (k0 - g->kstep) / 10) || x < next_free)
+			continue;
+		int len = snprintf(num, sizeof num, "%d", k0);
+		if (x + len > g->bar_x || (x + len >= cur_x && x <= cur_x + cur_len))
+			continue;
+		put_str(g->tick_y, x, len, st(A_DIM, 0), num);
+		next_free = x + len + 1;
+	}
+	const token *t = &s->tok[hv->kcol];
+	int x = g->cx0 + cur_c;
+	if (x + t->width > g->bar_x)
+		x = g->bar_x - t->width;
+	put_glyph(g->keys_y, x, t->cp, token_style(v, t, A_REVERSE | A_BOLD));
+}
+
+static void compact_label(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
+			  int line)
+{
+	int per = g->halves ? 2 : 1, q0 = line * per * g->qstep, q1 = q0 + per * g->qstep;
+	int y = g->cells_y + line;
+	if (hv->qrow >= q0 && hv->qrow < q1) {
+		draw_row_label(v, s, g, y, hv->qrow, true);
+		return;
+	}
+	if (line % 5 == 0)
+		put_fmt(y, g->x + 1, g->posw, st(A_DIM, 0), "%*d", g->posw, q0);
+}
+
+static void draw_compact(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+{
+	int n = s->m.n, nqb = ceil_div(n, g->qstep);
+	int cur_qb = hv->qrow / g->qstep, cur_c = hv->kcol / g->kstep;
+	compact_keys(v, s, g, hv);
+	for (int line = 0; line < g->nlines; line++) {
+		compact_label(v, s, g, hv, line);
+		int y = g->cells_y + line;
+		for (int c = 0; c < g->ncols; c++) {
+			int x = g->cx0 + c;
+			if (!g->halves) {
+				float t = block_value(s, g, line, c);
+				bool cur = line == cur_qb && c == cur_c;
+				wchar_t wc[2] = {(wchar_t)(t < 0 ? L'·' : colormap_shade(t)), 0};
+				put_wc(y, x, wc, cur ? accent(v, A_REVERSE | A_BOLD) : plain());
+				continue;
+			}
+			int up = 2 * line, lo = up + 1;
+			int fg = block_color(v, block_value(s, g, up, c), true);
+			int bg = block_color(v, lo < nqb ? block_value(s, g, lo, c) : 0, lo < nqb);
+			const wchar_t *glyph = L"▀";
+			if (c == cur_c && cur_qb == up) {
+				fg = ui_color_number(&v->col, UI_ACCENT);
+			} else if (c == cur_c && cur_qb == lo) {
+				/* The lower half in the accent: the lower half block. */
+				glyph = L"▄";
+				bg = fg;
+				fg = ui_color_number(&v->col, UI_ACCENT);
+			}
+			put_wc(y, x, glyph, pair_style(&v->col, fg, bg, A_NORMAL));
+		}
+	}
+}
+
+/* ---- the colour bar, markers, footer ------------------------------------ */
+
+static void draw_bar(view *v, const heat_src *s, const heat_geom *g)
+{
+	int x = g->bar_x + 2, h = g->bar_h;
+	if (x + 6 > g->x + g->w || h < 2)
+		return;
+	put_str(g->tick_y, x, 6, st(A_BOLD, 0), scale_name(s->sc.kind));
+	if (s->sc.kind == SCALE_ROW)
+		put_str(g->keys_y, x, 6, st(A_DIM, 0), "÷max");
+	bool colour = v->col.mode >= CM_256;
+	for (int i = 0; i < h; i++) {
+		int y = g->cells_y + i;
+		if (colour) {
+			float tu = 1.0f - (2.0f * i + 0.5f) / (2.0f * h);
+			float tl = 1.0f - (2.0f * i + 1.5f) / (2.0f * h);
+			style bs = pair_style(&v->col, ramp_color(&v->col, tu), ramp_color(&v->col, tl),
+					      A_NORMAL);
+			put_wc(y, x, L"▀", bs);
+			put_wc(y, x + 1, L"▀", bs);
+		} else {
+			float t = 1.0f - (i + 0.5f) / h;
+			wchar_t wc[2] = {(wchar_t)colormap_shade(t), 0};
+			put_wc(y, x, wc, plain());
+			put_wc(y, x + 1, wc, plain());
+		}
+	}
+	scale_tick ticks[8];
+	int nt = scale_ticks(&s->sc, ticks, 8), last_y = -1;
+	for (int i = nt - 1; i >= 0; i--) { /* from the top (1) down */
+		int y = g->cells_y + (int)lroundf((1.0f - ticks[i].t) * (h - 1));
+		bool ends = i == 0 || i == nt - 1;
+		if (y == last_y || (!ends && (y == last_y + 1 || y >= g->cells_y + h - 2)))
+			continue;
+		put_str(y, x + 2, g->x + g->w - x - 2, st(A_DIM, 0), "╴");
+		put_str(y, x + 3, g->x + g->w - x - 3, plain(), ticks[i].label);
+		last_y = y;
+	}
+}
+
+static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows, int cols)
+{
+	style dim = st(A_DIM, 0);
+	bool above = hv->top > 0, below = hv->top + rows < n;
+	bool left = hv->left > 0, right = hv->left + cols < n;
+	if (left)
+		put_str(g->keys_y, g->cx0 - 1, 1, dim, "◀");
+	if (right)
+		put_str(g->keys_y, g->bar_x, 1, dim, "▶");
+	if (above)
+		put_str(g->tick_y, g->x, 1, dim, "▲");
+	if (below)
+		put_str(g->foot_y, g->x, 1, dim, "▼");
+	if (!(above || below || left || right))
+		return;
+	char buf[96];
+	int len = 0;
+	if (above || below)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "rows %d-%d of %d", hv->top,
+				hv->top + rows - 1, n);
+	if (left || right)
+		len += snprintf(buf + len, sizeof buf - (size_t)len, "%skeys %d-%d of %d",
+				len ? ", " : "", hv->left, hv->left + cols - 1, n);
+	put_str(g->foot_y, g->x + 2, g->bar_x - g->x - 2, dim, buf);
+}
+
+void heat_draw(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+{
+	int n = s->m.n;
+	if (g->compact) {
+		draw_compact(v, s, g, hv);
+	} else {
+		int rows = n - hv->top < g->vis_rows ? n - hv->top : g->vis_rows;
+		int cols = n - hv->left < g->vis_cols ? n - hv->left : g->vis_cols;
+		draw_cells(v, s, g, hv, rows, cols);
+		draw_edges(g, hv, n, rows, cols);
+	}
+	draw_bar(v, s, g);
 }
 
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k)
 {
-	int qq = y >= g->cells_y ? hv->top + (y - g->cells_y) : -1;
-	int kk = x >= g->cx0 && x < g->x + g->w ? hv->left + (x - g->cx0) / g->cell_w : -1;
+	int qq = -1, kk = -1;
+	if (g->compact) {
+		int per = g->halves ? 2 : 1;
+		if (y >= g->cells_y && y < g->cells_y + g->nlines)
+			qq = (y - g->cells_y) * per * g->qstep;
+		if (x >= g->cx0 && x < g->cx0 + g->ncols)
+			kk = (x - g->cx0) * g->kstep;
+	} else {
+		if (y >= g->cells_y && y < g->foot_y)
+			qq = hv->top + (y - g->cells_y) / g->cell_h;
+		if (x >= g->cx0 && x < g->bar_x)
+			kk = hv->left + (x - g->cx0) / g->cell_w;
+	}
 	if (y == g->keys_y || y == g->tick_y)
 		qq = hv->qrow;
 	if (x >= g->x && x < g->cx0 && qq >= 0)
 		kk = hv->kcol;
-	if (qq < 0 || qq >= n || kk < 0 || kk >= n || kk >= hv->left + g->vis_cols)
+	if (qq < 0 || qq >= n || kk < 0 || kk >= n)
 		return false;
 	*q = qq;
 	*k = kk;

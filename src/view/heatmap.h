@@ -1,12 +1,20 @@
 /* The heatmap: a matrix it is given (one head today; a mean over heads, a
  * rollout, a difference of two texts later) drawn as Query rows x Key
- * columns with their labels, the cursor, scrolling and the markers at hidden
- * edges, and mouse hit-testing on the same geometry. Written once, used by
- * every screen that shows a matrix. */
+ * columns with their labels, the cursor, a colour bar with the scale's
+ * ticks, scrolling and a marker at every edge where rows or columns are
+ * hidden, and mouse hit-testing on the same geometry. Written once, used by
+ * every screen that shows a matrix.
+ *
+ * Cells are as large as the screen allows (2 to 8 columns, 1 to 3 lines, kept
+ * about square), so a short text fills a projector; a text too long for
+ * 2-column cells is drawn compact: a half-block character per cell, two Query
+ * rows per line and one column per Key, blocks down-sampled by their maximum
+ * so that a diagonal stays a line. */
 #ifndef ATTNVIEW_VIEW_HEATMAP_H
 #define ATTNVIEW_VIEW_HEATMAP_H
 
 #include "attnview/analysis.h"
+#include "attnview/scale.h"
 
 #include "draw.h"
 
@@ -16,16 +24,34 @@ struct view;
 typedef struct heat_src {
 	attn_matrix m;	  /* the weights, in [0, 1] */
 	const token *tok; /* [m.n]: the labels */
+	scale sc;	  /* how weights become colours */
 } heat_src;
+
+/* How big the cells are. */
+typedef enum heat_cells {
+	CELLS_FIT,     /* the largest cells that fit; compact if none does */
+	CELLS_SCROLL,  /* 2-column cells, scrolling when the text is longer */
+	CELLS_COMPACT, /* half blocks, the whole matrix on screen */
+	CELLS_NMODES
+} heat_cells;
+
+const char *heat_cells_name(heat_cells c); /* "fit", "scroll", "compact" */
 
 /* Where: an area of the screen, laid out for a matrix of n rows. */
 typedef struct heat_geom {
-	int x, w;	       /* columns of the area: labels and cells */
+	bool compact;
+	int n;
+	int x, w;	       /* columns of the area: labels, cells, colour bar */
 	int tick_y, keys_y;    /* lines of the key positions and the key labels */
-	int cells_y, vis_rows; /* first line of the cells, lines for them */
+	int cells_y, foot_y;   /* first line of the cells; the line below them */
 	int posw;	       /* digits of the row numbers */
 	int cx0;	       /* first column of the cells */
-	int cell_w, vis_cols;  /* columns per cell, cells that fit */
+	int cell_w, cell_h;    /* cells: columns and lines of one */
+	int vis_rows, vis_cols; /* cells: rows and columns on screen */
+	int kstep, qstep;      /* compact: keys per column, queries per half line */
+	int ncols, nlines;     /* compact: columns and lines in use */
+	int bar_x, bar_h;      /* the colour bar's column and height */
+	bool halves;	       /* compact: two rows per line (colour) or one (shades) */
 } heat_geom;
 
 /* The cursor and the scroll position, owned by the caller. */
@@ -34,13 +60,16 @@ typedef struct heat_view {
 	int top, left;	/* first Query row and Key column on screen */
 } heat_view;
 
-/* Lay out n x n cells of cell_w columns in columns [x, x + w) and lines
- * [y, y + h): two lines of key headings, then the rows. */
-void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, int cell_w);
+/* Lay out n x n cells in columns [x, x + w) and lines [y, y + h): two lines
+ * of key headings, the cells, a footer line. values: the cells print their
+ * weights (5 columns at least, never compact); halves: the terminal has
+ * colours, so a compact line can hold two rows. */
+void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, heat_cells cells, bool values,
+		 bool halves);
 /* Scroll so that the cursor is on screen and no space is wasted past the
  * last row or column. */
 void heat_scroll(heat_view *hv, const heat_geom *g, int n);
-void heat_draw(const struct view *v, const heat_src *s, const heat_geom *g, const heat_view *hv);
+void heat_draw(struct view *v, const heat_src *s, const heat_geom *g, const heat_view *hv);
 /* The cell under screen position (y, x): a click on a key label keeps the
  * cursor's row, on a row label its column. False outside the cells. */
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k);

@@ -10,9 +10,9 @@ static const char *section_name(unsigned ctx)
 	return ctx == KC_ALL				  ? "Everywhere"
 	       : ctx == (KC_INPUT | KC_MAP)		  ? "Input line and heatmap"
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? "Input line and heatmap"
-	       : ctx == KC_INPUT ? "Input line (any other key types itself)"
-	       : ctx == KC_MAP	 ? "Heatmap (after Enter)"
-				 : "Overview";
+	       : ctx == KC_INPUT ? "Input line"
+	       : ctx == KC_MAP	 ? "Heatmap (after Enter; typing goes back to the text)"
+				 : "Overview (typing edits the text)";
 }
 
 bool help_build(view *v)
@@ -70,8 +70,9 @@ static void help_layout(view *v)
 static void help_draw(view *v)
 {
 	int cols = COLS, rows = LINES - 2;
-	put_str(0, 0, cols, st(A_BOLD, 0),
-		"attnview keys  (Up/Down/PageUp/PageDown scroll, any other key closes)");
+	int x = put_str(0, 0, cols, st(A_BOLD, 0), "attnview keys: a printable key always types. ");
+	put_str(0, x, cols - x, st(A_DIM, 0),
+		"Up/Down/PageUp/PageDown scroll; any other key closes.");
 	/* Two columns when the list is longer than the screen and wide enough. */
 	int ncol = v->nhelp > rows && cols >= 100 ? 2 : 1;
 	int colw = cols / ncol;
@@ -98,6 +99,8 @@ static void help_draw(view *v)
 	}
 }
 
+/* Scrolling keys scroll; quitting goes to the key table (it asks first);
+ * any other key closes the help (a printable one is typed, actions.c). */
 static bool help_key(view *v, int ch, bool is_code)
 {
 	int page = LINES - 3;
@@ -105,8 +108,8 @@ static bool help_key(view *v, int ch, bool is_code)
 		v->help_scroll += ch == KEY_DOWN ? 1 : page;
 	else if (is_code && (ch == KEY_UP || ch == KEY_PPAGE))
 		v->help_scroll -= ch == KEY_UP ? 1 : page;
-	else if (!is_code && ch == CTRL('q'))
-		v->quit = true;
+	else if ((!is_code && ch == CTRL('q')) || (is_code && ch == KEY_F(10)))
+		return false;
 	else
 		v->focus = v->help_return;
 	return true;
@@ -120,7 +123,7 @@ static void help_mouse(view *v, const MEVENT *ev)
 
 const screen_ops help_screen = {
     .name = "HELP",
-    .keys = 0,
+    .keys = KC_ALL, /* only quitting reaches the table: help_key takes the rest */
     .text_visible = false,
     .layout = help_layout,
     .draw = help_draw,

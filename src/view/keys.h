@@ -1,7 +1,12 @@
 /* Every key of the interactive view and every default it uses, in one place.
  * The dispatcher, the help screen and the KEYS section of man/attnview.1 follow this
- * table; change a binding here and nowhere else. Include only from view.c
- * (it needs curses.h for the KEY_* codes). */
+ * table; change a binding here and nowhere else. Include only from the view
+ * (it needs curses.h for the KEY_* codes).
+ *
+ * The rule a person can rely on: a printable key always types into the text,
+ * wherever the focus is (test_keys checks no printable key is bound). Commands
+ * are function keys, Ctrl- and Alt- keys, arrows and the like; quitting takes
+ * Ctrl-Q or F10, and asks first when the text would be lost. */
 #ifndef ATTNVIEW_KEYS_H
 #define ATTNVIEW_KEYS_H
 
@@ -9,7 +14,10 @@
 
 /* Defaults. */
 #define VIEW_CELL_W	   2  /* heatmap cell, columns: one CJK character */
+#define VIEW_CELL_MAX_W	   8  /* cells widen up to this when the text fits */
+#define VIEW_CELL_MAX_H	   3  /* ... and grow to this many lines */
 #define VIEW_VALUE_CELL_W  5  /* values mode: " .123" */
+#define VIEW_BAR_W	   9  /* colour bar: edge marker, gap, bar, ticks */
 #define VIEW_PANEL_W	   34 /* details panel on the right */
 #define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
 #define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
@@ -17,12 +25,13 @@
 #define VIEW_PRED_DELAY_MS 50	/* ask for predictions this long after a result */
 #define VIEW_BUSY_MS	   100	/* show "computing" when a result takes longer */
 #define VIEW_TOPK	   5	/* top keys and top predictions in the panel */
-#define VIEW_RAMP_LEVELS   16	/* steps of the colour ramp */
+#define VIEW_RAMP_LEVELS   16	/* steps of the colour ramp on 256 colours */
 #define VIEW_ESCDELAY_MS   25	/* wait for the rest of an escape sequence */
 #define VIEW_MAX_LINE	   4096 /* codepoints the input line holds */
 #define VIEW_OV_MIN_BOX_W  4	/* overview: smallest heatmap, columns */
 #define VIEW_OV_MIN_BOX_H  3	/* ... and lines, with its title */
 #define VIEW_HELP_KEYS_W   22	/* help: a key group's names wrap past this */
+#define VIEW_DEFAULT_SCALE SCALE_ROW /* why: man/attnview.1, COLOUR SCALES */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
@@ -30,6 +39,9 @@
 #define VIEW_KEY_PASTE_END   (KEY_MAX + 2)
 
 #define CTRL(c) ((c)&0x1f)
+/* Alt-c: Esc followed at once by c (how terminals send it). */
+#define ALT_BIT	  0x40000000
+#define ALT(c)	  (ALT_BIT | (c))
 
 typedef enum view_action {
 	ACT_NONE = 0,
@@ -40,6 +52,10 @@ typedef enum view_action {
 	ACT_FOCUS_INPUT, /* back to the input line */
 	ACT_OVERVIEW,	 /* open or close the overview of all heads */
 	ACT_VALUES,	 /* toggle printing the weights in the cells */
+	ACT_SCALE,	 /* next colour scale: fixed, head, row, log */
+	ACT_PANEL,	 /* hide or show the details panel */
+	ACT_CELLS,	 /* cell size: fit the screen, scroll, compact */
+	ACT_RAMP,	 /* colour ramp: viridis, cividis */
 	ACT_UP,
 	ACT_DOWN,
 	ACT_LEFT,
@@ -54,7 +70,7 @@ typedef enum view_action {
 	ACT_PREV_HEAD,
 	ACT_NEXT_LAYER,
 	ACT_PREV_LAYER,
-	ACT_HEAD_NUMBER, /* the key's digit is the head, from 0 as --dump counts */
+	ACT_HEAD_NUMBER, /* Alt and a digit: that head, from 0 as --dump counts */
 	ACT_OPEN,	 /* overview: open the selected head */
 	ACT_EDIT_LEFT,
 	ACT_EDIT_RIGHT,
@@ -65,6 +81,7 @@ typedef enum view_action {
 	ACT_EDIT_CLEAR,
 	ACT_EDIT_KILL_END,
 	ACT_EDIT_DELETE_WORD,
+	ACT_COUNT
 } view_action;
 
 /* Where a binding applies (a bit set). */
@@ -76,7 +93,7 @@ enum {
 };
 
 typedef struct key_binding {
-	int key; /* a character, or a KEY_* code when is_code */
+	int key; /* a character (ALT(c) for Alt-c), or a KEY_* code when is_code */
 	bool is_code;
 	unsigned ctx; /* KC_* */
 	view_action act;
@@ -89,22 +106,46 @@ typedef struct key_binding {
 static const key_binding view_keys[] = {
 	/* Everywhere. */
 	{KEY_F(1), true, KC_ALL, ACT_HELP, "F1", "help (this screen)"},
-	{CTRL('q'), false, KC_ALL, ACT_QUIT, "Ctrl-Q", "quit"},
+	{ALT('?'), false, KC_ALL, ACT_HELP, "Alt-?", NULL},
+	{CTRL('q'), false, KC_ALL, ACT_QUIT, "Ctrl-Q", "quit (asks first if there is text)"},
 	{KEY_F(10), true, KC_ALL, ACT_QUIT, "F10", NULL},
 	{CTRL('l'), false, KC_ALL, ACT_REDRAW, "Ctrl-L", "redraw the screen"},
+	{KEY_F(2), true, KC_ALL, ACT_VALUES, "F2", "values mode: weights in the cells"},
+	{ALT('v'), false, KC_ALL, ACT_VALUES, "Alt-V", NULL},
 	{KEY_F(3), true, KC_ALL, ACT_OVERVIEW, "F3", "overview of all heads (open/close)"},
+	{ALT('o'), false, KC_ALL, ACT_OVERVIEW, "Alt-O", NULL},
+	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", "colour scale: fixed, head, row, log"},
+	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
+	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", "hide or show the details panel"},
+	{ALT('p'), false, KC_ALL, ACT_PANEL, "Alt-P", NULL},
+	{KEY_F(6), true, KC_ALL, ACT_CELLS, "F6", "cells: fit, scroll, compact"},
+	{ALT('c'), false, KC_ALL, ACT_CELLS, "Alt-C", NULL},
+	{KEY_F(7), true, KC_ALL, ACT_RAMP, "F7", "colours: viridis, cividis"},
+	{ALT('m'), false, KC_ALL, ACT_RAMP, "Alt-M", NULL},
 	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab", "next head"},
 	{KEY_BTAB, true, KC_INPUT | KC_MAP, ACT_PREV_HEAD, "Shift-Tab", "previous head"},
 	{CTRL('n'), false, KC_INPUT | KC_MAP, ACT_NEXT_LAYER, "Ctrl-N", "next layer"},
 	{CTRL('p'), false, KC_INPUT | KC_MAP, ACT_PREV_LAYER, "Ctrl-P", "previous layer"},
+	{ALT('0'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, "Alt-0..9",
+	 "head 0..9, from 0 as in --dump"},
+	{ALT('1'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('2'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('3'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('4'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('5'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('6'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('7'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('8'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
+	{ALT('9'), false, KC_INPUT | KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
 	{KEY_UP, true, KC_INPUT | KC_MAP, ACT_UP, "Up", "previous Query row"},
 	{KEY_DOWN, true, KC_INPUT | KC_MAP, ACT_DOWN, "Down", "next Query row"},
 	{KEY_PPAGE, true, KC_INPUT | KC_MAP, ACT_PAGE_UP, "PageUp", "Query rows: a page up"},
 	{KEY_NPAGE, true, KC_INPUT | KC_MAP, ACT_PAGE_DOWN, "PageDown", "Query rows: a page down"},
-	{KEY_F(2), true, KC_INPUT | KC_MAP, ACT_VALUES, "F2", "values mode: weights in the cells"},
+	{KEY_SHOME, true, KC_INPUT | KC_MAP, ACT_FIRST_ROW, "Shift-Home", "first Query row"},
+	{KEY_SEND, true, KC_INPUT | KC_MAP, ACT_LAST_ROW, "Shift-End", "last Query row"},
 
 	/* The input line. */
-	{'\r', false, KC_INPUT, ACT_FOCUS_MAP, "Enter", "go to the heatmap (keys below)"},
+	{'\r', false, KC_INPUT, ACT_FOCUS_MAP, "Enter", "the arrows move over the heatmap"},
 	{'\n', false, KC_INPUT, ACT_FOCUS_MAP, "Ctrl-J", NULL},
 	{KEY_ENTER, true, KC_INPUT, ACT_FOCUS_MAP, NULL, NULL},
 	{27, false, KC_INPUT, ACT_FOCUS_MAP, "Esc", NULL},
@@ -127,65 +168,38 @@ static const key_binding view_keys[] = {
 	{CTRL('w'), false, KC_INPUT, ACT_EDIT_DELETE_WORD, "Ctrl-W",
 	 "delete the word before"},
 
-	/* The heatmap. */
-	{'i', false, KC_MAP, ACT_FOCUS_INPUT, "i", "edit the text again"},
-	{'/', false, KC_MAP, ACT_FOCUS_INPUT, "/", NULL},
-	{27, false, KC_MAP, ACT_FOCUS_INPUT, "Esc", NULL},
+	/* The heatmap (after Enter). Typing goes back to the text. */
+	{27, false, KC_MAP, ACT_FOCUS_INPUT, "Esc", "back to the text cursor"},
 	{'\r', false, KC_MAP, ACT_FOCUS_INPUT, "Enter", NULL},
-	{'q', false, KC_MAP, ACT_QUIT, "q", "quit"},
-	{'?', false, KC_MAP, ACT_HELP, "?", "help"},
-	{'k', false, KC_MAP, ACT_UP, "k", "previous Query row"},
-	{'j', false, KC_MAP, ACT_DOWN, "j", "next Query row"},
-	{'h', false, KC_MAP, ACT_LEFT, "h", "previous Key column"},
-	{KEY_LEFT, true, KC_MAP, ACT_LEFT, "Left", NULL},
-	{'l', false, KC_MAP, ACT_RIGHT, "l", "next Key column"},
-	{KEY_RIGHT, true, KC_MAP, ACT_RIGHT, "Right", NULL},
-	{'g', false, KC_MAP, ACT_FIRST_ROW, "g", "first Query row"},
-	{'G', false, KC_MAP, ACT_LAST_ROW, "G", "last Query row"},
-	{'^', false, KC_MAP, ACT_FIRST_COL, "^", "first Key column"},
-	{KEY_HOME, true, KC_MAP, ACT_FIRST_COL, "Home", NULL},
-	{'$', false, KC_MAP, ACT_LAST_COL, "$", "last Key column"},
-	{KEY_END, true, KC_MAP, ACT_LAST_COL, "End", NULL},
-	{' ', false, KC_MAP, ACT_PAGE_DOWN, "Space", "Query rows: a page down"},
-	{'b', false, KC_MAP, ACT_PAGE_UP, "b", "Query rows: a page up"},
-	{']', false, KC_MAP, ACT_NEXT_LAYER, "]", "next layer"},
-	{'[', false, KC_MAP, ACT_PREV_LAYER, "[", "previous layer"},
-	{'0', false, KC_MAP, ACT_HEAD_NUMBER, "0..9", "head 0..9, from 0 as in --dump"},
-	{'1', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'2', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'3', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'4', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'5', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'6', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'7', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'8', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'9', false, KC_MAP, ACT_HEAD_NUMBER, NULL, NULL},
-	{'v', false, KC_MAP, ACT_VALUES, "v", "values mode (as F2)"},
-	{'o', false, KC_MAP, ACT_OVERVIEW, "o", "overview of all heads (as F3)"},
+	{KEY_ENTER, true, KC_MAP, ACT_FOCUS_INPUT, NULL, NULL},
+	{KEY_LEFT, true, KC_MAP, ACT_LEFT, "Left", "previous Key column"},
+	{KEY_RIGHT, true, KC_MAP, ACT_RIGHT, "Right", "next Key column"},
+	{KEY_HOME, true, KC_MAP, ACT_FIRST_COL, "Home", "first Key column"},
+	{KEY_END, true, KC_MAP, ACT_LAST_COL, "End", "last Key column"},
+	{KEY_BACKSPACE, true, KC_MAP, ACT_EDIT_BACKSPACE, "Backspace",
+	 "delete a character of the text"},
+	{127, false, KC_MAP, ACT_EDIT_BACKSPACE, NULL, NULL},
 
-	/* The overview. */
-	{'k', false, KC_OVERVIEW, ACT_UP, "k", "select the head above"},
-	{KEY_UP, true, KC_OVERVIEW, ACT_UP, "Up", NULL},
-	{'j', false, KC_OVERVIEW, ACT_DOWN, "j", "select the head below"},
-	{KEY_DOWN, true, KC_OVERVIEW, ACT_DOWN, "Down", NULL},
-	{'h', false, KC_OVERVIEW, ACT_LEFT, "h", "select the head on the left"},
-	{KEY_LEFT, true, KC_OVERVIEW, ACT_LEFT, "Left", NULL},
+	/* The overview. Typing edits the text; the tiles follow. */
+	{KEY_UP, true, KC_OVERVIEW, ACT_UP, "Up", "select the head above"},
+	{KEY_DOWN, true, KC_OVERVIEW, ACT_DOWN, "Down", "select the head below"},
+	{KEY_LEFT, true, KC_OVERVIEW, ACT_LEFT, "Left", "select the head on the left"},
 	{KEY_BTAB, true, KC_OVERVIEW, ACT_LEFT, "Shift-Tab", NULL},
-	{'l', false, KC_OVERVIEW, ACT_RIGHT, "l", "select the head on the right"},
-	{KEY_RIGHT, true, KC_OVERVIEW, ACT_RIGHT, "Right", NULL},
+	{KEY_RIGHT, true, KC_OVERVIEW, ACT_RIGHT, "Right", "select the head on the right"},
 	{'\t', false, KC_OVERVIEW, ACT_RIGHT, "Tab", NULL},
 	{'\r', false, KC_OVERVIEW, ACT_OPEN, "Enter", "open the selected head"},
 	{KEY_ENTER, true, KC_OVERVIEW, ACT_OPEN, NULL, NULL},
-	{'o', false, KC_OVERVIEW, ACT_OVERVIEW, "o", "close the overview"},
-	{27, false, KC_OVERVIEW, ACT_OVERVIEW, "Esc", NULL},
-	{'q', false, KC_OVERVIEW, ACT_QUIT, "q", "quit"},
-	{'?', false, KC_OVERVIEW, ACT_HELP, "?", "help"},
+	{27, false, KC_OVERVIEW, ACT_OVERVIEW, "Esc", "close the overview"},
+	{KEY_BACKSPACE, true, KC_OVERVIEW, ACT_EDIT_BACKSPACE, "Backspace",
+	 "delete a character of the text"},
+	{127, false, KC_OVERVIEW, ACT_EDIT_BACKSPACE, NULL, NULL},
 };
 // clang-format on
 
 #define VIEW_NKEYS (sizeof view_keys / sizeof view_keys[0])
 
-/* Mouse, described for the help screen (the handling is in view.c). */
+/* Mouse, described for the help screen (the handling is in actions.c and the
+ * screens). */
 static const char *const view_mouse_help[][2] = {
     {"click a cell", "move the cursor there"},
     {"click a label", "its Query row or Key column"},

@@ -1,56 +1,46 @@
 /* The map screen: the selected head's heatmap with its heading and colour
- * legend, and the details panel beside it. The input line above it has the
- * focus in F_INPUT, the heatmap in F_MAP. */
+ * bar, and the details panel beside it (F5 hides it). The input line above
+ * it has the focus in F_INPUT, the heatmap in F_MAP. */
 #include "panel.h"
 #include "screen.h"
 
 static void map_layout(view *v)
 {
 	map_geom *g = &v->mg;
-	g->panel_w = VIEW_PANEL_W;
-	g->map_w = COLS - g->panel_w - 1;
-	if (g->map_w < VIEW_MIN_MAP_W) {
+	g->panel_w = v->panel ? VIEW_PANEL_W : 0;
+	g->map_w = COLS - (g->panel_w ? g->panel_w + 1 : 0);
+	if (g->panel_w && g->map_w < VIEW_MIN_MAP_W) {
 		g->panel_w = 0;
 		g->map_w = COLS;
 	}
 	g->panel_x = g->map_w + 1;
 	int n = v->have ? v->r.n : 0;
-	heat_layout(&g->heat, n, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY,
-		    v->values ? VIEW_VALUE_CELL_W : VIEW_CELL_W);
+	heat_layout(&g->heat, n, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY, v->cells, v->values,
+		    v->col.mode >= CM_256);
 	heat_scroll(&v->hv, &g->heat, n);
-}
-
-static void draw_legend(view *v, int y, int x_min, int x_right)
-{
-	/* "0 ▁▁▁ 1" with one cell per ramp level (or the shade steps), right
-	 * aligned, if it fits. */
-	int nsteps = v->mode == CM_256 ? v->cm.levels : 5;
-	int w = 2 + nsteps + 2;
-	int x = x_right - w;
-	if (x < x_min)
-		return;
-	put_str(y, x, 2, plain(), "0 ");
-	for (int i = 0; i < nsteps; i++) {
-		if (v->mode == CM_256) {
-			fill(y, x + 2 + i, 1, st(A_NORMAL, (short)(1 + i)));
-		} else {
-			wchar_t wc[2] = {(wchar_t)colormap_shade((float)i / 4.0f), 0};
-			put_wc(y, x + 2 + i, wc, plain());
-		}
+	/* The panel sits right beside the colour bar and takes the rest. */
+	int end = g->heat.bar_x + VIEW_BAR_W;
+	if (g->panel_w && end < g->map_w) {
+		g->map_w = end;
+		g->panel_x = end + 1;
+		g->panel_w = COLS - g->panel_x;
 	}
-	put_str(y, x + 2 + nsteps, 2, plain(), " 1");
 }
 
 static void draw_head_line(view *v)
 {
-	/* Numbered from 0 as --dump numbers them; "of N" is a count, not the last
-	 * number, so the numbers on screen are the ones a script finds. */
-	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "Layer %d of %d  Head %d of %d", v->layer,
-			nlayers(v), v->head, nheads(v));
-	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s",
-		    v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked",
-		    v->values ? "  values" : "");
-	draw_legend(v, Y_HEAD, x + 2, v->mg.map_w);
+	int x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
+	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked";
+	put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s", obj,
+		v->values ? "  values" : "", v->mg.heat.compact ? "  compact" : "");
+}
+
+/* The selected head as the heatmap draws it, with its colour scale. */
+static heat_src head_src(view *v)
+{
+	heat_src s = {view_head(v), v->r.tokens, {0}};
+	scale_init(&s.sc, v->scale, &s.m, v->row_max);
+	return s;
 }
 
 static void map_draw(view *v)
@@ -58,7 +48,7 @@ static void map_draw(view *v)
 	const map_geom *g = &v->mg;
 	draw_head_line(v);
 	if (v->have) {
-		heat_src s = {view_head(v), v->r.tokens};
+		heat_src s = head_src(v);
 		heat_draw(v, &s, &g->heat, &v->hv);
 	} else {
 		const char *msg = v->pending ? "computing..."

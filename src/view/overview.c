@@ -1,7 +1,11 @@
 /* The overview: every head of every layer at once, as a grid of small
- * heatmaps pooled from the full ones. Arrows select a head, Enter opens it.
- * Each tile is drawn from its own matrix; the selected head of the map is
- * not touched. */
+ * heatmaps, each labelled with its layer, head and the pattern its
+ * statistics show. Tiles follow the chosen colour scale and keep each
+ * block's maximum, so a diagonal stays a line; a short text is drawn large
+ * rather than in a corner. With colours a tile's pixels are half blocks
+ * (square: two per line, one per column); with shades they are two columns
+ * wide and the tile has a frame, so a uniform head is not blank space.
+ * Arrows select a head, Enter opens it. */
 #include "screen.h"
 
 #include <stdlib.h>
@@ -15,51 +19,77 @@ static void overview_layout(view *v)
 	g->bh = (LINES - 1 - g->y0) / L;
 	g->bw = (COLS - 1) / H - g->gap;
 	g->fits = g->bh >= VIEW_OV_MIN_BOX_H && g->bw >= VIEW_OV_MIN_BOX_W;
-	/* A title line and sh x sw samples, two columns per sample when there
-	 * is room (terminal cells are about twice as tall as wide). */
-	int sh = g->bh - 2, pix = n > 0 ? n : 1;
-	g->sh = sh < pix ? sh : pix;
-	if (g->sh < 1)
-		g->sh = 1;
-	int sw2 = g->bw / 2;
-	if (sw2 >= (pix < g->sh * 2 ? pix : g->sh * 2) || sw2 >= pix) {
-		g->sw = sw2 < pix ? sw2 : pix;
-		g->bw = g->sw * 2;
-	} else {
-		g->sw = g->bw < pix ? g->bw : pix;
-		g->bw = g->sw;
-	}
-	if (g->sw < 1)
-		g->sw = 1;
+	bool halves = v->col.mode >= CM_256;
+	/* The pixel grid: square pixels, as many as the tile holds. */
+	int frame = halves ? 0 : 1;
+	int lines = g->bh - 2 - 2 * frame, cols = g->bw - 2 * frame;
+	int side = halves ? (cols < 2 * lines ? cols : 2 * lines) : (cols / 2 < lines ? cols / 2 : lines);
+	if (n > 0 && side > n)
+		side -= side % n; /* whole cells per token */
+	g->sw = g->sh = side > 0 ? side : 1;
 }
 
-static void draw_tile(view *v, int l, int h, float *pool, uint8_t *masked)
+static void draw_frame(int y, int x, int w, int h, style s)
+{
+	put_str(y, x, 1, s, "┌");
+	put_str(y, x + w - 1, 1, s, "┐");
+	put_str(y + h - 1, x, 1, s, "└");
+	put_str(y + h - 1, x + w - 1, 1, s, "┘");
+	for (int i = 1; i < w - 1; i++) {
+		put_str(y, x + i, 1, s, "─");
+		put_str(y + h - 1, x + i, 1, s, "─");
+	}
+	for (int i = 1; i < h - 1; i++) {
+		put_str(y + i, x, 1, s, "│");
+		put_str(y + i, x + w - 1, 1, s, "│");
+	}
+}
+
+static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *masked, int side)
+{
+	bool halves = v->col.mode >= CM_256;
+	int masked_c = ui_color_number(&v->col, UI_MASKED);
+	if (halves) {
+		for (int r = 0; r < side; r += 2)
+			for (int c = 0; c < side; c++) {
+				size_t up = (size_t)r * (size_t)side + (size_t)c, lo = up + (size_t)side;
+				int fg = masked[up] ? masked_c : ramp_color(&v->col, px[up]);
+				int bg = r + 1 >= side ? -1
+					 : masked[lo] ? masked_c
+						      : ramp_color(&v->col, px[lo]);
+				put_wc(y + r / 2, x + c, L"▀", pair_style(&v->col, fg, bg, A_NORMAL));
+			}
+		return;
+	}
+	for (int r = 0; r < side; r++)
+		for (int c = 0; c < side; c++) {
+			size_t i = (size_t)r * (size_t)side + (size_t)c;
+			wchar_t wc[2] = {(wchar_t)(masked[i] ? L'·' : colormap_shade(px[i])), 0};
+			put_wc(y + r, x + 2 * c, wc, plain());
+			put_wc(y + r, x + 2 * c + 1, wc, plain());
+		}
+}
+
+static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 {
 	const ov_geom *g = &v->og;
 	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
 	bool sel = l * nheads(v) + h == v->ov_sel;
-	put_fmt(by, bx, g->bw + 1, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_DIM, 0), "L%dH%d", l,
-		h);
 	attn_matrix a = attn_result_head(&v->r, l, h);
-	pool_grid(pool, masked, &a, g->sh, g->sw, POOL_MEAN);
-	int cw = g->bw / g->sw;
-	for (int r = 0; r < g->sh; r++) {
-		for (int c = 0; c < g->sw; c++) {
-			size_t i = (size_t)r * (size_t)g->sw + (size_t)c;
-			int x = bx + c * cw, y = by + 1 + r;
-			if (masked[i]) {
-				put_str(y, x, 1, st(A_DIM, 0), "·");
-				continue;
-			}
-			if (v->mode == CM_256) {
-				fill(y, x, cw,
-				     st(A_NORMAL, (short)(1 + colormap_level(&v->cm, pool[i]))));
-			} else {
-				wchar_t wc[2] = {(wchar_t)colormap_shade(pool[i]), 0};
-				for (int k = 0; k < cw; k++)
-					put_wc(y, x + k, wc, plain());
-			}
-		}
+	head_stats hs;
+	head_stats_compute(&hs, &a);
+	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
+			"L%d H%d", l, h);
+	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s",
+		head_pattern(&hs));
+	scale sc;
+	scale_init(&sc, v->scale, &a, v->row_max);
+	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
+	if (v->col.mode >= CM_256) {
+		draw_pixels(v, by + 1, bx, px, masked, g->sw);
+	} else {
+		draw_frame(by + 1, bx, 2 * g->sw + 2, g->sh + 2, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
+		draw_pixels(v, by + 2, bx + 1, px, masked, g->sw);
 	}
 }
 
@@ -67,8 +97,8 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &v->og;
 	int L = nlayers(v), H = nheads(v);
-	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0),
-		"Overview: %d layers x %d heads. Arrows select, Enter opens, o closes.", L, H);
+	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "Overview: %d layers x %d heads, scale %s", L, H,
+		scale_name(v->scale));
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
 			"The overview of %d layers x %d heads needs a larger terminal.", L, H);
@@ -79,15 +109,15 @@ static void overview_draw(view *v)
 		return;
 	}
 	size_t cells = (size_t)g->sh * (size_t)g->sw;
-	float *pool = malloc(cells * sizeof *pool);
+	float *px = malloc(cells * sizeof *px);
 	uint8_t *masked = malloc(cells);
-	if (pool && masked)
+	if (px && masked)
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++)
-				draw_tile(v, l, h, pool, masked);
+				draw_tile(v, l, h, px, masked);
 	else
 		put_str(g->y0, 0, COLS, accent(v, A_BOLD), "out of memory drawing the overview");
-	free(pool);
+	free(px);
 	free(masked);
 }
 

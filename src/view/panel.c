@@ -105,9 +105,9 @@ static void top_key_lines(view *v, pen *p, const attn_matrix *a)
 static void stats_lines(view *v, pen *p)
 {
 	const head_stats *s = selected_stats(v);
-	line(p, st(A_BOLD, 0), "Head %d of layer %d", v->head, v->layer);
+	line(p, st(A_BOLD, 0), "Layer %d head %d: %s", v->layer, v->head, head_pattern(s));
 	line(p, plain(), "entropy %.3f nats (max %.3f)", s->entropy, s->max_entropy);
-	line(p, plain(), "mean |q-k| %.2f", s->distance);
+	line(p, plain(), "mean distance %.2f positions", s->distance);
 	line(p, plain(), "row max on self %.0f%%", 100 * s->self);
 	line(p, plain(), "  previous %.0f%%  next %.0f%%", 100 * s->prev, 100 * s->next);
 }
@@ -115,8 +115,12 @@ static void stats_lines(view *v, pen *p)
 static void prediction_lines(view *v, pen *p)
 {
 	int q = v->hv.qrow;
-	bool causal = v->m->cfg.objective == OBJ_CAUSAL;
-	line(p, st(A_BOLD, 0), causal ? "Predicted after %d" : "Predicted at %d", q);
+	/* A masked model predicts position q with q alone replaced by the mask;
+	 * a causal one predicts the character after q. */
+	if (v->m->cfg.objective == OBJ_CAUSAL)
+		line(p, st(A_BOLD, 0), "Predicted after %d", q);
+	else
+		line(p, st(A_BOLD, 0), "Predicted at %d (masked)", q);
 	if (v->pstate[q] != PRED_HAVE) {
 		line(p, plain(), " computing...");
 		return;

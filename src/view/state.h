@@ -9,7 +9,9 @@
 
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
+#include "attnview/scale.h"
 
+#include "colors.h"
 #include "draw.h"
 #include "heatmap.h"
 #include "keys.h"
@@ -21,15 +23,12 @@
 
 typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP } focus;
 
-/* Colour pairs: the ramp levels 1..levels, then these, counted after it. */
-enum { P_MASKED = 1, P_UNKNOWN, P_CUT, P_ACCENT, P_NPAIRS };
-
 /* Screen lines shared by the screens that show the text. */
 enum { Y_INPUT = 0, Y_INFO = 1, Y_HEAD = 2, Y_BODY = 3 };
 
 /* The map screen's geometry (map.c). */
 typedef struct map_geom {
-	int map_w;	      /* columns for the heatmap */
+	int map_w;	      /* columns for the heatmap and its colour bar */
 	int panel_x, panel_w; /* details panel; panel_w 0: none */
 	heat_geom heat;
 } map_geom;
@@ -87,18 +86,22 @@ typedef struct view {
 	int layer, head, ov_sel;
 	heat_view hv; /* cursor and scrolling of the map */
 	bool values;
+	scale_kind scale;
+	heat_cells cells; /* fit, scroll or compact */
+	bool panel;	  /* the details panel is wanted (shown if there is room) */
+	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	focus focus, help_return, ov_return;
 	int help_scroll;
 
 	/* drawing */
-	colormap cm;
-	cm_mode mode;
-	bool color;
+	colors col;
+	float *row_max; /* [context]: the row scale's maxima */
 	bool too_small;
 	int field_x, field_w; /* the input field */
 	map_geom mg;
 	ov_geom og;
 	char notice[256];
+	bool color_note; /* colors.why is shown on the info line until a key comes */
 	help_line *help;
 	int nhelp;
 	int help_keys_w; /* widest line of key names: the description column */
@@ -133,8 +136,8 @@ void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
 attn_matrix view_head(const view *v);
 
 /* Styles that depend on the terminal's colours (chrome.c). */
-style accent(const view *v, attr_t a);
-style token_style(const view *v, const token *t, attr_t a);
+style accent(view *v, attr_t a);
+style token_style(view *v, const token *t, attr_t a);
 
 /* The text and its results (text.c). */
 void text_changed(view *v);
@@ -147,14 +150,17 @@ void draw_input(view *v);
 void draw_info(view *v);
 void draw_status(view *v);
 void draw_too_small(view *v);
+/* "Layer 0  Head 1 (layers 0-1, heads 0-3)": how headings name a head, from
+ * 0 as --dump numbers them. */
+int put_head_title(view *v, int y, int x, int maxw, int layer, int head);
 
-/* Keys and mouse (actions.c). */
+/* Keys and mouse (actions.c). ch is ALT(c) for Alt-c. */
 void handle_key(view *v, int ch, bool is_code);
 void do_action(view *v, view_action act, int key);
 void move_row(view *v, int d);
 
 /* The terminal (term.c). */
-bool term_start(view *v, av_error *err);
+bool term_start(view *v, cm_ramp ramp, av_error *err);
 void term_stop(void);
 int term_signal_fd(void);
 int term_signal(void);

@@ -154,39 +154,6 @@ void term_reset_signal(void)
 	got_signal = 0;
 }
 
-static void init_colors(view *v)
-{
-	colormap_init(&v->cm, VIEW_RAMP_LEVELS);
-	const char *nc = getenv("NO_COLOR");
-	v->mode = CM_MONO;
-	v->color = false;
-	if (colormap_no_color(nc) || !has_colors() || start_color() != OK)
-		return;
-	v->mode = colormap_choose(COLORS, nc);
-	int need = v->cm.levels + P_NPAIRS;
-	if (v->mode == CM_256 && COLOR_PAIRS <= need)
-		v->mode = CM_SHADE;
-	if (COLOR_PAIRS <= need)
-		return;
-	v->color = true;
-	short bg = use_default_colors() == OK ? -1 : COLOR_BLACK;
-	int L = v->cm.levels;
-	if (v->mode == CM_256) {
-		for (int i = 0; i < L; i++)
-			init_pair((short)(1 + i), v->cm.dark_text[i] ? 16 : 231,
-				  (short)v->cm.xterm[i]);
-		init_pair((short)(L + P_MASKED), 244, bg);
-		init_pair((short)(L + P_CUT), 244, bg);
-		init_pair((short)(L + P_UNKNOWN), 203, bg);
-		init_pair((short)(L + P_ACCENT), 214, bg);
-	} else {
-		init_pair((short)(L + P_MASKED), COLOR_BLUE, bg);
-		init_pair((short)(L + P_CUT), COLOR_BLUE, bg);
-		init_pair((short)(L + P_UNKNOWN), COLOR_RED, bg);
-		init_pair((short)(L + P_ACCENT), COLOR_YELLOW, bg);
-	}
-}
-
 bool view_check_terminal(av_error *err)
 {
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
@@ -244,11 +211,17 @@ static void input_modes(void)
 		  NULL);
 }
 
-bool term_start(view *v, av_error *err)
+bool term_start(view *v, cm_ramp ramp, av_error *err)
 {
 	got_signal = 0;
 	saved_tio_ok = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
-	g_screen = newterm(NULL, stdout, stdin);
+	/* A terminal that says it takes 24-bit colour gets the direct-colour
+	 * description of its family, if the system has one. */
+	const char *direct = colors_direct_term();
+	g_screen = direct ? newterm(direct, stdout, stdin) : NULL;
+	bool switched = g_screen != NULL;
+	if (!g_screen)
+		g_screen = newterm(NULL, stdout, stdin);
 	if (!g_screen)
 		return av_fail(err,
 			       "cannot start curses on this terminal (TERM=%s); try "
@@ -257,7 +230,8 @@ bool term_start(view *v, av_error *err)
 	if (!install_signals(err))
 		return false;
 	input_modes();
-	init_colors(v);
+	colors_init(&v->col, ramp, switched);
+	v->color_note = v->col.why[0] != '\0';
 	static const char paste_on[] = "\033[?2004h";
 	ssize_t wr = write(STDOUT_FILENO, paste_on, sizeof paste_on - 1);
 	(void)wr;

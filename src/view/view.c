@@ -39,6 +39,7 @@ const screen_ops *view_screen(const view *v)
 static void draw(view *v)
 {
 	erase();
+	colors_frame(&v->col);
 	v->too_small = COLS < VIEW_MIN_COLS || LINES < VIEW_MIN_LINES;
 	v->field_x = 6; /* "text> " */
 	v->field_w = COLS - v->field_x;
@@ -73,11 +74,19 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pred_req = -1;
 	v->focus = F_INPUT;
 	v->ov_return = F_MAP;
+	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
+	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
+	v->panel = !(opt && opt->no_panel);
+	if (opt && opt->layer >= 0)
+		v->layer = opt->layer < nlayers(v) ? opt->layer : nlayers(v) - 1;
+	if (opt && opt->head >= 0)
+		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
 	v->toks = calloc((size_t)v->context + 1, sizeof *v->toks);
 	v->pstate = calloc((size_t)v->context + 1, 1);
 	v->pids = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pids);
 	v->pps = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pps);
-	if (!v->toks || !v->pstate || !v->pids || !v->pps ||
+	v->row_max = calloc((size_t)v->context + 1, sizeof *v->row_max);
+	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) || !help_build(v))
 		return av_fail(err, "out of memory starting the view");
 	if (opt && opt->text) {
@@ -119,6 +128,8 @@ static void view_finish(view *v)
 	free(v->pids);
 	free(v->pps);
 	free(v->help);
+	free(v->row_max);
+	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
 }
@@ -172,14 +183,28 @@ static int poll_timeout(const view *v)
 	return left > 0 ? (int)left + 1 : 0;
 }
 
-/* Keys first (a keystroke is echoed at once), then results. */
+/* Keys first (a keystroke is echoed at once), then results. Alt-c arrives
+ * as Esc and c together: an Esc with a character right behind it is ALT(c). */
 static void read_keys(view *v)
 {
 	wint_t wc;
 	int rc;
 	while ((rc = get_wch(&wc)) != ERR) {
 		double t = now_ms();
-		handle_key(v, (int)wc, rc == KEY_CODE_YES);
+		int ch = (int)wc;
+		bool code = rc == KEY_CODE_YES;
+		if (!code && ch == 27) {
+			wint_t next;
+			int rn = get_wch(&next);
+			if (rn == OK && next >= 0x20 && next != 0x7f) {
+				ch = ALT((int)next);
+			} else if (rn != ERR) {
+				handle_key(v, 27, false);
+				ch = (int)next;
+				code = rn == KEY_CODE_YES;
+			}
+		}
+		handle_key(v, ch, code);
 		bench_key(v, t);
 		if (v->quit)
 			break;
@@ -238,7 +263,8 @@ bool view_run(const model *m, const view_options *opt, int *signo, av_error *err
 	view *v = calloc(1, sizeof *v);
 	if (!v)
 		return av_fail(err, "out of memory starting the view");
-	bool ok = view_init(v, m, opt, err) && term_start(v, err);
+	cm_ramp ramp = opt && opt->ramp >= 0 ? (cm_ramp)opt->ramp : RAMP_VIRIDIS;
+	bool ok = view_init(v, m, opt, err) && term_start(v, ramp, err);
 	if (ok) {
 		if (v->le.n)
 			text_changed(v);

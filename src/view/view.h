@@ -4,13 +4,23 @@
 #ifndef ATTNVIEW_VIEW_H
 #define ATTNVIEW_VIEW_H
 
+#include "attnview/colormap.h"
 #include "attnview/model.h"
+#include "attnview/scale.h"
 
 typedef struct view_options {
 	const char *text;      /* initial text (UTF-8), or NULL */
 	const char *bench_log; /* latency records go here (hidden benchmark mode), or NULL */
 	int delay_ms;	       /* added to every inference (tests of a slow model), or 0 */
+	int layer, head;       /* to start on; -1: 0 */
+	int scale;	       /* scale_kind, or -1: the default */
+	int ramp;	       /* cm_ramp, or -1: viridis */
+	int cells;	       /* heat_cells (0 fit, 1 scroll, 2 compact), or -1: fit */
+	bool no_panel;	       /* start with the details panel hidden */
 } view_options;
+
+/* Options with nothing chosen. */
+#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false}
 
 /* Check that the view can run here: stdin and stdout are terminals and the
  * locale's character set is UTF-8 (setlocale must have been called). */

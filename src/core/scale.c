@@ -1,0 +1,159 @@
+/* Colour scales (scale.h). */
+#include "attnview/scale.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const names[SCALE_NKINDS] = {"fixed", "head", "row", "log"};
+
+const char *scale_name(scale_kind k)
+{
+	return k < SCALE_NKINDS ? names[k] : "?";
+}
+
+bool scale_parse(const char *name, scale_kind *k)
+{
+	for (int i = 0; i < SCALE_NKINDS; i++)
+		if (strcmp(name, names[i]) == 0) {
+			*k = (scale_kind)i;
+			return true;
+		}
+	return false;
+}
+
+const char *scale_unit(scale_kind k)
+{
+	return k == SCALE_ROW ? "÷ row max" : "weight";
+}
+
+static float row_max(const attn_matrix *a, int q)
+{
+	float m = 0;
+	for (int k = 0; k < a->n; k++)
+		if (!attn_masked(a, q, k) && attn_at(a, q, k) > m)
+			m = attn_at(a, q, k);
+	return m > 0 ? m : 1.0f;
+}
+
+void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
+{
+	s->kind = kind;
+	s->max = 1.0f;
+	s->row_max = NULL;
+	if (kind == SCALE_HEAD) {
+		float m = 0;
+		for (int q = 0; q < a->n; q++) {
+			float r = row_max(a, q);
+			m = r > m ? r : m;
+		}
+		s->max = m > 0 ? m : 1.0f;
+	} else if (kind == SCALE_ROW && rmax) {
+		for (int q = 0; q < a->n; q++)
+			rmax[q] = row_max(a, q);
+		s->row_max = rmax;
+	}
+}
+
+float scale_pos(const scale *s, int q, float w)
+{
+	float t;
+	switch (s->kind) {
+	case SCALE_HEAD:
+		t = w / s->max;
+		break;
+	case SCALE_ROW:
+		t = s->row_max ? w / s->row_max[q] : w;
+		break;
+	case SCALE_LOG:
+		t = w > 0 ? 1.0f + log10f(w) / SCALE_LOG_DECADES : 0.0f;
+		break;
+	case SCALE_FIXED:
+	default:
+		t = w;
+		break;
+	}
+	if (!(t > 0))
+		return 0;
+	return t > 1 ? 1 : t;
+}
+
+static void block(int i, int parts, int n, int *b0, int *b1)
+{
+	*b0 = (int)((long)i * n / parts);
+	*b1 = (int)((long)(i + 1) * n / parts);
+	if (*b1 <= *b0)
+		*b1 = *b0 + 1;
+}
+
+void scale_pool(float *out, uint8_t *masked, const attn_matrix *a, const scale *s, int rows,
+		int cols)
+{
+	for (int r = 0; r < rows; r++) {
+		int q0, q1;
+		block(r, rows, a->n, &q0, &q1);
+		for (int c = 0; c < cols; c++) {
+			int k0, k1;
+			block(c, cols, a->n, &k0, &k1);
+			float best = 0;
+			bool any = false;
+			for (int q = q0; q < q1; q++)
+				for (int k = k0; k < k1; k++) {
+					if (attn_masked(a, q, k))
+						continue;
+					float t = scale_pos(s, q, attn_at(a, q, k));
+					best = !any || t > best ? t : best;
+					any = true;
+				}
+			size_t i = (size_t)r * (size_t)cols + (size_t)c;
+			out[i] = best;
+			masked[i] = !any;
+		}
+	}
+}
+
+/* A weight as a short tick label: ".25", "1", "0", ".003". */
+static void tick_label(char out[16], double v)
+{
+	if (v == 0) {
+		snprintf(out, 16, "0");
+		return;
+	}
+	if (v >= 0.9995) {
+		snprintf(out, 16, "%.0f", v);
+		return;
+	}
+	char buf[16];
+	snprintf(buf, sizeof buf, "%.2g", v);
+	/* Drop the leading zero, as the cells' values do. */
+	memcpy(out, buf[0] == '0' ? buf + 1 : buf, sizeof buf - (buf[0] == '0'));
+	out[15] = '\0';
+}
+
+int scale_ticks(const scale *s, scale_tick *out, int max)
+{
+	int n = 0;
+	switch (s->kind) {
+	case SCALE_LOG:
+		for (int d = SCALE_LOG_DECADES; d >= 0 && n < max; d--, n++) {
+			out[n].t = 1.0f - (float)d / SCALE_LOG_DECADES;
+			tick_label(out[n].label, pow(10.0, -d));
+		}
+		break;
+	case SCALE_HEAD:
+		for (int i = 0; i <= 2 && n < max; i++, n++) {
+			out[n].t = i / 2.0f;
+			tick_label(out[n].label, s->max * i / 2.0);
+		}
+		break;
+	case SCALE_ROW:
+	case SCALE_FIXED:
+	default:
+		for (int i = 0; i <= 4 && n < max; i++, n++) {
+			out[n].t = i / 4.0f;
+			tick_label(out[n].label, i / 4.0);
+		}
+		break;
+	}
+	return n;
+}

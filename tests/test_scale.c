@@ -1,0 +1,137 @@
+/* Colour scales (src/core/scale.c): where a weight lands on the ramp under
+ * each scale, the colour bar's ticks, and the names the options take. */
+#include "attnview/scale.h"
+#include "harness.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool near(float a, float b)
+{
+	return fabsf(a - b) < 1e-6f;
+}
+
+static void positions(void)
+{
+	/* A broad head: weights between 0.2 and 0.3 and a row whose largest
+	 * weight is 0.25. */
+	float w[9] = {0.3f, 0.3f, 0.4f, 0.2f, 0.5f, 0.3f, 0.25f, 0.25f, 0.25f};
+	attn_matrix a = {w, 3, false};
+	float rmax[3];
+	scale s;
+
+	scale_init(&s, SCALE_FIXED, &a, NULL);
+	CHECK(near(scale_pos(&s, 0, 0.3f), 0.3f) && near(scale_pos(&s, 0, 1), 1));
+
+	scale_init(&s, SCALE_HEAD, &a, NULL);
+	CHECKF(near(s.max, 0.5f), "head max %g", s.max);
+	CHECK(near(scale_pos(&s, 1, 0.5f), 1) && near(scale_pos(&s, 2, 0.25f), 0.5f));
+
+	scale_init(&s, SCALE_ROW, &a, rmax);
+	CHECK(near(scale_pos(&s, 2, 0.25f), 1)); /* every cell of a uniform row is its max */
+	CHECK(near(scale_pos(&s, 0, 0.2f), 0.5f));
+	CHECK(near(scale_pos(&s, 1, 0.25f), 0.5f));
+
+	scale_init(&s, SCALE_LOG, &a, NULL);
+	CHECK(near(scale_pos(&s, 0, 1), 1) && near(scale_pos(&s, 0, 0.1f), 2.0f / 3));
+	CHECK(near(scale_pos(&s, 0, 0.001f), 0) && scale_pos(&s, 0, 1e-6f) == 0);
+	CHECK(scale_pos(&s, 0, 0) == 0 && scale_pos(&s, 0, NAN) == 0);
+}
+
+static void masked_maxima(void)
+{
+	/* Causal: row 0 sees only itself; the masked 0.9 (which a buggy caller
+	 * might leave there) takes no part in any maximum. */
+	float w[4] = {0.4f, 0.9f, 0.3f, 0.7f};
+	attn_matrix a = {w, 2, true};
+	float rmax[2];
+	scale s;
+	scale_init(&s, SCALE_HEAD, &a, NULL);
+	CHECKF(near(s.max, 0.7f), "head max over visible cells: %g", s.max);
+	scale_init(&s, SCALE_ROW, &a, rmax);
+	CHECK(near(rmax[0], 0.4f) && near(rmax[1], 0.7f));
+	/* An all-zero head divides by 1, not 0. */
+	float z[4] = {0};
+	attn_matrix b = {z, 2, false};
+	scale_init(&s, SCALE_HEAD, &b, NULL);
+	CHECK(s.max == 1 && scale_pos(&s, 0, 0) == 0);
+}
+
+static void ticks(void)
+{
+	float w[4] = {0.5f, 0.5f, 0.2f, 0.8f};
+	attn_matrix a = {w, 2, false};
+	scale s;
+	scale_tick t[8];
+	scale_init(&s, SCALE_FIXED, &a, NULL);
+	int n = scale_ticks(&s, t, 8);
+	CHECKF(n == 5 && strcmp(t[0].label, "0") == 0 && strcmp(t[1].label, ".25") == 0 &&
+		   strcmp(t[4].label, "1") == 0 && near(t[2].t, 0.5f),
+	       "fixed ticks: %d, %s %s %s", n, t[0].label, t[1].label, t[4].label);
+	scale_init(&s, SCALE_HEAD, &a, NULL);
+	n = scale_ticks(&s, t, 8);
+	CHECKF(n == 3 && strcmp(t[1].label, ".4") == 0 && strcmp(t[2].label, ".8") == 0,
+	       "head ticks: %s %s", t[1].label, t[2].label);
+	scale_init(&s, SCALE_LOG, &a, NULL);
+	n = scale_ticks(&s, t, 8);
+	CHECKF(n == 4 && strcmp(t[0].label, ".001") == 0 && strcmp(t[3].label, "1") == 0 &&
+		   near(t[1].t, 1.0f / 3),
+	       "log ticks: %s .. %s", t[0].label, t[3].label);
+	/* The bar's tick positions land where scale_pos puts those weights. */
+	CHECK(near(scale_pos(&s, 0, 0.01f), t[1].t));
+	CHECK(scale_ticks(&s, t, 2) == 2);
+}
+
+static void pooling(void)
+{
+	/* A 4 x 4 identity under the fixed scale: pooled into 2 x 2 by the
+	 * maximum, the diagonal stays at full strength; into 8 x 8, every cell
+	 * repeats as a 2 x 2 block. */
+	float eye[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	attn_matrix a = {eye, 4, true};
+	scale s;
+	scale_init(&s, SCALE_FIXED, &a, NULL);
+	float out[64];
+	uint8_t m[64];
+	scale_pool(out, m, &a, &s, 2, 2);
+	CHECKF(out[0] == 1 && out[3] == 1 && out[2] == 0 && m[1] && !m[2],
+	       "2x2 pooled identity: %g %g %g %g, masked %d %d", out[0], out[1], out[2], out[3],
+	       m[1], m[2]);
+	scale_pool(out, m, &a, &s, 8, 8);
+	int bad = 0;
+	for (int r = 0; r < 8; r++)
+		for (int c = 0; c < 8; c++) {
+			bool diag = r / 2 == c / 2, hidden = c / 2 > r / 2;
+			bad += out[r * 8 + c] != (diag ? 1.0f : 0.0f) || m[r * 8 + c] != hidden;
+		}
+	CHECKF(bad == 0, "8x8 upsampled identity: %d cells wrong", bad);
+	/* The row scale pools positions, not weights: row maxima of 0.2 and 0.8
+	 * both reach the top of the ramp. */
+	float w[4] = {0.2f, 0.1f, 0.8f, 0.2f};
+	attn_matrix b = {w, 2, false};
+	float rmax[2];
+	scale_init(&s, SCALE_ROW, &b, rmax);
+	scale_pool(out, m, &b, &s, 2, 1);
+	CHECKF(near(out[0], 1) && near(out[1], 1), "row-scaled pooling %g %g", out[0], out[1]);
+}
+
+static void names(void)
+{
+	for (int k = 0; k < SCALE_NKINDS; k++) {
+		scale_kind got;
+		CHECK(scale_parse(scale_name((scale_kind)k), &got) && got == (scale_kind)k);
+	}
+	scale_kind got;
+	CHECK(!scale_parse("linear", &got));
+	CHECK(strcmp(scale_unit(SCALE_ROW), "weight") != 0);
+}
+
+int main(void)
+{
+	positions();
+	masked_maxima();
+	ticks();
+	pooling();
+	names();
+	return test_summary("scale");
+}
