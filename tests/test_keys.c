@@ -6,8 +6,8 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 
-#include "keys.h"
 #include "harness.h"
+#include "keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +57,8 @@ static void test_reachable(void)
 	/* Quitting takes a key nobody types in a sentence. */
 	for (size_t i = 0; i < VIEW_NKEYS; i++)
 		if (view_keys[i].act == ACT_QUIT)
-			CHECKF(!(view_keys[i].key & ALT_BIT) && (view_keys[i].is_code ||
-								 view_keys[i].key < 0x20),
+			CHECKF(!(view_keys[i].key & ALT_BIT) &&
+				   (view_keys[i].is_code || view_keys[i].key < 0x20),
 			       "quit bound to %s", view_keys[i].name);
 }
 

@@ -73,17 +73,25 @@ static void test_widths(void)
 	/* Codepoints that make terminals join neighbours get stand-ins without
 	 * them (issue 10: a ZWJ sequence shifted every later column by 2). */
 	ph = true;
-	CHECK(cp_display_width(0xFE0F, &ph) == 1 && !ph); /* variation selector: "ᵛ" */
-	CHECK(cp_display_width(0x200D, &ph) == 1 && !ph); /* ZWJ: "⨝" */
+	CHECK(cp_display_width(0xFE0F, &ph) == 1 && !ph);  /* variation selector: "ᵛ" */
+	CHECK(cp_display_width(0x200D, &ph) == 1 && !ph);  /* ZWJ: "⨝" */
 	CHECK(cp_display_width(0x1F3FD, &ph) == 2 && !ph); /* skin tone: "ᶠ4" */
 	CHECK(cp_display_width(0x1F1E8, &ph) == 2 && !ph); /* regional indicator C: "Ｃ" */
 	CHECK(cp_display_width(0xE0067, &ph) == 1 && !ph); /* tag g: "ᵗ" */
 	static const struct {
 		uint32_t cp;
 		const char *glyph;
-	} standins[] = {{0x200D, "\u2a1d"}, {0xFE0F, "\u1d5b"}, {0xFE0E, "\u1d5b"},
-			{0xE0100, "\u1d5b"}, {0xE0067, "\u1d57"}, {0x1F3FB, "\u1da0" "2"},
-			{0x1F3FF, "\u1da0" "6"}, {0x1F1E6, "\uff21"}, {0x1F1FF, "\uff3a"}};
+	} standins[] = {{0x200D, "\u2a1d"},
+			{0xFE0F, "\u1d5b"},
+			{0xFE0E, "\u1d5b"},
+			{0xE0100, "\u1d5b"},
+			{0xE0067, "\u1d57"},
+			{0x1F3FB, "\u1da0"
+				  "2"},
+			{0x1F3FF, "\u1da0"
+				  "6"},
+			{0x1F1E6, "\uff21"},
+			{0x1F1FF, "\uff3a"}};
 	for (size_t i = 0; i < sizeof standins / sizeof standins[0]; i++) {
 		char g[32];
 		cp_glyph(standins[i].cp, g);

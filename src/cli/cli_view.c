@@ -32,8 +32,7 @@ static int bad_value(const char *opt, const char *val, const char *choices)
 }
 
 /* One option of the view; false ends parsing with *status. */
-static bool view_option(int c, view_options *vo, const char **model_path, char **argv,
-			int *status)
+static bool view_option(int c, view_options *vo, const char **model_path, char **argv, int *status)
 {
 	scale_kind sk;
 	cm_ramp rk;
@@ -47,9 +46,10 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_LAYER:
 	case OPT_HEAD:
 		if (!parse_index(optarg, c == OPT_LAYER ? &vo->layer : &vo->head)) {
-			*status = cli_usage_error("attnview --help",
-						  "%s needs a number from 0 (as --dump counts), not '%s'",
-						  c == OPT_LAYER ? "--layer" : "--head", optarg);
+			*status =
+			    cli_usage_error("attnview --help",
+					    "%s needs a number from 0 (as --dump counts), not '%s'",
+					    c == OPT_LAYER ? "--layer" : "--head", optarg);
 			return false;
 		}
 		return true;
@@ -139,10 +139,6 @@ int cli_view(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	av_error err;
-	if (!view_check_terminal(&err)) {
-		cli_error(err.msg);
-		return EXIT_USAGE;
-	}
 	model *m = cli_load_model(model_path, &err);
 	if (!m) {
 		cli_error(err.msg);
@@ -151,6 +147,11 @@ int cli_view(int argc, char **argv)
 	if ((status = check_head(&vo, m)) != EXIT_OK) {
 		model_destroy(m);
 		return status;
+	}
+	if (!view_check_terminal(&err)) {
+		model_destroy(m);
+		cli_error(err.msg);
+		return EXIT_USAGE;
 	}
 	/* One small forward pass at a time: a single BLAS thread is faster for
 	 * these sizes, and no spinning BLAS threads compete with the interface. */

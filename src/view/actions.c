@@ -280,8 +280,8 @@ static bool handle_paste(view *v, int ch, bool is_code)
 			v->focus = F_INPUT;
 		/* A file's final line break is not part of its text (as for
 		 * --dump --input), and a pasted file ends with one. */
-		while (v->paste.n && (v->paste.v[v->paste.n - 1] == '\n' ||
-				      v->paste.v[v->paste.n - 1] == '\r'))
+		while (v->paste.n &&
+		       (v->paste.v[v->paste.n - 1] == '\n' || v->paste.v[v->paste.n - 1] == '\r'))
 			v->paste.n--;
 		if (v->paste.n)
 			insert_text(v, v->paste.v, v->paste.n);
@@ -301,7 +301,8 @@ static bool type_key(view *v, int ch, bool is_code)
 	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT))
 		return false;
 	if (v->focus == F_MAP || v->focus == F_HELP)
-		v->focus = v->focus == F_HELP && v->help_return == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
+		v->focus =
+		    v->focus == F_HELP && v->help_return == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
 	uint32_t cp = (uint32_t)ch;
 	insert_text(v, &cp, 1);
 	return true;
@@ -310,7 +311,7 @@ static bool type_key(view *v, int ch, bool is_code)
 void handle_key(view *v, int ch, bool is_code)
 {
 	if (is_code && ch == KEY_RESIZE)
-		return; /* the next draw lays out for the new size */
+		return;	       /* the next draw lays out for the new size */
 	v->color_note = false; /* said once, until the first key */
 	if (handle_paste(v, ch, is_code))
 		return;

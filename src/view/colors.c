@@ -18,8 +18,11 @@ static int rgb_number(cm_rgb c)
 /* What the interface colours are in each mode: xterm 256-colour numbers, and
  * the same colours as RGB for 24-bit terminals. */
 static const int ui_xterm[] = {244, 203, 244, 214, 240};
-static const cm_rgb ui_rgb[] = {
-    {0x80, 0x80, 0x80}, {0xff, 0x5f, 0x5f}, {0x80, 0x80, 0x80}, {0xff, 0xaf, 0x00}, {0x58, 0x58, 0x58}};
+static const cm_rgb ui_rgb[] = {{0x80, 0x80, 0x80},
+				{0xff, 0x5f, 0x5f},
+				{0x80, 0x80, 0x80},
+				{0xff, 0xaf, 0x00},
+				{0x58, 0x58, 0x58}};
 static const short ui_ansi[] = {COLOR_BLUE, COLOR_RED, COLOR_BLUE, COLOR_YELLOW, COLOR_WHITE};
 
 static bool terminfo_direct(void)
@@ -38,7 +41,7 @@ const char *colors_direct_term(void)
 	 * family's entry with direct colour (ncurses-term has them). Inside
 	 * tmux any TERM can use tmux's. */
 	static const char *const families[][2] = {
-	    {"xterm", "xterm-direct"}, {"tmux", "tmux-direct"}, {"st", "st-direct"},
+	    {"xterm", "xterm-direct"},	   {"tmux", "tmux-direct"},	{"st", "st-direct"},
 	    {"konsole", "konsole-direct"}, {"mlterm", "mlterm-direct"}, {"kitty", "kitty-direct"},
 	};
 	for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
@@ -88,10 +91,11 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 			     "ramp use a 256-colour TERM (e.g. xterm-256color)",
 			     term);
 		else if (c->mode == CM_256 && colormap_colorterm_direct(getenv("COLORTERM")))
-			note(c,
-			     "24-bit colour needs the terminfo entry of a -direct terminal (Debian: "
-			     "ncurses-term); using 256 colours for TERM=%s",
-			     term);
+			note(
+			    c,
+			    "24-bit colour needs the terminfo entry of a -direct terminal (Debian: "
+			    "ncurses-term); using 256 colours for TERM=%s",
+			    term);
 	}
 	if (c->mode >= CM_256 && COLOR_PAIRS < 64) {
 		note(c, "TERM=%s has too few colour pairs: weights are drawn as shades", term);

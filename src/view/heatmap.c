@@ -150,8 +150,7 @@ static void draw_cell(view *v, const heat_src *s, const heat_geom *g, int y, int
 
 /* Key positions (every fifth, every one when the cells are wide enough, and
  * the cursor's) and key labels. */
-static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
-		      int cols)
+static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv, int cols)
 {
 	int end = g->bar_x;
 	for (int j = 0; j < cols; j++) {
@@ -199,8 +198,8 @@ static void draw_cells(view *v, const heat_src *s, const heat_geom *g, const hea
 		draw_row_label(v, s, g, y + (g->cell_h - 1) / 2, q, q == hv->qrow);
 		for (int j = 0; j < cols; j++) {
 			int k = hv->left + j;
-			draw_cell(v, s, g, y, g->cx0 + j * g->cell_w, q == hv->qrow && k == hv->kcol,
-				  q, k);
+			draw_cell(v, s, g, y, g->cx0 + j * g->cell_w,
+				  q == hv->qrow && k == hv->kcol, q, k);
 		}
 	}
 }
@@ -324,8 +323,8 @@ static void draw_bar(view *v, const heat_src *s, const heat_geom *g)
 		if (colour) {
 			float tu = 1.0f - (2.0f * i + 0.5f) / (2.0f * h);
 			float tl = 1.0f - (2.0f * i + 1.5f) / (2.0f * h);
-			style bs = pair_style(&v->col, ramp_color(&v->col, tu), ramp_color(&v->col, tl),
-					      A_NORMAL);
+			style bs = pair_style(&v->col, ramp_color(&v->col, tu),
+					      ramp_color(&v->col, tl), A_NORMAL);
 			put_wc(y, x, L"▀", bs);
 			put_wc(y, x + 1, L"▀", bs);
 		} else {

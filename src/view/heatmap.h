@@ -41,17 +41,17 @@ const char *heat_cells_name(heat_cells c); /* "fit", "scroll", "compact" */
 typedef struct heat_geom {
 	bool compact;
 	int n;
-	int x, w;	       /* columns of the area: labels, cells, colour bar */
-	int tick_y, keys_y;    /* lines of the key positions and the key labels */
-	int cells_y, foot_y;   /* first line of the cells; the line below them */
-	int posw;	       /* digits of the row numbers */
-	int cx0;	       /* first column of the cells */
-	int cell_w, cell_h;    /* cells: columns and lines of one */
+	int x, w;		/* columns of the area: labels, cells, colour bar */
+	int tick_y, keys_y;	/* lines of the key positions and the key labels */
+	int cells_y, foot_y;	/* first line of the cells; the line below them */
+	int posw;		/* digits of the row numbers */
+	int cx0;		/* first column of the cells */
+	int cell_w, cell_h;	/* cells: columns and lines of one */
 	int vis_rows, vis_cols; /* cells: rows and columns on screen */
-	int kstep, qstep;      /* compact: keys per column, queries per half line */
-	int ncols, nlines;     /* compact: columns and lines in use */
-	int bar_x, bar_h;      /* the colour bar's column and height */
-	bool halves;	       /* compact: two rows per line (colour) or one (shades) */
+	int kstep, qstep;	/* compact: keys per column, queries per half line */
+	int ncols, nlines;	/* compact: columns and lines in use */
+	int bar_x, bar_h;	/* the colour bar's column and height */
+	bool halves;		/* compact: two rows per line (colour) or one (shades) */
 } heat_geom;
 
 /* The cursor and the scroll position, owned by the caller. */

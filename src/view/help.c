@@ -10,9 +10,9 @@ static const char *section_name(unsigned ctx)
 	return ctx == KC_ALL				  ? "Everywhere"
 	       : ctx == (KC_INPUT | KC_MAP)		  ? "Input line and heatmap"
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? "Input line and heatmap"
-	       : ctx == KC_INPUT ? "Input line"
-	       : ctx == KC_MAP	 ? "Heatmap (after Enter; typing goes back to the text)"
-				 : "Overview (typing edits the text)";
+	       : ctx == KC_INPUT			  ? "Input line"
+	       : ctx == KC_MAP ? "Heatmap (after Enter; typing goes back to the text)"
+			       : "Overview (typing edits the text)";
 }
 
 bool help_build(view *v)
@@ -70,8 +70,9 @@ static void help_layout(view *v)
 static void help_draw(view *v)
 {
 	int cols = COLS, rows = LINES - 2;
-	int x = put_str(0, 0, cols, st(A_BOLD, 0), "attnview keys: a printable key always types. ");
-	put_str(0, x, cols - x, st(A_DIM, 0),
+	int tx =
+	    put_str(0, 0, cols, st(A_BOLD, 0), "attnview keys: a printable key always types. ");
+	put_str(0, tx, cols - tx, st(A_DIM, 0),
 		"Up/Down/PageUp/PageDown scroll; any other key closes.");
 	/* Two columns when the list is longer than the screen and wide enough. */
 	int ncol = v->nhelp > rows && cols >= 100 ? 2 : 1;

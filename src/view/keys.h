@@ -22,15 +22,15 @@
 #define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
 #define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
 #define VIEW_MIN_LINES	   14
-#define VIEW_PRED_DELAY_MS 50	/* ask for predictions this long after a result */
-#define VIEW_BUSY_MS	   100	/* show "computing" when a result takes longer */
-#define VIEW_TOPK	   5	/* top keys and top predictions in the panel */
-#define VIEW_RAMP_LEVELS   16	/* steps of the colour ramp on 256 colours */
-#define VIEW_ESCDELAY_MS   25	/* wait for the rest of an escape sequence */
-#define VIEW_MAX_LINE	   4096 /* codepoints the input line holds */
-#define VIEW_OV_MIN_BOX_W  4	/* overview: smallest heatmap, columns */
-#define VIEW_OV_MIN_BOX_H  3	/* ... and lines, with its title */
-#define VIEW_HELP_KEYS_W   22	/* help: a key group's names wrap past this */
+#define VIEW_PRED_DELAY_MS 50	     /* ask for predictions this long after a result */
+#define VIEW_BUSY_MS	   100	     /* show "computing" when a result takes longer */
+#define VIEW_TOPK	   5	     /* top keys and top predictions in the panel */
+#define VIEW_RAMP_LEVELS   16	     /* steps of the colour ramp on 256 colours */
+#define VIEW_ESCDELAY_MS   25	     /* wait for the rest of an escape sequence */
+#define VIEW_MAX_LINE	   4096	     /* codepoints the input line holds */
+#define VIEW_OV_MIN_BOX_W  4	     /* overview: smallest heatmap, columns */
+#define VIEW_OV_MIN_BOX_H  3	     /* ... and lines, with its title */
+#define VIEW_HELP_KEYS_W   22	     /* help: a key group's names wrap past this */
 #define VIEW_DEFAULT_SCALE SCALE_ROW /* why: man/attnview.1, COLOUR SCALES */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
@@ -40,8 +40,8 @@
 
 #define CTRL(c) ((c)&0x1f)
 /* Alt-c: Esc followed at once by c (how terminals send it). */
-#define ALT_BIT	  0x40000000
-#define ALT(c)	  (ALT_BIT | (c))
+#define ALT_BIT 0x40000000
+#define ALT(c)	(ALT_BIT | (c))
 
 typedef enum view_action {
 	ACT_NONE = 0,

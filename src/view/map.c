@@ -31,8 +31,8 @@ static void draw_head_line(view *v)
 {
 	int x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
 	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked";
-	put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s", obj,
-		v->values ? "  values" : "", v->mg.heat.compact ? "  compact" : "");
+	put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s", obj, v->values ? "  values" : "",
+		v->mg.heat.compact ? "  compact" : "");
 }
 
 /* The selected head as the heatmap draws it, with its colour scale. */

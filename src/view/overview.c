@@ -23,7 +23,8 @@ static void overview_layout(view *v)
 	/* The pixel grid: square pixels, as many as the tile holds. */
 	int frame = halves ? 0 : 1;
 	int lines = g->bh - 2 - 2 * frame, cols = g->bw - 2 * frame;
-	int side = halves ? (cols < 2 * lines ? cols : 2 * lines) : (cols / 2 < lines ? cols / 2 : lines);
+	int side =
+	    halves ? (cols < 2 * lines ? cols : 2 * lines) : (cols / 2 < lines ? cols / 2 : lines);
 	if (n > 0 && side > n)
 		side -= side % n; /* whole cells per token */
 	g->sw = g->sh = side > 0 ? side : 1;
@@ -52,12 +53,14 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 	if (halves) {
 		for (int r = 0; r < side; r += 2)
 			for (int c = 0; c < side; c++) {
-				size_t up = (size_t)r * (size_t)side + (size_t)c, lo = up + (size_t)side;
+				size_t up = (size_t)r * (size_t)side + (size_t)c,
+				       lo = up + (size_t)side;
 				int fg = masked[up] ? masked_c : ramp_color(&v->col, px[up]);
 				int bg = r + 1 >= side ? -1
-					 : masked[lo] ? masked_c
-						      : ramp_color(&v->col, px[lo]);
-				put_wc(y + r / 2, x + c, L"▀", pair_style(&v->col, fg, bg, A_NORMAL));
+					 : masked[lo]  ? masked_c
+						       : ramp_color(&v->col, px[lo]);
+				put_wc(y + r / 2, x + c, L"▀",
+				       pair_style(&v->col, fg, bg, A_NORMAL));
 			}
 		return;
 	}
@@ -88,7 +91,8 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	if (v->col.mode >= CM_256) {
 		draw_pixels(v, by + 1, bx, px, masked, g->sw);
 	} else {
-		draw_frame(by + 1, bx, 2 * g->sw + 2, g->sh + 2, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
+		draw_frame(by + 1, bx, 2 * g->sw + 2, g->sh + 2,
+			   sel ? accent(v, A_BOLD) : st(A_DIM, 0));
 		draw_pixels(v, by + 2, bx + 1, px, masked, g->sw);
 	}
 }

@@ -87,8 +87,8 @@ typedef struct view {
 	heat_view hv; /* cursor and scrolling of the map */
 	bool values;
 	scale_kind scale;
-	heat_cells cells; /* fit, scroll or compact */
-	bool panel;	  /* the details panel is wanted (shown if there is room) */
+	heat_cells cells;  /* fit, scroll or compact */
+	bool panel;	   /* the details panel is wanted (shown if there is room) */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	focus focus, help_return, ov_return;
 	int help_scroll;

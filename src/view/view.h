@@ -20,7 +20,10 @@ typedef struct view_options {
 } view_options;
 
 /* Options with nothing chosen. */
-#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false}
+#define VIEW_OPTIONS_INIT                                                                          \
+	{                                                                                          \
+		NULL, NULL, 0, -1, -1, -1, -1, -1, false                                           \
+	}
 
 /* Check that the view can run here: stdin and stdout are terminals and the
  * locale's character set is UTF-8 (setlocale must have been called). */

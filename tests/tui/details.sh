@@ -23,15 +23,15 @@ field() {
 at() {
 	local q=$1 k=$2 L=$3 H=$4 l=$3 h=$4
 	checks=$((checks + 1))
-	if ! wait_for "layer $L of 2, head $H of 4" || ! wait_for "Query $q " ||
+	if ! wait_for "| layer $L head $H |" || ! wait_for "Query $q " ||
 		! wait_for "Key   $k "; then
 		fail "cursor never reached query $q key $k layer $L head $H"
 		return
 	fi
 	local s w want
 	s=$(screen)
-	check "head line says layer $L head $H" grep -qF "Layer $L of 2  Head $H of 4" <<<"$s"
-	check "panel says head $H of layer $L" grep -qF "│Head $H of layer $L" <<<"$s"
+	check "head line says layer $L head $H" grep -qF "Layer $L  Head $H  (layers 0-1, heads 0-3)" <<<"$s"
+	check "panel says layer $L head $H" grep -qF "│Layer $L head $H: " <<<"$s"
 	w=$(panel_weight)
 	want=$(field $l $h $q $k 7)
 	check "weight of ($q,$k) L$L H$H: panel $w, dump $want" close "$w" "$want" 0.000001
@@ -63,34 +63,36 @@ at() {
 	check "entropy of L$L H$H: panel $ent, dump $want_ent" close "$ent" "$want_ent" 0.0006
 }
 
-tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
+# 2-column cells (--cells scroll), so that the click below lands where the
+# comment says.
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text" --cells scroll
 expect_screen "Query 0 "
 keys Enter
 at 0 0 0 0
-keys l l
+keys Right Right
 at 0 2 0 0
-keys j
+keys Down
 at 1 2 0 0
-keys G
+keys S-End
 at 11 2 0 0
-keys '$'
+keys End
 at 11 11 0 0
 keys Tab
 at 11 11 0 1
-keys ']'
+keys C-n
 at 11 11 1 1
-# A digit is the head's number as --dump gives it: 3 is the last of 4 heads.
-keys 3
+# Alt and a digit is the head's number as --dump gives it: 3 is the last of 4.
+keys M-3
 at 11 11 1 3
 keys BTab
 at 11 11 1 2
-keys 0
+keys M-0
 at 11 11 1 0
-keys 2
+keys M-2
 at 11 11 1 2
-keys k k
+keys Up Up
 at 9 11 1 2
-keys '^'
+keys Home
 at 9 0 1 2
 keys C-p
 at 9 0 0 2
@@ -102,7 +104,7 @@ at 4 6 0 2
 
 # The top prediction at the Query position, as --dump --top computes it.
 checks=$((checks + 1))
-if wait_for "Predicted at 4" 30 && wait_gone "computing..." 30; then
+if wait_for "Predicted at 4 (masked)" 30 && wait_gone "computing..." 30; then
 	pred=$(screen | sed -n '/│Predicted at 4/{n;p}' | sed 's/.*│ *\(.*\)$/\1/')
 	pchar=$(printf '%s\n' "$pred" | awk '{ print $1 }')
 	ppct=$(printf '%s\n' "$pred" | awk '{ sub("%", "", $NF); print $NF }')
@@ -120,13 +122,17 @@ fi
 ctext="abcdef"
 tui_start 120 40 TERM=xterm-256color -- --model "$model_causal" --text "$ctext"
 expect_screen "Query 0 "
-keys Enter l l l
+keys Enter Right Right Right
 expect_screen "Key   3 "
 check "masked cell says masked" wait_for "│weight masked"
-row0=$(line 5)
+row0=$(screen | grep -m1 '^▶ *0 ')
 check "row 0 shows masked cells after key 0" test "$(col_of "$row0" "·")" -gt 0
+# Masked cells are drawn as masked under every scale, and the fit mode's
+# wide cells keep them (the row scale's maximum ignores them).
+keys F4
+check "log scale: masked cells still masked" bash -c 'grep -q "·" <<<"$1"' _ "$(screen | grep -m1 '^▶ *0 ')"
 check "causal heading" wait_for "causal"
-keys j j j j
+keys Down Down Down Down
 expect_screen "Query 4 "
 w=$(panel_weight)
 want=$(dump_weight "$ctext" "$model_causal" 0 0 4 3)

@@ -176,3 +176,15 @@ finish() {
 	echo "$checks checks, $fails failed"
 	[ "$fails" -eq 0 ]
 }
+
+# Backgrounds of the cells in columns [FROM, TO) of screen lines [Y0, Y1]
+# (0-based), one per cell, as colof -b prints them ("5:N", "2:R,G,B", "-").
+backgrounds() {
+	local y0=$1 y1=$2 from=$3 to=$4
+	screen_esc | sed -n "$((y0 + 1)),$((y1 + 1))p" | "$colof" -b "$from" "$to" | tr ' ' '\n'
+}
+
+# Number of distinct colours (not the default background) among them.
+distinct_colours() {
+	backgrounds "$@" | grep -v '^-$' | sort -u | wc -l
+}

@@ -10,41 +10,43 @@ expect_screen "Query 0 "
 
 # Overview from the map: every head of every layer, numbered from 0 as --dump
 # numbers them, arrows select, Enter opens.
-keys Enter o
+keys Enter F3
 expect_screen "Overview: 2 layers x 4 heads"
 for l in 0 1; do
 	for h in 0 1 2 3; do
-		check "overview shows L${l}H$h" wait_for "L${l}H$h"
+		check "overview shows L$l H$h" wait_for "L$l H$h "
 	done
 done
-check "no head numbered past the count" wait_gone "L2H"
-check "no head 4" bash -c '! grep -q "L[0-9]H4" <<<"$1"' _ "$(screen)"
+check "no head numbered past the count" wait_gone "L2 H"
+check "no head 4" bash -c '! grep -q "L[0-9] H4" <<<"$1"' _ "$(screen)"
+check "every tile says what its head does" \
+	test "$(screen | grep -oE 'L[01] H[0-3] (previous|next|self|local|broad)' | wc -l)" = 8
 check "overview status" wait_for " OVERVIEW |"
-keys l l j Enter
-check "Enter opens the selected head (layer 1, head 2)" wait_for "layer 1 of 2, head 2 of 4"
+keys Right Right Down Enter
+check "Enter opens the selected head (layer 1, head 2)" wait_for "| layer 1 head 2 |"
 check "back on the map" wait_for " MAP |"
 
 # Overview from the input line with F3; Esc goes back to the input line.
-keys i
-expect_screen " INPUT |"
+keys Escape
+expect_screen " TYPE |"
 keys F3
 expect_screen "Overview:"
 keys Escape
-check "Esc closes the overview, back to the input line" wait_for " INPUT |"
+check "Esc closes the overview, back to the input line" wait_for " TYPE |"
 
 # A click selects a head in the overview, a second click opens it.
 keys F3
 expect_screen "Overview:"
 s=$(screen)
-y=$(printf '%s\n' "$s" | grep -n "L1H3" | head -1 | cut -d: -f1)
-x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L1H3")
+y=$(printf '%s\n' "$s" | grep -n "L1 H3" | head -1 | cut -d: -f1)
+x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L1 H3")
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
 sleep 0.2
 check "one click does not open" wait_for "Overview:"
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
-check "a second click on L1H3 opens it" wait_for "layer 1 of 2, head 3 of 4"
+check "a second click on L1 H3 opens it" wait_for "| layer 1 head 3 |"
 check "the overview is closed" wait_gone "Overview:"
 
 # Help lists the keys; any key closes it.
@@ -69,33 +71,36 @@ help_row() { # NAMES [DESC]: a row starting " NAMES  " with DESC after the gap
 	} END { exit !found }'
 }
 help_groups=(
-	"Ctrl-Q, F10|quit" "Tab|next head" "Shift-Tab|previous head"
-	"Enter, Ctrl-J, Esc|go to the heatmap" "Left, Ctrl-B|cursor a character left"
+	"F1, Alt-?|help" "Ctrl-Q, F10|quit" "F2, Alt-V|values mode" "F3, Alt-O|overview"
+	"F4, Alt-S|colour scale" "F5, Alt-P|hide or show the details panel"
+	"F6, Alt-C|cells" "F7, Alt-M|colours" "Tab|next head" "Shift-Tab|previous head"
+	"Alt-0..9|head 0..9" "Shift-Home|first Query row" "Shift-End|last Query row"
+	"Enter, Ctrl-J, Esc|the arrows move" "Left, Ctrl-B|cursor a character left"
 	"Right, Ctrl-F|cursor a character right" "Home, Ctrl-A|start of the line"
 	"End, Ctrl-E|end of the line" "Backspace, Ctrl-H|delete the character before"
-	"Delete, Ctrl-D|delete the character at" "i, /, Esc, Enter|edit the text again"
-	"h, Left|previous Key column" "l, Right|next Key column" "^, Home|first Key column"
-	"$, End|last Key column" "k, Up|select the head above" "j, Down|select the head below"
-	"h, Left, Shift-Tab|select the head on the left"
-	"l, Right, Tab|select the head on the right" "Enter|open the selected head"
-	"o, Esc|close the overview"
+	"Delete, Ctrl-D|delete the character at" "Esc, Enter|back to the text cursor"
+	"Left|previous Key column" "Right|next Key column" "Home|first Key column"
+	"End|last Key column" "Up|select the head above" "Down|select the head below"
+	"Left, Shift-Tab|select the head on the left"
+	"Right, Tab|select the head on the right" "Enter|open the selected head"
+	"Esc|close the overview"
 )
 for g in "${help_groups[@]}"; do
 	check "help row '${g%%|*}': full names, then '${g#*|}'" help_row "${g%%|*}" "${g#*|}"
 done
-keys x
+keys Escape
 check "a key closes help" wait_gone "attnview keys"
 check "back where help was opened" wait_for " MAP |"
-# Digits are head numbers from 0: 4 is one past the last of 4 heads, 0 the first.
-keys 4
+# Alt-digits are head numbers from 0: 4 is one past the last of 4 heads.
+keys M-4
 check "a head that does not exist is explained" \
 	wait_for "head 4 does not exist: this model has 4 heads, 0 to 3"
-check "and the head stays" wait_for "layer 1 of 2, head 3 of 4"
-keys 0
-check "0 selects head 0" wait_for "layer 1 of 2, head 0 of 4"
+check "and the head stays" wait_for "| layer 1 head 3 |"
+keys M-0
+check "Alt-0 selects head 0" wait_for "| layer 1 head 0 |"
 
 # Bracketed paste into the input line, from the map too.
-keys i End
+keys Escape End
 tmux -L "$sock" set-buffer -b p " 你好 world"
 tmux -L "$sock" paste-buffer -p -b p
 check "paste appended to the line" wait_for "text> $text 你好 world"
@@ -104,7 +109,7 @@ expect_screen " MAP |"
 tmux -L "$sock" set-buffer -b p "!"
 tmux -L "$sock" paste-buffer -p -b p
 check "paste from the map goes to the line" wait_for "text> $text 你好 world!"
-check "and focuses it" wait_for " INPUT |"
+check "and focuses it" wait_for " TYPE |"
 n=$("$bin" --dump --format tsv --text "$text 你好 world!" --model "$model_masked" |
 	awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
 check "token count after paste is $n" wait_for "$n tokens"
@@ -114,45 +119,45 @@ keys C-u
 type_text "a☃b"
 check "unknown character counted" wait_for "1 unknown (underlined)"
 check "panel says unknown" wait_for_re "│Key +0 a U\+0061$"
-keys Enter l
+keys Enter Right
 check "unknown key described" wait_for "U+2603 unknown"
 
 # A long text in a small terminal: the cursor's row and column scroll into
 # view, with the Query and Key labels kept.
 long="abcdefghijklmnopqrstuvwxyz0123456789床前明月光疑是地上霜ABCDEFGHIJKLMNO"
-tui_start 80 20 TERM=xterm-256color -- --model "$model_masked" --text "$long"
+tui_start 80 20 TERM=xterm-256color -- --model "$model_masked" --text "$long" --cells scroll
 expect_screen "Query 0 "
-keys Enter G
+keys Enter S-End
 expect_screen "Query 60 "
 s=$(screen)
 check "last row's label in view" grep -qE "^▶ *60 " <<<"$s"
 check "rows scrolled: first row gone" bash -c '! grep -qE "^  *0 a" <<<"$1"' _ "$s"
-keys '$'
+keys End
 expect_screen "Key   60 "
 keyline=$(line 4)
 check "key labels still on line 4, last key shown" test "$(col_of "$keyline" "O")" -gt 0
-check "scrolled columns marked" test "$(char_at "$keyline" 6)" = "<"
+check "scrolled columns marked" test "$(char_at "$keyline" 6)" = "◀"
 check "cursor cell on the last row" grep -qE "^▶ *60 .*<>" <<<"$(screen)"
-keys g '^'
+keys S-Home Home
 expect_screen "Query 0 "
 expect_screen "Key   0 "
 check "back at the top left" grep -qE "^▶ +0 a +<>" <<<"$(screen)"
 
 # Text beyond the model's context (64): shown, marked, not computed.
-keys i End
+keys Escape End
 type_text "PQRSTUVW"
 check "cut-off notice" wait_for "cut off after 64 tokens (the model's context): 5 ignored"
 check "64 tokens computed" wait_for "| 64 tokens |"
 
 # The narrowest terminal: one column of help, scrolled; names still whole.
 tui_start 50 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
-expect_screen " INPUT |"
+expect_screen " TYPE |"
 keys F1
 expect_screen "attnview keys"
-check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "go to"
+check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "the arrows"
 keys NPage
 expect_screen "Mouse"
-check "narrow help: 'h, Left, Shift-Tab' whole" help_row "h, Left, Shift-Tab" "select the"
-check "narrow help: 'l, Right, Tab' whole" help_row "l, Right, Tab" "select the"
+check "narrow help: 'Left, Shift-Tab' whole" help_row "Left, Shift-Tab" "select the"
+check "narrow help: 'Right, Tab' whole" help_row "Right, Tab" "select the"
 
 finish

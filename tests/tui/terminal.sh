@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The terminal around the view: resizing at any time, a too-small terminal,
 # 256 colours, 8 colours (shade characters), NO_COLOR (no colour at all), and
-# the screen restored on every way out: q, Ctrl-Q, Ctrl-C, SIGTERM, a crash.
+# the screen restored on every way out: Ctrl-Q, Ctrl-C, SIGTERM, a crash.
 # Also the messages for a non-terminal and a non-UTF-8 locale.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,9 +15,9 @@ check "too-small message" wait_for "Terminal too small (40x10)"
 check "no heatmap drawn in a too-small terminal" wait_gone "Query 0 "
 tmux -L "$sock" resize-window -x 90 -y 24
 check "view back after enlarging" wait_for "Query 0 "
-check "status line on the new last line" wait_for_re "^ INPUT \| golden fwd_masked"
-check "status is line 23" grep -q "^ INPUT |" <<<"$(line 23)"
-keys Enter j j l
+check "status line on the new last line" wait_for_re "^ TYPE \| golden fwd_masked"
+check "status is line 23" grep -q "^ TYPE |" <<<"$(line 23)"
+keys Enter Down Down Right
 check "keys work after resizing" wait_for "Query 2 "
 tmux -L "$sock" resize-window -x 60 -y 16
 check "narrow: panel dropped, map still drawn" wait_for_re "^▶ +2 "
@@ -39,7 +39,8 @@ expect_screen "Query 0 "
 s=$(screen)
 check "shade characters on an 8-colour terminal" grep -qE '[░▒▓█]' <<<"$s"
 check "no 256-colour codes on an 8-colour terminal" bash -c '! grep -q "5;[0-9]*m" <<<"$1"' _ "$(screen_esc)"
-check "legend with shades" grep -qE '0 [ ░▒▓█]+ 1' <<<"$s"
+check "colour bar with shades" grep -qE '[░▒▓█ ]{2}╴1' <<<"$s"
+check "the info line says why shades" grep -q "has 8 colours" <<<"$s"
 
 # NO_COLOR (any non-empty value): shades, and not a single colour code.
 tui_start 100 30 TERM=xterm-256color NO_COLOR=1 -- --model "$model_masked" --text "$text"
@@ -49,28 +50,28 @@ e=$(screen_esc)
 check "shade characters under NO_COLOR" grep -qE '[░▒▓█]' <<<"$s"
 check "no colour codes at all under NO_COLOR" \
 	bash -c '! grep -qE $'"'"'\e\[([0-9;]*;)?(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9;]*)?m'"'"' <<<"$1"' _ "$e"
-keys Enter v
+keys Enter F2
 check "values mode under NO_COLOR" wait_for_re "(\.[0-9]{3}|1\.00)"
 
 # A slow model (4 s per pass): the keystroke is on screen while the result is
 # still being computed, with the "computing" mark; then the result arrives.
 # One capture serves all the checks made while computing, so a busy machine
 # cannot let the result land between them.
-tui_start 100 30 TERM=xterm-256color ATTNVIEW_TEST_DELAY_MS=4000 -- --model "$model_masked" --text "ab"
+tui_start 100 30 TERM=xterm-256color ATTNVIEW_TEST_DELAY_MS=4000 -- --model "$model_masked" --text "ab" --cells scroll
 expect_screen "Query 0 " 20
 type_text "c"
 checks=$((checks + 1))
 # The status line's mark, not the details panel's "computing..." (which
 # stands there while predictions are pending).
-if wait_for_re '^ INPUT \|.*computing\.\.\. *$' 5; then
+if wait_for_re '^ TYPE \|.*computing\.\.\. *$' 5; then
 	s=$(screen)
 	check "echoed while computing" grep -q "^text> abc$" <<<"$s"
 	check "old result still shown while computing" \
-		grep -qE "^ +a b *│" <<<"$(sed -n 5p <<<"$s")"
+		grep -qE "^ +a b +÷max *│" <<<"$(sed -n 5p <<<"$s")"
 else
 	fail "no computing mark for a slow model"
 fi
-check "result for the new text arrives" wait_for_re "^ +a b c *│" 15
+check "result for the new text arrives" wait_for_re "^ +a b c +÷max *│" 15
 check "computing mark gone" wait_gone "computing..." 5
 
 # restored: after attnview exits, the pane is back on the normal screen with a
@@ -104,7 +105,11 @@ start_and_wait() {
 
 start_and_wait
 keys Enter q
-restored "q" 0
+check "q types on the map, it does not quit" wait_for "text> ${text}q"
+keys C-q
+check "Ctrl-Q with text asks" wait_for "Quit?"
+keys C-q
+restored "Ctrl-Q, Ctrl-Q" 0
 
 start_and_wait
 keys C-c
