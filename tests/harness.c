@@ -48,11 +48,9 @@ static bool compare(const char *what, const float *got, const float *want, size_
 	bool ok = !nan_mismatch && wdiff <= tol;
 	if (!ok) {
 		test_failures++;
-		fprintf(
-		    stderr,
-		    "MISMATCH %s: worst element %zu of %zu: got %.9g want %.9g (%s %.3g > %.3g)\n",
-		    what, worst, n, n ? got[worst] : 0.0f, n ? want[worst] : 0.0f,
-		    relative ? "rel diff" : "|diff|", wdiff, tol);
+		fprintf(stderr, "MISMATCH %s: worst element %zu of %zu: got %.9g want %.9g (%s %.3g > %.3g)\n",
+			what, worst, n, n ? got[worst] : 0.0f, n ? want[worst] : 0.0f, relative ? "rel diff" : "|diff|",
+			wdiff, tol);
 	} else {
 		printf("ok %s: %zu values, max %s %.3g (tol %.3g)\n", what, n,
 		       relative ? "rel diff" : "|diff|", wdiff, tol);
@@ -156,8 +154,7 @@ bool golden_load(golden *g, const char *path)
 			char *end;
 			t->v[i] = strtof(p, &end);
 			if (end == p) {
-				fprintf(stderr, "%s: tensor %s: value %zu unreadable\n", path,
-					t->name, i);
+				fprintf(stderr, "%s: tensor %s: value %zu unreadable\n", path, t->name, i);
 				goto fail;
 			}
 			p = end;

@@ -1,9 +1,9 @@
 /* The backward pass: finite differences on every parameter tensor, the PyTorch
  * golden gradients, and the BLAS ops against their plain-loop twins. */
 #include "attnview/backward.h"
+#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/ops.h"
-#include "attnview/parallel.h"
 #include "attnview/rng.h"
 #include "harness.h"
 

@@ -118,8 +118,8 @@ static void check_tsv(const model *m, const char *text)
 	const json *att = json_get(j, "attention");
 	size_t n = json_get(j, "tokens")->n;
 	char *line = strtok(c.buf, "\n");
-	CHECK(line &&
-	      strcmp(line, "layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore") == 0);
+	CHECK(line && strcmp(line, "layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore") ==
+			      0);
 	size_t rows = 0;
 	int mismatch = 0;
 	while ((line = strtok(NULL, "\n"))) {

@@ -1,7 +1,7 @@
 /* The input line: editing anywhere, CJK-width-aware cursor and scrolling,
  * what pasted text becomes, and the length limit. */
-#include "harness.h"
 #include "lineedit.h"
+#include "harness.h"
 
 #include <stdlib.h>
 #include <string.h>

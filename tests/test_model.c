@@ -57,8 +57,8 @@ static void check_tokens(const model *m, const golden *g, int i, const char *tex
 	for (size_t k = 0; k < cps.n; k++) {
 		CHECKF(cps.v[k] == (uint32_t)gc->v[k], "input %d token %zu: U+%04X vs U+%04X", i, k,
 		       cps.v[k], (uint32_t)gc->v[k]);
-		CHECKF(t[k].id == (int32_t)gi->v[k], "input %d token %zu: id %d vs %d", i, k,
-		       t[k].id, (int32_t)gi->v[k]);
+		CHECKF(t[k].id == (int32_t)gi->v[k], "input %d token %zu: id %d vs %d", i, k, t[k].id,
+		       (int32_t)gi->v[k]);
 		CHECK(t[k].unknown == (t[k].id == TOK_UNK));
 	}
 	*out = t;
@@ -153,10 +153,8 @@ static void check_model(const char *stem)
 			for (size_t v = TOK_NSPECIAL + 1; v < V; v++)
 				if (pl[(size_t)p * V + v] > pl[(size_t)p * V + best])
 					best = (int)v;
-			CHECKF(r.pred_id[p * 3] == best,
-			       "%s input %d pos %d: top prediction %d, "
-			       "arg-max of the logits %d",
-			       stem, i, p, r.pred_id[p * 3], best);
+			CHECKF(r.pred_id[p * 3] == best, "%s input %d pos %d: top prediction %d, "
+			       "arg-max of the logits %d", stem, i, p, r.pred_id[p * 3], best);
 			CHECK(r.pred_p[p * 3] >= r.pred_p[p * 3 + 1] &&
 			      r.pred_p[p * 3 + 1] >= r.pred_p[p * 3 + 2]);
 		}

@@ -15,9 +15,8 @@
 static model *small_model(void)
 {
 	model_config c = {OBJ_CAUSAL, 9, 8, 2, 2, 16};
-	uint32_t cps[9] = {
-	    AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', ' ', 0x4F60, 0x1F600,
-	    '\n'};
+	uint32_t cps[9] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', ' ',
+			   0x4F60, 0x1F600, '\n'};
 	av_error err;
 	model *m = model_create(&c, cps, &err);
 	CHECKF(m != NULL, "%s", err.msg);
@@ -176,19 +175,13 @@ static void check_damage(void)
 		uint32_t value;
 		const char *expect;
 	} hp[] = {
-	    {24, 7, "objective"},
-	    {32, 0, "dimension"},
-	    {32, 9, "dimension"},
-	    {36, 3, "divisible"},
-	    {36, 0, "heads"},
-	    {40, 0, "layers"},
-	    {40, 1000, "layers"},
-	    {44, 0, "context"},
-	    {44, 1u << 20, "context"},
-	    {28, 2, "vocabulary"},
-	    {28, 0xFFFFFFFF, "vocabulary"},
-	    {28, 10, "vocabulary entry 9"},
-	    {40, 3, "remain"},
+		{24, 7, "objective"},	       {32, 0, "dimension"},
+		{32, 9, "dimension"},	       {36, 3, "divisible"},
+		{36, 0, "heads"},	       {40, 0, "layers"},
+		{40, 1000, "layers"},	       {44, 0, "context"},
+		{44, 1u << 20, "context"},     {28, 2, "vocabulary"},
+		{28, 0xFFFFFFFF, "vocabulary"}, {28, 10, "vocabulary entry 9"},
+		{40, 3, "remain"},
 	};
 	for (size_t i = 0; i < sizeof hp / sizeof hp[0]; i++) {
 		memcpy(buf, b.v, n);

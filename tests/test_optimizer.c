@@ -1,9 +1,9 @@
 /* AdamW: the learning-rate schedule, clipping, weight decay, and 10 steps on a
  * fixed batch against the PyTorch reference. */
 #include "attnview/backward.h"
+#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
-#include "attnview/parallel.h"
 #include "harness.h"
 
 #include <math.h>

@@ -4,8 +4,8 @@
 #include "harness.h"
 
 #include "attnview/blas.h"
-#include "attnview/corpus.h"
 #include "attnview/parallel.h"
+#include "attnview/corpus.h"
 #include "attnview/train.h"
 
 #include <fcntl.h>

@@ -2,8 +2,8 @@
  * wins, stale results are never handed out, posting never waits for a
  * computation, predictions follow the current text, errors come through, and
  * shutdown is clean. Built a second time with -fsanitize=thread. */
-#include "harness.h"
 #include "worker.h"
+#include "harness.h"
 
 #include <poll.h>
 #include <pthread.h>

@@ -26,13 +26,13 @@ bool av_fail(av_error *err, const char *fmt, ...) AV_PRINTF(2, 3);
 bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3, 4);
 
 /* Hard limits, shared by the loader, the trainer and the view. */
-#define AV_MAX_CONTEXT 1024 /* tokens per sequence */
-#define AV_MAX_DIM     2048 /* model width d */
-#define AV_MAX_HEADS   64
-#define AV_MAX_LAYERS  32
-#define AV_MAX_VOCAB   200000	  /* includes the special tokens */
-#define AV_MAX_PARAMS  (1u << 28) /* 256 Mi floats = 1 GiB */
-#define AV_MAX_STRING  4096	  /* name and corpus strings in a model file */
+#define AV_MAX_CONTEXT 1024	 /* tokens per sequence */
+#define AV_MAX_DIM 2048		 /* model width d */
+#define AV_MAX_HEADS 64
+#define AV_MAX_LAYERS 32
+#define AV_MAX_VOCAB 200000	 /* includes the special tokens */
+#define AV_MAX_PARAMS (1u << 28) /* 256 Mi floats = 1 GiB */
+#define AV_MAX_STRING 4096	 /* name and corpus strings in a model file */
 /* Attention cells of one full-context pass, layers * heads * context^2: the
  * view and the dump keep two floats per cell, so this bounds what a model
  * file can make attnview allocate (1 GiB) before it runs. */

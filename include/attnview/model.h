@@ -17,7 +17,7 @@ typedef enum objective { OBJ_MASKED = 0, OBJ_CAUSAL = 1 } objective;
 const char *objective_name(objective o); /* "masked", "causal" */
 
 typedef struct model_config {
-	uint32_t objective;  /* enum objective */
+	uint32_t objective; /* enum objective */
 	uint32_t vocab_size; /* V, including the specials */
 	uint32_t dim;	     /* d */
 	uint32_t heads;	     /* h; d % h == 0 */
@@ -32,12 +32,12 @@ bool model_config_check(const model_config *cfg, av_error *err);
 /* Parameter tensors, in file order. Per layer: ln1_w ln1_b qkv_w qkv_b proj_w
  * proj_b ln2_w ln2_b fc_w fc_b fc2_w fc2_b. Linear weights are (out, in). */
 typedef struct layer_params {
-	float *ln1_w, *ln1_b;	/* (d) */
-	float *qkv_w, *qkv_b;	/* (3d, d), (3d) */
+	float *ln1_w, *ln1_b; /* (d) */
+	float *qkv_w, *qkv_b; /* (3d, d), (3d) */
 	float *proj_w, *proj_b; /* (d, d), (d) */
-	float *ln2_w, *ln2_b;	/* (d) */
-	float *fc_w, *fc_b;	/* (4d, d), (4d) */
-	float *fc2_w, *fc2_b;	/* (d, 4d), (d) */
+	float *ln2_w, *ln2_b; /* (d) */
+	float *fc_w, *fc_b; /* (4d, d), (4d) */
+	float *fc2_w, *fc2_b; /* (d, 4d), (d) */
 } layer_params;
 
 typedef struct model_params {
@@ -49,9 +49,9 @@ typedef struct model_params {
 
 /* One row of the size table: a named tensor and where it lives. */
 typedef struct tensor_info {
-	char name[32];	     /* "wte", "h0.qkv_w", "lnf_b", ... */
-	size_t offset;	     /* in floats from the start of the parameters */
-	size_t size;	     /* in floats */
+	char name[32];	 /* "wte", "h0.qkv_w", "lnf_b", ... */
+	size_t offset;	 /* in floats from the start of the parameters */
+	size_t size;	 /* in floats */
 	uint32_t rows, cols; /* cols = 1 for vectors */
 } tensor_info;
 
@@ -63,11 +63,11 @@ size_t model_num_params(const model_config *cfg);
 void model_params_map(model_params *p, float *base, const model_config *cfg);
 
 typedef struct model_meta {
-	char *name;	 /* shown in the status line */
-	char *corpus;	 /* what it was trained on */
-	uint64_t steps;	 /* optimizer steps taken */
-	uint64_t tokens; /* training tokens seen */
-	int64_t created; /* unix time */
+	char *name;	     /* shown in the status line */
+	char *corpus;	     /* what it was trained on */
+	uint64_t steps;	     /* optimizer steps taken */
+	uint64_t tokens;     /* training tokens seen */
+	int64_t created;     /* unix time */
 	uint64_t seed;
 	float val_loss, val_acc;   /* NAN if unknown */
 	float base_loss, base_acc; /* unigram baseline on the same split */
@@ -80,7 +80,7 @@ typedef struct model {
 	size_t nparams;
 	float *params; /* one allocation, carved by p */
 	model_params p;
-	float *pe; /* (context, d) sinusoidal positions */
+	float *pe;     /* (context, d) sinusoidal positions */
 } model;
 
 /* A model with zeroed parameters. vocab_cps: cfg->vocab_size codepoints. */
@@ -106,14 +106,14 @@ typedef struct layer_acts {
 } layer_acts;
 
 typedef struct activations {
-	int B, T;	/* capacity */
-	int max_rows;	/* capacity of logits, in rows */
-	float *encoded; /* (B,T,d) embedding + positions */
+	int B, T;	  /* capacity */
+	int max_rows;	  /* capacity of logits, in rows */
+	float *encoded;	  /* (B,T,d) embedding + positions */
 	layer_acts layer[AV_MAX_LAYERS];
 	float *lnf, *lnf_mean, *lnf_rstd; /* (B,T,d), (B,T), (B,T) */
-	float *logits;			  /* (max_rows, V) */
-	float *scratch;			  /* (B,T,4d) work space for the passes */
-	float *mem;			  /* the one allocation */
+	float *logits;	  /* (max_rows, V) */
+	float *scratch;	  /* (B,T,4d) work space for the passes */
+	float *mem;	  /* the one allocation */
 	size_t nfloats;
 } activations;
 
@@ -143,9 +143,9 @@ void model_logits(const model *m, activations *a, const int32_t *rows, int nrows
 typedef struct attn_result {
 	int n, layers, heads, topk;
 	bool causal;
-	token *tokens;	  /* [n] */
-	float *att;	  /* [layers][heads][n][n] */
-	float *scores;	  /* [layers][heads][n][n] raw q.k, NAN where masked */
+	token *tokens;	 /* [n] */
+	float *att;	 /* [layers][heads][n][n] */
+	float *scores;	 /* [layers][heads][n][n] raw q.k, NAN where masked */
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
 } attn_result;

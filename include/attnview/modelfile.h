@@ -32,7 +32,7 @@
 #include "attnview/common.h"
 #include "attnview/model.h"
 
-#define AV_MAGIC	  "ATTNVIEW"
+#define AV_MAGIC "ATTNVIEW"
 #define AV_FORMAT_VERSION 1u
 enum { AV_KIND_MODEL = 0, AV_KIND_CHECKPOINT = 1 };
 #define AV_HEADER_FIXED 96u

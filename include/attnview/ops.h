@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define AV_LN_EPS   1e-5f
+#define AV_LN_EPS 1e-5f
 #define AV_POS_BASE 10000.0
 
 /* Sinusoidal positions, computed in double and rounded to float:
@@ -41,8 +41,8 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
  *   out[b][i][h*hs+c]  = sum_j att[b][h][i][j] * v_j[h*hs+c]
  * causal: keys j > i are masked: preatt is NAN there and att exactly 0.
  * preatt may be NULL (attention_forward only): the scores are not kept. */
-void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T, int C,
-		       int NH, bool causal);
+void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T,
+		       int C, int NH, bool causal);
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
 			   int C, int NH, bool causal);
 

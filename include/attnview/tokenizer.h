@@ -38,14 +38,14 @@ enum { TOK_PAD = 0, TOK_UNK = 1, TOK_MASK = 2, TOK_NSPECIAL = 3 };
 #define AV_SPECIAL_CP 0x110000u
 
 typedef struct clean_stats {
-	uint64_t bytes;		/* input bytes consumed */
-	uint64_t codepoints;	/* codepoints produced */
-	uint64_t invalid;	/* invalid UTF-8 sequences replaced by U+FFFD */
-	uint64_t first_invalid; /* byte offset of the first; UINT64_MAX if none */
-	uint64_t escapes;	/* ANSI escape sequences removed */
-	uint64_t controls;	/* other control characters removed */
-	uint64_t crlf;		/* CRLF or lone CR line ends turned into LF */
-	bool bom;		/* a leading byte order mark was removed */
+	uint64_t bytes;		    /* input bytes consumed */
+	uint64_t codepoints;	    /* codepoints produced */
+	uint64_t invalid;	    /* invalid UTF-8 sequences replaced by U+FFFD */
+	uint64_t first_invalid;	    /* byte offset of the first; UINT64_MAX if none */
+	uint64_t escapes;	    /* ANSI escape sequences removed */
+	uint64_t controls;	    /* other control characters removed */
+	uint64_t crlf;		    /* CRLF or lone CR line ends turned into LF */
+	bool bom;		    /* a leading byte order mark was removed */
 } clean_stats;
 
 /* A growable array of codepoints. */
@@ -110,11 +110,11 @@ size_t cp_to_utf8(uint32_t cp, char out[4]);
 bool cp_is_scalar(uint32_t cp);
 
 typedef struct token {
-	uint32_t cp;	  /* NFC codepoint */
-	int32_t id;	  /* vocabulary id; TOK_UNK when not in the vocabulary */
-	uint8_t width;	  /* display columns, see cp_display_width */
-	bool unknown;	  /* not in the vocabulary (false for the special tokens) */
-	bool placeholder; /* zero-width character drawn on a base */
+	uint32_t cp;	   /* NFC codepoint */
+	int32_t id;	   /* vocabulary id; TOK_UNK when not in the vocabulary */
+	uint8_t width;	   /* display columns, see cp_display_width */
+	bool unknown;	   /* not in the vocabulary (false for the special tokens) */
+	bool placeholder;  /* zero-width character drawn on a base */
 } token;
 
 /* Text given by a person (--text, --input, the input line). Invalid UTF-8 is an

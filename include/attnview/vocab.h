@@ -7,10 +7,10 @@
 #include "attnview/tokenizer.h"
 
 typedef struct vocab {
-	uint32_t size;	 /* including the special tokens */
-	uint32_t *cps;	 /* [size]; cps[i] = AV_SPECIAL_CP + i for the specials */
-	uint32_t *slots; /* open-addressing table of id+1, 0 = empty */
-	uint32_t nslots; /* power of two */
+	uint32_t size;	  /* including the special tokens */
+	uint32_t *cps;	  /* [size]; cps[i] = AV_SPECIAL_CP + i for the specials */
+	uint32_t *slots;  /* open-addressing table of id+1, 0 = empty */
+	uint32_t nslots;  /* power of two */
 } vocab;
 
 /* Validates and copies `cps`: size in TOK_NSPECIAL..AV_MAX_VOCAB, the three

@@ -1,7 +1,7 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
+#include "cli.h"
 #include "attnview/dump.h"
 #include "attnview/modelfile.h"
-#include "cli.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -56,28 +56,19 @@ static bool read_input(const char *path, cp_buf *cps, av_error *err)
 
 int cli_dump(int argc, char **argv)
 {
-	enum {
-		OPT_DUMP = 256,
-		OPT_INFO,
-		OPT_FORMAT,
-		OPT_TEXT,
-		OPT_INPUT,
-		OPT_MODEL,
-		OPT_LAYER,
-		OPT_HEAD,
-		OPT_TOP
-	};
+	enum { OPT_DUMP = 256, OPT_INFO, OPT_FORMAT, OPT_TEXT, OPT_INPUT, OPT_MODEL, OPT_LAYER,
+	       OPT_HEAD, OPT_TOP };
 	static const struct option opts[] = {
-	    {"dump", no_argument, NULL, OPT_DUMP},
-	    {"info", no_argument, NULL, OPT_INFO},
-	    {"format", required_argument, NULL, OPT_FORMAT},
-	    {"text", required_argument, NULL, OPT_TEXT},
-	    {"input", required_argument, NULL, OPT_INPUT},
-	    {"model", required_argument, NULL, OPT_MODEL},
-	    {"layer", required_argument, NULL, OPT_LAYER},
-	    {"head", required_argument, NULL, OPT_HEAD},
-	    {"top", required_argument, NULL, OPT_TOP},
-	    {NULL, 0, NULL, 0},
+		{"dump", no_argument, NULL, OPT_DUMP},
+		{"info", no_argument, NULL, OPT_INFO},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"text", required_argument, NULL, OPT_TEXT},
+		{"input", required_argument, NULL, OPT_INPUT},
+		{"model", required_argument, NULL, OPT_MODEL},
+		{"layer", required_argument, NULL, OPT_LAYER},
+		{"head", required_argument, NULL, OPT_HEAD},
+		{"top", required_argument, NULL, OPT_TOP},
+		{NULL, 0, NULL, 0},
 	};
 	bool info = false, dump = false;
 	const char *text = NULL, *input = NULL, *model_path = NULL;
@@ -99,8 +90,7 @@ int cli_dump(int argc, char **argv)
 			else if (strcmp(optarg, "tsv") == 0)
 				o.format = DUMP_TSV;
 			else
-				return usage_error("--format must be json or tsv, not '%s'",
-						   optarg);
+				return usage_error("--format must be json or tsv, not '%s'", optarg);
 			break;
 		case OPT_TEXT:
 			text = optarg;

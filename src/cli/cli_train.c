@@ -1,9 +1,9 @@
 /* attnview --train: options, corpus loading, progress display, and what to
  * say when training stops. The work itself is in corpus.c and train.c. */
 #include "attnview/blas.h"
+#include "cli.h"
 #include "attnview/corpus.h"
 #include "attnview/train.h"
-#include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -14,52 +14,52 @@
 #endif
 
 static const char help_text[] =
-    "Usage: attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]\n"
-    "                [--colormap R] [--cells C] [--no-panel]\n"
-    "       attnview --dump [--format json|tsv] (--text TEXT | --input FILE) [--model FILE]\n"
-    "                [--layer N] [--head N] [--top K]\n"
-    "       attnview --info [--model FILE]\n"
-    "       attnview --train CORPUS [-o OUT] [options]\n"
-    "\n"
-    "See multi-head self-attention: type Chinese or English text and watch every\n"
-    "head of a small transformer attend, character by character.\n"
-    "\n"
-    "Interactive view (the default):\n"
-    "  --model FILE      model to use (default: the built-in model)\n"
-    "  --text TEXT       start with this text in the input line\n"
-    "  --layer L, --head H  start on this head (numbered from 0, as --dump)\n"
-    "  --scale S         colour scale: row (default: each row to its maximum),\n"
-    "                    fixed (0..1), head (to the head's maximum), log (.001..1)\n"
-    "  --colormap R      viridis (default) or cividis (for colour-blind viewers)\n"
-    "  --cells C         fit (default: as large as the screen allows), scroll, compact\n"
-    "  --no-panel        start with the details panel hidden\n"
-    "                    (keys: press F1 in the view, or see attnview(1); a printable\n"
-    "                    key always types, Ctrl-Q quits)\n"
-    "\n"
-    "Non-interactive:\n"
-    "  --dump            print the tokens and every attention weight\n"
-    "  --format FMT      json (default) or tsv (one row per weight)\n"
-    "  --text TEXT       the text to run (invalid UTF-8 is an error)\n"
-    "  --input FILE      read the text from FILE (invalid UTF-8 is replaced)\n"
-    "  --layer N, --head N  only this layer / head (numbered from 0)\n"
-    "  --top K           top-K predictions per position in JSON (default 5, 0 = none)\n"
-    "  --info            print the model's header: sizes, vocabulary, training\n"
-    "\n"
-    "Training (attnview --train CORPUS):\n"
-    "  -o, --output FILE   where to write the model (default model.attn)\n"
-    "  --objective masked|causal   masked characters (default) or next character\n"
-    "  --dim D  --heads N  --layers L  --context T   model size\n"
-    "  --batch B  --steps N | --epochs N  --lr X  --warmup N  --seed S  --threads N\n"
-    "  --min-count N  --max-vocab N  --val-file FILE\n"
-    "  --eval-every N  --checkpoint-every N  --resume CHECKPOINT\n"
-    "  Ctrl-C writes a checkpoint; --resume continues from it.\n"
-    "  attnview --train --help lists the training options with their defaults.\n"
-    "\n"
-    "  -h, --help        show this help\n"
-    "  -V, --version     show the version, OpenBLAS build and kernel\n"
-    "\n"
-    "Exit status: 0 success, 1 runtime error (bad file or input), 2 usage error.\n"
-    "Model file format and the exact computation: man 5 attnview.\n";
+	"Usage: attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]\n"
+	"                [--colormap R] [--cells C] [--no-panel]\n"
+	"       attnview --dump [--format json|tsv] (--text TEXT | --input FILE) [--model FILE]\n"
+	"                [--layer N] [--head N] [--top K]\n"
+	"       attnview --info [--model FILE]\n"
+	"       attnview --train CORPUS [-o OUT] [options]\n"
+	"\n"
+	"See multi-head self-attention: type Chinese or English text and watch every\n"
+	"head of a small transformer attend, character by character.\n"
+	"\n"
+	"Interactive view (the default):\n"
+	"  --model FILE      model to use (default: the built-in model)\n"
+	"  --text TEXT       start with this text in the input line\n"
+	"  --layer L, --head H  start on this head (numbered from 0, as --dump)\n"
+	"  --scale S         colour scale: row (default: each row to its maximum),\n"
+	"                    fixed (0..1), head (to the head's maximum), log (.001..1)\n"
+	"  --colormap R      viridis (default) or cividis (for colour-blind viewers)\n"
+	"  --cells C         fit (default: as large as the screen allows), scroll, compact\n"
+	"  --no-panel        start with the details panel hidden\n"
+	"                    (keys: press F1 in the view, or see attnview(1); a printable\n"
+	"                    key always types, Ctrl-Q quits)\n"
+	"\n"
+	"Non-interactive:\n"
+	"  --dump            print the tokens and every attention weight\n"
+	"  --format FMT      json (default) or tsv (one row per weight)\n"
+	"  --text TEXT       the text to run (invalid UTF-8 is an error)\n"
+	"  --input FILE      read the text from FILE (invalid UTF-8 is replaced)\n"
+	"  --layer N, --head N  only this layer / head (numbered from 0)\n"
+	"  --top K           top-K predictions per position in JSON (default 5, 0 = none)\n"
+	"  --info            print the model's header: sizes, vocabulary, training\n"
+	"\n"
+	"Training (attnview --train CORPUS):\n"
+	"  -o, --output FILE   where to write the model (default model.attn)\n"
+	"  --objective masked|causal   masked characters (default) or next character\n"
+	"  --dim D  --heads N  --layers L  --context T   model size\n"
+	"  --batch B  --steps N | --epochs N  --lr X  --warmup N  --seed S  --threads N\n"
+	"  --min-count N  --max-vocab N  --val-file FILE\n"
+	"  --eval-every N  --checkpoint-every N  --resume CHECKPOINT\n"
+	"  Ctrl-C writes a checkpoint; --resume continues from it.\n"
+	"  attnview --train --help lists the training options with their defaults.\n"
+	"\n"
+	"  -h, --help        show this help\n"
+	"  -V, --version     show the version, OpenBLAS build and kernel\n"
+	"\n"
+	"Exit status: 0 success, 1 runtime error (bad file or input), 2 usage error.\n"
+	"Model file format and the exact computation: man 5 attnview.\n";
 
 static bool is_opt(const char *arg, const char *name)
 {
@@ -80,28 +80,24 @@ int main(int argc, char **argv)
 			break;
 		help |= strcmp(a, "-h") == 0 || is_opt(a, "--help");
 		version |= strcmp(a, "-V") == 0 || is_opt(a, "--version");
-		int m = is_opt(a, "--train")			     ? MODE_TRAIN
+		int m = is_opt(a, "--train")			   ? MODE_TRAIN
 			: is_opt(a, "--dump") || is_opt(a, "--info") ? MODE_DUMP
-								     : MODE_VIEW;
+								   : MODE_VIEW;
 		if (m == MODE_VIEW)
 			continue;
 		if (mode_opt && (m != (int)mode || !is_opt(a, mode_opt))) {
-			fprintf(stderr,
-				"attnview: %s and %s cannot be combined\nTry 'attnview --help'.\n",
+			fprintf(stderr, "attnview: %s and %s cannot be combined\nTry 'attnview --help'.\n",
 				mode_opt, a);
 			return EXIT_USAGE;
 		}
 		mode = m;
-		mode_opt = is_opt(a, "--train")	 ? "--train"
-			   : is_opt(a, "--dump") ? "--dump"
-						 : "--info";
+		mode_opt = is_opt(a, "--train") ? "--train" : is_opt(a, "--dump") ? "--dump" : "--info";
 	}
 	if (version) {
 		printf("attnview %s\n", ATTNVIEW_VERSION);
 		printf("OpenBLAS: %s\n", blas_config());
 		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
-		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(),
-		       utf8proc_unicode_version());
+		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
 		return EXIT_OK;
 	}
 	/* Training has many options of its own: its mode prints its own help. */

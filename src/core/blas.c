@@ -13,8 +13,8 @@ int openblas_get_num_threads(void);
 
 /* Kernels that OpenBLAS falls back to when it does not know the CPU. */
 static const char *const generic_kernels[] = {
-    "Prescott", "Katmai",     "Coppermine", "Northwood", "Banias",  "Core2",
-    "Penryn",	"Dunnington", "Nehalem",    "Atom",	 "Unknown",
+	"Prescott", "Katmai", "Coppermine", "Northwood", "Banias", "Core2", "Penryn",
+	"Dunnington", "Nehalem", "Atom", "Unknown",
 };
 
 const char *blas_better_coretype(const char *picked, bool avx512, bool avx2_fma)
@@ -46,8 +46,8 @@ void blas_ensure_fast_kernel(char **argv)
 	/* The test suite cannot make OpenBLAS misdetect this machine's CPU; it
 	 * names the kernel OpenBLAS would have picked instead. */
 	const char *picked = getenv("ATTNVIEW_TEST_PICKED_CORE");
-	const char *better =
-	    blas_better_coretype(picked ? picked : openblas_get_corename(), avx512, avx2);
+	const char *better = blas_better_coretype(picked ? picked : openblas_get_corename(),
+						  avx512, avx2);
 	if (!better)
 		return;
 	/* The marker stops a loop should the kernel still not change. */

@@ -91,8 +91,8 @@ static void write_json(FILE *out, const model *m, const attn_result *r, const du
 		const token *t = &r->tokens[i];
 		char g[32];
 		size_t gl = cp_glyph(t->cp, g);
-		fprintf(out, "%s\n    {\"index\": %d, \"codepoint\": %u, \"char\": ", i ? "," : "",
-			i, t->cp);
+		fprintf(out, "%s\n    {\"index\": %d, \"codepoint\": %u, \"char\": ", i ? "," : "", i,
+			t->cp);
 		json_cp(out, t->cp);
 		fputs(", \"glyph\": ", out);
 		json_string(out, g, gl);
@@ -141,7 +141,7 @@ static void write_tsv(FILE *out, const attn_result *r, const dump_options *o)
 {
 	const size_t nn = (size_t)r->n * r->n;
 	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore\n", out);
-	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
+	char (*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
 	if (!glyph)
 		return;
 	for (int i = 0; i < r->n; i++)

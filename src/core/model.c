@@ -28,9 +28,8 @@ bool model_config_check(const model_config *c, av_error *err)
 	if (c->heads < 1 || c->heads > AV_MAX_HEADS)
 		return av_fail(err, "%u heads is outside 1..%u", c->heads, AV_MAX_HEADS);
 	if (c->dim % c->heads)
-		return av_fail(err,
-			       "dimension %u is not divisible by %u heads; choose a dimension "
-			       "that is a multiple of the number of heads",
+		return av_fail(err, "dimension %u is not divisible by %u heads; choose a dimension "
+				    "that is a multiple of the number of heads",
 			       c->dim, c->heads);
 	if (c->layers < 1 || c->layers > AV_MAX_LAYERS)
 		return av_fail(err, "%u layers is outside 1..%u", c->layers, AV_MAX_LAYERS);
@@ -39,10 +38,9 @@ bool model_config_check(const model_config *c, av_error *err)
 			       AV_MAX_CONTEXT);
 	uint64_t cells = (uint64_t)c->layers * c->heads * c->context * c->context;
 	if (cells > AV_MAX_ATTN_CELLS)
-		return av_fail(err,
-			       "%u layers x %u heads x %u^2 context positions is %llu attention "
-			       "weights per text, more than the limit of %u; use fewer layers or "
-			       "heads or a shorter context",
+		return av_fail(err, "%u layers x %u heads x %u^2 context positions is %llu attention "
+				    "weights per text, more than the limit of %u; use fewer layers or "
+				    "heads or a shorter context",
 			       c->layers, c->heads, c->context, (unsigned long long)cells,
 			       AV_MAX_ATTN_CELLS);
 	/* Both factors are bounded above, so this cannot overflow size_t. */
@@ -62,22 +60,22 @@ size_t model_tensor_table(const model_config *cfg, tensor_info *out, size_t max)
 		const char *name;
 		uint32_t rows_mul, cols_mul; /* multiples of d (rows) and d (cols) */
 	} per_layer[] = {
-	    {"ln1_w", 1, 0},  {"ln1_b", 1, 0},	{"qkv_w", 3, 1}, {"qkv_b", 3, 0},
-	    {"proj_w", 1, 1}, {"proj_b", 1, 0}, {"ln2_w", 1, 0}, {"ln2_b", 1, 0},
-	    {"fc_w", 4, 1},   {"fc_b", 4, 0},	{"fc2_w", 1, 4}, {"fc2_b", 1, 0},
+		{"ln1_w", 1, 0}, {"ln1_b", 1, 0}, {"qkv_w", 3, 1}, {"qkv_b", 3, 0},
+		{"proj_w", 1, 1}, {"proj_b", 1, 0}, {"ln2_w", 1, 0}, {"ln2_b", 1, 0},
+		{"fc_w", 4, 1}, {"fc_b", 4, 0}, {"fc2_w", 1, 4}, {"fc2_b", 1, 0},
 	};
 	size_t n = 0, off = 0;
-#define ADD(nm, r, c)                                                                              \
-	do {                                                                                       \
-		if (out && n < max) {                                                              \
-			snprintf(out[n].name, sizeof out[n].name, "%s", nm);                       \
-			out[n].offset = off;                                                       \
-			out[n].rows = (r);                                                         \
-			out[n].cols = (c);                                                         \
-			out[n].size = (size_t)(r) * (c);                                           \
-		}                                                                                  \
-		off += (size_t)(r) * (c);                                                          \
-		n++;                                                                               \
+#define ADD(nm, r, c)                                                                    \
+	do {                                                                             \
+		if (out && n < max) {                                                    \
+			snprintf(out[n].name, sizeof out[n].name, "%s", nm);             \
+			out[n].offset = off;                                             \
+			out[n].rows = (r);                                               \
+			out[n].cols = (c);                                               \
+			out[n].size = (size_t)(r) * (c);                                 \
+		}                                                                        \
+		off += (size_t)(r) * (c);                                                \
+		n++;                                                                     \
 	} while (0)
 	ADD("wte", V, d);
 	for (uint32_t l = 0; l < cfg->layers; l++) {
@@ -224,22 +222,21 @@ bool activations_init(activations *a, const model_config *cfg, int B, int T, int
 	memset(a, 0, sizeof *a);
 	const size_t d = cfg->dim, NH = cfg->heads, L = cfg->layers;
 	const size_t BT = (size_t)B * T;
-	const size_t per_layer = BT * d			      /* ln1 */
-				 + 2 * BT		      /* ln1 mean, rstd */
-				 + BT * 3 * d		      /* qkv */
+	const size_t per_layer = BT * d		       /* ln1 */
+				 + 2 * BT	       /* ln1 mean, rstd */
+				 + BT * 3 * d	       /* qkv */
 				 + 2 * (size_t)B * NH * T * T /* preatt, att */
-				 + BT * d		      /* atty */
-				 + BT * d		      /* res2 */
-				 + BT * d + 2 * BT	      /* ln2 */
-				 + 2 * BT * 4 * d	      /* fch, fch_gelu */
-				 + BT * d;		      /* res3 */
+				 + BT * d	       /* atty */
+				 + BT * d	       /* res2 */
+				 + BT * d + 2 * BT     /* ln2 */
+				 + 2 * BT * 4 * d      /* fch, fch_gelu */
+				 + BT * d;	       /* res3 */
 	const size_t total = BT * d + L * per_layer + BT * d + 2 * BT +
 			     (size_t)max_rows * cfg->vocab_size + BT * 4 * d;
 	a->mem = malloc(total * sizeof(float));
 	if (!a->mem)
-		return av_fail(err,
-			       "out of memory for activations (%zu MiB); use a smaller batch "
-			       "or context",
+		return av_fail(err, "out of memory for activations (%zu MiB); use a smaller batch "
+				    "or context",
 			       total * sizeof(float) >> 20);
 	a->nfloats = total;
 	a->B = B;
@@ -440,7 +437,8 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 		r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
 		r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
 	}
-	if (!r->tokens || !r->att || !r->scores || !x || (r->topk && (!r->pred_id || !r->pred_p))) {
+	if (!r->tokens || !r->att || !r->scores || !x ||
+	    (r->topk && (!r->pred_id || !r->pred_p))) {
 		free(x);
 		attn_result_free(r);
 		return av_fail(err, "out of memory for the attention of %d tokens", n);

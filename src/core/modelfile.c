@@ -30,8 +30,8 @@ static void crc_init(void)
 	/* Slicing-by-8 tables: eight bytes per step. */
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
-			crc_table[t][i] =
-			    (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
+					  crc_table[0][crc_table[t - 1][i] & 0xFF];
 }
 
 uint32_t av_crc32(uint32_t crc, const void *buf, size_t n)
@@ -238,14 +238,12 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	uint32_t n;
 	size_t at = r->off;
 	if (!br_u32(r, &n))
-		return av_fail(err,
-			       "%s: truncated at byte %zu (the %s length): the file is "
-			       "incomplete; copy it again or retrain",
+		return av_fail(err, "%s: truncated at byte %zu (the %s length): the file is "
+				    "incomplete; copy it again or retrain",
 			       what, at, field);
 	if (n > AV_MAX_STRING)
-		return av_fail(err,
-			       "%s: the %s at byte %zu claims %u bytes, more than the limit "
-			       "of %u: the file is damaged",
+		return av_fail(err, "%s: the %s at byte %zu claims %u bytes, more than the limit "
+				    "of %u: the file is damaged",
 			       what, field, at, n, AV_MAX_STRING);
 	char *s = malloc((size_t)n + 1);
 	if (!s)
@@ -257,8 +255,7 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	s[n] = '\0';
 	if (!valid_utf8((const uint8_t *)s, n) || memchr(s, '\0', n)) {
 		free(s);
-		return av_fail(err,
-			       "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
+		return av_fail(err, "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
 			       what, field, at + 4);
 	}
 	*out = s;
@@ -274,29 +271,25 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	uint64_t size;
 
 	if (n == 0) {
-		av_fail(err,
-			"%s: the file is empty: it is not a model; give a file written by "
-			"attnview --train",
+		av_fail(err, "%s: the file is empty: it is not a model; give a file written by "
+			     "attnview --train",
 			what);
 		return NULL;
 	}
 	if (!br_bytes(&r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
 		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
-			av_fail(err,
-				"%s: truncated at byte %zu, inside the header: the file is "
-				"incomplete; copy it again or retrain",
+			av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+				     "incomplete; copy it again or retrain",
 				what, n);
 		else
-			av_fail(err,
-				"%s: not an attnview model (the file does not start with "
-				"\"ATTNVIEW\"); give a file written by attnview --train",
+			av_fail(err, "%s: not an attnview model (the file does not start with "
+				     "\"ATTNVIEW\"); give a file written by attnview --train",
 				what);
 		return NULL;
 	}
 	if (!br_u32(&r, &version)) {
-		av_fail(err,
-			"%s: truncated at byte %zu, inside the header: the file is "
-			"incomplete; copy it again or retrain",
+		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+			     "incomplete; copy it again or retrain",
 			what, n);
 		return NULL;
 	}
@@ -308,29 +301,25 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 		return NULL;
 	}
 	if (!br_u32(&r, &kind) || !br_u64(&r, &size)) {
-		av_fail(err,
-			"%s: truncated at byte %zu, inside the header: the file is "
-			"incomplete; copy it again or retrain",
+		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
+			     "incomplete; copy it again or retrain",
 			what, n);
 		return NULL;
 	}
 	if (kind != AV_KIND_MODEL && kind != AV_KIND_CHECKPOINT) {
-		av_fail(err,
-			"%s: unknown file kind %u at byte 12: the file is damaged or from a "
-			"newer attnview",
+		av_fail(err, "%s: unknown file kind %u at byte 12: the file is damaged or from a "
+			     "newer attnview",
 			what, kind);
 		return NULL;
 	}
 	if (size != n) {
 		if (size > n)
-			av_fail(err,
-				"%s: truncated: the header says %llu bytes but the file has "
-				"%zu (it ends at byte %zu); copy it again or retrain",
+			av_fail(err, "%s: truncated: the header says %llu bytes but the file has "
+				     "%zu (it ends at byte %zu); copy it again or retrain",
 				what, (unsigned long long)size, n, n);
 		else
-			av_fail(err,
-				"%s: the header says %llu bytes but the file has %zu: it was "
-				"damaged or something was appended; restore it or retrain",
+			av_fail(err, "%s: the header says %llu bytes but the file has %zu: it was "
+				     "damaged or something was appended; restore it or retrain",
 				what, (unsigned long long)size, n);
 		return NULL;
 	}
@@ -342,9 +331,8 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
 	uint32_t actual = av_crc32(0, buf, n - 4);
 	if (stored != actual) {
-		av_fail(err,
-			"%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%zu): "
-			"the file is damaged; restore it or retrain",
+		av_fail(err, "%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%zu): "
+			     "the file is damaged; restore it or retrain",
 			what, stored, actual, n - 4);
 		return NULL;
 	}
@@ -370,9 +358,8 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	br_f32(&r, &meta.base_acc);
 	av_error cerr;
 	if (!model_config_check(&cfg, &cerr)) {
-		av_fail(err,
-			"%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
-			"file is damaged",
+		av_fail(err, "%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
+			     "file is damaged",
 			what, cerr.msg);
 		return NULL;
 	}
@@ -403,9 +390,8 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	vocab_finish(&check);
 	size_t np = model_num_params(&cfg);
 	if (np > (r.n - r.off) / 4) {
-		av_fail(err,
-			"%s: the parameters need %zu bytes from byte %zu but only %zu remain: "
-			"the header does not match the file; it is damaged",
+		av_fail(err, "%s: the parameters need %zu bytes from byte %zu but only %zu remain: "
+			     "the header does not match the file; it is damaged",
 			what, np * 4, r.off, r.n - r.off);
 		goto fail;
 	}
@@ -414,17 +400,15 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	br_f32s(&r, m->params, np);
 	for (size_t i = 0; i < np; i++) {
 		if (!isfinite(m->params[i])) {
-			av_fail(err,
-				"%s: parameter %zu (byte %zu) is not a finite number: the model "
-				"diverged or the file is damaged; retrain it",
+			av_fail(err, "%s: parameter %zu (byte %zu) is not a finite number: the model "
+				     "diverged or the file is damaged; retrain it",
 				what, i, r.off - 4 * (np - i));
 			goto fail;
 		}
 	}
 	if (kind == AV_KIND_MODEL && r.off != r.n) {
-		av_fail(err,
-			"%s: %zu unexpected bytes after the parameters at byte %zu: the file "
-			"is damaged",
+		av_fail(err, "%s: %zu unexpected bytes after the parameters at byte %zu: the file "
+			     "is damaged",
 			what, r.n - r.off, r.off);
 		goto fail;
 	}
@@ -530,9 +514,8 @@ bool may_replace_file(const char *path, av_error *err)
 	if (S_ISDIR(st.st_mode))
 		return av_fail(err, "%s: is a directory; give a file name", path);
 	if (st.st_size > 0 && !is_attnview_file(path))
-		return av_fail(err,
-			       "%s: exists and is not an attnview model; it was left "
-			       "untouched: choose another output file",
+		return av_fail(err, "%s: exists and is not an attnview model; it was left "
+				    "untouched: choose another output file",
 			       path);
 	return true;
 }
@@ -567,9 +550,8 @@ bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, 
 			continue;
 		if (k < 0) {
 			int e = errno;
-			av_fail_errno(err, e,
-				      "%s: writing failed after %zu of %zu bytes; the "
-				      "previous file is unchanged",
+			av_fail_errno(err, e, "%s: writing failed after %zu of %zu bytes; the "
+					      "previous file is unchanged",
 				      path, done, n);
 			close(fd);
 			unlink(tmp);
