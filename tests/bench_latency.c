@@ -4,8 +4,10 @@
  * (ATTNVIEW_BENCH_LOG) timestamps, on the same CLOCK_MONOTONIC, when each key
  * arrived, when the screen echoing it was out (doupdate returned) and when the
  * screen showing the new heatmap was out. Texts of 32, 128 and full-context
- * tokens; median and p99 over a few hundred keystrokes; figures printed, never
- * asserted.
+ * tokens, in each way the heatmap can be drawn: 2-column cells that scroll,
+ * the compact half-block mode, and the widest cells (a short text on a
+ * 200x60 screen); median and p99 over a few hundred keystrokes; figures
+ * printed, never asserted.
  *
  *   bench_latency [--model FILE] [--keys N]      (ATTNVIEW_BIN: the program) */
 #define _GNU_SOURCE
@@ -78,7 +80,14 @@ static const char *log_line(run *r, int timeout_ms)
 	}
 }
 
-static bool start(run *r, const char *bin, const char *model, const char *text)
+typedef struct bench_case {
+	int tokens; /* 0: the model's context */
+	unsigned short cols, lines;
+	const char *cells; /* --cells */
+} bench_case;
+
+static bool start(run *r, const char *bin, const char *model, const char *text,
+		  const bench_case *bc)
 {
 	memset(r, 0, sizeof *r);
 	snprintf(r->logpath, sizeof r->logpath, "/tmp/attnview-bench-%d.log", (int)getpid());
@@ -87,7 +96,7 @@ static bool start(run *r, const char *bin, const char *model, const char *text)
 	if (fd < 0)
 		return false;
 	close(fd);
-	struct winsize ws = {40, 120, 0, 0};
+	struct winsize ws = {bc ? bc->lines : 40, bc ? bc->cols : 120, 0, 0};
 	r->pid = forkpty(&r->pty, NULL, NULL, &ws);
 	if (r->pid < 0) {
 		perror("forkpty");
@@ -98,10 +107,12 @@ static bool start(run *r, const char *bin, const char *model, const char *text)
 		setenv("LC_ALL", "C.UTF-8", 1);
 		setenv("ATTNVIEW_BENCH_LOG", r->logpath, 1);
 		unsetenv("NO_COLOR");
+		const char *cells = bc ? bc->cells : "fit";
 		if (model)
-			execl(bin, bin, "--model", model, "--text", text, (char *)NULL);
+			execl(bin, bin, "--model", model, "--cells", cells, "--text", text,
+			      (char *)NULL);
 		else
-			execl(bin, bin, "--text", text, (char *)NULL);
+			execl(bin, bin, "--cells", cells, "--text", text, (char *)NULL);
 		_exit(127);
 	}
 	r->log = fopen(r->logpath, "r");
@@ -110,7 +121,8 @@ static bool start(run *r, const char *bin, const char *model, const char *text)
 
 static void stop(run *r)
 {
-	if (r->pid > 0 && write(r->pty, "\x11", 1) < 0) /* Ctrl-Q */
+	/* Ctrl-Q twice: with text on the line the first one only asks. */
+	if (r->pid > 0 && write(r->pty, "\x11\x11", 2) < 0)
 		kill(r->pid, SIGTERM);
 	for (int i = 0; i < 200 && r->pid > 0; i++) {
 		pump(r, 10);
@@ -195,7 +207,7 @@ int main(int argc, char **argv)
 			model = golden;
 			fprintf(stderr, "bench_latency: no built-in model; using %s\n", model);
 		}
-		if (!start(&r, bin, model, "a"))
+		if (!start(&r, bin, model, "a", NULL))
 			return 1;
 		l = log_line(&r, 10000);
 		if (!l ||
@@ -211,17 +223,22 @@ int main(int argc, char **argv)
 	       model ? model : "built-in model");
 	printf("model: %u layers, %u heads, dim %u, context %d; %d keystrokes per size\n", L, H, d,
 	       context, nkeys);
-	printf("%7s %6s %9s %9s %11s %11s %13s %10s\n", "tokens", "keys", "echo p50", "echo p99",
-	       "screen p50", "screen p99", "pty->scr p99", "model p50");
+	printf("%7s %-16s %6s %9s %9s %11s %11s %13s %10s\n", "tokens", "cells", "keys", "echo p50",
+	       "echo p99", "screen p50", "screen p99", "pty->scr p99", "model p50");
 
-	int sizes[3] = {32, 128, context};
-	for (int si = 0; si < 3; si++) {
-		int n = sizes[si] < context ? sizes[si] : context;
-		if (si > 0 && n <= sizes[si - 1] && sizes[si - 1] <= context)
-			continue;
+	static const bench_case cases[] = {
+	    {32, 120, 40, "scroll"}, {128, 120, 40, "scroll"}, {0, 120, 40, "scroll"},
+	    {128, 120, 40, "compact"}, {0, 120, 40, "compact"}, {24, 200, 60, "fit"},
+	    {0, 200, 60, "fit"},
+	};
+	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+		const bench_case *bc = &cases[ci];
+		int n = bc->tokens && bc->tokens < context ? bc->tokens : context;
+		if (bc->tokens == 128 && context <= 128)
+			continue; /* the same as full context */
 		static char text[65536];
 		make_text(text, sizeof text, n - 1);
-		if (!start(&r, bin, model, text))
+		if (!start(&r, bin, model, text, bc))
 			return 1;
 		/* Wait until the first heatmap is out. */
 		bool ready = false;
@@ -265,15 +282,15 @@ int main(int argc, char **argv)
 			got++;
 		}
 		stop(&r);
-		printf("%7d %6d %9.3f %9.3f %11.3f %11.3f %13.3f %10.3f\n", n, got,
+		char label[32];
+		snprintf(label, sizeof label, "%s %ux%u", bc->cells, bc->cols, bc->lines);
+		printf("%7d %-16s %6d %9.3f %9.3f %11.3f %11.3f %13.3f %10.3f\n", n, label, got,
 		       pct(echo, got, 0.5), pct(echo, got, 0.99), pct(screen, got, 0.5),
 		       pct(screen, got, 0.99), pct(outside, got, 0.99), pct(modelt, got, 0.5));
 		free(echo);
 		free(screen);
 		free(outside);
 		free(modelt);
-		if (n == context)
-			break;
 	}
 	printf("(milliseconds; 'screen' = key read by the view -> heatmap for the new text "
 	       "drawn; 'pty->scr' includes the pty; target p99 < 16.7 ms)\n");
