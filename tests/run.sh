@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
-	clang libclang-rt-14-dev valgrind libtsan2)
+	ncurses-term clang libclang-rt-14-dev valgrind libtsan2)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,14 +33,14 @@ run_view() { # NAME MODEL: one session
 	for i in 1 2 3 4 5 6; do "${k[@]}" BSpace; "${k[@]}" -l "x$i"; done
 	"${k[@]}" -l $'\e[200~pasted\ttext\r\nwith a line\e[201~'
 	"${k[@]}" Tab Tab BTab C-n C-p Up Down Up
-	"${k[@]}" Enter j j l l k o
+	"${k[@]}" Enter Down Down Right Right Up F3
 	tmux -L "$sock" resize-window -x 60 -y 16 2>/dev/null
-	"${k[@]}" o v h h
+	"${k[@]}" F3 F2 Left Left F4 F6 F5
 	tmux -L "$sock" resize-window -x 120 -y 40 2>/dev/null
-	"${k[@]}" i C-u
+	"${k[@]}" Escape C-u
 	"${k[@]}" -l 'again'
 	sleep 2
-	"${k[@]}" C-q
+	"${k[@]}" C-q C-q
 	local i
 	for ((i = 0; i < 300; i++)); do
 		[ -s "$tmp/status" ] && break
