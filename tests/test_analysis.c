@@ -143,6 +143,155 @@ static void patterns(void)
 	CHECK(strcmp(head_pattern(&s), "broad") == 0);
 }
 
+/* Tokens from an ASCII string. */
+static void toks(token *t, const char *s)
+{
+	for (int i = 0; s[i]; i++)
+		t[i] = (token){.cp = (uint32_t)(unsigned char)s[i], .id = 3 + s[i], .width = 1};
+}
+
+static void roles(void)
+{
+	token t[8];
+	role_scores rs;
+	/* Previous-token head on 4 tokens: 3 of 4 rows on the key before. */
+	float prev[16] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+	attn_matrix a = {prev, 4, false};
+	toks(t, "wxyz");
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_PREVIOUS && near(rs.score, 0.75) && near(rs.s[ROLE_PREVIOUS], 0.75),
+	       "previous head: %s %g", role_name(rs.role), rs.score);
+	CHECK(near(rs.s[ROLE_SELF], 0.25) && near(rs.s[ROLE_FIRST], 0.5) && near(rs.s[ROLE_NEXT], 0));
+	CHECK(near(rs.s[ROLE_LOCAL], 1)); /* a previous head is local too: previous wins */
+	CHECK(near(rs.s[ROLE_BROAD], 0)); /* every row sure: no entropy */
+
+	/* Every row on key 0: the first-token (sink) head. */
+	float first[16] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+	a.w = first;
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_FIRST && near(rs.score, 1), "first head: %s", role_name(rs.role));
+
+	/* Uniform: broad, normalised entropy 1. */
+	float u[16];
+	for (int i = 0; i < 16; i++)
+		u[i] = 0.25f;
+	a.w = u;
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_BROAD && near(rs.score, 1) && near(rs.s[ROLE_SELF], 0.25),
+	       "uniform head: %s %g", role_name(rs.role), rs.score);
+
+	/* "a b,c": every row on the space (key 1) — delimiter 1 against a
+	 * uniform share of 2/5. */
+	float d[25] = {0};
+	for (int i = 0; i < 5; i++)
+		d[i * 5 + 1] = 1;
+	attn_matrix b = {d, 5, false};
+	toks(t, "a b,c");
+	head_roles(&rs, &b, t);
+	CHECKF(rs.role == ROLE_DELIMITER && near(rs.score, 1), "delimiter head: %s",
+	       role_name(rs.role));
+
+	/* "abab", each row on the other copy of its character: duplicate. */
+	float dup[16] = {0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0};
+	a.w = dup;
+	toks(t, "abab");
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_DUPLICATE && near(rs.score, 1) && near(rs.s[ROLE_INDUCTION], 0),
+	       "duplicate head: %s, induction %g", role_name(rs.role), rs.s[ROLE_INDUCTION]);
+
+	/* "abab", each row on the token after an earlier copy of itself: rows
+	 * 0 (a -> 3), 2 (a -> 1), 3 (b -> 2); row 1 has none and looks at itself. */
+	float ind[16] = {0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+	a.w = ind;
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_INDUCTION && near(rs.score, 0.75), "induction head: %s %g",
+	       role_name(rs.role), rs.s[ROLE_INDUCTION]);
+
+	/* Each row even over the keys within 2 of it: a local window, with no
+	 * neighbour above 1/3. */
+	float loc[64] = {0};
+	for (int i = 0; i < 8; i++) {
+		int lo = i - 2 < 0 ? 0 : i - 2, hi = i + 2 > 7 ? 7 : i + 2;
+		for (int j = lo; j <= hi; j++)
+			loc[i * 8 + j] = 1.0f / (float)(hi - lo + 1);
+	}
+	attn_matrix c = {loc, 8, false};
+	toks(t, "stuvwxyz");
+	head_roles(&rs, &c, t);
+	CHECKF(rs.role == ROLE_LOCAL && near(rs.score, 1), "local head: %s %g (previous %g)",
+	       role_name(rs.role), rs.score, rs.s[ROLE_PREVIOUS]);
+	CHECK(strcmp(role_name(ROLE_LOCAL), "local") == 0);
+}
+
+static void aggregates_and_rollout(void)
+{
+	/* 2 layers x 2 heads of 2 x 2. */
+	float att[16] = {1, 0, 0, 1, /* L0 H0 */ 0, 1, 1, 0, /* L0 H1 */
+			 0.5f, 0.5f, 0.5f, 0.5f, /* L1 H0 */ 1, 0, 1, 0 /* L1 H1 */};
+	attn_result r;
+	memset(&r, 0, sizeof r);
+	r.n = 2, r.layers = 2, r.heads = 2, r.att = att;
+	float out[4];
+	aggregate_heads(out, &r, 0, AGG_MEAN);
+	float mean0[4] = {0.5f, 0.5f, 0.5f, 0.5f};
+	check_close("mean of layer 0", out, mean0, 4, 1e-7f);
+	aggregate_heads(out, &r, 1, AGG_MAX);
+	float max1[4] = {1, 0.5f, 1, 0.5f};
+	check_close("max of layer 1", out, max1, 4, 1e-7f);
+	aggregate_heads(out, &r, 7, AGG_ALL);
+	float all[4] = {0.625f, 0.375f, 0.625f, 0.375f};
+	check_close("mean of all heads", out, all, 4, 1e-7f);
+
+	/* Rollout: A_0 = W_0/2 + I/2 = [[.75 .25] [.25 .75]];
+	 * W_1 = [[.75 .25] [.75 .25]], A_1 = [[.875 .125] [.375 .625]];
+	 * R_1 = A_1 A_0 = [[.6875 .3125] [.4375 .5625]]. */
+	float roll[8], work[4];
+	attention_rollout(roll, work, &r);
+	float want[8] = {0.75f, 0.25f, 0.25f, 0.75f, 0.6875f, 0.3125f, 0.4375f, 0.5625f};
+	check_close("rollout", roll, want, 8, 1e-6f);
+}
+
+static void words(void)
+{
+	token t[16];
+	toks(t, "Time flies, ok");
+	word_span w[16];
+	int nw = words_split(w, t, 14);
+	/* "Time " "flies" ", " "ok": spaces go with what comes before them. */
+	CHECKF(nw == 4, "%d words", nw);
+	CHECK(w[0].start == 0 && w[0].end == 5);   /* "Time " */
+	CHECK(w[1].start == 5 && w[1].end == 10);  /* "flies" */
+	CHECK(w[2].start == 10 && w[2].end == 12); /* ", " */
+	CHECK(w[3].start == 12 && w[3].end == 14); /* "ok" */
+	toks(t, " a");
+	nw = words_split(w, t, 2);
+	CHECK(nw == 2 && w[0].end == 1 && w[1].start == 1); /* leading space, then "a" */
+
+	bool marks[5] = {false, false, true, false, true};
+	nw = words_from_marks(w, marks, 5);
+	CHECK(nw == 3 && w[0].end == 2 && w[1].start == 2 && w[1].end == 4 && w[2].end == 5);
+
+	/* 3 tokens, words {0,1} {2}: W[0][0] = mean over rows 0,1 of A[i][0]+A[i][1]. */
+	float a3[9] = {0.5f, 0.3f, 0.2f, 0.1f, 0.1f, 0.8f, 0.3f, 0.3f, 0.4f};
+	attn_matrix a = {a3, 3, false};
+	word_span ws[2] = {{0, 2}, {2, 3}};
+	float wo[4];
+	words_aggregate(wo, &a, ws, 2);
+	float want[4] = {(0.8f + 0.2f) / 2, (0.2f + 0.8f) / 2, 0.6f, 0.4f};
+	check_close("word attention", wo, want, 4, 1e-6f);
+	CHECK(near(wo[0] + wo[1], 1) && near(wo[2] + wo[3], 1));
+}
+
+static void differences(void)
+{
+	float x[4] = {0.5f, 0.5f, 0.2f, 0.8f}, y[9] = {1, 0, 0, 0.4f, 0.6f, 0, 0, 0, 1};
+	attn_matrix a = {x, 2, false}, b = {y, 3, true};
+	float d[4];
+	matrix_difference(d, &a, &b, 2);
+	float want[4] = {-0.5f, 0.5f, -0.2f, 0.2f};
+	check_close("difference by position", d, want, 4, 1e-6f);
+}
+
 static void result_head(void)
 {
 	/* attn_result_head finds [layer][head] in the result's layout. */
@@ -166,6 +315,10 @@ int main(void)
 	top_keys_and_rank();
 	pooling();
 	patterns();
+	roles();
+	aggregates_and_rollout();
+	words();
+	differences();
 	result_head();
 	return test_summary("analysis");
 }

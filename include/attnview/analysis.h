@@ -74,4 +74,95 @@ typedef enum pool_kind {
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
 	       pool_kind kind);
 
+/* ---- head roles ---------------------------------------------------------
+ * Scores in [0, 1] of one head on one text (TransformerLens's detector
+ * scores, generalised to bidirectional models), A the head's n x n weights:
+ *   previous   sum_{i>=1} A[i][i-1] / n
+ *   next       sum_{i<n-1} A[i][i+1] / n
+ *   self       sum_i A[i][i] / n
+ *   first      sum_i A[i][0] / n
+ *   delimiter  sum_i sum_{j: tok_j space, line break or punctuation} A[i][j] / n
+ *   duplicate  sum_i sum_{j != i, tok_j = tok_i} A[i][j] / n
+ *   induction  sum_i sum_{j >= 1, j - 1 != i, tok_{j-1} = tok_i} A[i][j] / n
+ *   local      sum_i sum_{|i - j| <= 2} A[i][j] / n
+ *   entropy    mean over rows of -sum_j A[i][j] ln A[i][j], divided by ln n */
+typedef enum role_kind {
+	ROLE_PREVIOUS,
+	ROLE_NEXT,
+	ROLE_SELF,
+	ROLE_FIRST,
+	ROLE_DELIMITER,
+	ROLE_DUPLICATE,
+	ROLE_INDUCTION,
+	ROLE_LOCAL, /* "local window" */
+	ROLE_BROAD,
+	ROLE_NKINDS
+} role_kind;
+
+typedef struct role_scores {
+	double s[ROLE_NKINDS]; /* ROLE_BROAD holds the entropy */
+	role_kind role;	       /* the label */
+	double score;	       /* the score that earned it */
+} role_scores;
+
+/* Names as the dump and the screen print them: "previous", "next", "self",
+ * "first", "delimiter", "duplicate", "induction", "local", "broad". */
+const char *role_name(role_kind r);
+
+/* The scores of a head, tokens tok[0..n) (ids compare tokens: two unknown
+ * characters count as the same only if their codepoints are equal), and its
+ * label: among the roles whose score is high enough (previous, next, self
+ * and first at least 0.4; delimiter at least 0.5 and twice what a uniform
+ * head would give; duplicate and induction at least 0.3 and three times the
+ * uniform head's) the one with the highest score; else "local" if at least
+ * 0.6 and 1.4 times the uniform head's; else "broad" with the entropy as its
+ * score. A uniform head's score is the mean over rows of the share of
+ * visible keys that count for the role. */
+void head_roles(role_scores *out, const attn_matrix *a, const token *tok);
+
+/* ---- aggregates and rollout ---------------------------------------------- */
+typedef enum agg_kind {
+	AGG_MEAN, /* mean over a layer's heads */
+	AGG_MAX,  /* largest weight over a layer's heads, cell by cell */
+	AGG_ALL,  /* mean over every head of every layer */
+} agg_kind;
+
+const char *agg_name(agg_kind k); /* "mean", "max", "all" */
+
+/* out (n, n): the aggregate of result r (layer ignored for AGG_ALL). The
+ * rows of a mean sum to 1 as the heads' do; a max's do not. */
+void aggregate_heads(float *out, const attn_result *r, int layer, agg_kind kind);
+
+/* Attention rollout (Abnar and Zuidema, 2020): with W_l the mean over layer
+ * l's heads, A_l = W_l / 2 + I / 2, R_0 = A_0, R_l = A_l R_{l-1}.
+ * out (L, n, n): R_0 .. R_{L-1}, rows summing to 1. work: n * n floats. */
+void attention_rollout(float *out, float *work, const attn_result *r);
+
+/* ---- words --------------------------------------------------------------- */
+/* A word: tokens [start, end). */
+typedef struct word_span {
+	int start, end;
+} word_span;
+
+/* Words of tok[0..n) split at spaces and punctuation (Clark et al. 2019 split
+ * at whitespace): a run of other characters is a word, each punctuation
+ * character or line break is a word, each with the spaces after it; spaces
+ * at the start are a word. Writes at most n spans; returns how many. */
+int words_split(word_span *out, const token *tok, int n);
+
+/* Words from boundaries the user marked: marks[i] true means a word starts
+ * at token i (marks[0] is implied). Returns the number of spans. */
+int words_from_marks(word_span *out, const bool *marks, int n);
+
+/* Character attention as word attention (Clark et al. 2019): a word's Key
+ * columns are summed, its Query rows averaged:
+ *   W[I][J] = mean_{i in I} sum_{j in J} A[i][j]
+ * so every word row still sums to 1. out (nw, nw). */
+void words_aggregate(float *out, const attn_matrix *a, const word_span *w, int nw);
+
+/* ---- differences ---------------------------------------------------------- */
+/* out (n, n) = a - b over their first n rows and columns (n <= both),
+ * aligned by position. Masked cells of either are 0. */
+void matrix_difference(float *out, const attn_matrix *a, const attn_matrix *b, int n);
+
 #endif

@@ -103,6 +103,10 @@ int cp_display_width(uint32_t cp, bool *placeholder);
  * Writes a NUL-terminated string (at most 32 bytes) and returns its length. */
 size_t cp_glyph(uint32_t cp, char out[32]);
 
+/* A delimiter for the head roles and the word view: a space (Unicode
+ * category Z*), a line break, or punctuation (P*). */
+bool cp_is_delimiter(uint32_t cp);
+
 /* Encode one codepoint as UTF-8 (no NUL); returns the length, 0 if invalid. */
 size_t cp_to_utf8(uint32_t cp, char out[4]);
 

@@ -1,6 +1,8 @@
 /* Statistics and summaries of attention matrices (analysis.h). */
 #include "attnview/analysis.h"
 
+#include <cblas.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +135,225 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
 				out[i] = cnt ? (float)(sum / (cnt + msk)) : 0.0f;
 		}
 	}
+}
+
+/* ---- head roles --------------------------------------------------------- */
+
+static const char *const role_names[ROLE_NKINDS] = {
+    "previous", "next", "self", "first", "delimiter", "duplicate", "induction", "local", "broad"};
+
+const char *role_name(role_kind r)
+{
+	return r < ROLE_NKINDS ? role_names[r] : "?";
+}
+
+/* What a head spreading each row evenly over its visible keys would score on
+ * the content roles: the mean share of visible keys that qualify. */
+typedef struct uniform_shares {
+	double delimiter, duplicate, induction, local;
+} uniform_shares;
+
+static bool is_duplicate(const token *tok, int i, int j)
+{
+	return j != i && tok[j].cp == tok[i].cp;
+}
+
+static bool is_induction(const token *tok, int i, int j)
+{
+	return j >= 1 && j - 1 != i && tok[j - 1].cp == tok[i].cp;
+}
+
+static void role_sums(role_scores *out, uniform_shares *u, const attn_matrix *a, const token *tok)
+{
+	int n = a->n;
+	double *s = out->s;
+	for (int i = 0; i < n; i++) {
+		int visible = 0, delim = 0, dup = 0, ind = 0, near = 0;
+		double ent = 0;
+		for (int j = 0; j < n; j++) {
+			if (attn_masked(a, i, j))
+				continue;
+			double w = attn_at(a, i, j);
+			bool d = cp_is_delimiter(tok[j].cp), du = is_duplicate(tok, i, j),
+			     in = is_induction(tok, i, j);
+			visible++;
+			delim += d, dup += du, ind += in, near += abs(i - j) <= 2;
+			s[ROLE_DELIMITER] += d ? w : 0;
+			s[ROLE_DUPLICATE] += du ? w : 0;
+			s[ROLE_INDUCTION] += in ? w : 0;
+			s[ROLE_LOCAL] += abs(i - j) <= 2 ? w : 0;
+			if (w > 0)
+				ent -= w * log(w);
+		}
+		s[ROLE_BROAD] += ent;
+		if (visible) {
+			u->delimiter += (double)delim / visible;
+			u->duplicate += (double)dup / visible;
+			u->induction += (double)ind / visible;
+			u->local += (double)near / visible;
+		}
+		if (i >= 1)
+			s[ROLE_PREVIOUS] += attn_at(a, i, i - 1);
+		if (i < n - 1 && !attn_masked(a, i, i + 1))
+			s[ROLE_NEXT] += attn_at(a, i, i + 1);
+		s[ROLE_SELF] += attn_at(a, i, i);
+		s[ROLE_FIRST] += attn_at(a, i, 0);
+	}
+}
+
+void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
+{
+	memset(out, 0, sizeof *out);
+	int n = a->n;
+	out->role = ROLE_BROAD;
+	if (n <= 0)
+		return;
+	uniform_shares u = {0, 0, 0, 0};
+	role_sums(out, &u, a, tok);
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		out->s[r] /= n;
+	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / log((double)n) : 0;
+	u.delimiter /= n, u.duplicate /= n, u.induction /= n, u.local /= n;
+
+	/* The label: the highest score among the specific roles that clear
+	 * their bar; else a local window; else broad. */
+	bool pass[ROLE_NKINDS] = {false};
+	for (int r = ROLE_PREVIOUS; r <= ROLE_FIRST; r++)
+		pass[r] = out->s[r] >= 0.4;
+	pass[ROLE_DELIMITER] = out->s[ROLE_DELIMITER] >= 0.5 &&
+			       out->s[ROLE_DELIMITER] >= 2 * u.delimiter;
+	pass[ROLE_DUPLICATE] = out->s[ROLE_DUPLICATE] >= 0.3 &&
+			       out->s[ROLE_DUPLICATE] >= 3 * u.duplicate;
+	pass[ROLE_INDUCTION] = out->s[ROLE_INDUCTION] >= 0.3 &&
+			       out->s[ROLE_INDUCTION] >= 3 * u.induction;
+	pass[ROLE_LOCAL] = out->s[ROLE_LOCAL] >= 0.6 && out->s[ROLE_LOCAL] >= 1.4 * u.local;
+	out->score = out->s[ROLE_BROAD];
+	double best = -1;
+	for (int r = 0; r < ROLE_LOCAL; r++)
+		if (pass[r] && out->s[r] > best) {
+			best = out->s[r];
+			out->role = (role_kind)r;
+			out->score = out->s[r];
+		}
+	if (best < 0 && pass[ROLE_LOCAL]) {
+		out->role = ROLE_LOCAL;
+		out->score = out->s[ROLE_LOCAL];
+	}
+}
+
+/* ---- aggregates and rollout --------------------------------------------- */
+
+static const char *const agg_names[] = {"mean", "max", "all"};
+
+const char *agg_name(agg_kind k)
+{
+	return k <= AGG_ALL ? agg_names[k] : "?";
+}
+
+void aggregate_heads(float *out, const attn_result *r, int layer, agg_kind kind)
+{
+	size_t nn = (size_t)r->n * (size_t)r->n;
+	int l0 = kind == AGG_ALL ? 0 : layer, l1 = kind == AGG_ALL ? r->layers : layer + 1;
+	int count = (l1 - l0) * r->heads;
+	memset(out, 0, nn * sizeof *out);
+	for (int l = l0; l < l1; l++)
+		for (int h = 0; h < r->heads; h++) {
+			const float *w = attn_result_head(r, l, h).w;
+			if (kind == AGG_MAX) {
+				for (size_t i = 0; i < nn; i++)
+					out[i] = w[i] > out[i] ? w[i] : out[i];
+			} else {
+				for (size_t i = 0; i < nn; i++)
+					out[i] += w[i];
+			}
+		}
+	if (kind != AGG_MAX && count > 0)
+		for (size_t i = 0; i < nn; i++)
+			out[i] /= (float)count;
+}
+
+void attention_rollout(float *out, float *work, const attn_result *r)
+{
+	int n = r->n;
+	size_t nn = (size_t)n * (size_t)n;
+	for (int l = 0; l < r->layers; l++) {
+		/* work = W_l / 2 + I / 2 */
+		aggregate_heads(work, r, l, AGG_MEAN);
+		for (size_t i = 0; i < nn; i++)
+			work[i] *= 0.5f;
+		for (int i = 0; i < n; i++)
+			work[(size_t)i * (size_t)n + (size_t)i] += 0.5f;
+		float *rl = out + (size_t)l * nn;
+		if (l == 0) {
+			memcpy(rl, work, nn * sizeof *rl);
+			continue;
+		}
+		/* R_l = A_l R_{l-1} */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, work, n,
+			    rl - nn, n, 0.0f, rl, n);
+	}
+}
+
+/* ---- words ---------------------------------------------------------------- */
+
+static bool is_space(uint32_t cp)
+{
+	return cp == ' ' || cp == '\t' || cp == 0x3000;
+}
+
+int words_split(word_span *out, const token *tok, int n)
+{
+	int nw = 0, i = 0;
+	while (i < n) {
+		int start = i;
+		if (is_space(tok[i].cp))
+			; /* leading spaces: a word of their own */
+		else if (cp_is_delimiter(tok[i].cp))
+			i++; /* punctuation or a line break */
+		else
+			while (i < n && !cp_is_delimiter(tok[i].cp))
+				i++;
+		while (i < n && is_space(tok[i].cp))
+			i++;
+		out[nw++] = (word_span){start, i};
+	}
+	return nw;
+}
+
+int words_from_marks(word_span *out, const bool *marks, int n)
+{
+	int nw = 0;
+	for (int i = 0; i < n; i++) {
+		if (i == 0 || marks[i]) {
+			if (nw > 0)
+				out[nw - 1].end = i;
+			out[nw++] = (word_span){i, n};
+		}
+	}
+	return nw;
+}
+
+void words_aggregate(float *out, const attn_matrix *a, const word_span *w, int nw)
+{
+	for (int qi = 0; qi < nw; qi++)
+		for (int ki = 0; ki < nw; ki++) {
+			double sum = 0;
+			for (int i = w[qi].start; i < w[qi].end; i++)
+				for (int j = w[ki].start; j < w[ki].end; j++)
+					sum += attn_masked(a, i, j) ? 0.0 : attn_at(a, i, j);
+			out[(size_t)qi * (size_t)nw + (size_t)ki] =
+			    (float)(sum / (w[qi].end - w[qi].start));
+		}
+}
+
+/* ---- differences ---------------------------------------------------------- */
+
+void matrix_difference(float *out, const attn_matrix *a, const attn_matrix *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			float x = attn_masked(a, i, j) ? 0 : attn_at(a, i, j);
+			float y = attn_masked(b, i, j) ? 0 : attn_at(b, i, j);
+			out[(size_t)i * (size_t)n + (size_t)j] = x - y;
+		}
 }

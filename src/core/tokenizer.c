@@ -653,6 +653,29 @@ bool tokenize_text(const char *s, size_t n, const char *what, cp_buf *cps, clean
 	return ok;
 }
 
+bool cp_is_delimiter(uint32_t cp)
+{
+	if (cp == '\n' || cp == '\t')
+		return true;
+	if (cp >= AV_SPECIAL_CP || !cp_is_scalar(cp))
+		return false;
+	switch (utf8proc_category((utf8proc_int32_t)cp)) {
+	case UTF8PROC_CATEGORY_ZS:
+	case UTF8PROC_CATEGORY_ZL:
+	case UTF8PROC_CATEGORY_ZP:
+	case UTF8PROC_CATEGORY_PC:
+	case UTF8PROC_CATEGORY_PD:
+	case UTF8PROC_CATEGORY_PS:
+	case UTF8PROC_CATEGORY_PE:
+	case UTF8PROC_CATEGORY_PI:
+	case UTF8PROC_CATEGORY_PF:
+	case UTF8PROC_CATEGORY_PO:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* ---- Display ---------------------------------------------------------------------- */
 
 /* Codepoints that make a terminal join a character with its neighbour: the
