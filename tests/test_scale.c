@@ -115,6 +115,22 @@ static void pooling(void)
 	CHECKF(near(out[0], 1) && near(out[1], 1), "row-scaled pooling %g %g", out[0], out[1]);
 }
 
+static void differences(void)
+{
+	/* A difference of -0.4 .. 0.2: 0 in the middle, -0.4 at the bottom. */
+	float d[4] = {0.2f, -0.4f, 0.0f, 0.1f};
+	attn_matrix a = {d, 2, false};
+	scale s;
+	scale_init(&s, SCALE_DIFF, &a, NULL);
+	CHECK(near(s.max, 0.4f) && near(scale_pos(&s, 0, 0), 0.5f));
+	CHECK(near(scale_pos(&s, 0, -0.4f), 0) && near(scale_pos(&s, 0, 0.2f), 0.75f));
+	scale_tick t[8];
+	int n = scale_ticks(&s, t, 8);
+	CHECKF(n == 5 && strcmp(t[0].label, "-.4") == 0 && strcmp(t[2].label, "0") == 0 &&
+		   strcmp(t[4].label, ".4") == 0,
+	       "diff ticks %s %s %s", t[0].label, t[2].label, t[4].label);
+}
+
 static void names(void)
 {
 	for (int k = 0; k < SCALE_NKINDS; k++) {
@@ -132,6 +148,7 @@ int main(void)
 	masked_maxima();
 	ticks();
 	pooling();
+	differences();
 	names();
 	return test_summary("scale");
 }

@@ -25,7 +25,9 @@ typedef enum cm_mode {
 typedef enum cm_ramp {
 	RAMP_VIRIDIS = 0,
 	RAMP_CIVIDIS = 1, /* for colour-blind viewers: blue to yellow */
-	RAMP_NRAMPS
+	RAMP_NRAMPS,
+	/* Not a choice: differences, colormap_diverging(2t - 1). */
+	RAMP_DIVERGING = RAMP_NRAMPS,
 } cm_ramp;
 
 const char *colormap_ramp_name(cm_ramp r); /* "viridis", "cividis" */
@@ -68,7 +70,8 @@ typedef struct colormap {
  * colours are distinct and rise in lightness level by level: each is the
  * palette colour nearest the ramp (in OKLab) among those lighter than the
  * level below; levels beyond what the palette can tell apart that way
- * (viridis and cividis reach 16 and more) repeat the last one. */
+ * (viridis and cividis reach 16 and more) repeat the last one. The diverging
+ * ramp, light in the middle, takes the nearest unused colour instead. */
 void colormap_init(colormap *cm, cm_ramp ramp, int levels);
 /* Level of t in [0, 1]; out-of-range values are clamped, NaN gives 0. */
 int colormap_level(const colormap *cm, float t);

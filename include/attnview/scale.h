@@ -18,7 +18,10 @@ typedef enum scale_kind {
 	SCALE_HEAD,
 	SCALE_ROW,
 	SCALE_LOG,
-	SCALE_NKINDS
+	SCALE_NKINDS,
+	/* Not a choice but what a difference of two matrices gets: t = 1/2 +
+	 * d / (2 max|d|), 0 in the middle of a diverging ramp. */
+	SCALE_DIFF = SCALE_NKINDS,
 } scale_kind;
 
 #define SCALE_LOG_DECADES 3 /* the log scale spans 10^-3 .. 1 */
@@ -28,7 +31,7 @@ bool scale_parse(const char *name, scale_kind *k);
 
 typedef struct scale {
 	scale_kind kind;
-	float max;	/* SCALE_HEAD: the matrix's largest visible weight */
+	float max;	/* SCALE_HEAD: the largest visible weight; SCALE_DIFF: max |d| */
 	float *row_max; /* SCALE_ROW: [n], the caller's memory */
 } scale;
 

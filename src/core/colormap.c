@@ -7,11 +7,11 @@
 
 #include "colormap_tables.h"
 
-static const char *const ramp_names[RAMP_NRAMPS] = {"viridis", "cividis"};
+static const char *const ramp_names[RAMP_NRAMPS + 1] = {"viridis", "cividis", "diverging"};
 
 const char *colormap_ramp_name(cm_ramp r)
 {
-	return r < RAMP_NRAMPS ? ramp_names[r] : "?";
+	return r <= RAMP_DIVERGING ? ramp_names[r] : "?";
 }
 
 bool colormap_ramp_parse(const char *name, cm_ramp *r)
@@ -31,6 +31,8 @@ static uint8_t mix(uint8_t a, uint8_t b, double f)
 
 cm_rgb colormap_rgb(cm_ramp r, double t)
 {
+	if (r == RAMP_DIVERGING)
+		return colormap_diverging(t == t ? 2 * t - 1 : 0);
 	const cm_rgb *tab = r == RAMP_CIVIDIS ? cividis_table : viridis_table;
 	if (!(t > 0)) /* also NaN */
 		t = 0;
@@ -158,7 +160,7 @@ void colormap_init(colormap *cm, cm_ramp ramp, int levels)
 		 * bright end; between them, centres of equal steps. */
 		double t = levels > 1 ? (double)i / (levels - 1) : 0.0;
 		cm->rgb[i] = colormap_rgb(ramp, t);
-		int x = nearest_from(cm->rgb[i], min_l, used);
+		int x = nearest_from(cm->rgb[i], ramp == RAMP_DIVERGING ? -1.0 : min_l, used);
 		if (x < 0) {
 			x = last >= 0 ? last : 231;
 		} else {

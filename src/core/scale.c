@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[SCALE_NKINDS] = {"fixed", "head", "row", "log"};
+static const char *const names[SCALE_NKINDS + 1] = {"fixed", "head", "row", "log", "diff"};
 
 const char *scale_name(scale_kind k)
 {
-	return k < SCALE_NKINDS ? names[k] : "?";
+	return k <= SCALE_DIFF ? names[k] : "?";
 }
 
 bool scale_parse(const char *name, scale_kind *k)
@@ -24,7 +24,7 @@ bool scale_parse(const char *name, scale_kind *k)
 
 const char *scale_unit(scale_kind k)
 {
-	return k == SCALE_ROW ? "÷ row max" : "weight";
+	return k == SCALE_ROW ? "÷ row max" : k == SCALE_DIFF ? "difference" : "weight";
 }
 
 static float row_max(const attn_matrix *a, int q)
@@ -41,7 +41,14 @@ void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
 	s->kind = kind;
 	s->max = 1.0f;
 	s->row_max = NULL;
-	if (kind == SCALE_HEAD) {
+	if (kind == SCALE_DIFF) {
+		float m = 0;
+		for (int q = 0; q < a->n; q++)
+			for (int k = 0; k < a->n; k++)
+				if (!attn_masked(a, q, k) && fabsf(attn_at(a, q, k)) > m)
+					m = fabsf(attn_at(a, q, k));
+		s->max = m > 0 ? m : 1.0f;
+	} else if (kind == SCALE_HEAD) {
 		float m = 0;
 		for (int q = 0; q < a->n; q++) {
 			float r = row_max(a, q);
@@ -67,6 +74,9 @@ float scale_pos(const scale *s, int q, float w)
 		break;
 	case SCALE_LOG:
 		t = w > 0 ? 1.0f + log10f(w) / SCALE_LOG_DECADES : 0.0f;
+		break;
+	case SCALE_DIFF:
+		t = 0.5f + 0.5f * w / s->max;
 		break;
 	case SCALE_FIXED:
 	default:
@@ -112,9 +122,15 @@ void scale_pool(float *out, uint8_t *masked, const attn_matrix *a, const scale *
 	}
 }
 
-/* A weight as a short tick label: ".25", "1", "0", ".003". */
+/* A weight as a short tick label: ".25", "1", "0", ".003", "-.2". */
 static void tick_label(char out[16], double v)
 {
+	if (v < 0) {
+		char pos[16];
+		tick_label(pos, -v);
+		snprintf(out, 16, "-%.14s", pos);
+		return;
+	}
 	if (v == 0) {
 		snprintf(out, 16, "0");
 		return;
@@ -138,6 +154,12 @@ int scale_ticks(const scale *s, scale_tick *out, int max)
 		for (int d = SCALE_LOG_DECADES; d >= 0 && n < max; d--, n++) {
 			out[n].t = 1.0f - (float)d / SCALE_LOG_DECADES;
 			tick_label(out[n].label, pow(10.0, -d));
+		}
+		break;
+	case SCALE_DIFF:
+		for (int i = -2; i <= 2 && n < max; i++, n++) {
+			out[n].t = 0.5f + i / 4.0f;
+			tick_label(out[n].label, s->max * i / 2.0);
 		}
 		break;
 	case SCALE_HEAD:

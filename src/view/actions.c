@@ -3,11 +3,14 @@
  * screens, the cursor, heads and layers, editing the text). */
 #include "screen.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <wchar.h>
 
 void move_row(view *v, int d)
 {
-	int n = v->have ? v->r.n : 0;
+	int n = view_n(v);
 	v->hv.qrow += d;
 	if (v->hv.qrow >= n)
 		v->hv.qrow = n - 1;
@@ -18,7 +21,7 @@ void move_row(view *v, int d)
 
 static void move_col(view *v, int d)
 {
-	int n = v->have ? v->r.n : 0;
+	int n = view_n(v);
 	v->hv.kcol += d;
 	if (v->hv.kcol >= n)
 		v->hv.kcol = n - 1;
@@ -26,9 +29,10 @@ static void move_col(view *v, int d)
 		v->hv.kcol = 0;
 }
 
+/* Heads, then the summaries after them (matrix.h): Tab goes round all. */
 static void set_head(view *v, int l, int h)
 {
-	int L = nlayers(v), H = nheads(v);
+	int L = nlayers(v), H = nheads(v) + SEL_EXTRA;
 	v->layer = ((l % L) + L) % L;
 	v->head = ((h % H) + H) % H;
 }
@@ -62,7 +66,8 @@ static bool do_focus(view *v, view_action act)
 			v->focus = v->ov_return;
 		} else {
 			v->ov_return = v->focus;
-			v->ov_sel = v->layer * nheads(v) + v->head;
+			int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
+			v->ov_sel = v->layer * nheads(v) + h;
 			v->focus = F_OVERVIEW;
 		}
 		return true;
@@ -74,7 +79,55 @@ static bool do_focus(view *v, view_action act)
 	}
 }
 
-/* How the map looks: scale, panel, cell size, colours. */
+/* Compare: pin what the map shows (a copy: the text and the selection may
+ * change afterwards), or let go of it. */
+static void toggle_pin(view *v)
+{
+	heat_src s;
+	view_matrix_invalidate(v);
+	if (v->pin.on) {
+		pin_clear(&v->pin);
+		set_notice(v, "comparison off");
+		return;
+	}
+	if (!view_matrix(v, &s)) {
+		set_notice(v, "nothing to pin yet: type some text first");
+		return;
+	}
+	int n = s.m.n;
+	size_t text = 0;
+	for (int i = 0; i < n; i++)
+		text += s.labels[i].text ? strlen(s.labels[i].text) + 1 : 0;
+	pin *p = &v->pin;
+	p->w = malloc((size_t)n * (size_t)n * sizeof *p->w);
+	p->labels = malloc((size_t)n * sizeof *p->labels);
+	p->text_buf = malloc(text + 1);
+	if (!p->w || !p->labels || !p->text_buf) {
+		pin_clear(p);
+		set_notice(v, "out of memory pinning the map");
+		return;
+	}
+	memcpy(p->w, s.m.w, (size_t)n * (size_t)n * sizeof *p->w);
+	memcpy(p->labels, s.labels, (size_t)n * sizeof *p->labels);
+	for (size_t i = 0, at = 0; i < (size_t)n; i++)
+		if (s.labels[i].text) {
+			size_t len = strlen(s.labels[i].text) + 1;
+			memcpy(p->text_buf + at, s.labels[i].text, len);
+			p->labels[i].text = p->text_buf + at;
+			at += len;
+		}
+	p->n = n;
+	p->causal = s.m.causal;
+	char sel[48];
+	sel_describe(v, sel, sizeof sel);
+	snprintf(p->what, sizeof p->what, "layer %d %s, %d %s", v->layer, sel, n,
+		 v->words ? "words" : "tokens");
+	p->on = true;
+	set_notice(v, "pinned %s: edit the text or change head to compare (F9 again: off)",
+		   p->what);
+}
+
+/* How the map looks: scale, panel, cell size, colours, words, comparison. */
 static bool do_look(view *v, view_action act)
 {
 	switch (act) {
@@ -92,6 +145,16 @@ static bool do_look(view *v, view_action act)
 	case ACT_RAMP:
 		colors_set_ramp(&v->col, (cm_ramp)((v->col.ramp + 1) % RAMP_NRAMPS));
 		set_notice(v, "colours: %s", colormap_ramp_name(v->col.ramp));
+		return true;
+	case ACT_WORDS:
+		v->words = !v->words;
+		/* The marks change what the model reads: the text goes again. */
+		text_changed(v);
+		set_notice(v, "%s", v->words ? "word view: words at spaces and punctuation, or at |"
+					     : "character view");
+		return true;
+	case ACT_PIN:
+		toggle_pin(v);
 		return true;
 	default:
 		return false;

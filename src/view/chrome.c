@@ -117,8 +117,10 @@ void draw_status(view *v)
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
-	put_fmt(y, 0, cols, s, " %s | %s | layer %d head %d | %d tokens%s | %s", mode, name,
-		v->layer, v->head, v->ntok, ms, status_hint(v));
+	char sel[48];
+	sel_describe(v, sel, sizeof sel);
+	put_fmt(y, 0, cols, s, " %s | %s | layer %d %s | %d tokens%s | %s", mode, name, v->layer,
+		sel, v->ntok, ms, status_hint(v));
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)

@@ -119,8 +119,17 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 
 void colors_set_ramp(colors *c, cm_ramp ramp)
 {
+	int levels = c->mode == CM_DIRECT ? CM_MAX_LEVELS : VIEW_RAMP_LEVELS;
 	c->ramp = ramp;
-	colormap_init(&c->cm, ramp, c->mode == CM_DIRECT ? CM_MAX_LEVELS : VIEW_RAMP_LEVELS);
+	colormap_init(&c->cm, ramp, levels);
+	/* An odd number of steps puts 0 in a step of its own. */
+	colormap_init(&c->dm, RAMP_DIVERGING, levels - 1);
+	c->on = &c->cm;
+}
+
+void colors_use_diverging(colors *c, bool diverging)
+{
+	c->on = diverging ? &c->dm : &c->cm;
 }
 
 void colors_finish(colors *c)
@@ -167,14 +176,14 @@ static int pair_for(colors *c, int fg, int bg)
 
 int ramp_color(const colors *c, float t)
 {
-	int l = colormap_level(&c->cm, t);
-	return c->mode == CM_DIRECT ? rgb_number(c->cm.rgb[l]) : c->cm.xterm[l];
+	int l = colormap_level(c->on, t);
+	return c->mode == CM_DIRECT ? rgb_number(c->on->rgb[l]) : c->on->xterm[l];
 }
 
 static int text_on(const colors *c, float t)
 {
-	int l = colormap_level(&c->cm, t);
-	bool dark = c->cm.dark_text[l];
+	int l = colormap_level(c->on, t);
+	bool dark = c->on->dark_text[l];
 	if (c->mode == CM_DIRECT)
 		return dark ? 0x000000 : 0xffffff;
 	return dark ? 16 : 231;

@@ -23,7 +23,9 @@ typedef struct pair_cache {
 typedef struct colors {
 	cm_mode mode;
 	cm_ramp ramp;
-	colormap cm;
+	colormap cm;	    /* the sequential ramp */
+	colormap dm;	    /* the diverging ramp, for differences */
+	const colormap *on; /* the one ramp_color and ramp_style use: cm or dm */
 	bool direct_term; /* the terminal type was switched to a -direct one */
 	char why[200];	  /* why the terminal gets shades or 256 colours, or "" */
 	pair_cache pc;
@@ -43,6 +45,9 @@ void colors_finish(colors *c);
 /* At the start of every frame: forgets all pairs if the cache is nearly full
  * (ncurses then repaints the cells whose pairs change). */
 void colors_frame(colors *c);
+/* The ramp that ramp_color and ramp_style draw from: the sequential one, or
+ * the diverging one for differences. */
+void colors_use_diverging(colors *c, bool diverging);
 
 /* A style for a cell of the ramp at t (bold/reverse in a), with text that
  * reads on it. Without colour: plain. */

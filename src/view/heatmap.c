@@ -33,10 +33,33 @@ static void layout_compact(heat_geom *g, int n, int avail_w, int avail_h)
 	g->vis_rows = g->vis_cols = n;
 }
 
-void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, heat_cells cells, bool values,
-		 bool halves)
+void heat_token_labels(heat_label *out, const token *tok, int n)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = (heat_label){NULL, tok[i].cp, tok[i].width, tok[i].unknown};
+}
+
+/* A label in at most maxw columns: a token's glyph, or a text cut with "…". */
+static void put_label(view *v, int y, int x, int maxw, const heat_label *l, attr_t a)
+{
+	style s = l->unknown ? ui_style(&v->col, UI_UNKNOWN, a | A_UNDERLINE) : st(a, 0);
+	if (!l->text) {
+		put_glyph(y, x, l->cp, s);
+		return;
+	}
+	if (l->width <= maxw) {
+		put_str(y, x, maxw, s, l->text);
+		return;
+	}
+	int end = put_str(y, x, maxw - 1, s, l->text);
+	put_str(y, end, 1, s, "…");
+}
+
+void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, heat_cells cells,
+		 bool values, bool halves)
 {
 	memset(g, 0, sizeof *g);
+	g->label_w = label_w < 2 ? 2 : label_w > VIEW_CELL_MAX_W ? VIEW_CELL_MAX_W : label_w;
 	g->n = n;
 	g->x = x;
 	g->w = w;
@@ -47,17 +70,25 @@ void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, heat_cells cel
 	g->posw = digits(n > 0 ? n - 1 : 0);
 	if (g->posw < 2)
 		g->posw = 2;
-	g->cx0 = x + 1 + g->posw + 1 + 2 + 1; /* marker, position, space, glyph, space */
+	/* marker, position, space, label, space */
+	g->cx0 = x + 1 + g->posw + 1 + g->label_w + 1;
 	int avail_w = x + w - g->cx0 - VIEW_BAR_W;
 	int avail_h = h - 3; /* headings and footer */
 	if (avail_h < 1)
 		avail_h = 1;
 	int wmin = values ? VIEW_VALUE_CELL_W : VIEW_CELL_W;
-	bool fits = n * wmin <= avail_w;
+	/* Words like room over their columns (longer ones are cut with "…"),
+	 * and take less before the map goes compact. */
+	int wpref = g->label_w < VIEW_WORD_CELL_W ? g->label_w : VIEW_WORD_CELL_W;
+	if (wpref < wmin)
+		wpref = wmin;
+	while (cells == CELLS_FIT && wpref > wmin && n * wpref > avail_w)
+		wpref--;
+	bool fits = n * wpref <= avail_w;
 	if (!values && (cells == CELLS_COMPACT || (cells == CELLS_FIT && !fits))) {
 		layout_compact(g, n, avail_w, avail_h);
 	} else {
-		g->cell_w = wmin;
+		g->cell_w = wpref;
 		if (cells == CELLS_FIT && n > 0)
 			while (g->cell_w < VIEW_CELL_MAX_W && n * (g->cell_w + 1) <= avail_w)
 				g->cell_w++;
@@ -166,27 +197,28 @@ static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat
 				put_str(g->tick_y, nx, end - nx + (cur ? len : 0),
 					cur ? accent(v, A_BOLD) : st(A_DIM, 0), num);
 		}
-		const token *t = &s->tok[k];
-		int gx = x + (g->cell_w - t->width) / 2;
-		style ts = token_style(v, t, cur ? A_REVERSE | A_BOLD : A_NORMAL);
+		/* A word leaves a column free before the next one. */
+		const heat_label *t = &s->labels[k];
+		int lw = t->text && g->cell_w > 2 ? g->cell_w - 1 : g->cell_w;
+		int tw = t->width < lw ? t->width : lw;
 		if (cur)
-			fill(g->keys_y, x, g->cell_w, ts);
-		put_glyph(g->keys_y, gx, t->cp, ts);
+			fill(g->keys_y, x, g->cell_w, st(A_REVERSE | A_BOLD, 0));
+		put_label(v, g->keys_y, x + (g->cell_w - tw) / 2, lw, t,
+			  cur ? A_REVERSE | A_BOLD : A_NORMAL);
 	}
 }
 
 /* A Query row's label: marker, position, token. */
 static void draw_row_label(view *v, const heat_src *s, const heat_geom *g, int y, int q, bool cur)
 {
-	const token *t = &s->tok[q];
 	if (cur)
 		put_str(y, g->x, 1, accent(v, A_BOLD), "▶");
 	style ls = cur ? st(A_REVERSE | A_BOLD, 0) : st(A_DIM, 0);
 	put_fmt(y, g->x + 1, g->posw, ls, "%*d", g->posw, q);
-	style ts = token_style(v, t, cur ? A_REVERSE | A_BOLD : A_NORMAL);
+	int lx = g->x + 1 + g->posw + 1;
 	if (cur)
-		fill(y, g->x + 1 + g->posw + 1, 2, ts);
-	put_glyph(y, g->x + 1 + g->posw + 1, t->cp, ts);
+		fill(y, lx, g->label_w, st(A_REVERSE | A_BOLD, 0));
+	put_label(v, y, lx, g->label_w, &s->labels[q], cur ? A_REVERSE | A_BOLD : A_NORMAL);
 }
 
 static void draw_cells(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
@@ -218,7 +250,10 @@ static float block_value(const heat_src *s, const heat_geom *g, int qb, int c)
 			if (attn_masked(&s->m, q, k))
 				continue;
 			float t = scale_pos(&s->sc, q, attn_at(&s->m, q, k));
-			best = t > best ? t : best;
+			/* A difference keeps its strongest sign: the value farthest
+			 * from the middle. */
+			if (s->diverging ? best < 0 || fabsf(t - 0.5f) > fabsf(best - 0.5f) : t > best)
+				best = t;
 		}
 	return best;
 }
@@ -253,11 +288,12 @@ static void compact_keys(view *v, const heat_src *s, const heat_geom *g, const h
 		put_str(g->tick_y, x, len, st(A_DIM, 0), num);
 		next_free = x + len + 1;
 	}
-	const token *t = &s->tok[hv->kcol];
+	const heat_label *t = &s->labels[hv->kcol];
+	int tw = t->width < VIEW_CELL_MAX_W ? t->width : VIEW_CELL_MAX_W;
 	int x = g->cx0 + cur_c;
-	if (x + t->width > g->bar_x)
-		x = g->bar_x - t->width;
-	put_glyph(g->keys_y, x, t->cp, token_style(v, t, A_REVERSE | A_BOLD));
+	if (x + tw > g->bar_x)
+		x = g->bar_x - tw;
+	put_label(v, g->keys_y, x, tw, t, A_REVERSE | A_BOLD);
 }
 
 static void compact_label(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
@@ -376,6 +412,7 @@ static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows,
 void heat_draw(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
 {
 	int n = s->m.n;
+	colors_use_diverging(&v->col, s->diverging);
 	if (g->compact) {
 		draw_compact(v, s, g, hv);
 	} else {
@@ -385,6 +422,7 @@ void heat_draw(view *v, const heat_src *s, const heat_geom *g, const heat_view *
 		draw_edges(g, hv, n, rows, cols);
 	}
 	draw_bar(v, s, g);
+	colors_use_diverging(&v->col, false);
 }
 
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k)

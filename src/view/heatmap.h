@@ -20,11 +20,22 @@
 
 struct view;
 
+/* A row's or column's label: one token (drawn as attnview draws tokens), or
+ * a text such as a word. */
+typedef struct heat_label {
+	const char *text; /* UTF-8, or NULL: the token cp */
+	uint32_t cp;
+	int width; /* columns */
+	bool unknown;
+} heat_label;
+
 /* What to draw. */
 typedef struct heat_src {
-	attn_matrix m;	  /* the weights, in [0, 1] */
-	const token *tok; /* [m.n]: the labels */
-	scale sc;	  /* how weights become colours */
+	attn_matrix m;		  /* the weights: in [0, 1], or differences */
+	const heat_label *labels; /* [m.n] */
+	int label_w;		  /* the widest label, columns (at least 2) */
+	scale sc;		  /* how weights become colours */
+	bool diverging;		  /* a difference: the diverging ramp */
 } heat_src;
 
 /* How big the cells are. */
@@ -45,6 +56,7 @@ typedef struct heat_geom {
 	int tick_y, keys_y;	/* lines of the key positions and the key labels */
 	int cells_y, foot_y;	/* first line of the cells; the line below them */
 	int posw;		/* digits of the row numbers */
+	int label_w;		/* columns of the row labels */
 	int cx0;		/* first column of the cells */
 	int cell_w, cell_h;	/* cells: columns and lines of one */
 	int vis_rows, vis_cols; /* cells: rows and columns on screen */
@@ -64,8 +76,10 @@ typedef struct heat_view {
  * of key headings, the cells, a footer line. values: the cells print their
  * weights (5 columns at least, never compact); halves: the terminal has
  * colours, so a compact line can hold two rows. */
-void heat_layout(heat_geom *g, int n, int x, int y, int w, int h, heat_cells cells, bool values,
-		 bool halves);
+void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, heat_cells cells,
+		 bool values, bool halves);
+/* Labels for tokens tok[0..n) into out. */
+void heat_token_labels(heat_label *out, const token *tok, int n);
 /* Scroll so that the cursor is on screen and no space is wasted past the
  * last row or column. */
 void heat_scroll(heat_view *hv, const heat_geom *g, int n);

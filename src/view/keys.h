@@ -17,6 +17,7 @@
 #define VIEW_CELL_MAX_W	   8  /* cells widen up to this when the text fits */
 #define VIEW_CELL_MAX_H	   3  /* ... and grow to this many lines */
 #define VIEW_VALUE_CELL_W  5  /* values mode: " .123" */
+#define VIEW_WORD_CELL_W   5  /* word view: columns at least this wide for long words */
 #define VIEW_BAR_W	   9  /* colour bar: edge marker, gap, bar, ticks */
 #define VIEW_PANEL_W	   34 /* details panel on the right */
 #define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
@@ -32,6 +33,7 @@
 #define VIEW_OV_MIN_BOX_H  3	     /* ... and lines, with its title */
 #define VIEW_HELP_KEYS_W   22	     /* help: a key group's names wrap past this */
 #define VIEW_DEFAULT_SCALE SCALE_ROW /* why: man/attnview.1, COLOUR SCALES */
+#define VIEW_WORD_MARK	   '|'	/* in the word view: a word starts after it */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
@@ -56,6 +58,8 @@ typedef enum view_action {
 	ACT_PANEL,	 /* hide or show the details panel */
 	ACT_CELLS,	 /* cell size: fit the screen, scroll, compact */
 	ACT_RAMP,	 /* colour ramp: viridis, cividis */
+	ACT_WORDS,	 /* word view on or off */
+	ACT_PIN,	 /* compare: pin what the map shows, or unpin */
 	ACT_UP,
 	ACT_DOWN,
 	ACT_LEFT,
@@ -122,7 +126,12 @@ static const key_binding view_keys[] = {
 	{ALT('c'), false, KC_ALL, ACT_CELLS, "Alt-C", NULL},
 	{KEY_F(7), true, KC_ALL, ACT_RAMP, "F7", "colours: viridis, cividis"},
 	{ALT('m'), false, KC_ALL, ACT_RAMP, "Alt-M", NULL},
-	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab", "next head"},
+	{KEY_F(8), true, KC_ALL, ACT_WORDS, "F8", "word view (| in the text marks words)"},
+	{ALT('w'), false, KC_ALL, ACT_WORDS, "Alt-W", NULL},
+	{KEY_F(9), true, KC_ALL, ACT_PIN, "F9", "compare: pin this map / unpin"},
+	{ALT('='), false, KC_ALL, ACT_PIN, "Alt-=", NULL},
+	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab",
+	 "next head; after the last: mean, max, rollout, all"},
 	{KEY_BTAB, true, KC_INPUT | KC_MAP, ACT_PREV_HEAD, "Shift-Tab", "previous head"},
 	{CTRL('n'), false, KC_INPUT | KC_MAP, ACT_NEXT_LAYER, "Ctrl-N", "next layer"},
 	{CTRL('p'), false, KC_INPUT | KC_MAP, ACT_PREV_LAYER, "Ctrl-P", "previous layer"},

@@ -14,9 +14,12 @@ static void map_layout(view *v)
 		g->map_w = COLS;
 	}
 	g->panel_x = g->map_w + 1;
-	int n = v->have ? v->r.n : 0;
-	heat_layout(&g->heat, n, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY, v->cells, v->values,
-		    v->col.mode >= CM_256);
+	heat_src s;
+	bool have = view_matrix(v, &s);
+	int n = have ? s.m.n : 0;
+	clamp_cursor(v);
+	heat_layout(&g->heat, n, have ? s.label_w : 2, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY,
+		    v->cells, v->values, v->col.mode >= CM_256);
 	heat_scroll(&v->hv, &g->heat, n);
 	/* The panel sits right beside the colour bar and takes the rest. */
 	int end = g->heat.bar_x + VIEW_BAR_W;
@@ -29,26 +32,30 @@ static void map_layout(view *v)
 
 static void draw_head_line(view *v)
 {
-	int x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
+	int x;
+	if (view_sel(v) == SEL_HEAD) {
+		x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
+	} else {
+		char sel[48];
+		sel_describe(v, sel, sizeof sel);
+		x = view_sel(v) == SEL_ALL
+			? put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "All layers  %s", sel)
+			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "Layer %d  %s", v->layer, sel);
+	}
 	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked";
-	put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s", obj, v->values ? "  values" : "",
-		v->mg.heat.compact ? "  compact" : "");
-}
-
-/* The selected head as the heatmap draws it, with its colour scale. */
-static heat_src head_src(view *v)
-{
-	heat_src s = {view_head(v), v->r.tokens, {0}};
-	scale_init(&s.sc, v->scale, &s.m, v->row_max);
-	return s;
+	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s%s", obj,
+		    v->values ? "  values" : "", v->mg.heat.compact ? "  compact" : "",
+		    v->words ? "  words" : "");
+	if (v->pin.on)
+		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  minus pinned %s", v->pin.what);
 }
 
 static void map_draw(view *v)
 {
 	const map_geom *g = &v->mg;
 	draw_head_line(v);
-	if (v->have) {
-		heat_src s = head_src(v);
+	heat_src s;
+	if (view_matrix(v, &s)) {
 		heat_draw(v, &s, &g->heat, &v->hv);
 	} else {
 		const char *msg = v->pending ? "computing..."
@@ -62,7 +69,8 @@ static void map_draw(view *v)
 static void map_mouse(view *v, const MEVENT *ev)
 {
 	int q, k;
-	if (!v->have || !heat_hit(&v->mg.heat, &v->hv, v->r.n, ev->y, ev->x, &q, &k))
+	heat_src s;
+	if (!view_matrix(v, &s) || !heat_hit(&v->mg.heat, &v->hv, s.m.n, ev->y, ev->x, &q, &k))
 		return;
 	v->hv.qrow = q;
 	v->hv.kcol = k;

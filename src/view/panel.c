@@ -1,6 +1,8 @@
 /* The details panel beside the heatmap: the cursor's Query and Key, the
- * weight with its rank and score, the row's strongest keys, the head's
- * statistics and the model's predictions at the Query's position. */
+ * weight with its rank and score, the row's strongest keys, what the matrix
+ * does on this text (pattern, role, statistics) and the model's predictions
+ * at the Query's position. It describes whatever the map shows: a head, a
+ * summary of heads, words, or a difference from a pinned map. */
 #include "panel.h"
 
 #include "attnview/vocab.h"
@@ -8,33 +10,6 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-
-static const head_stats *selected_stats(view *v)
-{
-	if (!v->hs_valid || v->hs_seq != v->res_seq || v->hs_layer != v->layer ||
-	    v->hs_head != v->head) {
-		attn_matrix a = view_head(v);
-		head_stats_compute(&v->hs, &a);
-		v->hs_valid = true;
-		v->hs_seq = v->res_seq;
-		v->hs_layer = v->layer;
-		v->hs_head = v->head;
-	}
-	return &v->hs;
-}
-
-/* A token for the panel: the glyph, and what it is. */
-static int put_token_desc(view *v, int y, int x, int maxw, const token *t)
-{
-	style s = token_style(v, t, A_BOLD);
-	int w = put_glyph(y, x, t->cp, s);
-	char desc[64];
-	if (t->cp < 0x110000)
-		snprintf(desc, sizeof desc, " U+%04X%s", t->cp, t->unknown ? " unknown" : "");
-	else
-		snprintf(desc, sizeof desc, " special");
-	return put_str(y, x + w, maxw - w, st(A_DIM, 0), desc);
-}
 
 /* Lines are written from y on while they fit above ymax. */
 typedef struct pen {
@@ -55,73 +30,127 @@ static void line(pen *p, style s, const char *fmt, ...)
 	p->y++;
 }
 
-static void cell_lines(view *v, pen *p, const attn_matrix *a)
+/* "Query 2 明 U+660E", "Key   1 北京 (word: tokens 1-2)". */
+static void label_line(view *v, pen *p, const char *what, int i, const heat_label *l)
+{
+	if (p->y <= p->ymax) {
+		int x = put_fmt(p->y, p->x, p->w, st(A_BOLD, 0), "%s %d ", what, i);
+		style s = l->unknown ? ui_style(&v->col, UI_UNKNOWN, A_BOLD | A_UNDERLINE)
+				     : st(A_BOLD, 0);
+		int start, end;
+		if (l->text) {
+			x = put_str(p->y, x, p->w - (x - p->x), s, l->text);
+			if (view_word_span(v, i, &start, &end))
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " tokens %d-%d",
+					start, end - 1);
+		} else {
+			x += put_glyph(p->y, x, l->cp, s);
+			if (l->cp < 0x110000)
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s", l->cp,
+					l->unknown ? " unknown" : "");
+			else
+				put_str(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " special");
+		}
+	}
+	p->y++;
+}
+
+static void cell_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
-	if (p->y <= p->ymax) {
-		int xx = put_fmt(p->y, p->x, p->w, st(A_BOLD, 0), "Query %d ", q);
-		put_token_desc(v, p->y, xx, p->w - (xx - p->x), &v->r.tokens[q]);
-	}
-	p->y++;
-	if (p->y <= p->ymax) {
-		int xx = put_fmt(p->y, p->x, p->w, st(A_BOLD, 0), "Key   %d ", k);
-		put_token_desc(v, p->y, xx, p->w - (xx - p->x), &v->r.tokens[k]);
-	}
-	p->y++;
-	if (attn_masked(a, q, k)) {
+	label_line(v, p, "Query", q, &s->labels[q]);
+	label_line(v, p, "Key  ", k, &s->labels[k]);
+	if (attn_masked(&s->m, q, k)) {
 		line(p, plain(), "weight masked (key after query)");
 		p->y += 2;
 		return;
 	}
+	char wbuf[32], pbuf[32];
+	float now, pinned;
+	if (view_compare_cell(v, q, k, &now, &pinned)) {
+		fmt_weight(wbuf, now);
+		fmt_weight(pbuf, pinned);
+		line(p, plain(), "now    %s", wbuf);
+		line(p, plain(), "pinned %s", pbuf);
+		line(p, st(A_BOLD, 0), "difference %+.6f", now - pinned);
+		return;
+	}
 	int visible;
-	int rank = row_rank(a, q, k, &visible);
-	size_t n = (size_t)a->n, head = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-	float raw = v->r.scores[(head * n + (size_t)q) * n + (size_t)k];
-	char wbuf[32];
-	fmt_weight(wbuf, attn_at(a, q, k));
+	int rank = row_rank(&s->m, q, k, &visible);
+	fmt_weight(wbuf, attn_at(&s->m, q, k));
 	line(p, plain(), "weight %s", wbuf);
 	line(p, plain(), "rank   %d of %d in the row", rank, visible);
-	line(p, plain(), "q·k %.4f  /√%d = %.4f", raw, v->head_dim,
-	     raw / sqrtf((float)v->head_dim));
+	if (view_sel(v) == SEL_HEAD && !v->words) {
+		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
+		float raw = v->r.scores[(h * n + (size_t)q) * n + (size_t)k];
+		line(p, plain(), "q·k %.4f  /√%d = %.4f", raw, v->head_dim,
+		     raw / sqrtf((float)v->head_dim));
+	} else {
+		p->y++;
+	}
 }
 
-static void top_key_lines(view *v, pen *p, const attn_matrix *a)
+static void top_key_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
 	line(p, st(A_BOLD, 0), "Top keys of row %d", q);
 	int top[VIEW_TOPK];
-	int ntop = row_top_keys(a, q, VIEW_TOPK, top);
+	int ntop = row_top_keys(&s->m, q, VIEW_TOPK, top);
 	for (int i = 0; i < ntop && p->y <= p->ymax; i++, p->y++) {
 		int xx = put_fmt(p->y, p->x, p->w, plain(), " %*d ", v->mg.heat.posw, top[i]);
-		const token *t = &v->r.tokens[top[i]];
-		put_glyph(p->y, xx, t->cp, token_style(v, t, top[i] == k ? A_BOLD : A_NORMAL));
+		const heat_label *l = &s->labels[top[i]];
+		int lw = l->width < 8 ? l->width : 8;
+		style ls = top[i] == k ? st(A_BOLD, 0) : plain();
+		if (l->text)
+			put_str(p->y, xx, lw, ls, l->text);
+		else
+			put_glyph(p->y, xx, l->cp, ls);
 		char wbuf[32];
-		fmt_weight(wbuf, attn_at(a, q, top[i]));
-		put_str(p->y, xx + 3, p->w - (xx + 3 - p->x), top[i] == k ? st(A_BOLD, 0) : plain(),
-			wbuf);
+		fmt_weight(wbuf, attn_at(&s->m, q, top[i]));
+		int wx = xx + (lw > 2 ? lw : 2) + 1;
+		put_str(p->y, wx, p->w - (wx - p->x), ls, wbuf);
 	}
 }
 
-static void stats_lines(view *v, pen *p)
+/* What the matrix does on this text, made once per matrix. */
+static void stats_lines(view *v, pen *p, const heat_src *s)
 {
-	const head_stats *s = selected_stats(v);
-	line(p, st(A_BOLD, 0), "Layer %d head %d: %s", v->layer, v->head, head_pattern(s));
-	line(p, plain(), "entropy %.3f nats (max %.3f)", s->entropy, s->max_entropy);
-	line(p, plain(), "mean distance %.2f positions", s->distance);
-	line(p, plain(), "row max on self %.0f%%", 100 * s->self);
-	line(p, plain(), "  previous %.0f%%  next %.0f%%", 100 * s->prev, 100 * s->next);
+	if (v->hs_gen != v->mat_gen) {
+		head_stats_compute(&v->hs, &s->m);
+		/* Roles compare tokens: characters, not words. */
+		if (!v->words && !s->diverging)
+			head_roles(&v->roles, &s->m, v->r.tokens);
+		v->hs_gen = v->mat_gen;
+	}
+	const head_stats *hs = &v->hs;
+	if (s->diverging) {
+		line(p, st(A_BOLD, 0), "Difference from the pinned map");
+		line(p, plain(), "largest |difference| %.4f", s->sc.max);
+		return;
+	}
+	char sel[48];
+	sel_describe(v, sel, sizeof sel);
+	if (!v->words)
+		line(p, st(A_BOLD, 0), "Layer %d %s: %s %.2f", v->layer, sel,
+		     role_name(v->roles.role), v->roles.score);
+	else
+		line(p, st(A_BOLD, 0), "Layer %d %s, words: %s", v->layer, sel, head_pattern(hs));
+	line(p, plain(), "entropy %.3f nats (max %.3f)", hs->entropy, hs->max_entropy);
+	line(p, plain(), "mean distance %.2f %s", hs->distance, v->words ? "words" : "positions");
+	line(p, plain(), "row max on self %.0f%%", 100 * hs->self);
+	line(p, plain(), "  previous %.0f%%  next %.0f%%", 100 * hs->prev, 100 * hs->next);
 }
 
 static void prediction_lines(view *v, pen *p)
 {
-	int q = v->hv.qrow;
+	int q = view_query_token(v, v->hv.qrow);
 	/* A masked model predicts position q with q alone replaced by the mask;
 	 * a causal one predicts the character after q. */
 	if (v->m->cfg.objective == OBJ_CAUSAL)
 		line(p, st(A_BOLD, 0), "Predicted after %d", q);
 	else
 		line(p, st(A_BOLD, 0), "Predicted at %d (masked)", q);
-	if (v->pstate[q] != PRED_HAVE) {
+	if (q >= v->r.n || v->pstate[q] != PRED_HAVE) {
 		line(p, plain(), " computing...");
 		return;
 	}
@@ -144,14 +173,14 @@ void panel_draw(view *v)
 	pen p = {g->panel_x, g->panel_w, g->heat.tick_y, LINES - 2};
 	for (int yy = p.y; yy <= p.ymax; yy++)
 		put_str(yy, g->map_w, 1, st(A_DIM, 0), "│");
-	if (!v->have)
+	heat_src s;
+	if (!view_matrix(v, &s) || v->hv.qrow >= s.m.n || v->hv.kcol >= s.m.n)
 		return;
-	attn_matrix a = view_head(v);
-	cell_lines(v, &p, &a);
+	cell_lines(v, &p, &s);
 	p.y++;
-	top_key_lines(v, &p, &a);
+	top_key_lines(v, &p, &s);
 	p.y++;
-	stats_lines(v, &p);
+	stats_lines(v, &p, &s);
 	p.y++;
 	prediction_lines(v, &p);
 }

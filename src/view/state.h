@@ -14,6 +14,7 @@
 #include "colors.h"
 #include "draw.h"
 #include "heatmap.h"
+#include "matrix.h"
 #include "keys.h"
 #include "lineedit.h"
 #include "view.h"
@@ -72,10 +73,9 @@ typedef struct view {
 	attn_result r;
 	double res_ms;
 	char error[sizeof(av_error)];
-	head_stats hs; /* of the selected head, cached for the panel */
-	bool hs_valid;
-	uint64_t hs_seq;
-	int hs_layer, hs_head;
+	head_stats hs; /* of the matrix on the map, cached for the panel */
+	role_scores roles;
+	uint64_t hs_gen; /* mat_gen they are for, 0: none */
 	uint8_t *pstate; /* [context] */
 	int32_t *pids;	 /* [context][VIEW_TOPK] */
 	float *pps;
@@ -92,6 +92,28 @@ typedef struct view {
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	focus focus, help_return, ov_return;
 	int help_scroll;
+
+	/* the map's matrix (matrix.c) */
+	float *mat, *mat2; /* (n, n) scratch each */
+	size_t mat_cap;
+	float *roll; /* (L, n, n) rollout of res_seq */
+	size_t roll_cap;
+	uint64_t roll_seq;
+	heat_label *labels; /* [context] */
+	heat_src mat_src;   /* cached for: */
+	uint64_t mat_gen;   /* bumped whenever it is made anew */
+	bool mat_valid, mat_words, mat_pin;
+	uint64_t mat_seq;
+	int mat_layer, mat_head;
+	bool words;	   /* the word view */
+	bool has_marks;	   /* the text marks its words with VIEW_WORD_MARK */
+	bool *wmarks;	   /* [context]: a word starts at this token */
+	bool *wstart;	   /* [context]: scratch, marks and the split together */
+	word_span *wspan;  /* [context] */
+	int nw;
+	char *wtext; /* the words' labels */
+	size_t wtext_cap;
+	pin pin;
 
 	/* drawing */
 	colors col;
@@ -144,6 +166,7 @@ void text_changed(view *v);
 void insert_text(view *v, const uint32_t *cps, size_t n);
 void take_results(view *v);
 void request_pred(view *v);
+void clamp_cursor(view *v); /* into the matrix on the map */
 
 /* The lines around every screen (chrome.c). */
 void draw_input(view *v);

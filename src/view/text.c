@@ -51,6 +51,26 @@ static size_t find_cut(view *v, const char *s, const size_t *off)
 	return lo;
 }
 
+/* The word view: VIEW_WORD_MARK characters mark where words start and are
+ * not part of the text the model reads. */
+static void strip_marks(view *v)
+{
+	size_t out = 0;
+	bool starts = false;
+	v->has_marks = false;
+	for (size_t i = 0; i < v->cps.n; i++) {
+		if (v->cps.v[i] == VIEW_WORD_MARK) {
+			starts = v->has_marks = true;
+			continue;
+		}
+		if (out < (size_t)v->context)
+			v->wmarks[out] = starts;
+		starts = false;
+		v->cps.v[out++] = v->cps.v[i];
+	}
+	v->cps.n = out;
+}
+
 /* Tokenize the input line into v->toks; false (and a notice) on failure. */
 static bool tokenize_line(view *v)
 {
@@ -76,6 +96,9 @@ static bool tokenize_line(view *v)
 	if (!ok) {
 		set_notice(v, "%s", err.msg);
 	} else {
+		v->has_marks = false;
+		if (v->words)
+			strip_marks(v);
 		v->ntot = (int)v->cps.n;
 		v->ntok = v->ntot < v->context ? v->ntot : v->context;
 		vocab_tokenize(&v->m->vocab, v->cps.v, (size_t)v->ntok, v->toks);
@@ -127,9 +150,9 @@ void insert_text(view *v, const uint32_t *cps, size_t n)
 			   VIEW_MAX_LINE);
 }
 
-static void clamp_cursor(view *v)
+void clamp_cursor(view *v)
 {
-	int n = v->have ? v->r.n : 0;
+	int n = view_n(v);
 	heat_view *hv = &v->hv;
 	if (hv->qrow >= n)
 		hv->qrow = n - 1;
@@ -143,8 +166,10 @@ static void clamp_cursor(view *v)
 
 void request_pred(view *v)
 {
-	int q = v->hv.qrow;
-	if (!v->have || q >= v->r.n || v->pstate[q] == PRED_HAVE || v->pred_req == q)
+	if (!v->have)
+		return;
+	int q = view_query_token(v, v->hv.qrow);
+	if (q >= v->r.n || v->pstate[q] == PRED_HAVE || v->pred_req == q)
 		return;
 	worker_post_predict(v->w, v->res_seq, q, VIEW_TOPK);
 	v->pred_req = q;

@@ -86,7 +86,14 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pids = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pids);
 	v->pps = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pps);
 	v->row_max = calloc((size_t)v->context + 1, sizeof *v->row_max);
-	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max ||
+	v->labels = calloc((size_t)v->context + 1, sizeof *v->labels);
+	v->wmarks = calloc((size_t)v->context + 1, sizeof *v->wmarks);
+	v->wstart = calloc((size_t)v->context + 1, sizeof *v->wstart);
+	v->wspan = calloc((size_t)v->context + 1, sizeof *v->wspan);
+	v->wtext_cap = ((size_t)v->context + 1) * 40;
+	v->wtext = malloc(v->wtext_cap);
+	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->labels ||
+	    !v->wmarks || !v->wstart || !v->wspan || !v->wtext ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) || !help_build(v))
 		return av_fail(err, "out of memory starting the view");
 	if (opt && opt->text) {
@@ -129,6 +136,15 @@ static void view_finish(view *v)
 	free(v->pps);
 	free(v->help);
 	free(v->row_max);
+	free(v->labels);
+	free(v->wmarks);
+	free(v->wstart);
+	free(v->wspan);
+	free(v->wtext);
+	free(v->mat);
+	free(v->mat2);
+	free(v->roll);
+	pin_clear(&v->pin);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
