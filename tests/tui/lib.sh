@@ -188,3 +188,16 @@ backgrounds() {
 distinct_colours() {
 	backgrounds "$@" | grep -v '^-$' | sort -u | wc -l
 }
+
+# Until the result for the text is on screen (the status line shows its time).
+wait_result() {
+	expect_screen_re '\| [0-9]+\.[0-9] ms \|' "${1:-10}"
+}
+
+expect_screen_re() {
+	checks=$((checks + 1))
+	if ! wait_for_re "$1" "${2:-10}"; then
+		fail "screen never matched '$1'"
+		return 1
+	fi
+}

@@ -19,6 +19,7 @@ for sc in fixed head row log; do
 			--cells scroll --no-panel --text "$en"
 		expect_screen "Layer 1  Head $h" 10 || continue
 		expect_screen "74 tokens" || continue
+		wait_result || continue
 		colours[$sc$h]=$(distinct_colours 5 57 7 155)
 		check "bar titled '$sc'" grep -q " $sc *$" <<<"$(line 3)"
 	done
@@ -37,6 +38,7 @@ done
 # The default scale is the row scale, named on the bar; F4 cycles.
 tui_start 120 40 TERM=xterm-256color -- --text "$poem"
 expect_screen "24 tokens"
+wait_result
 check "default scale: row" grep -q "row *│" <<<"$(line 3)"
 check "row scale's unit on the bar" grep -q "÷max" <<<"$(line 4)"
 keys F4
@@ -49,6 +51,7 @@ check "Alt-S twice: fixed then head" wait_for "colour scale: head"
 # the colour bar are 16 colours.
 tui_start 120 40 TERM=xterm-256color -- --text "$poem" --no-panel
 expect_screen "24 tokens"
+wait_result
 s=$(screen)
 bar_x=$(col_of "$(line 3)" "row")
 check "colour bar found" test "$bar_x" -gt 0
@@ -64,6 +67,7 @@ viridis() { # LEVEL -> R,G,B from src/core/colormap_tables.h
 tui_start 120 40 TERM=xterm-256color COLORTERM=truecolor -- --model "$model_masked" \
 	--scale fixed --cells scroll --text "abcd"
 expect_screen "4 tokens"
+wait_result
 checks=$((checks + 1))
 if screen_esc | grep -q $'\e\\[48;2;'; then
 	for q in 0 1 2 3; do
@@ -78,9 +82,11 @@ else
 fi
 tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "abcd"
 expect_screen "4 tokens"
+wait_result
 check "no 24-bit colours without COLORTERM" bash -c '! grep -q $'"'"'\e\[48;2;'"'"' <<<"$1"' _ "$(screen_esc)"
 tui_start 120 40 TERM=xterm-256color COLORTERM=truecolor -- --colormap cividis --text "$poem"
 expect_screen "24 tokens"
+wait_result
 check "cividis: the bar's top is cividis' yellow" \
 	grep -q '2:254,232,56\|2:253,231,55\|2:25[0-5],2[23][0-9],[3-6][0-9]' <<<"$(backgrounds 5 5 0 200)"
 
@@ -96,6 +102,7 @@ check "NO_COLOR explained" wait_for "NO_COLOR is set"
 # A 24-character poem at 200x60 gets cells of 6 columns and 2 lines.
 tui_start 200 60 TERM=xterm-256color -- --text "$poem"
 expect_screen "24 tokens"
+wait_result
 keys Enter
 expect_screen "Query 0 "
 x0=$(col_of "$(screen | grep -m1 '<>')" "<>")
@@ -114,6 +121,7 @@ check "the whole poem on screen: row 23 at line $last" test "${last:-99}" -le 60
 # At 80x24 the colour bar still shows; F5 hides the panel and the map grows.
 tui_start 80 24 TERM=xterm-256color -- --text "$poem"
 expect_screen "24 tokens"
+wait_result
 check "80x24: colour bar titled" grep -q "row" <<<"$(line 3)"
 check "80x24: bar ticks" bash -c 'grep -q "╴1" <<<"$1" && grep -q "╴0" <<<"$1"' _ "$(screen)"
 check "80x24: panel shown" wait_for "│Query 0 "
@@ -128,6 +136,7 @@ long=$(printf 'The quick brown fox jumps over the lazy dog while 学生们在教
 n=$("$bin" --dump --format tsv --text "$long" | awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
 tui_start 120 40 TERM=xterm-256color -- --head 1 --text "$long"
 expect_screen "$n tokens"
+wait_result
 check "compact for $n tokens at 120x40" wait_for "compact"
 s=$(screen)
 lines=$(grep -c '▀' <<<"$s")
@@ -147,6 +156,7 @@ check "F6 again: compact" wait_for "cells: compact"
 # ---- edges and words -----------------------------------------------------------
 tui_start 80 20 TERM=xterm-256color -- --cells scroll --text "床前明月光，疑是地上霜。举头望明月"
 expect_screen "17 tokens"
+wait_result
 keys Enter
 expect_screen "Query 0 "
 check "keys hidden on the right: marked" grep -q "▶" <<<"$(line 4)"
@@ -161,6 +171,7 @@ check "rows hidden above: marked" test "$(char_at "$(line 3)" 0)" = "▲"
 
 tui_start 120 40 TERM=xterm-256color -- --layer 1 --head 3 --text "$poem"
 expect_screen "24 tokens"
+wait_result
 check "heading names layer and head from 0, with the ranges" \
 	wait_for "Layer 1  Head 3  (layers 0-1, heads 0-3)"
 check "mean distance, in positions" wait_for "mean distance"
@@ -176,6 +187,7 @@ zwj="ab👩‍👧cd 你好 👋🏽🇨🇳"
 mapfile -t glyphs < <("$bin" --dump --format tsv --text "$zwj" | awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0 { print $6 }')
 tui_start 120 40 TERM=xterm-256color -- --cells scroll --text "$zwj"
 expect_screen "${#glyphs[@]} tokens"
+wait_result
 keyline=$(line 4)
 x0=$(col_of "$keyline" "a")
 for k in "${!glyphs[@]}"; do
