@@ -1,6 +1,6 @@
 /* The overview: every head of every layer at once, as a grid of small
- * heatmaps, each labelled with its layer, head and the pattern its
- * statistics show. Tiles follow the chosen colour scale and keep each
+ * heatmaps, each labelled with its layer, head and role (analysis.h) with
+ * the score that earned it. Tiles follow the chosen colour scale and keep each
  * block's maximum, so a diagonal stays a line; a short text is drawn large
  * rather than in a corner. With colours a tile's pixels are half blocks
  * (square: two per line, one per column); with shades they are two columns
@@ -79,12 +79,12 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
 	bool sel = l * nheads(v) + h == v->ov_sel;
 	attn_matrix a = attn_result_head(&v->r, l, h);
-	head_stats hs;
-	head_stats_compute(&hs, &a);
+	role_scores rs;
+	head_roles(&rs, &a, v->r.tokens);
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d", l, h);
-	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s",
-		head_pattern(&hs));
+	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f",
+		role_name(rs.role), rs.score);
 	scale sc;
 	scale_init(&sc, v->scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
