@@ -1,9 +1,9 @@
 /* The backward pass: finite differences on every parameter tensor, the PyTorch
  * golden gradients, and the BLAS ops against their plain-loop twins. */
 #include "attnview/backward.h"
-#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/ops.h"
+#include "attnview/parallel.h"
 #include "attnview/rng.h"
 #include "harness.h"
 
@@ -38,18 +38,34 @@ static model *tiny_model(objective obj, int V, int d, int h, int L, int T, uint6
 	 * gradient is small by accident; LayerNorm gains around 1. */
 	rng r;
 	rng_seed(&r, seed);
-	size_t nt = model_tensor_table(&cfg, NULL, 0);
-	tensor_info *t = malloc(nt * sizeof *t);
-	model_tensor_table(&cfg, t, nt);
-	for (size_t i = 0; i < nt; i++) {
-		float *x = m->params + t[i].offset;
-		fill(x, t[i].size, &r, t[i].cols > 1 ? 0.4f : 0.2f);
-		if (strstr(t[i].name, "ln") && t[i].name[strlen(t[i].name) - 1] == 'w')
-			for (size_t j = 0; j < t[i].size; j++)
+	tensor_iter it = tensor_iter_start(&cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t)) {
+		float *x = m->params + t.offset;
+		fill(x, t.size, &r, t.cols > 1 ? 0.4f : 0.2f);
+		if (t.init == INIT_ONE)
+			for (size_t j = 0; j < t.size; j++)
 				x[j] += 1.0f;
 	}
-	free(t);
 	return m;
+}
+
+/* Tensor `name` of P (the parameters in double, in the model's layout), where
+ * the size table puts it. */
+static const double *param(const model *m, const double *P, const char *name, int layer)
+{
+	char full[32];
+	if (layer >= 0)
+		snprintf(full, sizeof full, "h%d.%s", layer, name);
+	else
+		snprintf(full, sizeof full, "%s", name);
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t))
+		if (strcmp(t.name, full) == 0)
+			return P + t.offset;
+	fprintf(stderr, "no tensor %s in the size table\n", full);
+	exit(1);
 }
 
 /* The loss in double precision, written out independently of the engine's
@@ -62,8 +78,7 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 	const int C = (int)m->cfg.dim, NH = (int)m->cfg.heads, L = (int)m->cfg.layers;
 	const int V = (int)m->cfg.vocab_size, N = B * T, hs = C / NH;
 	const bool causal = m->cfg.objective == OBJ_CAUSAL;
-	/* Offsets as model_params_map carves them. */
-	const double *wte = P, *p = P + (size_t)V * C;
+	const double *wte = param(m, P, "wte", -1);
 	double *x = malloc((size_t)N * C * sizeof *x), *ln = malloc((size_t)N * C * sizeof *x);
 	double *qkv = malloc((size_t)N * 3 * C * sizeof *x), *y = malloc((size_t)N * C * sizeof *x);
 	double *hbuf = malloc((size_t)N * 4 * C * sizeof *x), *att = malloc((size_t)T * sizeof *x);
@@ -93,11 +108,12 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 			out[(size_t)i * OC + o] = (acc ? out[(size_t)i * OC + o] : 0) + s;         \
 		}
 	for (int l = 0; l < L; l++) {
-		const double *ln1w = p, *ln1b = p + C, *qw = p + 2 * C, *qb = qw + 3 * C * C;
-		const double *pw = qb + 3 * C, *pb = pw + C * C, *ln2w = pb + C, *ln2b = ln2w + C;
-		const double *fw = ln2b + C, *fb = fw + 4 * C * C, *f2w = fb + 4 * C;
-		const double *f2b = f2w + 4 * C * C;
-		p = f2b + C;
+		const double *ln1w = param(m, P, "ln1_w", l), *ln1b = param(m, P, "ln1_b", l);
+		const double *qw = param(m, P, "qkv_w", l), *qb = param(m, P, "qkv_b", l);
+		const double *pw = param(m, P, "proj_w", l), *pb = param(m, P, "proj_b", l);
+		const double *ln2w = param(m, P, "ln2_w", l), *ln2b = param(m, P, "ln2_b", l);
+		const double *fw = param(m, P, "fc_w", l), *fb = param(m, P, "fc_b", l);
+		const double *f2w = param(m, P, "fc2_w", l), *f2b = param(m, P, "fc2_b", l);
 		LN(ln, x, ln1w, ln1b);
 		LINEAR(qkv, false, ln, qw, qb, C, 3 * C);
 		for (int b = 0; b < B; b++)
@@ -136,7 +152,8 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 		}
 		LINEAR(x, true, hbuf, f2w, f2b, 4 * C, C);
 	}
-	const double *lnfw = p, *lnfb = p + C, *outb = p + 2 * C;
+	const double *lnfw = param(m, P, "lnf_w", -1), *lnfb = param(m, P, "lnf_b", -1);
+	const double *outb = param(m, P, "out_b", -1);
 	LN(ln, x, lnfw, lnfb);
 #undef LN
 #undef LINEAR
