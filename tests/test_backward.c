@@ -5,6 +5,7 @@
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
 #include "attnview/rng.h"
+#include "attnview/train_step.h"
 #include "harness.h"
 
 #include <cblas.h>
@@ -14,6 +15,21 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* model_train_step_grads, which must succeed here; returns the loss. */
+static float train_step(const model *m, activations *a, grad_acts *g, const int32_t *tok,
+			const int32_t *tgt, int B, int T, float *grads, int *count, int *correct)
+{
+	step_stats st;
+	av_error err;
+	bool ok = model_train_step_grads(m, a, g, tok, tgt, B, T, grads, &st, &err);
+	CHECKF(ok, "model_train_step_grads: %s", ok ? "" : err.msg);
+	if (count)
+		*count = st.count;
+	if (correct)
+		*correct = st.correct;
+	return ok ? st.loss : NAN;
+}
 
 static void fill(float *x, size_t n, rng *r, float std)
 {
@@ -211,7 +227,7 @@ static void gradient_check(objective obj, int L)
 
 	float *grads = calloc(m->nparams, sizeof(float));
 	int count = 0, correct = -1;
-	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, &count, &correct);
+	float loss = train_step(m, &a, &g, tok, tgt, B, T, grads, &count, &correct);
 	double *P = malloc(m->nparams * sizeof *P);
 	for (size_t i = 0; i < m->nparams; i++)
 		P[i] = m->params[i];
@@ -278,7 +294,7 @@ static void gradient_check(objective obj, int L)
 		none[i] = -1;
 	float *g2 = calloc(m->nparams, sizeof(float));
 	int count0 = -1;
-	float l0 = model_train_step_grads(m, &a, &g, tok, none, B, T, g2, &count0, NULL);
+	float l0 = train_step(m, &a, &g, tok, none, B, T, g2, &count0, NULL);
 	CHECK(isnan(l0) && count0 == 0);
 	size_t nz = 0;
 	for (size_t i = 0; i < m->nparams; i++)
@@ -381,7 +397,7 @@ static void golden_grads(const char *name)
 	CHECK(activations_init(&a, &m->cfg, B, T, N, &err));
 	CHECK(grad_acts_init(&g, &m->cfg, B, T, &err));
 	float *grads = calloc(m->nparams, sizeof(float));
-	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
+	float loss = train_step(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
 	char what[160];
 	snprintf(what, sizeof what, "%s loss", name);
 	compare(what, &loss, gl->v, 1, 1e-6, 1e-5);
@@ -393,7 +409,7 @@ static void golden_grads(const char *name)
 
 	/* Same inputs, same thread count: bit for bit the same gradients. */
 	float *again = calloc(m->nparams, sizeof(float));
-	model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+	train_step(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
 	CHECK(memcmp(again, grads, m->nparams * sizeof(float)) == 0);
 
 	/* The step's cache blocking: groups of one sequence, and of two (with
@@ -403,11 +419,10 @@ static void golden_grads(const char *name)
 	for (int gs = 1; gs <= 2; gs++)
 		for (int th = 1; th <= 2; th++) {
 			parallel_set_threads(th);
-			backward_set_group_rows(gs == 1 ? 1 : 2 * T);
+			train_step_set_group_rows(gs == 1 ? 1 : 2 * T);
 			memset(again, 0, m->nparams * sizeof(float));
-			float l1 =
-			    model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
-			backward_set_group_rows(0);
+			float l1 = train_step(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+			train_step_set_group_rows(0);
 			parallel_set_threads(0);
 			snprintf(what, sizeof what, "%s loss, groups of %d, %d thread(s)", name, gs,
 				 th);
@@ -455,9 +470,9 @@ static void untargeted_case(int threads, int B)
 	float *without = calloc(m->nparams, sizeof(float));
 	parallel_set_threads(threads);
 	/* Every buffer full of this step's values first. */
-	model_train_step_grads(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
-	float lw = model_train_step_grads(m, &a, &g, tok, some, B, T, with, NULL, NULL);
-	float lo = model_train_step_grads(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
+	train_step(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
+	float lw = train_step(m, &a, &g, tok, some, B, T, with, NULL, NULL);
+	float lo = train_step(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
 	parallel_set_threads(0);
 	char what[128];
 	snprintf(what, sizeof what, "loss, target-less last sequence, %d thread(s), B=%d", threads,

@@ -81,12 +81,12 @@
 #ifndef ATTNVIEW_TRAIN_H
 #define ATTNVIEW_TRAIN_H
 
-#include "attnview/backward.h"
 #include "attnview/corpus.h"
 #include "attnview/model.h"
 #include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
 #include "attnview/rng.h"
+#include "attnview/train_step.h"
 
 #define TRAIN_DATA_SALT	    0x6461746162617463ull /* batch RNG: seed ^ this */
 #define TRAIN_EVAL_SALT	    0x6576616c6d61736bull /* evaluation masks */

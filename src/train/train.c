@@ -731,8 +731,13 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		for (int b = 0; b < B; b++)
 			fill_row(t, b, rng_below(&t->data_rng, starts), &t->data_rng, true);
 		memset(t->grads, 0, t->model->nparams * sizeof *t->grads);
-		float loss = model_train_step_grads(t->model, &t->acts, &t->gacts, t->tokens,
-						    t->targets, B, T, t->grads, NULL, NULL);
+		step_stats ss;
+		if (!model_train_step_grads(t->model, &t->acts, &t->gacts, t->tokens, t->targets, B,
+					    T, t->grads, &ss, err)) {
+			st = TRAIN_FAILED;
+			break;
+		}
+		float loss = ss.loss;
 		p->lr = adamw_lr(&t->adam, t->adam.step);
 		p->grad_norm = adamw_step(&t->adam, t->model->params, t->grads);
 		t->step++;
