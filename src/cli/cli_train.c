@@ -3,6 +3,7 @@
 #include "attnview/blas.h"
 #include "cli.h"
 #include "attnview/corpus.h"
+#include "attnview/checkpoint.h"
 #include "attnview/train.h"
 
 #include <errno.h>
