@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	 *   a full block, forward: qkv 2N d 3d + proj 2N d d + fc 2N d 4d +
 	 *     fc2 2N 4d d = 24 N d^2, attention Q K^T and A V: 2 * 2 B h T T (d/h)
 	 *     = 4 B T^2 d
-	 *   the last block (backward.c: keys and values at every row, the rest
+	 *   the last block (last_block.c: keys and values at every row, the rest
 	 *     at the target rows only): K|V 4 N d^2, Q 2 R d^2, attention
 	 *     4 R T d, proj + fc + fc2 18 R d^2
 	 *   output projection at the target rows: 2 R d V

@@ -46,7 +46,6 @@
 
 #include "attnview/corpus.h"
 #include "attnview/model.h"
-#include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
 #include "attnview/rng.h"
 #include "attnview/train_step.h"
@@ -72,7 +71,7 @@ typedef struct train_options {
 	uint32_t max_vocab;
 	uint64_t eval_every;	   /* 0: only at the end */
 	uint64_t checkpoint_every; /* 0: only when stopped */
-	/* The training step's thread count; 0: whatever backward_get_threads()
+	/* The training step's thread count; 0: whatever parallel_threads()
 	 * says. trainer_create records the count it runs on and refuses one
 	 * that differs (a checkpoint's included): the bits depend on it. */
 	uint32_t threads;

@@ -3,6 +3,7 @@
 #include "attnview/train.h"
 
 #include "attnview/checkpoint.h"
+#include "attnview/modelfile.h"
 #include "attnview/parallel.h"
 
 #include <errno.h>
