@@ -69,4 +69,18 @@ bool model_train_step_grads(const model *m, activations *a, grad_acts *g, const 
 float model_eval_loss(const model *m, activations *a, const int32_t *tokens, const int32_t *targets,
 		      int B, int T, int *ncount, int *ncorrect);
 
+/* Inside the step: its last block, run at the target rows only
+ * (last_block.c has the plan and the compact layout of its activations).
+ *
+ * last_block_forward: the last block on x (B,T,d), its input, at the R target
+ * rows listed in g->rows (batch_start per sequence), then the final
+ * LayerNorm into g->lnf_rows.
+ * last_block_backward: its backward and the final LayerNorm's, from
+ * g->dlnf_rows (R,d): the weight gradients accumulate into gp, and
+ * g->dresidual (B,T,d) gets dL/dx of the block's input xlast at every row. */
+void last_block_forward(const model *m, activations *a, grad_acts *g, const float *x, int B, int T,
+			int R);
+void last_block_backward(const model *m, activations *a, grad_acts *g, model_params *gp,
+			 const float *xlast, int B, int T, int R);
+
 #endif

@@ -1,4 +1,4 @@
-/* The last block of the training step at the target rows only (last_block.h).
+/* The last block of the training step at the target rows only (train_step.h).
  *
  * Only the rows with a target reach the loss. In every block but the last,
  * each row still feeds the others through attention; in the last block, a
@@ -20,7 +20,7 @@
  * batch_start[b]..batch_start[b+1]-1 are the target rows of sequence b
  * (R for the last sequence). All of this is per slice of the batch when the
  * step runs on several threads (train_step.c, "the step over the threads"). */
-#include "last_block.h"
+#include "attnview/train_step.h"
 
 #include "attnview/backward.h"
 #include "attnview/ops.h"

@@ -5,7 +5,6 @@
  * the batch is cut into slices of whole sequences that run on their own
  * threads ("the step over the threads"). The last block is in last_block.c. */
 #include "attnview/train_step.h"
-#include "last_block.h"
 
 #include "attnview/backward.h"
 #include "attnview/ops.h"
