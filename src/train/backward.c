@@ -2,8 +2,9 @@
  * training step that drives them is in train_step.c.
  *
  * Every op accumulates into its gradients. The step often wants the first
- * write into a fresh buffer; the *_write variants (static *_to with an `acc`
- * flag here) make that case cost no memset (sgemm beta = 0 instead of 1). */
+ * write into a fresh buffer; the *_write variants (an `acc` flag of the
+ * static matmul_backward_ld and attention_backward_to) make that case cost
+ * no memset (sgemm beta = 0 instead of 1). */
 #include "attnview/backward.h"
 
 #include "attnview/ops.h"

@@ -1,5 +1,5 @@
-/* The training loop (train.h has the batch, masking, evaluation and
- * checkpoint definitions). */
+/* The training loop: options, batches, evaluation, the run and stopping on
+ * a signal (train.h has the definitions; checkpoints are in checkpoint.c). */
 #include "attnview/train.h"
 
 #include "attnview/checkpoint.h"
