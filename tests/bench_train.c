@@ -6,15 +6,15 @@
  *               [--train-only] [--group-rows N]
  *
  * --train-only skips the forward-alone timing (for profiling the step);
- * --group-rows sets the step's cache blocking (backward_set_group_rows).
+ * --group-rows sets the step's cache blocking (train_step_set_group_rows).
  *
  * Random weights and random batches: the cost of a step does not depend on the
  * values, only on the shapes and the number of targets (15% of positions).
  * Run by `meson test --benchmark`; it asserts nothing about speed. */
-#include "attnview/backward.h"
 #include "attnview/blas.h"
 #include "attnview/optimizer.h"
 #include "attnview/rng.h"
+#include "attnview/train_step.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--train-only"))
 			train_only = true;
 		else if (!strcmp(argv[i], "--group-rows") && i + 1 < argc)
-			backward_set_group_rows(atoi(argv[++i]));
+			train_step_set_group_rows(atoi(argv[++i]));
 		else {
 			fprintf(stderr,
 				"usage: %s [--threads N] [--steps N] [--vocab V] "
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	 *   a full block, forward: qkv 2N d 3d + proj 2N d d + fc 2N d 4d +
 	 *     fc2 2N 4d d = 24 N d^2, attention Q K^T and A V: 2 * 2 B h T T (d/h)
 	 *     = 4 B T^2 d
-	 *   the last block (backward.c: keys and values at every row, the rest
+	 *   the last block (last_block.c: keys and values at every row, the rest
 	 *     at the target rows only): K|V 4 N d^2, Q 2 R d^2, attention
 	 *     4 R T d, proj + fc + fc2 18 R d^2
 	 *   output projection at the target rows: 2 R d V
@@ -179,7 +179,12 @@ int main(int argc, char **argv)
 	for (int s = 0; s < steps + warm; s++) {
 		double t0 = now();
 		memset(grads, 0, m->nparams * sizeof *grads);
-		loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
+		step_stats st;
+		if (!model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, &st, &err)) {
+			fprintf(stderr, "bench_train: %s\n", err.msg);
+			return 1;
+		}
+		loss = st.loss;
 		adamw_step(&o, m->params, grads);
 		ts[s] = now() - t0;
 	}

@@ -1,10 +1,11 @@
 /* The backward pass: finite differences on every parameter tensor, the PyTorch
  * golden gradients, and the BLAS ops against their plain-loop twins. */
 #include "attnview/backward.h"
-#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/ops.h"
+#include "attnview/parallel.h"
 #include "attnview/rng.h"
+#include "attnview/train_step.h"
 #include "harness.h"
 
 #include <cblas.h>
@@ -14,6 +15,21 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* model_train_step_grads, which must succeed here; returns the loss. */
+static float train_step(const model *m, activations *a, grad_acts *g, const int32_t *tok,
+			const int32_t *tgt, int B, int T, float *grads, int *count, int *correct)
+{
+	step_stats st;
+	av_error err;
+	bool ok = model_train_step_grads(m, a, g, tok, tgt, B, T, grads, &st, &err);
+	CHECKF(ok, "model_train_step_grads: %s", ok ? "" : err.msg);
+	if (count)
+		*count = st.count;
+	if (correct)
+		*correct = st.correct;
+	return ok ? st.loss : NAN;
+}
 
 static void fill(float *x, size_t n, rng *r, float std)
 {
@@ -38,18 +54,34 @@ static model *tiny_model(objective obj, int V, int d, int h, int L, int T, uint6
 	 * gradient is small by accident; LayerNorm gains around 1. */
 	rng r;
 	rng_seed(&r, seed);
-	size_t nt = model_tensor_table(&cfg, NULL, 0);
-	tensor_info *t = malloc(nt * sizeof *t);
-	model_tensor_table(&cfg, t, nt);
-	for (size_t i = 0; i < nt; i++) {
-		float *x = m->params + t[i].offset;
-		fill(x, t[i].size, &r, t[i].cols > 1 ? 0.4f : 0.2f);
-		if (strstr(t[i].name, "ln") && t[i].name[strlen(t[i].name) - 1] == 'w')
-			for (size_t j = 0; j < t[i].size; j++)
+	tensor_iter it = tensor_iter_start(&cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t)) {
+		float *x = m->params + t.offset;
+		fill(x, t.size, &r, t.cols > 1 ? 0.4f : 0.2f);
+		if (t.init == INIT_ONE)
+			for (size_t j = 0; j < t.size; j++)
 				x[j] += 1.0f;
 	}
-	free(t);
 	return m;
+}
+
+/* Tensor `name` of P (the parameters in double, in the model's layout), where
+ * the size table puts it. */
+static const double *param(const model *m, const double *P, const char *name, int layer)
+{
+	char full[32];
+	if (layer >= 0)
+		snprintf(full, sizeof full, "h%d.%s", layer, name);
+	else
+		snprintf(full, sizeof full, "%s", name);
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t))
+		if (strcmp(t.name, full) == 0)
+			return P + t.offset;
+	fprintf(stderr, "no tensor %s in the size table\n", full);
+	exit(1);
 }
 
 /* The loss in double precision, written out independently of the engine's
@@ -62,8 +94,7 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 	const int C = (int)m->cfg.dim, NH = (int)m->cfg.heads, L = (int)m->cfg.layers;
 	const int V = (int)m->cfg.vocab_size, N = B * T, hs = C / NH;
 	const bool causal = m->cfg.objective == OBJ_CAUSAL;
-	/* Offsets as model_params_map carves them. */
-	const double *wte = P, *p = P + (size_t)V * C;
+	const double *wte = param(m, P, "wte", -1);
 	double *x = malloc((size_t)N * C * sizeof *x), *ln = malloc((size_t)N * C * sizeof *x);
 	double *qkv = malloc((size_t)N * 3 * C * sizeof *x), *y = malloc((size_t)N * C * sizeof *x);
 	double *hbuf = malloc((size_t)N * 4 * C * sizeof *x), *att = malloc((size_t)T * sizeof *x);
@@ -93,11 +124,12 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 			out[(size_t)i * OC + o] = (acc ? out[(size_t)i * OC + o] : 0) + s;         \
 		}
 	for (int l = 0; l < L; l++) {
-		const double *ln1w = p, *ln1b = p + C, *qw = p + 2 * C, *qb = qw + 3 * C * C;
-		const double *pw = qb + 3 * C, *pb = pw + C * C, *ln2w = pb + C, *ln2b = ln2w + C;
-		const double *fw = ln2b + C, *fb = fw + 4 * C * C, *f2w = fb + 4 * C;
-		const double *f2b = f2w + 4 * C * C;
-		p = f2b + C;
+		const double *ln1w = param(m, P, "ln1_w", l), *ln1b = param(m, P, "ln1_b", l);
+		const double *qw = param(m, P, "qkv_w", l), *qb = param(m, P, "qkv_b", l);
+		const double *pw = param(m, P, "proj_w", l), *pb = param(m, P, "proj_b", l);
+		const double *ln2w = param(m, P, "ln2_w", l), *ln2b = param(m, P, "ln2_b", l);
+		const double *fw = param(m, P, "fc_w", l), *fb = param(m, P, "fc_b", l);
+		const double *f2w = param(m, P, "fc2_w", l), *f2b = param(m, P, "fc2_b", l);
 		LN(ln, x, ln1w, ln1b);
 		LINEAR(qkv, false, ln, qw, qb, C, 3 * C);
 		for (int b = 0; b < B; b++)
@@ -136,7 +168,8 @@ static double loss_double(const model *m, const double *P, const int32_t *tok, c
 		}
 		LINEAR(x, true, hbuf, f2w, f2b, 4 * C, C);
 	}
-	const double *lnfw = p, *lnfb = p + C, *outb = p + 2 * C;
+	const double *lnfw = param(m, P, "lnf_w", -1), *lnfb = param(m, P, "lnf_b", -1);
+	const double *outb = param(m, P, "out_b", -1);
 	LN(ln, x, lnfw, lnfb);
 #undef LN
 #undef LINEAR
@@ -194,7 +227,7 @@ static void gradient_check(objective obj, int L)
 
 	float *grads = calloc(m->nparams, sizeof(float));
 	int count = 0, correct = -1;
-	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, &count, &correct);
+	float loss = train_step(m, &a, &g, tok, tgt, B, T, grads, &count, &correct);
 	double *P = malloc(m->nparams * sizeof *P);
 	for (size_t i = 0; i < m->nparams; i++)
 		P[i] = m->params[i];
@@ -261,7 +294,7 @@ static void gradient_check(objective obj, int L)
 		none[i] = -1;
 	float *g2 = calloc(m->nparams, sizeof(float));
 	int count0 = -1;
-	float l0 = model_train_step_grads(m, &a, &g, tok, none, B, T, g2, &count0, NULL);
+	float l0 = train_step(m, &a, &g, tok, none, B, T, g2, &count0, NULL);
 	CHECK(isnan(l0) && count0 == 0);
 	size_t nz = 0;
 	for (size_t i = 0; i < m->nparams; i++)
@@ -364,7 +397,7 @@ static void golden_grads(const char *name)
 	CHECK(activations_init(&a, &m->cfg, B, T, N, &err));
 	CHECK(grad_acts_init(&g, &m->cfg, B, T, &err));
 	float *grads = calloc(m->nparams, sizeof(float));
-	float loss = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
+	float loss = train_step(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
 	char what[160];
 	snprintf(what, sizeof what, "%s loss", name);
 	compare(what, &loss, gl->v, 1, 1e-6, 1e-5);
@@ -376,7 +409,7 @@ static void golden_grads(const char *name)
 
 	/* Same inputs, same thread count: bit for bit the same gradients. */
 	float *again = calloc(m->nparams, sizeof(float));
-	model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+	train_step(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
 	CHECK(memcmp(again, grads, m->nparams * sizeof(float)) == 0);
 
 	/* The step's cache blocking: groups of one sequence, and of two (with
@@ -386,11 +419,10 @@ static void golden_grads(const char *name)
 	for (int gs = 1; gs <= 2; gs++)
 		for (int th = 1; th <= 2; th++) {
 			parallel_set_threads(th);
-			backward_set_group_rows(gs == 1 ? 1 : 2 * T);
+			train_step_set_group_rows(gs == 1 ? 1 : 2 * T);
 			memset(again, 0, m->nparams * sizeof(float));
-			float l1 =
-			    model_train_step_grads(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
-			backward_set_group_rows(0);
+			float l1 = train_step(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+			train_step_set_group_rows(0);
 			parallel_set_threads(0);
 			snprintf(what, sizeof what, "%s loss, groups of %d, %d thread(s)", name, gs,
 				 th);
@@ -438,9 +470,9 @@ static void untargeted_case(int threads, int B)
 	float *without = calloc(m->nparams, sizeof(float));
 	parallel_set_threads(threads);
 	/* Every buffer full of this step's values first. */
-	model_train_step_grads(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
-	float lw = model_train_step_grads(m, &a, &g, tok, some, B, T, with, NULL, NULL);
-	float lo = model_train_step_grads(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
+	train_step(m, &a, &g, tok, all, B, T, junk, NULL, NULL);
+	float lw = train_step(m, &a, &g, tok, some, B, T, with, NULL, NULL);
+	float lo = train_step(m, &a1, &g1, tok, some, B - 1, T, without, NULL, NULL);
 	parallel_set_threads(0);
 	char what[128];
 	snprintf(what, sizeof what, "loss, target-less last sequence, %d thread(s), B=%d", threads,

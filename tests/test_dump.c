@@ -29,7 +29,7 @@ static void run(const model *m, const char *text, const dump_options *o, capture
 	attn_result r;
 	CHECKF(model_attend(m, &ws, t, n, 5, &r, &err), "%s", err.msg);
 	FILE *f = open_memstream(&out->buf, &out->len);
-	CHECK(dump_write(f, m, &r, o));
+	CHECKF(dump_write(f, m, &r, o, &err), "%s", err.msg);
 	fclose(f);
 	attn_result_free(&r);
 	activations_finish(&ws);
@@ -118,8 +118,8 @@ static void check_tsv(const model *m, const char *text)
 	const json *att = json_get(j, "attention");
 	size_t n = json_get(j, "tokens")->n;
 	char *line = strtok(c.buf, "\n");
-	CHECK(line && strcmp(line, "layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore") ==
-			      0);
+	CHECK(line &&
+	      strcmp(line, "layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore") == 0);
 	size_t rows = 0;
 	int mismatch = 0;
 	while ((line = strtok(NULL, "\n"))) {

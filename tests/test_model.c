@@ -57,8 +57,8 @@ static void check_tokens(const model *m, const golden *g, int i, const char *tex
 	for (size_t k = 0; k < cps.n; k++) {
 		CHECKF(cps.v[k] == (uint32_t)gc->v[k], "input %d token %zu: U+%04X vs U+%04X", i, k,
 		       cps.v[k], (uint32_t)gc->v[k]);
-		CHECKF(t[k].id == (int32_t)gi->v[k], "input %d token %zu: id %d vs %d", i, k, t[k].id,
-		       (int32_t)gi->v[k]);
+		CHECKF(t[k].id == (int32_t)gi->v[k], "input %d token %zu: id %d vs %d", i, k,
+		       t[k].id, (int32_t)gi->v[k]);
 		CHECK(t[k].unknown == (t[k].id == TOK_UNK));
 	}
 	*out = t;
@@ -153,8 +153,10 @@ static void check_model(const char *stem)
 			for (size_t v = TOK_NSPECIAL + 1; v < V; v++)
 				if (pl[(size_t)p * V + v] > pl[(size_t)p * V + best])
 					best = (int)v;
-			CHECKF(r.pred_id[p * 3] == best, "%s input %d pos %d: top prediction %d, "
-			       "arg-max of the logits %d", stem, i, p, r.pred_id[p * 3], best);
+			CHECKF(r.pred_id[p * 3] == best,
+			       "%s input %d pos %d: top prediction %d, "
+			       "arg-max of the logits %d",
+			       stem, i, p, r.pred_id[p * 3], best);
 			CHECK(r.pred_p[p * 3] >= r.pred_p[p * 3 + 1] &&
 			      r.pred_p[p * 3 + 1] >= r.pred_p[p * 3 + 2]);
 		}
@@ -192,6 +194,9 @@ static void check_layout(void)
 	CHECK(p.layer[1].fc2_w == base + t[1 + 12 + 10].offset);
 	CHECK(!strcmp(t[1 + 12 + 10].name, "h1.fc2_w"));
 	CHECK(p.out_b == base + t[nt - 1].offset);
+	/* Weight decay on the matrices, and only there. */
+	for (size_t i = 0; i < nt; i++)
+		CHECKF(t[i].decay == (t[i].cols > 1), "%s: decay %d", t[i].name, t[i].decay);
 	free(base);
 	free(t);
 
@@ -207,6 +212,52 @@ static void check_layout(void)
 	CHECK(!model_config_check(&bad, &err));
 }
 
+/* model_init_random fills every tensor as the size table says: LayerNorm
+ * gains 1, biases 0, weights N(0, 0.02), the residual projections narrower by
+ * sqrt(2L); and the same seed gives the same model. */
+static void check_init(void)
+{
+	model_config c = {OBJ_CAUSAL, 40, 16, 2, 2, 8};
+	uint32_t cps[40];
+	for (uint32_t i = 0; i < 40; i++)
+		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 'A' + i;
+	av_error err;
+	model *m = model_create(&c, cps, &err), *m2 = model_create(&c, cps, &err);
+	CHECK(m && m2);
+	if (!m || !m2) {
+		model_destroy(m);
+		model_destroy(m2);
+		return;
+	}
+	model_init_random(m, 3);
+	model_init_random(m2, 3);
+	CHECK(memcmp(m->params, m2->params, m->nparams * sizeof(float)) == 0);
+	tensor_iter it = tensor_iter_start(&c);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t)) {
+		const float *x = m->params + t.offset;
+		double ss = 0.0;
+		size_t ones = 0, zeros = 0;
+		for (size_t j = 0; j < t.size; j++) {
+			ss += (double)x[j] * x[j];
+			ones += x[j] == 1.0f;
+			zeros += x[j] == 0.0f;
+		}
+		double sd = sqrt(ss / (double)t.size);
+		bool gain = strstr(t.name, "ln") && t.name[strlen(t.name) - 1] == 'w';
+		bool residual = strstr(t.name, "proj_w") || strstr(t.name, "fc2_w");
+		if (gain)
+			CHECKF(ones == t.size, "%s: %zu of %zu are 1", t.name, ones, t.size);
+		else if (t.cols == 1)
+			CHECKF(zeros == t.size, "%s: %zu of %zu are 0", t.name, zeros, t.size);
+		else
+			CHECKF(fabs(sd / (residual ? 0.01 : 0.02) - 1.0) < 0.2, "%s: sd %g", t.name,
+			       sd);
+	}
+	model_destroy(m);
+	model_destroy(m2);
+}
+
 /* Positions follow the documented formula. */
 static void check_positions(void)
 {
@@ -220,6 +271,7 @@ static void check_positions(void)
 int main(void)
 {
 	check_layout();
+	check_init();
 	check_positions();
 	check_model("fwd_masked");
 	check_model("fwd_causal");

@@ -1,14 +1,29 @@
 /* AdamW: the learning-rate schedule, clipping, weight decay, and 10 steps on a
  * fixed batch against the PyTorch reference. */
-#include "attnview/backward.h"
-#include "attnview/parallel.h"
 #include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
+#include "attnview/parallel.h"
+#include "attnview/train_step.h"
 #include "harness.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* model_train_step_grads, which must succeed here; returns the loss. */
+static float train_step(const model *m, activations *a, grad_acts *g, const int32_t *tok,
+			const int32_t *tgt, int B, int T, float *grads, int *count, int *correct)
+{
+	step_stats st;
+	av_error err;
+	bool ok = model_train_step_grads(m, a, g, tok, tgt, B, T, grads, &st, &err);
+	CHECKF(ok, "model_train_step_grads: %s", ok ? "" : err.msg);
+	if (count)
+		*count = st.count;
+	if (correct)
+		*correct = st.correct;
+	return ok ? st.loss : NAN;
+}
 
 static model *load(const char *name)
 {
@@ -247,7 +262,7 @@ static void ten_steps(const char *name)
 	float *grads = malloc(m->nparams * sizeof *grads);
 	for (size_t s = 0; s < steps; s++) {
 		memset(grads, 0, m->nparams * sizeof *grads);
-		losses[s] = model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
+		losses[s] = train_step(m, &a, &g, tok, tgt, B, T, grads, NULL, NULL);
 		lrs[s] = adamw_lr(&o, o.step);
 		norms[s] = adamw_step(&o, m->params, grads);
 	}

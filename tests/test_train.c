@@ -6,6 +6,7 @@
 #include "attnview/blas.h"
 #include "attnview/parallel.h"
 #include "attnview/corpus.h"
+#include "attnview/checkpoint.h"
 #include "attnview/train.h"
 
 #include <fcntl.h>

@@ -1,5 +1,8 @@
-/* The backward pass: one op_backward per op of ops.h, plus the loss.
- * Every function accumulates (+=) into its gradient outputs; callers zero them.
+/* The backward pass: one op_backward per op of ops.h, plus the loss. The
+ * training step that runs them is in train_step.h.
+ *
+ * Every function accumulates (+=) into its gradient outputs; callers zero
+ * them. The *_write variants write their input gradient instead.
  *
  * Loss: targets (B*T) hold the vocabulary id to predict at each position, or -1
  * where no loss is taken. Logits are computed only at rows with a target (the
@@ -9,11 +12,6 @@
 #define ATTNVIEW_BACKWARD_H
 
 #include "attnview/model.h"
-
-/* Token rows per group in the training step (see model_train_step_grads);
- * 0 restores the default, 512. For tests, which make groups of one sequence
- * on small models. Changes the rounding of the weight gradients' sums. */
-void backward_set_group_rows(int rows);
 
 /* The ops. Shapes as in ops.h; every gradient output is accumulated into (+=).
  * A NULL gradient output is skipped. */
@@ -32,6 +30,12 @@ void matmul_backward(float *dinp, float *dw, float *dbias, const float *dout, co
 		     const float *w, int N, int C, int OC);
 void matmul_backward_ref(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
 			 const float *w, int N, int C, int OC);
+/* The same, but dinp is written, not added to (the first write into a fresh
+ * buffer costs no memset: sgemm's beta is 0), and dout's rows are ldo apart
+ * (OC when it is a matrix of its own, 3C for columns of Q|K|V). dw and dbias
+ * still accumulate. */
+void matmul_backward_write(float *dinp, float *dw, float *dbias, const float *dout, int ldo,
+			   const float *inp, const float *w, int N, int C, int OC);
 
 /* dout (B,T,C), qkv (B,T,3C), att (B,NH,T,T) -> dqkv (B,T,3C).
  * work: B*NH*T*T floats of scratch (the gradient of the scores). */
@@ -39,9 +43,19 @@ void attention_backward(float *dqkv, float *work, const float *dout, const float
 			const float *att, int B, int T, int C, int NH, bool causal);
 void attention_backward_ref(float *dqkv, float *work, const float *dout, const float *qkv,
 			    const float *att, int B, int T, int C, int NH, bool causal);
+/* The same, writing dqkv instead of adding to it. */
+void attention_backward_write(float *dqkv, float *work, const float *dout, const float *qkv,
+			      const float *att, int B, int T, int C, int NH, bool causal);
+/* The softmax's backward on rows of attention weights a (rows, T): dp holds
+ * dL/da on entry and scale * dL/ds on exit, s the scores before the scaling
+ * (scale = 1/sqrt(hs)); causal: row i has i + 1 keys, zeros after. */
+void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale);
 
 /* dout (N), inp (N) the GELU input -> dinp (N) += gelu'(inp) * dout (tanh form) */
 void gelu_backward(float *dinp, const float *inp, const float *dout, int N);
+/* The GELU's backward in place, from the derivative the forward saved
+ * (gelu_forward_grad): d (n) *= dgelu (n). */
+void gelu_backward_saved(float *d, const float *dgelu, long n);
 
 /* Cross-entropy over the compacted rows of logits (nrows, V): row r belongs to
  * the r-th entry of targets (N) that lies in [0, V); the rest take no loss.
@@ -50,45 +64,11 @@ void gelu_backward(float *dinp, const float *inp, const float *dout, int N);
  * dscale * (softmax - onehot), the gradient of dscale * summed loss. */
 double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows, int V,
 			 float dscale, int *ncorrect);
-
-/* Gradients of the activations, same layout as `activations` for (B,T). */
-typedef struct grad_acts {
-	int B, T, max_rows;
-	float *mem;
-	size_t nfloats;
-	/* The rest is private to backward.c. */
-	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
-	int32_t *rows;
-	float *lnf_rows, *dlnf_rows; /* (B*T, d): the final LayerNorm at the target rows */
-	/* (B*T, d) each: the last block at the target rows */
-	float *ln1_rows, *qrows, *dqrows, *dres_rows;
-	int32_t *batch_start; /* (B+1): first target row of each sequence */
-	int32_t *seq_row0;    /* (B+1): the same, counted from row 0 of the batch */
-	float *slice_grads;   /* per-thread gradient copies of a step */
-	size_t slice_grads_n; /* floats allocated there */
-} grad_acts;
-
-bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_error *err);
-void grad_acts_finish(grad_acts *g);
-
-/* Forward, loss and backward in one call for a training batch.
- * Targets outside [0, V) take no loss. Afterwards a->logits holds the gradient
- * of the loss with respect to the logits of the target rows, not the logits,
- * and the last block's activations are those of the target rows only (its
- * attention, feed-forward and final LayerNorm are computed for those rows
- * alone: the other rows feed the loss only as keys and values). Call
- * model_forward for the full activations.
- * tokens, targets (B,T). grads: model_num_params floats, accumulated into.
- * Returns the mean loss over the positions with a target (NAN if none), and
- * the number of such positions and how many of them the model got right
- * (argmax == target) through *ncount / *ncorrect (may be NULL).
- * `a` must have max_rows >= the number of targets. */
-float model_train_step_grads(const model *m, activations *a, grad_acts *g, const int32_t *tokens,
-			     const int32_t *targets, int B, int T, float *grads, int *ncount,
-			     int *ncorrect);
-
-/* Loss (and accuracy) only, no gradients: for validation. */
-float model_eval_loss(const model *m, activations *a, const int32_t *tokens, const int32_t *targets,
-		      int B, int T, int *ncount, int *ncorrect);
+/* One row l (V) of it, target y: returns -log softmax(l)[y] and *arg, the
+ * first argmax; if dscale != 0, l becomes dscale * (softmax - onehot(y)).
+ * With bias (V), l += bias first, and dbias (V) (may be NULL) += the
+ * gradient: the output bias handled inside the loss's passes over the row. */
+double crossentropy_row(float *l, int V, int y, float dscale, const float *bias, float *dbias,
+			int *arg);
 
 #endif

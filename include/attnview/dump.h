@@ -17,8 +17,10 @@ typedef struct dump_options {
 	int dropped; /* tokens cut off beyond the context, reported in JSON */
 } dump_options;
 
-/* Writes r (from model_attend) for model m. Returns false on a write error. */
-bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+/* Writes r (from model_attend) for model m. Returns false, with a message,
+ * when writing fails or memory for it runs out. */
+bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		av_error *err);
 
 /* Write s as a JSON string literal (quotes included). */
 void json_string(FILE *out, const char *s, size_t n);

@@ -17,7 +17,7 @@ typedef enum objective { OBJ_MASKED = 0, OBJ_CAUSAL = 1 } objective;
 const char *objective_name(objective o); /* "masked", "causal" */
 
 typedef struct model_config {
-	uint32_t objective; /* enum objective */
+	uint32_t objective;  /* enum objective */
 	uint32_t vocab_size; /* V, including the specials */
 	uint32_t dim;	     /* d */
 	uint32_t heads;	     /* h; d % h == 0 */
@@ -29,15 +29,17 @@ typedef struct model_config {
  * says which value to change. */
 bool model_config_check(const model_config *cfg, av_error *err);
 
-/* Parameter tensors, in file order. Per layer: ln1_w ln1_b qkv_w qkv_b proj_w
- * proj_b ln2_w ln2_b fc_w fc_b fc2_w fc2_b. Linear weights are (out, in). */
+/* Parameter tensors. Their order in the allocation and in the file, their
+ * shapes, initialisation and weight decay are described once, by the size
+ * table in model.c, and read from it with tensor_iter_next. Linear weights
+ * are (out, in). */
 typedef struct layer_params {
-	float *ln1_w, *ln1_b; /* (d) */
-	float *qkv_w, *qkv_b; /* (3d, d), (3d) */
+	float *ln1_w, *ln1_b;	/* (d) */
+	float *qkv_w, *qkv_b;	/* (3d, d), (3d) */
 	float *proj_w, *proj_b; /* (d, d), (d) */
-	float *ln2_w, *ln2_b; /* (d) */
-	float *fc_w, *fc_b; /* (4d, d), (4d) */
-	float *fc2_w, *fc2_b; /* (d, 4d), (d) */
+	float *ln2_w, *ln2_b;	/* (d) */
+	float *fc_w, *fc_b;	/* (4d, d), (4d) */
+	float *fc2_w, *fc2_b;	/* (d, 4d), (d) */
 } layer_params;
 
 typedef struct model_params {
@@ -47,13 +49,40 @@ typedef struct model_params {
 	float *out_b;	      /* (V) */
 } model_params;
 
-/* One row of the size table: a named tensor and where it lives. */
+/* How model_init_random fills a tensor. */
+typedef enum param_init {
+	INIT_ZERO,     /* biases */
+	INIT_ONE,      /* LayerNorm gains */
+	INIT_NORMAL,   /* N(0, 0.02) */
+	INIT_RESIDUAL, /* N(0, 0.02 / sqrt(2L)): projections into the residual stream */
+} param_init;
+
+/* One row of the size table, for one model: a named tensor and where it lives. */
 typedef struct tensor_info {
-	char name[32];	 /* "wte", "h0.qkv_w", "lnf_b", ... */
-	size_t offset;	 /* in floats from the start of the parameters */
-	size_t size;	 /* in floats */
+	char name[32];	     /* "wte", "h0.qkv_w", "lnf_b", ... */
+	size_t offset;	     /* in floats from the start of the parameters */
+	size_t size;	     /* in floats */
 	uint32_t rows, cols; /* cols = 1 for vectors */
+	int layer;	     /* the block, -1 for the model-wide tensors */
+	param_init init;
+	bool decay; /* AdamW's weight decay applies (the matrices) */
 } tensor_info;
+
+/* The tensors of a configuration in file order, without allocating:
+ *	tensor_iter it = tensor_iter_start(cfg);
+ *	tensor_info t;
+ *	while (tensor_iter_next(&it, &t))
+ *		...
+ * The fields are private to model.c. */
+typedef struct tensor_iter {
+	const model_config *cfg;
+	size_t row;	/* of the size table */
+	uint32_t layer; /* the block of a per-layer row */
+	size_t offset;	/* of the next tensor */
+} tensor_iter;
+
+tensor_iter tensor_iter_start(const model_config *cfg);
+bool tensor_iter_next(tensor_iter *it, tensor_info *t);
 
 /* Writes up to `max` rows (out may be NULL) and returns the number of tensors. */
 size_t model_tensor_table(const model_config *cfg, tensor_info *out, size_t max);
@@ -63,11 +92,11 @@ size_t model_num_params(const model_config *cfg);
 void model_params_map(model_params *p, float *base, const model_config *cfg);
 
 typedef struct model_meta {
-	char *name;	     /* shown in the status line */
-	char *corpus;	     /* what it was trained on */
-	uint64_t steps;	     /* optimizer steps taken */
-	uint64_t tokens;     /* training tokens seen */
-	int64_t created;     /* unix time */
+	char *name;	 /* shown in the status line */
+	char *corpus;	 /* what it was trained on */
+	uint64_t steps;	 /* optimizer steps taken */
+	uint64_t tokens; /* training tokens seen */
+	int64_t created; /* unix time */
 	uint64_t seed;
 	float val_loss, val_acc;   /* NAN if unknown */
 	float base_loss, base_acc; /* unigram baseline on the same split */
@@ -80,7 +109,7 @@ typedef struct model {
 	size_t nparams;
 	float *params; /* one allocation, carved by p */
 	model_params p;
-	float *pe;     /* (context, d) sinusoidal positions */
+	float *pe; /* (context, d) sinusoidal positions */
 } model;
 
 /* A model with zeroed parameters. vocab_cps: cfg->vocab_size codepoints. */
@@ -88,8 +117,9 @@ model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error
 void model_destroy(model *m);
 /* Set meta strings (copied). */
 bool model_set_meta_strings(model *m, const char *name, const char *corpus, av_error *err);
-/* GPT-2 style initialisation: N(0, 0.02) weights, zero biases, LayerNorm gain 1,
- * residual projections scaled by 1/sqrt(2L). Deterministic in seed. */
+/* GPT-2 style initialisation, each tensor as the size table says: N(0, 0.02)
+ * weights, zero biases, LayerNorm gain 1, residual projections scaled by
+ * 1/sqrt(2L). Deterministic in seed. Allocates nothing, so cannot fail. */
 void model_init_random(model *m, uint64_t seed);
 
 /* Activations of a forward pass over B sequences of T tokens, one allocation.
@@ -106,14 +136,14 @@ typedef struct layer_acts {
 } layer_acts;
 
 typedef struct activations {
-	int B, T;	  /* capacity */
-	int max_rows;	  /* capacity of logits, in rows */
-	float *encoded;	  /* (B,T,d) embedding + positions */
+	int B, T;	/* capacity */
+	int max_rows;	/* capacity of logits, in rows */
+	float *encoded; /* (B,T,d) embedding + positions */
 	layer_acts layer[AV_MAX_LAYERS];
 	float *lnf, *lnf_mean, *lnf_rstd; /* (B,T,d), (B,T), (B,T) */
-	float *logits;	  /* (max_rows, V) */
-	float *scratch;	  /* (B,T,4d) work space for the passes */
-	float *mem;	  /* the one allocation */
+	float *logits;			  /* (max_rows, V) */
+	float *scratch;			  /* (B,T,4d) work space for the passes */
+	float *mem;			  /* the one allocation */
 	size_t nfloats;
 } activations;
 
@@ -143,9 +173,9 @@ void model_logits(const model *m, activations *a, const int32_t *rows, int nrows
 typedef struct attn_result {
 	int n, layers, heads, topk;
 	bool causal;
-	token *tokens;	 /* [n] */
-	float *att;	 /* [layers][heads][n][n] */
-	float *scores;	 /* [layers][heads][n][n] raw q.k, NAN where masked */
+	token *tokens;	  /* [n] */
+	float *att;	  /* [layers][heads][n][n] */
+	float *scores;	  /* [layers][heads][n][n] raw q.k, NAN where masked */
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
 } attn_result;

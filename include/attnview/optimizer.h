@@ -5,7 +5,7 @@
  *   with min = lr/10 and s the 0-based step.
  *   g *= min(1, clip / (||g||_2 + 1e-6))                  over all parameters at once
  *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
- *   p -= lr(s) * (wd * p)            for matrices only (wte, qkv_w, proj_w, fc_w, fc2_w)
+ *   p -= lr(s) * (wd * p)            for the matrices (the size table's decay column)
  *   p -= lr(s) * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps),  t = s+1
  * Defaults: b1 0.9, b2 0.95, eps 1e-8, wd 0.01, clip 1.0. */
 #ifndef ATTNVIEW_OPTIMIZER_H

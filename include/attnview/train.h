@@ -32,44 +32,7 @@
  * metadata holds no wall-clock time (created = $SOURCE_DATE_EPOCH if set, else
  * the corpus file's modification time).
  *
- * Checkpoint file: a model file (modelfile.h) of kind AV_KIND_CHECKPOINT whose
- * header and parameters are the model at the moment of the checkpoint, with
- * this training state as the kind-specific tail (little-endian, offsets from
- * the start of the tail; P = number of parameters):
- *   0    4   magic "ATCK"
- *   4    4   state version (1)
- *   8    4   objective (0 masked, 1 causal)
- *   12   4   dim
- *   16   4   heads
- *   20   4   layers
- *   24   4   context T
- *   28   4   batch B
- *   32   8   total steps (resolved from --epochs if that was given)
- *   40   8   epochs (0 when --steps was given)
- *   48   4   peak learning rate (f32)
- *   52   8   warmup steps (resolved: never TRAIN_WARMUP_AUTO)
- *   60   8   seed
- *   68   8   min count
- *   76   4   max vocabulary (0 = no limit)
- *   80   8   eval every (steps; 0 = only at the end)
- *   88   8   checkpoint every (steps; 0 = only when stopped)
- *   96   4   threads: the training step's thread count (backward_get_threads()):
- *            the bits depend on it, so a resume must run on the same count
- *   100  4   n, then n bytes: the --val-file path (n = 0: last 5% of the corpus)
- *   ..   8   training characters, 8 validation characters, 8 FNV-1a hash of all
- *            ids: resuming on a different corpus is refused
- *   ..   8   steps done (the next step to run)
- *   ..   8   training tokens seen
- *   ..   32  batch RNG state, four u64 (the data position: windows are drawn
- *            from it, so it is the whole reading position)
- *   ..   8   AdamW step count
- *   ..   4P  AdamW first moments m (f32, parameter order)
- *   ..   4P  AdamW second moments v
- *   ..   4   n, then n f32: the most recent training losses, oldest first
- *   ..   4   n, then n records of (u64 step, f32 loss, f32 accuracy): every
- *            validation evaluation so far
- * The tail must end exactly there. Activations and gradients are not saved:
- * each step recomputes them from the parameters and the batch.
+ * Checkpoints: checkpoint.h.
  *
  * Stopping. train_request_stop (async-signal-safe; the SIGINT/SIGTERM handlers
  * installed by train_install_signals call it) makes trainer_run finish the
@@ -81,20 +44,17 @@
 #ifndef ATTNVIEW_TRAIN_H
 #define ATTNVIEW_TRAIN_H
 
-#include "attnview/backward.h"
 #include "attnview/corpus.h"
 #include "attnview/model.h"
-#include "attnview/modelfile.h"
 #include "attnview/optimizer.h"
 #include "attnview/rng.h"
+#include "attnview/train_step.h"
 
 #define TRAIN_DATA_SALT	    0x6461746162617463ull /* batch RNG: seed ^ this */
 #define TRAIN_EVAL_SALT	    0x6576616c6d61736bull /* evaluation masks */
 #define TRAIN_EVAL_BATCHES  4
 #define TRAIN_FINAL_BATCHES 64
 #define TRAIN_RECENT	    256 /* training losses kept for the sparkline */
-#define TRAIN_CKPT_MAGIC    "ATCK"
-#define TRAIN_CKPT_VERSION  1u
 /* warmup: min(100, total steps / 10), resolved by trainer_create. The default,
  * so that a short run (--steps 50) is not refused for a warmup of 100. */
 #define TRAIN_WARMUP_AUTO UINT64_MAX
@@ -111,7 +71,7 @@ typedef struct train_options {
 	uint32_t max_vocab;
 	uint64_t eval_every;	   /* 0: only at the end */
 	uint64_t checkpoint_every; /* 0: only when stopped */
-	/* The training step's thread count; 0: whatever backward_get_threads()
+	/* The training step's thread count; 0: whatever parallel_threads()
 	 * says. trainer_create records the count it runs on and refuses one
 	 * that differs (a checkpoint's included): the bits depend on it. */
 	uint32_t threads;
@@ -133,18 +93,8 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
  * directory cannot be written, before hours of training are spent. */
 bool train_check_output(const char *path, av_error *err);
 
-/* A checkpoint file read back (the layout above). */
-typedef struct train_checkpoint {
-	train_options opt; /* steps = the resolved total, epochs = 0 */
-	uint64_t epochs;   /* the --epochs the run was started with (0: --steps) */
-	char *val_path;	   /* NULL: the last 5% */
-	model *model;
-	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
-	size_t n, state_off, state_len;
-} train_checkpoint;
-
-bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err);
-void train_checkpoint_finish(train_checkpoint *ck);
+/* A checkpoint read back (checkpoint.h). */
+typedef struct train_checkpoint train_checkpoint;
 
 typedef struct train_eval {
 	uint64_t step;
@@ -215,10 +165,6 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 /* Evaluate over the validation split: TRAIN_EVAL_BATCHES*B windows at most, or
  * TRAIN_FINAL_BATCHES*B with `final`. */
 void trainer_evaluate(trainer *t, bool final, train_result *r);
-
-/* Serialise the checkpoint (model + state) into out. */
-bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err);
-bool trainer_save_checkpoint(trainer *t, av_error *err);
 
 /* Stop requests: async-signal-safe; signo is reported back (0 = none). */
 void train_request_stop(int signo);

@@ -1,7 +1,7 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
-#include "cli.h"
 #include "attnview/dump.h"
 #include "attnview/modelfile.h"
+#include "cli.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -54,126 +54,160 @@ static bool read_input(const char *path, cp_buf *cps, av_error *err)
 	return true;
 }
 
-int cli_dump(int argc, char **argv)
+/* What --dump or --info was asked for: parse_dump_options fills it, the
+ * other phases read it. */
+typedef struct dump_request {
+	bool info, dump;
+	const char *text, *input, *model_path;
+	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
+	int topk;
+} dump_request;
+
+enum {
+	OPT_DUMP = 256,
+	OPT_INFO,
+	OPT_FORMAT,
+	OPT_TEXT,
+	OPT_INPUT,
+	OPT_MODEL,
+	OPT_LAYER,
+	OPT_HEAD,
+	OPT_TOP
+};
+
+static const struct option dump_opts[] = {
+    {"dump", no_argument, NULL, OPT_DUMP},	     {"info", no_argument, NULL, OPT_INFO},
+    {"format", required_argument, NULL, OPT_FORMAT}, {"text", required_argument, NULL, OPT_TEXT},
+    {"input", required_argument, NULL, OPT_INPUT},   {"model", required_argument, NULL, OPT_MODEL},
+    {"layer", required_argument, NULL, OPT_LAYER},   {"head", required_argument, NULL, OPT_HEAD},
+    {"top", required_argument, NULL, OPT_TOP},	     {NULL, 0, NULL, 0},
+};
+
+/* One option into q; returns -1, or the exit status of a usage error. */
+static int take_option(int c, dump_request *q, char **argv)
 {
-	enum { OPT_DUMP = 256, OPT_INFO, OPT_FORMAT, OPT_TEXT, OPT_INPUT, OPT_MODEL, OPT_LAYER,
-	       OPT_HEAD, OPT_TOP };
-	static const struct option opts[] = {
-		{"dump", no_argument, NULL, OPT_DUMP},
-		{"info", no_argument, NULL, OPT_INFO},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"text", required_argument, NULL, OPT_TEXT},
-		{"input", required_argument, NULL, OPT_INPUT},
-		{"model", required_argument, NULL, OPT_MODEL},
-		{"layer", required_argument, NULL, OPT_LAYER},
-		{"head", required_argument, NULL, OPT_HEAD},
-		{"top", required_argument, NULL, OPT_TOP},
-		{NULL, 0, NULL, 0},
-	};
-	bool info = false, dump = false;
-	const char *text = NULL, *input = NULL, *model_path = NULL;
-	dump_options o = {DUMP_JSON, -1, -1, 0};
-	int topk = 5;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DUMP:
-			dump = true;
-			break;
-		case OPT_INFO:
-			info = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "json") == 0)
-				o.format = DUMP_JSON;
-			else if (strcmp(optarg, "tsv") == 0)
-				o.format = DUMP_TSV;
-			else
-				return usage_error("--format must be json or tsv, not '%s'", optarg);
-			break;
-		case OPT_TEXT:
-			text = optarg;
-			break;
-		case OPT_INPUT:
-			input = optarg;
-			break;
-		case OPT_MODEL:
-			model_path = optarg;
-			break;
-		case OPT_LAYER:
-			if (!parse_int(optarg, 0, AV_MAX_LAYERS - 1, &o.layer))
-				return usage_error("--layer takes a layer number from 0, not '%s'",
-						   optarg);
-			break;
-		case OPT_HEAD:
-			if (!parse_int(optarg, 0, AV_MAX_HEADS - 1, &o.head))
-				return usage_error("--head takes a head number from 0, not '%s'",
-						   optarg);
-			break;
-		case OPT_TOP:
-			if (!parse_int(optarg, 0, 100, &topk))
-				return usage_error("--top takes a number from 0 to 100, not '%s'",
-						   optarg);
-			break;
-		default:
-			return usage_error("unknown or incomplete option '%s' for --dump/--info",
-					   argv[optind - 1]);
-		}
+	switch (c) {
+	case OPT_DUMP:
+		q->dump = true;
+		break;
+	case OPT_INFO:
+		q->info = true;
+		break;
+	case OPT_FORMAT:
+		if (strcmp(optarg, "json") == 0)
+			q->out.format = DUMP_JSON;
+		else if (strcmp(optarg, "tsv") == 0)
+			q->out.format = DUMP_TSV;
+		else
+			return usage_error("--format must be json or tsv, not '%s'", optarg);
+		break;
+	case OPT_TEXT:
+		q->text = optarg;
+		break;
+	case OPT_INPUT:
+		q->input = optarg;
+		break;
+	case OPT_MODEL:
+		q->model_path = optarg;
+		break;
+	case OPT_LAYER:
+		if (!parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
+			return usage_error("--layer takes a layer number from 0, not '%s'", optarg);
+		break;
+	case OPT_HEAD:
+		if (!parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
+			return usage_error("--head takes a head number from 0, not '%s'", optarg);
+		break;
+	case OPT_TOP:
+		if (!parse_int(optarg, 0, 100, &q->topk))
+			return usage_error("--top takes a number from 0 to 100, not '%s'", optarg);
+		break;
+	default:
+		return usage_error("unknown or incomplete option '%s' for --dump/--info",
+				   argv[optind - 1]);
 	}
+	return -1;
+}
+
+/* The command line into q, and the combinations checked; returns -1, or
+ * the exit status of a usage error. */
+static int parse_dump_options(int argc, char **argv, dump_request *q)
+{
+	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0}, .topk = 5};
+	int c, st;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", dump_opts, NULL)) != -1)
+		if ((st = take_option(c, q, argv)) >= 0)
+			return st;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (info && dump)
+	if (q->info && q->dump)
 		return usage_error("%s", "--info and --dump cannot be combined");
-	if (dump && !!text == !!input)
+	if (q->dump && !!q->text == !!q->input)
 		return usage_error("%s", "--dump needs exactly one of --text TEXT or --input FILE");
-	if (info && (text || input))
+	if (q->info && (q->text || q->input))
 		return usage_error("%s", "--info takes only --model");
+	return -1;
+}
 
-	av_error err;
-	model *m = cli_load_model(model_path, &err);
-	if (!m) {
-		cli_error(err.msg);
-		return EXIT_RUNTIME;
-	}
-	if (info) {
-		dump_info(stdout, m, model_path ? model_path : "(built-in)");
-		model_destroy(m);
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
-	}
-	if ((o.layer >= 0 && (uint32_t)o.layer >= m->cfg.layers) ||
-	    (o.head >= 0 && (uint32_t)o.head >= m->cfg.heads)) {
+static int run_info(const dump_request *q, const model *m)
+{
+	dump_info(stdout, m, q->model_path ? q->model_path : "(built-in)");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+}
+
+/* --layer and --head against this model; EXIT_USAGE when out of range. */
+static int check_layer_head(const dump_request *q, const model *m)
+{
+	if ((q->out.layer >= 0 && (uint32_t)q->out.layer >= m->cfg.layers) ||
+	    (q->out.head >= 0 && (uint32_t)q->out.head >= m->cfg.heads)) {
 		fprintf(stderr,
 			"attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
 			"out of range\n",
 			m->cfg.layers - 1, m->cfg.heads - 1);
-		model_destroy(m);
 		return EXIT_USAGE;
 	}
+	return -1;
+}
 
+/* The text of --text or --input, cleaned; cleaning is reported, an empty
+ * result refused. */
+static bool read_text(const dump_request *q, cp_buf *cps, av_error *err)
+{
+	clean_stats st;
+	if (q->text) {
+		if (!tokenize_text(q->text, strlen(q->text), "--text", cps, &st, err))
+			return false;
+		report_cleaning(&st, "--text");
+	} else if (!read_input(q->input, cps, err)) {
+		return false;
+	}
+	if (cps->n == 0)
+		return av_fail(err,
+			       "the text is empty after cleaning; give some characters to look "
+			       "at");
+	return true;
+}
+
+/* The first `context` tokens of the text (the rest is reported and dropped)
+ * through the model, then out as JSON or TSV. */
+static int run_dump(dump_request *q, const model *m)
+{
 	int status = EXIT_RUNTIME;
+	av_error err;
 	cp_buf cps = {0};
 	token *toks = NULL;
 	activations ws = {0};
 	attn_result r = {0};
-	clean_stats st;
-	bool ok = text ? tokenize_text(text, strlen(text), "--text", &cps, &st, &err)
-		       : read_input(input, &cps, &err);
-	if (!ok)
+	if (!read_text(q, &cps, &err))
 		goto out;
-	if (text)
-		report_cleaning(&st, "--text");
-	if (cps.n == 0) {
-		cli_error("the text is empty after cleaning; give some characters to look at");
-		goto out;
-	}
 	int n = (int)(cps.n < m->cfg.context ? cps.n : m->cfg.context);
-	o.dropped = (int)(cps.n - (size_t)n);
-	if (o.dropped)
+	q->out.dropped = (int)(cps.n - (size_t)n);
+	if (q->out.dropped)
 		fprintf(stderr,
 			"attnview: the text has %zu tokens; the model's context is %u, so the last "
 			"%d are left out\n",
-			cps.n, m->cfg.context, o.dropped);
+			cps.n, m->cfg.context, q->out.dropped);
 	toks = malloc((size_t)n * sizeof *toks);
 	if (!toks) {
 		av_fail(&err, "out of memory");
@@ -181,12 +215,9 @@ int cli_dump(int argc, char **argv)
 	}
 	vocab_tokenize(&m->vocab, cps.v, (size_t)n, toks);
 	if (!activations_init(&ws, &m->cfg, 1, n, n, &err) ||
-	    !model_attend(m, &ws, toks, n, topk, &r, &err))
+	    !model_attend(m, &ws, toks, n, q->topk, &r, &err) ||
+	    !dump_write(stdout, m, &r, &q->out, &err))
 		goto out;
-	if (!dump_write(stdout, m, &r, &o)) {
-		av_fail(&err, "writing the dump to standard output failed");
-		goto out;
-	}
 	status = EXIT_OK;
 out:
 	if (status != EXIT_OK)
@@ -195,6 +226,25 @@ out:
 	activations_finish(&ws);
 	free(toks);
 	cp_buf_free(&cps);
+	return status;
+}
+
+int cli_dump(int argc, char **argv)
+{
+	dump_request q;
+	int status = parse_dump_options(argc, argv, &q);
+	if (status >= 0)
+		return status;
+	av_error err;
+	model *m = cli_load_model(q.model_path, &err);
+	if (!m) {
+		cli_error(err.msg);
+		return EXIT_RUNTIME;
+	}
+	if (q.info)
+		status = run_info(&q, m);
+	else if ((status = check_layer_head(&q, m)) < 0)
+		status = run_dump(&q, m);
 	model_destroy(m);
 	return status;
 }

@@ -1,19 +1,19 @@
-/* attnview --train: options, corpus loading, progress display, and what to
- * say when training stops. The work itself is in corpus.c and train.c. */
+/* attnview --train: options, loading the corpus, and what to say when
+ * training stops. The work itself is in src/train (corpus.c, train.c); the
+ * live progress display in train_progress.c. */
 #include "attnview/blas.h"
-#include "cli.h"
+#include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
 #include "attnview/train.h"
+#include "cli.h"
+#include "train_progress.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char train_help[] =
@@ -162,131 +162,6 @@ static void shell_quote(const char *s, char *out, size_t n)
 	out[k < n ? k : n - 1] = '\0';
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void format_duration(double s, char *out, size_t n)
-{
-	if (!(s >= 0) || s > 1e8) {
-		snprintf(out, n, "?");
-		return;
-	}
-	long t = (long)(s + 0.5);
-	if (t >= 3600)
-		snprintf(out, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
-	else if (t >= 60)
-		snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
-	else
-		snprintf(out, n, "%lds", t);
-}
-
-/* Progress display state. */
-typedef struct progress_ui {
-	bool tty;
-	double t0;
-	uint64_t step0;
-	bool line_open; /* a live status line is on screen */
-} progress_ui;
-
-/* A sparkline of up to `width` buckets of the recent losses. */
-static void sparkline(const float *v, int n, int width, char *out, size_t cap)
-{
-	static const char *bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-	out[0] = '\0';
-	if (n < 2)
-		return;
-	int nb = n < width ? n : width;
-	float b[64];
-	float lo = INFINITY, hi = -INFINITY;
-	for (int i = 0; i < nb; i++) {
-		int a = i * n / nb, e = (i + 1) * n / nb;
-		double s = 0;
-		for (int j = a; j < e; j++)
-			s += v[j];
-		b[i] = (float)(s / (e - a));
-		lo = fminf(lo, b[i]);
-		hi = fmaxf(hi, b[i]);
-	}
-	size_t k = 0;
-	for (int i = 0; i < nb && k + 4 < cap; i++) {
-		int level = hi > lo ? (int)((b[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
-		size_t l = strlen(bars[level]);
-		memcpy(out + k, bars[level], l);
-		k += l;
-	}
-	out[k] = '\0';
-}
-
-static void on_progress(const train_progress *p, void *ctx)
-{
-	progress_ui *ui = ctx;
-	double el = now_seconds() - ui->t0;
-	uint64_t done = p->step - ui->step0;
-	uint64_t per_step = p->step ? p->tokens / p->step : 0;
-	double tps = el > 0 ? (double)(done * per_step) / el : 0;
-	char eta[32], vl[32];
-	format_duration(done ? el / (double)done * (double)(p->total - p->step) : -1, eta,
-			sizeof eta);
-	if (isnan(p->val_loss))
-		snprintf(vl, sizeof vl, "-");
-	else
-		snprintf(vl, sizeof vl, "%.3f", (double)p->val_loss);
-	if (ui->tty) {
-		/* Redraw at most ~10 times a second, and always at evaluations. */
-		static double last;
-		double t = now_seconds();
-		if (!p->evaluated && p->step != p->total && t - last < 0.1)
-			return;
-		last = t;
-		struct winsize ws;
-		int cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
-		char line[256];
-		int len = snprintf(line, sizeof line,
-				   "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s  %.1fk tok/s  "
-				   "ETA %s",
-				   p->step, p->total, (double)p->loss, vl, tps / 1000.0, eta);
-		if (len >= cols)
-			line[cols > 1 ? cols - 1 : 0] = '\0';
-		char spark[256];
-		int room = cols - 2 - len;
-		if (room > 48)
-			room = 48;
-		if (room >= 8) {
-			sparkline(p->recent, p->nrecent, room, spark, sizeof spark);
-		} else {
-			spark[0] = '\0';
-		}
-		printf("\r\033[K%s%s%s", line, spark[0] ? "  " : "", spark);
-		fflush(stdout);
-		ui->line_open = true;
-		return;
-	}
-	if (!p->evaluated)
-		return;
-	/* Not a terminal: one plain line per evaluation. */
-	double mean = 0;
-	int n = p->nrecent < 100 ? p->nrecent : 100;
-	for (int i = p->nrecent - n; i < p->nrecent; i++)
-		mean += p->recent[i];
-	mean = n ? mean / n : NAN;
-	printf("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
-	       "%.0f tok/s, ETA %s\n",
-	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta);
-	fflush(stdout);
-}
-
-static void end_line(progress_ui *ui)
-{
-	if (ui->line_open) {
-		putchar('\n');
-		ui->line_open = false;
-	}
-}
-
 /* Which command-line options conflict with a checkpoint's own. */
 static bool check_resume_options(const bool *given, const train_options *o, const train_options *ck,
 				 uint64_t ck_epochs, char *msg, size_t n)
@@ -324,15 +199,115 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	return true;
 }
 
-int cli_train(int argc, char **argv)
-{
+/* What attnview --train was asked for: parse_train_options fills it, the
+ * later phases complete it (a checkpoint's options, the output paths). */
+typedef struct train_request {
 	train_options o;
-	train_options_default(&o);
-	const char *corpus_path = NULL, *out = NULL, *val_path = NULL, *resume = NULL;
-	int threads = 0;
-	bool given[OPT_LAST - OPT_TRAIN] = {false};
+	const char *corpus_path, *out, *val_path, *resume;
+	int threads;			  /* --threads, 0 if not given */
+	bool given[OPT_LAST - OPT_TRAIN]; /* which long options appeared */
+	char out_buf[4096], ckpt[4200];
+} train_request;
+
+/* One option into q; returns -1, or the exit status (help, usage error). */
+static int take_option(int c, const char *name, train_request *q)
+{
+	train_options *o = &q->o;
 	uint64_t u;
-	int c;
+	bool ok = true;
+	switch (c) {
+	case OPT_TRAIN:
+		q->corpus_path = optarg;
+		break;
+	case 'o':
+		q->out = optarg;
+		break;
+	case OPT_OBJECTIVE:
+		if (strcmp(optarg, "masked") == 0)
+			o->objective = OBJ_MASKED;
+		else if (strcmp(optarg, "causal") == 0)
+			o->objective = OBJ_CAUSAL;
+		else
+			return usage_error("--objective must be masked or causal, not '%s'",
+					   optarg);
+		break;
+	case OPT_DIM:
+		ok = parse_u32(optarg, &o->dim);
+		break;
+	case OPT_HEADS:
+		ok = parse_u32(optarg, &o->heads);
+		break;
+	case OPT_LAYERS:
+		ok = parse_u32(optarg, &o->layers);
+		break;
+	case OPT_CONTEXT:
+		ok = parse_u32(optarg, &o->context);
+		break;
+	case OPT_BATCH:
+		ok = parse_u32(optarg, &o->batch);
+		break;
+	case OPT_STEPS:
+		ok = parse_u64(optarg, &o->steps) && o->steps > 0;
+		break;
+	case OPT_EPOCHS:
+		ok = parse_u64(optarg, &o->epochs) && o->epochs > 0;
+		break;
+	case OPT_LR: {
+		char *end;
+		errno = 0;
+		double v = strtod(optarg, &end);
+		ok = !errno && *optarg && !*end && v > 0 && v < 10;
+		o->lr = (float)v;
+		break;
+	}
+	case OPT_WARMUP:
+		ok = parse_u64(optarg, &o->warmup);
+		break;
+	case OPT_SEED:
+		ok = parse_u64(optarg, &o->seed);
+		break;
+	case OPT_THREADS:
+		ok = parse_u64(optarg, &u) && u >= 1 && u <= 256;
+		q->threads = (int)u;
+		break;
+	case OPT_MIN_COUNT:
+		ok = parse_u64(optarg, &o->min_count) && o->min_count >= 1;
+		break;
+	case OPT_MAX_VOCAB:
+		ok = parse_u32(optarg, &o->max_vocab);
+		break;
+	case OPT_VAL_FILE:
+		q->val_path = optarg;
+		break;
+	case OPT_EVAL_EVERY:
+		ok = parse_u64(optarg, &o->eval_every);
+		break;
+	case OPT_CKPT_EVERY:
+		ok = parse_u64(optarg, &o->checkpoint_every);
+		break;
+	case OPT_RESUME:
+		q->resume = optarg;
+		break;
+	case 'h':
+		fputs(train_help, stdout);
+		return EXIT_OK;
+	case ':':
+		return usage_error("%s needs a value", name);
+	default:
+		return usage_error("unknown option %s for --train", name);
+	}
+	if (!ok)
+		return usage_error("%s: '%s' is not a valid value (see attnview --train --help)",
+				   name, optarg);
+	return -1;
+}
+
+/* The command line into q; returns -1, or the exit status (help, usage
+ * error). */
+static int parse_train_options(int argc, char **argv, train_request *q)
+{
+	memset(q, 0, sizeof *q);
+	train_options_default(&q->o);
 	optind = 1;
 	opterr = 0;
 	/* --help anywhere, even where getopt would take it as --train's value. */
@@ -342,7 +317,7 @@ int cli_train(int argc, char **argv)
 			return EXIT_OK;
 		}
 	}
-	int li = -1;
+	int c, li = -1, st;
 	while ((c = getopt_long(argc, argv, ":o:h", long_opts, &li)) != -1) {
 		char name[64];
 		if (li >= 0)
@@ -355,248 +330,199 @@ int cli_train(int argc, char **argv)
 			snprintf(name, sizeof name, "%.60s", argv[optind - 1]);
 		li = -1;
 		if (c >= OPT_TRAIN && c < OPT_LAST)
-			given[c - OPT_TRAIN] = true;
-		bool ok = true;
-		switch (c) {
-		case OPT_TRAIN:
-			corpus_path = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case OPT_OBJECTIVE:
-			if (strcmp(optarg, "masked") == 0)
-				o.objective = OBJ_MASKED;
-			else if (strcmp(optarg, "causal") == 0)
-				o.objective = OBJ_CAUSAL;
-			else
-				return usage_error("--objective must be masked or causal, not '%s'",
-						   optarg);
-			break;
-		case OPT_DIM:
-			ok = parse_u32(optarg, &o.dim);
-			break;
-		case OPT_HEADS:
-			ok = parse_u32(optarg, &o.heads);
-			break;
-		case OPT_LAYERS:
-			ok = parse_u32(optarg, &o.layers);
-			break;
-		case OPT_CONTEXT:
-			ok = parse_u32(optarg, &o.context);
-			break;
-		case OPT_BATCH:
-			ok = parse_u32(optarg, &o.batch);
-			break;
-		case OPT_STEPS:
-			ok = parse_u64(optarg, &o.steps) && o.steps > 0;
-			break;
-		case OPT_EPOCHS:
-			ok = parse_u64(optarg, &o.epochs) && o.epochs > 0;
-			break;
-		case OPT_LR: {
-			char *end;
-			errno = 0;
-			double v = strtod(optarg, &end);
-			ok = !errno && *optarg && !*end && v > 0 && v < 10;
-			o.lr = (float)v;
-			break;
-		}
-		case OPT_WARMUP:
-			ok = parse_u64(optarg, &o.warmup);
-			break;
-		case OPT_SEED:
-			ok = parse_u64(optarg, &o.seed);
-			break;
-		case OPT_THREADS:
-			ok = parse_u64(optarg, &u) && u >= 1 && u <= 256;
-			threads = (int)u;
-			break;
-		case OPT_MIN_COUNT:
-			ok = parse_u64(optarg, &o.min_count) && o.min_count >= 1;
-			break;
-		case OPT_MAX_VOCAB:
-			ok = parse_u32(optarg, &o.max_vocab);
-			break;
-		case OPT_VAL_FILE:
-			val_path = optarg;
-			break;
-		case OPT_EVAL_EVERY:
-			ok = parse_u64(optarg, &o.eval_every);
-			break;
-		case OPT_CKPT_EVERY:
-			ok = parse_u64(optarg, &o.checkpoint_every);
-			break;
-		case OPT_RESUME:
-			resume = optarg;
-			break;
-		case 'h':
-			fputs(train_help, stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("%s needs a value", name);
-		default:
-			return usage_error("unknown option %s for --train", name);
-		}
-		if (!ok)
-			return usage_error("%s: '%s' is not a valid value (see attnview --train "
-					   "--help)",
-					   name, optarg);
+			q->given[c - OPT_TRAIN] = true;
+		if ((st = take_option(c, name, q)) >= 0)
+			return st;
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s': the corpus is given as --train "
-				   "FILE",
+		return usage_error("unexpected argument '%s': the corpus is given as --train FILE",
 				   argv[optind]);
-	if (!corpus_path)
+	if (!q->corpus_path)
 		return usage_error("--train needs a corpus file");
-	if (given[OPT_EPOCHS - OPT_TRAIN]) {
-		if (given[OPT_STEPS - OPT_TRAIN])
-			return usage_error("--steps and --epochs cannot both be given: choose "
-					   "one");
-		o.steps = 0;
+	if (q->given[OPT_EPOCHS - OPT_TRAIN]) {
+		if (q->given[OPT_STEPS - OPT_TRAIN])
+			return usage_error("--steps and --epochs cannot both be given: choose one");
+		q->o.steps = 0;
 	}
+	return -1;
+}
 
+/* --resume: read the checkpoint into ck and take its options, refusing
+ * command-line options that contradict them. Returns -1, or the exit status. */
+static int take_checkpoint(train_request *q, train_checkpoint *ck)
+{
 	av_error err;
-	train_checkpoint ck = {0};
-	train_checkpoint *ckp = NULL;
-	if (resume) {
-		if (!train_checkpoint_load(&ck, resume, &err)) {
-			cli_error(err.msg);
-			return EXIT_RUNTIME;
-		}
-		ckp = &ck;
-		char msg[512];
-		train_options want = o;
-		if (given[OPT_EPOCHS - OPT_TRAIN])
-			want.steps = ck.opt.steps;
-		if (!check_resume_options(given, &want, &ck.opt, ck.epochs, msg, sizeof msg)) {
-			train_checkpoint_finish(&ck);
-			return usage_error("%s", msg);
-		}
-		/* The bits depend on the thread count (train.h): keep the checkpoint's. */
-		if (threads && (uint32_t)threads != ck.opt.threads) {
-			int was = (int)ck.opt.threads;
-			train_checkpoint_finish(&ck);
-			return usage_error(
-			    "--threads %d differs from the checkpoint's %d: the result "
-			    "would differ from an uninterrupted run; drop --threads "
-			    "(or give --threads %d)",
-			    threads, was, was);
-		}
-		threads = (int)ck.opt.threads;
-		if (val_path && (!ck.val_path || strcmp(val_path, ck.val_path) != 0)) {
-			train_checkpoint_finish(&ck);
-			return usage_error("--val-file differs from the checkpoint's; drop it");
-		}
-		val_path = ck.val_path;
-		o = ck.opt;
-	} else if (!train_options_check(&o, &err)) {
-		return usage_error("%s", err.msg);
+	if (!train_checkpoint_load(ck, q->resume, &err)) {
+		cli_error(err.msg);
+		return EXIT_RUNTIME;
 	}
+	char msg[512];
+	train_options want = q->o;
+	if (q->given[OPT_EPOCHS - OPT_TRAIN])
+		want.steps = ck->opt.steps;
+	if (!check_resume_options(q->given, &want, &ck->opt, ck->epochs, msg, sizeof msg))
+		return usage_error("%s", msg);
+	/* The bits depend on the thread count (train.h): keep the checkpoint's. */
+	if (q->threads && (uint32_t)q->threads != ck->opt.threads)
+		return usage_error(
+		    "--threads %d differs from the checkpoint's %d: the result would "
+		    "differ from an uninterrupted run; drop --threads (or give "
+		    "--threads %d)",
+		    q->threads, (int)ck->opt.threads, (int)ck->opt.threads);
+	q->threads = (int)ck->opt.threads;
+	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
+		return usage_error("--val-file differs from the checkpoint's; drop it");
+	q->val_path = ck->val_path;
+	q->o = ck->opt;
+	return -1;
+}
 
-	/* Output and checkpoint paths. */
-	char out_buf[4096], ckpt_buf[4200];
-	if (!out) {
-		size_t l = resume ? strlen(resume) : 0;
-		if (resume && l > 5 && strcmp(resume + l - 5, ".ckpt") == 0 &&
-		    l - 5 < sizeof out_buf) {
-			memcpy(out_buf, resume, l - 5);
-			out_buf[l - 5] = '\0';
-			out = out_buf;
+/* The model goes to -o, else beside the checkpoint resumed (OUT.ckpt ->
+ * OUT), else model.attn; checkpoints to the one resumed, else OUT.ckpt. */
+static void choose_paths(train_request *q)
+{
+	if (!q->out) {
+		size_t l = q->resume ? strlen(q->resume) : 0;
+		if (q->resume && l > 5 && strcmp(q->resume + l - 5, ".ckpt") == 0 &&
+		    l - 5 < sizeof q->out_buf) {
+			memcpy(q->out_buf, q->resume, l - 5);
+			q->out_buf[l - 5] = '\0';
+			q->out = q->out_buf;
 		} else {
-			out = "model.attn";
+			q->out = "model.attn";
 		}
 	}
-	if (resume)
-		snprintf(ckpt_buf, sizeof ckpt_buf, "%s", resume);
+	if (q->resume)
+		snprintf(q->ckpt, sizeof q->ckpt, "%s", q->resume);
 	else
-		snprintf(ckpt_buf, sizeof ckpt_buf, "%s.ckpt", out);
-	int status = EXIT_RUNTIME;
-	corpus cor = {0};
-	trainer *t = NULL;
-	if (!train_check_output(out, &err) || !train_check_output(ckpt_buf, &err)) {
-		cli_error(err.msg);
-		goto out;
-	}
-	if (threads)
-		blas_set_threads(threads);
+		snprintf(q->ckpt, sizeof q->ckpt, "%s.ckpt", q->out);
+}
 
+/* Read the corpus and say what was found; returns -1, or the exit status. */
+static int load_corpus(const train_request *q, corpus *cor)
+{
+	av_error err;
 	corpus_options co = {
-	    .val_path = val_path, .min_count = o.min_count, .max_vocab = o.max_vocab};
-	double tl = now_seconds();
-	if (!corpus_load(&cor, corpus_path, &co, &err)) {
+	    .val_path = q->val_path, .min_count = q->o.min_count, .max_vocab = q->o.max_vocab};
+	if (!corpus_load(cor, q->corpus_path, &co, &err)) {
 		cli_error(err.msg);
-		goto out;
+		return EXIT_RUNTIME;
 	}
 	char summary[4096];
-	corpus_summary(&cor, corpus_path, summary, sizeof summary);
+	corpus_summary(cor, q->corpus_path, summary, sizeof summary);
 	fputs(summary, stdout);
-	if (!train_check_data(&o, &cor, corpus_path, &err)) {
+	if (!train_check_data(&q->o, cor, q->corpus_path, &err)) {
 		cli_error(err.msg);
-		status = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
+	return -1;
+}
 
+/* The trainer, named after the output file, and a line saying what it will
+ * do. load_start: when reading the corpus began. */
+static trainer *start_trainer(const train_request *q, const corpus *cor, train_checkpoint *ck,
+			      double load_start, av_error *err)
+{
 	char name[256], cbase[256], desc[512];
-	base_name(out, name, sizeof name, true);
-	base_name(corpus_path, cbase, sizeof cbase, false);
-	snprintf(desc, sizeof desc, "%s (%" PRIu64 " characters)", cbase, cor.ntrain + cor.nval);
-	t = trainer_create(&o, &cor, ckp, name, desc, val_path, out, ckpt_buf, &err);
-	if (!t) {
-		cli_error(err.msg);
-		goto out;
-	}
+	base_name(q->out, name, sizeof name, true);
+	base_name(q->corpus_path, cbase, sizeof cbase, false);
+	snprintf(desc, sizeof desc, "%s (%" PRIu64 " characters)", cbase, cor->ntrain + cor->nval);
+	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
+	if (!t)
+		return NULL;
 	printf("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
 	       "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
 	       "in %.1fs\n",
 	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
-	       t->opt.context, cor.vocab.size, t->model->nparams, t->opt.batch, t->total,
+	       t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch, t->total,
 	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
-	       now_seconds() - tl);
-	if (resume)
-		printf("resuming %s at step %" PRIu64 "\n", resume, t->step);
+	       now_seconds() - load_start);
+	if (q->resume)
+		printf("resuming %s at step %" PRIu64 "\n", q->resume, t->step);
 	fflush(stdout);
+	return t;
+}
 
-	if (!train_install_signals(&err)) {
-		cli_error(err.msg);
-		goto out;
-	}
-	progress_ui ui = {.tty = isatty(STDOUT_FILENO), .t0 = now_seconds(), .step0 = t->step};
-	train_status st = trainer_run(t, on_progress, &ui, &err);
-	train_restore_signals();
-	end_line(&ui);
-	if (st == TRAIN_FAILED) {
-		cli_error(err.msg);
-		goto out;
-	}
-	if (st == TRAIN_STOPPED) {
-		int sig = train_stop_requested();
-		char qc[4200], qk[4200], qo[4200];
-		shell_quote(corpus_path, qc, sizeof qc);
-		shell_quote(ckpt_buf, qk, sizeof qk);
-		shell_quote(out, qo, sizeof qo);
-		/* --threads always: the result is the same only on as many threads. */
-		fprintf(stderr,
-			"attnview: stopped at step %" PRIu64 " of %" PRIu64
-			"; checkpoint written to "
-			"%s\nresume with: attnview --train %s --resume %s -o %s --threads %u\n",
-			t->step, t->total, ckpt_buf, qc, qk, qo, t->opt.threads);
-		status = 128 + sig;
-		goto out;
-	}
+/* Stopped by a signal with the checkpoint written: how to go on. */
+static int report_stopped(const train_request *q, const trainer *t)
+{
+	int sig = train_stop_requested();
+	char qc[4200], qk[4200], qo[4200];
+	shell_quote(q->corpus_path, qc, sizeof qc);
+	shell_quote(q->ckpt, qk, sizeof qk);
+	shell_quote(q->out, qo, sizeof qo);
+	/* --threads always: the result is the same only on as many threads. */
+	fprintf(stderr,
+		"attnview: stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to "
+		"%s\nresume with: attnview --train %s --resume %s -o %s --threads %u\n",
+		t->step, t->total, q->ckpt, qc, qk, qo, t->opt.threads);
+	return 128 + sig;
+}
+
+static int report_done(const train_request *q, const trainer *t, double t0)
+{
 	const train_result *r = &t->final;
 	char took[32];
-	format_duration(now_seconds() - ui.t0, took, sizeof took);
+	format_duration(now_seconds() - t0, took, sizeof took);
 	printf("validation (%" PRIu64 " %s characters): loss %.4f nats/char, accuracy %.2f%%\n"
 	       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n"
 	       "wrote %s (%" PRIu64 " steps, %s)\n",
 	       r->count, t->opt.objective == OBJ_MASKED ? "masked" : "next", (double)r->loss,
-	       100.0 * (double)r->acc, (double)r->base_loss, 100.0 * (double)r->base_acc, out,
+	       100.0 * (double)r->acc, (double)r->base_loss, 100.0 * (double)r->base_acc, q->out,
 	       t->step, took);
-	status = EXIT_OK;
+	return EXIT_OK;
+}
+
+/* Everything after the options: output paths, corpus, trainer, the run
+ * with its signal handlers and progress display, the report. */
+static int run_training(train_request *q, train_checkpoint *ck)
+{
+	int status = EXIT_RUNTIME;
+	av_error err;
+	corpus cor = {0};
+	trainer *t = NULL;
+	choose_paths(q);
+	if (!train_check_output(q->out, &err) || !train_check_output(q->ckpt, &err)) {
+		cli_error(err.msg);
+		goto out;
+	}
+	if (q->threads)
+		blas_set_threads(q->threads);
+	double load_start = now_seconds();
+	if ((status = load_corpus(q, &cor)) >= 0)
+		goto out;
+	status = EXIT_RUNTIME;
+	if (!(t = start_trainer(q, &cor, ck, load_start, &err)) || !train_install_signals(&err)) {
+		cli_error(err.msg);
+		goto out;
+	}
+	progress_ui ui;
+	progress_begin(&ui, t->step);
+	train_status st = trainer_run(t, progress_report, &ui, &err);
+	train_restore_signals();
+	progress_end(&ui);
+	if (st == TRAIN_FAILED)
+		cli_error(err.msg);
+	else
+		status = st == TRAIN_STOPPED ? report_stopped(q, t) : report_done(q, t, ui.t0);
 out:
 	trainer_destroy(t);
 	corpus_finish(&cor);
+	return status;
+}
+
+int cli_train(int argc, char **argv)
+{
+	train_request q;
+	train_checkpoint ck = {0};
+	av_error err;
+	int status = parse_train_options(argc, argv, &q);
+	if (status < 0 && q.resume)
+		status = take_checkpoint(&q, &ck);
+	else if (status < 0 && !train_options_check(&q.o, &err))
+		status = usage_error("%s", err.msg);
+	if (status < 0)
+		status = run_training(&q, q.resume ? &ck : NULL);
 	train_checkpoint_finish(&ck);
 	return status;
 }

@@ -1,5 +1,6 @@
 #include "attnview/dump.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +92,8 @@ static void write_json(FILE *out, const model *m, const attn_result *r, const du
 		const token *t = &r->tokens[i];
 		char g[32];
 		size_t gl = cp_glyph(t->cp, g);
-		fprintf(out, "%s\n    {\"index\": %d, \"codepoint\": %u, \"char\": ", i ? "," : "", i,
-			t->cp);
+		fprintf(out, "%s\n    {\"index\": %d, \"codepoint\": %u, \"char\": ", i ? "," : "",
+			i, t->cp);
 		json_cp(out, t->cp);
 		fputs(", \"glyph\": ", out);
 		json_string(out, g, gl);
@@ -137,13 +138,14 @@ static void write_json(FILE *out, const model *m, const attn_result *r, const du
 	fputs("\n}\n", out);
 }
 
-static void write_tsv(FILE *out, const attn_result *r, const dump_options *o)
+static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av_error *err)
 {
 	const size_t nn = (size_t)r->n * r->n;
-	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore\n", out);
-	char (*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
+	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
 	if (!glyph)
-		return;
+		return av_fail(
+		    err, "out of memory for the glyphs of %d tokens; nothing was written", r->n);
+	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore\n", out);
 	for (int i = 0; i < r->n; i++)
 		cp_glyph(r->tokens[i].cp, glyph[i]);
 	for (int l = 0; l < r->layers; l++) {
@@ -165,15 +167,23 @@ static void write_tsv(FILE *out, const attn_result *r, const dump_options *o)
 		}
 	}
 	free(glyph);
+	return true;
 }
 
-bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		av_error *err)
 {
-	if (o->format == DUMP_TSV)
-		write_tsv(out, r, o);
-	else
+	if (o->format == DUMP_TSV) {
+		if (!write_tsv(out, r, o, err))
+			return false;
+	} else {
 		write_json(out, m, r, o);
-	return fflush(out) == 0 && !ferror(out);
+	}
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		return errno ? av_fail_errno(err, errno, "writing the dump failed")
+			     : av_fail(err, "writing the dump failed");
+	return true;
 }
 
 static void info_float(FILE *out, const char *key, float x, const char *unit)

@@ -6,6 +6,7 @@
 #include "attnview/rng.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,9 @@ bool model_config_check(const model_config *c, av_error *err)
 	if (c->heads < 1 || c->heads > AV_MAX_HEADS)
 		return av_fail(err, "%u heads is outside 1..%u", c->heads, AV_MAX_HEADS);
 	if (c->dim % c->heads)
-		return av_fail(err, "dimension %u is not divisible by %u heads; choose a dimension "
-				    "that is a multiple of the number of heads",
+		return av_fail(err,
+			       "dimension %u is not divisible by %u heads; choose a dimension "
+			       "that is a multiple of the number of heads",
 			       c->dim, c->heads);
 	if (c->layers < 1 || c->layers > AV_MAX_LAYERS)
 		return av_fail(err, "%u layers is outside 1..%u", c->layers, AV_MAX_LAYERS);
@@ -38,92 +40,165 @@ bool model_config_check(const model_config *c, av_error *err)
 			       AV_MAX_CONTEXT);
 	uint64_t cells = (uint64_t)c->layers * c->heads * c->context * c->context;
 	if (cells > AV_MAX_ATTN_CELLS)
-		return av_fail(err, "%u layers x %u heads x %u^2 context positions is %llu attention "
-				    "weights per text, more than the limit of %u; use fewer layers or "
-				    "heads or a shorter context",
+		return av_fail(err,
+			       "%u layers x %u heads x %u^2 context positions is %llu attention "
+			       "weights per text, more than the limit of %u; use fewer layers or "
+			       "heads or a shorter context",
 			       c->layers, c->heads, c->context, (unsigned long long)cells,
 			       AV_MAX_ATTN_CELLS);
-	/* Both factors are bounded above, so this cannot overflow size_t. */
+	/* Every dimension is bounded above, so the sum cannot overflow size_t. */
 	if (model_num_params(c) > AV_MAX_PARAMS)
 		return av_fail(err, "%zu parameters is more than the limit of %u",
 			       model_num_params(c), AV_MAX_PARAMS);
 	return true;
 }
 
-/* The size table: every tensor in file order. One function describes the
- * layout; carving, the file format, the tests and the gradient check all
- * read it from here. */
+/* ---- the size table ---- */
+
+/* A dimension of a tensor as a function of the configuration. */
+typedef enum param_dim { DIM_1, DIM_D, DIM_3D, DIM_4D, DIM_V } param_dim;
+
+typedef struct param_spec {
+	const char *name;
+	bool per_layer; /* one per block, named "h<l>.<name>" */
+	size_t field;	/* offset of its pointer in model_params or layer_params */
+	param_dim rows, cols;
+	param_init init;
+	bool decay;
+} param_spec;
+
+#define MODEL_WIDE(f) false, offsetof(model_params, f)
+#define PER_LAYER(f)  true, offsetof(layer_params, f)
+
+/* The parameter layout, the one place it is written: every tensor in file
+ * order, with its shape, its initialisation and whether AdamW decays it
+ * (matrices only: LayerNorm gains and biases are left alone, as in GPT-2 and
+ * the PyTorch reference). The per-layer rows are contiguous and repeat once
+ * per block: wte, h0.ln1_w .. h0.fc2_b, h1.ln1_w .. h1.fc2_b, ..., lnf_w,
+ * lnf_b, out_b. Allocation (model_num_params, model_params_map),
+ * model_init_random, the optimizer, the model file and the tests all read it
+ * through tensor_iter_next. (llm.c's fill_in_parameter_sizes is the model.) */
+/* clang-format off */
+static const param_spec param_table[] = {
+	/* name    where               rows    cols    init           decay */
+	{"wte",    MODEL_WIDE(wte),    DIM_V,  DIM_D,  INIT_NORMAL,   true},
+	{"ln1_w",  PER_LAYER(ln1_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"ln1_b",  PER_LAYER(ln1_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"qkv_w",  PER_LAYER(qkv_w),   DIM_3D, DIM_D,  INIT_NORMAL,   true},
+	{"qkv_b",  PER_LAYER(qkv_b),   DIM_3D, DIM_1,  INIT_ZERO,     false},
+	{"proj_w", PER_LAYER(proj_w),  DIM_D,  DIM_D,  INIT_RESIDUAL, true},
+	{"proj_b", PER_LAYER(proj_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"ln2_w",  PER_LAYER(ln2_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"ln2_b",  PER_LAYER(ln2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"fc_w",   PER_LAYER(fc_w),    DIM_4D, DIM_D,  INIT_NORMAL,   true},
+	{"fc_b",   PER_LAYER(fc_b),    DIM_4D, DIM_1,  INIT_ZERO,     false},
+	{"fc2_w",  PER_LAYER(fc2_w),   DIM_D,  DIM_4D, INIT_RESIDUAL, true},
+	{"fc2_b",  PER_LAYER(fc2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"lnf_w",  MODEL_WIDE(lnf_w),  DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"lnf_b",  MODEL_WIDE(lnf_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"out_b",  MODEL_WIDE(out_b),  DIM_V,  DIM_1,  INIT_ZERO,     false},
+};
+/* clang-format on */
+#define NSPEC (sizeof param_table / sizeof param_table[0])
+
+static uint32_t dim_value(const model_config *c, param_dim k)
+{
+	switch (k) {
+	case DIM_D:
+		return c->dim;
+	case DIM_3D:
+		return 3 * c->dim;
+	case DIM_4D:
+		return 4 * c->dim;
+	case DIM_V:
+		return c->vocab_size;
+	case DIM_1:
+	default:
+		return 1;
+	}
+}
+
+tensor_iter tensor_iter_start(const model_config *cfg)
+{
+	return (tensor_iter){cfg, 0, 0, 0};
+}
+
+/* The next tensor without its name (the carving runs this every step);
+ * returns its row of the table, NULL after the last. */
+static const param_spec *next_tensor(tensor_iter *it, tensor_info *t)
+{
+	while (it->row < NSPEC) {
+		const param_spec *s = &param_table[it->row];
+		if (s->per_layer && it->layer >= it->cfg->layers) {
+			/* Past the last block: on to the rows after the per-layer ones. */
+			while (it->row < NSPEC && param_table[it->row].per_layer)
+				it->row++;
+			continue;
+		}
+		t->layer = s->per_layer ? (int)it->layer : -1;
+		t->rows = dim_value(it->cfg, s->rows);
+		t->cols = dim_value(it->cfg, s->cols);
+		t->size = (size_t)t->rows * t->cols;
+		t->offset = it->offset;
+		t->init = s->init;
+		t->decay = s->decay;
+		it->offset += t->size;
+		if (!s->per_layer || (it->row + 1 < NSPEC && param_table[it->row + 1].per_layer)) {
+			it->row++;
+		} else {
+			/* The block's last row: back to its first for the next block. */
+			while (it->row > 0 && param_table[it->row - 1].per_layer)
+				it->row--;
+			it->layer++;
+		}
+		return s;
+	}
+	return NULL;
+}
+
+bool tensor_iter_next(tensor_iter *it, tensor_info *t)
+{
+	const param_spec *s = next_tensor(it, t);
+	if (!s)
+		return false;
+	if (t->layer >= 0)
+		snprintf(t->name, sizeof t->name, "h%d.%s", t->layer, s->name);
+	else
+		snprintf(t->name, sizeof t->name, "%s", s->name);
+	return true;
+}
+
 size_t model_tensor_table(const model_config *cfg, tensor_info *out, size_t max)
 {
-	const uint32_t d = cfg->dim, V = cfg->vocab_size;
-	static const struct {
-		const char *name;
-		uint32_t rows_mul, cols_mul; /* multiples of d (rows) and d (cols) */
-	} per_layer[] = {
-		{"ln1_w", 1, 0}, {"ln1_b", 1, 0}, {"qkv_w", 3, 1}, {"qkv_b", 3, 0},
-		{"proj_w", 1, 1}, {"proj_b", 1, 0}, {"ln2_w", 1, 0}, {"ln2_b", 1, 0},
-		{"fc_w", 4, 1}, {"fc_b", 4, 0}, {"fc2_w", 1, 4}, {"fc2_b", 1, 0},
-	};
-	size_t n = 0, off = 0;
-#define ADD(nm, r, c)                                                                    \
-	do {                                                                             \
-		if (out && n < max) {                                                    \
-			snprintf(out[n].name, sizeof out[n].name, "%s", nm);             \
-			out[n].offset = off;                                             \
-			out[n].rows = (r);                                               \
-			out[n].cols = (c);                                               \
-			out[n].size = (size_t)(r) * (c);                                 \
-		}                                                                        \
-		off += (size_t)(r) * (c);                                                \
-		n++;                                                                     \
-	} while (0)
-	ADD("wte", V, d);
-	for (uint32_t l = 0; l < cfg->layers; l++) {
-		for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
-			char nm[32];
-			snprintf(nm, sizeof nm, "h%u.%s", l, per_layer[i].name);
-			uint32_t cols = per_layer[i].cols_mul ? per_layer[i].cols_mul * d : 1;
-			ADD(nm, per_layer[i].rows_mul * d, cols);
-		}
-	}
-	ADD("lnf_w", d, 1);
-	ADD("lnf_b", d, 1);
-	ADD("out_b", V, 1);
-#undef ADD
+	tensor_iter it = tensor_iter_start(cfg);
+	tensor_info t;
+	size_t n = 0;
+	for (; tensor_iter_next(&it, &t); n++)
+		if (out && n < max)
+			out[n] = t;
 	return n;
 }
 
 size_t model_num_params(const model_config *cfg)
 {
-	size_t d = cfg->dim, V = cfg->vocab_size;
-	return V * d + cfg->layers * (12 * d * d + 13 * d) + 2 * d + V;
+	tensor_iter it = tensor_iter_start(cfg);
+	tensor_info t;
+	while (next_tensor(&it, &t))
+		;
+	return it.offset;
 }
 
 void model_params_map(model_params *p, float *base, const model_config *cfg)
 {
-	const size_t d = cfg->dim;
 	memset(p, 0, sizeof *p);
-	float *x = base;
-	p->wte = x;
-	x += (size_t)cfg->vocab_size * d;
-	for (uint32_t l = 0; l < cfg->layers; l++) {
-		layer_params *lp = &p->layer[l];
-		lp->ln1_w = x, x += d;
-		lp->ln1_b = x, x += d;
-		lp->qkv_w = x, x += 3 * d * d;
-		lp->qkv_b = x, x += 3 * d;
-		lp->proj_w = x, x += d * d;
-		lp->proj_b = x, x += d;
-		lp->ln2_w = x, x += d;
-		lp->ln2_b = x, x += d;
-		lp->fc_w = x, x += 4 * d * d;
-		lp->fc_b = x, x += 4 * d;
-		lp->fc2_w = x, x += 4 * d * d;
-		lp->fc2_b = x, x += d;
+	tensor_iter it = tensor_iter_start(cfg);
+	tensor_info t;
+	const param_spec *s;
+	while ((s = next_tensor(&it, &t))) {
+		char *owner = t.layer < 0 ? (char *)p : (char *)&p->layer[t.layer];
+		float **field = (float **)(void *)(owner + s->field);
+		*field = base + t.offset;
 	}
-	p->lnf_w = x, x += d;
-	p->lnf_b = x, x += d;
-	p->out_b = x;
 }
 
 model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error *err)
@@ -186,32 +261,32 @@ void model_init_random(model *m, uint64_t seed)
 {
 	rng r;
 	rng_seed(&r, seed);
-	const model_config *c = &m->cfg;
 	const float std = 0.02f;
-	const float res_std = std / sqrtf(2.0f * (float)c->layers);
-	memset(m->params, 0, m->nparams * sizeof(float));
-	/* Fill in table order, so the stream of random numbers, and with it the
-	 * model, depends only on the seed and the configuration. */
-	size_t nt = model_tensor_table(c, NULL, 0);
-	tensor_info *t = malloc(nt * sizeof *t);
-	if (!t)
-		return;
-	model_tensor_table(c, t, nt);
-	for (size_t i = 0; i < nt; i++) {
-		float *x = m->params + t[i].offset;
-		const char *dot = strchr(t[i].name, '.');
-		const char *base = dot ? dot + 1 : t[i].name;
-		if (strstr(base, "ln") == base && base[strlen(base) - 1] == 'w') {
-			for (size_t j = 0; j < t[i].size; j++)
+	const float res_std = std / sqrtf(2.0f * (float)m->cfg.layers);
+	/* Table order, so the stream of random numbers, and with it the model,
+	 * depends only on the seed and the configuration. */
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (next_tensor(&it, &t)) {
+		float *x = m->params + t.offset;
+		for (size_t j = 0; j < t.size; j++) {
+			switch (t.init) {
+			case INIT_ONE:
 				x[j] = 1.0f;
-		} else if (t[i].cols > 1) {
-			bool residual = !strcmp(base, "proj_w") || !strcmp(base, "fc2_w");
-			float s = residual ? res_std : std;
-			for (size_t j = 0; j < t[i].size; j++)
-				x[j] = s * rng_normal(&r);
+				break;
+			case INIT_NORMAL:
+				x[j] = std * rng_normal(&r);
+				break;
+			case INIT_RESIDUAL:
+				x[j] = res_std * rng_normal(&r);
+				break;
+			case INIT_ZERO:
+			default:
+				x[j] = 0.0f;
+				break;
+			}
 		}
 	}
-	free(t);
 }
 
 /* ---- activations ---- */
@@ -222,21 +297,22 @@ bool activations_init(activations *a, const model_config *cfg, int B, int T, int
 	memset(a, 0, sizeof *a);
 	const size_t d = cfg->dim, NH = cfg->heads, L = cfg->layers;
 	const size_t BT = (size_t)B * T;
-	const size_t per_layer = BT * d		       /* ln1 */
-				 + 2 * BT	       /* ln1 mean, rstd */
-				 + BT * 3 * d	       /* qkv */
+	const size_t per_layer = BT * d			      /* ln1 */
+				 + 2 * BT		      /* ln1 mean, rstd */
+				 + BT * 3 * d		      /* qkv */
 				 + 2 * (size_t)B * NH * T * T /* preatt, att */
-				 + BT * d	       /* atty */
-				 + BT * d	       /* res2 */
-				 + BT * d + 2 * BT     /* ln2 */
-				 + 2 * BT * 4 * d      /* fch, fch_gelu */
-				 + BT * d;	       /* res3 */
+				 + BT * d		      /* atty */
+				 + BT * d		      /* res2 */
+				 + BT * d + 2 * BT	      /* ln2 */
+				 + 2 * BT * 4 * d	      /* fch, fch_gelu */
+				 + BT * d;		      /* res3 */
 	const size_t total = BT * d + L * per_layer + BT * d + 2 * BT +
 			     (size_t)max_rows * cfg->vocab_size + BT * 4 * d;
 	a->mem = malloc(total * sizeof(float));
 	if (!a->mem)
-		return av_fail(err, "out of memory for activations (%zu MiB); use a smaller batch "
-				    "or context",
+		return av_fail(err,
+			       "out of memory for activations (%zu MiB); use a smaller batch "
+			       "or context",
 			       total * sizeof(float) >> 20);
 	a->nfloats = total;
 	a->B = B;
@@ -437,8 +513,7 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 		r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
 		r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
 	}
-	if (!r->tokens || !r->att || !r->scores || !x ||
-	    (r->topk && (!r->pred_id || !r->pred_p))) {
+	if (!r->tokens || !r->att || !r->scores || !x || (r->topk && (!r->pred_id || !r->pred_p))) {
 		free(x);
 		attn_result_free(r);
 		return av_fail(err, "out of memory for the attention of %d tokens", n);

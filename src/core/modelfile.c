@@ -30,8 +30,8 @@ static void crc_init(void)
 	/* Slicing-by-8 tables: eight bytes per step. */
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
-			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^
-					  crc_table[0][crc_table[t - 1][i] & 0xFF];
+			crc_table[t][i] =
+			    (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
 }
 
 uint32_t av_crc32(uint32_t crc, const void *buf, size_t n)
@@ -203,7 +203,11 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 	bb_string(out, m->meta.corpus);
 	for (uint32_t i = 0; i < c->vocab_size; i++)
 		bb_u32(out, m->vocab.cps[i]);
-	bb_f32s(out, m->params, m->nparams);
+	/* The parameters, tensor after tensor in the size table's order. */
+	tensor_iter it = tensor_iter_start(c);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t))
+		bb_f32s(out, m->params + t.offset, t.size);
 	if (extra)
 		bb_bytes(out, extra->v, extra->n);
 	if (!bb_reserve(out, 4)) {
@@ -238,12 +242,14 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	uint32_t n;
 	size_t at = r->off;
 	if (!br_u32(r, &n))
-		return av_fail(err, "%s: truncated at byte %zu (the %s length): the file is "
-				    "incomplete; copy it again or retrain",
+		return av_fail(err,
+			       "%s: truncated at byte %zu (the %s length): the file is "
+			       "incomplete; copy it again or retrain",
 			       what, at, field);
 	if (n > AV_MAX_STRING)
-		return av_fail(err, "%s: the %s at byte %zu claims %u bytes, more than the limit "
-				    "of %u: the file is damaged",
+		return av_fail(err,
+			       "%s: the %s at byte %zu claims %u bytes, more than the limit "
+			       "of %u: the file is damaged",
 			       what, field, at, n, AV_MAX_STRING);
 	char *s = malloc((size_t)n + 1);
 	if (!s)
@@ -255,10 +261,168 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	s[n] = '\0';
 	if (!valid_utf8((const uint8_t *)s, n) || memchr(s, '\0', n)) {
 		free(s);
-		return av_fail(err, "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
+		return av_fail(err,
+			       "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
 			       what, field, at + 4);
 	}
 	*out = s;
+	return true;
+}
+
+#define TRUNCATED_HEADER                                                                           \
+	"%s: truncated at byte %zu, inside the header: the file is incomplete; copy it again or "  \
+	"retrain"
+
+/* Magic, version, kind, size and checksum: is this a whole attnview file? */
+static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_error *err)
+{
+	const uint8_t *buf = r->p;
+	const size_t n = r->n;
+	uint8_t magic[8];
+	uint32_t version;
+	uint64_t size;
+	if (n == 0)
+		return av_fail(err,
+			       "%s: the file is empty: it is not a model; give a file written by "
+			       "attnview --train",
+			       what);
+	if (!br_bytes(r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
+		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
+			return av_fail(err, TRUNCATED_HEADER, what, n);
+		return av_fail(err,
+			       "%s: not an attnview model (the file does not start with "
+			       "\"ATTNVIEW\"); give a file written by attnview --train",
+			       what);
+	}
+	if (!br_u32(r, &version))
+		return av_fail(err, TRUNCATED_HEADER, what, n);
+	if (version != AV_FORMAT_VERSION)
+		return av_fail(err,
+			       "%s: model format version %u, but this attnview reads version %u%s",
+			       what, version, AV_FORMAT_VERSION,
+			       version > AV_FORMAT_VERSION ? ": upgrade attnview to read it"
+							   : ": the file is damaged");
+	if (!br_u32(r, kind) || !br_u64(r, &size))
+		return av_fail(err, TRUNCATED_HEADER, what, n);
+	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
+		return av_fail(err,
+			       "%s: unknown file kind %u at byte 12: the file is damaged or from "
+			       "a newer attnview",
+			       what, *kind);
+	if (size > n)
+		return av_fail(err,
+			       "%s: truncated: the header says %llu bytes but the file has %zu "
+			       "(it ends at byte %zu); copy it again or retrain",
+			       what, (unsigned long long)size, n, n);
+	if (size < n)
+		return av_fail(err,
+			       "%s: the header says %llu bytes but the file has %zu: it was "
+			       "damaged or something was appended; restore it or retrain",
+			       what, (unsigned long long)size, n);
+	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
+		return av_fail(err, "%s: only %zu bytes, too short for a model header", what, n);
+	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
+			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
+	uint32_t actual = av_crc32(0, buf, n - 4);
+	if (stored != actual)
+		return av_fail(err,
+			       "%s: checksum mismatch (stored %08x, computed %08x over bytes "
+			       "0..%zu): the file is damaged; restore it or retrain",
+			       what, stored, actual, n - 4);
+	r->n = n - 4; /* the checksum is not content */
+	return true;
+}
+
+/* Hyperparameters, metadata and the two strings (bytes 24 on). On failure
+ * nothing is left allocated in meta. */
+static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, const char *what,
+			av_error *err)
+{
+	uint64_t created;
+	/* The envelope was checked: these bytes are there. */
+	br_u32(r, &cfg->objective);
+	br_u32(r, &cfg->vocab_size);
+	br_u32(r, &cfg->dim);
+	br_u32(r, &cfg->heads);
+	br_u32(r, &cfg->layers);
+	br_u32(r, &cfg->context);
+	br_u64(r, &meta->steps);
+	br_u64(r, &meta->tokens);
+	br_u64(r, &created);
+	meta->created = (int64_t)created;
+	br_u64(r, &meta->seed);
+	br_f32(r, &meta->val_loss);
+	br_f32(r, &meta->val_acc);
+	br_f32(r, &meta->base_loss);
+	br_f32(r, &meta->base_acc);
+	av_error cerr;
+	if (!model_config_check(cfg, &cerr))
+		return av_fail(err,
+			       "%s: impossible hyperparameters in the header (bytes 24..47): %s; "
+			       "the file is damaged",
+			       what, cerr.msg);
+	if (!read_string(r, &meta->name, "model name", what, err))
+		return false;
+	if (!read_string(r, &meta->corpus, "corpus description", what, err)) {
+		free(meta->name);
+		meta->name = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The vocabulary's codepoints, checked as vocab_init checks them; *cps is
+ * the caller's to free, even on failure. */
+static bool read_vocab(byte_reader *r, const model_config *cfg, uint32_t **cps, const char *what,
+		       av_error *err)
+{
+	size_t voc_off = r->off;
+	*cps = malloc((size_t)cfg->vocab_size * sizeof **cps);
+	if (!*cps)
+		return av_fail(err, "out of memory");
+	for (uint32_t i = 0; i < cfg->vocab_size; i++)
+		if (!br_u32(r, &(*cps)[i]))
+			return av_fail(err,
+				       "%s: truncated in the vocabulary (entry %u of %u, byte %zu)",
+				       what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
+	vocab check;
+	if (!vocab_init(&check, *cps, cfg->vocab_size, what, err))
+		return false;
+	vocab_finish(&check);
+	return true;
+}
+
+/* Before anything is allocated for them: are the parameters there? */
+static bool params_fit(const byte_reader *r, const model_config *cfg, const char *what,
+		       av_error *err)
+{
+	size_t np = model_num_params(cfg);
+	if (np > (r->n - r->off) / 4)
+		return av_fail(err,
+			       "%s: the parameters need %zu bytes from byte %zu but only %zu "
+			       "remain: the header does not match the file; it is damaged",
+			       what, np * 4, r->off, r->n - r->off);
+	return true;
+}
+
+/* The parameters, tensor by tensor in the size table's order; every one must
+ * be a finite number. */
+static bool read_params(byte_reader *r, model *m, const char *what, av_error *err)
+{
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t)) {
+		size_t at = r->off;
+		float *x = m->params + t.offset;
+		br_f32s(r, x, t.size);
+		for (size_t i = 0; i < t.size; i++)
+			if (!isfinite(x[i]))
+				return av_fail(err,
+					       "%s: parameter %zu (%s[%zu], byte %zu) is not a "
+					       "finite number: the model diverged or the file "
+					       "is damaged; retrain it",
+					       what, t.offset + i, t.name, i, at + 4 * i);
+	}
 	return true;
 }
 
@@ -266,162 +430,25 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 		   size_t *extra_off, size_t *extra_len, av_error *err)
 {
 	byte_reader r = {buf, n, 0};
-	uint8_t magic[8];
-	uint32_t version, kind;
-	uint64_t size;
-
-	if (n == 0) {
-		av_fail(err, "%s: the file is empty: it is not a model; give a file written by "
-			     "attnview --train",
-			what);
-		return NULL;
-	}
-	if (!br_bytes(&r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
-		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
-			av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
-				     "incomplete; copy it again or retrain",
-				what, n);
-		else
-			av_fail(err, "%s: not an attnview model (the file does not start with "
-				     "\"ATTNVIEW\"); give a file written by attnview --train",
-				what);
-		return NULL;
-	}
-	if (!br_u32(&r, &version)) {
-		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
-			     "incomplete; copy it again or retrain",
-			what, n);
-		return NULL;
-	}
-	if (version != AV_FORMAT_VERSION) {
-		av_fail(err, "%s: model format version %u, but this attnview reads version %u%s",
-			what, version, AV_FORMAT_VERSION,
-			version > AV_FORMAT_VERSION ? ": upgrade attnview to read it"
-						    : ": the file is damaged");
-		return NULL;
-	}
-	if (!br_u32(&r, &kind) || !br_u64(&r, &size)) {
-		av_fail(err, "%s: truncated at byte %zu, inside the header: the file is "
-			     "incomplete; copy it again or retrain",
-			what, n);
-		return NULL;
-	}
-	if (kind != AV_KIND_MODEL && kind != AV_KIND_CHECKPOINT) {
-		av_fail(err, "%s: unknown file kind %u at byte 12: the file is damaged or from a "
-			     "newer attnview",
-			what, kind);
-		return NULL;
-	}
-	if (size != n) {
-		if (size > n)
-			av_fail(err, "%s: truncated: the header says %llu bytes but the file has "
-				     "%zu (it ends at byte %zu); copy it again or retrain",
-				what, (unsigned long long)size, n, n);
-		else
-			av_fail(err, "%s: the header says %llu bytes but the file has %zu: it was "
-				     "damaged or something was appended; restore it or retrain",
-				what, (unsigned long long)size, n);
-		return NULL;
-	}
-	if (n < AV_HEADER_FIXED + 4 + 4 + 4) {
-		av_fail(err, "%s: only %zu bytes, too short for a model header", what, n);
-		return NULL;
-	}
-	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
-			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
-	uint32_t actual = av_crc32(0, buf, n - 4);
-	if (stored != actual) {
-		av_fail(err, "%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%zu): "
-			     "the file is damaged; restore it or retrain",
-			what, stored, actual, n - 4);
-		return NULL;
-	}
-	r.n = n - 4; /* the checksum is not content */
-
+	uint32_t kind;
 	model_config cfg;
 	model_meta meta = {0};
-	br_u32(&r, &cfg.objective);
-	br_u32(&r, &cfg.vocab_size);
-	br_u32(&r, &cfg.dim);
-	br_u32(&r, &cfg.heads);
-	br_u32(&r, &cfg.layers);
-	br_u32(&r, &cfg.context);
-	uint64_t created;
-	br_u64(&r, &meta.steps);
-	br_u64(&r, &meta.tokens);
-	br_u64(&r, &created);
-	meta.created = (int64_t)created;
-	br_u64(&r, &meta.seed);
-	br_f32(&r, &meta.val_loss);
-	br_f32(&r, &meta.val_acc);
-	br_f32(&r, &meta.base_loss);
-	br_f32(&r, &meta.base_acc);
-	av_error cerr;
-	if (!model_config_check(&cfg, &cerr)) {
-		av_fail(err, "%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
-			     "file is damaged",
-			what, cerr.msg);
-		return NULL;
-	}
-	if (!read_string(&r, &meta.name, "model name", what, err))
-		return NULL;
-	if (!read_string(&r, &meta.corpus, "corpus description", what, err)) {
-		free(meta.name);
-		return NULL;
-	}
-
+	uint32_t *cps = NULL;
 	model *m = NULL;
-	uint32_t *cps = malloc((size_t)cfg.vocab_size * sizeof *cps);
-	size_t voc_off = r.off;
-	if (!cps) {
-		av_fail(err, "out of memory");
+	if (!check_envelope(&r, what, &kind, err) || !read_header(&r, &cfg, &meta, what, err))
+		return NULL;
+	if (!read_vocab(&r, &cfg, &cps, what, err) || !params_fit(&r, &cfg, what, err) ||
+	    !(m = model_create(&cfg, cps, err)) || !read_params(&r, m, what, err))
 		goto fail;
-	}
-	for (uint32_t i = 0; i < cfg.vocab_size; i++) {
-		if (!br_u32(&r, &cps[i])) {
-			av_fail(err, "%s: truncated in the vocabulary (entry %u of %u, byte %zu)",
-				what, i, cfg.vocab_size, voc_off + 4 * (size_t)i);
-			goto fail;
-		}
-	}
-	vocab check;
-	if (!vocab_init(&check, cps, cfg.vocab_size, what, err))
-		goto fail;
-	vocab_finish(&check);
-	size_t np = model_num_params(&cfg);
-	if (np > (r.n - r.off) / 4) {
-		av_fail(err, "%s: the parameters need %zu bytes from byte %zu but only %zu remain: "
-			     "the header does not match the file; it is damaged",
-			what, np * 4, r.off, r.n - r.off);
-		goto fail;
-	}
-	if (!(m = model_create(&cfg, cps, err)))
-		goto fail;
-	br_f32s(&r, m->params, np);
-	for (size_t i = 0; i < np; i++) {
-		if (!isfinite(m->params[i])) {
-			av_fail(err, "%s: parameter %zu (byte %zu) is not a finite number: the model "
-				     "diverged or the file is damaged; retrain it",
-				what, i, r.off - 4 * (np - i));
-			goto fail;
-		}
-	}
 	if (kind == AV_KIND_MODEL && r.off != r.n) {
-		av_fail(err, "%s: %zu unexpected bytes after the parameters at byte %zu: the file "
-			     "is damaged",
+		av_fail(err,
+			"%s: %zu unexpected bytes after the parameters at byte %zu: the file "
+			"is damaged",
 			what, r.n - r.off, r.off);
 		goto fail;
 	}
-	m->meta.steps = meta.steps;
-	m->meta.tokens = meta.tokens;
-	m->meta.created = meta.created;
-	m->meta.seed = meta.seed;
-	m->meta.val_loss = meta.val_loss;
-	m->meta.val_acc = meta.val_acc;
-	m->meta.base_loss = meta.base_loss;
-	m->meta.base_acc = meta.base_acc;
-	m->meta.name = meta.name;
-	m->meta.corpus = meta.corpus;
+	/* model_create set the defaults; the file's metadata replaces them. */
+	m->meta = meta;
 	if (kind_out)
 		*kind_out = kind;
 	if (extra_off)
@@ -514,8 +541,9 @@ bool may_replace_file(const char *path, av_error *err)
 	if (S_ISDIR(st.st_mode))
 		return av_fail(err, "%s: is a directory; give a file name", path);
 	if (st.st_size > 0 && !is_attnview_file(path))
-		return av_fail(err, "%s: exists and is not an attnview model; it was left "
-				    "untouched: choose another output file",
+		return av_fail(err,
+			       "%s: exists and is not an attnview model; it was left "
+			       "untouched: choose another output file",
 			       path);
 	return true;
 }
@@ -550,8 +578,9 @@ bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, 
 			continue;
 		if (k < 0) {
 			int e = errno;
-			av_fail_errno(err, e, "%s: writing failed after %zu of %zu bytes; the "
-					      "previous file is unchanged",
+			av_fail_errno(err, e,
+				      "%s: writing failed after %zu of %zu bytes; the "
+				      "previous file is unchanged",
 				      path, done, n);
 			close(fd);
 			unlink(tmp);
@@ -612,7 +641,7 @@ bool model_save(const model *m, const char *path, av_error *err)
 	return ok;
 }
 
-/* Generated by src/embed.c from assets/builtin.attn (empty if absent). */
+/* Generated by tools/embed_model from assets/builtin.attn (empty if absent). */
 extern const unsigned char av_builtin_model[];
 extern const size_t av_builtin_model_len;
 

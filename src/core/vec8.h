@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* 8-lane float vectors (GCC vector extensions) for the element-wise loops of
- * ops.c, backward.c and optimizer.c; private to those files.
+ * ops.c, backward.c, last_block.c and optimizer.c; private to those files.
  *
  * The element-wise work of a step (3.8M exponentials in the loss of the
  * reference configuration, 2M GELU derivatives) costs more than the matrix

@@ -180,126 +180,136 @@ static void corpus_hash(corpus *c)
 	c->hash = h;
 }
 
-bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error *err)
+/* What corpus_load carries from one phase to the next. */
+typedef struct load_state {
+	vocab_counter counter; /* occurrences of every codepoint */
+	uint32_t *dense_of;    /* [NCP]: codepoint -> dense index, UINT32_MAX if unseen */
+	uint32_t *dense_cp;    /* [ndense]: dense index -> codepoint */
+	uint32_t ndense;       /* distinct characters in the file */
+	uint64_t n;	       /* characters in the file */
+} load_state;
+
+/* Pass 1: how many characters, which ones; a file with nothing to learn is
+ * refused. */
+static bool count_pass(corpus *c, load_state *s, const char *path, av_error *err)
 {
-	memset(c, 0, sizeof *c);
-	vocab_counter counter;
-	if (!vocab_counter_init(&counter, err))
-		return false;
-	uint32_t *dense_of = NULL, *dense_cp = NULL, *remap = NULL;
-	bool ok = false;
-
-	/* Pass 1: how many characters, which ones. */
-	count_ctx cc = {.counter = &counter};
+	count_ctx cc = {.counter = &s->counter};
 	if (!clean_file(path, count_sink, &cc, &c->stats, &c->mtime, err))
-		goto out;
-	uint64_t n = counter.total;
-	if (c->stats.bytes == 0) {
-		av_fail(err,
-			"%s is empty: there is nothing to train on; give a UTF-8 text file "
-			"(a few MB of prose trains a model worth looking at)",
-			path);
-		goto out;
-	}
-	if (n == 0) {
-		av_fail(err,
-			"%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			" escape sequences and %" PRIu64 " control characters removed); give "
-			"a UTF-8 text file",
-			path, c->stats.bytes, c->stats.escapes, c->stats.controls);
-		goto out;
-	}
-	if (cc.nonblank == 0) {
-		av_fail(err,
-			"%s contains only whitespace (%" PRIu64 " characters): there is nothing "
-			"to learn; give a text file with words in it",
-			path, n);
-		goto out;
-	}
+		return false;
+	s->n = s->counter.total;
+	if (c->stats.bytes == 0)
+		return av_fail(err,
+			       "%s is empty: there is nothing to train on; give a UTF-8 text file "
+			       "(a few MB of prose trains a model worth looking at)",
+			       path);
+	if (s->n == 0)
+		return av_fail(err,
+			       "%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
+			       " escape sequences and %" PRIu64
+			       " control characters removed); give "
+			       "a UTF-8 text file",
+			       path, c->stats.bytes, c->stats.escapes, c->stats.controls);
+	if (cc.nonblank == 0)
+		return av_fail(err,
+			       "%s contains only whitespace (%" PRIu64 " characters): there is "
+			       "nothing to learn; give a text file with words in it",
+			       path, s->n);
+	return true;
+}
 
-	/* Dense indices, in codepoint order, of the characters actually seen. */
-	dense_of = malloc(NCP * sizeof *dense_of);
-	if (!dense_of) {
-		av_fail(err, "out of memory");
-		goto out;
-	}
-	uint32_t ndense = 0;
+/* Dense indices, in codepoint order, of the characters actually seen. */
+static bool dense_tables(load_state *s, av_error *err)
+{
+	s->dense_of = malloc(NCP * sizeof *s->dense_of);
+	if (!s->dense_of)
+		return av_fail(err, "out of memory");
+	s->ndense = 0;
 	for (uint32_t cp = 0; cp < NCP; cp++)
-		dense_of[cp] = counter.count[cp] ? ndense++ : UINT32_MAX;
-	dense_cp = malloc((size_t)ndense * sizeof *dense_cp);
-	if (!dense_cp) {
-		av_fail(err, "out of memory");
-		goto out;
-	}
+		s->dense_of[cp] = s->counter.count[cp] ? s->ndense++ : UINT32_MAX;
+	s->dense_cp = malloc((size_t)s->ndense * sizeof *s->dense_cp);
+	if (!s->dense_cp)
+		return av_fail(err, "out of memory");
 	for (uint32_t cp = 0; cp < NCP; cp++)
-		if (dense_of[cp] != UINT32_MAX)
-			dense_cp[dense_of[cp]] = cp;
+		if (s->dense_of[cp] != UINT32_MAX)
+			s->dense_cp[s->dense_of[cp]] = cp;
+	return true;
+}
 
+/* Pass 2: the text as dense indices, in c->ids. */
+static bool encode_pass(corpus *c, load_state *s, const char *path, av_error *err)
+{
 	/* The vocabulary has at most ndense + specials ids, so the width chosen
 	 * here holds both the dense indices and the final ids. */
-	c->width = (uint64_t)ndense + TOK_NSPECIAL <= 65536u ? 2 : 4;
-	if (n > SIZE_MAX / (size_t)c->width) {
-		av_fail(err, "%s is too large to hold in memory (%" PRIu64 " characters)", path, n);
-		goto out;
-	}
-
-	/* Pass 2: the text as dense indices. */
-	dense_ctx dc = {.dense_of = dense_of, .width = c->width, .cap = n, .path = path};
-	dc.ids = malloc((size_t)n * (size_t)c->width);
-	if (!dc.ids) {
-		av_fail(err,
-			"out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
-			" MB as ids",
-			path, n, n * (uint64_t)c->width >> 20);
-		goto out;
-	}
+	c->width = (uint64_t)s->ndense + TOK_NSPECIAL <= 65536u ? 2 : 4;
+	if (s->n > SIZE_MAX / (size_t)c->width)
+		return av_fail(err, "%s is too large to hold in memory (%" PRIu64 " characters)",
+			       path, s->n);
+	dense_ctx dc = {.dense_of = s->dense_of, .width = c->width, .cap = s->n, .path = path};
+	dc.ids = malloc((size_t)s->n * (size_t)c->width);
+	if (!dc.ids)
+		return av_fail(err,
+			       "out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
+			       " MB as ids",
+			       path, s->n, s->n * (uint64_t)c->width >> 20);
 	c->ids = dc.ids;
 	clean_stats again;
 	if (!clean_file(path, dense_sink, &dc, &again, NULL, err))
-		goto out;
-	if (dc.n != n) {
-		av_fail(err,
-			"%s changed while it was being read (%" PRIu64 " characters, then %" PRIu64
-			"); train on a file that nothing is writing to",
-			path, n, dc.n);
-		goto out;
-	}
+		return false;
+	if (dc.n != s->n)
+		return av_fail(err,
+			       "%s changed while it was being read (%" PRIu64
+			       " characters, then %" PRIu64
+			       "); train on a file that nothing is writing to",
+			       path, s->n, dc.n);
+	return true;
+}
 
-	/* The split; the validation tail's characters leave the counts. */
-	if (o->val_path) {
-		c->ntrain = n;
+/* The split; the validation tail's characters leave the counts. */
+static void split(corpus *c, load_state *s, bool val_file)
+{
+	if (val_file) {
+		c->ntrain = s->n;
 	} else {
-		c->nval = (n + 19) / 20;
-		c->ntrain = n - c->nval;
-		for (uint64_t i = c->ntrain; i < n; i++) {
-			uint32_t cp = dense_cp[corpus_id(c, i)];
-			counter.count[cp]--;
-			counter.total--;
+		c->nval = (s->n + 19) / 20;
+		c->ntrain = s->n - c->nval;
+		for (uint64_t i = c->ntrain; i < s->n; i++) {
+			uint32_t cp = s->dense_cp[corpus_id(c, i)];
+			s->counter.count[cp]--;
+			s->counter.total--;
 		}
 	}
 	for (uint32_t cp = 0; cp < NCP; cp++)
-		c->distinct += counter.count[cp] != 0;
+		c->distinct += s->counter.count[cp] != 0;
+}
 
-	if (!vocab_build(&c->vocab, &counter, o->min_count ? o->min_count : 1, o->max_vocab, err))
-		goto out;
-	if (c->vocab.size <= TOK_NSPECIAL) {
-		av_fail(err,
-			"%s: no character occurs at least --min-count %" PRIu64 " times in "
-			"the training split; lower --min-count",
-			path, o->min_count);
-		goto out;
-	}
+/* The vocabulary from the training split's counts. */
+static bool build_vocab(corpus *c, load_state *s, const corpus_options *o, const char *path,
+			av_error *err)
+{
+	if (!vocab_build(&c->vocab, &s->counter, o->min_count ? o->min_count : 1, o->max_vocab,
+			 err))
+		return false;
+	if (c->vocab.size <= TOK_NSPECIAL)
+		return av_fail(err,
+			       "%s: no character occurs at least --min-count %" PRIu64 " times in "
+			       "the training split; lower --min-count",
+			       path, o->min_count);
+	return true;
+}
 
-	/* Dense index -> vocabulary id, in place. */
-	remap = malloc((size_t)ndense * sizeof *remap);
+/* Dense index -> vocabulary id, in place; then the training split's counts
+ * per id and the validation characters outside the vocabulary. */
+static bool remap_ids(corpus *c, const load_state *s, av_error *err)
+{
+	uint32_t *remap = malloc((size_t)s->ndense * sizeof *remap);
 	c->id_count = calloc(c->vocab.size, sizeof *c->id_count);
 	if (!remap || !c->id_count) {
-		av_fail(err, "out of memory");
-		goto out;
+		free(remap);
+		return av_fail(err, "out of memory");
 	}
-	for (uint32_t k = 0; k < ndense; k++)
-		remap[k] = (uint32_t)vocab_id(&c->vocab, dense_cp[k]);
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint32_t k = 0; k < s->ndense; k++)
+		remap[k] = (uint32_t)vocab_id(&c->vocab, s->dense_cp[k]);
+	for (uint64_t i = 0; i < s->n; i++) {
 		if (c->width == 2) {
 			uint16_t *p = (uint16_t *)c->ids + i;
 			*p = (uint16_t)remap[*p];
@@ -308,30 +318,46 @@ bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error 
 			*p = remap[*p];
 		}
 	}
+	free(remap);
 	for (uint64_t i = 0; i < c->ntrain; i++)
 		c->id_count[corpus_id(c, i)]++;
-	for (uint64_t i = c->ntrain; i < n; i++)
+	for (uint64_t i = c->ntrain; i < s->n; i++)
 		c->unk_val += corpus_id(c, i) == TOK_UNK;
+	return true;
+}
 
-	if (o->val_path) {
-		val_ctx vc = {.v = &c->vocab, .c = c, .cap = n};
-		if (!clean_file(o->val_path, val_sink, &vc, &c->val_stats, NULL, err))
-			goto out;
-		if (c->nval == 0) {
-			av_fail(err,
-				"validation file %s has no text after cleaning; give a "
-				"non-empty --val-file",
-				o->val_path);
-			goto out;
-		}
+/* --val-file: its text straight to vocabulary ids after the training split. */
+static bool read_val_file(corpus *c, const char *val_path, uint64_t cap, av_error *err)
+{
+	val_ctx vc = {.v = &c->vocab, .c = c, .cap = cap};
+	if (!clean_file(val_path, val_sink, &vc, &c->val_stats, NULL, err))
+		return false;
+	if (c->nval == 0)
+		return av_fail(err,
+			       "validation file %s has no text after cleaning; give a non-empty "
+			       "--val-file",
+			       val_path);
+	return true;
+}
+
+bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error *err)
+{
+	memset(c, 0, sizeof *c);
+	load_state s = {0};
+	if (!vocab_counter_init(&s.counter, err))
+		return false;
+	bool ok =
+	    count_pass(c, &s, path, err) && dense_tables(&s, err) && encode_pass(c, &s, path, err);
+	if (ok) {
+		split(c, &s, o->val_path != NULL);
+		ok = build_vocab(c, &s, o, path, err) && remap_ids(c, &s, err) &&
+		     (!o->val_path || read_val_file(c, o->val_path, s.n, err));
 	}
-	corpus_hash(c);
-	ok = true;
-out:
-	free(remap);
-	free(dense_cp);
-	free(dense_of);
-	vocab_counter_finish(&counter);
+	if (ok)
+		corpus_hash(c);
+	free(s.dense_cp);
+	free(s.dense_of);
+	vocab_counter_finish(&s.counter);
 	if (!ok)
 		corpus_finish(c);
 	return ok;

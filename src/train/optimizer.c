@@ -11,22 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Weight decay applies to the matrices only: LayerNorm gains and biases are
- * left alone, as in GPT-2 and in the PyTorch reference. */
-static bool tensor_decays(const char *name)
-{
-	static const char *const suffixes[] = {"qkv_w", "proj_w", "fc_w", "fc2_w"};
-	if (strcmp(name, "wte") == 0)
-		return true;
-	const char *dot = strrchr(name, '.');
-	if (!dot)
-		return false;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (strcmp(dot + 1, suffixes[i]) == 0)
-			return true;
-	return false;
-}
-
 bool adamw_init(adamw *o, const model *m, float lr, uint64_t warmup, uint64_t total_steps,
 		av_error *err)
 {
@@ -41,23 +25,21 @@ bool adamw_init(adamw *o, const model *m, float lr, uint64_t warmup, uint64_t to
 	o->total_steps = total_steps;
 	o->n = m->nparams;
 
-	size_t nt = model_tensor_table(&m->cfg, NULL, 0);
-	tensor_info *tt = calloc(nt ? nt : 1, sizeof(*tt));
 	o->m = calloc(o->n ? o->n : 1, sizeof(float));
 	o->v = calloc(o->n ? o->n : 1, sizeof(float));
 	o->decay = calloc(o->n ? o->n : 1, 1);
-	if (!tt || !o->m || !o->v || !o->decay) {
-		free(tt);
+	if (!o->m || !o->v || !o->decay) {
 		adamw_finish(o);
 		return av_fail_errno(err, ENOMEM,
 				     "cannot allocate the optimizer state (%zu parameters, %zu MB)",
 				     m->nparams, m->nparams * 9 / (1024 * 1024));
 	}
-	model_tensor_table(&m->cfg, tt, nt);
-	for (size_t i = 0; i < nt; i++)
-		if (tensor_decays(tt[i].name) && tt[i].offset + tt[i].size <= o->n)
-			memset(o->decay + tt[i].offset, 1, tt[i].size);
-	free(tt);
+	/* The size table says which tensors decay. */
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t))
+		if (t.decay && t.offset + t.size <= o->n)
+			memset(o->decay + t.offset, 1, t.size);
 	return true;
 }
 

@@ -1,7 +1,9 @@
-/* The training loop (train.h has the batch, masking, evaluation and
- * checkpoint definitions). */
+/* The training loop: options, batches, evaluation, the run and stopping on
+ * a signal (train.h has the definitions; checkpoints are in checkpoint.c). */
 #include "attnview/train.h"
 
+#include "attnview/checkpoint.h"
+#include "attnview/modelfile.h"
 #include "attnview/parallel.h"
 
 #include <errno.h>
@@ -214,227 +216,6 @@ void train_restore_signals(void)
 	signals_installed = false;
 }
 
-/* ---- checkpoints ------------------------------------------------------ */
-
-static void put_options(byte_buf *b, const train_options *o, uint64_t total, const char *val_path)
-{
-	bb_bytes(b, TRAIN_CKPT_MAGIC, 4);
-	bb_u32(b, TRAIN_CKPT_VERSION);
-	bb_u32(b, o->objective);
-	bb_u32(b, o->dim);
-	bb_u32(b, o->heads);
-	bb_u32(b, o->layers);
-	bb_u32(b, o->context);
-	bb_u32(b, o->batch);
-	bb_u64(b, total);
-	bb_u64(b, o->epochs);
-	bb_f32(b, o->lr);
-	bb_u64(b, o->warmup);
-	bb_u64(b, o->seed);
-	bb_u64(b, o->min_count);
-	bb_u32(b, o->max_vocab);
-	bb_u64(b, o->eval_every);
-	bb_u64(b, o->checkpoint_every);
-	bb_u32(b, o->threads);
-	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
-	bb_u32(b, n);
-	bb_bytes(b, val_path, n);
-}
-
-bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
-{
-	byte_buf s = {0};
-	put_options(&s, &t->opt, t->total, t->val_path);
-	bb_u64(&s, t->data->ntrain);
-	bb_u64(&s, t->data->nval);
-	bb_u64(&s, t->data->hash);
-	bb_u64(&s, t->step);
-	bb_u64(&s, t->tokens_seen);
-	for (int i = 0; i < 4; i++)
-		bb_u64(&s, t->data_rng.s[i]);
-	bb_u64(&s, t->adam.step);
-	bb_f32s(&s, t->adam.m, t->model->nparams);
-	bb_f32s(&s, t->adam.v, t->model->nparams);
-	uint32_t nr = t->nrecent < TRAIN_RECENT ? (uint32_t)t->nrecent : TRAIN_RECENT;
-	bb_u32(&s, nr);
-	for (uint32_t i = 0; i < nr; i++)
-		bb_f32(&s, t->recent[(t->nrecent - nr + i) % TRAIN_RECENT]);
-	bb_u32(&s, (uint32_t)t->nevals);
-	for (size_t i = 0; i < t->nevals; i++) {
-		bb_u64(&s, t->evals[i].step);
-		bb_f32(&s, t->evals[i].loss);
-		bb_f32(&s, t->evals[i].acc);
-	}
-	if (s.failed) {
-		bb_free(&s);
-		return av_fail(err, "out of memory building the checkpoint");
-	}
-	t->model->meta.steps = t->step;
-	t->model->meta.tokens = t->tokens_seen;
-	bool ok = model_serialize(t->model, AV_KIND_CHECKPOINT, &s, out, err);
-	bb_free(&s);
-	return ok;
-}
-
-bool trainer_save_checkpoint(trainer *t, av_error *err)
-{
-	byte_buf b = {0};
-	if (!trainer_checkpoint(t, &b, err))
-		return false;
-	bool ok = write_file_atomic(t->ckpt_path, b.v, b.n, false, err);
-	bb_free(&b);
-	return ok;
-}
-
-static bool get_options(byte_reader *r, train_options *o, uint64_t *epochs, char **val_path)
-{
-	char magic[4];
-	uint32_t version, n;
-	memset(o, 0, sizeof *o);
-	*epochs = 0;
-	*val_path = NULL;
-	if (!br_bytes(r, magic, 4) || memcmp(magic, TRAIN_CKPT_MAGIC, 4) != 0 ||
-	    !br_u32(r, &version) || version != TRAIN_CKPT_VERSION)
-		return false;
-	if (!br_u32(r, &o->objective) || !br_u32(r, &o->dim) || !br_u32(r, &o->heads) ||
-	    !br_u32(r, &o->layers) || !br_u32(r, &o->context) || !br_u32(r, &o->batch) ||
-	    !br_u64(r, &o->steps) || !br_u64(r, &o->epochs) || !br_f32(r, &o->lr) ||
-	    !br_u64(r, &o->warmup) || !br_u64(r, &o->seed) || !br_u64(r, &o->min_count) ||
-	    !br_u32(r, &o->max_vocab) || !br_u64(r, &o->eval_every) ||
-	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &o->threads) || !o->threads ||
-	    !br_u32(r, &n) || n > AV_MAX_STRING)
-		return false;
-	if (n) {
-		*val_path = malloc(n + 1);
-		if (!*val_path || !br_bytes(r, *val_path, n)) {
-			free(*val_path);
-			*val_path = NULL;
-			return false;
-		}
-		(*val_path)[n] = '\0';
-	}
-	/* The total is stored resolved; as options it reads as --steps. The
-	 * --epochs given is kept apart, for --resume --epochs to be checked
-	 * against and for the next checkpoint. */
-	*epochs = o->epochs;
-	o->epochs = 0;
-	return true;
-}
-
-bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err)
-{
-	memset(ck, 0, sizeof *ck);
-	if (!read_file(path, &ck->buf, &ck->n, err))
-		return false;
-	uint32_t kind;
-	ck->model = model_parse(ck->buf, ck->n, path, &kind, &ck->state_off, &ck->state_len, err);
-	if (!ck->model)
-		goto fail;
-	if (kind != AV_KIND_CHECKPOINT) {
-		av_fail(err,
-			"%s is a finished model, not a training checkpoint: --resume takes the "
-			"checkpoint written when training stopped (OUT.ckpt)",
-			path);
-		goto fail;
-	}
-	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
-	if (!get_options(&r, &ck->opt, &ck->epochs, &ck->val_path)) {
-		av_fail(err,
-			"%s: the training state at byte %zu is damaged or from another "
-			"version; start the training again",
-			path, ck->state_off);
-		goto fail;
-	}
-	av_error e2;
-	if (!train_options_check(&ck->opt, &e2)) {
-		av_fail(err,
-			"%s: the checkpoint's options are invalid (%s); start the training "
-			"again",
-			path, e2.msg);
-		goto fail;
-	}
-	model_config *cfg = &ck->model->cfg;
-	if (cfg->objective != ck->opt.objective || cfg->dim != ck->opt.dim ||
-	    cfg->heads != ck->opt.heads || cfg->layers != ck->opt.layers ||
-	    cfg->context != ck->opt.context) {
-		av_fail(err,
-			"%s: the training state does not match the model in the same file; "
-			"the checkpoint is damaged: start the training again",
-			path);
-		goto fail;
-	}
-	return true;
-fail:
-	train_checkpoint_finish(ck);
-	return false;
-}
-
-void train_checkpoint_finish(train_checkpoint *ck)
-{
-	if (!ck)
-		return;
-	model_destroy(ck->model);
-	free(ck->val_path);
-	free(ck->buf);
-	memset(ck, 0, sizeof *ck);
-}
-
-/* The state after the options: everything but the model. */
-static bool restore_state(trainer *t, const train_checkpoint *ck, const char *what, av_error *err)
-{
-	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
-	train_options o;
-	uint64_t epochs;
-	char *vp = NULL;
-	get_options(&r, &o, &epochs, &vp);
-	free(vp);
-	uint64_t ntrain, nval, hash, rs[4], astep;
-	uint32_t nr, ne;
-	size_t P = t->model->nparams;
-	bool ok = br_u64(&r, &ntrain) && br_u64(&r, &nval) && br_u64(&r, &hash);
-	if (!ok)
-		goto damaged;
-	if (ntrain != t->data->ntrain || nval != t->data->nval || hash != t->data->hash)
-		return av_fail(err,
-			       "the corpus differs from the one %s was trained on (%" PRIu64
-			       " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
-			       "resume with the same corpus%s",
-			       what, ntrain, nval, t->data->ntrain, t->data->nval,
-			       hash != t->data->hash && ntrain == t->data->ntrain ? ", other text"
-										  : "",
-			       ck->val_path ? " and --val-file" : "");
-	ok = br_u64(&r, &t->step) && br_u64(&r, &t->tokens_seen);
-	for (int i = 0; i < 4 && ok; i++)
-		ok = br_u64(&r, &rs[i]);
-	ok = ok && br_u64(&r, &astep) && br_f32s(&r, t->adam.m, P) && br_f32s(&r, t->adam.v, P) &&
-	     br_u32(&r, &nr) && nr <= TRAIN_RECENT;
-	if (!ok || t->step > t->total || astep != t->step)
-		goto damaged;
-	memcpy(t->data_rng.s, rs, sizeof rs);
-	t->adam.step = astep;
-	for (uint32_t i = 0; i < nr && ok; i++)
-		ok = br_f32(&r, &t->recent[i]);
-	t->nrecent = nr;
-	ok = ok && br_u32(&r, &ne) && (uint64_t)ne * 16 <= r.n - r.off;
-	if (!ok)
-		goto damaged;
-	t->evals = ne ? calloc(ne, sizeof *t->evals) : NULL;
-	if (ne && !t->evals)
-		return av_fail(err, "out of memory");
-	t->nevals = t->evals_cap = ne;
-	for (uint32_t i = 0; i < ne && ok; i++)
-		ok = br_u64(&r, &t->evals[i].step) && br_f32(&r, &t->evals[i].loss) &&
-		     br_f32(&r, &t->evals[i].acc);
-	if (!ok || r.off != r.n)
-		goto damaged;
-	return true;
-damaged:
-	return av_fail(err,
-		       "%s: the training state is damaged (at byte %zu of the state); start "
-		       "the training again",
-		       what, ck->state_off + r.off);
-}
-
 /* ---- the trainer ------------------------------------------------------ */
 
 static char *dup_or_null(const char *s)
@@ -451,6 +232,118 @@ static int32_t most_frequent_id(const corpus *c)
 	return best;
 }
 
+/* The run's options: the checkpoint's or o, resolved against the corpus
+ * (total steps, warmup, thread count) and what follows from them. */
+static bool resolve_options(trainer *t, const train_options *o, const train_checkpoint *resume,
+			    av_error *err)
+{
+	t->opt = resume ? resume->opt : *o;
+	if (!train_options_check(&t->opt, err) ||
+	    !train_check_data(&t->opt, t->data, "the corpus", err))
+		return false;
+	t->total = train_total_steps(&t->opt, t->data);
+	t->opt.steps = t->total;
+	t->opt.epochs = resume ? resume->epochs : o->epochs;
+	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
+		t->opt.warmup = train_auto_warmup(t->total);
+	uint32_t nt = (uint32_t)parallel_threads();
+	if (t->opt.threads && t->opt.threads != nt) {
+		if (resume)
+			return av_fail(
+			    err,
+			    "the checkpoint was trained on %u threads and this run would "
+			    "use %u: the result would differ from an uninterrupted run; "
+			    "resume with --threads %u",
+			    t->opt.threads, nt, t->opt.threads);
+		return av_fail(err,
+			       "%u threads were asked for but the training step would run on %u; "
+			       "use --threads %u",
+			       t->opt.threads, nt, nt);
+	}
+	t->opt.threads = nt;
+	t->window = window_of(&t->opt);
+	t->nmask = t->opt.objective == OBJ_MASKED
+		       ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
+		       : (int)t->opt.context;
+	if (t->nmask < 1)
+		t->nmask = 1;
+	t->most_frequent = most_frequent_id(t->data);
+	return true;
+}
+
+static bool keep_paths(trainer *t, const char *out_path, const char *ckpt_path,
+		       const char *val_path, av_error *err)
+{
+	t->out_path = dup_or_null(out_path);
+	t->ckpt_path = dup_or_null(ckpt_path);
+	t->val_path = dup_or_null(val_path);
+	if ((out_path && !t->out_path) || (ckpt_path && !t->ckpt_path) ||
+	    (val_path && !t->val_path))
+		return av_fail(err, "out of memory");
+	return true;
+}
+
+/* The checkpoint's model, taken over, if it was trained on this vocabulary. */
+static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
+{
+	const vocab *v = &resume->model->vocab, *cv = &t->data->vocab;
+	if (v->size != cv->size || memcmp(v->cps, cv->cps, v->size * sizeof *v->cps) != 0)
+		return av_fail(err,
+			       "the corpus differs from the one the checkpoint was trained on: its "
+			       "vocabulary is not the same; resume with the same corpus%s",
+			       resume->val_path ? " and --val-file" : "");
+	t->model = resume->model;
+	resume->model = NULL;
+	return true;
+}
+
+/* A new model, initialised from the seed, and the batches' generator. */
+static bool new_model(trainer *t, const char *name, const char *corpus_desc, av_error *err)
+{
+	const corpus *c = t->data;
+	model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim,
+			    t->opt.heads,     t->opt.layers, t->opt.context};
+	t->model = model_create(&cfg, c->vocab.cps, err);
+	if (!t->model)
+		return false;
+	model_init_random(t->model, t->opt.seed);
+	if (!model_set_meta_strings(t->model, name ? name : "", corpus_desc ? corpus_desc : "",
+				    err))
+		return false;
+	t->model->meta.seed = t->opt.seed;
+	rng_seed(&t->data_rng, t->opt.seed ^ TRAIN_DATA_SALT);
+	return true;
+}
+
+/* No wall-clock time in the file (train.h, "Determinism"), and no
+ * evaluation yet. */
+static void stamp_meta(trainer *t)
+{
+	model *m = t->model;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	m->meta.created = sde && *sde ? strtoll(sde, NULL, 10) : t->data->mtime;
+	m->meta.val_loss = m->meta.val_acc = NAN;
+	m->meta.base_loss = m->meta.base_acc = NAN;
+}
+
+/* AdamW's moments, the activations and their gradients, the batch. */
+static bool alloc_buffers(trainer *t, av_error *err)
+{
+	const model *m = t->model;
+	int B = (int)t->opt.batch, T = (int)t->opt.context;
+	if (!adamw_init(&t->adam, m, t->opt.lr, t->opt.warmup, t->total, err) ||
+	    !activations_init(&t->acts, &m->cfg, B, T, B * t->nmask, err) ||
+	    !grad_acts_init(&t->gacts, &m->cfg, B, T, err))
+		return false;
+	t->grads = malloc(m->nparams * sizeof *t->grads);
+	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
+	t->targets = malloc((size_t)B * T * sizeof *t->targets);
+	t->perm = malloc((size_t)T * sizeof *t->perm);
+	if (!t->grads || !t->tokens || !t->targets || !t->perm)
+		return av_fail(err, "out of memory for the training buffers");
+	return true;
+}
+
 trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
 			const char *name, const char *corpus_desc, const char *val_path,
 			const char *out_path, const char *ckpt_path, av_error *err)
@@ -460,95 +353,14 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 		av_fail(err, "out of memory");
 		return NULL;
 	}
-	t->opt = resume ? resume->opt : *o;
 	t->data = c;
-	if (!train_options_check(&t->opt, err))
+	if (!resolve_options(t, o, resume, err) ||
+	    !keep_paths(t, out_path, ckpt_path, resume ? resume->val_path : val_path, err) ||
+	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)))
 		goto fail;
-	if (!train_check_data(&t->opt, c, "the corpus", err))
-		goto fail;
-	t->total = train_total_steps(&t->opt, c);
-	t->opt.steps = t->total;
-	t->opt.epochs = resume ? resume->epochs : o->epochs;
-	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
-		t->opt.warmup = train_auto_warmup(t->total);
-	uint32_t nt = (uint32_t)parallel_threads();
-	if (t->opt.threads && t->opt.threads != nt) {
-		if (resume)
-			av_fail(err,
-				"the checkpoint was trained on %u threads and this run would use "
-				"%u: the result would differ from an uninterrupted run; resume "
-				"with --threads %u",
-				t->opt.threads, nt, t->opt.threads);
-		else
-			av_fail(err,
-				"%u threads were asked for but the training step would run on "
-				"%u; use --threads %u",
-				t->opt.threads, nt, nt);
-		goto fail;
-	}
-	t->opt.threads = nt;
-	t->window = window_of(&t->opt);
-	t->nmask = t->opt.objective == OBJ_MASKED
-		       ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
-		       : (int)t->opt.context;
-	if (t->nmask < 1)
-		t->nmask = 1;
-	t->most_frequent = most_frequent_id(c);
-	t->out_path = dup_or_null(out_path);
-	t->ckpt_path = dup_or_null(ckpt_path);
-	t->val_path = dup_or_null(resume ? resume->val_path : val_path);
-	if ((out_path && !t->out_path) || (ckpt_path && !t->ckpt_path)) {
-		av_fail(err, "out of memory");
-		goto fail;
-	}
-
-	if (resume) {
-		vocab *v = &resume->model->vocab;
-		if (v->size != c->vocab.size ||
-		    memcmp(v->cps, c->vocab.cps, v->size * sizeof *v->cps) != 0) {
-			av_fail(err,
-				"the corpus differs from the one the checkpoint was trained "
-				"on: its vocabulary is not the same; resume with the same "
-				"corpus%s",
-				resume->val_path ? " and --val-file" : "");
-			goto fail;
-		}
-		t->model = resume->model;
-		resume->model = NULL;
-	} else {
-		model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim,
-				    t->opt.heads,     t->opt.layers, t->opt.context};
-		t->model = model_create(&cfg, c->vocab.cps, err);
-		if (!t->model)
-			goto fail;
-		model_init_random(t->model, t->opt.seed);
-		if (!model_set_meta_strings(t->model, name ? name : "",
-					    corpus_desc ? corpus_desc : "", err))
-			goto fail;
-		t->model->meta.seed = t->opt.seed;
-		rng_seed(&t->data_rng, t->opt.seed ^ TRAIN_DATA_SALT);
-	}
-	model *m = t->model;
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	m->meta.created = sde && *sde ? strtoll(sde, NULL, 10) : c->mtime;
-	m->meta.val_loss = m->meta.val_acc = NAN;
-	m->meta.base_loss = m->meta.base_acc = NAN;
-
-	int B = (int)t->opt.batch, T = (int)t->opt.context;
-	int rows = B * t->nmask;
-	if (!adamw_init(&t->adam, m, t->opt.lr, t->opt.warmup, t->total, err) ||
-	    !activations_init(&t->acts, &m->cfg, B, T, rows, err) ||
-	    !grad_acts_init(&t->gacts, &m->cfg, B, T, err))
-		goto fail;
-	t->grads = malloc(m->nparams * sizeof *t->grads);
-	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
-	t->targets = malloc((size_t)B * T * sizeof *t->targets);
-	t->perm = malloc((size_t)T * sizeof *t->perm);
-	if (!t->grads || !t->tokens || !t->targets || !t->perm) {
-		av_fail(err, "out of memory for the training buffers");
-		goto fail;
-	}
-	if (resume && !restore_state(t, resume, "the checkpoint", err))
+	stamp_meta(t);
+	if (!alloc_buffers(t, err) ||
+	    (resume && !train_checkpoint_restore(t, resume, "the checkpoint", err)))
 		goto fail;
 	return t;
 fail:
@@ -716,11 +528,72 @@ static bool write_final(trainer *t, av_error *err)
 	return ok;
 }
 
-train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_error *err)
+/* One optimizer step on a fresh batch; p gets its loss, rate and norm. */
+static bool train_one_step(trainer *t, train_progress *p, av_error *err)
 {
 	int B = (int)t->opt.batch, T = (int)t->opt.context;
-	const corpus *c = t->data;
-	uint64_t starts = c->ntrain - (uint64_t)t->window + 1;
+	uint64_t starts = t->data->ntrain - (uint64_t)t->window + 1;
+	for (int b = 0; b < B; b++)
+		fill_row(t, b, rng_below(&t->data_rng, starts), &t->data_rng, true);
+	memset(t->grads, 0, t->model->nparams * sizeof *t->grads);
+	step_stats ss;
+	if (!model_train_step_grads(t->model, &t->acts, &t->gacts, t->tokens, t->targets, B, T,
+				    t->grads, &ss, err))
+		return false;
+	p->lr = adamw_lr(&t->adam, t->adam.step);
+	p->grad_norm = adamw_step(&t->adam, t->model->params, t->grads);
+	p->loss = ss.loss;
+	t->step++;
+	t->tokens_seen += (uint64_t)B * (uint64_t)T;
+	t->recent[t->nrecent++ % TRAIN_RECENT] = ss.loss;
+	if (!isfinite(ss.loss))
+		return av_fail(err,
+			       "the training loss became %g at step %" PRIu64 ": the learning rate "
+			       "is probably too high; lower --lr and start again",
+			       (double)ss.loss, t->step);
+	return true;
+}
+
+/* The validation run every --eval-every steps. */
+static bool maybe_evaluate(trainer *t, train_progress *p, av_error *err)
+{
+	p->evaluated = false;
+	if (!t->opt.eval_every || t->step % t->opt.eval_every != 0)
+		return true;
+	train_result r;
+	trainer_evaluate(t, false, &r);
+	if (!push_eval(t, &r))
+		return av_fail(err, "out of memory");
+	p->evaluated = true;
+	return true;
+}
+
+/* After a step's report: stop on request (with a checkpoint), or write the
+ * periodic checkpoint. Returns true when the run ends here, with *st set. */
+static bool stop_or_checkpoint(trainer *t, train_status *st, av_error *err)
+{
+	if (train_stop_requested()) {
+		/* Without a checkpoint the steps so far are lost: a failure. */
+		if (!t->ckpt_path) {
+			av_fail(err,
+				"stopped at step %" PRIu64 " with nowhere to write a checkpoint",
+				t->step);
+			*st = TRAIN_FAILED;
+		} else {
+			*st = trainer_save_checkpoint(t, err) ? TRAIN_STOPPED : TRAIN_FAILED;
+		}
+		return true;
+	}
+	if (t->opt.checkpoint_every && t->step % t->opt.checkpoint_every == 0 && t->ckpt_path &&
+	    !trainer_save_checkpoint(t, err)) {
+		*st = TRAIN_FAILED;
+		return true;
+	}
+	return false;
+}
+
+train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_error *err)
+{
 	train_progress *p = calloc(1, sizeof *p);
 	if (!p) {
 		av_fail(err, "out of memory");
@@ -728,76 +601,22 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 	}
 	train_status st = TRAIN_DONE;
 	while (t->step < t->total) {
-		for (int b = 0; b < B; b++)
-			fill_row(t, b, rng_below(&t->data_rng, starts), &t->data_rng, true);
-		memset(t->grads, 0, t->model->nparams * sizeof *t->grads);
-		float loss = model_train_step_grads(t->model, &t->acts, &t->gacts, t->tokens,
-						    t->targets, B, T, t->grads, NULL, NULL);
-		p->lr = adamw_lr(&t->adam, t->adam.step);
-		p->grad_norm = adamw_step(&t->adam, t->model->params, t->grads);
-		t->step++;
-		t->tokens_seen += (uint64_t)B * (uint64_t)T;
-		t->recent[t->nrecent++ % TRAIN_RECENT] = loss;
-		if (!isfinite(loss)) {
-			av_fail(err,
-				"the training loss became %g at step %" PRIu64 ": the learning "
-				"rate is probably too high; lower --lr and start again",
-				(double)loss, t->step);
+		if (!train_one_step(t, p, err) || !maybe_evaluate(t, p, err)) {
 			st = TRAIN_FAILED;
 			break;
 		}
-		p->evaluated = false;
-		if (t->opt.eval_every && t->step % t->opt.eval_every == 0) {
-			train_result r;
-			trainer_evaluate(t, false, &r);
-			if (!push_eval(t, &r)) {
-				av_fail(err, "out of memory");
-				st = TRAIN_FAILED;
-				break;
-			}
-			p->evaluated = true;
-		}
-		p->loss = loss;
 		fill_progress(t, p);
 		if (progress)
 			progress(p, ctx);
-		if (t->step == t->total)
+		if (t->step == t->total || stop_or_checkpoint(t, &st, err))
 			break;
-		if (train_stop_requested()) {
-			/* Without a checkpoint the steps so far are lost: a failure. */
-			if (!t->ckpt_path) {
-				av_fail(err,
-					"stopped at step %" PRIu64 " with nowhere to write a "
-					"checkpoint",
-					t->step);
-				st = TRAIN_FAILED;
-			} else {
-				st = trainer_save_checkpoint(t, err) ? TRAIN_STOPPED : TRAIN_FAILED;
-			}
-			break;
-		}
-		if (t->opt.checkpoint_every && t->step % t->opt.checkpoint_every == 0 &&
-		    t->ckpt_path && !trainer_save_checkpoint(t, err)) {
-			st = TRAIN_FAILED;
-			break;
-		}
 	}
 	free(p);
 	if (st != TRAIN_DONE)
 		return st;
 	if (!write_final(t, err))
 		return TRAIN_FAILED;
-	/* The final model supersedes the checkpoint; remove it only if it is one. */
-	if (t->ckpt_path) {
-		FILE *f = fopen(t->ckpt_path, "rb");
-		if (f) {
-			uint8_t h[16];
-			bool ours = fread(h, 1, 16, f) == 16 && memcmp(h, AV_MAGIC, 8) == 0 &&
-				    h[12] == AV_KIND_CHECKPOINT && !h[13] && !h[14] && !h[15];
-			fclose(f);
-			if (ours)
-				unlink(t->ckpt_path);
-		}
-	}
+	/* The final model supersedes the checkpoint. */
+	train_checkpoint_remove(t->ckpt_path);
 	return TRAIN_DONE;
 }

@@ -155,7 +155,7 @@ int fuzz_dump(const uint8_t *data, size_t size)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	FUZZ_CHECK(f, "open_memstream");
-	FUZZ_CHECK(dump_write(f, m, &r, &o), "dump_write failed");
+	FUZZ_CHECK(dump_write(f, m, &r, &o, &err), "dump_write failed");
 	fclose(f);
 	if (o.format == DUMP_JSON)
 		check_json(buf, len, m, &r, &o);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attnview/modelfile.h"
+#include "attnview/checkpoint.h"
 #include "attnview/train.h"
 
 /* A refusal must be a sentence that names the file (or says what ran out). */

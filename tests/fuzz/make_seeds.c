@@ -8,6 +8,7 @@
 
 #include "attnview/corpus.h"
 #include "attnview/modelfile.h"
+#include "attnview/checkpoint.h"
 #include "attnview/train.h"
 
 static bool write_bytes(const char *dir, const char *name, const byte_buf *b)

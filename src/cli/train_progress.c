@@ -1,0 +1,131 @@
+/* The progress display of attnview --train (train_progress.h). */
+#include "train_progress.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void format_duration(double s, char *out, size_t n)
+{
+	if (!(s >= 0) || s > 1e8) {
+		snprintf(out, n, "?");
+		return;
+	}
+	long t = (long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(out, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+	else
+		snprintf(out, n, "%lds", t);
+}
+
+void progress_begin(progress_ui *ui, uint64_t step0)
+{
+	*ui = (progress_ui){.tty = isatty(STDOUT_FILENO), .t0 = now_seconds(), .step0 = step0};
+}
+
+/* A sparkline of up to `width` buckets of the recent losses. */
+static void sparkline(const float *v, int n, int width, char *out, size_t cap)
+{
+	static const char *bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	out[0] = '\0';
+	if (n < 2)
+		return;
+	int nb = n < width ? n : width;
+	float b[64];
+	float lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; i < nb; i++) {
+		int a = i * n / nb, e = (i + 1) * n / nb;
+		double s = 0;
+		for (int j = a; j < e; j++)
+			s += v[j];
+		b[i] = (float)(s / (e - a));
+		lo = fminf(lo, b[i]);
+		hi = fmaxf(hi, b[i]);
+	}
+	size_t k = 0;
+	for (int i = 0; i < nb && k + 4 < cap; i++) {
+		int level = hi > lo ? (int)((b[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
+		size_t l = strlen(bars[level]);
+		memcpy(out + k, bars[level], l);
+		k += l;
+	}
+	out[k] = '\0';
+}
+
+void progress_report(const train_progress *p, void *ctx)
+{
+	progress_ui *ui = ctx;
+	double el = now_seconds() - ui->t0;
+	uint64_t done = p->step - ui->step0;
+	uint64_t per_step = p->step ? p->tokens / p->step : 0;
+	double tps = el > 0 ? (double)(done * per_step) / el : 0;
+	char eta[32], vl[32];
+	format_duration(done ? el / (double)done * (double)(p->total - p->step) : -1, eta,
+			sizeof eta);
+	if (isnan(p->val_loss))
+		snprintf(vl, sizeof vl, "-");
+	else
+		snprintf(vl, sizeof vl, "%.3f", (double)p->val_loss);
+	if (ui->tty) {
+		/* Redraw at most ~10 times a second, and always at evaluations. */
+		double t = now_seconds();
+		if (!p->evaluated && p->step != p->total && t - ui->last_draw < 0.1)
+			return;
+		ui->last_draw = t;
+		struct winsize ws;
+		int cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
+		char line[256];
+		int len = snprintf(line, sizeof line,
+				   "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s  %.1fk tok/s  "
+				   "ETA %s",
+				   p->step, p->total, (double)p->loss, vl, tps / 1000.0, eta);
+		if (len >= cols)
+			line[cols > 1 ? cols - 1 : 0] = '\0';
+		char spark[256];
+		int room = cols - 2 - len;
+		if (room > 48)
+			room = 48;
+		if (room >= 8) {
+			sparkline(p->recent, p->nrecent, room, spark, sizeof spark);
+		} else {
+			spark[0] = '\0';
+		}
+		printf("\r\033[K%s%s%s", line, spark[0] ? "  " : "", spark);
+		fflush(stdout);
+		ui->line_open = true;
+		return;
+	}
+	if (!p->evaluated)
+		return;
+	/* Not a terminal: one plain line per evaluation. */
+	double mean = 0;
+	int n = p->nrecent < 100 ? p->nrecent : 100;
+	for (int i = p->nrecent - n; i < p->nrecent; i++)
+		mean += p->recent[i];
+	mean = n ? mean / n : NAN;
+	printf("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
+	       "%.0f tok/s, ETA %s\n",
+	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta);
+	fflush(stdout);
+}
+
+void progress_end(progress_ui *ui)
+{
+	if (ui->line_open) {
+		putchar('\n');
+		ui->line_open = false;
+	}
+}
