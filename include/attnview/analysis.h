@@ -150,6 +150,15 @@ typedef struct word_span {
  * at the start are a word. Writes at most n spans; returns how many. */
 int words_split(word_span *out, const token *tok, int n);
 
+/* The character that marks where a word starts in the word view: Chinese has
+ * no spaces, so "我|爱|北京" is three words. */
+#define WORD_MARK '|'
+
+/* Remove the marks from cps[0..n) in place and record them: marks[i] (room
+ * for n) is true when a mark stood before the i-th remaining codepoint.
+ * Returns the number left. */
+size_t words_strip_marks(uint32_t *cps, size_t n, bool *marks);
+
 /* Words from boundaries the user marked: marks[i] true means a word starts
  * at token i (marks[0] is implied). Returns the number of spans. */
 int words_from_marks(word_span *out, const bool *marks, int n);

@@ -145,6 +145,11 @@ typedef struct activations {
 	float *scratch;			  /* (B,T,4d) work space for the passes */
 	float *mem;			  /* the one allocation */
 	size_t nfloats;
+	/* Heads switched off in the passes run on these activations (ablation):
+	 * ablate[l * heads + h] nonzero zeroes head h's output in layer l before
+	 * the output projection, as if the head had attended to nothing. NULL
+	 * (what activations_init sets): every head on. Training never sets it. */
+	const uint8_t *ablate;
 } activations;
 
 /* Room for B sequences of up to T tokens and logits for max_rows rows. */

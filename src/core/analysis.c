@@ -320,6 +320,22 @@ int words_split(word_span *out, const token *tok, int n)
 	return nw;
 }
 
+size_t words_strip_marks(uint32_t *cps, size_t n, bool *marks)
+{
+	size_t out = 0;
+	bool starts = false;
+	for (size_t i = 0; i < n; i++) {
+		if (cps[i] == WORD_MARK) {
+			starts = true;
+			continue;
+		}
+		marks[out] = starts;
+		starts = false;
+		cps[out++] = cps[i];
+	}
+	return out;
+}
+
 int words_from_marks(word_span *out, const bool *marks, int n)
 {
 	int nw = 0;

@@ -358,6 +358,17 @@ void activations_finish(activations *a)
 typedef void (*matmul_fn)(float *, const float *, const float *, const float *, int, int, int);
 typedef void (*attention_fn)(float *, float *, float *, const float *, int, int, int, int, bool);
 
+/* Ablation: the switched-off heads' columns of the attention output (N, d)
+ * are zero, so the output projection adds only its bias for them. */
+static void ablate_heads(float *atty, const uint8_t *off, int N, int d, int NH)
+{
+	const int hs = d / NH;
+	for (int h = 0; h < NH; h++)
+		if (off[h])
+			for (int r = 0; r < N; r++)
+				memset(atty + (size_t)r * d + (size_t)h * hs, 0, (size_t)hs * sizeof(float));
+}
+
 /* One block on the rows (B,T): reads x (N,d), fills a->layer[layer], returns
  * its output (layer_acts.res3). */
 static const float *block_forward(const model *m, activations *a, int layer, const float *x, int B,
@@ -373,6 +384,8 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 	layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
 	matmul(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
 	attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
+	if (a->ablate)
+		ablate_heads(la->atty, a->ablate + (size_t)layer * (size_t)NH, N, d, NH);
 	matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
 	residual_forward(la->res2, x, a->scratch, N * d);
 	/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */

@@ -33,7 +33,6 @@
 #define VIEW_OV_MIN_BOX_H  3	     /* ... and lines, with its title */
 #define VIEW_HELP_KEYS_W   22	     /* help: a key group's names wrap past this */
 #define VIEW_DEFAULT_SCALE SCALE_ROW /* why: man/attnview.1, COLOUR SCALES */
-#define VIEW_WORD_MARK	   '|'	/* in the word view: a word starts after it */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */

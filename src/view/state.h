@@ -106,7 +106,7 @@ typedef struct view {
 	uint64_t mat_seq;
 	int mat_layer, mat_head;
 	bool words;	   /* the word view */
-	bool has_marks;	   /* the text marks its words with VIEW_WORD_MARK */
+	bool has_marks;	   /* the text marks its words with WORD_MARK */
 	bool *wmarks;	   /* [context]: a word starts at this token */
 	bool *wstart;	   /* [context]: scratch, marks and the split together */
 	word_span *wspan;  /* [context] */

@@ -51,24 +51,21 @@ static size_t find_cut(view *v, const char *s, const size_t *off)
 	return lo;
 }
 
-/* The word view: VIEW_WORD_MARK characters mark where words start and are
- * not part of the text the model reads. */
+/* The word view: WORD_MARK characters mark where words start and are not
+ * part of the text the model reads. */
 static void strip_marks(view *v)
 {
-	size_t out = 0;
-	bool starts = false;
-	v->has_marks = false;
-	for (size_t i = 0; i < v->cps.n; i++) {
-		if (v->cps.v[i] == VIEW_WORD_MARK) {
-			starts = v->has_marks = true;
-			continue;
-		}
-		if (out < (size_t)v->context)
-			v->wmarks[out] = starts;
-		starts = false;
-		v->cps.v[out++] = v->cps.v[i];
+	size_t before = v->cps.n;
+	bool *marks = calloc(before + 1, sizeof *marks);
+	if (!marks) {
+		set_notice(v, "out of memory for the word marks");
+		return;
 	}
-	v->cps.n = out;
+	v->cps.n = words_strip_marks(v->cps.v, before, marks);
+	v->has_marks = v->cps.n < before;
+	size_t keep = v->cps.n < (size_t)v->context ? v->cps.n : (size_t)v->context;
+	memcpy(v->wmarks, marks, keep * sizeof *marks);
+	free(marks);
 }
 
 /* Tokenize the input line into v->toks; false (and a notice) on failure. */

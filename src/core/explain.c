@@ -1,0 +1,160 @@
+/* Breakdowns, value norms and text losses (explain.h). */
+#include "attnview/explain.h"
+
+#include "attnview/ops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool qk_breakdown_init(qk_breakdown *b, int hs, av_error *err)
+{
+	memset(b, 0, sizeof *b);
+	b->hs = hs;
+	b->q = malloc((size_t)hs * sizeof *b->q);
+	b->k = malloc((size_t)hs * sizeof *b->k);
+	b->prod = malloc((size_t)hs * sizeof *b->prod);
+	b->order = malloc((size_t)hs * sizeof *b->order);
+	if (!b->q || !b->k || !b->prod || !b->order) {
+		qk_breakdown_finish(b);
+		return av_fail(err, "out of memory for the q·k breakdown of a head of size %d", hs);
+	}
+	return true;
+}
+
+void qk_breakdown_finish(qk_breakdown *b)
+{
+	free(b->q);
+	free(b->k);
+	free(b->prod);
+	free(b->order);
+	memset(b, 0, sizeof *b);
+}
+
+void qk_from_forward(const model *m, const activations *ws, int layer, int head, int query,
+		     int key, float *q, float *k)
+{
+	const size_t d = m->cfg.dim, hs = d / m->cfg.heads;
+	const float *qkv = ws->layer[layer].qkv;
+	/* Row t of qkv holds q | k | v, each d wide; head h has columns h*hs.. */
+	memcpy(q, qkv + (size_t)query * 3 * d + (size_t)head * hs, hs * sizeof *q);
+	memcpy(k, qkv + (size_t)key * 3 * d + d + (size_t)head * hs, hs * sizeof *k);
+}
+
+void qk_breakdown_compute(qk_breakdown *b, int layer, int head, int query, int key,
+			  const float *q, const float *k, const float *row_scores, int n)
+{
+	const int hs = b->hs;
+	b->layer = layer, b->head = head, b->query = query, b->key = key;
+	memcpy(b->q, q, (size_t)hs * sizeof *q);
+	memcpy(b->k, k, (size_t)hs * sizeof *k);
+	b->dot = 0;
+	for (int c = 0; c < hs; c++) {
+		b->prod[c] = q[c] * k[c];
+		b->dot += (double)b->prod[c];
+		b->order[c] = c;
+	}
+	/* Insertion sort by |product|, largest first (hs is a few dozen). */
+	for (int i = 1; i < hs; i++)
+		for (int j = i; j > 0 && fabsf(b->prod[b->order[j]]) > fabsf(b->prod[b->order[j - 1]]);
+		     j--) {
+			int t = b->order[j];
+			b->order[j] = b->order[j - 1];
+			b->order[j - 1] = t;
+		}
+	b->scale = 1.0f / sqrtf((float)hs);
+	b->score = row_scores[key];
+	b->masked = isnan(b->score);
+	b->scaled = b->score * b->scale;
+	/* The row's softmax, as the model does it: shifted by the row's max. */
+	float mx = -INFINITY;
+	for (int j = 0; j < n; j++)
+		if (!isnan(row_scores[j]) && row_scores[j] * b->scale > mx)
+			mx = row_scores[j] * b->scale;
+	b->row_max = mx;
+	b->sum_exp = 0;
+	for (int j = 0; j < n; j++)
+		if (!isnan(row_scores[j]))
+			b->sum_exp += exp((double)(row_scores[j] * b->scale - mx));
+	b->shifted = b->masked ? NAN : (double)(b->scaled - mx);
+	b->e = b->masked ? 0 : exp(b->shifted);
+	b->weight = b->masked || b->sum_exp <= 0 ? 0.0f : (float)(b->e / b->sum_exp);
+}
+
+bool value_norms(const model *m, const activations *ws, int n, float *out, av_error *err)
+{
+	const int d = (int)m->cfg.dim, H = (int)m->cfg.heads, hs = d / H;
+	float *y = malloc((size_t)n * (size_t)d * sizeof *y);
+	if (!y)
+		return av_fail(err, "out of memory for the value contributions of %d tokens", n);
+	for (int l = 0; l < (int)m->cfg.layers; l++) {
+		const float *qkv = ws->layer[l].qkv, *wo = m->p.layer[l].proj_w;
+		for (int h = 0; h < H; h++) {
+			/* y (n, d) = V_h (n, hs) W_O^h^T, W_O^h = proj_w[:, h*hs..(h+1)*hs]. */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, hs, 1.0f,
+				    qkv + 2 * d + h * hs, 3 * d, wo + h * hs, d, 0.0f, y, d);
+			float *o = out + ((size_t)l * (size_t)H + (size_t)h) * (size_t)n;
+			for (int j = 0; j < n; j++) {
+				double s = 0;
+				for (int c = 0; c < d; c++)
+					s += (double)y[(size_t)j * d + c] * y[(size_t)j * d + c];
+				o[j] = (float)sqrt(s);
+			}
+		}
+	}
+	free(y);
+	return true;
+}
+
+/* -log p(target) of one row of logits, with the softmax summed in double. */
+static double row_nll(const float *logits, int V, int target)
+{
+	float mx = logits[0];
+	for (int i = 1; i < V; i++)
+		mx = logits[i] > mx ? logits[i] : mx;
+	double z = 0;
+	for (int i = 0; i < V; i++)
+		z += exp((double)logits[i] - mx);
+	return log(z) - ((double)logits[target] - mx);
+}
+
+bool model_text_loss(const model *m, activations *ws, const token *tokens, int n, double *loss,
+		     int *count, av_error *err)
+{
+	const int V = (int)m->cfg.vocab_size;
+	if (n < 1 || n > ws->T || n > ws->max_rows)
+		return av_fail(err, "%d tokens do not fit the work space of %d", n, ws->T);
+	int32_t *x = malloc((size_t)n * sizeof *x);
+	if (!x)
+		return av_fail(err, "out of memory for the loss over %d tokens", n);
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	double sum = 0;
+	int cnt = 0;
+	if (m->cfg.objective == OBJ_CAUSAL) {
+		model_forward(m, ws, x, 1, n);
+		model_logits(m, ws, NULL, n);
+		for (int p = 0; p + 1 < n; p++)
+			if (!tokens[p + 1].unknown && tokens[p + 1].id >= TOK_NSPECIAL) {
+				sum += row_nll(ws->logits + (size_t)p * V, V, tokens[p + 1].id);
+				cnt++;
+			}
+	} else {
+		for (int p = 0; p < n; p++) {
+			if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
+				continue;
+			x[p] = TOK_MASK;
+			model_forward(m, ws, x, 1, n);
+			int32_t row = p;
+			model_logits(m, ws, &row, 1);
+			sum += row_nll(ws->logits, V, tokens[p].id);
+			cnt++;
+			x[p] = tokens[p].id;
+		}
+	}
+	free(x);
+	*count = cnt;
+	*loss = cnt ? sum / cnt : NAN;
+	return true;
+}
