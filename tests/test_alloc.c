@@ -327,7 +327,7 @@ static void dump_sweep(void)
 	CHECK(activations_init(&ws, &m->cfg, 1, 12, 12, &err));
 	CHECK(model_attend(m, &ws, toks, 12, 3, &r, &err));
 	for (int fmt = 0; fmt < 2; fmt++) {
-		dump_options o = {fmt ? DUMP_TSV : DUMP_JSON, -1, -1, 0};
+		dump_options o = {fmt ? DUMP_TSV : DUMP_JSON, -1, -1, 0, NULL};
 		char *want = NULL, *got = NULL;
 		size_t nwant = 0, ngot = 0;
 		FILE *f = open_memstream(&want, &nwant);

@@ -39,7 +39,7 @@ static void run(const model *m, const char *text, const dump_options *o, capture
 
 static json *run_json(const model *m, const char *text, int layer, int head)
 {
-	dump_options o = {DUMP_JSON, layer, head, 0};
+	dump_options o = {DUMP_JSON, layer, head, 0, NULL};
 	capture c;
 	run(m, text, &o, &c);
 	size_t off = 0;
@@ -111,7 +111,7 @@ static void check_json(const model *m, const char *text)
 /* TSV: a header, then one row per weight, equal to the JSON numbers. */
 static void check_tsv(const model *m, const char *text)
 {
-	dump_options o = {DUMP_TSV, -1, -1, 0};
+	dump_options o = {DUMP_TSV, -1, -1, 0, NULL};
 	capture c;
 	run(m, text, &o, &c);
 	json *j = run_json(m, text, -1, -1);

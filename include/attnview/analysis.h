@@ -112,8 +112,8 @@ const char *role_name(role_kind r);
 /* The scores of a head, tokens tok[0..n) (ids compare tokens: two unknown
  * characters count as the same only if their codepoints are equal), and its
  * label: among the roles whose score is high enough (previous, next, self
- * and first at least 0.4; delimiter at least 0.5 and twice what a uniform
- * head would give; duplicate and induction at least 0.3 and three times the
+ * and first at least 0.4 and twice what a uniform head would give;
+ * delimiter at least 0.5 and twice the uniform head's; duplicate and induction at least 0.3 and three times the
  * uniform head's) the one with the highest score; else "local" if at least
  * 0.6 and 1.4 times the uniform head's; else "broad" with the entropy as its
  * score. A uniform head's score is the mean over rows of the share of

@@ -6,15 +6,44 @@
 
 #include <stdio.h>
 
+#include "attnview/analysis.h"
+#include "attnview/explain.h"
 #include "attnview/model.h"
 
 typedef enum dump_format { DUMP_JSON, DUMP_TSV } dump_format;
+
+/* What the dump adds to the tokens, weights, scores and predictions when
+ * asked (attnview(1), DUMP FORMATS); what needs the model the caller
+ * computes. Every layer and head here is one the dump shows (--layer, --head). */
+typedef struct dump_extras {
+	/* --query I --key J: the q·k breakdown of that cell, one per head
+	 * shown, in layer-major order ("breakdown"). */
+	const qk_breakdown *breakdown;
+	int nbreakdown;
+	/* "contributions": (L, H, n) value norms, from value_norms(). */
+	const float *value_norms;
+	bool aggregates, rollout; /* "aggregates", "rollout" */
+	/* "words": the text's words and the word attention of every head. */
+	const word_span *words;
+	int nwords;
+	/* "compare": this text minus another, aligned by position. */
+	const attn_result *compare;
+	const char *compare_text;
+	/* "ablation": heads switched off ((L, H), nonzero: off), the loss on the
+	 * text with all heads and with those off, and the predictions with all
+	 * heads (the main result is the ablated model's). */
+	const uint8_t *ablate;
+	double loss_before, loss_after;
+	int loss_positions;
+	const attn_result *before;
+} dump_extras;
 
 typedef struct dump_options {
 	dump_format format;
 	int layer;   /* -1 = all */
 	int head;    /* -1 = all */
 	int dropped; /* tokens cut off beyond the context, reported in JSON */
+	const dump_extras *x; /* or NULL */
 } dump_options;
 
 /* Writes r (from model_attend) for model m. Returns false, with a message,

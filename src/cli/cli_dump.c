@@ -61,6 +61,11 @@ typedef struct dump_request {
 	const char *text, *input, *model_path;
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
+	/* issue 11's sections (dump.h, dump_extras) */
+	int query, key; /* --query, --key: the breakdown of that cell; -1: none */
+	bool contributions, aggregates, rollout, words;
+	const char *compare; /* --compare TEXT */
+	const char *ablate;  /* --ablate L.H[,L.H...] */
 } dump_request;
 
 enum {
@@ -72,7 +77,15 @@ enum {
 	OPT_MODEL,
 	OPT_LAYER,
 	OPT_HEAD,
-	OPT_TOP
+	OPT_TOP,
+	OPT_QUERY,
+	OPT_KEY,
+	OPT_CONTRIBUTIONS,
+	OPT_AGGREGATES,
+	OPT_ROLLOUT,
+	OPT_WORDS,
+	OPT_COMPARE,
+	OPT_ABLATE,
 };
 
 static const struct option dump_opts[] = {
@@ -80,7 +93,16 @@ static const struct option dump_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT}, {"text", required_argument, NULL, OPT_TEXT},
     {"input", required_argument, NULL, OPT_INPUT},   {"model", required_argument, NULL, OPT_MODEL},
     {"layer", required_argument, NULL, OPT_LAYER},   {"head", required_argument, NULL, OPT_HEAD},
-    {"top", required_argument, NULL, OPT_TOP},	     {NULL, 0, NULL, 0},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"query", required_argument, NULL, OPT_QUERY},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"contributions", no_argument, NULL, OPT_CONTRIBUTIONS},
+    {"aggregates", no_argument, NULL, OPT_AGGREGATES},
+    {"rollout", no_argument, NULL, OPT_ROLLOUT},
+    {"words", no_argument, NULL, OPT_WORDS},
+    {"compare", required_argument, NULL, OPT_COMPARE},
+    {"ablate", required_argument, NULL, OPT_ABLATE},
+    {NULL, 0, NULL, 0},
 };
 
 /* One option into q; returns -1, or the exit status of a usage error. */
@@ -122,6 +144,30 @@ static int take_option(int c, dump_request *q, char **argv)
 		if (!parse_int(optarg, 0, 100, &q->topk))
 			return usage_error("--top takes a number from 0 to 100, not '%s'", optarg);
 		break;
+	case OPT_QUERY:
+	case OPT_KEY:
+		if (!parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
+			return usage_error("%s takes a token position from 0, not '%s'",
+					   c == OPT_QUERY ? "--query" : "--key", optarg);
+		break;
+	case OPT_CONTRIBUTIONS:
+		q->contributions = true;
+		break;
+	case OPT_AGGREGATES:
+		q->aggregates = true;
+		break;
+	case OPT_ROLLOUT:
+		q->rollout = true;
+		break;
+	case OPT_WORDS:
+		q->words = true;
+		break;
+	case OPT_COMPARE:
+		q->compare = optarg;
+		break;
+	case OPT_ABLATE:
+		q->ablate = optarg;
+		break;
 	default:
 		return usage_error("unknown or incomplete option '%s' for --dump/--info",
 				   argv[optind - 1]);
@@ -133,7 +179,7 @@ static int take_option(int c, dump_request *q, char **argv)
  * the exit status of a usage error. */
 static int parse_dump_options(int argc, char **argv, dump_request *q)
 {
-	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0}, .topk = 5};
+	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0, NULL}, .topk = 5, .query = -1, .key = -1};
 	int c, st;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", dump_opts, NULL)) != -1)
@@ -147,6 +193,11 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 		return usage_error("%s", "--dump needs exactly one of --text TEXT or --input FILE");
 	if (q->info && (q->text || q->input))
 		return usage_error("%s", "--info takes only --model");
+	if ((q->query < 0) != (q->key < 0))
+		return usage_error("%s", "--query and --key go together: the cell to break down");
+	if (q->out.format == DUMP_TSV && (q->query >= 0 || q->words || q->compare || q->ablate))
+		return usage_error("%s", "--query/--key, --words, --compare and --ablate are in the "
+					 "JSON dump only (--format json)");
 	return -1;
 }
 
@@ -189,43 +240,239 @@ static bool read_text(const dump_request *q, cp_buf *cps, av_error *err)
 	return true;
 }
 
-/* The first `context` tokens of the text (the rest is reported and dropped)
- * through the model, then out as JSON or TSV. */
-static int run_dump(dump_request *q, const model *m)
+/* Everything one --dump run holds; dump_run_free lets go of all of it. */
+typedef struct dump_run {
+	const model *m;
+	cp_buf cps;
+	bool *marks; /* --words: a '|' stood before this token */
+	token *toks;
+	int n;
+	activations ws;
+	attn_result r, before, cmp;
+	uint8_t *ablate; /* (L, H) */
+	qk_breakdown *bd;
+	int nbd;
+	float *vnorm;
+	word_span *words;
+	dump_extras x;
+} dump_run;
+
+static void dump_run_free(dump_run *d)
 {
-	int status = EXIT_RUNTIME;
-	av_error err;
-	cp_buf cps = {0};
-	token *toks = NULL;
-	activations ws = {0};
-	attn_result r = {0};
-	if (!read_text(q, &cps, &err))
-		goto out;
-	int n = (int)(cps.n < m->cfg.context ? cps.n : m->cfg.context);
-	q->out.dropped = (int)(cps.n - (size_t)n);
+	for (int i = 0; i < d->nbd; i++)
+		qk_breakdown_finish(&d->bd[i]);
+	free(d->bd);
+	free(d->vnorm);
+	free(d->words);
+	free(d->ablate);
+	attn_result_free(&d->r);
+	attn_result_free(&d->before);
+	attn_result_free(&d->cmp);
+	activations_finish(&d->ws);
+	free(d->toks);
+	free(d->marks);
+	cp_buf_free(&d->cps);
+}
+
+/* --ablate L.H[,L.H...] into d->ablate; -1, or EXIT_USAGE with a message. */
+static int parse_ablate(const char *spec, dump_run *d)
+{
+	const model_config *c = &d->m->cfg;
+	d->ablate = calloc((size_t)c->layers * c->heads, 1);
+	if (!d->ablate) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	const char *p = spec;
+	while (*p) {
+		char *end;
+		long l = strtol(p, &end, 10), h = -1;
+		if (end != p && *end == '.') {
+			const char *hp = end + 1;
+			h = strtol(hp, &end, 10);
+			if (end == hp)
+				h = -1;
+		}
+		if (h < 0 || l < 0 || (*end && *end != ',') || l >= c->layers || h >= c->heads)
+			return usage_error("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
+					   "layers 0..%u and heads 0..%u, not '%s'",
+					   c->layers - 1, c->heads - 1, spec);
+		d->ablate[l * c->heads + h] = 1;
+		p = *end ? end + 1 : end;
+	}
+	return -1;
+}
+
+/* The text, its word marks (--words) and its tokens up to the context. */
+static bool take_text(dump_request *q, dump_run *d, av_error *err)
+{
+	if (!read_text(q, &d->cps, err))
+		return false;
+	if (q->words) {
+		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);
+		if (!d->marks)
+			return av_fail(err, "out of memory");
+		d->cps.n = words_strip_marks(d->cps.v, d->cps.n, d->marks);
+		if (d->cps.n == 0)
+			return av_fail(err, "the text is only word marks ('|'); give some characters");
+	}
+	const model *m = d->m;
+	d->n = (int)(d->cps.n < m->cfg.context ? d->cps.n : m->cfg.context);
+	q->out.dropped = (int)(d->cps.n - (size_t)d->n);
 	if (q->out.dropped)
 		fprintf(stderr,
 			"attnview: the text has %zu tokens; the model's context is %u, so the last "
 			"%d are left out\n",
-			cps.n, m->cfg.context, q->out.dropped);
-	toks = malloc((size_t)n * sizeof *toks);
-	if (!toks) {
-		av_fail(&err, "out of memory");
-		goto out;
+			d->cps.n, m->cfg.context, q->out.dropped);
+	d->toks = malloc((size_t)d->n * sizeof *d->toks);
+	if (!d->toks)
+		return av_fail(err, "out of memory");
+	vocab_tokenize(&m->vocab, d->cps.v, (size_t)d->n, d->toks);
+	return activations_init(&d->ws, &m->cfg, 1, d->n, d->n, err);
+}
+
+/* The attention (of the ablated model, with --ablate: then also the loss
+ * and predictions with every head, and the loss without the heads). */
+static bool attend(dump_request *q, dump_run *d, av_error *err)
+{
+	if (!d->ablate)
+		return model_attend(d->m, &d->ws, d->toks, d->n, q->topk, &d->r, err);
+	dump_extras *x = &d->x;
+	x->ablate = d->ablate;
+	d->ws.ablate = NULL;
+	if (!model_attend(d->m, &d->ws, d->toks, d->n, q->topk, &d->before, err) ||
+	    !model_text_loss(d->m, &d->ws, d->toks, d->n, &x->loss_before, &x->loss_positions,
+			     err))
+		return false;
+	x->before = &d->before;
+	d->ws.ablate = d->ablate;
+	return model_attend(d->m, &d->ws, d->toks, d->n, q->topk, &d->r, err) &&
+	       model_text_loss(d->m, &d->ws, d->toks, d->n, &x->loss_after, &x->loss_positions,
+			       err);
+}
+
+/* What needs q, k and v: a plain forward pass of the text (the predictions'
+ * passes have masked a position each), then the breakdown and the norms. */
+static bool explain(dump_request *q, dump_run *d, av_error *err)
+{
+	if (q->query < 0 && !q->contributions)
+		return true;
+	const model_config *c = &d->m->cfg;
+	if (q->query >= d->n || q->key >= d->n)
+		return av_fail(err, "--query %d --key %d: the text has %d tokens, 0 to %d", q->query,
+			       q->key, d->n, d->n - 1);
+	int32_t *ids = malloc((size_t)d->n * sizeof *ids);
+	if (!ids)
+		return av_fail(err, "out of memory");
+	for (int i = 0; i < d->n; i++)
+		ids[i] = d->toks[i].id;
+	model_forward(d->m, &d->ws, ids, 1, d->n);
+	free(ids);
+	const int hs = (int)(c->dim / c->heads), nn = d->n * d->n;
+	if (q->query >= 0) {
+		d->bd = calloc((size_t)c->layers * c->heads, sizeof *d->bd);
+		float *qk = malloc(2 * (size_t)hs * sizeof *qk);
+		if (!d->bd || !qk) {
+			free(qk);
+			return av_fail(err, "out of memory");
+		}
+		for (int l = 0; l < (int)c->layers; l++)
+			for (int h = 0; h < (int)c->heads; h++) {
+				if ((q->out.layer >= 0 && q->out.layer != l) ||
+				    (q->out.head >= 0 && q->out.head != h))
+					continue;
+				qk_breakdown *b = &d->bd[d->nbd];
+				if (!qk_breakdown_init(b, hs, err)) {
+					free(qk);
+					return false;
+				}
+				d->nbd++;
+				qk_from_forward(d->m, &d->ws, l, h, q->query, q->key, qk, qk + hs);
+				const float *row = d->r.scores +
+						   ((size_t)(l * (int)c->heads + h)) * (size_t)nn +
+						   (size_t)q->query * (size_t)d->n;
+				qk_breakdown_compute(b, l, h, q->query, q->key, qk, qk + hs, row, d->n);
+			}
+		free(qk);
+		d->x.breakdown = d->bd;
+		d->x.nbreakdown = d->nbd;
 	}
-	vocab_tokenize(&m->vocab, cps.v, (size_t)n, toks);
-	if (!activations_init(&ws, &m->cfg, 1, n, n, &err) ||
-	    !model_attend(m, &ws, toks, n, q->topk, &r, &err) ||
-	    !dump_write(stdout, m, &r, &q->out, &err))
+	if (q->contributions) {
+		d->vnorm = malloc((size_t)c->layers * c->heads * (size_t)d->n * sizeof *d->vnorm);
+		if (!d->vnorm || !value_norms(d->m, &d->ws, d->n, d->vnorm, err))
+			return d->vnorm ? false : av_fail(err, "out of memory");
+		d->x.value_norms = d->vnorm;
+	}
+	return true;
+}
+
+/* --words: words at spaces and punctuation, and at the text's '|' marks. */
+static bool words(dump_run *d, av_error *err)
+{
+	d->words = malloc((size_t)d->n * sizeof *d->words);
+	bool *starts = calloc((size_t)d->n, sizeof *starts);
+	if (!d->words || !starts) {
+		free(starts);
+		return av_fail(err, "out of memory");
+	}
+	int nw = words_split(d->words, d->toks, d->n);
+	memcpy(starts, d->marks, (size_t)d->n * sizeof *starts);
+	for (int i = 0; i < nw; i++)
+		starts[d->words[i].start] = true;
+	d->x.nwords = words_from_marks(d->words, starts, d->n);
+	d->x.words = d->words;
+	free(starts);
+	return true;
+}
+
+/* --compare TEXT: the other text through the same model (and ablation). */
+static bool compare(dump_request *q, dump_run *d, av_error *err)
+{
+	cp_buf cps = {0};
+	clean_stats st;
+	bool ok = tokenize_text(q->compare, strlen(q->compare), "--compare", &cps, &st, err);
+	if (ok && cps.n == 0)
+		ok = av_fail(err, "--compare: the text is empty after cleaning");
+	int n = ok ? (int)(cps.n < (size_t)d->n ? cps.n : (size_t)d->n) : 0;
+	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
+	if (ok && !t)
+		ok = av_fail(err, "out of memory");
+	if (ok) {
+		vocab_tokenize(&d->m->vocab, cps.v, (size_t)n, t);
+		ok = model_attend(d->m, &d->ws, t, n, 0, &d->cmp, err);
+	}
+	free(t);
+	cp_buf_free(&cps);
+	d->x.compare = ok ? &d->cmp : NULL;
+	d->x.compare_text = q->compare;
+	return ok;
+}
+
+/* The first `context` tokens of the text (the rest is reported and dropped)
+ * through the model, then out as JSON or TSV with what else was asked. */
+static int run_dump(dump_request *q, const model *m)
+{
+	int status = EXIT_RUNTIME;
+	av_error err;
+	dump_run d;
+	memset(&d, 0, sizeof d);
+	d.m = m;
+	d.x.aggregates = q->aggregates;
+	d.x.rollout = q->rollout;
+	q->out.x = &d.x;
+	if (q->ablate && (status = parse_ablate(q->ablate, &d)) >= 0)
+		goto out_quiet;
+	status = EXIT_RUNTIME;
+	if (!take_text(q, &d, &err) || !attend(q, &d, &err) || !explain(q, &d, &err) ||
+	    (q->words && !words(&d, &err)) || (q->compare && !compare(q, &d, &err)) ||
+	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;
 out:
 	if (status != EXIT_OK)
 		cli_error(err.msg);
-	attn_result_free(&r);
-	activations_finish(&ws);
-	free(toks);
-	cp_buf_free(&cps);
+out_quiet:
+	dump_run_free(&d);
 	return status;
 }
 

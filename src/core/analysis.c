@@ -150,7 +150,7 @@ const char *role_name(role_kind r)
 /* What a head spreading each row evenly over its visible keys would score on
  * the content roles: the mean share of visible keys that qualify. */
 typedef struct uniform_shares {
-	double delimiter, duplicate, induction, local;
+	double previous, next, self, first, delimiter, duplicate, induction, local;
 } uniform_shares;
 
 static bool is_duplicate(const token *tok, int i, int j)
@@ -187,6 +187,10 @@ static void role_sums(role_scores *out, uniform_shares *u, const attn_matrix *a,
 		}
 		s[ROLE_BROAD] += ent;
 		if (visible) {
+			u->previous += i >= 1 ? 1.0 / visible : 0;
+			u->next += i < n - 1 && !attn_masked(a, i, i + 1) ? 1.0 / visible : 0;
+			u->self += 1.0 / visible;
+			u->first += 1.0 / visible;
 			u->delimiter += (double)delim / visible;
 			u->duplicate += (double)dup / visible;
 			u->induction += (double)ind / visible;
@@ -208,18 +212,22 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	out->role = ROLE_BROAD;
 	if (n <= 0)
 		return;
-	uniform_shares u = {0, 0, 0, 0};
+	uniform_shares u = {0, 0, 0, 0, 0, 0, 0, 0};
 	role_sums(out, &u, a, tok);
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		out->s[r] /= n;
 	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / log((double)n) : 0;
+	for (int r = 0; r < ROLE_NKINDS; r++) /* rounding can pass 1 by an ulp */
+		out->s[r] = out->s[r] > 1 ? 1 : out->s[r];
+	u.previous /= n, u.next /= n, u.self /= n, u.first /= n;
 	u.delimiter /= n, u.duplicate /= n, u.induction /= n, u.local /= n;
+	const double pos_uniform[4] = {u.previous, u.next, u.self, u.first};
 
 	/* The label: the highest score among the specific roles that clear
 	 * their bar; else a local window; else broad. */
 	bool pass[ROLE_NKINDS] = {false};
 	for (int r = ROLE_PREVIOUS; r <= ROLE_FIRST; r++)
-		pass[r] = out->s[r] >= 0.4;
+		pass[r] = out->s[r] >= 0.4 && out->s[r] >= 2 * pos_uniform[r];
 	pass[ROLE_DELIMITER] = out->s[ROLE_DELIMITER] >= 0.5 &&
 			       out->s[ROLE_DELIMITER] >= 2 * u.delimiter;
 	pass[ROLE_DUPLICATE] = out->s[ROLE_DUPLICATE] >= 0.3 &&

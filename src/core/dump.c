@@ -1,80 +1,21 @@
 #include "attnview/dump.h"
 
+#include "dump_explain.h"
+#include "json_out.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-void json_string(FILE *out, const char *s, size_t n)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(out, "\\u%04x", c);
-			else
-				fputc(c, out);
-		}
-	}
-	fputc('"', out);
-}
-
-static void json_cp(FILE *out, uint32_t cp)
-{
-	char u[4];
-	size_t k = cp_to_utf8(cp, u);
-	json_string(out, u, k);
-}
-
-static void json_float(FILE *out, float x)
-{
-	/* JSON has no NaN or infinity: masked scores are NaN, and a model with
-	 * huge (finite) weights overflows to infinity. */
-	if (!isfinite(x))
-		fputs("null", out);
-	else
-		fprintf(out, "%.9g", (double)x);
-}
-
-static void json_matrix(FILE *out, const float *x, int n, const char *indent)
-{
-	fputs("[", out);
-	for (int i = 0; i < n; i++) {
-		fprintf(out, "%s\n%s  [", i ? "," : "", indent);
-		for (int j = 0; j < n; j++) {
-			if (j)
-				fputs(", ", out);
-			json_float(out, x[(size_t)i * n + j]);
-		}
-		fputs("]", out);
-	}
-	fprintf(out, "\n%s]", indent);
-}
-
 static bool in_range(int want, int i)
 {
 	return want < 0 || want == i;
 }
 
-static void write_json(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool write_json(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		       av_error *err)
 {
 	const model_config *c = &m->cfg;
 	const size_t nn = (size_t)r->n * r->n;
@@ -118,34 +59,120 @@ static void write_json(FILE *out, const model *m, const attn_result *r, const du
 	}
 	fputs("\n  ]", out);
 	if (r->topk) {
-		fputs(",\n  \"predictions\": [", out);
-		for (int i = 0; i < r->n; i++) {
-			fprintf(out, "%s\n    [", i ? "," : "");
-			for (int k = 0; k < r->topk; k++) {
-				int32_t id = r->pred_id[(size_t)i * r->topk + k];
-				if (id < 0)
-					continue;
-				fputs(k ? ", {\"char\": " : "{\"char\": ", out);
-				json_cp(out, m->vocab.cps[id]);
-				fprintf(out, ", \"id\": %d, \"p\": ", id);
-				json_float(out, r->pred_p[(size_t)i * r->topk + k]);
-				fputc('}', out);
-			}
-			fputs("]", out);
-		}
-		fputs("\n  ]", out);
+		fputs(",\n  \"predictions\": ", out);
+		dump_json_predictions(out, m, r, "  ");
 	}
+	if (!dump_json_extras(out, m, r, o, err))
+		return false;
 	fputs("\n}\n", out);
+	return true;
+}
+
+void dump_json_predictions(FILE *out, const model *m, const attn_result *r, const char *indent)
+{
+	fputs("[", out);
+	for (int i = 0; i < r->n; i++) {
+		fprintf(out, "%s\n%s  [", i ? "," : "", indent);
+		for (int k = 0; k < r->topk; k++) {
+			int32_t id = r->pred_id[(size_t)i * r->topk + k];
+			if (id < 0)
+				continue;
+			fputs(k ? ", {\"char\": " : "{\"char\": ", out);
+			json_cp(out, m->vocab.cps[id]);
+			fprintf(out, ", \"id\": %d, \"p\": ", id);
+			json_float(out, r->pred_p[(size_t)i * r->topk + k]);
+			fputc('}', out);
+		}
+		fputs("]", out);
+	}
+	fprintf(out, "\n%s]", indent);
+}
+
+/* One TSV row per weight of an n x n matrix; head is a number or a name
+ * ("mean", "max", "all", "rollout"); scores and contributions may be NULL. */
+typedef struct tsv_block {
+	int layer;
+	const char *head;
+	const float *w, *scores, *contrib;
+} tsv_block;
+
+static void tsv_rows(FILE *out, const attn_result *r, char (*glyph)[32], const tsv_block *b,
+		     bool contrib_col)
+{
+	for (int i = 0; i < r->n; i++)
+		for (int j = 0; j < r->n; j++) {
+			size_t k = (size_t)i * r->n + j;
+			if (b->layer < 0)
+				fputs("all", out);
+			else
+				fprintf(out, "%d", b->layer);
+			fprintf(out, "\t%s\t%d\t%d\t%s\t%s\t%.9g\t", b->head, i, j, glyph[i], glyph[j],
+				(double)b->w[k]);
+			if (!b->scores || isnan(b->scores[k]))
+				fputs("nan", out);
+			else
+				fprintf(out, "%.9g", (double)b->scores[k]);
+			if (contrib_col) {
+				if (b->contrib)
+					fprintf(out, "\t%.9g", (double)b->contrib[k]);
+				else
+					fputs("\tnan", out);
+			}
+			fputc('\n', out);
+		}
+}
+
+/* The aggregates and the rollout as rows of their own (dump_extras). */
+static bool tsv_summaries(FILE *out, const attn_result *r, const dump_options *o,
+			  char (*glyph)[32], float *buf, av_error *err)
+{
+	const dump_extras *x = o->x;
+	bool cc = x->value_norms != NULL;
+	size_t nn = (size_t)r->n * r->n;
+	for (int l = 0; l < r->layers && x->aggregates; l++) {
+		if (!in_range(o->layer, l))
+			continue;
+		for (int k = AGG_MEAN; k <= AGG_MAX; k++) {
+			aggregate_heads(buf, r, l, (agg_kind)k);
+			tsv_block b = {l, agg_name((agg_kind)k), buf, NULL, NULL};
+			tsv_rows(out, r, glyph, &b, cc);
+		}
+	}
+	if (x->aggregates) {
+		aggregate_heads(buf, r, 0, AGG_ALL);
+		tsv_block b = {-1, "all", buf, NULL, NULL};
+		tsv_rows(out, r, glyph, &b, cc);
+	}
+	if (!x->rollout)
+		return true;
+	float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
+	if (!roll)
+		return av_fail(err, "out of memory for the rollout of %d tokens", r->n);
+	attention_rollout(roll, buf, r);
+	for (int l = 0; l < r->layers; l++)
+		if (in_range(o->layer, l)) {
+			tsv_block b = {l, "rollout", roll + (size_t)l * nn, NULL, NULL};
+			tsv_rows(out, r, glyph, &b, cc);
+		}
+	free(roll);
+	return true;
 }
 
 static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av_error *err)
 {
 	const size_t nn = (size_t)r->n * r->n;
+	const dump_extras *x = o->x;
+	bool cc = x && x->value_norms;
 	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
-	if (!glyph)
+	float *buf = malloc(nn * sizeof *buf);
+	if (!glyph || !buf) {
+		free(glyph);
+		free(buf);
 		return av_fail(
 		    err, "out of memory for the glyphs of %d tokens; nothing was written", r->n);
-	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore\n", out);
+	}
+	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore", out);
+	fputs(cc ? "\tcontribution\n" : "\n", out);
 	for (int i = 0; i < r->n; i++)
 		cp_glyph(r->tokens[i].cp, glyph[i]);
 	for (int l = 0; l < r->layers; l++) {
@@ -153,21 +180,20 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 			if (!in_range(o->layer, l) || !in_range(o->head, h))
 				continue;
 			size_t base = ((size_t)l * r->heads + h) * nn;
-			for (int i = 0; i < r->n; i++) {
-				for (int j = 0; j < r->n; j++) {
-					size_t k = base + (size_t)i * r->n + j;
-					fprintf(out, "%d\t%d\t%d\t%d\t%s\t%s\t%.9g\t", l, h, i, j,
-						glyph[i], glyph[j], (double)r->att[k]);
-					if (isnan(r->scores[k]))
-						fputs("nan\n", out);
-					else
-						fprintf(out, "%.9g\n", (double)r->scores[k]);
-				}
-			}
+			char name[16];
+			snprintf(name, sizeof name, "%d", h);
+			attn_matrix a = attn_result_head(r, l, h);
+			if (cc)
+				dump_contributions(buf, &a, x->value_norms +
+								((size_t)l * r->heads + h) * r->n);
+			tsv_block b = {l, name, r->att + base, r->scores + base, cc ? buf : NULL};
+			tsv_rows(out, r, glyph, &b, cc);
 		}
 	}
+	bool ok = !x || tsv_summaries(out, r, o, glyph, buf, err);
 	free(glyph);
-	return true;
+	free(buf);
+	return ok;
 }
 
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
@@ -176,8 +202,8 @@ bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_opti
 	if (o->format == DUMP_TSV) {
 		if (!write_tsv(out, r, o, err))
 			return false;
-	} else {
-		write_json(out, m, r, o);
+	} else if (!write_json(out, m, r, o, err)) {
+		return false;
 	}
 	errno = 0;
 	if (fflush(out) != 0 || ferror(out))

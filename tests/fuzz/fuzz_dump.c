@@ -123,7 +123,7 @@ int fuzz_dump(const uint8_t *data, size_t size)
 		return 0;
 	unsigned flags = data[0];
 	dump_options o = {(flags & 1) ? DUMP_TSV : DUMP_JSON, pick((flags >> 1) & 3),
-			  pick((flags >> 3) & 3), 0};
+			  pick((flags >> 3) & 3), 0, NULL};
 	static const int topks[] = {0, 1, 3, 5};
 	int topk = topks[flags >> 6];
 	av_error err = {{0}};

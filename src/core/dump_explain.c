@@ -1,0 +1,293 @@
+/* The dump's sections beyond the weights (dump.h, dump_extras): head roles,
+ * the q·k breakdown, value contributions, aggregates, rollout, words, a
+ * comparison with another text, ablation. JSON only, except for what fits
+ * the TSV's one row per weight (contributions, aggregates, rollout: see
+ * dump.c). */
+#include "dump_explain.h"
+
+#include "json_out.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool shown(const dump_options *o, int l, int h)
+{
+	return (o->layer < 0 || o->layer == l) && (o->head < 0 || o->head == h);
+}
+
+static bool layer_shown(const dump_options *o, int l)
+{
+	return o->layer < 0 || o->layer == l;
+}
+
+static void write_heads(FILE *out, const attn_result *r, const dump_options *o)
+{
+	fputs(",\n  \"heads\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			if (!shown(o, l, h))
+				continue;
+			attn_matrix a = attn_result_head(r, l, h);
+			role_scores rs;
+			head_roles(&rs, &a, r->tokens);
+			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d, \"scores\": {", first ? "" : ",",
+				l, h);
+			for (int k = 0; k < ROLE_NKINDS; k++) {
+				fprintf(out, "%s\"%s\": ", k ? ", " : "",
+					k == ROLE_BROAD ? "entropy" : role_name((role_kind)k));
+				json_double(out, rs.s[k]);
+			}
+			fprintf(out, "}, \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
+			json_double(out, rs.score);
+			fputc('}', out);
+			first = false;
+		}
+	fputs("\n  ]", out);
+}
+
+static void write_ints(FILE *out, const int *x, int n)
+{
+	fputc('[', out);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s%d", i ? ", " : "", x[i]);
+	fputc(']', out);
+}
+
+static void write_breakdown(FILE *out, const dump_extras *x)
+{
+	fputs(",\n  \"breakdown\": [", out);
+	for (int i = 0; i < x->nbreakdown; i++) {
+		const qk_breakdown *b = &x->breakdown[i];
+		fprintf(out,
+			"%s\n    {\"layer\": %d, \"head\": %d, \"query\": %d, \"key\": %d, "
+			"\"masked\": %s,\n     \"q\": ",
+			i ? "," : "", b->layer, b->head, b->query, b->key,
+			b->masked ? "true" : "false");
+		json_floats(out, b->q, b->hs);
+		fputs(",\n     \"k\": ", out);
+		json_floats(out, b->k, b->hs);
+		fputs(",\n     \"products\": ", out);
+		json_floats(out, b->prod, b->hs);
+		fputs(",\n     \"order\": ", out);
+		write_ints(out, b->order, b->hs);
+		fputs(",\n     \"dot\": ", out);
+		json_double(out, b->dot);
+		fputs(", \"score\": ", out);
+		json_float(out, b->score);
+		fputs(", \"scale\": ", out);
+		json_float(out, b->scale);
+		fputs(", \"scaled\": ", out);
+		json_float(out, b->scaled);
+		fputs(",\n     \"row_max\": ", out);
+		json_float(out, b->row_max);
+		fputs(", \"shifted\": ", out);
+		json_double(out, b->shifted);
+		fputs(", \"exp\": ", out);
+		json_double(out, b->e);
+		fputs(", \"sum_exp\": ", out);
+		json_double(out, b->sum_exp);
+		fputs(", \"weight\": ", out);
+		json_float(out, b->weight);
+		fputc('}', out);
+	}
+	fputs("\n  ]", out);
+}
+
+/* One n x n matrix per head shown, made by fn into buf. */
+typedef void (*head_matrix_fn)(float *buf, const attn_result *r, const dump_extras *x, int l,
+			       int h);
+
+static void contributions_of(float *buf, const attn_result *r, const dump_extras *x, int l, int h)
+{
+	attn_matrix a = attn_result_head(r, l, h);
+	const float *vn = x->value_norms + ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
+	dump_contributions(buf, &a, vn);
+}
+
+static void write_contributions(FILE *out, const attn_result *r, const dump_options *o,
+				float *buf)
+{
+	const dump_extras *x = o->x;
+	fputs(",\n  \"contributions\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			if (!shown(o, l, h))
+				continue;
+			const float *vn =
+			    x->value_norms + ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
+			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d,\n     \"value_norms\": ",
+				first ? "" : ",", l, h);
+			json_floats(out, vn, r->n);
+			fputs(",\n     \"contributions\": ", out);
+			contributions_of(buf, r, x, l, h);
+			json_matrix(out, buf, r->n, "     ");
+			fputc('}', out);
+			first = false;
+		}
+	fputs("\n  ]", out);
+}
+
+static void write_aggregates(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+{
+	fputs(",\n  \"aggregates\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++) {
+		if (!layer_shown(o, l))
+			continue;
+		for (int k = AGG_MEAN; k <= AGG_MAX; k++) {
+			aggregate_heads(buf, r, l, (agg_kind)k);
+			fprintf(out, "%s\n    {\"layer\": %d, \"kind\": \"%s\",\n     \"weights\": ",
+				first ? "" : ",", l, agg_name((agg_kind)k));
+			json_matrix(out, buf, r->n, "     ");
+			fputc('}', out);
+			first = false;
+		}
+	}
+	aggregate_heads(buf, r, 0, AGG_ALL);
+	fprintf(out, "%s\n    {\"layer\": null, \"kind\": \"all\",\n     \"weights\": ",
+		first ? "" : ",");
+	json_matrix(out, buf, r->n, "     ");
+	fputs("}\n  ]", out);
+}
+
+static bool write_rollout(FILE *out, const attn_result *r, const dump_options *o, float *buf,
+			  av_error *err)
+{
+	size_t nn = (size_t)r->n * (size_t)r->n;
+	float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
+	if (!roll)
+		return av_fail(err, "out of memory for the rollout of %d tokens", r->n);
+	attention_rollout(roll, buf, r);
+	fputs(",\n  \"rollout\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++) {
+		if (!layer_shown(o, l))
+			continue;
+		fprintf(out, "%s\n    {\"layer\": %d,\n     \"weights\": ", first ? "" : ",", l);
+		json_matrix(out, roll + (size_t)l * nn, r->n, "     ");
+		fputc('}', out);
+		first = false;
+	}
+	fputs("\n  ]", out);
+	free(roll);
+	return true;
+}
+
+static void write_words(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+{
+	const dump_extras *x = o->x;
+	fputs(",\n  \"words\": {\n    \"spans\": [", out);
+	for (int i = 0; i < x->nwords; i++) {
+		fprintf(out, "%s\n      {\"word\": %d, \"start\": %d, \"end\": %d, \"text\": ",
+			i ? "," : "", i, x->words[i].start, x->words[i].end);
+		char text[1024];
+		size_t len = 0;
+		for (int t = x->words[i].start; t < x->words[i].end && len + 4 < sizeof text; t++)
+			len += cp_to_utf8(r->tokens[t].cp, text + len);
+		json_string(out, text, len);
+		fputc('}', out);
+	}
+	fputs("\n    ],\n    \"attention\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			if (!shown(o, l, h))
+				continue;
+			attn_matrix a = attn_result_head(r, l, h);
+			words_aggregate(buf, &a, x->words, x->nwords);
+			fprintf(out, "%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
+				first ? "" : ",", l, h);
+			json_matrix(out, buf, x->nwords, "       ");
+			fputc('}', out);
+			first = false;
+		}
+	fputs("\n    ]\n  }", out);
+}
+
+static void write_compare(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+{
+	const attn_result *c = o->x->compare;
+	int n = r->n < c->n ? r->n : c->n;
+	fputs(",\n  \"compare\": {\"text\": ", out);
+	const char *t = o->x->compare_text ? o->x->compare_text : "";
+	json_string(out, t, strlen(t));
+	fprintf(out, ", \"n_tokens\": %d, \"aligned\": %d,\n    \"differences\": [", c->n, n);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			if (!shown(o, l, h))
+				continue;
+			attn_matrix a = attn_result_head(r, l, h), b = attn_result_head(c, l, h);
+			matrix_difference(buf, &a, &b, n);
+			fprintf(out, "%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
+				first ? "" : ",", l, h);
+			json_matrix(out, buf, n, "       ");
+			fputc('}', out);
+			first = false;
+		}
+	fputs("\n    ]\n  }", out);
+}
+
+static void write_ablation(FILE *out, const model *m, const attn_result *r, const dump_extras *x)
+{
+	fputs(",\n  \"ablation\": {\"heads\": [", out);
+	bool first = true;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++)
+			if (x->ablate[l * r->heads + h]) {
+				fprintf(out, "%s{\"layer\": %d, \"head\": %d}", first ? "" : ", ", l, h);
+				first = false;
+			}
+	fprintf(out, "],\n    \"loss_positions\": %d, \"loss_before\": ", x->loss_positions);
+	json_double(out, x->loss_before);
+	fputs(", \"loss_after\": ", out);
+	json_double(out, x->loss_after);
+	if (x->before && x->before->topk) {
+		fputs(",\n    \"predictions_before\": ", out);
+		dump_json_predictions(out, m, x->before, "    ");
+	}
+	fputs("\n  }", out);
+}
+
+bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		      av_error *err)
+{
+	write_heads(out, r, o);
+	const dump_extras *x = o->x;
+	if (!x)
+		return true;
+	int side = r->n;
+	if (x->compare && x->compare->n > side)
+		side = x->compare->n;
+	float *buf = malloc((size_t)side * (size_t)side * sizeof *buf);
+	if (!buf)
+		return av_fail(err, "out of memory for the dump of %d tokens", r->n);
+	bool ok = true;
+	if (x->breakdown)
+		write_breakdown(out, x);
+	if (x->value_norms)
+		write_contributions(out, r, o, buf);
+	if (x->aggregates)
+		write_aggregates(out, r, o, buf);
+	if (x->rollout)
+		ok = write_rollout(out, r, o, buf, err);
+	if (ok && x->words)
+		write_words(out, r, o, buf);
+	if (ok && x->compare)
+		write_compare(out, r, o, buf);
+	if (ok && x->ablate)
+		write_ablation(out, m, r, x);
+	free(buf);
+	return ok;
+}
+
+void dump_contributions(float *out, const attn_matrix *a, const float *value_norms)
+{
+	for (int i = 0; i < a->n; i++)
+		for (int j = 0; j < a->n; j++)
+			out[(size_t)i * (size_t)a->n + (size_t)j] =
+			    attn_masked(a, i, j) ? 0.0f : attn_at(a, i, j) * value_norms[j];
+}

@@ -1,0 +1,18 @@
+/* The dump's sections beyond the weights (core-private; dump.h's
+ * dump_extras says what they hold). */
+#ifndef ATTNVIEW_CORE_DUMP_EXPLAIN_H
+#define ATTNVIEW_CORE_DUMP_EXPLAIN_H
+
+#include "attnview/dump.h"
+
+/* After "attention" and "predictions": "heads" always, then the extras asked
+ * for. False, with a message, when memory runs out. */
+bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		      av_error *err);
+/* "predictions" of r as a JSON array (dump.c). */
+void dump_json_predictions(FILE *out, const model *m, const attn_result *r, const char *indent);
+/* Contributions of one head: out[i][j] = A[i][j] value_norms[j] (0 where
+ * masked). */
+void dump_contributions(float *out, const attn_matrix *a, const float *value_norms);
+
+#endif
