@@ -37,7 +37,8 @@ static void fake_unlock(fake *f)
 		abort();
 }
 
-static bool fake_attend(void *ctx, const token *t, int n, attn_result *r, av_error *err)
+static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts *o,
+			attn_result *r, av_error *err)
 {
 	fake *f = ctx;
 	fake_lock(f);
@@ -55,6 +56,7 @@ static bool fake_attend(void *ctx, const token *t, int n, attn_result *r, av_err
 		usleep((useconds_t)delay);
 	if (n > 0 && t[0].id == 999)
 		return av_fail(err, "fake model: token 999 is poison");
+	(void)o;
 	memset(r, 0, sizeof *r);
 	r->n = n;
 	r->layers = r->heads = 1;
@@ -72,15 +74,50 @@ static bool fake_attend(void *ctx, const token *t, int n, attn_result *r, av_err
 	return true;
 }
 
-static void fake_predict(void *ctx, const token *t, int n, int pos, int topk, int32_t *ids,
-			 float *probs)
+static void fake_predict(void *ctx, const token *t, int n, const worker_text_opts *o, int pos,
+			 int topk, int32_t *ids, float *probs)
 {
 	(void)ctx;
+	(void)o;
 	for (int k = 0; k < topk; k++) {
 		ids[k] = t[pos].id + k;
 		probs[k] = 1.0f / (float)(k + 2);
 	}
 	(void)n;
+}
+
+/* Jobs: a breakdown gives q = (query, layer), k = (key, head); a loss
+ * gives the text's length, and with stale() true on the way, gives up. */
+static bool fake_job(void *ctx, const token *t, int n, const worker_text_opts *o,
+		     const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		     void *stale_ctx)
+{
+	fake *f = ctx;
+	(void)t;
+	if (j->kind == JOB_BREAKDOWN) {
+		out->hs = 2;
+		out->q = malloc(2 * sizeof(float));
+		out->k = malloc(2 * sizeof(float));
+		if (!out->q || !out->k)
+			abort();
+		out->q[0] = (float)j->query, out->q[1] = (float)j->layer;
+		out->k[0] = (float)j->key, out->k[1] = (float)j->head;
+		return true;
+	}
+	fake_lock(f);
+	f->calls++;
+	int delay = f->delay_us;
+	fake_unlock(f);
+	for (int step = 0; step < 20; step++) {
+		if (stale(stale_ctx))
+			return av_fail(&out->err, "a newer text came");
+		if (delay)
+			usleep((useconds_t)delay / 20);
+	}
+	out->loss_before = n;
+	out->loss_after = o->any_ablated ? 2 * n : n;
+	out->positions = n;
+	return true;
 }
 
 static void fake_init(fake *f)
@@ -170,7 +207,7 @@ static void test_basic(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -178,7 +215,7 @@ static void test_basic(void)
 		return;
 	token t[3];
 	make_text(t, 3, 10);
-	CHECK(worker_post_text(w, t, 3, 1, &err));
+	CHECK(worker_post_text(w, t, 3, 1, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.ok && a.seq == 1 && a.r.n == 3);
@@ -189,14 +226,14 @@ static void test_basic(void)
 	CHECK(!wait_attn(w, &a, 50));
 
 	/* An empty text is a text too (the view shows an empty map). */
-	CHECK(worker_post_text(w, t, 0, 2, &err));
+	CHECK(worker_post_text(w, t, 0, 2, NULL, &err));
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.ok && a.seq == 2 && a.r.n == 0);
 	attn_result_free(&a.r);
 
 	/* Too long is refused with a message, not truncated silently. */
 	static token big[AV_MAX_CONTEXT + 1];
-	CHECK(!worker_post_text(w, big, AV_MAX_CONTEXT + 1, 3, &err));
+	CHECK(!worker_post_text(w, big, AV_MAX_CONTEXT + 1, 3, NULL, &err));
 	CHECK(strstr(err.msg, "longer") != NULL);
 	worker_destroy(w);
 	fake_finish(&f);
@@ -209,7 +246,7 @@ static void test_stale_dropped(void)
 	fake f;
 	fake_init(&f);
 	fake_gate(&f, true);
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -218,11 +255,11 @@ static void test_stale_dropped(void)
 	token t1[4], t2[5];
 	make_text(t1, 4, 100);
 	make_text(t2, 5, 200);
-	CHECK(worker_post_text(w, t1, 4, 1, &err));
+	CHECK(worker_post_text(w, t1, 4, 1, NULL, &err));
 	fake_wait_arrival(&f, 1); /* the model is now computing text 1, held */
 	/* If posting waited for the computation this would never return (the
 	 * alarm set in main fails the test). */
-	CHECK(worker_post_text(w, t2, 5, 2, &err));
+	CHECK(worker_post_text(w, t2, 5, 2, NULL, &err));
 	worker_stats s = worker_get_stats(w);
 	CHECK(s.busy && s.latest == 2);
 	worker_attn a;
@@ -246,7 +283,7 @@ static void test_burst(void)
 	fake f;
 	fake_init(&f);
 	f.delay_us = 20000;
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -255,7 +292,7 @@ static void test_burst(void)
 	token t[64];
 	for (int i = 1; i <= 50; i++) {
 		make_text(t, i, i);
-		CHECK(worker_post_text(w, t, i, (uint64_t)i, &err));
+		CHECK(worker_post_text(w, t, i, (uint64_t)i, NULL, &err));
 	}
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
@@ -272,7 +309,7 @@ static void test_predict(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -280,7 +317,7 @@ static void test_predict(void)
 		return;
 	token t[6];
 	make_text(t, 6, 40);
-	CHECK(worker_post_text(w, t, 6, 7, &err));
+	CHECK(worker_post_text(w, t, 6, 7, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	attn_result_free(&a.r);
@@ -298,7 +335,7 @@ static void test_predict(void)
 	/* A new text makes a pending prediction for the old one moot. */
 	make_text(t, 6, 60);
 	worker_post_predict(w, 7, 1, 5);
-	CHECK(worker_post_text(w, t, 6, 8, &err));
+	CHECK(worker_post_text(w, t, 6, 8, NULL, &err));
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.seq == 8);
 	attn_result_free(&a.r);
@@ -314,7 +351,7 @@ static void test_error(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -322,7 +359,7 @@ static void test_error(void)
 		return;
 	token t[2];
 	make_text(t, 2, 999);
-	CHECK(worker_post_text(w, t, 2, 1, &err));
+	CHECK(worker_post_text(w, t, 2, 1, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(!a.ok && a.seq == 1);
@@ -342,7 +379,7 @@ static void test_shutdown(void)
 		fake f;
 		fake_init(&f);
 		f.delay_us = round % 2 ? 2000 : 0;
-		worker_ops ops = {fake_attend, fake_predict, &f};
+		worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 		av_error err;
 		worker *w = worker_create(&ops, &err);
 		CHECK(w != NULL);
@@ -350,10 +387,10 @@ static void test_shutdown(void)
 			return;
 		token t[8];
 		make_text(t, 8, round);
-		CHECK(worker_post_text(w, t, 8, 1, &err));
+		CHECK(worker_post_text(w, t, 8, 1, NULL, &err));
 		if (round % 3 == 0)
 			usleep(3000); /* let a result be published and not taken */
-		CHECK(worker_post_text(w, t, 8, 2, &err));
+		CHECK(worker_post_text(w, t, 8, 2, NULL, &err));
 		worker_destroy(w);
 		fake_finish(&f);
 	}
@@ -366,7 +403,7 @@ static void test_stress(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -380,7 +417,7 @@ static void test_stress(void)
 		/* Ids from 1000 up: the loop must never post the fake model's
 		 * poison token 999, whose result is an error, not a mismatch. */
 		make_text(t, n, 1000 + i);
-		CHECK(worker_post_text(w, t, n, ++seq, &err));
+		CHECK(worker_post_text(w, t, n, ++seq, NULL, &err));
 		if (i % 7 == 0)
 			worker_post_predict(w, seq, n / 2, 3);
 		worker_drain(w);

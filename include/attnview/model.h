@@ -183,6 +183,7 @@ typedef struct attn_result {
 	float *scores;	  /* [layers][heads][n][n] raw q.k, NAN where masked */
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
+	float *value_norms; /* [layers][heads][n] (explain.h, value_norms), or NULL */
 } attn_result;
 
 void attn_result_free(attn_result *r);

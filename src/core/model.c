@@ -455,6 +455,7 @@ void attn_result_free(attn_result *r)
 	free(r->scores);
 	free(r->pred_id);
 	free(r->pred_p);
+	free(r->value_norms);
 	memset(r, 0, sizeof *r);
 }
 

@@ -127,6 +127,23 @@ static void toggle_pin(view *v)
 		   p->what);
 }
 
+/* Ablation: the head on the map off or on again; the text goes again with
+ * the new set of heads. */
+static void toggle_ablation(view *v)
+{
+	if (view_sel(v) != SEL_HEAD) {
+		set_notice(v, "ablation switches heads off: choose a head first (Tab)");
+		return;
+	}
+	uint8_t *off = &v->topts.ablate[v->layer * nheads(v) + v->head];
+	*off = !*off;
+	v->nablated += *off ? 1 : -1;
+	v->topts.any_ablated = v->nablated > 0;
+	text_changed(v);
+	set_notice(v, "layer %d head %d %s; %d head%s off", v->layer, v->head,
+		   *off ? "off" : "on again", v->nablated, v->nablated == 1 ? "" : "s");
+}
+
 /* How the map looks: scale, panel, cell size, colours, words, comparison. */
 static bool do_look(view *v, view_action act)
 {
@@ -155,6 +172,19 @@ static bool do_look(view *v, view_action act)
 		return true;
 	case ACT_PIN:
 		toggle_pin(v);
+		return true;
+	case ACT_CONTRIB:
+		v->contrib = !v->contrib;
+		/* The norms come with the attention: the text goes again. */
+		text_changed(v);
+		set_notice(v, "%s", v->contrib ? "value contributions: A[i][j] |v_j W_O|, per row"
+					       : "attention weights");
+		return true;
+	case ACT_BREAKDOWN:
+		v->breakdown = !v->breakdown;
+		return true;
+	case ACT_ABLATE:
+		toggle_ablation(v);
 		return true;
 	default:
 		return false;

@@ -21,6 +21,8 @@ int put_head_title(view *v, int y, int x, int maxw, int layer, int head)
 {
 	int end = x + maxw;
 	x = put_fmt(y, x, end - x, st(A_BOLD, 0), "Layer %d  Head %d", layer, head);
+	if (v->topts.ablate[layer * nheads(v) + head])
+		x = put_str(y, x, end - x, accent(v, A_BOLD), " OFF");
 	return put_fmt(y, x, end - x, st(A_DIM, 0), "  (layers 0-%d, heads 0-%d)", nlayers(v) - 1,
 		       nheads(v) - 1);
 }

@@ -17,13 +17,12 @@ static int rgb_number(cm_rgb c)
 
 /* What the interface colours are in each mode: xterm 256-colour numbers, and
  * the same colours as RGB for 24-bit terminals. */
-static const int ui_xterm[] = {244, 203, 244, 214, 240};
-static const cm_rgb ui_rgb[] = {{0x80, 0x80, 0x80},
-				{0xff, 0x5f, 0x5f},
-				{0x80, 0x80, 0x80},
-				{0xff, 0xaf, 0x00},
-				{0x58, 0x58, 0x58}};
-static const short ui_ansi[] = {COLOR_BLUE, COLOR_RED, COLOR_BLUE, COLOR_YELLOW, COLOR_WHITE};
+static const int ui_xterm[] = {244, 203, 244, 214, 240, 77, 167};
+static const cm_rgb ui_rgb[] = {{0x80, 0x80, 0x80}, {0xff, 0x5f, 0x5f}, {0x80, 0x80, 0x80},
+				{0xff, 0xaf, 0x00}, {0x58, 0x58, 0x58}, {0x5f, 0xd7, 0x5f},
+				{0xd7, 0x5f, 0x5f}};
+static const short ui_ansi[] = {COLOR_BLUE,  COLOR_RED,	 COLOR_BLUE, COLOR_YELLOW,
+				COLOR_WHITE, COLOR_GREEN, COLOR_RED};
 
 static bool terminfo_direct(void)
 {

@@ -12,7 +12,15 @@
 struct view;
 
 /* Colours of the interface itself. */
-typedef enum ui_color { UI_MASKED, UI_UNKNOWN, UI_CUT, UI_ACCENT, UI_BAR_FRAME } ui_color;
+typedef enum ui_color {
+	UI_MASKED,
+	UI_UNKNOWN,
+	UI_CUT,
+	UI_ACCENT,
+	UI_BAR_FRAME,
+	UI_POSITIVE, /* a positive product in the q·k breakdown */
+	UI_NEGATIVE,
+} ui_color;
 
 typedef struct pair_cache {
 	uint64_t *keys; /* (fg, bg) + 1, 0 for an empty slot */

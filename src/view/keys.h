@@ -59,6 +59,9 @@ typedef enum view_action {
 	ACT_RAMP,	 /* colour ramp: viridis, cividis */
 	ACT_WORDS,	 /* word view on or off */
 	ACT_PIN,	 /* compare: pin what the map shows, or unpin */
+	ACT_CONTRIB,	 /* the map shows value contributions instead of weights */
+	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
+	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_UP,
 	ACT_DOWN,
 	ACT_LEFT,
@@ -129,6 +132,11 @@ static const key_binding view_keys[] = {
 	{ALT('w'), false, KC_ALL, ACT_WORDS, "Alt-W", NULL},
 	{KEY_F(9), true, KC_ALL, ACT_PIN, "F9", "compare: pin this map / unpin"},
 	{ALT('='), false, KC_ALL, ACT_PIN, "Alt-=", NULL},
+	{KEY_F(11), true, KC_ALL, ACT_CONTRIB, "F11", "value contributions |A v W_O| per row"},
+	{ALT('n'), false, KC_ALL, ACT_CONTRIB, "Alt-N", NULL},
+	{KEY_F(12), true, KC_ALL, ACT_BREAKDOWN, "F12", "panel: q·k breakdown of the cell"},
+	{ALT('b'), false, KC_ALL, ACT_BREAKDOWN, "Alt-B", NULL},
+	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", "switch this head off / on (ablation)"},
 	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab",
 	 "next head; after the last: mean, max, rollout, all"},
 	{KEY_BTAB, true, KC_INPUT | KC_MAP, ACT_PREV_HEAD, "Shift-Tab", "previous head"},

@@ -30,7 +30,9 @@ void sel_describe(const view *v, char *out, size_t size)
 		break;
 	case SEL_HEAD:
 	default:
-		snprintf(out, size, "head %d", v->head);
+		snprintf(out, size, "head %d%s%s", v->head,
+			 v->topts.ablate[v->layer * nheads(v) + v->head] ? " (off)" : "",
+			 v->contrib ? ", contributions" : "");
 		break;
 	}
 }
@@ -88,6 +90,26 @@ static const float *rollout(view *v)
 	return v->roll;
 }
 
+/* Value contributions of the head in a, per row as shares: a becomes
+ * C[i][j] / sum_j C[i][j], C[i][j] = A[i][j] ||v_j W_O^h||, in v->mat. */
+static void contributions(view *v, attn_matrix *a)
+{
+	int n = a->n;
+	const float *vn = v->r.value_norms +
+			  ((size_t)v->layer * (size_t)v->r.heads + (size_t)v->head) * (size_t)n;
+	for (int i = 0; i < n; i++) {
+		double sum = 0;
+		float *row = v->mat + (size_t)i * (size_t)n;
+		for (int j = 0; j < n; j++) {
+			row[j] = attn_masked(a, i, j) ? 0.0f : attn_at(a, i, j) * vn[j];
+			sum += row[j];
+		}
+		for (int j = 0; j < n; j++)
+			row[j] = sum > 0 ? (float)(row[j] / sum) : 0.0f;
+	}
+	a->w = v->mat;
+}
+
 /* The selection's matrix: a head of the result, or one made in v->mat. */
 static bool selection(view *v, attn_matrix *a)
 {
@@ -96,6 +118,8 @@ static bool selection(view *v, attn_matrix *a)
 	switch (view_sel(v)) {
 	case SEL_HEAD:
 		*a = view_head(v);
+		if (v->contrib && v->r.value_norms)
+			contributions(v, a);
 		return true;
 	case SEL_MEAN:
 	case SEL_MAX:
@@ -168,7 +192,8 @@ bool view_matrix(view *v, heat_src *out)
 	if (!v->have)
 		return false;
 	if (v->mat_valid && v->mat_seq == v->res_seq && v->mat_layer == v->layer &&
-	    v->mat_head == v->head && v->mat_words == v->words && v->mat_pin == v->pin.on) {
+	    v->mat_head == v->head && v->mat_words == v->words && v->mat_pin == v->pin.on &&
+	    v->mat_contrib == v->contrib) {
 		*out = v->mat_src;
 		scale_init(&out->sc, out->diverging ? SCALE_DIFF : v->scale, &out->m, v->row_max);
 		return true;
@@ -202,6 +227,7 @@ bool view_matrix(view *v, heat_src *out)
 	v->mat_head = v->head;
 	v->mat_words = v->words;
 	v->mat_pin = v->pin.on;
+	v->mat_contrib = v->contrib;
 	*out = s;
 	scale_init(&out->sc, s.diverging ? SCALE_DIFF : v->scale, &out->m, v->row_max);
 	return true;

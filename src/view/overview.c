@@ -81,8 +81,9 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	attn_matrix a = attn_result_head(&v->r, l, h);
 	role_scores rs;
 	head_roles(&rs, &a, v->r.tokens);
+	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
-			"L%d H%d", l, h);
+			"L%d H%d%s", l, h, off ? " OFF" : "");
 	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f",
 		role_name(rs.role), rs.score);
 	scale sc;

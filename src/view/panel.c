@@ -80,7 +80,11 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	fmt_weight(wbuf, attn_at(&s->m, q, k));
 	line(p, plain(), "weight %s", wbuf);
 	line(p, plain(), "rank   %d of %d in the row", rank, visible);
-	if (view_sel(v) == SEL_HEAD && !v->words) {
+	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
+		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
+		line(p, plain(), "|v_k W_O| %.4f, weight %.4f", v->r.value_norms[h * n + (size_t)k],
+		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k));
+	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
 		float raw = v->r.scores[(h * n + (size_t)q) * n + (size_t)k];
 		line(p, plain(), "q·k %.4f  /√%d = %.4f", raw, v->head_dim,
@@ -165,6 +169,68 @@ static void prediction_lines(view *v, pen *p)
 	}
 }
 
+/* The path from q and k to the weight of the cursor cell (explain.h):
+ * the largest products first, coloured by sign, then the sum, the scale and
+ * the row's softmax. */
+static void breakdown_lines(view *v, pen *p, const heat_src *s)
+{
+	int q = v->hv.qrow, k = v->hv.kcol;
+	if (view_sel(v) != SEL_HEAD || v->words || v->pin.on) {
+		line(p, st(A_BOLD, 0), "q·k breakdown");
+		line(p, plain(), " for one head's cells (Tab to a head)");
+		return;
+	}
+	if (p->y <= p->ymax) {
+		int x = put_fmt(p->y, p->x, p->w, st(A_BOLD, 0), "q·k L%d H%d: ", v->layer, v->head);
+		x += put_glyph(p->y, x, s->labels[q].cp, st(A_BOLD, 0));
+		x = put_str(p->y, x, p->w - (x - p->x), plain(), " → ");
+		put_glyph(p->y, x, s->labels[k].cp, st(A_BOLD, 0));
+	}
+	p->y++;
+	const qk_breakdown *b = &v->bd;
+	if (!v->bd_valid || b->query != q || b->key != k || b->layer != v->layer ||
+	    b->head != v->head) {
+		line(p, plain(), " computing...");
+		return;
+	}
+	line(p, st(A_DIM, 0), "  dim      q       k     q×k");
+	/* As many products as fit, leaving room for the seven lines after. */
+	int room = p->ymax - p->y + 1 - 8, shown = b->hs < room ? b->hs : (room > 0 ? room : 0);
+	double rest = b->dot;
+	for (int i = 0; i < shown; i++, p->y++) {
+		int c = b->order[i];
+		rest -= b->prod[c];
+		style ps = ui_style(&v->col, b->prod[c] >= 0 ? UI_POSITIVE : UI_NEGATIVE, A_BOLD);
+		int x = put_fmt(p->y, p->x, p->w, plain(), "  %3d %7.3f %7.3f ", c, b->q[c], b->k[c]);
+		put_fmt(p->y, x, p->w - (x - p->x), ps, "%+7.3f", b->prod[c]);
+	}
+	if (shown < b->hs)
+		line(p, st(A_DIM, 0), "  %d more dims  %+9.3f", b->hs - shown, rest);
+	line(p, plain(), "sum  q·k = %.4f", b->score);
+	line(p, plain(), "× 1/√%d = %.4f", b->hs, b->scaled);
+	if (b->masked) {
+		line(p, plain(), "masked: the key is after the query");
+		return;
+	}
+	line(p, plain(), "− row max %.4f = %.4f", b->row_max, b->shifted);
+	line(p, plain(), "exp(%.4f) = %.6g", b->shifted, b->e);
+	line(p, plain(), "÷ Σ exp over the row %.6g", b->sum_exp);
+	line(p, accent(v, A_BOLD), "= weight %.6f", b->weight);
+}
+
+/* With heads switched off: which, and the loss on the text before and after. */
+static void ablation_lines(view *v, pen *p)
+{
+	if (!v->nablated)
+		return;
+	p->y++;
+	line(p, st(A_BOLD, 0), "%d head%s off (Alt-A)", v->nablated, v->nablated == 1 ? "" : "s");
+	if (v->loss_valid && v->loss_seq == v->res_seq)
+		line(p, plain(), "loss %.3f → %.3f nats/char", v->loss_before, v->loss_after);
+	else
+		line(p, plain(), "loss: computing...");
+}
+
 void panel_draw(view *v)
 {
 	const map_geom *g = &v->mg;
@@ -176,6 +242,11 @@ void panel_draw(view *v)
 	heat_src s;
 	if (!view_matrix(v, &s) || v->hv.qrow >= s.m.n || v->hv.kcol >= s.m.n)
 		return;
+	if (v->breakdown) {
+		breakdown_lines(v, &p, &s);
+		ablation_lines(v, &p);
+		return;
+	}
 	cell_lines(v, &p, &s);
 	p.y++;
 	top_key_lines(v, &p, &s);
@@ -183,4 +254,5 @@ void panel_draw(view *v)
 	stats_lines(v, &p, &s);
 	p.y++;
 	prediction_lines(v, &p);
+	ablation_lines(v, &p);
 }

@@ -9,6 +9,7 @@
 
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
+#include "attnview/explain.h"
 #include "attnview/scale.h"
 
 #include "colors.h"
@@ -90,6 +91,21 @@ typedef struct view {
 	heat_cells cells;  /* fit, scroll or compact */
 	bool panel;	   /* the details panel is wanted (shown if there is room) */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
+	bool contrib;	   /* the map shows value contributions, not weights */
+	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
+	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
+	int nablated;
+
+	/* the breakdown of the cursor cell (explain.h), for res_seq */
+	qk_breakdown bd;
+	bool bd_valid, bd_asked;
+	uint64_t bd_seq;
+	int bd_layer, bd_head, bd_q, bd_k;
+	/* the loss with and without the ablation, for res_seq */
+	bool loss_valid, loss_asked;
+	uint64_t loss_seq;
+	double loss_before, loss_after;
+	int loss_positions;
 	focus focus, help_return, ov_return;
 	int help_scroll;
 
@@ -102,7 +118,7 @@ typedef struct view {
 	heat_label *labels; /* [context] */
 	heat_src mat_src;   /* cached for: */
 	uint64_t mat_gen;   /* bumped whenever it is made anew */
-	bool mat_valid, mat_words, mat_pin;
+	bool mat_valid, mat_words, mat_pin, mat_contrib;
 	uint64_t mat_seq;
 	int mat_layer, mat_head;
 	bool words;	   /* the word view */
@@ -166,6 +182,9 @@ void text_changed(view *v);
 void insert_text(view *v, const uint32_t *cps, size_t n);
 void take_results(view *v);
 void request_pred(view *v);
+/* Ask the worker for what the screen needs of the result: the breakdown of
+ * the cursor cell (breakdown page), the loss (ablation). */
+void request_jobs(view *v);
 void clamp_cursor(view *v); /* into the matrix on the map */
 
 /* The lines around every screen (chrome.c). */

@@ -127,7 +127,8 @@ void text_changed(view *v)
 		return;
 	}
 	av_error err;
-	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &err)) {
+	v->topts.value_norms = v->contrib;
+	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
 		set_notice(v, "%s", err.msg);
 		return;
 	}
@@ -194,11 +195,60 @@ static void take_attn(view *v, worker_attn *a)
 	v->error[0] = '\0';
 	memset(v->pstate, 0, (size_t)v->context);
 	v->pred_req = -1;
+	v->bd_valid = v->bd_asked = false;
+	v->loss_valid = v->loss_asked = false;
 	clamp_cursor(v);
 	/* Predictions are a second forward pass: start it a moment later, so
 	 * that while someone types it does not delay the next keystroke's
-	 * heatmap. */
+	 * heatmap. The jobs wait as long. */
 	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+}
+
+void request_jobs(view *v)
+{
+	if (!v->have)
+		return;
+	int q = v->hv.qrow, k = v->hv.kcol;
+	bool cell = view_sel(v) == SEL_HEAD && !v->words && !v->pin.on;
+	if (v->breakdown && cell && q < v->r.n && k < v->r.n &&
+	    !(v->bd_seq == v->res_seq && v->bd_layer == v->layer && v->bd_head == v->head &&
+	      v->bd_q == q && v->bd_k == k && (v->bd_valid || v->bd_asked))) {
+		worker_job j = {JOB_BREAKDOWN, v->res_seq, v->layer, v->head, q, k};
+		worker_post_job(v->w, &j);
+		v->bd_valid = false;
+		v->bd_asked = true;
+		v->bd_seq = v->res_seq, v->bd_layer = v->layer, v->bd_head = v->head;
+		v->bd_q = q, v->bd_k = k;
+	}
+	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
+		worker_job j = {JOB_LOSS, v->res_seq, 0, 0, 0, 0};
+		worker_post_job(v->w, &j);
+		v->loss_valid = false;
+		v->loss_asked = true;
+		v->loss_seq = v->res_seq;
+	}
+}
+
+static void take_job(view *v, worker_job_result *j)
+{
+	if (!v->have || j->job.seq != v->res_seq || !j->ok)
+		return;
+	if (j->job.kind == JOB_BREAKDOWN && j->hs == v->bd.hs && j->job.layer == v->bd_layer &&
+	    j->job.head == v->bd_head && j->job.query == v->bd_q && j->job.key == v->bd_k) {
+		size_t n = (size_t)v->r.n,
+		       h = (size_t)j->job.layer * (size_t)v->r.heads + (size_t)j->job.head;
+		const float *row = v->r.scores + (h * n + (size_t)j->job.query) * n;
+		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
+				     j->q, j->k, row, v->r.n);
+		v->bd_valid = true;
+		v->bd_asked = false;
+	} else if (j->job.kind == JOB_LOSS) {
+		v->loss_before = j->loss_before;
+		v->loss_after = j->loss_after;
+		v->loss_positions = j->positions;
+		v->loss_valid = true;
+		v->loss_asked = false;
+	}
 }
 
 void take_results(view *v)
@@ -207,6 +257,11 @@ void take_results(view *v)
 	worker_attn a;
 	if (worker_take_attn(v->w, &a))
 		take_attn(v, &a);
+	worker_job_result jr;
+	while (worker_take_job(v->w, &jr)) {
+		take_job(v, &jr);
+		worker_job_result_free(&jr);
+	}
 	worker_pred p;
 	if (worker_take_pred(v->w, &p) && v->have && p.seq == v->res_seq && p.pos < v->r.n) {
 		memcpy(v->pids + (size_t)p.pos * VIEW_TOPK, p.ids, sizeof(int32_t) * VIEW_TOPK);
@@ -215,5 +270,6 @@ void take_results(view *v)
 		if (v->pred_req == p.pos)
 			v->pred_req = -1;
 		request_pred(v);
+		request_jobs(v);
 	}
 }

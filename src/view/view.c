@@ -92,6 +92,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->wspan = calloc((size_t)v->context + 1, sizeof *v->wspan);
 	v->wtext_cap = ((size_t)v->context + 1) * 40;
 	v->wtext = malloc(v->wtext_cap);
+	if (!qk_breakdown_init(&v->bd, v->head_dim, err))
+		return false;
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->labels ||
 	    !v->wmarks || !v->wstart || !v->wspan || !v->wtext ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) || !help_build(v))
@@ -145,6 +147,7 @@ static void view_finish(view *v)
 	free(v->mat2);
 	free(v->roll);
 	pin_clear(&v->pin);
+	qk_breakdown_finish(&v->bd);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
@@ -233,8 +236,10 @@ static void timers(view *v)
 		v->busy_shown = true;
 	if (v->pred_due > 0 && (v->pending || now_ms() >= v->pred_due)) {
 		/* A newer text is on its way: its result will set a new time. */
-		if (!v->pending)
+		if (!v->pending) {
 			request_pred(v);
+			request_jobs(v);
+		}
 		v->pred_due = 0;
 	}
 }
@@ -264,6 +269,8 @@ static bool main_loop(view *v, av_error *err)
 		read_keys(v);
 		take_results(v);
 		timers(v);
+		if (!v->pending && v->pred_due == 0)
+			request_jobs(v);
 		draw(v);
 		bench_frame(v);
 	}

@@ -13,14 +13,18 @@
  *  4. A result is published only if its sequence number is still the latest
  *     posted one (text_seq), checked under `mu` after the computation, and
  *     checked again when taken: the interface never sees a stale result.
- *  5. Text requests go before prediction requests; a prediction is for the
- *     text the thread computed last (cur_seq) or it is dropped.
+ *  5. Text requests go before prediction requests, predictions before jobs;
+ *     a prediction or a job is for the text the thread computed last
+ *     (cur_seq) or it is dropped. A long job asks stale() between its steps
+ *     and gives up when a newer text is waiting.
  *  6. Shutdown: `stop` is set under `mu` and `cv` broadcast; the thread
  *     finishes the computation under way, sees `stop` and returns; then the
  *     owner joins and frees. The worker never calls curses.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker.h"
+
+#include "attnview/explain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +50,7 @@ struct worker {
 	token *text; /* [AV_MAX_CONTEXT] latest posted text */
 	int text_n;
 	uint64_t text_seq;
+	worker_text_opts text_opts;
 	bool text_pending; /* posted and not yet picked up */
 	uint64_t pred_seq;
 	int pred_pos, pred_topk;
@@ -53,6 +58,10 @@ struct worker {
 	bool attn_ready, pred_ready;
 	worker_attn attn;
 	worker_pred pred;
+	worker_job job[JOB_NKINDS]; /* requests, by kind */
+	bool job_pending[JOB_NKINDS];
+	worker_job_result job_res[JOB_NKINDS];
+	bool job_ready[JOB_NKINDS];
 	bool computing;
 	worker_stats stats;
 
@@ -60,8 +69,18 @@ struct worker {
 	token *cur; /* [AV_MAX_CONTEXT] text being or last computed */
 	int cur_n;
 	uint64_t cur_seq;
+	worker_text_opts cur_opts;
 	bool cur_ok;
 };
+
+void worker_job_result_free(worker_job_result *r)
+{
+	if (!r)
+		return;
+	free(r->q);
+	free(r->k);
+	r->q = r->k = NULL;
+}
 
 static void must(int rc, const char *what)
 {
@@ -98,85 +117,153 @@ static void wake(worker *w)
 	while (r < 0 && errno == EINTR);
 }
 
+/* The text's attention (w->mu held on entry and on return). */
+static void run_text(worker *w)
+{
+	w->text_pending = false;
+	memcpy(w->cur, w->text, (size_t)w->text_n * sizeof *w->cur);
+	w->cur_n = w->text_n;
+	w->cur_seq = w->text_seq;
+	w->cur_opts = w->text_opts;
+	w->computing = true;
+	unlock(w);
+
+	attn_result r;
+	memset(&r, 0, sizeof r);
+	av_error err = {{0}};
+	double t0 = now_ms();
+	bool ok = w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, &err);
+	double ms = now_ms() - t0;
+	w->cur_ok = ok;
+
+	lock(w);
+	w->computing = false;
+	w->stats.attends++;
+	if (w->cur_seq != w->text_seq) {
+		w->stats.dropped++;
+		attn_result_free(&r);
+		return;
+	}
+	if (w->attn_ready)
+		attn_result_free(&w->attn.r);
+	memset(&w->attn, 0, sizeof w->attn);
+	w->attn.seq = w->cur_seq;
+	w->attn.ok = ok;
+	w->attn.ms = ms;
+	if (ok)
+		w->attn.r = r;
+	else
+		w->attn.err = err;
+	w->attn_ready = true;
+	unlock(w);
+	wake(w);
+	lock(w);
+}
+
+/* The predictions at one position (w->mu held on entry and on return). */
+static void run_predict(worker *w)
+{
+	w->pred_pending = false;
+	if (w->pred_seq != w->cur_seq || !w->cur_ok || w->pred_pos < 0 || w->pred_pos >= w->cur_n)
+		return;
+	int pos = w->pred_pos, topk = w->pred_topk;
+	w->computing = true;
+	unlock(w);
+
+	worker_pred p;
+	memset(&p, 0, sizeof p);
+	p.seq = w->cur_seq;
+	p.pos = pos;
+	p.topk = topk;
+	double t0 = now_ms();
+	w->ops.predict(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, pos, topk, p.ids, p.probs);
+	p.ms = now_ms() - t0;
+
+	lock(w);
+	w->computing = false;
+	w->stats.predicts++;
+	if (p.seq != w->text_seq) {
+		w->stats.dropped++;
+		return;
+	}
+	w->pred = p;
+	w->pred_ready = true;
+	unlock(w);
+	wake(w);
+	lock(w);
+}
+
+/* For long jobs: a newer text is waiting (called without w->mu). */
+static bool text_waiting(void *p)
+{
+	worker *w = p;
+	lock(w);
+	bool waiting = w->text_pending || w->stop;
+	unlock(w);
+	return waiting;
+}
+
+/* A job of kind k (w->mu held on entry and on return). */
+static void run_job(worker *w, int k)
+{
+	w->job_pending[k] = false;
+	worker_job j = w->job[k];
+	if (j.seq != w->cur_seq || !w->cur_ok)
+		return;
+	w->computing = true;
+	unlock(w);
+
+	worker_job_result res;
+	memset(&res, 0, sizeof res);
+	res.job = j;
+	double t0 = now_ms();
+	if (w->ops.job)
+		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
+				    text_waiting, w);
+	else
+		res.ok = av_fail(&res.err, "this worker computes no jobs");
+	res.ms = now_ms() - t0;
+
+	lock(w);
+	w->computing = false;
+	w->stats.jobs++;
+	if (j.seq != w->text_seq) {
+		w->stats.dropped++;
+		worker_job_result_free(&res);
+		return;
+	}
+	if (w->job_ready[k])
+		worker_job_result_free(&w->job_res[k]);
+	w->job_res[k] = res;
+	w->job_ready[k] = true;
+	unlock(w);
+	wake(w);
+	lock(w);
+}
+
+static int pending_job(const worker *w)
+{
+	for (int k = 0; k < JOB_NKINDS; k++)
+		if (w->job_pending[k])
+			return k;
+	return -1;
+}
+
 static void *worker_main(void *arg)
 {
 	worker *w = arg;
 	lock(w);
 	for (;;) {
-		while (!w->stop && !w->text_pending && !w->pred_pending)
+		while (!w->stop && !w->text_pending && !w->pred_pending && pending_job(w) < 0)
 			must(pthread_cond_wait(&w->cv, &w->mu), "pthread_cond_wait");
 		if (w->stop)
 			break;
-		if (w->text_pending) {
-			w->text_pending = false;
-			memcpy(w->cur, w->text, (size_t)w->text_n * sizeof *w->cur);
-			w->cur_n = w->text_n;
-			w->cur_seq = w->text_seq;
-			w->computing = true;
-			unlock(w);
-
-			attn_result r;
-			memset(&r, 0, sizeof r);
-			av_error err = {{0}};
-			double t0 = now_ms();
-			bool ok = w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &r, &err);
-			double ms = now_ms() - t0;
-			w->cur_ok = ok;
-
-			lock(w);
-			w->computing = false;
-			w->stats.attends++;
-			if (w->cur_seq != w->text_seq) {
-				w->stats.dropped++;
-				attn_result_free(&r);
-				continue;
-			}
-			if (w->attn_ready)
-				attn_result_free(&w->attn.r);
-			memset(&w->attn, 0, sizeof w->attn);
-			w->attn.seq = w->cur_seq;
-			w->attn.ok = ok;
-			w->attn.ms = ms;
-			if (ok)
-				w->attn.r = r;
-			else
-				w->attn.err = err;
-			w->attn_ready = true;
-			unlock(w);
-			wake(w);
-			lock(w);
-			continue;
-		}
-
-		w->pred_pending = false;
-		if (w->pred_seq != w->cur_seq || !w->cur_ok || w->pred_pos < 0 ||
-		    w->pred_pos >= w->cur_n)
-			continue;
-		int pos = w->pred_pos, topk = w->pred_topk;
-		w->computing = true;
-		unlock(w);
-
-		worker_pred p;
-		memset(&p, 0, sizeof p);
-		p.seq = w->cur_seq;
-		p.pos = pos;
-		p.topk = topk;
-		double t0 = now_ms();
-		w->ops.predict(w->ops.ctx, w->cur, w->cur_n, pos, topk, p.ids, p.probs);
-		p.ms = now_ms() - t0;
-
-		lock(w);
-		w->computing = false;
-		w->stats.predicts++;
-		if (p.seq != w->text_seq) {
-			w->stats.dropped++;
-			continue;
-		}
-		w->pred = p;
-		w->pred_ready = true;
-		unlock(w);
-		wake(w);
-		lock(w);
+		if (w->text_pending)
+			run_text(w);
+		else if (w->pred_pending)
+			run_predict(w);
+		else
+			run_job(w, pending_job(w));
 	}
 	unlock(w);
 	return NULL;
@@ -257,6 +344,9 @@ void worker_destroy(worker *w)
 	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
 	if (w->attn_ready)
 		attn_result_free(&w->attn.r);
+	for (int k = 0; k < JOB_NKINDS; k++)
+		if (w->job_ready[k])
+			worker_job_result_free(&w->job_res[k]);
 	close(w->pipe_rd);
 	close(w->pipe_wr);
 	free(w->text);
@@ -278,7 +368,8 @@ void worker_drain(worker *w)
 		;
 }
 
-bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_error *err)
+bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
+		      const worker_text_opts *opts, av_error *err)
 {
 	if (n < 0 || n > AV_MAX_CONTEXT)
 		return av_fail(err, "text of %d tokens is longer than the limit of %d", n,
@@ -287,6 +378,10 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_er
 	memcpy(w->text, tokens, (size_t)n * sizeof *tokens);
 	w->text_n = n;
 	w->text_seq = seq;
+	if (opts)
+		w->text_opts = *opts;
+	else
+		memset(&w->text_opts, 0, sizeof w->text_opts);
 	w->text_pending = true;
 	w->stats.latest = seq;
 	must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
@@ -307,6 +402,40 @@ void worker_post_predict(worker *w, uint64_t seq, int pos, int topk)
 		must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
 	}
 	unlock(w);
+}
+
+void worker_post_job(worker *w, const worker_job *j)
+{
+	if (j->kind < 0 || j->kind >= JOB_NKINDS)
+		return;
+	lock(w);
+	if (j->seq == w->text_seq) {
+		w->job[j->kind] = *j;
+		w->job_pending[j->kind] = true;
+		must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
+	}
+	unlock(w);
+}
+
+bool worker_take_job(worker *w, worker_job_result *out)
+{
+	bool got = false;
+	lock(w);
+	for (int k = 0; k < JOB_NKINDS && !got; k++) {
+		if (!w->job_ready[k])
+			continue;
+		w->job_ready[k] = false;
+		if (w->job_res[k].job.seq == w->text_seq) {
+			*out = w->job_res[k];
+			got = true;
+		} else {
+			w->stats.dropped++;
+			worker_job_result_free(&w->job_res[k]);
+		}
+		memset(&w->job_res[k], 0, sizeof w->job_res[k]);
+	}
+	unlock(w);
+	return got;
 }
 
 bool worker_take_attn(worker *w, worker_attn *out)
@@ -347,7 +476,7 @@ worker_stats worker_get_stats(worker *w)
 {
 	lock(w);
 	worker_stats s = w->stats;
-	s.busy = w->computing || w->text_pending || w->pred_pending;
+	s.busy = w->computing || w->text_pending || w->pred_pending || pending_job(w) >= 0;
 	unlock(w);
 	return s;
 }
@@ -360,7 +489,8 @@ typedef struct model_ctx {
 	int delay_ms;
 } model_ctx;
 
-static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *r, av_error *err)
+static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			    attn_result *r, av_error *err)
 {
 	model_ctx *mc = ctx;
 	if (mc->delay_ms > 0) {
@@ -368,14 +498,78 @@ static bool model_attend_cb(void *ctx, const token *tokens, int n, attn_result *
 		while (nanosleep(&d, &d) != 0 && errno == EINTR)
 			;
 	}
-	return model_attend(mc->m, &mc->ws, tokens, n, 0, r, err);
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	if (!model_attend(mc->m, &mc->ws, tokens, n, 0, r, err))
+		return false;
+	if (!o->value_norms)
+		return true;
+	/* No predictions were asked, so the activations hold this text's pass. */
+	const model_config *c = &mc->m->cfg;
+	r->value_norms = malloc((size_t)c->layers * c->heads * (size_t)n * sizeof(float));
+	if (!r->value_norms || !value_norms(mc->m, &mc->ws, n, r->value_norms, err)) {
+		if (!r->value_norms)
+			av_fail(err, "out of memory for the value contributions");
+		attn_result_free(r);
+		return false;
+	}
+	return true;
 }
 
-static void model_predict_cb(void *ctx, const token *tokens, int n, int pos, int topk, int32_t *ids,
-			     float *probs)
+static void model_predict_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			     int pos, int topk, int32_t *ids, float *probs)
 {
 	model_ctx *mc = ctx;
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
 	model_predict(mc->m, &mc->ws, tokens, n, pos, topk, ids, probs);
+}
+
+/* q and k of one head at one cell: a forward pass of the text, then read. */
+static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
+			  worker_job_result *out)
+{
+	const model_config *c = &mc->m->cfg;
+	int hs = (int)(c->dim / c->heads);
+	if (j->layer < 0 || j->layer >= (int)c->layers || j->head < 0 || j->head >= (int)c->heads ||
+	    j->query < 0 || j->query >= n || j->key < 0 || j->key >= n)
+		return av_fail(&out->err, "no such cell");
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	out->q = malloc((size_t)hs * sizeof *out->q);
+	out->k = malloc((size_t)hs * sizeof *out->k);
+	if (!ids || !out->q || !out->k) {
+		free(ids);
+		return av_fail(&out->err, "out of memory for the q·k breakdown");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	model_forward(mc->m, &mc->ws, ids, 1, n);
+	free(ids);
+	qk_from_forward(mc->m, &mc->ws, j->layer, j->head, j->query, j->key, out->q, out->k);
+	out->hs = hs;
+	return true;
+}
+
+static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			 void *stale_ctx)
+{
+	model_ctx *mc = ctx;
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	if (j->kind == JOB_BREAKDOWN)
+		return breakdown_job(mc, tokens, n, j, out);
+	/* JOB_LOSS: with every head, then with the ablation. */
+	mc->ws.ablate = NULL;
+	if (!model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_before, &out->positions,
+			     &out->err))
+		return false;
+	if (stale(stale_ctx))
+		return av_fail(&out->err, "a newer text came");
+	if (!o->any_ablated) {
+		out->loss_after = out->loss_before;
+		return true;
+	}
+	mc->ws.ablate = o->ablate;
+	return model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_after, &out->positions,
+			       &out->err);
 }
 
 static void model_ctx_free(void *p)
@@ -401,7 +595,7 @@ worker *worker_create_for_model(const model *m, int delay_ms, av_error *err)
 		free(mc);
 		return NULL;
 	}
-	worker_ops ops = {model_attend_cb, model_predict_cb, mc};
+	worker_ops ops = {model_attend_cb, model_predict_cb, model_job_cb, mc};
 	worker *w = worker_create(&ops, err);
 	if (!w) {
 		model_ctx_free(mc);

@@ -14,14 +14,56 @@
 #include "attnview/model.h"
 
 #define WORKER_MAX_TOPK 16
+#define WORKER_MAX_ABLATE (AV_MAX_LAYERS * AV_MAX_HEADS)
 
-/* The computation, behind two callbacks so tests can put a fake model (slow,
- * failing, instrumented) behind the same thread machinery. Both run on the
- * worker thread only, one call at a time. */
+/* What a text is computed with, besides its tokens. */
+typedef struct worker_text_opts {
+	uint8_t ablate[WORKER_MAX_ABLATE]; /* [layer * heads + head]: off; all 0: none */
+	bool any_ablated;
+	bool value_norms; /* also attn_result.value_norms (for contributions) */
+} worker_text_opts;
+
+/* Work asked for the latest text beyond its attention and predictions. */
+typedef enum worker_job_kind {
+	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
+	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
+	JOB_NKINDS
+} worker_job_kind;
+
+typedef struct worker_job {
+	worker_job_kind kind;
+	uint64_t seq; /* the text it is for */
+	int layer, head, query, key;
+} worker_job;
+
+typedef struct worker_job_result {
+	worker_job job;
+	bool ok;
+	int hs;
+	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_free frees */
+	double loss_before, loss_after; /* JOB_LOSS, nats per character */
+	int positions;
+	av_error err; /* when !ok */
+	double ms;
+} worker_job_result;
+
+void worker_job_result_free(worker_job_result *r);
+
+/* Asked between the steps of a long job: true when a newer text is waiting
+ * and the job should give up (its result would be dropped anyway). */
+typedef bool (*worker_stale_fn)(void *stale_ctx);
+
+/* The computation, behind callbacks so tests can put a fake model (slow,
+ * failing, instrumented) behind the same thread machinery. They run on the
+ * worker thread only, one call at a time. job may be NULL: jobs then fail. */
 typedef struct worker_ops {
-	bool (*attend)(void *ctx, const token *tokens, int n, attn_result *r, av_error *err);
-	void (*predict)(void *ctx, const token *tokens, int n, int pos, int topk, int32_t *ids,
-			float *probs);
+	bool (*attend)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
+		       attn_result *r, av_error *err);
+	void (*predict)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
+			int pos, int topk, int32_t *ids, float *probs);
+	bool (*job)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
+		    const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		    void *stale_ctx);
 	void *ctx;
 } worker_ops;
 
@@ -43,10 +85,17 @@ void worker_destroy(worker *w);
 int worker_fd(const worker *w);
 void worker_drain(worker *w);
 
-/* Post the text to compute (tokens copied, n <= AV_MAX_CONTEXT). seq must grow
- * with every post; it replaces any text not yet started. Never waits for a
- * computation. */
-bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq, av_error *err);
+/* Post the text to compute (tokens and opts copied, n <= AV_MAX_CONTEXT;
+ * opts may be NULL: every head on). seq must grow with every post; it
+ * replaces any text not yet started. Never waits for a computation. */
+bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
+		      const worker_text_opts *opts, av_error *err);
+/* Ask for a job on the text posted as j->seq. Replaces a job of the same kind
+ * not yet started; dropped if j->seq is no longer the latest. */
+void worker_post_job(worker *w, const worker_job *j);
+/* A finished job for the latest text, if any (the caller frees it with
+ * worker_job_result_free). Results for older texts are never returned. */
+bool worker_take_job(worker *w, worker_job_result *out);
 /* Ask for the top-k predictions at pos of the text posted as seq. Replaces an
  * earlier request not yet started; dropped if seq is no longer the latest. */
 void worker_post_predict(worker *w, uint64_t seq, int pos, int topk);
@@ -77,6 +126,7 @@ bool worker_take_pred(worker *w, worker_pred *out);
 typedef struct worker_stats {
 	uint64_t attends;  /* attention passes run */
 	uint64_t predicts; /* prediction passes run */
+	uint64_t jobs;	   /* jobs run */
 	uint64_t dropped;  /* results computed for texts replaced meanwhile */
 	uint64_t latest;   /* sequence number of the latest post */
 	bool busy;	   /* a computation is under way or waiting */
