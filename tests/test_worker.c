@@ -203,6 +203,77 @@ static bool wait_pred(worker *w, worker_pred *out, int timeout_ms)
 	return false;
 }
 
+static bool wait_job(worker *w, worker_job_result *out, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		struct pollfd p = {worker_fd(w), POLLIN, 0};
+		poll(&p, 1, 10);
+		worker_drain(w);
+		if (worker_take_job(w, out))
+			return true;
+	}
+	return false;
+}
+
+/* Jobs (the q·k breakdown, the loss): answered for the latest text with its
+ * options (ablation), dropped for an older one, and a long one gives up when
+ * a newer text comes instead of holding it back. */
+static void test_jobs(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[6];
+	make_text(t, 6, 40);
+	worker_text_opts o;
+	memset(&o, 0, sizeof o);
+	o.ablate[1] = 1;
+	o.any_ablated = true;
+	CHECK(worker_post_text(w, t, 6, 1, &o, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	attn_result_free(&a.r);
+	worker_job j = {JOB_BREAKDOWN, 1, 1, 0, 3, 2};
+	worker_post_job(w, &j);
+	worker_job_result r;
+	CHECK(wait_job(w, &r, 5000));
+	CHECK(r.ok && r.job.kind == JOB_BREAKDOWN && r.hs == 2);
+	CHECK(r.q && r.k && r.q[0] == 3 && r.q[1] == 1 && r.k[0] == 2 && r.k[1] == 0);
+	worker_job_result_free(&r);
+	worker_job loss = {JOB_LOSS, 1, 0, 0, 0, 0};
+	worker_post_job(w, &loss);
+	CHECK(wait_job(w, &r, 5000));
+	CHECK(r.ok && r.loss_before == 6 && r.loss_after == 12); /* the ablation came along */
+	worker_job_result_free(&r);
+	/* A job for a text that is not the latest is dropped. */
+	j.seq = 0;
+	worker_post_job(w, &j);
+	CHECK(!wait_job(w, &r, 50));
+	/* A slow loss gives up for a newer text: the text's result comes at
+	 * once, not after the loss, and no stale loss arrives. */
+	fake_lock(&f);
+	f.delay_us = 2000000;
+	fake_unlock(&f);
+	worker_post_job(w, &loss);
+	usleep(50000);
+	make_text(t, 6, 50);
+	CHECK(worker_post_text(w, t, 6, 2, NULL, &err));
+	fake_lock(&f);
+	f.delay_us = 0;
+	fake_unlock(&f);
+	CHECK(wait_attn(w, &a, 1000)); /* well before the 2 s of the loss */
+	CHECK(a.seq == 2);
+	attn_result_free(&a.r);
+	CHECK(!wait_job(w, &r, 100));
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
 static void test_basic(void)
 {
 	fake f;
@@ -463,6 +534,7 @@ int main(void)
 	test_stale_dropped();
 	test_burst();
 	test_predict();
+	test_jobs();
 	test_error();
 	test_shutdown();
 	test_stress();

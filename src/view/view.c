@@ -212,16 +212,20 @@ static void read_keys(view *v)
 		double t = now_ms();
 		int ch = (int)wc;
 		bool code = rc == KEY_CODE_YES;
-		if (!code && ch == 27) {
+		while (!code && ch == 27) {
 			wint_t next;
 			int rn = get_wch(&next);
+			if (rn == ERR)
+				break;
 			if (rn == OK && next >= 0x20 && next != 0x7f) {
 				ch = ALT((int)next);
-			} else if (rn != ERR) {
-				handle_key(v, 27, false);
-				ch = (int)next;
-				code = rn == KEY_CODE_YES;
+				break;
 			}
+			/* Esc alone, and the next key looked at the same way (Esc Esc x
+			 * is Esc, then Alt-x). */
+			handle_key(v, 27, false);
+			ch = (int)next;
+			code = rn == KEY_CODE_YES;
 		}
 		handle_key(v, ch, code);
 		bench_key(v, t);
