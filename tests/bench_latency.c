@@ -84,6 +84,7 @@ typedef struct bench_case {
 	int tokens; /* 0: the model's context */
 	unsigned short cols, lines;
 	const char *cells; /* --cells */
+	const char *show;  /* --show */
 } bench_case;
 
 static bool start(run *r, const char *bin, const char *model, const char *text,
@@ -107,12 +108,13 @@ static bool start(run *r, const char *bin, const char *model, const char *text,
 		setenv("LC_ALL", "C.UTF-8", 1);
 		setenv("ATTNVIEW_BENCH_LOG", r->logpath, 1);
 		unsetenv("NO_COLOR");
-		const char *cells = bc ? bc->cells : "fit";
+		const char *cells = bc ? bc->cells : "fit", *show = bc && bc->show ? bc->show : "head";
 		if (model)
-			execl(bin, bin, "--model", model, "--cells", cells, "--text", text,
-			      (char *)NULL);
+			execl(bin, bin, "--model", model, "--cells", cells, "--show", show, "--layer",
+			      "1", "--text", text, (char *)NULL);
 		else
-			execl(bin, bin, "--cells", cells, "--text", text, (char *)NULL);
+			execl(bin, bin, "--cells", cells, "--show", show, "--layer", "1", "--text", text,
+			      (char *)NULL);
 		_exit(127);
 	}
 	r->log = fopen(r->logpath, "r");
@@ -223,19 +225,22 @@ int main(int argc, char **argv)
 	       model ? model : "built-in model");
 	printf("model: %u layers, %u heads, dim %u, context %d; %d keystrokes per size\n", L, H, d,
 	       context, nkeys);
-	printf("%7s %-16s %6s %9s %9s %11s %11s %13s %10s\n", "tokens", "cells", "keys", "echo p50",
+	printf("%7s %-24s %6s %9s %9s %11s %11s %13s %10s\n", "tokens", "shown", "keys", "echo p50",
 	       "echo p99", "screen p50", "screen p99", "pty->scr p99", "model p50");
 
 	static const bench_case cases[] = {
-	    {32, 120, 40, "scroll"}, {128, 120, 40, "scroll"}, {0, 120, 40, "scroll"},
-	    {128, 120, 40, "compact"}, {0, 120, 40, "compact"}, {24, 200, 60, "fit"},
-	    {0, 200, 60, "fit"},
+	    {32, 120, 40, "scroll", NULL},   {128, 120, 40, "scroll", NULL},
+	    {0, 120, 40, "scroll", NULL},    {128, 120, 40, "compact", NULL},
+	    {0, 120, 40, "compact", NULL},   {24, 200, 60, "fit", NULL},
+	    {0, 200, 60, "fit", NULL},	     {0, 120, 40, "scroll", "mean"},
+	    {0, 120, 40, "scroll", "rollout"},
 	};
 	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
 		const bench_case *bc = &cases[ci];
 		int n = bc->tokens && bc->tokens < context ? bc->tokens : context;
 		if (bc->tokens == 128 && context <= 128)
 			continue; /* the same as full context */
+		(void)0;
 		static char text[65536];
 		make_text(text, sizeof text, n - 1);
 		if (!start(&r, bin, model, text, bc))
@@ -282,9 +287,10 @@ int main(int argc, char **argv)
 			got++;
 		}
 		stop(&r);
-		char label[32];
-		snprintf(label, sizeof label, "%s %ux%u", bc->cells, bc->cols, bc->lines);
-		printf("%7d %-16s %6d %9.3f %9.3f %11.3f %11.3f %13.3f %10.3f\n", n, label, got,
+		char label[48];
+		snprintf(label, sizeof label, "%s %s %ux%u", bc->show ? bc->show : "head", bc->cells,
+			 bc->cols, bc->lines);
+		printf("%7d %-24s %6d %9.3f %9.3f %11.3f %11.3f %13.3f %10.3f\n", n, label, got,
 		       pct(echo, got, 0.5), pct(echo, got, 0.99), pct(screen, got, 0.5),
 		       pct(screen, got, 0.99), pct(outside, got, 0.99), pct(modelt, got, 0.5));
 		free(echo);

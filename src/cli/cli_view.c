@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_LAYER = 256, OPT_HEAD, OPT_SCALE, OPT_COLORMAP, OPT_CELLS, OPT_NO_PANEL };
+enum { OPT_LAYER = 256, OPT_HEAD, OPT_SCALE, OPT_COLORMAP, OPT_CELLS, OPT_NO_PANEL, OPT_SHOW };
 
 /* A layer or head number: a non-negative integer. */
 static bool parse_index(const char *s, int *out)
@@ -78,6 +78,12 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_NO_PANEL:
 		vo->no_panel = true;
 		return true;
+	case OPT_SHOW:
+		if ((vo->show = view_show_parse(optarg)) < 0) {
+			*status = bad_value("--show", optarg, "head, mean, max, rollout, all");
+			return false;
+		}
+		return true;
 	case ':':
 		*status = cli_usage_error("attnview --help", "%s needs a value", argv[optind - 1]);
 		return false;
@@ -112,6 +118,7 @@ int cli_view(int argc, char **argv)
 	    {"colormap", required_argument, NULL, OPT_COLORMAP},
 	    {"cells", required_argument, NULL, OPT_CELLS},
 	    {"no-panel", no_argument, NULL, OPT_NO_PANEL},
+	    {"show", required_argument, NULL, OPT_SHOW},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *model_path = NULL;

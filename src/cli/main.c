@@ -15,7 +15,7 @@
 
 static const char help_text[] =
 	"Usage: attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]\n"
-	"                [--colormap R] [--cells C] [--no-panel]\n"
+	"                [--colormap R] [--cells C] [--no-panel] [--show WHAT]\n"
 	"       attnview --dump [--format json|tsv] (--text TEXT | --input FILE) [--model FILE]\n"
 	"                [--layer N] [--head N] [--top K] [--query I --key J] [--contributions]\n"
 	"                [--aggregates] [--rollout] [--words] [--compare TEXT2]\n"
@@ -35,6 +35,8 @@ static const char help_text[] =
 	"  --colormap R      viridis (default) or cividis (for colour-blind viewers)\n"
 	"  --cells C         fit (default: as large as the screen allows), scroll, compact\n"
 	"  --no-panel        start with the details panel hidden\n"
+	"  --show WHAT       head (default), or a summary of the layer's heads: mean, max,\n"
+	"                    rollout (through the layer), all (every head's mean)\n"
 	"                    (keys: press F1 in the view, or see attnview(1); a printable\n"
 	"                    key always types, Ctrl-Q quits)\n"
 	"\n"

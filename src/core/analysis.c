@@ -163,7 +163,8 @@ static bool is_induction(const token *tok, int i, int j)
 	return j >= 1 && j - 1 != i && tok[j - 1].cp == tok[i].cp;
 }
 
-static void role_sums(role_scores *out, uniform_shares *u, const attn_matrix *a, const token *tok)
+static void role_sums(role_scores *out, uniform_shares *u, const attn_matrix *a, const token *tok,
+		      const bool *delim_key)
 {
 	int n = a->n;
 	double *s = out->s;
@@ -174,8 +175,8 @@ static void role_sums(role_scores *out, uniform_shares *u, const attn_matrix *a,
 			if (attn_masked(a, i, j))
 				continue;
 			double w = attn_at(a, i, j);
-			bool d = cp_is_delimiter(tok[j].cp), du = is_duplicate(tok, i, j),
-			     in = is_induction(tok, i, j);
+			bool d = delim_key ? delim_key[j] : cp_is_delimiter(tok[j].cp);
+			bool du = is_duplicate(tok, i, j), in = is_induction(tok, i, j);
 			visible++;
 			delim += d, dup += du, ind += in, near += abs(i - j) <= 2;
 			s[ROLE_DELIMITER] += d ? w : 0;
@@ -213,7 +214,14 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	if (n <= 0)
 		return;
 	uniform_shares u = {0, 0, 0, 0, 0, 0, 0, 0};
-	role_sums(out, &u, a, tok);
+	/* Which keys are delimiters, once per key rather than once per cell
+	 * (without memory for that: once per cell). */
+	bool stack[256], *delim = n <= 256 ? stack : malloc((size_t)n * sizeof *delim);
+	for (int j = 0; delim && j < n; j++)
+		delim[j] = cp_is_delimiter(tok[j].cp);
+	role_sums(out, &u, a, tok, delim);
+	if (delim != stack)
+		free(delim);
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		out->s[r] /= n;
 	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / log((double)n) : 0;

@@ -36,11 +36,9 @@ static void draw_head_line(view *v)
 	if (view_sel(v) == SEL_HEAD) {
 		x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
 		if (v->have) {
-			attn_matrix a = view_head(v);
-			role_scores rs;
-			head_roles(&rs, &a, v->r.tokens);
+			const role_scores *rs = view_head_roles(v);
 			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s %.2f",
-				    role_name(rs.role), rs.score);
+				    role_name(rs->role), rs->score);
 		}
 	} else {
 		char sel[48];

@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+int view_show_parse(const char *name)
+{
+	static const char *const names[SEL_NKINDS] = {"head", "mean", "max", "rollout", "all"};
+	for (int i = 0; i < SEL_NKINDS; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 sel_kind view_sel(const view *v)
 {
 	int H = nheads(v);

@@ -73,14 +73,32 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 		}
 }
 
+/* The roles of every head, made once per result. */
+static role_scores tile_roles(view *v, int l, int h)
+{
+	size_t nh = (size_t)nlayers(v) * (size_t)nheads(v);
+	if (v->ov_roles_seq != v->res_seq) {
+		if (!v->ov_roles)
+			v->ov_roles = calloc(nh, sizeof *v->ov_roles);
+		if (!v->ov_roles)
+			return (role_scores){{0}, ROLE_BROAD, 0};
+		for (int ll = 0; ll < nlayers(v); ll++)
+			for (int hh = 0; hh < nheads(v); hh++) {
+				attn_matrix a = attn_result_head(&v->r, ll, hh);
+				head_roles(&v->ov_roles[ll * nheads(v) + hh], &a, v->r.tokens);
+			}
+		v->ov_roles_seq = v->res_seq;
+	}
+	return v->ov_roles[l * nheads(v) + h];
+}
+
 static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 {
 	const ov_geom *g = &v->og;
 	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
 	bool sel = l * nheads(v) + h == v->ov_sel;
 	attn_matrix a = attn_result_head(&v->r, l, h);
-	role_scores rs;
-	head_roles(&rs, &a, v->r.tokens);
+	role_scores rs = tile_roles(v, l, h);
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d%s", l, h, off ? " OFF" : "");

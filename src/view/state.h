@@ -74,6 +74,11 @@ typedef struct view {
 	attn_result r;
 	double res_ms;
 	char error[sizeof(av_error)];
+	role_scores *ov_roles; /* [L*H], of res ov_roles_seq, for the overview */
+	uint64_t ov_roles_seq;
+	role_scores hr; /* of the selected head, cached for the head line */
+	uint64_t hr_seq;
+	int hr_layer, hr_head;
 	head_stats hs; /* of the matrix on the map, cached for the panel */
 	role_scores roles;
 	uint64_t hs_gen; /* mat_gen they are for, 0: none */
@@ -170,8 +175,9 @@ static inline int nheads(const view *v)
 double now_ms(void);
 void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
 
-/* The selected head of the result on screen (v->have). */
+/* The selected head of the result on screen (v->have), and its roles. */
 attn_matrix view_head(const view *v);
+const role_scores *view_head_roles(view *v);
 
 /* Styles that depend on the terminal's colours (chrome.c). */
 style accent(view *v, attr_t a);

@@ -30,6 +30,16 @@ attn_matrix view_head(const view *v)
 	return attn_result_head(&v->r, v->layer, v->head);
 }
 
+const role_scores *view_head_roles(view *v)
+{
+	if (v->hr_seq != v->res_seq || v->hr_layer != v->layer || v->hr_head != v->head) {
+		attn_matrix a = view_head(v);
+		head_roles(&v->hr, &a, v->r.tokens);
+		v->hr_seq = v->res_seq, v->hr_layer = v->layer, v->hr_head = v->head;
+	}
+	return &v->hr;
+}
+
 /* Line index of the first codepoint beyond the model's context. NFC may join
  * codepoints, so count tokens of prefixes (binary search; only runs when the
  * text is too long). */

@@ -81,6 +81,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->layer = opt->layer < nlayers(v) ? opt->layer : nlayers(v) - 1;
 	if (opt && opt->head >= 0)
 		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
+	if (opt && opt->show > SEL_HEAD && opt->show < SEL_NKINDS)
+		v->head = nheads(v) + opt->show - 1; /* the summaries after the heads */
 	v->toks = calloc((size_t)v->context + 1, sizeof *v->toks);
 	v->pstate = calloc((size_t)v->context + 1, 1);
 	v->pids = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pids);
@@ -146,6 +148,7 @@ static void view_finish(view *v)
 	free(v->mat);
 	free(v->mat2);
 	free(v->roll);
+	free(v->ov_roles);
 	pin_clear(&v->pin);
 	qk_breakdown_finish(&v->bd);
 	colors_finish(&v->col);
