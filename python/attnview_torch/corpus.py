@@ -171,7 +171,7 @@ class Corpus:
                     "for Chinese)\n" % (100.0 * self.stats.invalid / self.stats.codepoints, label))
         return out
 
-    def digest(self):
+    def sha256(self):
         """SHA-256 of the ids (as little-endian u32) and the split: what a
         checkpoint records to refuse resuming on other text."""
         h = hashlib.sha256()
