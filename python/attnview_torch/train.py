@@ -58,9 +58,11 @@ RECENT = 256  # training losses kept
 PROG = "python3 -m attnview_torch.train"
 
 # Test hooks (the test suite only): stop as if by SIGINT after this step;
-# write each process's weights and batches to this directory.
+# write each process's weights and batches to this directory; train without
+# synchronising the processes (which the end-of-run check must catch).
 STOP_AT_ENV = "ATTNVIEW_TORCH_STOP_AT"
 RANK_DIR_ENV = "ATTNVIEW_TORCH_RANK_DIR"
+NO_SYNC_ENV = "ATTNVIEW_TORCH_TEST_NO_SYNC"
 
 
 class UsageError(Exception):
@@ -472,7 +474,7 @@ class Trainer:
         self.optim = torch_adamw(self.named, o["lr"])
         if ck is not None:
             self.restore(ck)
-        if ctx.distributed:
+        if ctx.distributed and not os.environ.get(NO_SYNC_ENV):
             from torch.nn.parallel import DistributedDataParallel as DDP
             ids = [ctx.device.index] if ctx.device.type == "cuda" else None
             self.ddp = DDP(self.model, device_ids=ids)

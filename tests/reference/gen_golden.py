@@ -4,9 +4,10 @@
     /usr/bin/python3 tests/reference/gen_golden.py [OUTDIR]
 
 Deterministic (fixed seeds, fixed creation date, single thread): rerunning
-gives byte-identical files, on the same OpenBLAS kernel (the committed ones
-come from OPENBLAS_CORETYPE=Haswell; other kernels round differently in the
-last bits). See tests/reference/README.md for what each file
+gives byte-identical files on the same OpenBLAS kernel and threads: the
+committed ones come from OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=2
+(other kernels, or one thread, round some products differently in the last
+bits). See tests/reference/README.md for what each file
 holds. Prints, for information, how far the float32 results are from the
 same computation in float64 (a guide for the C tests' tolerances).
 """
