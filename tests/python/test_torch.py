@@ -420,6 +420,23 @@ def _valid(b):
 
 # ---------------------------------------------------------------- data-parallel
 
+def launch_by_hand(args, out_dir, variables):
+    """Two processes of the trainer started with the launcher's variables set
+    by hand (as torchrun or srun would); returns their exit statuses."""
+    from attnview_torch.distributed import free_port
+    port = free_port()
+    procs = []
+    for rank in (0, 1):
+        e = env(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **variables(rank))
+        procs.append(subprocess.Popen([PY, "-m", "attnview_torch.train", "--threads", "1"]
+                                      + args, env=e, cwd=out_dir, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=150) for p in procs]
+    for p, (o, e) in zip(procs, outs):
+        check(p.returncode == 0, "hand-launched process: exit %s\n%s%s" % (p.returncode, o, e))
+    return outs
+
+
 def case_ddp():
     c = write("corpus.txt", corpus_text())
     rd = path("ranks")
@@ -448,6 +465,18 @@ def case_ddp():
     import io
     check(not compare(bad, TEXTS[0], dumps[0][1], 1e-5, io.StringIO()),
           "a changed weight is caught by the comparison")
+    # the same run started as torchrun or srun would start it: the same model
+    short = [c, "-o", "m.attn"] + TINY + ["--steps", "3", "--eval-every", "0"]
+    for d in ("nproc", "env", "slurm"):
+        os.mkdir(path(d))
+    pytrain(*short[:2], path("nproc/m.attn"), *short[3:], "--nproc", "2")
+    launch_by_hand(short, path("env"), lambda r: dict(RANK=r, WORLD_SIZE=2, LOCAL_RANK=r))
+    launch_by_hand(short, path("slurm"), lambda r: dict(SLURM_PROCID=r, SLURM_NTASKS=2,
+                                                        SLURM_LOCALID=r, SLURM_NNODES=1))
+    want = read("nproc/m.attn")
+    check(read("env/m.attn") == want, "env:// by hand gives --nproc's model")
+    check(read("slurm/m.attn") == want, "SLURM's variables give --nproc's model")
+    check(want != read("ddp.attn"), "... which the comparison tells from another run's")
     # ... and the processes' check: without synchronisation they drift apart
     shutil.rmtree(rd)
     os.mkdir(rd)
