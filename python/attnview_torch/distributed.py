@@ -113,6 +113,10 @@ def pick_device(want, local_rank, world):
         if not torch.cuda.is_available():
             raise LaunchError("--device %s: this PyTorch sees no CUDA device" % want)
         n = torch.cuda.device_count()
+        if dev.index is not None and world > 1:
+            raise LaunchError("--device %s: with several processes each takes the CUDA device "
+                              "of its LOCAL_RANK; give --device cuda (CUDA_VISIBLE_DEVICES "
+                              "chooses the devices)" % want)
         index = dev.index if dev.index is not None else (local_rank if world > 1 else 0)
         if index >= n:
             raise LaunchError("process with local rank %d needs CUDA device %d, but there %s "
