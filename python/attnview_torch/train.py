@@ -546,7 +546,9 @@ class Trainer:
         starts = torch.randint(0, c.ntrain - W + 1, (B,), generator=g)
         win = c.ids[starts[:, None] + torch.arange(W)].long()
         if o["objective"] == "causal":
-            return win[:, :-1].contiguous(), win[:, 1:].contiguous(), None
+            # every position has a target; the rows are given all the same, as
+            # finding them on a GPU would wait for it
+            return win[:, :-1].contiguous(), win[:, 1:].contiguous(), torch.arange(B * T)
         M = self.nmask
         pos = torch.rand(B, T, generator=g).argsort(dim=1)[:, :M]  # M distinct positions
         u = torch.rand(B, M, generator=g)
@@ -588,7 +590,7 @@ class Trainer:
             starts = torch.tensor([c.ntrain + offs[k] for k in ks])
             win = c.ids[starts[:, None] + torch.arange(W)].long()
             if causal:
-                tokens, targets, rows = win[:, :-1], win[:, 1:], None
+                tokens, targets, rows = win[:, :-1], win[:, 1:], torch.arange(len(ks) * T)
             else:
                 pos = pos_all[ks]
                 orig = win.gather(1, pos)
@@ -783,14 +785,15 @@ def run(args):
     threads = args.threads or max(1, (os.cpu_count() or 1) // ctx.local_world)
     torch.set_num_threads(threads)
     t = Trainer(args, ctx)
+    code = EXIT_RUNTIME
     try:
         t.setup()
-        return t.run()
+        code = t.run()
     except _Failed as e:
-        return e.code
+        code = e.code
     except UsageError as e:
         t.error("%s (see %s --help)" % (e, PROG))
-        return EXIT_USAGE
+        code = EXIT_USAGE
     except (TrainError, CorpusError, FormatError, OSError, RuntimeError) as e:
         # RuntimeError: also a collective that failed because another process
         # ended (its own message says why)
@@ -798,9 +801,17 @@ def run(args):
             t.error(str(e))
         else:
             sys.stderr.write("%s: process %d: %s\n" % (PROG, ctx.rank, e))
-        return EXIT_RUNTIME
+        code = EXIT_RUNTIME
+    except BaseException:
+        if not ctx.distributed:
+            raise
+        import traceback
+        traceback.print_exc()  # finish() below ends the process without Python's report
+        code = EXIT_RUNTIME
     finally:
-        distributed.finish(ctx)
+        # one of several processes does not return: see distributed.finish
+        code = distributed.finish(ctx, code)
+    return code
 
 
 def main(argv=None):
