@@ -7,13 +7,19 @@
 #   tests/bench_torch_train.sh [BUILD_DIR [CORPUS]]      REPS=5 STEPS=200
 #
 # The machine is shared and noisy: the runs alternate, REPS times each, and
-# the figures are medians over the repetitions. Each figure is the trainer's
-# own "tok/s" at its last step line (input tokens of all processes per second
-# since the first step; corpus loading excluded, the one evaluation included,
-# the same definition in both trainers). All use the OpenBLAS kernel attnview
+# the figures are medians over the repetitions (with the smallest and largest
+# value). Each figure is the trainer's own "tok/s" at its last step line
+# (input tokens of all processes per second since the first step; corpus
+# loading excluded, the one evaluation included, the same definition in both
+# trainers). All use the OpenBLAS kernel attnview
 # runs on (`attnview --version`), which PyTorch gets through OPENBLAS_CORETYPE.
 # CORPUS defaults to the Chinese and English fortunes (Debian fortunes-zh and
-# fortunes), as in bench_vs_torch.sh.
+# fortunes), as in bench_vs_torch.sh. The runs:
+#   attnview_2t, attnview_1t   attnview --train --threads 2 / 1
+#   torch_1p_1t, torch_1p_2t   one process, 1 / 2 PyTorch threads, --batch 32
+#   torch_2p_b16               --nproc 2 --batch 16: 2 x 16 = 32 sequences a step,
+#                              the same steps as attnview's
+#   torch_2p_b32               --nproc 2 --batch 32: 64 sequences a step
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,6 +83,7 @@ while [ "$i" -le "$reps" ]; do
 done
 echo "configuration: d=64 h=4 L=2 T=128 masked, $steps steps; corpus $corpus"
 echo "OpenBLAS kernel: $core (all runs); medians of $reps alternating repetitions, tokens/s:"
+echo "(name median min max)"
 for n in attnview_2t attnview_1t torch_1p_1t torch_1p_2t torch_2p_b16 torch_2p_b32; do
-	echo "$n $(median "$work/$n")"
+	echo "$n $(median "$work/$n") $(sort -g "$work/$n" | head -n 1) $(sort -g "$work/$n" | tail -n 1)"
 done

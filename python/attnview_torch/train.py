@@ -447,6 +447,11 @@ class Trainer:
         # the model
         cfg = Config(OBJECTIVES_BY_NAME[o["objective"]], len(c.vocab), o["dim"], o["heads"],
                      o["layers"], T)
+        try:
+            cfg.check()  # with the real vocabulary: the parameter limit
+        except ConfigError as e:
+            raise UsageError("%s: attnview could not read the model; use a smaller --dim or "
+                             "--max-vocab" % e) from None
         created = os.environ.get("SOURCE_DATE_EPOCH")
         try:
             created = int(created) if created else c.mtime

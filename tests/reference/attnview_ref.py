@@ -21,8 +21,8 @@ from attnview_torch import AttnviewModel, from_bytes, load, to_bytes  # noqa: E4
 from attnview_torch.model import (  # noqa: E402,F401
     DECAYED, LN_EPS, MAX_ATTN_CELLS, MAX_CONTEXT, MAX_DIM, MAX_HEADS, MAX_LAYERS, MAX_PARAMS,
     MAX_VOCAB, NSPECIAL, OBJ_CAUSAL, OBJ_MASKED, OBJECTIVES, POS_BASE, SPECIAL_CP, TOK_MASK,
-    TOK_PAD, TOK_UNK, Config, attend, forward, gelu, is_decayed, logits_of, loss_fn,
-    num_params, positions, tensor_table)
+    TOK_PAD, TOK_UNK, Config, ConfigError, attend, forward, gelu, is_decayed, logits_of,
+    loss_fn, num_params, positions, tensor_table)
 from attnview_torch.modelfile import (  # noqa: E402,F401
     FORMAT_VERSION, HEADER, KIND_CHECKPOINT, KIND_MODEL, MAGIC, MAX_STRING, FormatError,
     check_vocab, is_control)
