@@ -42,9 +42,8 @@ from .checkpoint import CKPT_MAGIC
 from .checkpoint import decode_checkpoint
 from .checkpoint import save as save_checkpoint
 from .corpus import Corpus, CorpusError, load_corpus
-from .model import (MAX_CONTEXT, MAX_DIM, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, NSPECIAL, OBJ_CAUSAL,
-                    OBJ_MASKED, OBJECTIVES, TOK_MASK, AttnviewModel, Config, ConfigError,
-                    num_params, target_logits)
+from .model import (MAX_CONTEXT, MAX_DIM, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, NSPECIAL, OBJECTIVES,
+                    TOK_MASK, AttnviewModel, Config, ConfigError, num_params, target_logits)
 from .modelfile import (MAGIC, FormatError, decode, encode, is_attnview_file, may_replace,
                         read_file, tensor_bytes, write_atomic)
 from .optimizer import CLIP, auto_warmup, lr_at, torch_adamw
@@ -485,11 +484,10 @@ class Trainer:
             self.ddp = DDP(self.model, device_ids=ids)
         else:
             self.ddp = self.model
-        most = 1
-        for i in range(len(c.vocab)):
-            if int(c.id_count[i]) > int(c.id_count[most]):
-                most = i
-        self.most_frequent = most
+        # the baseline's guess: the most frequent training id, the first of
+        # equals, the unknown id on a tie with it (attnview's most_frequent_id)
+        top = c.id_count.max()
+        self.most_frequent = 1 if c.id_count[1] == top else int((c.id_count == top).nonzero()[0])
 
     def check_data(self):
         o, c = self.opt, self.corpus
