@@ -79,7 +79,8 @@ def env(**extra):
 
 
 def run(cmd, want=0, **envs):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env(**envs), cwd=work)
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env(**envs),
+                       cwd=work)
     if want is not None and p.returncode != want:
         check(False, "%s: exit %d (want %d)\n%s%s" % (" ".join(cmd), p.returncode, want,
                                                       p.stdout[-2000:], p.stderr[-2000:]))
@@ -242,6 +243,72 @@ def mutations(data, rng):
     return out
 
 
+def resize(data, new_len_delta, at, insert=b""):
+    """Remove or insert bytes at `at` and fix the size field and the CRC."""
+    data = bytearray(data)
+    if new_len_delta < 0:
+        del data[at:at - new_len_delta]
+    else:
+        data[at:at] = insert
+    struct.pack_into("<Q", data, 16, len(data))
+    return recrc(bytes(data))
+
+
+def state_differential(rng):
+    seed = os.path.join(TESTS, "fuzz", "seeds", "model", "tiny_masked.ckpt")
+    corpus = os.path.join(TESTS, "data", "corpus", "mixed.txt")  # what it was trained on
+    data = read(seed)
+    f = mf.decode(data)
+    so, sl = f.state_offset, len(f.state)
+    st = av.check_training_state(f.state, f.config)
+    threads = str(st["options"]["threads"])
+    muts = [("unchanged", data)]
+    for off, fmt, v, label in ((0, "<4s", b"ATCX", "magic"), (4, "<I", 2, "version"),
+                               (8, "<I", 1, "objective"), (12, "<I", 16, "dim"),
+                               (16, "<I", 3, "heads"), (24, "<I", 1, "context"),
+                               (28, "<I", 0, "batch"), (32, "<Q", 0, "steps"),
+                               (48, "<f", float("nan"), "lr"), (48, "<f", 20.0, "lr"),
+                               (52, "<Q", 3, "warmup = steps"), (52, "<Q", 2**64 - 1, "warmup"),
+                               (68, "<Q", 0, "min count"), (76, "<I", 2, "max vocab"),
+                               (76, "<I", 300000, "max vocab"), (96, "<I", 0, "threads"),
+                               (96, "<I", 300, "threads"), (96, "<I", 3, "threads"),
+                               (100, "<I", 5000, "val path length"),
+                               (104, "<Q", 1, "ntrain"), (128, "<Q", 4, "step"),
+                               (128, "<Q", 1, "step"), (168, "<Q", 2, "adam step"),
+                               (sl - 8, "<I", 300, "recent count"),
+                               (sl - 4, "<I", 1, "evaluation count")):
+        muts.append(("state %s" % label, put(data, so + off, fmt, v)))
+    muts.append(("state 4 bytes short", resize(data, -4, so + sl - 4)))
+    muts.append(("state 4 bytes long", resize(data, 4, so + sl, b"\0" * 4)))
+    muts.append(("no state", resize(data, -sl, so)))
+    # (not the --val-file length at 100..103: a wrong one names a file attnview
+    # tries to open before it reads the rest of the state)
+    for _ in range(20):
+        i = rng.choice([k for k in range(112) if not 100 <= k < 104])
+        b = bytearray(data)
+        b[so + i] = rng.randrange(256)
+        muts.append(("state byte %d = %d" % (i, b[so + i]), recrc(bytes(b))))
+    structural = ("damaged", "another version", "options are invalid", "does not match")
+    verdicts = {True: 0, False: 0}
+    for label, mdata in muts:
+        p = write("state.ckpt", mdata)
+        r = attnview("--train", corpus, "--resume", p, "-o", path("state.attn"), "--threads",
+                     threads, want=None)
+        c_ok = not any(w in r.stderr for w in structural)
+        try:
+            g = mf.decode(mdata, p)
+            av.check_training_state(g.state, g.config, p, g.state_offset)
+            py_ok, why = True, ""
+        except av.FormatError as e:
+            py_ok, why = False, str(e)
+        verdicts[c_ok] += 1
+        check(c_ok == py_ok, "%s: attnview --resume %s, check_training_state %s %s%s" % (
+            label, "takes it" if c_ok else "refuses it", "takes it" if py_ok else "refuses it",
+            why, r.stderr))
+    print("training states: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
+    check(verdicts[True] >= 5 and verdicts[False] >= 15, "both verdicts: %s" % verdicts)
+
+
 def case_format():
     rng = random.Random(14)
     files = [os.path.join(TESTS, "golden", n) for n in sorted(os.listdir(
@@ -297,8 +364,14 @@ def case_format():
                 "accepts" if py_ok else "refuses", why))
             if not py_ok:
                 check(p in why, "the message names the file: %s" % why)
+    print("damaged files: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
     check(verdicts[True] >= 10 and verdicts[False] >= 100,
           "both verdicts among the mutations: %s" % verdicts)
+
+    # attnview's training state: check_training_state refuses what --resume
+    # refuses as damaged (other refusals, such as another corpus, are not
+    # about the state's structure)
+    state_differential(rng)
 
     # saving is atomic and never replaces someone's file
     other = write("notes.txt", "my notes\n")
