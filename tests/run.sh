@@ -4,7 +4,8 @@
 # root or through sudo), then three stages:
 #   1. build/ (gcc): `meson test`, which includes the ThreadSanitizer run of
 #      the worker (worker_tsan), valgrind memcheck of the program, the crash
-#      and full-disk save tests and the replay of every fuzz input;
+#      and full-disk save tests, the replay of every fuzz input and the
+#      PyTorch package against the program (suite python, python3-torch);
 #   2. build-asan/ (clang, tests/sanitize.sh): the whole suite again under
 #      AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer, and each
 #      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds;
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
-	ncurses-term clang libclang-rt-14-dev valgrind libtsan2)
+	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -63,6 +64,9 @@ need_ok "${logs[0]}" worker_tsan
 need_ok "${logs[0]}" valgrind
 need_ok "${logs[0]}" crash_save
 need_ok "${logs[0]}" fuzz_replay
+for t in format vocab ddp attnview resume reference; do
+	need_ok "${logs[0]}" "python_$t"
+done
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do
 		need_ok "${logs[1]}" "fuzz_$t"

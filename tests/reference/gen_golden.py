@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """Regenerate every golden file under tests/golden/ from the PyTorch reference.
 
-    /usr/bin/python3 tests/reference/gen_golden.py
+    /usr/bin/python3 tests/reference/gen_golden.py [OUTDIR]
 
 Deterministic (fixed seeds, fixed creation date, single thread): rerunning
-gives byte-identical files. See tests/reference/README.md for what each file
+gives byte-identical files on the same OpenBLAS kernel and threads: the
+committed ones come from OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=2
+(other kernels, or one thread, round some products differently in the last
+bits). See tests/reference/README.md for what each file
 holds. Prints, for information, how far the float32 results are from the
 same computation in float64 (a guide for the C tests' tolerances).
 """
@@ -268,6 +271,9 @@ def gen_train(spec):
 
 
 def main():
+    global OUT
+    if len(sys.argv) > 1:  # another directory, e.g. to compare with the committed files
+        OUT = sys.argv[1]
     torch.set_num_threads(1)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "inputs.txt"), "w", encoding="utf-8", newline="\n") as f:

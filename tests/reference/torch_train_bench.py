@@ -149,7 +149,7 @@ def main():
     cfg = ref.Config(obj, len(vocab), args.dim, args.heads, args.layers, args.context)
     try:
         cfg.check()
-    except ref.FormatError as e:
+    except (ref.FormatError, ref.ConfigError) as e:
         sys.exit("torch_train_bench: %s" % e)
     print("torch %s; corpus %s: %d characters, V=%d; d=%d h=%d L=%d T=%d B=%d %s, "
           "%d params" % (torch.__version__, args.corpus, len(cps), cfg.vocab_size, cfg.dim,

@@ -1,0 +1,5 @@
+import sys
+
+from .tool import main
+
+sys.exit(main())

@@ -1,0 +1,238 @@
+"""A training corpus as attnview reads it (src/train/corpus.c, src/core/vocab.c):
+cleaned text, the training/validation split, the vocabulary and the text as
+vocabulary ids.
+
+  - Several corpus files are one text: their concatenation, cleaned as one
+    stream (what `cat A B > C; attnview --train C` reads).
+  - Split: the last 5% of the characters (rounded up) are the validation
+    text, or, with a validation file, all of the corpus is training text.
+  - Vocabulary (vocab_build): the characters of the training split seen at
+    least min_count times, most frequent first, ties by increasing
+    codepoint, at most max_vocab ids including the three special tokens
+    (pad, unk, mask) that come first. Other characters are the unknown id.
+So the same corpus and options give the vocabulary attnview gives, id for id.
+"""
+
+import hashlib
+import os
+import stat
+import unicodedata
+
+import torch
+
+from .model import MAX_VOCAB, NSPECIAL, SPECIAL_CP, TOK_UNK
+from .modelfile import is_control
+from .tokenizer import Cleaner
+
+CHUNK = 1 << 22  # bytes read at a time
+NCP = 0x110000
+
+
+class CorpusError(ValueError):
+    """A corpus attnview would refuse; the message says what to change."""
+
+
+def _open_regular(path, what="corpus"):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as e:
+        raise CorpusError("cannot open %s %s: %s" % (what, path, e.strerror)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise CorpusError("%s is not a regular file: the corpus is read twice, so give a file "
+                          "(save a pipe's output to a file first)" % path)
+    return fd, st
+
+
+def _text_to_cps(s):
+    """str -> int32 tensor of codepoints."""
+    if not s:
+        return torch.zeros(0, dtype=torch.int32)
+    return torch.frombuffer(bytearray(s.encode("utf-32-le")), dtype=torch.int32)
+
+
+def clean_files(paths):
+    """Clean the files as one stream: (int32 codepoints, CleanStats, newest
+    modification time)."""
+    cl = Cleaner()
+    parts = []
+    mtime = None
+    for path in paths:
+        fd, st = _open_regular(path)
+        mtime = st.st_mtime if mtime is None else max(mtime, st.st_mtime)
+        try:
+            while True:
+                b = os.read(fd, CHUNK)
+                if not b:
+                    break
+                parts.append(_text_to_cps(cl.feed(b)))
+        except OSError as e:
+            raise CorpusError("cannot read corpus %s: %s" % (path, e.strerror)) from None
+        finally:
+            os.close(fd)
+    parts.append(_text_to_cps(cl.finish()))
+    cps = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int32)
+    return cps, cl.stats, int(mtime or 0)
+
+
+def count_codepoints(cps):
+    """Occurrences of every codepoint (int64, 0x110000 entries)."""
+    if len(cps) == 0:
+        return torch.zeros(NCP, dtype=torch.int64)
+    out = torch.zeros(NCP, dtype=torch.int64)
+    for i in range(0, len(cps), 1 << 24):
+        out += torch.bincount(cps[i:i + (1 << 24)].long(), minlength=NCP)
+    return out
+
+
+def _wanted_mask():
+    """Codepoints a vocabulary may hold: scalar values that are not controls
+    (LF excepted)."""
+    ok = torch.ones(NCP, dtype=torch.bool)
+    ok[0xD800:0xE000] = False
+    for cp in range(0xA0):
+        if is_control(cp) and cp != 0x0A:
+            ok[cp] = False
+    return ok
+
+
+def build_vocab(counts, min_count=1, max_vocab=0):
+    """vocab_build: [SPECIAL_CP, SPECIAL_CP+1, SPECIAL_CP+2] then the
+    characters seen at least min_count times, by decreasing count, ties by
+    increasing codepoint, at most max_vocab entries in all (0: no limit)."""
+    if max_vocab and max_vocab <= NSPECIAL:
+        raise CorpusError("a maximum vocabulary size of %d leaves no room for characters after "
+                          "the %d special tokens; give at least %d"
+                          % (max_vocab, NSPECIAL, NSPECIAL + 1))
+    if max_vocab > MAX_VOCAB:
+        raise CorpusError("a maximum vocabulary size of %d is above the limit of %d; give at "
+                          "most %d" % (max_vocab, MAX_VOCAB, MAX_VOCAB))
+    max_vocab = max_vocab or MAX_VOCAB
+    min_count = max(1, min_count)
+    cps = ((counts >= min_count) & _wanted_mask()).nonzero().squeeze(1)  # increasing
+    order = torch.sort(-counts[cps], stable=True).indices
+    keep = cps[order][:max_vocab - NSPECIAL].tolist()
+    return [SPECIAL_CP + i for i in range(NSPECIAL)] + keep
+
+
+def lookup_table(vocab):
+    """codepoint -> id (TOK_UNK for the rest), as an int32 tensor."""
+    lut = torch.full((NCP,), TOK_UNK, dtype=torch.int32)
+    chars = torch.tensor(vocab[NSPECIAL:], dtype=torch.long)
+    lut[chars] = torch.arange(NSPECIAL, len(vocab), dtype=torch.int32)
+    return lut
+
+
+def to_ids(cps, lut, dtype):
+    out = torch.empty(len(cps), dtype=dtype)
+    for i in range(0, len(cps), 1 << 24):
+        out[i:i + (1 << 24)] = lut[cps[i:i + (1 << 24)].long()].to(dtype)
+    return out
+
+
+def _is_blank(cp):
+    return cp in (0x0A, 0x20) or unicodedata.category(chr(cp)) == "Zs"
+
+
+class Corpus:
+    """ids: the training split then the validation split, as vocabulary ids
+    (int16 while V <= 32768, else int32); ntrain, nval; vocab (codepoints by
+    id); id_count (int64 per id, training split); distinct (characters of
+    the training split); unk_val; stats, val_stats (CleanStats); mtime."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    @property
+    def vocab_size(self):
+        return len(self.vocab)
+
+    def id(self, i):
+        return int(self.ids[i])
+
+    def summary(self, label):
+        """corpus_summary's lines, each ending in a newline."""
+        out = self.stats.summary(label) + "\n"
+        if self.val_stats is not None:
+            out += self.val_stats.summary("validation file") + "\n"
+        kept = int(self.id_count[NSPECIAL:].sum())
+        out += ("split: %d training and %d validation characters%s; vocabulary: %d ids (%d "
+                "characters of %d distinct, covering %.2f%% of the training text)\n"
+                % (self.ntrain, self.nval,
+                   " (from the validation file)" if self.val_stats is not None else " (last 5%)",
+                   len(self.vocab), len(self.vocab) - NSPECIAL, self.distinct,
+                   100.0 * kept / self.ntrain if self.ntrain else 0.0))
+        if self.unk_val:
+            out += "%d validation characters are outside the vocabulary (unknown)\n" % self.unk_val
+        if self.stats.invalid * 100 > self.stats.codepoints:
+            out += ("warning: %.0f%% of the characters of %s were invalid UTF-8: if it is in "
+                    "another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 "
+                    "for Chinese)\n" % (100.0 * self.stats.invalid / self.stats.codepoints, label))
+        return out
+
+    def sha256(self):
+        """SHA-256 of the ids (as little-endian u32) and the split: what a
+        checkpoint records to refuse resuming on other text."""
+        h = hashlib.sha256()
+        h.update(b"%d %d %d\n" % (self.ntrain, self.nval, len(self.vocab)))
+        step = 1 << 22
+        for i in range(0, len(self.ids), step):
+            chunk = self.ids[i:i + step].to(torch.int32).contiguous()
+            import ctypes
+            h.update(ctypes.string_at(chunk.data_ptr(), chunk.numel() * 4))
+        return h.hexdigest()
+
+
+def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
+    """Read, clean, split and encode the corpus files (corpus_load). With
+    `vocab` (codepoints by id, e.g. a model's being fine-tuned) the text is
+    encoded with it instead of a new one. Raises CorpusError for what
+    attnview refuses: an unreadable or non-regular file, an empty file, no
+    text left after cleaning, only whitespace, min_count too high."""
+    if isinstance(paths, str):
+        paths = [paths]
+    label = " + ".join(paths)
+    cps, st, mtime = clean_files(paths)
+    n = len(cps)
+    if st.bytes == 0:
+        raise CorpusError("%s is empty: there is nothing to train on; give a UTF-8 text file "
+                          "(a few MB of prose trains a model worth looking at)" % label)
+    if n == 0:
+        raise CorpusError("%s has no text left after cleaning (%d bytes: %d escape sequences and "
+                          "%d control characters removed); give a UTF-8 text file"
+                          % (label, st.bytes, st.escapes, st.controls))
+    counts = count_codepoints(cps)
+    seen = counts.nonzero().squeeze(1).tolist()
+    if all(_is_blank(cp) for cp in seen):
+        raise CorpusError("%s contains only whitespace (%d characters): there is nothing to "
+                          "learn; give a text file with words in it" % (label, n))
+    if val_path:
+        ntrain, nval = n, 0
+    else:
+        nval = (n + 19) // 20
+        ntrain = n - nval
+        counts -= count_codepoints(cps[ntrain:])
+    distinct = int((counts > 0).sum())
+    if vocab is None:
+        vocab = build_vocab(counts, min_count, max_vocab)
+        if len(vocab) <= NSPECIAL:
+            raise CorpusError("%s: no character occurs at least --min-count %d times in the "
+                              "training split; lower --min-count" % (label, min_count))
+    lut = lookup_table(vocab)
+    dtype = torch.int16 if len(vocab) <= 32768 else torch.int32
+    ids = to_ids(cps, lut, dtype)
+    del cps
+    val_stats = None
+    if val_path:
+        vcps, val_stats, _ = clean_files([val_path])
+        if len(vcps) == 0:
+            raise CorpusError("validation file %s has no text after cleaning; give a non-empty "
+                              "--val-file" % val_path)
+        ids = torch.cat([ids, to_ids(vcps, lut, dtype)])
+        nval = len(vcps)
+    id_count = torch.bincount(ids[:ntrain].long(), minlength=len(vocab))
+    unk_val = int((ids[ntrain:] == TOK_UNK).sum())
+    return Corpus(ids=ids, ntrain=ntrain, nval=nval, vocab=list(vocab), id_count=id_count,
+                  distinct=distinct, unk_val=unk_val, stats=st, val_stats=val_stats,
+                  mtime=mtime, paths=list(paths), val_path=val_path)

@@ -1,0 +1,501 @@
+"""The attnview model file (man 5 attnview, include/attnview/modelfile.h).
+
+decode() refuses exactly the files attnview's loader (model_parse) refuses,
+in the same order of checks; encode() writes the bytes attnview's
+model_serialize writes for the same model and metadata; write_atomic() saves
+them the way attnview does (a temporary file beside the target, fsync,
+rename, fsync of the directory).
+
+A kind-1 file (an attnview training checkpoint) is a model followed by
+attnview's training state. Reading it as a model ignores the state, as
+`attnview --model` does today; check_training_state() holds every check
+attnview's --resume makes on it, in one place.
+"""
+
+import math
+import os
+import stat
+import struct
+import sys
+import tempfile
+import zlib
+from collections import OrderedDict
+
+import torch
+
+from .model import (NSPECIAL, SPECIAL_CP, Config, ConfigError, num_params, tensor_table)
+
+MAGIC = b"ATTNVIEW"
+FORMAT_VERSION = 1
+KIND_MODEL, KIND_CHECKPOINT = 0, 1
+MAX_STRING = 4096
+
+# offset 0..96: the fixed header
+HEADER = struct.Struct("<8sIIQIIIIIIQQqQffff")
+assert HEADER.size == 96
+STATS = ("val_loss", "val_acc", "base_loss", "base_acc")
+
+# Whether reading a model also checks a kind-1 file's training state. attnview
+# does not today (model_parse accepts any state; only --resume reads it); the
+# day it does, set this and decode() refuses what it refuses.
+CHECK_STATE_ON_LOAD = False
+
+
+class FormatError(ValueError):
+    """A file attnview would refuse; the message names the file and the byte."""
+
+
+def default_meta():
+    nan = float("nan")
+    return dict(name="", corpus="", steps=0, tokens=0, created=0, seed=0,
+                val_loss=nan, val_acc=nan, base_loss=nan, base_acc=nan)
+
+
+def is_control(cp):
+    """C0, DEL and C1 controls (vocab.c); LF is one too, but a token."""
+    return cp < 0x20 or 0x7F <= cp <= 0x9F
+
+
+def is_scalar(cp):
+    return cp < 0xD800 or 0xE000 <= cp <= 0x10FFFF
+
+
+# ---------------------------------------------------------------- tensors <-> bytes
+
+def tensor_bytes(t):
+    """The little-endian float32 bytes of a tensor (no numpy needed)."""
+    t = t.detach().to("cpu", torch.float32).contiguous()
+    if sys.byteorder != "little":
+        raise RuntimeError("attnview_torch supports little-endian machines only")
+    n = t.numel() * 4
+    if n == 0:
+        return b""
+    import ctypes
+    return ctypes.string_at(t.data_ptr(), n)
+
+
+def tensor_from_bytes(data, shape):
+    if sys.byteorder != "little":
+        raise RuntimeError("attnview_torch supports little-endian machines only")
+    n = math.prod(shape)
+    if n == 0:
+        return torch.zeros(shape, dtype=torch.float32)
+    return torch.frombuffer(bytearray(data), dtype=torch.float32, count=n).reshape(shape)
+
+
+# ---------------------------------------------------------------- encode
+
+def _string(s, what):
+    b = (s or "").encode("utf-8")
+    if b"\0" in b:
+        raise ValueError("the %s contains a NUL character, which the file cannot hold" % what)
+    if len(b) > MAX_STRING:
+        # attnview cuts at MAX_STRING bytes; cut at a character boundary so the
+        # file stays readable
+        b = b[:MAX_STRING]
+        while b and (b[-1] & 0xC0) == 0x80:
+            b = b[:-1]
+        if b and b[-1] >= 0xC0:
+            b = b[:-1]
+    return struct.pack("<I", len(b)) + b
+
+
+def _stat_bits(meta, key):
+    """The f32 bits of a statistic; a NaN read from a file keeps its bits."""
+    x = meta.get(key, float("nan"))
+    bits = meta.get("_nan_bits", {}).get(key)
+    if bits is not None and isinstance(x, float) and math.isnan(x):
+        return struct.pack("<I", bits)
+    return struct.pack("<f", x)
+
+
+def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b""):
+    """The file: header, strings, vocabulary, parameters (name -> tensor, in
+    tensor_table order), the kind-1 training state, CRC-32. As attnview's
+    model_serialize, byte for byte."""
+    m = default_meta()
+    m.update(meta or {})
+    if kind not in (KIND_MODEL, KIND_CHECKPOINT):
+        raise ValueError("kind %r is neither 0 (model) nor 1 (checkpoint)" % (kind,))
+    if kind == KIND_MODEL and state:
+        raise ValueError("a training state goes only in a kind-1 file")
+    config.check()
+    if len(vocab) != config.vocab_size:
+        raise ValueError("the vocabulary has %d entries, the config says %d"
+                         % (len(vocab), config.vocab_size))
+    body = [_string(m["name"], "model name"), _string(m["corpus"], "corpus description"),
+            struct.pack("<%dI" % len(vocab), *vocab)]
+    for name, shape in tensor_table(config):
+        t = params[name]
+        if tuple(t.shape) != shape:
+            raise ValueError("%s has shape %s, the config needs %s" % (name, tuple(t.shape), shape))
+        body.append(tensor_bytes(t))
+    body.append(bytes(state))
+    size = HEADER.size + sum(len(b) for b in body) + 4
+    head = struct.pack("<8sIIQIIIIIIQQqQ", MAGIC, FORMAT_VERSION, kind, size, config.objective,
+                       config.vocab_size, config.dim, config.heads, config.layers,
+                       config.context, m["steps"] & (2**64 - 1), m["tokens"] & (2**64 - 1),
+                       m["created"], m["seed"] & (2**64 - 1))
+    head += b"".join(_stat_bits(m, k) for k in STATS)
+    data = head + b"".join(body)
+    return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------- decode
+
+class ModelFile:
+    """A decoded file: config, vocab (codepoints by id), params (OrderedDict
+    file name -> float32 tensor), meta, kind, and state (the bytes of a
+    kind-1 training state, b"" for kind 0) at offset state_offset."""
+
+    def __init__(self, config, vocab, params, meta, kind, state, state_offset):
+        self.config, self.vocab, self.params, self.meta = config, vocab, params, meta
+        self.kind, self.state, self.state_offset = kind, state, state_offset
+
+
+def check_vocab(cps, what):
+    """vocab_init's rules, in its order."""
+    for i in range(NSPECIAL):
+        if cps[i] != SPECIAL_CP + i:
+            raise FormatError("%s: vocabulary entry %d is U+%04X, not the %s marker U+%X: the "
+                              "file is damaged; retrain or restore it"
+                              % (what, i, cps[i], ("<pad>", "<unk>", "<mask>")[i],
+                                 SPECIAL_CP + i))
+    for i in range(NSPECIAL, len(cps)):
+        cp = cps[i]
+        if not is_scalar(cp):
+            raise FormatError("%s: vocabulary entry %d is U+%04X, not a Unicode scalar value: "
+                              "the file is damaged; retrain or restore it" % (what, i, cp))
+        if is_control(cp) and cp != 0x0A:
+            raise FormatError("%s: vocabulary entry %d is U+%04X, a control character the "
+                              "tokenizer never produces: the file is damaged; retrain or "
+                              "restore it" % (what, i, cp))
+    seen = {}
+    for i, cp in enumerate(cps):
+        if cp in seen:
+            raise FormatError("%s: vocabulary entry %d (U+%04X) repeats entry %d: the file is "
+                              "damaged; retrain or restore it" % (what, i, cp, seen[cp]))
+        seen[cp] = i
+
+
+def _truncated_header(what, n):
+    return FormatError("%s: truncated at byte %d, inside the header: the file is incomplete; "
+                       "copy it again or retrain" % (what, n))
+
+
+def decode(data, what="model"):
+    """Validate a whole file image as attnview's model_parse does; returns a
+    ModelFile or raises FormatError."""
+    data = bytes(data)
+    n = len(data)
+    if n == 0:
+        raise FormatError("%s: the file is empty: it is not a model; give a file written by "
+                          "attnview --train" % what)
+    if n < 8 or data[:8] != MAGIC:
+        if n < 8 and MAGIC[:n] == data:
+            raise _truncated_header(what, n)
+        raise FormatError("%s: not an attnview model (the file does not start with "
+                          "\"ATTNVIEW\"); give a file written by attnview --train" % what)
+    if n < 12:
+        raise _truncated_header(what, n)
+    version = struct.unpack_from("<I", data, 8)[0]
+    if version != FORMAT_VERSION:
+        raise FormatError("%s: model format version %d, but this reader reads version %d%s"
+                          % (what, version, FORMAT_VERSION,
+                             ": upgrade to read it" if version > FORMAT_VERSION
+                             else ": the file is damaged"))
+    if n < 24:
+        raise _truncated_header(what, n)
+    kind, size = struct.unpack_from("<IQ", data, 12)
+    if kind not in (KIND_MODEL, KIND_CHECKPOINT):
+        raise FormatError("%s: unknown file kind %d at byte 12: the file is damaged or from a "
+                          "newer attnview" % (what, kind))
+    if size != n:
+        if size > n:
+            raise FormatError("%s: truncated: the header says %d bytes but the file has %d; "
+                              "copy it again or retrain" % (what, size, n))
+        raise FormatError("%s: the header says %d bytes but the file has %d: it was damaged or "
+                          "something was appended; restore it or retrain" % (what, size, n))
+    if n < HEADER.size + 12:
+        raise FormatError("%s: only %d bytes, too short for a model header" % (what, n))
+    stored = struct.unpack_from("<I", data, n - 4)[0]
+    actual = zlib.crc32(data[:n - 4]) & 0xFFFFFFFF
+    if stored != actual:
+        raise FormatError("%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%d): "
+                          "the file is damaged; restore it or retrain"
+                          % (what, stored, actual, n - 4))
+    end = n - 4  # the checksum is not content
+    (_, _, _, _, obj, V, d, h, L, T, steps, tokens, created, seed) = \
+        struct.unpack_from("<8sIIQIIIIIIQQqQ", data, 0)
+    meta = dict(steps=steps, tokens=tokens, created=created, seed=seed)
+    nan_bits = {}
+    for i, key in enumerate(STATS):
+        x = struct.unpack_from("<f", data, 80 + 4 * i)[0]
+        meta[key] = x
+        if math.isnan(x):
+            nan_bits[key] = struct.unpack_from("<I", data, 80 + 4 * i)[0]
+    if nan_bits:
+        meta["_nan_bits"] = nan_bits
+    cfg = Config(obj, V, d, h, L, T)
+    try:
+        cfg.check()
+    except ConfigError as e:
+        raise FormatError("%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
+                          "file is damaged" % (what, e)) from None
+    off = HEADER.size
+    for key, label in (("name", "model name"), ("corpus", "corpus description")):
+        if off + 4 > end:
+            raise FormatError("%s: truncated at byte %d (the %s length): the file is "
+                              "incomplete; copy it again or retrain" % (what, off, label))
+        ln = struct.unpack_from("<I", data, off)[0]
+        if ln > MAX_STRING:
+            raise FormatError("%s: the %s at byte %d claims %d bytes, more than the limit of %d: "
+                              "the file is damaged" % (what, label, off, ln, MAX_STRING))
+        if off + 4 + ln > end:
+            raise FormatError("%s: truncated at byte %d (inside the %s)" % (what, end, label))
+        raw = data[off + 4:off + 4 + ln]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None or "\0" in text:
+            raise FormatError("%s: the %s at byte %d is not valid UTF-8: the file is damaged"
+                              % (what, label, off + 4))
+        meta[key] = text
+        off += 4 + ln
+    if off + 4 * V > end:
+        i = (end - off) // 4
+        raise FormatError("%s: truncated in the vocabulary (entry %d of %d, byte %d)"
+                          % (what, i, V, off + 4 * i))
+    vocab = list(struct.unpack_from("<%dI" % V, data, off))
+    check_vocab(vocab, what)
+    off += 4 * V
+    P = num_params(cfg)
+    if P > (end - off) // 4:
+        raise FormatError("%s: the parameters need %d bytes from byte %d but only %d remain: "
+                          "the header does not match the file; it is damaged"
+                          % (what, 4 * P, off, end - off))
+    flat = tensor_from_bytes(data[off:off + 4 * P], (P,))
+    bad = (~torch.isfinite(flat)).nonzero()
+    if len(bad):
+        i = int(bad[0])
+        raise FormatError("%s: parameter %d (byte %d) is not a finite number: the model "
+                          "diverged or the file is damaged; retrain it" % (what, i, off + 4 * i))
+    params = OrderedDict()
+    at = 0
+    for name, shape in tensor_table(cfg):
+        cnt = math.prod(shape)
+        params[name] = flat[at:at + cnt].reshape(shape).clone()
+        at += cnt
+    off += 4 * P
+    if kind == KIND_MODEL and off != end:
+        raise FormatError("%s: %d unexpected bytes after the parameters at byte %d: the file "
+                          "is damaged" % (what, end - off, off))
+    state = data[off:end]
+    if kind == KIND_CHECKPOINT and CHECK_STATE_ON_LOAD:
+        check_training_state(state, cfg, what, off)
+    return ModelFile(cfg, vocab, params, meta, kind, state, off)
+
+
+def read_file(path):
+    """The bytes of a regular file (a FIFO or a directory is refused without
+    waiting, as attnview does)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FormatError("%s: is %s, not a regular file" % (
+                path, "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"))
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 24)
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- kind 1: the training state
+
+STATE_MAGIC = b"ATCK"
+STATE_VERSION = 1
+TRAIN_RECENT = 256
+
+
+class _Reader:
+    def __init__(self, data):
+        self.data, self.off = data, 0
+
+    def take(self, fmt):
+        s = struct.calcsize(fmt)
+        if self.off + s > len(self.data):
+            raise EOFError
+        v = struct.unpack_from(fmt, self.data, self.off)
+        self.off += s
+        return v if len(v) > 1 else v[0]
+
+    def raw(self, n):
+        if self.off + n > len(self.data):
+            raise EOFError
+        b = self.data[self.off:self.off + n]
+        self.off += n
+        return b
+
+
+_STATE_OPTIONS = (("objective", "I"), ("dim", "I"), ("heads", "I"), ("layers", "I"),
+                  ("context", "I"), ("batch", "I"), ("steps", "Q"), ("epochs", "Q"),
+                  ("lr", "f"), ("warmup", "Q"), ("seed", "Q"), ("min_count", "Q"),
+                  ("max_vocab", "I"), ("eval_every", "Q"), ("checkpoint_every", "Q"),
+                  ("threads", "I"))
+
+
+def _check_state_options(o):
+    """train_options_check, for the options a checkpoint stores."""
+    if o["objective"] not in (0, 1):
+        return "objective"
+    if not 1 <= o["heads"] <= 64 or not 2 <= o["dim"] <= 2048 or o["dim"] % o["heads"] \
+            or o["dim"] % 2 or not 1 <= o["layers"] <= 32 or not 2 <= o["context"] <= 1024 \
+            or not 1 <= o["batch"] <= 4096:
+        return "sizes"
+    if o["steps"] == 0 or o["steps"] > 100000000:
+        return "steps"
+    if not 0.0 < o["lr"] < 10.0:
+        return "lr"
+    if o["warmup"] != 2**64 - 1 and o["warmup"] >= o["steps"]:  # 2^64-1: "automatic"
+        return "warmup"
+    if o["min_count"] < 1 or o["threads"] > 256:
+        return "min-count or threads"
+    if o["max_vocab"] and not 4 <= o["max_vocab"] <= 200000:
+        return "max-vocab"
+    att = 2.0 * o["layers"] * o["batch"] * o["heads"] * o["context"] * o["context"] * 4
+    if att > 8e9:
+        return "memory"
+    try:
+        Config(o["objective"], o["max_vocab"] or 1000, o["dim"], o["heads"], o["layers"],
+               o["context"]).check()
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
+def check_training_state(state, cfg, what="checkpoint", state_offset=0):
+    """Decode attnview's training state (man 5 attnview, "Training state") with
+    every structural check attnview's --resume makes; returns a dict, raises
+    FormatError. Checks that need the corpus (its sizes and hash) are the
+    caller's."""
+    r = _Reader(state)
+    damaged = FormatError("%s: the training state at byte %d is damaged or from another "
+                          "version; start the training again" % (what, state_offset))
+    try:
+        if r.raw(4) != STATE_MAGIC or r.take("<I") != STATE_VERSION:
+            raise damaged
+        o = {k: r.take("<" + f) for k, f in _STATE_OPTIONS}
+        if o["threads"] == 0:
+            raise damaged
+        n = r.take("<I")
+        if n > MAX_STRING:
+            raise damaged
+        o["val_file"] = r.raw(n).decode("utf-8", "surrogateescape") if n else None
+    except EOFError:
+        raise damaged from None
+    bad = _check_state_options(o)
+    if bad:
+        raise FormatError("%s: the checkpoint's options are invalid (%s); start the training "
+                          "again" % (what, bad))
+    if (o["objective"], o["dim"], o["heads"], o["layers"], o["context"]) != \
+            (cfg.objective, cfg.dim, cfg.heads, cfg.layers, cfg.context):
+        raise FormatError("%s: the training state does not match the model in the same file; "
+                          "the checkpoint is damaged: start the training again" % what)
+    P = num_params(cfg)
+    try:
+        st = dict(options=o)
+        st["ntrain"], st["nval"], st["hash"] = r.take("<QQQ")
+        st["step"], st["tokens"] = r.take("<QQ")
+        st["rng"] = list(r.take("<4Q"))
+        st["adam_step"] = r.take("<Q")
+        st["m"] = tensor_from_bytes(r.raw(4 * P), (P,))
+        st["v"] = tensor_from_bytes(r.raw(4 * P), (P,))
+        nr = r.take("<I")
+        if nr > TRAIN_RECENT:
+            raise EOFError
+        st["recent"] = [r.take("<f") for _ in range(nr)]
+        ne = r.take("<I")
+        if ne * 16 > len(state) - r.off:
+            raise EOFError
+        st["evals"] = [r.take("<Qff") for _ in range(ne)]
+        if r.off != len(state) or st["step"] > o["steps"] or st["adam_step"] != st["step"]:
+            raise EOFError
+    except EOFError:
+        raise FormatError("%s: the training state is damaged (at byte %d of the state); start "
+                          "the training again" % (what, state_offset + r.off)) from None
+    return st
+
+
+# ---------------------------------------------------------------- writing
+
+def is_attnview_file(path, magics=(MAGIC,)):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return any(head == m[:8] for m in magics)
+
+
+def may_replace(path, magics=(MAGIC,)):
+    """attnview's may_replace_file: not a directory, and not an existing
+    non-empty file that is not one of ours (someone's data). Raises OSError."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError("%s: is a directory; give a file name" % path)
+    if st.st_size > 0 and not is_attnview_file(path, magics):
+        raise FileExistsError("%s: exists and is not an attnview model; it was left untouched: "
+                              "choose another output file" % path)
+
+
+def write_atomic(path, data, force=False, magics=(MAGIC,)):
+    """Write bytes atomically, as attnview's write_file_atomic: a temporary
+    file PATH.tmp.XXXXXX beside the target, fsync, the old file's mode (or the
+    umask's), rename over the target, fsync of the directory. A crash leaves
+    the old file or the new one, never a mixture."""
+    if not force:
+        may_replace(path, magics)
+    d = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=d)
+    try:
+        try:
+            view = memoryview(data)
+            done = 0
+            while done < len(view):
+                done += os.write(fd, view[done:])
+            try:
+                mode = stat.S_IMODE(os.stat(path).st_mode)
+            except OSError:
+                mask = os.umask(0)
+                os.umask(mask)
+                mode = 0o666 & ~mask
+            os.fsync(fd)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OSError(e.errno, "%s: writing failed; the previous file is unchanged: %s"
+                      % (path, e.strerror or e)) from None
+    try:
+        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass

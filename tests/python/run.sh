@@ -1,0 +1,13 @@
+#!/bin/sh
+# Runs one case of tests/python/test_torch.py with Debian's /usr/bin/python3
+# (python3-torch); meson's skip status 77 when that Python has no torch.
+#   tests/python/run.sh CASE       (ATTNVIEW_BIN, ATTNVIEW_TEST_DATA from meson)
+py=${ATTNVIEW_PYTHON:-/usr/bin/python3}
+if ! "$py" -c 'import torch' >/dev/null 2>&1; then
+	echo "skipped: $py cannot import torch; install it with apt-get install python3-torch" \
+		"(or set ATTNVIEW_PYTHON to a Python that has torch)"
+	exit 77
+fi
+# One thread per process: PyTorch's threads only slow these tiny models down,
+# and the suite runs two tests at once on two cores.
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 exec "$py" "$(dirname "$0")/test_torch.py" "$@"

@@ -1,0 +1,711 @@
+#!/usr/bin/python3
+"""attnview and its PyTorch package (python/attnview_torch) against each other.
+
+    /usr/bin/python3 tests/python/test_torch.py CASE
+
+Run by meson (suite 'python', through run.sh, which skips when
+/usr/bin/python3 has no torch). ATTNVIEW_BIN is the built program,
+ATTNVIEW_TEST_DATA the tests/ directory. Cases:
+
+  format      the .attn file: attnview's files written back byte for byte
+              (models and checkpoints), the metadata attnview shows, and
+              damaged files refused exactly when attnview refuses them
+  vocab       the same corpus gives the same cleaning counts, the same
+              vocabulary ids and the same token sequence in both
+  ddp         2 processes (gloo): identical weights, different data; the
+              model opens in attnview and its --dump matches PyTorch
+  attnview    an attnview-trained model in PyTorch: same weights and forward;
+              fine-tuned in PyTorch, it opens in attnview again
+  resume      stopping and resuming gives the uninterrupted run's model;
+              damaged or mismatched checkpoints are refused
+  reference   tests/reference/ on the package: the golden files come out
+              byte for byte, the reference tool still works
+Every comparison is also shown to fail on a perturbed input.
+"""
+
+import json
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+TESTS = os.environ.get("ATTNVIEW_TEST_DATA") or os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(TESTS)
+PYDIR = os.path.join(ROOT, "python")
+sys.path.insert(0, PYDIR)
+
+import torch  # noqa: E402
+
+import attnview_torch as av  # noqa: E402
+from attnview_torch import modelfile as mf  # noqa: E402
+from attnview_torch.tool import compare  # noqa: E402
+
+BIN = os.environ.get("ATTNVIEW_BIN") or os.path.join(ROOT, "build", "src", "attnview")
+PY = sys.executable
+TINY = ["--dim", "16", "--heads", "2", "--layers", "2", "--context", "32", "--batch", "8"]
+TEXTS = ["床前明月光，疑是地上霜。", "The cat sat on the mat.", "Hi 你好😀 cafe\u0301 Ω!"]
+
+checks = 0
+failures = 0
+work = tempfile.mkdtemp(prefix="attnview-torch-")
+
+
+def check(cond, what):
+    global checks, failures
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def env(**extra):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = PYDIR + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e.setdefault("SOURCE_DATE_EPOCH", "1767225600")
+    for k, v in extra.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = str(v)
+    return e
+
+
+def run(cmd, want=0, **envs):
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env(**envs),
+                       cwd=work)
+    if want is not None and p.returncode != want:
+        check(False, "%s: exit %d (want %d)\n%s%s" % (" ".join(cmd), p.returncode, want,
+                                                      p.stdout[-2000:], p.stderr[-2000:]))
+    return p
+
+
+def attnview(*args, want=0):
+    return run([BIN] + list(args), want)
+
+
+def pytrain(*args, want=0, **envs):
+    return run([PY, "-m", "attnview_torch.train", "--threads", "1"] + list(args), want, **envs)
+
+
+def path(name):
+    return os.path.join(work, name)
+
+
+def write(name, data):
+    with open(path(name), "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+    return path(name)
+
+
+def read(name):
+    with open(path(name) if not os.path.isabs(name) else name, "rb") as f:
+        return f.read()
+
+
+def corpus_text():
+    """Some real text: the Chinese fortunes if installed, else the test corpus."""
+    zh = "/usr/share/games/fortunes/chinese"
+    if os.path.exists(zh):
+        with open(zh, "rb") as f:
+            return f.read(120000)
+    return read(os.path.join(TESTS, "data", "corpus", "mixed.txt")) * 4
+
+
+def dump_matches(model_path, text, what, tol=1e-5):
+    """attnview --dump of `text` agrees with PyTorch's forward."""
+    p = attnview("--dump", "--format", "json", "--model", model_path, "--text", text)
+    if p.returncode:
+        return False
+    import io
+    out = io.StringIO()
+    ok = compare(model_path, text, json.loads(p.stdout), tol, out)
+    check(ok, "%s: --dump differs from PyTorch on %r:\n%s" % (what, text, out.getvalue()))
+    return ok, json.loads(p.stdout)
+
+
+def perturbed(model_path, name):
+    """A copy of a model with one weight changed (a valid file)."""
+    m = av.load(model_path)
+    with torch.no_grad():
+        m.h[0].qkv_w[0, 0] += 0.5
+    out = path(name)
+    av.save(m, out)
+    return out
+
+
+def attnview_trained(name, *extra):
+    """A tiny model trained by attnview on the test corpus."""
+    c = write("corpus.txt", corpus_text())
+    attnview("--train", c, "-o", path(name), *TINY, "--steps", "20", "--eval-every", "0",
+             "--threads", "1", *extra)
+    return path(name)
+
+
+def attnview_checkpoint(name):
+    """A kind-1 file written by attnview: training stopped by SIGINT."""
+    c = write("corpus.txt", corpus_text())
+    out = path(name)
+    ck = out + ".ckpt"
+    p = subprocess.Popen([BIN, "--train", c, "-o", out] + TINY + [
+        "--steps", "100000", "--checkpoint-every", "1", "--eval-every", "2", "--threads", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=work, env=env())
+    deadline = time.monotonic() + 60
+    while not os.path.exists(ck) and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=60)[1].decode()
+    check(p.returncode == 130 and os.path.exists(ck),
+          "attnview --train stopped by SIGINT: exit %s, %s" % (p.returncode, err))
+    return ck
+
+
+# ---------------------------------------------------------------- format
+
+def recrc(data):
+    data = bytearray(data)
+    struct.pack_into("<I", data, len(data) - 4, zlib.crc32(bytes(data[:-4])) & 0xFFFFFFFF)
+    return bytes(data)
+
+
+def put(data, off, fmt, value, fix_crc=True):
+    data = bytearray(data)
+    struct.pack_into(fmt, data, off, value)
+    return recrc(data) if fix_crc else bytes(data)
+
+
+def mutations(data, rng):
+    """Damaged (and some harmless) variants of a model file: (label, bytes)."""
+    n = len(data)
+    f = mf.decode(data)
+    name_len = struct.unpack_from("<I", data, 96)[0]
+    corp_off = 100 + name_len
+    corp_len = struct.unpack_from("<I", data, corp_off)[0]
+    voc = corp_off + 4 + corp_len
+    V = f.config.vocab_size
+    par = voc + 4 * V
+    out = []
+    for k in sorted({0, 1, 7, 8, 11, 12, 23, 24, 95, 96, 100, 107, 108, voc, par, par + 5,
+                     n // 2, n - 5, n - 4, n - 1}):
+        if k < n:
+            out.append(("truncated to %d" % k, data[:k]))
+    out.append(("one byte appended", data + b"\0"))
+    out.append(("one byte appended, size and CRC fixed",
+                recrc(put(data + b"\0", 16, "<Q", n + 1, False))))
+    for _ in range(12):
+        i = rng.randrange(n)
+        b = bytearray(data)
+        b[i] ^= 1 << rng.randrange(8)
+        out.append(("bit flip at byte %d" % i, bytes(b)))
+    for v in (0, 2, 1 << 31):
+        out.append(("format version %d" % v, put(data, 8, "<I", v)))
+    out.append(("kind 2", put(data, 12, "<I", 2)))
+    out.append(("kind flipped", put(data, 12, "<I", 1 - f.kind)))
+    out.append(("size field +8", put(data, 16, "<Q", n + 8)))
+    for off, label, vals in ((24, "objective", (1 - f.config.objective, 2)),
+                             (28, "V", (3, 4, V - 1, V + 1, 200001)),
+                             (32, "d", (0, 1, f.config.dim - 1, f.config.dim + 2, 4096)),
+                             (36, "h", (0, 3, 65)), (40, "L", (0, 33)),
+                             (44, "T", (0, 1, f.config.context + 1, 1025))):
+        for v in vals:
+            out.append(("%s = %d" % (label, v), put(data, off, "<I", v)))
+    for off, label in ((48, "steps"), (56, "tokens"), (64, "created"), (72, "seed")):
+        out.append(("%s changed" % label, put(data, off, "<Q", 12345)))
+    out.append(("val_loss NaN", put(data, 80, "<I", 0x7FC00000)))
+    out.append(("name length 4097", put(data, 96, "<I", 4097)))
+    out.append(("name length past the end", put(data, 96, "<I", n)))
+    out.append(("name length +1", put(data, 96, "<I", name_len + 1)))
+    if name_len:
+        out.append(("NUL in the name", put(data, 100, "<B", 0)))
+        out.append(("invalid UTF-8 in the name", put(data, 100, "<B", 0xFF)))
+        out.append(("surrogate in the name", recrc(data[:100] + b"\xed\xa0\x80"
+                                                   + data[103:]) if name_len >= 3 else data))
+    out.append(("corpus length past the end", put(data, corp_off, "<I", 4000)))
+    for i, v in ((0, 0x110001), (1, 0x41), (2, 0x110000), (3, 0xD800), (3, 0x110000),
+                 (3, 0x07), (3, 0x0A), (3, 0x9F), (3, 0xFFFFFFFF), (4, f.vocab[3]),
+                 (V - 1, f.vocab[5]), (V - 1, 0x10FFFF), (V - 1, 0x85)):
+        if i < V:
+            out.append(("vocab[%d] = U+%04X" % (i, v), put(data, voc + 4 * i, "<I", v)))
+    for i, v in ((0, float("nan")), (7, float("inf")), (100, -float("inf")), (3, 1e30)):
+        out.append(("parameter %d = %r" % (i, v), put(data, par + 4 * i, "<f", v)))
+    for _ in range(25):  # random bytes in the header, strings and vocabulary, CRC fixed
+        i = rng.randrange(min(par, n - 4))
+        b = bytearray(data)
+        b[i] = rng.randrange(256)
+        out.append(("byte %d = %d, CRC fixed" % (i, b[i]), recrc(bytes(b))))
+    return out
+
+
+def resize(data, new_len_delta, at, insert=b""):
+    """Remove or insert bytes at `at` and fix the size field and the CRC."""
+    data = bytearray(data)
+    if new_len_delta < 0:
+        del data[at:at - new_len_delta]
+    else:
+        data[at:at] = insert
+    struct.pack_into("<Q", data, 16, len(data))
+    return recrc(bytes(data))
+
+
+def state_differential(rng):
+    seed = os.path.join(TESTS, "fuzz", "seeds", "model", "tiny_masked.ckpt")
+    corpus = os.path.join(TESTS, "data", "corpus", "mixed.txt")  # what it was trained on
+    data = read(seed)
+    f = mf.decode(data)
+    so, sl = f.state_offset, len(f.state)
+    st = av.check_training_state(f.state, f.config)
+    threads = str(st["options"]["threads"])
+    muts = [("unchanged", data)]
+    for off, fmt, v, label in ((0, "<4s", b"ATCX", "magic"), (4, "<I", 2, "version"),
+                               (8, "<I", 1, "objective"), (12, "<I", 16, "dim"),
+                               (16, "<I", 3, "heads"), (24, "<I", 1, "context"),
+                               (28, "<I", 0, "batch"), (32, "<Q", 0, "steps"),
+                               (48, "<f", float("nan"), "lr"), (48, "<f", 20.0, "lr"),
+                               (52, "<Q", 3, "warmup = steps"), (52, "<Q", 2**64 - 1, "warmup"),
+                               (68, "<Q", 0, "min count"), (76, "<I", 2, "max vocab"),
+                               (76, "<I", 300000, "max vocab"), (96, "<I", 0, "threads"),
+                               (96, "<I", 300, "threads"), (96, "<I", 3, "threads"),
+                               (100, "<I", 5000, "val path length"),
+                               (104, "<Q", 1, "ntrain"), (128, "<Q", 4, "step"),
+                               (128, "<Q", 1, "step"), (168, "<Q", 2, "adam step"),
+                               (sl - 8, "<I", 300, "recent count"),
+                               (sl - 4, "<I", 1, "evaluation count")):
+        muts.append(("state %s" % label, put(data, so + off, fmt, v)))
+    muts.append(("state 4 bytes short", resize(data, -4, so + sl - 4)))
+    muts.append(("state 4 bytes long", resize(data, 4, so + sl, b"\0" * 4)))
+    muts.append(("no state", resize(data, -sl, so)))
+    # (not the --val-file length at 100..103: a wrong one names a file attnview
+    # tries to open before it reads the rest of the state)
+    for _ in range(20):
+        i = rng.choice([k for k in range(112) if not 100 <= k < 104])
+        b = bytearray(data)
+        b[so + i] = rng.randrange(256)
+        muts.append(("state byte %d = %d" % (i, b[so + i]), recrc(bytes(b))))
+    structural = ("damaged", "another version", "options are invalid", "does not match")
+    verdicts = {True: 0, False: 0}
+    for label, mdata in muts:
+        p = write("state.ckpt", mdata)
+        r = attnview("--train", corpus, "--resume", p, "-o", path("state.attn"), "--threads",
+                     threads, want=None)
+        c_ok = not any(w in r.stderr for w in structural)
+        try:
+            g = mf.decode(mdata, p)
+            av.check_training_state(g.state, g.config, p, g.state_offset)
+            py_ok, why = True, ""
+        except av.FormatError as e:
+            py_ok, why = False, str(e)
+        verdicts[c_ok] += 1
+        check(c_ok == py_ok, "%s: attnview --resume %s, check_training_state %s %s%s" % (
+            label, "takes it" if c_ok else "refuses it", "takes it" if py_ok else "refuses it",
+            why, r.stderr))
+    print("training states: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
+    check(verdicts[True] >= 5 and verdicts[False] >= 15, "both verdicts: %s" % verdicts)
+
+
+def case_format():
+    rng = random.Random(14)
+    files = [os.path.join(TESTS, "golden", n) for n in sorted(os.listdir(
+        os.path.join(TESTS, "golden"))) if n.endswith(".attn")]
+    files += [os.path.join(TESTS, "fuzz", "seeds", "model", n) for n in sorted(os.listdir(
+        os.path.join(TESTS, "fuzz", "seeds", "model")))]
+    files += [os.path.join(ROOT, "assets", "builtin.attn")]
+    files += [attnview_trained("trained.attn"), attnview_trained("causal.attn", "--objective",
+                                                                  "causal"),
+              attnview_checkpoint("stopped.attn")]
+    kinds = set()
+    for fpath in files:
+        data = read(fpath)
+        m = av.load(fpath)
+        kinds.add(m.kind)
+        check(av.to_bytes(m) == data, "%s: written back, the bytes differ" % fpath)
+        # what attnview --info shows
+        info = attnview("--info", "--model", fpath).stdout
+        fields = dict(l.split(": ", 1) for l in info.splitlines() if ": " in l)
+        check(fields.get("name") == m.meta["name"] and fields.get("corpus") == m.meta["corpus"]
+              and int(fields.get("steps", -1)) == m.meta["steps"]
+              and int(fields.get("seed", -1)) == m.meta["seed"]
+              and int(fields.get("tokens seen", -1)) == m.meta["tokens"]
+              and int(fields.get("parameters", -1)) == av.num_params(m.config),
+              "%s: metadata differs from attnview --info:\n%s\n%s" % (fpath, info, m.meta))
+        if m.kind == av.KIND_CHECKPOINT:
+            st = av.check_training_state(m.training_state, m.config)
+            check(st["step"] >= 0 and st["options"]["dim"] == m.config.dim,
+                  "%s: training state %s" % (fpath, st["options"]))
+    check(kinds == {0, 1}, "models and checkpoints among the files: kinds %s" % kinds)
+    # the comparison can fail: one weight changed, one metadata field changed
+    m = av.load(files[-2])
+    with torch.no_grad():
+        m.wte[5, 3] += 1e-3
+    check(av.to_bytes(m) != read(files[-2]), "a changed weight gives other bytes")
+    check(av.to_bytes(av.load(files[-2]), steps=21) != read(files[-2]),
+          "changed metadata gives other bytes")
+
+    # damaged files: refused by PyTorch exactly when attnview refuses them
+    verdicts = {True: 0, False: 0}
+    for fpath in (files[0], files[-1], files[-3]):
+        for label, data in mutations(read(fpath), rng):
+            p = write("mutant.attn", data)
+            c_ok = attnview("--info", "--model", p, want=None).returncode == 0
+            try:
+                av.load(p)
+                py_ok, why = True, ""
+            except av.FormatError as e:
+                py_ok, why = False, str(e)
+            verdicts[c_ok] += 1
+            check(c_ok == py_ok, "%s, %s: attnview %s it, PyTorch %s it %s" % (
+                os.path.basename(fpath), label, "accepts" if c_ok else "refuses",
+                "accepts" if py_ok else "refuses", why))
+            if not py_ok:
+                check(p in why, "the message names the file: %s" % why)
+    print("damaged files: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
+    check(verdicts[True] >= 10 and verdicts[False] >= 100,
+          "both verdicts among the mutations: %s" % verdicts)
+
+    # attnview's training state: check_training_state refuses what --resume
+    # refuses as damaged (other refusals, such as another corpus, are not
+    # about the state's structure)
+    state_differential(rng)
+
+    # saving is atomic and never replaces someone's file
+    other = write("notes.txt", "my notes\n")
+    try:
+        av.save(av.load(files[0]), other)
+        check(False, "save replaced a file that is not a model")
+    except OSError as e:
+        check("not an attnview model" in str(e), "refusal message: %s" % e)
+    check(read(other) == b"my notes\n", "the other file is untouched")
+    av.save(av.load(files[0]), path("saved.attn"))
+    check(read("saved.attn") == read(files[0]), "save writes the same bytes")
+    check(not [n for n in os.listdir(work) if ".tmp." in n], "no temporary file left")
+
+
+# ---------------------------------------------------------------- vocabulary
+
+NASTY = [b"plain text, ", b"\x1b[31mred\x1b[0m ", b"\x1b]0;title\x07", b"\x1b]2;t\x1b\\",
+         b"\x1b(B", b"\x1bM", b"\x1b", b"\x1b\x1b[1m", b"\r\n", b"\r", b"\n", b"\t", b"\x00",
+         b"\x7f", b"\xc2\x85", b"\xc2\x9b1;2m", b"\xc2\x9dosc\xc2\x9c", b"\xc2\x9c",
+         b"\xef\xbb\xbf", b"\xe0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xff",
+         b"\x80", b"\xe4\xb8", b"\xf0\x9f\x98", "é".encode(), "e\u0301".encode(),
+         "x\u0301\u0302".encode(), "\u0301".encode(), "한".encode(), "\u1100\u1161".encode(),
+         "中文".encode(), "\u3000".encode(), b"\x1b]unterminated", b"\x1b[", b"\x1b[12;",
+         b"\x1b #", "\u212b".encode(), "\u0344".encode(), "\u0f73".encode(), "😀".encode()]
+
+
+def summary_lines(stdout):
+    return [l for l in stdout.splitlines() if not l.startswith(("model:", "step ", "valid",
+                                                                "unigram", "trained", "wrote",
+                                                                "weights", "resuming"))]
+
+
+def same_vocabulary(corpora, label, py_extra=(), c_extra=(), cat=None):
+    """attnview and PyTorch on the same corpus: the same summary lines and
+    vocabulary. `cat`: attnview reads this file (the concatenation of the
+    corpora PyTorch reads)."""
+    opts = TINY + ["--steps", "1", "--eval-every", "0"]
+    c = attnview("--train", cat or corpora[0], "-o", path("c_voc.attn"), "--threads", "1",
+                 *opts, *c_extra)
+    p = pytrain(*corpora, "-o", path("p_voc.attn"), *opts, *py_extra)
+    cv, pv = av.load(path("c_voc.attn")).vocab, av.load(path("p_voc.attn")).vocab
+    check(cv == pv, "%s: vocabularies differ (%d and %d ids; first difference at %s)"
+          % (label, len(cv), len(pv), next((i for i, (a, b) in enumerate(zip(cv, pv)) if a != b),
+                                           min(len(cv), len(pv)))))
+    cs, ps = summary_lines(c.stdout), summary_lines(p.stdout)
+    if cat is None:
+        check(cs == ps, "%s: corpus summaries differ:\n%s\n%s" % (label, "\n".join(cs),
+                                                                  "\n".join(ps)))
+    return cv
+
+
+def case_vocab():
+    rng = random.Random(3)
+    text = corpus_text()
+    # 1. real text with every kind of damage mixed in
+    pieces = []
+    for line in text.split(b"\n")[:1500]:
+        pieces.append(line + b"\n")
+        if rng.random() < 0.2:
+            pieces.append(rng.choice(NASTY))
+    nasty = write("nasty.txt", b"\xef\xbb\xbf" + b"".join(pieces))
+    base = same_vocabulary([nasty], "damaged corpus")
+    # 2. --min-count, --max-vocab, --val-file
+    same_vocabulary([nasty], "--min-count 3 --max-vocab 300", ["--min-count", "3", "--max-vocab",
+                                                              "300"],
+                    ["--min-count", "3", "--max-vocab", "300"])
+    val = write("val.txt", b"".join(rng.choice(NASTY) for _ in range(300)) + text[:3000])
+    same_vocabulary([nasty], "--val-file", ["--val-file", val], ["--val-file", val])
+    # 3. several files: their concatenation (split inside a line, an escape
+    #    sequence and a UTF-8 sequence)
+    raw = read(nasty)
+    cuts = sorted(rng.sample(range(1, len(raw)), 3))
+    parts = [write("part%d.txt" % i, raw[a:b]) for i, (a, b) in
+             enumerate(zip([0] + cuts, cuts + [len(raw)]))]
+    same_vocabulary(parts, "four files", cat=nasty)
+    # the comparison can fail: other options give another vocabulary
+    pytrain(nasty, "-o", path("p_min.attn"), *TINY, "--steps", "1", "--eval-every", "0",
+            "--min-count", "2")
+    check(av.load(path("p_min.attn")).vocab != base, "--min-count 2 changes the vocabulary")
+
+    # 4. the token sequence itself: attnview --dump --input against PyTorch's
+    #    tokenizer, on valid UTF-8 with escapes, controls, line ends, NFC
+    #    (and a run of combining marks longer than attnview's NFC window)
+    texts = [b"".join(rng.choice([p for p in NASTY if _valid(p)]) for _ in range(120))
+             for _ in range(6)]
+    texts.append(b"q\n" + ("a" + "\u0316\u0301" * 600).encode())
+    texts.append(("\u0301\u0316" * 520).encode())
+    chars = set()
+    for t in texts:
+        chars |= set(av.tokenize_text(t))
+    vocab = [av.SPECIAL_CP + i for i in range(3)] + sorted(c for c in chars if c != 0x0A) + [10]
+    cfg = av.Config(0, len(vocab), 2, 1, 1, 1024)
+    big = path("wide.attn")
+    av.save(av.AttnviewModel(cfg, vocab).init_weights(torch.Generator().manual_seed(1)), big)
+    for i, t in enumerate(texts):
+        inp = write("input%d.txt" % i, t)
+        p = attnview("--dump", "--input", inp, "--model", big, "--top", "0", "--layer", "0",
+                     "--head", "0")
+        if p.returncode:
+            continue
+        got = [tok["codepoint"] for tok in json.loads(p.stdout)["tokens"]]
+        want = av.tokenize_text(t.rstrip(b"\r\n"))[:1024]
+        check(got == want, "input %d: attnview's tokens differ from PyTorch's (%d and %d tokens, "
+              "first difference at %s)" % (i, len(got), len(want), next(
+                  (k for k, (a, b) in enumerate(zip(got, want)) if a != b), None)))
+    # strict NFC would differ on the long run: the comparison is sharp
+    import unicodedata
+    strict = [ord(c) for c in unicodedata.normalize("NFC", texts[-2].decode())][:1024]
+    check(strict != av.tokenize_text(texts[-2])[:1024], "the long run is cut as attnview cuts it")
+
+
+def _valid(b):
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+# ---------------------------------------------------------------- data-parallel
+
+def launch_by_hand(args, out_dir, variables):
+    """Two processes of the trainer started with the launcher's variables set
+    by hand (as torchrun or srun would); returns their exit statuses."""
+    from attnview_torch.distributed import free_port
+    port = free_port()
+    procs = []
+    for rank in (0, 1):
+        e = env(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **variables(rank))
+        procs.append(subprocess.Popen([PY, "-m", "attnview_torch.train", "--threads", "1"]
+                                      + args, env=e, cwd=out_dir, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=150) for p in procs]
+    for p, (o, e) in zip(procs, outs):
+        check(p.returncode == 0, "hand-launched process: exit %s\n%s%s" % (p.returncode, o, e))
+    return outs
+
+
+def case_ddp():
+    c = write("corpus.txt", corpus_text())
+    rd = path("ranks")
+    os.mkdir(rd)
+    p = pytrain(c, "-o", path("ddp.attn"), *TINY, "--steps", "6", "--eval-every", "3",
+                "--nproc", "2", ATTNVIEW_TORCH_RANK_DIR=rd)
+    check("batch 8 x 2 processes" in p.stdout and "cpu (gloo)" in p.stdout,
+          "two processes on gloo:\n" + p.stdout)
+    check("weights identical on all 2 processes" in p.stdout, "the end-of-run check:\n"
+          + p.stdout)
+    r0, r1 = read(os.path.join(rd, "rank0.attn")), read(os.path.join(rd, "rank1.attn"))
+    check(r0 == r1, "the two processes hold identical weights")
+    b0, b1 = (read(os.path.join(rd, "rank%d.batches" % r)).split() for r in (0, 1))
+    check(len(b0) == 6 and len(b1) == 6 and not set(b0) & set(b1),
+          "each process trained on its own batches: %s / %s" % (b0, b1))
+    out = av.load(path("ddp.attn"))
+    mine = av.from_bytes(r0)
+    check(all(torch.equal(out.params[k], mine.params[k]) for k in out.params),
+          "the model written is the processes' weights")
+    check(out.meta["steps"] == 6 and out.meta["tokens"] == 6 * 8 * 32 * 2,
+          "steps and tokens of two processes: %s" % out.meta)
+    attnview("--info", "--model", path("ddp.attn"))
+    dumps = [dump_matches(path("ddp.attn"), t, "two-process model") for t in TEXTS]
+    # the comparison can fail: one weight changed
+    bad = perturbed(path("ddp.attn"), "ddp_perturbed.attn")
+    import io
+    check(not compare(bad, TEXTS[0], dumps[0][1], 1e-5, io.StringIO()),
+          "a changed weight is caught by the comparison")
+    # the same run started as torchrun or srun would start it: the same model
+    short = [c, "-o", "m.attn"] + TINY + ["--steps", "3", "--eval-every", "0"]
+    for d in ("nproc", "env", "slurm"):
+        os.mkdir(path(d))
+    pytrain(*short[:2], path("nproc/m.attn"), *short[3:], "--nproc", "2")
+    launch_by_hand(short, path("env"), lambda r: dict(RANK=r, WORLD_SIZE=2, LOCAL_RANK=r))
+    launch_by_hand(short, path("slurm"), lambda r: dict(SLURM_PROCID=r, SLURM_NTASKS=2,
+                                                        SLURM_LOCALID=r, SLURM_NNODES=1))
+    want = read("nproc/m.attn")
+    check(read("env/m.attn") == want, "env:// by hand gives --nproc's model")
+    check(read("slurm/m.attn") == want, "SLURM's variables give --nproc's model")
+    check(want != read("ddp.attn"), "... which the comparison tells from another run's")
+    # ... and the processes' check: without synchronisation they drift apart
+    shutil.rmtree(rd)
+    os.mkdir(rd)
+    p = pytrain(c, "-o", path("nosync.attn"), *TINY, "--steps", "3", "--eval-every", "0",
+                "--nproc", "2", want=1, ATTNVIEW_TORCH_RANK_DIR=rd, ATTNVIEW_TORCH_TEST_NO_SYNC=1)
+    check("different weights" in p.stderr, "unsynchronised processes are caught:\n" + p.stderr)
+    check(read(os.path.join(rd, "rank0.attn")) != read(os.path.join(rd, "rank1.attn")),
+          "unsynchronised processes differ")
+    check(not os.path.exists(path("nosync.attn")), "no model written from diverged processes")
+
+
+# ---------------------------------------------------------------- attnview's models in PyTorch
+
+def case_attnview():
+    for obj in ("masked", "causal"):
+        m_path = attnview_trained("a_%s.attn" % obj, "--objective", obj)
+        m = av.load(m_path)
+        check(av.to_bytes(m) == read(m_path), "%s: loaded and written back, the same bytes" % obj)
+        # the same weights: every parameter as the file's floats
+        raw = read(m_path)
+        f = mf.decode(raw)
+        check(all(torch.equal(m.params[k], f.params[k]) for k in f.params),
+              "%s: the module holds the file's weights" % obj)
+        for t in TEXTS:
+            dump_matches(m_path, t, "attnview-trained %s model" % obj)
+        # fine-tuned in PyTorch on other text
+        other = write("other.txt", corpus_text()[60000:] + read(os.path.join(
+            TESTS, "data", "corpus", "mixed.txt")))
+        ft = path("ft_%s.attn" % obj)
+        pytrain(other, "--init", m_path, "-o", ft, "--batch", "8", "--steps", "5",
+                "--eval-every", "0")
+        info = attnview("--info", "--model", ft).stdout
+        check(("objective: %s" % obj) in info, "%s: fine-tuned model opens in attnview:\n%s"
+              % (obj, info))
+        g = av.load(ft)
+        check(g.vocab == m.vocab and g.config == m.config, "%s: sizes and vocabulary kept" % obj)
+        check(g.meta["steps"] == m.meta["steps"] + 5, "%s: steps count on: %s" % (obj, g.meta))
+        check(any(not torch.equal(g.params[k], m.params[k]) for k in m.params),
+              "%s: fine-tuning changed the weights" % obj)
+        ok, d = dump_matches(ft, TEXTS[0], "fine-tuned %s model" % obj)
+        # the comparison can fail: the fine-tuned model's dump is not the original's
+        import io
+        check(not compare(m_path, TEXTS[0], d, 1e-5, io.StringIO()),
+              "%s: the original model does not match the fine-tuned one's dump" % obj)
+    # the sizes of a fine-tuned model are the model's
+    p = pytrain(other, "--init", m_path, "-o", path("x.attn"), "--dim", "32", want=2)
+    check("differs from the model's" in p.stderr, "--dim against --init: " + p.stderr)
+
+
+# ---------------------------------------------------------------- checkpoints
+
+def case_resume():
+    c = write("corpus.txt", corpus_text())
+    os.mkdir(path("a"))
+    os.mkdir(path("b"))
+    opts = TINY + ["--steps", "6", "--eval-every", "2", "--checkpoint-every", "0"]
+    pytrain(c, "-o", path("a/m.attn"), *opts)
+    p = pytrain(c, "-o", path("b/m.attn"), *opts, want=130, ATTNVIEW_TORCH_STOP_AT=3)
+    ck = path("b/m.attn.ckpt")
+    check(os.path.exists(ck) and not os.path.exists(path("b/m.attn")),
+          "stopped: a checkpoint, no model")
+    check("resume with: python3 -m attnview_torch.train" in p.stderr, "the resume command:\n"
+          + p.stderr)
+    check(not [n for n in os.listdir(path("b")) if ".tmp." in n], "no temporary file left")
+    saved = read(ck)
+    # the model inside opens in attnview
+    run([PY, "-m", "attnview_torch", "export", ck, "-o", path("b/snapshot.attn")])
+    info = attnview("--info", "--model", path("b/snapshot.attn")).stdout
+    check("steps: 3" in info, "the checkpoint's model, 3 steps:\n" + info)
+    # refused: damaged, truncated, other options, other corpus
+    write("b/trunc.ckpt", saved[:len(saved) // 2])
+    flipped = bytearray(saved)
+    flipped[len(saved) // 3] ^= 4
+    write("b/flip.ckpt", bytes(flipped))
+    for bad, want, msg in (("b/trunc.ckpt", 1, "truncated"), ("b/flip.ckpt", 1, "checksum")):
+        p = pytrain(c, "--resume", path(bad), "-o", path("b/x.attn"), want=want)
+        check(msg in p.stderr, "%s refused: %s" % (bad, p.stderr))
+    p = pytrain(c, "--resume", ck, "--dim", "32", want=2)
+    check("--dim differs from the checkpoint's" in p.stderr, "other --dim: " + p.stderr)
+    other = write("other.txt", corpus_text()[:-1000])
+    p = pytrain(other, "--resume", ck, want=1)
+    check("corpus differs" in p.stderr, "other corpus: " + p.stderr)
+    p = pytrain(c, "--resume", attnview_checkpoint("c.attn"), want=1)
+    check("not a checkpoint of python3 -m attnview_torch.train" in p.stderr,
+          "attnview's checkpoint: " + p.stderr)
+    check(read(ck) == saved, "refused resumes leave the checkpoint alone")
+    # resumed: the uninterrupted run's model, byte for byte
+    p = pytrain(c, "--resume", ck)
+    check("resuming" in p.stdout and "at step 3" in p.stdout, "resumed at step 3:\n" + p.stdout)
+    check(read("a/m.attn") == read("b/m.attn"), "resumed run = uninterrupted run, byte for byte")
+    check(not os.path.exists(ck), "the checkpoint is removed once the model is written")
+    # ... and the comparison can fail: another seed gives another model
+    pytrain(c, "-o", path("b/seed2.attn"), *opts, "--seed", "2")
+    check(read("a/m.attn") != read("b/seed2.attn"), "another seed, another model")
+    # the output is never written over someone's file
+    notes = write("notes.txt", "mine\n")
+    p = pytrain(c, "-o", notes, *opts, want=1)
+    check(read(notes) == b"mine\n" and "not an attnview model" in p.stderr,
+          "an existing file that is not a model: " + p.stderr)
+
+
+# ---------------------------------------------------------------- tests/reference
+
+def case_reference():
+    ref = os.path.join(TESTS, "reference")
+    golden = os.path.join(TESTS, "golden")
+    with open("/proc/cpuinfo") as f:
+        avx2 = " avx2 " in f.read().replace("\n", " ")
+    if avx2:
+        out = path("golden")
+        # the committed files come from OpenBLAS's Haswell kernel on 2 threads
+        # (on one, a product takes another path and differs in the last bits)
+        run([PY, os.path.join(ref, "gen_golden.py"), out], OPENBLAS_CORETYPE="Haswell",
+            OPENBLAS_NUM_THREADS=2, OMP_NUM_THREADS=None)
+        for n in sorted(os.listdir(golden)):
+            check(read(os.path.join(golden, n)) == read(os.path.join(out, n)),
+                  "gen_golden.py: %s is not the committed file" % n)
+    else:
+        print("note: no AVX2: the golden files cannot be regenerated bit for bit here")
+    model = os.path.join(golden, "fwd_masked.attn")
+    text = "Attention (注意力) is all you need!"
+    d = attnview("--dump", "--format", "json", "--model", model, "--text", text).stdout
+    dp = write("golden_dump.json", d)
+    tool = os.path.join(ref, "attnview_ref.py")
+    p = run([PY, tool, "compare", model, text, dp])
+    check("weights: max |diff|" in p.stdout, "attnview_ref.py compare:\n" + p.stdout)
+    bad = perturbed(model, "golden_bad.attn")
+    run([PY, tool, "compare", bad, text, dp], want=1)
+    info = json.loads(run([PY, tool, "info", model]).stdout)
+    check(info["name"] == "golden fwd_masked" and info["dim"] == 32, "info: %s" % info)
+    dump = json.loads(run([PY, tool, "dump", model, text]).stdout)
+    check(len(dump["attention"]) == 8 and len(dump["tokens"]) == len(av.tokenize_text(text)),
+          "dump: %d heads, %d tokens"
+          % (len(dump["attention"]), len(dump["tokens"])))
+
+
+CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
+             resume=case_resume, reference=case_reference)
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        sys.stderr.write("usage: test_torch.py %s\n" % "|".join(CASES))
+        return 2
+    if not os.access(BIN, os.X_OK):
+        sys.stderr.write("test_torch.py: no attnview at %s (set ATTNVIEW_BIN)\n" % BIN)
+        return 1
+    t0 = time.monotonic()
+    try:
+        CASES[sys.argv[1]]()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%s: %d checks, %d failed (%.1fs)" % (sys.argv[1], checks, failures,
+                                               time.monotonic() - t0))
+    return 1 if failures or not checks else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
