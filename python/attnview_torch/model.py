@@ -158,7 +158,7 @@ def _causal_mask(n, device):
     return torch.triu(torch.ones(n, n, dtype=torch.bool, device=device), diagonal=1)
 
 
-def forward(cfg, params, tokens, dtype=None, keep=True):
+def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
     """The forward pass of man 5 attnview, sections 1-5.
 
     params: name -> tensor, the names of the model file; tokens: LongTensor
@@ -166,7 +166,11 @@ def forward(cfg, params, tokens, dtype=None, keep=True):
     scores) where att[l] and scores[l] are (B,h,n,n), the softmax weights and
     the raw scores q.k, NaN where causally masked; with keep=False the two
     lists are empty (training needs neither). Computes in `dtype` (default:
-    the parameters' own, float32 from a file)."""
+    the parameters' own, float32 from a file).
+
+    ablate: (layer, head) pairs switched off (section 7): their part of the
+    attention output is zero before the output projection. trace: a list
+    that receives, per layer, a dict with q, k, v (B,h,n,hs)."""
     dtype = dtype or params["wte"].dtype
     P = {k: v.to(dtype) for k, v in params.items()}
     B, n = tokens.shape
@@ -193,7 +197,14 @@ def forward(cfg, params, tokens, dtype=None, keep=True):
             if keep:
                 s = s.masked_fill(mask, float("nan"))
         att = torch.softmax(z, dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, n, d)
+        heads_out = att @ v
+        off = [j for (ll, j) in ablate if ll == l]
+        if off:
+            heads_out = heads_out.clone()
+            heads_out[:, off] = 0
+        if trace is not None:
+            trace.append(dict(q=q, k=k, v=v))
+        y = heads_out.transpose(1, 2).reshape(B, n, d)
         x = x + (y @ p("proj_w").T + p("proj_b"))
         b = F.layer_norm(x, (d,), p("ln2_w"), p("ln2_b"), eps=LN_EPS)
         x = x + (gelu(b @ p("fc_w").T + p("fc_b")) @ p("fc2_w").T + p("fc2_b"))

@@ -662,8 +662,9 @@ def case_reference():
         out = path("golden")
         # the committed files come from OpenBLAS's Haswell kernel on 2 threads
         # (on one, a product takes another path and differs in the last bits)
-        run([PY, os.path.join(ref, "gen_golden.py"), out], OPENBLAS_CORETYPE="Haswell",
-            OPENBLAS_NUM_THREADS=2, OMP_NUM_THREADS=None)
+        for script in ("gen_golden.py", "gen_explain_golden.py"):
+            run([PY, os.path.join(ref, script), out], OPENBLAS_CORETYPE="Haswell",
+                OPENBLAS_NUM_THREADS=2, OMP_NUM_THREADS=None)
         for n in sorted(os.listdir(golden)):
             check(read(os.path.join(golden, n)) == read(os.path.join(out, n)),
                   "gen_golden.py: %s is not the committed file" % n)
