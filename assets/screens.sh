@@ -44,3 +44,5 @@ screen map 120 32 -- --text "$poem" -- Enter Down Down Right
 screen values 200 60 -- --text "$poem" -- Enter F2 Down Right
 screen overview 120 40 -- --text "$en" -- F3
 screen compact 120 40 -- --head 1 --text "$(printf '%s' "$en $poem $en")" -- Enter
+screen breakdown 120 36 -- --head 1 --text "$poem" -- Enter Down Down Right F12
+screen rollout 120 36 -- --layer 1 --show rollout --text "$en" -- Enter
