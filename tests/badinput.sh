@@ -126,16 +126,21 @@ fi
 # -- a disk that fills up while the model is saved: the save fails with the
 # system's reason, the previous model is left as it was, no temporary file.
 # RLIMIT_FSIZE stands in for the full disk (write fails with EFBIG, as with
-# ENOSPC); SIGXFSZ is ignored so the write returns the error.
+# ENOSPC); SIGXFSZ is ignored so the write returns the error. First the
+# model at the end (no checkpoints), then the checkpoint a run writes first.
+full=(bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$bin" --train "$corpus" --dim 32
+	--heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 3 --threads 1)
 cp "$tmp/nul.attn" "$tmp/full.attn"
 cp "$tmp/full.attn" "$tmp/full.before"
 expect full 1 'full\.attn: writing failed after [0-9]+ of [0-9]+ bytes; the previous file is unchanged: File too large' -- \
-	bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$bin" --train "$corpus" --dim 32 \
-	--heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 3 --threads 1 \
-	-o "$tmp/full.attn"
+	"${full[@]}" --checkpoint-every 0 -o "$tmp/full.attn"
+same full "$tmp/full.attn" "$tmp/full.before"
+expect full 1 'full\.attn\.ckpt: writing failed after [0-9]+ of [0-9]+ bytes; the previous file is unchanged: File too large' -- \
+	"${full[@]}" -o "$tmp/full.attn"
 same full "$tmp/full.attn" "$tmp/full.before"
 checks=$((checks + 1))
-ls "$tmp"/full.attn.tmp.* >/dev/null 2>&1 && fail "[full] a temporary file was left"
+ls "$tmp"/full.attn.tmp.* "$tmp"/full.attn.ckpt* >/dev/null 2>&1 &&
+	fail "[full] a temporary file or a checkpoint was left"
 
 # -- SIGINT during training: the step finishes, a checkpoint is written, exit
 # 130 with the command that resumes; resuming ends in the same model, byte for
@@ -149,8 +154,10 @@ mkdir "$tmp/whole" "$tmp/int" "$tmp/kill"
 	fail "[signal] the uninterrupted run failed"
 # Start, wait until the first checkpoint exists, interrupt with $1.
 start_and_signal() {
-	local sig=$1 out=$2 delay=$3
-	"$bin" --train "$corpus" "${run[@]}" -o "$out" >"$out.log" 2>&1 &
+	local sig=$1 out=$2 delay=$3 args=("${run[@]}")
+	# Resume what an earlier kill left (a new run would be refused).
+	[ -e "$out.ckpt" ] && args=(--resume "$out.ckpt" --threads 1)
+	"$bin" --train "$corpus" "${args[@]}" -o "$out" >"$out.log" 2>&1 &
 	local pid=$! i
 	for ((i = 0; i < 500; i++)); do
 		[ -e "$out.ckpt" ] && break
@@ -174,9 +181,19 @@ else
 	same signal "$tmp/int/m.attn" "$tmp/whole/m.attn"
 fi
 
+# -- a new run where a stopped one left its checkpoint: refused (it would
+# write over the stopped run's work), with the command that resumes it.
+if [ -e "$tmp/int/m.attn.ckpt" ]; then
+	cp "$tmp/int/m.attn.ckpt" "$tmp/int/ckpt.before"
+	expect resume 1 "m\.attn\.ckpt exists: a run writing .*stopped there.*resume with: attnview --train .* --resume .*m\.attn\.ckpt" -- \
+		"$bin" --train "$corpus" "${run[@]}" -o "$tmp/int/m.attn"
+	same resume "$tmp/int/m.attn.ckpt" "$tmp/int/ckpt.before"
+fi
+
 # -- SIGKILL during training, again and again: the checkpoint on disk is
-# always whole (it loads), the model from an earlier run is untouched, and a
-# resume from whatever checkpoint survived ends in the same model.
+# always whole (it loads), the model from an earlier run is untouched, and
+# resuming from whatever checkpoint survived, killed again, resumed again,
+# ends in the same model as the run that was never stopped.
 cp "$tmp/nul.attn" "$tmp/kill/m.attn"
 cp "$tmp/kill/m.attn" "$tmp/kill/before"
 for delay in 0.05 0.3 0.7 0.01 0.45; do
@@ -191,8 +208,8 @@ done
 if [ -e "$tmp/kill/m.attn.ckpt" ]; then
 	expect signal 0 'resuming' -- "$bin" --train "$corpus" --resume "$tmp/kill/m.attn.ckpt" \
 		--threads 1 -o "$tmp/kill/m.attn"
-	same signal "$tmp/kill/m.attn" "$tmp/whole/m.attn"
 fi
+same signal "$tmp/kill/m.attn" "$tmp/whole/m.attn"
 leftover=$(ls "$tmp/kill" | grep -c '\.tmp\.' || true)
 echo "temporary files left by killed saves: $leftover (attnview never deletes them)"
 

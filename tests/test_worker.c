@@ -1,9 +1,13 @@
 /* The inference worker's protocol, with a fake model behind it: latest text
  * wins, stale results are never handed out, posting never waits for a
  * computation, predictions follow the current text, errors come through, and
- * shutdown is clean. Built a second time with -fsanitize=thread. */
+ * shutdown is clean; and with real models, a reload switches models without
+ * ever running a text on a model whose vocabulary it was not made with.
+ * Built a second time with -fsanitize=thread. */
 #include "worker.h"
 #include "harness.h"
+
+#include "attnview/modelfile.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -222,7 +226,7 @@ static void test_jobs(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -278,7 +282,7 @@ static void test_basic(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -317,7 +321,7 @@ static void test_stale_dropped(void)
 	fake f;
 	fake_init(&f);
 	fake_gate(&f, true);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -354,7 +358,7 @@ static void test_burst(void)
 	fake f;
 	fake_init(&f);
 	f.delay_us = 20000;
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -380,7 +384,7 @@ static void test_predict(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -422,7 +426,7 @@ static void test_error(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -450,7 +454,7 @@ static void test_shutdown(void)
 		fake f;
 		fake_init(&f);
 		f.delay_us = round % 2 ? 2000 : 0;
-		worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+		worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 		av_error err;
 		worker *w = worker_create(&ops, &err);
 		CHECK(w != NULL);
@@ -474,7 +478,7 @@ static void test_stress(void)
 {
 	fake f;
 	fake_init(&f);
-	worker_ops ops = {fake_attend, fake_predict, fake_job, &f};
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
 	av_error err;
 	worker *w = worker_create(&ops, &err);
 	CHECK(w != NULL);
@@ -526,6 +530,150 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
+/* Two small real models with different vocabularies and shapes. */
+static model *reload_model(int V, int heads, int layers, uint64_t seed)
+{
+	model_config c = {OBJ_MASKED, (uint32_t)V, 8, (uint32_t)heads, (uint32_t)layers, 16};
+	uint32_t cps[16];
+	for (int i = 0; i < V; i++)
+		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
+	av_error err;
+	model *m = model_create(&c, cps, &err);
+	if (!m) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+	model_init_random(m, seed);
+	m->meta.steps = seed * 100;
+	return m;
+}
+
+/* The text "abcd..." of n tokens in m's vocabulary. */
+static void model_text(const model *m, token *t, int n)
+{
+	uint32_t cps[16];
+	for (int i = 0; i < n; i++)
+		cps[i] = 'a' + (uint32_t)i;
+	vocab_tokenize(&m->vocab, cps, (size_t)n, t);
+}
+
+/* What m itself says about the text, to compare the worker's answer with. */
+static bool same_as_direct(const model *m, const token *t, int n, const attn_result *got)
+{
+	av_error err;
+	activations ws;
+	attn_result want;
+	if (!activations_init(&ws, &m->cfg, 1, 16, 16, &err) ||
+	    !model_attend(m, &ws, t, n, WORKER_MAX_TOPK, &want, &err))
+		return false;
+	size_t size = (size_t)m->cfg.layers * m->cfg.heads * (size_t)n * (size_t)n;
+	bool same = got->n == n && got->layers == (int)m->cfg.layers &&
+		    got->heads == (int)m->cfg.heads &&
+		    memcmp(got->att, want.att, size * sizeof(float)) == 0;
+	attn_result_free(&want);
+	activations_finish(&ws);
+	return same;
+}
+
+static bool wait_model(worker *w, worker_model *out, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		struct pollfd p = {worker_fd(w), POLLIN, 0};
+		poll(&p, 1, 10);
+		worker_drain(w);
+		if (worker_take_model(w, out))
+			return true;
+	}
+	return false;
+}
+
+/* Reloading: the worker loads the file on its thread and hands the model
+ * over; texts posted with the old vocabulary never run on the new model
+ * (the new one has 8 entries, the old one's text has ids up to 12, which
+ * would read past its embedding: ASan and the comparison would see it); a
+ * file that does not load leaves the old model working and says why. */
+static void test_reload(void)
+{
+	char dir[] = "/tmp/attnview-test-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[512], bad[512];
+	snprintf(path, sizeof path, "%s/m.attn", dir);
+	snprintf(bad, sizeof bad, "%s/bad.attn", dir);
+	av_error err;
+	model *old = reload_model(14, 2, 1, 1);
+	model *next = reload_model(8, 4, 2, 2);
+	CHECKF(model_save(next, path, &err), "%s", err.msg);
+	FILE *f = fopen(bad, "wb");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("ATTNVIEW but not really", f);
+		fclose(f);
+	}
+	worker *w = worker_create_for_model(old, 0, &err);
+	CHECKF(w != NULL, "%s", err.msg);
+	if (!w)
+		return;
+	token t[16];
+	model_text(old, t, 11);
+	CHECK(t[10].id == 13);
+	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(same_as_direct(old, t, 11, &a.r));
+	attn_result_free(&a.r);
+
+	/* A file that is not a model: an error naming it; the old model stays. */
+	worker_model wm;
+	worker_post_reload(w, bad);
+	CHECK(wait_model(w, &wm, 5000));
+	CHECK(!wm.ok && wm.m == NULL && strstr(wm.err.msg, "bad.attn") != NULL);
+	CHECK(worker_post_text(w, t, 11, 2, NULL, &err));
+	CHECK(wait_attn(w, &a, 5000));
+	CHECK(a.seq == 2 && same_as_direct(old, t, 11, &a.r));
+	attn_result_free(&a.r);
+
+	/* A reload, then at once a text with the old ids: dropped. */
+	worker_post_reload(w, path);
+	CHECK(worker_post_text(w, t, 11, 3, NULL, &err));
+	/* Wait for the wake byte of the reload without taking the model, then
+	 * post again as an interface that has not noticed yet would: dropped
+	 * too, and a prediction and a job for it as well. */
+	struct pollfd p = {worker_fd(w), POLLIN, 0};
+	CHECK(poll(&p, 1, 5000) == 1);
+	worker_drain(w);
+	CHECK(worker_post_text(w, t, 11, 4, NULL, &err));
+	worker_post_predict(w, 4, 2, 3);
+	worker_job j = {.kind = JOB_LOSS, .seq = 4};
+	worker_post_job(w, &j);
+	CHECK(!wait_attn(w, &a, 200));
+	worker_pred pr;
+	worker_job_result jr;
+	CHECK(!wait_pred(w, &pr, 50) && !wait_job(w, &jr, 50));
+	CHECK(worker_take_model(w, &wm));
+	CHECKF(wm.ok && wm.m != NULL, "%s", wm.err.msg);
+	if (wm.ok) {
+		CHECK(wm.m->cfg.heads == 4 && wm.m->cfg.vocab_size == 8 && wm.m->meta.steps == 200);
+		CHECK(strcmp(wm.path, path) == 0);
+		/* The interface switches, frees the old one, posts its text again
+		 * in the new vocabulary. */
+		model_destroy(old);
+		old = wm.m;
+		model_text(old, t, 11);
+		CHECK(t[10].id == TOK_UNK);
+		CHECK(worker_post_text(w, t, 11, 5, NULL, &err));
+		CHECK(wait_attn(w, &a, 5000));
+		CHECK(a.seq == 5 && same_as_direct(old, t, 11, &a.r));
+		CHECK(same_as_direct(next, t, 11, &a.r));
+		attn_result_free(&a.r);
+	}
+	worker_destroy(w);
+	model_destroy(old);
+	model_destroy(next);
+	remove(path);
+	remove(bad);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -538,5 +686,6 @@ int main(void)
 	test_error();
 	test_shutdown();
 	test_stress();
+	test_reload();
 	return test_summary("worker");
 }

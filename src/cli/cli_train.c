@@ -41,8 +41,8 @@ static const char train_help[] =
     "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
     "  --val-file FILE         validation text (default: the last 5% of CORPUS)\n"
     "  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
-    "  --checkpoint-every N    write OUT.ckpt every N steps, 0 = only on Ctrl-C\n"
-    "                          (default 500)\n"
+    "  --checkpoint-every N    write OUT.ckpt at the start and every N steps,\n"
+    "                          0 = only on Ctrl-C (default 500)\n"
     "  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -484,6 +484,19 @@ static int run_training(train_request *q, train_checkpoint *ck)
 	choose_paths(q);
 	if (!train_check_output(q->out, &err) || !train_check_output(q->ckpt, &err)) {
 		cli_error(err.msg);
+		goto out;
+	}
+	if (!q->resume && access(q->ckpt, F_OK) == 0) {
+		/* A stopped run's work: a new run would write over it. */
+		char qc[4200], qk[4200], qo[4200];
+		shell_quote(q->corpus_path, qc, sizeof qc);
+		shell_quote(q->ckpt, qk, sizeof qk);
+		shell_quote(q->out, qo, sizeof qo);
+		fprintf(stderr,
+			"attnview: %s exists: a run writing %s stopped there, and a new run "
+			"would write over it.\nresume with: attnview --train %s --resume %s -o %s\n"
+			"or delete %s to start again.\n",
+			q->ckpt, q->out, qc, qk, qo, qk);
 		goto out;
 	}
 	if (q->threads)

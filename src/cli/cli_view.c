@@ -1,6 +1,7 @@
 /* attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]
  * [--colormap R] [--cells C] [--no-panel]: the interactive view. */
 #include "attnview/blas.h"
+#include "attnview/modelfile.h"
 #include "cli.h"
 #include "view.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { OPT_LAYER = 256, OPT_HEAD, OPT_SCALE, OPT_COLORMAP, OPT_CELLS, OPT_NO_PANEL, OPT_SHOW };
 
@@ -107,6 +109,25 @@ static int check_head(const view_options *vo, const model *m)
 	return EXIT_OK;
 }
 
+/* FILE; or, while a --train run writing FILE has written only its
+ * checkpoint so far, FILE.ckpt (the view then watches both: reload.c). */
+static model *load_view_model(const char *path, av_error *err)
+{
+	char ckpt[4200];
+	struct stat st;
+	if (path && stat(path, &st) != 0 && errno == ENOENT) {
+		snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+		if (stat(ckpt, &st) == 0)
+			return model_load(ckpt, err);
+		av_fail(err,
+			"%s: no such file, nor a checkpoint %s of a training run writing it "
+			"(attnview --train CORPUS -o %s writes the checkpoint when it starts)",
+			path, ckpt, path);
+		return NULL;
+	}
+	return cli_load_model(path, err);
+}
+
 int cli_view(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -146,7 +167,7 @@ int cli_view(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	av_error err;
-	model *m = cli_load_model(model_path, &err);
+	model *m = load_view_model(model_path, &err);
 	if (!m) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
@@ -164,8 +185,8 @@ int cli_view(int argc, char **argv)
 	 * these sizes, and no spinning BLAS threads compete with the interface. */
 	blas_set_threads(1);
 	int sig = 0;
+	vo.model_path = model_path; /* watched with its checkpoint: reloaded when replaced */
 	bool ok = view_run(m, &vo, &sig, &err);
-	model_destroy(m);
 	if (sig) {
 		/* The terminal is back; let the signal end us as it would have. */
 		signal(sig, SIG_DFL);

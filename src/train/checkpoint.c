@@ -63,6 +63,11 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 	}
 	t->model->meta.steps = t->step;
 	t->model->meta.tokens = t->tokens_seen;
+	/* The latest validation figures, for a view showing the checkpoint. */
+	if (t->nevals) {
+		t->model->meta.val_loss = t->evals[t->nevals - 1].loss;
+		t->model->meta.val_acc = t->evals[t->nevals - 1].acc;
+	}
 	bool ok = model_serialize(t->model, AV_KIND_CHECKPOINT, &s, out, err);
 	bb_free(&s);
 	return ok;

@@ -600,6 +600,13 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		return TRAIN_FAILED;
 	}
 	train_status st = TRAIN_DONE;
+	/* The untrained model first: a view watching the run (attnview --model
+	 * OUT, which reads OUT.ckpt until OUT exists) starts from it. */
+	if (t->step == 0 && t->opt.checkpoint_every && t->ckpt_path &&
+	    !trainer_save_checkpoint(t, err)) {
+		free(p);
+		return TRAIN_FAILED;
+	}
 	while (t->step < t->total) {
 		if (!train_one_step(t, p, err) || !maybe_evaluate(t, p, err)) {
 			st = TRAIN_FAILED;

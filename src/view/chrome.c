@@ -114,7 +114,11 @@ void draw_status(view *v)
 			" Quit? The text will be lost. Ctrl-Q again quits; any other key stays.");
 		return;
 	}
-	const char *name = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
+	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
+	char name[160], step[96];
+	model_step_label(v->m, step, sizeof step);
+	snprintf(name, sizeof name, "%s%s%s%s%s", mname, step[0] ? " (" : "", step,
+		 step[0] ? ")" : "", v->reloading ? " loading..." : "");
 	const char *mode = v->focus == F_INPUT ? "TYPE" : view_screen(v)->name;
 	char ms[32] = "";
 	if (v->have)

@@ -25,6 +25,7 @@
 #define VIEW_MIN_LINES	   14
 #define VIEW_PRED_DELAY_MS 50	     /* ask for predictions this long after a result */
 #define VIEW_BUSY_MS	   100	     /* show "computing" when a result takes longer */
+#define VIEW_WATCH_MS	   500	     /* look at the model file this often */
 #define VIEW_TOPK	   5	     /* top keys and top predictions in the panel */
 #define VIEW_RAMP_LEVELS   16	     /* steps of the colour ramp on 256 colours */
 #define VIEW_ESCDELAY_MS   25	     /* wait for the rest of an escape sequence */

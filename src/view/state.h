@@ -25,6 +25,17 @@
 
 typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP } focus;
 
+/* What tells one version of a file from the next. */
+typedef struct file_stamp {
+	uint64_t dev, ino, size, mtime_ns;
+} file_stamp;
+
+typedef struct watched {
+	char path[4096];
+	file_stamp st;
+	bool ok; /* the file existed at the last look, with stamp st */
+} watched;
+
 /* Screen lines shared by the screens that show the text. */
 enum { Y_INPUT = 0, Y_INFO = 1, Y_HEAD = 2, Y_BODY = 3 };
 
@@ -53,8 +64,14 @@ enum { PRED_NONE = 0, PRED_HAVE = 2 };
 struct screen_ops;
 
 typedef struct view {
-	const model *m;
+	const model *m; /* owned: the view destroys it (and its replacements) */
 	worker *w;
+	/* the model file and its checkpoint, watched (reload.c) */
+	watched watch[2];
+	bool watching; /* false: the built-in model */
+	bool reloading;
+	double watch_due;
+	int reloads;
 	int context, head_dim;
 
 	/* the text */
@@ -206,6 +223,13 @@ int put_head_title(view *v, int y, int x, int maxw, int layer, int head);
 void handle_key(view *v, int ch, bool is_code);
 void do_action(view *v, view_action act, int key);
 void move_row(view *v, int d);
+
+/* The model file, watched and reloaded (reload.c). */
+void watch_init(view *v, const char *path);
+void watch_model(view *v);
+void take_model(view *v);
+/* "step 1200, val 2.310" from the model's metadata, or "". */
+void model_step_label(const model *m, char *out, size_t size);
 
 /* The terminal (term.c). */
 bool term_start(view *v, cm_ramp ramp, av_error *err);

@@ -162,6 +162,8 @@ void clamp_cursor(view *v)
 {
 	int n = view_n(v);
 	heat_view *hv = &v->hv;
+	if (n == 0)
+		return; /* nothing computed yet (a reload): kept for the result */
 	if (hv->qrow >= n)
 		hv->qrow = n - 1;
 	if (hv->kcol >= n)

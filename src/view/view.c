@@ -83,16 +83,19 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
 	if (opt && opt->show > SEL_HEAD && opt->show < SEL_NKINDS)
 		v->head = nheads(v) + opt->show - 1; /* the summaries after the heads */
-	v->toks = calloc((size_t)v->context + 1, sizeof *v->toks);
-	v->pstate = calloc((size_t)v->context + 1, 1);
-	v->pids = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pids);
-	v->pps = calloc(((size_t)v->context + 1) * VIEW_TOPK, sizeof *v->pps);
-	v->row_max = calloc((size_t)v->context + 1, sizeof *v->row_max);
-	v->labels = calloc((size_t)v->context + 1, sizeof *v->labels);
-	v->wmarks = calloc((size_t)v->context + 1, sizeof *v->wmarks);
-	v->wstart = calloc((size_t)v->context + 1, sizeof *v->wstart);
-	v->wspan = calloc((size_t)v->context + 1, sizeof *v->wspan);
-	v->wtext_cap = ((size_t)v->context + 1) * 40;
+	/* Per-token buffers for the largest context any model may have: a
+	 * model reloaded while the view runs may have a longer one. */
+	const size_t cap = AV_MAX_CONTEXT + 1;
+	v->toks = calloc(cap, sizeof *v->toks);
+	v->pstate = calloc(cap, 1);
+	v->pids = calloc(cap * VIEW_TOPK, sizeof *v->pids);
+	v->pps = calloc(cap * VIEW_TOPK, sizeof *v->pps);
+	v->row_max = calloc(cap, sizeof *v->row_max);
+	v->labels = calloc(cap, sizeof *v->labels);
+	v->wmarks = calloc(cap, sizeof *v->wmarks);
+	v->wstart = calloc(cap, sizeof *v->wstart);
+	v->wspan = calloc(cap, sizeof *v->wspan);
+	v->wtext_cap = cap * 40;
 	v->wtext = malloc(v->wtext_cap);
 	if (!qk_breakdown_init(&v->bd, v->head_dim, err))
 		return false;
@@ -122,6 +125,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 			m->cfg.layers, m->cfg.heads, m->cfg.dim);
 		fflush(v->bench);
 	}
+	if (opt && opt->model_path)
+		watch_init(v, opt->model_path);
 	v->w = worker_create_for_model(m, opt ? opt->delay_ms : 0, err);
 	return v->w != NULL;
 }
@@ -129,6 +134,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 static void view_finish(view *v)
 {
 	worker_destroy(v->w);
+	model_destroy((model *)v->m);
 	if (v->have)
 		attn_result_free(&v->r);
 	lineedit_finish(&v->le);
@@ -190,11 +196,12 @@ static void bench_frame(view *v)
 	}
 }
 
-/* Milliseconds poll may sleep: until the "computing" mark is due or the
- * deferred predictions are, else forever (-1). */
+/* Milliseconds poll may sleep: until the "computing" mark is due, the
+ * deferred predictions are, or the model file is looked at again; else
+ * forever (-1). */
 static int poll_timeout(const view *v)
 {
-	double wake = 0;
+	double wake = v->watching ? v->watch_due : 0;
 	if (v->pending && !v->busy_shown)
 		wake = v->post_ms + VIEW_BUSY_MS;
 	if (v->pred_due > 0 && (wake == 0 || v->pred_due < wake))
@@ -274,7 +281,11 @@ static bool main_loop(view *v, av_error *err)
 				;
 		}
 		read_keys(v);
+		/* The model before the results: a result of a new model is only
+		 * ever seen after the switch to it (worker.c, rule 7). */
+		take_model(v);
 		take_results(v);
+		watch_model(v);
 		timers(v);
 		if (!v->pending && v->pred_due == 0)
 			request_jobs(v);
@@ -284,15 +295,19 @@ static bool main_loop(view *v, av_error *err)
 	return true;
 }
 
-bool view_run(const model *m, const view_options *opt, int *signo, av_error *err)
+bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 {
 	*signo = 0;
 	term_reset_signal();
-	if (!view_check_terminal(err))
+	if (!view_check_terminal(err)) {
+		model_destroy(m);
 		return false;
+	}
 	view *v = calloc(1, sizeof *v);
-	if (!v)
+	if (!v) {
+		model_destroy(m);
 		return av_fail(err, "out of memory starting the view");
+	}
 	cm_ramp ramp = opt && opt->ramp >= 0 ? (cm_ramp)opt->ramp : RAMP_VIRIDIS;
 	bool ok = view_init(v, m, opt, err) && term_start(v, ramp, err);
 	if (ok) {

@@ -18,10 +18,11 @@ typedef struct view_options {
 	int cells;	       /* heat_cells (0 fit, 1 scroll, 2 compact), or -1: fit */
 	bool no_panel;	       /* start with the details panel hidden */
 	int show;	       /* 0 a head, 1 mean, 2 max, 3 rollout, 4 all heads; -1: a head */
+	const char *model_path; /* the model's file, watched and reloaded when replaced */
 } view_options;
 
 /* Options with nothing chosen. */
-#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1}
+#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL}
 
 /* --show's names: "head", "mean", "max", "rollout", "all"; -1 if unknown. */
 int view_show_parse(const char *name);
@@ -30,11 +31,13 @@ int view_show_parse(const char *name);
  * locale's character set is UTF-8 (setlocale must have been called). */
 bool view_check_terminal(av_error *err);
 
-/* Run the view on the terminal until the user quits. The terminal is restored
+/* Run the view on the terminal until the user quits; the view owns m from
+ * here on (with opt->model_path it replaces it when the file is replaced,
+ * and it destroys the last one). The terminal is restored
  * on every return, and by signal handlers on SIGINT, SIGTERM, SIGHUP and on
  * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; those re-raise).
  * *signo is set to the terminating signal when SIGINT, SIGTERM or SIGHUP ended
  * the view (the caller cleans up and re-raises it), 0 otherwise. */
-bool view_run(const model *m, const view_options *opt, int *signo, av_error *err);
+bool view_run(model *m, const view_options *opt, int *signo, av_error *err);
 
 #endif

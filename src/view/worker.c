@@ -20,11 +20,17 @@
  *  6. Shutdown: `stop` is set under `mu` and `cv` broadcast; the thread
  *     finishes the computation under way, sees `stop` and returns; then the
  *     owner joins and frees. The worker never calls curses.
+ *  7. A reload goes before everything else. A successful one drops the
+ *     texts, predictions and jobs waiting (posted with the old model's
+ *     vocabulary), and posts are dropped until the interface has taken the
+ *     new model: every text the new model runs was tokenized with its
+ *     vocabulary. The interface posts its text again after taking it.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker.h"
 
 #include "attnview/explain.h"
+#include "attnview/modelfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +68,9 @@ struct worker {
 	bool job_pending[JOB_NKINDS];
 	worker_job_result job_res[JOB_NKINDS];
 	bool job_ready[JOB_NKINDS];
+	char reload_path[4096];
+	bool reload_pending, model_ready;
+	worker_model model;
 	bool computing;
 	worker_stats stats;
 
@@ -241,6 +250,42 @@ static void run_job(worker *w, int k)
 	lock(w);
 }
 
+/* A new model from a file (w->mu held on entry and on return). Nothing
+ * computed from here on uses the old one. */
+static void run_reload(worker *w)
+{
+	w->reload_pending = false;
+	worker_model res;
+	memset(&res, 0, sizeof res);
+	memcpy(res.path, w->reload_path, sizeof res.path);
+	w->computing = true;
+	unlock(w);
+	double t0 = now_ms();
+	if (w->ops.reload)
+		res.ok = w->ops.reload(w->ops.ctx, res.path, &res.m, &res.err);
+	else
+		res.ok = av_fail(&res.err, "this worker cannot load models");
+	res.ms = now_ms() - t0;
+	lock(w);
+	w->computing = false;
+	if (res.ok) {
+		/* Texts posted so far were tokenized with the old model's
+		 * vocabulary (its ids may be past the new one's end): none of
+		 * them runs on the new model. The interface posts again. */
+		w->cur_ok = false;
+		w->text_pending = w->pred_pending = false;
+		for (int k = 0; k < JOB_NKINDS; k++)
+			w->job_pending[k] = false;
+	}
+	if (w->model_ready && w->model.ok)
+		model_destroy(w->model.m); /* replaced before anyone took it */
+	w->model = res;
+	w->model_ready = true;
+	unlock(w);
+	wake(w);
+	lock(w);
+}
+
 static int pending_job(const worker *w)
 {
 	for (int k = 0; k < JOB_NKINDS; k++)
@@ -254,11 +299,14 @@ static void *worker_main(void *arg)
 	worker *w = arg;
 	lock(w);
 	for (;;) {
-		while (!w->stop && !w->text_pending && !w->pred_pending && pending_job(w) < 0)
+		while (!w->stop && !w->reload_pending && !w->text_pending && !w->pred_pending &&
+		       pending_job(w) < 0)
 			must(pthread_cond_wait(&w->cv, &w->mu), "pthread_cond_wait");
 		if (w->stop)
 			break;
-		if (w->text_pending)
+		if (w->reload_pending)
+			run_reload(w);
+		else if (w->text_pending)
 			run_text(w);
 		else if (w->pred_pending)
 			run_predict(w);
@@ -347,6 +395,8 @@ void worker_destroy(worker *w)
 	for (int k = 0; k < JOB_NKINDS; k++)
 		if (w->job_ready[k])
 			worker_job_result_free(&w->job_res[k]);
+	if (w->model_ready && w->model.ok)
+		model_destroy(w->model.m);
 	close(w->pipe_rd);
 	close(w->pipe_wr);
 	free(w->text);
@@ -368,6 +418,13 @@ void worker_drain(worker *w)
 		;
 }
 
+/* A model loaded and not yet taken: whatever the interface posts now was
+ * made with the old one (w->mu held). */
+static bool new_model_waiting(const worker *w)
+{
+	return w->model_ready && w->model.ok;
+}
+
 bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 		      const worker_text_opts *opts, av_error *err)
 {
@@ -375,6 +432,10 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 		return av_fail(err, "text of %d tokens is longer than the limit of %d", n,
 			       AV_MAX_CONTEXT);
 	lock(w);
+	if (new_model_waiting(w)) {
+		unlock(w); /* tokenized with the old vocabulary (rule 7) */
+		return true;
+	}
 	memcpy(w->text, tokens, (size_t)n * sizeof *tokens);
 	w->text_n = n;
 	w->text_seq = seq;
@@ -394,7 +455,7 @@ void worker_post_predict(worker *w, uint64_t seq, int pos, int topk)
 	if (topk > WORKER_MAX_TOPK)
 		topk = WORKER_MAX_TOPK;
 	lock(w);
-	if (seq == w->text_seq) {
+	if (seq == w->text_seq && !new_model_waiting(w)) {
 		w->pred_seq = seq;
 		w->pred_pos = pos;
 		w->pred_topk = topk;
@@ -404,12 +465,34 @@ void worker_post_predict(worker *w, uint64_t seq, int pos, int topk)
 	unlock(w);
 }
 
+void worker_post_reload(worker *w, const char *path)
+{
+	lock(w);
+	snprintf(w->reload_path, sizeof w->reload_path, "%s", path);
+	w->reload_pending = true;
+	must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
+	unlock(w);
+}
+
+bool worker_take_model(worker *w, worker_model *out)
+{
+	lock(w);
+	bool got = w->model_ready;
+	if (got) {
+		*out = w->model;
+		w->model_ready = false;
+		memset(&w->model, 0, sizeof w->model);
+	}
+	unlock(w);
+	return got;
+}
+
 void worker_post_job(worker *w, const worker_job *j)
 {
 	if (j->kind < 0 || j->kind >= JOB_NKINDS)
 		return;
 	lock(w);
-	if (j->seq == w->text_seq) {
+	if (j->seq == w->text_seq && !new_model_waiting(w)) {
 		w->job[j->kind] = *j;
 		w->job_pending[j->kind] = true;
 		must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
@@ -476,7 +559,8 @@ worker_stats worker_get_stats(worker *w)
 {
 	lock(w);
 	worker_stats s = w->stats;
-	s.busy = w->computing || w->text_pending || w->pred_pending || pending_job(w) >= 0;
+	s.busy = w->computing || w->text_pending || w->pred_pending || w->reload_pending ||
+		 pending_job(w) >= 0;
 	unlock(w);
 	return s;
 }
@@ -572,6 +656,25 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 			       &out->err);
 }
 
+static bool model_reload_cb(void *ctx, const char *path, model **out, av_error *err)
+{
+	model_ctx *mc = ctx;
+	model *m = model_load(path, err);
+	if (!m)
+		return false;
+	int T = (int)m->cfg.context;
+	activations ws;
+	if (!activations_init(&ws, &m->cfg, 1, T, T, err)) {
+		model_destroy(m);
+		return false;
+	}
+	activations_finish(&mc->ws);
+	mc->ws = ws;
+	mc->m = m;
+	*out = m;
+	return true;
+}
+
 static void model_ctx_free(void *p)
 {
 	model_ctx *mc = p;
@@ -595,7 +698,7 @@ worker *worker_create_for_model(const model *m, int delay_ms, av_error *err)
 		free(mc);
 		return NULL;
 	}
-	worker_ops ops = {model_attend_cb, model_predict_cb, model_job_cb, mc};
+	worker_ops ops = {model_attend_cb, model_predict_cb, model_job_cb, model_reload_cb, mc};
 	worker *w = worker_create(&ops, err);
 	if (!w) {
 		model_ctx_free(mc);

@@ -64,6 +64,10 @@ typedef struct worker_ops {
 	bool (*job)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
 		    const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 		    void *stale_ctx);
+	/* Load the model file at path and compute with it from now on; *out the
+	 * new model, which the caller of worker_take_model will own (the worker
+	 * keeps reading it until the next reload). NULL: no reloading. */
+	bool (*reload)(void *ctx, const char *path, model **out, av_error *err);
 	void *ctx;
 } worker_ops;
 
@@ -93,6 +97,24 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 /* Ask for a job on the text posted as j->seq. Replaces a job of the same kind
  * not yet started; dropped if j->seq is no longer the latest. */
 void worker_post_job(worker *w, const worker_job *j);
+/* Load the model at path on the worker's thread (the interface never waits
+ * for a load); the result comes through worker_take_model. Replaces a reload
+ * not yet started. */
+void worker_post_reload(worker *w, const char *path);
+
+typedef struct worker_model {
+	bool ok;
+	model *m;	/* when ok: the new model, now the caller's */
+	av_error err;	/* when !ok: why (the old model stays) */
+	char path[4096];
+	double ms;
+} worker_model;
+
+/* A reload that finished, if any. After a successful one, texts, predictions
+ * and jobs posted before this call were dropped (they were made with the old
+ * model's vocabulary): switch to the new model, then post the text again. */
+bool worker_take_model(worker *w, worker_model *out);
+
 /* A finished job for the latest text, if any (the caller frees it with
  * worker_job_result_free). Results for older texts are never returned. */
 bool worker_take_job(worker *w, worker_job_result *out);
