@@ -50,6 +50,9 @@ bool atomic_write(atomic_file *f, const void *buf, size_t n);
 /* Bytes written so far. */
 size_t atomic_written(const atomic_file *f);
 
+/* No write has failed so far. */
+bool atomic_ok(const atomic_file *f);
+
 /* Flush, set the mode and rename the temporary file to the target; on any
  * failure (an earlier atomic_write's included) remove it and explain. Frees f
  * either way. */

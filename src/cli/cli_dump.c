@@ -10,50 +10,6 @@
 
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
 
-static bool parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < lo || v > hi)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-static void report_cleaning(const clean_stats *st, const char *what)
-{
-	if (st->invalid)
-		fprintf(stderr,
-			"attnview: %s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the "
-			"first at byte %llu\n",
-			what, (unsigned long long)st->invalid,
-			(unsigned long long)st->first_invalid);
-	if (st->escapes || st->controls)
-		fprintf(stderr,
-			"attnview: %s: removed %llu terminal escape sequence(s) and %llu control "
-			"character(s)\n",
-			what, (unsigned long long)st->escapes, (unsigned long long)st->controls);
-}
-
-/* Read --input FILE: like a corpus, invalid UTF-8 is replaced and reported. */
-static bool read_input(const char *path, cp_buf *cps, av_error *err)
-{
-	uint8_t *buf;
-	size_t n;
-	if (!read_file(path, &buf, &n, err))
-		return false;
-	clean_stats st;
-	bool ok = clean_text((const char *)buf, n, cps, &st, err);
-	free(buf);
-	if (!ok)
-		return false;
-	report_cleaning(&st, path);
-	/* A text file's final line break is not part of the text. */
-	while (cps->n && cps->v[cps->n - 1] == '\n')
-		cps->n--;
-	return true;
-}
-
 /* What --dump or --info was asked for: parse_dump_options fills it, the
  * other phases read it. */
 typedef struct dump_request {
@@ -111,15 +67,15 @@ static int take_option(int c, dump_request *q, char **argv)
 		q->model_path = optarg;
 		break;
 	case OPT_LAYER:
-		if (!parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
+		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
 			return usage_error("--layer takes a layer number from 0, not '%s'", optarg);
 		break;
 	case OPT_HEAD:
-		if (!parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
+		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
 			return usage_error("--head takes a head number from 0, not '%s'", optarg);
 		break;
 	case OPT_TOP:
-		if (!parse_int(optarg, 0, 100, &q->topk))
+		if (!cli_parse_int(optarg, 0, 100, &q->topk))
 			return usage_error("--top takes a number from 0 to 100, not '%s'", optarg);
 		break;
 	default:
@@ -170,63 +126,21 @@ static int check_layer_head(const dump_request *q, const model *m)
 	return -1;
 }
 
-/* The text of --text or --input, cleaned; cleaning is reported, an empty
- * result refused. */
-static bool read_text(const dump_request *q, cp_buf *cps, av_error *err)
-{
-	clean_stats st;
-	if (q->text) {
-		if (!tokenize_text(q->text, strlen(q->text), "--text", cps, &st, err))
-			return false;
-		report_cleaning(&st, "--text");
-	} else if (!read_input(q->input, cps, err)) {
-		return false;
-	}
-	if (cps->n == 0)
-		return av_fail(err,
-			       "the text is empty after cleaning; give some characters to look "
-			       "at");
-	return true;
-}
-
 /* The first `context` tokens of the text (the rest is reported and dropped)
  * through the model, then out as JSON or TSV. */
 static int run_dump(dump_request *q, const model *m)
 {
-	int status = EXIT_RUNTIME;
 	av_error err;
 	cp_buf cps = {0};
-	token *toks = NULL;
-	activations ws = {0};
 	attn_result r = {0};
-	if (!read_text(q, &cps, &err))
-		goto out;
-	int n = (int)(cps.n < m->cfg.context ? cps.n : m->cfg.context);
-	q->out.dropped = (int)(cps.n - (size_t)n);
-	if (q->out.dropped)
-		fprintf(stderr,
-			"attnview: the text has %zu tokens; the model's context is %u, so the last "
-			"%d are left out\n",
-			cps.n, m->cfg.context, q->out.dropped);
-	toks = malloc((size_t)n * sizeof *toks);
-	if (!toks) {
-		av_fail(&err, "out of memory");
-		goto out;
-	}
-	vocab_tokenize(&m->vocab, cps.v, (size_t)n, toks);
-	if (!activations_init(&ws, &m->cfg, 1, n, n, &err) ||
-	    !model_attend(m, &ws, toks, n, q->topk, &r, &err) ||
-	    !dump_write(stdout, m, &r, &q->out, &err))
-		goto out;
-	status = EXIT_OK;
-out:
-	if (status != EXIT_OK)
+	bool ok = cli_read_text(q->text, q->input, &cps, &err) &&
+		  cli_attend(m, &cps, q->topk, &r, &q->out.dropped, &err) &&
+		  dump_write(stdout, m, &r, &q->out, &err);
+	if (!ok)
 		cli_error(err.msg);
 	attn_result_free(&r);
-	activations_finish(&ws);
-	free(toks);
 	cp_buf_free(&cps);
-	return status;
+	return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
 int cli_dump(int argc, char **argv)

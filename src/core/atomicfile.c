@@ -95,6 +95,11 @@ size_t atomic_written(const atomic_file *f)
 	return f->written;
 }
 
+bool atomic_ok(const atomic_file *f)
+{
+	return !f->write_errno;
+}
+
 void atomic_abort(atomic_file *f)
 {
 	if (!f)
