@@ -687,7 +687,7 @@ static void layout_single(const figure *f, fig_geom *g, double y)
 		g->key_label_y = g->rotate_keys ? y + h - 2 : y + g->label_font;
 		y += h + 2;
 	}
-	g->y0 = y + 2;
+	g->y0 = ceil(y + 2); /* cells on whole units: crisp in a PNG */
 	/* "Query" up the left side, the numbers, the labels, then the cells. */
 	double x = g->margin;
 	g->query_axis_x = x + AXIS_FONT;
@@ -702,7 +702,7 @@ static void layout_single(const figure *f, fig_geom *g, double y)
 		g->row_label_x = x;
 		x += 5;
 	}
-	g->x0 = x + 2;
+	g->x0 = ceil(x + 2);
 	if (f->values) {
 		char buf[16];
 		fig_format_value(buf, -0.5f, f->tiles[0].kind == SCALE_DIFF);
@@ -722,8 +722,8 @@ static void layout_grid(const figure *f, fig_geom *g, double y)
 	g->tile_font = TILE_FONT;
 	g->tile_title_dy = -5;
 	g->x0 = g->margin;
-	g->y0 = y + TILE_FONT + 6;
-	g->pitch_x = fmax(side, tw) + 14;
+	g->y0 = ceil(y + TILE_FONT + 6);
+	g->pitch_x = ceil(fmax(side, tw) + 14);
 	g->pitch_y = side + TILE_FONT + 6 + 12;
 }
 
