@@ -172,6 +172,9 @@ typedef enum fig_format { FIG_SVG, FIG_PNG, FIG_PDF } fig_format;
 bool fig_format_of(const char *path, fig_format *fmt, av_error *err);
 /* PNG and PDF need cairo and pango at build time. */
 bool fig_format_available(fig_format fmt);
+/* What this build writes: "SVG, PNG, PDF (cairo 1.16.0, pango 1.50.12)" or
+ * "SVG only (built without cairo and pango)", for attnview --version. */
+const char *fig_formats(void);
 
 /* Write f to path in the format its extension names, atomically
  * (atomicfile.h): a failure leaves no partial file and an existing file as

@@ -2,6 +2,7 @@
  * main() makes sure OpenBLAS runs a fast kernel, then hands argv to the mode
  * the options ask for. */
 #include "attnview/blas.h"
+#include "attnview/figure.h"
 #include "cli.h"
 
 #include <stdbool.h>
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
 		printf("OpenBLAS: %s\n", blas_config());
 		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
 		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
+		printf("figures: %s\n", fig_formats());
 		return EXIT_OK;
 	}
 	/* Training has many options of its own: its mode prints its own help. */

@@ -864,6 +864,11 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 }
 
 #ifndef ATTNVIEW_HAVE_CAIRO
+const char *fig_formats(void)
+{
+	return "SVG only (built without cairo and pango)";
+}
+
 bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_file *af,
 		     av_error *err)
 {

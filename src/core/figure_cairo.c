@@ -10,6 +10,7 @@
 #include <cairo.h>
 #include <math.h>
 #include <pango/pangocairo.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,6 +289,14 @@ static bool draw(pen *p, const figure *f, const fig_geom *g)
 	bar(p, hp, f, g);
 	cairo_pattern_destroy(hp);
 	return ok;
+}
+
+const char *fig_formats(void)
+{
+	static char buf[96];
+	snprintf(buf, sizeof buf, "SVG, PNG, PDF (cairo %s, pango %s)", cairo_version_string(),
+		 pango_version_string());
+	return buf;
 }
 
 static cairo_status_t to_file(void *closure, const unsigned char *data, unsigned int n)
