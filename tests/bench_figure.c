@@ -38,9 +38,9 @@ static double median(double *v, int n)
 }
 
 static const char text[] =
-	"床前明月光，疑是地上霜。举头望明月，低头思故乡。"
-	"Time flies like an arrow; fruit flies like a banana, said the old teacher. "
-	"The quick brown fox jumps over the lazy dog, and 春眠不觉晓，处处闻啼鸟。夜来风雨声。";
+    "床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+    "Time flies like an arrow; fruit flies like a banana, said the old teacher. "
+    "The quick brown fox jumps over the lazy dog, and 春眠不觉晓，处处闻啼鸟。夜来风雨声。";
 
 static long file_size(const char *path)
 {
@@ -80,7 +80,8 @@ int main(void)
 	}
 	const char *tmpdir = getenv("TMPDIR");
 	char dir[256];
-	snprintf(dir, sizeof dir, "%s/attnview-bench-fig.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	snprintf(dir, sizeof dir, "%s/attnview-bench-fig.XXXXXX",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(dir))
 		return 1;
 	printf("all %u x %u heads of the built-in model at %d tokens (medians of %d runs, ms)\n\n",
@@ -98,8 +99,11 @@ int main(void)
 		snprintf(path, sizeof path, "%s/grid.%s", dir, ext[fmt]);
 		double t_desc[REPS], t_file[REPS], t_all[REPS], t_cli[REPS];
 		for (int i = 0; i < REPS; i++) {
-			fig_request q = {.show = FIG_OVERVIEW, .scale = SCALE_ROW, .ramp = RAMP_VIRIDIS,
-					 .model_name = "builtin", .text = text};
+			fig_request q = {.show = FIG_OVERVIEW,
+					 .scale = SCALE_ROW,
+					 .ramp = RAMP_VIRIDIS,
+					 .model_name = "builtin",
+					 .text = text};
 			double t0 = now();
 			figure *f = figure_from_result(&r, &q, &err);
 			double t1 = now();
@@ -129,8 +133,8 @@ int main(void)
 				fprintf(stderr, "attnview --export %s failed\n", path);
 		}
 		double model_ms = median(t_model, REPS) * 1e3;
-		printf("| %s | %.2f | %.2f | %.1f | **%.1f** | %.1f | %ld KB |\n", ext[fmt], model_ms,
-		       median(t_desc, REPS) * 1e3, median(t_file, REPS) * 1e3,
+		printf("| %s | %.2f | %.2f | %.1f | **%.1f** | %.1f | %ld KB |\n", ext[fmt],
+		       model_ms, median(t_desc, REPS) * 1e3, median(t_file, REPS) * 1e3,
 		       median(t_all, REPS) * 1e3, bin ? median(t_cli, REPS) * 1e3 : 0.0,
 		       (file_size(path) + 512) / 1024);
 		unlink(path);

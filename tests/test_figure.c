@@ -153,7 +153,8 @@ static bool read_png(const char *path, image *im)
 				uint32_t v;
 				memcpy(&v, d + (size_t)y * stride + (size_t)x * 4, 4);
 				uint8_t *p = im->rgb + ((size_t)y * im->w + x) * 3;
-				p[0] = (uint8_t)(v >> 16), p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)v;
+				p[0] = (uint8_t)(v >> 16), p[1] = (uint8_t)(v >> 8),
+				p[2] = (uint8_t)v;
 			}
 	}
 	cairo_surface_destroy(s);
@@ -173,7 +174,7 @@ static bool render(const char *path, fig_format fmt, image *im)
 			return false;
 #ifdef TEST_HAVE_CAIRO
 		return run("rsvg-convert -z %d -o '%s' '%s'", FIG_PNG_SCALE, tmp("r.png"), path) ==
-			       0 &&
+			   0 &&
 		       read_png(tmp("r.png"), im);
 #else
 		/* No PNG reader here: through a PDF at 96 units an inch. */
@@ -216,13 +217,14 @@ static bool close_rgb(cm_rgb a, cm_rgb b)
 /* Every cell of tile i (every `step`-th row and column, and the last)
  * against its colour: the pixel at its centre. Masked cells must be the
  * hatch's greys. Returns the number of cells checked. */
-static int check_cells(const char *what, const figure *f, const fig_geom *g, const image *im,
-		       int i, int step)
+static int check_cells(const char *what, const figure *f, const fig_geom *g, const image *im, int i,
+		       int step)
 {
 	const fig_heatmap *h = &f->tiles[i];
 	int checked = 0, bad = 0;
 	for (int q = 0; q < h->n; q += q + step < h->n || q == h->n - 1 ? step : h->n - 1 - q)
-		for (int k = 0; k < h->n; k += k + step < h->n || k == h->n - 1 ? step : h->n - 1 - k) {
+		for (int k = 0; k < h->n;
+		     k += k + step < h->n || k == h->n - 1 ? step : h->n - 1 - k) {
 			double x, y;
 			fig_cell_origin(f, g, i, q, k, &x, &y);
 			/* The centre, or above the value printed there. */
@@ -242,11 +244,12 @@ static int check_cells(const char *what, const figure *f, const fig_geom *g, con
 			}
 			checked++;
 			if (!ok && bad++ < 5)
-				CHECKF(false,
-				       "%s: tile %d cell (%d,%d) at (%.1f,%.1f): #%02x%02x%02x, want "
-				       "#%02x%02x%02x",
-				       what, i, q, k, x, y, got.r, got.g,
-				       got.b, want.r, want.g, want.b);
+				CHECKF(
+				    false,
+				    "%s: tile %d cell (%d,%d) at (%.1f,%.1f): #%02x%02x%02x, want "
+				    "#%02x%02x%02x",
+				    what, i, q, k, x, y, got.r, got.g, got.b, want.r, want.g,
+				    want.b);
 			if (k == h->n - 1)
 				break;
 		}
@@ -264,8 +267,9 @@ static float *pattern(int n, bool causal, unsigned seed)
 		double sum = 0;
 		for (int k = 0; k < n; k++) {
 			seed = seed * 1103515245u + 12345u;
-			double v = causal && k > q ? 0 : (k == (q + 1) % n ? 4.0 : 0.0) +
-								 (double)((seed >> 16) & 1023) / 1023;
+			double v = causal && k > q ? 0
+						   : (k == (q + 1) % n ? 4.0 : 0.0) +
+							 (double)((seed >> 16) & 1023) / 1023;
 			w[(size_t)q * n + k] = (float)v;
 			sum += v;
 		}
@@ -389,8 +393,13 @@ static void from_result(void)
 	make_result(&r, "ab c", false, 1);
 	make_result(&r2, "xb c", false, 9);
 	av_error err;
-	fig_request q = {.show = FIG_HEAD, .layer = 1, .head = 0, .scale = SCALE_ROW,
-			 .ramp = RAMP_VIRIDIS, .model_name = "toy", .text = "ab c"};
+	fig_request q = {.show = FIG_HEAD,
+			 .layer = 1,
+			 .head = 0,
+			 .scale = SCALE_ROW,
+			 .ramp = RAMP_VIRIDIS,
+			 .model_name = "toy",
+			 .text = "ab c"};
 	figure *f = figure_from_result(&r, &q, &err);
 	CHECKF(f, "%s", err.msg);
 	attn_matrix h = attn_result_head(&r, 1, 0);
@@ -436,8 +445,13 @@ static void from_result(void)
 	figure_destroy(f);
 
 	/* A difference: diverging, labels that differ show both. */
-	q = (fig_request){.show = FIG_HEAD, .layer = 0, .head = 1, .scale = SCALE_ROW,
-			  .compare = &r2, .text = "ab c", .text2 = "xb c"};
+	q = (fig_request){.show = FIG_HEAD,
+			  .layer = 0,
+			  .head = 1,
+			  .scale = SCALE_ROW,
+			  .compare = &r2,
+			  .text = "ab c",
+			  .text2 = "xb c"};
 	f = figure_from_result(&r, &q, &err);
 	attn_matrix a1 = attn_result_head(&r, 0, 1), a2 = attn_result_head(&r2, 0, 1);
 	matrix_difference(want, &a1, &a2, 4);
@@ -449,8 +463,8 @@ static void from_result(void)
 	figure_destroy(f);
 
 	/* The overview: a tile per head with its role, no labels. */
-	q = (fig_request){.show = FIG_OVERVIEW, .scale = SCALE_HEAD, .ramp = RAMP_CIVIDIS,
-			  .values = true};
+	q = (fig_request){
+	    .show = FIG_OVERVIEW, .scale = SCALE_HEAD, .ramp = RAMP_CIVIDIS, .values = true};
 	f = figure_from_result(&r, &q, &err);
 	CHECK(f->rows == 2 && f->cols == 2 && !f->values && !f->tiles[3].labels);
 	CHECKF(strncmp(f->tiles[3].title, "L1 H1 ", 6) == 0, "%s", f->tiles[3].title);
@@ -571,8 +585,8 @@ static void writers(void)
 
 /* A write in a child process limited to `limit` bytes of file: its
  * message (exit 1) or "" (exit 0). */
-static int write_limited(const figure *f, const char *path, bool replace, rlim_t limit,
-			 char *msg, size_t size)
+static int write_limited(const figure *f, const char *path, bool replace, rlim_t limit, char *msg,
+			 size_t size)
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -630,6 +644,14 @@ static void files(void)
 	       "%s", err.msg);
 	CHECKF(!figure_write(f, tmp("x.jpg"), true, &err) && strstr(err.msg, ".svg, .png or .pdf"),
 	       "%s", err.msg);
+	/* Names for new figures never name an existing file. */
+	char fname[512];
+	CHECK(fig_free_path(fname, sizeof fname, dir, "keep", FIG_SVG) &&
+	      strcmp(fname, tmp("keep-2.svg")) == 0);
+	CHECK(fig_free_path(fname, sizeof fname, dir, "keep", FIG_PDF) &&
+	      strcmp(fname, tmp("keep.pdf")) == 0);
+	CHECK(fig_free_path(fname, sizeof fname, NULL, "x", FIG_PNG) && strcmp(fname, "x.png") == 0);
+	CHECK(!fig_free_path(fname, 8, dir, "keep", FIG_SVG));
 	/* The commit that finds a file made meanwhile leaves it alone. */
 	atomic_file *af = atomic_open(tmp("race.svg"), &err);
 	atomic_write(af, "new", 3);
@@ -674,8 +696,7 @@ static void files(void)
 /* ---- end to end: attnview --export against attnview --dump ------------------------------- */
 
 /* The weights of layer/head of text, from attnview --dump --format tsv. */
-static bool dump_weights(const char *bin, const char *text, int layer, int head, float *w,
-			 int n)
+static bool dump_weights(const char *bin, const char *text, int layer, int head, float *w, int n)
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd, "'%s' --dump --format tsv --layer %d --head %d --text '%s'", bin,
@@ -724,10 +745,10 @@ static void end_to_end(void)
 	for (int fmt = 0; fmt < 3; fmt++) {
 		char name[32];
 		snprintf(name, sizeof name, "poem.%s", ext[fmt]);
-		int rc = run("'%s' --export '%s' --text '%s' --layer 1 --head 2 --values --force", bin,
-			     tmp(name), text);
-		CHECKF(rc == (fig_format_available((fig_format)fmt) ? 0 : 1), "--export %s: %d", name,
-		       rc);
+		int rc = run("'%s' --export '%s' --text '%s' --layer 1 --head 2 --values --force",
+			     bin, tmp(name), text);
+		CHECKF(rc == (fig_format_available((fig_format)fmt) ? 0 : 1), "--export %s: %d",
+		       name, rc);
 	}
 	/* The SVG's cells: where they are, and their exact colours. */
 	char *svg = slurp(tmp("poem.svg"));
@@ -766,24 +787,26 @@ static void end_to_end(void)
 		char name[32];
 		snprintf(name, sizeof name, "poem.%s", ext[fmt]);
 		image im;
-		if (!fig_format_available((fig_format)fmt) || !render(tmp(name), (fig_format)fmt, &im))
+		if (!fig_format_available((fig_format)fmt) ||
+		    !render(tmp(name), (fig_format)fmt, &im))
 			continue;
 		int bad = 0;
 		for (int i = 0; i < N * N; i++) {
 			cm_rgb got, want = colormap_rgb(RAMP_VIRIDIS, scale_pos(&sc, i / N, w[i]));
 			if (!pixel(&im, cx[i], cy[i], &got) || !close_rgb(got, want))
 				if (bad++ < 3)
-					CHECKF(false, "%s: cell %d,%d #%02x%02x%02x, want #%02x%02x%02x",
-					       name, i / N, i % N, got.r, got.g, got.b, want.r, want.g,
-					       want.b);
+					CHECKF(false,
+					       "%s: cell %d,%d #%02x%02x%02x, want #%02x%02x%02x",
+					       name, i / N, i % N, got.r, got.g, got.b, want.r,
+					       want.g, want.b);
 		}
 		printf("%s: %d cells against --dump, %d off\n", name, N * N, bad);
 		CHECK(bad == 0);
 		image_free(&im);
 	}
 	if (fig_format_available(FIG_PDF) && have("pdftotext"))
-		CHECKF(run("pdftotext '%s' - | tr -d ' \\n' | grep -q 床前明月光", tmp("poem.pdf")) ==
-			       0,
+		CHECKF(run("pdftotext '%s' - | tr -d ' \\n' | grep -q 床前明月光",
+			   tmp("poem.pdf")) == 0,
 		       "poem.pdf: the labels are not text");
 }
 

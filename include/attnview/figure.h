@@ -41,15 +41,15 @@ typedef struct fig_label {
 /* A heatmap: one n x n matrix with its labels and colour scale. */
 typedef struct fig_heatmap {
 	int n;
-	float *w;	    /* (n, n), owned: a copy */
-	bool causal;	    /* keys after the query are masked: drawn hatched */
-	char **labels;	    /* [n] UTF-8 as drawn, or NULL (grid tiles have none) */
-	bool *unknown;	    /* [n] */
-	scale_kind kind;    /* SCALE_DIFF for a difference */
-	cm_ramp ramp;	    /* RAMP_DIVERGING for a difference */
-	char title[128];    /* a tile's title ("L0 H1 next 0.74"), may be empty */
-	scale sc;	    /* prepared from w */
-	float *row_max;	    /* [n], sc's */
+	float *w;	 /* (n, n), owned: a copy */
+	bool causal;	 /* keys after the query are masked: drawn hatched */
+	char **labels;	 /* [n] UTF-8 as drawn, or NULL (grid tiles have none) */
+	bool *unknown;	 /* [n] */
+	scale_kind kind; /* SCALE_DIFF for a difference */
+	cm_ramp ramp;	 /* RAMP_DIVERGING for a difference */
+	char title[128]; /* a tile's title ("L0 H1 next 0.74"), may be empty */
+	scale sc;	 /* prepared from w */
+	float *row_max;	 /* [n], sc's */
 } fig_heatmap;
 
 typedef struct figure {
@@ -100,9 +100,9 @@ typedef struct fig_request {
 	scale_kind scale;	    /* not SCALE_DIFF: a comparison gets it anyway */
 	cm_ramp ramp;
 	bool values;
-	const char *model_name;	   /* for the subtitle */
-	const char *text, *text2;  /* for the subtitle (text2: the compared one) */
-	const char *title;	   /* instead of the one made here, or NULL */
+	const char *model_name;	  /* for the subtitle */
+	const char *text, *text2; /* for the subtitle (text2: the compared one) */
+	const char *title;	  /* instead of the one made here, or NULL */
 } fig_request;
 
 /* The figure of result r as q asks (q->layer and q->head must be in r's
@@ -123,21 +123,21 @@ typedef struct fig_geom {
 	double width, height; /* the canvas */
 	double margin;
 	double title_font, title_y, sub_font, sub_y; /* baselines */
-	int n;				       /* cells per side */
-	double cell;			       /* side of a cell */
-	double x0, y0;			       /* tile 0's cells, top left */
-	double pitch_x, pitch_y;	       /* from a tile's cells to the next's */
-	bool image;			       /* cells as one image per tile */
+	int n;					     /* cells per side */
+	double cell;				     /* side of a cell */
+	double x0, y0;				     /* tile 0's cells, top left */
+	double pitch_x, pitch_y;		     /* from a tile's cells to the next's */
+	bool image;				     /* cells as one image per tile */
 	/* One heatmap's labels (label_font 0: none drawn). */
 	double label_font, index_font, value_font, axis_font;
-	bool rotate_keys;	 /* key labels read upwards, for long words */
-	int index_every;	 /* a position number every this many rows/cols */
-	double key_axis_y;	 /* baseline of "Key" */
-	double key_index_y;	 /* baseline of the key numbers */
-	double key_label_y;	 /* baseline, or the bottom end when rotated */
-	double query_axis_x;	 /* baseline of "Query" (rotated) */
-	double row_index_x;	 /* right end of the row numbers */
-	double row_label_x;	 /* right end of the row labels */
+	bool rotate_keys;    /* key labels read upwards, for long words */
+	int index_every;     /* a position number every this many rows/cols */
+	double key_axis_y;   /* baseline of "Key" */
+	double key_index_y;  /* baseline of the key numbers */
+	double key_label_y;  /* baseline, or the bottom end when rotated */
+	double query_axis_x; /* baseline of "Query" (rotated) */
+	double row_index_x;  /* right end of the row numbers */
+	double row_label_x;  /* right end of the row labels */
 	/* Grid: tile titles. */
 	double tile_font, tile_title_dy; /* baseline above the cells */
 	/* The colour bar and its legend. */
@@ -150,8 +150,7 @@ typedef struct fig_geom {
 void figure_layout(const figure *f, fig_geom *g);
 
 /* Top left corner of cell (q, k) of tile i. */
-void fig_cell_origin(const figure *f, const fig_geom *g, int i, int q, int k, double *x,
-		     double *y);
+void fig_cell_origin(const figure *f, const fig_geom *g, int i, int q, int k, double *x, double *y);
 
 /* A weight as a cell prints it: "1.00", ".123"; differences "+.123", "-.05". */
 void fig_format_value(char out[16], float w, bool diff);
@@ -175,6 +174,15 @@ bool fig_format_available(fig_format fmt);
 /* What this build writes: "SVG, PNG, PDF (cairo 1.16.0, pango 1.50.12)" or
  * "SVG only (built without cairo and pango)", for attnview --version. */
 const char *fig_formats(void);
+
+/* "svg", "png", "pdf" */
+const char *fig_format_ext(fig_format fmt);
+
+/* A file name for a new figure: DIR/STEM.EXT, or DIR/STEM-2.EXT, -3... when
+ * that exists (the view's figure key: nothing is overwritten without
+ * asking). dir NULL or "" is the current folder. False when the name does
+ * not fit in size or 999 are taken. */
+bool fig_free_path(char *out, size_t size, const char *dir, const char *stem, fig_format fmt);
 
 /* Write f to path in the format its extension names, atomically
  * (atomicfile.h): a failure leaves no partial file and an existing file as

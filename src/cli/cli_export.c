@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
-#define WORD_MARK '|' /* --words: a word starts after it (as in the view) */
+#define WORD_MARK	 '|' /* --words: a word starts after it (as in the view) */
 
 /* What --export was asked for: parse_export_options fills it, the other
  * phases read it. */
@@ -88,9 +88,10 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_SHOW:
 		if (!fig_show_parse(optarg, &q->show))
-			return usage_error("--show takes head, mean, max, rollout, all or overview, "
-					   "not '%s'",
-					   optarg);
+			return usage_error(
+			    "--show takes head, mean, max, rollout, all or overview, "
+			    "not '%s'",
+			    optarg);
 		break;
 	case OPT_OVERVIEW:
 		q->show = FIG_OVERVIEW;
@@ -106,7 +107,8 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_SCALE:
 		if (!scale_parse(optarg, &q->scale))
-			return usage_error("--scale takes fixed, head, row or log, not '%s'", optarg);
+			return usage_error("--scale takes fixed, head, row or log, not '%s'",
+					   optarg);
 		break;
 	case OPT_COLORMAP:
 		if (!colormap_ramp_parse(optarg, &q->ramp))
@@ -132,7 +134,8 @@ static int take_option(int c, export_request *q, char **argv)
 static int check_request(const export_request *q)
 {
 	if (!!q->text == !!q->input)
-		return usage_error("%s", "--export needs exactly one of --text TEXT or --input FILE");
+		return usage_error("%s",
+				   "--export needs exactly one of --text TEXT or --input FILE");
 	if (q->head >= 0 && q->show != FIG_HEAD)
 		return usage_error("--head goes with --show head, not --show %s",
 				   fig_show_name(q->show));
@@ -146,8 +149,8 @@ static int check_request(const export_request *q)
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){.show = FIG_HEAD, .layer = -1, .head = -1, .scale = SCALE_ROW,
-			      .ramp = RAMP_VIRIDIS};
+	*q = (export_request){
+	    .show = FIG_HEAD, .layer = -1, .head = -1, .scale = SCALE_ROW, .ramp = RAMP_VIRIDIS};
 	int c, st;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", export_opts, NULL)) != -1)
@@ -166,10 +169,11 @@ static int check_path(const export_request *q)
 	if (!fig_format_of(q->path, &fmt, &err))
 		return usage_error("%s", err.msg);
 	if (!fig_format_available(fmt)) {
-		fprintf(stderr,
-			"attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
-			"libcairo2-dev and libpango1.0-dev at build time; .svg works\n",
-			q->path);
+		fprintf(
+		    stderr,
+		    "attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
+		    "libcairo2-dev and libpango1.0-dev at build time; .svg works\n",
+		    q->path);
 		return EXIT_RUNTIME;
 	}
 	struct stat st;
@@ -252,7 +256,9 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 		ok = av_fail(err, "out of memory");
 	if (ok && s->cps.n == 0)
 		ok = av_fail(err, "%s has nothing but word marks; give some characters to look at",
-			     arg ? what : q->text ? "--text" : q->input);
+			     arg       ? what
+			     : q->text ? "--text"
+				       : q->input);
 	if (ok && !(s->utf8 = utf8_of(&s->cps)))
 		ok = av_fail(err, "out of memory");
 	return ok && cli_attend(m, &s->cps, 0, &s->r, NULL, err);

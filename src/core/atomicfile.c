@@ -13,10 +13,10 @@
 struct atomic_file {
 	char *path, *tmp, *dir;
 	int fd;
-	bool existed;	  /* the target was there at atomic_open */
-	size_t written;	  /* bytes so far */
-	size_t total;	  /* atomic_expect's, 0 unknown */
-	int write_errno;  /* the first failed write's errno, 0 none */
+	bool existed;	 /* the target was there at atomic_open */
+	size_t written;	 /* bytes so far */
+	size_t total;	 /* atomic_expect's, 0 unknown */
+	int write_errno; /* the first failed write's errno, 0 none */
 };
 
 static void atomic_free(atomic_file *f)
@@ -191,8 +191,7 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 	return true;
 }
 
-bool atomic_write_file(const char *path, const void *buf, size_t n, atomic_mode mode,
-		       av_error *err)
+bool atomic_write_file(const char *path, const void *buf, size_t n, atomic_mode mode, av_error *err)
 {
 	atomic_file *f = atomic_open(path, err);
 	if (!f)

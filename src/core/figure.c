@@ -15,7 +15,7 @@
 
 #define TITLE_MAX_COLS 110 /* titles are cut with "…" past this */
 #define LABEL_MAX_COLS 16  /* ... and labels (long words) past this */
-#define TEXT_MAX_COLS 48   /* the text quoted in a subtitle */
+#define TEXT_MAX_COLS  48  /* the text quoted in a subtitle */
 
 /* ---- text ------------------------------------------------------------------ */
 
@@ -274,8 +274,8 @@ int fig_ticks(const figure *f, scale_tick *out, int max, const char **unit)
 
 /* ---- figures from a result ------------------------------------------------------ */
 
-static const char *const show_names[FIG_NSHOW] = {"head", "mean",	"max",
-						  "rollout", "all", "overview"};
+static const char *const show_names[FIG_NSHOW] = {"head",    "mean", "max",
+						  "rollout", "all",  "overview"};
 
 const char *fig_show_name(fig_show s)
 {
@@ -334,9 +334,9 @@ int fig_words(word_span *out, char **labels, bool *unknown, const token *tok, in
 typedef struct fig_side {
 	int n;
 	bool causal;
-	float *m;	/* (n, n) */
-	char **labels;	/* [n] */
-	bool *unknown;	/* [n] */
+	float *m;      /* (n, n) */
+	char **labels; /* [n] */
+	bool *unknown; /* [n] */
 } fig_side;
 
 static void side_free(fig_side *s)
@@ -427,8 +427,9 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 		      av_error *err)
 {
 	fig_side a, b = {0};
-	bool ok = side_make(&a, r, q, show, layer, head, q->marks) &&
-		  (!q->compare || side_make(&b, q->compare, q, show, layer, head, q->compare_marks));
+	bool ok =
+	    side_make(&a, r, q, show, layer, head, q->marks) &&
+	    (!q->compare || side_make(&b, q->compare, q, show, layer, head, q->compare_marks));
 	fig_label *labels = ok ? calloc((size_t)a.n, sizeof *labels) : NULL;
 	char **both = ok ? calloc((size_t)a.n, sizeof *both) : NULL;
 	if (!labels || !both) {
@@ -462,9 +463,9 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 		else
 			role->role = ROLE_NKINDS;
 	}
-	ok = ok && figure_set_tile(f, i, &m, labelled ? labels : NULL,
-				   q->compare ? SCALE_DIFF : q->scale,
-				   q->compare ? RAMP_DIVERGING : q->ramp, title, err);
+	ok = ok &&
+	     figure_set_tile(f, i, &m, labelled ? labels : NULL, q->compare ? SCALE_DIFF : q->scale,
+			     q->compare ? RAMP_DIVERGING : q->ramp, title, err);
 out:
 	if (both)
 		for (int k = 0; k < a.n; k++)
@@ -555,8 +556,8 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
 			for (int h = 0; h < r->heads && ok; h++) {
 				role_scores rs;
 				char tt[64];
-				ok = make_tile(f, l * r->heads + h, r, q, FIG_HEAD, l, h, false, NULL,
-					       &rs, err);
+				ok = make_tile(f, l * r->heads + h, r, q, FIG_HEAD, l, h, false,
+					       NULL, &rs, err);
 				int at = snprintf(tt, sizeof tt, "L%d H%d", l, h);
 				if (ok && rs.role < ROLE_NKINDS)
 					snprintf(tt + at, sizeof tt - (size_t)at, " %s %.2f",
@@ -581,14 +582,14 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
 
 /* ---- layout ----------------------------------------------------------------------- */
 
-#define MARGIN 16.0
+#define MARGIN	   16.0
 #define TITLE_FONT 16.0
-#define SUB_FONT 12.0
-#define AXIS_FONT 12.0
-#define TICK_FONT 11.0
-#define TILE_FONT 11.0
-#define BAR_W 14.0
-#define BAR_MIN_H 140.0
+#define SUB_FONT   12.0
+#define AXIS_FONT  12.0
+#define TICK_FONT  11.0
+#define TILE_FONT  11.0
+#define BAR_W	   14.0
+#define BAR_MIN_H  140.0
 
 static double clampd(double v, double lo, double hi)
 {
@@ -741,8 +742,8 @@ static double layout_bar(const figure *f, fig_geom *g, double cells_right, doubl
 	int nt = fig_ticks(f, ticks, 8, &unit);
 	double right = g->bar_x + fig_text_width(unit, TICK_FONT);
 	for (int i = 0; i < nt; i++)
-		right = fmax(right,
-			     g->bar_x + BAR_W + 8 + fig_text_width(ticks[i].label, TICK_FONT));
+		right =
+		    fmax(right, g->bar_x + BAR_W + 8 + fig_text_width(ticks[i].label, TICK_FONT));
 	g->legend_masked = fig_any_masked(f);
 	g->legend_unknown = fig_any_unknown(f);
 	g->legend_y = g->bar_y + g->bar_h + 14;
@@ -766,8 +767,8 @@ void figure_layout(const figure *f, fig_geom *g)
 	g->margin = MARGIN;
 	g->n = f->tiles[0].n;
 	g->cell = cell_side(f, g->n);
-	g->image = (size_t)f->rows * (size_t)f->cols * (size_t)g->n * (size_t)g->n >
-		   FIG_MAX_RECT_CELLS;
+	g->image =
+	    (size_t)f->rows * (size_t)f->cols * (size_t)g->n * (size_t)g->n > FIG_MAX_RECT_CELLS;
 	double y = layout_titles(f, g);
 	if (grid)
 		layout_grid(f, g, y);
@@ -787,8 +788,7 @@ void figure_layout(const figure *f, fig_geom *g)
 	g->height = ceil(g->height);
 }
 
-void fig_cell_origin(const figure *f, const fig_geom *g, int i, int q, int k, double *x,
-		     double *y)
+void fig_cell_origin(const figure *f, const fig_geom *g, int i, int q, int k, double *x, double *y)
 {
 	int r = i / f->cols, c = i % f->cols;
 	*x = g->x0 + c * g->pitch_x + k * g->cell;
@@ -813,6 +813,31 @@ bool fig_format_of(const char *path, fig_format *fmt, av_error *err)
 		       "%s: the file name must end in .svg, .png or .pdf (the format follows "
 		       "the extension)",
 		       path);
+}
+
+const char *fig_format_ext(fig_format fmt)
+{
+	return fmt == FIG_PNG ? "png" : fmt == FIG_PDF ? "pdf" : "svg";
+}
+
+bool fig_free_path(char *out, size_t size, const char *dir, const char *stem, fig_format fmt)
+{
+	bool here = !dir || !*dir;
+	size_t dl = here ? 0 : strlen(dir);
+	const char *sep = here || dir[dl - 1] == '/' ? "" : "/";
+	for (int i = 1; i < 1000; i++) {
+		char num[16] = "";
+		if (i > 1)
+			snprintf(num, sizeof num, "-%d", i);
+		int len = snprintf(out, size, "%s%s%s%s.%s", here ? "" : dir, sep, stem, num,
+				   fig_format_ext(fmt));
+		if (len < 0 || (size_t)len >= size)
+			return false;
+		struct stat st;
+		if (lstat(out, &st) != 0)
+			return true;
+	}
+	return false;
 }
 
 bool fig_format_available(fig_format fmt)

@@ -37,8 +37,8 @@ static void text(pen *p, double x, double y, double size, char anchor, uint32_t 
 	pango_font_description_set_absolute_size(p->font, size * PANGO_SCALE);
 	pango_font_description_set_weight(p->font,
 					  style & T_BOLD ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
-	pango_font_description_set_style(p->font,
-					 style & T_ITALIC ? PANGO_STYLE_ITALIC : PANGO_STYLE_NORMAL);
+	pango_font_description_set_style(p->font, style & T_ITALIC ? PANGO_STYLE_ITALIC
+								   : PANGO_STYLE_NORMAL);
 	pango_layout_set_font_description(p->layout, p->font);
 	PangoAttrList *attrs = pango_attr_list_new();
 	if (style & T_UNDERLINE)
@@ -121,7 +121,8 @@ static bool cells_image(cairo_t *cr, const figure *f, const fig_geom *g, int i)
 	for (int y = 0; y < h->n; y++)
 		for (int x = 0; x < h->n; x++) {
 			const uint8_t *s = px + ((size_t)y * h->n + x) * 3;
-			uint32_t v = 0xff000000u | (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
+			uint32_t v =
+			    0xff000000u | (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
 			memcpy(data + (size_t)y * stride + (size_t)x * 4, &v, 4);
 		}
 	cairo_surface_mark_dirty(img);
@@ -366,8 +367,7 @@ bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_
 		return false; /* atomic_commit says why */
 	if (!drawn || st != CAIRO_STATUS_SUCCESS)
 		return av_fail(err, "cairo could not draw the figure: %s",
-			       cairo_status_to_string(st != CAIRO_STATUS_SUCCESS
-							  ? st
-							  : CAIRO_STATUS_NO_MEMORY));
+			       cairo_status_to_string(
+				   st != CAIRO_STATUS_SUCCESS ? st : CAIRO_STATUS_NO_MEMORY));
 	return true;
 }

@@ -8,14 +8,14 @@
 #include "attnview/figure.h"
 
 /* The look, shared by every format. */
-#define FIG_FONTS "Noto Sans CJK SC, Noto Sans, DejaVu Sans, sans-serif"
-#define FIG_INK 0x202020	   /* titles, labels */
-#define FIG_GREY 0x666666	   /* subtitle, axis names, numbers, ticks */
-#define FIG_UNKNOWN 0xc0392b	   /* labels of unknown characters */
-#define FIG_MASK_BG 0xeeeeee	   /* masked cells: light grey ... */
-#define FIG_MASK_LINE 0xbbbbbb	   /* ... hatched */
-#define FIG_MASK_PERIOD 6.0	   /* hatch lines this far apart, at 45 degrees */
-#define FIG_BAR_STOPS 33	   /* the colour bar's gradient stops */
+#define FIG_FONTS	  "Noto Sans CJK SC, Noto Sans, DejaVu Sans, sans-serif"
+#define FIG_INK		  0x202020 /* titles, labels */
+#define FIG_GREY	  0x666666 /* subtitle, axis names, numbers, ticks */
+#define FIG_UNKNOWN	  0xc0392b /* labels of unknown characters */
+#define FIG_MASK_BG	  0xeeeeee /* masked cells: light grey ... */
+#define FIG_MASK_LINE	  0xbbbbbb /* ... hatched */
+#define FIG_MASK_PERIOD	  6.0	   /* hatch lines this far apart, at 45 degrees */
+#define FIG_BAR_STOPS	  33	   /* the colour bar's gradient stops */
 #define FIG_IMAGE_UPSCALE 12	   /* SVG image cells: at most this many pixels a side */
 
 static inline cm_rgb fig_hex(uint32_t c)

@@ -115,8 +115,8 @@ static void base64(FILE *s, const uint8_t *p, size_t n)
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
 			     (i + 2 < n ? p[i + 2] : 0);
-		char q[4] = {tab[v >> 18], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=',
-			     i + 2 < n ? tab[v & 63] : '='};
+		char q[4] = {tab[v >> 18], tab[(v >> 12) & 63],
+			     i + 1 < n ? tab[(v >> 6) & 63] : '=', i + 2 < n ? tab[v & 63] : '='};
 		fwrite(q, 1, 4, s);
 	}
 }
@@ -219,8 +219,9 @@ static void cells_rects(FILE *s, const figure *f, const fig_geom *g, int i)
 				continue;
 			double x, y;
 			fig_cell_origin(f, g, i, q, k, &x, &y);
-			fprintf(s, "<rect class=\"cell\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
-				   "fill=\"",
+			fprintf(s,
+				"<rect class=\"cell\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
+				"fill=\"",
 				x, y, g->cell, g->cell);
 			hex(s, c);
 			fprintf(s, "\" data-tile=\"%d\" data-q=\"%d\" data-k=\"%d\">", i, q, k);
@@ -291,8 +292,8 @@ static void cells_values(FILE *s, const figure *f, const fig_geom *g)
 					 h->kind == SCALE_DIFF);
 			double x, y;
 			fig_cell_origin(f, g, 0, q, k, &x, &y);
-			fprintf(s, "<text x=\"%g\" y=\"%g\" fill=\"%s\">%s</text>\n", x + g->cell / 2,
-				y + g->cell / 2 + 0.35 * g->value_font,
+			fprintf(s, "<text x=\"%g\" y=\"%g\" fill=\"%s\">%s</text>\n",
+				x + g->cell / 2, y + g->cell / 2 + 0.35 * g->value_font,
 				colormap_dark_text(c) ? "#000000" : "#ffffff", v);
 		}
 	fputs("</g>\n", s);
@@ -313,8 +314,8 @@ static void labels(FILE *s, const figure *f, const fig_geom *g)
 		double mid = i * c + c / 2;
 		if (fig_index_shown(g, i)) {
 			snprintf(num, sizeof num, "%d", i);
-			text(s, g->x0 + mid, g->key_index_y, g->index_font, "middle", FIG_GREY, NULL,
-			     false, num);
+			text(s, g->x0 + mid, g->key_index_y, g->index_font, "middle", FIG_GREY,
+			     NULL, false, num);
 			text(s, g->row_index_x, g->y0 + mid + 0.35 * g->index_font, g->index_font,
 			     "end", FIG_GREY, NULL, false, num);
 		}
@@ -382,8 +383,8 @@ static bool tiles(FILE *s, const figure *f, const fig_geom *g)
 		if (h->title[0] && f->rows * f->cols > 1) {
 			double x, y;
 			fig_cell_origin(f, g, i, 0, 0, &x, &y);
-			text(s, x, y + g->tile_title_dy, g->tile_font, "start", FIG_INK, NULL, false,
-			     h->title);
+			text(s, x, y + g->tile_title_dy, g->tile_font, "start", FIG_INK, NULL,
+			     false, h->title);
 		}
 		fputs("</g>\n", s);
 	}
