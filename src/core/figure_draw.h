@@ -23,6 +23,13 @@ static inline cm_rgb fig_hex(uint32_t c)
 	return (cm_rgb){(uint8_t)(c >> 16), (uint8_t)(c >> 8), (uint8_t)c};
 }
 
+/* Next codepoint of UTF-8 text *s, advancing *s; invalid bytes count as
+ * U+FFFD. */
+uint32_t fig_next_cp(const char **s);
+/* A malloc'ed copy of s cut to at most max_cols terminal columns, "…"
+ * marking a cut; NULL when out of memory. */
+char *fig_dup_cut(const char *s, int max_cols);
+
 /* The n x n cells of h as RGB pixels (3 bytes each, row-major), each cell
  * `up` x `up` pixels; masked cells in FIG_MASK_BG. NULL when out of memory. */
 uint8_t *fig_tile_pixels(const fig_heatmap *h, int up);
