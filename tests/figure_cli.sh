@@ -90,6 +90,9 @@ checks=$((checks + 1))
 grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
 checks=$((checks + 1))
 grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
+# A title with controls and invalid UTF-8 still gives well-formed XML.
+expect 0 '^$' -- "$bin" --export "$tmp/odd.svg" --text ab --title $'a\x01b\xffc\nd'
+xml_ok "$tmp/odd.svg"
 
 # -- usage errors: exit 2 and nothing written.
 expect 2 'fig\.jpg: the file name must end in \.svg, \.png or \.pdf' -- \

@@ -39,27 +39,38 @@ double fig_text_width(const char *s, double font)
 	return w * font;
 }
 
+/* A character that can be written as it is: an XML 1.0 character (so an
+ * SVG stays well-formed) that draws something. Line breaks and other
+ * controls become spaces, anything invalid U+FFFD. */
+static uint32_t printable(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
+		return ' ';
+	return cp == 0xFFFE || cp == 0xFFFF || !cp_is_scalar(cp) ? 0xFFFD : cp;
+}
+
 char *fig_dup_cut(const char *s, int max_cols)
 {
-	const char *p = s, *cut = NULL;
-	int cols = 0;
-	while (*p) {
-		const char *at = p;
-		int w = cp_display_width(fig_next_cp(&p), NULL);
-		if (cols + w > max_cols - 1 && !cut)
-			cut = at;
-		cols += w;
-		if (cols > max_cols)
-			break;
-	}
-	size_t len = cols > max_cols ? (size_t)(cut - s) : strlen(s);
-	char *out = malloc(len + 4);
+	size_t len = strlen(s);
+	char *out = malloc(len * 3 + 4); /* an invalid byte may become 3 */
 	if (!out)
 		return NULL;
-	memcpy(out, s, len);
-	if (cols > max_cols)
-		memcpy(out + len, "…", 3), len += 3;
-	out[len] = '\0';
+	size_t used = 0, cut = 0; /* cut: where "…" would go, leaving it a column */
+	int cols = 0;
+	for (const char *p = s; *p;) {
+		uint32_t cp = printable(fig_next_cp(&p));
+		int w = cp_display_width(cp, NULL);
+		if (cols + w > max_cols) {
+			memcpy(out + cut, "…", 3);
+			used = cut + 3;
+			break;
+		}
+		used += cp_to_utf8(cp, out + used);
+		cols += w;
+		if (cols <= max_cols - 1)
+			cut = used;
+	}
+	out[used] = '\0';
 	return out;
 }
 
