@@ -7,7 +7,7 @@ set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
 fail=0
-core_h="common tokenizer vocab ops parallel model modelfile dump colormap scale blas rng analysis explain"
+core_h="common tokenizer vocab ops parallel model modelfile atomicfile dump colormap scale blas rng analysis explain figure"
 train_h="corpus backward train_step optimizer checkpoint train"
 
 check() { # LABEL FILES ALLOWED_ATTNVIEW_HEADERS ALLOW_CURSES ALLOW_LOCAL
@@ -40,7 +40,7 @@ view_rest=$(ls src/view/*.c src/view/*.h | grep -v -E 'src/view/(worker|lineedit
 view_local=$(cd src/view && ls *.h | tr '\n' ' ')
 
 check core "$(ls src/core/*.c src/core/*.h include/attnview/{${core_h// /,}}.h 2>/dev/null)" \
-	"$core_h" no "vec8.h colormap_tables.h json_out.h dump_explain.h"
+	"$core_h" no "vec8.h colormap_tables.h json_out.h dump_explain.h figure_draw.h"
 check train "$(ls src/train/*.c src/train/*.h 2>/dev/null)" "$core_h $train_h" no "vec8.h"
 check "the view's worker and input line" "$view_base" "$core_h" no "worker.h lineedit.h"
 check view "$view_rest" "$core_h" yes "$view_local"

@@ -6,6 +6,9 @@
 #      the worker (worker_tsan), valgrind memcheck of the program, the crash
 #      and full-disk save tests, the replay of every fuzz input and the
 #      PyTorch package against the program (suite python, python3-torch);
+#      then build-nocairo/ (-Dcairo=disabled): the program without cairo and
+#      pango, whose figure tests check that SVG works and PNG/PDF say what
+#      to install;
 #   2. build-asan/ (clang, tests/sanitize.sh): the whole suite again under
 #      AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer, and each
 #      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds;
@@ -18,7 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
-	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch)
+	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
+	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
+	libxml2-utils)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,7 +48,17 @@ ninja -C "$builddir"
 status=0
 meson test -C "$builddir" --print-errorlogs --num-processes 2 || status=$?
 
-logs=("$builddir/meson-logs/testlog.json")
+# Without cairo and pango: only what the figure suite needs.
+nocairo_builddir=${ATTNVIEW_NOCAIRO_BUILD:-build-nocairo}
+if [ -f "$nocairo_builddir/build.ninja" ]; then
+	meson setup --reconfigure -Dwerror=true -Dcairo=disabled "$nocairo_builddir" >/dev/null
+else
+	meson setup -Dwerror=true -Dcairo=disabled "$nocairo_builddir" >/dev/null
+fi
+ninja -C "$nocairo_builddir" src/attnview tests/test_figure
+meson test -C "$nocairo_builddir" --no-rebuild --print-errorlogs --suite figure || status=$?
+
+logs=("$builddir/meson-logs/testlog.json" "$nocairo_builddir/meson-logs/testlog.json")
 asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
 tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
@@ -67,11 +82,13 @@ need_ok "${logs[0]}" fuzz_replay
 for t in format vocab ddp attnview resume reference; do
 	need_ok "${logs[0]}" "python_$t"
 done
+need_ok "${logs[0]}" figure
+need_ok "${logs[1]}" figure_cli
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do
-		need_ok "${logs[1]}" "fuzz_$t"
+		need_ok "${logs[2]}" "fuzz_$t"
 	done
-	need_ok "${logs[2]}" tsan_view
+	need_ok "${logs[3]}" tsan_view
 fi
 
 passed=0 failed=0 skipped=0

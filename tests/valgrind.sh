@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# valgrind memcheck on the program (issue 5, point 1): --dump, --info and a
-# short --train, on their success paths and on the error paths a user meets
+# valgrind memcheck on the program (issue 5, point 1): --dump, --info, a
+# short --train and --export in each format, on their success paths and on the error paths a user meets
 # (a damaged model, an empty corpus). Any memory error or definite/indirect
 # leak makes valgrind exit 99 and fails the test; the program's own exit
 # status must also be the expected one. Run by meson test (suite valgrind)
@@ -20,6 +20,7 @@ vg() {
 	checks=$((checks + 1))
 	local status
 	valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+		--suppressions="$data/valgrind.supp" --num-callers=40 \
 		--errors-for-leak-kinds=definite,indirect --track-origins=yes \
 		--log-file="$tmp/$name.vg" "$bin" "$@" >"$tmp/$name.out" 2>&1 </dev/null
 	status=$?
@@ -51,6 +52,15 @@ vg 0 train-threads -- --train "$corpus" "${train[@]}" --steps 4 --threads 2 -o "
 vg 0 dump-trained -- --dump --text 'the' --model "$tmp/m.attn"
 : >"$tmp/empty.txt"
 vg 1 train-empty -- --train "$tmp/empty.txt" -o "$tmp/e.attn"
+
+for e in svg png pdf; do
+	if [ $e = svg ] || "$bin" --version | grep -q '^figures: SVG, PNG, PDF'; then
+		vg 0 export-$e -- --export "$tmp/fig.$e" --text '床前明月光 ab' --values
+		vg 0 export-overview-$e -- --export "$tmp/all.$e" --overview --text '床前明月光 ab'
+	fi
+done
+vg 1 export-exists -- --export "$tmp/fig.svg" --text 'ab'
+vg 2 export-extension -- --export "$tmp/fig.jpg" --text 'ab'
 
 echo "valgrind: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

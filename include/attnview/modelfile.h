@@ -86,9 +86,9 @@ model *model_load(const char *path, av_error *err);
  * Training asks before it starts, every save asks again. */
 bool may_replace_file(const char *path, av_error *err);
 
-/* Write bytes to path atomically: a temporary file in the same directory,
- * fsync, rename, fsync of the directory. An existing file that is not an
- * attnview file (no magic) is never replaced unless `force`. */
+/* Write bytes to path atomically (atomicfile.h: a temporary file in the same
+ * directory, fsync, rename, fsync of the directory). An existing file that is
+ * not an attnview file (no magic) is never replaced unless `force`. */
 bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, av_error *err);
 
 bool model_save(const model *m, const char *path, av_error *err);

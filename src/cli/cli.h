@@ -10,12 +10,30 @@
 /* Exit statuses (documented in attnview(1)). */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-int cli_dump(int argc, char **argv);  /* --dump and --info */
+int cli_dump(int argc, char **argv);   /* --dump and --info */
+int cli_export(int argc, char **argv); /* --export */
 int cli_train(int argc, char **argv); /* --train */
 int cli_view(int argc, char **argv);  /* the interactive view */
 
 /* --model PATH, or the built-in model when path is NULL. */
 model *cli_load_model(const char *path, av_error *err);
+
+/* The text of --text TEXT or --input FILE (exactly one is non-NULL), cleaned
+ * (cleaning is reported on stderr; invalid UTF-8 is an error in TEXT and
+ * replaced in FILE; a file's final line breaks are dropped); an empty
+ * result is refused. */
+bool cli_read_text(const char *text, const char *input, cp_buf *cps, av_error *err);
+/* The same for the text of another option (`what` names it: "--compare"). */
+bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
+
+/* The model on the first `context` codepoints of cps (the rest is reported
+ * on stderr and left out; *dropped, may be NULL, says how many): r filled,
+ * free it with attn_result_free. */
+bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int *dropped,
+		av_error *err);
+
+/* s as a whole number in [lo, hi]. */
+bool cli_parse_int(const char *s, int lo, int hi, int *out);
 
 /* Print "attnview: <msg>" to stderr. */
 void cli_error(const char *msg);

@@ -10,50 +10,6 @@
 
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
 
-static bool parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < lo || v > hi)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-static void report_cleaning(const clean_stats *st, const char *what)
-{
-	if (st->invalid)
-		fprintf(stderr,
-			"attnview: %s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the "
-			"first at byte %llu\n",
-			what, (unsigned long long)st->invalid,
-			(unsigned long long)st->first_invalid);
-	if (st->escapes || st->controls)
-		fprintf(stderr,
-			"attnview: %s: removed %llu terminal escape sequence(s) and %llu control "
-			"character(s)\n",
-			what, (unsigned long long)st->escapes, (unsigned long long)st->controls);
-}
-
-/* Read --input FILE: like a corpus, invalid UTF-8 is replaced and reported. */
-static bool read_input(const char *path, cp_buf *cps, av_error *err)
-{
-	uint8_t *buf;
-	size_t n;
-	if (!read_file(path, &buf, &n, err))
-		return false;
-	clean_stats st;
-	bool ok = clean_text((const char *)buf, n, cps, &st, err);
-	free(buf);
-	if (!ok)
-		return false;
-	report_cleaning(&st, path);
-	/* A text file's final line break is not part of the text. */
-	while (cps->n && cps->v[cps->n - 1] == '\n')
-		cps->n--;
-	return true;
-}
-
 /* What --dump or --info was asked for: parse_dump_options fills it, the
  * other phases read it. */
 typedef struct dump_request {
@@ -133,20 +89,20 @@ static int take_option(int c, dump_request *q, char **argv)
 		q->model_path = optarg;
 		break;
 	case OPT_LAYER:
-		if (!parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
+		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
 			return usage_error("--layer takes a layer number from 0, not '%s'", optarg);
 		break;
 	case OPT_HEAD:
-		if (!parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
+		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
 			return usage_error("--head takes a head number from 0, not '%s'", optarg);
 		break;
 	case OPT_TOP:
-		if (!parse_int(optarg, 0, 100, &q->topk))
+		if (!cli_parse_int(optarg, 0, 100, &q->topk))
 			return usage_error("--top takes a number from 0 to 100, not '%s'", optarg);
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
-		if (!parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
+		if (!cli_parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
 			return usage_error("%s takes a token position from 0, not '%s'",
 					   c == OPT_QUERY ? "--query" : "--key", optarg);
 		break;
@@ -221,25 +177,6 @@ static int check_layer_head(const dump_request *q, const model *m)
 	return -1;
 }
 
-/* The text of --text or --input, cleaned; cleaning is reported, an empty
- * result refused. */
-static bool read_text(const dump_request *q, cp_buf *cps, av_error *err)
-{
-	clean_stats st;
-	if (q->text) {
-		if (!tokenize_text(q->text, strlen(q->text), "--text", cps, &st, err))
-			return false;
-		report_cleaning(&st, "--text");
-	} else if (!read_input(q->input, cps, err)) {
-		return false;
-	}
-	if (cps->n == 0)
-		return av_fail(err,
-			       "the text is empty after cleaning; give some characters to look "
-			       "at");
-	return true;
-}
-
 /* Everything one --dump run holds; dump_run_free lets go of all of it. */
 typedef struct dump_run {
 	const model *m;
@@ -306,7 +243,7 @@ static int parse_ablate(const char *spec, dump_run *d)
 /* The text, its word marks (--words) and its tokens up to the context. */
 static bool take_text(dump_request *q, dump_run *d, av_error *err)
 {
-	if (!read_text(q, &d->cps, err))
+	if (!cli_read_text(q->text, q->input, &d->cps, err))
 		return false;
 	if (q->words) {
 		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);

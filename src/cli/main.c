@@ -2,6 +2,7 @@
  * main() makes sure OpenBLAS runs a fast kernel, then hands argv to the mode
  * the options ask for. */
 #include "attnview/blas.h"
+#include "attnview/figure.h"
 #include "cli.h"
 
 #include <stdbool.h>
@@ -20,6 +21,10 @@ static const char help_text[] =
 	"                [--layer N] [--head N] [--top K] [--query I --key J] [--contributions]\n"
 	"                [--aggregates] [--rollout] [--words] [--compare TEXT2]\n"
 	"                [--ablate L.H[,L.H...]]\n"
+	"       attnview --export FILE.svg|.png|.pdf (--text TEXT | --input FILE) [--model FILE]\n"
+	"                [--layer L] [--head H] [--show S | --overview | --rollout] [--words]\n"
+	"                [--compare TEXT2] [--scale S] [--colormap R] [--values] [--title T]\n"
+	"                [--force]\n"
 	"       attnview --info [--model FILE]\n"
 	"       attnview --train CORPUS [-o OUT] [options]\n"
 	"\n"
@@ -56,6 +61,22 @@ static const char help_text[] =
 	"  --ablate L.H,...  switch heads off; adds the loss before and after\n"
 	"  --info            print the model's header: sizes, vocabulary, training\n"
 	"\n"
+	"Figures (attnview --export FILE; the format follows the extension):\n"
+	"  --export FILE     write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels,\n"
+	"                    colour bar and title, from the numbers --dump prints\n"
+	"  --text, --input, --model, --layer, --head   as for --dump\n"
+	"  --show S          head (default), mean or max of the layer's heads, rollout\n"
+	"                    (through --layer, default the last), all (the mean of every\n"
+	"                    head), overview (every head, a tile each, with its role)\n"
+	"  --overview, --rollout   the same as --show overview, --show rollout\n"
+	"  --words           words instead of characters; '|' in the text marks where a\n"
+	"                    word starts (and is not read by the model)\n"
+	"  --compare TEXT2   the difference: the text's weights minus TEXT2's, by position\n"
+	"  --scale S, --colormap R   as in the view (default row, viridis)\n"
+	"  --values          print the weights in the cells\n"
+	"  --title T         the figure's title instead of the one made for it\n"
+	"  --force           replace FILE if it exists (otherwise it is left untouched)\n"
+	"\n"
 	"Training (attnview --train CORPUS):\n"
 	"  -o, --output FILE   where to write the model (default model.attn)\n"
 	"  --objective masked|causal   masked characters (default) or next character\n"
@@ -82,7 +103,7 @@ int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
 
-	enum { MODE_VIEW, MODE_DUMP, MODE_TRAIN } mode = MODE_VIEW;
+	enum { MODE_VIEW, MODE_DUMP, MODE_TRAIN, MODE_EXPORT } mode = MODE_VIEW;
 	const char *mode_opt = NULL;
 	bool help = false, version = false;
 	for (int i = 1; i < argc; i++) {
@@ -92,6 +113,7 @@ int main(int argc, char **argv)
 		help |= strcmp(a, "-h") == 0 || is_opt(a, "--help");
 		version |= strcmp(a, "-V") == 0 || is_opt(a, "--version");
 		int m = is_opt(a, "--train")			   ? MODE_TRAIN
+			: is_opt(a, "--export")			   ? MODE_EXPORT
 			: is_opt(a, "--dump") || is_opt(a, "--info") ? MODE_DUMP
 								   : MODE_VIEW;
 		if (m == MODE_VIEW)
@@ -102,13 +124,17 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		mode = m;
-		mode_opt = is_opt(a, "--train") ? "--train" : is_opt(a, "--dump") ? "--dump" : "--info";
+		mode_opt = is_opt(a, "--train")	   ? "--train"
+			   : is_opt(a, "--export") ? "--export"
+			   : is_opt(a, "--dump")   ? "--dump"
+						   : "--info";
 	}
 	if (version) {
 		printf("attnview %s\n", ATTNVIEW_VERSION);
 		printf("OpenBLAS: %s\n", blas_config());
 		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
 		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
+		printf("figures: %s\n", fig_formats());
 		return EXIT_OK;
 	}
 	/* Training has many options of its own: its mode prints its own help. */
@@ -121,6 +147,8 @@ int main(int argc, char **argv)
 		return cli_train(argc, argv);
 	case MODE_DUMP:
 		return cli_dump(argc, argv);
+	case MODE_EXPORT:
+		return cli_export(argc, argv);
 	case MODE_VIEW:
 	default:
 		return cli_view(argc, argv);

@@ -2,10 +2,10 @@
  * atomically writing it. Parsing never trusts a length before checking it
  * against what is left, so a damaged file gets a message, never a crash. */
 #include "attnview/modelfile.h"
+#include "attnview/atomicfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -550,85 +550,9 @@ bool may_replace_file(const char *path, av_error *err)
 
 bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, av_error *err)
 {
-	struct stat st;
 	if (!force && !may_replace_file(path, err))
 		return false;
-	char *dcopy = strdup(path);
-	size_t tlen = strlen(path) + 32;
-	char *tmp = malloc(tlen);
-	if (!dcopy || !tmp) {
-		free(dcopy);
-		free(tmp);
-		return av_fail(err, "out of memory");
-	}
-	const char *dir = dirname(dcopy);
-	/* The temporary file lives beside the target so rename() is atomic. */
-	snprintf(tmp, tlen, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	bool ok = false;
-	if (fd < 0) {
-		av_fail_errno(err, errno, "%s: cannot create a temporary file in %s", path, dir);
-		goto out;
-	}
-	const uint8_t *p = buf;
-	size_t done = 0;
-	while (done < n) {
-		ssize_t k = write(fd, p + done, n - done);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = errno;
-			av_fail_errno(err, e,
-				      "%s: writing failed after %zu of %zu bytes; the "
-				      "previous file is unchanged",
-				      path, done, n);
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		done += (size_t)k;
-	}
-	/* mkstemp made the file 0600. A replaced model keeps its mode; a new
-	 * one gets the mode the user's umask gives new files. */
-	mode_t mode;
-	if (stat(path, &st) == 0) {
-		mode = st.st_mode & 07777;
-	} else {
-		mode_t mask = umask(0);
-		umask(mask);
-		mode = 0666 & ~mask;
-	}
-	if (fsync(fd) != 0 || fchmod(fd, mode) != 0) {
-		int e = errno;
-		av_fail_errno(err, e, "%s: cannot flush to disk; the previous file is unchanged",
-			      path);
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) != 0) {
-		int e = errno;
-		av_fail_errno(err, e, "%s: closing failed; the previous file is unchanged", path);
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		av_fail_errno(err, e, "%s: cannot rename %s over it", path, tmp);
-		unlink(tmp);
-		goto out;
-	}
-	/* Make the rename itself durable. */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	ok = true;
-out:
-	free(dcopy);
-	free(tmp);
-	return ok;
+	return atomic_write_file(path, buf, n, ATOMIC_REPLACE, err);
 }
 
 bool model_save(const model *m, const char *path, av_error *err)

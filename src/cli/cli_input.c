@@ -1,0 +1,101 @@
+/* What --dump and --export share: the text to look at, from --text or
+ * --input, and the model run on it. */
+#include "attnview/modelfile.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cli_parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (end == s || *end || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static void report_cleaning(const clean_stats *st, const char *what)
+{
+	if (st->invalid)
+		fprintf(stderr,
+			"attnview: %s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the "
+			"first at byte %llu\n",
+			what, (unsigned long long)st->invalid,
+			(unsigned long long)st->first_invalid);
+	if (st->escapes || st->controls)
+		fprintf(stderr,
+			"attnview: %s: removed %llu terminal escape sequence(s) and %llu control "
+			"character(s)\n",
+			what, (unsigned long long)st->escapes, (unsigned long long)st->controls);
+}
+
+/* Read --input FILE: like a corpus, invalid UTF-8 is replaced and reported. */
+static bool read_input(const char *path, cp_buf *cps, av_error *err)
+{
+	uint8_t *buf;
+	size_t n;
+	if (!read_file(path, &buf, &n, err))
+		return false;
+	clean_stats st;
+	bool ok = clean_text((const char *)buf, n, cps, &st, err);
+	free(buf);
+	if (!ok)
+		return false;
+	report_cleaning(&st, path);
+	/* A text file's final line break is not part of the text. */
+	while (cps->n && cps->v[cps->n - 1] == '\n')
+		cps->n--;
+	return true;
+}
+
+static bool not_empty(const cp_buf *cps, av_error *err)
+{
+	if (cps->n == 0)
+		return av_fail(err,
+			       "the text is empty after cleaning; give some characters to look "
+			       "at");
+	return true;
+}
+
+bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err)
+{
+	clean_stats st;
+	if (!tokenize_text(s, strlen(s), what, cps, &st, err))
+		return false;
+	report_cleaning(&st, what);
+	return not_empty(cps, err);
+}
+
+bool cli_read_text(const char *text, const char *input, cp_buf *cps, av_error *err)
+{
+	if (text)
+		return cli_read_arg(text, "--text", cps, err);
+	return read_input(input, cps, err) && not_empty(cps, err);
+}
+
+bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int *dropped,
+		av_error *err)
+{
+	int n = (int)(cps->n < m->cfg.context ? cps->n : m->cfg.context);
+	int cut = (int)(cps->n - (size_t)n);
+	if (dropped)
+		*dropped = cut;
+	if (cut)
+		fprintf(stderr,
+			"attnview: the text has %zu tokens; the model's context is %u, so the last "
+			"%d are left out\n",
+			cps->n, m->cfg.context, cut);
+	token *toks = malloc((size_t)n * sizeof *toks);
+	if (!toks)
+		return av_fail(err, "out of memory");
+	vocab_tokenize(&m->vocab, cps->v, (size_t)n, toks);
+	activations ws = {0};
+	bool ok = activations_init(&ws, &m->cfg, 1, n, n, err) &&
+		  model_attend(m, &ws, toks, n, topk, r, err);
+	activations_finish(&ws);
+	free(toks);
+	return ok;
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# attnview --export as a user meets it (test_figure checks the pictures):
+# every view it can draw gives a well-formed figure; bad requests and bad
+# places get a message naming the file, exit 2 (usage) or 1, and leave no
+# file, no temporary file, and an existing file as it was. In a build
+# without cairo, .png and .pdf say what to install and .svg still works.
+set -u
+bin=${ATTNVIEW_BIN:?set by meson}
+data=${ATTNVIEW_TEST_DATA:?set by meson}
+causal="$data/golden/fwd_causal.attn"
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+fails=0 checks=0
+poem='床前明月光，疑是地上霜。'
+
+fail() {
+	fails=$((fails + 1))
+	printf 'FAIL: %s\n' "$*" >&2
+}
+
+# expect STATUS PATTERN -- command...: exit status and combined output.
+expect() {
+	local want=$1 pattern=$2
+	shift 3
+	checks=$((checks + 1))
+	local out status
+	out=$(timeout 60 "$@" 2>&1)
+	status=$?
+	if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+		fail "$*: status $status (want $want), output:"
+		head -c 800 <<<"$out" >&2
+		echo >&2
+	fi
+}
+
+# absent FILE...: nothing written, no temporary file beside it.
+absent() {
+	local f
+	for f in "$@"; do
+		checks=$((checks + 1))
+		[ -e "$f" ] && fail "$f was written"
+		ls "$f".tmp.* >/dev/null 2>&1 && fail "a temporary file of $f was left"
+	done
+}
+
+xml_ok() {
+	checks=$((checks + 1))
+	if command -v xmllint >/dev/null; then
+		xmllint --noout "$1" 2>&1 || fail "$1 is not well-formed XML"
+	else
+		fail "xmllint is missing (apt-get install libxml2-utils)"
+	fi
+}
+
+if "$bin" --version | grep -q '^figures: SVG, PNG, PDF'; then
+	formats=(svg png pdf)
+else
+	formats=(svg)
+	# -- a build without cairo and pango: what to install, no file.
+	for e in png pdf; do
+		expect 1 "fig\.$e: attnview was built without cairo and pango: PNG and PDF need libcairo2-dev and libpango1\.0-dev at build time; \.svg works" -- \
+			"$bin" --export "$tmp/fig.$e" --text "$poem"
+		absent "$tmp/fig.$e"
+	done
+fi
+
+# -- every view, in every format this build writes.
+views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--show rollout --layer 0"
+	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"
+	"--scale log --colormap cividis --values" "--scale head --title 静夜思")
+for e in "${formats[@]}"; do
+	i=0
+	for v in "${views[@]}"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		expect 0 '^$' -- "$bin" --export "$tmp/v$i.$e" --text "$poem" $v
+		checks=$((checks + 1))
+		[ -s "$tmp/v$i.$e" ] || fail "--export $v wrote no $e"
+		[ "$e" = svg ] && xml_ok "$tmp/v$i.svg"
+	done
+	expect 0 '^$' -- "$bin" --export "$tmp/causal.$e" --model "$causal" --text 'abc ab' --values
+	printf '我|爱|北京|天安门。\n' >"$tmp/words.txt"
+	expect 0 '^$' -- "$bin" --export "$tmp/words.$e" --input "$tmp/words.txt" --words
+done
+# The word marks split Chinese words and are not text the model reads.
+checks=$((checks + 1))
+grep -q '>天安门</text>' "$tmp/words.svg" && ! grep -q '>|</text>' "$tmp/words.svg" ||
+	fail "words.svg: the marked words are not the labels"
+checks=$((checks + 1))
+grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
+checks=$((checks + 1))
+grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
+# A title with controls and invalid UTF-8 still gives well-formed XML.
+expect 0 '^$' -- "$bin" --export "$tmp/odd.svg" --text ab --title $'a\x01b\xffc\nd'
+xml_ok "$tmp/odd.svg"
+
+# -- usage errors: exit 2 and nothing written.
+expect 2 'fig\.jpg: the file name must end in \.svg, \.png or \.pdf' -- \
+	"$bin" --export "$tmp/fig.jpg" --text "$poem"
+expect 2 'fig: the file name must end in' -- "$bin" --export "$tmp/fig" --text "$poem"
+absent "$tmp/fig.jpg" "$tmp/fig"
+expect 2 'exactly one of --text TEXT or --input FILE' -- "$bin" --export "$tmp/u.svg"
+expect 2 '--head goes with --show head' -- "$bin" --export "$tmp/u.svg" --text a --show mean --head 1
+expect 2 'leave out --layer' -- "$bin" --export "$tmp/u.svg" --text a --overview --layer 1
+expect 2 '--values needs one heatmap' -- "$bin" --export "$tmp/u.svg" --text a --overview --values
+expect 2 "--show takes head, mean, max, rollout, all or overview, not 'heads'" -- \
+	"$bin" --export "$tmp/u.svg" --text a --show heads
+expect 2 "--scale takes fixed, head, row or log" -- "$bin" --export "$tmp/u.svg" --text a --scale x
+expect 2 "--colormap takes viridis or cividis" -- "$bin" --export "$tmp/u.svg" --text a --colormap x
+expect 2 'layers 0\.\.1 and heads 0\.\.3' -- "$bin" --export "$tmp/u.svg" --text a --layer 2
+expect 2 'cannot be combined' -- "$bin" --export "$tmp/u.svg" --dump --text a
+expect 2 "unknown or incomplete option '--bogus' for --export" -- \
+	"$bin" --export "$tmp/u.svg" --text a --bogus
+absent "$tmp/u.svg"
+
+# -- bad text: exit 1, nothing written.
+expect 1 'invalid UTF-8 at byte 1 of --text' -- "$bin" --export "$tmp/t.svg" --text $'a\xc3'
+expect 1 'invalid UTF-8 at byte 1 of --compare' -- \
+	"$bin" --export "$tmp/t.svg" --text a --compare $'b\xc3'
+expect 1 'nothing but word marks' -- "$bin" --export "$tmp/t.svg" --text '||' --words
+absent "$tmp/t.svg"
+
+# -- an existing file is never overwritten without asking.
+echo mine >"$tmp/keep.svg"
+expect 1 'keep\.svg: exists; it was left untouched \(add --force to replace it\)' -- \
+	"$bin" --export "$tmp/keep.svg" --text "$poem"
+checks=$((checks + 1))
+[ "$(cat "$tmp/keep.svg")" = mine ] || fail "keep.svg was changed"
+expect 0 '^$' -- "$bin" --export "$tmp/keep.svg" --text "$poem" --force
+xml_ok "$tmp/keep.svg"
+mkdir "$tmp/dir.svg"
+expect 1 'dir\.svg: is a directory' -- "$bin" --export "$tmp/dir.svg" --text "$poem" --force
+
+# -- places that cannot be written: the file, the folder and the reason.
+expect 1 'nope/fig\.svg: cannot create a temporary file in .*nope: No such file or directory' -- \
+	"$bin" --export "$tmp/nope/fig.svg" --text "$poem"
+mkdir "$tmp/ro"
+if [ "$(id -u)" -eq 0 ]; then
+	# root writes anywhere: the unwritable folder is tried as nobody.
+	if command -v setpriv >/dev/null; then
+		chmod 755 "$tmp" "$tmp/ro"
+		as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+	else
+		as_user=()
+		echo "note: root without setpriv; the unwritable folder is skipped"
+	fi
+else
+	chmod 555 "$tmp/ro"
+	as_user=(env)
+fi
+if ((${#as_user[@]})); then
+	for e in "${formats[@]}"; do
+		expect 1 "ro/fig\.$e: cannot create a temporary file in .*ro: Permission denied" -- \
+			"${as_user[@]}" "$bin" --export "$tmp/ro/fig.$e" --text "$poem"
+		absent "$tmp/ro/fig.$e"
+	done
+fi
+
+# -- a disk that fills up while the figure is written (RLIMIT_FSIZE stands
+# in for it: write fails with EFBIG, as with ENOSPC): no file, and with
+# --force an existing figure as it was.
+for e in "${formats[@]}"; do
+	expect 1 "full\.$e: writing failed after [0-9]+ (of [0-9]+ )?bytes; the file was not created: File too large" -- \
+		bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$bin" --export "$tmp/full.$e" \
+		--text "$poem" --values
+	absent "$tmp/full.$e"
+	echo old >"$tmp/old.$e"
+	expect 1 "old\.$e: writing failed after .*; the previous file is unchanged: File too large" -- \
+		bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' _ "$bin" --export "$tmp/old.$e" \
+		--text "$poem" --values --force
+	checks=$((checks + 1))
+	[ "$(cat "$tmp/old.$e")" = old ] || fail "old.$e was changed by a failed write"
+	ls "$tmp"/old."$e".tmp.* >/dev/null 2>&1 && fail "a temporary file of old.$e was left"
+done
+
+echo "figure_cli: $checks checks, $fails failed (formats: ${formats[*]})"
+[ "$fails" -eq 0 ]
