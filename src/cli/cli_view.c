@@ -1,6 +1,7 @@
 /* attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]
  * [--colormap R] [--cells C] [--no-panel]: the interactive view. */
 #include "attnview/blas.h"
+#include "attnview/figure.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 #include "view.h"
@@ -14,7 +15,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_LAYER = 256, OPT_HEAD, OPT_SCALE, OPT_COLORMAP, OPT_CELLS, OPT_NO_PANEL, OPT_SHOW };
+enum {
+	OPT_LAYER = 256,
+	OPT_HEAD,
+	OPT_SCALE,
+	OPT_COLORMAP,
+	OPT_CELLS,
+	OPT_NO_PANEL,
+	OPT_SHOW,
+	OPT_FIGURE_DIR,
+	OPT_FIGURE_FORMAT
+};
 
 /* A layer or head number: a non-negative integer. */
 static bool parse_index(const char *s, int *out)
@@ -31,6 +42,38 @@ static bool parse_index(const char *s, int *out)
 static int bad_value(const char *opt, const char *val, const char *choices)
 {
 	return cli_usage_error("attnview --help", "%s '%s' is not one of: %s", opt, val, choices);
+}
+
+/* --figure-dir and --figure-format: where the figure key writes, and how. */
+static bool figure_option(int c, view_options *vo, int *status)
+{
+	struct stat st;
+	if (c == OPT_FIGURE_DIR) {
+		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			*status = cli_usage_error("attnview --help", "--figure-dir %s: %s", optarg,
+						  errno == ENOENT ? "no such folder" : "not a folder");
+			return false;
+		}
+		vo->figure_dir = optarg;
+		return true;
+	}
+	char name[16];
+	fig_format fmt;
+	av_error err;
+	snprintf(name, sizeof name, "x.%.8s", optarg);
+	if (strlen(optarg) > 8 || !fig_format_of(name, &fmt, &err)) {
+		*status = bad_value("--figure-format", optarg, "svg, png, pdf");
+		return false;
+	}
+	if (!fig_format_available(fmt)) {
+		*status = cli_usage_error("attnview --help",
+					  "--figure-format %s: attnview was built without cairo and "
+					  "pango, which PNG and PDF need; svg works",
+					  optarg);
+		return false;
+	}
+	vo->figure_format = (int)fmt;
+	return true;
 }
 
 /* One option of the view; false ends parsing with *status. */
@@ -86,6 +129,9 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 			return false;
 		}
 		return true;
+	case OPT_FIGURE_DIR:
+	case OPT_FIGURE_FORMAT:
+		return figure_option(c, vo, status);
 	case ':':
 		*status = cli_usage_error("attnview --help", "%s needs a value", argv[optind - 1]);
 		return false;
@@ -140,6 +186,8 @@ int cli_view(int argc, char **argv)
 	    {"cells", required_argument, NULL, OPT_CELLS},
 	    {"no-panel", no_argument, NULL, OPT_NO_PANEL},
 	    {"show", required_argument, NULL, OPT_SHOW},
+	    {"figure-dir", required_argument, NULL, OPT_FIGURE_DIR},
+	    {"figure-format", required_argument, NULL, OPT_FIGURE_FORMAT},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *model_path = NULL;

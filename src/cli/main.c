@@ -17,6 +17,7 @@
 static const char help_text[] =
 	"Usage: attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]\n"
 	"                [--colormap R] [--cells C] [--no-panel] [--show WHAT]\n"
+	"                [--figure-dir DIR] [--figure-format svg|png|pdf]\n"
 	"       attnview --dump [--format json|tsv] (--text TEXT | --input FILE) [--model FILE]\n"
 	"                [--layer N] [--head N] [--top K] [--query I --key J] [--contributions]\n"
 	"                [--aggregates] [--rollout] [--words] [--compare TEXT2]\n"
@@ -43,6 +44,8 @@ static const char help_text[] =
 	"  --no-panel        start with the details panel hidden\n"
 	"  --show WHAT       head (default), or a summary of the layer's heads: mean, max,\n"
 	"                    rollout (through the layer), all (every head's mean)\n"
+	"  --figure-dir DIR, --figure-format F  where Ctrl-S writes figures of the view,\n"
+	"                    and as what: png (default), svg or pdf\n"
 	"                    (keys: press F1 in the view, or see attnview(1); a printable\n"
 	"                    key always types, Ctrl-Q quits)\n"
 	"\n"

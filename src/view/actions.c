@@ -74,6 +74,9 @@ static bool do_focus(view *v, view_action act)
 	case ACT_VALUES:
 		v->values = !v->values;
 		return true;
+	case ACT_FIGURE:
+		figure_prompt_open(v);
+		return true;
 	default:
 		return false;
 	}
@@ -407,6 +410,9 @@ void handle_key(view *v, int ch, bool is_code)
 		return;	       /* the next draw lays out for the new size */
 	v->color_note = false; /* said once, until the first key */
 	if (handle_paste(v, ch, is_code))
+		return;
+	v->fig.done[0] = '\0'; /* "wrote FILE" stays until the next key */
+	if (figure_prompt_key(v, ch, is_code))
 		return;
 	if (is_code && ch == KEY_MOUSE) {
 		handle_mouse(v);

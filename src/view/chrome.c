@@ -108,6 +108,11 @@ void draw_status(view *v)
 {
 	int y = LINES - 1, cols = COLS;
 	style s = st(A_REVERSE, 0);
+	v->fig.cursor_x = -1;
+	if (v->fig.active || v->fig.writing) {
+		draw_figure_prompt(v, y, &v->fig.cursor_x);
+		return;
+	}
 	fill(y, 0, cols, s);
 	if (v->confirm_quit) {
 		put_str(y, 0, cols, st(A_REVERSE | A_BOLD, 0),
@@ -126,7 +131,7 @@ void draw_status(view *v)
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
 	put_fmt(y, 0, cols, s, " %s | %s | layer %d %s | %d tokens%s | %s", mode, name, v->layer,
-		sel, v->ntok, ms, status_hint(v));
+		sel, v->ntok, ms, v->fig.done[0] ? v->fig.done : status_hint(v));
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)

@@ -15,6 +15,15 @@ static const char *section_name(unsigned ctx)
 			       : "Overview (typing edits the text)";
 }
 
+/* Columns a UTF-8 string takes. */
+static int text_width(const char *s)
+{
+	int w = 0;
+	while (*s)
+		w += cp_display_width((uint32_t)utf8_next(&s), NULL);
+	return w;
+}
+
 bool help_build(view *v)
 {
 	v->help = calloc(VIEW_NKEYS * 2 + 32, sizeof *v->help);
@@ -59,6 +68,13 @@ bool help_build(view *v)
 	for (int i = 0; i < n; i++)
 		if (!v->help[i].heading && (int)strlen(v->help[i].names) > v->help_keys_w)
 			v->help_keys_w = (int)strlen(v->help[i].names);
+	v->help_line_w = 0;
+	for (int i = 0; i < n; i++) {
+		int w = v->help[i].heading ? text_width(v->help[i].text)
+					   : 2 + v->help_keys_w + 2 + text_width(v->help[i].text);
+		if (w > v->help_line_w)
+			v->help_line_w = w;
+	}
 	return true;
 }
 
@@ -74,8 +90,9 @@ static void help_draw(view *v)
 	    put_str(0, 0, cols, st(A_BOLD, 0), "attnview keys: a printable key always types. ");
 	put_str(0, tx, cols - tx, st(A_DIM, 0),
 		"Up/Down/PageUp/PageDown scroll; any other key closes.");
-	/* Two columns when the list is longer than the screen and wide enough. */
-	int ncol = v->nhelp > rows && cols >= 100 ? 2 : 1;
+	/* Two columns when the list is longer than the screen and both fit
+	 * whole; else one, scrolled. */
+	int ncol = v->nhelp > rows && cols >= 2 * (v->help_line_w + 1) ? 2 : 1;
 	int colw = cols / ncol;
 	int total = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
 	if (v->help_scroll > total - rows)

@@ -30,6 +30,7 @@
 #define VIEW_RAMP_LEVELS   16	     /* steps of the colour ramp on 256 colours */
 #define VIEW_ESCDELAY_MS   25	     /* wait for the rest of an escape sequence */
 #define VIEW_MAX_LINE	   4096	     /* codepoints the input line holds */
+#define VIEW_MAX_PATH	   1024	     /* codepoints of a figure's file name */
 #define VIEW_OV_MIN_BOX_W  4	     /* overview: smallest heatmap, columns */
 #define VIEW_OV_MIN_BOX_H  3	     /* ... and lines, with its title */
 #define VIEW_HELP_KEYS_W   22	     /* help: a key group's names wrap past this */
@@ -63,6 +64,7 @@ typedef enum view_action {
 	ACT_CONTRIB,	 /* the map shows value contributions instead of weights */
 	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
+	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_UP,
 	ACT_DOWN,
 	ACT_LEFT,
@@ -121,7 +123,7 @@ static const key_binding view_keys[] = {
 	{ALT('v'), false, KC_ALL, ACT_VALUES, "Alt-V", NULL},
 	{KEY_F(3), true, KC_ALL, ACT_OVERVIEW, "F3", "overview of all heads (open/close)"},
 	{ALT('o'), false, KC_ALL, ACT_OVERVIEW, "Alt-O", NULL},
-	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", "colour scale: fixed, head, row, log"},
+	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", "colour scale: fixed/head/row/log"},
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", "hide or show the details panel"},
 	{ALT('p'), false, KC_ALL, ACT_PANEL, "Alt-P", NULL},
@@ -129,17 +131,19 @@ static const key_binding view_keys[] = {
 	{ALT('c'), false, KC_ALL, ACT_CELLS, "Alt-C", NULL},
 	{KEY_F(7), true, KC_ALL, ACT_RAMP, "F7", "colours: viridis, cividis"},
 	{ALT('m'), false, KC_ALL, ACT_RAMP, "Alt-M", NULL},
-	{KEY_F(8), true, KC_ALL, ACT_WORDS, "F8", "word view (| in the text marks words)"},
+	{KEY_F(8), true, KC_ALL, ACT_WORDS, "F8", "word view (| marks words)"},
 	{ALT('w'), false, KC_ALL, ACT_WORDS, "Alt-W", NULL},
 	{KEY_F(9), true, KC_ALL, ACT_PIN, "F9", "compare: pin this map / unpin"},
 	{ALT('='), false, KC_ALL, ACT_PIN, "Alt-=", NULL},
-	{KEY_F(11), true, KC_ALL, ACT_CONTRIB, "F11", "value contributions |A v W_O| per row"},
+	{KEY_F(11), true, KC_ALL, ACT_CONTRIB, "F11", "value contributions |A v W_O|"},
 	{ALT('n'), false, KC_ALL, ACT_CONTRIB, "Alt-N", NULL},
 	{KEY_F(12), true, KC_ALL, ACT_BREAKDOWN, "F12", "panel: q·k breakdown of the cell"},
 	{ALT('b'), false, KC_ALL, ACT_BREAKDOWN, "Alt-B", NULL},
-	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", "switch this head off / on (ablation)"},
+	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", "ablation: this head off / on"},
+	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", "write a figure (svg, png, pdf)"},
+	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},
 	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab",
-	 "next head; after the last: mean, max, rollout, all"},
+	 "next head, then mean/max/rollout/all"},
 	{KEY_BTAB, true, KC_INPUT | KC_MAP, ACT_PREV_HEAD, "Shift-Tab", "previous head"},
 	{CTRL('n'), false, KC_INPUT | KC_MAP, ACT_NEXT_LAYER, "Ctrl-N", "next layer"},
 	{CTRL('p'), false, KC_INPUT | KC_MAP, ACT_PREV_LAYER, "Ctrl-P", "previous layer"},

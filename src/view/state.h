@@ -165,6 +165,18 @@ typedef struct view {
 	help_line *help;
 	int nhelp;
 	int help_keys_w; /* widest line of key names: the description column */
+	int help_line_w; /* widest help line, names and description */
+
+	/* the figure key's prompt (figure_key.c) */
+	struct {
+		bool active, asking, writing;
+		lineedit le;	/* the file name */
+		char dir[1024]; /* folder of new names ("": the current one) */
+		int format;	/* fig_format of new names */
+		char msg[sizeof(av_error) + 64]; /* on the prompt: an error, an answer */
+		char done[VIEW_MAX_PATH * 4 + 16]; /* "wrote PATH", on the status line until a key */
+		int cursor_x;	 /* the prompt's cursor column, -1: none */
+	} fig;
 
 	/* paste in progress */
 	bool pasting;
@@ -223,6 +235,13 @@ int put_head_title(view *v, int y, int x, int maxw, int layer, int head);
 void handle_key(view *v, int ch, bool is_code);
 void do_action(view *v, view_action act, int key);
 void move_row(view *v, int d);
+
+/* The figure key (figure_key.c): open the prompt; its keys (true: taken);
+ * the status line while it is open (*cursor_x: where the cursor goes, -1
+ * none). */
+void figure_prompt_open(view *v);
+bool figure_prompt_key(view *v, int ch, bool is_code);
+void draw_figure_prompt(view *v, int y, int *cursor_x);
 
 /* The model file, watched and reloaded (reload.c). */
 void watch_init(view *v, const char *path);

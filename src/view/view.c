@@ -16,6 +16,8 @@
  * mouse), text.c (the text and its results), term.c (the terminal). */
 #include "screen.h"
 
+#include "attnview/figure.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -55,7 +57,10 @@ static void draw(view *v)
 		s->draw(v);
 		draw_status(v);
 	}
-	if (!v->too_small && v->focus == F_INPUT) {
+	if (!v->too_small && v->fig.active && v->fig.cursor_x >= 0) {
+		move(LINES - 1, v->fig.cursor_x);
+		curs_set(1);
+	} else if (!v->too_small && v->focus == F_INPUT) {
 		move(Y_INPUT, v->field_x + lineedit_fit(&v->le, v->field_w));
 		curs_set(1);
 	} else {
@@ -127,6 +132,11 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	}
 	if (opt && opt->model_path)
 		watch_init(v, opt->model_path);
+	if (opt && opt->figure_dir)
+		snprintf(v->fig.dir, sizeof v->fig.dir, "%s", opt->figure_dir);
+	v->fig.format = opt && opt->figure_format >= 0	    ? opt->figure_format
+			: fig_format_available(FIG_PNG) ? FIG_PNG
+							: FIG_SVG;
 	v->w = worker_create_for_model(m, opt ? opt->delay_ms : 0, err);
 	return v->w != NULL;
 }
@@ -138,6 +148,7 @@ static void view_finish(view *v)
 	if (v->have)
 		attn_result_free(&v->r);
 	lineedit_finish(&v->le);
+	lineedit_finish(&v->fig.le);
 	cp_buf_free(&v->cps);
 	cp_buf_free(&v->paste);
 	free(v->toks);

@@ -19,10 +19,12 @@ typedef struct view_options {
 	bool no_panel;	       /* start with the details panel hidden */
 	int show;	       /* 0 a head, 1 mean, 2 max, 3 rollout, 4 all heads; -1: a head */
 	const char *model_path; /* the model's file, watched and reloaded when replaced */
+	const char *figure_dir; /* where the figure key puts new files; NULL: here */
+	int figure_format;	/* fig_format of new figures, or -1: PNG if built, else SVG */
 } view_options;
 
 /* Options with nothing chosen. */
-#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL}
+#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1}
 
 /* --show's names: "head", "mean", "max", "rollout", "all"; -1 if unknown. */
 int view_show_parse(const char *name);

@@ -1,0 +1,367 @@
+/* The figure key (Ctrl-S): what the screen shows, written as an SVG, PNG or
+ * PDF file. The status line becomes a prompt holding a file name that does
+ * not exist yet (in the folder and format of --figure-dir/--figure-format,
+ * or of the last figure written); Enter writes it, Esc gives up. A name
+ * edited into one that exists is replaced only after a "y". The figure is
+ * the one `attnview --export` makes for the same text and options, from the
+ * same result (figure_from_result); a comparison with a pinned map and the
+ * value contributions, which only the view has, come from the map's matrix.
+ * Writing happens here, on the interface thread: it takes 0.1-0.4 s (the
+ * first PNG or PDF also starts fontconfig), and the status line says so
+ * before it starts. */
+#include "screen.h"
+
+#include "attnview/figure.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The file name's stem for what is on screen: attnview-L0H1, -L1-mean,
+ * -overview, ... with -words, -compare, -contributions as they apply. */
+static void figure_stem(const view *v, char *out, size_t size)
+{
+	int len;
+	if (v->focus == F_OVERVIEW) {
+		len = snprintf(out, size, "attnview-overview");
+	} else {
+		switch (view_sel(v)) {
+		case SEL_HEAD:
+			len = snprintf(out, size, "attnview-L%dH%d", v->layer, v->head);
+			break;
+		case SEL_ALL:
+			len = snprintf(out, size, "attnview-all-heads");
+			break;
+		default:
+			len = snprintf(out, size, "attnview-L%d-%s", v->layer,
+				       view_sel(v) == SEL_MEAN  ? "mean"
+				       : view_sel(v) == SEL_MAX ? "max"
+								: "rollout");
+			break;
+		}
+		const char *extra[] = {v->words ? "-words" : "", v->contrib ? "-contributions" : "",
+				       v->pin.on ? "-compare" : ""};
+		for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+			if (len >= 0 && (size_t)len < size)
+				len += snprintf(out + len, size - (size_t)len, "%s", extra[i]);
+	}
+}
+
+/* The text the model read (word marks taken out), as UTF-8. */
+static char *text_utf8(const view *v)
+{
+	char *s = malloc(v->cps.n * 4 + 1), *p = s;
+	for (size_t i = 0; s && i < v->cps.n; i++)
+		p += cp_to_utf8(v->cps.v[i], p);
+	if (s)
+		*p = '\0';
+	return s;
+}
+
+static const char *model_name(const view *v)
+{
+	return v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
+}
+
+/* The map's matrix as it is drawn (a difference from the pinned map, or
+ * value contributions), with titles saying so. */
+static figure *figure_of_map(view *v, const char *text, av_error *err)
+{
+	heat_src s;
+	if (!view_matrix(v, &s)) {
+		av_fail(err, "nothing on the map to write");
+		return NULL;
+	}
+	fig_label *fl = malloc((size_t)s.m.n * sizeof *fl);
+	figure *f = fl ? figure_create(1, 1, err) : NULL;
+	if (!fl)
+		av_fail(err, "out of memory");
+	bool ok = f != NULL;
+	for (int i = 0; ok && i < s.m.n; i++)
+		fl[i] = (fig_label){s.labels[i].text, s.labels[i].cp, s.labels[i].unknown};
+	ok = ok && figure_set_tile(f, 0, &s.m, fl, s.diverging ? SCALE_DIFF : v->scale,
+				   s.diverging ? RAMP_DIVERGING : v->col.ramp, NULL, err);
+	char sel[48], title[256], sub[512];
+	if (view_sel(v) == SEL_HEAD)
+		snprintf(sel, sizeof sel, "head %d", v->head);
+	else
+		sel_describe(v, sel, sizeof sel);
+	int len = snprintf(title, sizeof title, "Layer %d, %s%s%s", v->layer, sel,
+			   v->words ? ", words" : "", v->contrib ? ", value contributions" : "");
+	if (v->pin.on && len >= 0 && (size_t)len < sizeof title)
+		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", v->pin.what);
+	if (s.diverging)
+		snprintf(sub, sizeof sub, "%s, difference by position: \"%s\"", model_name(v), text);
+	else
+		snprintf(sub, sizeof sub, "%s, %s scale (%s), %s: \"%s\"", model_name(v),
+			 scale_name(v->scale), scale_unit(v->scale),
+			 colormap_ramp_name(v->col.ramp), text);
+	ok = ok && figure_set_titles(f, title, sub, err);
+	if (ok)
+		f->values = v->values;
+	free(fl);
+	if (!ok) {
+		figure_destroy(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* With heads switched off the result is the ablated model's: the title
+ * says which. */
+static bool title_ablation(const view *v, figure *f, av_error *err)
+{
+	if (!v->nablated)
+		return true;
+	char title[512];
+	int len = snprintf(title, sizeof title, "%s, heads off:", f->title ? f->title : "");
+	for (int l = 0; l < nlayers(v); l++)
+		for (int h = 0; h < nheads(v); h++)
+			if (v->topts.ablate[l * nheads(v) + h] && len >= 0 && (size_t)len < sizeof title)
+				len += snprintf(title + len, sizeof title - (size_t)len, " L%d H%d", l,
+						h);
+	char *sub = f->subtitle ? strdup(f->subtitle) : NULL;
+	bool ok = figure_set_titles(f, title, sub, err);
+	free(sub);
+	return ok;
+}
+
+static figure *figure_of_view(view *v, av_error *err)
+{
+	char *text = text_utf8(v);
+	if (!text) {
+		av_fail(err, "out of memory");
+		return NULL;
+	}
+	figure *f;
+	if (v->focus != F_OVERVIEW && (v->pin.on || v->contrib)) {
+		f = figure_of_map(v, text, err);
+	} else {
+		static const fig_show shows[SEL_NKINDS] = {FIG_HEAD, FIG_MEAN, FIG_MAX, FIG_ROLLOUT,
+							   FIG_ALL};
+		fig_request q = {
+		    .show = v->focus == F_OVERVIEW ? FIG_OVERVIEW : shows[view_sel(v)],
+		    .layer = v->layer,
+		    .head = view_sel(v) == SEL_HEAD ? v->head : 0,
+		    .words = v->words && v->focus != F_OVERVIEW,
+		    .marks = v->has_marks && v->r.n == v->ntok ? v->wmarks : NULL,
+		    .scale = v->scale,
+		    .ramp = v->col.ramp,
+		    .values = v->values,
+		    .model_name = model_name(v),
+		    .text = text,
+		};
+		f = figure_from_result(&v->r, &q, err);
+	}
+	free(text);
+	if (f && !title_ablation(v, f, err)) {
+		figure_destroy(f);
+		f = NULL;
+	}
+	return f;
+}
+
+/* ---- the prompt ------------------------------------------------------------ */
+
+void figure_prompt_open(view *v)
+{
+	if (!v->have) {
+		set_notice(v, "nothing to write yet: type some text first");
+		return;
+	}
+	if (!v->fig.le.cps && !lineedit_init(&v->fig.le, VIEW_MAX_PATH)) {
+		set_notice(v, "out of memory for the file name");
+		return;
+	}
+	char stem[96], path[VIEW_MAX_PATH * 4];
+	figure_stem(v, stem, sizeof stem);
+	if (!fig_free_path(path, sizeof path, v->fig.dir, stem, (fig_format)v->fig.format)) {
+		set_notice(v, "no free file name for %s in %s", stem,
+			   v->fig.dir[0] ? v->fig.dir : "this folder");
+		return;
+	}
+	/* The name as codepoints, unchanged (no normalisation: it is a path). */
+	uint32_t cps[VIEW_MAX_PATH];
+	size_t n = 0;
+	for (const char *p = path; *p && n < VIEW_MAX_PATH;)
+		cps[n++] = (uint32_t)utf8_next(&p);
+	lineedit_set(&v->fig.le, cps, n, NULL);
+	v->fig.active = true;
+	v->fig.asking = false;
+	v->fig.msg[0] = '\0';
+}
+
+/* The folder and format of a name written, for the next one. */
+static void remember(view *v, const char *path, fig_format fmt)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	if (slash == path)
+		n = 1; /* "/x.png": the root */
+	if (n >= sizeof v->fig.dir)
+		n = 0;
+	memcpy(v->fig.dir, path, n);
+	v->fig.dir[n] = '\0';
+	v->fig.format = fmt;
+}
+
+/* On the prompt, and whole on the info line. */
+static void prompt_error(view *v, const char *msg)
+{
+	snprintf(v->fig.msg, sizeof v->fig.msg, "%s", msg);
+	set_notice(v, "%s", msg);
+}
+
+static void write_figure(view *v, const char *path, bool replace)
+{
+	av_error err;
+	fig_format fmt;
+	if (!fig_format_of(path, &fmt, &err)) {
+		prompt_error(v, err.msg);
+		return; /* the prompt stays: fix the name */
+	}
+	struct stat st;
+	if (!replace && stat(path, &st) == 0) {
+		v->fig.asking = true;
+		return;
+	}
+	/* Say what is happening before the 0.1-0.4 s it takes. */
+	snprintf(v->fig.msg, sizeof v->fig.msg, "writing %s ...", path);
+	v->fig.writing = true;
+	draw_status(v);
+	wnoutrefresh(stdscr);
+	doupdate();
+	v->fig.writing = false;
+	double t0 = now_ms();
+	figure *f = figure_of_view(v, &err);
+	bool ok = f && figure_write(f, path, replace, &err);
+	figure_destroy(f);
+	if (!ok) {
+		prompt_error(v, err.msg);
+		return;
+	}
+	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
+	set_notice(v, "wrote %s (%s, %lld KB, %.0f ms)", path, fig_format_ext(fmt), kb,
+		   now_ms() - t0);
+	snprintf(v->fig.done, sizeof v->fig.done, "wrote %s", path);
+	remember(v, path, fmt);
+	v->fig.active = false;
+}
+
+/* Keys while the prompt is open; every key is the prompt's. */
+bool figure_prompt_key(view *v, int ch, bool is_code)
+{
+	if (!v->fig.active)
+		return false;
+	lineedit *le = &v->fig.le;
+	if (v->fig.asking) {
+		v->fig.asking = false;
+		char *path = lineedit_utf8(le, NULL);
+		if (path && !is_code && (ch == 'y' || ch == 'Y'))
+			write_figure(v, path, true);
+		else
+			snprintf(v->fig.msg, sizeof v->fig.msg, "not replaced: edit the name");
+		free(path);
+		return true;
+	}
+	v->fig.msg[0] = '\0';
+	if (!is_code && (ch == 27 || ch == CTRL('q') || ch == CTRL('g'))) {
+		v->fig.active = false;
+		set_notice(v, "no figure written");
+		return true;
+	}
+	if ((!is_code && (ch == '\r' || ch == '\n')) || (is_code && ch == KEY_ENTER)) {
+		char *path = lineedit_utf8(le, NULL);
+		if (!path)
+			snprintf(v->fig.msg, sizeof v->fig.msg, "out of memory");
+		else if (!path[0])
+			snprintf(v->fig.msg, sizeof v->fig.msg, "give a file name");
+		else
+			write_figure(v, path, false);
+		free(path);
+		return true;
+	}
+	if (is_code) {
+		switch (ch) {
+		case KEY_LEFT: lineedit_left(le); break;
+		case KEY_RIGHT: lineedit_right(le); break;
+		case KEY_HOME: lineedit_home(le); break;
+		case KEY_END: lineedit_end(le); break;
+		case KEY_BACKSPACE: lineedit_backspace(le); break;
+		case KEY_DC: lineedit_delete(le); break;
+		default: break;
+		}
+		return true;
+	}
+	switch (ch) {
+	case 127:
+	case CTRL('h'): lineedit_backspace(le); break;
+	case CTRL('a'): lineedit_home(le); break;
+	case CTRL('e'): lineedit_end(le); break;
+	case CTRL('b'): lineedit_left(le); break;
+	case CTRL('f'): lineedit_right(le); break;
+	case CTRL('d'): lineedit_delete(le); break;
+	case CTRL('u'): lineedit_clear(le); break;
+	case CTRL('k'): lineedit_kill_end(le); break;
+	case CTRL('w'): lineedit_delete_word(le); break;
+	default:
+		if (ch >= 0x20 && !(ch & ALT_BIT)) {
+			uint32_t cp = (uint32_t)ch;
+			lineedit_insert(le, &cp, 1, NULL);
+		}
+		break;
+	}
+	return true;
+}
+
+/* The status line while the prompt is open; sets *cursor_x to the column
+ * of the cursor in the name (-1: no cursor, a question is asked). */
+void draw_figure_prompt(view *v, int y, int *cursor_x)
+{
+	style s = st(A_REVERSE, 0), b = st(A_REVERSE | A_BOLD, 0);
+	fill(y, 0, COLS, s);
+	*cursor_x = -1;
+	if (v->fig.writing) {
+		put_str(y, 0, COLS, b, v->fig.msg);
+		return;
+	}
+	if (v->fig.asking) {
+		char *path = lineedit_utf8(&v->fig.le, NULL);
+		put_fmt(y, 0, COLS, b, " %s exists. Replace it? y: yes, any other key: no",
+			path ? path : "the file");
+		free(path);
+		return;
+	}
+	const char *label = " Write figure (.svg .png .pdf): ";
+	int x = put_str(y, 0, COLS, b, label);
+	/* The name gets what the message leaves, but at least 20 columns; an
+	 * error is also on the info line, whole. */
+	const char *hint = v->fig.msg[0] ? v->fig.msg : "Enter: write, Esc: cancel";
+	lineedit *le = &v->fig.le;
+	int need = lineedit_width(le, 0, le->n) + 2, room = COLS - x;
+	int hint_w = (int)strlen(hint) + 2;
+	int field_w = room - hint_w;
+	if (field_w < need)
+		field_w = need < room ? need : room;
+	if (field_w < 20)
+		field_w = room < 20 ? room : 20;
+	if (field_w < 4)
+		return;
+	int cur = lineedit_fit(le, field_w);
+	int cx = x;
+	for (size_t i = le->scroll; i < le->n; i++) {
+		int w = lineedit_cp_width(le->cps[i]);
+		if (cx + w > x + field_w)
+			break;
+		char g[8];
+		size_t len = cp_to_utf8(le->cps[i], g);
+		g[len] = '\0';
+		put_str(y, cx, w, s, g);
+		cx += w;
+	}
+	if (field_w < room)
+		put_str(y, x + field_w, room - field_w, v->fig.msg[0] ? b : s, hint);
+	*cursor_x = x + cur;
+}
