@@ -21,7 +21,12 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 bin=${1:-$top/build/src/attnview}
-out=${OUT:-$here/builtin.attn}
+objective=${OBJECTIVE:-masked}
+case $objective in
+masked) out=${OUT:-$here/builtin.attn} ;;
+causal) out=${OUT:-$here/builtin-causal.attn} ;;
+*) echo "train_builtin.sh: OBJECTIVE is masked or causal, not $objective" >&2; exit 2 ;;
+esac
 threads=${THREADS:-2}
 steps=${STEPS:-8000}
 
@@ -66,7 +71,7 @@ done
 
 echo "training $out from $(wc -c < "$corpus") bytes (validation $(wc -c < "$val") bytes)"
 SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
-	--objective masked --dim 64 --heads 4 --layers 2 --context 128 --batch 32 \
+	--objective "$objective" --dim 64 --heads 4 --layers 2 --context 128 --batch 32 \
 	--steps "$steps" --lr 5e-3 --warmup 200 --seed 1 --min-count 3 \
 	--eval-every 250 --checkpoint-every 500 --threads "$threads"
 ls -l "$out"

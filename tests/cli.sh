@@ -46,6 +46,24 @@ expect 2 'cannot be combined' -- "$bin" --dump --info --model "$model"
 expect 2 'cannot be combined' -- "$bin" --dump --train x --text a
 expect 2 'unknown or incomplete option' -- "$bin" --dump --text a --bogus
 expect 2 'layers 0\.\.1' -- "$bin" --dump --text a --layer 5 --model "$model"
+# --generate: the sampler's options, their ranges, a masked model, the names
+# of the built-in models.
+causal="$data/golden/fwd_causal.attn"
+expect 0 '"generated": \{"from": 2, "count": 3, "temperature": 0, "top_k": 20, "seed": 1' -- \
+	"$bin" --dump --text ab --model "$causal" --generate 3 --temperature 0
+expect 0 '"stopped": "the context is full"' -- "$bin" --dump --text ab --model "$causal" --generate 40
+expect 2 '--temperature, --top-k and --seed go with --generate N' -- \
+	"$bin" --dump --text ab --model "$causal" --seed 3
+expect 2 '--generate takes a number of characters from 1' -- \
+	"$bin" --dump --text ab --model "$causal" --generate 0
+expect 2 '--temperature takes a number from 0' -- \
+	"$bin" --dump --text ab --model "$causal" --generate 2 --temperature -1
+expect 2 '--top-k takes a number' -- "$bin" --dump --text ab --model "$causal" --generate 2 --top-k x
+expect 2 '--seed takes a whole number' -- "$bin" --dump --text ab --model "$causal" --generate 2 --seed -4
+expect 2 'cannot be combined with --words' -- "$bin" --dump --text ab --model "$causal" --generate 2 --words
+expect 1 'needs a causal.*builtin-causal' -- "$bin" --dump --text ab --model "$model" --generate 2
+expect 0 '^name: builtin$' -- "$bin" --info --model builtin
+expect 2 '--temperature takes a number' -- "$bin" --temperature 11 --text a
 
 # Bad text: invalid UTF-8 on the command line is an error naming the byte.
 expect 1 'byte 2' -- "$bin" --dump --text $'ab\xff' --model "$model"

@@ -9,6 +9,7 @@
 #include "attnview/modelfile.h"
 #include "harness.h"
 #include "json.h"
+#include "run_dump.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -194,53 +195,6 @@ static void ablation_checks(fixture *f, const char *name)
 
 /* ---- the same numbers in the program's dump ------------------------------ */
 
-/* The program's --dump with these arguments (argv, NULL-terminated after
- * "--dump"), parsed. */
-static json *dump_json(const char *const *args)
-{
-	const char *bin = getenv("ATTNVIEW_BIN");
-	CHECKF(bin != NULL, "%s", "ATTNVIEW_BIN is not set");
-	if (!bin)
-		return NULL;
-	int fd[2];
-	if (pipe(fd) != 0)
-		return NULL;
-	const char *argv[32] = {bin, "--dump"};
-	int argc = 2;
-	while (args[argc - 2] && argc < 31) {
-		argv[argc] = args[argc - 2];
-		argc++;
-	}
-	argv[argc] = NULL;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(fd[1]);
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	ssize_t got;
-	while (buf && (got = read(fd[0], buf + len, cap - len)) > 0) {
-		len += (size_t)got;
-		if (len == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	close(fd[0]);
-	int st = 0;
-	waitpid(pid, &st, 0);
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "attnview --dump %s ...: status %d",
-	       args[0], st);
-	size_t off = 0;
-	json *j = buf ? json_parse(buf, len, &off) : NULL;
-	CHECKF(j != NULL, "attnview --dump: not JSON (byte %zu)", off);
-	free(buf);
-	return j;
-}
-
 /* Numbers of a JSON array (nested arrays flattened) into out; returns how many. */
 static size_t flatten(const json *a, float *out, size_t max)
 {
@@ -283,7 +237,7 @@ static void dump_checks(fixture *f, const explain_case *c)
 	const char *args[] = {"--model", model_path, "--text", c->text, "--top", "0", "--query",
 			      qs, "--key", ks, "--contributions", "--aggregates", "--rollout",
 			      "--words", NULL};
-	json *j = dump_json(args);
+	json *j = test_dump_json(args);
 	if (!j)
 		return;
 	const size_t L = (size_t)f->L, H = (size_t)f->H, n = (size_t)f->n, hs = (size_t)f->hs;
@@ -353,7 +307,7 @@ static void dump_checks(fixture *f, const explain_case *c)
 			 (int)off->v[2 * i], (int)off->v[2 * i + 1]);
 	const char *args2[] = {"--model", model_path, "--text", c->text, "--top", "0", "--ablate",
 			       spec, NULL};
-	j = dump_json(args2);
+	j = test_dump_json(args2);
 	if (!j) {
 		free(buf);
 		return;

@@ -36,6 +36,15 @@ typedef struct dump_extras {
 	double loss_before, loss_after;
 	int loss_positions;
 	const attn_result *before;
+	/* "generated": tokens gen_from..n-1 were written by the model
+	 * (--generate), with the model's probability of each and the sampler. */
+	bool generated;
+	int gen_from;
+	const float *gen_p; /* [n - gen_from] */
+	float temperature;
+	int top_k;
+	uint64_t seed;
+	const char *gen_stop; /* why it stopped early, or NULL */
 } dump_extras;
 
 typedef struct dump_options {

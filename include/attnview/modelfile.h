@@ -95,5 +95,9 @@ bool model_save(const model *m, const char *path, av_error *err);
 
 /* The built-in model compiled into the program (NULL if this build has none). */
 model *model_builtin(av_error *err);
+/* The built-in models by name: "builtin" (masked, the default) and
+ * "builtin-causal" (next character). */
+bool model_builtin_name(const char *name);
+model *model_builtin_named(const char *name, av_error *err);
 
 #endif

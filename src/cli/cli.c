@@ -3,7 +3,10 @@
 #include "attnview/modelfile.h"
 
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void cli_error(const char *msg)
 {
@@ -23,5 +26,38 @@ int cli_usage_error(const char *help, const char *fmt, ...)
 
 model *cli_load_model(const char *path, av_error *err)
 {
-	return path ? model_load(path, err) : model_builtin(err);
+	if (!path || model_builtin_name(path))
+		return model_builtin_named(path, err);
+	return model_load(path, err);
+}
+
+int cli_gen_option(const char *name, const char *arg, cli_gen *g)
+{
+	char *end;
+	g->given = true;
+	if (strcmp(name, "--temperature") == 0) {
+		double t = strtod(arg, &end);
+		if (end == arg || *end || !(t >= 0 && t <= GEN_MAX_TEMPERATURE))
+			return cli_usage_error("attnview --help",
+					       "--temperature takes a number from 0 (always the most "
+					       "likely character) to %g, not '%s'",
+					       (double)GEN_MAX_TEMPERATURE, arg);
+		g->temperature = (float)t;
+		return -1;
+	}
+	if (strcmp(name, "--top-k") == 0) {
+		if (!cli_parse_int(arg, 0, 1000000, &g->top_k))
+			return cli_usage_error("attnview --help",
+					       "--top-k takes a number of characters (0: all), not "
+					       "'%s'",
+					       arg);
+		return -1;
+	}
+	errno = 0;
+	unsigned long long seed = strtoull(arg, &end, 10);
+	if (end == arg || *end || errno || arg[0] == '-')
+		return cli_usage_error("attnview --help", "--seed takes a whole number, not '%s'",
+				       arg);
+	g->seed = seed;
+	return -1;
 }

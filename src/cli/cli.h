@@ -5,6 +5,7 @@
 #ifndef ATTNVIEW_CLI_H
 #define ATTNVIEW_CLI_H
 
+#include "attnview/generate.h"
 #include "attnview/model.h"
 
 /* Exit statuses (documented in attnview(1)). */
@@ -15,7 +16,9 @@ int cli_export(int argc, char **argv); /* --export */
 int cli_train(int argc, char **argv); /* --train */
 int cli_view(int argc, char **argv);  /* the interactive view */
 
-/* --model PATH, or the built-in model when path is NULL. */
+/* --model PATH: a file, or a built-in model's name ("builtin", the default
+ * when path is NULL, or "builtin-causal"); a file called builtin is reached
+ * as ./builtin. */
 model *cli_load_model(const char *path, av_error *err);
 
 /* The text of --text TEXT or --input FILE (exactly one is non-NULL), cleaned
@@ -31,6 +34,19 @@ bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
  * free it with attn_result_free. */
 bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int *dropped,
 		av_error *err);
+
+/* How the model writes text (the view's Ctrl-G, --dump --generate): the
+ * sampler's settings from --temperature T, --top-k K, --seed S. */
+typedef struct cli_gen {
+	float temperature;
+	int top_k;
+	uint64_t seed;
+	bool given; /* one of the three was on the command line */
+} cli_gen;
+#define CLI_GEN_INIT {GEN_TEMPERATURE, GEN_TOP_K, 1, false}
+/* One of those options (name as typed, its value) into g; -1, or the exit
+ * status of a usage error, printed. */
+int cli_gen_option(const char *name, const char *arg, cli_gen *g);
 
 /* s as a whole number in [lo, hi]. */
 bool cli_parse_int(const char *s, int lo, int hi, int *out);

@@ -22,6 +22,8 @@ typedef struct dump_request {
 	bool contributions, aggregates, rollout, words;
 	const char *compare; /* --compare TEXT */
 	const char *ablate;  /* --ablate L.H[,L.H...] */
+	int generate;	     /* --generate N: characters the model writes; 0: none */
+	cli_gen gen;	     /* --temperature, --top-k, --seed */
 } dump_request;
 
 enum {
@@ -42,6 +44,10 @@ enum {
 	OPT_WORDS,
 	OPT_COMPARE,
 	OPT_ABLATE,
+	OPT_GENERATE,
+	OPT_TEMPERATURE,
+	OPT_TOP_K,
+	OPT_SEED,
 };
 
 static const struct option dump_opts[] = {
@@ -58,6 +64,10 @@ static const struct option dump_opts[] = {
     {"words", no_argument, NULL, OPT_WORDS},
     {"compare", required_argument, NULL, OPT_COMPARE},
     {"ablate", required_argument, NULL, OPT_ABLATE},
+    {"generate", required_argument, NULL, OPT_GENERATE},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"top-k", required_argument, NULL, OPT_TOP_K},
+    {"seed", required_argument, NULL, OPT_SEED},
     {NULL, 0, NULL, 0},
 };
 
@@ -124,6 +134,19 @@ static int take_option(int c, dump_request *q, char **argv)
 	case OPT_ABLATE:
 		q->ablate = optarg;
 		break;
+	case OPT_GENERATE:
+		if (!cli_parse_int(optarg, 1, AV_MAX_CONTEXT, &q->generate))
+			return usage_error("--generate takes a number of characters from 1 to %d, "
+					   "not '%s'",
+					   AV_MAX_CONTEXT, optarg);
+		break;
+	case OPT_TEMPERATURE:
+	case OPT_TOP_K:
+	case OPT_SEED:
+		return cli_gen_option(c == OPT_TEMPERATURE ? "--temperature"
+				      : c == OPT_TOP_K	     ? "--top-k"
+							     : "--seed",
+				      optarg, &q->gen);
 	default:
 		return usage_error("unknown or incomplete option '%s' for --dump/--info",
 				   argv[optind - 1]);
@@ -135,7 +158,11 @@ static int take_option(int c, dump_request *q, char **argv)
  * the exit status of a usage error. */
 static int parse_dump_options(int argc, char **argv, dump_request *q)
 {
-	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0, NULL}, .topk = 5, .query = -1, .key = -1};
+	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0, NULL},
+			    .topk = 5,
+			    .query = -1,
+			    .key = -1,
+			    .gen = CLI_GEN_INIT};
 	int c, st;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", dump_opts, NULL)) != -1)
@@ -149,6 +176,10 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 		return usage_error("%s", "--dump needs exactly one of --text TEXT or --input FILE");
 	if (q->info && (q->text || q->input))
 		return usage_error("%s", "--info takes only --model");
+	if (q->gen.given && !q->generate)
+		return usage_error("%s", "--temperature, --top-k and --seed go with --generate N");
+	if (q->generate && (q->words || q->compare))
+		return usage_error("%s", "--generate cannot be combined with --words or --compare");
 	if ((q->query < 0) != (q->key < 0))
 		return usage_error("%s", "--query and --key go together: the cell to break down");
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || q->words || q->compare || q->ablate))
@@ -191,6 +222,7 @@ typedef struct dump_run {
 	int nbd;
 	float *vnorm;
 	word_span *words;
+	float *gen_p; /* --generate: the model's probability of each new character */
 	dump_extras x;
 } dump_run;
 
@@ -202,6 +234,7 @@ static void dump_run_free(dump_run *d)
 	free(d->vnorm);
 	free(d->words);
 	free(d->ablate);
+	free(d->gen_p);
 	attn_result_free(&d->r);
 	attn_result_free(&d->before);
 	attn_result_free(&d->cmp);
@@ -266,6 +299,62 @@ static bool take_text(dump_request *q, dump_run *d, av_error *err)
 		return av_fail(err, "out of memory");
 	vocab_tokenize(&m->vocab, d->cps.v, (size_t)d->n, d->toks);
 	return activations_init(&d->ws, &m->cfg, 1, d->n, d->n, err);
+}
+
+/* --generate N: the model writes up to N characters after the text, one at
+ * a time (generate.h; with --ablate, without those heads); the dump is then
+ * of the longer text, the new characters listed under "generated". */
+static bool generate(dump_request *q, dump_run *d, av_error *err)
+{
+	const model *m = d->m;
+	const int T = (int)m->cfg.context, V = (int)m->cfg.vocab_size, from = d->n;
+	token *toks = realloc(d->toks, (size_t)T * sizeof *toks);
+	int32_t *ids = malloc((size_t)T * sizeof *ids);
+	float *logits = malloc((size_t)V * sizeof *logits);
+	d->gen_p = malloc((size_t)q->generate * sizeof *d->gen_p);
+	if (toks)
+		d->toks = toks;
+	if (!toks || !ids || !logits || !d->gen_p) {
+		free(ids);
+		free(logits);
+		return av_fail(err, "out of memory");
+	}
+	activations_finish(&d->ws);
+	bool ok = activations_init(&d->ws, &m->cfg, 1, T, T, err);
+	for (int i = 0; i < d->n; i++)
+		ids[i] = d->toks[i].id;
+	gen_sampler s;
+	gen_sampler_init(&s, q->gen.temperature, q->gen.top_k, q->gen.seed);
+	d->ws.ablate = d->ablate;
+	dump_extras *x = &d->x;
+	for (int k = 0; ok && k < q->generate; k++) {
+		if (d->n >= T) {
+			x->gen_stop = "the context is full";
+			break;
+		}
+		int32_t id = -1;
+		ok = model_next_logits(m, &d->ws, ids, d->n, logits, err);
+		if (ok && (id = gen_pick(&s, logits, V, &d->gen_p[k])) < 0)
+			ok = av_fail(err, "out of memory");
+		if (ok) {
+			vocab_tokenize(&m->vocab, &m->vocab.cps[id], 1, &d->toks[d->n]);
+			ids[d->n++] = id;
+		}
+	}
+	d->ws.ablate = NULL;
+	gen_sampler_finish(&s);
+	free(ids);
+	free(logits);
+	x->generated = true;
+	x->gen_from = from;
+	x->gen_p = d->gen_p;
+	x->temperature = s.temperature;
+	x->top_k = s.top_k;
+	x->seed = s.seed;
+	if (ok && d->n - from < q->generate)
+		fprintf(stderr, "attnview: wrote %d of %d characters: the context of %d is full\n",
+			d->n - from, q->generate, T);
+	return ok;
 }
 
 /* The attention (of the ablated model, with --ablate: then also the loss
@@ -400,7 +489,8 @@ static int run_dump(dump_request *q, const model *m)
 	if (q->ablate && (status = parse_ablate(q->ablate, &d)) >= 0)
 		goto out_quiet;
 	status = EXIT_RUNTIME;
-	if (!take_text(q, &d, &err) || !attend(q, &d, &err) || !explain(q, &d, &err) ||
+	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
+	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
 	    (q->words && !words(&d, &err)) || (q->compare && !compare(q, &d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;

@@ -24,7 +24,10 @@ enum {
 	OPT_NO_PANEL,
 	OPT_SHOW,
 	OPT_FIGURE_DIR,
-	OPT_FIGURE_FORMAT
+	OPT_FIGURE_FORMAT,
+	OPT_TEMPERATURE,
+	OPT_TOP_K,
+	OPT_SEED
 };
 
 /* A layer or head number: a non-negative integer. */
@@ -73,6 +76,24 @@ static bool figure_option(int c, view_options *vo, int *status)
 		return false;
 	}
 	vo->figure_format = (int)fmt;
+	return true;
+}
+
+/* --temperature, --top-k, --seed: how the model writes (Ctrl-G). */
+static bool writing_option(int c, view_options *vo, int *status)
+{
+	cli_gen g = {vo->temperature, vo->top_k, vo->seed, false};
+	int st = cli_gen_option(c == OPT_TEMPERATURE ? "--temperature"
+				: c == OPT_TOP_K     ? "--top-k"
+						     : "--seed",
+				optarg, &g);
+	if (st >= 0) {
+		*status = st;
+		return false;
+	}
+	vo->temperature = g.temperature;
+	vo->top_k = g.top_k;
+	vo->seed = g.seed;
 	return true;
 }
 
@@ -132,6 +153,10 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_FIGURE_DIR:
 	case OPT_FIGURE_FORMAT:
 		return figure_option(c, vo, status);
+	case OPT_TEMPERATURE:
+	case OPT_TOP_K:
+	case OPT_SEED:
+		return writing_option(c, vo, status);
 	case ':':
 		*status = cli_usage_error("attnview --help", "%s needs a value", argv[optind - 1]);
 		return false;
@@ -161,7 +186,7 @@ static model *load_view_model(const char *path, av_error *err)
 {
 	char ckpt[4200];
 	struct stat st;
-	if (path && stat(path, &st) != 0 && errno == ENOENT) {
+	if (path && !model_builtin_name(path) && stat(path, &st) != 0 && errno == ENOENT) {
 		snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
 		if (stat(ckpt, &st) == 0)
 			return model_load(ckpt, err);
@@ -188,6 +213,9 @@ int cli_view(int argc, char **argv)
 	    {"show", required_argument, NULL, OPT_SHOW},
 	    {"figure-dir", required_argument, NULL, OPT_FIGURE_DIR},
 	    {"figure-format", required_argument, NULL, OPT_FIGURE_FORMAT},
+	    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+	    {"top-k", required_argument, NULL, OPT_TOP_K},
+	    {"seed", required_argument, NULL, OPT_SEED},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *model_path = NULL;
@@ -233,7 +261,8 @@ int cli_view(int argc, char **argv)
 	 * these sizes, and no spinning BLAS threads compete with the interface. */
 	blas_set_threads(1);
 	int sig = 0;
-	vo.model_path = model_path; /* watched with its checkpoint: reloaded when replaced */
+	/* A file is watched with its checkpoint, and reloaded when replaced. */
+	vo.model_path = model_builtin_name(model_path) ? NULL : model_path;
 	bool ok = view_run(m, &vo, &sig, &err);
 	if (sig) {
 		/* The terminal is back; let the signal end us as it would have. */

@@ -252,6 +252,37 @@ static void write_ablation(FILE *out, const model *m, const attn_result *r, cons
 	fputs("\n  }", out);
 }
 
+static void write_generated(FILE *out, const model *m, const attn_result *r, const dump_extras *x)
+{
+	/* the temperature as given (0.8, not 0.800000012) */
+	fprintf(out,
+		",\n  \"generated\": {\"from\": %d, \"count\": %d, \"temperature\": %.6g, "
+		"\"top_k\": %d, \"seed\": %llu,\n    \"text\": \"",
+		x->gen_from, r->n - x->gen_from, (double)x->temperature, x->top_k,
+		(unsigned long long)x->seed);
+	/* The characters themselves, as one string (json_cp writes one quoted). */
+	for (int i = x->gen_from; i < r->n; i++) {
+		char u[8];
+		uint32_t cp = m->vocab.cps[r->tokens[i].id];
+		size_t len = cp_to_utf8(cp, u);
+		json_string_body(out, u, len);
+	}
+	fputs("\",\n    \"stopped\": ", out);
+	if (x->gen_stop)
+		json_string(out, x->gen_stop, strlen(x->gen_stop));
+	else
+		fputs("null", out);
+	fputs(",\n    \"tokens\": [", out);
+	for (int i = x->gen_from; i < r->n; i++) {
+		fprintf(out, "%s\n      {\"index\": %d, \"char\": ", i > x->gen_from ? "," : "", i);
+		json_cp(out, m->vocab.cps[r->tokens[i].id]);
+		fprintf(out, ", \"id\": %d, \"p\": ", r->tokens[i].id);
+		json_float(out, x->gen_p[i - x->gen_from]);
+		fputc('}', out);
+	}
+	fputs("\n    ]\n  }", out);
+}
+
 bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		      av_error *err)
 {
@@ -280,6 +311,8 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		write_compare(out, r, o, buf);
 	if (ok && x->ablate)
 		write_ablation(out, m, r, x);
+	if (ok && x->generated)
+		write_generated(out, m, r, x);
 	free(buf);
 	return ok;
 }

@@ -6,9 +6,8 @@
 
 #include <math.h>
 
-void json_string(FILE *out, const char *s, size_t n)
+void json_string_body(FILE *out, const char *s, size_t n)
 {
-	fputc('"', out);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		switch (c) {
@@ -34,6 +33,12 @@ void json_string(FILE *out, const char *s, size_t n)
 				fputc(c, out);
 		}
 	}
+}
+
+void json_string(FILE *out, const char *s, size_t n)
+{
+	fputc('"', out);
+	json_string_body(out, s, n);
 	fputc('"', out);
 }
 

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A string's characters escaped, without the quotes around them. */
+void json_string_body(FILE *out, const char *s, size_t n);
 void json_cp(FILE *out, uint32_t cp);		       /* one codepoint as a string */
 void json_float(FILE *out, float x);		       /* a number or null */
 void json_double(FILE *out, double x);		       /* a number or null */

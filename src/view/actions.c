@@ -77,6 +77,12 @@ static bool do_focus(view *v, view_action act)
 	case ACT_FIGURE:
 		figure_prompt_open(v);
 		return true;
+	case ACT_WRITE:
+		writing_toggle(v);
+		return true;
+	case ACT_TEMPERATURE:
+		writing_temperature(v);
+		return true;
 	default:
 		return false;
 	}
@@ -409,6 +415,10 @@ void handle_key(view *v, int ch, bool is_code)
 	if (is_code && ch == KEY_RESIZE)
 		return;	       /* the next draw lays out for the new size */
 	v->color_note = false; /* said once, until the first key */
+	if (v->wr.on) {
+		writing_stop(v, NULL); /* any key stops the model writing, and only that */
+		return;
+	}
 	if (handle_paste(v, ch, is_code))
 		return;
 	v->fig.done[0] = '\0'; /* "wrote FILE" stays until the next key */

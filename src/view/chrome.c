@@ -63,6 +63,12 @@ void draw_info(view *v)
 		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), v->notice);
 		return;
 	}
+	if (v->wr.on) {
+		char what[160];
+		writing_describe(v, what, sizeof what);
+		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), what);
+		return;
+	}
 	if (v->error[0]) {
 		put_fmt(Y_INFO, 0, cols, accent(v, A_BOLD), "inference failed: %s", v->error);
 		return;
@@ -130,8 +136,11 @@ void draw_status(view *v)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
+	const char *hint = v->wr.on	  ? "writing: any key stops"
+			   : v->fig.done[0] ? v->fig.done
+					    : status_hint(v);
 	put_fmt(y, 0, cols, s, " %s | %s | layer %d %s | %d tokens%s | %s", mode, name, v->layer,
-		sel, v->ntok, ms, v->fig.done[0] ? v->fig.done : status_hint(v));
+		sel, v->ntok, ms, hint);
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)

@@ -26,6 +26,7 @@
 #define VIEW_PRED_DELAY_MS 50	     /* ask for predictions this long after a result */
 #define VIEW_BUSY_MS	   100	     /* show "computing" when a result takes longer */
 #define VIEW_WATCH_MS	   500	     /* look at the model file this often */
+#define VIEW_WRITE_MS	   80	     /* the model writes a character at most this often */
 #define VIEW_TOPK	   5	     /* top keys and top predictions in the panel */
 #define VIEW_RAMP_LEVELS   16	     /* steps of the colour ramp on 256 colours */
 #define VIEW_ESCDELAY_MS   25	     /* wait for the rest of an escape sequence */
@@ -65,6 +66,8 @@ typedef enum view_action {
 	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
+	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
+	ACT_TEMPERATURE, /* the next temperature for writing */
 	ACT_UP,
 	ACT_DOWN,
 	ACT_LEFT,
@@ -142,6 +145,9 @@ static const key_binding view_keys[] = {
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", "ablation: this head off / on"},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", "write a figure (svg, png, pdf)"},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},
+	{CTRL('g'), false, KC_ALL, ACT_WRITE, "Ctrl-G", "the model writes on (causal models)"},
+	{ALT('g'), false, KC_ALL, ACT_WRITE, "Alt-G", NULL},
+	{ALT('t'), false, KC_ALL, ACT_TEMPERATURE, "Alt-T", "writing: greedy, temperatures"},
 	{'\t', false, KC_INPUT | KC_MAP, ACT_NEXT_HEAD, "Tab",
 	 "next head, then mean/max/rollout/all"},
 	{KEY_BTAB, true, KC_INPUT | KC_MAP, ACT_PREV_HEAD, "Shift-Tab", "previous head"},

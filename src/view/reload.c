@@ -70,6 +70,7 @@ void watch_model(view *v)
 static void adopt(view *v, model *m)
 {
 	const model *old = v->m;
+	writing_stop(v, "the model was replaced");
 	v->m = m;
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));

@@ -10,6 +10,7 @@
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
 #include "attnview/explain.h"
+#include "attnview/generate.h"
 #include "attnview/scale.h"
 
 #include "colors.h"
@@ -178,6 +179,19 @@ typedef struct view {
 		int cursor_x;	 /* the prompt's cursor column, -1: none */
 	} fig;
 
+	/* the model writing (writing.c) */
+	struct {
+		bool on, asked;
+		float temperature; /* 0: greedy */
+		int top_k;
+		uint64_t seed; /* of the first run; run r uses seed + r - 1 */
+		int runs;
+		gen_sampler s;
+		int count; /* characters written in this run */
+		float last_p;
+		double due; /* the next step not before this */
+	} wr;
+
 	/* paste in progress */
 	bool pasting;
 	cp_buf paste;
@@ -242,6 +256,20 @@ void move_row(view *v, int d);
 void figure_prompt_open(view *v);
 bool figure_prompt_key(view *v, int ch, bool is_code);
 void draw_figure_prompt(view *v, int y, int *cursor_x);
+
+/* The model writes (writing.c): start or stop (Ctrl-G), the next
+ * temperature (Alt-T), the step posted from the main loop, the worker's
+ * answer, when the next step is due (0: nothing to wait for), the info
+ * line while it writes. */
+void writing_init(view *v, float temperature, int top_k, uint64_t seed);
+void writing_finish(view *v);
+void writing_toggle(view *v);
+void writing_stop(view *v, const char *why);
+void writing_temperature(view *v);
+void writing_step(view *v);
+void writing_take(view *v, const worker_job_result *j);
+double writing_due(const view *v);
+void writing_describe(const view *v, char *out, size_t size);
 
 /* The model file, watched and reloaded (reload.c). */
 void watch_init(view *v, const char *path);

@@ -209,6 +209,8 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	v->bd_valid = v->bd_asked = false;
 	v->loss_valid = v->loss_asked = false;
+	if (v->wr.on)
+		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
 	clamp_cursor(v);
 	/* Predictions are a second forward pass: start it a moment later, so
 	 * that while someone types it does not delay the next keystroke's
@@ -271,7 +273,10 @@ void take_results(view *v)
 		take_attn(v, &a);
 	worker_job_result jr;
 	while (worker_take_job(v->w, &jr)) {
-		take_job(v, &jr);
+		if (jr.job.kind == JOB_NEXT)
+			writing_take(v, &jr);
+		else
+			take_job(v, &jr);
 		worker_job_result_free(&jr);
 	}
 	worker_pred p;

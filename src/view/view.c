@@ -132,6 +132,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	}
 	if (opt && opt->model_path)
 		watch_init(v, opt->model_path);
+	writing_init(v, opt ? opt->temperature : GEN_TEMPERATURE, opt ? opt->top_k : GEN_TOP_K,
+		     opt ? opt->seed : 1);
 	if (opt && opt->figure_dir)
 		snprintf(v->fig.dir, sizeof v->fig.dir, "%s", opt->figure_dir);
 	v->fig.format = opt && opt->figure_format >= 0	    ? opt->figure_format
@@ -149,6 +151,7 @@ static void view_finish(view *v)
 		attn_result_free(&v->r);
 	lineedit_finish(&v->le);
 	lineedit_finish(&v->fig.le);
+	writing_finish(v);
 	cp_buf_free(&v->cps);
 	cp_buf_free(&v->paste);
 	free(v->toks);
@@ -207,16 +210,22 @@ static void bench_frame(view *v)
 	}
 }
 
+/* The earlier of two times, 0 standing for none. */
+static double earliest(double a, double b)
+{
+	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
 /* Milliseconds poll may sleep: until the "computing" mark is due, the
- * deferred predictions are, or the model file is looked at again; else
- * forever (-1). */
+ * deferred predictions are, the model file is looked at again or the model
+ * writes its next character; else forever (-1). */
 static int poll_timeout(const view *v)
 {
 	double wake = v->watching ? v->watch_due : 0;
 	if (v->pending && !v->busy_shown)
-		wake = v->post_ms + VIEW_BUSY_MS;
-	if (v->pred_due > 0 && (wake == 0 || v->pred_due < wake))
-		wake = v->pred_due;
+		wake = earliest(wake, v->post_ms + VIEW_BUSY_MS);
+	wake = earliest(wake, v->pred_due);
+	wake = earliest(wake, writing_due(v));
 	if (wake == 0)
 		return -1;
 	double left = wake - now_ms();
@@ -300,6 +309,7 @@ static bool main_loop(view *v, av_error *err)
 		timers(v);
 		if (!v->pending && v->pred_due == 0)
 			request_jobs(v);
+		writing_step(v);
 		draw(v);
 		bench_frame(v);
 	}

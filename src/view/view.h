@@ -5,6 +5,7 @@
 #define ATTNVIEW_VIEW_H
 
 #include "attnview/colormap.h"
+#include "attnview/generate.h"
 #include "attnview/model.h"
 #include "attnview/scale.h"
 
@@ -21,10 +22,14 @@ typedef struct view_options {
 	const char *model_path; /* the model's file, watched and reloaded when replaced */
 	const char *figure_dir; /* where the figure key puts new files; NULL: here */
 	int figure_format;	/* fig_format of new figures, or -1: PNG if built, else SVG */
+	float temperature;	/* the model writing (Ctrl-G): generate.h's sampler */
+	int top_k;
+	uint64_t seed;
 } view_options;
 
 /* Options with nothing chosen. */
-#define VIEW_OPTIONS_INIT {NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1}
+#define VIEW_OPTIONS_INIT                                                                   \
+	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1}
 
 /* --show's names: "head", "mean", "max", "rollout", "all"; -1 if unknown. */
 int view_show_parse(const char *name);

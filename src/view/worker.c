@@ -30,6 +30,7 @@
 #include "worker.h"
 
 #include "attnview/explain.h"
+#include "attnview/generate.h"
 #include "attnview/modelfile.h"
 
 #include <errno.h>
@@ -88,7 +89,9 @@ void worker_job_result_free(worker_job_result *r)
 		return;
 	free(r->q);
 	free(r->k);
+	free(r->logits);
 	r->q = r->k = NULL;
+	r->logits = NULL;
 }
 
 static void must(int rc, const char *what)
@@ -632,6 +635,24 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 	return true;
 }
 
+/* JOB_NEXT: what the model (ablated as the text is) says comes next. */
+static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out)
+{
+	const int V = (int)mc->m->cfg.vocab_size;
+	int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+	out->logits = malloc((size_t)V * sizeof *out->logits);
+	if (!ids || !out->logits) {
+		free(ids);
+		return av_fail(&out->err, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	out->nlogits = V;
+	bool ok = model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
+	free(ids);
+	return ok;
+}
+
 static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
 			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 			 void *stale_ctx)
@@ -640,6 +661,8 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
 	if (j->kind == JOB_BREAKDOWN)
 		return breakdown_job(mc, tokens, n, j, out);
+	if (j->kind == JOB_NEXT)
+		return next_job(mc, tokens, n, out);
 	/* JOB_LOSS: with every head, then with the ablation. */
 	mc->ws.ablate = NULL;
 	if (!model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_before, &out->positions,

@@ -27,6 +27,7 @@ typedef struct worker_text_opts {
 typedef enum worker_job_kind {
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
+	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -43,6 +44,8 @@ typedef struct worker_job_result {
 	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_free frees */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
+	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
+	int nlogits;
 	av_error err; /* when !ok */
 	double ms;
 } worker_job_result;
