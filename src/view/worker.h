@@ -78,6 +78,9 @@ typedef struct worker worker;
 
 /* Start the thread. ops (copied) and ops->ctx must outlive the worker. */
 worker *worker_create(const worker_ops *ops, av_error *err);
+/* The worker owns ctx from here on and frees it with free_ctx after its
+ * thread has ended (worker_destroy). Call before posting anything. */
+void worker_own(worker *w, void *ctx, void (*free_ctx)(void *));
 /* A worker running model m (read-only; shared with nobody that writes it),
  * with its own work space for up to m->cfg.context tokens. delay_ms is added
  * before every attention pass: 0 normally, more to stand in for a slow model

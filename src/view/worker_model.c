@@ -1,0 +1,176 @@
+/* The worker with the real model behind its callbacks (worker.h,
+ * worker_create_for_model): attention, predictions, the jobs (breakdown,
+ * loss, the next character) and reloads, on the worker thread. */
+#include "worker.h"
+
+#include "attnview/explain.h"
+#include "attnview/generate.h"
+#include "attnview/modelfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The real model behind the callbacks: the model is only read; the work space
+ * belongs to the worker thread. */
+typedef struct model_ctx {
+	const model *m;
+	activations ws;
+	int delay_ms;
+} model_ctx;
+
+static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			    attn_result *r, av_error *err)
+{
+	model_ctx *mc = ctx;
+	if (mc->delay_ms > 0) {
+		struct timespec d = {mc->delay_ms / 1000, (long)(mc->delay_ms % 1000) * 1000000L};
+		while (nanosleep(&d, &d) != 0 && errno == EINTR)
+			;
+	}
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	if (!model_attend(mc->m, &mc->ws, tokens, n, 0, r, err))
+		return false;
+	if (!o->value_norms)
+		return true;
+	/* No predictions were asked, so the activations hold this text's pass. */
+	const model_config *c = &mc->m->cfg;
+	r->value_norms = malloc((size_t)c->layers * c->heads * (size_t)n * sizeof(float));
+	if (!r->value_norms || !value_norms(mc->m, &mc->ws, n, r->value_norms, err)) {
+		if (!r->value_norms)
+			av_fail(err, "out of memory for the value contributions");
+		attn_result_free(r);
+		return false;
+	}
+	return true;
+}
+
+static void model_predict_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			     int pos, int topk, int32_t *ids, float *probs)
+{
+	model_ctx *mc = ctx;
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	model_predict(mc->m, &mc->ws, tokens, n, pos, topk, ids, probs);
+}
+
+/* q and k of one head at one cell: a forward pass of the text, then read. */
+static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
+			  worker_job_result *out)
+{
+	const model_config *c = &mc->m->cfg;
+	int hs = (int)(c->dim / c->heads);
+	if (j->layer < 0 || j->layer >= (int)c->layers || j->head < 0 || j->head >= (int)c->heads ||
+	    j->query < 0 || j->query >= n || j->key < 0 || j->key >= n)
+		return av_fail(&out->err, "no such cell");
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	out->q = malloc((size_t)hs * sizeof *out->q);
+	out->k = malloc((size_t)hs * sizeof *out->k);
+	if (!ids || !out->q || !out->k) {
+		free(ids);
+		return av_fail(&out->err, "out of memory for the q·k breakdown");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	model_forward(mc->m, &mc->ws, ids, 1, n);
+	free(ids);
+	qk_from_forward(mc->m, &mc->ws, j->layer, j->head, j->query, j->key, out->q, out->k);
+	out->hs = hs;
+	return true;
+}
+
+/* JOB_NEXT: what the model (ablated as the text is) says comes next. */
+static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out)
+{
+	const int V = (int)mc->m->cfg.vocab_size;
+	int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+	out->logits = malloc((size_t)V * sizeof *out->logits);
+	if (!ids || !out->logits) {
+		free(ids);
+		return av_fail(&out->err, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	out->nlogits = V;
+	bool ok = model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
+	free(ids);
+	return ok;
+}
+
+static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			 void *stale_ctx)
+{
+	model_ctx *mc = ctx;
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	if (j->kind == JOB_BREAKDOWN)
+		return breakdown_job(mc, tokens, n, j, out);
+	if (j->kind == JOB_NEXT)
+		return next_job(mc, tokens, n, out);
+	/* JOB_LOSS: with every head, then with the ablation. */
+	mc->ws.ablate = NULL;
+	if (!model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_before, &out->positions,
+			     &out->err))
+		return false;
+	if (stale(stale_ctx))
+		return av_fail(&out->err, "a newer text came");
+	if (!o->any_ablated) {
+		out->loss_after = out->loss_before;
+		return true;
+	}
+	mc->ws.ablate = o->ablate;
+	return model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_after, &out->positions,
+			       &out->err);
+}
+
+static bool model_reload_cb(void *ctx, const char *path, model **out, av_error *err)
+{
+	model_ctx *mc = ctx;
+	model *m = model_load(path, err);
+	if (!m)
+		return false;
+	int T = (int)m->cfg.context;
+	activations ws;
+	if (!activations_init(&ws, &m->cfg, 1, T, T, err)) {
+		model_destroy(m);
+		return false;
+	}
+	activations_finish(&mc->ws);
+	mc->ws = ws;
+	mc->m = m;
+	*out = m;
+	return true;
+}
+
+static void model_ctx_free(void *p)
+{
+	model_ctx *mc = p;
+	if (!mc)
+		return;
+	activations_finish(&mc->ws);
+	free(mc);
+}
+
+worker *worker_create_for_model(const model *m, int delay_ms, av_error *err)
+{
+	model_ctx *mc = calloc(1, sizeof *mc);
+	if (!mc) {
+		av_fail(err, "out of memory starting the inference worker");
+		return NULL;
+	}
+	mc->m = m;
+	mc->delay_ms = delay_ms;
+	int T = (int)m->cfg.context;
+	if (!activations_init(&mc->ws, &m->cfg, 1, T, T, err)) {
+		free(mc);
+		return NULL;
+	}
+	worker_ops ops = {model_attend_cb, model_predict_cb, model_job_cb, model_reload_cb, mc};
+	worker *w = worker_create(&ops, err);
+	if (!w) {
+		model_ctx_free(mc);
+		return NULL;
+	}
+	worker_own(w, mc, model_ctx_free);
+	return w;
+}
