@@ -59,6 +59,11 @@ void residual_forward(float *out, const float *a, const float *b, int N);
 /* Row-wise softmax in place. x (N,V) */
 void softmax_rows(float *x, int N, int V);
 
+/* log(sum_i exp(x[i])) over x (n > 0), shifted by the maximum and summed in
+ * double: the normaliser of a softmax, for one probability (exp(x[i] - it))
+ * or one negative log-likelihood (it - x[i]) without the whole row. */
+double log_sum_exp(const float *x, int n);
+
 /* out[i] = exp(in[i]) (out == in allowed), 8 lanes at a time with AVX2 where
  * the CPU has it: under 1e-7 relative error on [-87.3, 88.7] (inputs beyond
  * are clamped: exp(-inf) gives 1e-38, not 0), several times faster than

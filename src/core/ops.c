@@ -316,3 +316,14 @@ AV_CLONES void vec_exp(float *out, const float *in, int n)
 	if (i < n)
 		store_part(out + i, n - i, vexp8(load_part(in + i, n - i, 0.0f)));
 }
+
+double log_sum_exp(const float *x, int n)
+{
+	float mx = x[0];
+	for (int i = 1; i < n; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	double z = 0;
+	for (int i = 0; i < n; i++)
+		z += exp((double)x[i] - mx);
+	return log(z) + mx;
+}
