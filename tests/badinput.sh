@@ -70,7 +70,13 @@ expect ansi 0 '"n_tokens": 2' -- "$bin" --dump --input "$tmp/ansi-input.txt" --m
 
 # -- byte order mark and CRLF: the BOM dropped, CRLF made LF, both reported.
 { printf '\xef\xbb\xbf'; repeat 200 'line one\r\n'; } >"$tmp/bom.txt"
-expect bom 0 'byte order mark' -- "$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/bom.attn"
+expect bom 0 'byte order mark removed' -- "$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/bom.attn"
+# Files with BOMs joined: every U+FEFF is a byte order mark, counted as one,
+# and none reaches the vocabulary (7 characters, as without them).
+cat "$tmp/bom.txt" "$tmp/bom.txt" "$tmp/bom.txt" >"$tmp/bom3.txt"
+expect bom 0 '3 byte order marks removed' -- \
+	"$bin" --train "$tmp/bom3.txt" "${tiny[@]}" -o "$tmp/bom3.attn"
+expect bom 0 'vocabulary: 10 \(7 characters' -- "$bin" --info --model "$tmp/bom3.attn"
 expect crlf 0 '200 CR or CRLF line ends made LF' -- \
 	"$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/crlf.attn"
 expect crlf 0 'vocabulary: 10 \(7 characters' -- "$bin" --info --model "$tmp/crlf.attn"

@@ -88,12 +88,13 @@ def count_codepoints(cps):
 
 def _wanted_mask():
     """Codepoints a vocabulary may hold: scalar values that are not controls
-    (LF excepted)."""
+    (LF excepted) nor U+FEFF (vocab.c's wanted())."""
     ok = torch.ones(NCP, dtype=torch.bool)
     ok[0xD800:0xE000] = False
     for cp in range(0xA0):
         if is_control(cp) and cp != 0x0A:
             ok[cp] = False
+    ok[0xFEFF] = False
     return ok
 
 
@@ -199,9 +200,9 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
         raise CorpusError("%s is empty: there is nothing to train on; give a UTF-8 text file "
                           "(a few MB of prose trains a model worth looking at)" % label)
     if n == 0:
-        raise CorpusError("%s has no text left after cleaning (%d bytes: %d escape sequences and "
-                          "%d control characters removed); give a UTF-8 text file"
-                          % (label, st.bytes, st.escapes, st.controls))
+        raise CorpusError("%s has no text left after cleaning (%d bytes: %d escape sequences, "
+                          "%d control characters and %d byte order marks removed); give a "
+                          "UTF-8 text file" % (label, st.bytes, st.escapes, st.controls, st.boms))
     counts = count_codepoints(cps)
     seen = counts.nonzero().squeeze(1).tolist()
     if all(_is_blank(cp) for cp in seen):

@@ -170,6 +170,10 @@ def check_vocab(cps, what):
             raise FormatError("%s: vocabulary entry %d is U+%04X, a control character the "
                               "tokenizer never produces: the file is damaged; retrain or "
                               "restore it" % (what, i, cp))
+        if cp == 0xFEFF:
+            raise FormatError("%s: vocabulary entry %d is U+FEFF, a byte order mark the "
+                              "tokenizer never produces: the file is damaged; retrain or "
+                              "restore it" % (what, i))
     seen = {}
     for i, cp in enumerate(cps):
         if cp in seen:

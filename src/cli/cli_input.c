@@ -25,11 +25,12 @@ static void report_cleaning(const clean_stats *st, const char *what)
 			"first at byte %llu\n",
 			what, (unsigned long long)st->invalid,
 			(unsigned long long)st->first_invalid);
-	if (st->escapes || st->controls)
+	if (st->escapes || st->controls || st->boms)
 		fprintf(stderr,
-			"attnview: %s: removed %llu terminal escape sequence(s) and %llu control "
-			"character(s)\n",
-			what, (unsigned long long)st->escapes, (unsigned long long)st->controls);
+			"attnview: %s: removed %llu terminal escape sequence(s), %llu control "
+			"character(s) and %llu byte order mark(s)\n",
+			what, (unsigned long long)st->escapes, (unsigned long long)st->controls,
+			(unsigned long long)st->boms);
 }
 
 /* Read --input FILE: like a corpus, invalid UTF-8 is replaced and reported. */

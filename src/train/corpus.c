@@ -205,10 +205,10 @@ static bool count_pass(corpus *c, load_state *s, const char *path, av_error *err
 	if (s->n == 0)
 		return av_fail(err,
 			       "%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			       " escape sequences and %" PRIu64
-			       " control characters removed); give "
-			       "a UTF-8 text file",
-			       path, c->stats.bytes, c->stats.escapes, c->stats.controls);
+			       " escape sequences, %" PRIu64 " control characters and %" PRIu64
+			       " byte order marks removed); give a UTF-8 text file",
+			       path, c->stats.bytes, c->stats.escapes, c->stats.controls,
+			       c->stats.boms);
 	if (cc.nonblank == 0)
 		return av_fail(err,
 			       "%s contains only whitespace (%" PRIu64 " characters): there is "
@@ -408,9 +408,11 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 	if (s->invalid)
 		ADD("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")",
 		    s->invalid, plural(s->invalid, "sequence", "sequences"), s->first_invalid);
-	if (s->bom)
+	if (s->boms == 1)
 		ADD("; byte order mark removed");
-	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->bom)
+	else if (s->boms)
+		ADD("; %" PRIu64 " byte order marks removed", s->boms);
+	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->boms)
 		ADD("; clean");
 #undef ADD
 	if (k >= n && n > 0)

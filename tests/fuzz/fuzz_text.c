@@ -13,7 +13,7 @@ static bool same_stats(const clean_stats *a, const clean_stats *b)
 {
 	return a->bytes == b->bytes && a->codepoints == b->codepoints && a->invalid == b->invalid &&
 	       a->first_invalid == b->first_invalid && a->escapes == b->escapes &&
-	       a->controls == b->controls && a->crlf == b->crlf && a->bom == b->bom;
+	       a->controls == b->controls && a->crlf == b->crlf && a->boms == b->boms;
 }
 
 /* What the cleaner promises about its output. */
