@@ -208,15 +208,25 @@ static void check_damage(void)
 	reseal(buf, n);
 	CHECK(refused(buf, n, "attention weights per text"));
 
-	/* Strings: an absurd length, invalid UTF-8. */
+	/* Strings: an absurd length, invalid UTF-8, a NUL (valid UTF-8, but not
+	 * allowed: the message names that rule, not the other). The name starts at
+	 * byte 100, the corpus description's length at 100 + 8. */
 	memcpy(buf, b.v, n);
 	put_u32(buf + AV_HEADER_FIXED, 0x7FFFFFFF);
 	reseal(buf, n);
 	CHECK(refused(buf, n, "model name"));
 	memcpy(buf, b.v, n);
-	buf[AV_HEADER_FIXED + 4] = 0xFF;
+	buf[AV_HEADER_FIXED + 4 + 2] = 0xFF;
 	reseal(buf, n);
-	CHECK(refused(buf, n, "UTF-8"));
+	CHECK(refused(buf, n, "the model name at byte 100 is not valid UTF-8 (byte 102)"));
+	memcpy(buf, b.v, n);
+	buf[AV_HEADER_FIXED + 4 + 1] = 0x00;
+	reseal(buf, n);
+	CHECK(refused(buf, n, "the model name at byte 100 contains a NUL byte (byte 101)"));
+	memcpy(buf, b.v, n);
+	buf[AV_HEADER_FIXED + 4 + 8 + 4 + 3] = 0x00;
+	reseal(buf, n);
+	CHECK(refused(buf, n, "the corpus description at byte 112 contains a NUL byte (byte 115)"));
 
 	/* The vocabulary: a surrogate, beyond Unicode, a duplicate, a bad special. */
 	size_t voc = AV_HEADER_FIXED + 4 + strlen(m->meta.name) + 4 + strlen(m->meta.corpus);

@@ -260,11 +260,13 @@ def decode(data, what="model"):
         raw = data[off + 4:off + 4 + ln]
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is None or "\0" in text:
-            raise FormatError("%s: the %s at byte %d is not valid UTF-8: the file is damaged"
-                              % (what, label, off + 4))
+        except UnicodeDecodeError as e:
+            raise FormatError("%s: the %s at byte %d is not valid UTF-8 (byte %d): the file is "
+                              "damaged" % (what, label, off + 4, off + 4 + e.start)) from None
+        if "\0" in text:
+            raise FormatError("%s: the %s at byte %d contains a NUL byte (byte %d), which a "
+                              "string of the file may not hold: the file is damaged"
+                              % (what, label, off + 4, off + 4 + raw.index(b"\0")))
         meta[key] = text
         off += 4 + ln
     if off + 4 * V > end:

@@ -223,17 +223,18 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 
 /* ---- parse and validate ---- */
 
-static bool valid_utf8(const uint8_t *s, size_t n)
+/* The offset of the first byte that is not valid UTF-8, n if there is none. */
+static size_t utf8_valid_prefix(const uint8_t *s, size_t n)
 {
 	utf8proc_int32_t cp;
 	size_t off = 0;
 	while (off < n) {
 		utf8proc_ssize_t k = utf8proc_iterate(s + off, (utf8proc_ssize_t)(n - off), &cp);
 		if (k <= 0)
-			return false;
+			return off;
 		off += (size_t)k;
 	}
-	return true;
+	return n;
 }
 
 static bool read_string(byte_reader *r, char **out, const char *field, const char *what,
@@ -259,11 +260,21 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		return av_fail(err, "%s: truncated at byte %zu (inside the %s)", what, r->n, field);
 	}
 	s[n] = '\0';
-	if (!valid_utf8((const uint8_t *)s, n) || memchr(s, '\0', n)) {
+	/* Two rules: UTF-8, and no NUL (which is valid UTF-8, but would end the
+	 * string early for every C reader). */
+	size_t bad = utf8_valid_prefix((const uint8_t *)s, n);
+	size_t nul = strlen(s); /* n if there is none */
+	if (bad < n || nul < n) {
 		free(s);
+		if (bad < n)
+			return av_fail(err,
+				       "%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
+				       "the file is damaged",
+				       what, field, at + 4, at + 4 + bad);
 		return av_fail(err,
-			       "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
-			       what, field, at + 4);
+			       "%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
+			       "a string of the file may not hold: the file is damaged",
+			       what, field, at + 4, at + 4 + nul);
 	}
 	*out = s;
 	return true;

@@ -229,7 +229,7 @@ def mutations(data, rng):
                                                    + data[103:]) if name_len >= 3 else data))
     out.append(("corpus length past the end", put(data, corp_off, "<I", 4000)))
     for i, v in ((0, 0x110001), (1, 0x41), (2, 0x110000), (3, 0xD800), (3, 0x110000),
-                 (3, 0x07), (3, 0x0A), (3, 0x9F), (3, 0xFFFFFFFF), (4, f.vocab[3]),
+                 (3, 0x07), (3, 0x0A), (3, 0x9F), (3, 0xFEFF), (3, 0xFFFFFFFF), (4, f.vocab[3]),
                  (V - 1, f.vocab[5]), (V - 1, 0x10FFFF), (V - 1, 0x85)):
         if i < V:
             out.append(("vocab[%d] = U+%04X" % (i, v), put(data, voc + 4 * i, "<I", v)))
@@ -352,7 +352,8 @@ def case_format():
     for fpath in (files[0], files[-1], files[-3]):
         for label, data in mutations(read(fpath), rng):
             p = write("mutant.attn", data)
-            c_ok = attnview("--info", "--model", p, want=None).returncode == 0
+            r = attnview("--info", "--model", p, want=None)
+            c_ok = r.returncode == 0
             try:
                 av.load(p)
                 py_ok, why = True, ""
@@ -364,6 +365,9 @@ def case_format():
                 "accepts" if py_ok else "refuses", why))
             if not py_ok:
                 check(p in why, "the message names the file: %s" % why)
+            if label.startswith("NUL in"):  # valid UTF-8: the rule broken is "no NUL"
+                check("NUL byte" in why and "NUL byte" in r.stderr and "UTF-8" not in why
+                      and "UTF-8" not in r.stderr, "%s: %s | %s" % (label, why, r.stderr))
     print("damaged files: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
     check(verdicts[True] >= 10 and verdicts[False] >= 100,
           "both verdicts among the mutations: %s" % verdicts)
