@@ -74,6 +74,15 @@ expect 1 'nothere\.txt: cannot open' -- "$bin" --dump --input "$tmp/nothere.txt"
 : >"$tmp/empty.txt"
 expect 1 'empty' -- "$bin" --dump --input "$tmp/empty.txt" --model "$model"
 
+# An output directory that is missing or not a directory: said so, before the
+# corpus is read.
+corpus="$data/data/corpus/mixed.txt"
+expect 1 "^attnview: cannot write $tmp/no/such/m\.attn: directory $tmp/no/such does not exist; create it" \
+	-- "$bin" --train "$corpus" -o "$tmp/no/such/m.attn" --steps 1
+echo notes >"$tmp/notes.txt"
+expect 1 "^attnview: cannot write $tmp/notes\.txt/m\.attn: $tmp/notes\.txt is not a directory\$" \
+	-- "$bin" --train "$corpus" -o "$tmp/notes.txt/m.attn" --steps 1
+
 # Bad model files: exit 1, the file named, what to do.
 size=$(stat -c %s "$model")
 head -c $((size / 2)) "$model" >"$tmp/trunc.attn"

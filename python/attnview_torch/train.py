@@ -31,6 +31,7 @@ import argparse
 import math
 import os
 import signal
+import stat
 import sys
 import time
 import zlib
@@ -264,6 +265,16 @@ def _check_output(path, magics):
     except OSError as e:
         raise TrainError(str(e)) from None
     d = os.path.dirname(path) or "."
+    try:
+        st = os.stat(d)
+    except FileNotFoundError:
+        raise TrainError("cannot write %s: directory %s does not exist; create it or choose "
+                         "another output file" % (path, d)) from None
+    except OSError as e:
+        raise TrainError("cannot write %s: cannot reach directory %s: %s"
+                         % (path, d, e.strerror)) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise TrainError("cannot write %s: %s is not a directory" % (path, d))
     if not os.access(d, os.W_OK):
         raise TrainError("cannot write %s: directory %s is not writable" % (path, d))
 

@@ -158,10 +158,26 @@ bool train_check_output(const char *path, av_error *err)
 		*slash = '\0';
 		dir = slash == copy ? "/" : copy;
 	}
-	bool ok = access(dir, W_OK) == 0;
-	if (!ok)
+	/* Missing, not a directory, or not writable: say which. */
+	struct stat st;
+	bool ok = false;
+	if (stat(dir, &st) != 0) {
+		if (errno == ENOENT)
+			av_fail(err,
+				"cannot write %s: directory %s does not exist; create it or "
+				"choose another output file",
+				path, dir);
+		else
+			av_fail_errno(err, errno, "cannot write %s: cannot reach directory %s",
+				      path, dir);
+	} else if (!S_ISDIR(st.st_mode)) {
+		av_fail(err, "cannot write %s: %s is not a directory", path, dir);
+	} else if (access(dir, W_OK) != 0) {
 		av_fail_errno(err, errno, "cannot write %s: directory %s is not writable", path,
 			      dir);
+	} else {
+		ok = true;
+	}
 	free(copy);
 	return ok;
 }

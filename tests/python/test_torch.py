@@ -653,6 +653,12 @@ def case_resume():
     p = pytrain(c, "-o", notes, *opts, want=1)
     check(read(notes) == b"mine\n" and "not an attnview model" in p.stderr,
           "an existing file that is not a model: " + p.stderr)
+    # an output directory that does not exist, or is a file: said so, as attnview says it
+    for out, says in ((path("no/such/m.attn"), "directory %s does not exist" % path("no/such")),
+                      (os.path.join(notes, "m.attn"), "%s is not a directory" % notes)):
+        p = pytrain(c, "-o", out, *opts, want=1)
+        r = attnview("--train", c, "-o", out, *opts, want=1)
+        check(says in p.stderr and says in r.stderr, "-o %s: %s | %s" % (out, p.stderr, r.stderr))
 
 
 # ---------------------------------------------------------------- tests/reference
