@@ -73,6 +73,18 @@ expect 0 'first at byte 2' -- "$bin" --dump --input "$tmp/in.txt" --model "$mode
 expect 1 'nothere\.txt: cannot open' -- "$bin" --dump --input "$tmp/nothere.txt" --model "$model"
 : >"$tmp/empty.txt"
 expect 1 'empty' -- "$bin" --dump --input "$tmp/empty.txt" --model "$model"
+# A text that cleaning empties: exit 1 and one message, its last line; no line
+# that says nothing (an uninitialised message was once printed after it).
+for text in '' $'\a' $'\e[1m'; do
+	checks=$((checks + 1))
+	err=$("$bin" --dump --text "$text" --model "$model" 2>&1 >/dev/null)
+	status=$?
+	if [ "$status" -ne 1 ] || grep -qE '^attnview: *$' <<<"$err" ||
+		[ "$(tail -n 1 <<<"$err")" != "attnview: the text is empty after cleaning; give some characters to look at" ]; then
+		fails=$((fails + 1))
+		printf 'FAIL: --dump --text %q: status %s, stderr:\n%s\n' "$text" "$status" "$err" >&2
+	fi
+done
 
 # An output directory that is missing or not a directory: said so, before the
 # corpus is read.
