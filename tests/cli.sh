@@ -95,6 +95,25 @@ echo notes >"$tmp/notes.txt"
 expect 1 "^attnview: cannot write $tmp/notes\.txt/m\.attn: $tmp/notes\.txt is not a directory\$" \
 	-- "$bin" --train "$corpus" -o "$tmp/notes.txt/m.attn" --steps 1
 
+# The creation time --info shows: when the model was trained (not the corpus
+# file's date), or SOURCE_DATE_EPOCH; a malformed one is a usage error.
+small=(--dim 16 --heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 2 --threads 1)
+cp "$corpus" "$tmp/old.txt"
+touch -d '2001-02-03 04:05:06 UTC' "$tmp/old.txt"
+before=$(date +%s)
+env -u SOURCE_DATE_EPOCH "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/now.attn" >/dev/null
+created=$("$bin" --info --model "$tmp/now.attn" | sed -n 's/^created: //p')
+checks=$((checks + 1))
+when=$(date -d "$created" +%s 2>/dev/null || echo 0)
+if [ "$when" -lt "$before" ] || [ "$when" -gt "$(date +%s)" ]; then
+	fails=$((fails + 1))
+	echo "FAIL: a model trained at $before says created: $created" >&2
+fi
+SOURCE_DATE_EPOCH=1767225600 "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/sde.attn" >/dev/null
+expect 0 '^created: 2026-01-01T00:00:00Z' -- "$bin" --info --model "$tmp/sde.attn"
+expect 2 '^attnview: SOURCE_DATE_EPOCH is "soon", not a number of seconds' -- \
+	env SOURCE_DATE_EPOCH=soon "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/soon.attn"
+
 # Bad model files: exit 1, the file named, what to do.
 size=$(stat -c %s "$model")
 head -c $((size / 2)) "$model" >"$tmp/trunc.attn"

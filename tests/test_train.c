@@ -7,6 +7,7 @@
 #include "attnview/parallel.h"
 #include "attnview/corpus.h"
 #include "attnview/checkpoint.h"
+#include "attnview/modelfile.h"
 #include "attnview/train.h"
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -294,6 +296,79 @@ static void test_determinism(void)
 	CHECK(a && c && na == nc && memcmp(a, c, na) != 0);
 	free(a);
 	free(c);
+}
+
+/* The creation time in the model: the clock for a new run, SOURCE_DATE_EPOCH
+ * instead when it is set (a malformed value refused, naming it), and for a
+ * resumed run the time of the run it continues. */
+static void test_creation_time(void)
+{
+	av_error err;
+	int64_t t = -1;
+	const char *fixed = getenv("SOURCE_DATE_EPOCH");
+	char keep[32];
+	snprintf(keep, sizeof keep, "%s", fixed ? fixed : "");
+
+	unsetenv("SOURCE_DATE_EPOCH");
+	int64_t before = (int64_t)time(NULL);
+	CHECK(train_creation_time(&t, &err) && t >= before && t <= (int64_t)time(NULL));
+	setenv("SOURCE_DATE_EPOCH", "", 1); /* empty: unset */
+	CHECK(train_creation_time(&t, &err) && t >= before && t <= (int64_t)time(NULL));
+	setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
+	CHECK(train_creation_time(&t, &err) && t == 1767225600);
+	setenv("SOURCE_DATE_EPOCH", "0", 1);
+	CHECK(train_creation_time(&t, &err) && t == 0);
+	const char *bad[] = {
+	    "abc", "-5", "+5", " 5", "5 ", "1.5", "1e9", "0x10", "99999999999999999999"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		setenv("SOURCE_DATE_EPOCH", bad[i], 1);
+		CHECKF(!train_creation_time(&t, &err) && strstr(err.msg, "SOURCE_DATE_EPOCH is") &&
+			   strstr(err.msg, bad[i]),
+		       "SOURCE_DATE_EPOCH=\"%s\": %s", bad[i], err.msg);
+	}
+
+	/* A model trained without the variable records when it was trained,
+	 * not the corpus file's date. */
+	train_options o;
+	tiny_options(&o);
+	o.steps = 3;
+	o.warmup = 1;
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	unsetenv("SOURCE_DATE_EPOCH");
+	before = (int64_t)time(NULL);
+	stop_ctx s = {0};
+	CHECK(run(&o, corpus_path, NULL, tmp("now.attn"), tmp("now.ckpt"), &s, NULL) == TRAIN_DONE);
+	model *m = model_load(tmp("now.attn"), &err);
+	CHECKF(m && m->meta.created >= before && m->meta.created <= (int64_t)time(NULL),
+	       "created %lld, trained at %lld", m ? (long long)m->meta.created : -1LL,
+	       (long long)before);
+	model_destroy(m);
+	/* ... a malformed value stops a new run before it starts */
+	setenv("SOURCE_DATE_EPOCH", "yesterday", 1);
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("bad.attn"), tmp("bad.ckpt"), &s, NULL) ==
+	      TRAIN_FAILED);
+	CHECK(strstr(run_error, "SOURCE_DATE_EPOCH") && !file_exists(tmp("bad.attn")));
+
+	/* Stopped with one time, resumed with another: the first is kept. */
+	o.steps = 10;
+	setenv("SOURCE_DATE_EPOCH", "1000000000", 1);
+	stop_ctx s1 = {.stop_at = 4};
+	CHECK(run(&o, corpus_path, NULL, tmp("keep.attn"), tmp("keep.ckpt"), &s1, NULL) ==
+	      TRAIN_STOPPED);
+	setenv("SOURCE_DATE_EPOCH", "2000000000", 1);
+	stop_ctx s2 = {0};
+	CHECK(run(&o, corpus_path, tmp("keep.ckpt"), tmp("keep.attn"), tmp("keep.ckpt"), &s2,
+		  NULL) == TRAIN_DONE);
+	m = model_load(tmp("keep.attn"), &err);
+	CHECKF(m && m->meta.created == 1000000000, "resumed: created %lld",
+	       m ? (long long)m->meta.created : -1LL);
+	model_destroy(m);
+
+	if (fixed)
+		setenv("SOURCE_DATE_EPOCH", keep, 1);
+	else
+		unsetenv("SOURCE_DATE_EPOCH");
 }
 
 /* Stopped by SIGINT at step 20 (between two checkpoints), resumed to 40:
@@ -699,11 +774,15 @@ int main(void)
 		return 1;
 	}
 	blas_set_threads(1);
+	/* Models of separate runs are compared byte for byte: the same creation
+	 * time for all (test_creation_time tests the clock). */
+	setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
 	test_options();
 	test_small_corpus();
 	test_learns();
 	test_one_character();
 	test_determinism();
+	test_creation_time();
 	test_resume();
 	test_auto_warmup();
 	test_resume_options();

@@ -39,7 +39,6 @@ typedef struct corpus {
 	clean_stats stats;     /* cleaning of the corpus file */
 	clean_stats val_stats; /* of the validation file (zero without one) */
 	uint64_t hash;	       /* FNV-1a over the id values: identifies the data */
-	int64_t mtime;	       /* modification time of the corpus file */
 } corpus;
 
 /* Read, clean, split and encode `path`. Refuses (false, message saying what to

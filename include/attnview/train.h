@@ -27,10 +27,12 @@
  * in training have a finite loss), and always guessing the most frequent
  * training id. The final evaluation is stored in the model metadata.
  *
- * Determinism. The same corpus, options, seed and thread count give the same
- * bytes: every random choice comes from the seeded generators above and the
- * metadata holds no wall-clock time (created = $SOURCE_DATE_EPOCH if set, else
- * the corpus file's modification time).
+ * Determinism. The same corpus, options, seed, thread count and creation time
+ * give the same bytes: every random choice comes from the seeded generators
+ * above, and the only clock reading is the creation time in the metadata,
+ * which $SOURCE_DATE_EPOCH replaces (train_creation_time). A resumed run keeps
+ * the creation time of the run it continues, so it ends in the bytes of the
+ * uninterrupted run.
  *
  * Checkpoints: checkpoint.h.
  *
@@ -92,6 +94,11 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 /* Refuses an output path that exists and is not an attnview file, or whose
  * directory cannot be written, before hours of training are spent. */
 bool train_check_output(const char *path, av_error *err);
+/* The creation time a new run records in its model: $SOURCE_DATE_EPOCH when
+ * it is set and not empty (seconds since 1970-01-01 UTC in decimal digits, as
+ * `date +%s` prints them: the reproducible-builds.org convention), else the
+ * clock. Anything else in the variable is an error naming it. */
+bool train_creation_time(int64_t *created, av_error *err);
 
 /* A checkpoint read back (checkpoint.h). */
 typedef struct train_checkpoint train_checkpoint;

@@ -53,14 +53,11 @@ def _text_to_cps(s):
 
 
 def clean_files(paths):
-    """Clean the files as one stream: (int32 codepoints, CleanStats, newest
-    modification time)."""
+    """Clean the files as one stream: (int32 codepoints, CleanStats)."""
     cl = Cleaner()
     parts = []
-    mtime = None
     for path in paths:
-        fd, st = _open_regular(path)
-        mtime = st.st_mtime if mtime is None else max(mtime, st.st_mtime)
+        fd, _ = _open_regular(path)
         try:
             while True:
                 b = os.read(fd, CHUNK)
@@ -73,7 +70,7 @@ def clean_files(paths):
             os.close(fd)
     parts.append(_text_to_cps(cl.finish()))
     cps = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int32)
-    return cps, cl.stats, int(mtime or 0)
+    return cps, cl.stats
 
 
 def count_codepoints(cps):
@@ -140,7 +137,7 @@ class Corpus:
     """ids: the training split then the validation split, as vocabulary ids
     (int16 while V <= 32768, else int32); ntrain, nval; vocab (codepoints by
     id); id_count (int64 per id, training split); distinct (characters of
-    the training split); unk_val; stats, val_stats (CleanStats); mtime."""
+    the training split); unk_val; stats, val_stats (CleanStats)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -194,7 +191,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     if isinstance(paths, str):
         paths = [paths]
     label = " + ".join(paths)
-    cps, st, mtime = clean_files(paths)
+    cps, st = clean_files(paths)
     n = len(cps)
     if st.bytes == 0:
         raise CorpusError("%s is empty: there is nothing to train on; give a UTF-8 text file "
@@ -226,7 +223,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     del cps
     val_stats = None
     if val_path:
-        vcps, val_stats, _ = clean_files([val_path])
+        vcps, val_stats = clean_files([val_path])
         if len(vcps) == 0:
             raise CorpusError("validation file %s has no text after cleaning; give a non-empty "
                               "--val-file" % val_path)
@@ -236,4 +233,4 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     unk_val = int((ids[ntrain:] == TOK_UNK).sum())
     return Corpus(ids=ids, ntrain=ntrain, nval=nval, vocab=list(vocab), id_count=id_count,
                   distinct=distinct, unk_val=unk_val, stats=st, val_stats=val_stats,
-                  mtime=mtime, paths=list(paths), val_path=val_path)
+                  paths=list(paths), val_path=val_path)

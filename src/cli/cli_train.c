@@ -48,7 +48,10 @@ static const char train_help[] =
     "\n"
     "Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
     "command that resumes it; the resumed run ends with the same model, byte for byte,\n"
-    "as an uninterrupted one (same seed and --threads). Exit status: 0 done, 1 error,\n"
+    "as an uninterrupted one (same seed and --threads; it keeps the creation time of\n"
+    "the run it continues). The model records the clock as its creation time, or\n"
+    "SOURCE_DATE_EPOCH (seconds since 1970) when set: set it to get the same bytes\n"
+    "from the same corpus, options and seed. Exit status: 0 done, 1 error,\n"
     "2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n";
 
 enum {
@@ -530,6 +533,13 @@ int cli_train(int argc, char **argv)
 	train_checkpoint ck = {0};
 	av_error err;
 	int status = parse_train_options(argc, argv, &q);
+	/* A malformed SOURCE_DATE_EPOCH is refused before the corpus is read
+	 * (trainer_create reads the variable again for a new run). */
+	int64_t created;
+	if (status < 0 && !train_creation_time(&created, &err)) {
+		cli_error(err.msg);
+		status = EXIT_USAGE;
+	}
 	if (status < 0 && q.resume)
 		status = take_checkpoint(&q, &ck);
 	else if (status < 0 && !train_options_check(&q.o, &err))

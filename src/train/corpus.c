@@ -17,8 +17,7 @@
 typedef bool (*cp_sink)(void *ctx, const uint32_t *cps, size_t n, av_error *err);
 
 /* Stream `path` through a fresh cleaner in CORPUS_CHUNK pieces. */
-static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *stats,
-		       int64_t *mtime, av_error *err)
+static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *stats, av_error *err)
 {
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer before the
 	 * S_ISREG check refuses it (it has no effect on regular files). */
@@ -43,8 +42,6 @@ static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *s
 			       "a file (save a pipe's output to a file first)",
 			       path);
 	}
-	if (mtime)
-		*mtime = (int64_t)st.st_mtime;
 	char *buf = malloc(CORPUS_CHUNK);
 	cleaner *cl = cleaner_create();
 	cp_buf out = {0};
@@ -194,7 +191,7 @@ typedef struct load_state {
 static bool count_pass(corpus *c, load_state *s, const char *path, av_error *err)
 {
 	count_ctx cc = {.counter = &s->counter};
-	if (!clean_file(path, count_sink, &cc, &c->stats, &c->mtime, err))
+	if (!clean_file(path, count_sink, &cc, &c->stats, err))
 		return false;
 	s->n = s->counter.total;
 	if (c->stats.bytes == 0)
@@ -253,7 +250,7 @@ static bool encode_pass(corpus *c, load_state *s, const char *path, av_error *er
 			       path, s->n, s->n * (uint64_t)c->width >> 20);
 	c->ids = dc.ids;
 	clean_stats again;
-	if (!clean_file(path, dense_sink, &dc, &again, NULL, err))
+	if (!clean_file(path, dense_sink, &dc, &again, err))
 		return false;
 	if (dc.n != s->n)
 		return av_fail(err,
@@ -330,7 +327,7 @@ static bool remap_ids(corpus *c, const load_state *s, av_error *err)
 static bool read_val_file(corpus *c, const char *val_path, uint64_t cap, av_error *err)
 {
 	val_ctx vc = {.v = &c->vocab, .c = c, .cap = cap};
-	if (!clean_file(val_path, val_sink, &vc, &c->val_stats, NULL, err))
+	if (!clean_file(val_path, val_sink, &vc, &c->val_stats, err))
 		return false;
 	if (c->nval == 0)
 		return av_fail(err,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void train_options_default(train_options *o)
@@ -182,6 +183,27 @@ bool train_check_output(const char *path, av_error *err)
 	return ok;
 }
 
+bool train_creation_time(int64_t *created, av_error *err)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	if (!s || !*s) {
+		*created = (int64_t)time(NULL);
+		return true;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno)
+		return av_fail(
+		    err,
+		    "SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
+		    "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
+		    "or unset it",
+		    s);
+	*created = (int64_t)v;
+	return true;
+}
+
 /* ---- stop requests ---------------------------------------------------- */
 
 static volatile sig_atomic_t stop_signo;
@@ -331,15 +353,16 @@ static bool new_model(trainer *t, const char *name, const char *corpus_desc, av_
 	return true;
 }
 
-/* No wall-clock time in the file (train.h, "Determinism"), and no
- * evaluation yet. */
-static void stamp_meta(trainer *t)
+/* The creation time of a new run (a resumed one keeps its checkpoint's:
+ * train.h, "Determinism"), and no evaluation yet. */
+static bool stamp_meta(trainer *t, bool resumed, av_error *err)
 {
 	model *m = t->model;
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	m->meta.created = sde && *sde ? strtoll(sde, NULL, 10) : t->data->mtime;
+	if (!resumed && !train_creation_time(&m->meta.created, err))
+		return false;
 	m->meta.val_loss = m->meta.val_acc = NAN;
 	m->meta.base_loss = m->meta.base_acc = NAN;
+	return true;
 }
 
 /* AdamW's moments, the activations and their gradients, the batch. */
@@ -372,9 +395,9 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	t->data = c;
 	if (!resolve_options(t, o, resume, err) ||
 	    !keep_paths(t, out_path, ckpt_path, resume ? resume->val_path : val_path, err) ||
-	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)))
+	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)) ||
+	    !stamp_meta(t, resume != NULL, err))
 		goto fail;
-	stamp_meta(t);
 	if (!alloc_buffers(t, err) ||
 	    (resume && !train_checkpoint_restore(t, resume, "the checkpoint", err)))
 		goto fail;

@@ -640,8 +640,9 @@ def case_resume():
     check("not a checkpoint of python3 -m attnview_torch.train" in p.stderr,
           "attnview's checkpoint: " + p.stderr)
     check(read(ck) == saved, "refused resumes leave the checkpoint alone")
-    # resumed: the uninterrupted run's model, byte for byte
-    p = pytrain(c, "--resume", ck)
+    # resumed: the uninterrupted run's model, byte for byte (its creation time
+    # too: another SOURCE_DATE_EPOCH now does not change the stopped run's)
+    p = pytrain(c, "--resume", ck, SOURCE_DATE_EPOCH=2000000000)
     check("resuming" in p.stdout and "at step 3" in p.stdout, "resumed at step 3:\n" + p.stdout)
     check(read("a/m.attn") == read("b/m.attn"), "resumed run = uninterrupted run, byte for byte")
     check(not os.path.exists(ck), "the checkpoint is removed once the model is written")
@@ -653,6 +654,17 @@ def case_resume():
     p = pytrain(c, "-o", notes, *opts, want=1)
     check(read(notes) == b"mine\n" and "not an attnview model" in p.stderr,
           "an existing file that is not a model: " + p.stderr)
+    # the creation time: the clock without SOURCE_DATE_EPOCH, a malformed one refused
+    # (exit 2) as attnview refuses it
+    t0 = int(time.time())
+    pytrain(c, "-o", path("now.attn"), *opts, SOURCE_DATE_EPOCH=None)
+    created = av.load(path("now.attn")).meta["created"]
+    check(t0 <= created <= time.time(), "trained at %d, created %d" % (t0, created))
+    p = pytrain(c, "-o", path("soon.attn"), *opts, want=2, SOURCE_DATE_EPOCH="soon")
+    r = run([BIN, "--train", c, "-o", path("soon.attn")] + opts, 2, SOURCE_DATE_EPOCH="soon")
+    says = 'SOURCE_DATE_EPOCH is "soon", not a number of seconds since 1970-01-01 UTC'
+    check(says in p.stderr and says in r.stderr, "SOURCE_DATE_EPOCH=soon: %s | %s"
+          % (p.stderr, r.stderr))
     # an output directory that does not exist, or is a file: said so, as attnview says it
     for out, says in ((path("no/such/m.attn"), "directory %s does not exist" % path("no/such")),
                       (os.path.join(notes, "m.attn"), "%s is not a directory" % notes)):
