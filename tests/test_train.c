@@ -421,7 +421,8 @@ static void test_resume(void)
 	trainer *t =
 	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
 	CHECK(t == NULL);
-	CHECKF(strstr(err.msg, "corpus differs"), "message: %s", err.msg);
+	CHECKF(strstr(err.msg, "corpus differs") && strstr(err.msg, tmp("x.ckpt")), "message: %s",
+	       err.msg);
 	trainer_destroy(t);
 	corpus_finish(&c);
 	train_checkpoint_finish(&ck);
@@ -440,6 +441,37 @@ static void test_resume(void)
 		CHECK(!train_checkpoint_load(&ck, tmp("bad.ckpt"), &err));
 		CHECKF(strstr(err.msg, "bad.ckpt"), "message: %s", err.msg);
 	}
+
+	/* Its training state 16 bytes short, size and checksum made to agree: the
+	 * message names the file, and the byte in the file and in the state, the
+	 * difference being where the state starts. */
+	CHECK(train_checkpoint_load(&ck, tmp("x.ckpt"), &err));
+	size_t state_off = ck.state_off;
+	train_checkpoint_finish(&ck);
+	b = test_read_file(tmp("x.ckpt"), &n);
+	if (b && n > state_off + 20) {
+		n -= 16;
+		for (int i = 0; i < 8; i++)
+			b[16 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+		uint32_t crc = av_crc32(0, b, n - 4);
+		for (int i = 0; i < 4; i++)
+			b[n - 4 + i] = (uint8_t)(crc >> (8 * i));
+		FILE *f = fopen(tmp("short.ckpt"), "wb");
+		fwrite(b, 1, n, f);
+		fclose(f);
+		CHECK(!train_checkpoint_load(&ck, tmp("short.ckpt"), &err));
+		char start[300];
+		snprintf(start, sizeof start, "%s: the training state is damaged at byte ",
+			 tmp("short.ckpt"));
+		size_t in_file = 0, in_state = 0;
+		const char *at = strstr(err.msg, start);
+		CHECKF(at &&
+			   sscanf(at + strlen(start), "%zu of the file (byte %zu of the state)",
+				  &in_file, &in_state) == 2 &&
+			   in_file == state_off + in_state && in_state < n - 4 - state_off,
+		       "message: %s (the state starts at byte %zu)", err.msg, state_off);
+	}
+	free(b);
 }
 
 /* The default warmup is resolved from the run's length, also from --epochs,

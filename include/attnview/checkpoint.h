@@ -39,15 +39,15 @@
  *   ..   4   n, then n records of (u64 step, f32 loss, f32 accuracy): every
  *            validation evaluation so far
  * The tail must end exactly there. Activations and gradients are not saved:
- * each step recomputes them from the parameters and the batch. */
+ * each step recomputes them from the parameters and the batch. Every reader
+ * of the file checks this layout (training_state_parse, modelfile.h, where its
+ * magic, version and limits are defined); train_checkpoint_load reads it from
+ * there. */
 #ifndef ATTNVIEW_CHECKPOINT_H
 #define ATTNVIEW_CHECKPOINT_H
 
 #include "attnview/modelfile.h"
 #include "attnview/train.h"
-
-#define TRAIN_CKPT_MAGIC   "ATCK"
-#define TRAIN_CKPT_VERSION 1u
 
 /* A checkpoint file read back (the layout above). */
 struct train_checkpoint {
@@ -55,20 +55,24 @@ struct train_checkpoint {
 	uint64_t epochs;   /* the --epochs the run was started with (0: --steps) */
 	char *val_path;	   /* NULL: the last 5% */
 	model *model;
+	char *path;   /* the file, for messages */
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
 	size_t n, state_off, state_len;
+	training_state state; /* decoded; its arrays point into buf */
 };
 
-/* Read and check a checkpoint file: its model, and the options it was
- * started with (the rest of the state is read by train_checkpoint_restore). */
+/* Read and check a checkpoint file: its model and training state (as every
+ * reader checks them), and that this attnview can continue the run (its
+ * options are ones --train accepts); the rest of the state is taken over by
+ * train_checkpoint_restore. */
 bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err);
 void train_checkpoint_finish(train_checkpoint *ck);
 
 /* The state after the options (corpus identity, position, AdamW moments,
  * losses, evaluations) into t, which trainer_create has set up with the
- * checkpoint's options and model. `what` names the checkpoint in messages. */
-bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, const char *what,
-			      av_error *err);
+ * checkpoint's options and model. Fails only on another corpus (or without
+ * memory). */
+bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *err);
 
 /* Serialise the checkpoint (model + state) into out. */
 bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err);

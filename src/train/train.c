@@ -289,10 +289,10 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 		if (resume)
 			return av_fail(
 			    err,
-			    "the checkpoint was trained on %u threads and this run would "
-			    "use %u: the result would differ from an uninterrupted run; "
-			    "resume with --threads %u",
-			    t->opt.threads, nt, t->opt.threads);
+			    "%s was trained on %u threads and this run would use %u: the "
+			    "result would differ from an uninterrupted run; resume with "
+			    "--threads %u",
+			    resume->path, t->opt.threads, nt, t->opt.threads);
 		return av_fail(err,
 			       "%u threads were asked for but the training step would run on %u; "
 			       "use --threads %u",
@@ -327,9 +327,9 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 	const vocab *v = &resume->model->vocab, *cv = &t->data->vocab;
 	if (v->size != cv->size || memcmp(v->cps, cv->cps, v->size * sizeof *v->cps) != 0)
 		return av_fail(err,
-			       "the corpus differs from the one the checkpoint was trained on: its "
+			       "the corpus differs from the one %s was trained on: its "
 			       "vocabulary is not the same; resume with the same corpus%s",
-			       resume->val_path ? " and --val-file" : "");
+			       resume->path, resume->val_path ? " and --val-file" : "");
 	t->model = resume->model;
 	resume->model = NULL;
 	return true;
@@ -398,8 +398,7 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)) ||
 	    !stamp_meta(t, resume != NULL, err))
 		goto fail;
-	if (!alloc_buffers(t, err) ||
-	    (resume && !train_checkpoint_restore(t, resume, "the checkpoint", err)))
+	if (!alloc_buffers(t, err) || (resume && !train_checkpoint_restore(t, resume, err)))
 		goto fail;
 	return t;
 fail:

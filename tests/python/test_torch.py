@@ -288,10 +288,29 @@ def state_differential(rng):
         b = bytearray(data)
         b[so + i] = rng.randrange(256)
         muts.append(("state byte %d = %d" % (i, b[so + i]), recrc(bytes(b))))
+    muts.append(("state 16 bytes short", resize(data, -16, so + sl - 16)))
+    muts.append(("state garbage", recrc(data[:so] + bytes(rng.randrange(256) for _ in range(sl))
+                                        + data[so + sl:])))
     structural = ("damaged", "another version", "options are invalid", "does not match")
     verdicts = {True: 0, False: 0}
+    read_alike = 0
     for label, mdata in muts:
         p = write("state.ckpt", mdata)
+        # Every reader checks the state: --info (as --dump and the view) refuses
+        # exactly what decode() refuses, with the same sentence; only options
+        # this attnview's --train would refuse are left to --resume. (--info
+        # first: a resume that finishes removes its checkpoint.)
+        i = attnview("--info", "--model", p, want=None)
+        try:
+            mf.decode(mdata, p)
+            dec_ok, dwhy = True, ""
+        except av.FormatError as e:
+            dec_ok, dwhy = False, str(e)
+        check((i.returncode == 0) == dec_ok and (dec_ok or dwhy in i.stderr),
+              "%s: attnview --info %s, decode %s %s" % (label, i.stderr or "takes it",
+                                                       "takes it" if dec_ok else "refuses it",
+                                                       dwhy))
+        read_alike += not dec_ok
         r = attnview("--train", corpus, "--resume", p, "-o", path("state.attn"), "--threads",
                      threads, want=None)
         c_ok = not any(w in r.stderr for w in structural)
@@ -305,8 +324,11 @@ def state_differential(rng):
         check(c_ok == py_ok, "%s: attnview --resume %s, check_training_state %s %s%s" % (
             label, "takes it" if c_ok else "refuses it", "takes it" if py_ok else "refuses it",
             why, r.stderr))
-    print("training states: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
-    check(verdicts[True] >= 5 and verdicts[False] >= 15, "both verdicts: %s" % verdicts)
+        check(dec_ok or not py_ok, "%s: decode refuses what check_training_state takes" % label)
+    print("training states: %d taken, %d refused by both; %d refused by every reader"
+          % (verdicts[True], verdicts[False], read_alike))
+    check(verdicts[True] >= 5 and verdicts[False] >= 15 and read_alike >= 10,
+          "both verdicts: %s, %d refused by every reader" % (verdicts, read_alike))
 
 
 def case_format():
