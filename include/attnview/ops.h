@@ -56,7 +56,9 @@ void gelu_forward_grad(float *out, float *inp, int N);
 /* out (N) = a (N) + b (N) */
 void residual_forward(float *out, const float *a, const float *b, int N);
 
-/* Row-wise softmax in place. x (N,V) */
+/* Row-wise softmax in place, computed in binary64 and rounded once: each
+ * result is the exact softmax of its row to within about 1e-7, relative,
+ * whatever V. x (N,V) */
 void softmax_rows(float *x, int N, int V);
 
 /* log(sum_i exp(x[i])) over x (n > 0), shifted by the maximum and summed in

@@ -730,6 +730,21 @@ def case_reference():
           "dump: %d heads, %d tokens"
           % (len(dump["attention"]), len(dump["tokens"])))
 
+    # The accuracy man 5 attnview states (NOTES), against float64, with the
+    # figures of tests/reference/accuracy.py: the prediction probabilities of
+    # the built-in model (their softmax summed in binary32 was off by 1.5e-5,
+    # all one way), and the attention weights, whose error grows with the
+    # scores (a bound in M, each row's largest |q||k|/sqrt(hs)).
+    sys.path.insert(0, ref)
+    import accuracy
+    rel, absd, bias = accuracy.measure_p(os.path.join(ROOT, "assets", "builtin.attn"))
+    check(absd <= 2e-6 and rel <= 3e-5 and abs(bias) <= 1e-6,
+          "probabilities: %.3g absolute, %.3g relative, mean %.3g: not what man 5 attnview "
+          "says (2e-6, 3e-5, no bias)" % (absd, rel, bias))
+    builtin, ratio = accuracy.measure_weights(stds=(0.02, 0.3, 1.0, 2.0))
+    check(builtin <= 3e-6 and ratio <= 10, "weights: built-in model %.3g (man 5 attnview: "
+          "3e-6), worst difference / (M 2^-24) %.2f (10)" % (builtin, ratio))
+
 
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
              resume=case_resume, reference=case_reference)
