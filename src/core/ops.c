@@ -293,23 +293,15 @@ void residual_forward(float *out, const float *a, const float *b, int N)
 /* In binary64, rounded once at the end. Over a vocabulary of thousands of
  * ids the denominator is a sum of many small terms: accumulated in binary32
  * it lost them (on the built-in model, 4154 ids, every probability came out
- * up to 2e-5 too high, relative); in binary64 each p is the softmax of its
- * binary32 logits to within the final rounding. exp and the subtraction are
- * binary64 too, so a logit far below the maximum keeps its digits. */
+ * up to 2e-5 too high, relative); with log_sum_exp's binary64 sum each p is
+ * the softmax of its binary32 logits to within the final rounding. */
 void softmax_rows(float *x, int N, int V)
 {
 	for (int n = 0; n < N; n++) {
 		float *r = x + (size_t)n * V;
-		float maxv = -INFINITY;
+		const double lse = log_sum_exp(r, V);
 		for (int i = 0; i < V; i++)
-			if (r[i] > maxv)
-				maxv = r[i];
-		double sum = 0.0;
-		for (int i = 0; i < V; i++)
-			sum += exp((double)r[i] - (double)maxv);
-		const double inv = 1.0 / sum;
-		for (int i = 0; i < V; i++)
-			r[i] = (float)(exp((double)r[i] - (double)maxv) * inv);
+			r[i] = (float)exp((double)r[i] - lse);
 	}
 }
 
