@@ -1,10 +1,13 @@
 /* Training throughput on the reference configuration of issue 3 (d=64, h=4,
  * L=2, T=128, B=32, masked, V about 6000 for a Chinese + English vocabulary),
- * against the sgemm peak of this machine measured in the same run.
+ * or another size, against the sgemm peak of this machine measured in the
+ * same run.
  *
  *   bench_train [--threads N] [--steps N] [--vocab V] [--batch B] [--causal]
+ *               [--dim D] [--heads H] [--layers L] [--context T]
  *               [--train-only] [--group-rows N]
  *
+ * Issue 13's bigger configuration: --dim 128 --heads 8 --layers 4 --context 256.
  * --train-only skips the forward-alone timing (for profiling the step);
  * --group-rows sets the step's cache blocking (train_step_set_group_rows).
  *
@@ -68,6 +71,7 @@ int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
 	int threads = blas_threads(), steps = 20, V = 6000, B = 32;
+	int d = 64, h = 4, L = 2, T = 128;
 	bool causal = false, train_only = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -78,6 +82,14 @@ int main(int argc, char **argv)
 			V = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			B = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dim") && i + 1 < argc)
+			d = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--heads") && i + 1 < argc)
+			h = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--layers") && i + 1 < argc)
+			L = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--context") && i + 1 < argc)
+			T = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--causal"))
 			causal = true;
 		else if (!strcmp(argv[i], "--train-only"))
@@ -87,7 +99,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [--threads N] [--steps N] [--vocab V] "
-				"[--batch B] [--causal] [--train-only] [--group-rows N]\n",
+				"[--batch B] [--causal] [--dim D] [--heads H] [--layers L] "
+				"[--context T] [--train-only] [--group-rows N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -96,8 +109,14 @@ int main(int argc, char **argv)
 		threads = 1;
 	if (steps < 1 || steps > 1000)
 		steps = 20;
-	const int d = 64, h = 4, L = 2, T = 128, N = B * T;
-	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED, (uint32_t)V, d, h, L, T};
+	const int N = B * T;
+	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED, (uint32_t)V, (uint32_t)d,
+			    (uint32_t)h, (uint32_t)L, (uint32_t)T};
+	av_error err;
+	if (B < 1 || !model_config_check(&cfg, &err)) {
+		fprintf(stderr, "bench_train: %s\n", B < 1 ? "--batch must be at least 1" : err.msg);
+		return 2;
+	}
 
 	/* A Chinese + English vocabulary: the specials, printable ASCII, then
 	 * CJK ideographs. */
@@ -106,7 +125,6 @@ int main(int argc, char **argv)
 		cps[i] = i < TOK_NSPECIAL	 ? 0x110000u + (uint32_t)i
 			 : i < TOK_NSPECIAL + 95 ? 0x20u + (uint32_t)(i - TOK_NSPECIAL)
 						 : 0x4E00u + (uint32_t)(i - TOK_NSPECIAL - 95);
-	av_error err;
 	model *m = model_create(&cfg, cps, &err);
 	free(cps);
 	if (!m) {
