@@ -95,7 +95,7 @@ static train_status run(const train_options *o, const char *corpus_path, const c
 	corpus c;
 	av_error err = {{0}};
 	train_checkpoint ck = {0};
-	corpus_options co = {NULL, o->min_count, o->max_vocab};
+	corpus_options co = {.min_count = o->min_count, .max_vocab = o->max_vocab};
 	if (resume && !train_checkpoint_load(&ck, resume, &err)) {
 		fprintf(stderr, "checkpoint: %s\n", err.msg);
 		return TRAIN_FAILED;
@@ -184,7 +184,7 @@ static void test_small_corpus(void)
 	tiny_options(&o);
 	corpus c;
 	av_error err;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	const char *p = test_path("data/corpus/repeat.txt");
 	if (!corpus_load(&c, p, &co, &err)) {
 		CHECKF(false, "%s", err.msg);
@@ -341,7 +341,7 @@ static void test_resume(void)
 	av_error err;
 	CHECK(train_checkpoint_load(&ck, tmp("x.ckpt"), &err));
 	corpus c;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
 	trainer *t =
 	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
@@ -376,7 +376,7 @@ static void test_auto_warmup(void)
 	o.warmup = TRAIN_WARMUP_AUTO;
 	corpus c;
 	av_error err;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
 	trainer *t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
 	CHECKF(t != NULL, "%s", t ? "" : err.msg);
@@ -422,7 +422,7 @@ static void test_resume_options(void)
 
 	/* Another thread count: refused, saying why and what to do. */
 	corpus c;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
 	parallel_set_threads(2);
 	trainer *t =

@@ -28,6 +28,7 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 	bb_u64(b, o->eval_every);
 	bb_u64(b, o->checkpoint_every);
 	bb_u32(b, o->threads);
+	bb_u64(b, o->patience);
 	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
 	bb_u32(b, n);
 	bb_bytes(b, val_path, n);
@@ -53,10 +54,19 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		bb_f32(&s, t->recent[(t->nrecent - nr + i) % TRAIN_RECENT]);
 	bb_u32(&s, (uint32_t)t->nevals);
 	for (size_t i = 0; i < t->nevals; i++) {
-		bb_u64(&s, t->evals[i].step);
-		bb_f32(&s, t->evals[i].loss);
-		bb_f32(&s, t->evals[i].acc);
+		const train_eval *e = &t->evals[i];
+		bb_u64(&s, e->step);
+		bb_f32(&s, e->loss);
+		bb_f32(&s, e->acc);
+		bb_f32(&s, e->base_loss);
+		bb_f32(&s, e->base_acc);
+		bb_f32(&s, e->train_loss);
 	}
+	/* With patience: the best evaluation's parameters, once there is one. */
+	uint32_t nb = t->has_best ? (uint32_t)t->model->nparams : 0;
+	bb_u32(&s, nb);
+	if (nb)
+		bb_f32s(&s, t->best_params, nb);
 	if (s.failed) {
 		bb_free(&s);
 		return av_fail(err, "out of memory building the checkpoint");
@@ -99,7 +109,7 @@ static bool get_options(byte_reader *r, train_options *o, uint64_t *epochs, char
 	    !br_u64(r, &o->warmup) || !br_u64(r, &o->seed) || !br_u64(r, &o->min_count) ||
 	    !br_u32(r, &o->max_vocab) || !br_u64(r, &o->eval_every) ||
 	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &o->threads) || !o->threads ||
-	    !br_u32(r, &n) || n > AV_MAX_STRING)
+	    !br_u64(r, &o->patience) || !br_u32(r, &n) || n > AV_MAX_STRING)
 		return false;
 	if (n) {
 		*val_path = malloc(n + 1);
@@ -160,6 +170,10 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 			path);
 		goto fail;
 	}
+	/* Where the corpus was split (the state after the options); a state too
+	 * short for it is refused by train_checkpoint_restore. */
+	if (!br_u64(&r, &ck->ntrain) || !br_u64(&r, &ck->nval))
+		ck->ntrain = ck->nval = 0;
 	return true;
 fail:
 	train_checkpoint_finish(ck);
@@ -187,7 +201,7 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, const char
 	get_options(&r, &o, &epochs, &vp);
 	free(vp);
 	uint64_t ntrain, nval, hash, rs[4], astep;
-	uint32_t nr, ne;
+	uint32_t nr, ne, nb;
 	size_t P = t->model->nparams;
 	bool ok = br_u64(&r, &ntrain) && br_u64(&r, &nval) && br_u64(&r, &hash);
 	if (!ok)
@@ -213,16 +227,27 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, const char
 	for (uint32_t i = 0; i < nr && ok; i++)
 		ok = br_f32(&r, &t->recent[i]);
 	t->nrecent = nr;
-	ok = ok && br_u32(&r, &ne) && (uint64_t)ne * 16 <= r.n - r.off;
+	ok = ok && br_u32(&r, &ne) && (uint64_t)ne * TRAIN_CKPT_EVAL_BYTES <= r.n - r.off;
 	if (!ok)
 		goto damaged;
 	t->evals = ne ? calloc(ne, sizeof *t->evals) : NULL;
 	if (ne && !t->evals)
 		return av_fail(err, "out of memory");
 	t->nevals = t->evals_cap = ne;
-	for (uint32_t i = 0; i < ne && ok; i++)
-		ok = br_u64(&r, &t->evals[i].step) && br_f32(&r, &t->evals[i].loss) &&
-		     br_f32(&r, &t->evals[i].acc);
+	for (uint32_t i = 0; i < ne && ok; i++) {
+		train_eval *e = &t->evals[i];
+		ok = br_u64(&r, &e->step) && br_f32(&r, &e->loss) && br_f32(&r, &e->acc) &&
+		     br_f32(&r, &e->base_loss) && br_f32(&r, &e->base_acc) &&
+		     br_f32(&r, &e->train_loss);
+	}
+	/* The best parameters: with patience, all of them once an evaluation
+	 * was made (the first is the best so far); otherwise none. */
+	ok = ok && br_u32(&r, &nb) && nb == (t->opt.patience && ne ? P : 0) &&
+	     (!nb || t->best_params);
+	if (ok && nb) {
+		ok = br_f32s(&r, t->best_params, P);
+		t->has_best = true;
+	}
 	if (!ok || r.off != r.n)
 		goto damaged;
 	return true;
