@@ -320,7 +320,7 @@ def read_file(path):
 # ---------------------------------------------------------------- kind 1: the training state
 
 STATE_MAGIC = b"ATCK"
-STATE_VERSION = 1
+STATE_VERSION = 2
 TRAIN_RECENT = 256
 
 
@@ -348,7 +348,7 @@ _STATE_OPTIONS = (("objective", "I"), ("dim", "I"), ("heads", "I"), ("layers", "
                   ("context", "I"), ("batch", "I"), ("steps", "Q"), ("epochs", "Q"),
                   ("lr", "f"), ("warmup", "Q"), ("seed", "Q"), ("min_count", "Q"),
                   ("max_vocab", "I"), ("eval_every", "Q"), ("checkpoint_every", "Q"),
-                  ("threads", "I"))
+                  ("threads", "I"), ("patience", "Q"))
 
 
 def _check_state_options(o):
@@ -367,6 +367,8 @@ def _check_state_options(o):
         return "warmup"
     if o["min_count"] < 1 or o["threads"] > 256:
         return "min-count or threads"
+    if o["patience"] and not o["eval_every"]:
+        return "patience without evaluations"
     if o["max_vocab"] and not 4 <= o["max_vocab"] <= 200000:
         return "max-vocab"
     att = 2.0 * o["layers"] * o["batch"] * o["heads"] * o["context"] * o["context"] * 4
@@ -422,9 +424,15 @@ def check_training_state(state, cfg, what="checkpoint", state_offset=0):
             raise EOFError
         st["recent"] = [r.take("<f") for _ in range(nr)]
         ne = r.take("<I")
-        if ne * 16 > len(state) - r.off:
+        if ne * 28 > len(state) - r.off:
             raise EOFError
-        st["evals"] = [r.take("<Qff") for _ in range(ne)]
+        # (step, loss, accuracy, baseline loss, baseline accuracy, training loss)
+        st["evals"] = [r.take("<Qfffff") for _ in range(ne)]
+        # with patience, once evaluated: the best evaluation's parameters
+        nb = r.take("<I")
+        if nb != (P if o["patience"] and ne else 0):
+            raise EOFError
+        st["best"] = tensor_from_bytes(r.raw(4 * P), (P,)) if nb else None
         if r.off != len(state) or st["step"] > o["steps"] or st["adam_step"] != st["step"]:
             raise EOFError
     except EOFError:
