@@ -245,9 +245,10 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 	if (o->lr != lr0)
 		fit_note(fit,
 			 "--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
-			 "smaller than %u x %u, so the learning rate is the square root of that "
-			 "smaller; give --lr to choose",
-			 (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0);
+			 "smaller than %u x %u, and the rate goes with the square root (%.1f times "
+			 "smaller); give --lr to choose",
+			 (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
+			 sqrt(step0 / step1));
 	if (val == VAL_ONE_WINDOW)
 		fit_note(fit,
 			 "validation: the last %" PRIu64 " characters (%.1f%% instead of %u%%), one "
