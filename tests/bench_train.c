@@ -32,6 +32,16 @@ static double now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU time of the whole process: on a shared machine the time the step was
+ * actually running, whatever else ran meanwhile (with one thread, the
+ * step's own work; with more, the sum over the threads). */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -193,9 +203,10 @@ int main(int argc, char **argv)
 	const int warm = 3;
 	double *ts = malloc((size_t)(steps + warm) * sizeof *ts);
 	double *tf = malloc((size_t)(steps + warm) * sizeof *tf);
+	double *tc = malloc((size_t)(steps + warm) * sizeof *tc);
 	float loss = 0;
 	for (int s = 0; s < steps + warm; s++) {
-		double t0 = now();
+		double t0 = now(), c0 = cpu_now();
 		memset(grads, 0, m->nparams * sizeof *grads);
 		step_stats st;
 		if (!model_train_step_grads(m, &a, &g, tok, tgt, B, T, grads, &st, &err)) {
@@ -205,6 +216,7 @@ int main(int argc, char **argv)
 		loss = st.loss;
 		adamw_step(&o, m->params, grads);
 		ts[s] = now() - t0;
+		tc[s] = cpu_now() - c0;
 	}
 	for (int s = 0; s < steps + warm; s++) {
 		double t0 = now();
@@ -222,6 +234,8 @@ int main(int argc, char **argv)
 	printf("train step (forward + backward + AdamW): %.2f ms median of %d, loss %.3f\n",
 	       step * 1e3, steps, loss);
 	printf("tokens/s: %.0f\n", N / step);
+	printf("train step CPU time: %.2f ms median (all threads)\n",
+	       median(tc + warm, steps) * 1e3);
 	printf("matrix-product FLOPs/step: %.3f G performed (%.3f G with the last block at "
 	       "every row)\n",
 	       flops * 1e-9, full * 1e-9);
@@ -232,6 +246,7 @@ int main(int argc, char **argv)
 
 	free(ts);
 	free(tf);
+	free(tc);
 	free(grads);
 	free(tok);
 	free(tgt);
