@@ -120,11 +120,16 @@ int main(int argc, char **argv)
 	if (steps < 1 || steps > 1000)
 		steps = 20;
 	const int N = B * T;
-	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED, (uint32_t)V, (uint32_t)d,
-			    (uint32_t)h, (uint32_t)L, (uint32_t)T};
+	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED,
+			    (uint32_t)V,
+			    (uint32_t)d,
+			    (uint32_t)h,
+			    (uint32_t)L,
+			    (uint32_t)T};
 	av_error err;
 	if (B < 1 || !model_config_check(&cfg, &err)) {
-		fprintf(stderr, "bench_train: %s\n", B < 1 ? "--batch must be at least 1" : err.msg);
+		fprintf(stderr, "bench_train: %s\n",
+			B < 1 ? "--batch must be at least 1" : err.msg);
 		return 2;
 	}
 

@@ -115,8 +115,7 @@ static void test_invalid_utf8(void)
 	CHECKF(strstr(sum, "2 invalid UTF-8 sequences replaced by U+FFFD (first at byte 3)"),
 	       "summary: %s", sum);
 	CHECKF(strstr(sum, "warning: 18% of the characters of ") &&
-		   strstr(sum, "/invalid.txt were invalid UTF-8") &&
-		   strstr(sum, "iconv"),
+		   strstr(sum, "/invalid.txt were invalid UTF-8") && strstr(sum, "iconv"),
 	       "summary: %s", sum);
 	corpus_finish(&c);
 }
@@ -205,7 +204,11 @@ static void test_several_files(void)
 {
 	char p1[256], p2[256], p3[256], p4[256];
 	snprintf(p1, sizeof p1, "%s", write_tmp("f1.txt", "ab", 2));
-	snprintf(p2, sizeof p2, "%s", write_tmp("f2.txt", "\xef\xbb\xbf" "cd\n", 6));
+	snprintf(p2, sizeof p2, "%s",
+		 write_tmp("f2.txt",
+			   "\xef\xbb\xbf"
+			   "cd\n",
+			   6));
 	snprintf(p3, sizeof p3, "%s", write_tmp("f3.txt", "", 0));
 	snprintf(p4, sizeof p4, "%s", write_tmp("f4.txt", "\x1b[1mef", 6));
 	const char *paths[] = {p1, p2, p3, p4};

@@ -23,9 +23,12 @@ static const char big5[] =
     "\xae\xfc\xac\x79\xa1\x43\xb1\xfd\xbd\x61\xa4\x64\xa8\xbd\xa5\xd8\xa1\x41\xa7\xf3\xa4\x57"
     "\xa4\x40\xbc\x68\xbc\xd3\xa1\x43";
 /* "Café crème brûlée à la française, déjà vu, naïve façade, garçon..." in Latin-1 */
-static const char latin1[] =
-    "Caf\xe9 cr\xe8me br\xfbl\xe9" "e \xe0 la fran\xe7" "aise, d\xe9j\xe0 vu, na\xefve "
-    "fa\xe7" "ade, gar\xe7on, se\xf1or, \xfc" "ber.\n";
+static const char latin1[] = "Caf\xe9 cr\xe8me br\xfbl\xe9"
+			     "e \xe0 la fran\xe7"
+			     "aise, d\xe9j\xe0 vu, na\xefve "
+			     "fa\xe7"
+			     "ade, gar\xe7on, se\xf1or, \xfc"
+			     "ber.\n";
 static const char zh_utf8[] = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
 static const char en[] = "Time flies like an arrow; fruit flies like a banana.\n";
 
@@ -73,7 +76,9 @@ static void test_guesses(void)
 	CHECKF(guess(latin1, sizeof latin1 - 1) == ENC_LATIN1, "Latin-1 seen as %s",
 	       encoding_name(guess(latin1, sizeof latin1 - 1)));
 	/* a few stray high bytes are too little to name an encoding */
-	CHECK(guess("abc\xff" "def\xc3(gh", 11) == ENC_UTF8);
+	CHECK(guess("abc\xff"
+		    "def\xc3(gh",
+		    11) == ENC_UTF8);
 
 	uint8_t w[1024];
 	size_t n;

@@ -51,15 +51,15 @@
 #include "attnview/modelfile.h"
 #include "attnview/train.h"
 
-#define TRAIN_CKPT_MAGIC   "ATCK"
-#define TRAIN_CKPT_VERSION 2u
+#define TRAIN_CKPT_MAGIC      "ATCK"
+#define TRAIN_CKPT_VERSION    2u
 #define TRAIN_CKPT_EVAL_BYTES 28 /* one evaluation record */
 
 /* A checkpoint file read back (the layout above). */
 struct train_checkpoint {
-	train_options opt; /* steps = the resolved total, epochs = 0 */
-	uint64_t epochs;   /* the --epochs the run was started with (0: --steps) */
-	char *val_path;	   /* NULL: the end of the corpus */
+	train_options opt;     /* steps = the resolved total, epochs = 0 */
+	uint64_t epochs;       /* the --epochs the run was started with (0: --steps) */
+	char *val_path;	       /* NULL: the end of the corpus */
 	uint64_t ntrain, nval; /* the corpus's split */
 	model *model;
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */

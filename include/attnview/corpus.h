@@ -39,10 +39,10 @@
 #define CORPUS_SPOOL_MAX ((uint64_t)4 << 30)
 
 typedef struct corpus_options {
-	const char *val_path; /* validation file ("-": standard input), or NULL */
-	uint64_t min_count;   /* keep characters seen at least this often (>= 1) */
-	uint32_t max_vocab;   /* at most this many ids, specials included; 0 = no limit */
-	uint64_t spool_limit; /* bytes kept of each stream; 0: CORPUS_SPOOL_MAX */
+	const char *val_path;  /* validation file ("-": standard input), or NULL */
+	uint64_t min_count;    /* keep characters seen at least this often (>= 1) */
+	uint32_t max_vocab;    /* at most this many ids, specials included; 0 = no limit */
+	uint64_t spool_limit;  /* bytes kept of each stream; 0: CORPUS_SPOOL_MAX */
 	input_wait_fn waiting; /* told when a FIFO or pipe keeps us waiting (may be NULL) */
 	void *wait_ctx;
 } corpus_options;
@@ -63,23 +63,23 @@ typedef struct corpus {
 	int width; /* bytes per id: 2 or 4 */
 	void *ids; /* [ntrain + nval] ids: training split, then validation */
 	uint64_t ntrain, nval;
-	uint64_t n;	       /* characters of the corpus files (both splits without a
-				  validation file), line breaks between files included */
-	uint64_t distinct;     /* distinct characters in the training split */
-	uint64_t *id_count;    /* [vocab.size] occurrences in the training split */
-	uint64_t unk_val;      /* validation characters not in the vocabulary */
-	corpus_file *files;    /* [nfiles], in order */
+	uint64_t n;	    /* characters of the corpus files (both splits without a
+			       validation file), line breaks between files included */
+	uint64_t distinct;  /* distinct characters in the training split */
+	uint64_t *id_count; /* [vocab.size] occurrences in the training split */
+	uint64_t unk_val;   /* validation characters not in the vocabulary */
+	corpus_file *files; /* [nfiles], in order */
 	size_t nfiles;
 	uint64_t separators;   /* line breaks added between files */
 	clean_stats stats;     /* cleaning of all corpus files together */
 	clean_stats val_stats; /* of the validation file (zero without one) */
 	text_encoding val_guess;
-	bool val_file;	       /* the validation split is the validation file */
-	uint32_t val_percent;  /* the share held out, as corpus_split_percent was asked;
-				  0 when corpus_split was given a count */
-	uint64_t hash;	       /* FNV-1a over the id values: identifies the data */
-	int64_t mtime;	       /* newest modification time of the regular files; the
-				  time of reading when all came from streams */
+	bool val_file;			/* the validation split is the validation file */
+	uint32_t val_percent;		/* the share held out, as corpus_split_percent was asked;
+					   0 when corpus_split was given a count */
+	uint64_t hash;			/* FNV-1a over the id values: identifies the data */
+	int64_t mtime;			/* newest modification time of the regular files; the
+					   time of reading when all came from streams */
 	struct corpus_pending *pending; /* between corpus_read and corpus_split */
 } corpus;
 

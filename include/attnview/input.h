@@ -26,13 +26,13 @@ typedef void (*input_wait_fn)(const char *name, void *ctx);
 
 typedef struct text_input {
 	int fd;
-	bool regular;	   /* a regular file: input_rewind can go back to `start` */
-	bool fifo;	   /* a FIFO or pipe: the first read waits for a writer */
-	bool is_stdin;	   /* "-": fd 0, not closed by input_close */
-	bool waited;	   /* the first read has been through the wait */
-	off_t start;	   /* offset the input started at (standard input may be past 0) */
-	int64_t mtime;	   /* modification time of a regular file */
-	const char *name;  /* for messages: the path, or "standard input" */
+	bool regular;	  /* a regular file: input_rewind can go back to `start` */
+	bool fifo;	  /* a FIFO or pipe: the first read waits for a writer */
+	bool is_stdin;	  /* "-": fd 0, not closed by input_close */
+	bool waited;	  /* the first read has been through the wait */
+	off_t start;	  /* offset the input started at (standard input may be past 0) */
+	int64_t mtime;	  /* modification time of a regular file */
+	const char *name; /* for messages: the path, or "standard input" */
 	input_wait_fn waiting;
 	void *wait_ctx;
 } text_input;
@@ -41,8 +41,7 @@ typedef struct text_input {
 const char *input_name(const char *path);
 
 /* Open path ("-": standard input) for reading; directories are refused. */
-bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *ctx,
-		av_error *err);
+bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *ctx, av_error *err);
 void input_close(text_input *in);
 
 /* Up to n bytes (0 at the end); -1 with err set on a read error. */
@@ -53,7 +52,7 @@ bool input_rewind(text_input *in, av_error *err);
 
 /* The whole of path ("-": standard input) into *buf (malloc'd, *n bytes);
  * more than `limit` bytes is refused with a message saying so. */
-bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void *ctx,
-		    uint8_t **buf, size_t *n, av_error *err);
+bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void *ctx, uint8_t **buf,
+		    size_t *n, av_error *err);
 
 #endif

@@ -86,7 +86,7 @@
 #define TRAIN_EVAL_SALT	    0x6576616c6d61736bull /* evaluation masks */
 #define TRAIN_EVAL_BATCHES  4
 #define TRAIN_FINAL_BATCHES 64
-#define TRAIN_RECENT	    256 /* training losses kept for the sparkline */
+#define TRAIN_RECENT	    256	 /* training losses kept for the sparkline */
 #define TRAIN_OVERFIT_EVALS 2	 /* evaluations since the best before warning */
 #define TRAIN_OVERFIT_RISE  0.01 /* relative rise of the validation loss */
 #define TRAIN_VAL_PERCENT   5	 /* default share of the corpus held out */

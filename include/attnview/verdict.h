@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define VERDICT_MARGIN 0.02
-#define VERDICT_FEW 100
+#define VERDICT_FEW    100
 
 typedef enum verdict_kind {
 	VERDICT_NONE = 0,   /* no validation text: nothing to judge by */

@@ -385,8 +385,8 @@ static int parse_train_options(int argc, char **argv, train_request *q)
 	    q->o.val_percent)
 		return usage_error("--no-val and --val-share %u contradict each other: choose one",
 				   q->o.val_percent);
-	if (q->val_path && (q->given[OPT_NO_VAL - OPT_TRAIN] ||
-			    q->given[OPT_VAL_SHARE - OPT_TRAIN]))
+	if (q->val_path &&
+	    (q->given[OPT_NO_VAL - OPT_TRAIN] || q->given[OPT_VAL_SHARE - OPT_TRAIN]))
 		return usage_error("--val-file validates on that file: --val-share and --no-val "
 				   "hold out part of the corpus instead; choose one");
 	if (q->given[OPT_EPOCHS - OPT_TRAIN]) {
@@ -476,11 +476,10 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 		}
 		ok = corpus_split(cor, q->val_path ? 0 : ck->nval, &err);
 	} else {
-		train_given given = {q->given[OPT_CONTEXT - OPT_TRAIN],
-				     q->given[OPT_BATCH - OPT_TRAIN],
-				     q->given[OPT_VAL_SHARE - OPT_TRAIN] ||
-					 q->given[OPT_NO_VAL - OPT_TRAIN],
-				     q->given[OPT_LR - OPT_TRAIN]};
+		train_given given = {
+		    q->given[OPT_CONTEXT - OPT_TRAIN], q->given[OPT_BATCH - OPT_TRAIN],
+		    q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN],
+		    q->given[OPT_LR - OPT_TRAIN]};
 		if (q->val_path) {
 			ok = corpus_split(cor, 0, &err);
 			if (ok)
@@ -547,8 +546,8 @@ static void describe_corpus(const train_request *q, const corpus *cor, char *out
 		else
 			base_name(q->corpus[i], b, sizeof b, false);
 		if (k > 200 && i + 1 < q->ncorpus) {
-			k += (size_t)snprintf(out + k, n - k, " and %zu more files",
-					      q->ncorpus - i);
+			k +=
+			    (size_t)snprintf(out + k, n - k, " and %zu more files", q->ncorpus - i);
 			break;
 		}
 		int r = snprintf(out + k, n - k, "%s%s", i ? " + " : "", b);

@@ -130,10 +130,11 @@ void progress_report(const train_progress *p, void *ctx)
 			verdict_short(p->val_loss, p->base_loss, vs + 2, sizeof vs - 3);
 			strcat(vs, ")");
 		}
-		int len = snprintf(line, sizeof line,
-				   "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
-				   "ETA %s",
-				   p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
+		int len =
+		    snprintf(line, sizeof line,
+			     "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
+			     "ETA %s",
+			     p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
 		if (len >= cols)
 			line[cols > 1 ? cols - 1 : 0] = '\0';
 		char spark[256];

@@ -270,7 +270,8 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 		snprintf(why, sizeof why, "its zero bytes were removed as control characters");
 	char cmd[1800];
 	if (strcmp(name, "standard input") == 0) {
-		snprintf(cmd, sizeof cmd, "put iconv -f %s -t UTF-8 in the pipe", encoding_name(guess));
+		snprintf(cmd, sizeof cmd, "put iconv -f %s -t UTF-8 in the pipe",
+			 encoding_name(guess));
 	} else {
 		char q[520], conv[520], qc[540];
 		quote(name, q, sizeof q);

@@ -14,8 +14,7 @@ const char *input_name(const char *path)
 	return strcmp(path, "-") == 0 ? "standard input" : path;
 }
 
-bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *ctx,
-		av_error *err)
+bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *ctx, av_error *err)
 {
 	memset(in, 0, sizeof *in);
 	in->name = input_name(path);
@@ -116,8 +115,8 @@ bool input_rewind(text_input *in, av_error *err)
 	return true;
 }
 
-bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void *ctx,
-		    uint8_t **buf, size_t *n, av_error *err)
+bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void *ctx, uint8_t **buf,
+		    size_t *n, av_error *err)
 {
 	text_input in;
 	if (!input_open(&in, path, waiting, ctx, err))

@@ -30,15 +30,17 @@ verdict_kind verdict_text(float loss, float acc, float base_loss, float base_acc
 			     "beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
 			     "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s",
 			     l, b, gain, 100.0 * gain / b, 100.0 * (double)acc,
-			     100.0 * (double)base_acc,
-			     acc < base_acc ? " (not above it yet)" : "");
+			     100.0 * (double)base_acc, acc < base_acc ? " (not above it yet)" : "");
 		break;
 	case VERDICT_NOT_BETTER:
 		k = snprintf(buf, n,
 			     "does not beat the unigram baseline: loss %.3f against %.3f nats/char "
 			     "(%.3f %s%s); accuracy %.1f%% against %.1f%%: it has learned little "
 			     "more than how often each character occurs",
-			     l, b, fabs(gain), gain > 0 ? "lower" : gain < 0 ? "higher" : "apart",
+			     l, b, fabs(gain),
+			     gain > 0	? "lower"
+			     : gain < 0 ? "higher"
+					: "apart",
 			     gain > 0 ? ", less than 2%" : "", 100.0 * (double)acc,
 			     100.0 * (double)base_acc);
 		break;

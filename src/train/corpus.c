@@ -73,8 +73,8 @@ static int spool_create(const char *name, av_error *err)
 	return fd;
 }
 
-static bool spool_write(pass_source *s, const char *name, const char *buf, size_t n,
-			uint64_t limit, av_error *err)
+static bool spool_write(pass_source *s, const char *name, const char *buf, size_t n, uint64_t limit,
+			av_error *err)
 {
 	if (s->kept + n > limit)
 		return av_fail(err,
@@ -87,11 +87,12 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return av_fail_errno(err, k < 0 ? errno : ENOSPC,
-					     "cannot keep %s in a temporary file in %s after %" PRIu64
-					     " bytes (set TMPDIR to a directory with room, or save "
-					     "the text to a file and give its name)",
-					     name, tmp_dir(), s->kept + done);
+			return av_fail_errno(
+			    err, k < 0 ? errno : ENOSPC,
+			    "cannot keep %s in a temporary file in %s after %" PRIu64
+			    " bytes (set TMPDIR to a directory with room, or save "
+			    "the text to a file and give its name)",
+			    name, tmp_dir(), s->kept + done);
 		done += (size_t)k;
 	}
 	s->kept += n;
@@ -119,7 +120,8 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 	in->fd = -1;
 	if (!first && s->spool >= 0) {
 		if (lseek(s->spool, 0, SEEK_SET) < 0)
-			return av_fail_errno(err, errno, "cannot read back the copy of %s", f->name);
+			return av_fail_errno(err, errno, "cannot read back the copy of %s",
+					     f->name);
 		return true;
 	}
 	if (!input_open(in, f->path, io->waiting, io->wait_ctx, err))
@@ -162,8 +164,9 @@ static bool clean_source(corpus_file *f, pass_source *s, bool first, pass_io *io
 	io->nsample = 0;
 	*count = 0;
 	while (ok) {
-		ssize_t got = in.fd >= 0 ? input_read(&in, io->buf, CORPUS_CHUNK, err)
-					 : spool_read(s->spool, io->buf, CORPUS_CHUNK, f->name, err);
+		ssize_t got = in.fd >= 0
+				  ? input_read(&in, io->buf, CORPUS_CHUNK, err)
+				  : spool_read(s->spool, io->buf, CORPUS_CHUNK, f->name, err);
 		if (got <= 0) {
 			ok = got == 0;
 			break;
@@ -207,8 +210,8 @@ static bool clean_source(corpus_file *f, pass_source *s, bool first, pass_io *io
 
 /* One pass over every file of the corpus, with a line break after a file
  * whose text does not end in one (but not after the last). */
-static bool read_pass(corpus *c, pass_source *src, bool first, pass_io *io, cp_sink sink,
-		      void *ctx, av_error *err)
+static bool read_pass(corpus *c, pass_source *src, bool first, pass_io *io, cp_sink sink, void *ctx,
+		      av_error *err)
 {
 	for (size_t i = 0; i < c->nfiles; i++) {
 		uint32_t last = '\n';
@@ -462,8 +465,8 @@ static void pass_io_finish(pass_io *io)
 }
 
 /* The files' names, and the options corpus_split needs. */
-static bool take_inputs(corpus *c, const char *const *paths, size_t npaths,
-			const corpus_options *o, av_error *err)
+static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, const corpus_options *o,
+			av_error *err)
 {
 	c->pending = calloc(1, sizeof *c->pending);
 	c->files = calloc(npaths ? npaths : 1, sizeof *c->files);
@@ -626,7 +629,8 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 			       nval, c->n);
 	c->val_file = s->val_path != NULL;
 	split(c, nval);
-	bool ok = build_vocab(c, err) && remap_ids(c, err) && (!s->val_path || read_val_file(c, err));
+	bool ok =
+	    build_vocab(c, err) && remap_ids(c, err) && (!s->val_path || read_val_file(c, err));
 	if (ok)
 		corpus_hash(c);
 	free(s->dense_cp);
@@ -772,8 +776,8 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
 				  sizeof line))
 			ADDF("warning: %s\n", line);
-	if (c->val_file && encoding_hint(c->val_guess, &c->val_stats, "the validation file",
-					 line, sizeof line))
+	if (c->val_file &&
+	    encoding_hint(c->val_guess, &c->val_stats, "the validation file", line, sizeof line))
 		ADDF("warning: %s\n", line);
 #undef ADDF
 	if (k >= n)

@@ -87,9 +87,8 @@ bool train_options_check(const train_options *o, av_error *err)
 			       "(default 5)",
 			       o->val_percent);
 	if (o->patience && !o->eval_every)
-		return av_fail(err,
-			       "--patience counts evaluations, and --eval-every 0 makes none "
-			       "before the end: give --eval-every N");
+		return av_fail(err, "--patience counts evaluations, and --eval-every 0 makes none "
+				    "before the end: give --eval-every N");
 	if (o->threads > 256)
 		return av_fail(err, "--threads %u is out of range: use 1 to 256", o->threads);
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
@@ -251,7 +250,8 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 			 sqrt(step0 / step1));
 	if (val == VAL_ONE_WINDOW)
 		fit_note(fit,
-			 "validation: the last %" PRIu64 " characters (%.1f%% instead of %u%%), one "
+			 "validation: the last %" PRIu64
+			 " characters (%.1f%% instead of %u%%), one "
 			 "window of the context; --val-share P holds out P%%, --val-file FILE "
 			 "validates on another text, --no-val on none",
 			 nval, 100.0 * (double)nval / (double)n, o->val_percent);
