@@ -98,15 +98,28 @@ expect one 0 'vocabulary: 4 ids' -- "$bin" --train "$tmp/one.txt" "${tiny[@]}" -
 	-o "$tmp/one.attn"
 expect one 0 '"n_tokens": 3' -- "$bin" --dump --text 'xyx' --model "$tmp/one.attn"
 
-# -- a directory, a FIFO, a missing or unreadable file as corpus, model or
-# --input: refused at once with the file named (never a hang).
+# -- a directory, a missing or unreadable file as corpus, model or --input:
+# refused at once with the file named. A FIFO as a model is refused without
+# waiting; as text it is read like standard input, and while it has no
+# writer attnview says what it waits for (never a silent hang).
 mkdir "$tmp/dir"
 mkfifo "$tmp/fifo"
-expect dir 1 'dir is not a regular file' -- "$bin" --train "$tmp/dir" -o "$tmp/d.attn"
+expect dir 1 'dir is a directory' -- "$bin" --train "$tmp/dir" -o "$tmp/d.attn"
+expect dir 1 'dir is a directory' -- "$bin" --dump --input "$tmp/dir" --model "$model"
 expect dir 1 'dir: is a directory' -- "$bin" --info --model "$tmp/dir"
-expect dir 1 'fifo is not a regular file' -- "$bin" --train "$tmp/fifo" -o "$tmp/d.attn"
 expect dir 1 'fifo: is a special file' -- "$bin" --dump --text a --model "$tmp/fifo"
-expect dir 1 'fifo: is a special file' -- "$bin" --dump --input "$tmp/fifo" --model "$model"
+expect fifo 124 'waiting for .*fifo to give text' -- timeout 3 "$bin" --train "$tmp/fifo" \
+	-o "$tmp/d.attn"
+expect fifo 124 'waiting for .*fifo to give text' -- timeout 3 "$bin" --dump --input "$tmp/fifo" \
+	--model "$model"
+# (the writers give up after a while if attnview never opens the FIFO)
+timeout 20 sh -c 'sleep 1.5; cat "$1" >"$2"' _ "$corpus" "$tmp/fifo" &
+expect fifo 0 'wrote .*fifo\.attn' -- "$bin" --train "$tmp/fifo" "${tiny[@]}" \
+	-o "$tmp/fifo.attn"
+wait
+timeout 20 sh -c 'sleep 0.2; printf abc >"$1"' _ "$tmp/fifo" &
+expect fifo 0 '"n_tokens": 3' -- "$bin" --dump --input "$tmp/fifo" --model "$model"
+wait
 expect dir 1 'nothere\.txt: No such file' -- "$bin" --train "$tmp/nothere.txt" -o "$tmp/d.attn"
 cp "$model" "$tmp/locked.attn"
 cp "$corpus" "$tmp/locked.txt"

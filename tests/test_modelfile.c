@@ -48,14 +48,15 @@ static void reseal(uint8_t *buf, size_t n)
 }
 
 /* A training state laid out as man 5 attnview ("Training state") says, for a
- * checkpoint of m: a run of 40 steps with 10 done, `nrecent` recent losses and
- * `nevals` evaluations. Written from the page, not with the trainer's code. */
+ * checkpoint of m: a run of 40 steps with 10 done, `nrecent` recent losses,
+ * `nevals` evaluations and `nbest` best parameters (P with --patience 3 once
+ * evaluated, else 0). Written from the page, not with the trainer's code. */
 static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_t nrecent,
-		      uint32_t nevals)
+		      uint32_t nevals, uint32_t nbest, uint64_t patience)
 {
 	const model_config *c = &m->cfg;
 	bb_bytes(s, "ATCK", 4);
-	bb_u32(s, 1); /* state version */
+	bb_u32(s, 2); /* state version */
 	bb_u32(s, c->objective);
 	bb_u32(s, c->dim);
 	bb_u32(s, c->heads);
@@ -72,6 +73,7 @@ static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_
 	bb_u64(s, 10);	  /* evaluate every */
 	bb_u64(s, 0);	  /* checkpoint every */
 	bb_u32(s, 1);	  /* threads, at byte 96 */
+	bb_u64(s, patience);
 	bb_u32(s, (uint32_t)strlen(val_path));
 	bb_bytes(s, val_path, strlen(val_path));
 	bb_u64(s, 1000);   /* training characters */
@@ -92,7 +94,13 @@ static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_
 		bb_u64(s, 10 * (uint64_t)(i + 1));
 		bb_f32(s, 2.5f);
 		bb_f32(s, 0.25f);
+		bb_f32(s, 3.5f);   /* the baseline's loss */
+		bb_f32(s, 0.125f); /* and accuracy */
+		bb_f32(s, 2.75f);  /* mean training loss since the evaluation before */
 	}
+	bb_u32(s, nbest);
+	for (uint32_t i = 0; i < nbest; i++)
+		bb_f32(s, 0.125f);
 }
 
 static bool refused(const uint8_t *buf, size_t n, const char *expect)
@@ -150,7 +158,7 @@ static void check_round_trip(void)
 	/* A checkpoint's tail, the training state, comes back as the extra
 	 * range, and decodes to what was written. */
 	byte_buf extra = {0};
-	put_state(&extra, m, "val.txt", 3, 2);
+	put_state(&extra, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3);
 	byte_buf c;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &extra, &c, &err));
 	uint32_t kind;
@@ -165,8 +173,10 @@ static void check_round_trip(void)
 	CHECK(st.threads == 1 && st.total_steps == 40 && st.steps_done == 10 &&
 	      st.adam_step == 10 && st.lr == 1e-3f && st.val_path_len == 7 &&
 	      memcmp(st.val_path, "val.txt", 7) == 0 && st.ntrain == 1000 && st.hash == 0x1234 &&
-	      st.rng[3] == 102 && st.nrecent == 3 && st.nevals == 2);
-	CHECK(st.m == c.v + eoff + 111 + 80 && st.v == st.m + 4 * m->nparams);
+	      st.rng[3] == 102 && st.nrecent == 3 && st.nevals == 2 && st.patience == 3 &&
+	      st.nbest == m->nparams);
+	CHECK(st.m == c.v + eoff + 119 + 80 && st.v == st.m + 4 * m->nparams);
+	CHECK(st.evals == st.recent + 4 * 3 + 4 && st.best == st.evals + 2 * 28 + 4);
 	bb_free(&c);
 	bb_free(&extra);
 	bb_free(&b);
@@ -315,9 +325,14 @@ static void check_state_damage(void)
 	model *m = small_model();
 	av_error err;
 	byte_buf good = {0};
-	put_state(&good, m, "", 3, 2);
+	put_state(&good, m, "", 3, 2, 0, 0);
 	const size_t S = good.n, P = m->nparams;
-	const size_t steps = 128, adam = 176, recent = 184 + 8 * P; /* offsets in the state */
+	const size_t steps = 136, adam = 184, recent = 192 + 8 * P; /* offsets in the state */
+	char best_want[128];
+	snprintf(best_want, sizeof best_want,
+		 "it keeps %zu best parameters where the run's patience and evaluations call "
+		 "for 0",
+		 P);
 	byte_buf c;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &good, &c, &err));
 	const size_t off = c.n - 4 - S; /* the state's first byte in the file */
@@ -333,11 +348,11 @@ static void check_state_damage(void)
 	} cases[] = {
 	    {"no state", 0, 0, 0, "there is none", 0},
 	    {"16 bytes short", 0, S - 16, 0,
-	     "the evaluations need 32 bytes but the state has 16 left", S - 32},
+	     "the evaluations need 56 bytes but the state has 44 left", S - 60},
 	    {"4 bytes long", 0, S + 4, 0, "4 bytes follow its last field", S},
 	    {"another magic", 0, S, 0x58435441 /* "ATCX" */, "does not start with \"ATCK\"", 0},
-	    {"state version 2", 4, S, 2,
-	     "training state version 2 at byte @, but this attnview reads version 1: the "
+	    {"state version 1", 4, S, 1,
+	     "training state version 1 at byte @, but this attnview reads version 2: the "
 	     "checkpoint is from another version",
 	     SIZE_MAX},
 	    {"another objective", 8, S, OBJ_MASKED,
@@ -346,8 +361,9 @@ static void check_state_damage(void)
 	     SIZE_MAX},
 	    {"another context", 24, S, 32, "its context is 32", SIZE_MAX},
 	    {"no threads", 96, S, 0, "the thread count is 0", 96},
-	    {"a path too long", 100, S, 5000,
-	     "the --val-file path is 5000 bytes long, more than 4096", 100},
+	    {"a path too long", 108, S, 5000,
+	     "the --val-file path is 5000 bytes long, more than 4096", 108},
+	    {"best parameters without patience", S - 4, S, (uint32_t)P, best_want, S - 4},
 	    {"too many recent losses", recent, S, 300, "it keeps 300 recent losses, more than 256",
 	     recent},
 	    {"more steps than the run", steps, S, 41, "41 steps done, more than the 40 of the run",
@@ -388,12 +404,23 @@ static void check_state_damage(void)
 	bb_free(&c);
 	/* A NUL in the --val-file path (a file name). */
 	byte_buf nul = {0};
-	put_state(&nul, m, "a\x01b", 0, 0);
-	nul.v[104 + 1] = 0;
+	put_state(&nul, m, "a\x01b", 0, 0, 0, 0);
+	nul.v[112 + 1] = 0;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nul, &c, &err));
-	CHECK(refused(c.v, c.n, "(byte 105 of the state): the --val-file path holds a NUL byte"));
+	CHECK(refused(c.v, c.n, "(byte 113 of the state): the --val-file path holds a NUL byte"));
 	bb_free(&c);
 	bb_free(&nul);
+	/* With patience and an evaluation, the best parameters must be there. */
+	byte_buf nobest = {0};
+	put_state(&nobest, m, "", 0, 1, 0, 3);
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nobest, &c, &err));
+	snprintf(want, sizeof want,
+		 "(byte %zu of the state): it keeps 0 best parameters where the run's patience "
+		 "and evaluations call for %zu",
+		 nobest.n - 4, P);
+	CHECK(refused(c.v, c.n, want));
+	bb_free(&c);
+	bb_free(&nobest);
 	free(st);
 	bb_free(&good);
 	model_destroy(m);

@@ -7,7 +7,7 @@
  * this training state as the kind-specific tail (little-endian, offsets from
  * the start of the tail; P = number of parameters):
  *   0    4   magic "ATCK"
- *   4    4   state version (1)
+ *   4    4   state version (2)
  *   8    4   objective (0 masked, 1 causal)
  *   12   4   dim
  *   16   4   heads
@@ -25,9 +25,11 @@
  *   88   8   checkpoint every (steps; 0 = only when stopped)
  *   96   4   threads: the training step's thread count (parallel_threads()):
  *            the bits depend on it, so a resume must run on the same count
- *   100  4   n, then n bytes: the --val-file path (n = 0: last 5% of the corpus)
+ *   100  8   patience (evaluations without a new best; 0: none)
+ *   108  4   n, then n bytes: the --val-file path (n = 0: the end of the corpus)
  *   ..   8   training characters, 8 validation characters, 8 FNV-1a hash of all
- *            ids: resuming on a different corpus is refused
+ *            ids: resuming on a different corpus is refused (the validation
+ *            characters also say where the corpus was split)
  *   ..   8   steps done (the next step to run)
  *   ..   8   training tokens seen
  *   ..   32  batch RNG state, four u64 (the data position: windows are drawn
@@ -36,8 +38,11 @@
  *   ..   4P  AdamW first moments m (f32, parameter order)
  *   ..   4P  AdamW second moments v
  *   ..   4   n, then n f32: the most recent training losses, oldest first
- *   ..   4   n, then n records of (u64 step, f32 loss, f32 accuracy): every
- *            validation evaluation so far
+ *   ..   4   n, then n records of 28 bytes (u64 step, f32 loss, f32 accuracy,
+ *            f32 baseline loss, f32 baseline accuracy, f32 mean training loss
+ *            since the evaluation before): every validation evaluation so far
+ *   ..   4   n = 0, or P with patience once an evaluation was made; then n f32:
+ *            the parameters of the best evaluation
  * The tail must end exactly there. Activations and gradients are not saved:
  * each step recomputes them from the parameters and the batch. Every reader
  * of the file checks this layout (training_state_parse, modelfile.h, where its
@@ -51,9 +56,10 @@
 
 /* A checkpoint file read back (the layout above). */
 struct train_checkpoint {
-	train_options opt; /* steps = the resolved total, epochs = 0 */
-	uint64_t epochs;   /* the --epochs the run was started with (0: --steps) */
-	char *val_path;	   /* NULL: the last 5% */
+	train_options opt;     /* steps = the resolved total, epochs = 0 */
+	uint64_t epochs;       /* the --epochs the run was started with (0: --steps) */
+	char *val_path;	       /* NULL: the end of the corpus */
+	uint64_t ntrain, nval; /* the corpus's split */
 	model *model;
 	char *path;   /* the file, for messages */
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */

@@ -83,13 +83,16 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
  * there, in order, and nothing after the last (the --val-file path at most
  * AV_MAX_STRING bytes with no NUL, at most AV_STATE_MAX_RECENT recent
  * losses); the objective and the sizes those of the header; at least one
- * thread; the steps done at most the total and equal to the AdamW step count.
+ * thread; the steps done at most the total and equal to the AdamW step count;
+ * the best parameters there exactly when patience is set and an evaluation
+ * was made.
  * Whether a run can continue from it (options this attnview's --train
  * accepts, the same corpus) is for --resume to decide. The arrays stay
  * little-endian bytes inside the file image. */
 #define AV_STATE_MAGIC	    "ATCK"
-#define AV_STATE_VERSION    1u
+#define AV_STATE_VERSION    2u
 #define AV_STATE_MAX_RECENT 256
+#define AV_STATE_EVAL_BYTES 28 /* one evaluation record */
 
 typedef struct training_state {
 	uint32_t objective, dim, heads, layers, context, batch;
@@ -100,6 +103,7 @@ typedef struct training_state {
 	uint32_t max_vocab;
 	uint64_t eval_every, checkpoint_every;
 	uint32_t threads;
+	uint64_t patience; /* 0: none */
 	const uint8_t *val_path; /* val_path_len bytes, no NUL; 0 bytes: none */
 	uint32_t val_path_len;
 	uint64_t ntrain, nval, hash; /* the corpus: its sizes and FNV-1a hash */
@@ -108,7 +112,11 @@ typedef struct training_state {
 	uint32_t nrecent;
 	const uint8_t *recent; /* nrecent f32 */
 	uint32_t nevals;
-	const uint8_t *evals; /* nevals records of (u64 step, f32 loss, f32 accuracy) */
+	const uint8_t *evals; /* nevals records of AV_STATE_EVAL_BYTES: u64 step, f32 loss,
+				 f32 accuracy, f32 baseline loss, f32 baseline accuracy,
+				 f32 mean training loss since the evaluation before */
+	uint32_t nbest;	      /* 0, or P with patience once an evaluation was made */
+	const uint8_t *best;  /* nbest f32: the parameters of the best evaluation */
 } training_state;
 
 /* Decode and check the state at buf[off..off+len) of a file whose header says

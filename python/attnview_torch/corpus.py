@@ -163,10 +163,13 @@ class Corpus:
                    100.0 * kept / self.ntrain if self.ntrain else 0.0))
         if self.unk_val:
             out += "%d validation characters are outside the vocabulary (unknown)\n" % self.unk_val
-        if self.stats.invalid * 100 > self.stats.codepoints:
-            out += ("warning: %.0f%% of the characters of %s were invalid UTF-8: if it is in "
-                    "another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 "
-                    "for Chinese)\n" % (100.0 * self.stats.invalid / self.stats.codepoints, label))
+        # (attnview also names the encoding it recognises, encoding.h; this
+        # gives its general advice)
+        for st, name in ((self.stats, label), (self.val_stats, "the validation file")):
+            if st is not None and st.invalid * 100 > st.codepoints:
+                out += ("warning: %.0f%% of the characters of %s were invalid UTF-8: if it is "
+                        "in another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or "
+                        "GB18030 for Chinese)\n" % (100.0 * st.invalid / st.codepoints, name))
         return out
 
     def sha256(self):

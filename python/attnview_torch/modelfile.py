@@ -322,7 +322,7 @@ def read_file(path):
 # ---------------------------------------------------------------- kind 1: the training state
 
 STATE_MAGIC = b"ATCK"
-STATE_VERSION = 1
+STATE_VERSION = 2
 TRAIN_RECENT = 256
 
 
@@ -385,6 +385,8 @@ def _check_state_options(o):
         return "warmup"
     if o["min_count"] < 1 or o["threads"] > 256:
         return "min-count or threads"
+    if o["patience"] and not o["eval_every"]:
+        return "patience without evaluations"
     if o["max_vocab"] and not 4 <= o["max_vocab"] <= 200000:
         return "max-vocab"
     att = 2.0 * o["layers"] * o["batch"] * o["heads"] * o["context"] * o["context"] * 4
@@ -427,6 +429,7 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
         o["threads"] = r.take("<I", "the thread count")
         if o["threads"] == 0:
             raise _Damaged(at, "the thread count is 0")
+        o["patience"] = r.take("<Q", "the patience")
         at = r.off
         n = r.take("<I", "the --val-file path length")
         if n > MAX_STRING:
@@ -461,8 +464,18 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
             raise _Damaged(at, "it keeps %d recent losses, more than %d" % (nr, TRAIN_RECENT))
         st["recent"] = list(struct.unpack("<%df" % nr, r.array(nr, 4, "the recent losses")))
         ne = r.take("<I", "the count of evaluations")
-        ev = r.array(ne, 16, "the evaluations")
-        st["evals"] = [struct.unpack_from("<Qff", ev, 16 * i) for i in range(ne)]
+        ev = r.array(ne, 28, "the evaluations")
+        # (step, loss, accuracy, baseline loss, baseline accuracy, training loss)
+        st["evals"] = [struct.unpack_from("<Qfffff", ev, 28 * i) for i in range(ne)]
+        at = r.off
+        nb = r.take("<I", "the count of best parameters")
+        want = P if o["patience"] and ne else 0
+        if nb != want:
+            raise _Damaged(at, "it keeps %d best parameters where the run's patience and "
+                           "evaluations call for %d" % (nb, want))
+        # with patience, once evaluated: the best evaluation's parameters
+        best = r.array(nb, 4, "the best parameters")
+        st["best"] = tensor_from_bytes(best, (P,)) if nb else None
         if r.off != len(state):
             raise _Damaged(r.off, "%d bytes follow its last field" % (len(state) - r.off))
         if st["step"] > o["steps"]:

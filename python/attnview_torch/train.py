@@ -601,8 +601,13 @@ class Trainer:
         o, c, ctx = self.opt, self.corpus, self.ctx
         B, T, W = o["batch"], o["context"], self.window
         maxk = B * (FINAL_BATCHES if final else EVAL_BATCHES)
-        K = max(1, min(c.nval // W, maxk))
-        offs = [k * (c.nval - W) // (K - 1) if K > 1 else 0 for k in range(K)]
+        # Kw windows; masked, each is evaluated ceil(T/M) times with its own
+        # masks (a short validation text gets every position hidden about
+        # once), K rows in all, row k taking window k mod Kw
+        Kw = max(1, c.nval // W)
+        K = min(maxk, Kw * (-(-T // self.nmask) if o["objective"] != "causal" else 1))
+        Kw = min(Kw, K)
+        offs = [(k % Kw) * (c.nval - W) // (Kw - 1) if Kw > 1 else 0 for k in range(K)]
         g = torch.Generator().manual_seed((o["seed"] ^ EVAL_SALT) >> 1)
         causal = o["objective"] == "causal"
         if not causal:

@@ -555,6 +555,8 @@ static bool state_options(state_reader *s, training_state *st)
 		return false;
 	if (st->threads == 0)
 		return state_damaged(s, at, "the thread count is 0");
+	if (!state_u64(s, &st->patience, "the patience"))
+		return false;
 	at = s->r.off;
 	if (!state_u32(s, &st->val_path_len, "the --val-file path length"))
 		return false;
@@ -621,7 +623,18 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 				     AV_STATE_MAX_RECENT);
 	if (!state_array(&s, &st->recent, st->nrecent, 4, "the recent losses") ||
 	    !state_u32(&s, &st->nevals, "the count of evaluations") ||
-	    !state_array(&s, &st->evals, st->nevals, 16, "the evaluations"))
+	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, "the evaluations"))
+		return false;
+	at = s.r.off;
+	if (!state_u32(&s, &st->nbest, "the count of best parameters"))
+		return false;
+	uint64_t want = st->patience && st->nevals ? P : 0;
+	if (st->nbest != want)
+		return state_damaged(&s, at,
+				     "it keeps %u best parameters where the run's patience and "
+				     "evaluations call for %llu",
+				     st->nbest, (unsigned long long)want);
+	if (!state_array(&s, &st->best, st->nbest, 4, "the best parameters"))
 		return false;
 	if (s.r.off != s.r.n)
 		return state_damaged(&s, s.r.off, "%zu bytes follow its last field",

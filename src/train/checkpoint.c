@@ -30,6 +30,7 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 	bb_u64(b, o->eval_every);
 	bb_u64(b, o->checkpoint_every);
 	bb_u32(b, o->threads);
+	bb_u64(b, o->patience);
 	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
 	bb_u32(b, n);
 	bb_bytes(b, val_path, n);
@@ -55,10 +56,19 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		bb_f32(&s, t->recent[(t->nrecent - nr + i) % TRAIN_RECENT]);
 	bb_u32(&s, (uint32_t)t->nevals);
 	for (size_t i = 0; i < t->nevals; i++) {
-		bb_u64(&s, t->evals[i].step);
-		bb_f32(&s, t->evals[i].loss);
-		bb_f32(&s, t->evals[i].acc);
+		const train_eval *e = &t->evals[i];
+		bb_u64(&s, e->step);
+		bb_f32(&s, e->loss);
+		bb_f32(&s, e->acc);
+		bb_f32(&s, e->base_loss);
+		bb_f32(&s, e->base_acc);
+		bb_f32(&s, e->train_loss);
 	}
+	/* With patience: the best evaluation's parameters, once there is one. */
+	uint32_t nb = t->has_best ? (uint32_t)t->model->nparams : 0;
+	bb_u32(&s, nb);
+	if (nb)
+		bb_f32s(&s, t->best_params, nb);
 	if (s.failed) {
 		bb_free(&s);
 		return av_fail(err, "out of memory building the checkpoint");
@@ -109,6 +119,7 @@ static bool take_options(train_checkpoint *ck, av_error *err)
 	o->eval_every = st->eval_every;
 	o->checkpoint_every = st->checkpoint_every;
 	o->threads = st->threads;
+	o->patience = st->patience;
 	ck->epochs = st->epochs;
 	if (st->val_path_len) {
 		ck->val_path = malloc((size_t)st->val_path_len + 1);
@@ -153,6 +164,8 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 			path, e2.msg);
 		goto fail;
 	}
+	ck->ntrain = ck->state.ntrain;
+	ck->nval = ck->state.nval;
 	return true;
 fail:
 	train_checkpoint_finish(ck);
@@ -203,11 +216,24 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 	if (st->nevals && !t->evals)
 		return av_fail(err, "out of memory");
 	t->nevals = t->evals_cap = st->nevals;
-	byte_reader r = {st->evals, 16 * (size_t)st->nevals, 0};
+	byte_reader r = {st->evals, AV_STATE_EVAL_BYTES * (size_t)st->nevals, 0};
 	for (size_t i = 0; i < t->nevals; i++) {
-		br_u64(&r, &t->evals[i].step);
-		br_f32(&r, &t->evals[i].loss);
-		br_f32(&r, &t->evals[i].acc);
+		train_eval *e = &t->evals[i];
+		br_u64(&r, &e->step);
+		br_f32(&r, &e->loss);
+		br_f32(&r, &e->acc);
+		br_f32(&r, &e->base_loss);
+		br_f32(&r, &e->base_acc);
+		br_f32(&r, &e->train_loss);
+	}
+	/* The best parameters (model_parse checked there are P exactly when
+	 * the run has patience and an evaluation was made). */
+	if (st->nbest) {
+		if (!t->best_params)
+			return av_fail(err, "%s: the checkpoint keeps best parameters for a run "
+					    "without --patience; start the training again", ck->path);
+		floats_from(t->best_params, st->best, st->nbest);
+		t->has_best = true;
 	}
 	return true;
 }

@@ -63,7 +63,7 @@ static void check_corpus(const char *text, size_t n, const cp_buf *want)
 	if (!path)
 		return;
 	corpus c;
-	corpus_options o = {NULL, 1, 0};
+	corpus_options o = {.min_count = 1, .max_vocab = 0};
 	av_error err = {{0}};
 	if (!corpus_load(&c, path, &o, &err)) {
 		FUZZ_CHECK(strstr(err.msg, path), "refusal does not name the file: %s", err.msg);

@@ -272,19 +272,21 @@ def state_differential(rng):
                                (68, "<Q", 0, "min count"), (76, "<I", 2, "max vocab"),
                                (76, "<I", 300000, "max vocab"), (96, "<I", 0, "threads"),
                                (96, "<I", 300, "threads"), (96, "<I", 3, "threads"),
-                               (100, "<I", 5000, "val path length"),
-                               (104, "<Q", 1, "ntrain"), (128, "<Q", 4, "step"),
-                               (128, "<Q", 1, "step"), (168, "<Q", 2, "adam step"),
-                               (sl - 8, "<I", 300, "recent count"),
-                               (sl - 4, "<I", 1, "evaluation count")):
+                               (100, "<Q", 3, "patience"),
+                               (108, "<I", 5000, "val path length"),
+                               (112, "<Q", 1, "ntrain"), (136, "<Q", 4, "step"),
+                               (136, "<Q", 1, "step"), (176, "<Q", 2, "adam step"),
+                               (sl - 12, "<I", 300, "recent count"),
+                               (sl - 8, "<I", 1, "evaluation count"),
+                               (sl - 4, "<I", 5, "best parameter count")):
         muts.append(("state %s" % label, put(data, so + off, fmt, v)))
     muts.append(("state 4 bytes short", resize(data, -4, so + sl - 4)))
     muts.append(("state 4 bytes long", resize(data, 4, so + sl, b"\0" * 4)))
     muts.append(("no state", resize(data, -sl, so)))
-    # (not the --val-file length at 100..103: a wrong one names a file attnview
+    # (not the --val-file length at 108..111: a wrong one names a file attnview
     # tries to open before it reads the rest of the state)
     for _ in range(20):
-        i = rng.choice([k for k in range(112) if not 100 <= k < 104])
+        i = rng.choice([k for k in range(120) if not 108 <= k < 112])
         b = bytearray(data)
         b[so + i] = rng.randrange(256)
         muts.append(("state byte %d = %d" % (i, b[so + i]), recrc(bytes(b))))
@@ -427,7 +429,9 @@ NASTY = [b"plain text, ", b"\x1b[31mred\x1b[0m ", b"\x1b]0;title\x07", b"\x1b]2;
 def summary_lines(stdout):
     return [l for l in stdout.splitlines() if not l.startswith(("model:", "step ", "valid",
                                                                 "unigram", "trained", "wrote",
-                                                                "weights", "resuming"))]
+                                                                "weights", "resuming",
+                                                                "verdict:", "what to do:",
+                                                                "note:", "patience:"))]
 
 
 def same_vocabulary(corpora, label, py_extra=(), c_extra=(), cat=None):
