@@ -46,3 +46,26 @@ screen overview 120 40 -- --text "$en" -- F3
 screen compact 120 40 -- --head 1 --text "$(printf '%s' "$en $poem $en")" -- Enter
 screen breakdown 120 36 -- --head 1 --text "$poem" -- Enter Down Down Right F12
 screen rollout 120 36 -- --layer 1 --show rollout --text "$en" -- Enter
+
+# The two-pane recipe of "Watching a model learn": a training run above, the
+# view of its checkpoints below, in one tmux window (a tmux inside the pane
+# that is pictured). Needs fortunes-zh for the corpus.
+watch_screen() {
+	local sock="attnview-watch-$$" inner="attnview-watch-inner-$$" dir
+	dir=$(mktemp -d)
+	local corpus=/usr/share/games/fortunes/tang300
+	[ -f "$corpus" ] || { echo "watch: $corpus missing (apt-get install fortunes-zh)" >&2; return; }
+	local train view
+	train="cd $dir && $(printf '%q ' "$bin") --train $corpus -o poems.attn --layers 2 --heads 4 --dim 64 --steps 3000 --eval-every 100 --checkpoint-every 100; sleep 60"
+	view="cd $dir && while [ ! -e poems.attn.ckpt ]; do sleep 0.2; done && $(printf '%q ' "$bin") --model poems.attn --text $(printf '%q' "$poem"); sleep 60"
+	tmux -L "$sock" kill-server 2>/dev/null || true
+	tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 44 \
+		"env -u TMUX LC_ALL=C.UTF-8 TERM=xterm-256color tmux -L $inner -f /dev/null new-session \\; set -g status off \\; split-window -v -l 36 \"env TERM=xterm-256color sh -c '$view'\" \\; select-pane -t 0 \\; send-keys \"$train\" Enter"
+	sleep "${WATCH_SECONDS:-60}"
+	"$shot" "$out/watch.png" -L "$sock" -t 0 >/dev/null
+	tmux -L "$inner" kill-server 2>/dev/null || true
+	tmux -L "$sock" kill-server
+	rm -rf "$dir"
+	echo "$out/watch.png"
+}
+watch_screen

@@ -1,9 +1,11 @@
 #!/bin/sh
-# Train the built-in model, assets/builtin.attn, from the Debian packages
-# fortunes-zh (modern Chinese prose, 300 Tang poems, 100 Song lyrics) and
-# fortunes (English quotations).
+# Train a built-in model from the Debian packages fortunes-zh (modern
+# Chinese prose, 300 Tang poems, 100 Song lyrics; also converted to
+# traditional characters with opencc) and fortunes (English quotations):
+# assets/builtin.attn (masked, OBJECTIVE=masked, the default) or
+# assets/builtin-causal.attn (next character, OBJECTIVE=causal).
 #
-#   sudo apt-get install fortunes-zh fortunes
+#   sudo apt-get install fortunes-zh fortunes opencc
 #   meson setup build && ninja -C build
 #   assets/train_builtin.sh [path/to/attnview]      # under 3 minutes on 2 cores
 #   meson compile -C build                          # embeds the new model
@@ -29,6 +31,9 @@ causal) out=${OUT:-$here/builtin-causal.attn} ;;
 esac
 threads=${THREADS:-2}
 steps=${STEPS:-8000}
+dim=${DIM:-64}
+heads=${HEADS:-4}
+layers=${LAYERS:-2}
 
 if [ ! -x "$bin" ]; then
 	echo "train_builtin.sh: no attnview at $bin; build it first (meson setup build &&" \
@@ -45,6 +50,10 @@ for f in $zh; do
 		exit 1
 	fi
 done
+if ! command -v opencc >/dev/null 2>&1; then
+	echo "train_builtin.sh: opencc is missing: apt-get install opencc" >&2
+	exit 1
+fi
 if [ -z "$en" ]; then
 	echo "train_builtin.sh: the fortunes package is not installed:" \
 		"apt-get install fortunes" >&2
@@ -53,14 +62,28 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-corpus="$work/fortunes-zh+fortunes.txt"
+corpus="$work/fortunes-zh+zh-hant+fortunes.txt"
 val="$work/fortunes-validation.txt"
 
 # Records in, record-separator lines out; every 20th record to validation.
+split_records() { # TRAIN VAL FILES...
+	train_out=$1 val_out=$2
+	shift 2
+	cat "$@" | awk -v train="$train_out" -v val="$val_out" '
+		/^%$/ { n++; next }
+		{ print > ((n % 20 == 19) ? val : train) }'
+}
 # shellcheck disable=SC2086
-cat $zh $en | awk -v train="$corpus" -v val="$val" '
-	/^%$/ { n++; next }
-	{ print > ((n % 20 == 19) ? val : train) }'
+split_records "$work/zh.txt" "$work/zh-val.txt" $zh
+# shellcheck disable=SC2086
+split_records "$work/en.txt" "$work/en-val.txt" $en
+# The Chinese again in traditional characters (OpenCC, simplified to
+# traditional), split the same way: a record and its conversion are on the
+# same side, so validation never sees a text trained on.
+opencc -c s2t.json -i "$work/zh.txt" -o "$work/zh-hant.txt"
+opencc -c s2t.json -i "$work/zh-val.txt" -o "$work/zh-hant-val.txt"
+cat "$work/zh.txt" "$work/zh-hant.txt" "$work/en.txt" >"$corpus"
+cat "$work/zh-val.txt" "$work/zh-hant-val.txt" "$work/en-val.txt" >"$val"
 
 newest=0
 # shellcheck disable=SC2086
@@ -71,7 +94,7 @@ done
 
 echo "training $out from $(wc -c < "$corpus") bytes (validation $(wc -c < "$val") bytes)"
 SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
-	--objective "$objective" --dim 64 --heads 4 --layers 2 --context 128 --batch 32 \
+	--objective "$objective" --dim "$dim" --heads "$heads" --layers "$layers" --context 128 --batch 32 \
 	--steps "$steps" --lr 5e-3 --warmup 200 --seed 1 --min-count 3 \
 	--eval-every 250 --checkpoint-every 500 --threads "$threads"
 ls -l "$out"

@@ -12,6 +12,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 checks=0
 tiny=(--dim 16 --heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 3 --threads 1)
+# Models of separate runs are compared byte for byte: one creation time.
+export SOURCE_DATE_EPOCH=1767225600
 
 fail() {
 	fails=$((fails + 1))
@@ -70,7 +72,13 @@ expect ansi 0 '"n_tokens": 2' -- "$bin" --dump --input "$tmp/ansi-input.txt" --m
 
 # -- byte order mark and CRLF: the BOM dropped, CRLF made LF, both reported.
 { printf '\xef\xbb\xbf'; repeat 200 'line one\r\n'; } >"$tmp/bom.txt"
-expect bom 0 'byte order mark' -- "$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/bom.attn"
+expect bom 0 'byte order mark removed' -- "$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/bom.attn"
+# Files with BOMs joined: every U+FEFF is a byte order mark, counted as one,
+# and none reaches the vocabulary (7 characters, as without them).
+cat "$tmp/bom.txt" "$tmp/bom.txt" "$tmp/bom.txt" >"$tmp/bom3.txt"
+expect bom 0 '3 byte order marks removed' -- \
+	"$bin" --train "$tmp/bom3.txt" "${tiny[@]}" -o "$tmp/bom3.attn"
+expect bom 0 'vocabulary: 10 \(7 characters' -- "$bin" --info --model "$tmp/bom3.attn"
 expect crlf 0 '200 CR or CRLF line ends made LF' -- \
 	"$bin" --train "$tmp/bom.txt" "${tiny[@]}" -o "$tmp/crlf.attn"
 expect crlf 0 'vocabulary: 10 \(7 characters' -- "$bin" --info --model "$tmp/crlf.attn"
@@ -90,15 +98,28 @@ expect one 0 'vocabulary: 4 ids' -- "$bin" --train "$tmp/one.txt" "${tiny[@]}" -
 	-o "$tmp/one.attn"
 expect one 0 '"n_tokens": 3' -- "$bin" --dump --text 'xyx' --model "$tmp/one.attn"
 
-# -- a directory, a FIFO, a missing or unreadable file as corpus, model or
-# --input: refused at once with the file named (never a hang).
+# -- a directory, a missing or unreadable file as corpus, model or --input:
+# refused at once with the file named. A FIFO as a model is refused without
+# waiting; as text it is read like standard input, and while it has no
+# writer attnview says what it waits for (never a silent hang).
 mkdir "$tmp/dir"
 mkfifo "$tmp/fifo"
-expect dir 1 'dir is not a regular file' -- "$bin" --train "$tmp/dir" -o "$tmp/d.attn"
+expect dir 1 'dir is a directory' -- "$bin" --train "$tmp/dir" -o "$tmp/d.attn"
+expect dir 1 'dir is a directory' -- "$bin" --dump --input "$tmp/dir" --model "$model"
 expect dir 1 'dir: is a directory' -- "$bin" --info --model "$tmp/dir"
-expect dir 1 'fifo is not a regular file' -- "$bin" --train "$tmp/fifo" -o "$tmp/d.attn"
 expect dir 1 'fifo: is a special file' -- "$bin" --dump --text a --model "$tmp/fifo"
-expect dir 1 'fifo: is a special file' -- "$bin" --dump --input "$tmp/fifo" --model "$model"
+expect fifo 124 'waiting for .*fifo to give text' -- timeout 3 "$bin" --train "$tmp/fifo" \
+	-o "$tmp/d.attn"
+expect fifo 124 'waiting for .*fifo to give text' -- timeout 3 "$bin" --dump --input "$tmp/fifo" \
+	--model "$model"
+# (the writers give up after a while if attnview never opens the FIFO)
+timeout 20 sh -c 'sleep 1.5; cat "$1" >"$2"' _ "$corpus" "$tmp/fifo" &
+expect fifo 0 'wrote .*fifo\.attn' -- "$bin" --train "$tmp/fifo" "${tiny[@]}" \
+	-o "$tmp/fifo.attn"
+wait
+timeout 20 sh -c 'sleep 0.2; printf abc >"$1"' _ "$tmp/fifo" &
+expect fifo 0 '"n_tokens": 3' -- "$bin" --dump --input "$tmp/fifo" --model "$model"
+wait
 expect dir 1 'nothere\.txt: No such file' -- "$bin" --train "$tmp/nothere.txt" -o "$tmp/d.attn"
 cp "$model" "$tmp/locked.attn"
 cp "$corpus" "$tmp/locked.txt"

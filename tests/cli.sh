@@ -70,9 +70,49 @@ expect 1 'byte 2' -- "$bin" --dump --text $'ab\xff' --model "$model"
 # ... but in an input file it is replaced and reported.
 printf 'ab\xffcd\n' >"$tmp/in.txt"
 expect 0 'first at byte 2' -- "$bin" --dump --input "$tmp/in.txt" --model "$model"
-expect 1 'nothere\.txt: cannot open' -- "$bin" --dump --input "$tmp/nothere.txt" --model "$model"
+expect 1 'cannot open .*nothere\.txt: No such file' -- "$bin" --dump --input "$tmp/nothere.txt" --model "$model"
 : >"$tmp/empty.txt"
 expect 1 'empty' -- "$bin" --dump --input "$tmp/empty.txt" --model "$model"
+# A text that cleaning empties: exit 1 and one message, its last line; no line
+# that says nothing (an uninitialised message was once printed after it).
+for text in '' $'\a' $'\e[1m'; do
+	checks=$((checks + 1))
+	err=$("$bin" --dump --text "$text" --model "$model" 2>&1 >/dev/null)
+	status=$?
+	if [ "$status" -ne 1 ] || grep -qE '^attnview: *$' <<<"$err" ||
+		[ "$(tail -n 1 <<<"$err")" != "attnview: the text is empty after cleaning; give some characters to look at" ]; then
+		fails=$((fails + 1))
+		printf 'FAIL: --dump --text %q: status %s, stderr:\n%s\n' "$text" "$status" "$err" >&2
+	fi
+done
+
+# An output directory that is missing or not a directory: said so, before the
+# corpus is read.
+corpus="$data/data/corpus/mixed.txt"
+expect 1 "^attnview: cannot write $tmp/no/such/m\.attn: directory $tmp/no/such does not exist; create it" \
+	-- "$bin" --train "$corpus" -o "$tmp/no/such/m.attn" --steps 1
+echo notes >"$tmp/notes.txt"
+expect 1 "^attnview: cannot write $tmp/notes\.txt/m\.attn: $tmp/notes\.txt is not a directory\$" \
+	-- "$bin" --train "$corpus" -o "$tmp/notes.txt/m.attn" --steps 1
+
+# The creation time --info shows: when the model was trained (not the corpus
+# file's date), or SOURCE_DATE_EPOCH; a malformed one is a usage error.
+small=(--dim 16 --heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 2 --threads 1)
+cp "$corpus" "$tmp/old.txt"
+touch -d '2001-02-03 04:05:06 UTC' "$tmp/old.txt"
+before=$(date +%s)
+env -u SOURCE_DATE_EPOCH "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/now.attn" >/dev/null
+created=$("$bin" --info --model "$tmp/now.attn" | sed -n 's/^created: //p')
+checks=$((checks + 1))
+when=$(date -d "$created" +%s 2>/dev/null || echo 0)
+if [ "$when" -lt "$before" ] || [ "$when" -gt "$(date +%s)" ]; then
+	fails=$((fails + 1))
+	echo "FAIL: a model trained at $before says created: $created" >&2
+fi
+SOURCE_DATE_EPOCH=1767225600 "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/sde.attn" >/dev/null
+expect 0 '^created: 2026-01-01T00:00:00Z' -- "$bin" --info --model "$tmp/sde.attn"
+expect 2 '^attnview: SOURCE_DATE_EPOCH is "soon", not a number of seconds' -- \
+	env SOURCE_DATE_EPOCH=soon "$bin" --train "$tmp/old.txt" "${small[@]}" -o "$tmp/soon.attn"
 
 # Bad model files: exit 1, the file named, what to do.
 size=$(stat -c %s "$model")

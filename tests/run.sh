@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
 	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
-	libxml2-utils)
+	libxml2-utils groff-base)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,7 +23,7 @@ static const char *write_tmp(const char *name, const void *data, size_t n)
 	return path;
 }
 
-static const corpus_options defaults = {NULL, 1, 0};
+static const corpus_options defaults = {.min_count = 1, .max_vocab = 0};
 
 /* Load `text`, expect failure with a message containing `want`. */
 static void expect_refused(const char *name, const char *text, size_t n, const char *want)
@@ -67,13 +67,13 @@ static void test_refusals(void)
 
 	corpus c;
 	av_error err = {{0}};
-	corpus_options hi = {NULL, 1000, 0};
+	corpus_options hi = {.min_count = 1000, .max_vocab = 0};
 	const char *p = write_tmp("rare.txt", "abcabc", 6);
 	CHECK(!corpus_load(&c, p, &hi, &err));
 	CHECKF(strstr(err.msg, "lower --min-count") != NULL, "message: %s", err.msg);
 
 	CHECK(!corpus_load(&c, dir, &defaults, &err));
-	CHECKF(strstr(err.msg, "not a regular file") != NULL, "message: %s", err.msg);
+	CHECKF(strstr(err.msg, "is a directory") != NULL, "message: %s", err.msg);
 	snprintf(err.msg, sizeof err.msg, "%s", "");
 	CHECK(!corpus_load(&c, "/nonexistent/corpus.txt", &defaults, &err));
 	CHECKF(strstr(err.msg, "/nonexistent/corpus.txt") && strstr(err.msg, "No such file"),
@@ -111,11 +111,11 @@ static void test_invalid_utf8(void)
 	CHECK(n == 11);
 	CHECK(cps[3] == 0xFFFD && cps[7] == 0xFFFD && cps[8] == '(');
 	char sum[1024];
-	corpus_summary(&c, "invalid.txt", sum, sizeof sum);
+	corpus_summary(&c, sum, sizeof sum);
 	CHECKF(strstr(sum, "2 invalid UTF-8 sequences replaced by U+FFFD (first at byte 3)"),
 	       "summary: %s", sum);
-	CHECKF(strstr(sum, "warning: 18% of the characters of invalid.txt were invalid UTF-8") &&
-		   strstr(sum, "iconv"),
+	CHECKF(strstr(sum, "warning: 18% of the characters of ") &&
+		   strstr(sum, "/invalid.txt were invalid UTF-8") && strstr(sum, "iconv"),
 	       "summary: %s", sum);
 	corpus_finish(&c);
 }
@@ -123,11 +123,12 @@ static void test_invalid_utf8(void)
 static void test_escapes_crlf_bom(void)
 {
 	const char text[] = "\xef\xbb\xbf"
-			    "\x1b[1;31mred\x1b[0m text\r\nline\rend\x07\r\n";
+			    "\x1b[1;31mred\x1b[0m text\r\nline\rend\x07\r\n"
+			    "\xef\xbb\xbf"; /* a second file's BOM */
 	corpus c;
 	if (!load(&c, "mixed-bad.txt", text, sizeof text - 1))
 		return;
-	CHECK(c.stats.bom);
+	CHECK(c.stats.boms == 2);
 	CHECK(c.stats.escapes == 2);
 	CHECK(c.stats.crlf == 3);
 	CHECK(c.stats.controls == 1);
@@ -142,10 +143,10 @@ static void test_escapes_crlf_bom(void)
 	CHECK(vocab_id(&c.vocab, '\r') == TOK_UNK);
 	CHECK(vocab_id(&c.vocab, 0xFEFF) == TOK_UNK);
 	char sum[1024];
-	corpus_summary(&c, "mixed-bad.txt", sum, sizeof sum);
+	corpus_summary(&c, sum, sizeof sum);
 	CHECKF(strstr(sum, "removed 2 ANSI escape sequences and 1 control character") &&
 		   strstr(sum, "3 CR or CRLF line ends made LF") &&
-		   strstr(sum, "byte order mark removed"),
+		   strstr(sum, "2 byte order marks removed"),
 	       "summary: %s", sum);
 	corpus_finish(&c);
 }
@@ -169,7 +170,7 @@ static void test_split(void)
 	/* --val-file: the whole corpus trains, the file validates. */
 	char vpath[256];
 	snprintf(vpath, sizeof vpath, "%s", write_tmp("val.txt", "xxyq", 4));
-	corpus_options vo = {vpath, 1, 0};
+	corpus_options vo = {.val_path = vpath, .min_count = 1, .max_vocab = 0};
 	av_error err;
 	bool ok = corpus_load(&c, write_tmp("train.txt", "xxxxy", 5), &vo, &err);
 	CHECKF(ok, "val file: %s", err.msg);
@@ -180,12 +181,12 @@ static void test_split(void)
 		CHECK(corpus_id(&c, 8) == TOK_UNK);
 		corpus_finish(&c);
 	}
-	corpus_options bad = {"/nonexistent/v", 1, 0};
+	corpus_options bad = {.val_path = "/nonexistent/v", .min_count = 1, .max_vocab = 0};
 	ok = corpus_load(&c, write_tmp("train.txt", "xxxxy", 5), &bad, &err);
 	CHECK(!ok && strstr(err.msg, "/nonexistent/v"));
 
 	/* --max-vocab and --min-count cut the rarest characters. */
-	corpus_options lim = {NULL, 1, TOK_NSPECIAL + 2};
+	corpus_options lim = {.min_count = 1, .max_vocab = TOK_NSPECIAL + 2};
 	ok = corpus_load(&c, write_tmp("lim.txt", "aaaabbbccd\n\n\n\n\n", 15), &lim, &err);
 	CHECKF(ok, "max-vocab: %s", err.msg);
 	if (ok) {
@@ -194,6 +195,97 @@ static void test_split(void)
 		CHECK(c.id_count[TOK_UNK] == 6);
 		corpus_finish(&c);
 	}
+}
+
+/* Several files are one text: each cleaned on its own, a line break after a
+ * file that does not end in one (not after the last, not after an empty
+ * one), every character in the vocabulary's counts; the summary has a line
+ * per file and one for all. */
+static void test_several_files(void)
+{
+	char p1[256], p2[256], p3[256], p4[256];
+	snprintf(p1, sizeof p1, "%s", write_tmp("f1.txt", "ab", 2));
+	snprintf(p2, sizeof p2, "%s",
+		 write_tmp("f2.txt",
+			   "\xef\xbb\xbf"
+			   "cd\n",
+			   6));
+	snprintf(p3, sizeof p3, "%s", write_tmp("f3.txt", "", 0));
+	snprintf(p4, sizeof p4, "%s", write_tmp("f4.txt", "\x1b[1mef", 6));
+	const char *paths[] = {p1, p2, p3, p4};
+	corpus c;
+	av_error err = {{0}};
+	bool ok = corpus_read(&c, paths, 4, &defaults, &err) && corpus_split(&c, 0, &err);
+	CHECKF(ok, "%s", err.msg);
+	if (!ok)
+		return;
+	uint32_t cps[16];
+	size_t n = decode(&c, cps, 16);
+	const char *want = "ab\ncd\nef";
+	CHECK(n == strlen(want) && c.n == n && c.separators == 1 && c.nval == 0);
+	bool same = n == strlen(want);
+	for (size_t i = 0; same && i < n; i++)
+		same = cps[i] == (uint32_t)want[i];
+	CHECKF(same, "the text differs from 'ab\\ncd\\nef'");
+	CHECK(c.nfiles == 4 && c.files[1].stats.boms == 1 && c.files[3].stats.escapes == 1);
+	CHECK(c.stats.boms == 1 && c.stats.escapes == 1 && c.stats.bytes == 14);
+	CHECK(c.id_count[vocab_id(&c.vocab, '\n')] == 2);
+	char sum[4096];
+	corpus_summary(&c, sum, sizeof sum);
+	CHECKF(strstr(sum, "f1.txt: 2 bytes") && strstr(sum, "f4.txt: 6 bytes") &&
+		   strstr(sum, "corpus: 4 files, 8 characters in all (1 line break added "
+			       "between files)") &&
+		   strstr(sum, "split: 8 training characters, no validation text"),
+	       "summary: %s", sum);
+	corpus_finish(&c);
+
+	/* an empty corpus of several files is refused as a whole */
+	const char *empty[] = {p3, p3};
+	CHECK(!corpus_read(&c, empty, 2, &defaults, &err));
+	CHECKF(strstr(err.msg, "the corpus (2 files) is empty"), "%s", err.msg);
+	CHECK(corpus_val_chars(29891, 5) == 1495 && corpus_val_chars(100, 5) == 5 &&
+	      corpus_val_chars(1, 5) == 1 && corpus_val_chars(301, 0) == 0);
+}
+
+/* A stream (a pipe by name, as standard input or <(...) give it) is kept
+ * for the second pass: the same corpus as from a file; beyond the limit it
+ * is refused, saying so. */
+static void test_stream(void)
+{
+	const char text[] = "streamed text, streamed twice\n";
+	int p[2];
+	if (pipe(p) != 0)
+		return;
+	CHECK(write(p[1], text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+	close(p[1]);
+	char path[64];
+	snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+	const char *paths[] = {path};
+	corpus c, f;
+	av_error err = {{0}};
+	bool ok = corpus_read(&c, paths, 1, &defaults, &err) && corpus_split_percent(&c, 5, &err);
+	CHECKF(ok, "%s", err.msg);
+	close(p[0]);
+	if (ok && load(&f, "stream.txt", text, sizeof text - 1)) {
+		CHECK(c.files[0].stream && !f.files[0].stream);
+		CHECK(c.hash == f.hash && c.ntrain == f.ntrain && c.nval == f.nval);
+		corpus_finish(&f);
+	}
+	if (ok)
+		corpus_finish(&c);
+
+	if (pipe(p) != 0)
+		return;
+	char big[3000];
+	memset(big, 'x', sizeof big);
+	CHECK(write(p[1], big, sizeof big) == (ssize_t)sizeof big);
+	close(p[1]);
+	snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+	corpus_options lim = {.min_count = 1, .spool_limit = 1000};
+	CHECK(!corpus_read(&c, paths, 1, &lim, &err));
+	CHECKF(strstr(err.msg, "gave more than") && strstr(err.msg, "save the text to a file"),
+	       "%s", err.msg);
+	close(p[0]);
 }
 
 /* Characters that straddle the 1 MiB chunks come out whole. */
@@ -262,6 +354,8 @@ int main(void)
 	test_invalid_utf8();
 	test_escapes_crlf_bom();
 	test_split();
+	test_several_files();
+	test_stream();
 	test_chunks();
 	test_wide_vocab();
 	char cmd[128];

@@ -268,11 +268,46 @@ static void check_positions(void)
 	CHECK(fabsf(pe[2 * 6 + 5] - (float)cos(2 * pow(10000.0, -4.0 / 6))) < 1e-7f);
 }
 
+/* The softmax over a large vocabulary: one likely id and 20000 unlikely ones,
+ * as at the output of a model. Summed in binary32, the many small terms are
+ * rounded at every addition, mostly the same way, and every probability is off
+ * in the same direction (by 1.8e-4 here); each result must be the exact
+ * softmax to within 1e-7, relative, as man 5 attnview says. */
+static void check_softmax(void)
+{
+	enum { V = 20001 };
+	float *x = malloc(2 * V * sizeof *x);
+	for (int i = 0; i < V; i++) {
+		x[i] = i == 0 ? 3.0f : -5.0f + 1e-4f * (float)(i % 7);
+		x[V + i] = (float)(i % 97) * 0.25f; /* a second row, unlike the first */
+	}
+	double sum[2] = {0, 0}, mx[2] = {3.0, 24.0};
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < V; i++)
+			sum[r] += exp((double)x[r * V + i] - mx[r]);
+	double want[2][3];
+	const int ids[3] = {0, 1, 96};
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 3; k++)
+			want[r][k] = exp((double)x[r * V + ids[k]] - mx[r]) / sum[r];
+	softmax_rows(x, 2, V);
+	double worst = 0, total = 0;
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 3; k++)
+			worst = fmax(worst, fabs(x[r * V + ids[k]] - want[r][k]) / want[r][k]);
+	for (int i = 0; i < V; i++)
+		total += x[i];
+	CHECKF(worst <= 1e-7, "softmax: relative error %.3g", worst);
+	CHECKF(fabs(total - 1) <= 1e-6, "softmax: the row sums to 1 + %.3g", total - 1);
+	free(x);
+}
+
 int main(void)
 {
 	check_layout();
 	check_init();
 	check_positions();
+	check_softmax();
 	check_model("fwd_masked");
 	check_model("fwd_causal");
 	return test_summary("model");

@@ -47,6 +47,62 @@ static void reseal(uint8_t *buf, size_t n)
 	put_u32(buf + n - 4, av_crc32(0, buf, n - 4));
 }
 
+/* A training state laid out as man 5 attnview ("Training state") says, for a
+ * checkpoint of m: a run of 40 steps with 10 done, `nrecent` recent losses,
+ * `nevals` evaluations and `nbest` best parameters (P with --patience 3 once
+ * evaluated, else 0). Written from the page, not with the trainer's code. */
+static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_t nrecent,
+		      uint32_t nevals, uint32_t nbest, uint64_t patience)
+{
+	const model_config *c = &m->cfg;
+	bb_bytes(s, "ATCK", 4);
+	bb_u32(s, 2); /* state version */
+	bb_u32(s, c->objective);
+	bb_u32(s, c->dim);
+	bb_u32(s, c->heads);
+	bb_u32(s, c->layers);
+	bb_u32(s, c->context);
+	bb_u32(s, 4);	  /* batch */
+	bb_u64(s, 40);	  /* total steps */
+	bb_u64(s, 0);	  /* epochs */
+	bb_f32(s, 1e-3f); /* learning rate */
+	bb_u64(s, 4);	  /* warmup */
+	bb_u64(s, 7);	  /* seed */
+	bb_u64(s, 1);	  /* minimum count */
+	bb_u32(s, 0);	  /* maximum vocabulary */
+	bb_u64(s, 10);	  /* evaluate every */
+	bb_u64(s, 0);	  /* checkpoint every */
+	bb_u32(s, 1);	  /* threads, at byte 96 */
+	bb_u64(s, patience);
+	bb_u32(s, (uint32_t)strlen(val_path));
+	bb_bytes(s, val_path, strlen(val_path));
+	bb_u64(s, 1000);   /* training characters */
+	bb_u64(s, 100);	   /* validation characters */
+	bb_u64(s, 0x1234); /* corpus hash */
+	bb_u64(s, 10);	   /* steps done */
+	bb_u64(s, 640);	   /* tokens seen */
+	for (int i = 0; i < 4; i++)
+		bb_u64(s, 99 + (uint64_t)i); /* generator state */
+	bb_u64(s, 10);			     /* AdamW step count */
+	for (size_t i = 0; i < 2 * m->nparams; i++)
+		bb_f32(s, i < m->nparams ? 0.5f : 0.25f);
+	bb_u32(s, nrecent);
+	for (uint32_t i = 0; i < nrecent; i++)
+		bb_f32(s, 3.0f - 0.1f * (float)i);
+	bb_u32(s, nevals);
+	for (uint32_t i = 0; i < nevals; i++) {
+		bb_u64(s, 10 * (uint64_t)(i + 1));
+		bb_f32(s, 2.5f);
+		bb_f32(s, 0.25f);
+		bb_f32(s, 3.5f);   /* the baseline's loss */
+		bb_f32(s, 0.125f); /* and accuracy */
+		bb_f32(s, 2.75f);  /* mean training loss since the evaluation before */
+	}
+	bb_u32(s, nbest);
+	for (uint32_t i = 0; i < nbest; i++)
+		bb_f32(s, 0.125f);
+}
+
 static bool refused(const uint8_t *buf, size_t n, const char *expect)
 {
 	av_error err = {{0}};
@@ -99,18 +155,28 @@ static void check_round_trip(void)
 		size |= (uint64_t)b.v[16 + i] << (8 * i);
 	CHECK(size == b.n);
 
-	/* A checkpoint's tail comes back as the extra range. */
+	/* A checkpoint's tail, the training state, comes back as the extra
+	 * range, and decodes to what was written. */
 	byte_buf extra = {0};
-	bb_u32(&extra, 0xDEADBEEF);
+	put_state(&extra, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3);
 	byte_buf c;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &extra, &c, &err));
 	uint32_t kind;
 	size_t eoff, elen;
 	r = model_parse(c.v, c.n, "ckpt", &kind, &eoff, &elen, &err);
 	CHECKF(r != NULL, "%s", err.msg);
-	CHECK(kind == AV_KIND_CHECKPOINT && elen == 4 && eoff + 4 == c.n - 4);
-	CHECK(c.v[eoff] == 0xEF && c.v[eoff + 3] == 0xDE);
+	CHECK(kind == AV_KIND_CHECKPOINT && elen == extra.n && eoff + extra.n == c.n - 4);
+	CHECK(memcmp(c.v + eoff, extra.v, extra.n) == 0);
 	model_destroy(r);
+	training_state st;
+	CHECKF(training_state_parse(c.v, eoff, elen, &m->cfg, "ckpt", &st, &err), "%s", err.msg);
+	CHECK(st.threads == 1 && st.total_steps == 40 && st.steps_done == 10 &&
+	      st.adam_step == 10 && st.lr == 1e-3f && st.val_path_len == 7 &&
+	      memcmp(st.val_path, "val.txt", 7) == 0 && st.ntrain == 1000 && st.hash == 0x1234 &&
+	      st.rng[3] == 102 && st.nrecent == 3 && st.nevals == 2 && st.patience == 3 &&
+	      st.nbest == m->nparams);
+	CHECK(st.m == c.v + eoff + 119 + 80 && st.v == st.m + 4 * m->nparams);
+	CHECK(st.evals == st.recent + 4 * 3 + 4 && st.best == st.evals + 2 * 28 + 4);
 	bb_free(&c);
 	bb_free(&extra);
 	bb_free(&b);
@@ -208,15 +274,25 @@ static void check_damage(void)
 	reseal(buf, n);
 	CHECK(refused(buf, n, "attention weights per text"));
 
-	/* Strings: an absurd length, invalid UTF-8. */
+	/* Strings: an absurd length, invalid UTF-8, a NUL (valid UTF-8, but not
+	 * allowed: the message names that rule, not the other). The name starts at
+	 * byte 100, the corpus description's length at 100 + 8. */
 	memcpy(buf, b.v, n);
 	put_u32(buf + AV_HEADER_FIXED, 0x7FFFFFFF);
 	reseal(buf, n);
 	CHECK(refused(buf, n, "model name"));
 	memcpy(buf, b.v, n);
-	buf[AV_HEADER_FIXED + 4] = 0xFF;
+	buf[AV_HEADER_FIXED + 4 + 2] = 0xFF;
 	reseal(buf, n);
-	CHECK(refused(buf, n, "UTF-8"));
+	CHECK(refused(buf, n, "the model name at byte 100 is not valid UTF-8 (byte 102)"));
+	memcpy(buf, b.v, n);
+	buf[AV_HEADER_FIXED + 4 + 1] = 0x00;
+	reseal(buf, n);
+	CHECK(refused(buf, n, "the model name at byte 100 contains a NUL byte (byte 101)"));
+	memcpy(buf, b.v, n);
+	buf[AV_HEADER_FIXED + 4 + 8 + 4 + 3] = 0x00;
+	reseal(buf, n);
+	CHECK(refused(buf, n, "the corpus description at byte 112 contains a NUL byte (byte 115)"));
 
 	/* The vocabulary: a surrogate, beyond Unicode, a duplicate, a bad special. */
 	size_t voc = AV_HEADER_FIXED + 4 + strlen(m->meta.name) + 4 + strlen(m->meta.corpus);
@@ -237,6 +313,116 @@ static void check_damage(void)
 
 	free(buf);
 	bb_free(&b);
+	model_destroy(m);
+}
+
+/* The training state of a kind-1 file: every reader refuses one that is
+ * missing, short, long, garbage, of another magic or version, or that does
+ * not fit the header or itself, naming the file and the byte of the file and
+ * of the state. */
+static void check_state_damage(void)
+{
+	model *m = small_model();
+	av_error err;
+	byte_buf good = {0};
+	put_state(&good, m, "", 3, 2, 0, 0);
+	const size_t S = good.n, P = m->nparams;
+	const size_t steps = 136, adam = 184, recent = 192 + 8 * P; /* offsets in the state */
+	char best_want[128];
+	snprintf(best_want, sizeof best_want,
+		 "it keeps %zu best parameters where the run's patience and evaluations call "
+		 "for 0",
+		 P);
+	byte_buf c;
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &good, &c, &err));
+	const size_t off = c.n - 4 - S; /* the state's first byte in the file */
+	bb_free(&c);
+	uint8_t *st = malloc(S + 300);
+	char want[256];
+	struct {
+		const char *what;
+		size_t at, len; /* a u32 written at `at` (len 0: none); the state's length */
+		uint32_t value;
+		const char *expect;
+		size_t byte; /* of the state, in the message; SIZE_MAX: none */
+	} cases[] = {
+	    {"no state", 0, 0, 0, "there is none", 0},
+	    {"16 bytes short", 0, S - 16, 0,
+	     "the evaluations need 56 bytes but the state has 44 left", S - 60},
+	    {"4 bytes long", 0, S + 4, 0, "4 bytes follow its last field", S},
+	    {"another magic", 0, S, 0x58435441 /* "ATCX" */, "does not start with \"ATCK\"", 0},
+	    {"state version 1", 4, S, 1,
+	     "training state version 1 at byte @, but this attnview reads version 2: the "
+	     "checkpoint is from another version",
+	     SIZE_MAX},
+	    {"another objective", 8, S, OBJ_MASKED,
+	     "does not match the model in the same file (its objective is 0 at byte @, the "
+	     "header's 1)",
+	     SIZE_MAX},
+	    {"another context", 24, S, 32, "its context is 32", SIZE_MAX},
+	    {"no threads", 96, S, 0, "the thread count is 0", 96},
+	    {"a path too long", 108, S, 5000,
+	     "the --val-file path is 5000 bytes long, more than 4096", 108},
+	    {"best parameters without patience", S - 4, S, (uint32_t)P, best_want, S - 4},
+	    {"too many recent losses", recent, S, 300, "it keeps 300 recent losses, more than 256",
+	     recent},
+	    {"more steps than the run", steps, S, 41, "41 steps done, more than the 40 of the run",
+	     steps},
+	    {"AdamW behind", adam, S, 9, "the AdamW step count 9 is not the 10 steps done", adam},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len = cases[i].len;
+		memset(st, 0, S + 300);
+		memcpy(st, good.v, len < S ? len : S);
+		if (cases[i].value || cases[i].at)
+			put_u32(st + cases[i].at, cases[i].value);
+		byte_buf extra = {st, len, S + 300, false};
+		CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &extra, &c, &err));
+		/* '@' stands for the byte of the file where the field is */
+		const char *e = cases[i].expect, *at = strchr(e, '@');
+		if (at)
+			snprintf(want, sizeof want, "%.*s%zu%s", (int)(at - e), e,
+				 off + cases[i].at, at + 1);
+		else
+			snprintf(want, sizeof want, "%s", e);
+		CHECKF(refused(c.v, c.n, want), "%s", cases[i].what);
+		if (cases[i].byte != SIZE_MAX) {
+			snprintf(want, sizeof want,
+				 "test.attn: the training state is damaged at byte %zu of the file "
+				 "(byte %zu of the state): ",
+				 off + cases[i].byte, cases[i].byte);
+			CHECKF(refused(c.v, c.n, want), "%s: the offsets", cases[i].what);
+		}
+		bb_free(&c);
+	}
+	/* Garbage: whatever it holds, refused. */
+	for (size_t i = 0; i < S; i++)
+		st[i] = (uint8_t)(i * 2654435761u >> 13);
+	byte_buf junk = {st, S, S + 300, false};
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &junk, &c, &err));
+	CHECK(refused(c.v, c.n, "the training state"));
+	bb_free(&c);
+	/* A NUL in the --val-file path (a file name). */
+	byte_buf nul = {0};
+	put_state(&nul, m, "a\x01b", 0, 0, 0, 0);
+	nul.v[112 + 1] = 0;
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nul, &c, &err));
+	CHECK(refused(c.v, c.n, "(byte 113 of the state): the --val-file path holds a NUL byte"));
+	bb_free(&c);
+	bb_free(&nul);
+	/* With patience and an evaluation, the best parameters must be there. */
+	byte_buf nobest = {0};
+	put_state(&nobest, m, "", 0, 1, 0, 3);
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nobest, &c, &err));
+	snprintf(want, sizeof want,
+		 "(byte %zu of the state): it keeps 0 best parameters where the run's patience "
+		 "and evaluations call for %zu",
+		 nobest.n - 4, P);
+	CHECK(refused(c.v, c.n, want));
+	bb_free(&c);
+	bb_free(&nobest);
+	free(st);
+	bb_free(&good);
 	model_destroy(m);
 }
 
@@ -303,6 +489,7 @@ int main(void)
 {
 	check_round_trip();
 	check_damage();
+	check_state_damage();
 	check_files();
 	return test_summary("modelfile");
 }

@@ -281,17 +281,24 @@ static void test_controls(void)
 	CHECK(st.crlf == 2);
 	/* CR, a colour reset, then LF is still one line end */
 	CLEANS("a\r\x1b[m\nb", &st, 'a', '\n', 'b');
-	/* BOM: dropped only at the start of the stream */
+	/* U+FEFF: a byte order mark wherever it stands, counted as one and not
+	 * as a control character (C0, DEL and C1 only) */
 	CLEANS("\xef\xbb\xbf"
 	       "ab",
 	       &st, 'a', 'b');
-	CHECK(st.bom && st.controls == 0);
+	CHECK(st.boms == 1 && st.controls == 0);
 	CLEANS("a\xef\xbb\xbf"
-	       "b",
+	       "b\xef\xbb\xbf",
 	       &st, 'a', 'b');
-	CHECK(!st.bom && st.controls == 1);
+	CHECK(st.boms == 2 && st.controls == 0);
 	CLEANS("\xef\xbb\xbf", &st, ~0u);
-	CHECK(st.bom && st.codepoints == 0 && st.bytes == 3);
+	CHECK(st.boms == 1 && st.codepoints == 0 && st.bytes == 3);
+	/* removed before the other stages: it splits no escape sequence and no
+	 * CR LF pair */
+	CLEANS("\x1b[3\xef\xbb\xbf"
+	       "1mA\r\xef\xbb\xbf\nB",
+	       &st, 'A', '\n', 'B');
+	CHECK(st.boms == 2 && st.escapes == 1 && st.crlf == 1 && st.controls == 0);
 }
 
 /* Everything at once, to be cut at every possible place. */
@@ -321,7 +328,7 @@ static bool same_stats(const clean_stats *a, const clean_stats *b)
 {
 	return a->bytes == b->bytes && a->codepoints == b->codepoints && a->invalid == b->invalid &&
 	       a->first_invalid == b->first_invalid && a->escapes == b->escapes &&
-	       a->controls == b->controls && a->crlf == b->crlf && a->bom == b->bom;
+	       a->controls == b->controls && a->crlf == b->crlf && a->boms == b->boms;
 }
 
 static void check_chunking(const char *s, size_t n, const char *name)
@@ -350,7 +357,8 @@ static void test_chunking(void)
 	clean_stats st;
 	clean_chunked(mixed, n, n, &out, &st);
 	/* spot checks of the whole result, so that invariance is not vacuous */
-	CHECK(st.bom && st.escapes == 6 && st.invalid == 7 && st.crlf == 2 && st.controls == 1);
+	CHECK(st.boms == 1 && st.escapes == 6 && st.invalid == 7 && st.crlf == 2 &&
+	      st.controls == 1);
 	CHECK(out.n > 0 && out.v[0] == 0x300A);
 	bool has_e_acute = false, has_han = false, has_angstrom = false;
 	for (size_t i = 0; i < out.n; i++) {
@@ -398,7 +406,8 @@ static void test_file(void)
 	    "\xe4\xbb\x8a\xe5\xa4\xa9\xe5\xa4\xa9\xe6\xb0\x94\xe5\xbe\x88\xe5\xa5\xbd"
 	    "\xef\xbc\x8c caf\xc3\xa9 ok.\n%\n";
 	CHECKF(strcmp(text, want) == 0, "got \"%s\"", text);
-	CHECK(st.bom && st.escapes == 4 && st.crlf == 4 && st.controls == 0 && st.invalid == 0);
+	CHECK(st.boms == 1 && st.escapes == 4 && st.crlf == 4 && st.controls == 0 &&
+	      st.invalid == 0);
 	CHECK(st.bytes == n && st.codepoints == out.n);
 	check_chunking((const char *)buf, n, "fortune.txt");
 	cp_buf_free(&out);
@@ -448,7 +457,7 @@ static void test_streaming(void)
 	out.n = 0;
 	ok = cleaner_feed(c, "\xef\xbb\xbfhi", 5, &out, &err) && cleaner_finish(c, &out, &err);
 	CHECK(ok && out.n == 2 && out.v[0] == 'h');
-	CHECK(cleaner_stats(c)->bom && cleaner_stats(c)->bytes == 5);
+	CHECK(cleaner_stats(c)->boms == 1 && cleaner_stats(c)->bytes == 5);
 	cp_buf_free(&out);
 	cleaner_destroy(c);
 	cleaner_destroy(NULL);

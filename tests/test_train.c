@@ -7,6 +7,7 @@
 #include "attnview/parallel.h"
 #include "attnview/corpus.h"
 #include "attnview/checkpoint.h"
+#include "attnview/modelfile.h"
 #include "attnview/train.h"
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -73,6 +75,13 @@ typedef struct stop_ctx {
 	int calls;
 	float first_loss, last_loss;
 	int evaluations;
+	int overfitting;	    /* evaluations that reported over-fitting */
+	uint64_t overfit_step;	    /* the first of them */
+	uint64_t stopping_step;	    /* where patience ran out; 0 = never */
+	uint64_t best_step;	    /* the best evaluation after the last step */
+	float best_loss;
+	float evals[64];	    /* validation losses, in order */
+	float base;		    /* the baseline's loss at the last evaluation */
 } stop_ctx;
 
 static void on_progress(const train_progress *p, void *ctx)
@@ -81,12 +90,23 @@ static void on_progress(const train_progress *p, void *ctx)
 	if (s->calls++ == 0)
 		s->first_loss = p->loss;
 	s->last_loss = p->loss;
+	if (p->evaluated && s->evaluations < 64)
+		s->evals[s->evaluations] = p->val_loss;
 	s->evaluations += p->evaluated;
+	if (p->overfitting && s->overfitting++ == 0)
+		s->overfit_step = p->step;
+	if (p->stopping)
+		s->stopping_step = p->step;
+	s->best_step = p->best.step;
+	s->best_loss = p->best.loss;
+	s->base = p->base_loss;
 	if (p->step == s->stop_at)
 		raise(SIGINT); /* the handler installed by train_install_signals */
 }
 
 static char run_error[sizeof((av_error *)0)->msg]; /* the message of the last failed run() */
+/* >= 0: run() holds out this many characters (corpus_split) instead of 5% */
+static int64_t run_nval = -1;
 
 /* One run from a fresh start (resume == NULL) or a checkpoint. */
 static train_status run(const train_options *o, const char *corpus_path, const char *resume,
@@ -95,12 +115,14 @@ static train_status run(const train_options *o, const char *corpus_path, const c
 	corpus c;
 	av_error err = {{0}};
 	train_checkpoint ck = {0};
-	corpus_options co = {NULL, o->min_count, o->max_vocab};
+	corpus_options co = {.min_count = o->min_count, .max_vocab = o->max_vocab};
 	if (resume && !train_checkpoint_load(&ck, resume, &err)) {
 		fprintf(stderr, "checkpoint: %s\n", err.msg);
 		return TRAIN_FAILED;
 	}
-	if (!corpus_load(&c, corpus_path, &co, &err)) {
+	if (run_nval >= 0 ? !(corpus_read(&c, &corpus_path, 1, &co, &err) &&
+			      corpus_split(&c, (uint64_t)run_nval, &err))
+			  : !corpus_load(&c, corpus_path, &co, &err)) {
 		fprintf(stderr, "corpus: %s\n", err.msg);
 		train_checkpoint_finish(&ck);
 		return TRAIN_FAILED;
@@ -184,7 +206,7 @@ static void test_small_corpus(void)
 	tiny_options(&o);
 	corpus c;
 	av_error err;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	const char *p = test_path("data/corpus/repeat.txt");
 	if (!corpus_load(&c, p, &co, &err)) {
 		CHECKF(false, "%s", err.msg);
@@ -296,6 +318,79 @@ static void test_determinism(void)
 	free(c);
 }
 
+/* The creation time in the model: the clock for a new run, SOURCE_DATE_EPOCH
+ * instead when it is set (a malformed value refused, naming it), and for a
+ * resumed run the time of the run it continues. */
+static void test_creation_time(void)
+{
+	av_error err;
+	int64_t t = -1;
+	const char *fixed = getenv("SOURCE_DATE_EPOCH");
+	char keep[32];
+	snprintf(keep, sizeof keep, "%s", fixed ? fixed : "");
+
+	unsetenv("SOURCE_DATE_EPOCH");
+	int64_t before = (int64_t)time(NULL);
+	CHECK(train_creation_time(&t, &err) && t >= before && t <= (int64_t)time(NULL));
+	setenv("SOURCE_DATE_EPOCH", "", 1); /* empty: unset */
+	CHECK(train_creation_time(&t, &err) && t >= before && t <= (int64_t)time(NULL));
+	setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
+	CHECK(train_creation_time(&t, &err) && t == 1767225600);
+	setenv("SOURCE_DATE_EPOCH", "0", 1);
+	CHECK(train_creation_time(&t, &err) && t == 0);
+	const char *bad[] = {
+	    "abc", "-5", "+5", " 5", "5 ", "1.5", "1e9", "0x10", "99999999999999999999"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		setenv("SOURCE_DATE_EPOCH", bad[i], 1);
+		CHECKF(!train_creation_time(&t, &err) && strstr(err.msg, "SOURCE_DATE_EPOCH is") &&
+			   strstr(err.msg, bad[i]),
+		       "SOURCE_DATE_EPOCH=\"%s\": %s", bad[i], err.msg);
+	}
+
+	/* A model trained without the variable records when it was trained,
+	 * not the corpus file's date. */
+	train_options o;
+	tiny_options(&o);
+	o.steps = 3;
+	o.warmup = 1;
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	unsetenv("SOURCE_DATE_EPOCH");
+	before = (int64_t)time(NULL);
+	stop_ctx s = {0};
+	CHECK(run(&o, corpus_path, NULL, tmp("now.attn"), tmp("now.ckpt"), &s, NULL) == TRAIN_DONE);
+	model *m = model_load(tmp("now.attn"), &err);
+	CHECKF(m && m->meta.created >= before && m->meta.created <= (int64_t)time(NULL),
+	       "created %lld, trained at %lld", m ? (long long)m->meta.created : -1LL,
+	       (long long)before);
+	model_destroy(m);
+	/* ... a malformed value stops a new run before it starts */
+	setenv("SOURCE_DATE_EPOCH", "yesterday", 1);
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("bad.attn"), tmp("bad.ckpt"), &s, NULL) ==
+	      TRAIN_FAILED);
+	CHECK(strstr(run_error, "SOURCE_DATE_EPOCH") && !file_exists(tmp("bad.attn")));
+
+	/* Stopped with one time, resumed with another: the first is kept. */
+	o.steps = 10;
+	setenv("SOURCE_DATE_EPOCH", "1000000000", 1);
+	stop_ctx s1 = {.stop_at = 4};
+	CHECK(run(&o, corpus_path, NULL, tmp("keep.attn"), tmp("keep.ckpt"), &s1, NULL) ==
+	      TRAIN_STOPPED);
+	setenv("SOURCE_DATE_EPOCH", "2000000000", 1);
+	stop_ctx s2 = {0};
+	CHECK(run(&o, corpus_path, tmp("keep.ckpt"), tmp("keep.attn"), tmp("keep.ckpt"), &s2,
+		  NULL) == TRAIN_DONE);
+	m = model_load(tmp("keep.attn"), &err);
+	CHECKF(m && m->meta.created == 1000000000, "resumed: created %lld",
+	       m ? (long long)m->meta.created : -1LL);
+	model_destroy(m);
+
+	if (fixed)
+		setenv("SOURCE_DATE_EPOCH", keep, 1);
+	else
+		unsetenv("SOURCE_DATE_EPOCH");
+}
+
 /* Stopped by SIGINT at step 20 (between two checkpoints), resumed to 40:
  * the same bytes as 40 uninterrupted steps; for both objectives. */
 static void test_resume(void)
@@ -341,12 +436,13 @@ static void test_resume(void)
 	av_error err;
 	CHECK(train_checkpoint_load(&ck, tmp("x.ckpt"), &err));
 	corpus c;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
 	trainer *t =
 	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
 	CHECK(t == NULL);
-	CHECKF(strstr(err.msg, "corpus differs"), "message: %s", err.msg);
+	CHECKF(strstr(err.msg, "corpus differs") && strstr(err.msg, tmp("x.ckpt")), "message: %s",
+	       err.msg);
 	trainer_destroy(t);
 	corpus_finish(&c);
 	train_checkpoint_finish(&ck);
@@ -365,6 +461,234 @@ static void test_resume(void)
 		CHECK(!train_checkpoint_load(&ck, tmp("bad.ckpt"), &err));
 		CHECKF(strstr(err.msg, "bad.ckpt"), "message: %s", err.msg);
 	}
+
+	/* Its training state 16 bytes short, size and checksum made to agree: the
+	 * message names the file, and the byte in the file and in the state, the
+	 * difference being where the state starts. */
+	CHECK(train_checkpoint_load(&ck, tmp("x.ckpt"), &err));
+	size_t state_off = ck.state_off;
+	train_checkpoint_finish(&ck);
+	b = test_read_file(tmp("x.ckpt"), &n);
+	if (b && n > state_off + 20) {
+		n -= 16;
+		for (int i = 0; i < 8; i++)
+			b[16 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+		uint32_t crc = av_crc32(0, b, n - 4);
+		for (int i = 0; i < 4; i++)
+			b[n - 4 + i] = (uint8_t)(crc >> (8 * i));
+		FILE *f = fopen(tmp("short.ckpt"), "wb");
+		fwrite(b, 1, n, f);
+		fclose(f);
+		CHECK(!train_checkpoint_load(&ck, tmp("short.ckpt"), &err));
+		char start[300];
+		snprintf(start, sizeof start, "%s: the training state is damaged at byte ",
+			 tmp("short.ckpt"));
+		size_t in_file = 0, in_state = 0;
+		const char *at = strstr(err.msg, start);
+		CHECKF(at &&
+			   sscanf(at + strlen(start), "%zu of the file (byte %zu of the state)",
+				  &in_file, &in_state) == 2 &&
+			   in_file == state_off + in_state && in_state < n - 4 - state_off,
+		       "message: %s (the state starts at byte %zu)", err.msg, state_off);
+	}
+	free(b);
+}
+
+/* Small corpora in one command: the options not given shrink to fit, each
+ * change with a note; options given are kept; a corpus they fit is left
+ * alone. */
+static void test_fit(void)
+{
+	train_options o;
+	train_fit fit;
+	train_given none = {0};
+	train_options_default(&o);
+	train_fit_corpus(&o, &none, 301, 0, &fit);
+	CHECK(o.context == 32 && o.batch == 8 && fit.nval == 32 && fit.shrunk);
+	CHECKF(fabsf(o.lr - 1.25e-3f) < 1e-7f, "lr %g", (double)o.lr);
+	CHECK(fit.nnotes == 4);
+	CHECKF(strstr(fit.notes[0], "short (301 characters): --context 32 instead of 128") &&
+		   strstr(fit.notes[0], "give --context"),
+	       "%s", fit.notes[0]);
+	CHECKF(strstr(fit.notes[1], "--batch 8 instead of 32") && strstr(fit.notes[1], "--batch"),
+	       "%s", fit.notes[1]);
+	CHECKF(strstr(fit.notes[2], "--lr 0.00125 instead of 0.005"), "%s", fit.notes[2]);
+	CHECKF(strstr(fit.notes[3], "validation: the last 32 characters (10.6% instead of 5%)") &&
+		   strstr(fit.notes[3], "--no-val"),
+	       "%s", fit.notes[3]);
+	/* causal: windows of T+1 */
+	train_options_default(&o);
+	o.objective = OBJ_CAUSAL;
+	train_fit_corpus(&o, &none, 301, 0, &fit);
+	CHECK(o.context == 32 && fit.nval == 33 && o.batch == 8);
+	/* the context given: kept, and no window of it fits a quarter of the text */
+	train_options_default(&o);
+	train_given ctx = {.context = true};
+	train_fit_corpus(&o, &ctx, 301, 0, &fit);
+	CHECK(o.context == 128 && fit.nval == 0 && o.batch == 2);
+	CHECKF(fit.nnotes == 3 && strstr(fit.notes[2], "validation: none"), "%d notes", fit.nnotes);
+	/* a share asked for is kept, and the context shrinks into it */
+	train_options_default(&o);
+	o.val_percent = 20;
+	train_given share = {.val_percent = true};
+	train_fit_corpus(&o, &share, 301, 0, &fit);
+	CHECK(fit.nval == 61 && !fit.shrunk && o.context == 32);
+	o.val_percent = 0; /* --no-val */
+	train_fit_corpus(&o, &share, 301, 0, &fit);
+	CHECK(fit.nval == 0 && !fit.shrunk);
+	/* a short validation file: the context fits into it */
+	train_options_default(&o);
+	train_fit_corpus(&o, &none, 301, 20, &fit);
+	CHECK(o.context == 16 && fit.nval == 0);
+	/* everything given: nothing changes */
+	train_options_default(&o);
+	train_given all = {true, true, true, true};
+	train_fit_corpus(&o, &all, 301, 0, &fit);
+	CHECK(o.context == 128 && o.batch == 32 && o.lr == 5e-3f && fit.nnotes == 0);
+	/* a corpus the defaults fit: left alone */
+	train_options_default(&o);
+	train_fit_corpus(&o, &none, 29891, 0, &fit);
+	CHECK(o.context == 128 && o.batch == 32 && o.lr == 5e-3f && fit.nnotes == 0);
+	CHECK(fit.nval == 1495 && fit.nval == corpus_val_chars(29891, 5));
+}
+
+/* A text of about 300 characters, three short passages. */
+static const char passages[] =
+    "The cat sat on the mat and looked at the rain. The dog lay by the door and waited for "
+    "the sun to co\nWhen the sun came out, the cat and the dog went out into the garden and "
+    "played on the wet green gra\nIn the evening they came back in, sat by the fire, and the "
+    "cat slept while the dog watched the door.\n";
+
+/* Without validation text: no evaluation, no verdict, NANs in the file. */
+static void test_no_validation(void)
+{
+	FILE *f = fopen(tmp("passages.txt"), "wb");
+	fputs(passages, f);
+	fclose(f);
+	train_options o;
+	tiny_options(&o);
+	o.steps = 30;
+	o.checkpoint_every = 0;
+	stop_ctx s = {0};
+	train_result r = {0};
+	run_nval = 0;
+	CHECK(run(&o, tmp("passages.txt"), NULL, tmp("noval.attn"), tmp("noval.ckpt"), &s, &r) ==
+	      TRAIN_DONE);
+	run_nval = -1;
+	CHECK(s.evaluations == 0 && r.count == 0 && isnan(r.loss) && isnan(r.base_loss));
+	av_error err;
+	model *m = model_load(tmp("noval.attn"), &err);
+	CHECK(m && isnan(m->meta.val_loss) && m->meta.steps == 30);
+	model_destroy(m);
+	/* --patience needs validation text */
+	corpus c;
+	corpus_options co = {.min_count = 1};
+	const char *p = tmp("passages.txt");
+	if (corpus_read(&c, &p, 1, &co, &err) && corpus_split(&c, 0, &err)) {
+		o.patience = 2;
+		CHECK(!train_check_data(&o, &c, "passages.txt", &err));
+		CHECKF(strstr(err.msg, "--patience") && strstr(err.msg, "no validation text"), "%s",
+		       err.msg);
+		corpus_finish(&c);
+	}
+}
+
+/* A crafted over-fitting run: 600 characters of random syllables (a
+ * consonant, then a vowel: structure a model can learn, in an order it can
+ * only memorise), next-character prediction, a model far too big for them
+ * trained too long. The validation loss falls below the baseline's, then
+ * rises while the training loss falls: reported once. --patience stops at
+ * the best and writes that model; a run stopped by a signal after the best,
+ * before patience ran out, and resumed ends in the same bytes at the same
+ * step. */
+static void write_syllables(const char *path)
+{
+	static const char cons[] = "bdgkmnprst", vow[] = "aeiou";
+	char text[601];
+	uint64_t x = 7;
+	size_t n = 0;
+	while (n < 600) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int syl = 1 + (int)(x % 3);
+		for (int k = 0; k < syl && n + 2 < 600; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			text[n++] = cons[x % 10];
+			text[n++] = vow[(x >> 8) % 5];
+		}
+		text[n++] = ' ';
+	}
+	FILE *f = fopen(path, "wb");
+	fwrite(text, 1, 600, f);
+	fclose(f);
+}
+
+static void overfit_options(train_options *o)
+{
+	train_options_default(o);
+	o->objective = OBJ_CAUSAL;
+	o->context = 32;
+	o->batch = 8;
+	o->steps = 700;
+	o->warmup = 50;
+	o->lr = 3e-3f;
+	o->eval_every = 50;
+	o->checkpoint_every = 0;
+}
+
+static void test_overfitting(void)
+{
+	write_syllables(tmp("syllables.txt"));
+	train_options o;
+	overfit_options(&o);
+	stop_ctx s = {0};
+	train_result r = {0};
+	run_nval = 120;
+	CHECK(run(&o, tmp("syllables.txt"), NULL, tmp("over.attn"), tmp("over.ckpt"), &s, &r) ==
+	      TRAIN_DONE);
+	printf("over-fitting run: best validation loss %.3f at step %llu (baseline %.3f), "
+	       "warned at step %llu, last %.3f\n",
+	       (double)s.best_loss, (unsigned long long)s.best_step, (double)s.base,
+	       (unsigned long long)s.overfit_step, (double)s.evals[s.evaluations - 1]);
+	CHECK(s.evaluations == 14);
+	CHECK(s.overfitting == 1);
+	CHECK(s.best_loss < 0.9f * s.base);
+	CHECK(s.overfit_step >= s.best_step + 2 * o.eval_every);
+	CHECK(s.evals[s.evaluations - 1] > 1.2f * s.best_loss);
+	CHECK(s.stopping_step == 0);
+	uint64_t best = s.best_step;
+	float best_loss = s.best_loss;
+
+	/* --patience 3: the same run stops three evaluations after the best
+	 * and writes the best model */
+	o.patience = 3;
+	stop_ctx p = {0};
+	train_result rp = {0};
+	CHECK(run(&o, tmp("syllables.txt"), NULL, tmp("pat.attn"), tmp("pat.ckpt"), &p, &rp) ==
+	      TRAIN_DONE);
+	CHECKF(p.stopping_step == best + 3 * o.eval_every && p.calls == (int)p.stopping_step,
+	       "stopped at step %llu, best %llu", (unsigned long long)p.stopping_step,
+	       (unsigned long long)best);
+	CHECK(p.best_step == best && p.best_loss == best_loss);
+	av_error err;
+	model *m = model_load(tmp("pat.attn"), &err);
+	CHECK(m && m->meta.steps == best && m->meta.val_loss == rp.loss);
+	CHECK(m && m->meta.tokens == best * o.batch * o.context);
+	model_destroy(m);
+	CHECKF(rp.loss < 0.9f * r.loss, "the best model %.3f, the last %.3f", (double)rp.loss,
+	       (double)r.loss);
+	CHECK(!file_exists(tmp("pat.ckpt")));
+
+	/* stopped by SIGINT after the best, before patience ran out: the
+	 * checkpoint carries the evaluations and the best parameters */
+	stop_ctx p1 = {.stop_at = best + o.eval_every};
+	CHECK(run(&o, tmp("syllables.txt"), NULL, tmp("pat2.attn"), tmp("pat2.ckpt"), &p1,
+		  NULL) == TRAIN_STOPPED);
+	stop_ctx p2 = {0};
+	CHECK(run(&o, tmp("syllables.txt"), tmp("pat2.ckpt"), tmp("pat2.attn"), tmp("pat2.ckpt"),
+		  &p2, NULL) == TRAIN_DONE);
+	CHECK(p2.stopping_step == p.stopping_step);
+	CHECK(same_bytes(tmp("pat.attn"), tmp("pat2.attn")));
+	run_nval = -1;
 }
 
 /* The default warmup is resolved from the run's length, also from --epochs,
@@ -376,7 +700,7 @@ static void test_auto_warmup(void)
 	o.warmup = TRAIN_WARMUP_AUTO;
 	corpus c;
 	av_error err;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
 	trainer *t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
 	CHECKF(t != NULL, "%s", t ? "" : err.msg);
@@ -422,7 +746,7 @@ static void test_resume_options(void)
 
 	/* Another thread count: refused, saying why and what to do. */
 	corpus c;
-	corpus_options co = {NULL, 1, 0};
+	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
 	parallel_set_threads(2);
 	trainer *t =
@@ -699,12 +1023,19 @@ int main(void)
 		return 1;
 	}
 	blas_set_threads(1);
+	/* Models of separate runs are compared byte for byte: the same creation
+	 * time for all (test_creation_time tests the clock). */
+	setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
 	test_options();
 	test_small_corpus();
 	test_learns();
 	test_one_character();
 	test_determinism();
+	test_creation_time();
 	test_resume();
+	test_fit();
+	test_no_validation();
+	test_overfitting();
 	test_auto_warmup();
 	test_resume_options();
 	test_cli();

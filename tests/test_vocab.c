@@ -183,6 +183,8 @@ static void test_init_rejects(void)
 	refuses(bad, 20, "entry 17 is U+0009, a control character");
 	bad[17] = 0x9B;
 	refuses(bad, 20, "entry 17 is U+009B, a control character");
+	bad[17] = 0xFEFF;
+	refuses(bad, 20, "entry 17 is U+FEFF, a byte order mark the tokenizer never produces");
 	bad[17] = 'a' + 4;
 	refuses(bad, 20, "entry 17 (U+0065) repeats entry 4");
 

@@ -232,41 +232,60 @@ static float text_sum(const token *t, int n)
 	return s;
 }
 
-/* Wait (as the interface does: poll the pipe) for an attention result. */
-static bool wait_attn(worker *w, worker_attn *out, int timeout_ms)
+/* Wait as the interface does (poll the pipe, drain it, try to take) until
+ * take() hands something over, or timeout_ms pass. */
+typedef bool (*take_fn)(worker *w, void *out);
+
+static bool wait_take(worker *w, take_fn take, void *out, int timeout_ms)
 {
 	for (int waited = 0; waited <= timeout_ms; waited += 10) {
 		struct pollfd p = {worker_fd(w), POLLIN, 0};
 		poll(&p, 1, 10);
 		worker_drain(w);
-		if (worker_take_attn(w, out))
+		if (take(w, out))
 			return true;
 	}
 	return false;
+}
+
+static bool take_attn(worker *w, void *out)
+{
+	return worker_take_attn(w, out);
+}
+
+static bool take_pred(worker *w, void *out)
+{
+	return worker_take_pred(w, out);
+}
+
+static bool take_job(worker *w, void *out)
+{
+	return worker_take_job(w, out);
+}
+
+static bool take_model(worker *w, void *out)
+{
+	return worker_take_model(w, out);
+}
+
+static bool wait_attn(worker *w, worker_attn *out, int timeout_ms)
+{
+	return wait_take(w, take_attn, out, timeout_ms);
 }
 
 static bool wait_pred(worker *w, worker_pred *out, int timeout_ms)
 {
-	for (int waited = 0; waited <= timeout_ms; waited += 10) {
-		struct pollfd p = {worker_fd(w), POLLIN, 0};
-		poll(&p, 1, 10);
-		worker_drain(w);
-		if (worker_take_pred(w, out))
-			return true;
-	}
-	return false;
+	return wait_take(w, take_pred, out, timeout_ms);
 }
 
 static bool wait_job(worker *w, worker_job_result *out, int timeout_ms)
 {
-	for (int waited = 0; waited <= timeout_ms; waited += 10) {
-		struct pollfd p = {worker_fd(w), POLLIN, 0};
-		poll(&p, 1, 10);
-		worker_drain(w);
-		if (worker_take_job(w, out))
-			return true;
-	}
-	return false;
+	return wait_take(w, take_job, out, timeout_ms);
+}
+
+static bool wait_model(worker *w, worker_model *out, int timeout_ms)
+{
+	return wait_take(w, take_model, out, timeout_ms);
 }
 
 /* Jobs (the q·k breakdown, the loss): answered for the latest text with its
@@ -732,17 +751,6 @@ static bool same_as_direct(const model *m, const token *t, int n, const attn_res
 	return same;
 }
 
-static bool wait_model(worker *w, worker_model *out, int timeout_ms)
-{
-	for (int waited = 0; waited <= timeout_ms; waited += 10) {
-		struct pollfd p = {worker_fd(w), POLLIN, 0};
-		poll(&p, 1, 10);
-		worker_drain(w);
-		if (worker_take_model(w, out))
-			return true;
-	}
-	return false;
-}
 
 /* Reloading: the worker loads the file on its thread and hands the model
  * over; texts posted with the old vocabulary never run on the new model

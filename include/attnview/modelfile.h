@@ -23,7 +23,7 @@
  *          4    n2, then n2 bytes: corpus description (UTF-8, no NUL)
  *          4V   vocabulary: u32 codepoints; entries 0..2 = 0x110000..0x110002
  *          4P   parameters, f32, in model_tensor_table order
- *          ...  kind 1 only: the training state (train.h)
+ *          ...  kind 1 only: the training state (training_state below)
  *   end-4  4    CRC-32 (IEEE, as zlib's crc32) of every byte before it
  */
 #ifndef ATTNVIEW_MODELFILE_H
@@ -70,15 +70,66 @@ bool br_f32s(byte_reader *r, float *dst, size_t n);
 bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_buf *out,
 		     av_error *err);
 
-/* Parse and validate a whole file image. `what` names it in messages. On
- * success *extra_off/extra_len (may be NULL) locate the kind-specific tail. */
+/* Parse and validate a whole file image, the training state of a kind-1 file
+ * included (training_state_parse). `what` names it in messages. On success
+ * *extra_off/extra_len (may be NULL) locate the kind-specific tail. */
 model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kind,
 		   size_t *extra_off, size_t *extra_len, av_error *err);
+
+/* The training state of a kind-1 file (a checkpoint), between the parameters
+ * and the checksum; man 5 attnview, "Training state", has the layout, which
+ * checkpoint.h repeats for the trainer that writes it. Every reader checks it
+ * as it checks the rest of the file: the magic and version; every field
+ * there, in order, and nothing after the last (the --val-file path at most
+ * AV_MAX_STRING bytes with no NUL, at most AV_STATE_MAX_RECENT recent
+ * losses); the objective and the sizes those of the header; at least one
+ * thread; the steps done at most the total and equal to the AdamW step count;
+ * the best parameters there exactly when patience is set and an evaluation
+ * was made.
+ * Whether a run can continue from it (options this attnview's --train
+ * accepts, the same corpus) is for --resume to decide. The arrays stay
+ * little-endian bytes inside the file image. */
+#define AV_STATE_MAGIC	    "ATCK"
+#define AV_STATE_VERSION    2u
+#define AV_STATE_MAX_RECENT 256
+#define AV_STATE_EVAL_BYTES 28 /* one evaluation record */
+
+typedef struct training_state {
+	uint32_t objective, dim, heads, layers, context, batch;
+	uint64_t total_steps; /* resolved from --epochs if that was given */
+	uint64_t epochs;      /* 0 when --steps was given */
+	float lr;
+	uint64_t warmup, seed, min_count;
+	uint32_t max_vocab;
+	uint64_t eval_every, checkpoint_every;
+	uint32_t threads;
+	uint64_t patience; /* 0: none */
+	const uint8_t *val_path; /* val_path_len bytes, no NUL; 0 bytes: none */
+	uint32_t val_path_len;
+	uint64_t ntrain, nval, hash; /* the corpus: its sizes and FNV-1a hash */
+	uint64_t steps_done, tokens, rng[4], adam_step;
+	const uint8_t *m, *v; /* AdamW moments: P f32 each */
+	uint32_t nrecent;
+	const uint8_t *recent; /* nrecent f32 */
+	uint32_t nevals;
+	const uint8_t *evals; /* nevals records of AV_STATE_EVAL_BYTES: u64 step, f32 loss,
+				 f32 accuracy, f32 baseline loss, f32 baseline accuracy,
+				 f32 mean training loss since the evaluation before */
+	uint32_t nbest;	      /* 0, or P with patience once an evaluation was made */
+	const uint8_t *best;  /* nbest f32: the parameters of the best evaluation */
+} training_state;
+
+/* Decode and check the state at buf[off..off+len) of a file whose header says
+ * cfg. A refusal names `what`, the byte of the file and the byte of the state
+ * where the damage is, and what to do. */
+bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const model_config *cfg,
+			  const char *what, training_state *st, av_error *err);
 
 /* Read a file wholly into memory (regular files only). */
 bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err);
 
-/* Load a model file (kind 0; a checkpoint is accepted too, for --info/--dump). */
+/* Load a model file (kind 0; a checkpoint is accepted too, for --info/--dump,
+ * once its training state has passed the same checks). */
 model *model_load(const char *path, av_error *err);
 
 /* May a model be written to path? Not if it is a directory, or an existing

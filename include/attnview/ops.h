@@ -56,8 +56,15 @@ void gelu_forward_grad(float *out, float *inp, int N);
 /* out (N) = a (N) + b (N) */
 void residual_forward(float *out, const float *a, const float *b, int N);
 
-/* Row-wise softmax in place. x (N,V) */
+/* Row-wise softmax in place, computed in binary64 and rounded once: each
+ * result is the exact softmax of its row to within about 1e-7, relative,
+ * whatever V. x (N,V) */
 void softmax_rows(float *x, int N, int V);
+
+/* log(sum_i exp(x[i])) over x (n > 0), shifted by the maximum and summed in
+ * double: the normaliser of a softmax, for one probability (exp(x[i] - it))
+ * or one negative log-likelihood (it - x[i]) without the whole row. */
+double log_sum_exp(const float *x, int n);
 
 /* out[i] = exp(in[i]) (out == in allowed), 8 lanes at a time with AVX2 where
  * the CPU has it: under 1e-7 relative error on [-87.3, 88.7] (inputs beyond

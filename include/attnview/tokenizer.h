@@ -1,9 +1,11 @@
 /* Text -> clean NFC codepoints -> tokens.
  *
  * Cleaning (the same for corpora and for typed text):
- *   - a UTF-8 byte order mark at byte 0 of the stream is dropped (stats.bom); a
- *     U+FEFF anywhere else (files concatenated with their BOMs) is removed and
- *     counted as a control character;
+ *   - U+FEFF is a byte order mark wherever it stands (at byte 0, or where files
+ *     with BOMs were concatenated; Unicode deprecates its other use, the
+ *     zero-width no-break space, for U+2060): removed as soon as it is decoded,
+ *     before the stages below see it (so it interrupts no escape sequence and
+ *     no CR LF pair), and counted in stats.boms;
  *   - invalid UTF-8 becomes U+FFFD, one per maximal subpart (the Unicode
  *     "substitution of maximal subparts": a lead byte with the valid continuation
  *     bytes that follow it is one U+FFFD; a byte that can start nothing is one
@@ -45,7 +47,7 @@ typedef struct clean_stats {
 	uint64_t escapes;	    /* ANSI escape sequences removed */
 	uint64_t controls;	    /* other control characters removed */
 	uint64_t crlf;		    /* CRLF or lone CR line ends turned into LF */
-	bool bom;		    /* a leading byte order mark was removed */
+	uint64_t boms;		    /* byte order marks (U+FEFF) removed, anywhere */
 } clean_stats;
 
 /* A growable array of codepoints. */

@@ -14,8 +14,9 @@ typedef struct vocab {
 } vocab;
 
 /* Validates and copies `cps`: size in TOK_NSPECIAL..AV_MAX_VOCAB, the three
- * special markers first, then distinct Unicode scalar values that are not control
- * characters (LF, a token, excepted). `what` names the source in messages (a
+ * special markers first, then distinct Unicode scalar values that are neither
+ * control characters (LF, a token, excepted) nor U+FEFF: what the tokenizer
+ * removes is never in a vocabulary. `what` names the source in messages (a
  * file name), which also name the entry and its value: "model.attn: vocabulary
  * entry 17 is U+D800, not a Unicode scalar value: the file is damaged; retrain or
  * restore it". On failure *v is left empty (vocab_finish is harmless). */

@@ -21,15 +21,16 @@ from .model import (NSPECIAL, OBJ_CAUSAL, OBJ_MASKED, OBJECTIVES, SPECIAL_CP, TO
                      TOK_PAD, TOK_UNK, AttnviewModel, Config, ConfigError, attend, forward,
                      loss_fn, num_params, tensor_table)
 from .modelfile import (KIND_CHECKPOINT, KIND_MODEL, FormatError, check_training_state,
-                        decode, encode)
+                        decode, encode, parse_training_state)
 from .tokenizer import CleanStats, Cleaner, clean_bytes, tokenize_text
 
 __version__ = "0.1.0"
 __all__ = ["NSPECIAL", "OBJ_CAUSAL", "OBJ_MASKED", "OBJECTIVES", "SPECIAL_CP", "TOK_MASK",
            "TOK_PAD", "TOK_UNK", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
            "loss_fn", "num_params", "tensor_table", "KIND_CHECKPOINT", "KIND_MODEL",
-           "FormatError", "check_training_state", "decode", "encode", "CleanStats", "Cleaner",
-           "clean_bytes", "tokenize_text", "from_bytes", "load", "to_bytes", "save"]
+           "FormatError", "check_training_state", "decode", "encode", "parse_training_state",
+           "CleanStats", "Cleaner", "clean_bytes", "tokenize_text", "from_bytes", "load",
+           "to_bytes", "save"]
 
 
 def _model_of(f, what):
@@ -41,8 +42,8 @@ def _model_of(f, what):
 
 def from_bytes(data, what="model"):
     """An AttnviewModel from the bytes of a model file (kind 0 or 1), refusing
-    what attnview refuses (FormatError). A kind-1 file's training state is
-    kept, unread, in model.training_state."""
+    what attnview refuses (FormatError). A kind-1 file's training state, checked
+    as attnview checks it, is kept as bytes in model.training_state."""
     return _model_of(decode(data, what), what)
 
 

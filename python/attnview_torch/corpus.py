@@ -53,14 +53,11 @@ def _text_to_cps(s):
 
 
 def clean_files(paths):
-    """Clean the files as one stream: (int32 codepoints, CleanStats, newest
-    modification time)."""
+    """Clean the files as one stream: (int32 codepoints, CleanStats)."""
     cl = Cleaner()
     parts = []
-    mtime = None
     for path in paths:
-        fd, st = _open_regular(path)
-        mtime = st.st_mtime if mtime is None else max(mtime, st.st_mtime)
+        fd, _ = _open_regular(path)
         try:
             while True:
                 b = os.read(fd, CHUNK)
@@ -73,7 +70,7 @@ def clean_files(paths):
             os.close(fd)
     parts.append(_text_to_cps(cl.finish()))
     cps = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int32)
-    return cps, cl.stats, int(mtime or 0)
+    return cps, cl.stats
 
 
 def count_codepoints(cps):
@@ -88,12 +85,13 @@ def count_codepoints(cps):
 
 def _wanted_mask():
     """Codepoints a vocabulary may hold: scalar values that are not controls
-    (LF excepted)."""
+    (LF excepted) nor U+FEFF (vocab.c's wanted())."""
     ok = torch.ones(NCP, dtype=torch.bool)
     ok[0xD800:0xE000] = False
     for cp in range(0xA0):
         if is_control(cp) and cp != 0x0A:
             ok[cp] = False
+    ok[0xFEFF] = False
     return ok
 
 
@@ -139,7 +137,7 @@ class Corpus:
     """ids: the training split then the validation split, as vocabulary ids
     (int16 while V <= 32768, else int32); ntrain, nval; vocab (codepoints by
     id); id_count (int64 per id, training split); distinct (characters of
-    the training split); unk_val; stats, val_stats (CleanStats); mtime."""
+    the training split); unk_val; stats, val_stats (CleanStats)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -165,10 +163,13 @@ class Corpus:
                    100.0 * kept / self.ntrain if self.ntrain else 0.0))
         if self.unk_val:
             out += "%d validation characters are outside the vocabulary (unknown)\n" % self.unk_val
-        if self.stats.invalid * 100 > self.stats.codepoints:
-            out += ("warning: %.0f%% of the characters of %s were invalid UTF-8: if it is in "
-                    "another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 "
-                    "for Chinese)\n" % (100.0 * self.stats.invalid / self.stats.codepoints, label))
+        # (attnview also names the encoding it recognises, encoding.h; this
+        # gives its general advice)
+        for st, name in ((self.stats, label), (self.val_stats, "the validation file")):
+            if st is not None and st.invalid * 100 > st.codepoints:
+                out += ("warning: %.0f%% of the characters of %s were invalid UTF-8: if it is "
+                        "in another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or "
+                        "GB18030 for Chinese)\n" % (100.0 * st.invalid / st.codepoints, name))
         return out
 
     def sha256(self):
@@ -193,15 +194,15 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     if isinstance(paths, str):
         paths = [paths]
     label = " + ".join(paths)
-    cps, st, mtime = clean_files(paths)
+    cps, st = clean_files(paths)
     n = len(cps)
     if st.bytes == 0:
         raise CorpusError("%s is empty: there is nothing to train on; give a UTF-8 text file "
                           "(a few MB of prose trains a model worth looking at)" % label)
     if n == 0:
-        raise CorpusError("%s has no text left after cleaning (%d bytes: %d escape sequences and "
-                          "%d control characters removed); give a UTF-8 text file"
-                          % (label, st.bytes, st.escapes, st.controls))
+        raise CorpusError("%s has no text left after cleaning (%d bytes: %d escape sequences, "
+                          "%d control characters and %d byte order marks removed); give a "
+                          "UTF-8 text file" % (label, st.bytes, st.escapes, st.controls, st.boms))
     counts = count_codepoints(cps)
     seen = counts.nonzero().squeeze(1).tolist()
     if all(_is_blank(cp) for cp in seen):
@@ -225,7 +226,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     del cps
     val_stats = None
     if val_path:
-        vcps, val_stats, _ = clean_files([val_path])
+        vcps, val_stats = clean_files([val_path])
         if len(vcps) == 0:
             raise CorpusError("validation file %s has no text after cleaning; give a non-empty "
                               "--val-file" % val_path)
@@ -235,4 +236,4 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     unk_val = int((ids[ntrain:] == TOK_UNK).sum())
     return Corpus(ids=ids, ntrain=ntrain, nval=nval, vocab=list(vocab), id_count=id_count,
                   distinct=distinct, unk_val=unk_val, stats=st, val_stats=val_stats,
-                  mtime=mtime, paths=list(paths), val_path=val_path)
+                  paths=list(paths), val_path=val_path)

@@ -7,9 +7,10 @@ them the way attnview does (a temporary file beside the target, fsync,
 rename, fsync of the directory).
 
 A kind-1 file (an attnview training checkpoint) is a model followed by
-attnview's training state. Reading it as a model ignores the state, as
-`attnview --model` does today; check_training_state() holds every check
-attnview's --resume makes on it, in one place.
+attnview's training state. Every reader checks the state as it checks the rest
+of the file: decode() does, with parse_training_state() (attnview's
+training_state_parse); check_training_state() adds what attnview's --resume
+refuses besides (options its --train would refuse).
 """
 
 import math
@@ -34,11 +35,6 @@ MAX_STRING = 4096
 HEADER = struct.Struct("<8sIIQIIIIIIQQqQffff")
 assert HEADER.size == 96
 STATS = ("val_loss", "val_acc", "base_loss", "base_acc")
-
-# Whether reading a model also checks a kind-1 file's training state. attnview
-# does not today (model_parse accepts any state; only --resume reads it); the
-# day it does, set this and decode() refuses what it refuses.
-CHECK_STATE_ON_LOAD = False
 
 
 class FormatError(ValueError):
@@ -170,6 +166,10 @@ def check_vocab(cps, what):
             raise FormatError("%s: vocabulary entry %d is U+%04X, a control character the "
                               "tokenizer never produces: the file is damaged; retrain or "
                               "restore it" % (what, i, cp))
+        if cp == 0xFEFF:
+            raise FormatError("%s: vocabulary entry %d is U+FEFF, a byte order mark the "
+                              "tokenizer never produces: the file is damaged; retrain or "
+                              "restore it" % (what, i))
     seen = {}
     for i, cp in enumerate(cps):
         if cp in seen:
@@ -256,11 +256,13 @@ def decode(data, what="model"):
         raw = data[off + 4:off + 4 + ln]
         try:
             text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is None or "\0" in text:
-            raise FormatError("%s: the %s at byte %d is not valid UTF-8: the file is damaged"
-                              % (what, label, off + 4))
+        except UnicodeDecodeError as e:
+            raise FormatError("%s: the %s at byte %d is not valid UTF-8 (byte %d): the file is "
+                              "damaged" % (what, label, off + 4, off + 4 + e.start)) from None
+        if "\0" in text:
+            raise FormatError("%s: the %s at byte %d contains a NUL byte (byte %d), which a "
+                              "string of the file may not hold: the file is damaged"
+                              % (what, label, off + 4, off + 4 + raw.index(b"\0")))
         meta[key] = text
         off += 4 + ln
     if off + 4 * V > end:
@@ -292,8 +294,8 @@ def decode(data, what="model"):
         raise FormatError("%s: %d unexpected bytes after the parameters at byte %d: the file "
                           "is damaged" % (what, end - off, off))
     state = data[off:end]
-    if kind == KIND_CHECKPOINT and CHECK_STATE_ON_LOAD:
-        check_training_state(state, cfg, what, off)
+    if kind == KIND_CHECKPOINT:
+        parse_training_state(state, cfg, what, off)
     return ModelFile(cfg, vocab, params, meta, kind, state, off)
 
 
@@ -320,35 +322,51 @@ def read_file(path):
 # ---------------------------------------------------------------- kind 1: the training state
 
 STATE_MAGIC = b"ATCK"
-STATE_VERSION = 1
+STATE_VERSION = 2
 TRAIN_RECENT = 256
 
 
+class _Damaged(Exception):
+    def __init__(self, at, why):
+        super().__init__(why)
+        self.at, self.why = at, why
+
+
 class _Reader:
+    """The state's fields in order; a field the state is too short for is
+    damage at the field's first byte (state_take, state_array in modelfile.c)."""
+
     def __init__(self, data):
         self.data, self.off = data, 0
 
-    def take(self, fmt):
+    def take(self, fmt, field):
         s = struct.calcsize(fmt)
         if self.off + s > len(self.data):
-            raise EOFError
+            raise _Damaged(self.off, "%s needs %d bytes but the state has %d left"
+                           % (field, s, len(self.data) - self.off))
         v = struct.unpack_from(fmt, self.data, self.off)
         self.off += s
         return v if len(v) > 1 else v[0]
 
-    def raw(self, n):
-        if self.off + n > len(self.data):
-            raise EOFError
-        b = self.data[self.off:self.off + n]
-        self.off += n
+    def array(self, n, size, field):
+        left = len(self.data) - self.off
+        if n > left // size:
+            raise _Damaged(self.off, "%s need %d bytes but the state has %d left"
+                           % (field, n * size, left))
+        b = self.data[self.off:self.off + n * size]
+        self.off += n * size
         return b
 
 
-_STATE_OPTIONS = (("objective", "I"), ("dim", "I"), ("heads", "I"), ("layers", "I"),
-                  ("context", "I"), ("batch", "I"), ("steps", "Q"), ("epochs", "Q"),
-                  ("lr", "f"), ("warmup", "Q"), ("seed", "Q"), ("min_count", "Q"),
-                  ("max_vocab", "I"), ("eval_every", "Q"), ("checkpoint_every", "Q"),
-                  ("threads", "I"))
+_STATE_OPTIONS = (("objective", "I", "the objective"), ("dim", "I", "the dim"),
+                  ("heads", "I", "the heads"), ("layers", "I", "the layers"),
+                  ("context", "I", "the context"), ("batch", "I", "the batch size"),
+                  ("steps", "Q", "the total steps"), ("epochs", "Q", "the epochs"),
+                  ("lr", "f", "the learning rate"), ("warmup", "Q", "the warmup"),
+                  ("seed", "Q", "the seed"), ("min_count", "Q", "the minimum count"),
+                  ("max_vocab", "I", "the maximum vocabulary"),
+                  ("eval_every", "Q", "the evaluation interval"),
+                  ("checkpoint_every", "Q", "the checkpoint interval"))
 
 
 def _check_state_options(o):
@@ -367,6 +385,8 @@ def _check_state_options(o):
         return "warmup"
     if o["min_count"] < 1 or o["threads"] > 256:
         return "min-count or threads"
+    if o["patience"] and not o["eval_every"]:
+        return "patience without evaluations"
     if o["max_vocab"] and not 4 <= o["max_vocab"] <= 200000:
         return "max-vocab"
     att = 2.0 * o["layers"] * o["batch"] * o["heads"] * o["context"] * o["context"] * 4
@@ -380,56 +400,104 @@ def _check_state_options(o):
     return None
 
 
-def check_training_state(state, cfg, what="checkpoint", state_offset=0):
+def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
     """Decode attnview's training state (man 5 attnview, "Training state") with
-    every structural check attnview's --resume makes; returns a dict, raises
-    FormatError. Checks that need the corpus (its sizes and hash) are the
-    caller's."""
+    the checks every reader makes (attnview's training_state_parse, in its
+    order and with its messages); returns a dict, raises FormatError."""
     r = _Reader(state)
-    damaged = FormatError("%s: the training state at byte %d is damaged or from another "
-                          "version; start the training again" % (what, state_offset))
+
+    def damaged(at, why):
+        return FormatError("%s: the training state is damaged at byte %d of the file (byte %d "
+                           "of the state): %s; start the training again"
+                           % (what, state_offset + at, at, why))
+
+    P = num_params(cfg)
     try:
-        if r.raw(4) != STATE_MAGIC or r.take("<I") != STATE_VERSION:
-            raise damaged
-        o = {k: r.take("<" + f) for k, f in _STATE_OPTIONS}
+        if not state:
+            raise _Damaged(0, "there is none: a checkpoint holds one between its parameters "
+                              "and its checksum")
+        if r.take("<4s", "the magic") != STATE_MAGIC:
+            raise _Damaged(0, 'it does not start with "ATCK"')
+        version = r.take("<I", "the state version")
+        if version != STATE_VERSION:
+            raise FormatError("%s: training state version %d at byte %d, but this attnview "
+                              "reads version %d: the checkpoint is from another version; start "
+                              "the training again" % (what, version, state_offset + 4,
+                                                      STATE_VERSION))
+        o = {k: r.take("<" + f, field) for k, f, field in _STATE_OPTIONS}
+        at = r.off
+        o["threads"] = r.take("<I", "the thread count")
         if o["threads"] == 0:
-            raise damaged
-        n = r.take("<I")
+            raise _Damaged(at, "the thread count is 0")
+        o["patience"] = r.take("<Q", "the patience")
+        at = r.off
+        n = r.take("<I", "the --val-file path length")
         if n > MAX_STRING:
-            raise damaged
-        o["val_file"] = r.raw(n).decode("utf-8", "surrogateescape") if n else None
-    except EOFError:
-        raise damaged from None
-    bad = _check_state_options(o)
+            raise _Damaged(at, "the --val-file path is %d bytes long, more than %d"
+                           % (n, MAX_STRING))
+        raw = r.array(n, 1, "the --val-file path's bytes")
+        if b"\0" in raw:
+            raise _Damaged(at + 4 + raw.index(b"\0"), "the --val-file path holds a NUL byte")
+        o["val_file"] = raw.decode("utf-8", "surrogateescape") if n else None
+        for at, k in ((8, "objective"), (12, "dim"), (16, "heads"), (20, "layers"),
+                      (24, "context")):
+            if o[k] != getattr(cfg, k):
+                raise FormatError("%s: the training state does not match the model in the same "
+                                  "file (its %s is %d at byte %d, the header's %d): the "
+                                  "checkpoint is damaged; start the training again"
+                                  % (what, k, o[k], state_offset + at, getattr(cfg, k)))
+        st = dict(options=o)
+        st["ntrain"] = r.take("<Q", "the training characters")
+        st["nval"] = r.take("<Q", "the validation characters")
+        st["hash"] = r.take("<Q", "the corpus hash")
+        steps_at = r.off
+        st["step"] = r.take("<Q", "the steps done")
+        st["tokens"] = r.take("<Q", "the tokens seen")
+        st["rng"] = [r.take("<Q", "the random generator state") for _ in range(4)]
+        adam_at = r.off
+        st["adam_step"] = r.take("<Q", "the AdamW step count")
+        st["m"] = tensor_from_bytes(r.array(P, 4, "the AdamW first moments"), (P,))
+        st["v"] = tensor_from_bytes(r.array(P, 4, "the AdamW second moments"), (P,))
+        at = r.off
+        nr = r.take("<I", "the count of recent losses")
+        if nr > TRAIN_RECENT:
+            raise _Damaged(at, "it keeps %d recent losses, more than %d" % (nr, TRAIN_RECENT))
+        st["recent"] = list(struct.unpack("<%df" % nr, r.array(nr, 4, "the recent losses")))
+        ne = r.take("<I", "the count of evaluations")
+        ev = r.array(ne, 28, "the evaluations")
+        # (step, loss, accuracy, baseline loss, baseline accuracy, training loss)
+        st["evals"] = [struct.unpack_from("<Qfffff", ev, 28 * i) for i in range(ne)]
+        at = r.off
+        nb = r.take("<I", "the count of best parameters")
+        want = P if o["patience"] and ne else 0
+        if nb != want:
+            raise _Damaged(at, "it keeps %d best parameters where the run's patience and "
+                           "evaluations call for %d" % (nb, want))
+        # with patience, once evaluated: the best evaluation's parameters
+        best = r.array(nb, 4, "the best parameters")
+        st["best"] = tensor_from_bytes(best, (P,)) if nb else None
+        if r.off != len(state):
+            raise _Damaged(r.off, "%d bytes follow its last field" % (len(state) - r.off))
+        if st["step"] > o["steps"]:
+            raise _Damaged(steps_at, "%d steps done, more than the %d of the run"
+                           % (st["step"], o["steps"]))
+        if st["adam_step"] != st["step"]:
+            raise _Damaged(adam_at, "the AdamW step count %d is not the %d steps done"
+                           % (st["adam_step"], st["step"]))
+    except _Damaged as e:
+        raise damaged(e.at, e.why) from None
+    return st
+
+
+def check_training_state(state, cfg, what="checkpoint", state_offset=0):
+    """parse_training_state, and what attnview's --resume refuses besides:
+    options its --train would refuse. (The checks that need the corpus, its
+    sizes and hash, are the caller's.)"""
+    st = parse_training_state(state, cfg, what, state_offset)
+    bad = _check_state_options(st["options"])
     if bad:
         raise FormatError("%s: the checkpoint's options are invalid (%s); start the training "
                           "again" % (what, bad))
-    if (o["objective"], o["dim"], o["heads"], o["layers"], o["context"]) != \
-            (cfg.objective, cfg.dim, cfg.heads, cfg.layers, cfg.context):
-        raise FormatError("%s: the training state does not match the model in the same file; "
-                          "the checkpoint is damaged: start the training again" % what)
-    P = num_params(cfg)
-    try:
-        st = dict(options=o)
-        st["ntrain"], st["nval"], st["hash"] = r.take("<QQQ")
-        st["step"], st["tokens"] = r.take("<QQ")
-        st["rng"] = list(r.take("<4Q"))
-        st["adam_step"] = r.take("<Q")
-        st["m"] = tensor_from_bytes(r.raw(4 * P), (P,))
-        st["v"] = tensor_from_bytes(r.raw(4 * P), (P,))
-        nr = r.take("<I")
-        if nr > TRAIN_RECENT:
-            raise EOFError
-        st["recent"] = [r.take("<f") for _ in range(nr)]
-        ne = r.take("<I")
-        if ne * 16 > len(state) - r.off:
-            raise EOFError
-        st["evals"] = [r.take("<Qff") for _ in range(ne)]
-        if r.off != len(state) or st["step"] > o["steps"] or st["adam_step"] != st["step"]:
-            raise EOFError
-    except EOFError:
-        raise FormatError("%s: the training state is damaged (at byte %d of the state); start "
-                          "the training again" % (what, state_offset + r.off)) from None
     return st
 
 

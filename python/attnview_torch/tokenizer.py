@@ -3,8 +3,9 @@
 
 Every cleaning rule is in this file, each stage in one function:
 
-  bytes -> UTF-8 decoding (_decode) -> escape sequences (ESCAPE) ->
-  control characters, line ends, TAB (_filter) -> NFC (_nfc)
+  bytes -> UTF-8 decoding (_decode) -> byte order marks (BOM) ->
+  escape sequences (ESCAPE) -> control characters, line ends, TAB (_filter)
+  -> NFC (_nfc)
 
 attnview's cleaner is a streaming state machine; this one works on whole
 lines with regular expressions and Python's codecs (much faster in Python)
@@ -51,9 +52,12 @@ ESCAPE = re.compile(
 _ESCAPE_START = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 
 # Removed and counted as control characters: C0 except TAB, LF and CR, DEL,
-# C1, and U+FEFF anywhere but at byte 0 (a BOM left by concatenating files).
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff]")
+# C1.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
+# U+FEFF is a byte order mark wherever it stands (at byte 0, or where files
+# were concatenated): removed and counted before the escapes and controls are
+# looked at, so it interrupts no escape sequence and no CR LF pair.
 BOM = "\ufeff"
 
 # attnview normalises a run of more than NFC_MAX_RUN codepoints without an NFC
@@ -66,7 +70,7 @@ class CleanStats:
     """What cleaning removed or changed (clean_stats in tokenizer.h)."""
 
     FIELDS = ("bytes", "codepoints", "invalid", "first_invalid", "escapes", "controls",
-              "crlf", "bom")
+              "crlf", "boms")
 
     def __init__(self):
         self.bytes = 0
@@ -76,7 +80,7 @@ class CleanStats:
         self.escapes = 0
         self.controls = 0
         self.crlf = 0
-        self.bom = False
+        self.boms = 0  # byte order marks (U+FEFF) removed, anywhere
         self.first_problem = None  # (offset, bytes, reason) of the first invalid sequence
 
     def as_dict(self):
@@ -104,9 +108,11 @@ class CleanStats:
         if self.invalid:
             s += "; %d invalid UTF-8 %s replaced by U+FFFD (first at byte %d)" % (
                 self.invalid, pl(self.invalid, "sequence", "sequences"), self.first_invalid)
-        if self.bom:
+        if self.boms == 1:
             s += "; byte order mark removed"
-        if not (self.escapes or self.controls or self.crlf or self.invalid or self.bom):
+        elif self.boms:
+            s += "; %d byte order marks removed" % self.boms
+        if not (self.escapes or self.controls or self.crlf or self.invalid or self.boms):
             s += "; clean"
         return s
 
@@ -238,9 +244,9 @@ def _clean_piece(raw, offset, st):
             st.first_invalid = offset + start
             st.first_problem = (offset + start, bad, reason)
         st.invalid += 1
-    if offset == 0 and text.startswith(BOM) and raw.startswith(b"\xef\xbb\xbf"):
-        st.bom = True
-        text = text[1:]
+    if BOM in text:
+        st.boms += text.count(BOM)
+        text = text.replace(BOM, "")
     if _ESCAPE_START.search(text):
         text, n = ESCAPE.subn("", text)
         st.escapes += n

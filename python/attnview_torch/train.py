@@ -30,7 +30,9 @@ SIGTERM with the checkpoint written.
 import argparse
 import math
 import os
+import re
 import signal
+import stat
 import sys
 import time
 import zlib
@@ -256,6 +258,20 @@ def _base_name(path, strip_ext):
     return b
 
 
+def creation_time():
+    """attnview's train_creation_time: the creation time a new run records,
+    SOURCE_DATE_EPOCH when set and not empty (seconds since 1970-01-01 UTC in
+    decimal digits, as `date +%s` prints them), else the clock."""
+    s = os.environ.get("SOURCE_DATE_EPOCH")
+    if not s:
+        return int(time.time())
+    if not re.fullmatch("[0-9]+", s) or int(s) > 2**63 - 1:
+        raise UsageError('SOURCE_DATE_EPOCH is "%s", not a number of seconds since 1970-01-01 '
+                         'UTC (digits only, as date +%%s prints it): set it to one or unset it'
+                         % s[:40])
+    return int(s)
+
+
 def _check_output(path, magics):
     """attnview's train_check_output: an existing file must be ours, the
     directory writable."""
@@ -264,6 +280,16 @@ def _check_output(path, magics):
     except OSError as e:
         raise TrainError(str(e)) from None
     d = os.path.dirname(path) or "."
+    try:
+        st = os.stat(d)
+    except FileNotFoundError:
+        raise TrainError("cannot write %s: directory %s does not exist; create it or choose "
+                         "another output file" % (path, d)) from None
+    except OSError as e:
+        raise TrainError("cannot write %s: cannot reach directory %s: %s"
+                         % (path, d, e.strerror)) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise TrainError("cannot write %s: %s is not a directory" % (path, d))
     if not os.access(d, os.W_OK):
         raise TrainError("cannot write %s: directory %s is not writable" % (path, d))
 
@@ -283,7 +309,7 @@ def _share_corpus(ctx, c):
     info = None
     if ctx.main:
         info = json.dumps(dict(ntrain=c.ntrain, nval=c.nval, vocab=c.vocab, distinct=c.distinct,
-                               unk_val=c.unk_val, mtime=c.mtime, paths=c.paths,
+                               unk_val=c.unk_val, paths=c.paths,
                                val_path=c.val_path, digest=c.digest)).encode()
     info = json.loads(distributed.share_bytes(ctx, info).decode())
     ids = distributed.share_tensor(ctx, c.ids if ctx.main else None)
@@ -337,6 +363,7 @@ class Trainer:
     def setup(self):
         a, ctx = self.args, self.ctx
         o, given = resolve_options(a)
+        created = creation_time()  # a malformed SOURCE_DATE_EPOCH before anything is read
         if a.resume and a.init:
             raise UsageError("--resume and --init cannot both be given: a checkpoint holds its "
                              "model")
@@ -451,11 +478,6 @@ class Trainer:
         except ConfigError as e:
             raise UsageError("%s: attnview could not read the model; use a smaller --dim or "
                              "--max-vocab" % e) from None
-        created = os.environ.get("SOURCE_DATE_EPOCH")
-        try:
-            created = int(created) if created else c.mtime
-        except ValueError:
-            created = c.mtime
         meta = dict(name=_base_name(out, True),
                     corpus="%s (%d characters)" % (" + ".join(_base_name(p, False)
                                                               for p in c.paths),
@@ -463,8 +485,8 @@ class Trainer:
                     seed=o["seed"], created=created)
         if ck is not None:
             mf = ck[1]
+            # a resumed run keeps the creation time of the run it continues
             model = AttnviewModel.from_params(mf.config, mf.vocab, mf.params, mf.meta)
-            model.meta.update(created=created)
         elif init is not None:
             model = AttnviewModel.from_params(init.config, init.vocab, init.params, meta)
         else:
@@ -579,8 +601,13 @@ class Trainer:
         o, c, ctx = self.opt, self.corpus, self.ctx
         B, T, W = o["batch"], o["context"], self.window
         maxk = B * (FINAL_BATCHES if final else EVAL_BATCHES)
-        K = max(1, min(c.nval // W, maxk))
-        offs = [k * (c.nval - W) // (K - 1) if K > 1 else 0 for k in range(K)]
+        # Kw windows; masked, each is evaluated ceil(T/M) times with its own
+        # masks (a short validation text gets every position hidden about
+        # once), K rows in all, row k taking window k mod Kw
+        Kw = max(1, c.nval // W)
+        K = min(maxk, Kw * (-(-T // self.nmask) if o["objective"] != "causal" else 1))
+        Kw = min(Kw, K)
+        offs = [(k % Kw) * (c.nval - W) // (Kw - 1) if Kw > 1 else 0 for k in range(K)]
         g = torch.Generator().manual_seed((o["seed"] ^ EVAL_SALT) >> 1)
         causal = o["objective"] == "causal"
         if not causal:

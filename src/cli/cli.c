@@ -8,14 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whatever stdout holds goes first: with both redirected to one file, the
+ * lines stay in the order they were written. */
 void cli_error(const char *msg)
 {
+	fflush(stdout);
 	fprintf(stderr, "attnview: %s\n", msg);
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	va_start(ap, fmt);
+	fputs("attnview: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 int cli_usage_error(const char *help, const char *fmt, ...)
 {
 	va_list ap;
+	fflush(stdout);
 	va_start(ap, fmt);
 	fputs("attnview: ", stderr);
 	vfprintf(stderr, fmt, ap);

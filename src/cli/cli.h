@@ -51,8 +51,13 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g);
 /* s as a whole number in [lo, hi]. */
 bool cli_parse_int(const char *s, int lo, int hi, int *out);
 
-/* Print "attnview: <msg>" to stderr. */
+/* Messages on stderr. Each first flushes stdout, so that when both go to
+ * the same file (2>&1) the lines keep the order they were written in; all
+ * of the program's stderr output goes through these.
+ * cli_error: "attnview: <msg>"; cli_note: "attnview: " and the formatted
+ * text, for warnings and notes. */
 void cli_error(const char *msg);
+void cli_note(const char *fmt, ...) AV_PRINTF(1, 2);
 
 /* Print "attnview: <message>" and "Try '<help>'." to stderr; returns
  * EXIT_USAGE. */

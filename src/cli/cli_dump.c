@@ -199,10 +199,9 @@ static int check_layer_head(const dump_request *q, const model *m)
 {
 	if ((q->out.layer >= 0 && (uint32_t)q->out.layer >= m->cfg.layers) ||
 	    (q->out.head >= 0 && (uint32_t)q->out.head >= m->cfg.heads)) {
-		fprintf(stderr,
-			"attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
-			"out of range\n",
-			m->cfg.layers - 1, m->cfg.heads - 1);
+		cli_note("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
+			 "range",
+			 m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -290,10 +289,9 @@ static bool take_text(dump_request *q, dump_run *d, av_error *err)
 	d->n = (int)(d->cps.n < m->cfg.context ? d->cps.n : m->cfg.context);
 	q->out.dropped = (int)(d->cps.n - (size_t)d->n);
 	if (q->out.dropped)
-		fprintf(stderr,
-			"attnview: the text has %zu tokens; the model's context is %u, so the last "
-			"%d are left out\n",
-			d->cps.n, m->cfg.context, q->out.dropped);
+		cli_note("the text has %zu tokens; the model's context is %u, so the last %d are "
+			 "left out",
+			 d->cps.n, m->cfg.context, q->out.dropped);
 	d->toks = malloc((size_t)d->n * sizeof *d->toks);
 	if (!d->toks)
 		return av_fail(err, "out of memory");
@@ -352,8 +350,8 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 	x->top_k = s.top_k;
 	x->seed = s.seed;
 	if (ok && d->n - from < q->generate)
-		fprintf(stderr, "attnview: wrote %d of %d characters: the context of %d is full\n",
-			d->n - from, q->generate, T);
+		cli_note("wrote %d of %d characters: the context of %d is full", d->n - from,
+			 q->generate, T);
 	return ok;
 }
 

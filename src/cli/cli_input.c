@@ -1,11 +1,17 @@
 /* What --dump and --export share: the text to look at, from --text or
  * --input, and the model run on it. */
+#include "attnview/encoding.h"
+#include "attnview/input.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The most --input reads (only the model's context is looked at). */
+#define CLI_INPUT_MAX ((size_t)64 << 20)
 
 bool cli_parse_int(const char *s, int lo, int hi, int *out)
 {
@@ -20,31 +26,46 @@ bool cli_parse_int(const char *s, int lo, int hi, int *out)
 static void report_cleaning(const clean_stats *st, const char *what)
 {
 	if (st->invalid)
-		fprintf(stderr,
-			"attnview: %s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the "
-			"first at byte %llu\n",
-			what, (unsigned long long)st->invalid,
-			(unsigned long long)st->first_invalid);
-	if (st->escapes || st->controls)
-		fprintf(stderr,
-			"attnview: %s: removed %llu terminal escape sequence(s) and %llu control "
-			"character(s)\n",
-			what, (unsigned long long)st->escapes, (unsigned long long)st->controls);
+		cli_note("%s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the first at "
+			 "byte %llu",
+			 what, (unsigned long long)st->invalid,
+			 (unsigned long long)st->first_invalid);
+	if (st->escapes || st->controls || st->boms)
+		cli_note("%s: removed %llu terminal escape sequence(s), %llu control "
+			 "character(s) and %llu byte order mark(s)",
+			 what, (unsigned long long)st->escapes, (unsigned long long)st->controls,
+			 (unsigned long long)st->boms);
 }
 
-/* Read --input FILE: like a corpus, invalid UTF-8 is replaced and reported. */
+/* A FIFO or pipe that keeps us waiting: say what for. */
+static void say_waiting(const char *name, void *ctx)
+{
+	(void)ctx;
+	cli_note("waiting for %s to give text (Ctrl-C to stop)", name);
+}
+
+/* Read --input FILE ("-": standard input; pipes and FIFOs too): like a
+ * corpus, invalid UTF-8 is replaced and reported, and text that looks like
+ * another encoding gets the same hint as attnview --train gives. */
 static bool read_input(const char *path, cp_buf *cps, av_error *err)
 {
 	uint8_t *buf;
 	size_t n;
-	if (!read_file(path, &buf, &n, err))
+	if (strcmp(path, "-") == 0 && isatty(STDIN_FILENO))
+		cli_note("reading the text from the terminal: end it with Ctrl-D");
+	if (!input_read_all(path, CLI_INPUT_MAX, say_waiting, NULL, &buf, &n, err))
 		return false;
 	clean_stats st;
 	bool ok = clean_text((const char *)buf, n, cps, &st, err);
+	text_encoding guess = encoding_guess(buf, n < ENCODING_SAMPLE ? n : ENCODING_SAMPLE);
 	free(buf);
 	if (!ok)
 		return false;
-	report_cleaning(&st, path);
+	const char *name = input_name(path);
+	report_cleaning(&st, name);
+	char hint[2400];
+	if (encoding_hint(guess, &st, name, hint, sizeof hint))
+		cli_note("warning: %s", hint);
 	/* A text file's final line break is not part of the text. */
 	while (cps->n && cps->v[cps->n - 1] == '\n')
 		cps->n--;
@@ -84,10 +105,9 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int
 	if (dropped)
 		*dropped = cut;
 	if (cut)
-		fprintf(stderr,
-			"attnview: the text has %zu tokens; the model's context is %u, so the last "
-			"%d are left out\n",
-			cps->n, m->cfg.context, cut);
+		cli_note("the text has %zu tokens; the model's context is %u, so the last %d are "
+			 "left out",
+			 cps->n, m->cfg.context, cut);
 	token *toks = malloc((size_t)n * sizeof *toks);
 	if (!toks)
 		return av_fail(err, "out of memory");

@@ -5,6 +5,7 @@
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
 #include "attnview/train.h"
+#include "attnview/verdict.h"
 #include "cli.h"
 #include "train_progress.h"
 
@@ -17,9 +18,12 @@
 #include <unistd.h>
 
 static const char train_help[] =
-    "Usage: attnview --train CORPUS [-o OUT] [options]\n"
+    "Usage: attnview --train CORPUS [CORPUS...] [-o OUT] [options]\n"
     "\n"
-    "Train a character-level transformer on a UTF-8 text file and write it to OUT.\n"
+    "Train a character-level transformer on UTF-8 text and write it to OUT. Several\n"
+    "files are one text, in order (a line break between files); - reads standard\n"
+    "input, and pipes work too. A short text needs no options: the context, batch\n"
+    "and validation share that do not fit it shrink, and a line says so.\n"
     "\n"
     "  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
     "                          FILE.ckpt\n"
@@ -27,7 +31,8 @@ static const char train_help[] =
     "  --dim D                 model width (default 64)\n"
     "  --heads N               attention heads; D must be divisible by N (default 4)\n"
     "  --layers L              transformer blocks (default 2)\n"
-    "  --context T             characters per sequence, at most 1024 (default 128)\n"
+    "  --context T             characters per sequence, at most 1024 (default 128;\n"
+    "                          a short text gets less, as it does --batch and --lr)\n"
     "  --batch B               sequences per step (default 32)\n"
     "  --steps N               optimizer steps (default 2000)\n"
     "  --epochs N              instead of --steps: N passes' worth of the training text\n"
@@ -39,16 +44,29 @@ static const char train_help[] =
     "                          checkpoint's, which must not change)\n"
     "  --min-count N           keep characters seen at least N times (default 1)\n"
     "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
-    "  --val-file FILE         validation text (default: the last 5% of CORPUS)\n"
+    "  --val-share P           hold out the last P% of the corpus for validation,\n"
+    "                          0 to 50 (default 5)\n"
+    "  --no-val                no validation (the same as --val-share 0)\n"
+    "  --val-file FILE         validation text instead of the end of the corpus\n"
     "  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
+    "  --patience N            stop after N evaluations without a new best validation\n"
+    "                          loss, and write the best model (default 0: never)\n"
     "  --checkpoint-every N    write OUT.ckpt at the start and every N steps,\n"
     "                          0 = only on Ctrl-C (default 500)\n"
     "  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
     "  -h, --help              show this help\n"
     "\n"
+    "Every evaluation and the end say whether the model beats the unigram baseline\n"
+    "(the loss of predicting each character from its frequency alone) and by how\n"
+    "much, and a warning says when the validation loss rises while the training\n"
+    "loss falls (over-fitting), with what to do.\n"
+    "\n"
     "Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
     "command that resumes it; the resumed run ends with the same model, byte for byte,\n"
-    "as an uninterrupted one (same seed and --threads). Exit status: 0 done, 1 error,\n"
+    "as an uninterrupted one (same seed and --threads; it keeps the creation time of\n"
+    "the run it continues). The model records the clock as its creation time, or\n"
+    "SOURCE_DATE_EPOCH (seconds since 1970) when set: set it to get the same bytes\n"
+    "from the same corpus, options and seed. Exit status: 0 done, 1 error,\n"
     "2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n";
 
 enum {
@@ -68,6 +86,9 @@ enum {
 	OPT_MIN_COUNT,
 	OPT_MAX_VOCAB,
 	OPT_VAL_FILE,
+	OPT_VAL_SHARE,
+	OPT_NO_VAL,
+	OPT_PATIENCE,
 	OPT_EVAL_EVERY,
 	OPT_CKPT_EVERY,
 	OPT_RESUME,
@@ -92,6 +113,9 @@ static const struct option long_opts[] = {
     {"min-count", required_argument, NULL, OPT_MIN_COUNT},
     {"max-vocab", required_argument, NULL, OPT_MAX_VOCAB},
     {"val-file", required_argument, NULL, OPT_VAL_FILE},
+    {"val-share", required_argument, NULL, OPT_VAL_SHARE},
+    {"no-val", no_argument, NULL, OPT_NO_VAL},
+    {"patience", required_argument, NULL, OPT_PATIENCE},
     {"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
     {"checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY},
     {"resume", required_argument, NULL, OPT_RESUME},
@@ -185,6 +209,7 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	    {OPT_MIN_COUNT, "--min-count", o->min_count == ck->min_count},
 	    {OPT_MAX_VOCAB, "--max-vocab", o->max_vocab == ck->max_vocab},
 	    {OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
+	    {OPT_PATIENCE, "--patience", o->patience == ck->patience},
 	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -203,7 +228,9 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
  * later phases complete it (a checkpoint's options, the output paths). */
 typedef struct train_request {
 	train_options o;
-	const char *corpus_path, *out, *val_path, *resume;
+	const char **corpus; /* the corpus files, in order ("-": standard input) */
+	size_t ncorpus;
+	const char *out, *val_path, *resume;
 	int threads;			  /* --threads, 0 if not given */
 	bool given[OPT_LAST - OPT_TRAIN]; /* which long options appeared */
 	char out_buf[4096], ckpt[4200];
@@ -217,7 +244,7 @@ static int take_option(int c, const char *name, train_request *q)
 	bool ok = true;
 	switch (c) {
 	case OPT_TRAIN:
-		q->corpus_path = optarg;
+		q->corpus[q->ncorpus++] = optarg;
 		break;
 	case 'o':
 		q->out = optarg;
@@ -279,6 +306,15 @@ static int take_option(int c, const char *name, train_request *q)
 	case OPT_VAL_FILE:
 		q->val_path = optarg;
 		break;
+	case OPT_VAL_SHARE:
+		ok = parse_u32(optarg, &o->val_percent) && o->val_percent <= 50;
+		break;
+	case OPT_NO_VAL:
+		o->val_percent = 0;
+		break;
+	case OPT_PATIENCE:
+		ok = parse_u64(optarg, &o->patience);
+		break;
 	case OPT_EVAL_EVERY:
 		ok = parse_u64(optarg, &o->eval_every);
 		break;
@@ -306,7 +342,9 @@ static int take_option(int c, const char *name, train_request *q)
  * error). */
 static int parse_train_options(int argc, char **argv, train_request *q)
 {
+	const char **files = q->corpus;
 	memset(q, 0, sizeof *q);
+	q->corpus = files;
 	train_options_default(&q->o);
 	optind = 1;
 	opterr = 0;
@@ -334,11 +372,26 @@ static int parse_train_options(int argc, char **argv, train_request *q)
 		if ((st = take_option(c, name, q)) >= 0)
 			return st;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s': the corpus is given as --train FILE",
-				   argv[optind]);
-	if (!q->corpus_path)
+	/* Arguments that are not options: more corpus files. */
+	while (optind < argc)
+		q->corpus[q->ncorpus++] = argv[optind++];
+	if (!q->ncorpus)
 		return usage_error("--train needs a corpus file");
+	int stdins = 0;
+	for (size_t i = 0; i < q->ncorpus; i++)
+		stdins += strcmp(q->corpus[i], "-") == 0;
+	stdins += q->val_path && strcmp(q->val_path, "-") == 0;
+	if (stdins > 1)
+		return usage_error("standard input (-) can be read only once: give it as one "
+				   "corpus file or as --val-file, not both");
+	if (q->given[OPT_NO_VAL - OPT_TRAIN] && q->given[OPT_VAL_SHARE - OPT_TRAIN] &&
+	    q->o.val_percent)
+		return usage_error("--no-val and --val-share %u contradict each other: choose one",
+				   q->o.val_percent);
+	if (q->val_path &&
+	    (q->given[OPT_NO_VAL - OPT_TRAIN] || q->given[OPT_VAL_SHARE - OPT_TRAIN]))
+		return usage_error("--val-file validates on that file: --val-share and --no-val "
+				   "hold out part of the corpus instead; choose one");
 	if (q->given[OPT_EPOCHS - OPT_TRAIN]) {
 		if (q->given[OPT_STEPS - OPT_TRAIN])
 			return usage_error("--steps and --epochs cannot both be given: choose one");
@@ -372,6 +425,10 @@ static int take_checkpoint(train_request *q, train_checkpoint *ck)
 	q->threads = (int)ck->opt.threads;
 	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
 		return usage_error("--val-file differs from the checkpoint's; drop it");
+	if (q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN])
+		return usage_error("%s: --resume holds out the validation text the checkpoint "
+				   "held out; drop it",
+				   q->given[OPT_NO_VAL - OPT_TRAIN] ? "--no-val" : "--val-share");
 	q->val_path = ck->val_path;
 	q->o = ck->opt;
 	return -1;
@@ -398,24 +455,109 @@ static void choose_paths(train_request *q)
 		snprintf(q->ckpt, sizeof q->ckpt, "%s.ckpt", q->out);
 }
 
-/* Read the corpus and say what was found; returns -1, or the exit status. */
-static int load_corpus(const train_request *q, corpus *cor)
+/* A FIFO or pipe that keeps us waiting: say what for. */
+static void say_waiting(const char *name, void *ctx)
+{
+	(void)ctx;
+	cli_note("waiting for %s to give text (Ctrl-C to stop)", name);
+}
+
+/* Split the corpus read: where the checkpoint split it, at the validation
+ * file, or as the options (fitted to a short text) say; the changes the fit
+ * made are told on stderr. Returns -1, or the exit status. */
+static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *cor)
 {
 	av_error err;
-	corpus_options co = {
-	    .val_path = q->val_path, .min_count = q->o.min_count, .max_vocab = q->o.max_vocab};
-	if (!corpus_load(cor, q->corpus_path, &co, &err)) {
+	train_fit fit = {0};
+	bool ok;
+	if (ck) {
+		if (!q->val_path && ck->ntrain + ck->nval != cor->n) {
+			cli_note("the corpus differs from the one %s was trained on (%" PRIu64
+				 " characters then, %" PRIu64 " now); resume with the same corpus",
+				 q->resume, ck->ntrain + ck->nval, cor->n);
+			return EXIT_RUNTIME;
+		}
+		ok = corpus_split(cor, q->val_path ? 0 : ck->nval, &err);
+	} else {
+		train_given given = {
+		    q->given[OPT_CONTEXT - OPT_TRAIN], q->given[OPT_BATCH - OPT_TRAIN],
+		    q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN],
+		    q->given[OPT_LR - OPT_TRAIN]};
+		if (q->val_path) {
+			ok = corpus_split(cor, 0, &err);
+			if (ok)
+				train_fit_corpus(&q->o, &given, cor->ntrain, cor->nval, &fit);
+		} else {
+			train_fit_corpus(&q->o, &given, cor->n, 0, &fit);
+			ok = fit.shrunk ? corpus_split(cor, fit.nval, &err)
+					: corpus_split_percent(cor, q->o.val_percent, &err);
+		}
+	}
+	if (!ok) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
-	char summary[4096];
-	corpus_summary(cor, q->corpus_path, summary, sizeof summary);
+	char summary[16384];
+	corpus_summary(cor, summary, sizeof summary);
 	fputs(summary, stdout);
-	if (!train_check_data(&q->o, cor, q->corpus_path, &err)) {
+	for (int i = 0; i < fit.nnotes; i++)
+		cli_note("%s", fit.notes[i]);
+	return -1;
+}
+
+/* Read the corpus and say what was found; returns -1, or the exit status. */
+static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor)
+{
+	av_error err;
+	corpus_options co = {.val_path = q->val_path,
+			     .min_count = q->o.min_count,
+			     .max_vocab = q->o.max_vocab,
+			     .waiting = say_waiting};
+	bool from_stdin = q->val_path && strcmp(q->val_path, "-") == 0;
+	for (size_t i = 0; i < q->ncorpus; i++)
+		from_stdin |= strcmp(q->corpus[i], "-") == 0;
+	if (from_stdin && isatty(STDIN_FILENO))
+		cli_note("reading standard input from the terminal: end it with Ctrl-D");
+	if (!corpus_read(cor, q->corpus, q->ncorpus, &co, &err)) {
+		cli_error(err.msg);
+		return EXIT_RUNTIME;
+	}
+	int st = split_corpus(q, ck, cor);
+	if (st >= 0)
+		return st;
+	char what[4200];
+	if (q->ncorpus == 1)
+		snprintf(what, sizeof what, "%s", input_name(q->corpus[0]));
+	else
+		snprintf(what, sizeof what, "the corpus");
+	if (!train_check_data(&q->o, cor, what, &err)) {
 		cli_error(err.msg);
 		return EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The corpus as the model's metadata names it: "poems.txt (1234 characters)",
+ * "a.txt + b.txt (...)", "standard input (...)". */
+static void describe_corpus(const train_request *q, const corpus *cor, char *out, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < q->ncorpus && k + 1 < n; i++) {
+		char b[256];
+		if (strcmp(q->corpus[i], "-") == 0)
+			snprintf(b, sizeof b, "standard input");
+		else
+			base_name(q->corpus[i], b, sizeof b, false);
+		if (k > 200 && i + 1 < q->ncorpus) {
+			k +=
+			    (size_t)snprintf(out + k, n - k, " and %zu more files", q->ncorpus - i);
+			break;
+		}
+		int r = snprintf(out + k, n - k, "%s%s", i ? " + " : "", b);
+		k += r > 0 ? (size_t)r : 0;
+	}
+	if (k < n)
+		snprintf(out + k, n - k, " (%" PRIu64 " characters)", cor->ntrain + cor->nval);
 }
 
 /* The trainer, named after the output file, and a line saying what it will
@@ -423,10 +565,9 @@ static int load_corpus(const train_request *q, corpus *cor)
 static trainer *start_trainer(const train_request *q, const corpus *cor, train_checkpoint *ck,
 			      double load_start, av_error *err)
 {
-	char name[256], cbase[256], desc[512];
+	char name[256], desc[1024];
 	base_name(q->out, name, sizeof name, true);
-	base_name(q->corpus_path, cbase, sizeof cbase, false);
-	snprintf(desc, sizeof desc, "%s (%" PRIu64 " characters)", cbase, cor->ntrain + cor->nval);
+	describe_corpus(q, cor, desc, sizeof desc);
 	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
@@ -443,33 +584,91 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	return t;
 }
 
+/* The corpus files as a command line gives them again, quoted. */
+static void corpus_args(const train_request *q, char *out, size_t n)
+{
+	size_t k = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < q->ncorpus && k + 1 < n; i++) {
+		char qc[4200];
+		shell_quote(q->corpus[i], qc, sizeof qc);
+		int r = snprintf(out + k, n - k, "%s%s", i ? " " : "", qc);
+		k += r > 0 ? (size_t)r : 0;
+	}
+}
+
 /* Stopped by a signal with the checkpoint written: how to go on. */
 static int report_stopped(const train_request *q, const trainer *t)
 {
 	int sig = train_stop_requested();
-	char qc[4200], qk[4200], qo[4200];
-	shell_quote(q->corpus_path, qc, sizeof qc);
+	char qk[4200], qo[4200], files[8192];
+	corpus_args(q, files, sizeof files);
 	shell_quote(q->ckpt, qk, sizeof qk);
 	shell_quote(q->out, qo, sizeof qo);
+	bool from_stdin = false;
+	for (size_t i = 0; i < q->ncorpus; i++)
+		from_stdin |= strcmp(q->corpus[i], "-") == 0;
 	/* --threads always: the result is the same only on as many threads. */
-	fprintf(stderr,
-		"attnview: stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to "
-		"%s\nresume with: attnview --train %s --resume %s -o %s --threads %u\n",
-		t->step, t->total, q->ckpt, qc, qk, qo, t->opt.threads);
+	cli_note("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
+		 "resume with: attnview --train %s --resume %s -o %s --threads %u%s",
+		 t->step, t->total, q->ckpt, files, qk, qo, t->opt.threads,
+		 from_stdin ? "\n(with the same text on standard input)" : "");
 	return 128 + sig;
 }
 
+/* The evaluation with the lowest validation loss (the first if tied). */
+static const train_eval *best_of(const trainer *t)
+{
+	const train_eval *b = t->nevals ? &t->evals[0] : NULL;
+	for (size_t i = 1; i < t->nevals; i++)
+		if (t->evals[i].loss < b->loss)
+			b = &t->evals[i];
+	return b;
+}
+
+/* The end: the final evaluation, the verdict and what to do about it, and
+ * which model was written. */
 static int report_done(const train_request *q, const trainer *t, double t0)
 {
 	const train_result *r = &t->final;
-	char took[32];
+	char took[32], v[1024];
 	format_duration(now_seconds() - t0, took, sizeof took);
-	printf("validation (%" PRIu64 " %s characters): loss %.4f nats/char, accuracy %.2f%%\n"
-	       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n"
-	       "wrote %s (%" PRIu64 " steps, %s)\n",
-	       r->count, t->opt.objective == OBJ_MASKED ? "masked" : "next", (double)r->loss,
-	       100.0 * (double)r->acc, (double)r->base_loss, 100.0 * (double)r->base_acc, q->out,
-	       t->step, took);
+	if (r->count)
+		printf("validation (%" PRIu64 " %s characters): loss %.4f nats/char, accuracy "
+		       "%.2f%%\n"
+		       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n",
+		       r->count, t->opt.objective == OBJ_MASKED ? "masked" : "next",
+		       (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
+		       100.0 * (double)r->base_acc);
+	verdict_kind vk =
+	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);
+	printf("verdict: %s\n", v);
+	const train_eval *best = best_of(t);
+	bool past_best = best && best->step != t->step && !t->opt.patience;
+	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
+		printf("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
+		       "rose after it while the training loss fell (over-fitting): train fewer "
+		       "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
+		       "give more text, or train a smaller model (--dim 32 --layers 1)\n",
+		       best->step, (double)best->loss, best->step);
+	else if (vk == VERDICT_NOT_BETTER)
+		printf("what to do: train longer (more --steps), give more text, or check that "
+		       "the text is what you meant to train on\n");
+	else if (past_best && t->overfit_warned)
+		printf("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
+		       "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
+		       "model of the best step\n",
+		       best->step, (double)best->loss, best->step);
+	if (t->opt.patience && best && t->stopped_early)
+		printf("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
+		       " evaluations without a new best; the model written is step %" PRIu64
+		       "'s, the best (validation loss %.3f)\n",
+		       t->step, t->total, t->opt.patience, best->step, (double)best->loss);
+	else if (t->opt.patience && best && best->step != t->step)
+		printf("patience: the model written is step %" PRIu64 "'s, the best (validation "
+		       "loss %.3f)\n",
+		       best->step, (double)best->loss);
+	printf("wrote %s (%" PRIu64 " steps, %s)\n", q->out, t->step, took);
 	return EXIT_OK;
 }
 
@@ -488,21 +687,20 @@ static int run_training(train_request *q, train_checkpoint *ck)
 	}
 	if (!q->resume && access(q->ckpt, F_OK) == 0) {
 		/* A stopped run's work: a new run would write over it. */
-		char qc[4200], qk[4200], qo[4200];
-		shell_quote(q->corpus_path, qc, sizeof qc);
+		char files[8192], qk[4200], qo[4200];
+		corpus_args(q, files, sizeof files);
 		shell_quote(q->ckpt, qk, sizeof qk);
 		shell_quote(q->out, qo, sizeof qo);
-		fprintf(stderr,
-			"attnview: %s exists: a run writing %s stopped there, and a new run "
-			"would write over it.\nresume with: attnview --train %s --resume %s -o %s\n"
-			"or delete %s to start again.\n",
-			q->ckpt, q->out, qc, qk, qo, qk);
+		cli_note("%s exists: a run writing %s stopped there, and a new run would write "
+			 "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
+			 "or delete %s to start again.",
+			 q->ckpt, q->out, files, qk, qo, qk);
 		goto out;
 	}
 	if (q->threads)
 		blas_set_threads(q->threads);
 	double load_start = now_seconds();
-	if ((status = load_corpus(q, &cor)) >= 0)
+	if ((status = load_corpus(q, ck, &cor)) >= 0)
 		goto out;
 	status = EXIT_RUNTIME;
 	if (!(t = start_trainer(q, &cor, ck, load_start, &err)) || !train_install_signals(&err)) {
@@ -529,7 +727,19 @@ int cli_train(int argc, char **argv)
 	train_request q;
 	train_checkpoint ck = {0};
 	av_error err;
+	q.corpus = calloc((size_t)argc + 1, sizeof *q.corpus);
+	if (!q.corpus) {
+		cli_error("out of memory");
+		return EXIT_RUNTIME;
+	}
 	int status = parse_train_options(argc, argv, &q);
+	/* A malformed SOURCE_DATE_EPOCH is refused before the corpus is read
+	 * (trainer_create reads the variable again for a new run). */
+	int64_t created;
+	if (status < 0 && !train_creation_time(&created, &err)) {
+		cli_error(err.msg);
+		status = EXIT_USAGE;
+	}
 	if (status < 0 && q.resume)
 		status = take_checkpoint(&q, &ck);
 	else if (status < 0 && !train_options_check(&q.o, &err))
@@ -537,5 +747,6 @@ int cli_train(int argc, char **argv)
 	if (status < 0)
 		status = run_training(&q, q.resume ? &ck : NULL);
 	train_checkpoint_finish(&ck);
+	free(q.corpus);
 	return status;
 }

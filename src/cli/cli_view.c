@@ -229,11 +229,9 @@ int cli_view(int argc, char **argv)
 			return status;
 	}
 	if (optind < argc) {
-		fprintf(stderr,
-			"attnview: unexpected argument '%s' (text goes after --text)\n"
-			"Try 'attnview --help'.\n",
-			argv[optind]);
-		return EXIT_USAGE;
+		return cli_usage_error("attnview --help",
+				       "unexpected argument '%s' (text goes after --text)",
+				       argv[optind]);
 	}
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");

@@ -1,5 +1,7 @@
 /* The progress display of attnview --train (train_progress.h). */
 #include "train_progress.h"
+#include "attnview/verdict.h"
+#include "cli.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -65,6 +67,40 @@ static void sparkline(const float *v, int n, int width, char *out, size_t cap)
 	out[k] = '\0';
 }
 
+/* The validation loss rose while the training loss fell: say so, with what
+ * to do (train.h, "Over-fitting"). */
+static void warn_overfitting(progress_ui *ui, const train_progress *p)
+{
+	progress_end(ui);
+	cli_note("warning: over-fitting: the validation loss has not improved for %d "
+		 "evaluations (best %.3f at step %" PRIu64 ", now %.3f at step %" PRIu64
+		 ") while the training loss fell (%.3f to %.3f): the model is learning the "
+		 "training text by heart. The model of step %" PRIu64 " was better: train "
+		 "fewer steps (--steps %" PRIu64 "), or add --patience 3 to stop at the best "
+		 "and keep it; more text or a smaller model (--dim 32 --layers 1) help too",
+		 p->since_best, (double)p->best.loss, p->best.step, (double)p->val_loss, p->step,
+		 (double)p->best.train_loss, (double)p->train_loss, p->best.step, p->best.step);
+}
+
+/* " | unigram 4.006, 20.50%: beaten by 2.180 (54%)" after an evaluation. */
+static void verdict_part(const train_progress *p, char *out, size_t n)
+{
+	switch (verdict_of(p->val_loss, p->base_loss)) {
+	case VERDICT_BETTER:
+		snprintf(out, n, " | unigram %.3f, %.2f%%: beaten by %.3f (%.0f%%)",
+			 (double)p->base_loss, 100.0 * (double)p->base_acc,
+			 (double)(p->base_loss - p->val_loss),
+			 100.0 * (double)(p->base_loss - p->val_loss) / (double)p->base_loss);
+		break;
+	case VERDICT_NOT_BETTER:
+		snprintf(out, n, " | unigram %.3f, %.2f%%: not beaten", (double)p->base_loss,
+			 100.0 * (double)p->base_acc);
+		break;
+	default:
+		out[0] = '\0';
+	}
+}
+
 void progress_report(const train_progress *p, void *ctx)
 {
 	progress_ui *ui = ctx;
@@ -87,11 +123,18 @@ void progress_report(const train_progress *p, void *ctx)
 		ui->last_draw = t;
 		struct winsize ws;
 		int cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
-		char line[256];
-		int len = snprintf(line, sizeof line,
-				   "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s  %.1fk tok/s  "
-				   "ETA %s",
-				   p->step, p->total, (double)p->loss, vl, tps / 1000.0, eta);
+		char line[256], vs[48] = "";
+		if (!isnan(p->val_loss)) {
+			vs[0] = ' ';
+			vs[1] = '(';
+			verdict_short(p->val_loss, p->base_loss, vs + 2, sizeof vs - 3);
+			strcat(vs, ")");
+		}
+		int len =
+		    snprintf(line, sizeof line,
+			     "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
+			     "ETA %s",
+			     p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
 		if (len >= cols)
 			line[cols > 1 ? cols - 1 : 0] = '\0';
 		char spark[256];
@@ -106,6 +149,8 @@ void progress_report(const train_progress *p, void *ctx)
 		printf("\r\033[K%s%s%s", line, spark[0] ? "  " : "", spark);
 		fflush(stdout);
 		ui->line_open = true;
+		if (p->overfitting)
+			warn_overfitting(ui, p);
 		return;
 	}
 	if (!p->evaluated)
@@ -116,10 +161,14 @@ void progress_report(const train_progress *p, void *ctx)
 	for (int i = p->nrecent - n; i < p->nrecent; i++)
 		mean += p->recent[i];
 	mean = n ? mean / n : NAN;
+	char verdict[160];
+	verdict_part(p, verdict, sizeof verdict);
 	printf("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
-	       "%.0f tok/s, ETA %s\n",
-	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta);
+	       "%.0f tok/s, ETA %s%s\n",
+	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta, verdict);
 	fflush(stdout);
+	if (p->overfitting)
+		warn_overfitting(ui, p);
 }
 
 void progress_end(progress_ui *ui)

@@ -1,4 +1,5 @@
 #include "attnview/dump.h"
+#include "attnview/verdict.h"
 
 #include "dump_explain.h"
 #include "json_out.h"
@@ -239,6 +240,12 @@ void dump_info(FILE *out, const model *m, const char *source)
 	info_float(out, "validation accuracy", m->meta.val_acc, "");
 	info_float(out, "unigram baseline loss", m->meta.base_loss, " nats/char");
 	info_float(out, "unigram baseline accuracy", m->meta.base_acc, "");
+	if (verdict_of(m->meta.val_loss, m->meta.base_loss) != VERDICT_NONE) {
+		char v[512];
+		verdict_text(m->meta.val_loss, m->meta.val_acc, m->meta.base_loss, m->meta.base_acc,
+			     0, v, sizeof v);
+		fprintf(out, "verdict: %s\n", v);
+	}
 	if (m->meta.created > 0) {
 		time_t t = (time_t)m->meta.created;
 		struct tm tm;

@@ -110,13 +110,7 @@ bool value_norms(const model *m, const activations *ws, int n, float *out, av_er
 /* -log p(target) of one row of logits, with the softmax summed in double. */
 static double row_nll(const float *logits, int V, int target)
 {
-	float mx = logits[0];
-	for (int i = 1; i < V; i++)
-		mx = logits[i] > mx ? logits[i] : mx;
-	double z = 0;
-	for (int i = 0; i < V; i++)
-		z += exp((double)logits[i] - mx);
-	return log(z) - ((double)logits[target] - mx);
+	return log_sum_exp(logits, V) - (double)logits[target];
 }
 
 bool model_text_loss(const model *m, activations *ws, const token *tokens, int n, double *loss,

@@ -1,5 +1,6 @@
 /* The next character of a causal model, and the sampler (generate.h). */
 #include "attnview/generate.h"
+#include "attnview/ops.h"
 
 #include "attnview/infer.h"
 
@@ -42,13 +43,7 @@ static int by_logit(const void *a, const void *b)
 /* The model's probability of id: softmax at temperature 1. */
 static float model_prob(const float *logits, int V, int32_t id)
 {
-	float mx = logits[0];
-	for (int i = 1; i < V; i++)
-		mx = logits[i] > mx ? logits[i] : mx;
-	double sum = 0;
-	for (int i = 0; i < V; i++)
-		sum += exp((double)logits[i] - mx);
-	return (float)(exp((double)logits[id] - mx) / sum);
+	return (float)exp((double)logits[id] - log_sum_exp(logits, V));
 }
 
 int32_t gen_pick(gen_sampler *s, const float *logits, int V, float *p)

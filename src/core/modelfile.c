@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,17 +224,18 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 
 /* ---- parse and validate ---- */
 
-static bool valid_utf8(const uint8_t *s, size_t n)
+/* The offset of the first byte that is not valid UTF-8, n if there is none. */
+static size_t utf8_valid_prefix(const uint8_t *s, size_t n)
 {
 	utf8proc_int32_t cp;
 	size_t off = 0;
 	while (off < n) {
 		utf8proc_ssize_t k = utf8proc_iterate(s + off, (utf8proc_ssize_t)(n - off), &cp);
 		if (k <= 0)
-			return false;
+			return off;
 		off += (size_t)k;
 	}
-	return true;
+	return n;
 }
 
 static bool read_string(byte_reader *r, char **out, const char *field, const char *what,
@@ -259,11 +261,21 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		return av_fail(err, "%s: truncated at byte %zu (inside the %s)", what, r->n, field);
 	}
 	s[n] = '\0';
-	if (!valid_utf8((const uint8_t *)s, n) || memchr(s, '\0', n)) {
+	/* Two rules: UTF-8, and no NUL (which is valid UTF-8, but would end the
+	 * string early for every C reader). */
+	size_t bad = utf8_valid_prefix((const uint8_t *)s, n);
+	size_t nul = strlen(s); /* n if there is none */
+	if (bad < n || nul < n) {
 		free(s);
+		if (bad < n)
+			return av_fail(err,
+				       "%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
+				       "the file is damaged",
+				       what, field, at + 4, at + 4 + bad);
 		return av_fail(err,
-			       "%s: the %s at byte %zu is not valid UTF-8: the file is damaged",
-			       what, field, at + 4);
+			       "%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
+			       "a string of the file may not hold: the file is damaged",
+			       what, field, at + 4, at + 4 + nul);
 	}
 	*out = s;
 	return true;
@@ -426,6 +438,218 @@ static bool read_params(byte_reader *r, model *m, const char *what, av_error *er
 	return true;
 }
 
+/* ---- the training state of a kind-1 file ---- */
+
+typedef struct state_reader {
+	byte_reader r;	  /* over the state alone */
+	size_t base;	  /* its first byte in the file */
+	const char *what; /* the file */
+	av_error *err;
+} state_reader;
+
+static bool state_damaged(const state_reader *s, size_t at, const char *fmt, ...) AV_PRINTF(3, 4);
+
+/* "file: the training state is damaged at byte F of the file (byte S of the
+ * state): why; start the training again" */
+static bool state_damaged(const state_reader *s, size_t at, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return av_fail(s->err,
+		       "%s: the training state is damaged at byte %zu of the file (byte %zu of "
+		       "the state): %s; start the training again",
+		       s->what, s->base + at, at, why);
+}
+
+/* n bytes of the named field, or a message saying how far the state falls
+ * short. */
+static bool state_take(state_reader *s, void *dst, size_t n, const char *field)
+{
+	size_t at = s->r.off;
+	if (br_bytes(&s->r, dst, n))
+		return true;
+	return state_damaged(s, at, "%s needs %zu bytes but the state has %zu left", field, n,
+			     s->r.n - at);
+}
+
+static bool state_u32(state_reader *s, uint32_t *x, const char *field)
+{
+	uint8_t b[4];
+	if (!state_take(s, b, 4, field))
+		return false;
+	*x = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return true;
+}
+
+static bool state_u64(state_reader *s, uint64_t *x, const char *field)
+{
+	uint8_t b[8];
+	if (!state_take(s, b, 8, field))
+		return false;
+	*x = 0;
+	for (int i = 7; i >= 0; i--)
+		*x = *x << 8 | b[i];
+	return true;
+}
+
+static bool state_f32(state_reader *s, float *x, const char *field)
+{
+	uint32_t u;
+	if (!state_u32(s, &u, field))
+		return false;
+	memcpy(x, &u, 4);
+	return true;
+}
+
+/* An array of n records of `size` bytes, left where it is. */
+static bool state_array(state_reader *s, const uint8_t **p, uint64_t n, size_t size,
+			const char *field)
+{
+	size_t at = s->r.off, left = s->r.n - at;
+	if (n > left / size)
+		return state_damaged(s, at, "%s need %llu bytes but the state has %zu left", field,
+				     (unsigned long long)n * size, left);
+	*p = s->r.p + at;
+	s->r.off += (size_t)n * size;
+	return true;
+}
+
+/* Magic, version and the options the run was started with. */
+static bool state_options(state_reader *s, training_state *st)
+{
+	uint8_t magic[4];
+	uint32_t version;
+	if (s->r.n == 0)
+		return state_damaged(s, 0,
+				     "there is none: a checkpoint holds one between its "
+				     "parameters and its checksum");
+	if (!state_take(s, magic, 4, "the magic"))
+		return false;
+	if (memcmp(magic, AV_STATE_MAGIC, 4) != 0)
+		return state_damaged(s, 0, "it does not start with \"" AV_STATE_MAGIC "\"");
+	if (!state_u32(s, &version, "the state version"))
+		return false;
+	if (version != AV_STATE_VERSION)
+		return av_fail(s->err,
+			       "%s: training state version %u at byte %zu, but this attnview "
+			       "reads version %u: the checkpoint is from another version; start "
+			       "the training again",
+			       s->what, version, s->base + 4, AV_STATE_VERSION);
+	bool ok =
+	    state_u32(s, &st->objective, "the objective") && state_u32(s, &st->dim, "the dim") &&
+	    state_u32(s, &st->heads, "the heads") && state_u32(s, &st->layers, "the layers") &&
+	    state_u32(s, &st->context, "the context") &&
+	    state_u32(s, &st->batch, "the batch size") &&
+	    state_u64(s, &st->total_steps, "the total steps") &&
+	    state_u64(s, &st->epochs, "the epochs") && state_f32(s, &st->lr, "the learning rate") &&
+	    state_u64(s, &st->warmup, "the warmup") && state_u64(s, &st->seed, "the seed") &&
+	    state_u64(s, &st->min_count, "the minimum count") &&
+	    state_u32(s, &st->max_vocab, "the maximum vocabulary") &&
+	    state_u64(s, &st->eval_every, "the evaluation interval") &&
+	    state_u64(s, &st->checkpoint_every, "the checkpoint interval");
+	size_t at = s->r.off;
+	if (!ok || !state_u32(s, &st->threads, "the thread count"))
+		return false;
+	if (st->threads == 0)
+		return state_damaged(s, at, "the thread count is 0");
+	if (!state_u64(s, &st->patience, "the patience"))
+		return false;
+	at = s->r.off;
+	if (!state_u32(s, &st->val_path_len, "the --val-file path length"))
+		return false;
+	if (st->val_path_len > AV_MAX_STRING)
+		return state_damaged(s, at, "the --val-file path is %u bytes long, more than %d",
+				     st->val_path_len, AV_MAX_STRING);
+	if (!state_array(s, &st->val_path, st->val_path_len, 1, "the --val-file path's bytes"))
+		return false;
+	const uint8_t *nul = st->val_path_len ? memchr(st->val_path, 0, st->val_path_len) : NULL;
+	if (nul)
+		return state_damaged(s, at + 4 + (size_t)(nul - st->val_path),
+				     "the --val-file path holds a NUL byte");
+	return true;
+}
+
+/* The options' model must be the header's. */
+static bool state_matches(const state_reader *s, const training_state *st, const model_config *c)
+{
+	const struct {
+		const char *name;
+		uint32_t state, header;
+		size_t at;
+	} f[] = {{"objective", st->objective, c->objective, 8},
+		 {"dim", st->dim, c->dim, 12},
+		 {"heads", st->heads, c->heads, 16},
+		 {"layers", st->layers, c->layers, 20},
+		 {"context", st->context, c->context, 24}};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].state != f[i].header)
+			return av_fail(
+			    s->err,
+			    "%s: the training state does not match the model in the same "
+			    "file (its %s is %u at byte %zu, the header's %u): the "
+			    "checkpoint is damaged; start the training again",
+			    s->what, f[i].name, f[i].state, s->base + f[i].at, f[i].header);
+	return true;
+}
+
+bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const model_config *cfg,
+			  const char *what, training_state *st, av_error *err)
+{
+	state_reader s = {{buf + off, len, 0}, off, what, err};
+	memset(st, 0, sizeof *st);
+	if (!state_options(&s, st) || !state_matches(&s, st, cfg))
+		return false;
+	const size_t P = model_num_params(cfg);
+	bool ok = state_u64(&s, &st->ntrain, "the training characters") &&
+		  state_u64(&s, &st->nval, "the validation characters") &&
+		  state_u64(&s, &st->hash, "the corpus hash");
+	size_t steps_at = s.r.off;
+	ok = ok && state_u64(&s, &st->steps_done, "the steps done") &&
+	     state_u64(&s, &st->tokens, "the tokens seen");
+	for (int i = 0; i < 4 && ok; i++)
+		ok = state_u64(&s, &st->rng[i], "the random generator state");
+	size_t adam_at = s.r.off;
+	ok = ok && state_u64(&s, &st->adam_step, "the AdamW step count") &&
+	     state_array(&s, &st->m, P, 4, "the AdamW first moments") &&
+	     state_array(&s, &st->v, P, 4, "the AdamW second moments");
+	size_t at = s.r.off;
+	if (!ok || !state_u32(&s, &st->nrecent, "the count of recent losses"))
+		return false;
+	if (st->nrecent > AV_STATE_MAX_RECENT)
+		return state_damaged(&s, at, "it keeps %u recent losses, more than %d", st->nrecent,
+				     AV_STATE_MAX_RECENT);
+	if (!state_array(&s, &st->recent, st->nrecent, 4, "the recent losses") ||
+	    !state_u32(&s, &st->nevals, "the count of evaluations") ||
+	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, "the evaluations"))
+		return false;
+	at = s.r.off;
+	if (!state_u32(&s, &st->nbest, "the count of best parameters"))
+		return false;
+	uint64_t want = st->patience && st->nevals ? P : 0;
+	if (st->nbest != want)
+		return state_damaged(&s, at,
+				     "it keeps %u best parameters where the run's patience and "
+				     "evaluations call for %llu",
+				     st->nbest, (unsigned long long)want);
+	if (!state_array(&s, &st->best, st->nbest, 4, "the best parameters"))
+		return false;
+	if (s.r.off != s.r.n)
+		return state_damaged(&s, s.r.off, "%zu bytes follow its last field",
+				     s.r.n - s.r.off);
+	if (st->steps_done > st->total_steps)
+		return state_damaged(&s, steps_at, "%llu steps done, more than the %llu of the run",
+				     (unsigned long long)st->steps_done,
+				     (unsigned long long)st->total_steps);
+	if (st->adam_step != st->steps_done)
+		return state_damaged(
+		    &s, adam_at, "the AdamW step count %llu is not the %llu steps done",
+		    (unsigned long long)st->adam_step, (unsigned long long)st->steps_done);
+	return true;
+}
+
 model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kind_out,
 		   size_t *extra_off, size_t *extra_len, av_error *err)
 {
@@ -447,6 +671,10 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 			what, r.n - r.off, r.off);
 		goto fail;
 	}
+	training_state st;
+	if (kind == AV_KIND_CHECKPOINT &&
+	    !training_state_parse(buf, r.off, r.n - r.off, &cfg, what, &st, err))
+		goto fail;
 	/* model_create set the defaults; the file's metadata replaces them. */
 	m->meta = meta;
 	if (kind_out)

@@ -382,9 +382,7 @@ static bool filter(cleaner *c, uint32_t cp, cp_buf *out, av_error *err)
 			c->cr_pending = false;
 			return true;
 		}
-	} else if (is_control(cp) || cp == 0xFEFF) {
-		/* U+FEFF after the start is a BOM left by concatenating files, not
-		 * text: removed and counted with the controls. */
+	} else if (is_control(cp)) {
 		c->st.controls++;
 		return true;
 	}
@@ -468,10 +466,12 @@ static bool escapes(cleaner *c, uint32_t cp, cp_buf *out, av_error *err)
 	}
 }
 
-static bool decoded(cleaner *c, uint32_t cp, uint64_t start, cp_buf *out, av_error *err)
+/* A byte order mark goes before any other stage sees it: at the start of a
+ * file or where files were joined, it is never text (tokenizer.h). */
+static bool decoded(cleaner *c, uint32_t cp, cp_buf *out, av_error *err)
 {
-	if (cp == 0xFEFF && start == 0) {
-		c->st.bom = true;
+	if (cp == 0xFEFF) {
+		c->st.boms++;
 		return true;
 	}
 	return escapes(c, cp, out, err);
@@ -488,9 +488,8 @@ static bool invalid(cleaner *c, enum utf8_problem why, int next, cp_buf *out, av
 		c->bad_len = c->u_len;
 		c->bad_next = next;
 	}
-	uint64_t start = c->u_start;
 	c->u_need = c->u_len = 0;
-	return decoded(c, 0xFFFD, start, out, err);
+	return decoded(c, 0xFFFD, out, err);
 }
 
 static bool decode_byte(cleaner *c, uint8_t b, uint64_t pos, cp_buf *out, av_error *err)
@@ -502,7 +501,7 @@ static bool decode_byte(cleaner *c, uint8_t b, uint64_t pos, cp_buf *out, av_err
 			c->u_lo = 0x80;
 			c->u_hi = 0xBF;
 			if (--c->u_need == 0)
-				return decoded(c, c->u_cp, c->u_start, out, err);
+				return decoded(c, c->u_cp, out, err);
 			return true;
 		}
 		/* The second byte tells an overlong form, a surrogate or a value
@@ -518,7 +517,7 @@ static bool decode_byte(cleaner *c, uint8_t b, uint64_t pos, cp_buf *out, av_err
 			return false;
 	}
 	if (b < 0x80)
-		return decoded(c, b, pos, out, err);
+		return decoded(c, b, out, err);
 	c->u_start = pos;
 	c->u_len = 1;
 	c->u_bytes[0] = b;

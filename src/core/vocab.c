@@ -68,6 +68,11 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 				       "%s: vocabulary entry %u is U+%04X, a control "
 				       "character the tokenizer never produces: %s",
 				       what, i, cp, damaged);
+		if (cp == 0xFEFF)
+			return av_fail(err,
+				       "%s: vocabulary entry %u is U+FEFF, a byte order mark "
+				       "the tokenizer never produces: %s",
+				       what, i, damaged);
 	}
 
 	uint32_t nslots = 1;
@@ -165,7 +170,8 @@ static int by_count(const void *a, const void *b)
 
 static bool wanted(const vocab_counter *c, uint32_t cp, uint64_t min_count)
 {
-	return c->count[cp] >= min_count && cp_is_scalar(cp) && (!is_control(cp) || cp == '\n');
+	return c->count[cp] >= min_count && cp_is_scalar(cp) && (!is_control(cp) || cp == '\n') &&
+	       cp != 0xFEFF;
 }
 
 bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t max_size,

@@ -8,10 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+_Static_assert(TRAIN_RECENT <= AV_STATE_MAX_RECENT, "a checkpoint keeps every recent loss");
+
 static void put_options(byte_buf *b, const train_options *o, uint64_t total, const char *val_path)
 {
-	bb_bytes(b, TRAIN_CKPT_MAGIC, 4);
-	bb_u32(b, TRAIN_CKPT_VERSION);
+	bb_bytes(b, AV_STATE_MAGIC, 4);
+	bb_u32(b, AV_STATE_VERSION);
 	bb_u32(b, o->objective);
 	bb_u32(b, o->dim);
 	bb_u32(b, o->heads);
@@ -28,6 +30,7 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 	bb_u64(b, o->eval_every);
 	bb_u64(b, o->checkpoint_every);
 	bb_u32(b, o->threads);
+	bb_u64(b, o->patience);
 	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
 	bb_u32(b, n);
 	bb_bytes(b, val_path, n);
@@ -53,10 +56,19 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		bb_f32(&s, t->recent[(t->nrecent - nr + i) % TRAIN_RECENT]);
 	bb_u32(&s, (uint32_t)t->nevals);
 	for (size_t i = 0; i < t->nevals; i++) {
-		bb_u64(&s, t->evals[i].step);
-		bb_f32(&s, t->evals[i].loss);
-		bb_f32(&s, t->evals[i].acc);
+		const train_eval *e = &t->evals[i];
+		bb_u64(&s, e->step);
+		bb_f32(&s, e->loss);
+		bb_f32(&s, e->acc);
+		bb_f32(&s, e->base_loss);
+		bb_f32(&s, e->base_acc);
+		bb_f32(&s, e->train_loss);
 	}
+	/* With patience: the best evaluation's parameters, once there is one. */
+	uint32_t nb = t->has_best ? (uint32_t)t->model->nparams : 0;
+	bb_u32(&s, nb);
+	if (nb)
+		bb_f32s(&s, t->best_params, nb);
 	if (s.failed) {
 		bb_free(&s);
 		return av_fail(err, "out of memory building the checkpoint");
@@ -83,47 +95,52 @@ bool trainer_save_checkpoint(trainer *t, av_error *err)
 	return ok;
 }
 
-static bool get_options(byte_reader *r, train_options *o, uint64_t *epochs, char **val_path)
+/* The options a checkpoint's state was started with (checked by model_parse).
+ * The total is stored resolved; as options it reads as --steps. The --epochs
+ * given is kept apart, for --resume --epochs to be checked against and for
+ * the next checkpoint. */
+static bool take_options(train_checkpoint *ck, av_error *err)
 {
-	char magic[4];
-	uint32_t version, n;
+	const training_state *st = &ck->state;
+	train_options *o = &ck->opt;
 	memset(o, 0, sizeof *o);
-	*epochs = 0;
-	*val_path = NULL;
-	if (!br_bytes(r, magic, 4) || memcmp(magic, TRAIN_CKPT_MAGIC, 4) != 0 ||
-	    !br_u32(r, &version) || version != TRAIN_CKPT_VERSION)
-		return false;
-	if (!br_u32(r, &o->objective) || !br_u32(r, &o->dim) || !br_u32(r, &o->heads) ||
-	    !br_u32(r, &o->layers) || !br_u32(r, &o->context) || !br_u32(r, &o->batch) ||
-	    !br_u64(r, &o->steps) || !br_u64(r, &o->epochs) || !br_f32(r, &o->lr) ||
-	    !br_u64(r, &o->warmup) || !br_u64(r, &o->seed) || !br_u64(r, &o->min_count) ||
-	    !br_u32(r, &o->max_vocab) || !br_u64(r, &o->eval_every) ||
-	    !br_u64(r, &o->checkpoint_every) || !br_u32(r, &o->threads) || !o->threads ||
-	    !br_u32(r, &n) || n > AV_MAX_STRING)
-		return false;
-	if (n) {
-		*val_path = malloc(n + 1);
-		if (!*val_path || !br_bytes(r, *val_path, n)) {
-			free(*val_path);
-			*val_path = NULL;
-			return false;
-		}
-		(*val_path)[n] = '\0';
+	o->objective = st->objective;
+	o->dim = st->dim;
+	o->heads = st->heads;
+	o->layers = st->layers;
+	o->context = st->context;
+	o->batch = st->batch;
+	o->steps = st->total_steps;
+	o->lr = st->lr;
+	o->warmup = st->warmup;
+	o->seed = st->seed;
+	o->min_count = st->min_count;
+	o->max_vocab = st->max_vocab;
+	o->eval_every = st->eval_every;
+	o->checkpoint_every = st->checkpoint_every;
+	o->threads = st->threads;
+	o->patience = st->patience;
+	ck->epochs = st->epochs;
+	if (st->val_path_len) {
+		ck->val_path = malloc((size_t)st->val_path_len + 1);
+		if (!ck->val_path)
+			return av_fail(err, "out of memory");
+		memcpy(ck->val_path, st->val_path, st->val_path_len);
+		ck->val_path[st->val_path_len] = '\0';
 	}
-	/* The total is stored resolved; as options it reads as --steps. The
-	 * --epochs given is kept apart, for --resume --epochs to be checked
-	 * against and for the next checkpoint. */
-	*epochs = o->epochs;
-	o->epochs = 0;
 	return true;
 }
 
 bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err)
 {
 	memset(ck, 0, sizeof *ck);
+	if (!(ck->path = strdup(path)))
+		return av_fail(err, "out of memory");
 	if (!read_file(path, &ck->buf, &ck->n, err))
-		return false;
+		goto fail;
 	uint32_t kind;
+	/* model_parse checks the training state of a checkpoint as it checks
+	 * the rest of the file: a state it takes is whole and matches the model. */
 	ck->model = model_parse(ck->buf, ck->n, path, &kind, &ck->state_off, &ck->state_len, err);
 	if (!ck->model)
 		goto fail;
@@ -134,14 +151,11 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 			path);
 		goto fail;
 	}
-	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
-	if (!get_options(&r, &ck->opt, &ck->epochs, &ck->val_path)) {
-		av_fail(err,
-			"%s: the training state at byte %zu is damaged or from another "
-			"version; start the training again",
-			path, ck->state_off);
+	if (!training_state_parse(ck->buf, ck->state_off, ck->state_len, &ck->model->cfg, path,
+				  &ck->state, err) ||
+	    !take_options(ck, err))
 		goto fail;
-	}
+	/* A file attnview reads, but not a run this attnview continues. */
 	av_error e2;
 	if (!train_options_check(&ck->opt, &e2)) {
 		av_fail(err,
@@ -150,16 +164,8 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 			path, e2.msg);
 		goto fail;
 	}
-	model_config *cfg = &ck->model->cfg;
-	if (cfg->objective != ck->opt.objective || cfg->dim != ck->opt.dim ||
-	    cfg->heads != ck->opt.heads || cfg->layers != ck->opt.layers ||
-	    cfg->context != ck->opt.context) {
-		av_fail(err,
-			"%s: the training state does not match the model in the same file; "
-			"the checkpoint is damaged: start the training again",
-			path);
-		goto fail;
-	}
+	ck->ntrain = ck->state.ntrain;
+	ck->nval = ck->state.nval;
 	return true;
 fail:
 	train_checkpoint_finish(ck);
@@ -172,65 +178,64 @@ void train_checkpoint_finish(train_checkpoint *ck)
 		return;
 	model_destroy(ck->model);
 	free(ck->val_path);
+	free(ck->path);
 	free(ck->buf);
 	memset(ck, 0, sizeof *ck);
 }
 
-/* The state after the options: everything but the model. */
-bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, const char *what,
-			      av_error *err)
+/* Little-endian floats from the file image. */
+static void floats_from(float *dst, const uint8_t *p, size_t n)
 {
-	byte_reader r = {ck->buf + ck->state_off, ck->state_len, 0};
-	train_options o;
-	uint64_t epochs;
-	char *vp = NULL;
-	get_options(&r, &o, &epochs, &vp);
-	free(vp);
-	uint64_t ntrain, nval, hash, rs[4], astep;
-	uint32_t nr, ne;
-	size_t P = t->model->nparams;
-	bool ok = br_u64(&r, &ntrain) && br_u64(&r, &nval) && br_u64(&r, &hash);
-	if (!ok)
-		goto damaged;
-	if (ntrain != t->data->ntrain || nval != t->data->nval || hash != t->data->hash)
+	byte_reader r = {p, 4 * n, 0};
+	br_f32s(&r, dst, n);
+}
+
+/* The state after the options: everything but the model. */
+bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *err)
+{
+	const training_state *st = &ck->state;
+	if (st->ntrain != t->data->ntrain || st->nval != t->data->nval || st->hash != t->data->hash)
 		return av_fail(err,
 			       "the corpus differs from the one %s was trained on (%" PRIu64
 			       " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
 			       "resume with the same corpus%s",
-			       what, ntrain, nval, t->data->ntrain, t->data->nval,
-			       hash != t->data->hash && ntrain == t->data->ntrain ? ", other text"
-										  : "",
+			       ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
+			       st->hash != t->data->hash && st->ntrain == t->data->ntrain
+				   ? ", other text"
+				   : "",
 			       ck->val_path ? " and --val-file" : "");
-	ok = br_u64(&r, &t->step) && br_u64(&r, &t->tokens_seen);
-	for (int i = 0; i < 4 && ok; i++)
-		ok = br_u64(&r, &rs[i]);
-	ok = ok && br_u64(&r, &astep) && br_f32s(&r, t->adam.m, P) && br_f32s(&r, t->adam.v, P) &&
-	     br_u32(&r, &nr) && nr <= TRAIN_RECENT;
-	if (!ok || t->step > t->total || astep != t->step)
-		goto damaged;
-	memcpy(t->data_rng.s, rs, sizeof rs);
-	t->adam.step = astep;
-	for (uint32_t i = 0; i < nr && ok; i++)
-		ok = br_f32(&r, &t->recent[i]);
-	t->nrecent = nr;
-	ok = ok && br_u32(&r, &ne) && (uint64_t)ne * 16 <= r.n - r.off;
-	if (!ok)
-		goto damaged;
-	t->evals = ne ? calloc(ne, sizeof *t->evals) : NULL;
-	if (ne && !t->evals)
+	t->step = st->steps_done;
+	t->tokens_seen = st->tokens;
+	memcpy(t->data_rng.s, st->rng, sizeof st->rng);
+	t->adam.step = st->adam_step;
+	floats_from(t->adam.m, st->m, t->model->nparams);
+	floats_from(t->adam.v, st->v, t->model->nparams);
+	floats_from(t->recent, st->recent, st->nrecent);
+	t->nrecent = st->nrecent;
+	t->evals = st->nevals ? calloc(st->nevals, sizeof *t->evals) : NULL;
+	if (st->nevals && !t->evals)
 		return av_fail(err, "out of memory");
-	t->nevals = t->evals_cap = ne;
-	for (uint32_t i = 0; i < ne && ok; i++)
-		ok = br_u64(&r, &t->evals[i].step) && br_f32(&r, &t->evals[i].loss) &&
-		     br_f32(&r, &t->evals[i].acc);
-	if (!ok || r.off != r.n)
-		goto damaged;
+	t->nevals = t->evals_cap = st->nevals;
+	byte_reader r = {st->evals, AV_STATE_EVAL_BYTES * (size_t)st->nevals, 0};
+	for (size_t i = 0; i < t->nevals; i++) {
+		train_eval *e = &t->evals[i];
+		br_u64(&r, &e->step);
+		br_f32(&r, &e->loss);
+		br_f32(&r, &e->acc);
+		br_f32(&r, &e->base_loss);
+		br_f32(&r, &e->base_acc);
+		br_f32(&r, &e->train_loss);
+	}
+	/* The best parameters (model_parse checked there are P exactly when
+	 * the run has patience and an evaluation was made). */
+	if (st->nbest) {
+		if (!t->best_params)
+			return av_fail(err, "%s: the checkpoint keeps best parameters for a run "
+					    "without --patience; start the training again", ck->path);
+		floats_from(t->best_params, st->best, st->nbest);
+		t->has_best = true;
+	}
 	return true;
-damaged:
-	return av_fail(err,
-		       "%s: the training state is damaged (at byte %zu of the state); start "
-		       "the training again",
-		       what, ck->state_off + r.off);
 }
 
 void train_checkpoint_remove(const char *path)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <utf8proc.h>
 
@@ -16,62 +17,213 @@
 /* Called with each run of cleaned codepoints a pass produces. */
 typedef bool (*cp_sink)(void *ctx, const uint32_t *cps, size_t n, av_error *err);
 
-/* Stream `path` through a fresh cleaner in CORPUS_CHUNK pieces. */
-static bool clean_file(const char *path, cp_sink sink, void *ctx, clean_stats *stats,
-		       int64_t *mtime, av_error *err)
+/* What corpus_read carries to corpus_split. */
+struct corpus_pending {
+	vocab_counter counter; /* occurrences of every codepoint */
+	uint32_t *dense_of;    /* [NCP]: codepoint -> dense index, UINT32_MAX if unseen */
+	uint32_t *dense_cp;    /* [ndense]: dense index -> codepoint */
+	uint32_t ndense;       /* distinct characters in the files */
+	char *val_path;
+	uint64_t min_count;
+	uint32_t max_vocab;
+	input_wait_fn waiting;
+	void *wait_ctx;
+};
+
+/* A file during the two passes: a stream's copy, standard input's start. */
+typedef struct pass_source {
+	int spool;     /* the temporary file holding a stream, or -1 */
+	uint64_t kept; /* bytes in it */
+	off_t start;   /* standard input as a regular file: where it began */
+} pass_source;
+
+/* What a pass reads a file with: buffers and the running state. */
+typedef struct pass_io {
+	char *buf;	 /* CORPUS_CHUNK */
+	uint8_t *sample; /* ENCODING_SAMPLE: the file's first bytes (pass 1) */
+	size_t nsample;
+	cleaner *cl;
+	cp_buf out;
+	uint64_t limit; /* spool limit */
+	input_wait_fn waiting;
+	void *wait_ctx;
+} pass_io;
+
+static const char *tmp_dir(void)
 {
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer before the
-	 * S_ISREG check refuses it (it has no effect on regular files). */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-	if (!f) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return av_fail_errno(err, e, "cannot open corpus %s", path);
+	const char *d = getenv("TMPDIR");
+	return d && *d ? d : "/tmp";
+}
+
+/* An unlinked temporary file to keep a stream in for the second pass. */
+static int spool_create(const char *name, av_error *err)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/attnview-spool-XXXXXX", tmp_dir());
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		av_fail_errno(err, errno,
+			      "cannot keep %s for the second pass: no temporary file in %s (set "
+			      "TMPDIR to a writable directory, or save the text to a file and "
+			      "give its name)",
+			      name, tmp_dir());
+		return -1;
 	}
-	struct stat st;
-	if (fstat(fileno(f), &st) != 0) {
-		int e = errno;
-		fclose(f);
-		return av_fail_errno(err, e, "cannot stat corpus %s", path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fclose(f);
+	unlink(path);
+	return fd;
+}
+
+static bool spool_write(pass_source *s, const char *name, const char *buf, size_t n, uint64_t limit,
+			av_error *err)
+{
+	if (s->kept + n > limit)
 		return av_fail(err,
-			       "%s is not a regular file: the corpus is read twice, so give "
-			       "a file (save a pipe's output to a file first)",
-			       path);
+			       "%s gave more than %" PRIu64 " MB, the most attnview keeps of a "
+			       "stream for its second pass: save the text to a file and give its "
+			       "name",
+			       name, limit >> 20);
+	for (size_t done = 0; done < n;) {
+		ssize_t k = write(s->spool, buf + done, n - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return av_fail_errno(
+			    err, k < 0 ? errno : ENOSPC,
+			    "cannot keep %s in a temporary file in %s after %" PRIu64
+			    " bytes (set TMPDIR to a directory with room, or save "
+			    "the text to a file and give its name)",
+			    name, tmp_dir(), s->kept + done);
+		done += (size_t)k;
 	}
-	if (mtime)
-		*mtime = (int64_t)st.st_mtime;
-	char *buf = malloc(CORPUS_CHUNK);
+	s->kept += n;
+	return true;
+}
+
+static ssize_t spool_read(int fd, char *buf, size_t n, const char *name, av_error *err)
+{
+	for (;;) {
+		ssize_t k = read(fd, buf, n);
+		if (k >= 0 || errno != EINTR) {
+			if (k < 0)
+				av_fail_errno(err, errno, "cannot read back the copy of %s", name);
+			return k;
+		}
+	}
+}
+
+/* Open file f for a pass: pass 1 from its path (a stream gets its spool),
+ * pass 2 again from the path, from standard input's start, or from the
+ * spool. Sets *in (in->fd < 0 when reading the spool). */
+static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io, text_input *in,
+			av_error *err)
+{
+	in->fd = -1;
+	if (!first && s->spool >= 0) {
+		if (lseek(s->spool, 0, SEEK_SET) < 0)
+			return av_fail_errno(err, errno, "cannot read back the copy of %s",
+					     f->name);
+		return true;
+	}
+	if (!input_open(in, f->path, io->waiting, io->wait_ctx, err))
+		return false;
+	if (first) {
+		f->stream = !in->regular;
+		if (in->regular)
+			s->start = in->start;
+		else if ((s->spool = spool_create(in->name, err)) < 0) {
+			input_close(in);
+			return false;
+		}
+	} else if (!in->regular) {
+		input_close(in);
+		return av_fail(err,
+			       "%s changed while it was being read: it is no longer a regular "
+			       "file; train on a file that nothing is writing to",
+			       f->name);
+	} else if (in->is_stdin && lseek(in->fd, s->start, SEEK_SET) < 0) {
+		return av_fail_errno(err, errno, "cannot read %s again", f->name);
+	}
+	return true;
+}
+
+/* Stream file f through a fresh cleaner in CORPUS_CHUNK pieces into sink;
+ * *last and *count get its last codepoint and how many it gave. Pass 1 keeps
+ * a stream's bytes, the file's cleaning and what its first bytes look like. */
+static bool clean_source(corpus_file *f, pass_source *s, bool first, pass_io *io, cp_sink sink,
+			 void *ctx, uint32_t *last, uint64_t *count, av_error *err)
+{
+	text_input in;
+	if (!open_source(f, s, first, io, &in, err))
+		return false;
 	cleaner *cl = cleaner_create();
-	cp_buf out = {0};
-	bool ok = buf && cl;
+	bool ok = cl != NULL;
 	if (!ok)
-		av_fail(err, "out of memory reading %s", path);
+		av_fail(err, "out of memory reading %s", f->name);
+	io->nsample = 0;
+	*count = 0;
 	while (ok) {
-		size_t got = fread(buf, 1, CORPUS_CHUNK, f);
-		if (got == 0) {
-			if (ferror(f))
-				ok = av_fail_errno(err, errno, "cannot read corpus %s", path);
+		ssize_t got = in.fd >= 0
+				  ? input_read(&in, io->buf, CORPUS_CHUNK, err)
+				  : spool_read(s->spool, io->buf, CORPUS_CHUNK, f->name, err);
+		if (got <= 0) {
+			ok = got == 0;
 			break;
 		}
-		out.n = 0;
-		ok = cleaner_feed(cl, buf, got, &out, err) && sink(ctx, out.v, out.n, err);
+		if (first && f->stream &&
+		    !spool_write(s, in.name, io->buf, (size_t)got, io->limit, err)) {
+			ok = false;
+			break;
+		}
+		if (first && io->nsample < ENCODING_SAMPLE) {
+			size_t k = ENCODING_SAMPLE - io->nsample;
+			k = k < (size_t)got ? k : (size_t)got;
+			memcpy(io->sample + io->nsample, io->buf, k);
+			io->nsample += k;
+		}
+		io->out.n = 0;
+		ok = cleaner_feed(cl, io->buf, (size_t)got, &io->out, err) &&
+		     sink(ctx, io->out.v, io->out.n, err);
+		if (io->out.n) {
+			*last = io->out.v[io->out.n - 1];
+			*count += io->out.n;
+		}
 	}
 	if (ok) {
-		out.n = 0;
-		ok = cleaner_finish(cl, &out, err) && sink(ctx, out.v, out.n, err);
+		io->out.n = 0;
+		ok = cleaner_finish(cl, &io->out, err) && sink(ctx, io->out.v, io->out.n, err);
+		if (io->out.n) {
+			*last = io->out.v[io->out.n - 1];
+			*count += io->out.n;
+		}
 	}
-	if (ok && stats)
-		*stats = *cleaner_stats(cl);
-	cp_buf_free(&out);
+	if (ok && first) {
+		f->stats = *cleaner_stats(cl);
+		f->guess = encoding_guess(io->sample, io->nsample);
+	}
 	cleaner_destroy(cl);
-	free(buf);
-	fclose(f);
+	if (in.fd >= 0)
+		input_close(&in);
 	return ok;
+}
+
+/* One pass over every file of the corpus, with a line break after a file
+ * whose text does not end in one (but not after the last). */
+static bool read_pass(corpus *c, pass_source *src, bool first, pass_io *io, cp_sink sink, void *ctx,
+		      av_error *err)
+{
+	for (size_t i = 0; i < c->nfiles; i++) {
+		uint32_t last = '\n';
+		uint64_t count = 0;
+		if (!clean_source(&c->files[i], &src[i], first, io, sink, ctx, &last, &count, err))
+			return false;
+		if (i + 1 < c->nfiles && count > 0 && last != '\n') {
+			const uint32_t nl = '\n';
+			if (!sink(ctx, &nl, 1, err))
+				return false;
+			c->separators += first;
+		}
+	}
+	return true;
 }
 
 static bool is_blank(uint32_t cp)
@@ -180,45 +332,68 @@ static void corpus_hash(corpus *c)
 	c->hash = h;
 }
 
-/* What corpus_load carries from one phase to the next. */
-typedef struct load_state {
-	vocab_counter counter; /* occurrences of every codepoint */
-	uint32_t *dense_of;    /* [NCP]: codepoint -> dense index, UINT32_MAX if unseen */
-	uint32_t *dense_cp;    /* [ndense]: dense index -> codepoint */
-	uint32_t ndense;       /* distinct characters in the file */
-	uint64_t n;	       /* characters in the file */
-} load_state;
-
-/* Pass 1: how many characters, which ones; a file with nothing to learn is
- * refused. */
-static bool count_pass(corpus *c, load_state *s, const char *path, av_error *err)
+/* How the corpus is named in messages: its file, or "the corpus (N files)". */
+static void corpus_what(const corpus *c, char *buf, size_t n)
 {
+	if (c->nfiles == 1)
+		snprintf(buf, n, "%s", c->files[0].name);
+	else
+		snprintf(buf, n, "the corpus (%zu files)", c->nfiles);
+}
+
+/* The files' cleaning added up (offsets are per file: the first invalid
+ * byte is kept only for a single file). */
+static void total_stats(corpus *c)
+{
+	clean_stats *t = &c->stats;
+	memset(t, 0, sizeof *t);
+	t->first_invalid = c->nfiles == 1 ? c->files[0].stats.first_invalid : UINT64_MAX;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const clean_stats *f = &c->files[i].stats;
+		t->bytes += f->bytes;
+		t->codepoints += f->codepoints;
+		t->invalid += f->invalid;
+		t->escapes += f->escapes;
+		t->controls += f->controls;
+		t->crlf += f->crlf;
+		t->boms += f->boms;
+	}
+}
+
+/* Pass 1: how many characters, which ones; a corpus with nothing to learn
+ * is refused. */
+static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
+{
+	struct corpus_pending *s = c->pending;
 	count_ctx cc = {.counter = &s->counter};
-	if (!clean_file(path, count_sink, &cc, &c->stats, &c->mtime, err))
+	if (!read_pass(c, src, true, io, count_sink, &cc, err))
 		return false;
-	s->n = s->counter.total;
+	total_stats(c);
+	c->n = s->counter.total;
+	char what[4200];
+	corpus_what(c, what, sizeof what);
 	if (c->stats.bytes == 0)
 		return av_fail(err,
 			       "%s is empty: there is nothing to train on; give a UTF-8 text file "
 			       "(a few MB of prose trains a model worth looking at)",
-			       path);
-	if (s->n == 0)
+			       what);
+	if (c->n == 0)
 		return av_fail(err,
 			       "%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			       " escape sequences and %" PRIu64
-			       " control characters removed); give "
-			       "a UTF-8 text file",
-			       path, c->stats.bytes, c->stats.escapes, c->stats.controls);
+			       " escape sequences, %" PRIu64 " control characters and %" PRIu64
+			       " byte order marks removed); give a UTF-8 text file",
+			       what, c->stats.bytes, c->stats.escapes, c->stats.controls,
+			       c->stats.boms);
 	if (cc.nonblank == 0)
 		return av_fail(err,
 			       "%s contains only whitespace (%" PRIu64 " characters): there is "
 			       "nothing to learn; give a text file with words in it",
-			       path, s->n);
+			       what, c->n);
 	return true;
 }
 
 /* Dense indices, in codepoint order, of the characters actually seen. */
-static bool dense_tables(load_state *s, av_error *err)
+static bool dense_tables(struct corpus_pending *s, av_error *err)
 {
 	s->dense_of = malloc(NCP * sizeof *s->dense_of);
 	if (!s->dense_of)
@@ -236,71 +411,148 @@ static bool dense_tables(load_state *s, av_error *err)
 }
 
 /* Pass 2: the text as dense indices, in c->ids. */
-static bool encode_pass(corpus *c, load_state *s, const char *path, av_error *err)
+static bool encode_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 {
+	struct corpus_pending *s = c->pending;
+	char what[4200];
+	corpus_what(c, what, sizeof what);
 	/* The vocabulary has at most ndense + specials ids, so the width chosen
 	 * here holds both the dense indices and the final ids. */
 	c->width = (uint64_t)s->ndense + TOK_NSPECIAL <= 65536u ? 2 : 4;
-	if (s->n > SIZE_MAX / (size_t)c->width)
+	if (c->n > SIZE_MAX / (size_t)c->width)
 		return av_fail(err, "%s is too large to hold in memory (%" PRIu64 " characters)",
-			       path, s->n);
-	dense_ctx dc = {.dense_of = s->dense_of, .width = c->width, .cap = s->n, .path = path};
-	dc.ids = malloc((size_t)s->n * (size_t)c->width);
+			       what, c->n);
+	dense_ctx dc = {.dense_of = s->dense_of, .width = c->width, .cap = c->n, .path = what};
+	dc.ids = malloc((size_t)c->n * (size_t)c->width);
 	if (!dc.ids)
 		return av_fail(err,
 			       "out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
 			       " MB as ids",
-			       path, s->n, s->n * (uint64_t)c->width >> 20);
+			       what, c->n, c->n * (uint64_t)c->width >> 20);
 	c->ids = dc.ids;
-	clean_stats again;
-	if (!clean_file(path, dense_sink, &dc, &again, NULL, err))
+	if (!read_pass(c, src, false, io, dense_sink, &dc, err))
 		return false;
-	if (dc.n != s->n)
+	if (dc.n != c->n)
 		return av_fail(err,
 			       "%s changed while it was being read (%" PRIu64
 			       " characters, then %" PRIu64
 			       "); train on a file that nothing is writing to",
-			       path, s->n, dc.n);
+			       what, c->n, dc.n);
 	return true;
 }
 
-/* The split; the validation tail's characters leave the counts. */
-static void split(corpus *c, load_state *s, bool val_file)
+static bool pass_io_init(pass_io *io, const corpus_options *o, av_error *err)
 {
-	if (val_file) {
-		c->ntrain = s->n;
-	} else {
-		c->nval = (s->n + 19) / 20;
-		c->ntrain = s->n - c->nval;
-		for (uint64_t i = c->ntrain; i < s->n; i++) {
-			uint32_t cp = s->dense_cp[corpus_id(c, i)];
-			s->counter.count[cp]--;
-			s->counter.total--;
-		}
+	memset(io, 0, sizeof *io);
+	io->buf = malloc(CORPUS_CHUNK);
+	io->sample = malloc(ENCODING_SAMPLE);
+	io->limit = o->spool_limit ? o->spool_limit : CORPUS_SPOOL_MAX;
+	io->waiting = o->waiting;
+	io->wait_ctx = o->wait_ctx;
+	if (!io->buf || !io->sample)
+		return av_fail(err, "out of memory");
+	return true;
+}
+
+static void pass_io_finish(pass_io *io)
+{
+	free(io->buf);
+	free(io->sample);
+	cp_buf_free(&io->out);
+}
+
+/* The files' names, and the options corpus_split needs. */
+static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, const corpus_options *o,
+			av_error *err)
+{
+	c->pending = calloc(1, sizeof *c->pending);
+	c->files = calloc(npaths ? npaths : 1, sizeof *c->files);
+	if (!c->pending || !c->files)
+		return av_fail(err, "out of memory");
+	struct corpus_pending *s = c->pending;
+	for (size_t i = 0; i < npaths; i++) {
+		if (!(c->files[i].path = strdup(paths[i])))
+			return av_fail(err, "out of memory");
+		c->files[i].name = input_name(c->files[i].path);
+		c->nfiles = i + 1;
+	}
+	s->min_count = o->min_count ? o->min_count : 1;
+	s->max_vocab = o->max_vocab;
+	s->waiting = o->waiting;
+	s->wait_ctx = o->wait_ctx;
+	if (o->val_path && !(s->val_path = strdup(o->val_path)))
+		return av_fail(err, "out of memory");
+	return vocab_counter_init(&s->counter, err);
+}
+
+bool corpus_read(corpus *c, const char *const *paths, size_t npaths, const corpus_options *o,
+		 av_error *err)
+{
+	memset(c, 0, sizeof *c);
+	if (npaths == 0)
+		return av_fail(err, "no corpus file given");
+	pass_source *src = malloc(npaths * sizeof *src);
+	pass_io io;
+	bool ok = pass_io_init(&io, o, err) && src && take_inputs(c, paths, npaths, o, err);
+	if (!src)
+		ok = av_fail(err, "out of memory");
+	for (size_t i = 0; ok && i < npaths; i++)
+		src[i] = (pass_source){.spool = -1};
+	ok = ok && count_pass(c, src, &io, err) && dense_tables(c->pending, err) &&
+	     encode_pass(c, src, &io, err);
+	for (size_t i = 0; src && i < c->nfiles; i++)
+		if (src[i].spool >= 0)
+			close(src[i].spool);
+	free(src);
+	pass_io_finish(&io);
+	if (!ok)
+		corpus_finish(c);
+	return ok;
+}
+
+uint64_t corpus_val_chars(uint64_t n, uint32_t percent)
+{
+	/* ceil(n * percent / 100) without overflow for any n */
+	return n / 100 * percent + (n % 100 * percent + 99) / 100;
+}
+
+/* The split; the validation tail's characters leave the counts. */
+static void split(corpus *c, uint64_t nval)
+{
+	struct corpus_pending *s = c->pending;
+	c->nval = nval;
+	c->ntrain = c->n - nval;
+	for (uint64_t i = c->ntrain; i < c->n; i++) {
+		uint32_t cp = s->dense_cp[corpus_id(c, i)];
+		s->counter.count[cp]--;
+		s->counter.total--;
 	}
 	for (uint32_t cp = 0; cp < NCP; cp++)
 		c->distinct += s->counter.count[cp] != 0;
 }
 
 /* The vocabulary from the training split's counts. */
-static bool build_vocab(corpus *c, load_state *s, const corpus_options *o, const char *path,
-			av_error *err)
+static bool build_vocab(corpus *c, av_error *err)
 {
-	if (!vocab_build(&c->vocab, &s->counter, o->min_count ? o->min_count : 1, o->max_vocab,
-			 err))
+	struct corpus_pending *s = c->pending;
+	if (!vocab_build(&c->vocab, &s->counter, s->min_count, s->max_vocab, err))
 		return false;
-	if (c->vocab.size <= TOK_NSPECIAL)
+	if (c->vocab.size <= TOK_NSPECIAL) {
+		char what[4200];
+		corpus_what(c, what, sizeof what);
 		return av_fail(err,
 			       "%s: no character occurs at least --min-count %" PRIu64 " times in "
 			       "the training split; lower --min-count",
-			       path, o->min_count);
+			       what, s->min_count);
+	}
 	return true;
 }
 
 /* Dense index -> vocabulary id, in place; then the training split's counts
  * per id and the validation characters outside the vocabulary. */
-static bool remap_ids(corpus *c, const load_state *s, av_error *err)
+static bool remap_ids(corpus *c, av_error *err)
 {
+	const struct corpus_pending *s = c->pending;
 	uint32_t *remap = malloc((size_t)s->ndense * sizeof *remap);
 	c->id_count = calloc(c->vocab.size, sizeof *c->id_count);
 	if (!remap || !c->id_count) {
@@ -309,7 +561,7 @@ static bool remap_ids(corpus *c, const load_state *s, av_error *err)
 	}
 	for (uint32_t k = 0; k < s->ndense; k++)
 		remap[k] = (uint32_t)vocab_id(&c->vocab, s->dense_cp[k]);
-	for (uint64_t i = 0; i < s->n; i++) {
+	for (uint64_t i = 0; i < c->n; i++) {
 		if (c->width == 2) {
 			uint16_t *p = (uint16_t *)c->ids + i;
 			*p = (uint16_t)remap[*p];
@@ -321,46 +573,82 @@ static bool remap_ids(corpus *c, const load_state *s, av_error *err)
 	free(remap);
 	for (uint64_t i = 0; i < c->ntrain; i++)
 		c->id_count[corpus_id(c, i)]++;
-	for (uint64_t i = c->ntrain; i < s->n; i++)
+	for (uint64_t i = c->ntrain; i < c->n; i++)
 		c->unk_val += corpus_id(c, i) == TOK_UNK;
 	return true;
 }
 
 /* --val-file: its text straight to vocabulary ids after the training split. */
-static bool read_val_file(corpus *c, const char *val_path, uint64_t cap, av_error *err)
+static bool read_val_file(corpus *c, av_error *err)
 {
-	val_ctx vc = {.v = &c->vocab, .c = c, .cap = cap};
-	if (!clean_file(val_path, val_sink, &vc, &c->val_stats, NULL, err))
+	const struct corpus_pending *s = c->pending;
+	corpus_file vf = {.path = s->val_path, .name = input_name(s->val_path)};
+	pass_source src = {.spool = -1};
+	corpus_options o = {.waiting = s->waiting, .wait_ctx = s->wait_ctx};
+	pass_io io;
+	val_ctx vc = {.v = &c->vocab, .c = c, .cap = c->n};
+	uint32_t last;
+	uint64_t count;
+	/* One pass, no copy kept: a stream is read as it comes. */
+	bool ok = pass_io_init(&io, &o, err);
+	if (ok) {
+		io.limit = UINT64_MAX;
+		ok = clean_source(&vf, &src, true, &io, val_sink, &vc, &last, &count, err);
+	}
+	if (src.spool >= 0)
+		close(src.spool);
+	pass_io_finish(&io);
+	if (!ok)
 		return false;
+	c->val_stats = vf.stats;
+	c->val_guess = vf.guess;
 	if (c->nval == 0)
 		return av_fail(err,
 			       "validation file %s has no text after cleaning; give a non-empty "
 			       "--val-file",
-			       val_path);
+			       vf.name);
+	return true;
+}
+
+bool corpus_split(corpus *c, uint64_t nval, av_error *err)
+{
+	struct corpus_pending *s = c->pending;
+	if (!s)
+		return av_fail(err, "the corpus was not read (corpus_read) or is already split");
+	if (nval >= c->n || (s->val_path && nval))
+		return av_fail(err,
+			       "cannot hold out %" PRIu64 " of the corpus's %" PRIu64
+			       " characters for validation",
+			       nval, c->n);
+	c->val_file = s->val_path != NULL;
+	split(c, nval);
+	bool ok =
+	    build_vocab(c, err) && remap_ids(c, err) && (!s->val_path || read_val_file(c, err));
+	if (ok)
+		corpus_hash(c);
+	free(s->dense_cp);
+	free(s->dense_of);
+	free(s->val_path);
+	vocab_counter_finish(&s->counter);
+	free(s);
+	c->pending = NULL;
+	if (!ok)
+		corpus_finish(c);
+	return ok;
+}
+
+bool corpus_split_percent(corpus *c, uint32_t percent, av_error *err)
+{
+	bool val_file = c->pending && c->pending->val_path;
+	if (!corpus_split(c, val_file ? 0 : corpus_val_chars(c->n, percent), err))
+		return false;
+	c->val_percent = val_file ? 0 : percent;
 	return true;
 }
 
 bool corpus_load(corpus *c, const char *path, const corpus_options *o, av_error *err)
 {
-	memset(c, 0, sizeof *c);
-	load_state s = {0};
-	if (!vocab_counter_init(&s.counter, err))
-		return false;
-	bool ok =
-	    count_pass(c, &s, path, err) && dense_tables(&s, err) && encode_pass(c, &s, path, err);
-	if (ok) {
-		split(c, &s, o->val_path != NULL);
-		ok = build_vocab(c, &s, o, path, err) && remap_ids(c, &s, err) &&
-		     (!o->val_path || read_val_file(c, o->val_path, s.n, err));
-	}
-	if (ok)
-		corpus_hash(c);
-	free(s.dense_cp);
-	free(s.dense_of);
-	vocab_counter_finish(&s.counter);
-	if (!ok)
-		corpus_finish(c);
-	return ok;
+	return corpus_read(c, &path, 1, o, err) && corpus_split_percent(c, 5, err);
 }
 
 void corpus_finish(corpus *c)
@@ -371,6 +659,16 @@ void corpus_finish(corpus *c)
 		vocab_finish(&c->vocab);
 	free(c->ids);
 	free(c->id_count);
+	for (size_t i = 0; c->files && i < c->nfiles; i++)
+		free(c->files[i].path);
+	free(c->files);
+	if (c->pending) {
+		free(c->pending->dense_cp);
+		free(c->pending->dense_of);
+		free(c->pending->val_path);
+		vocab_counter_finish(&c->pending->counter);
+		free(c->pending);
+	}
 	memset(c, 0, sizeof *c);
 }
 
@@ -408,53 +706,75 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 	if (s->invalid)
 		ADD("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")",
 		    s->invalid, plural(s->invalid, "sequence", "sequences"), s->first_invalid);
-	if (s->bom)
+	if (s->boms == 1)
 		ADD("; byte order mark removed");
-	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->bom)
+	else if (s->boms)
+		ADD("; %" PRIu64 " byte order marks removed", s->boms);
+	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->boms)
 		ADD("; clean");
 #undef ADD
 	if (k >= n && n > 0)
 		buf[n - 1] = '\0';
 }
 
-void corpus_summary(const corpus *c, const char *path, char *buf, size_t n)
+void corpus_summary(const corpus *c, char *buf, size_t n)
 {
-	char line[512];
+	char line[4800];
 	size_t k = 0;
 	if (n == 0)
 		return;
 	buf[0] = '\0';
-	clean_stats_summary(&c->stats, path, line, sizeof line);
-	k += (size_t)snprintf(buf + k, n - k, "%s\n", line);
-	if (k < n && c->val_stats.bytes) {
+#define ADDF(...)                                                                                  \
+	do {                                                                                       \
+		if (k < n) {                                                                       \
+			int r_ = snprintf(buf + k, n - k, __VA_ARGS__);                            \
+			k += r_ > 0 ? (size_t)r_ : 0;                                              \
+		}                                                                                  \
+	} while (0)
+	for (size_t i = 0; i < c->nfiles; i++) {
+		clean_stats_summary(&c->files[i].stats, c->files[i].name, line, sizeof line);
+		ADDF("%s\n", line);
+	}
+	if (c->nfiles > 1)
+		ADDF("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
+		     " line %s added between files)\n",
+		     c->nfiles, c->n, c->separators, plural(c->separators, "break", "breaks"));
+	if (c->val_file) {
 		clean_stats_summary(&c->val_stats, "validation file", line, sizeof line);
-		k += (size_t)snprintf(buf + k, n - k, "%s\n", line);
+		ADDF("%s\n", line);
 	}
 	uint64_t kept = 0;
 	for (uint32_t i = TOK_NSPECIAL; i < c->vocab.size; i++)
 		kept += c->id_count[i];
-	if (k < n)
-		k += (size_t)snprintf(buf + k, n - k,
-				      "split: %" PRIu64 " training and %" PRIu64 " validation "
-				      "characters%s; vocabulary: %u ids (%u characters of %" PRIu64
-				      " distinct, covering %.2f%% of the training text)\n",
-				      c->ntrain, c->nval,
-				      c->val_stats.bytes ? " (from the validation file)"
-							 : " (last 5%)",
-				      c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
-				      c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
-	if (k < n && c->unk_val) {
-		int r = snprintf(buf + k, n - k,
-				 "%" PRIu64
-				 " validation characters are outside the vocabulary (unknown)\n",
-				 c->unk_val);
-		k += r > 0 ? (size_t)r : 0;
-	}
-	/* Many replacements mean a legacy encoding, not a few damaged bytes. */
-	if (k < n && c->stats.invalid * 100 > c->stats.codepoints)
-		snprintf(buf + k, n - k,
-			 "warning: %.0f%% of the characters of %s were invalid UTF-8: if it is in "
-			 "another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 "
-			 "for Chinese)\n",
-			 100.0 * (double)c->stats.invalid / (double)c->stats.codepoints, path);
+	char share[64];
+	if (c->val_file)
+		snprintf(share, sizeof share, " (from the validation file)");
+	else if (c->nval && c->val_percent)
+		snprintf(share, sizeof share, " (last %u%%)", c->val_percent);
+	else if (c->nval)
+		snprintf(share, sizeof share, " (last %.1f%%)",
+			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
+	if (c->nval || c->val_file)
+		ADDF("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; ",
+		     c->ntrain, c->nval, share);
+	else
+		ADDF("split: %" PRIu64 " training characters, no validation text; ", c->ntrain);
+	ADDF("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
+	     "training text)\n",
+	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
+	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
+	if (c->unk_val)
+		ADDF("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n",
+		     c->unk_val);
+	/* Text in another encoding: what it looks like and how to convert it. */
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
+				  sizeof line))
+			ADDF("warning: %s\n", line);
+	if (c->val_file &&
+	    encoding_hint(c->val_guess, &c->val_stats, "the validation file", line, sizeof line))
+		ADDF("warning: %s\n", line);
+#undef ADDF
+	if (k >= n)
+		buf[n - 1] = '\0';
 }

@@ -5,15 +5,18 @@
 #include "attnview/checkpoint.h"
 #include "attnview/modelfile.h"
 #include "attnview/parallel.h"
+#include "attnview/verdict.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void train_options_default(train_options *o)
@@ -32,6 +35,8 @@ void train_options_default(train_options *o)
 	o->min_count = 1;
 	o->max_vocab = 0;
 	o->eval_every = 100;
+	o->val_percent = TRAIN_VAL_PERCENT;
+	o->patience = 0;
 	o->checkpoint_every = 500;
 }
 
@@ -77,6 +82,14 @@ bool train_options_check(const train_options *o, av_error *err)
 			       o->warmup, o->steps);
 	if (o->min_count < 1)
 		return av_fail(err, "--min-count must be at least 1");
+	if (o->val_percent > 50)
+		return av_fail(err,
+			       "--val-share %u is out of range: hold out 0 to 50%% of the corpus "
+			       "(default 5)",
+			       o->val_percent);
+	if (o->patience && !o->eval_every)
+		return av_fail(err, "--patience counts evaluations, and --eval-every 0 makes none "
+				    "before the end: give --eval-every N");
 	if (o->threads > 256)
 		return av_fail(err, "--threads %u is out of range: use 1 to 256", o->threads);
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
@@ -129,13 +142,19 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 			       "one batch (--batch %u x %" PRIu64 " characters per window): use "
 			       "a larger corpus or a smaller --batch or --context",
 			       path, c->ntrain, o->batch, w);
-	if (c->nval < w)
+	if ((c->nval || c->val_file) && c->nval < w)
 		return av_fail(err,
 			       "%s: the validation split (%s) has %" PRIu64 " characters, "
 			       "fewer than one window of %" PRIu64 ": use a larger corpus, a "
-			       "smaller --context, or --val-file FILE",
-			       path, c->val_stats.bytes ? "the --val-file" : "the last 5%", c->nval,
-			       w);
+			       "smaller --context, a larger --val-share, --val-file FILE, or "
+			       "--no-val",
+			       path, c->val_file ? "the --val-file" : "the end of the corpus",
+			       c->nval, w);
+	if (!c->nval && o->patience)
+		return av_fail(err,
+			       "--patience stops at the best validation loss, and there is no "
+			       "validation text (--no-val, or a text too short to hold one out): "
+			       "drop --patience, or give --val-file FILE");
 	uint64_t total = train_total_steps(o, c);
 	if (o->epochs && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= total)
 		return av_fail(err,
@@ -143,6 +162,108 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 			       "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
 			       o->epochs, total, o->warmup);
 	return true;
+}
+
+/* n / 8 characters of context, a multiple of 8 from 16 up, at least 2, at
+ * most cap. */
+static uint32_t fit_context(uint64_t n, uint32_t cap)
+{
+	uint64_t t = n / 8;
+	if (t >= 16)
+		t -= t % 8;
+	if (t < 2)
+		t = 2;
+	return t < cap ? (uint32_t)t : cap;
+}
+
+static void fit_note(train_fit *f, const char *fmt, ...) AV_PRINTF(2, 3);
+static void fit_note(train_fit *f, const char *fmt, ...)
+{
+	if (f->nnotes >= TRAIN_FIT_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->notes[f->nnotes++], sizeof f->notes[0], fmt, ap);
+	va_end(ap);
+}
+
+void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
+		      uint64_t val_file_chars, train_fit *fit)
+{
+	memset(fit, 0, sizeof *fit);
+	const uint64_t causal = o->objective == OBJ_CAUSAL;
+	const uint32_t T0 = o->context, B0 = o->batch;
+	const float lr0 = o->lr;
+	const bool val_file = val_file_chars > 0;
+	enum { VAL_AS_ASKED, VAL_ONE_WINDOW, VAL_NONE } val = VAL_AS_ASKED;
+
+	/* Context: a batch and a validation window out of n/8 characters, and
+	 * within the validation file. */
+	if (!given->context) {
+		o->context = fit_context(n, o->context);
+		if (val_file && val_file_chars < o->context + causal)
+			o->context = val_file_chars >= 2 + causal
+					 ? fit_context(8 * (val_file_chars - causal), o->context)
+					 : 2;
+	}
+	/* Validation: the share; if a window does not fit in it, a share that
+	 * was asked for shrinks the context, the default one grows to a window
+	 * where a quarter of the text allows it, else there is none. */
+	uint64_t nval = val_file ? 0 : corpus_val_chars(n, o->val_percent);
+	if (!val_file && o->val_percent && nval < o->context + causal) {
+		if (given->val_percent) {
+			if (!given->context && nval >= 2 + causal)
+				o->context = fit_context(8 * (nval - causal), o->context);
+		} else if (o->context + causal <= n / 4) {
+			nval = o->context + causal;
+			val = VAL_ONE_WINDOW;
+		} else {
+			nval = 0;
+			val = VAL_NONE;
+		}
+	}
+	const uint64_t w = o->context + causal, ntrain = n - nval;
+	/* Batch: the windows the training split holds. */
+	if (!given->batch && ntrain < w * o->batch)
+		o->batch = ntrain / w >= 1 ? (uint32_t)(ntrain / w) : 1;
+	/* Learning rate: fewer characters a step make noisier gradients; the
+	 * rate follows the square root of the step's size (the rule for Adam). */
+	const double step0 = (double)T0 * B0, step1 = (double)o->context * o->batch;
+	if (!given->lr && step1 < step0)
+		o->lr = (float)((double)lr0 * sqrt(step1 / step0));
+
+	if (o->context != T0)
+		fit_note(fit,
+			 "the text is short (%" PRIu64 " characters): --context %u instead of %u; "
+			 "give --context to choose",
+			 n, o->context, T0);
+	if (o->batch != B0)
+		fit_note(fit,
+			 "--batch %u instead of %u: %u windows of %" PRIu64 " characters fill the "
+			 "%" PRIu64 " training characters; give --batch to choose",
+			 o->batch, B0, o->batch, w, ntrain);
+	if (o->lr != lr0)
+		fit_note(fit,
+			 "--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
+			 "smaller than %u x %u, and the rate goes with the square root (%.1f times "
+			 "smaller); give --lr to choose",
+			 (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
+			 sqrt(step0 / step1));
+	if (val == VAL_ONE_WINDOW)
+		fit_note(fit,
+			 "validation: the last %" PRIu64
+			 " characters (%.1f%% instead of %u%%), one "
+			 "window of the context; --val-share P holds out P%%, --val-file FILE "
+			 "validates on another text, --no-val on none",
+			 nval, 100.0 * (double)nval / (double)n, o->val_percent);
+	if (val == VAL_NONE)
+		fit_note(fit,
+			 "validation: none: the text is too short to hold out a window of %" PRIu64
+			 " characters and keep enough to train on, so there will be no verdict; "
+			 "give --val-file FILE, or a longer text",
+			 w);
+	fit->nval = nval;
+	fit->shrunk = val != VAL_AS_ASKED;
 }
 
 bool train_check_output(const char *path, av_error *err)
@@ -158,12 +279,49 @@ bool train_check_output(const char *path, av_error *err)
 		*slash = '\0';
 		dir = slash == copy ? "/" : copy;
 	}
-	bool ok = access(dir, W_OK) == 0;
-	if (!ok)
+	/* Missing, not a directory, or not writable: say which. */
+	struct stat st;
+	bool ok = false;
+	if (stat(dir, &st) != 0) {
+		if (errno == ENOENT)
+			av_fail(err,
+				"cannot write %s: directory %s does not exist; create it or "
+				"choose another output file",
+				path, dir);
+		else
+			av_fail_errno(err, errno, "cannot write %s: cannot reach directory %s",
+				      path, dir);
+	} else if (!S_ISDIR(st.st_mode)) {
+		av_fail(err, "cannot write %s: %s is not a directory", path, dir);
+	} else if (access(dir, W_OK) != 0) {
 		av_fail_errno(err, errno, "cannot write %s: directory %s is not writable", path,
 			      dir);
+	} else {
+		ok = true;
+	}
 	free(copy);
 	return ok;
+}
+
+bool train_creation_time(int64_t *created, av_error *err)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	if (!s || !*s) {
+		*created = (int64_t)time(NULL);
+		return true;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno)
+		return av_fail(
+		    err,
+		    "SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
+		    "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
+		    "or unset it",
+		    s);
+	*created = (int64_t)v;
+	return true;
 }
 
 /* ---- stop requests ---------------------------------------------------- */
@@ -251,10 +409,10 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 		if (resume)
 			return av_fail(
 			    err,
-			    "the checkpoint was trained on %u threads and this run would "
-			    "use %u: the result would differ from an uninterrupted run; "
-			    "resume with --threads %u",
-			    t->opt.threads, nt, t->opt.threads);
+			    "%s was trained on %u threads and this run would use %u: the "
+			    "result would differ from an uninterrupted run; resume with "
+			    "--threads %u",
+			    resume->path, t->opt.threads, nt, t->opt.threads);
 		return av_fail(err,
 			       "%u threads were asked for but the training step would run on %u; "
 			       "use --threads %u",
@@ -289,9 +447,9 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 	const vocab *v = &resume->model->vocab, *cv = &t->data->vocab;
 	if (v->size != cv->size || memcmp(v->cps, cv->cps, v->size * sizeof *v->cps) != 0)
 		return av_fail(err,
-			       "the corpus differs from the one the checkpoint was trained on: its "
+			       "the corpus differs from the one %s was trained on: its "
 			       "vocabulary is not the same; resume with the same corpus%s",
-			       resume->val_path ? " and --val-file" : "");
+			       resume->path, resume->val_path ? " and --val-file" : "");
 	t->model = resume->model;
 	resume->model = NULL;
 	return true;
@@ -315,15 +473,16 @@ static bool new_model(trainer *t, const char *name, const char *corpus_desc, av_
 	return true;
 }
 
-/* No wall-clock time in the file (train.h, "Determinism"), and no
- * evaluation yet. */
-static void stamp_meta(trainer *t)
+/* The creation time of a new run (a resumed one keeps its checkpoint's:
+ * train.h, "Determinism"), and no evaluation yet. */
+static bool stamp_meta(trainer *t, bool resumed, av_error *err)
 {
 	model *m = t->model;
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	m->meta.created = sde && *sde ? strtoll(sde, NULL, 10) : t->data->mtime;
+	if (!resumed && !train_creation_time(&m->meta.created, err))
+		return false;
 	m->meta.val_loss = m->meta.val_acc = NAN;
 	m->meta.base_loss = m->meta.base_acc = NAN;
+	return true;
 }
 
 /* AdamW's moments, the activations and their gradients, the batch. */
@@ -339,10 +498,14 @@ static bool alloc_buffers(trainer *t, av_error *err)
 	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
 	t->targets = malloc((size_t)B * T * sizeof *t->targets);
 	t->perm = malloc((size_t)T * sizeof *t->perm);
+	if (t->opt.patience && !(t->best_params = malloc(m->nparams * sizeof *t->best_params)))
+		return av_fail(err, "out of memory for the copy of the best parameters");
 	if (!t->grads || !t->tokens || !t->targets || !t->perm)
 		return av_fail(err, "out of memory for the training buffers");
 	return true;
 }
+
+static void restore_eval_state(trainer *t);
 
 trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
 			const char *name, const char *corpus_desc, const char *val_path,
@@ -356,12 +519,12 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	t->data = c;
 	if (!resolve_options(t, o, resume, err) ||
 	    !keep_paths(t, out_path, ckpt_path, resume ? resume->val_path : val_path, err) ||
-	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)))
+	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)) ||
+	    !stamp_meta(t, resume != NULL, err))
 		goto fail;
-	stamp_meta(t);
-	if (!alloc_buffers(t, err) ||
-	    (resume && !train_checkpoint_restore(t, resume, "the checkpoint", err)))
+	if (!alloc_buffers(t, err) || (resume && !train_checkpoint_restore(t, resume, err)))
 		goto fail;
+	restore_eval_state(t);
 	return t;
 fail:
 	trainer_destroy(t);
@@ -384,6 +547,7 @@ void trainer_destroy(trainer *t)
 	free(t->targets);
 	free(t->perm);
 	free(t->evals);
+	free(t->best_params);
 	free(t->out_path);
 	free(t->ckpt_path);
 	free(t->val_path);
@@ -434,17 +598,32 @@ static void fill_row(trainer *t, int b, uint64_t start, rng *r, bool corrupt)
 	}
 }
 
+/* The rows K of an evaluation (train.h, "Evaluation"); 0 without
+ * validation text. */
+static uint64_t eval_rows(const trainer *t, bool final)
+{
+	uint64_t W = (uint64_t)t->window, T = t->opt.context;
+	uint64_t maxk = (uint64_t)t->opt.batch * (final ? TRAIN_FINAL_BATCHES : TRAIN_EVAL_BATCHES);
+	uint64_t K = t->data->nval / W;
+	if (t->opt.objective == OBJ_MASKED)
+		K *= (T + (uint64_t)t->nmask - 1) / (uint64_t)t->nmask;
+	return K < maxk ? K : maxk;
+}
+
 void trainer_evaluate(trainer *t, bool final, train_result *res)
 {
 	const corpus *c = t->data;
 	int B = (int)t->opt.batch, T = (int)t->opt.context;
 	uint64_t W = (uint64_t)t->window;
-	uint64_t maxk = (uint64_t)B * (final ? TRAIN_FINAL_BATCHES : TRAIN_EVAL_BATCHES);
-	uint64_t K = c->nval / W;
-	if (K > maxk)
-		K = maxk;
-	if (K < 1)
-		K = 1;
+	/* Kw windows; a short validation text is masked again in its windows
+	 * (train.h), up to K rows. */
+	uint64_t K = eval_rows(t, final), Kw = c->nval / W;
+	if (K == 0) { /* no validation text */
+		*res = (train_result){NAN, NAN, NAN, NAN, 0};
+		return;
+	}
+	if (Kw > K)
+		Kw = K;
 	rng r;
 	rng_seed(&r, t->opt.seed ^ TRAIN_EVAL_SALT);
 	double loss = 0, base = 0;
@@ -453,8 +632,8 @@ void trainer_evaluate(trainer *t, bool final, train_result *res)
 	for (uint64_t k0 = 0; k0 < K; k0 += (uint64_t)B) {
 		int nb = (int)(K - k0 < (uint64_t)B ? K - k0 : (uint64_t)B);
 		for (int b = 0; b < nb; b++) {
-			uint64_t k = k0 + (uint64_t)b;
-			uint64_t off = K > 1 ? k * (c->nval - W) / (K - 1) : 0;
+			uint64_t k = (k0 + (uint64_t)b) % Kw;
+			uint64_t off = Kw > 1 ? k * (c->nval - W) / (Kw - 1) : 0;
 			fill_row(t, b, c->ntrain + off, &r, false);
 		}
 		int n = 0, ok = 0;
@@ -480,7 +659,7 @@ void trainer_evaluate(trainer *t, bool final, train_result *res)
 	res->base_acc = count ? (float)((double)base_correct / (double)count) : NAN;
 }
 
-static bool push_eval(trainer *t, const train_result *r)
+static bool push_eval(trainer *t, const train_result *r, float train_loss)
 {
 	if (t->nevals == t->evals_cap) {
 		size_t cap = t->evals_cap ? t->evals_cap * 2 : 64;
@@ -490,8 +669,59 @@ static bool push_eval(trainer *t, const train_result *r)
 		t->evals = p;
 		t->evals_cap = cap;
 	}
-	t->evals[t->nevals++] = (train_eval){t->step, r->loss, r->acc};
+	t->evals[t->nevals++] =
+	    (train_eval){t->step, r->loss, r->acc, r->base_loss, r->base_acc, train_loss};
 	return true;
+}
+
+/* The earliest evaluation of the lowest validation loss among the first n. */
+static size_t best_eval(const trainer *t, size_t n)
+{
+	size_t b = 0;
+	for (size_t i = 1; i < n; i++)
+		if (t->evals[i].loss < t->evals[b].loss)
+			b = i;
+	return b;
+}
+
+/* Does evaluation i show over-fitting (train.h)? */
+static bool overfit_at(const trainer *t, size_t i)
+{
+	size_t b = best_eval(t, i + 1);
+	const train_eval *e = &t->evals[i], *best = &t->evals[b];
+	uint64_t n = eval_rows(t, false) * (uint64_t)t->nmask;
+	double rise = n ? 1.0 / sqrt((double)n) : 1.0;
+	if (rise < TRAIN_OVERFIT_RISE)
+		rise = TRAIN_OVERFIT_RISE;
+	return i - b >= TRAIN_OVERFIT_EVALS &&
+	       verdict_of(best->loss, best->base_loss) == VERDICT_BETTER &&
+	       (double)e->loss > (1.0 + rise) * (double)best->loss &&
+	       e->train_loss < best->train_loss;
+}
+
+/* After a resume: whether the evaluations so far have warned already. */
+static void restore_eval_state(trainer *t)
+{
+	t->overfit_warned = false;
+	for (size_t i = 0; i < t->nevals && !t->overfit_warned; i++)
+		t->overfit_warned = overfit_at(t, i);
+}
+
+/* Mean training loss of the steps since the last evaluation (those still in
+ * the ring of recent losses). */
+static float train_loss_since_eval(const trainer *t)
+{
+	uint64_t prev = t->nevals ? t->evals[t->nevals - 1].step : 0;
+	uint64_t m = t->step - prev;
+	uint64_t have = t->nrecent < TRAIN_RECENT ? t->nrecent : TRAIN_RECENT;
+	if (m > have)
+		m = have;
+	if (m == 0)
+		return NAN;
+	double sum = 0.0;
+	for (uint64_t k = t->nrecent - m; k < t->nrecent; k++)
+		sum += t->recent[k % TRAIN_RECENT];
+	return (float)(sum / (double)m);
 }
 
 static void fill_progress(const trainer *t, train_progress *p)
@@ -503,16 +733,42 @@ static void fill_progress(const trainer *t, train_progress *p)
 	p->nrecent = nr;
 	for (int i = 0; i < nr; i++)
 		p->recent[i] = t->recent[(t->nrecent - (uint64_t)nr + (uint64_t)i) % TRAIN_RECENT];
-	p->val_loss = t->nevals ? t->evals[t->nevals - 1].loss : NAN;
-	p->val_acc = t->nevals ? t->evals[t->nevals - 1].acc : NAN;
+	const train_eval *e = t->nevals ? &t->evals[t->nevals - 1] : NULL;
+	p->val_loss = e ? e->loss : NAN;
+	p->val_acc = e ? e->acc : NAN;
+	p->base_loss = e ? e->base_loss : NAN;
+	p->base_acc = e ? e->base_acc : NAN;
+	p->train_loss = e ? e->train_loss : NAN;
+	p->val_count = t->eval_count;
+	if (t->nevals) {
+		size_t b = best_eval(t, t->nevals);
+		p->best = t->evals[b];
+		p->since_best = (int)(t->nevals - 1 - b);
+	} else {
+		p->best = (train_eval){0, NAN, NAN, NAN, NAN, NAN};
+		p->since_best = 0;
+	}
+}
+
+/* With patience: the parameters of the best evaluation back in the model.
+ * Returns the step they are from. */
+static uint64_t take_best(trainer *t)
+{
+	if (!t->opt.patience || !t->has_best)
+		return t->step;
+	uint64_t step = t->evals[best_eval(t, t->nevals)].step;
+	if (step != t->step)
+		memcpy(t->model->params, t->best_params, t->model->nparams * sizeof(float));
+	return step;
 }
 
 static bool write_final(trainer *t, av_error *err)
 {
 	model *m = t->model;
+	uint64_t step = take_best(t);
 	trainer_evaluate(t, true, &t->final);
-	m->meta.steps = t->step;
-	m->meta.tokens = t->tokens_seen;
+	m->meta.steps = step;
+	m->meta.tokens = step * t->opt.batch * t->opt.context;
 	m->meta.seed = t->opt.seed;
 	m->meta.val_loss = t->final.loss;
 	m->meta.val_acc = t->final.acc;
@@ -554,17 +810,31 @@ static bool train_one_step(trainer *t, train_progress *p, av_error *err)
 	return true;
 }
 
-/* The validation run every --eval-every steps. */
+/* The validation run every --eval-every steps (and after the last one, with
+ * patience): the verdict's figures, the best so far (with patience, its
+ * parameters copied), over-fitting, patience running out. */
 static bool maybe_evaluate(trainer *t, train_progress *p, av_error *err)
 {
-	p->evaluated = false;
-	if (!t->opt.eval_every || t->step % t->opt.eval_every != 0)
+	p->evaluated = p->overfitting = p->stopping = false;
+	if (!t->opt.eval_every || t->data->nval == 0)
+		return true;
+	if (t->step % t->opt.eval_every != 0 && !(t->opt.patience && t->step == t->total))
 		return true;
 	train_result r;
 	trainer_evaluate(t, false, &r);
-	if (!push_eval(t, &r))
+	t->eval_count = r.count;
+	if (!push_eval(t, &r, train_loss_since_eval(t)))
 		return av_fail(err, "out of memory");
 	p->evaluated = true;
+	size_t i = t->nevals - 1, b = best_eval(t, t->nevals);
+	if (b == i && t->opt.patience) {
+		memcpy(t->best_params, t->model->params, t->model->nparams * sizeof(float));
+		t->has_best = true;
+	}
+	if (!t->overfit_warned && overfit_at(t, i))
+		p->overfitting = t->overfit_warned = true;
+	if (t->opt.patience && i - b >= t->opt.patience)
+		p->stopping = t->stopped_early = true;
 	return true;
 }
 
@@ -615,7 +885,7 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		fill_progress(t, p);
 		if (progress)
 			progress(p, ctx);
-		if (t->step == t->total || stop_or_checkpoint(t, &st, err))
+		if (t->step == t->total || t->stopped_early || stop_or_checkpoint(t, &st, err))
 			break;
 	}
 	free(p);

@@ -49,7 +49,8 @@ static void parse_one(const uint8_t *buf, size_t n)
 	model_destroy(m);
 	if (kind != AV_KIND_CHECKPOINT)
 		return;
-	/* The training state behind a checkpoint has its own parser. */
+	/* model_parse checked the training state as every reader does: --resume
+	 * may refuse only what it alone checks, options its --train refuses. */
 	const char *path = fuzz_scratch(buf, n);
 	if (!path)
 		return;
@@ -62,6 +63,9 @@ static void parse_one(const uint8_t *buf, size_t n)
 		train_checkpoint_finish(&ck);
 	} else {
 		check_refusal(&err, path);
+		FUZZ_CHECK(strstr(err.msg, "options are invalid") ||
+			       strstr(err.msg, "out of memory"),
+			   "a checkpoint every reader takes, refused by --resume: %s", err.msg);
 	}
 }
 

@@ -13,7 +13,7 @@ static bool same_stats(const clean_stats *a, const clean_stats *b)
 {
 	return a->bytes == b->bytes && a->codepoints == b->codepoints && a->invalid == b->invalid &&
 	       a->first_invalid == b->first_invalid && a->escapes == b->escapes &&
-	       a->controls == b->controls && a->crlf == b->crlf && a->bom == b->bom;
+	       a->controls == b->controls && a->crlf == b->crlf && a->boms == b->boms;
 }
 
 /* What the cleaner promises about its output. */
@@ -63,7 +63,7 @@ static void check_corpus(const char *text, size_t n, const cp_buf *want)
 	if (!path)
 		return;
 	corpus c;
-	corpus_options o = {NULL, 1, 0};
+	corpus_options o = {.min_count = 1, .max_vocab = 0};
 	av_error err = {{0}};
 	if (!corpus_load(&c, path, &o, &err)) {
 		FUZZ_CHECK(strstr(err.msg, path), "refusal does not name the file: %s", err.msg);

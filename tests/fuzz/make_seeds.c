@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	}
 	av_error err;
 	corpus c;
-	corpus_options co = {NULL, 1, 12};
+	corpus_options co = {.min_count = 1, .max_vocab = 12};
 	if (!corpus_load(&c, argv[1], &co, &err)) {
 		fprintf(stderr, "make_seeds: %s\n", err.msg);
 		return 1;

@@ -229,7 +229,7 @@ def mutations(data, rng):
                                                    + data[103:]) if name_len >= 3 else data))
     out.append(("corpus length past the end", put(data, corp_off, "<I", 4000)))
     for i, v in ((0, 0x110001), (1, 0x41), (2, 0x110000), (3, 0xD800), (3, 0x110000),
-                 (3, 0x07), (3, 0x0A), (3, 0x9F), (3, 0xFFFFFFFF), (4, f.vocab[3]),
+                 (3, 0x07), (3, 0x0A), (3, 0x9F), (3, 0xFEFF), (3, 0xFFFFFFFF), (4, f.vocab[3]),
                  (V - 1, f.vocab[5]), (V - 1, 0x10FFFF), (V - 1, 0x85)):
         if i < V:
             out.append(("vocab[%d] = U+%04X" % (i, v), put(data, voc + 4 * i, "<I", v)))
@@ -272,26 +272,47 @@ def state_differential(rng):
                                (68, "<Q", 0, "min count"), (76, "<I", 2, "max vocab"),
                                (76, "<I", 300000, "max vocab"), (96, "<I", 0, "threads"),
                                (96, "<I", 300, "threads"), (96, "<I", 3, "threads"),
-                               (100, "<I", 5000, "val path length"),
-                               (104, "<Q", 1, "ntrain"), (128, "<Q", 4, "step"),
-                               (128, "<Q", 1, "step"), (168, "<Q", 2, "adam step"),
-                               (sl - 8, "<I", 300, "recent count"),
-                               (sl - 4, "<I", 1, "evaluation count")):
+                               (100, "<Q", 3, "patience"),
+                               (108, "<I", 5000, "val path length"),
+                               (112, "<Q", 1, "ntrain"), (136, "<Q", 4, "step"),
+                               (136, "<Q", 1, "step"), (176, "<Q", 2, "adam step"),
+                               (sl - 12, "<I", 300, "recent count"),
+                               (sl - 8, "<I", 1, "evaluation count"),
+                               (sl - 4, "<I", 5, "best parameter count")):
         muts.append(("state %s" % label, put(data, so + off, fmt, v)))
     muts.append(("state 4 bytes short", resize(data, -4, so + sl - 4)))
     muts.append(("state 4 bytes long", resize(data, 4, so + sl, b"\0" * 4)))
     muts.append(("no state", resize(data, -sl, so)))
-    # (not the --val-file length at 100..103: a wrong one names a file attnview
+    # (not the --val-file length at 108..111: a wrong one names a file attnview
     # tries to open before it reads the rest of the state)
     for _ in range(20):
-        i = rng.choice([k for k in range(112) if not 100 <= k < 104])
+        i = rng.choice([k for k in range(120) if not 108 <= k < 112])
         b = bytearray(data)
         b[so + i] = rng.randrange(256)
         muts.append(("state byte %d = %d" % (i, b[so + i]), recrc(bytes(b))))
+    muts.append(("state 16 bytes short", resize(data, -16, so + sl - 16)))
+    muts.append(("state garbage", recrc(data[:so] + bytes(rng.randrange(256) for _ in range(sl))
+                                        + data[so + sl:])))
     structural = ("damaged", "another version", "options are invalid", "does not match")
     verdicts = {True: 0, False: 0}
+    read_alike = 0
     for label, mdata in muts:
         p = write("state.ckpt", mdata)
+        # Every reader checks the state: --info (as --dump and the view) refuses
+        # exactly what decode() refuses, with the same sentence; only options
+        # this attnview's --train would refuse are left to --resume. (--info
+        # first: a resume that finishes removes its checkpoint.)
+        i = attnview("--info", "--model", p, want=None)
+        try:
+            mf.decode(mdata, p)
+            dec_ok, dwhy = True, ""
+        except av.FormatError as e:
+            dec_ok, dwhy = False, str(e)
+        check((i.returncode == 0) == dec_ok and (dec_ok or dwhy in i.stderr),
+              "%s: attnview --info %s, decode %s %s" % (label, i.stderr or "takes it",
+                                                       "takes it" if dec_ok else "refuses it",
+                                                       dwhy))
+        read_alike += not dec_ok
         r = attnview("--train", corpus, "--resume", p, "-o", path("state.attn"), "--threads",
                      threads, want=None)
         c_ok = not any(w in r.stderr for w in structural)
@@ -305,8 +326,11 @@ def state_differential(rng):
         check(c_ok == py_ok, "%s: attnview --resume %s, check_training_state %s %s%s" % (
             label, "takes it" if c_ok else "refuses it", "takes it" if py_ok else "refuses it",
             why, r.stderr))
-    print("training states: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
-    check(verdicts[True] >= 5 and verdicts[False] >= 15, "both verdicts: %s" % verdicts)
+        check(dec_ok or not py_ok, "%s: decode refuses what check_training_state takes" % label)
+    print("training states: %d taken, %d refused by both; %d refused by every reader"
+          % (verdicts[True], verdicts[False], read_alike))
+    check(verdicts[True] >= 5 and verdicts[False] >= 15 and read_alike >= 10,
+          "both verdicts: %s, %d refused by every reader" % (verdicts, read_alike))
 
 
 def case_format():
@@ -352,7 +376,8 @@ def case_format():
     for fpath in (files[0], files[-1], files[-3]):
         for label, data in mutations(read(fpath), rng):
             p = write("mutant.attn", data)
-            c_ok = attnview("--info", "--model", p, want=None).returncode == 0
+            r = attnview("--info", "--model", p, want=None)
+            c_ok = r.returncode == 0
             try:
                 av.load(p)
                 py_ok, why = True, ""
@@ -364,6 +389,9 @@ def case_format():
                 "accepts" if py_ok else "refuses", why))
             if not py_ok:
                 check(p in why, "the message names the file: %s" % why)
+            if label.startswith("NUL in"):  # valid UTF-8: the rule broken is "no NUL"
+                check("NUL byte" in why and "NUL byte" in r.stderr and "UTF-8" not in why
+                      and "UTF-8" not in r.stderr, "%s: %s | %s" % (label, why, r.stderr))
     print("damaged files: %d taken, %d refused by both" % (verdicts[True], verdicts[False]))
     check(verdicts[True] >= 10 and verdicts[False] >= 100,
           "both verdicts among the mutations: %s" % verdicts)
@@ -401,7 +429,9 @@ NASTY = [b"plain text, ", b"\x1b[31mred\x1b[0m ", b"\x1b]0;title\x07", b"\x1b]2;
 def summary_lines(stdout):
     return [l for l in stdout.splitlines() if not l.startswith(("model:", "step ", "valid",
                                                                 "unigram", "trained", "wrote",
-                                                                "weights", "resuming"))]
+                                                                "weights", "resuming",
+                                                                "verdict:", "what to do:",
+                                                                "note:", "patience:"))]
 
 
 def same_vocabulary(corpora, label, py_extra=(), c_extra=(), cat=None):
@@ -636,8 +666,9 @@ def case_resume():
     check("not a checkpoint of python3 -m attnview_torch.train" in p.stderr,
           "attnview's checkpoint: " + p.stderr)
     check(read(ck) == saved, "refused resumes leave the checkpoint alone")
-    # resumed: the uninterrupted run's model, byte for byte
-    p = pytrain(c, "--resume", ck)
+    # resumed: the uninterrupted run's model, byte for byte (its creation time
+    # too: another SOURCE_DATE_EPOCH now does not change the stopped run's)
+    p = pytrain(c, "--resume", ck, SOURCE_DATE_EPOCH=2000000000)
     check("resuming" in p.stdout and "at step 3" in p.stdout, "resumed at step 3:\n" + p.stdout)
     check(read("a/m.attn") == read("b/m.attn"), "resumed run = uninterrupted run, byte for byte")
     check(not os.path.exists(ck), "the checkpoint is removed once the model is written")
@@ -649,6 +680,23 @@ def case_resume():
     p = pytrain(c, "-o", notes, *opts, want=1)
     check(read(notes) == b"mine\n" and "not an attnview model" in p.stderr,
           "an existing file that is not a model: " + p.stderr)
+    # the creation time: the clock without SOURCE_DATE_EPOCH, a malformed one refused
+    # (exit 2) as attnview refuses it
+    t0 = int(time.time())
+    pytrain(c, "-o", path("now.attn"), *opts, SOURCE_DATE_EPOCH=None)
+    created = av.load(path("now.attn")).meta["created"]
+    check(t0 <= created <= time.time(), "trained at %d, created %d" % (t0, created))
+    p = pytrain(c, "-o", path("soon.attn"), *opts, want=2, SOURCE_DATE_EPOCH="soon")
+    r = run([BIN, "--train", c, "-o", path("soon.attn")] + opts, 2, SOURCE_DATE_EPOCH="soon")
+    says = 'SOURCE_DATE_EPOCH is "soon", not a number of seconds since 1970-01-01 UTC'
+    check(says in p.stderr and says in r.stderr, "SOURCE_DATE_EPOCH=soon: %s | %s"
+          % (p.stderr, r.stderr))
+    # an output directory that does not exist, or is a file: said so, as attnview says it
+    for out, says in ((path("no/such/m.attn"), "directory %s does not exist" % path("no/such")),
+                      (os.path.join(notes, "m.attn"), "%s is not a directory" % notes)):
+        p = pytrain(c, "-o", out, *opts, want=1)
+        r = attnview("--train", c, "-o", out, *opts, want=1)
+        check(says in p.stderr and says in r.stderr, "-o %s: %s | %s" % (out, p.stderr, r.stderr))
 
 
 # ---------------------------------------------------------------- tests/reference
@@ -685,6 +733,21 @@ def case_reference():
     check(len(dump["attention"]) == 8 and len(dump["tokens"]) == len(av.tokenize_text(text)),
           "dump: %d heads, %d tokens"
           % (len(dump["attention"]), len(dump["tokens"])))
+
+    # The accuracy man 5 attnview states (NOTES), against float64, with the
+    # figures of tests/reference/accuracy.py: the prediction probabilities of
+    # the built-in model (their softmax summed in binary32 was off by 1.5e-5,
+    # all one way), and the attention weights, whose error grows with the
+    # scores (a bound in M, each row's largest |q||k|/sqrt(hs)).
+    sys.path.insert(0, ref)
+    import accuracy
+    rel, absd, bias = accuracy.measure_p(os.path.join(ROOT, "assets", "builtin.attn"))
+    check(absd <= 2e-6 and rel <= 3e-5 and abs(bias) <= 1e-6,
+          "probabilities: %.3g absolute, %.3g relative, mean %.3g: not what man 5 attnview "
+          "says (2e-6, 3e-5, no bias)" % (absd, rel, bias))
+    builtin, ratio = accuracy.measure_weights(stds=(0.02, 0.3, 1.0, 2.0))
+    check(builtin <= 3e-6 and ratio <= 10, "weights: built-in model %.3g (man 5 attnview: "
+          "3e-6), worst difference / (M 2^-24) %.2f (10)" % (builtin, ratio))
 
 
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
