@@ -19,15 +19,17 @@
  *    p only rows p.. are computed, against the keys and values of all rows;
  *  - between layers it asks whether to give up (a newer text is waiting).
  *
- * Agreement with model_forward: the products of the linear layers are the
- * same BLAS calls on row slices of at least two rows, which OpenBLAS computes
- * bit for bit as it computes the whole (a one-row product goes through its
- * matrix-vector path and rounds differently, so one new row is computed
- * together with the row before it). The attention's products are smaller
- * BLAS calls (a block of query rows against the keys it may see), whose
- * kernels round some sums differently: weights agree with model_forward's to
- * about 1e-7, and a pass that reuses a prefix agrees with one that does not
- * as closely (tests/test_infer.c measures both). */
+ * Agreement with model_forward: without the cache, the same BLAS calls on the
+ * same rows, so the same weights and states bit for bit. A pass that reuses a
+ * prefix computes its new rows in smaller products (a character appended: one
+ * row of each linear layer, one query row of attention), which OpenBLAS sends
+ * through its small-matrix kernels; they round some sums differently from
+ * the blocked kernels a whole text goes through, so the result agrees with a
+ * full pass to rounding, not bit for bit. tests/test_infer.c measures both:
+ * after 160 characters typed one at a time into a random model of twice the
+ * initial scale, 9e-8 in the weights, 3e-6 in the scores and 4e-7 in the
+ * last hidden state (relative above 1); the golden causal model typed one
+ * character at a time agrees with PyTorch as closely as a full pass (7e-7). */
 #ifndef ATTNVIEW_INFER_H
 #define ATTNVIEW_INFER_H
 

@@ -46,8 +46,7 @@ typedef struct layer_pass {
 	activations *a;
 	int l, d, H, hs, T;
 	bool causal;
-	int p, n;	       /* attention rows p..n-1 */
-	int r0;		       /* the row phases start here: p, or p - 1 (two rows at least) */
+	int p, n;	       /* rows p..n-1 are computed (0..p-1 are the cache's) */
 	const float *x;	       /* the layer's input rows (T, d) */
 	float *att, *scores;   /* this layer's [H][n][n] in the result, or NULL */
 	float *catt, *cscores; /* the cache's [H][T][T] rows (causal), or NULL */
@@ -72,8 +71,8 @@ static int slices(double flops, int most)
 /* Rows [*r, *r + *cnt) of slice s of the row phases. */
 static void row_slice(const layer_pass *lp, int s, int *r, int *cnt)
 {
-	long M = lp->n - lp->r0;
-	int a = lp->r0 + (int)(M * s / lp->nt), b = lp->r0 + (int)(M * (s + 1) / lp->nt);
+	long M = lp->n - lp->p;
+	int a = lp->p + (int)(M * s / lp->nt), b = lp->p + (int)(M * (s + 1) / lp->nt);
 	*r = a;
 	*cnt = b - a;
 }
@@ -245,10 +244,10 @@ static void attention_tasks(void *ctx, int begin, int end)
 	}
 }
 
-/* Rows r0..n-1 of layer lp->l (attention rows p..n-1). */
+/* Rows p..n-1 of layer lp->l. */
 static void run_layer(layer_pass *lp)
 {
-	const double d = lp->d, M = lp->n - lp->r0, A = lp->n - lp->p;
+	const double d = lp->d, M = lp->n - lp->p, A = M;
 	lp->nt = slices(6 * M * d * d, (int)M / 2);
 	parallel_for_n(lp->nt, lp->nt, qkv_rows, lp);
 	lp->nblk = (lp->n - lp->p + ATT_BLOCK - 1) / ATT_BLOCK;
@@ -348,7 +347,7 @@ static void copy_cached(const model *m, const activations *ws, int p, int n, flo
 
 /* ---- the pass ---- */
 
-/* Layers 0..L-1 on rows r0..n-1 (attention rows p..n-1); false if stale. */
+/* Layers 0..L-1 on rows p..n-1; false if stale. */
 static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores,
 		       infer_stale_fn stale, void *stale_ctx)
 {
@@ -390,14 +389,11 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		lp.causal = cfg->objective == OBJ_CAUSAL;
 		lp.p = p;
 		lp.n = n;
-		/* One new row is computed with the one before it (unchanged, and
-		 * computed again to the same bits): see infer.h. */
-		lp.r0 = p > 0 && n - p == 1 ? p - 1 : p;
 		lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
 		if (!lp.work)
 			return av_fail(err, "out of memory for the attention of %d tokens", n);
-		embed_forward(ws->encoded + (size_t)lp.r0 * d, ids + lp.r0, m->p.wte,
-			      m->pe + (size_t)lp.r0 * d, 1, n - lp.r0, d);
+		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
+			      1, n - p, d);
 		int saved = blas_single_thread_begin();
 		bool done = run_layers(&lp, c, att, scores, stale, stale_ctx);
 		blas_single_thread_end(saved);

@@ -188,6 +188,7 @@ static void run_text(worker *w)
 	bool publish = w->cur_seq == w->text_seq;
 	if (!publish) {
 		w->stats.dropped++;
+		w->stats.gave_up += !ok;
 		keep_spare(w, &r, &trash[0]);
 	} else {
 		if (w->attn_ready)
@@ -237,6 +238,7 @@ static void run_predict(worker *w)
 	w->stats.predicts++;
 	if (!ok || p.seq != w->text_seq) {
 		w->stats.dropped++;
+		w->stats.gave_up += !ok;
 		return;
 	}
 	w->pred = p;
@@ -272,6 +274,7 @@ static void run_job(worker *w, int k)
 	w->stats.jobs++;
 	if (j.seq != w->text_seq) {
 		w->stats.dropped++;
+		w->stats.gave_up += !res.ok;
 		worker_job_result_free(&res);
 		return;
 	}

@@ -171,6 +171,7 @@ typedef struct worker_stats {
 	uint64_t predicts; /* prediction passes run */
 	uint64_t jobs;	   /* jobs run */
 	uint64_t dropped;  /* results computed for texts replaced meanwhile */
+	uint64_t gave_up;  /* of those, computations that stopped early (stale()) */
 	uint64_t latest;   /* sequence number of the latest post */
 	bool busy;	   /* a computation is under way or waiting */
 } worker_stats;
