@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		bench_keys_result k;
-		bench_type_keys(&r, nkeys, &k);
+		bench_type_keys(&r, nkeys, false, &k);
 		bench_stop(&r);
 		char label[48];
 		snprintf(label, sizeof label, "%s %s %ux%u", bc->show ? bc->show : "head", bc->cells,

@@ -163,7 +163,7 @@ bool bench_wait_ready(bench_run *r, int timeout_ms)
 	return false;
 }
 
-bool bench_type_keys(bench_run *r, int n, bench_keys_result *out)
+bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out)
 {
 	memset(out, 0, sizeof *out);
 	double *echo = calloc((size_t)n + 1, sizeof *echo);
@@ -173,8 +173,7 @@ bool bench_type_keys(bench_run *r, int n, bench_keys_result *out)
 	bool ok = echo && screen && outside && modelt;
 	int got = 0;
 	for (int k = 0; k < n && ok; k++) {
-		/* Type a character, then take it back: n and n-1 tokens. */
-		const char *key = k % 2 == 0 ? "x" : "\x7f";
+		const char *key = grow || k % 2 == 0 ? "x" : "\x7f";
 		bench_pump(r, 2);
 		double sent = bench_now_ms();
 		if (write(r->pty, key, 1) != 1) {

@@ -47,8 +47,9 @@ typedef struct bench_keys_result {
 	double model_p50;		/* the worker's time for the text, as logged */
 } bench_keys_result;
 
-/* n keystrokes at the end of the text, 'x' then backspace in turn, each after
- * the frame of the one before; false if a frame never came. */
-bool bench_type_keys(bench_run *r, int n, bench_keys_result *out);
+/* n keystrokes at the end of the text, each after the frame of the one
+ * before: 'x' then backspace in turn, or (grow) 'x' every time; false if a
+ * frame never came. */
+bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out);
 
 #endif

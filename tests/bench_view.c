@@ -25,10 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Median GFLOP/s of an n^3 sgemm (2 n^3 flops) on `threads` BLAS threads. */
-static double sgemm_peak(int n, int threads, int reps)
+static double cpu_ms(void);
+
+/* Median GFLOP/s of an n^3 sgemm (2 n^3 flops) on `threads` BLAS threads, by
+ * the wall clock; *per_cpu (or NULL): the same per CPU-second of the process
+ * (all its threads), which other programs on the machine change less. */
+static double sgemm_peak(int n, int threads, int reps, double *per_cpu)
 {
 	blas_set_threads(threads);
 	float *a = malloc((size_t)n * n * 4), *b = malloc((size_t)n * n * 4);
@@ -40,14 +45,19 @@ static double sgemm_peak(int n, int threads, int reps)
 		b[i] = (float)(i % 5) * 0.1f;
 	}
 	double *t = malloc((size_t)(reps + 1) * sizeof *t);
+	double *tc = malloc((size_t)(reps + 1) * sizeof *tc);
 	for (int r = 0; r < reps + 1; r++) {
-		double t0 = bench_now_ms();
+		double t0 = bench_now_ms(), c0 = cpu_ms();
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
 			    0.0f, c, n);
 		t[r] = bench_now_ms() - t0;
+		tc[r] = cpu_ms() - c0;
 	}
 	double med = bench_pct(t + 1, reps, 0.5); /* the first run warms up */
+	if (per_cpu)
+		*per_cpu = 2.0 * n * n * (double)n / bench_pct(tc + 1, reps, 0.5) * 1e-6;
 	free(t);
+	free(tc);
 	free(a);
 	free(b);
 	free(c);
@@ -94,17 +104,26 @@ static void text_tokens(const model *m, token *t, int n)
 	}
 }
 
-/* p50 and p99 of the model time, FLOPs per key (mean of the two kinds), and
- * for the key that adds a token, the rows computed and taken from the cache. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Of the keystrokes timed: p50 and p99 of the model time, p50 of the CPU
+ * time it took (all threads), FLOPs of a key (mean), and of the last key,
+ * the rows computed and taken from the cache. */
 typedef struct timing {
-	double p50, p99, flops;
+	double p50, p99, cpu50, flops;
 	int reused, computed;
 } timing;
 
-/* Keystrokes as bench_latency types them: at the end of a text of n - 1
- * tokens, 'x' then backspace, so texts of n and n - 1 tokens alternate;
- * or (at_start) the same at the start. The model time of each, as the
- * worker spends it. */
+/* `reps` keystrokes typing a text up to n tokens, one character each, at the
+ * end (each text the last one and a character more) or at the start (a
+ * character before the last text: every row changes), the model time of
+ * each as the worker spends it: a recycled result of two keystrokes ago (the
+ * view holds the last one), the work space's cache. */
 static bool time_keys(const model *m, int n, bool at_start, int reps, timing *out)
 {
 	activations ws;
@@ -115,44 +134,46 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 	}
 	static infer_cache cache;
 	infer_cache_clear(&cache);
-	static token t[AV_MAX_CONTEXT + 1], u[AV_MAX_CONTEXT + 1];
+	static token t[AV_MAX_CONTEXT];
 	text_tokens(m, t, n);
-	/* u: t with its first token removed (typing at the start), or its last. */
-	memcpy(u, at_start ? t + 1 : t, (size_t)(n - 1) * sizeof *t);
 	attn_result r, spare;
 	memset(&r, 0, sizeof r);
 	memset(&spare, 0, sizeof spare);
-	double *ms = malloc((size_t)reps * sizeof *ms), flops = 0;
-	int reused = 0, computed = 0;
+	const int warm = 2, keys = reps + warm;
+	if (keys >= n) {
+		fprintf(stderr, "bench_view: %d keystrokes do not fit in %d tokens\n", keys, n);
+		return false;
+	}
+	double *ms = malloc((size_t)reps * sizeof *ms), *cpu = malloc((size_t)reps * sizeof *cpu);
+	double flops = 0;
 	bool ok = true;
-	for (int k = -2; k < reps && ok; k++) {
-		const token *x = k % 2 == 0 ? t : u;
-		int len = k % 2 == 0 ? n : n - 1;
-		/* The worker holds the result on screen and the spare: two sets. */
+	for (int k = -1; k < keys && ok; k++) {
+		/* k = -1: the text before the first keystroke. */
+		int len = n - keys + 1 + k;
+		const token *x = at_start ? t + (n - len) : t;
 		attn_result tmp = r;
 		r = spare;
 		spare = tmp;
 		attn_result_recycle(&r);
-		double t0 = bench_now_ms();
+		double t0 = bench_now_ms(), c0 = cpu_ms();
 		ok = infer_attend(m, &ws, &cache, x, len, &r, NULL, NULL, &err);
-		double dt = bench_now_ms() - t0;
-		if (k >= 0) {
-			ms[k] = dt;
+		double dt = bench_now_ms() - t0, dc = cpu_ms() - c0;
+		if (k >= warm) {
+			ms[k - warm] = dt;
+			cpu[k - warm] = dc;
 			flops += pass_flops(&m->cfg, cache.reused, len);
-		}
-		if (k >= 0 && len == n) {
-			reused = cache.reused;
-			computed = cache.computed;
+			out->reused = cache.reused;
+			out->computed = cache.computed;
 		}
 	}
 	if (!ok)
 		fprintf(stderr, "bench_view: %s\n", err.msg);
 	out->p50 = bench_pct(ms, reps, 0.5);
 	out->p99 = bench_pct(ms, reps, 0.99);
+	out->cpu50 = bench_pct(cpu, reps, 0.5);
 	out->flops = flops / reps;
-	out->reused = reused;
-	out->computed = computed;
 	free(ms);
+	free(cpu);
 	attn_result_free(&r);
 	attn_result_free(&spare);
 	activations_finish(&ws);
@@ -183,13 +204,17 @@ static model *big_model(const model *like, objective obj)
 	return m;
 }
 
-/* keystroke -> frame on the real program: p50 and p99 of the view's own
- * clock (key read -> heatmap for its text out) and the model time it logged. */
+/* keystroke -> frame on the real program: nkeys characters typed at the end
+ * of a text that reaches the context with the last one; p50 and p99 of the
+ * view's own clock (key read -> the heatmap of its text out) and the model
+ * time the program logged. */
 static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 {
 	int n = (int)bm->m->cfg.context;
+	if (nkeys > n - 2)
+		nkeys = n - 2;
 	static char text[65536];
-	bench_text(text, sizeof text, n - 1);
+	bench_text(text, sizeof text, n - nkeys);
 	const char *args[12];
 	int k = 0;
 	if (bm->path[0]) {
@@ -202,19 +227,22 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 	bench_run r;
 	bench_keys_result res;
 	if (!bench_start(&r, bin, args, 120, 40) || !bench_wait_ready(&r, 60000)) {
-		printf("  %-22s screen: the program did not start\n", bm->label);
+		printf("  %-19s the program did not start\n", bm->label);
 		bench_stop(&r);
 		return;
 	}
-	bool ok = bench_type_keys(&r, nkeys, &res);
+	bool ok = bench_type_keys(&r, nkeys, true, &res);
 	bench_stop(&r);
 	if (!ok && res.got == 0) {
-		printf("  %-22s screen: no frames\n", bm->label);
+		printf("  %-19s no frames\n", bm->label);
 		return;
 	}
-	printf("  %-22s keystroke -> frame p50 %7.1f ms  p99 %7.1f ms  (model %6.1f ms "
-	       "p50, as the program logged it; %d keys)\n",
-	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got);
+	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
+	       "(%d keys, %d to %d tokens)\n",
+	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1,
+	       n);
+	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f\n", bm->label, res.screen_p50,
+	       res.screen_p99, res.model_p50);
 }
 
 int main(int argc, char **argv)
@@ -236,6 +264,8 @@ int main(int argc, char **argv)
 	}
 	if (reps < 2)
 		reps = 2;
+	if (reps > 100)
+		reps = 100;
 	/* As the view does (cli_view.c): the pool on every core, BLAS on one
 	 * thread per caller. */
 	int cores = blas_threads();
@@ -263,38 +293,53 @@ int main(int argc, char **argv)
 		}
 	}
 
-	double peak1 = sgemm_peak(1024, 1, 7), peak = cores > 1 ? sgemm_peak(1024, cores, 7) : peak1;
-	printf("attnview view speed (BLAS kernel %s, %d cores)\n", blas_corename(), cores);
-	printf("sgemm 1024^3: %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d (the peak below)\n",
-	       peak1, peak, cores);
-	printf("model time of one keystroke at the model's context (infer_attend as the worker "
-	       "runs it; median and p99 of %d):\n",
-	       reps);
+	double cpu1;
+	double peak1 = sgemm_peak(1024, 1, 7, &cpu1);
+	double peak = cores > 1 ? sgemm_peak(1024, cores, 7, NULL) : peak1;
+	double load[3] = {0, 0, 0};
+	FILE *la = fopen("/proc/loadavg", "r");
+	if (la) {
+		if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+			load[0] = 0;
+		fclose(la);
+	}
+	printf("attnview view speed: BLAS kernel %s, %d cores, load average %.2f\n",
+	       blas_corename(), cores, load[0]);
+	printf("sgemm 1024^3: %.1f GFLOP/s on %d threads (the peak below), %.1f on 1 thread "
+	       "(%.1f per CPU-second)\n",
+	       peak, cores, peak1, cpu1);
+	printf("model time of a keystroke, %d characters typed up to the model's context "
+	       "(infer_attend as the worker runs it); share = useful GFLOP/s / the %d-thread "
+	       "sgemm peak; by CPU = GFLOP per CPU-second / the 1-thread one:\n",
+	       reps, cores);
 	for (int i = 0; i < 3; i++) {
 		const model_config *c = &models[i].m->cfg;
 		int n = (int)c->context;
-		printf("  %-22s L=%u H=%u d=%u, %d tokens, %s\n", models[i].label, c->layers, c->heads,
-		       c->dim, n, objective_name((objective)c->objective));
+		printf("  %-19s L=%u H=%u d=%u, context %d, %s\n", models[i].label, c->layers,
+		       c->heads, c->dim, n, objective_name((objective)c->objective));
 		for (int where = 0; where < 2; where++) {
 			if (where == 1 && c->objective != OBJ_CAUSAL)
 				break;
-			timing tm;
+			timing tm = {0};
 			if (!time_keys(models[i].m, n, where == 1, reps, &tm))
 				return 1;
 			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
-			printf("    typing at the %-5s %8.2f ms p50 %8.2f ms p99; a key adding a "
-			       "token computes %d rows, reuses %d; %.3f GFLOP a key: %.1f GFLOP/s = "
-			       "%.0f%% of the sgemm peak\n",
-			       where ? "start" : "end", tm.p50, tm.p99, tm.computed, tm.reused,
-			       tm.flops * 1e-9, gf, 100.0 * gf / peak);
-			printf("view_model_ms %s %s %.3f peak_share %.3f\n", models[i].label,
-			       where ? "start" : "end", tm.p50, gf / peak);
+			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
+			printf("    at the %-5s p50 %8.2f ms, p99 %8.2f ms, CPU %8.2f ms; rows "
+			       "computed %3d, reused %3d; %.3f GFLOP: share %3.0f%%, by CPU %3.0f%%\n",
+			       where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
+			       tm.reused, tm.flops * 1e-9, 100.0 * gf / peak, 100.0 * gc / cpu1);
+			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f cpu_share "
+			       "%.3f\n",
+			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
+			       gf / peak, gc / cpu1);
 		}
 	}
 	const char *bin = getenv("ATTNVIEW_BIN");
 	if (screen && bin) {
-		printf("keystroke -> frame on a pty (120x40, the view's clock: key read -> the "
-		       "heatmap of its text out), at the model's context:\n");
+		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "
+		       "heatmap of its text out), %d characters typed at the end:\n",
+		       nkeys);
 		for (int i = 0; i < 3; i++)
 			screen_row(bin, &models[i], nkeys);
 	} else if (screen) {

@@ -11,7 +11,8 @@
  *    ablation and another model are never served from it; a masked model
  *    reuses only the very same text;
  *  - giving up between layers, and a pass after it still right;
- *  - a recycled result's arrays reused when they fit, replaced otherwise.
+ *  - a recycled result's arrays reused when they fit (with room for typing
+ *    at the end), replaced otherwise.
  * Tolerances below, with what was measured. */
 #include "harness.h"
 
@@ -328,7 +329,9 @@ static void check_recycle(void)
 	memset(&r, 0, sizeof r);
 	CHECK(infer_attend(m, &ws, NULL, t, 40, &r, NULL, NULL, &err));
 	float *att = r.att;
-	CHECK(r.n == 40 && r.cap == 2u * 2 * 40 * 40 && r.cap_tokens == 40);
+	/* Room for a quarter more tokens and 8: 58. */
+	CHECKF(r.n == 40 && r.cap == 2u * 2 * 58 * 58 && r.cap_tokens == 58, "room for %d",
+	       r.cap_tokens);
 	r.value_norms = malloc(16);
 	attn_result_recycle(&r);
 	CHECK(r.att == att && r.value_norms == NULL && r.n == 0);
@@ -338,9 +341,16 @@ static void check_recycle(void)
 	CHECK(model_attend(m, &ws, t, 30, 0, &fresh, &err));
 	CHECK(memcmp(fresh.att, r.att, 2u * 2 * 30 * 30 * sizeof(float)) == 0);
 	attn_result_free(&fresh);
+	/* Typing at the end: the same arrays up to 58 tokens. */
+	for (int n = 41; n <= 58; n++) {
+		attn_result_recycle(&r);
+		CHECK(infer_attend(m, &ws, NULL, t, n, &r, NULL, NULL, &err));
+		CHECKF(r.att == att, "%d tokens: new arrays", n);
+	}
 	attn_result_recycle(&r);
-	CHECK(infer_attend(m, &ws, NULL, t, 64, &r, NULL, NULL, &err));
-	CHECK(r.n == 64 && r.cap == 2u * 2 * 64 * 64);
+	CHECK(infer_attend(m, &ws, NULL, t, 59, &r, NULL, NULL, &err));
+	/* Never more room than the context. */
+	CHECK(r.n == 59 && r.cap == 2u * 2 * 64 * 64 && r.cap_tokens == 64);
 	attn_result_free(&r);
 	activations_finish(&ws);
 	model_destroy(m);
