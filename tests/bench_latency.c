@@ -96,10 +96,10 @@ int main(int argc, char **argv)
 	       "echo p99", "screen p50", "screen p99", "pty->scr p99", "model p50");
 
 	static const bench_case cases[] = {
-	    {32, 120, 40, "scroll", NULL},   {128, 120, 40, "scroll", NULL},
-	    {0, 120, 40, "scroll", NULL},    {128, 120, 40, "compact", NULL},
-	    {0, 120, 40, "compact", NULL},   {24, 200, 60, "fit", NULL},
-	    {0, 200, 60, "fit", NULL},	     {0, 120, 40, "scroll", "mean"},
+	    {32, 120, 40, "scroll", NULL},     {128, 120, 40, "scroll", NULL},
+	    {0, 120, 40, "scroll", NULL},      {128, 120, 40, "compact", NULL},
+	    {0, 120, 40, "compact", NULL},     {24, 200, 60, "fit", NULL},
+	    {0, 200, 60, "fit", NULL},	       {0, 120, 40, "scroll", "mean"},
 	    {0, 120, 40, "scroll", "rollout"},
 	};
 	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -120,8 +120,8 @@ int main(int argc, char **argv)
 		bench_type_keys(&r, nkeys, false, &k);
 		bench_stop(&r);
 		char label[48];
-		snprintf(label, sizeof label, "%s %s %ux%u", bc->show ? bc->show : "head", bc->cells,
-			 bc->cols, bc->lines);
+		snprintf(label, sizeof label, "%s %s %ux%u", bc->show ? bc->show : "head",
+			 bc->cells, bc->cols, bc->lines);
 		printf("%7d %-24s %6d %9.3f %9.3f %11.3f %11.3f %13.3f %10.3f\n", n, label, k.got,
 		       k.echo_p50, k.echo_p99, k.screen_p50, k.screen_p99, k.outside_p99,
 		       k.model_p50);

@@ -7,8 +7,8 @@
 #define ATTNVIEW_BENCH_PTY_H
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef struct bench_run {
@@ -40,11 +40,11 @@ void bench_pump(bench_run *r, int ms);
 bool bench_wait_ready(bench_run *r, int timeout_ms);
 
 typedef struct bench_keys_result {
-	int got;			/* keystrokes measured */
-	double echo_p50, echo_p99;	/* key read -> the screen echoing it out */
-	double screen_p50, screen_p99;	/* key read -> the heatmap of its text out */
-	double outside_p99;		/* key written to the pty -> heatmap out */
-	double model_p50;		/* the worker's time for the text, as logged */
+	int got;		       /* keystrokes measured */
+	double echo_p50, echo_p99;     /* key read -> the screen echoing it out */
+	double screen_p50, screen_p99; /* key read -> the heatmap of its text out */
+	double outside_p99;	       /* key written to the pty -> heatmap out */
+	double model_p50;	       /* the worker's time for the text, as logged */
 } bench_keys_result;
 
 /* n keystrokes at the end of the text, each after the frame of the one

@@ -239,8 +239,7 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 	}
 	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
 	       "(%d keys, %d to %d tokens)\n",
-	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1,
-	       n);
+	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
 	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f\n", bm->label, res.screen_p50,
 	       res.screen_p99, res.model_p50);
 }
@@ -325,14 +324,16 @@ int main(int argc, char **argv)
 				return 1;
 			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
 			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
-			printf("    at the %-5s p50 %8.2f ms, p99 %8.2f ms, CPU %8.2f ms; rows "
-			       "computed %3d, reused %3d; %.3f GFLOP: share %3.0f%%, by CPU %3.0f%%\n",
-			       where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
-			       tm.reused, tm.flops * 1e-9, 100.0 * gf / peak, 100.0 * gc / cpu1);
-			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f cpu_share "
-			       "%.3f\n",
-			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
-			       gf / peak, gc / cpu1);
+			printf(
+			    "    at the %-5s p50 %8.2f ms, p99 %8.2f ms, CPU %8.2f ms; rows "
+			    "computed %3d, reused %3d; %.3f GFLOP: share %3.0f%%, by CPU %3.0f%%\n",
+			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
+			    tm.reused, tm.flops * 1e-9, 100.0 * gf / peak, 100.0 * gc / cpu1);
+			printf(
+			    "view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f cpu_share "
+			    "%.3f\n",
+			    models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
+			    gf / peak, gc / cpu1);
 		}
 	}
 	const char *bin = getenv("ATTNVIEW_BIN");

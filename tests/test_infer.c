@@ -36,9 +36,9 @@
  * initialisation (scores in the hundreds) the same reaches 1.1e-4, 6e-3 and
  * 5.8e-4: rounding amplified by a very peaky softmax, as in any float32
  * implementation (PyTorch's included). */
-#define CACHE_SCALE 2.0f
+#define CACHE_SCALE	 2.0f
 #define CACHE_WEIGHT_TOL 1e-6
-#define CACHE_REL_TOL 2e-5
+#define CACHE_REL_TOL	 2e-5
 /* The golden inputs typed one character at a time, against PyTorch: what
  * test_model allows a full pass. */
 #define TOL_GOLDEN 1e-5f

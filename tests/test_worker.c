@@ -73,8 +73,8 @@ static bool fake_steps(fake *f, int delay, worker_stale_fn stale, void *stale_ct
 
 /* Reuses r's arrays when they fit (as infer_attend does), so that a result
  * given back with worker_recycle is seen again here. */
-static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts *o,
-			attn_result *r, worker_stale_fn stale, void *stale_ctx, av_error *err)
+static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts *o, attn_result *r,
+			worker_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	fake *f = ctx;
 	fake_lock(f);

@@ -65,8 +65,7 @@ void infer_cache_clear(infer_cache *c);
  * then incomplete. Allocates nothing except a block of scratch per thread;
  * without it, false too, with an error. */
 bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx,
-		   av_error *err);
+		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err);
 
 /* model_attend without predictions, into r: r may hold the arrays of an
  * earlier result (r->cap), which are reused when they are large enough
@@ -80,8 +79,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
  * character after row; computed through the cache, so for the text of the
  * last pass, only the final LayerNorm of that row and the output product. */
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		      int row, float *logits, infer_stale_fn stale, void *stale_ctx,
-		      av_error *err);
+		      int row, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err);
 
 /* model_predict through the cache: the top-k predictions at pos (man 5
  * attnview, Predictions). False if it gave up or failed; ids and probs are

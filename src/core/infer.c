@@ -270,8 +270,8 @@ static bool any_off(const uint8_t *ab, size_t k)
 /* Rows of c that this pass may take as they are. A causal model's row i
  * depends on ids[0..i] alone; a masked model's on every id, so its rows are
  * reusable only for the very same text, and its weights are not kept. */
-static int reusable(const infer_cache *c, const model *m, const activations *ws,
-		    const int32_t *ids, int n, bool want_att)
+static int reusable(const infer_cache *c, const model *m, const activations *ws, const int32_t *ids,
+		    int n, bool want_att)
 {
 	const size_t k = (size_t)m->cfg.layers * m->cfg.heads;
 	if (!c || c->m != m)
@@ -372,8 +372,7 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 }
 
 bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx,
-		   av_error *err)
+		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	const model_config *cfg = &m->cfg;
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
@@ -389,7 +388,8 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		lp.causal = cfg->objective == OBJ_CAUSAL;
 		lp.p = p;
 		lp.n = n;
-		lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
+		lp.work =
+		    malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
 		if (!lp.work)
 			return av_fail(err, "out of memory for the attention of %d tokens", n);
 		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
@@ -427,8 +427,11 @@ void attn_result_free(attn_result *r)
 
 void attn_result_recycle(attn_result *r)
 {
-	attn_result keep = {.tokens = r->tokens, .att = r->att, .scores = r->scores,
-			    .cap = r->cap, .cap_tokens = r->cap_tokens};
+	attn_result keep = {.tokens = r->tokens,
+			    .att = r->att,
+			    .scores = r->scores,
+			    .cap = r->cap,
+			    .cap_tokens = r->cap_tokens};
 	free(r->pred_id);
 	free(r->pred_p);
 	free(r->value_norms);
@@ -487,8 +490,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		      int row, float *logits, infer_stale_fn stale, void *stale_ctx,
-		      av_error *err)
+		      int row, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	const int d = (int)m->cfg.dim, L = (int)m->cfg.layers;
 	if (row < 0 || row >= n)
@@ -558,8 +560,8 @@ void model_predict(const model *m, activations *ws, const token *tokens, int n, 
 
 /* Every row's predictions: a causal model's from the logits of one pass, a
  * masked model's from one pass per position with that position masked. */
-static bool predict_all(const model *m, activations *ws, const token *tokens, int n,
-			attn_result *r, av_error *err)
+static bool predict_all(const model *m, activations *ws, const token *tokens, int n, attn_result *r,
+			av_error *err)
 {
 	const model_config *c = &m->cfg;
 	const int V = (int)c->vocab_size, d = (int)c->dim, k = r->topk;

@@ -177,8 +177,8 @@ static void run_text(worker *w)
 
 	av_error err = {{0}};
 	double t0 = now_ms();
-	bool ok = w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, text_waiting, w,
-				&err);
+	bool ok =
+	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, text_waiting, w, &err);
 	double ms = now_ms() - t0;
 	w->cur_ok = ok;
 

@@ -109,9 +109,9 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
 		ids[i] = tokens[i].id;
 	out->nlogits = V;
 	bool ok = mc->m->cfg.objective == OBJ_CAUSAL && n > 0
-			  ? infer_row_logits(mc->m, &mc->ws, &mc->cache, ids, n, n - 1, out->logits,
-					     stale, stale_ctx, &out->err)
-			  : model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
+		      ? infer_row_logits(mc->m, &mc->ws, &mc->cache, ids, n, n - 1, out->logits,
+					 stale, stale_ctx, &out->err)
+		      : model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
 	free(ids);
 	return ok;
 }
