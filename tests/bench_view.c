@@ -244,6 +244,16 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 	       res.screen_p99, res.model_p50);
 }
 
+/* The model files written for the program, removed however main returns. */
+static char files[2][256];
+
+static void remove_files(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (files[i][0])
+			unlink(files[i]);
+}
+
 int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
@@ -286,6 +296,9 @@ int main(int argc, char **argv)
 			return 1;
 		snprintf(models[i].path, sizeof models[i].path, "/tmp/attnview-bench-%d-%d.attn",
 			 (int)getpid(), i);
+		snprintf(files[i - 1], sizeof files[i - 1], "%s", models[i].path);
+		if (files[0][0] && i == 1)
+			atexit(remove_files);
 		if (!model_save(models[i].m, models[i].path, &err)) {
 			fprintf(stderr, "bench_view: %s\n", err.msg);
 			return 1;
@@ -346,10 +359,7 @@ int main(int argc, char **argv)
 	} else if (screen) {
 		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
 	}
-	for (int i = 0; i < 3; i++) {
-		if (models[i].path[0])
-			unlink(models[i].path);
+	for (int i = 0; i < 3; i++)
 		model_destroy(models[i].m);
-	}
 	return 0;
 }
