@@ -65,6 +65,50 @@ static double sgemm_peak(int n, int threads, int reps, double *per_cpu)
 	return 2.0 * n * n * (double)n / med * 1e-6;
 }
 
+/* The sgemm peak as the pass would reach it: one 1024^3 product, its rows
+ * split over the thread pool, each thread calling OpenBLAS single-threaded
+ * (as the pass does; OpenBLAS's own threads would spin after it and take
+ * the pass's CPU). Taken after each keystroke, so that a keystroke's share
+ * is against the peak of that moment: on a shared machine the CPU this
+ * process gets changes from second to second. GFLOP/s. */
+typedef struct pool_gemm {
+	const float *a, *b;
+	float *c;
+	int n, nt;
+} pool_gemm;
+
+static void pool_gemm_rows(void *ctx, int begin, int end)
+{
+	const pool_gemm *g = ctx;
+	for (int s = begin; s < end; s++) {
+		int r0 = g->n * s / g->nt, r1 = g->n * (s + 1) / g->nt;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, g->n, g->n, 1.0f,
+			    g->a + (size_t)r0 * g->n, g->n, g->b, g->n, 0.0f,
+			    g->c + (size_t)r0 * g->n, g->n);
+	}
+}
+
+static double pool_peak(void)
+{
+	enum { N = 1024 };
+	static float *a, *b, *c;
+	if (!a) {
+		a = malloc((size_t)N * N * sizeof *a);
+		b = malloc((size_t)N * N * sizeof *b);
+		c = malloc((size_t)N * N * sizeof *c);
+		if (!a || !b || !c)
+			abort();
+		for (size_t i = 0; i < (size_t)N * N; i++) {
+			a[i] = (float)(i % 7) * 0.1f;
+			b[i] = (float)(i % 5) * 0.1f;
+		}
+	}
+	pool_gemm g = {a, b, c, N, parallel_threads()};
+	double t0 = bench_now_ms();
+	parallel_for_n(g.nt, g.nt, pool_gemm_rows, &g);
+	return 2.0 * N * N * (double)N / (bench_now_ms() - t0) * 1e-6;
+}
+
 /* FLOPs of the matrix products of a pass over rows p..n-1 of n (2 per
  * multiply-add): per layer, the four linear layers 24 d^2 per row; the
  * attention q.k and weights x values, 4 d per (query, key) pair computed: n
@@ -116,6 +160,7 @@ static double cpu_ms(void)
  * the rows computed and taken from the cache. */
 typedef struct timing {
 	double p50, p99, cpu50, flops;
+	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
 	int reused, computed;
 } timing;
 
@@ -145,6 +190,7 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 		return false;
 	}
 	double *ms = malloc((size_t)reps * sizeof *ms), *cpu = malloc((size_t)reps * sizeof *cpu);
+	double *share = malloc((size_t)reps * sizeof *share);
 	double flops = 0;
 	bool ok = true;
 	for (int k = -1; k < keys && ok; k++) {
@@ -159,9 +205,11 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 		ok = infer_attend(m, &ws, &cache, x, len, &r, NULL, NULL, &err);
 		double dt = bench_now_ms() - t0, dc = cpu_ms() - c0;
 		if (k >= warm) {
+			double f = pass_flops(&m->cfg, cache.reused, len);
 			ms[k - warm] = dt;
 			cpu[k - warm] = dc;
-			flops += pass_flops(&m->cfg, cache.reused, len);
+			share[k - warm] = f / (dt * 1e-3) * 1e-9 / pool_peak();
+			flops += f;
 			out->reused = cache.reused;
 			out->computed = cache.computed;
 		}
@@ -171,9 +219,11 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 	out->p50 = bench_pct(ms, reps, 0.5);
 	out->p99 = bench_pct(ms, reps, 0.99);
 	out->cpu50 = bench_pct(cpu, reps, 0.5);
+	out->share = bench_pct(share, reps, 0.5);
 	out->flops = flops / reps;
 	free(ms);
 	free(cpu);
+	free(share);
 	attn_result_free(&r);
 	attn_result_free(&spare);
 	activations_finish(&ws);
@@ -321,8 +371,10 @@ int main(int argc, char **argv)
 	       "(%.1f per CPU-second)\n",
 	       peak, cores, peak1, cpu1);
 	printf("model time of a keystroke, %d characters typed up to the model's context "
-	       "(infer_attend as the worker runs it); share = useful GFLOP/s / the %d-thread "
-	       "sgemm peak; by CPU = GFLOP per CPU-second / the 1-thread one:\n",
+	       "(infer_attend as the worker runs it). share: useful GFLOP/s against the sgemm "
+	       "peak of the thread pool measured just after each key (median of the keys' "
+	       "ratios); first: against the %d-thread peak above; CPU: GFLOP per CPU-second "
+	       "against the 1-thread peak per CPU-second\n",
 	       reps, cores);
 	for (int i = 0; i < 3; i++) {
 		const model_config *c = &models[i].m->cfg;
@@ -338,15 +390,16 @@ int main(int argc, char **argv)
 			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
 			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
 			printf(
-			    "    at the %-5s p50 %8.2f ms, p99 %8.2f ms, CPU %8.2f ms; rows "
-			    "computed %3d, reused %3d; %.3f GFLOP: share %3.0f%%, by CPU %3.0f%%\n",
+			    "    at the %-5s p50 %7.2f ms, p99 %7.2f ms, CPU %7.2f ms; rows "
+			    "computed %3d, reused %3d; %.3f GFLOP; share %3.0f%% (first %3.0f%%, "
+			    "CPU %3.0f%%)\n",
 			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
-			    tm.reused, tm.flops * 1e-9, 100.0 * gf / peak, 100.0 * gc / cpu1);
-			printf(
-			    "view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f cpu_share "
-			    "%.3f\n",
-			    models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
-			    gf / peak, gc / cpu1);
+			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
+			    100.0 * gc / cpu1);
+			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
+			       "first_share %.3f cpu_share %.3f\n",
+			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
+			       tm.share, gf / peak, gc / cpu1);
 		}
 	}
 	const char *bin = getenv("ATTNVIEW_BIN");
