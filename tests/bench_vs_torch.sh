@@ -22,9 +22,11 @@
 # per second over the 2-thread sgemm peak (1024^3) measured in the same run.
 #
 # Beside it, the 1-thread CPU-time ratio: PyTorch's CPU time per step over
-# attnview's, both 1 thread, per repetition, then the median: what each
-# step's own work costs, which other programs on a busy machine barely change
-# (the wall-clock ratio on 2 threads moves with their load).
+# attnview's, both on 1 thread, per repetition, then the median: the work of
+# a step on one core, less moved by other programs than wall-clock time
+# (though caches and memory shared with them still slow both). It compares
+# one core with one core, so it is not the ratio above, which sets
+# attnview's 2 threads against PyTorch's best thread count.
 #
 # Both use the OpenBLAS kernel attnview runs with (`attnview --version`):
 # where OpenBLAS misdetects the CPU, attnview switches itself to a fast
