@@ -20,15 +20,28 @@
 
 /* ---- embedding ---------------------------------------------------------- */
 
-void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B, int T, int C)
+/* Rows of dwte in token order, scattered: the row a few tokens ahead is
+ * prefetched (as in embed_forward). */
+AV_CLONES void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B, int T,
+			      int C)
 {
 	if (!dwte)
 		return;
-	float s = sqrtf((float)C);
-	for (long i = 0; i < (long)B * T; i++) {
+	const float s = sqrtf((float)C);
+	const v8f s8 = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + s;
+	const long N = (long)B * T;
+	for (long i = 0; i < N; i++) {
+		if (i + 4 < N) {
+			const float *ahead = dwte + (size_t)tokens[i + 4] * C;
+			for (int c = 0; c < C; c += 16)
+				__builtin_prefetch(ahead + c, 1);
+		}
 		float *dw = dwte + (size_t)tokens[i] * C;
 		const float *d = dout + (size_t)i * C;
-		for (int c = 0; c < C; c++)
+		int c = 0;
+		for (; c + 8 <= C; c += 8)
+			store8(dw + c, load8(dw + c) + s8 * load8(d + c));
+		for (; c < C; c++)
 			dw[c] += s * d[c];
 	}
 }
@@ -194,17 +207,18 @@ typedef struct att_ctx {
 	bool acc, causal;
 } att_ctx;
 
-/* dp (rows,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
- * at a time; the row dot product is summed per lane, then across lanes in a
- * fixed order. */
-AV_CLONES void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal,
-				     float scale)
+/* dp (rows,T): dA in, the scaled score gradient s dS out; a: A; the rows are
+ * query rows i0, i0 + 1, ... (for the causal mask). Rows 8 lanes at a time;
+ * the row dot product is summed per lane, then across lanes in a fixed
+ * order. */
+AV_CLONES static void softmax_backward_from(float *dp, const float *a, int rows, int i0, int T,
+					    bool causal, float scale)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < rows; i++) {
 		float *d = dp + (size_t)i * T;
 		const float *ar = a + (size_t)i * T;
-		int nj = causal ? i + 1 : T, j;
+		int nj = causal ? i0 + i + 1 : T, j;
 		v8f dot8 = zero;
 		for (j = 0; j + 8 <= nj; j += 8)
 			dot8 += load8(ar + j) * load8(d + j);
@@ -227,12 +241,21 @@ AV_CLONES void softmax_backward_rows(float *dp, const float *a, int rows, int T,
 	}
 }
 
+void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale)
+{
+	softmax_backward_from(dp, a, rows, 0, T, causal, scale);
+}
+
 static void attention_backward_range(void *p, int begin, int end)
 {
 	const att_ctx *x = p;
 	int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
 	float scale = 1.0f / sqrtf((float)hs);
 	float beta = x->acc ? 1.0f : 0.0f;
+	/* Query rows in blocks as the forward (attention_query_block): at T=256
+	 * and 16 columns per head the packing and clearing of whole (T,T)
+	 * products were 11% of a step of the bigger configuration. */
+	int qb = attention_query_block(T, hs);
 	for (int bh = begin; bh < end; bh++) {
 		int b = bh / NH, h = bh % NH;
 		const float *q = x->qkv + (size_t)b * T * C3 + (size_t)h * hs;
@@ -243,15 +266,22 @@ static void attention_backward_range(void *p, int begin, int end)
 		const float *a = x->att + (size_t)bh * T * T;
 		float *dp = x->work + (size_t)bh * T * T;
 
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dO, C, v, C3,
-			    0.0f, dp, T);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dO, C,
-			    beta, dv, C3);
-		softmax_backward_rows(dp, a, T, T, x->causal, scale);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, k, C3,
-			    beta, dq, C3);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, q, C3,
-			    beta, dk, C3);
+		/* Query rows i0 .. i0+n-1; dV and dK sum over the blocks. */
+		for (int i0 = 0; i0 < T; i0 += qb) {
+			int n = T - i0 < qb ? T - i0 : qb;
+			const float *ab = a + (size_t)i0 * T, *dOb = dO + (size_t)i0 * C;
+			float *dpb = dp + (size_t)i0 * T;
+			float bkv = i0 == 0 ? beta : 1.0f;
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, T, hs, 1.0f, dOb, C,
+				    v, C3, 0.0f, dpb, T);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, ab, T,
+				    dOb, C, bkv, dv, C3);
+			softmax_backward_from(dpb, ab, n, i0, T, x->causal, scale);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hs, T, 1.0f, dpb,
+				    T, k, C3, beta, dq + (size_t)i0 * C3, C3);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, dpb, T,
+				    q + (size_t)i0 * C3, C3, bkv, dk, C3);
+		}
 	}
 }
 
@@ -502,5 +532,161 @@ double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows
 	free(ys);
 	if (ncorrect)
 		*ncorrect = correct;
+	return loss;
+}
+
+/* ---- the output projection and the loss, by vocabulary chunks ------------
+ *
+ * Done as three whole-matrix passes (logits, loss, backward), the (R,V)
+ * logits of a group (77 x 6175 floats at the reference configuration, 1.9 MB)
+ * went through the L2 cache about eight times: written by the product, read
+ * and written by the loss's passes, read twice more when OpenBLAS packed them
+ * for the two backward products. Here they are made and used a chunk of
+ * OUTPUT_CHUNK columns at a time:
+ *   pass A, chunk j: logits_j = x w_j^T; for each row, the bias added, the
+ *     chunk's maximum m_j, first argmax, e = exp(l - m_j) in place and their
+ *     sum s_j (8 lanes, combined in lane order);
+ *   per row: M = max_j m_j, S = sum_j s_j exp(m_j - M) (binary64, chunks in
+ *     order), loss = log S - (l_y - M), and each chunk's factor
+ *     c_j = dscale exp(m_j - M) / S, so that c_j e = dscale softmax;
+ *   pass B, chunk j (last first, while it is still in cache): dlogits_j =
+ *     c_j e - dscale onehot(y), dbias_j += it (rows in order), then
+ *     dx (+)= dlogits_j w_j and dw_j += dlogits_j^T x.
+ * Every order is fixed by the shapes, so the result is reproducible. */
+
+size_t output_stats_floats(int R, int V)
+{
+	size_t nch = ((size_t)V + OUTPUT_CHUNK - 1) / OUTPUT_CHUNK;
+	return (size_t)R * (3 * nch + 1);
+}
+
+/* Pass A on one row of a chunk (n columns, n <= OUTPUT_CHUNK): l += bias, then
+ * e = exp(l - max) in place. *mx, *sum, *arg (first argmax, chunk-relative);
+ * *ly = l[yk] before the exponential when 0 <= yk < n. */
+AV_CLONES static void chunk_row_forward(float *l, const float *bias, int n, int yk, float *mx,
+					float *sum, int32_t *arg, float *ly)
+{
+	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
+	v8f mx8 = one * -INFINITY;
+	int j = 0;
+	for (; j + 8 <= n; j += 8) {
+		v8f v = load8(l + j) + load8(bias + j);
+		store8(l + j, v);
+		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
+	}
+	float m = mx8[0];
+	for (int k = 1; k < 8; k++)
+		m = mx8[k] > m ? mx8[k] : m;
+	for (; j < n; j++) {
+		l[j] += bias[j];
+		m = l[j] > m ? l[j] : m;
+	}
+	/* The first maximum: the first 8-block holding m, then within it. */
+	int a = 0;
+	for (v8f m8 = one * m; a + 8 <= n; a += 8) {
+		v8i eq = load8(l + a) == m8;
+		int any = 0;
+		for (int k = 0; k < 8; k++)
+			any |= eq[k];
+		if (any)
+			break;
+	}
+	while (a < n - 1 && l[a] != m)
+		a++;
+	*arg = a;
+	if (yk >= 0 && yk < n)
+		*ly = l[yk];
+	v8f sum8 = one * 0.0f, m8 = one * m;
+	for (j = 0; j + 8 <= n; j += 8) {
+		v8f e = vexp8(load8(l + j) - m8);
+		sum8 += e;
+		store8(l + j, e);
+	}
+	if (j < n) {
+		int k = n - j;
+		v8f e = vexp8(load_part(l + j, k, m - 200.0f) - m8);
+		for (int i = k; i < 8; i++)
+			e[i] = 0.0f;
+		sum8 += e;
+		store_part(l + j, k, e);
+	}
+	float s = 0.0f;
+	for (int k = 0; k < 8; k++)
+		s += sum8[k];
+	*mx = m;
+	*sum = s;
+}
+
+/* Pass B on one row of a chunk: l = c e - dscale onehot(yk), dbias += l. */
+AV_CLONES static void chunk_row_backward(float *l, float *dbias, int n, int yk, float c,
+					 float dscale)
+{
+	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
+	v8f c8 = one * c;
+	int j = 0;
+	for (; j + 8 <= n; j += 8) {
+		v8f v = load8(l + j) * c8;
+		if ((unsigned)(yk - j) < 8u)
+			v[yk - j] -= dscale;
+		store8(l + j, v);
+		if (dbias)
+			store8(dbias + j, load8(dbias + j) + v);
+	}
+	for (; j < n; j++) {
+		l[j] *= c;
+		if (j == yk)
+			l[j] -= dscale;
+		if (dbias)
+			dbias[j] += l[j];
+	}
+}
+
+double output_loss_backward(float *dx, float *dw, float *dbias, float *logits, float *stats,
+			    const float *x, const float *w, const float *bias, const int32_t *y,
+			    int R, int C, int V, float dscale, int *ncorrect)
+{
+	const int nch = (V + OUTPUT_CHUNK - 1) / OUTPUT_CHUNK;
+	/* stats: per row and chunk the maximum (then the factor c_j), the sum
+	 * and the argmax; per row l_y. */
+	float *cm = stats, *cs = cm + (size_t)R * nch, *ly = cs + (size_t)R * nch;
+	int32_t *ca = (int32_t *)(void *)(ly + R);
+	for (int j = 0; j < nch; j++) {
+		const int j0 = j * OUTPUT_CHUNK, n = V - j0 < OUTPUT_CHUNK ? V - j0 : OUTPUT_CHUNK;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, n, C, 1.0f, x, C,
+			    w + (size_t)j0 * C, C, 0.0f, logits + j0, V);
+		for (int r = 0; r < R; r++) {
+			size_t k = (size_t)r * nch + j;
+			chunk_row_forward(logits + (size_t)r * V + j0, bias + j0, n, y[r] - j0,
+					  &cm[k], &cs[k], &ca[k], &ly[r]);
+		}
+	}
+	double loss = 0.0;
+	int correct = 0;
+	for (int r = 0; r < R; r++) {
+		float *m = cm + (size_t)r * nch, *s = cs + (size_t)r * nch;
+		float M = m[0];
+		int best = 0;
+		for (int j = 1; j < nch; j++)
+			if (m[j] > M)
+				M = m[j], best = j;
+		double S = 0.0;
+		for (int j = 0; j < nch; j++)
+			S += (double)s[j] * exp((double)m[j] - M);
+		loss += log(S) - (double)(ly[r] - M);
+		correct += best * OUTPUT_CHUNK + ca[(size_t)r * nch + best] == y[r];
+		for (int j = 0; j < nch; j++)
+			m[j] = (float)((double)dscale * exp((double)m[j] - M) / S);
+	}
+	*ncorrect = correct;
+	for (int j = nch - 1; j >= 0; j--) {
+		const int j0 = j * OUTPUT_CHUNK, n = V - j0 < OUTPUT_CHUNK ? V - j0 : OUTPUT_CHUNK;
+		for (int r = 0; r < R; r++)
+			chunk_row_backward(logits + (size_t)r * V + j0, dbias ? dbias + j0 : NULL, n,
+					   y[r] - j0, cm[(size_t)r * nch + j], dscale);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, C, n, 1.0f, logits + j0,
+			    V, w + (size_t)j0 * C, C, j == nch - 1 ? 0.0f : 1.0f, dx, C);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, C, R, 1.0f, logits + j0, V,
+			    x, C, 1.0f, dw + (size_t)j0 * C, C);
+	}
 	return loss;
 }
