@@ -746,74 +746,6 @@ static void exp_check(void)
 	free(y);
 }
 
-/* The output layer by vocabulary chunks (output_loss_backward) against the
- * whole-matrix way (one product, crossentropy_row per row, the backward
- * products): several chunks and a last one that fills no whole vector, one
- * row's target in that tail and one row whose largest logit is repeated in
- * two chunks (the first must be its argmax). R >= 2. */
-static void output_chunks_check(int R, int C, int V)
-{
-	rng r;
-	rng_seed(&r, (uint64_t)(R * 7 + V));
-	float *x = malloc((size_t)R * C * 4), *w = malloc((size_t)V * C * 4);
-	float *bias = malloc((size_t)V * 4);
-	fill(x, (size_t)R * C, &r, 1.0f);
-	fill(w, (size_t)V * C, &r, 0.5f);
-	fill(bias, (size_t)V, &r, 0.3f);
-	/* Row 1: w rows 3 and V-2 equal, and the largest logit by far. */
-	for (int c = 0; c < C; c++)
-		w[(size_t)3 * C + c] = w[(size_t)(V - 2) * C + c] = 4.0f * x[(size_t)C + c];
-	bias[3] = bias[V - 2] = 0.0f;
-	int32_t *y = malloc((size_t)R * 4);
-	for (int i = 0; i < R; i++)
-		y[i] = (int32_t)rng_below(&r, (uint64_t)V);
-	y[0] = V - 1;
-	y[1] = 3;
-	const float dscale = 1.0f / (float)R;
-	float *lg = malloc((size_t)R * V * 4), *stats = malloc(output_stats_floats(R, V) * 4);
-	float *dx = malloc((size_t)R * C * 4), *dw = calloc((size_t)V * C, 4);
-	float *db = calloc((size_t)V, 4);
-	int correct = -1;
-	double loss = output_loss_backward(dx, dw, db, lg, stats, x, w, bias, y, R, C, V, dscale,
-					   &correct);
-	/* The whole-matrix way. */
-	float *lw = malloc((size_t)R * V * 4), *dx2 = calloc((size_t)R * C, 4);
-	float *dw2 = calloc((size_t)V * C, 4), *db2 = calloc((size_t)V, 4);
-	matmul_forward(lw, x, w, NULL, R, C, V);
-	double loss2 = 0.0;
-	int correct2 = 0;
-	for (int i = 0; i < R; i++) {
-		int a;
-		loss2 += crossentropy_row(lw + (size_t)i * V, V, y[i], dscale, bias, db2, &a);
-		correct2 += a == y[i];
-	}
-	matmul_backward_ref(dx2, dw2, NULL, lw, x, w, R, C, V);
-	char what[96];
-	snprintf(what, sizeof what, "output by chunks R=%d C=%d V=%d, loss", R, C, V);
-	compare(what, &(float){(float)loss}, &(float){(float)loss2}, 1, 1e-6, 1e-6);
-	CHECKF(correct == correct2 && correct >= 1, "%s: %d correct, want %d", what, correct,
-	       correct2);
-	snprintf(what, sizeof what, "output by chunks R=%d C=%d V=%d, dx", R, C, V);
-	compare(what, dx, dx2, (size_t)R * C, 1e-6, 1e-5);
-	snprintf(what, sizeof what, "output by chunks R=%d C=%d V=%d, dw", R, C, V);
-	compare(what, dw, dw2, (size_t)V * C, 1e-6, 1e-5);
-	snprintf(what, sizeof what, "output by chunks R=%d C=%d V=%d, dbias", R, C, V);
-	compare(what, db, db2, (size_t)V, 1e-7, 1e-5);
-	free(x);
-	free(w);
-	free(bias);
-	free(y);
-	free(lg);
-	free(stats);
-	free(dx);
-	free(dw);
-	free(db);
-	free(lw);
-	free(dx2);
-	free(dw2);
-	free(db2);
-}
-
 int main(void)
 {
 	exp_check();
@@ -835,9 +767,6 @@ int main(void)
 	/* T T hs > 1e6: the backward runs its queries in blocks (query_block) */
 	attention_vs_ref(1, 300, 32, 2, true);
 	attention_vs_ref(1, 264, 16, 1, false);
-	output_chunks_check(2, 8, 7);
-	output_chunks_check(13, 24, 3 * OUTPUT_CHUNK - 436);
-	output_chunks_check(40, 64, 2 * OUTPUT_CHUNK);
 	gradient_check(OBJ_MASKED, 2);
 	gradient_check(OBJ_CAUSAL, 2);
 	gradient_check(OBJ_MASKED, 1); /* the last block is also the first */

@@ -71,20 +71,4 @@ double crossentropy_rows(float *logits, const int32_t *targets, int N, int nrows
 double crossentropy_row(float *l, int V, int y, float dscale, const float *bias, float *dbias,
 			int *arg);
 
-/* The tied output projection, the loss and their backward at R rows, by
- * chunks of OUTPUT_CHUNK vocabulary columns so that each chunk's logits are
- * still in cache for the next pass over them (backward.c has the passes):
- *   logits (R,V) = x (R,C) w^T (V,C) + bias,  loss = sum over rows of
- *   -log softmax(logits)[y],  and with dlogits = dscale (softmax - onehot(y)):
- *   dx (R,C) = dlogits w (written),  dw (V,C) += dlogits^T x,
- *   dbias (V) += the column sums of dlogits.
- * logits (R,V) is work space (it ends holding dlogits); stats holds
- * output_stats_floats(R, V) floats. y (R) are in [0, V). Returns the summed
- * loss; *ncorrect counts rows whose first argmax is y. */
-#define OUTPUT_CHUNK 512
-size_t output_stats_floats(int R, int V);
-double output_loss_backward(float *dx, float *dw, float *dbias, float *logits, float *stats,
-			    const float *x, const float *w, const float *bias, const int32_t *y,
-			    int R, int C, int V, float dscale, int *ncorrect);
-
 #endif

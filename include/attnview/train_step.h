@@ -24,8 +24,6 @@ typedef struct grad_acts {
 	/* The rest is private to train_step.c. */
 	float *dresidual, *dln, *dqkv, *datty, *dpreatt, *datt, *dfch, *dfch_gelu, *dlogits;
 	int32_t *rows;
-	int32_t *row_targets; /* (B*T): the target of each target row */
-	float *ce_stats;      /* the loss's statistics per target row */
 	float *lnf_rows, *dlnf_rows; /* (B*T, d): the final LayerNorm at the target rows */
 	/* (B*T, d) each: the last block at the target rows */
 	float *ln1_rows, *qrows, *dqrows, *dres_rows;

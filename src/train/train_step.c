@@ -55,13 +55,10 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	memset(g, 0, sizeof(*g));
 	size_t N = (size_t)B * T, C = cfg->dim, NH = cfg->heads;
 	/* dresidual, dln, datty, lnf_rows, dlnf_rows, ln1_rows, qrows, dqrows,
-	 * dres_rows: N*C each; dqkv 3NC; dfch 4NC; datt (the attention work) B*NH*T*T;
-	 * rows and row_targets, N int32 each, batch_start and seq_row0 B+1 each. */
+	 * dres_rows: N*C each; dqkv 3NC; dfch 4NC; datt (the attention work) B*NH*T*T; rows,
+	 * N int32, batch_start and seq_row0 B+1 each. */
 	size_t nf = N * C * 9 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
-	/* The loss's statistics per target row (output_loss_backward), and
-	 * each target row's target. */
-	size_t ns = output_stats_floats((int)N, (int)cfg->vocab_size);
-	size_t total = nf + ns + N + N + 2 * ((size_t)B + 1);
+	size_t total = nf + N + 2 * ((size_t)B + 1);
 	g->mem = malloc(total * sizeof(float));
 	if (!g->mem)
 		return av_fail_errno(
@@ -86,15 +83,13 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	g->dqkv = p, p += 3 * N * C;
 	g->dfch = p, p += 4 * N * C;
 	g->datt = p, p += (size_t)B * NH * T * T;
-	g->ce_stats = p, p += ns;
 	/* The scores' gradient is computed in place over datt; dgelu in place
 	 * over dfch; dlogits in place over the activations' logits. */
 	g->dpreatt = g->datt;
 	g->dfch_gelu = g->dfch;
 	g->dlogits = NULL;
 	g->rows = (int32_t *)p;
-	g->row_targets = g->rows + N;
-	g->batch_start = g->row_targets + N;
+	g->batch_start = g->rows + N;
 	g->seq_row0 = g->batch_start + B + 1;
 	if (!reserve_slice_grads(g, step_slices(B), model_num_params(cfg), err)) {
 		grad_acts_finish(g);
@@ -165,22 +160,32 @@ static const float *forward_body(const model *m, activations *a, const int32_t *
 	return x;
 }
 
-/* Logits at the target rows, the loss and their backward down to dlnf_rows,
- * the gradient of the final LayerNorm's output (backward.c, by vocabulary
- * chunks). Returns the summed loss of the R rows. */
-static double output_backward(const model *m, activations *a, grad_acts *g, model_params *gp,
-			      const int32_t *targets, int R, float dscale, int *ncorrect)
+/* Logits at the target rows (one (R, C) x (C, V) product), the loss and
+ * their backward down to dlnf_rows, the gradient of the final LayerNorm's
+ * output. Returns the summed loss of the R rows. */
+static double output_loss_backward(const model *m, activations *a, grad_acts *g, model_params *gp,
+				   const int32_t *targets, int R, float dscale, int *ncorrect)
 {
 	const int C = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	matmul_forward(a->logits, g->lnf_rows, m->p.wte, NULL, R, C, V);
 	/* The loss is the mean over rows: each row's gradient carries dscale,
-	 * 1 / the batch's target count. The output projection is tied: wte
-	 * gets dlogits^T lnf here and the embedding's gradient at the end. */
-	int32_t *y = g->row_targets;
-	for (int r = 0; r < R; r++)
-		y[r] = targets[g->rows[r]];
-	return output_loss_backward(g->dlnf_rows, gp->wte, gp->out_b, a->logits, g->ce_stats,
-				    g->lnf_rows, m->p.wte, m->p.out_b, y, R, C, V, dscale,
-				    ncorrect);
+	 * 1 / the batch's target count. */
+	double loss = 0.0;
+	int correct = 0;
+	for (int r = 0; r < R; r++) {
+		/* The output bias is added, and its gradient taken, inside the
+		 * loss's passes over each row: two passes over (R,V) fewer. */
+		int y = targets[g->rows[r]], arg;
+		loss += crossentropy_row(a->logits + (size_t)r * V, V, y, dscale, m->p.out_b,
+					 gp->out_b, &arg);
+		correct += arg == y;
+	}
+	*ncorrect = correct;
+	/* Tied output projection: wte gets dlogits^T lnf here and the embedding's
+	 * gradient at the end. */
+	matmul_backward_write(g->dlnf_rows, gp->wte, NULL, a->logits, V, g->lnf_rows, m->p.wte, R,
+			      C, V);
+	return loss;
 }
 
 /* The other blocks, last first, then the embedding. dresidual holds dL/dx
@@ -230,7 +235,7 @@ static double train_slice(const model *m, activations *a, grad_acts *g, const in
 	model_params_map(&gp, grads, &m->cfg);
 	const float *xlast = forward_body(m, a, tokens, B, T);
 	last_block_forward(m, a, g, xlast, B, T, R);
-	double loss = output_backward(m, a, g, &gp, targets, R, dscale, ncorrect);
+	double loss = output_loss_backward(m, a, g, &gp, targets, R, dscale, ncorrect);
 	last_block_backward(m, a, g, &gp, xlast, B, T, R);
 	body_backward(m, a, g, &gp, tokens, B, T);
 	return loss;
@@ -359,8 +364,6 @@ static void grads_view(grad_acts *v, const grad_acts *g, const model_config *c, 
 	v->dqrows = g->dqrows + r0 * C;
 	v->dres_rows = g->dres_rows + r0 * C;
 	v->rows = g->rows + r0;
-	v->row_targets = g->row_targets + r0;
-	v->ce_stats = g->ce_stats + output_stats_floats((int)r0, (int)c->vocab_size);
 	v->batch_start = g->batch_start + b0;
 }
 
