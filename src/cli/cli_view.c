@@ -239,7 +239,6 @@ int cli_view(int argc, char **argv)
 	if (delay && delay[0])
 		vo.delay_ms = atoi(delay);
 
-	setlocale(LC_ALL, "");
 	av_error err;
 	model *m = load_view_model(model_path, &err);
 	if (!m) {

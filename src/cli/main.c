@@ -3,6 +3,7 @@
  * the options ask for. */
 #include "attnview/blas.h"
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 #include "cli.h"
 
 #include <stdbool.h>
@@ -117,6 +118,8 @@ static bool is_opt(const char *arg, const char *name)
 int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
+	/* The locale (LC_NUMERIC stays "C") and the messages' language. */
+	i18n_init();
 
 	enum { MODE_VIEW, MODE_DUMP, MODE_TRAIN, MODE_EXPORT } mode = MODE_VIEW;
 	const char *mode_opt = NULL;
