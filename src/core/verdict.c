@@ -1,5 +1,6 @@
 /* The verdict on a model against the unigram baseline (verdict.h). */
 #include "attnview/verdict.h"
+#include "attnview/i18n.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,34 +22,34 @@ verdict_kind verdict_text(float loss, float acc, float base_loss, float base_acc
 	switch (v) {
 	case VERDICT_NONE:
 		k = snprintf(buf, n,
-			     "none: there is no validation text to judge the model by; its "
+			     _("none: there is no validation text to judge the model by; its "
 			     "training loss says how well it fits the training text, not how it "
-			     "does on text it has not seen");
+			     "does on text it has not seen"));
 		break;
 	case VERDICT_BETTER:
 		k = snprintf(buf, n,
-			     "beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
-			     "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s",
+			     _("beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
+			     "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s"),
 			     l, b, gain, 100.0 * gain / b, 100.0 * (double)acc,
-			     100.0 * (double)base_acc, acc < base_acc ? " (not above it yet)" : "");
+			     100.0 * (double)base_acc, acc < base_acc ? _(" (not above it yet)") : "");
 		break;
 	case VERDICT_NOT_BETTER:
 		k = snprintf(buf, n,
-			     "does not beat the unigram baseline: loss %.3f against %.3f nats/char "
+			     _("does not beat the unigram baseline: loss %.3f against %.3f nats/char "
 			     "(%.3f %s%s); accuracy %.1f%% against %.1f%%: it has learned little "
-			     "more than how often each character occurs",
+			     "more than how often each character occurs"),
 			     l, b, fabs(gain),
-			     gain > 0	? "lower"
-			     : gain < 0 ? "higher"
-					: "apart",
-			     gain > 0 ? ", less than 2%" : "", 100.0 * (double)acc,
+			     gain > 0	? _("lower")
+			     : gain < 0 ? _("higher")
+					: _("apart"),
+			     gain > 0 ? _(", less than 2%") : "", 100.0 * (double)acc,
 			     100.0 * (double)base_acc);
 		break;
 	}
 	if (v != VERDICT_NONE && count > 0 && count < VERDICT_FEW && k > 0 && (size_t)k < n)
 		snprintf(buf + k, n - (size_t)k,
-			 " (judged on only %llu characters: a longer validation text judges "
-			 "better)",
+			 _(" (judged on only %llu characters: a longer validation text judges "
+			 "better)"),
 			 (unsigned long long)count);
 	return v;
 }
@@ -57,15 +58,15 @@ void verdict_short(float loss, float base_loss, char *buf, size_t n)
 {
 	switch (verdict_of(loss, base_loss)) {
 	case VERDICT_BETTER:
-		snprintf(buf, n, "%.0f%% below unigram",
+		snprintf(buf, n, _("%.0f%% below unigram"),
 			 100.0 * (double)(base_loss - loss) / (double)base_loss);
 		break;
 	case VERDICT_NOT_BETTER:
-		snprintf(buf, n, "not below unigram");
+		snprintf(buf, n, _("not below unigram"));
 		break;
 	case VERDICT_NONE:
 	default:
-		snprintf(buf, n, "no validation");
+		snprintf(buf, n, _("no validation"));
 		break;
 	}
 }
