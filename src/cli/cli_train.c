@@ -546,7 +546,8 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	return -1;
 }
 
-/* The corpus as the model's metadata names it: "poems.txt (1234 characters)",
+/* The corpus as the model's metadata names it (never translated: the file
+ * is the same in every language): "poems.txt (1234 characters)",
  * "a.txt + b.txt (...)", "standard input (...)". */
 static void describe_corpus(const train_request *q, const corpus *cor, char *out, size_t n)
 {
@@ -554,19 +555,19 @@ static void describe_corpus(const train_request *q, const corpus *cor, char *out
 	for (size_t i = 0; i < q->ncorpus && k + 1 < n; i++) {
 		char b[256];
 		if (strcmp(q->corpus[i], "-") == 0)
-			snprintf(b, sizeof b, _("standard input"));
+			snprintf(b, sizeof b, "standard input");
 		else
 			base_name(q->corpus[i], b, sizeof b, false);
 		if (k > 200 && i + 1 < q->ncorpus) {
 			k +=
-			    (size_t)snprintf(out + k, n - k, _(" and %zu more files"), q->ncorpus - i);
+			    (size_t)snprintf(out + k, n - k, " and %zu more files", q->ncorpus - i);
 			break;
 		}
 		int r = snprintf(out + k, n - k, "%s%s", i ? " + " : "", b);
 		k += r > 0 ? (size_t)r : 0;
 	}
 	if (k < n)
-		snprintf(out + k, n - k, _(" (%" PRIu64 " characters)"), cor->ntrain + cor->nval);
+		snprintf(out + k, n - k, " (%" PRIu64 " characters)", cor->ntrain + cor->nval);
 }
 
 /* The trainer, named after the output file, and a line saying what it will

@@ -31,7 +31,7 @@ static void atomic_free(atomic_file *f)
 /* What a failure leaves: the old file, or nothing. */
 static const char *kept(const atomic_file *f)
 {
-	return f->existed ? "the previous file is unchanged" : "the file was not created";
+	return f->existed ? _("the previous file is unchanged") : _("the file was not created");
 }
 
 atomic_file *atomic_open(const char *path, av_error *err)

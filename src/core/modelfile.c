@@ -313,8 +313,8 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 		return av_fail(err,
 			       _("%s: model format version %u, but this attnview reads version %u%s"),
 			       what, version, AV_FORMAT_VERSION,
-			       version > AV_FORMAT_VERSION ? ": upgrade attnview to read it"
-							   : ": the file is damaged");
+			       version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
+							   : _(": the file is damaged"));
 	if (!br_u32(r, kind) || !br_u64(r, &size))
 		return av_fail(err, TRUNCATED_HEADER, what, n);
 	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
@@ -374,9 +374,9 @@ static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, con
 			       _("%s: impossible hyperparameters in the header (bytes 24..47): %s; "
 			       "the file is damaged"),
 			       what, cerr.msg);
-	if (!read_string(r, &meta->name, "model name", what, err))
+	if (!read_string(r, &meta->name, _("model name"), what, err))
 		return false;
-	if (!read_string(r, &meta->corpus, "corpus description", what, err)) {
+	if (!read_string(r, &meta->corpus, _("corpus description"), what, err)) {
 		free(meta->name);
 		meta->name = NULL;
 		return false;
@@ -527,11 +527,11 @@ static bool state_options(state_reader *s, training_state *st)
 		return state_damaged(s, 0,
 				     _("there is none: a checkpoint holds one between its "
 				     "parameters and its checksum"));
-	if (!state_take(s, magic, 4, "the magic"))
+	if (!state_take(s, magic, 4, _("the magic")))
 		return false;
 	if (memcmp(magic, AV_STATE_MAGIC, 4) != 0)
 		return state_damaged(s, 0, "it does not start with \"" AV_STATE_MAGIC "\"");
-	if (!state_u32(s, &version, "the state version"))
+	if (!state_u32(s, &version, _("the state version")))
 		return false;
 	if (version != AV_STATE_VERSION)
 		return av_fail(s->err,
@@ -540,31 +540,31 @@ static bool state_options(state_reader *s, training_state *st)
 			       "the training again"),
 			       s->what, version, s->base + 4, AV_STATE_VERSION);
 	bool ok =
-	    state_u32(s, &st->objective, "the objective") && state_u32(s, &st->dim, "the dim") &&
-	    state_u32(s, &st->heads, "the heads") && state_u32(s, &st->layers, "the layers") &&
-	    state_u32(s, &st->context, "the context") &&
-	    state_u32(s, &st->batch, "the batch size") &&
-	    state_u64(s, &st->total_steps, "the total steps") &&
-	    state_u64(s, &st->epochs, "the epochs") && state_f32(s, &st->lr, "the learning rate") &&
-	    state_u64(s, &st->warmup, "the warmup") && state_u64(s, &st->seed, "the seed") &&
-	    state_u64(s, &st->min_count, "the minimum count") &&
-	    state_u32(s, &st->max_vocab, "the maximum vocabulary") &&
-	    state_u64(s, &st->eval_every, "the evaluation interval") &&
-	    state_u64(s, &st->checkpoint_every, "the checkpoint interval");
+	    state_u32(s, &st->objective, _("the objective")) && state_u32(s, &st->dim, _("the dim")) &&
+	    state_u32(s, &st->heads, _("the heads")) && state_u32(s, &st->layers, _("the layers")) &&
+	    state_u32(s, &st->context, _("the context")) &&
+	    state_u32(s, &st->batch, _("the batch size")) &&
+	    state_u64(s, &st->total_steps, _("the total steps")) &&
+	    state_u64(s, &st->epochs, _("the epochs")) && state_f32(s, &st->lr, _("the learning rate")) &&
+	    state_u64(s, &st->warmup, _("the warmup")) && state_u64(s, &st->seed, _("the seed")) &&
+	    state_u64(s, &st->min_count, _("the minimum count")) &&
+	    state_u32(s, &st->max_vocab, _("the maximum vocabulary")) &&
+	    state_u64(s, &st->eval_every, _("the evaluation interval")) &&
+	    state_u64(s, &st->checkpoint_every, _("the checkpoint interval"));
 	size_t at = s->r.off;
-	if (!ok || !state_u32(s, &st->threads, "the thread count"))
+	if (!ok || !state_u32(s, &st->threads, _("the thread count")))
 		return false;
 	if (st->threads == 0)
 		return state_damaged(s, at, _("the thread count is 0"));
-	if (!state_u64(s, &st->patience, "the patience"))
+	if (!state_u64(s, &st->patience, _("the patience")))
 		return false;
 	at = s->r.off;
-	if (!state_u32(s, &st->val_path_len, "the --val-file path length"))
+	if (!state_u32(s, &st->val_path_len, _("the --val-file path length")))
 		return false;
 	if (st->val_path_len > AV_MAX_STRING)
 		return state_damaged(s, at, _("the --val-file path is %u bytes long, more than %d"),
 				     st->val_path_len, AV_MAX_STRING);
-	if (!state_array(s, &st->val_path, st->val_path_len, 1, "the --val-file path's bytes"))
+	if (!state_array(s, &st->val_path, st->val_path_len, 1, _("the --val-file path's bytes")))
 		return false;
 	const uint8_t *nul = st->val_path_len ? memchr(st->val_path, 0, st->val_path_len) : NULL;
 	if (nul)
@@ -604,30 +604,30 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 	if (!state_options(&s, st) || !state_matches(&s, st, cfg))
 		return false;
 	const size_t P = model_num_params(cfg);
-	bool ok = state_u64(&s, &st->ntrain, "the training characters") &&
-		  state_u64(&s, &st->nval, "the validation characters") &&
-		  state_u64(&s, &st->hash, "the corpus hash");
+	bool ok = state_u64(&s, &st->ntrain, _("the training characters")) &&
+		  state_u64(&s, &st->nval, _("the validation characters")) &&
+		  state_u64(&s, &st->hash, _("the corpus hash"));
 	size_t steps_at = s.r.off;
-	ok = ok && state_u64(&s, &st->steps_done, "the steps done") &&
-	     state_u64(&s, &st->tokens, "the tokens seen");
+	ok = ok && state_u64(&s, &st->steps_done, _("the steps done")) &&
+	     state_u64(&s, &st->tokens, _("the tokens seen"));
 	for (int i = 0; i < 4 && ok; i++)
-		ok = state_u64(&s, &st->rng[i], "the random generator state");
+		ok = state_u64(&s, &st->rng[i], _("the random generator state"));
 	size_t adam_at = s.r.off;
-	ok = ok && state_u64(&s, &st->adam_step, "the AdamW step count") &&
-	     state_array(&s, &st->m, P, 4, "the AdamW first moments") &&
-	     state_array(&s, &st->v, P, 4, "the AdamW second moments");
+	ok = ok && state_u64(&s, &st->adam_step, _("the AdamW step count")) &&
+	     state_array(&s, &st->m, P, 4, _("the AdamW first moments")) &&
+	     state_array(&s, &st->v, P, 4, _("the AdamW second moments"));
 	size_t at = s.r.off;
-	if (!ok || !state_u32(&s, &st->nrecent, "the count of recent losses"))
+	if (!ok || !state_u32(&s, &st->nrecent, _("the count of recent losses")))
 		return false;
 	if (st->nrecent > AV_STATE_MAX_RECENT)
 		return state_damaged(&s, at, _("it keeps %u recent losses, more than %d"), st->nrecent,
 				     AV_STATE_MAX_RECENT);
-	if (!state_array(&s, &st->recent, st->nrecent, 4, "the recent losses") ||
-	    !state_u32(&s, &st->nevals, "the count of evaluations") ||
-	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, "the evaluations"))
+	if (!state_array(&s, &st->recent, st->nrecent, 4, _("the recent losses")) ||
+	    !state_u32(&s, &st->nevals, _("the count of evaluations")) ||
+	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, _("the evaluations")))
 		return false;
 	at = s.r.off;
-	if (!state_u32(&s, &st->nbest, "the count of best parameters"))
+	if (!state_u32(&s, &st->nbest, _("the count of best parameters")))
 		return false;
 	uint64_t want = st->patience && st->nevals ? P : 0;
 	if (st->nbest != want)
@@ -635,7 +635,7 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 				     _("it keeps %u best parameters where the run's patience and "
 				     "evaluations call for %llu"),
 				     st->nbest, (unsigned long long)want);
-	if (!state_array(&s, &st->best, st->nbest, 4, "the best parameters"))
+	if (!state_array(&s, &st->best, st->nbest, 4, _("the best parameters")))
 		return false;
 	if (s.r.off != s.r.n)
 		return state_damaged(&s, s.r.off, _("%zu bytes follow its last field"),
@@ -711,7 +711,7 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return av_fail(err, _("%s: is %s, not a regular file"), path,
-			       S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+			       S_ISDIR(st.st_mode) ? _("a directory") : _("a special file"));
 	}
 	size_t size = (size_t)st.st_size;
 	uint8_t *b = malloc(size ? size : 1);

@@ -600,33 +600,33 @@ static void describe_invalid(const cleaner *c, char *s, size_t size)
 	uint8_t b0 = c->bad_bytes[0];
 	switch (c->bad) {
 	case U8_LONE_CONT:
-		snprintf(s, size, "byte 0x%02x continues a character that never started", b0);
+		snprintf(s, size, _("byte 0x%02x continues a character that never started"), b0);
 		break;
 	case U8_BAD_LEAD:
 		if (b0 < 0xC2)
-			snprintf(s, size, "byte 0x%02x could only start an overlong encoding", b0);
+			snprintf(s, size, _("byte 0x%02x could only start an overlong encoding"), b0);
 		else
-			snprintf(s, size, "byte 0x%02x cannot start a character", b0);
+			snprintf(s, size, _("byte 0x%02x cannot start a character"), b0);
 		break;
 	case U8_OVERLONG:
-		snprintf(s, size, "bytes %02x %02x start an overlong encoding", b0, c->bad_next);
+		snprintf(s, size, _("bytes %02x %02x start an overlong encoding"), b0, c->bad_next);
 		break;
 	case U8_SURROGATE:
-		snprintf(s, size, "bytes %02x %02x encode a UTF-16 surrogate", b0, c->bad_next);
+		snprintf(s, size, _("bytes %02x %02x encode a UTF-16 surrogate"), b0, c->bad_next);
 		break;
 	case U8_TOO_BIG:
-		snprintf(s, size, "bytes %02x %02x encode a value beyond U+10FFFF", b0,
+		snprintf(s, size, _("bytes %02x %02x encode a value beyond U+10FFFF"), b0,
 			 c->bad_next);
 		break;
 	case U8_CUT:
-		snprintf(s, size, "the character started by bytes %s is cut short by byte 0x%02x",
+		snprintf(s, size, _("the character started by bytes %s is cut short by byte 0x%02x"),
 			 hex, c->bad_next);
 		break;
 	case U8_AT_END:
-		snprintf(s, size, "the text ends inside a character (bytes %s)", hex);
+		snprintf(s, size, _("the text ends inside a character (bytes %s)"), hex);
 		break;
 	case U8_NONE:
-		snprintf(s, size, "unknown problem");
+		snprintf(s, size, _("unknown problem"));
 		break;
 	}
 }

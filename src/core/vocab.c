@@ -38,7 +38,7 @@ static int64_t probe(const vocab *v, uint32_t cp)
 
 bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, av_error *err)
 {
-	static const char damaged[] = "the file is damaged; retrain or restore it";
+	const char *damaged = _("the file is damaged; retrain or restore it");
 
 	memset(v, 0, sizeof *v);
 	if (size < TOK_NSPECIAL)
@@ -218,7 +218,7 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	for (uint32_t i = 0; i < keep; i++)
 		cps[TOK_NSPECIAL + i] = chars[i].cp;
 	free(chars);
-	bool ok = vocab_init(v, cps, keep + TOK_NSPECIAL, "the new vocabulary", err);
+	bool ok = vocab_init(v, cps, keep + TOK_NSPECIAL, _("the new vocabulary"), err);
 	free(cps);
 	return ok;
 }

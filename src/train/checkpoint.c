@@ -202,9 +202,9 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 			       "resume with the same corpus%s"),
 			       ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
 			       st->hash != t->data->hash && st->ntrain == t->data->ntrain
-				   ? ", other text"
+				   ? _(", other text")
 				   : "",
-			       ck->val_path ? " and --val-file" : "");
+			       ck->val_path ? _(" and --val-file") : "");
 	t->step = st->steps_done;
 	t->tokens_seen = st->tokens;
 	memcpy(t->data_rng.s, st->rng, sizeof st->rng);

@@ -60,7 +60,7 @@ static const char *tmp_dir(void)
 static int spool_create(const char *name, av_error *err)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/attnview-spool-XXXXXX", tmp_dir());
+	snprintf(path, sizeof path, _("%s/attnview-spool-XXXXXX"), tmp_dir());
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		av_fail_errno(err, errno,
@@ -339,7 +339,7 @@ static void corpus_what(const corpus *c, char *buf, size_t n)
 	if (c->nfiles == 1)
 		snprintf(buf, n, "%s", c->files[0].name);
 	else
-		snprintf(buf, n, "the corpus (%zu files)", c->nfiles);
+		snprintf(buf, n, _("the corpus (%zu files)"), c->nfiles);
 }
 
 /* The files' cleaning added up (offsets are per file: the first invalid
@@ -673,11 +673,6 @@ void corpus_finish(corpus *c)
 	memset(c, 0, sizeof *c);
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n)
 {
 	size_t k = 0;
@@ -688,31 +683,31 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 			k += r_ > 0 ? (size_t)r_ : 0;                                              \
 		}                                                                                  \
 	} while (0)
-	ADD("%s: %" PRIu64 " %s, %" PRIu64 " %s", what, s->bytes, plural(s->bytes, "byte", "bytes"),
-	    s->codepoints, plural(s->codepoints, "character", "characters"));
+	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes, ngettext("byte", "bytes", s->bytes),
+	    s->codepoints, ngettext("character", "characters", s->codepoints));
 	if (s->escapes || s->controls) {
-		ADD("; removed");
+		ADD(_("; removed"));
 		if (s->escapes)
-			ADD(" %" PRIu64 " ANSI escape %s", s->escapes,
-			    plural(s->escapes, "sequence", "sequences"));
+			ADD(_(" %" PRIu64 " ANSI escape %s"), s->escapes,
+			    ngettext("sequence", "sequences", s->escapes));
 		if (s->escapes && s->controls)
-			ADD(" and");
+			ADD(_(" and"));
 		if (s->controls)
-			ADD(" %" PRIu64 " control %s", s->controls,
-			    plural(s->controls, "character", "characters"));
+			ADD(_(" %" PRIu64 " control %s"), s->controls,
+			    ngettext("character", "characters", s->controls));
 	}
 	if (s->crlf)
-		ADD("; %" PRIu64 " CR or CRLF line %s made LF", s->crlf,
-		    plural(s->crlf, "end", "ends"));
+		ADD(_("; %" PRIu64 " CR or CRLF line %s made LF"), s->crlf,
+		    ngettext("end", "ends", s->crlf));
 	if (s->invalid)
-		ADD("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")",
-		    s->invalid, plural(s->invalid, "sequence", "sequences"), s->first_invalid);
+		ADD(_("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")"),
+		    s->invalid, ngettext("sequence", "sequences", s->invalid), s->first_invalid);
 	if (s->boms == 1)
-		ADD("; byte order mark removed");
+		ADD(_("; byte order mark removed"));
 	else if (s->boms)
-		ADD("; %" PRIu64 " byte order marks removed", s->boms);
+		ADD(_("; %" PRIu64 " byte order marks removed"), s->boms);
 	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->boms)
-		ADD("; clean");
+		ADD(_("; clean"));
 #undef ADD
 	if (k >= n && n > 0)
 		buf[n - 1] = '\0';
@@ -737,11 +732,11 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		ADDF("%s\n", line);
 	}
 	if (c->nfiles > 1)
-		ADDF("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
-		     " line %s added between files)\n",
-		     c->nfiles, c->n, c->separators, plural(c->separators, "break", "breaks"));
+		ADDF(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
+		     " line %s added between files)\n"),
+		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
-		clean_stats_summary(&c->val_stats, "validation file", line, sizeof line);
+		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
 		ADDF("%s\n", line);
 	}
 	uint64_t kept = 0;
@@ -749,32 +744,32 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		kept += c->id_count[i];
 	char share[64];
 	if (c->val_file)
-		snprintf(share, sizeof share, " (from the validation file)");
+		snprintf(share, sizeof share, _(" (from the validation file)"));
 	else if (c->nval && c->val_percent)
-		snprintf(share, sizeof share, " (last %u%%)", c->val_percent);
+		snprintf(share, sizeof share, _(" (last %u%%)"), c->val_percent);
 	else if (c->nval)
-		snprintf(share, sizeof share, " (last %.1f%%)",
+		snprintf(share, sizeof share, _(" (last %.1f%%)"),
 			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->nval || c->val_file)
-		ADDF("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; ",
+		ADDF(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
 		     c->ntrain, c->nval, share);
 	else
-		ADDF("split: %" PRIu64 " training characters, no validation text; ", c->ntrain);
-	ADDF("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	     "training text)\n",
+		ADDF(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
+	ADDF(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
+	     "training text)\n"),
 	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)
-		ADDF("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n",
+		ADDF(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
 		     c->unk_val);
 	/* Text in another encoding: what it looks like and how to convert it. */
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
 				  sizeof line))
-			ADDF("warning: %s\n", line);
+			ADDF(_("warning: %s\n"), line);
 	if (c->val_file &&
-	    encoding_hint(c->val_guess, &c->val_stats, "the validation file", line, sizeof line))
-		ADDF("warning: %s\n", line);
+	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
+		ADDF(_("warning: %s\n"), line);
 #undef ADDF
 	if (k >= n)
 		buf[n - 1] = '\0';

@@ -149,7 +149,7 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 			       "fewer than one window of %" PRIu64 ": use a larger corpus, a "
 			       "smaller --context, a larger --val-share, --val-file FILE, or "
 			       "--no-val"),
-			       path, c->val_file ? "the --val-file" : "the end of the corpus",
+			       path, c->val_file ? _("the --val-file") : _("the end of the corpus"),
 			       c->nval, w);
 	if (!c->nval && o->patience)
 		return av_fail(err,
@@ -398,7 +398,7 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 {
 	t->opt = resume ? resume->opt : *o;
 	if (!train_options_check(&t->opt, err) ||
-	    !train_check_data(&t->opt, t->data, "the corpus", err))
+	    !train_check_data(&t->opt, t->data, _("the corpus"), err))
 		return false;
 	t->total = train_total_steps(&t->opt, t->data);
 	t->opt.steps = t->total;
@@ -450,7 +450,7 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 		return av_fail(err,
 			       _("the corpus differs from the one %s was trained on: its "
 			       "vocabulary is not the same; resume with the same corpus%s"),
-			       resume->path, resume->val_path ? " and --val-file" : "");
+			       resume->path, resume->val_path ? _(" and --val-file") : "");
 	t->model = resume->model;
 	resume->model = NULL;
 	return true;
