@@ -27,6 +27,7 @@ static const char *const train_help[] = {
        "input, and pipes work too. A short text needs no options: the context, batch\n"
        "and validation share that do not fit it shrink, and a line says so.\n"
        "\n"),
+    /* xgettext:no-c-format */
     N_("  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
        "                          FILE.ckpt\n"
        "  --objective masked|causal  masked-character (default) or next-character\n"

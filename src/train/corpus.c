@@ -60,7 +60,7 @@ static const char *tmp_dir(void)
 static int spool_create(const char *name, av_error *err)
 {
 	char path[4096];
-	snprintf(path, sizeof path, _("%s/attnview-spool-XXXXXX"), tmp_dir());
+	snprintf(path, sizeof path, "%s/attnview-spool-XXXXXX", tmp_dir());
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		av_fail_errno(err, errno,
