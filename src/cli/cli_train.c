@@ -645,11 +645,14 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	char took[32], v[1024];
 	format_duration(now_seconds() - t0, took, sizeof took);
 	if (r->count)
-		printf(_("validation (%" PRIu64 " %s characters): loss %.4f nats/char, accuracy "
-		       "%.2f%%\n"
-		       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n"),
-		       r->count, t->opt.objective == OBJ_MASKED ? _("masked") : _("next"),
-		       (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
+		printf(t->opt.objective == OBJ_MASKED
+			   ? _("validation (%" PRIu64 " masked characters): loss %.4f nats/char, "
+			       "accuracy %.2f%%\n"
+			       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n")
+			   : _("validation (%" PRIu64 " next characters): loss %.4f nats/char, "
+			       "accuracy %.2f%%\n"
+			       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n"),
+		       r->count, (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
 		       100.0 * (double)r->base_acc);
 	verdict_kind vk =
 	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);

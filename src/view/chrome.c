@@ -128,10 +128,11 @@ void draw_status(view *v)
 		return;
 	}
 	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : _("model");
-	char name[160], step[96];
+	char name[160], short_name[160], step[96];
 	model_step_label(v->m, step, sizeof step);
 	snprintf(name, sizeof name, "%s%s%s%s%s", mname, step[0] ? " (" : "", step,
 		 step[0] ? ")" : "", v->reloading ? _(" loading...") : "");
+	snprintf(short_name, sizeof short_name, "%s%s", mname, v->reloading ? _(" loading...") : "");
 	const char *mode = v->focus == F_INPUT ? _("TYPE") : _(view_screen(v)->name);
 	char ms[32] = "";
 	if (v->have)
@@ -141,10 +142,20 @@ void draw_status(view *v)
 	const char *hint = v->wr.on	  ? _("writing: any key stops")
 			   : v->fig.done[0] ? v->fig.done
 					    : status_hint(v);
-	put_fmt(y, 0, cols, s,
-		ngettext(" %s | %s | layer %d %s | %d token%s | %s",
-			 " %s | %s | layer %d %s | %d tokens%s | %s", v->ntok),
-		mode, name, v->layer, sel, v->ntok, ms, hint);
+	char where[96], count[48], line[sizeof v->fig.done + 512];
+	snprintf(where, sizeof where, _("layer %d %s"), v->layer, sel);
+	snprintf(count, sizeof count, ngettext("%d token", "%d tokens", v->ntok), v->ntok);
+	/* The hint for the keys stays whole: on a narrow terminal (or in a
+	 * language with longer words) the model's step goes first, then its
+	 * name, then the result's time. */
+	for (int drop = 0; drop < 4; drop++) {
+		snprintf(line, sizeof line, " %s%s%s | %s | %s%s | %s", mode, drop < 2 ? " | " : "",
+			 drop == 0 ? name : drop == 1 ? short_name : "", where, count,
+			 drop < 3 ? ms : "", hint);
+		if (str_width(line) <= cols)
+			break;
+	}
+	put_str(y, 0, cols, s, line);
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)

@@ -81,8 +81,10 @@ static void help_draw(view *v)
 	int cols = COLS, rows = LINES - 2;
 	int tx =
 	    put_str(0, 0, cols, st(A_BOLD, 0), _("attnview keys: a printable key always types. "));
-	put_str(0, tx, cols - tx, st(A_DIM, 0),
-		_("Up/Down/PageUp/PageDown scroll; any other key closes."));
+	/* Whole or not at all (the status line says how to leave). */
+	const char *how = _("Up/Down/PageUp/PageDown scroll; any other key closes.");
+	if (tx + str_width(how) <= cols)
+		put_str(0, tx, cols - tx, st(A_DIM, 0), how);
 	/* Two columns when the list is longer than the screen and both fit
 	 * whole; else one, scrolled. */
 	int ncol = v->nhelp > rows && cols >= 2 * (v->help_line_w + 1) ? 2 : 1;

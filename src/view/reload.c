@@ -132,6 +132,6 @@ void model_step_label(const model *m, char *out, size_t size)
 	if (mm->steps)
 		len = snprintf(out, size, _("step %llu"), (unsigned long long)mm->steps);
 	if (mm->val_loss == mm->val_loss && len >= 0 && (size_t)len < size)
-		snprintf(out + len, size - (size_t)len, _("%sval %.3f"), len ? ", " : "",
+		snprintf(out + len, size - (size_t)len, _("%sval %.3f"), len ? _(", ") : "",
 			 (double)mm->val_loss);
 }
