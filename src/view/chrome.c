@@ -168,20 +168,26 @@ void draw_too_small(view *v)
 	char msg[160];
 	snprintf(msg, sizeof msg, _("Terminal too small (%dx%d): attnview needs at least %dx%d."),
 		 COLS, LINES, VIEW_MIN_COLS, VIEW_MIN_LINES);
-	/* Wrap the message to the width we have. */
+	/* Wrap the message to the width we have, in columns: at the last space
+	 * that fits, or (Chinese has none) after the last character that does. */
 	int y = LINES / 2 - 1, w = COLS > 0 ? COLS : 1;
 	const char *p = msg;
 	while (*p && y < LINES) {
-		size_t len = strlen(p);
-		size_t take = len <= (size_t)w ? len : (size_t)w;
-		if (take < len) {
-			size_t sp = take;
-			while (sp > 0 && p[sp] != ' ')
-				sp--;
-			if (sp > 0)
-				take = sp;
+		size_t take = 0, sp = 0;
+		int cw = 0;
+		for (const char *q = p; *q;) {
+			const char *at = q;
+			int c = utf8_next(&q);
+			cw += cp_display_width((uint32_t)c, NULL);
+			if (cw > w && take > 0)
+				break;
+			if (c == ' ')
+				sp = (size_t)(at - p);
+			take = (size_t)(q - p);
 		}
-		char line[160];
+		if (p[take] && sp > 0)
+			take = sp;
+		char line[sizeof msg];
 		memcpy(line, p, take);
 		line[take] = '\0';
 		put_str(y < 0 ? 0 : y, 0, w, st(A_BOLD, 0), line);

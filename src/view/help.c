@@ -89,14 +89,19 @@ static void help_draw(view *v)
 	 * whole; else one, scrolled. */
 	int ncol = v->nhelp > rows && cols >= 2 * (v->help_line_w + 1) ? 2 : 1;
 	int colw = cols / ncol;
-	int total = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
+	/* The second column starts at the middle, or a line earlier so that
+	 * no heading ends the first. */
+	int half = (v->nhelp + 1) / 2;
+	if (half > 1 && v->help[half - 1].heading)
+		half--;
+	int total = ncol == 2 ? v->nhelp - half : v->nhelp;
 	if (v->help_scroll > total - rows)
 		v->help_scroll = total - rows;
 	if (v->help_scroll < 0)
 		v->help_scroll = 0;
 	for (int c = 0; c < ncol; c++) {
-		int first = c * ((v->nhelp + 1) / 2) * (ncol == 2);
-		int end = ncol == 2 && c == 0 ? (v->nhelp + 1) / 2 : v->nhelp;
+		int first = c * half * (ncol == 2);
+		int end = ncol == 2 && c == 0 ? half : v->nhelp;
 		for (int i = 0; i < rows && first + v->help_scroll + i < end; i++) {
 			const help_line *h = &v->help[first + v->help_scroll + i];
 			int y = 1 + i, x0 = c * colw;
