@@ -146,12 +146,14 @@ void draw_status(view *v)
 	snprintf(where, sizeof where, _("layer %d %s"), v->layer, sel);
 	snprintf(count, sizeof count, ngettext("%d token", "%d tokens", v->ntok), v->ntok);
 	/* The hint for the keys stays whole: on a narrow terminal (or in a
-	 * language with longer words) the model's step goes first, then its
-	 * name, then the result's time. */
-	for (int drop = 0; drop < 4; drop++) {
-		snprintf(line, sizeof line, " %s%s%s | %s | %s%s | %s", mode, drop < 2 ? " | " : "",
-			 drop == 0 ? name : drop == 1 ? short_name : "", where, count,
-			 drop < 3 ? ms : "", hint);
+	 * language with longer words) the model's step goes first, then the
+	 * layer and head (the heading has them), the model's name, the token
+	 * count (the info line has it) and the result's time. */
+	for (int drop = 0; drop < 6; drop++) {
+		const char *nm = drop == 0 ? name : drop < 3 ? short_name : "";
+		snprintf(line, sizeof line, " %s%s%s%s%s%s%s%s | %s", mode, nm[0] ? " | " : "", nm,
+			 drop < 2 ? " | " : "", drop < 2 ? where : "", drop < 4 ? " | " : "",
+			 drop < 4 ? count : "", drop < 5 ? ms : "", hint);
 		if (str_width(line) <= cols)
 			break;
 	}
