@@ -20,8 +20,9 @@ render() {
 	groff -k -man -Tutf8 -P-cbou -rLL=80n "$1" 2>/dev/null
 }
 
-for page in "$man/attnview.1" "$man/attnview.5"; do
-	name=$(basename "$page")
+zh="$man/zh_CN"
+for page in "$man/attnview.1" "$man/attnview.5" "$zh/attnview.1" "$zh/attnview.5"; do
+	name=${page#"$man/"}
 	checks=$((checks + 1))
 	warn=$(groff -k -man -Tutf8 -ww -z "$page" 2>&1)
 	[ -z "$warn" ] || fail "$name: groff warns: $warn"
@@ -40,6 +41,75 @@ has() {
 	checks=$((checks + 1))
 	grep -qF -- "$2" <<<"$(flat "$1")" || fail "$(basename "$1"): no \"$2\" in the rendered page"
 }
+
+# The Chinese pages break their lines between Chinese characters (zh.tmac): a
+# rendered line wider than 80 columns is one of the English page's (an example
+# too long for any page), never a paragraph of Chinese left unbroken.
+for page in attnview.1 attnview.5; do
+	checks=$((checks + 1))
+	wide=$(render "$zh/$page" | while IFS= read -r line; do
+		[ "$(printf '%s' "$line" | wc -L)" -le 80 ] || printf '%s\n' "$line"
+	done | grep -vxF -f <(render "$man/$page") | head -3)
+	[ -z "$wide" ] || fail "zh_CN/$page: lines wider than 80 columns: $wide"
+done
+
+# The Chinese pages against the English ones, so that a change to an English
+# page fails here until the Chinese page has it too: the same .TH (date and
+# version), the same number of sections, subsections, tagged and indented
+# paragraphs and examples; every option (--name, -x) of each English page in
+# the Chinese one; every key of attnview(1) KEYS in the Chinese KEYS; the
+# layout tables of attnview(5) (offsets, sizes, types; the tensors and their
+# shapes) and its cleaning examples the same, line for line.
+# options PAGE: the options the page's source names, one a line, sorted.
+options() {
+	perl -ne 'next if /^\.\\"/;
+		while (/\\-\\-([a-z0-9]+(?:\\?-[a-z0-9]+)*)/g) { (my $o = $1) =~ s/\\-/-/g; print "--$o\n" }
+		s/\\-\\-//g; while (/(?<![-\w])\\-([a-zA-Z])(?!\w)/g) { print "-$1\n" }' "$1" | sort -u
+}
+# keys PAGE: the keys the tags of its KEYS section name, one a line, sorted.
+keys() {
+	perl -ne 'if (/^\.SH /) { $in = /^\.SH ("?)(KEYS|按键)/ } next unless $in;
+		if ($tag) { s/^\.BR?\s+//; s/"//g; s/,\s*/ /g;
+			for (split) { print "$_\n" if /^(F\d+|(Alt|Ctrl|Shift)-\S+|Up|Down|Left|Right|PageUp|PageDown|Home|End|Tab|Enter|Esc|Backspace|Delete|paste)$/ } }
+		$tag = /^\.TP/' "$1" | sort -u
+}
+# layout PAGE: the rows of the layout tables (offset, size, type; a tensor's
+# name and shape) and the cleaning examples, in the page's order.
+layout() {
+	perl -ne '$ex = 1 if /^\.EX/; $ex = $tok = 0 if /^\.EE/; next unless $ex;
+		if (/^\s*((?:(?:\d+[VP]?|n\d|\.)\s+){1,2}(?:bytes|u32|u64|s64|f32|u64\[4\]))(?:\s|$)/) { ($r = $1) =~ s/\s+/ /g; print "$r\n" }
+		elsif (/^\s*(wte|lnf_[wb]|out_b|h<l>\.\w+|for l)\s+(\([^)]*\)|=.*)/) { print "$1 $2\n" }
+		if (/^(text|文本) +(tokens|词元)$/) { $tok = 1; next } print if $tok' "$1"
+}
+# missing WHAT EN ZH: the lines of EN's list not in ZH's.
+missing() {
+	comm -23 <(printf '%s\n' "$2") <(printf '%s\n' "$3") | tr '\n' ' '
+}
+for page in attnview.1 attnview.5; do
+	en="$man/$page" cn="$zh/$page"
+	checks=$((checks + 1))
+	[ "$(head -1 "$en" | cut -d' ' -f1-5)" = "$(head -1 "$cn" | cut -d' ' -f1-5)" ] ||
+		fail "zh_CN/$page: .TH differs from $page's (date, version): $(head -1 "$en")"
+	for req in SH SS TP IP EX; do
+		checks=$((checks + 1))
+		a=$(grep -c "^\.$req\b" "$en") b=$(grep -c "^\.$req\b" "$cn")
+		[ "$a" = "$b" ] || fail "zh_CN/$page: $b .$req, $page has $a: translate what changed"
+	done
+	checks=$((checks + 1))
+	m=$(missing options "$(options "$en")" "$(options "$cn")")
+	[ -z "$m" ] || fail "zh_CN/$page: options of $page missing: $m"
+done
+checks=$((checks + 1))
+k=$(keys "$man/attnview.1")
+[ "$(wc -l <<<"$k")" -ge 60 ] || fail "attnview.1 KEYS: only $(wc -l <<<"$k") keys found"
+checks=$((checks + 1))
+m=$(missing keys "$k" "$(keys "$zh/attnview.1")")
+[ -z "$m" ] || fail "zh_CN/attnview.1: keys of attnview.1 KEYS missing: $m"
+checks=$((checks + 1))
+d=$(diff <(layout "$man/attnview.5") <(layout "$zh/attnview.5"))
+[ -z "$d" ] || fail "zh_CN/attnview.5: layout tables or cleaning examples differ from attnview.5's: $d"
+checks=$((checks + 1))
+[ "$(layout "$man/attnview.5" | wc -l)" -ge 90 ] || fail "attnview.5: the layout tables were not found"
 
 has "$man/attnview.5" "L×h×T^2 ≤ 2^27 (134217728"
 has "$man/attnview.5" "P = V×d + L×(12d^2 + 13d) + 2d + V"
