@@ -136,7 +136,7 @@ static int check_request(const export_request *q)
 {
 	if (!!q->text == !!q->input)
 		return usage_error("%s",
-				   "--export needs exactly one of --text TEXT or --input FILE");
+				   _("--export needs exactly one of --text TEXT or --input FILE"));
 	if (q->head >= 0 && q->show != FIG_HEAD)
 		return usage_error(_("--head goes with --show head, not --show %s"),
 				   fig_show_name(q->show));

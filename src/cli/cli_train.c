@@ -623,7 +623,7 @@ static int report_stopped(const train_request *q, const trainer *t)
 	cli_note(_("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
 		 "resume with: attnview --train %s --resume %s -o %s --threads %u%s"),
 		 t->step, t->total, q->ckpt, files, qk, qo, t->opt.threads,
-		 from_stdin ? "\n(with the same text on standard input)" : "");
+		 from_stdin ? _("\n(with the same text on standard input)") : "");
 	return 128 + sig;
 }
 

@@ -55,7 +55,7 @@ static bool figure_option(int c, view_options *vo, int *status)
 	if (c == OPT_FIGURE_DIR) {
 		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
 			*status = cli_usage_error("attnview --help", _("--figure-dir %s: %s"), optarg,
-						  errno == ENOENT ? "no such folder" : "not a folder");
+						  errno == ENOENT ? _("no such folder") : _("not a folder"));
 			return false;
 		}
 		vo->figure_dir = optarg;

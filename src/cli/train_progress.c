@@ -1,6 +1,7 @@
 /* The progress display of attnview --train (train_progress.h). */
 #include "train_progress.h"
 #include "attnview/i18n.h"
+#include "attnview/tokenizer.h"
 #include "attnview/verdict.h"
 #include "cli.h"
 
@@ -84,6 +85,29 @@ static void warn_overfitting(progress_ui *ui, const train_progress *p)
 }
 
 /* " | unigram 4.006, 20.50%: beaten by 2.180 (54%)" after an evaluation. */
+/* Cut the UTF-8 line s to at most cols terminal columns (Chinese takes two
+ * a character); returns the columns left. */
+static int fit_columns(char *s, int cols)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int w = 0;
+	while (*p) {
+		int len = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+		uint32_t c = len == 1 ? *p : *p & (0x3fu >> (len - 1));
+		for (int i = 1; i < len && p[i]; i++)
+			c = c << 6 | (p[i] & 0x3fu);
+		int cw = cp_display_width(c, NULL);
+		if (w + cw > cols) {
+			*(char *)p = '\0';
+			break;
+		}
+		w += cw;
+		for (int i = 0; i < len && *p; i++)
+			p++;
+	}
+	return w;
+}
+
 static void verdict_part(const train_progress *p, char *out, size_t n)
 {
 	switch (verdict_of(p->val_loss, p->base_loss)) {
@@ -131,13 +155,11 @@ void progress_report(const train_progress *p, void *ctx)
 			verdict_short(p->val_loss, p->base_loss, vs + 2, sizeof vs - 3);
 			strcat(vs, ")");
 		}
-		int len =
-		    snprintf(line, sizeof line,
-			     _("step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
-			     "ETA %s"),
-			     p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
-		if (len >= cols)
-			line[cols > 1 ? cols - 1 : 0] = '\0';
+		snprintf(line, sizeof line,
+			 _("step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
+			   "ETA %s"),
+			 p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
+		int len = fit_columns(line, cols > 1 ? cols - 1 : 0);
 		char spark[256];
 		int room = cols - 2 - len;
 		if (room > 48)
