@@ -70,6 +70,7 @@ same "built-in model" --dump --text "$text"
 printf '第一行\n第二行 line two\n' >"$tmp/in.txt"
 same "input file" --dump --format tsv --input "$tmp/in.txt" --model "$model"
 same "info" --info --model "$model"
+same "info of the built-in model (with its verdict)" --info
 same "svg figure" --export "$tmp/fig.svg" --force --text "$text" --model "$model"
 "${c_env[@]}" "$bin" --export "$tmp/c.svg" --text "$text" --model "$model" 2>/dev/null
 "${zh_env[@]}" "$bin" --export "$tmp/zh.svg" --text "$text" --model "$model" 2>/dev/null

@@ -10,7 +10,10 @@ set -u
 root=${ATTNVIEW_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 1
 for tool in xgettext msgfmt msgcat msgcmp; do
-	command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install gettext): skipping"; exit 77; }
+	if ! command -v "$tool" >/dev/null; then
+		echo "$tool not found (apt-get install gettext): skipping"
+		exit 77
+	fi
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

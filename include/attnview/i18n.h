@@ -9,8 +9,16 @@
 #include <libintl.h>
 
 #define AV_TEXTDOMAIN "attnview"
-#define _(s) gettext(s)
-#define N_(s) s
+#define _(s)	      gettext(s)
+#define N_(s)	      s
+
+/* A function returning its argument's translation, or the argument: the
+ * compiler checks the format of the literal passed in. */
+#if defined(__GNUC__)
+#define AV_FORMAT_ARG(n) __attribute__((format_arg(n)))
+#else
+#define AV_FORMAT_ARG(n)
+#endif
 
 /* The locale from the environment (LANG, LC_ALL, LC_MESSAGES, LANGUAGE),
  * except LC_NUMERIC, which stays "C" so that numbers are printed and read

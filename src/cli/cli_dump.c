@@ -101,15 +101,18 @@ static int take_option(int c, dump_request *q, char **argv)
 		break;
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
-			return usage_error(_("--layer takes a layer number from 0, not '%s'"), optarg);
+			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
-			return usage_error(_("--head takes a head number from 0, not '%s'"), optarg);
+			return usage_error(_("--head takes a head number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_TOP:
 		if (!cli_parse_int(optarg, 0, 100, &q->topk))
-			return usage_error(_("--top takes a number from 0 to 100, not '%s'"), optarg);
+			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
+					   optarg);
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
@@ -137,9 +140,10 @@ static int take_option(int c, dump_request *q, char **argv)
 		break;
 	case OPT_GENERATE:
 		if (!cli_parse_int(optarg, 1, AV_MAX_CONTEXT, &q->generate))
-			return usage_error(_("--generate takes a number of characters from 1 to %d, "
-					   "not '%s'"),
-					   AV_MAX_CONTEXT, optarg);
+			return usage_error(
+			    _("--generate takes a number of characters from 1 to %d, "
+			      "not '%s'"),
+			    AV_MAX_CONTEXT, optarg);
 		break;
 	case OPT_TEMPERATURE:
 	case OPT_TOP_K:
@@ -174,18 +178,23 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 	if (q->info && q->dump)
 		return usage_error("%s", _("--info and --dump cannot be combined"));
 	if (q->dump && !!q->text == !!q->input)
-		return usage_error("%s", _("--dump needs exactly one of --text TEXT or --input FILE"));
+		return usage_error("%s",
+				   _("--dump needs exactly one of --text TEXT or --input FILE"));
 	if (q->info && (q->text || q->input))
 		return usage_error("%s", _("--info takes only --model"));
 	if (q->gen.given && !q->generate)
-		return usage_error("%s", _("--temperature, --top-k and --seed go with --generate N"));
+		return usage_error("%s",
+				   _("--temperature, --top-k and --seed go with --generate N"));
 	if (q->generate && (q->words || q->compare))
-		return usage_error("%s", _("--generate cannot be combined with --words or --compare"));
+		return usage_error("%s",
+				   _("--generate cannot be combined with --words or --compare"));
 	if ((q->query < 0) != (q->key < 0))
-		return usage_error("%s", _("--query and --key go together: the cell to break down"));
+		return usage_error("%s",
+				   _("--query and --key go together: the cell to break down"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || q->words || q->compare || q->ablate))
-		return usage_error("%s", _("--query/--key, --words, --compare and --ablate are in the "
-					 "JSON dump only (--format json)"));
+		return usage_error("%s",
+				   _("--query/--key, --words, --compare and --ablate are in the "
+				     "JSON dump only (--format json)"));
 	return -1;
 }
 
@@ -201,7 +210,7 @@ static int check_layer_head(const dump_request *q, const model *m)
 	if ((q->out.layer >= 0 && (uint32_t)q->out.layer >= m->cfg.layers) ||
 	    (q->out.head >= 0 && (uint32_t)q->out.head >= m->cfg.heads)) {
 		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
-			 "range"),
+			   "range"),
 			 m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
@@ -264,9 +273,10 @@ static int parse_ablate(const char *spec, dump_run *d)
 				h = -1;
 		}
 		if (h < 0 || l < 0 || (*end && *end != ',') || l >= c->layers || h >= c->heads)
-			return usage_error(_("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
-					   "layers 0..%u and heads 0..%u, not '%s'"),
-					   c->layers - 1, c->heads - 1, spec);
+			return usage_error(
+			    _("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
+			      "layers 0..%u and heads 0..%u, not '%s'"),
+			    c->layers - 1, c->heads - 1, spec);
 		d->ablate[l * c->heads + h] = 1;
 		p = *end ? end + 1 : end;
 	}
@@ -284,14 +294,15 @@ static bool take_text(dump_request *q, dump_run *d, av_error *err)
 			return av_fail(err, _("out of memory"));
 		d->cps.n = words_strip_marks(d->cps.v, d->cps.n, d->marks);
 		if (d->cps.n == 0)
-			return av_fail(err, _("the text is only word marks ('|'); give some characters"));
+			return av_fail(
+			    err, _("the text is only word marks ('|'); give some characters"));
 	}
 	const model *m = d->m;
 	d->n = (int)(d->cps.n < m->cfg.context ? d->cps.n : m->cfg.context);
 	q->out.dropped = (int)(d->cps.n - (size_t)d->n);
 	if (q->out.dropped)
 		cli_note(_("the text has %zu tokens; the model's context is %u, so the last %d are "
-			 "left out"),
+			   "left out"),
 			 d->cps.n, m->cfg.context, q->out.dropped);
 	d->toks = malloc((size_t)d->n * sizeof *d->toks);
 	if (!d->toks)
@@ -384,8 +395,8 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		return true;
 	const model_config *c = &d->m->cfg;
 	if (q->query >= d->n || q->key >= d->n)
-		return av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"), q->query,
-			       q->key, d->n, d->n - 1);
+		return av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"),
+			       q->query, q->key, d->n, d->n - 1);
 	int32_t *ids = malloc((size_t)d->n * sizeof *ids);
 	if (!ids)
 		return av_fail(err, _("out of memory"));

@@ -81,17 +81,19 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->layer))
-			return usage_error(_("--layer takes a layer number from 0, not '%s'"), optarg);
+			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->head))
-			return usage_error(_("--head takes a head number from 0, not '%s'"), optarg);
+			return usage_error(_("--head takes a head number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_SHOW:
 		if (!fig_show_parse(optarg, &q->show))
 			return usage_error(
 			    _("--show takes head, mean, max, rollout, all or overview, "
-			    "not '%s'"),
+			      "not '%s'"),
 			    optarg);
 		break;
 	case OPT_OVERVIEW:
@@ -113,7 +115,8 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_COLORMAP:
 		if (!colormap_ramp_parse(optarg, &q->ramp))
-			return usage_error(_("--colormap takes viridis or cividis, not '%s'"), optarg);
+			return usage_error(_("--colormap takes viridis or cividis, not '%s'"),
+					   optarg);
 		break;
 	case OPT_VALUES:
 		q->values = true;
@@ -173,15 +176,16 @@ static int check_path(const export_request *q)
 		fprintf(
 		    stderr,
 		    _("attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
-		    "libcairo2-dev and libpango1.0-dev at build time; .svg works\n"),
+		      "libcairo2-dev and libpango1.0-dev at build time; .svg works\n"),
 		    q->path);
 		return EXIT_RUNTIME;
 	}
 	struct stat st;
 	if (!q->force && lstat(q->path, &st) == 0) {
-		fprintf(stderr,
-			_("attnview: %s: exists; it was left untouched (add --force to replace it)\n"),
-			q->path);
+		fprintf(
+		    stderr,
+		    _("attnview: %s: exists; it was left untouched (add --force to replace it)\n"),
+		    q->path);
 		return EXIT_RUNTIME;
 	}
 	return -1;
@@ -192,10 +196,11 @@ static int check_layer_head(export_request *q, const model *m)
 {
 	if ((q->layer >= 0 && (uint32_t)q->layer >= m->cfg.layers) ||
 	    (q->head >= 0 && (uint32_t)q->head >= m->cfg.heads)) {
-		fprintf(stderr,
-			_("attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
-			"out of range\n"),
-			m->cfg.layers - 1, m->cfg.heads - 1);
+		fprintf(
+		    stderr,
+		    _("attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
+		      "out of range\n"),
+		    m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
 	/* The rollout goes through every layer unless told where to stop. */
@@ -256,7 +261,8 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 	if (ok && q->words && !strip_marks(&s->cps, &s->marks))
 		ok = av_fail(err, _("out of memory"));
 	if (ok && s->cps.n == 0)
-		ok = av_fail(err, _("%s has nothing but word marks; give some characters to look at"),
+		ok = av_fail(err,
+			     _("%s has nothing but word marks; give some characters to look at"),
 			     arg       ? what
 			     : q->text ? "--text"
 				       : q->input);

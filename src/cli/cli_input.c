@@ -28,12 +28,12 @@ static void report_cleaning(const clean_stats *st, const char *what)
 {
 	if (st->invalid)
 		cli_note(_("%s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the first at "
-			 "byte %llu"),
+			   "byte %llu"),
 			 what, (unsigned long long)st->invalid,
 			 (unsigned long long)st->first_invalid);
 	if (st->escapes || st->controls || st->boms)
 		cli_note(_("%s: removed %llu terminal escape sequence(s), %llu control "
-			 "character(s) and %llu byte order mark(s)"),
+			   "character(s) and %llu byte order mark(s)"),
 			 what, (unsigned long long)st->escapes, (unsigned long long)st->controls,
 			 (unsigned long long)st->boms);
 }
@@ -78,7 +78,7 @@ static bool not_empty(const cp_buf *cps, av_error *err)
 	if (cps->n == 0)
 		return av_fail(err,
 			       _("the text is empty after cleaning; give some characters to look "
-			       "at"));
+				 "at"));
 	return true;
 }
 
@@ -107,7 +107,7 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int
 		*dropped = cut;
 	if (cut)
 		cli_note(_("the text has %zu tokens; the model's context is %u, so the last %d are "
-			 "left out"),
+			   "left out"),
 			 cps->n, m->cfg.context, cut);
 	token *toks = malloc((size_t)n * sizeof *toks);
 	if (!toks)

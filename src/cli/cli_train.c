@@ -2,9 +2,9 @@
  * training stops. The work itself is in src/train (corpus.c, train.c); the
  * live progress display in train_progress.c. */
 #include "attnview/blas.h"
-#include "attnview/i18n.h"
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
+#include "attnview/i18n.h"
 #include "attnview/train.h"
 #include "attnview/verdict.h"
 #include "cli.h"
@@ -226,7 +226,7 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 		if (given[t[i].opt - OPT_TRAIN] && !t[i].same) {
 			snprintf(msg, n,
 				 _("%s differs from the checkpoint's: --resume continues with "
-				 "the options it was started with; drop %s"),
+				   "the options it was started with; drop %s"),
 				 t[i].name, t[i].name);
 			return false;
 		}
@@ -393,18 +393,20 @@ static int parse_train_options(int argc, char **argv, train_request *q)
 	stdins += q->val_path && strcmp(q->val_path, "-") == 0;
 	if (stdins > 1)
 		return usage_error(_("standard input (-) can be read only once: give it as one "
-				   "corpus file or as --val-file, not both"));
+				     "corpus file or as --val-file, not both"));
 	if (q->given[OPT_NO_VAL - OPT_TRAIN] && q->given[OPT_VAL_SHARE - OPT_TRAIN] &&
 	    q->o.val_percent)
-		return usage_error(_("--no-val and --val-share %u contradict each other: choose one"),
-				   q->o.val_percent);
+		return usage_error(
+		    _("--no-val and --val-share %u contradict each other: choose one"),
+		    q->o.val_percent);
 	if (q->val_path &&
 	    (q->given[OPT_NO_VAL - OPT_TRAIN] || q->given[OPT_VAL_SHARE - OPT_TRAIN]))
 		return usage_error(_("--val-file validates on that file: --val-share and --no-val "
-				   "hold out part of the corpus instead; choose one"));
+				     "hold out part of the corpus instead; choose one"));
 	if (q->given[OPT_EPOCHS - OPT_TRAIN]) {
 		if (q->given[OPT_STEPS - OPT_TRAIN])
-			return usage_error(_("--steps and --epochs cannot both be given: choose one"));
+			return usage_error(
+			    _("--steps and --epochs cannot both be given: choose one"));
 		q->o.steps = 0;
 	}
 	return -1;
@@ -429,15 +431,15 @@ static int take_checkpoint(train_request *q, train_checkpoint *ck)
 	if (q->threads && (uint32_t)q->threads != ck->opt.threads)
 		return usage_error(
 		    _("--threads %d differs from the checkpoint's %d: the result would "
-		    "differ from an uninterrupted run; drop --threads (or give "
-		    "--threads %d)"),
+		      "differ from an uninterrupted run; drop --threads (or give "
+		      "--threads %d)"),
 		    q->threads, (int)ck->opt.threads, (int)ck->opt.threads);
 	q->threads = (int)ck->opt.threads;
 	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
 		return usage_error(_("--val-file differs from the checkpoint's; drop it"));
 	if (q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN])
 		return usage_error(_("%s: --resume holds out the validation text the checkpoint "
-				   "held out; drop it"),
+				     "held out; drop it"),
 				   q->given[OPT_NO_VAL - OPT_TRAIN] ? "--no-val" : "--val-share");
 	q->val_path = ck->val_path;
 	q->o = ck->opt;
@@ -483,7 +485,8 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 	if (ck) {
 		if (!q->val_path && ck->ntrain + ck->nval != cor->n) {
 			cli_note(_("the corpus differs from the one %s was trained on (%" PRIu64
-				 " characters then, %" PRIu64 " now); resume with the same corpus"),
+				   " characters then, %" PRIu64
+				   " now); resume with the same corpus"),
 				 q->resume, ck->ntrain + ck->nval, cor->n);
 			return EXIT_RUNTIME;
 		}
@@ -583,8 +586,8 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	if (!t)
 		return NULL;
 	printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
-	       "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
-	       "in %.1fs\n"),
+		 "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
+		 "in %.1fs\n"),
 	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
 	       t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch, t->total,
 	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
@@ -621,7 +624,7 @@ static int report_stopped(const train_request *q, const trainer *t)
 		from_stdin |= strcmp(q->corpus[i], "-") == 0;
 	/* --threads always: the result is the same only on as many threads. */
 	cli_note(_("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
-		 "resume with: attnview --train %s --resume %s -o %s --threads %u%s"),
+		   "resume with: attnview --train %s --resume %s -o %s --threads %u%s"),
 		 t->step, t->total, q->ckpt, files, qk, qo, t->opt.threads,
 		 from_stdin ? _("\n(with the same text on standard input)") : "");
 	return 128 + sig;
@@ -645,42 +648,45 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	char took[32], v[1024];
 	format_duration(now_seconds() - t0, took, sizeof took);
 	if (r->count)
-		printf(t->opt.objective == OBJ_MASKED
-			   ? _("validation (%" PRIu64 " masked characters): loss %.4f nats/char, "
-			       "accuracy %.2f%%\n"
-			       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n")
-			   : _("validation (%" PRIu64 " next characters): loss %.4f nats/char, "
-			       "accuracy %.2f%%\n"
-			       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n"),
-		       r->count, (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
-		       100.0 * (double)r->base_acc);
+		printf(
+		    t->opt.objective == OBJ_MASKED
+			? _("validation (%" PRIu64 " masked characters): loss %.4f nats/char, "
+			    "accuracy %.2f%%\n"
+			    "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n")
+			: _("validation (%" PRIu64 " next characters): loss %.4f nats/char, "
+			    "accuracy %.2f%%\n"
+			    "unigram baseline on the same characters: loss %.4f, accuracy "
+			    "%.2f%%\n"),
+		    r->count, (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
+		    100.0 * (double)r->base_acc);
 	verdict_kind vk =
 	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);
 	printf(_("verdict: %s\n"), v);
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
-		printf(_("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
-		       "rose after it while the training loss fell (over-fitting): train fewer "
-		       "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
-		       "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
+		printf(_("what to do: the validation loss was lowest at step %" PRIu64
+			 " (%.3f) and "
+			 "rose after it while the training loss fell (over-fitting): train fewer "
+			 "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
+			 "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
 		       best->step, (double)best->loss, best->step);
 	else if (vk == VERDICT_NOT_BETTER)
 		printf(_("what to do: train longer (more --steps), give more text, or check that "
-		       "the text is what you meant to train on\n"));
+			 "the text is what you meant to train on\n"));
 	else if (past_best && t->overfit_warned)
 		printf(_("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
-		       "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
-		       "model of the best step\n"),
+			 "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
+			 "model of the best step\n"),
 		       best->step, (double)best->loss, best->step);
 	if (t->opt.patience && best && t->stopped_early)
 		printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
-		       " evaluations without a new best; the model written is step %" PRIu64
-		       "'s, the best (validation loss %.3f)\n"),
+			 " evaluations without a new best; the model written is step %" PRIu64
+			 "'s, the best (validation loss %.3f)\n"),
 		       t->step, t->total, t->opt.patience, best->step, (double)best->loss);
 	else if (t->opt.patience && best && best->step != t->step)
 		printf(_("patience: the model written is step %" PRIu64 "'s, the best (validation "
-		       "loss %.3f)\n"),
+			 "loss %.3f)\n"),
 		       best->step, (double)best->loss);
 	printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), q->out, t->step, took);
 	return EXIT_OK;
@@ -706,8 +712,8 @@ static int run_training(train_request *q, train_checkpoint *ck)
 		shell_quote(q->ckpt, qk, sizeof qk);
 		shell_quote(q->out, qo, sizeof qo);
 		cli_note(_("%s exists: a run writing %s stopped there, and a new run would write "
-			 "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
-			 "or delete %s to start again."),
+			   "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
+			   "or delete %s to start again."),
 			 q->ckpt, q->out, files, qk, qo, qk);
 		goto out;
 	}

@@ -1,8 +1,8 @@
 /* attnview [--model FILE] [--text TEXT] [--layer L] [--head H] [--scale S]
  * [--colormap R] [--cells C] [--no-panel]: the interactive view. */
 #include "attnview/blas.h"
-#include "attnview/i18n.h"
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 #include "view.h"
@@ -45,7 +45,8 @@ static bool parse_index(const char *s, int *out)
 
 static int bad_value(const char *opt, const char *val, const char *choices)
 {
-	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, val, choices);
+	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, val,
+			       choices);
 }
 
 /* --figure-dir and --figure-format: where the figure key writes, and how. */
@@ -54,8 +55,9 @@ static bool figure_option(int c, view_options *vo, int *status)
 	struct stat st;
 	if (c == OPT_FIGURE_DIR) {
 		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			*status = cli_usage_error("attnview --help", _("--figure-dir %s: %s"), optarg,
-						  errno == ENOENT ? _("no such folder") : _("not a folder"));
+			*status = cli_usage_error(
+			    "attnview --help", _("--figure-dir %s: %s"), optarg,
+			    errno == ENOENT ? _("no such folder") : _("not a folder"));
 			return false;
 		}
 		vo->figure_dir = optarg;
@@ -70,10 +72,11 @@ static bool figure_option(int c, view_options *vo, int *status)
 		return false;
 	}
 	if (!fig_format_available(fmt)) {
-		*status = cli_usage_error("attnview --help",
-					  _("--figure-format %s: attnview was built without cairo and "
-					  "pango, which PNG and PDF need; svg works"),
-					  optarg);
+		*status =
+		    cli_usage_error("attnview --help",
+				    _("--figure-format %s: attnview was built without cairo and "
+				      "pango, which PNG and PDF need; svg works"),
+				    optarg);
 		return false;
 	}
 	vo->figure_format = (int)fmt;
@@ -113,10 +116,10 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_LAYER:
 	case OPT_HEAD:
 		if (!parse_index(optarg, c == OPT_LAYER ? &vo->layer : &vo->head)) {
-			*status =
-			    cli_usage_error("attnview --help",
-					    _("%s needs a number from 0 (as --dump counts), not '%s'"),
-					    c == OPT_LAYER ? "--layer" : "--head", optarg);
+			*status = cli_usage_error(
+			    "attnview --help",
+			    _("%s needs a number from 0 (as --dump counts), not '%s'"),
+			    c == OPT_LAYER ? "--layer" : "--head", optarg);
 			return false;
 		}
 		return true;
@@ -159,10 +162,12 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_SEED:
 		return writing_option(c, vo, status);
 	case ':':
-		*status = cli_usage_error("attnview --help", _("%s needs a value"), argv[optind - 1]);
+		*status =
+		    cli_usage_error("attnview --help", _("%s needs a value"), argv[optind - 1]);
 		return false;
 	default:
-		*status = cli_usage_error("attnview --help", _("unknown option %s"), argv[optind - 1]);
+		*status =
+		    cli_usage_error("attnview --help", _("unknown option %s"), argv[optind - 1]);
 		return false;
 	}
 }
@@ -172,8 +177,8 @@ static int check_head(const view_options *vo, const model *m)
 {
 	if (vo->layer >= (int)m->cfg.layers)
 		return cli_usage_error("attnview --help",
-				       _("--layer %d: this model has %u layers, 0 to %u"), vo->layer,
-				       m->cfg.layers, m->cfg.layers - 1);
+				       _("--layer %d: this model has %u layers, 0 to %u"),
+				       vo->layer, m->cfg.layers, m->cfg.layers - 1);
 	if (vo->head >= (int)m->cfg.heads)
 		return cli_usage_error("attnview --help",
 				       _("--head %d: this model has %u heads, 0 to %u"), vo->head,
@@ -193,7 +198,7 @@ static model *load_view_model(const char *path, av_error *err)
 			return model_load(ckpt, err);
 		av_fail(err,
 			_("%s: no such file, nor a checkpoint %s of a training run writing it "
-			"(attnview --train CORPUS -o %s writes the checkpoint when it starts)"),
+			  "(attnview --train CORPUS -o %s writes the checkpoint when it starts)"),
 			path, ckpt, path);
 		return NULL;
 	}

@@ -139,8 +139,10 @@ int main(int argc, char **argv)
 		if (m == MODE_VIEW)
 			continue;
 		if (mode_opt && (m != (int)mode || !is_opt(a, mode_opt))) {
-			fprintf(stderr, _("attnview: %s and %s cannot be combined\nTry 'attnview --help'.\n"),
-				mode_opt, a);
+			fprintf(
+			    stderr,
+			    _("attnview: %s and %s cannot be combined\nTry 'attnview --help'.\n"),
+			    mode_opt, a);
 			return EXIT_USAGE;
 		}
 		mode = m;

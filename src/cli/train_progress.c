@@ -75,11 +75,11 @@ static void warn_overfitting(progress_ui *ui, const train_progress *p)
 {
 	progress_end(ui);
 	cli_note(_("warning: over-fitting: the validation loss has not improved for %d "
-		 "evaluations (best %.3f at step %" PRIu64 ", now %.3f at step %" PRIu64
-		 ") while the training loss fell (%.3f to %.3f): the model is learning the "
-		 "training text by heart. The model of step %" PRIu64 " was better: train "
-		 "fewer steps (--steps %" PRIu64 "), or add --patience 3 to stop at the best "
-		 "and keep it; more text or a smaller model (--dim 32 --layers 1) help too"),
+		   "evaluations (best %.3f at step %" PRIu64 ", now %.3f at step %" PRIu64
+		   ") while the training loss fell (%.3f to %.3f): the model is learning the "
+		   "training text by heart. The model of step %" PRIu64 " was better: train "
+		   "fewer steps (--steps %" PRIu64 "), or add --patience 3 to stop at the best "
+		   "and keep it; more text or a smaller model (--dim 32 --layers 1) help too"),
 		 p->since_best, (double)p->best.loss, p->best.step, (double)p->val_loss, p->step,
 		 (double)p->best.train_loss, (double)p->train_loss, p->best.step, p->best.step);
 }
@@ -187,7 +187,7 @@ void progress_report(const train_progress *p, void *ctx)
 	char verdict[160];
 	verdict_part(p, verdict, sizeof verdict);
 	printf(_("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
-	       "%.0f tok/s, ETA %s%s\n"),
+		 "%.0f tok/s, ETA %s%s\n"),
 	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta, verdict);
 	fflush(stdout);
 	if (p->overfitting)

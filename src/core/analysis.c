@@ -141,7 +141,7 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
 /* ---- head roles --------------------------------------------------------- */
 
 static const char *const role_names[ROLE_NKINDS] = {
-    N_("previous"), N_("next"),	   N_("self"),	N_("first"), N_("delimiter"),
+    N_("previous"),  N_("next"),      N_("self"),  N_("first"), N_("delimiter"),
     N_("duplicate"), N_("induction"), N_("local"), N_("broad")};
 
 const char *role_name(role_kind r)

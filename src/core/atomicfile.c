@@ -61,7 +61,8 @@ atomic_file *atomic_open(const char *path, av_error *err)
 	snprintf(f->tmp, tlen, "%s.tmp.XXXXXX", path);
 	f->fd = mkstemp(f->tmp);
 	if (f->fd < 0) {
-		av_fail_errno(err, errno, _("%s: cannot create a temporary file in %s"), path, f->dir);
+		av_fail_errno(err, errno, _("%s: cannot create a temporary file in %s"), path,
+			      f->dir);
 		atomic_free(f);
 		return NULL;
 	}
@@ -114,8 +115,9 @@ void atomic_abort(atomic_file *f)
 static bool fail_write(atomic_file *f, av_error *err)
 {
 	if (f->total)
-		av_fail_errno(err, f->write_errno, _("%s: writing failed after %zu of %zu bytes; %s"),
-			      f->path, f->written, f->total, kept(f));
+		av_fail_errno(err, f->write_errno,
+			      _("%s: writing failed after %zu of %zu bytes; %s"), f->path,
+			      f->written, f->total, kept(f));
 	else
 		av_fail_errno(err, f->write_errno, _("%s: writing failed after %zu bytes; %s"),
 			      f->path, f->written, kept(f));
@@ -149,7 +151,7 @@ static bool place_new(atomic_file *f, av_error *err)
 	if (e == EEXIST || lstat(f->path, &st) == 0)
 		return av_fail(err,
 			       _("%s: exists now (made by something else while this was being "
-			       "written); it was left untouched"),
+				 "written); it was left untouched"),
 			       f->path);
 	if (rename(f->tmp, f->path) != 0)
 		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), f->path, f->tmp);

@@ -243,8 +243,8 @@ void dump_info(FILE *out, const model *m, const char *source)
 	info_float(out, "unigram baseline accuracy", m->meta.base_acc, "");
 	if (verdict_of(m->meta.val_loss, m->meta.base_loss) != VERDICT_NONE) {
 		char v[512];
-		verdict_text(m->meta.val_loss, m->meta.val_acc, m->meta.base_loss, m->meta.base_acc,
-			     0, v, sizeof v);
+		verdict_text_untranslated(m->meta.val_loss, m->meta.val_acc, m->meta.base_loss,
+					  m->meta.base_acc, 0, v, sizeof v);
 		fprintf(out, "verdict: %s\n", v);
 	}
 	if (m->meta.created > 0) {

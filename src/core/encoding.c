@@ -1,6 +1,6 @@
 /* Guessing the encoding of text that is not UTF-8 (encoding.h). */
-#include "attnview/i18n.h"
 #include "attnview/encoding.h"
+#include "attnview/i18n.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -258,8 +258,8 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 		/* Nothing recognised: the general advice. */
 		snprintf(buf, n,
 			 _("%.0f%% of the characters of %s were invalid UTF-8: if it is in another "
-			 "encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 for "
-			 "Chinese)"),
+			   "encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 for "
+			   "Chinese)"),
 			 100.0 * (double)st->invalid / (double)st->codepoints, name);
 		return true;
 	}

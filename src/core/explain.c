@@ -19,7 +19,8 @@ bool qk_breakdown_init(qk_breakdown *b, int hs, av_error *err)
 	b->order = malloc((size_t)hs * sizeof *b->order);
 	if (!b->q || !b->k || !b->prod || !b->order) {
 		qk_breakdown_finish(b);
-		return av_fail(err, _("out of memory for the q·k breakdown of a head of size %d"), hs);
+		return av_fail(err, _("out of memory for the q·k breakdown of a head of size %d"),
+			       hs);
 	}
 	return true;
 }

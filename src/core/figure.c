@@ -166,7 +166,8 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 			       a->n);
 	for (int j = 0; j < ntiles; j++)
 		if (j != i && f->tiles[j].n && f->tiles[j].n != a->n)
-			return av_fail(err, _("the tiles of a figure have the same size (%d, not %d)"),
+			return av_fail(err,
+				       _("the tiles of a figure have the same size (%d, not %d)"),
 				       f->tiles[j].n, a->n);
 	fig_heatmap *h = &f->tiles[i];
 	heatmap_free(h);
@@ -298,7 +299,7 @@ bool fig_format_of(const char *path, fig_format *fmt, av_error *err)
 	}
 	return av_fail(err,
 		       _("%s: the file name must end in .svg, .png or .pdf (the format follows "
-		       "the extension)"),
+			 "the extension)"),
 		       path);
 }
 
@@ -345,7 +346,7 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 	if (!fig_format_available(fmt))
 		return av_fail(err,
 			       _("%s: attnview was built without cairo and pango: PNG and PDF need "
-			       "libcairo2-dev and libpango1.0-dev at build time; .svg works"),
+				 "libcairo2-dev and libpango1.0-dev at build time; .svg works"),
 			       path);
 	struct stat st;
 	if (!replace && lstat(path, &st) == 0)

@@ -340,7 +340,7 @@ bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_
 		if (g->width * px > PNG_MAX_SIDE || g->height * px > PNG_MAX_SIDE)
 			return av_fail(err,
 				       _("the figure is %.0fx%.0f pixels, more than a PNG can have "
-				       "here (%d); write an .svg or .pdf instead"),
+					 "here (%d); write an .svg or .pdf instead"),
 				       g->width * px, g->height * px, PNG_MAX_SIDE);
 		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)g->width * px,
 					       (int)g->height * px);

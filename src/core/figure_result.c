@@ -189,7 +189,8 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 			if (strcmp(a.labels[k], b.labels[k]) != 0) {
 				size_t la = strlen(a.labels[k]), lb = strlen(b.labels[k]);
 				if (!(both[k] = malloc(la + lb + 2))) {
-					ok = av_fail(err, _("out of memory for the figure's labels"));
+					ok = av_fail(err,
+						     _("out of memory for the figure's labels"));
 					break;
 				}
 				snprintf(both[k], la + lb + 2, "%s/%s", a.labels[k], b.labels[k]);

@@ -97,11 +97,13 @@ bool model_next_logits(const model *m, activations *ws, const int32_t *ids, int 
 {
 	const model_config *c = &m->cfg;
 	if (c->objective != OBJ_CAUSAL)
-		return av_fail(err, _("writing text needs a causal (next-character) model; this one "
-				    "is masked: try --model builtin-causal, or train one with "
-				    "--objective causal"));
+		return av_fail(err,
+			       _("writing text needs a causal (next-character) model; this one "
+				 "is masked: try --model builtin-causal, or train one with "
+				 "--objective causal"));
 	if (n < 1 || (uint32_t)n > c->context || n > ws->T)
-		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n, c->context);
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
+			       c->context);
 	model_forward(m, ws, ids, 1, n);
 	int32_t row = n - 1;
 	model_logits(m, ws, &row, 1);

@@ -2,8 +2,8 @@
 #include "attnview/i18n.h"
 
 #include <limits.h>
-#include <stdbool.h>
 #include <locale.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

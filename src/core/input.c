@@ -131,14 +131,14 @@ bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void 
 			if (cap > limit) {
 				ok = av_fail(err,
 					     _("%s has more than %zu MB: give a shorter text (only "
-					     "the model's context is looked at)"),
+					       "the model's context is looked at)"),
 					     in.name, limit >> 20);
 				break;
 			}
 			uint8_t *p = realloc(b, cap * 2);
 			if (!p) {
-				ok = av_fail(err, _("out of memory reading %s (%zu bytes)"), in.name,
-					     cap * 2);
+				ok = av_fail(err, _("out of memory reading %s (%zu bytes)"),
+					     in.name, cap * 2);
 				break;
 			}
 			b = p;
@@ -155,7 +155,7 @@ bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void 
 	if (ok && got > limit)
 		ok = av_fail(err,
 			     _("%s has more than %zu MB: give a shorter text (only the model's "
-			     "context is looked at)"),
+			       "context is looked at)"),
 			     in.name, limit >> 20);
 	input_close(&in);
 	if (!ok) {

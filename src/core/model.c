@@ -20,7 +20,8 @@ const char *objective_name(objective o)
 bool model_config_check(const model_config *c, av_error *err)
 {
 	if (c->objective > OBJ_CAUSAL)
-		return av_fail(err, _("objective %u is unknown (0 masked, 1 causal)"), c->objective);
+		return av_fail(err, _("objective %u is unknown (0 masked, 1 causal)"),
+			       c->objective);
 	if (c->vocab_size < TOK_NSPECIAL + 1 || c->vocab_size > AV_MAX_VOCAB)
 		return av_fail(err, _("vocabulary size %u is outside 4..%u"), c->vocab_size,
 			       AV_MAX_VOCAB);
@@ -32,7 +33,7 @@ bool model_config_check(const model_config *c, av_error *err)
 	if (c->dim % c->heads)
 		return av_fail(err,
 			       _("dimension %u is not divisible by %u heads; choose a dimension "
-			       "that is a multiple of the number of heads"),
+				 "that is a multiple of the number of heads"),
 			       c->dim, c->heads);
 	if (c->layers < 1 || c->layers > AV_MAX_LAYERS)
 		return av_fail(err, _("%u layers is outside 1..%u"), c->layers, AV_MAX_LAYERS);
@@ -43,8 +44,8 @@ bool model_config_check(const model_config *c, av_error *err)
 	if (cells > AV_MAX_ATTN_CELLS)
 		return av_fail(err,
 			       _("%u layers x %u heads x %u^2 context positions is %llu attention "
-			       "weights per text, more than the limit of %u; use fewer layers or "
-			       "heads or a shorter context"),
+				 "weights per text, more than the limit of %u; use fewer layers or "
+				 "heads or a shorter context"),
 			       c->layers, c->heads, c->context, (unsigned long long)cells,
 			       AV_MAX_ATTN_CELLS);
 	/* Every dimension is bounded above, so the sum cannot overflow size_t. */
@@ -313,7 +314,7 @@ bool activations_init(activations *a, const model_config *cfg, int B, int T, int
 	if (!a->mem)
 		return av_fail(err,
 			       _("out of memory for activations (%zu MiB); use a smaller batch "
-			       "or context"),
+				 "or context"),
 			       total * sizeof(float) >> 20);
 	a->nfloats = total;
 	a->B = B;

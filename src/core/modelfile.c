@@ -2,8 +2,8 @@
  * atomically writing it. Parsing never trusts a length before checking it
  * against what is left, so a damaged file gets a message, never a crash. */
 #include "attnview/modelfile.h"
-#include "attnview/i18n.h"
 #include "attnview/atomicfile.h"
+#include "attnview/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -247,19 +247,20 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	if (!br_u32(r, &n))
 		return av_fail(err,
 			       _("%s: truncated at byte %zu (the %s length): the file is "
-			       "incomplete; copy it again or retrain"),
+				 "incomplete; copy it again or retrain"),
 			       what, at, field);
 	if (n > AV_MAX_STRING)
 		return av_fail(err,
 			       _("%s: the %s at byte %zu claims %u bytes, more than the limit "
-			       "of %u: the file is damaged"),
+				 "of %u: the file is damaged"),
 			       what, field, at, n, AV_MAX_STRING);
 	char *s = malloc((size_t)n + 1);
 	if (!s)
 		return av_fail(err, _("out of memory"));
 	if (!br_bytes(r, s, n)) {
 		free(s);
-		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), what, r->n, field);
+		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), what, r->n,
+			       field);
 	}
 	s[n] = '\0';
 	/* Two rules: UTF-8, and no NUL (which is valid UTF-8, but would end the
@@ -271,11 +272,11 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		if (bad < n)
 			return av_fail(err,
 				       _("%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
-				       "the file is damaged"),
+					 "the file is damaged"),
 				       what, field, at + 4, at + 4 + bad);
 		return av_fail(err,
 			       _("%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
-			       "a string of the file may not hold: the file is damaged"),
+				 "a string of the file may not hold: the file is damaged"),
 			       what, field, at + 4, at + 4 + nul);
 	}
 	*out = s;
@@ -297,40 +298,40 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 	if (n == 0)
 		return av_fail(err,
 			       _("%s: the file is empty: it is not a model; give a file written by "
-			       "attnview --train"),
+				 "attnview --train"),
 			       what);
 	if (!br_bytes(r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
 		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
 			return av_fail(err, TRUNCATED_HEADER, what, n);
 		return av_fail(err,
 			       _("%s: not an attnview model (the file does not start with "
-			       "\"ATTNVIEW\"); give a file written by attnview --train"),
+				 "\"ATTNVIEW\"); give a file written by attnview --train"),
 			       what);
 	}
 	if (!br_u32(r, &version))
 		return av_fail(err, TRUNCATED_HEADER, what, n);
 	if (version != AV_FORMAT_VERSION)
-		return av_fail(err,
-			       _("%s: model format version %u, but this attnview reads version %u%s"),
-			       what, version, AV_FORMAT_VERSION,
-			       version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
-							   : _(": the file is damaged"));
+		return av_fail(
+		    err, _("%s: model format version %u, but this attnview reads version %u%s"),
+		    what, version, AV_FORMAT_VERSION,
+		    version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
+						: _(": the file is damaged"));
 	if (!br_u32(r, kind) || !br_u64(r, &size))
 		return av_fail(err, TRUNCATED_HEADER, what, n);
 	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
 		return av_fail(err,
 			       _("%s: unknown file kind %u at byte 12: the file is damaged or from "
-			       "a newer attnview"),
+				 "a newer attnview"),
 			       what, *kind);
 	if (size > n)
 		return av_fail(err,
 			       _("%s: truncated: the header says %llu bytes but the file has %zu "
-			       "(it ends at byte %zu); copy it again or retrain"),
+				 "(it ends at byte %zu); copy it again or retrain"),
 			       what, (unsigned long long)size, n, n);
 	if (size < n)
 		return av_fail(err,
 			       _("%s: the header says %llu bytes but the file has %zu: it was "
-			       "damaged or something was appended; restore it or retrain"),
+				 "damaged or something was appended; restore it or retrain"),
 			       what, (unsigned long long)size, n);
 	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
 		return av_fail(err, _("%s: only %zu bytes, too short for a model header"), what, n);
@@ -340,7 +341,7 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 	if (stored != actual)
 		return av_fail(err,
 			       _("%s: checksum mismatch (stored %08x, computed %08x over bytes "
-			       "0..%zu): the file is damaged; restore it or retrain"),
+				 "0..%zu): the file is damaged; restore it or retrain"),
 			       what, stored, actual, n - 4);
 	r->n = n - 4; /* the checksum is not content */
 	return true;
@@ -372,7 +373,7 @@ static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, con
 	if (!model_config_check(cfg, &cerr))
 		return av_fail(err,
 			       _("%s: impossible hyperparameters in the header (bytes 24..47): %s; "
-			       "the file is damaged"),
+				 "the file is damaged"),
 			       what, cerr.msg);
 	if (!read_string(r, &meta->name, _("model name"), what, err))
 		return false;
@@ -395,9 +396,9 @@ static bool read_vocab(byte_reader *r, const model_config *cfg, uint32_t **cps, 
 		return av_fail(err, _("out of memory"));
 	for (uint32_t i = 0; i < cfg->vocab_size; i++)
 		if (!br_u32(r, &(*cps)[i]))
-			return av_fail(err,
-				       _("%s: truncated in the vocabulary (entry %u of %u, byte %zu)"),
-				       what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
+			return av_fail(
+			    err, _("%s: truncated in the vocabulary (entry %u of %u, byte %zu)"),
+			    what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
 	vocab check;
 	if (!vocab_init(&check, *cps, cfg->vocab_size, what, err))
 		return false;
@@ -413,7 +414,7 @@ static bool params_fit(const byte_reader *r, const model_config *cfg, const char
 	if (np > (r->n - r->off) / 4)
 		return av_fail(err,
 			       _("%s: the parameters need %zu bytes from byte %zu but only %zu "
-			       "remain: the header does not match the file; it is damaged"),
+				 "remain: the header does not match the file; it is damaged"),
 			       what, np * 4, r->off, r->n - r->off);
 	return true;
 }
@@ -432,8 +433,8 @@ static bool read_params(byte_reader *r, model *m, const char *what, av_error *er
 			if (!isfinite(x[i]))
 				return av_fail(err,
 					       _("%s: parameter %zu (%s[%zu], byte %zu) is not a "
-					       "finite number: the model diverged or the file "
-					       "is damaged; retrain it"),
+						 "finite number: the model diverged or the file "
+						 "is damaged; retrain it"),
 					       what, t.offset + i, t.name, i, at + 4 * i);
 	}
 	return true;
@@ -461,7 +462,7 @@ static bool state_damaged(const state_reader *s, size_t at, const char *fmt, ...
 	va_end(ap);
 	return av_fail(s->err,
 		       _("%s: the training state is damaged at byte %zu of the file (byte %zu of "
-		       "the state): %s; start the training again"),
+			 "the state): %s; start the training again"),
 		       s->what, s->base + at, at, why);
 }
 
@@ -511,8 +512,8 @@ static bool state_array(state_reader *s, const uint8_t **p, uint64_t n, size_t s
 {
 	size_t at = s->r.off, left = s->r.n - at;
 	if (n > left / size)
-		return state_damaged(s, at, _("%s need %llu bytes but the state has %zu left"), field,
-				     (unsigned long long)n * size, left);
+		return state_damaged(s, at, _("%s need %llu bytes but the state has %zu left"),
+				     field, (unsigned long long)n * size, left);
 	*p = s->r.p + at;
 	s->r.off += (size_t)n * size;
 	return true;
@@ -526,7 +527,7 @@ static bool state_options(state_reader *s, training_state *st)
 	if (s->r.n == 0)
 		return state_damaged(s, 0,
 				     _("there is none: a checkpoint holds one between its "
-				     "parameters and its checksum"));
+				       "parameters and its checksum"));
 	if (!state_take(s, magic, 4, _("the magic")))
 		return false;
 	if (memcmp(magic, AV_STATE_MAGIC, 4) != 0)
@@ -536,16 +537,18 @@ static bool state_options(state_reader *s, training_state *st)
 	if (version != AV_STATE_VERSION)
 		return av_fail(s->err,
 			       _("%s: training state version %u at byte %zu, but this attnview "
-			       "reads version %u: the checkpoint is from another version; start "
-			       "the training again"),
+				 "reads version %u: the checkpoint is from another version; start "
+				 "the training again"),
 			       s->what, version, s->base + 4, AV_STATE_VERSION);
 	bool ok =
-	    state_u32(s, &st->objective, _("the objective")) && state_u32(s, &st->dim, _("the dim")) &&
-	    state_u32(s, &st->heads, _("the heads")) && state_u32(s, &st->layers, _("the layers")) &&
+	    state_u32(s, &st->objective, _("the objective")) &&
+	    state_u32(s, &st->dim, _("the dim")) && state_u32(s, &st->heads, _("the heads")) &&
+	    state_u32(s, &st->layers, _("the layers")) &&
 	    state_u32(s, &st->context, _("the context")) &&
 	    state_u32(s, &st->batch, _("the batch size")) &&
 	    state_u64(s, &st->total_steps, _("the total steps")) &&
-	    state_u64(s, &st->epochs, _("the epochs")) && state_f32(s, &st->lr, _("the learning rate")) &&
+	    state_u64(s, &st->epochs, _("the epochs")) &&
+	    state_f32(s, &st->lr, _("the learning rate")) &&
 	    state_u64(s, &st->warmup, _("the warmup")) && state_u64(s, &st->seed, _("the seed")) &&
 	    state_u64(s, &st->min_count, _("the minimum count")) &&
 	    state_u32(s, &st->max_vocab, _("the maximum vocabulary")) &&
@@ -590,8 +593,8 @@ static bool state_matches(const state_reader *s, const training_state *st, const
 			return av_fail(
 			    s->err,
 			    _("%s: the training state does not match the model in the same "
-			    "file (its %s is %u at byte %zu, the header's %u): the "
-			    "checkpoint is damaged; start the training again"),
+			      "file (its %s is %u at byte %zu, the header's %u): the "
+			      "checkpoint is damaged; start the training again"),
 			    s->what, f[i].name, f[i].state, s->base + f[i].at, f[i].header);
 	return true;
 }
@@ -620,8 +623,8 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 	if (!ok || !state_u32(&s, &st->nrecent, _("the count of recent losses")))
 		return false;
 	if (st->nrecent > AV_STATE_MAX_RECENT)
-		return state_damaged(&s, at, _("it keeps %u recent losses, more than %d"), st->nrecent,
-				     AV_STATE_MAX_RECENT);
+		return state_damaged(&s, at, _("it keeps %u recent losses, more than %d"),
+				     st->nrecent, AV_STATE_MAX_RECENT);
 	if (!state_array(&s, &st->recent, st->nrecent, 4, _("the recent losses")) ||
 	    !state_u32(&s, &st->nevals, _("the count of evaluations")) ||
 	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, _("the evaluations")))
@@ -633,7 +636,7 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 	if (st->nbest != want)
 		return state_damaged(&s, at,
 				     _("it keeps %u best parameters where the run's patience and "
-				     "evaluations call for %llu"),
+				       "evaluations call for %llu"),
 				     st->nbest, (unsigned long long)want);
 	if (!state_array(&s, &st->best, st->nbest, 4, _("the best parameters")))
 		return false;
@@ -641,9 +644,9 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 		return state_damaged(&s, s.r.off, _("%zu bytes follow its last field"),
 				     s.r.n - s.r.off);
 	if (st->steps_done > st->total_steps)
-		return state_damaged(&s, steps_at, _("%llu steps done, more than the %llu of the run"),
-				     (unsigned long long)st->steps_done,
-				     (unsigned long long)st->total_steps);
+		return state_damaged(
+		    &s, steps_at, _("%llu steps done, more than the %llu of the run"),
+		    (unsigned long long)st->steps_done, (unsigned long long)st->total_steps);
 	if (st->adam_step != st->steps_done)
 		return state_damaged(
 		    &s, adam_at, _("the AdamW step count %llu is not the %llu steps done"),
@@ -668,7 +671,7 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	if (kind == AV_KIND_MODEL && r.off != r.n) {
 		av_fail(err,
 			_("%s: %zu unexpected bytes after the parameters at byte %zu: the file "
-			"is damaged"),
+			  "is damaged"),
 			what, r.n - r.off, r.off);
 		goto fail;
 	}
@@ -772,7 +775,7 @@ bool may_replace_file(const char *path, av_error *err)
 	if (st.st_size > 0 && !is_attnview_file(path))
 		return av_fail(err,
 			       _("%s: exists and is not an attnview model; it was left "
-			       "untouched: choose another output file"),
+				 "untouched: choose another output file"),
 			       path);
 	return true;
 }
@@ -804,7 +807,7 @@ static model *builtin_parse(const unsigned char *buf, size_t len, const char *na
 	if (len == 0) {
 		av_fail(err,
 			_("this attnview was built without the built-in model %s; give one with "
-			"--model FILE (train one with attnview --train corpus.txt)"),
+			  "--model FILE (train one with attnview --train corpus.txt)"),
 			name);
 		return NULL;
 	}

@@ -604,7 +604,8 @@ static void describe_invalid(const cleaner *c, char *s, size_t size)
 		break;
 	case U8_BAD_LEAD:
 		if (b0 < 0xC2)
-			snprintf(s, size, _("byte 0x%02x could only start an overlong encoding"), b0);
+			snprintf(s, size, _("byte 0x%02x could only start an overlong encoding"),
+				 b0);
 		else
 			snprintf(s, size, _("byte 0x%02x cannot start a character"), b0);
 		break;
@@ -619,8 +620,9 @@ static void describe_invalid(const cleaner *c, char *s, size_t size)
 			 c->bad_next);
 		break;
 	case U8_CUT:
-		snprintf(s, size, _("the character started by bytes %s is cut short by byte 0x%02x"),
-			 hex, c->bad_next);
+		snprintf(s, size,
+			 _("the character started by bytes %s is cut short by byte 0x%02x"), hex,
+			 c->bad_next);
 		break;
 	case U8_AT_END:
 		snprintf(s, size, _("the text ends inside a character (bytes %s)"), hex);

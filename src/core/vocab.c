@@ -44,17 +44,17 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	if (size < TOK_NSPECIAL)
 		return av_fail(err,
 			       _("%s: the vocabulary has %u entries, fewer than the %d special "
-			       "tokens: %s"),
+				 "tokens: %s"),
 			       what, size, TOK_NSPECIAL, damaged);
 	if (size > AV_MAX_VOCAB)
-		return av_fail(err,
-			       _("%s: the vocabulary has %u entries, more than the limit of %d: %s"),
-			       what, size, AV_MAX_VOCAB, damaged);
+		return av_fail(
+		    err, _("%s: the vocabulary has %u entries, more than the limit of %d: %s"),
+		    what, size, AV_MAX_VOCAB, damaged);
 	for (uint32_t i = 0; i < TOK_NSPECIAL; i++)
 		if (cps[i] != AV_SPECIAL_CP + i)
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, not the %s marker "
-				       "U+%X: %s"),
+					 "U+%X: %s"),
 				       what, i, cps[i], special_name[i], AV_SPECIAL_CP + i,
 				       damaged);
 	for (uint32_t i = TOK_NSPECIAL; i < size; i++) {
@@ -62,17 +62,17 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 		if (!cp_is_scalar(cp))
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
-				       "value: %s"),
+					 "value: %s"),
 				       what, i, cp, damaged);
 		if (is_control(cp) && cp != '\n')
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, a control "
-				       "character the tokenizer never produces: %s"),
+					 "character the tokenizer never produces: %s"),
 				       what, i, cp, damaged);
 		if (cp == 0xFEFF)
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+FEFF, a byte order mark "
-				       "the tokenizer never produces: %s"),
+					 "the tokenizer never produces: %s"),
 				       what, i, damaged);
 	}
 
@@ -83,7 +83,8 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	v->slots = calloc(nslots, sizeof *v->slots);
 	if (!v->cps || !v->slots) {
 		vocab_finish(v);
-		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), what, size);
+		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), what,
+			       size);
 	}
 	memcpy(v->cps, cps, size * sizeof *v->cps);
 	v->nslots = nslots;
@@ -91,8 +92,8 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	for (uint32_t i = 0; i < size; i++) {
 		int64_t r = probe(v, cps[i]);
 		if (r >= 0) {
-			av_fail(err, _("%s: vocabulary entry %u (U+%04X) repeats entry %u: %s"), what,
-				i, cps[i], (uint32_t)r, damaged);
+			av_fail(err, _("%s: vocabulary entry %u (U+%04X) repeats entry %u: %s"),
+				what, i, cps[i], (uint32_t)r, damaged);
 			vocab_finish(v);
 			return false;
 		}
@@ -182,12 +183,12 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	if (max_size != 0 && max_size <= TOK_NSPECIAL)
 		return av_fail(err,
 			       _("a maximum vocabulary size of %u leaves no room for characters "
-			       "after the %d special tokens; give at least %d"),
+				 "after the %d special tokens; give at least %d"),
 			       max_size, TOK_NSPECIAL, TOK_NSPECIAL + 1);
 	if (max_size > AV_MAX_VOCAB)
 		return av_fail(err,
 			       _("a maximum vocabulary size of %u is above the limit of %d; "
-			       "give at most %d"),
+				 "give at most %d"),
 			       max_size, AV_MAX_VOCAB, AV_MAX_VOCAB);
 	if (max_size == 0)
 		max_size = AV_MAX_VOCAB;
@@ -205,8 +206,8 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	if (!chars || !cps) {
 		free(chars);
 		free(cps);
-		return av_fail(err, _("out of memory while building a vocabulary of %zu characters"),
-			       n);
+		return av_fail(err,
+			       _("out of memory while building a vocabulary of %zu characters"), n);
 	}
 	n = 0;
 	for (uint32_t cp = 0; cp < NCP; cp++)

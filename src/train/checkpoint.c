@@ -148,7 +148,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	if (kind != AV_KIND_CHECKPOINT) {
 		av_fail(err,
 			_("%s is a finished model, not a training checkpoint: --resume takes the "
-			"checkpoint written when training stopped (OUT.ckpt)"),
+			  "checkpoint written when training stopped (OUT.ckpt)"),
 			path);
 		goto fail;
 	}
@@ -161,7 +161,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	if (!train_options_check(&ck->opt, &e2)) {
 		av_fail(err,
 			_("%s: the checkpoint's options are invalid (%s); start the training "
-			"again"),
+			  "again"),
 			path, e2.msg);
 		goto fail;
 	}
@@ -196,15 +196,15 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 {
 	const training_state *st = &ck->state;
 	if (st->ntrain != t->data->ntrain || st->nval != t->data->nval || st->hash != t->data->hash)
-		return av_fail(err,
-			       _("the corpus differs from the one %s was trained on (%" PRIu64
-			       " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
-			       "resume with the same corpus%s"),
-			       ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
-			       st->hash != t->data->hash && st->ntrain == t->data->ntrain
-				   ? _(", other text")
-				   : "",
-			       ck->val_path ? _(" and --val-file") : "");
+		return av_fail(
+		    err,
+		    _("the corpus differs from the one %s was trained on (%" PRIu64 " + %" PRIu64
+		      " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
+		      "resume with the same corpus%s"),
+		    ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
+		    st->hash != t->data->hash && st->ntrain == t->data->ntrain ? _(", other text")
+									       : "",
+		    ck->val_path ? _(" and --val-file") : "");
 	t->step = st->steps_done;
 	t->tokens_seen = st->tokens;
 	memcpy(t->data_rng.s, st->rng, sizeof st->rng);
@@ -231,8 +231,10 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 	 * the run has patience and an evaluation was made). */
 	if (st->nbest) {
 		if (!t->best_params)
-			return av_fail(err, _("%s: the checkpoint keeps best parameters for a run "
-					    "without --patience; start the training again"), ck->path);
+			return av_fail(err,
+				       _("%s: the checkpoint keeps best parameters for a run "
+					 "without --patience; start the training again"),
+				       ck->path);
 		floats_from(t->best_params, st->best, st->nbest);
 		t->has_best = true;
 	}

@@ -65,8 +65,8 @@ static int spool_create(const char *name, av_error *err)
 	if (fd < 0) {
 		av_fail_errno(err, errno,
 			      _("cannot keep %s for the second pass: no temporary file in %s (set "
-			      "TMPDIR to a writable directory, or save the text to a file and "
-			      "give its name)"),
+				"TMPDIR to a writable directory, or save the text to a file and "
+				"give its name)"),
 			      name, tmp_dir());
 		return -1;
 	}
@@ -80,8 +80,8 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 	if (s->kept + n > limit)
 		return av_fail(err,
 			       _("%s gave more than %" PRIu64 " MB, the most attnview keeps of a "
-			       "stream for its second pass: save the text to a file and give its "
-			       "name"),
+				 "stream for its second pass: save the text to a file and give its "
+				 "name"),
 			       name, limit >> 20);
 	for (size_t done = 0; done < n;) {
 		ssize_t k = write(s->spool, buf + done, n - done);
@@ -91,8 +91,8 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 			return av_fail_errno(
 			    err, k < 0 ? errno : ENOSPC,
 			    _("cannot keep %s in a temporary file in %s after %" PRIu64
-			    " bytes (set TMPDIR to a directory with room, or save "
-			    "the text to a file and give its name)"),
+			      " bytes (set TMPDIR to a directory with room, or save "
+			      "the text to a file and give its name)"),
 			    name, tmp_dir(), s->kept + done);
 		done += (size_t)k;
 	}
@@ -106,7 +106,8 @@ static ssize_t spool_read(int fd, char *buf, size_t n, const char *name, av_erro
 		ssize_t k = read(fd, buf, n);
 		if (k >= 0 || errno != EINTR) {
 			if (k < 0)
-				av_fail_errno(err, errno, _("cannot read back the copy of %s"), name);
+				av_fail_errno(err, errno, _("cannot read back the copy of %s"),
+					      name);
 			return k;
 		}
 	}
@@ -139,7 +140,7 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 		input_close(in);
 		return av_fail(err,
 			       _("%s changed while it was being read: it is no longer a regular "
-			       "file; train on a file that nothing is writing to"),
+				 "file; train on a file that nothing is writing to"),
 			       f->name);
 	} else if (in->is_stdin && lseek(in->fd, s->start, SEEK_SET) < 0) {
 		return av_fail_errno(err, errno, _("cannot read %s again"), f->name);
@@ -263,14 +264,14 @@ static bool dense_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 	if (d->n + n > d->cap)
 		return av_fail(err,
 			       _("%s changed while it was being read: it grew; train on a file "
-			       "that nothing is writing to"),
+				 "that nothing is writing to"),
 			       d->path);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t x = cps[i] < NCP ? d->dense_of[cps[i]] : UINT32_MAX;
 		if (x == UINT32_MAX)
 			return av_fail(err,
 				       _("%s changed while it was being read: a new character "
-				       "appeared; train on a file that nothing is writing to"),
+					 "appeared; train on a file that nothing is writing to"),
 				       d->path);
 		if (d->width == 2)
 			((uint16_t *)d->ids)[d->n + i] = (uint16_t)x;
@@ -297,10 +298,10 @@ static bool val_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 		uint64_t cap = vc->cap * 2 > need ? vc->cap * 2 : need;
 		void *p = realloc(c->ids, (size_t)cap * (size_t)c->width);
 		if (!p)
-			return av_fail(err,
-				       _("out of memory storing the validation file (%" PRIu64
-				       " characters)"),
-				       need);
+			return av_fail(
+			    err,
+			    _("out of memory storing the validation file (%" PRIu64 " characters)"),
+			    need);
 		c->ids = p;
 		vc->cap = cap;
 	}
@@ -374,21 +375,22 @@ static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	char what[4200];
 	corpus_what(c, what, sizeof what);
 	if (c->stats.bytes == 0)
-		return av_fail(err,
-			       _("%s is empty: there is nothing to train on; give a UTF-8 text file "
-			       "(a few MB of prose trains a model worth looking at)"),
-			       what);
+		return av_fail(
+		    err,
+		    _("%s is empty: there is nothing to train on; give a UTF-8 text file "
+		      "(a few MB of prose trains a model worth looking at)"),
+		    what);
 	if (c->n == 0)
 		return av_fail(err,
 			       _("%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			       " escape sequences, %" PRIu64 " control characters and %" PRIu64
-			       " byte order marks removed); give a UTF-8 text file"),
+				 " escape sequences, %" PRIu64 " control characters and %" PRIu64
+				 " byte order marks removed); give a UTF-8 text file"),
 			       what, c->stats.bytes, c->stats.escapes, c->stats.controls,
 			       c->stats.boms);
 	if (cc.nonblank == 0)
 		return av_fail(err,
 			       _("%s contains only whitespace (%" PRIu64 " characters): there is "
-			       "nothing to learn; give a text file with words in it"),
+				 "nothing to learn; give a text file with words in it"),
 			       what, c->n);
 	return true;
 }
@@ -428,7 +430,7 @@ static bool encode_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	if (!dc.ids)
 		return av_fail(err,
 			       _("out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
-			       " MB as ids"),
+				 " MB as ids"),
 			       what, c->n, c->n * (uint64_t)c->width >> 20);
 	c->ids = dc.ids;
 	if (!read_pass(c, src, false, io, dense_sink, &dc, err))
@@ -436,8 +438,8 @@ static bool encode_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	if (dc.n != c->n)
 		return av_fail(err,
 			       _("%s changed while it was being read (%" PRIu64
-			       " characters, then %" PRIu64
-			       "); train on a file that nothing is writing to"),
+				 " characters, then %" PRIu64
+				 "); train on a file that nothing is writing to"),
 			       what, c->n, dc.n);
 	return true;
 }
@@ -542,8 +544,9 @@ static bool build_vocab(corpus *c, av_error *err)
 		char what[4200];
 		corpus_what(c, what, sizeof what);
 		return av_fail(err,
-			       _("%s: no character occurs at least --min-count %" PRIu64 " times in "
-			       "the training split; lower --min-count"),
+			       _("%s: no character occurs at least --min-count %" PRIu64
+				 " times in "
+				 "the training split; lower --min-count"),
 			       what, s->min_count);
 	}
 	return true;
@@ -606,7 +609,7 @@ static bool read_val_file(corpus *c, av_error *err)
 	if (c->nval == 0)
 		return av_fail(err,
 			       _("validation file %s has no text after cleaning; give a non-empty "
-			       "--val-file"),
+				 "--val-file"),
 			       vf.name);
 	return true;
 }
@@ -619,7 +622,7 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 	if (nval >= c->n || (s->val_path && nval))
 		return av_fail(err,
 			       _("cannot hold out %" PRIu64 " of the corpus's %" PRIu64
-			       " characters for validation"),
+				 " characters for validation"),
 			       nval, c->n);
 	c->val_file = s->val_path != NULL;
 	split(c, nval);
@@ -683,8 +686,9 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 			k += r_ > 0 ? (size_t)r_ : 0;                                              \
 		}                                                                                  \
 	} while (0)
-	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes, ngettext("byte", "bytes", s->bytes),
-	    s->codepoints, ngettext("character", "characters", s->codepoints));
+	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes,
+	    ngettext("byte", "bytes", s->bytes), s->codepoints,
+	    ngettext("character", "characters", s->codepoints));
 	if (s->escapes || s->controls) {
 		ADD(_("; removed"));
 		if (s->escapes)
@@ -700,7 +704,8 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 		ADD(_("; %" PRIu64 " CR or CRLF line %s made LF"), s->crlf,
 		    ngettext("end", "ends", s->crlf));
 	if (s->invalid)
-		ADD(_("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")"),
+		ADD(_("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64
+		      ")"),
 		    s->invalid, ngettext("sequence", "sequences", s->invalid), s->first_invalid);
 	if (s->boms == 1)
 		ADD(_("; byte order mark removed"));
@@ -733,7 +738,7 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	}
 	if (c->nfiles > 1)
 		ADDF(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
-		     " line %s added between files)\n"),
+		       " line %s added between files)\n"),
 		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
 		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
@@ -756,7 +761,7 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	else
 		ADDF(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
 	ADDF(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	     "training text)\n"),
+	       "training text)\n"),
 	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)

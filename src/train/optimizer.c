@@ -31,9 +31,9 @@ bool adamw_init(adamw *o, const model *m, float lr, uint64_t warmup, uint64_t to
 	o->decay = calloc(o->n ? o->n : 1, 1);
 	if (!o->m || !o->v || !o->decay) {
 		adamw_finish(o);
-		return av_fail_errno(err, ENOMEM,
-				     _("cannot allocate the optimizer state (%zu parameters, %zu MB)"),
-				     m->nparams, m->nparams * 9 / (1024 * 1024));
+		return av_fail_errno(
+		    err, ENOMEM, _("cannot allocate the optimizer state (%zu parameters, %zu MB)"),
+		    m->nparams, m->nparams * 9 / (1024 * 1024));
 	}
 	/* The size table says which tensors decay. */
 	tensor_iter it = tensor_iter_start(&m->cfg);

@@ -53,12 +53,12 @@ bool train_options_check(const train_options *o, av_error *err)
 	if (o->dim % o->heads)
 		return av_fail(err,
 			       _("--dim %u is not divisible by --heads %u: each head gets "
-			       "dim/heads channels; use e.g. --dim %u"),
+				 "dim/heads channels; use e.g. --dim %u"),
 			       o->dim, o->heads, (o->dim + o->heads - 1) / o->heads * o->heads);
 	if (o->dim % 2)
 		return av_fail(err,
 			       _("--dim %u is odd: the sinusoidal positions pair channels; use "
-			       "an even --dim"),
+				 "an even --dim"),
 			       o->dim);
 	if (o->layers < 1 || o->layers > AV_MAX_LAYERS)
 		return av_fail(err, _("--layers %u is out of range: use 1 to %d"), o->layers,
@@ -79,24 +79,25 @@ bool train_options_check(const train_options *o, av_error *err)
 	if (o->steps && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= o->steps)
 		return av_fail(err,
 			       _("--warmup %" PRIu64 " is not below --steps %" PRIu64
-			       ": use fewer warmup steps (about 3%% of the steps)"),
+				 ": use fewer warmup steps (about 3%% of the steps)"),
 			       o->warmup, o->steps);
 	if (o->min_count < 1)
 		return av_fail(err, _("--min-count must be at least 1"));
 	if (o->val_percent > 50)
 		return av_fail(err,
 			       _("--val-share %u is out of range: hold out 0 to 50%% of the corpus "
-			       "(default 5)"),
+				 "(default 5)"),
 			       o->val_percent);
 	if (o->patience && !o->eval_every)
-		return av_fail(err, _("--patience counts evaluations, and --eval-every 0 makes none "
-				    "before the end: give --eval-every N"));
+		return av_fail(err,
+			       _("--patience counts evaluations, and --eval-every 0 makes none "
+				 "before the end: give --eval-every N"));
 	if (o->threads > 256)
 		return av_fail(err, _("--threads %u is out of range: use 1 to 256"), o->threads);
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
 		return av_fail(err,
 			       _("--max-vocab %u leaves no room for characters: the 3 special "
-			       "tokens count; use at least 4 (or 0 for no limit)"),
+				 "tokens count; use at least 4 (or 0 for no limit)"),
 			       o->max_vocab);
 	if (o->max_vocab > AV_MAX_VOCAB)
 		return av_fail(err, _("--max-vocab %u is above the limit of %d"), o->max_vocab,
@@ -107,8 +108,8 @@ bool train_options_check(const train_options *o, av_error *err)
 	if (att > 8e9)
 		return av_fail(err,
 			       _("--batch %u with --context %u, --heads %u and --layers %u needs "
-			       "%.1f GB for attention weights alone: use a smaller --batch or "
-			       "--context"),
+				 "%.1f GB for attention weights alone: use a smaller --batch or "
+				 "--context"),
 			       o->batch, o->context, o->heads, o->layers, att / 1e9);
 	model_config cfg = {o->objective, AV_MAX_VOCAB, o->dim, o->heads, o->layers, o->context};
 	cfg.vocab_size = o->max_vocab ? o->max_vocab : 1000;
@@ -140,27 +141,27 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 	if (c->ntrain < w * o->batch)
 		return av_fail(err,
 			       _("%s: the training split has %" PRIu64 " characters, fewer than "
-			       "one batch (--batch %u x %" PRIu64 " characters per window): use "
-			       "a larger corpus or a smaller --batch or --context"),
+				 "one batch (--batch %u x %" PRIu64 " characters per window): use "
+				 "a larger corpus or a smaller --batch or --context"),
 			       path, c->ntrain, o->batch, w);
 	if ((c->nval || c->val_file) && c->nval < w)
 		return av_fail(err,
 			       _("%s: the validation split (%s) has %" PRIu64 " characters, "
-			       "fewer than one window of %" PRIu64 ": use a larger corpus, a "
-			       "smaller --context, a larger --val-share, --val-file FILE, or "
-			       "--no-val"),
+				 "fewer than one window of %" PRIu64 ": use a larger corpus, a "
+				 "smaller --context, a larger --val-share, --val-file FILE, or "
+				 "--no-val"),
 			       path, c->val_file ? _("the --val-file") : _("the end of the corpus"),
 			       c->nval, w);
 	if (!c->nval && o->patience)
 		return av_fail(err,
 			       _("--patience stops at the best validation loss, and there is no "
-			       "validation text (--no-val, or a text too short to hold one out): "
-			       "drop --patience, or give --val-file FILE"));
+				 "validation text (--no-val, or a text too short to hold one out): "
+				 "drop --patience, or give --val-file FILE"));
 	uint64_t total = train_total_steps(o, c);
 	if (o->epochs && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= total)
 		return av_fail(err,
 			       _("--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
-			       "--warmup %" PRIu64 ": use more epochs or fewer warmup steps"),
+				 "--warmup %" PRIu64 ": use more epochs or fewer warmup steps"),
 			       o->epochs, total, o->warmup);
 	return true;
 }
@@ -235,34 +236,38 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 
 	if (o->context != T0)
 		fit_note(fit,
-			 _("the text is short (%" PRIu64 " characters): --context %u instead of %u; "
-			 "give --context to choose"),
+			 _("the text is short (%" PRIu64
+			   " characters): --context %u instead of %u; "
+			   "give --context to choose"),
 			 n, o->context, T0);
 	if (o->batch != B0)
 		fit_note(fit,
-			 _("--batch %u instead of %u: %u windows of %" PRIu64 " characters fill the "
-			 "%" PRIu64 " training characters; give --batch to choose"),
+			 _("--batch %u instead of %u: %u windows of %" PRIu64
+			   " characters fill the "
+			   "%" PRIu64 " training characters; give --batch to choose"),
 			 o->batch, B0, o->batch, w, ntrain);
 	if (o->lr != lr0)
-		fit_note(fit,
-			 _("--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
-			 "smaller than %u x %u, and the rate goes with the square root (%.1f times "
-			 "smaller); give --lr to choose"),
-			 (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
-			 sqrt(step0 / step1));
+		fit_note(
+		    fit,
+		    _("--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
+		      "smaller than %u x %u, and the rate goes with the square root (%.1f times "
+		      "smaller); give --lr to choose"),
+		    (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
+		    sqrt(step0 / step1));
 	if (val == VAL_ONE_WINDOW)
 		fit_note(fit,
 			 _("validation: the last %" PRIu64
-			 " characters (%.1f%% instead of %u%%), one "
-			 "window of the context; --val-share P holds out P%%, --val-file FILE "
-			 "validates on another text, --no-val on none"),
+			   " characters (%.1f%% instead of %u%%), one "
+			   "window of the context; --val-share P holds out P%%, --val-file FILE "
+			   "validates on another text, --no-val on none"),
 			 nval, 100.0 * (double)nval / (double)n, o->val_percent);
 	if (val == VAL_NONE)
-		fit_note(fit,
-			 _("validation: none: the text is too short to hold out a window of %" PRIu64
-			 " characters and keep enough to train on, so there will be no verdict; "
-			 "give --val-file FILE, or a longer text"),
-			 w);
+		fit_note(
+		    fit,
+		    _("validation: none: the text is too short to hold out a window of %" PRIu64
+		      " characters and keep enough to train on, so there will be no verdict; "
+		      "give --val-file FILE, or a longer text"),
+		    w);
 	fit->nval = nval;
 	fit->shrunk = val != VAL_AS_ASKED;
 }
@@ -287,7 +292,7 @@ bool train_check_output(const char *path, av_error *err)
 		if (errno == ENOENT)
 			av_fail(err,
 				_("cannot write %s: directory %s does not exist; create it or "
-				"choose another output file"),
+				  "choose another output file"),
 				path, dir);
 		else
 			av_fail_errno(err, errno, _("cannot write %s: cannot reach directory %s"),
@@ -318,8 +323,8 @@ bool train_creation_time(int64_t *created, av_error *err)
 		return av_fail(
 		    err,
 		    _("SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
-		    "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
-		    "or unset it"),
+		      "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
+		      "or unset it"),
 		    s);
 	*created = (int64_t)v;
 	return true;
@@ -411,12 +416,12 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 			return av_fail(
 			    err,
 			    _("%s was trained on %u threads and this run would use %u: the "
-			    "result would differ from an uninterrupted run; resume with "
-			    "--threads %u"),
+			      "result would differ from an uninterrupted run; resume with "
+			      "--threads %u"),
 			    resume->path, t->opt.threads, nt, t->opt.threads);
 		return av_fail(err,
 			       _("%u threads were asked for but the training step would run on %u; "
-			       "use --threads %u"),
+				 "use --threads %u"),
 			       t->opt.threads, nt, nt);
 	}
 	t->opt.threads = nt;
@@ -449,7 +454,7 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 	if (v->size != cv->size || memcmp(v->cps, cv->cps, v->size * sizeof *v->cps) != 0)
 		return av_fail(err,
 			       _("the corpus differs from the one %s was trained on: its "
-			       "vocabulary is not the same; resume with the same corpus%s"),
+				 "vocabulary is not the same; resume with the same corpus%s"),
 			       resume->path, resume->val_path ? _(" and --val-file") : "");
 	t->model = resume->model;
 	resume->model = NULL;
@@ -805,8 +810,9 @@ static bool train_one_step(trainer *t, train_progress *p, av_error *err)
 	t->recent[t->nrecent++ % TRAIN_RECENT] = ss.loss;
 	if (!isfinite(ss.loss))
 		return av_fail(err,
-			       _("the training loss became %g at step %" PRIu64 ": the learning rate "
-			       "is probably too high; lower --lr and start again"),
+			       _("the training loss became %g at step %" PRIu64
+				 ": the learning rate "
+				 "is probably too high; lower --lr and start again"),
 			       (double)ss.loss, t->step);
 	return true;
 }

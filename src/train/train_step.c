@@ -43,7 +43,7 @@ static bool reserve_slice_grads(grad_acts *g, int nt, size_t np, av_error *err)
 		return av_fail_errno(
 		    err, ENOMEM,
 		    _("cannot allocate %zu MB for the weight gradients of %d threads "
-		    "(%zu parameters each); use fewer --threads"),
+		      "(%zu parameters each); use fewer --threads"),
 		    need * sizeof(float) / (1024 * 1024), nt, np);
 	free(g->slice_grads);
 	g->slice_grads = p;
@@ -65,7 +65,7 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 		return av_fail_errno(
 		    err, ENOMEM,
 		    _("cannot allocate %zu MB for the gradients of a batch of %d x %d "
-		    "tokens; use a smaller --batch or --context"),
+		      "tokens; use a smaller --batch or --context"),
 		    total * sizeof(float) / (1024 * 1024), B, T);
 	g->B = B;
 	g->T = T;

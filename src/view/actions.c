@@ -1,8 +1,8 @@
 /* Keys and clicks: the key table of keys.h decides what a key does where;
  * the actions it names are carried out here, in four groups (focus and
  * screens, the cursor, heads and layers, editing the text). */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,8 +183,9 @@ static bool do_look(view *v, view_action act)
 		v->words = !v->words;
 		/* The marks change what the model reads: the text goes again. */
 		text_changed(v);
-		set_notice(v, "%s", v->words ? _("word view: words at spaces and punctuation, or at |")
-					     : _("character view"));
+		set_notice(v, "%s",
+			   v->words ? _("word view: words at spaces and punctuation, or at |")
+				    : _("character view"));
 		return true;
 	case ACT_PIN:
 		toggle_pin(v);
@@ -193,8 +194,9 @@ static bool do_look(view *v, view_action act)
 		v->contrib = !v->contrib;
 		/* The norms come with the attention: the text goes again. */
 		text_changed(v);
-		set_notice(v, "%s", v->contrib ? _("value contributions: A[i][j] |v_j W_O|, per row")
-					       : _("attention weights"));
+		set_notice(v, "%s",
+			   v->contrib ? _("value contributions: A[i][j] |v_j W_O|, per row")
+				      : _("attention weights"));
 		return true;
 	case ACT_BREAKDOWN:
 		v->breakdown = !v->breakdown;
@@ -280,8 +282,8 @@ static bool do_head(view *v, view_action act, int key)
 		if (h < H)
 			v->head = h;
 		else
-			set_notice(v, _("head %d does not exist: this model has %d heads, 0 to %d"), h,
-				   H, H - 1);
+			set_notice(v, _("head %d does not exist: this model has %d heads, 0 to %d"),
+				   h, H, H - 1);
 		return true;
 	}
 	default:

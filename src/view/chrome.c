@@ -1,7 +1,7 @@
 /* The lines around the screens: the input line, the info line, the status
  * line, and the message for a terminal too small for any screen. */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +24,8 @@ int put_head_title(view *v, int y, int x, int maxw, int layer, int head)
 	x = put_fmt(y, x, end - x, st(A_BOLD, 0), _("Layer %d  Head %d"), layer, head);
 	if (v->topts.ablate[layer * nheads(v) + head])
 		x = put_str(y, x, end - x, accent(v, A_BOLD), _(" OFF"));
-	return put_fmt(y, x, end - x, st(A_DIM, 0), _("  (layers 0-%d, heads 0-%d)"), nlayers(v) - 1,
-		       nheads(v) - 1);
+	return put_fmt(y, x, end - x, st(A_DIM, 0), _("  (layers 0-%d, heads 0-%d)"),
+		       nlayers(v) - 1, nheads(v) - 1);
 }
 
 void draw_input(view *v)
@@ -77,7 +77,7 @@ void draw_info(view *v)
 	if (v->le.n == 0) {
 		put_str(Y_INFO, 0, cols, st(A_DIM, 0),
 			_("Type some text (Chinese, English, emoji...). Enter: go to the map. "
-			"F1: help."));
+			  "F1: help."));
 		return;
 	}
 	int unk = 0;
@@ -86,9 +86,10 @@ void draw_info(view *v)
 	int x = 0;
 	/* The cut-off notice first: it is the one that changes what is shown. */
 	if (v->ntot > v->ntok)
-		x = put_fmt(Y_INFO, x, cols - x, accent(v, A_BOLD),
-			    _("cut off after %d tokens (the model's context): %d ignored, dimmed  "),
-			    v->context, v->ntot - v->ntok);
+		x = put_fmt(
+		    Y_INFO, x, cols - x, accent(v, A_BOLD),
+		    _("cut off after %d tokens (the model's context): %d ignored, dimmed  "),
+		    v->context, v->ntot - v->ntok);
 	x = put_fmt(Y_INFO, x, cols - x, plain(), ngettext("%d token", "%d tokens", v->ntok),
 		    v->ntok);
 	if (unk)
@@ -123,8 +124,9 @@ void draw_status(view *v)
 	}
 	fill(y, 0, cols, s);
 	if (v->confirm_quit) {
-		put_str(y, 0, cols, st(A_REVERSE | A_BOLD, 0),
-			_(" Quit? The text will be lost. Ctrl-Q again quits; any other key stays."));
+		put_str(
+		    y, 0, cols, st(A_REVERSE | A_BOLD, 0),
+		    _(" Quit? The text will be lost. Ctrl-Q again quits; any other key stays."));
 		return;
 	}
 	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : _("model");
@@ -132,14 +134,15 @@ void draw_status(view *v)
 	model_step_label(v->m, step, sizeof step);
 	snprintf(name, sizeof name, "%s%s%s%s%s", mname, step[0] ? " (" : "", step,
 		 step[0] ? ")" : "", v->reloading ? _(" loading...") : "");
-	snprintf(short_name, sizeof short_name, "%s%s", mname, v->reloading ? _(" loading...") : "");
+	snprintf(short_name, sizeof short_name, "%s%s", mname,
+		 v->reloading ? _(" loading...") : "");
 	const char *mode = v->focus == F_INPUT ? _("TYPE") : _(view_screen(v)->name);
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
-	const char *hint = v->wr.on	  ? _("writing: any key stops")
+	const char *hint = v->wr.on	    ? _("writing: any key stops")
 			   : v->fig.done[0] ? v->fig.done
 					    : status_hint(v);
 	char where[96], count[48], line[sizeof v->fig.done + 512];

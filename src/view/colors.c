@@ -88,14 +88,14 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 		if (c->mode == CM_SHADE)
 			note(c,
 			     _("TERM=%s has 8 colours: weights are drawn as shades; for the colour "
-			     "ramp use a 256-colour TERM (e.g. xterm-256color)"),
+			       "ramp use a 256-colour TERM (e.g. xterm-256color)"),
 			     term);
 		else if (c->mode == CM_256 && colormap_colorterm_direct(getenv("COLORTERM")))
-			note(
-			    c,
-			    _("24-bit colour needs the terminfo entry of a -direct terminal (Debian: "
-			    "ncurses-term); using 256 colours for TERM=%s"),
-			    term);
+			note(c,
+			     _("24-bit colour needs the terminfo entry of a -direct terminal "
+			       "(Debian: "
+			       "ncurses-term); using 256 colours for TERM=%s"),
+			     term);
 	}
 	if (c->mode >= CM_256 && COLOR_PAIRS < 64) {
 		note(c, _("TERM=%s has too few colour pairs: weights are drawn as shades"), term);

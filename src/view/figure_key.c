@@ -9,8 +9,8 @@
  * Writing happens here, on the interface thread: it takes 0.1-0.4 s (the
  * first PNG or PDF also starts fontconfig), and the status line says so
  * before it starts. */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include "attnview/figure.h"
 
@@ -263,7 +263,8 @@ bool figure_prompt_key(view *v, int ch, bool is_code)
 		if (path && !is_code && (ch == 'y' || ch == 'Y'))
 			write_figure(v, path, true);
 		else
-			snprintf(v->fig.msg, sizeof v->fig.msg, "%s", _("not replaced: edit the name"));
+			snprintf(v->fig.msg, sizeof v->fig.msg, "%s",
+				 _("not replaced: edit the name"));
 		free(path);
 		return true;
 	}

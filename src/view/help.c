@@ -1,7 +1,7 @@
 /* The help screen: every binding of keys.h, grouped by where it applies,
  * and the mouse. Up/Down/PageUp/PageDown scroll, any other key closes. */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include <stdlib.h>
 #include <string.h>

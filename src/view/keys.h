@@ -169,7 +169,8 @@ static const key_binding view_keys[] = {
 	{KEY_UP, true, KC_INPUT | KC_MAP, ACT_UP, "Up", N_("previous Query row")},
 	{KEY_DOWN, true, KC_INPUT | KC_MAP, ACT_DOWN, "Down", N_("next Query row")},
 	{KEY_PPAGE, true, KC_INPUT | KC_MAP, ACT_PAGE_UP, "PageUp", N_("Query rows: a page up")},
-	{KEY_NPAGE, true, KC_INPUT | KC_MAP, ACT_PAGE_DOWN, "PageDown", N_("Query rows: a page down")},
+	{KEY_NPAGE, true, KC_INPUT | KC_MAP, ACT_PAGE_DOWN, "PageDown",
+	 N_("Query rows: a page down")},
 	{KEY_SHOME, true, KC_INPUT | KC_MAP, ACT_FIRST_ROW, "Shift-Home", N_("first Query row")},
 	{KEY_SEND, true, KC_INPUT | KC_MAP, ACT_LAST_ROW, "Shift-End", N_("last Query row")},
 

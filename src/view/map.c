@@ -1,8 +1,8 @@
 /* The map screen: the selected head's heatmap with its heading and colour
  * bar, and the details panel beside it (F5 hides it). The input line above
  * it has the focus in F_INPUT, the heatmap in F_MAP. */
-#include "panel.h"
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 static void map_layout(view *v)
@@ -53,7 +53,8 @@ static void draw_head_line(view *v)
 		    v->values ? _("  values") : "", v->mg.heat.compact ? _("  compact") : "",
 		    v->words ? _("  words") : "");
 	if (v->pin.on)
-		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), v->pin.what);
+		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"),
+			v->pin.what);
 }
 
 static void map_draw(view *v)

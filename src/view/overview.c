@@ -6,8 +6,8 @@
  * (square: two per line, one per column); with shades they are two columns
  * wide and the tile has a frame, so a uniform head is not blank space.
  * Arrows select a head, Enter opens it. */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include <stdlib.h>
 

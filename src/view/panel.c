@@ -42,13 +42,13 @@ static void label_line(view *v, pen *p, const char *what, int i, const heat_labe
 		if (l->text) {
 			x = put_str(p->y, x, p->w - (x - p->x), s, l->text);
 			if (view_word_span(v, i, &start, &end))
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), _(" tokens %d-%d"),
-					start, end - 1);
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0),
+					_(" tokens %d-%d"), start, end - 1);
 		} else {
 			x += put_glyph(p->y, x, l->cp, s);
 			if (l->cp < 0x110000)
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s", l->cp,
-					l->unknown ? _(" unknown") : "");
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s",
+					l->cp, l->unknown ? _(" unknown") : "");
 			else
 				put_str(p->y, x, p->w - (x - p->x), st(A_DIM, 0), _(" special"));
 		}
@@ -83,7 +83,8 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	line(p, plain(), _("rank   %d of %d in the row"), rank, visible);
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		line(p, plain(), _("|v_k W_O| %.4f, weight %.4f"), v->r.value_norms[h * n + (size_t)k],
+		line(p, plain(), _("|v_k W_O| %.4f, weight %.4f"),
+		     v->r.value_norms[h * n + (size_t)k],
 		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k));
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
@@ -139,7 +140,8 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 		line(p, st(A_BOLD, 0), _("Layer %d %s: %s %.2f"), v->layer, sel,
 		     _(role_name(v->roles.role)), v->roles.score);
 	else
-		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel, _(head_pattern(hs)));
+		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel,
+		     _(head_pattern(hs)));
 	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);
 	line(p, plain(), _("mean distance %.2f %s"), hs->distance,
 	     v->words ? _("words") : _("positions"));

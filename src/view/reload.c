@@ -4,8 +4,8 @@
  * hands it over; the view switches to it keeping
  * the text, the cursor, the head and the scale, and frees the old model (the
  * worker no longer reads it: worker.c, rule 7). */
-#include "state.h"
 #include "attnview/i18n.h"
+#include "state.h"
 
 #include <stdlib.h>
 #include <string.h>

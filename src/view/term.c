@@ -3,8 +3,8 @@
  *
  * The signal handlers only touch what is async-signal-safe: write(2),
  * tcsetattr(3), sigaction, raise. What they write is prepared in advance. */
-#include "state.h"
 #include "attnview/i18n.h"
+#include "state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,19 +159,19 @@ bool view_check_terminal(av_error *err)
 {
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return av_fail(err, _("the interactive view needs a terminal on standard input and "
-				    "output; for scripts use: attnview --dump --text TEXT"));
+				      "output; for scripts use: attnview --dump --text TEXT"));
 	const char *cs = nl_langinfo(CODESET);
 	if (!cs || strcmp(cs, "UTF-8") != 0)
 		return av_fail(err,
 			       _("the locale's character set is %s, not UTF-8, so Chinese text and "
-			       "the heatmap cannot be drawn; set a UTF-8 locale, e.g. "
-			       "LANG=C.UTF-8 attnview"),
+				 "the heatmap cannot be drawn; set a UTF-8 locale, e.g. "
+				 "LANG=C.UTF-8 attnview"),
 			       cs && cs[0] ? cs : _("unknown"));
 	const char *term = getenv("TERM");
 	if (!term || !term[0] || strcmp(term, "dumb") == 0)
 		return av_fail(err,
 			       _("TERM is %s: the interactive view needs a terminal that can "
-			       "move the cursor (e.g. TERM=xterm-256color)"),
+				 "move the cursor (e.g. TERM=xterm-256color)"),
 			       term && term[0] ? term : _("not set"));
 	return true;
 }
@@ -226,7 +226,7 @@ bool term_start(view *v, cm_ramp ramp, av_error *err)
 	if (!g_screen)
 		return av_fail(err,
 			       _("cannot start curses on this terminal (TERM=%s); try "
-			       "TERM=xterm-256color"),
+				 "TERM=xterm-256color"),
 			       getenv("TERM") ? getenv("TERM") : "");
 	if (!install_signals(err))
 		return false;

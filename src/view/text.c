@@ -1,8 +1,8 @@
 /* The text and its results: tokenizing what is typed, posting it to the
  * worker, taking back the attention and the predictions that belong to the
  * latest text (older ones are dropped by sequence number). */
-#include "state.h"
 #include "attnview/i18n.h"
+#include "state.h"
 
 #include "attnview/vocab.h"
 
@@ -154,9 +154,9 @@ void insert_text(view *v, const uint32_t *cps, size_t n)
 	if (got)
 		text_changed(v);
 	if (full)
-		set_notice(v,
-			   _("the input line holds at most %d characters; the rest was not inserted"),
-			   VIEW_MAX_LINE);
+		set_notice(
+		    v, _("the input line holds at most %d characters; the rest was not inserted"),
+		    VIEW_MAX_LINE);
 }
 
 void clamp_cursor(view *v)

@@ -14,8 +14,8 @@
  * Files: chrome.c (lines 0, 1 and the status line), map.c, overview.c,
  * help.c (screens, screen.h), heatmap.c, panel.c, actions.c (keys and
  * mouse), text.c (the text and its results), term.c (the terminal). */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include "attnview/figure.h"
 
@@ -119,7 +119,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		lineedit_set(&v->le, cps.v, cps.n, &full);
 		cp_buf_free(&cps);
 		if (full)
-			set_notice(v, _("--text is longer than the input line (%d characters); cut"),
+			set_notice(v,
+				   _("--text is longer than the input line (%d characters); cut"),
 				   VIEW_MAX_LINE);
 	}
 	if (opt && opt->bench_log) {

@@ -354,7 +354,8 @@ worker *worker_create(const worker_ops *ops, av_error *err)
 	}
 	rc = pthread_cond_init(&w->cv, NULL);
 	if (rc != 0) {
-		av_fail_errno(err, rc, _("cannot create the inference worker's condition variable"));
+		av_fail_errno(err, rc,
+			      _("cannot create the inference worker's condition variable"));
 		goto fail_mutex;
 	}
 	rc = pthread_create(&w->thread, NULL, worker_main, w);

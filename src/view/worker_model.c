@@ -1,8 +1,8 @@
 /* The worker with the real model behind its callbacks (worker.h,
  * worker_create_for_model): attention, predictions, the jobs (breakdown,
  * loss, the next character) and reloads, on the worker thread. */
-#include "worker.h"
 #include "attnview/i18n.h"
+#include "worker.h"
 
 #include "attnview/explain.h"
 #include "attnview/generate.h"

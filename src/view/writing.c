@@ -6,8 +6,8 @@
  * follow each row. Any key stops. Run r of a session samples with seed
  * --seed + r - 1, shown on the status line, so that
  * attnview --dump --generate N --seed S reproduces what was written. */
-#include "screen.h"
 #include "attnview/i18n.h"
+#include "screen.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +42,7 @@ void writing_toggle(view *v)
 	}
 	if (v->m->cfg.objective != OBJ_CAUSAL) {
 		set_notice(v, _("writing needs a causal (next-character) model: attnview --model "
-			      "builtin-causal"));
+				"builtin-causal"));
 		return;
 	}
 	if (v->ntok == 0) {
@@ -73,8 +73,8 @@ void writing_temperature(view *v)
 	v->wr.temperature = temps[i % n];
 	v->wr.s.temperature = v->wr.temperature;
 	if (v->wr.temperature > 0)
-		set_notice(v, _("writing: temperature %.1f among the %d most likely"), v->wr.temperature,
-			   v->wr.top_k);
+		set_notice(v, _("writing: temperature %.1f among the %d most likely"),
+			   v->wr.temperature, v->wr.top_k);
 	else
 		set_notice(v, _("writing: greedy, always the most likely character"));
 }
@@ -130,8 +130,8 @@ void writing_take(view *v, const worker_job_result *j)
 void writing_describe(const view *v, char *out, size_t size)
 {
 	int len = snprintf(out, size,
-			   ngettext("the model writes: %d character", "the model writes: %d characters",
-				    v->wr.count),
+			   ngettext("the model writes: %d character",
+				    "the model writes: %d characters", v->wr.count),
 			   v->wr.count);
 	if (len < 0 || (size_t)len >= size)
 		return;
