@@ -121,7 +121,8 @@ void take_model(view *v)
 	text_changed(v); /* the text again, in the new model's vocabulary */
 	char stats[96] = "";
 	model_step_label(v->m, stats, sizeof stats);
-	set_notice(v, _("reloaded %s%s%s (%.0f ms)"), wm.path, stats[0] ? ": " : "", stats, wm.ms);
+	set_notice(v, _("reloaded %s%s%s (%.0f ms)"), wm.path, stats[0] ? _(": ") : "", stats,
+		   wm.ms);
 }
 
 void model_step_label(const model *m, char *out, size_t size)

@@ -31,7 +31,7 @@ void writing_stop(view *v, const char *why)
 		return;
 	v->wr.on = false;
 	set_notice(v, ngettext("wrote %d character%s%s", "wrote %d characters%s%s", v->wr.count),
-		   v->wr.count, why ? ": " : "", why ? why : "");
+		   v->wr.count, why ? _(": ") : "", why ? why : "");
 }
 
 void writing_toggle(view *v)
