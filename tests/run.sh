@@ -86,6 +86,7 @@ need_ok() { # LOG TESTNAME
 	fi
 }
 need_ok "${logs[0]}" worker_tsan
+need_ok "${logs[0]}" infer_tsan
 need_ok "${logs[0]}" valgrind
 need_ok "${logs[0]}" crash_save
 need_ok "${logs[0]}" fuzz_replay

@@ -9,6 +9,7 @@
 
 #include "attnview/modelfile.h"
 
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,10 @@ typedef struct fake {
 	int waiting; /* computations waiting at the gate */
 	int delay_us;
 	int calls;
+	int steps;    /* attend and predict: in this many steps, asking stale() */
+	int gave_up;  /* computations that stale() stopped */
+	int reused;   /* attend calls handed a result's arrays that fit */
+	int predicts; /* predict calls begun */
 } fake;
 
 static void fake_lock(fake *f)
@@ -41,8 +46,35 @@ static void fake_unlock(fake *f)
 		abort();
 }
 
-static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts *o,
-			attn_result *r, av_error *err)
+/* A text starting with this id (a prediction at a position holding it) takes
+ * the fake 5 s. */
+#define FAKE_SLOW 777
+
+/* Waits `delay` in f->steps steps, asking stale() before each; false if it
+ * said to give up. */
+static bool fake_steps(fake *f, int delay, worker_stale_fn stale, void *stale_ctx)
+{
+	fake_lock(f);
+	int steps = f->steps;
+	fake_unlock(f);
+	for (int s = 0; s < steps; s++) {
+		if (stale(stale_ctx)) {
+			fake_lock(f);
+			f->gave_up++;
+			fake_unlock(f);
+			return false;
+		}
+		usleep((useconds_t)delay / (useconds_t)steps);
+	}
+	if (!steps && delay)
+		usleep((useconds_t)delay);
+	return true;
+}
+
+/* Reuses r's arrays when they fit (as infer_attend does), so that a result
+ * given back with worker_recycle is seen again here. */
+static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts *o, attn_result *r,
+			worker_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	fake *f = ctx;
 	fake_lock(f);
@@ -54,21 +86,32 @@ static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts
 		if (pthread_cond_wait(&f->cv, &f->mu) != 0)
 			abort();
 	f->waiting--;
-	int delay = f->delay_us;
+	int delay = n > 0 && t[0].id == FAKE_SLOW ? 5000000 : f->delay_us;
 	fake_unlock(f);
-	if (delay)
-		usleep((useconds_t)delay);
+	if (!fake_steps(f, delay, stale, stale_ctx))
+		return av_fail(err, "a newer text came");
 	if (n > 0 && t[0].id == 999)
 		return av_fail(err, "fake model: token 999 is poison");
 	(void)o;
-	memset(r, 0, sizeof *r);
+	size_t cells = (size_t)(n * n + 2);
+	if (r->cap >= cells && r->cap_tokens >= n && r->att) {
+		fake_lock(f);
+		f->reused++;
+		fake_unlock(f);
+	} else {
+		attn_result_free(r);
+		r->tokens = malloc(sizeof(token) * (size_t)(n ? n : 1));
+		r->att = malloc(cells * sizeof(float));
+		r->scores = malloc(cells * sizeof(float));
+		if (!r->tokens || !r->att || !r->scores)
+			abort();
+		r->cap = cells;
+		r->cap_tokens = n ? n : 1;
+	}
+	memset(r->att, 0, cells * sizeof(float));
+	memset(r->scores, 0, cells * sizeof(float));
 	r->n = n;
 	r->layers = r->heads = 1;
-	r->tokens = malloc(sizeof(token) * (size_t)(n ? n : 1));
-	r->att = calloc((size_t)(n * n + 2), sizeof(float));
-	r->scores = calloc((size_t)(n * n + 2), sizeof(float));
-	if (!r->tokens || !r->att || !r->scores)
-		abort();
 	memcpy(r->tokens, t, sizeof(token) * (size_t)n);
 	float sum = 0;
 	for (int i = 0; i < n; i++)
@@ -78,16 +121,24 @@ static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts
 	return true;
 }
 
-static void fake_predict(void *ctx, const token *t, int n, const worker_text_opts *o, int pos,
-			 int topk, int32_t *ids, float *probs)
+static bool fake_predict(void *ctx, const token *t, int n, const worker_text_opts *o, int pos,
+			 int topk, int32_t *ids, float *probs, worker_stale_fn stale,
+			 void *stale_ctx)
 {
-	(void)ctx;
+	fake *f = ctx;
 	(void)o;
+	fake_lock(f);
+	f->predicts++;
+	int delay = t[pos].id == FAKE_SLOW ? 5000000 : f->delay_us;
+	fake_unlock(f);
+	if (!fake_steps(f, delay, stale, stale_ctx))
+		return false;
 	for (int k = 0; k < topk; k++) {
 		ids[k] = t[pos].id + k;
 		probs[k] = 1.0f / (float)(k + 2);
 	}
 	(void)n;
+	return true;
 }
 
 /* Jobs: a breakdown gives q = (query, layer), k = (key, head); a loss
@@ -539,6 +590,113 @@ static void test_stress(void)
 	fake_finish(&f);
 }
 
+/* Results given back (worker_recycle) lend their arrays to the next
+ * computation: one is kept, any more are freed (ASan and valgrind would see
+ * a leak or a double free), one too small is replaced, and the results the
+ * worker itself drops are kept the same way. */
+static void test_recycle(void)
+{
+	fake f;
+	fake_init(&f);
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token t[12];
+	worker_attn a1, a2, a3;
+	make_text(t, 8, 10);
+	CHECK(worker_post_text(w, t, 8, 1, NULL, &err));
+	CHECK(wait_attn(w, &a1, 5000));
+	float *arr = a1.r.att;
+	worker_recycle(w, &a1.r);
+	CHECK(a1.r.att == NULL && a1.r.cap == 0);
+	make_text(t, 4, 20);
+	CHECK(worker_post_text(w, t, 4, 2, NULL, &err));
+	CHECK(wait_attn(w, &a2, 5000));
+	CHECK(a2.r.att == arr && f.reused == 1);
+	CHECK(a2.r.n == 4 && a2.r.att[0] == text_sum(t, 4));
+	/* Held while the next is computed: no spare, new arrays. */
+	CHECK(worker_post_text(w, t, 4, 3, NULL, &err));
+	CHECK(wait_attn(w, &a3, 5000));
+	CHECK(a3.r.att != arr && f.reused == 1);
+	worker_recycle(w, &a2.r); /* kept */
+	worker_recycle(w, &a3.r); /* freed: there is a spare */
+	worker_recycle(w, NULL);
+	worker_recycle(w, &a3.r); /* zeroed */
+	/* Too small for 11 tokens: replaced. */
+	make_text(t, 11, 30);
+	CHECK(worker_post_text(w, t, 11, 4, NULL, &err));
+	CHECK(wait_attn(w, &a1, 5000));
+	CHECK(f.reused == 1 && a1.r.n == 11 && a1.r.att[0] == text_sum(t, 11));
+	worker_recycle(w, &a1.r);
+	/* A result dropped by the worker (its text replaced while computing)
+	 * becomes the spare: the text after it reuses its arrays. */
+	fake_gate(&f, true);
+	CHECK(worker_post_text(w, t, 11, 5, NULL, &err));
+	fake_wait_arrival(&f, 1); /* took the spare */
+	CHECK(worker_post_text(w, t, 11, 6, NULL, &err));
+	fake_gate(&f, false);
+	CHECK(wait_attn(w, &a1, 5000));
+	CHECK(a1.seq == 6 && f.reused == 3);
+	attn_result_free(&a1.r);
+	worker_destroy(w); /* frees the spare */
+	fake_finish(&f);
+}
+
+/* The newest text wins: a computation for a text that a newer one replaced
+ * gives up at its next step instead of finishing (the slow text would take
+ * 5 s), and so does a prediction; nothing of theirs is handed out. */
+static void test_give_up(void)
+{
+	fake f;
+	fake_init(&f);
+	f.steps = 100;
+	worker_ops ops = {fake_attend, fake_predict, fake_job, NULL, &f};
+	av_error err;
+	worker *w = worker_create(&ops, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	token slow[5], t[5];
+	make_text(slow, 5, FAKE_SLOW);
+	make_text(t, 5, 30);
+	fake_gate(&f, true);
+	CHECK(worker_post_text(w, slow, 5, 1, NULL, &err));
+	fake_wait_arrival(&f, 1);
+	fake_gate(&f, false);
+	CHECK(worker_post_text(w, t, 5, 2, NULL, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 20000));
+	CHECK(a.ok && a.seq == 2 && a.r.att[0] == text_sum(t, 5));
+	worker_recycle(w, &a.r);
+	CHECKF(f.gave_up == 1, "%d computations gave up", f.gave_up);
+	worker_stats s = worker_get_stats(w);
+	CHECK(s.attends == 2 && s.dropped == 1);
+
+	/* A prediction at the slow position, then a new text. */
+	t[3].id = FAKE_SLOW;
+	CHECK(worker_post_text(w, t, 5, 3, NULL, &err));
+	CHECK(wait_attn(w, &a, 20000));
+	worker_recycle(w, &a.r);
+	worker_post_predict(w, 3, 3, 4);
+	for (bool begun = false; !begun; usleep(1000)) {
+		fake_lock(&f);
+		begun = f.predicts > 0;
+		fake_unlock(&f);
+	}
+	CHECK(worker_post_text(w, t, 4, 4, NULL, &err));
+	CHECK(wait_attn(w, &a, 20000));
+	CHECK(a.seq == 4);
+	worker_recycle(w, &a.r);
+	worker_pred p;
+	CHECK(!worker_take_pred(w, &p));
+	CHECKF(f.gave_up == 2, "%d computations gave up", f.gave_up);
+	worker_destroy(w);
+	fake_finish(&f);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -682,6 +840,67 @@ static void test_reload(void)
 	rmdir(dir);
 }
 
+/* The newest text wins with the real model: a pass whose text was replaced
+ * while it waited (the model context's delay) gives up at its first layer
+ * instead of running (stats.gave_up); the newest text's result is the one a
+ * direct pass gives; a character typed at the end then runs through the
+ * prefix cache and agrees with a direct pass to rounding (test_infer.c says
+ * why not bit for bit). */
+static void test_real_give_up(void)
+{
+	model_config c = {OBJ_CAUSAL, 16, 16, 2, 2, 16};
+	uint32_t cps[16];
+	for (int i = 0; i < 16; i++)
+		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
+	av_error err;
+	model *m = model_create(&c, cps, &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	if (!m)
+		return;
+	model_init_random(m, 7);
+	worker *w = worker_create_for_model(m, 300, &err);
+	CHECKF(w != NULL, "%s", err.msg);
+	if (!w) {
+		model_destroy(m);
+		return;
+	}
+	token t[16], u[16];
+	model_text(m, t, 12);
+	model_text(m, u, 12);
+	u[0] = t[5];
+	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
+	usleep(100000); /* the worker has taken it and waits out its delay */
+	CHECK(worker_post_text(w, u, 11, 2, NULL, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 20000));
+	CHECK(a.ok && a.seq == 2 && same_as_direct(m, u, 11, &a.r));
+	worker_stats s = worker_get_stats(w);
+	CHECKF(s.attends == 2 && s.dropped == 1 && s.gave_up == 1,
+	       "%llu passes, %llu dropped, %llu gave up", (unsigned long long)s.attends,
+	       (unsigned long long)s.dropped, (unsigned long long)s.gave_up);
+	worker_recycle(w, &a.r);
+	/* One character appended: through the cache. */
+	CHECK(worker_post_text(w, u, 12, 3, NULL, &err));
+	CHECK(wait_attn(w, &a, 20000));
+	CHECK(a.ok && a.seq == 3 && a.r.n == 12);
+	activations ws;
+	attn_result want;
+	CHECK(activations_init(&ws, &m->cfg, 1, 16, 16, &err));
+	CHECK(model_attend(m, &ws, u, 12, 0, &want, &err));
+	size_t cells = (size_t)c.layers * c.heads * 12 * 12;
+	double worst = 0;
+	for (size_t k = 0; k < cells; k++) {
+		double d = fabs((double)a.r.att[k] - want.att[k]);
+		worst = d > worst ? d : worst;
+	}
+	CHECKF(worst <= 1e-6, "one character appended: %.3e from a direct pass", worst);
+	attn_result_free(&want);
+	activations_finish(&ws);
+	attn_result_free(&a.r);
+	worker_destroy(w);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -694,6 +913,9 @@ int main(void)
 	test_error();
 	test_shutdown();
 	test_stress();
+	test_recycle();
+	test_give_up();
+	test_real_give_up();
 	test_reload();
 	return test_summary("worker");
 }

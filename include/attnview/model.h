@@ -184,12 +184,17 @@ typedef struct attn_result {
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
 	float *value_norms; /* [layers][heads][n] (explain.h, value_norms), or NULL */
+	/* Room at att and at scores (floats each) and at tokens: infer_attend
+	 * reuses the arrays of a recycled result (infer.h) when they fit. */
+	size_t cap;
+	int cap_tokens;
 } attn_result;
 
 void attn_result_free(attn_result *r);
 
 /* Run the model on tokens[0..n) (n <= context, ids already set) and fill r
- * (which it allocates; free with attn_result_free). ws must have B >= 1,
+ * (which it allocates; free with attn_result_free), through the view's pass
+ * (infer.h) without a cache. ws must have B >= 1,
  * T >= n, max_rows >= n. If topk > 0, predictions are computed for every
  * position: for a masked model, what it predicts at position p when p alone is
  * replaced by the mask token; for a causal model, the character after p. */

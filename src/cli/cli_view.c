@@ -4,6 +4,7 @@
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
 #include "attnview/modelfile.h"
+#include "attnview/parallel.h"
 #include "cli.h"
 #include "view.h"
 
@@ -260,8 +261,13 @@ int cli_view(int argc, char **argv)
 		cli_error(err.msg);
 		return EXIT_USAGE;
 	}
-	/* One small forward pass at a time: a single BLAS thread is faster for
-	 * these sizes, and no spinning BLAS threads compete with the interface. */
+	/* The forward pass spreads its work over the thread pool, one thread per
+	 * core as OpenBLAS counted them (OPENBLAS_NUM_THREADS is respected), each
+	 * calling BLAS single-threaded: the pass wakes only as many threads as
+	 * its work keeps busy (a small model runs on one), and the pool's
+	 * threads sleep between jobs, where OpenBLAS's own spin for a while and
+	 * would take the interface thread's CPU (infer.h). */
+	parallel_set_threads(blas_threads());
 	blas_set_threads(1);
 	int sig = 0;
 	/* A file is watched with its checkpoint, and reloaded when replaced. */

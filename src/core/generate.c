@@ -3,6 +3,8 @@
 #include "attnview/i18n.h"
 #include "attnview/ops.h"
 
+#include "attnview/infer.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +106,7 @@ bool model_next_logits(const model *m, activations *ws, const int32_t *ids, int 
 	if (n < 1 || (uint32_t)n > c->context || n > ws->T)
 		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       c->context);
-	model_forward(m, ws, ids, 1, n);
-	int32_t row = n - 1;
-	model_logits(m, ws, &row, 1);
-	memcpy(out, ws->logits, (size_t)c->vocab_size * sizeof *out);
-	return true;
+	/* The view's pass (infer.h), so that --dump --generate and the view's
+	 * writing sample from the same logits. */
+	return infer_row_logits(m, ws, NULL, ids, n, n - 1, out, NULL, NULL, err);
 }

@@ -98,9 +98,10 @@ static void adopt(view *v, model *m)
 	v->ov_roles_seq = 0;
 	v->hr_seq = v->hs_gen = 0;
 	view_matrix_invalidate(v);
-	/* The result on screen came from the old model. */
+	/* The result on screen came from the old model (its arrays, plain
+	 * floats, go back to the worker for the new one's). */
 	if (v->have)
-		attn_result_free(&v->r);
+		worker_recycle(v->w, &v->r);
 	v->have = false;
 	model_destroy((model *)old);
 }

@@ -132,7 +132,7 @@ void text_changed(view *v)
 		 * still returns is for an older sequence number and dropped. */
 		v->pending = false;
 		if (v->have)
-			attn_result_free(&v->r);
+			worker_recycle(v->w, &v->r);
 		v->have = false;
 		v->hv = (heat_view){0, 0, 0, 0};
 		return;
@@ -190,13 +190,13 @@ static void take_attn(view *v, worker_attn *a)
 {
 	if (a->seq != v->seq) {
 		if (a->ok)
-			attn_result_free(&a->r);
+			worker_recycle(v->w, &a->r);
 		return;
 	}
 	v->pending = false;
 	v->busy_shown = false;
 	if (v->have)
-		attn_result_free(&v->r);
+		worker_recycle(v->w, &v->r);
 	v->have = a->ok;
 	if (!a->ok) {
 		snprintf(v->error, sizeof v->error, "%s", a->err.msg);

@@ -15,8 +15,10 @@
  *     checked again when taken: the interface never sees a stale result.
  *  5. Text requests go before prediction requests, predictions before jobs;
  *     a prediction or a job is for the text the thread computed last
- *     (cur_seq) or it is dropped. A long job asks stale() between its steps
- *     and gives up when a newer text is waiting.
+ *     (cur_seq) or it is dropped. A text's computation, a prediction and a
+ *     long job ask stale() between their steps (the model's layers) and give
+ *     up when a newer text is waiting: the newest text wins, and a burst of
+ *     keystrokes does not queue one computation each.
  *  6. Shutdown: `stop` is set under `mu` and `cv` broadcast; the thread
  *     finishes the computation under way, sees `stop` and returns; then the
  *     owner joins and frees. The worker never calls curses.
@@ -29,6 +31,8 @@
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker.h"
 #include "attnview/i18n.h"
+
+#include "attnview/infer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +75,8 @@ struct worker {
 	worker_model model;
 	bool computing;
 	worker_stats stats;
+	attn_result spare; /* arrays of a result given back (rule 8) */
+	bool have_spare;
 
 	/* thread */
 	token *cur; /* [AV_MAX_CONTEXT] text being or last computed */
@@ -126,6 +132,31 @@ static void wake(worker *w)
 	while (r < 0 && errno == EINTR);
 }
 
+/* For long computations: a newer text is waiting (called without w->mu). */
+static bool text_waiting(void *p)
+{
+	worker *w = p;
+	lock(w);
+	bool waiting = w->text_pending || w->stop;
+	unlock(w);
+	return waiting;
+}
+
+/* Keep r's arrays as the spare if there is none, else move them to *trash
+ * for the caller to free once it has let go of w->mu: freeing 100 MB takes
+ * milliseconds, which a post must not wait for (rule 2). (w->mu held) */
+static void keep_spare(worker *w, attn_result *r, attn_result *trash)
+{
+	if (w->have_spare) {
+		*trash = *r;
+	} else {
+		attn_result_recycle(r);
+		w->spare = *r;
+		w->have_spare = true;
+	}
+	memset(r, 0, sizeof *r);
+}
+
 /* The text's attention (w->mu held on entry and on return). */
 static void run_text(worker *w)
 {
@@ -135,37 +166,51 @@ static void run_text(worker *w)
 	w->cur_seq = w->text_seq;
 	w->cur_opts = w->text_opts;
 	w->computing = true;
+	attn_result r, trash[2];
+	memset(&r, 0, sizeof r);
+	memset(trash, 0, sizeof trash);
+	if (w->have_spare) {
+		r = w->spare;
+		w->have_spare = false;
+		memset(&w->spare, 0, sizeof w->spare);
+	}
 	unlock(w);
 
-	attn_result r;
-	memset(&r, 0, sizeof r);
 	av_error err = {{0}};
 	double t0 = now_ms();
-	bool ok = w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, &err);
+	bool ok =
+	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, text_waiting, w, &err);
 	double ms = now_ms() - t0;
 	w->cur_ok = ok;
 
 	lock(w);
 	w->computing = false;
 	w->stats.attends++;
-	if (w->cur_seq != w->text_seq) {
+	bool publish = w->cur_seq == w->text_seq;
+	if (!publish) {
 		w->stats.dropped++;
-		attn_result_free(&r);
-		return;
+		w->stats.gave_up += !ok;
+		keep_spare(w, &r, &trash[0]);
+	} else {
+		if (w->attn_ready)
+			keep_spare(w, &w->attn.r, &trash[0]);
+		memset(&w->attn, 0, sizeof w->attn);
+		w->attn.seq = w->cur_seq;
+		w->attn.ok = ok;
+		w->attn.ms = ms;
+		if (ok) {
+			w->attn.r = r;
+		} else {
+			w->attn.err = err;
+			keep_spare(w, &r, &trash[1]);
+		}
+		w->attn_ready = true;
 	}
-	if (w->attn_ready)
-		attn_result_free(&w->attn.r);
-	memset(&w->attn, 0, sizeof w->attn);
-	w->attn.seq = w->cur_seq;
-	w->attn.ok = ok;
-	w->attn.ms = ms;
-	if (ok)
-		w->attn.r = r;
-	else
-		w->attn.err = err;
-	w->attn_ready = true;
 	unlock(w);
-	wake(w);
+	attn_result_free(&trash[0]);
+	attn_result_free(&trash[1]);
+	if (publish)
+		wake(w);
 	lock(w);
 }
 
@@ -185,14 +230,16 @@ static void run_predict(worker *w)
 	p.pos = pos;
 	p.topk = topk;
 	double t0 = now_ms();
-	w->ops.predict(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, pos, topk, p.ids, p.probs);
+	bool ok = w->ops.predict(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, pos, topk, p.ids,
+				 p.probs, text_waiting, w);
 	p.ms = now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
 	w->stats.predicts++;
-	if (p.seq != w->text_seq) {
+	if (!ok || p.seq != w->text_seq) {
 		w->stats.dropped++;
+		w->stats.gave_up += !ok;
 		return;
 	}
 	w->pred = p;
@@ -200,16 +247,6 @@ static void run_predict(worker *w)
 	unlock(w);
 	wake(w);
 	lock(w);
-}
-
-/* For long jobs: a newer text is waiting (called without w->mu). */
-static bool text_waiting(void *p)
-{
-	worker *w = p;
-	lock(w);
-	bool waiting = w->text_pending || w->stop;
-	unlock(w);
-	return waiting;
 }
 
 /* A job of kind k (w->mu held on entry and on return). */
@@ -238,6 +275,7 @@ static void run_job(worker *w, int k)
 	w->stats.jobs++;
 	if (j.seq != w->text_seq) {
 		w->stats.dropped++;
+		w->stats.gave_up += !res.ok;
 		worker_job_result_free(&res);
 		return;
 	}
@@ -393,6 +431,8 @@ void worker_destroy(worker *w)
 	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
 	if (w->attn_ready)
 		attn_result_free(&w->attn.r);
+	if (w->have_spare)
+		attn_result_free(&w->spare);
 	for (int k = 0; k < JOB_NKINDS; k++)
 		if (w->job_ready[k])
 			worker_job_result_free(&w->job_res[k]);
@@ -525,6 +565,8 @@ bool worker_take_job(worker *w, worker_job_result *out)
 bool worker_take_attn(worker *w, worker_attn *out)
 {
 	bool got = false;
+	attn_result trash;
+	memset(&trash, 0, sizeof trash);
 	lock(w);
 	if (w->attn_ready) {
 		w->attn_ready = false;
@@ -533,12 +575,27 @@ bool worker_take_attn(worker *w, worker_attn *out)
 			got = true;
 		} else {
 			w->stats.dropped++;
-			attn_result_free(&w->attn.r);
+			keep_spare(w, &w->attn.r, &trash);
 		}
 		memset(&w->attn, 0, sizeof w->attn);
 	}
 	unlock(w);
+	attn_result_free(&trash);
 	return got;
+}
+
+void worker_recycle(worker *w, attn_result *r)
+{
+	if (!r || (!r->att && !r->scores && !r->tokens)) {
+		attn_result_free(r);
+		return;
+	}
+	attn_result trash;
+	memset(&trash, 0, sizeof trash);
+	lock(w);
+	keep_spare(w, r, &trash);
+	unlock(w);
+	attn_result_free(&trash);
 }
 
 bool worker_take_pred(worker *w, worker_pred *out)

@@ -52,18 +52,27 @@ typedef struct worker_job_result {
 
 void worker_job_result_free(worker_job_result *r);
 
-/* Asked between the steps of a long job: true when a newer text is waiting
- * and the job should give up (its result would be dropped anyway). */
+/* Asked between the steps of a long computation: true when a newer text is
+ * waiting and it should give up (its result would be dropped anyway), so that
+ * a burst of keystrokes costs one computation, not one each. */
 typedef bool (*worker_stale_fn)(void *stale_ctx);
 
 /* The computation, behind callbacks so tests can put a fake model (slow,
  * failing, instrumented) behind the same thread machinery. They run on the
- * worker thread only, one call at a time. job may be NULL: jobs then fail. */
+ * worker thread only, one call at a time. job may be NULL: jobs then fail.
+ * attend, predict and job get a stale() to ask between their steps; when it
+ * says true they may give up (return false): what they would have returned is
+ * for a text that a newer one has replaced. */
 typedef struct worker_ops {
+	/* r holds the arrays of a result given back (worker_recycle) or is
+	 * zeroed: reuse them (infer_attend does) or free them. Whatever it
+	 * returns, attend leaves in r either a result or arrays to recycle. */
 	bool (*attend)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
-		       attn_result *r, av_error *err);
-	void (*predict)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
-			int pos, int topk, int32_t *ids, float *probs);
+		       attn_result *r, worker_stale_fn stale, void *stale_ctx, av_error *err);
+	/* False: gave up (nothing is published). */
+	bool (*predict)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
+			int pos, int topk, int32_t *ids, float *probs, worker_stale_fn stale,
+			void *stale_ctx);
 	bool (*job)(void *ctx, const token *tokens, int n, const worker_text_opts *opts,
 		    const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 		    void *stale_ctx);
@@ -139,6 +148,12 @@ typedef struct worker_attn {
 /* If a result for the latest posted text is waiting, move it to *out and
  * return true. Results for older texts are never returned. */
 bool worker_take_attn(worker *w, worker_attn *out);
+/* Give back a result taken from worker_take_attn once done with it, instead of
+ * attn_result_free: its arrays (96 MB at 500 tokens of a 6-layer, 8-head
+ * model) go to the next computation, which would otherwise spend as long on
+ * the page faults of fresh memory as on the model. *r is zeroed. NULL or a
+ * zeroed r is fine. */
+void worker_recycle(worker *w, attn_result *r);
 
 typedef struct worker_pred {
 	uint64_t seq;
@@ -156,6 +171,7 @@ typedef struct worker_stats {
 	uint64_t predicts; /* prediction passes run */
 	uint64_t jobs;	   /* jobs run */
 	uint64_t dropped;  /* results computed for texts replaced meanwhile */
+	uint64_t gave_up;  /* of those, computations that stopped early (stale()) */
 	uint64_t latest;   /* sequence number of the latest post */
 	bool busy;	   /* a computation is under way or waiting */
 } worker_stats;

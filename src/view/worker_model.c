@@ -1,11 +1,19 @@
 /* The worker with the real model behind its callbacks (worker.h,
  * worker_create_for_model): attention, predictions, the jobs (breakdown,
- * loss, the next character) and reloads, on the worker thread. */
-#include "attnview/i18n.h"
+ * loss, the next character) and reloads, on the worker thread.
+ *
+ * The passes go through infer.h with the work space's cache: a causal model
+ * computes only the rows after the first change (typing at the end of the
+ * text costs one row per layer); the breakdown, value norms, a causal model's
+ * predictions and the next character read the pass of the text already in
+ * the work space instead of running another. Anything else that writes the
+ * work space (the loss) clears the cache first. */
 #include "worker.h"
 
 #include "attnview/explain.h"
 #include "attnview/generate.h"
+#include "attnview/i18n.h"
+#include "attnview/infer.h"
 #include "attnview/modelfile.h"
 
 #include <errno.h>
@@ -18,11 +26,12 @@
 typedef struct model_ctx {
 	const model *m;
 	activations ws;
+	infer_cache cache; /* what ws holds (infer.h) */
 	int delay_ms;
 } model_ctx;
 
 static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
-			    attn_result *r, av_error *err)
+			    attn_result *r, worker_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	model_ctx *mc = ctx;
 	if (mc->delay_ms > 0) {
@@ -31,33 +40,32 @@ static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_
 			;
 	}
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
-	if (!model_attend(mc->m, &mc->ws, tokens, n, 0, r, err))
+	if (!infer_attend(mc->m, &mc->ws, &mc->cache, tokens, n, r, stale, stale_ctx, err))
 		return false;
 	if (!o->value_norms)
 		return true;
-	/* No predictions were asked, so the activations hold this text's pass. */
+	/* The work space holds this text's pass. */
 	const model_config *c = &mc->m->cfg;
 	r->value_norms = malloc((size_t)c->layers * c->heads * (size_t)n * sizeof(float));
-	if (!r->value_norms || !value_norms(mc->m, &mc->ws, n, r->value_norms, err)) {
-		if (!r->value_norms)
-			av_fail(err, _("out of memory for the value contributions"));
-		attn_result_free(r);
-		return false;
-	}
-	return true;
+	if (!r->value_norms)
+		return av_fail(err, _("out of memory for the value contributions"));
+	return value_norms(mc->m, &mc->ws, n, r->value_norms, err);
 }
 
-static void model_predict_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
-			     int pos, int topk, int32_t *ids, float *probs)
+static bool model_predict_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
+			     int pos, int topk, int32_t *ids, float *probs, worker_stale_fn stale,
+			     void *stale_ctx)
 {
 	model_ctx *mc = ctx;
+	av_error err;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
-	model_predict(mc->m, &mc->ws, tokens, n, pos, topk, ids, probs);
+	return infer_predict(mc->m, &mc->ws, &mc->cache, tokens, n, pos, topk, ids, probs, stale,
+			     stale_ctx, &err);
 }
 
 /* q and k of one head at one cell: a forward pass of the text, then read. */
 static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
-			  worker_job_result *out)
+			  worker_job_result *out, worker_stale_fn stale, void *stale_ctx)
 {
 	const model_config *c = &mc->m->cfg;
 	int hs = (int)(c->dim / c->heads);
@@ -73,15 +81,23 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 	}
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
-	model_forward(mc->m, &mc->ws, ids, 1, n);
+	/* The text's pass is in the work space (unless a prediction masked a
+	 * position since): nothing to compute. */
+	bool ok = infer_forward(mc->m, &mc->ws, &mc->cache, ids, n, NULL, NULL, stale, stale_ctx,
+				&out->err);
 	free(ids);
+	if (!ok)
+		return false;
 	qk_from_forward(mc->m, &mc->ws, j->layer, j->head, j->query, j->key, out->q, out->k);
 	out->hs = hs;
 	return true;
 }
 
-/* JOB_NEXT: what the model (ablated as the text is) says comes next. */
-static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out)
+/* JOB_NEXT: what the model (ablated as the text is) says comes next: one row
+ * through the cache, which holds the text's pass, when the text was computed
+ * (the view writes a character, waits for its attention, then asks). */
+static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out,
+		     worker_stale_fn stale, void *stale_ctx)
 {
 	const int V = (int)mc->m->cfg.vocab_size;
 	int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
@@ -93,7 +109,10 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
 	out->nlogits = V;
-	bool ok = model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
+	bool ok = mc->m->cfg.objective == OBJ_CAUSAL && n > 0
+		      ? infer_row_logits(mc->m, &mc->ws, &mc->cache, ids, n, n - 1, out->logits,
+					 stale, stale_ctx, &out->err)
+		      : model_next_logits(mc->m, &mc->ws, ids, n, out->logits, &out->err);
 	free(ids);
 	return ok;
 }
@@ -105,10 +124,12 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 	model_ctx *mc = ctx;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
 	if (j->kind == JOB_BREAKDOWN)
-		return breakdown_job(mc, tokens, n, j, out);
+		return breakdown_job(mc, tokens, n, j, out, stale, stale_ctx);
 	if (j->kind == JOB_NEXT)
-		return next_job(mc, tokens, n, out);
-	/* JOB_LOSS: with every head, then with the ablation. */
+		return next_job(mc, tokens, n, out, stale, stale_ctx);
+	/* JOB_LOSS: with every head, then with the ablation; model_text_loss
+	 * writes the work space behind the cache's back. */
+	infer_cache_clear(&mc->cache);
 	mc->ws.ablate = NULL;
 	if (!model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_before, &out->positions,
 			     &out->err))
@@ -139,6 +160,8 @@ static bool model_reload_cb(void *ctx, const char *path, model **out, av_error *
 	activations_finish(&mc->ws);
 	mc->ws = ws;
 	mc->m = m;
+	/* The new model may have the old one's address. */
+	infer_cache_clear(&mc->cache);
 	*out = m;
 	return true;
 }

@@ -1,0 +1,609 @@
+/* The forward pass of the view and the dump (infer.h), and what model.h
+ * builds on it: model_attend, model_predict, the results.
+ *
+ * Where the time went before (a 6-layer, 8-head, d=256 model at 500 tokens,
+ * one keystroke, measured with clock_gettime around each step): a third in
+ * the attention (per head a T x T product, the softmax, a product with V, with
+ * 8 MB of scores and weights per layer written to memory and read back), half
+ * in the four linear products on one thread, and on top of the pass, a
+ * fresh 96 MB result per keystroke: page faults and zeroing of new memory,
+ * then a copy of every weight and score into it, each costing as much as a
+ * third of the pass. Here the weights go into the result once, from a block
+ * that is still in the cache, the work is spread over the pool's threads, and
+ * the result's arrays are reused (attn_result_recycle; the worker keeps one). */
+#include "attnview/infer.h"
+#include "attnview/i18n.h"
+
+#include "attnview/ops.h"
+#include "attnview/parallel.h"
+
+#include "vec8.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Query rows per attention task: the block's scores (64 x n floats, 128 KB
+ * at 512 tokens) stay in the core's cache from the product that makes them,
+ * through the softmax and the stores into the result, to the product with the
+ * values. */
+#define ATT_BLOCK 64
+/* Floating-point operations worth a thread of a phase: waking a pool thread
+ * and waiting for it costs some 10-50 us, 1-2 MFLOP of BLAS. */
+#define FLOPS_PER_THREAD 4e6
+
+void infer_cache_clear(infer_cache *c)
+{
+	c->m = NULL;
+	c->n = 0;
+	c->reused = c->computed = 0;
+}
+
+/* ---- one layer ---- */
+
+typedef struct layer_pass {
+	const model *m;
+	activations *a;
+	int l, d, H, hs, T;
+	bool causal;
+	int p, n;	       /* rows p..n-1 are computed (0..p-1 are the cache's) */
+	const float *x;	       /* the layer's input rows (T, d) */
+	float *att, *scores;   /* this layer's [H][n][n] in the result, or NULL */
+	float *catt, *cscores; /* the cache's [H][T][T] rows (causal), or NULL */
+	const uint8_t *off;    /* this layer's heads switched off, or NULL */
+	float *work;	       /* ATT_BLOCK x n per slice */
+	int nt;		       /* slices of the phase under way */
+	int nblk;	       /* blocks of query rows per head */
+} layer_pass;
+
+/* As many slices as the work keeps busy, at most `most`. */
+static int slices(double flops, int most)
+{
+	int nt = parallel_threads();
+	double by_work = flops / FLOPS_PER_THREAD;
+	if (by_work < nt)
+		nt = (int)by_work;
+	if (nt > most)
+		nt = most;
+	return nt < 1 ? 1 : nt;
+}
+
+/* Rows [*r, *r + *cnt) of slice s of the row phases. */
+static void row_slice(const layer_pass *lp, int s, int *r, int *cnt)
+{
+	long M = lp->n - lp->p;
+	int a = lp->p + (int)(M * s / lp->nt), b = lp->p + (int)(M * (s + 1) / lp->nt);
+	*r = a;
+	*cnt = b - a;
+}
+
+/* Phase 1, rows: ln1 and the QKV product. */
+static void qkv_rows(void *ctx, int begin, int end)
+{
+	const layer_pass *lp = ctx;
+	const layer_params *p = &lp->m->p.layer[lp->l];
+	layer_acts *la = &lp->a->layer[lp->l];
+	const size_t d = (size_t)lp->d;
+	for (int s = begin; s < end; s++) {
+		int r, cnt;
+		row_slice(lp, s, &r, &cnt);
+		layernorm_forward(la->ln1 + r * d, la->ln1_mean + r, la->ln1_rstd + r,
+				  lp->x + r * d, p->ln1_w, p->ln1_b, cnt, lp->d);
+		matmul_forward(la->qkv + r * 3 * d, la->ln1 + r * d, p->qkv_w, p->qkv_b, cnt, lp->d,
+			       3 * lp->d);
+	}
+}
+
+/* Phase 3, rows: x + proj(y), then x + fc2(gelu(fc(ln2(x)))). The products'
+ * outputs pass through the scratch rows (T, d) before the residuals, as in
+ * model_forward. */
+static void mlp_rows(void *ctx, int begin, int end)
+{
+	const layer_pass *lp = ctx;
+	const layer_params *p = &lp->m->p.layer[lp->l];
+	layer_acts *la = &lp->a->layer[lp->l];
+	const int d = lp->d;
+	const size_t D = (size_t)d;
+	for (int s = begin; s < end; s++) {
+		int r, cnt;
+		row_slice(lp, s, &r, &cnt);
+		float *scr = lp->a->scratch + r * D;
+		matmul_forward(scr, la->atty + r * D, p->proj_w, p->proj_b, cnt, d, d);
+		residual_forward(la->res2 + r * D, lp->x + r * D, scr, cnt * d);
+		layernorm_forward(la->ln2 + r * D, la->ln2_mean + r, la->ln2_rstd + r,
+				  la->res2 + r * D, p->ln2_w, p->ln2_b, cnt, d);
+		matmul_forward(la->fch + r * 4 * D, la->ln2 + r * D, p->fc_w, p->fc_b, cnt, d,
+			       4 * d);
+		gelu_forward(la->fch_gelu + r * 4 * D, la->fch + r * 4 * D, cnt * 4 * d);
+		matmul_forward(scr, la->fch_gelu + r * 4 * D, p->fc2_w, p->fc2_b, cnt, 4 * d, d);
+		residual_forward(la->res3 + r * D, la->res2 + r * D, scr, cnt * d);
+	}
+}
+
+/* Sum of the 8 lanes, in lane order. */
+AV_INLINE float hsum8(v8f v)
+{
+	float s = 0.0f;
+	for (int k = 0; k < 8; k++)
+		s += v[k];
+	return s;
+}
+
+/* The softmax of one row of raw scores in place: s[j] = exp(scale (s[j] -
+ * max)) / sum for the keys j < valid, 0 for valid <= j < kn. The arithmetic of
+ * ops.c's softmax_row, step for step (the max over 8 lanes, then the tail; the
+ * exponentials 8 at a time; the sum in lane order; one reciprocal), so equal
+ * scores give equal weights: written again here so that this pass does not
+ * change when the training kernels do. */
+AV_CLONES static void softmax_masked(float *s, int kn, int valid, float scale)
+{
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+	v8f mx8 = zero - INFINITY;
+	int j = 0;
+	for (; j + 8 <= valid; j += 8) {
+		v8f v = load8(s + j);
+		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
+	}
+	float maxv = -INFINITY;
+	for (int k = 0; k < 8; k++)
+		maxv = mx8[k] > maxv ? mx8[k] : maxv;
+	for (int i = j; i < valid; i++)
+		maxv = s[i] > maxv ? s[i] : maxv;
+	v8f m8 = zero + maxv, s8 = zero + scale, sum8 = zero;
+	for (j = 0; j + 8 <= valid; j += 8) {
+		v8f e = vexp8(scale * (load8(s + j) - m8));
+		sum8 += e;
+		store8(s + j, e);
+	}
+	if (j < valid) {
+		v8f e = vexp8(s8 * (load_part(s + j, valid - j, maxv) - m8));
+		for (int k = valid - j; k < 8; k++)
+			e[k] = 0.0f;
+		sum8 += e;
+		store_part(s + j, valid - j, e);
+	}
+	v8f inv = zero + 1.0f / hsum8(sum8);
+	for (j = 0; j + 8 <= valid; j += 8)
+		store8(s + j, load8(s + j) * inv);
+	for (; j < valid; j++)
+		s[j] *= inv[0];
+	for (j = valid; j < kn; j++)
+		s[j] = 0.0f;
+}
+
+static void fill(float *p, float v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = v;
+}
+
+/* Row i of head h: raw scores s[0..kn) to the result's row (NAN where
+ * masked) and the cache's (only what the row sees), then the softmax in
+ * place, and the weights likewise (0 where masked). */
+static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int valid, float scale)
+{
+	const size_t n = (size_t)lp->n, T = (size_t)lp->T, v = (size_t)valid;
+	if (lp->scores) {
+		float *o = lp->scores + ((size_t)h * n + (size_t)i) * n;
+		memcpy(o, s, v * sizeof *o);
+		fill(o + v, NAN, (int)(n - v));
+	}
+	if (lp->cscores)
+		memcpy(lp->cscores + ((size_t)h * T + (size_t)i) * T, s, v * sizeof *s);
+	softmax_masked(s, kn, valid, scale);
+	if (lp->att) {
+		float *o = lp->att + ((size_t)h * n + (size_t)i) * n;
+		memcpy(o, s, v * sizeof *o);
+		memset(o + v, 0, (n - v) * sizeof *o);
+	}
+	if (lp->catt)
+		memcpy(lp->catt + ((size_t)h * T + (size_t)i) * T, s, v * sizeof *s);
+}
+
+/* Query rows i0..i1-1 of head h: scores against the keys they may see, the
+ * softmax, and the head's columns of y = weights x values. */
+static void attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
+{
+	const int d = lp->d, C3 = 3 * d, hs = lp->hs, rows = i1 - i0;
+	const int kn = lp->causal ? i1 : lp->n;
+	layer_acts *la = &lp->a->layer[lp->l];
+	const float *q = la->qkv + (size_t)i0 * C3 + (size_t)h * hs;
+	const float *k = la->qkv + d + (size_t)h * hs;
+	const float *v = la->qkv + 2 * d + (size_t)h * hs;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kn, hs, 1.0f, q, C3, k, C3, 0.0f,
+		    S, kn);
+	const float scale = 1.0f / sqrtf((float)hs);
+	for (int i = i0; i < i1; i++)
+		row_out(lp, h, i, S + (size_t)(i - i0) * kn, kn, lp->causal ? i + 1 : lp->n, scale);
+	float *y = la->atty + (size_t)i0 * d + (size_t)h * hs;
+	if (lp->off && lp->off[h]) {
+		/* Ablation: the head's output is zero; its weights are still shown. */
+		for (int r = 0; r < rows; r++)
+			memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v, C3,
+		    0.0f, y, d);
+}
+
+/* Phase 2: tasks (head, block of query rows), dealt round-robin to the
+ * slices: with a causal mask a later block costs more, and dealing spreads
+ * them. */
+static void attention_tasks(void *ctx, int begin, int end)
+{
+	const layer_pass *lp = ctx;
+	const int ntasks = lp->H * lp->nblk;
+	for (int s = begin; s < end; s++) {
+		float *S = lp->work + (size_t)s * ATT_BLOCK * (size_t)lp->n;
+		for (int t = s; t < ntasks; t += lp->nt) {
+			int h = t / lp->nblk, b = t % lp->nblk;
+			int i0 = lp->p + b * ATT_BLOCK;
+			int i1 = i0 + ATT_BLOCK < lp->n ? i0 + ATT_BLOCK : lp->n;
+			attend_block(lp, S, h, i0, i1);
+		}
+	}
+}
+
+/* Rows p..n-1 of layer lp->l. */
+static void run_layer(layer_pass *lp)
+{
+	const double d = lp->d, M = lp->n - lp->p, A = M;
+	lp->nt = slices(6 * M * d * d, (int)M / 2);
+	parallel_for_n(lp->nt, lp->nt, qkv_rows, lp);
+	lp->nblk = (lp->n - lp->p + ATT_BLOCK - 1) / ATT_BLOCK;
+	lp->nt = slices(4 * A * lp->n * d, lp->H * lp->nblk);
+	parallel_for_n(lp->nt, lp->nt, attention_tasks, lp);
+	lp->nt = slices(18 * M * d * d, (int)M / 2);
+	parallel_for_n(lp->nt, lp->nt, mlp_rows, lp);
+}
+
+/* ---- the cache ---- */
+
+static bool any_off(const uint8_t *ab, size_t k)
+{
+	for (size_t i = 0; ab && i < k; i++)
+		if (ab[i])
+			return true;
+	return false;
+}
+
+/* Rows of c that this pass may take as they are. A causal model's row i
+ * depends on ids[0..i] alone; a masked model's on every id, so its rows are
+ * reusable only for the very same text, and its weights are not kept. */
+static int reusable(const infer_cache *c, const model *m, const activations *ws, const int32_t *ids,
+		    int n, bool want_att)
+{
+	const size_t k = (size_t)m->cfg.layers * m->cfg.heads;
+	if (!c || c->m != m)
+		return 0;
+	bool off = any_off(ws->ablate, k);
+	if (off != c->ablated || (off && memcmp(c->ablate, ws->ablate, k) != 0))
+		return 0;
+	int p = 0, most = n < c->n ? n : c->n;
+	while (p < most && c->ids[p] == ids[p])
+		p++;
+	if (m->cfg.objective == OBJ_CAUSAL)
+		return p;
+	return p == n && c->n == n && !want_att ? n : 0;
+}
+
+/* What the cache will hold once rows p..n-1 are computed (ids after p are
+ * recorded at the end: until then, rows 0..p-1 are all it holds). */
+static void cache_begin(infer_cache *c, const model *m, const activations *ws, int p, int n)
+{
+	const size_t k = (size_t)m->cfg.layers * m->cfg.heads;
+	c->m = m;
+	c->n = p;
+	c->ablated = any_off(ws->ablate, k);
+	if (c->ablated)
+		memcpy(c->ablate, ws->ablate, k);
+	c->reused = p;
+	c->computed = n - p;
+}
+
+typedef struct copy_pass {
+	const activations *a;
+	float *att, *scores;
+	int H, n, p, T, nt, ntasks;
+} copy_pass;
+
+/* The result's rows 0..p-1 of every (layer, head) from the cache: what a
+ * causal row sees, then 0 (weights) or NAN (scores) for the keys after it. */
+static void copy_rows(void *ctx, int begin, int end)
+{
+	const copy_pass *cp = ctx;
+	const size_t n = (size_t)cp->n, T = (size_t)cp->T;
+	for (int s = begin; s < end; s++) {
+		for (int t = s; t < cp->ntasks; t += cp->nt) {
+			int l = t / cp->H, h = t % cp->H;
+			size_t base = ((size_t)l * cp->H + (size_t)h) * n;
+			const float *ca = cp->a->layer[l].att + (size_t)h * T * T;
+			const float *cs = cp->a->layer[l].preatt + (size_t)h * T * T;
+			for (size_t i = 0; i < (size_t)cp->p; i++) {
+				if (cp->att) {
+					float *o = cp->att + (base + i) * n;
+					memcpy(o, ca + i * T, (i + 1) * sizeof *o);
+					memset(o + i + 1, 0, (n - i - 1) * sizeof *o);
+				}
+				if (cp->scores) {
+					float *o = cp->scores + (base + i) * n;
+					memcpy(o, cs + i * T, (i + 1) * sizeof *o);
+					fill(o + i + 1, NAN, (int)(n - i - 1));
+				}
+			}
+		}
+	}
+}
+
+static void copy_cached(const model *m, const activations *ws, int p, int n, float *att,
+			float *scores)
+{
+	copy_pass cp = {ws, att, scores, (int)m->cfg.heads, n, p, ws->T, 1, 0};
+	cp.ntasks = (int)m->cfg.layers * cp.H;
+	/* Memory-bound: a slice per thread once there is enough to move. */
+	cp.nt = slices((double)cp.ntasks * p * n, cp.ntasks);
+	parallel_for_n(cp.nt, cp.nt, copy_rows, &cp);
+}
+
+/* ---- the pass ---- */
+
+/* Layers 0..L-1 on rows p..n-1; false if stale. */
+static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores,
+		       infer_stale_fn stale, void *stale_ctx)
+{
+	const model *m = lp->m;
+	const size_t H = (size_t)lp->H, nn = (size_t)lp->n * (size_t)lp->n;
+	const float *x = lp->a->encoded;
+	for (int l = 0; l < (int)m->cfg.layers; l++) {
+		if (stale && stale(stale_ctx))
+			return false;
+		layer_acts *la = &lp->a->layer[l];
+		lp->l = l;
+		lp->x = x;
+		lp->att = att ? att + (size_t)l * H * nn : NULL;
+		lp->scores = scores ? scores + (size_t)l * H * nn : NULL;
+		lp->catt = c && lp->causal ? la->att : NULL;
+		lp->cscores = c && lp->causal ? la->preatt : NULL;
+		lp->off = lp->a->ablate ? lp->a->ablate + (size_t)l * H : NULL;
+		run_layer(lp);
+		x = la->res3;
+	}
+	return true;
+}
+
+bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
+		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	const model_config *cfg = &m->cfg;
+	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
+			       cfg->context);
+	int p = reusable(c, m, ws, ids, n, att || scores);
+	if (c)
+		cache_begin(c, m, ws, p, n);
+	if (p < n) {
+		const int d = (int)cfg->dim;
+		layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
+		lp.hs = d / lp.H;
+		lp.causal = cfg->objective == OBJ_CAUSAL;
+		lp.p = p;
+		lp.n = n;
+		lp.work =
+		    malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
+		if (!lp.work)
+			return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
+			      1, n - p, d);
+		int saved = blas_single_thread_begin();
+		bool done = run_layers(&lp, c, att, scores, stale, stale_ctx);
+		blas_single_thread_end(saved);
+		free(lp.work);
+		if (!done)
+			return av_fail(err, _("a newer text came"));
+	}
+	if (p > 0 && (att || scores))
+		copy_cached(m, ws, p, n, att, scores);
+	if (c) {
+		memcpy(c->ids, ids, (size_t)n * sizeof *ids);
+		c->n = n;
+	}
+	return true;
+}
+
+/* ---- results ---- */
+
+void attn_result_free(attn_result *r)
+{
+	if (!r)
+		return;
+	free(r->tokens);
+	free(r->att);
+	free(r->scores);
+	free(r->pred_id);
+	free(r->pred_p);
+	free(r->value_norms);
+	memset(r, 0, sizeof *r);
+}
+
+void attn_result_recycle(attn_result *r)
+{
+	attn_result keep = {.tokens = r->tokens,
+			    .att = r->att,
+			    .scores = r->scores,
+			    .cap = r->cap,
+			    .cap_tokens = r->cap_tokens};
+	free(r->pred_id);
+	free(r->pred_p);
+	free(r->value_norms);
+	*r = keep;
+}
+
+/* Arrays for n tokens of m in r, reused if they fit. New ones have room for
+ * a quarter more tokens (up to the context): typing at the end makes every
+ * text one token longer than the last, and arrays of exactly its size would
+ * never fit the next one; fresh memory costs its page faults, 96 MB of them
+ * at 500 tokens of a 6-layer, 8-head model, more than the pass itself. */
+static bool result_reserve(attn_result *r, const model_config *c, int n, av_error *err)
+{
+	const size_t LH = (size_t)c->layers * c->heads;
+	const size_t cells = LH * (size_t)n * (size_t)n;
+	if (r->cap >= cells && r->cap_tokens >= n && r->att && r->scores && r->tokens)
+		return true;
+	attn_result_free(r);
+	int room = n + n / 4 + 8;
+	if (room > (int)c->context)
+		room = (int)c->context;
+	if (room < n)
+		room = n;
+	const size_t cap = LH * (size_t)room * (size_t)room;
+	r->tokens = malloc((size_t)room * sizeof *r->tokens);
+	r->att = malloc(cap * sizeof(float));
+	r->scores = malloc(cap * sizeof(float));
+	if (!r->tokens || !r->att || !r->scores) {
+		attn_result_free(r);
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	}
+	r->cap = cap;
+	r->cap_tokens = room;
+	return true;
+}
+
+bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
+		  attn_result *r, infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	const model_config *cfg = &m->cfg;
+	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
+			       cfg->context);
+	if (!result_reserve(r, cfg, n, err))
+		return false;
+	r->n = n;
+	r->layers = (int)cfg->layers;
+	r->heads = (int)cfg->heads;
+	r->topk = 0;
+	r->causal = cfg->objective == OBJ_CAUSAL;
+	memcpy(r->tokens, tokens, (size_t)n * sizeof *tokens);
+	int32_t ids[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	return infer_forward(m, ws, c, ids, n, r->att, r->scores, stale, stale_ctx, err);
+}
+
+bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
+		      int row, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	const int d = (int)m->cfg.dim, L = (int)m->cfg.layers;
+	if (row < 0 || row >= n)
+		return av_fail(err, _("no row %d in a text of %d tokens"), row, n);
+	if (!infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err))
+		return false;
+	const size_t r = (size_t)row * (size_t)d;
+	layernorm_forward(ws->lnf + r, ws->lnf_mean + row, ws->lnf_rstd + row,
+			  ws->layer[L - 1].res3 + r, m->p.lnf_w, m->p.lnf_b, 1, d);
+	/* Tied output projection, as model_logits computes one row. */
+	matmul_forward(logits, ws->lnf + r, m->p.wte, m->p.out_b, 1, d, (int)m->cfg.vocab_size);
+	return true;
+}
+
+/* The k most probable characters in p (V), largest first, ties by lower id.
+ * The special tokens (pad, unknown, mask) are never predictions a person can
+ * read, so they are left out; the probabilities are those of the full
+ * distribution. */
+static void top_k(const float *p, int V, int k, int32_t *ids, float *vals)
+{
+	int n = 0;
+	for (int i = TOK_NSPECIAL; i < V; i++) {
+		if (n == k && p[i] <= vals[n - 1])
+			continue;
+		int j = n < k ? n++ : k - 1;
+		while (j > 0 && vals[j - 1] < p[i]) {
+			vals[j] = vals[j - 1];
+			ids[j] = ids[j - 1];
+			j--;
+		}
+		vals[j] = p[i];
+		ids[j] = i;
+	}
+	for (int i = n; i < k; i++) {
+		ids[i] = -1;
+		vals[i] = 0.0f;
+	}
+}
+
+bool infer_predict(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
+		   int pos, int topk, int32_t *ids, float *probs, infer_stale_fn stale,
+		   void *stale_ctx, av_error *err)
+{
+	const int V = (int)m->cfg.vocab_size;
+	if (n < 1 || n > (int)m->cfg.context || n > ws->T || ws->max_rows < 1)
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
+			       m->cfg.context);
+	int32_t x[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	if (m->cfg.objective == OBJ_MASKED && pos >= 0 && pos < n)
+		x[pos] = TOK_MASK;
+	if (!infer_row_logits(m, ws, c, x, n, pos, ws->logits, stale, stale_ctx, err))
+		return false;
+	softmax_rows(ws->logits, 1, V);
+	top_k(ws->logits, V, topk, ids, probs);
+	return true;
+}
+
+void model_predict(const model *m, activations *ws, const token *tokens, int n, int pos, int topk,
+		   int32_t *ids, float *probs)
+{
+	av_error err;
+	if (!infer_predict(m, ws, NULL, tokens, n, pos, topk, ids, probs, NULL, NULL, &err))
+		top_k(NULL, 0, topk, ids, probs);
+}
+
+/* Every row's predictions: a causal model's from the logits of one pass, a
+ * masked model's from one pass per position with that position masked. */
+static bool predict_all(const model *m, activations *ws, const token *tokens, int n, attn_result *r,
+			av_error *err)
+{
+	const model_config *c = &m->cfg;
+	const int V = (int)c->vocab_size, d = (int)c->dim, k = r->topk;
+	if (c->objective == OBJ_MASKED) {
+		for (int p = 0; p < n; p++)
+			if (!infer_predict(m, ws, NULL, tokens, n, p, k, r->pred_id + (size_t)p * k,
+					   r->pred_p + (size_t)p * k, NULL, NULL, err))
+				return false;
+		return true;
+	}
+	/* The pass of model_attend is in ws: row p predicts the character after p. */
+	layernorm_forward(ws->lnf, ws->lnf_mean, ws->lnf_rstd, ws->layer[c->layers - 1].res3,
+			  m->p.lnf_w, m->p.lnf_b, n, d);
+	model_logits(m, ws, NULL, n);
+	softmax_rows(ws->logits, n, V);
+	for (int p = 0; p < n; p++)
+		top_k(ws->logits + (size_t)p * V, V, k, r->pred_id + (size_t)p * k,
+		      r->pred_p + (size_t)p * k);
+	return true;
+}
+
+bool model_attend(const model *m, activations *ws, const token *tokens, int n, int topk,
+		  attn_result *r, av_error *err)
+{
+	memset(r, 0, sizeof *r);
+	if (!infer_attend(m, ws, NULL, tokens, n, r, NULL, NULL, err)) {
+		attn_result_free(r);
+		return false;
+	}
+	r->topk = topk > 0 ? topk : 0;
+	if (!r->topk)
+		return true;
+	r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
+	r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
+	if (!r->pred_id || !r->pred_p) {
+		attn_result_free(r);
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	}
+	if (!predict_all(m, ws, tokens, n, r, err)) {
+		attn_result_free(r);
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,418 @@
+/* The view's speed on the built-in model and on a bigger one (issue 14, item
+ * 4): for each, the model time of one keystroke (the view's forward pass,
+ * infer_attend, as the worker runs it: a recycled result, the work space's
+ * cache), its share of the sgemm peak measured in the same run, and
+ * keystroke -> frame on the real program on a pseudo-terminal (bench_pty.h).
+ *
+ * The bigger model is the one of the issue: 6 layers, 8 heads, d=256,
+ * context 512, random weights (the cost does not depend on their values),
+ * the built-in model's vocabulary; masked (every keystroke recomputes every
+ * row) and causal (typing at the end computes one row per layer). It is
+ * written to a temporary file for the program to open.
+ *
+ *   bench_view [--reps N] [--keys N] [--no-screen]   (ATTNVIEW_BIN: the program)
+ *
+ * Figures printed, never asserted. `meson test -C build --benchmark view_speed
+ * --verbose`. */
+#include "bench_pty.h"
+
+#include "attnview/blas.h"
+#include "attnview/infer.h"
+#include "attnview/modelfile.h"
+#include "attnview/parallel.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double cpu_ms(void);
+
+/* Median GFLOP/s of an n^3 sgemm (2 n^3 flops) on `threads` BLAS threads, by
+ * the wall clock; *per_cpu (or NULL): the same per CPU-second of the process
+ * (all its threads), which other programs on the machine change less. */
+static double sgemm_peak(int n, int threads, int reps, double *per_cpu)
+{
+	blas_set_threads(threads);
+	float *a = malloc((size_t)n * n * 4), *b = malloc((size_t)n * n * 4);
+	float *c = malloc((size_t)n * n * 4);
+	if (!a || !b || !c)
+		abort();
+	for (size_t i = 0; i < (size_t)n * n; i++) {
+		a[i] = (float)(i % 7) * 0.1f;
+		b[i] = (float)(i % 5) * 0.1f;
+	}
+	double *t = malloc((size_t)(reps + 1) * sizeof *t);
+	double *tc = malloc((size_t)(reps + 1) * sizeof *tc);
+	for (int r = 0; r < reps + 1; r++) {
+		double t0 = bench_now_ms(), c0 = cpu_ms();
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
+			    0.0f, c, n);
+		t[r] = bench_now_ms() - t0;
+		tc[r] = cpu_ms() - c0;
+	}
+	double med = bench_pct(t + 1, reps, 0.5); /* the first run warms up */
+	if (per_cpu)
+		*per_cpu = 2.0 * n * n * (double)n / bench_pct(tc + 1, reps, 0.5) * 1e-6;
+	free(t);
+	free(tc);
+	free(a);
+	free(b);
+	free(c);
+	blas_set_threads(1);
+	return 2.0 * n * n * (double)n / med * 1e-6;
+}
+
+/* The sgemm peak as the pass would reach it: one 1024^3 product, its rows
+ * split over the thread pool, each thread calling OpenBLAS single-threaded
+ * (as the pass does; OpenBLAS's own threads would spin after it and take
+ * the pass's CPU). Taken after each keystroke, so that a keystroke's share
+ * is against the peak of that moment: on a shared machine the CPU this
+ * process gets changes from second to second. GFLOP/s. */
+typedef struct pool_gemm {
+	const float *a, *b;
+	float *c;
+	int n, nt;
+} pool_gemm;
+
+static void pool_gemm_rows(void *ctx, int begin, int end)
+{
+	const pool_gemm *g = ctx;
+	for (int s = begin; s < end; s++) {
+		int r0 = g->n * s / g->nt, r1 = g->n * (s + 1) / g->nt;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, g->n, g->n, 1.0f,
+			    g->a + (size_t)r0 * g->n, g->n, g->b, g->n, 0.0f,
+			    g->c + (size_t)r0 * g->n, g->n);
+	}
+}
+
+static double pool_peak(void)
+{
+	enum { N = 1024 };
+	static float *a, *b, *c;
+	if (!a) {
+		a = malloc((size_t)N * N * sizeof *a);
+		b = malloc((size_t)N * N * sizeof *b);
+		c = malloc((size_t)N * N * sizeof *c);
+		if (!a || !b || !c)
+			abort();
+		for (size_t i = 0; i < (size_t)N * N; i++) {
+			a[i] = (float)(i % 7) * 0.1f;
+			b[i] = (float)(i % 5) * 0.1f;
+		}
+	}
+	pool_gemm g = {a, b, c, N, parallel_threads()};
+	double t0 = bench_now_ms();
+	parallel_for_n(g.nt, g.nt, pool_gemm_rows, &g);
+	return 2.0 * N * N * (double)N / (bench_now_ms() - t0) * 1e-6;
+}
+
+/* FLOPs of the matrix products of a pass over rows p..n-1 of n (2 per
+ * multiply-add): per layer, the four linear layers 24 d^2 per row; the
+ * attention q.k and weights x values, 4 d per (query, key) pair computed: n
+ * keys per row for a masked model, i + 1 for causal row i. */
+static double pass_flops(const model_config *c, int p, int n)
+{
+	double d = c->dim, pairs = 0;
+	for (int i = p; i < n; i++)
+		pairs += c->objective == OBJ_CAUSAL ? i + 1 : n;
+	return c->layers * (24.0 * d * d * (n - p) + 4.0 * d * pairs);
+}
+
+/* The text of n tokens of bench_pty's sample text, in m's vocabulary. */
+static void text_tokens(const model *m, token *t, int n)
+{
+	static char text[65536];
+	bench_text(text, sizeof text, n);
+	const unsigned char *s = (const unsigned char *)text;
+	int i = 0;
+	while (*s && i < n) {
+		uint32_t cp = *s++;
+		if (cp >= 0xC0) {
+			int more = cp >= 0xF0 ? 3 : cp >= 0xE0 ? 2 : 1;
+			cp &= 0x3F >> more;
+			for (int k = 0; k < more && *s; k++)
+				cp = cp << 6 | (*s++ & 0x3F);
+		}
+		memset(&t[i], 0, sizeof t[i]);
+		t[i].cp = cp;
+		t[i].id = vocab_id(&m->vocab, cp);
+		i++;
+	}
+	for (; i < n; i++) {
+		memset(&t[i], 0, sizeof t[i]);
+		t[i].cp = 'x';
+		t[i].id = vocab_id(&m->vocab, 'x');
+	}
+}
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Of the keystrokes timed: p50 and p99 of the model time, p50 of the CPU
+ * time it took (all threads), FLOPs of a key (mean), and of the last key,
+ * the rows computed and taken from the cache. */
+typedef struct timing {
+	double p50, p99, cpu50, flops;
+	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
+	int reused, computed;
+} timing;
+
+/* `reps` keystrokes typing a text up to n tokens, one character each, at the
+ * end (each text the last one and a character more) or at the start (a
+ * character before the last text: every row changes), the model time of
+ * each as the worker spends it: a recycled result of two keystrokes ago (the
+ * view holds the last one), the work space's cache. */
+static bool time_keys(const model *m, int n, bool at_start, int reps, timing *out)
+{
+	activations ws;
+	av_error err;
+	if (!activations_init(&ws, &m->cfg, 1, n, n, &err)) {
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+		return false;
+	}
+	static infer_cache cache;
+	infer_cache_clear(&cache);
+	static token t[AV_MAX_CONTEXT];
+	text_tokens(m, t, n);
+	attn_result r, spare;
+	memset(&r, 0, sizeof r);
+	memset(&spare, 0, sizeof spare);
+	const int warm = 2, keys = reps + warm;
+	if (keys >= n) {
+		fprintf(stderr, "bench_view: %d keystrokes do not fit in %d tokens\n", keys, n);
+		return false;
+	}
+	double *ms = malloc((size_t)reps * sizeof *ms), *cpu = malloc((size_t)reps * sizeof *cpu);
+	double *share = malloc((size_t)reps * sizeof *share);
+	double flops = 0;
+	bool ok = true;
+	for (int k = -1; k < keys && ok; k++) {
+		/* k = -1: the text before the first keystroke. */
+		int len = n - keys + 1 + k;
+		const token *x = at_start ? t + (n - len) : t;
+		attn_result tmp = r;
+		r = spare;
+		spare = tmp;
+		attn_result_recycle(&r);
+		double t0 = bench_now_ms(), c0 = cpu_ms();
+		ok = infer_attend(m, &ws, &cache, x, len, &r, NULL, NULL, &err);
+		double dt = bench_now_ms() - t0, dc = cpu_ms() - c0;
+		if (k >= warm) {
+			double f = pass_flops(&m->cfg, cache.reused, len);
+			ms[k - warm] = dt;
+			cpu[k - warm] = dc;
+			share[k - warm] = f / (dt * 1e-3) * 1e-9 / pool_peak();
+			flops += f;
+			out->reused = cache.reused;
+			out->computed = cache.computed;
+		}
+	}
+	if (!ok)
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+	out->p50 = bench_pct(ms, reps, 0.5);
+	out->p99 = bench_pct(ms, reps, 0.99);
+	out->cpu50 = bench_pct(cpu, reps, 0.5);
+	out->share = bench_pct(share, reps, 0.5);
+	out->flops = flops / reps;
+	free(ms);
+	free(cpu);
+	free(share);
+	attn_result_free(&r);
+	attn_result_free(&spare);
+	activations_finish(&ws);
+	return ok;
+}
+
+typedef struct bench_model {
+	const char *label;
+	model *m;
+	char path[256]; /* its file, for the program; "" for the built-in one */
+} bench_model;
+
+static model *big_model(const model *like, objective obj)
+{
+	model_config cfg = {(uint32_t)obj, like->cfg.vocab_size, 256, 8, 6, 512};
+	av_error err;
+	model *m = model_create(&cfg, like->vocab.cps, &err);
+	if (!m) {
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+		return NULL;
+	}
+	model_init_random(m, 14);
+	if (!model_set_meta_strings(m, obj == OBJ_CAUSAL ? "bench-causal" : "bench-masked",
+				    "random weights", &err)) {
+		model_destroy(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* keystroke -> frame on the real program: nkeys characters typed at the end
+ * of a text that reaches the context with the last one; p50 and p99 of the
+ * view's own clock (key read -> the heatmap of its text out) and the model
+ * time the program logged. */
+static void screen_row(const char *bin, const bench_model *bm, int nkeys)
+{
+	int n = (int)bm->m->cfg.context;
+	if (nkeys > n - 2)
+		nkeys = n - 2;
+	static char text[65536];
+	bench_text(text, sizeof text, n - nkeys);
+	const char *args[12];
+	int k = 0;
+	if (bm->path[0]) {
+		args[k++] = "--model";
+		args[k++] = bm->path;
+	}
+	args[k++] = "--text";
+	args[k++] = text;
+	args[k] = NULL;
+	bench_run r;
+	bench_keys_result res;
+	if (!bench_start(&r, bin, args, 120, 40) || !bench_wait_ready(&r, 60000)) {
+		printf("  %-19s the program did not start\n", bm->label);
+		bench_stop(&r);
+		return;
+	}
+	bool ok = bench_type_keys(&r, nkeys, true, &res);
+	bench_stop(&r);
+	if (!ok && res.got == 0) {
+		printf("  %-19s no frames\n", bm->label);
+		return;
+	}
+	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
+	       "(%d keys, %d to %d tokens)\n",
+	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
+	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f\n", bm->label, res.screen_p50,
+	       res.screen_p99, res.model_p50);
+}
+
+/* The model files written for the program, removed however main returns. */
+static char files[2][256];
+
+static void remove_files(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (files[i][0])
+			unlink(files[i]);
+}
+
+int main(int argc, char **argv)
+{
+	blas_ensure_fast_kernel(argv);
+	int reps = 21, nkeys = 60;
+	bool screen = true;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--keys") && i + 1 < argc)
+			nkeys = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-screen"))
+			screen = false;
+		else {
+			fprintf(stderr, "usage: %s [--reps N] [--keys N] [--no-screen]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (reps < 2)
+		reps = 2;
+	if (reps > 100)
+		reps = 100;
+	/* As the view does (cli_view.c): the pool on every core, BLAS on one
+	 * thread per caller. */
+	int cores = blas_threads();
+	parallel_set_threads(cores);
+	blas_set_threads(1);
+
+	av_error err;
+	bench_model models[3] = {{"built-in", NULL, ""},
+				 {"6L/8H/d256 masked", NULL, ""},
+				 {"6L/8H/d256 causal", NULL, ""}};
+	models[0].m = model_builtin(&err);
+	if (!models[0].m) {
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+		return 1;
+	}
+	for (int i = 1; i < 3; i++) {
+		models[i].m = big_model(models[0].m, i == 1 ? OBJ_MASKED : OBJ_CAUSAL);
+		if (!models[i].m)
+			return 1;
+		snprintf(models[i].path, sizeof models[i].path, "/tmp/attnview-bench-%d-%d.attn",
+			 (int)getpid(), i);
+		snprintf(files[i - 1], sizeof files[i - 1], "%s", models[i].path);
+		if (files[0][0] && i == 1)
+			atexit(remove_files);
+		if (!model_save(models[i].m, models[i].path, &err)) {
+			fprintf(stderr, "bench_view: %s\n", err.msg);
+			return 1;
+		}
+	}
+
+	double cpu1;
+	double peak1 = sgemm_peak(1024, 1, 7, &cpu1);
+	double peak = cores > 1 ? sgemm_peak(1024, cores, 7, NULL) : peak1;
+	double load[3] = {0, 0, 0};
+	FILE *la = fopen("/proc/loadavg", "r");
+	if (la) {
+		if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+			load[0] = 0;
+		fclose(la);
+	}
+	printf("attnview view speed: BLAS kernel %s, %d cores, load average %.2f\n",
+	       blas_corename(), cores, load[0]);
+	printf("sgemm 1024^3: %.1f GFLOP/s on %d threads (the peak below), %.1f on 1 thread "
+	       "(%.1f per CPU-second)\n",
+	       peak, cores, peak1, cpu1);
+	printf("model time of a keystroke, %d characters typed up to the model's context "
+	       "(infer_attend as the worker runs it). share: useful GFLOP/s against the sgemm "
+	       "peak of the thread pool measured just after each key (median of the keys' "
+	       "ratios); first: against the %d-thread peak above; CPU: GFLOP per CPU-second "
+	       "against the 1-thread peak per CPU-second\n",
+	       reps, cores);
+	for (int i = 0; i < 3; i++) {
+		const model_config *c = &models[i].m->cfg;
+		int n = (int)c->context;
+		printf("  %-19s L=%u H=%u d=%u, context %d, %s\n", models[i].label, c->layers,
+		       c->heads, c->dim, n, objective_name((objective)c->objective));
+		for (int where = 0; where < 2; where++) {
+			if (where == 1 && c->objective != OBJ_CAUSAL)
+				break;
+			timing tm = {0};
+			if (!time_keys(models[i].m, n, where == 1, reps, &tm))
+				return 1;
+			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
+			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
+			printf(
+			    "    at the %-5s p50 %7.2f ms, p99 %7.2f ms, CPU %7.2f ms; rows "
+			    "computed %3d, reused %3d; %.3f GFLOP; share %3.0f%% (first %3.0f%%, "
+			    "CPU %3.0f%%)\n",
+			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
+			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
+			    100.0 * gc / cpu1);
+			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
+			       "first_share %.3f cpu_share %.3f\n",
+			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
+			       tm.share, gf / peak, gc / cpu1);
+		}
+	}
+	const char *bin = getenv("ATTNVIEW_BIN");
+	if (screen && bin) {
+		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "
+		       "heatmap of its text out), %d characters typed at the end:\n",
+		       nkeys);
+		for (int i = 0; i < 3; i++)
+			screen_row(bin, &models[i], nkeys);
+	} else if (screen) {
+		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
+	}
+	for (int i = 0; i < 3; i++)
+		model_destroy(models[i].m);
+	return 0;
+}

@@ -1,0 +1,427 @@
+/* The view's forward pass (infer.h) against model_forward and the PyTorch
+ * golden files, and its prefix cache against a full recompute:
+ *  - a random model (peaky: its weights scaled up, so that the attention is
+ *    far from uniform) at 1 and 2 pool threads, texts longer than an
+ *    attention block, masked and causal: weights, scores and the last
+ *    hidden state against model_forward's;
+ *  - the golden causal model typed one character at a time through the
+ *    cache, each text's weights against PyTorch's for the whole input;
+ *  - the cache: appending a character computes one row and agrees with a
+ *    pass without the cache; an edit in the middle recomputes from there;
+ *    ablation and another model are never served from it; a masked model
+ *    reuses only the very same text;
+ *  - giving up between layers, and a pass after it still right;
+ *  - a recycled result's arrays reused when they fit (with room for typing
+ *    at the end), replaced otherwise.
+ * Tolerances below, with what was measured. */
+#include "harness.h"
+
+#include "attnview/infer.h"
+#include "attnview/modelfile.h"
+#include "attnview/parallel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* infer_forward against model_forward: the same products on the same rows
+ * (equal today; a little room for a BLAS that rounds differently). */
+#define INFER_TOL 2e-6
+/* A pass through the cache against a full pass. The rows of a short pass (a
+ * character appended) go through OpenBLAS's small-matrix kernels, which round
+ * differently from the blocked ones that compute a whole text, so the two
+ * differ by rounding: on CACHE_SCALE's model, measured after 160 characters
+ * typed one at a time, 9e-8 in the weights, 2.3e-6 in the scores and 4.3e-7 in
+ * the last hidden state (relative above 1). With parameters 6 times the
+ * initialisation (scores in the hundreds) the same reaches 1.1e-4, 6e-3 and
+ * 5.8e-4: rounding amplified by a very peaky softmax, as in any float32
+ * implementation (PyTorch's included). */
+#define CACHE_SCALE	 2.0f
+#define CACHE_WEIGHT_TOL 1e-6
+#define CACHE_REL_TOL	 2e-5
+/* The golden inputs typed one character at a time, against PyTorch: what
+ * test_model allows a full pass. */
+#define TOL_GOLDEN 1e-5f
+
+/* Largest |a - b| / max(1, |b|) over n floats where both are numbers; NaN
+ * must match NaN (the masked scores). */
+static double max_diff(const float *a, const float *b, size_t n, bool *nan_mismatch)
+{
+	double worst = 0;
+	*nan_mismatch = false;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(a[i]) || isnan(b[i])) {
+			if (isnan(a[i]) != isnan(b[i]))
+				*nan_mismatch = true;
+			continue;
+		}
+		double d = fabs((double)a[i] - (double)b[i]) / fmax(1.0, fabs((double)b[i]));
+		worst = d > worst ? d : worst;
+	}
+	return worst;
+}
+
+static model *random_model(objective obj, uint32_t L, uint32_t H, uint32_t d, uint32_t T,
+			   float scale, uint64_t seed)
+{
+	model_config cfg = {(uint32_t)obj, 300, d, H, L, T};
+	uint32_t cps[300];
+	for (uint32_t i = 0; i < 300; i++)
+		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i : 0x4E00u + i;
+	av_error err;
+	model *m = model_create(&cfg, cps, &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	if (!m)
+		return NULL;
+	model_init_random(m, seed);
+	for (size_t i = 0; i < m->nparams; i++)
+		m->params[i] *= scale;
+	return m;
+}
+
+static void random_ids(int32_t *ids, int n, uint64_t seed, int V)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+	for (int i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ids[i] = TOK_NSPECIAL + (int32_t)(x % (uint64_t)(V - TOK_NSPECIAL));
+	}
+}
+
+static void to_tokens(const int32_t *ids, int n, token *t)
+{
+	memset(t, 0, (size_t)n * sizeof *t);
+	for (int i = 0; i < n; i++) {
+		t[i].id = ids[i];
+		t[i].cp = 0x4E00u + (uint32_t)ids[i];
+		t[i].width = 2;
+	}
+}
+
+/* infer_forward's weights, scores and last hidden state against
+ * model_forward's for one text. */
+static void against_model_forward(const model *m, activations *ws, const int32_t *ids, int n,
+				  const char *what)
+{
+	const model_config *c = &m->cfg;
+	const size_t L = c->layers, H = c->heads, d = c->dim, nn = (size_t)n * n;
+	float *att = malloc(L * H * nn * sizeof *att), *sc = malloc(L * H * nn * sizeof *sc);
+	float *res = malloc((size_t)n * d * sizeof *res);
+	av_error err;
+	bool ok = infer_forward(m, ws, NULL, ids, n, att, sc, NULL, NULL, &err);
+	CHECKF(ok, "%s: %s", what, err.msg);
+	memcpy(res, ws->layer[L - 1].res3, (size_t)n * d * sizeof *res);
+	model_forward(m, ws, ids, 1, n);
+	double watt = 0, wsc = 0, wres;
+	bool nanbad = false, nb;
+	for (size_t l = 0; l < L; l++) {
+		double a = max_diff(att + l * H * nn, ws->layer[l].att, H * nn, &nb);
+		watt = a > watt ? a : watt;
+		/* model_forward leaves raw scores where the mask is; the view NAN. */
+		for (size_t k = 0; k < H * nn; k++) {
+			float got = sc[l * H * nn + k], want = ws->layer[l].preatt[k];
+			size_t i = (k / n) % n, j = k % n;
+			if (c->objective == OBJ_CAUSAL && j > i) {
+				nanbad |= !isnan(got);
+				continue;
+			}
+			double dd = fabs((double)got - want) / fmax(1.0, fabs((double)want));
+			wsc = dd > wsc ? dd : wsc;
+		}
+	}
+	wres = max_diff(res, ws->layer[L - 1].res3, (size_t)n * d, &nb);
+	printf("%s: weights %.2e, scores %.2e (relative), hidden state %.2e from model_forward\n",
+	       what, watt, wsc, wres);
+	CHECKF(watt <= INFER_TOL, "%s: weights %.3e from model_forward", what, watt);
+	CHECKF(wsc <= INFER_TOL, "%s: scores %.3e from model_forward", what, wsc);
+	CHECKF(wres <= INFER_TOL, "%s: hidden state %.3e from model_forward", what, wres);
+	CHECKF(!nanbad, "%s: a masked score is not NAN", what);
+	free(att);
+	free(sc);
+	free(res);
+}
+
+static void check_against_forward(void)
+{
+	for (int obj = 0; obj < 2; obj++) {
+		model *m = random_model((objective)obj, 3, 4, 64, 200, 6.0f, 11 + (uint64_t)obj);
+		if (!m)
+			return;
+		activations ws;
+		av_error err;
+		CHECK(activations_init(&ws, &m->cfg, 1, 200, 200, &err));
+		int32_t ids[200];
+		random_ids(ids, 200, 5, 300);
+		for (int threads = 1; threads <= 2; threads++) {
+			parallel_set_threads(threads);
+			int sizes[] = {1, 2, 63, 65, 200};
+			for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+				char what[96];
+				snprintf(what, sizeof what, "%s, %d threads, %d tokens",
+					 obj ? "causal" : "masked", threads, sizes[k]);
+				against_model_forward(m, &ws, ids, sizes[k], what);
+			}
+		}
+		activations_finish(&ws);
+		model_destroy(m);
+	}
+	parallel_set_threads(2);
+}
+
+/* A pass through the cache and one without, for the same text: weights,
+ * scores and the last hidden state agree (CACHE_*_TOL); want_computed >= 0:
+ * the rows the cached pass must compute. */
+static void same_as_fresh(const model *m, activations *ws, infer_cache *c, const int32_t *ids,
+			  int n, const char *what, int want_computed)
+{
+	const model_config *cfg = &m->cfg;
+	const size_t L = cfg->layers, H = cfg->heads, nn = (size_t)n * n, d = cfg->dim;
+	float *a1 = malloc(L * H * nn * 4), *s1 = malloc(L * H * nn * 4);
+	float *a2 = malloc(L * H * nn * 4), *s2 = malloc(L * H * nn * 4);
+	float *h1 = malloc((size_t)n * d * 4);
+	av_error err;
+	CHECKF(infer_forward(m, ws, c, ids, n, a1, s1, NULL, NULL, &err), "%s: %s", what, err.msg);
+	int reused = c->reused, computed = c->computed;
+	memcpy(h1, ws->layer[L - 1].res3, (size_t)n * d * 4);
+	activations fresh;
+	CHECK(activations_init(&fresh, cfg, 1, ws->T, ws->T, &err));
+	fresh.ablate = ws->ablate;
+	CHECK(infer_forward(m, &fresh, NULL, ids, n, a2, s2, NULL, NULL, &err));
+	bool nb1, nb2, nb3;
+	double da = max_diff(a1, a2, L * H * nn, &nb1), ds = max_diff(s1, s2, L * H * nn, &nb2);
+	double dh = max_diff(h1, fresh.layer[L - 1].res3, (size_t)n * d, &nb3);
+	printf("%s: %d rows reused, %d computed; weights %.2e, scores %.2e, hidden %.2e from a "
+	       "full pass\n",
+	       what, reused, computed, da, ds, dh);
+	if (want_computed >= 0)
+		CHECKF(computed == want_computed && reused == n - want_computed,
+		       "%s: %d rows computed, %d reused; want %d computed", what, computed, reused,
+		       want_computed);
+	CHECKF(da <= CACHE_WEIGHT_TOL && ds <= CACHE_REL_TOL && dh <= CACHE_REL_TOL && !nb1 && !nb2,
+	       "%s: weights %.3e, scores %.3e, hidden %.3e from a full pass", what, da, ds, dh);
+	activations_finish(&fresh);
+	free(a1);
+	free(s1);
+	free(a2);
+	free(s2);
+	free(h1);
+}
+
+static void check_cache(void)
+{
+	model *m = random_model(OBJ_CAUSAL, 3, 4, 64, 160, CACHE_SCALE, 21);
+	model *m2 = random_model(OBJ_CAUSAL, 3, 4, 64, 160, CACHE_SCALE, 22);
+	model *mm = random_model(OBJ_MASKED, 2, 4, 64, 160, CACHE_SCALE, 23);
+	if (!m || !m2 || !mm)
+		return;
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, 160, 160, &err));
+	static infer_cache c;
+	infer_cache_clear(&c);
+	int32_t ids[160];
+	random_ids(ids, 160, 9, 300);
+	same_as_fresh(m, &ws, &c, ids, 100, "first pass", 100);
+	same_as_fresh(m, &ws, &c, ids, 101, "one character appended", 1);
+	same_as_fresh(m, &ws, &c, ids, 102, "another", 1);
+	same_as_fresh(m, &ws, &c, ids, 101, "the last one deleted", 0);
+	same_as_fresh(m, &ws, &c, ids, 150, "49 pasted at the end", 49);
+	ids[70] ^= 1;
+	same_as_fresh(m, &ws, &c, ids, 150, "a character changed at 70", 80);
+	/* Typing a whole text one character at a time. */
+	for (int n = 1; n <= 160; n++) {
+		const size_t cells = (size_t)m->cfg.layers * m->cfg.heads * (size_t)n * n;
+		float *a = malloc(cells * 4);
+		CHECK(infer_forward(m, &ws, &c, ids, n, a, NULL, NULL, NULL, &err));
+		CHECK(n < 2 || c.computed == 1);
+		free(a);
+	}
+	same_as_fresh(m, &ws, &c, ids, 160, "after typing 160 characters one by one", 0);
+
+	/* Ablation: the cache's rows were computed with every head on. */
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	off[1 * 4 + 2] = 1;
+	ws.ablate = off;
+	same_as_fresh(m, &ws, &c, ids, 160, "head 2 of layer 1 off", 160);
+	same_as_fresh(m, &ws, &c, ids, 159, "the same ablation, one deleted", 0);
+	off[1 * 4 + 2] = 0;
+	off[0] = 1;
+	same_as_fresh(m, &ws, &c, ids, 159, "another head off", 159);
+	ws.ablate = NULL;
+	same_as_fresh(m, &ws, &c, ids, 159, "every head on again", 159);
+	/* Another model (same sizes) never reads m's rows. */
+	same_as_fresh(m2, &ws, &c, ids, 159, "another model", 159);
+	/* A masked model: every row depends on every token. */
+	same_as_fresh(mm, &ws, &c, ids, 120, "masked, first pass", 120);
+	same_as_fresh(mm, &ws, &c, ids, 121, "masked, one appended", 121);
+	/* Without weights asked, the very same masked text is not computed again
+	 * (a prediction after the text's pass). */
+	CHECK(infer_forward(mm, &ws, &c, ids, 121, NULL, NULL, NULL, NULL, &err));
+	CHECKF(c.computed == 0 && c.reused == 121, "masked, same text: %d computed", c.computed);
+	/* infer_cache_clear forgets everything. */
+	infer_cache_clear(&c);
+	same_as_fresh(m, &ws, &c, ids, 30, "after infer_cache_clear", 30);
+
+	activations_finish(&ws);
+	model_destroy(m);
+	model_destroy(m2);
+	model_destroy(mm);
+}
+
+/* stale() says true at its k-th call (k counts from 1). */
+typedef struct stale_after {
+	int calls, k;
+} stale_after;
+
+static bool stale_at(void *p)
+{
+	stale_after *s = p;
+	return ++s->calls >= s->k;
+}
+
+static void check_give_up(void)
+{
+	model *m = random_model(OBJ_CAUSAL, 4, 4, 64, 128, 6.0f, 31);
+	if (!m)
+		return;
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, 128, 128, &err));
+	static infer_cache c;
+	infer_cache_clear(&c);
+	int32_t ids[128];
+	random_ids(ids, 128, 3, 300);
+	same_as_fresh(m, &ws, &c, ids, 64, "before giving up", 64);
+	/* Gives up before layer 2 of a pass over 128: stale asked once a layer. */
+	stale_after s = {0, 3};
+	bool ok = infer_forward(m, &ws, &c, ids, 128, NULL, NULL, stale_at, &s, &err);
+	CHECK(!ok && s.calls == 3);
+	CHECK(strstr(err.msg, "newer text") != NULL);
+	/* The cache still holds the 64 rows of the pass before, and no more. */
+	CHECKF(c.n == 64, "after giving up the cache holds %d rows", c.n);
+	same_as_fresh(m, &ws, &c, ids, 128, "after giving up", 64);
+	/* stale never saying true: asked once per layer. */
+	s = (stale_after){0, 1000};
+	ids[5] ^= 1;
+	CHECK(infer_forward(m, &ws, &c, ids, 128, NULL, NULL, stale_at, &s, &err));
+	CHECK(s.calls == (int)m->cfg.layers);
+	activations_finish(&ws);
+	model_destroy(m);
+}
+
+/* A recycled result's arrays: reused when they fit, replaced otherwise;
+ * predictions and value norms freed by attn_result_recycle. */
+static void check_recycle(void)
+{
+	model *m = random_model(OBJ_MASKED, 2, 2, 32, 64, 1.0f, 41);
+	if (!m)
+		return;
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, 64, 64, &err));
+	int32_t ids[64];
+	token t[64];
+	random_ids(ids, 64, 4, 300);
+	to_tokens(ids, 64, t);
+	attn_result r;
+	memset(&r, 0, sizeof r);
+	CHECK(infer_attend(m, &ws, NULL, t, 40, &r, NULL, NULL, &err));
+	float *att = r.att;
+	/* Room for a quarter more tokens and 8: 58. */
+	CHECKF(r.n == 40 && r.cap == 2u * 2 * 58 * 58 && r.cap_tokens == 58, "room for %d",
+	       r.cap_tokens);
+	r.value_norms = malloc(16);
+	attn_result_recycle(&r);
+	CHECK(r.att == att && r.value_norms == NULL && r.n == 0);
+	CHECK(infer_attend(m, &ws, NULL, t, 30, &r, NULL, NULL, &err));
+	CHECK(r.att == att && r.n == 30);
+	attn_result fresh;
+	CHECK(model_attend(m, &ws, t, 30, 0, &fresh, &err));
+	CHECK(memcmp(fresh.att, r.att, 2u * 2 * 30 * 30 * sizeof(float)) == 0);
+	attn_result_free(&fresh);
+	/* Typing at the end: the same arrays up to 58 tokens. */
+	for (int n = 41; n <= 58; n++) {
+		attn_result_recycle(&r);
+		CHECK(infer_attend(m, &ws, NULL, t, n, &r, NULL, NULL, &err));
+		CHECKF(r.att == att, "%d tokens: new arrays", n);
+	}
+	attn_result_recycle(&r);
+	CHECK(infer_attend(m, &ws, NULL, t, 59, &r, NULL, NULL, &err));
+	/* Never more room than the context. */
+	CHECK(r.n == 59 && r.cap == 2u * 2 * 64 * 64 && r.cap_tokens == 64);
+	attn_result_free(&r);
+	activations_finish(&ws);
+	model_destroy(m);
+}
+
+/* The golden causal model typed one character at a time through the cache:
+ * the weights of each whole input against PyTorch's. */
+static void check_golden_typed(void)
+{
+	av_error err;
+	model *m = model_load(test_path("golden/fwd_causal.attn"), &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	golden g;
+	bool gok = golden_load(&g, test_path("golden/fwd_causal.golden"));
+	CHECK(gok);
+	if (!m || !gok)
+		return;
+	activations ws;
+	CHECK(activations_init(&ws, &m->cfg, 1, (int)m->cfg.context, (int)m->cfg.context, &err));
+	static infer_cache c;
+	infer_cache_clear(&c);
+	size_t len;
+	char *text = (char *)test_read_file(test_path("golden/inputs.txt"), &len);
+	int nin = 0;
+	for (size_t k = 0; text && k < len; k++)
+		nin += text[k] == '\n';
+	free(text);
+	int inputs = 0;
+	for (int i = 0; i < nin; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "in%d.ids", i);
+		const golden_tensor *gi = golden_get(&g, name);
+		snprintf(name, sizeof name, "in%d.att", i);
+		const golden_tensor *ga = golden_get(&g, name);
+		snprintf(name, sizeof name, "in%d.scores", i);
+		const golden_tensor *gs = golden_get(&g, name);
+		if (!gi || !ga || !gs)
+			break;
+		int32_t *ids = golden_ids(gi);
+		int n = (int)gi->size;
+		token t[AV_MAX_CONTEXT];
+		to_tokens(ids, n, t);
+		attn_result r;
+		memset(&r, 0, sizeof r);
+		for (int k = 1; k <= n; k++) {
+			attn_result_recycle(&r);
+			CHECK(infer_attend(m, &ws, &c, t, k, &r, NULL, NULL, &err));
+		}
+		CHECK(n < 2 || c.computed == 1);
+		char what[64];
+		snprintf(what, sizeof what, "typed through the cache, input %d att", i);
+		check_close(what, r.att, ga->v, ga->size, TOL_GOLDEN);
+		snprintf(what, sizeof what, "typed through the cache, input %d scores", i);
+		check_close_rel(what, r.scores, gs->v, gs->size, 5e-5f);
+		attn_result_free(&r);
+		free(ids);
+		inputs++;
+	}
+	CHECKF(inputs >= 5, "%d golden inputs", inputs);
+	activations_finish(&ws);
+	golden_free(&g);
+	model_destroy(m);
+}
+
+int main(void)
+{
+	parallel_set_threads(2);
+	check_against_forward();
+	check_cache();
+	check_give_up();
+	check_recycle();
+	check_golden_typed();
+	return test_summary("infer");
+}
