@@ -21,6 +21,13 @@
 # share of the sgemm peak is bench_train's: the FLOPs of its matrix products
 # per second over the 2-thread sgemm peak (1024^3) measured in the same run.
 #
+# Beside it, the 1-thread CPU-time ratio: PyTorch's CPU time per step over
+# attnview's, both on 1 thread, per repetition, then the median: the work of
+# a step on one core, less moved by other programs than wall-clock time
+# (though caches and memory shared with them still slow both). It compares
+# one core with one core, so it is not the ratio above, which sets
+# attnview's 2 threads against PyTorch's best thread count.
+#
 # Both use the OpenBLAS kernel attnview runs with (`attnview --version`):
 # where OpenBLAS misdetects the CPU, attnview switches itself to a fast
 # kernel, and PyTorch gets the same OPENBLAS_CORETYPE here, or it would be
@@ -106,11 +113,15 @@ while [ "$i" -le "$reps" ]; do
 			"$w/torch.out" >>"$w/t1"
 		awk '$1 == "torch_tokens_per_s" && $2 == "threads=2" { print $3 }' \
 			"$w/torch.out" >>"$w/t2"
+		awk '$1 == "torch_cpu_ms_per_step" && $2 == "threads=1" { print $3 }' \
+			"$w/torch.out" >>"$w/tc1"
 		for n in 2 1; do
 			# shellcheck disable=SC2046
 			"$bench" --threads "$n" --steps "$steps" --vocab "${V:-6000}" \
 				$(shape "$cf") >"$w/c.out"
 			awk '$1 == "train_tokens_per_s" { print $3 }' "$w/c.out" >>"$w/c$n"
+			sed -n 's/^train step CPU time: \([0-9.]*\) ms.*/\1/p' "$w/c.out" \
+			    >>"$w/cc$n"
 			if [ "$n" = 2 ]; then
 				sed -n 's/^achieved \([0-9.]*\) GFLOP\/s = \([0-9]*\)%.*/\1 \2/p' \
 					"$w/c.out" >"$w/g"
@@ -123,6 +134,8 @@ while [ "$i" -le "$reps" ]; do
 		awk -v c="$(tail -n 1 "$w/c2")" -v a="$(tail -n 1 "$w/t1")" \
 			-v b="$(tail -n 1 "$w/t2")" \
 			'BEGIN { printf "%.3f\n", c / (a > b ? a : b) }' >>"$w/ratio"
+		awk -v t="$(tail -n 1 "$w/tc1")" -v c="$(tail -n 1 "$w/cc1")" \
+			'BEGIN { printf "%.3f\n", t / c }' >>"$w/cpuratio"
 		echo "repetition $i/$reps, $cf: torch t1 $(tail -n 1 "$w/t1")" \
 			"t2 $(tail -n 1 "$w/t2"), attnview t2 $(tail -n 1 "$w/c2")" \
 			"t1 $(tail -n 1 "$w/c1") tokens/s, ratio $(tail -n 1 "$w/ratio")," \
@@ -146,4 +159,9 @@ for cf in $configs; do
 	printf '%s ratio_vs_best_torch threads=2 %.2f (range %s-%s)\n' "$cf" \
 		"$(median "$w/ratio")" "$(sort -g "$w/ratio" | head -n 1)" \
 		"$(sort -g "$w/ratio" | tail -n 1)"
+	echo "$cf torch_cpu_ms_per_step threads=1 $(median "$w/tc1")"
+	echo "$cf attnview_cpu_ms_per_step threads=1 $(median "$w/cc1")"
+	printf '%s cpu_time_ratio threads=1 %.2f (range %s-%s)\n' "$cf" \
+		"$(median "$w/cpuratio")" "$(sort -g "$w/cpuratio" | head -n 1)" \
+		"$(sort -g "$w/cpuratio" | tail -n 1)"
 done

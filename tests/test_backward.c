@@ -549,6 +549,23 @@ static void attention_vs_ref(int B, int T, int C, int NH, bool causal)
 	fill(qkv, nq, &r, 1.0f);
 	fill(dout, no, &r, 1.0f);
 	attention_forward(out, pre, att, qkv, B, T, C, NH, causal);
+	{
+		/* The forward against its plain loops (in blocks of queries past
+		 * attention_query_block's size). */
+		float *o2 = malloc(no * 4), *p2 = malloc(na * 4), *a2 = malloc(na * 4);
+		attention_forward_ref(o2, p2, a2, qkv, B, T, C, NH, causal);
+		const char *name[3] = {"out", "att", "scores"};
+		const float *got[3] = {out, att, pre}, *want[3] = {o2, a2, p2};
+		for (int t = 0; t < 3; t++) {
+			char fw[128];
+			snprintf(fw, sizeof fw, "attention_forward B=%d T=%d C=%d NH=%d %s: %s", B,
+				 T, C, NH, causal ? "causal" : "full", name[t]);
+			compare(fw, got[t], want[t], t ? na : no, t == 1 ? 1e-6 : 1e-5, 1e-5);
+		}
+		free(o2);
+		free(p2);
+		free(a2);
+	}
 	for (int k = 0; k < 3; k++) {
 		dq[k] = malloc(nq * 4);
 		rng r0;
@@ -747,6 +764,9 @@ int main(void)
 	attention_vs_ref(3, 33, 24, 3, true);
 	attention_vs_ref(1, 1, 4, 1, true);
 	attention_vs_ref(2, 200, 16, 2, true); /* big enough for OpenBLAS to go parallel */
+	/* T T hs > 1e6: the backward runs its queries in blocks (query_block) */
+	attention_vs_ref(1, 300, 32, 2, true);
+	attention_vs_ref(1, 264, 16, 1, false);
 	gradient_check(OBJ_MASKED, 2);
 	gradient_check(OBJ_CAUSAL, 2);
 	gradient_check(OBJ_MASKED, 1); /* the last block is also the first */

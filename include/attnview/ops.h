@@ -43,6 +43,12 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
  * preatt may be NULL (attention_forward only): the scores are not kept. */
 void attention_forward(float *out, float *preatt, float *att, const float *qkv, int B, int T,
 		       int C, int NH, bool causal);
+/* Query rows per block of attention_forward and its backward: the largest of
+ * T, T/2, ... (at least 16) whose (rows, T, hs) products OpenBLAS runs with
+ * its small-matrix kernels (M N K <= 1e6), which neither pack the operands nor
+ * clear the output first. T at the reference configuration (T=128, hs=16);
+ * 128 at T=256, hs=16. The blocks give the same sums as a whole product. */
+int attention_query_block(int T, int hs);
 void attention_forward_ref(float *out, float *preatt, float *att, const float *qkv, int B, int T,
 			   int C, int NH, bool causal);
 

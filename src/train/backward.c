@@ -20,15 +20,28 @@
 
 /* ---- embedding ---------------------------------------------------------- */
 
-void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B, int T, int C)
+/* Rows of dwte in token order, scattered: the row a few tokens ahead is
+ * prefetched (as in embed_forward). */
+AV_CLONES void embed_backward(float *dwte, const float *dout, const int32_t *tokens, int B, int T,
+			      int C)
 {
 	if (!dwte)
 		return;
-	float s = sqrtf((float)C);
-	for (long i = 0; i < (long)B * T; i++) {
+	const float s = sqrtf((float)C);
+	const v8f s8 = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + s;
+	const long N = (long)B * T;
+	for (long i = 0; i < N; i++) {
+		if (i + 4 < N) {
+			const float *ahead = dwte + (size_t)tokens[i + 4] * C;
+			for (int c = 0; c < C; c += 16)
+				__builtin_prefetch(ahead + c, 1);
+		}
 		float *dw = dwte + (size_t)tokens[i] * C;
 		const float *d = dout + (size_t)i * C;
-		for (int c = 0; c < C; c++)
+		int c = 0;
+		for (; c + 8 <= C; c += 8)
+			store8(dw + c, load8(dw + c) + s8 * load8(d + c));
+		for (; c < C; c++)
 			dw[c] += s * d[c];
 	}
 }
@@ -194,17 +207,18 @@ typedef struct att_ctx {
 	bool acc, causal;
 } att_ctx;
 
-/* dp (rows,T): dA in, the scaled score gradient s dS out; a: A. Rows 8 lanes
- * at a time; the row dot product is summed per lane, then across lanes in a
- * fixed order. */
-AV_CLONES void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal,
-				     float scale)
+/* dp (rows,T): dA in, the scaled score gradient s dS out; a: A; the rows are
+ * query rows i0, i0 + 1, ... (for the causal mask). Rows 8 lanes at a time;
+ * the row dot product is summed per lane, then across lanes in a fixed
+ * order. */
+AV_CLONES static void softmax_backward_from(float *dp, const float *a, int rows, int i0, int T,
+					    bool causal, float scale)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < rows; i++) {
 		float *d = dp + (size_t)i * T;
 		const float *ar = a + (size_t)i * T;
-		int nj = causal ? i + 1 : T, j;
+		int nj = causal ? i0 + i + 1 : T, j;
 		v8f dot8 = zero;
 		for (j = 0; j + 8 <= nj; j += 8)
 			dot8 += load8(ar + j) * load8(d + j);
@@ -227,12 +241,21 @@ AV_CLONES void softmax_backward_rows(float *dp, const float *a, int rows, int T,
 	}
 }
 
+void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale)
+{
+	softmax_backward_from(dp, a, rows, 0, T, causal, scale);
+}
+
 static void attention_backward_range(void *p, int begin, int end)
 {
 	const att_ctx *x = p;
 	int T = x->T, C = x->C, NH = x->NH, hs = C / NH, C3 = 3 * C;
 	float scale = 1.0f / sqrtf((float)hs);
 	float beta = x->acc ? 1.0f : 0.0f;
+	/* Query rows in blocks as the forward (attention_query_block): at T=256
+	 * and 16 columns per head the packing and clearing of whole (T,T)
+	 * products were 11% of a step of the bigger configuration. */
+	int qb = attention_query_block(T, hs);
 	for (int bh = begin; bh < end; bh++) {
 		int b = bh / NH, h = bh % NH;
 		const float *q = x->qkv + (size_t)b * T * C3 + (size_t)h * hs;
@@ -243,15 +266,22 @@ static void attention_backward_range(void *p, int begin, int end)
 		const float *a = x->att + (size_t)bh * T * T;
 		float *dp = x->work + (size_t)bh * T * T;
 
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dO, C, v, C3,
-			    0.0f, dp, T);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dO, C,
-			    beta, dv, C3);
-		softmax_backward_rows(dp, a, T, T, x->causal, scale);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, k, C3,
-			    beta, dq, C3);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, dp, T, q, C3,
-			    beta, dk, C3);
+		/* Query rows i0 .. i0+n-1; dV and dK sum over the blocks. */
+		for (int i0 = 0; i0 < T; i0 += qb) {
+			int n = T - i0 < qb ? T - i0 : qb;
+			const float *ab = a + (size_t)i0 * T, *dOb = dO + (size_t)i0 * C;
+			float *dpb = dp + (size_t)i0 * T;
+			float bkv = i0 == 0 ? beta : 1.0f;
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, T, hs, 1.0f, dOb, C,
+				    v, C3, 0.0f, dpb, T);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, ab, T,
+				    dOb, C, bkv, dv, C3);
+			softmax_backward_from(dpb, ab, n, i0, T, x->causal, scale);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hs, T, 1.0f, dpb,
+				    T, k, C3, beta, dq + (size_t)i0 * C3, C3);
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, dpb, T,
+				    q + (size_t)i0 * C3, C3, bkv, dk, C3);
+		}
 	}
 }
 

@@ -95,9 +95,9 @@ def run(data, cfg, args, threads):
                              {"params": plain, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8, foreach=True)
     sched = ref.AdamW({}, args.lr, args.warmup, args.steps)  # only for lr_at
-    times, losses = [], []
+    times, cpu, losses = [], [], []
     for step in range(args.warmup_steps + args.steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         tokens, targets = make_batch(data, cfg, args.batch, gen)
         for g in opt.param_groups:
             g["lr"] = sched.lr_at(min(step, args.steps - 1))
@@ -108,13 +108,19 @@ def run(data, cfg, args, threads):
         opt.step()
         lv = loss.item()
         dt = time.perf_counter() - t0
+        dc = time.process_time() - c0
         losses.append(lv)
         if step >= args.warmup_steps:
             times.append(dt)
+            cpu.append(dc)
     med = statistics.median(times)
     tps = args.batch * cfg.context / med
     print("threads=%d: median step %.1f ms over %d steps, %.0f tokens/s, loss %.3f -> %.3f"
           % (threads, med * 1e3, len(times), tps, losses[0], losses[-1]), flush=True)
+    # CPU time of the process per step: on a shared machine, with one thread,
+    # the step's own work whatever else runs (bench_train prints the same).
+    print("torch_cpu_ms_per_step threads=%d %.2f" % (threads, statistics.median(cpu) * 1e3),
+          flush=True)
     return tps
 
 
