@@ -90,6 +90,10 @@ need_ok "${logs[0]}" infer_tsan
 need_ok "${logs[0]}" valgrind
 need_ok "${logs[0]}" crash_save
 need_ok "${logs[0]}" fuzz_replay
+# The translations: gettext and the zh_CN.UTF-8 locale are installed above.
+need_ok "${logs[0]}" i18n_po
+need_ok "${logs[0]}" i18n_cli
+need_ok "${logs[0]}" tui_i18n
 for t in format vocab ddp attnview resume reference; do
 	need_ok "${logs[0]}" "python_$t"
 done
