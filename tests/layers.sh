@@ -7,7 +7,7 @@ set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
 fail=0
-core_h="common tokenizer vocab ops parallel model infer modelfile atomicfile dump colormap scale blas rng analysis explain figure generate input encoding verdict"
+core_h="common i18n tokenizer vocab ops parallel model infer modelfile atomicfile dump colormap scale blas rng analysis explain figure generate input encoding verdict"
 train_h="corpus backward train_step optimizer checkpoint train"
 
 check() { # LABEL FILES ALLOWED_ATTNVIEW_HEADERS ALLOW_CURSES ALLOW_LOCAL

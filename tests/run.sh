@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
 	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
-	libxml2-utils groff-base)
+	libxml2-utils groff-base gettext locales)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,6 +35,16 @@ if ((${#missing[@]})); then
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
+fi
+
+# The translations' tests run the program in Chinese: make the zh_CN.UTF-8
+# locale if the system has none (they make one of their own, or skip, when
+# this cannot).
+if ! locale -a 2>/dev/null | grep -q -i -E '^zh_CN\.utf-?8$'; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo localedef -i zh_CN -f UTF-8 zh_CN.UTF-8 2>/dev/null ||
+		echo "tests/run.sh: cannot generate the zh_CN.UTF-8 locale" >&2
 fi
 
 builddir=${ATTNVIEW_BUILD:-build}
@@ -80,6 +90,10 @@ need_ok "${logs[0]}" infer_tsan
 need_ok "${logs[0]}" valgrind
 need_ok "${logs[0]}" crash_save
 need_ok "${logs[0]}" fuzz_replay
+# The translations: gettext and the zh_CN.UTF-8 locale are installed above.
+need_ok "${logs[0]}" i18n_po
+need_ok "${logs[0]}" i18n_cli
+need_ok "${logs[0]}" tui_i18n
 for t in format vocab ddp attnview resume reference; do
 	need_ok "${logs[0]}" "python_$t"
 done

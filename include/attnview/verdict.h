@@ -30,9 +30,12 @@ verdict_kind verdict_of(float loss, float base_loss);
 /* The verdict as a sentence (no trailing newline), e.g. "beats the unigram
  * baseline: loss 1.826 against 4.006 nats/char, 2.180 (54%) lower; accuracy
  * 55.9% against 20.5%". count: the characters it was judged on (0: not
- * known). */
+ * known). In the language of the messages (i18n.h). */
 verdict_kind verdict_text(float loss, float acc, float base_loss, float base_acc, uint64_t count,
 			  char *buf, size_t n);
+/* The same in English whatever the locale: for --info, which scripts read. */
+verdict_kind verdict_text_untranslated(float loss, float acc, float base_loss, float base_acc,
+				       uint64_t count, char *buf, size_t n);
 
 /* A few words for a status line: "54% below unigram", "not below unigram". */
 void verdict_short(float loss, float base_loss, char *buf, size_t n);

@@ -1,5 +1,6 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
 #include "attnview/dump.h"
+#include "attnview/i18n.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 
@@ -87,7 +88,7 @@ static int take_option(int c, dump_request *q, char **argv)
 		else if (strcmp(optarg, "tsv") == 0)
 			q->out.format = DUMP_TSV;
 		else
-			return usage_error("--format must be json or tsv, not '%s'", optarg);
+			return usage_error(_("--format must be json or tsv, not '%s'"), optarg);
 		break;
 	case OPT_TEXT:
 		q->text = optarg;
@@ -100,20 +101,23 @@ static int take_option(int c, dump_request *q, char **argv)
 		break;
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
-			return usage_error("--layer takes a layer number from 0, not '%s'", optarg);
+			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
-			return usage_error("--head takes a head number from 0, not '%s'", optarg);
+			return usage_error(_("--head takes a head number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_TOP:
 		if (!cli_parse_int(optarg, 0, 100, &q->topk))
-			return usage_error("--top takes a number from 0 to 100, not '%s'", optarg);
+			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
+					   optarg);
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
 		if (!cli_parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
-			return usage_error("%s takes a token position from 0, not '%s'",
+			return usage_error(_("%s takes a token position from 0, not '%s'"),
 					   c == OPT_QUERY ? "--query" : "--key", optarg);
 		break;
 	case OPT_CONTRIBUTIONS:
@@ -136,9 +140,10 @@ static int take_option(int c, dump_request *q, char **argv)
 		break;
 	case OPT_GENERATE:
 		if (!cli_parse_int(optarg, 1, AV_MAX_CONTEXT, &q->generate))
-			return usage_error("--generate takes a number of characters from 1 to %d, "
-					   "not '%s'",
-					   AV_MAX_CONTEXT, optarg);
+			return usage_error(
+			    _("--generate takes a number of characters from 1 to %d, "
+			      "not '%s'"),
+			    AV_MAX_CONTEXT, optarg);
 		break;
 	case OPT_TEMPERATURE:
 	case OPT_TOP_K:
@@ -148,7 +153,7 @@ static int take_option(int c, dump_request *q, char **argv)
 							     : "--seed",
 				      optarg, &q->gen);
 	default:
-		return usage_error("unknown or incomplete option '%s' for --dump/--info",
+		return usage_error(_("unknown or incomplete option '%s' for --dump/--info"),
 				   argv[optind - 1]);
 	}
 	return -1;
@@ -169,22 +174,27 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 		if ((st = take_option(c, q, argv)) >= 0)
 			return st;
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error(_("unexpected argument '%s'"), argv[optind]);
 	if (q->info && q->dump)
-		return usage_error("%s", "--info and --dump cannot be combined");
+		return usage_error("%s", _("--info and --dump cannot be combined"));
 	if (q->dump && !!q->text == !!q->input)
-		return usage_error("%s", "--dump needs exactly one of --text TEXT or --input FILE");
+		return usage_error("%s",
+				   _("--dump needs exactly one of --text TEXT or --input FILE"));
 	if (q->info && (q->text || q->input))
-		return usage_error("%s", "--info takes only --model");
+		return usage_error("%s", _("--info takes only --model"));
 	if (q->gen.given && !q->generate)
-		return usage_error("%s", "--temperature, --top-k and --seed go with --generate N");
+		return usage_error("%s",
+				   _("--temperature, --top-k and --seed go with --generate N"));
 	if (q->generate && (q->words || q->compare))
-		return usage_error("%s", "--generate cannot be combined with --words or --compare");
+		return usage_error("%s",
+				   _("--generate cannot be combined with --words or --compare"));
 	if ((q->query < 0) != (q->key < 0))
-		return usage_error("%s", "--query and --key go together: the cell to break down");
+		return usage_error("%s",
+				   _("--query and --key go together: the cell to break down"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || q->words || q->compare || q->ablate))
-		return usage_error("%s", "--query/--key, --words, --compare and --ablate are in the "
-					 "JSON dump only (--format json)");
+		return usage_error("%s",
+				   _("--query/--key, --words, --compare and --ablate are in the "
+				     "JSON dump only (--format json)"));
 	return -1;
 }
 
@@ -199,8 +209,8 @@ static int check_layer_head(const dump_request *q, const model *m)
 {
 	if ((q->out.layer >= 0 && (uint32_t)q->out.layer >= m->cfg.layers) ||
 	    (q->out.head >= 0 && (uint32_t)q->out.head >= m->cfg.heads)) {
-		cli_note("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
-			 "range",
+		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
+			   "range"),
 			 m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
@@ -249,7 +259,7 @@ static int parse_ablate(const char *spec, dump_run *d)
 	const model_config *c = &d->m->cfg;
 	d->ablate = calloc((size_t)c->layers * c->heads, 1);
 	if (!d->ablate) {
-		cli_error("out of memory");
+		cli_error(_("out of memory"));
 		return EXIT_RUNTIME;
 	}
 	const char *p = spec;
@@ -263,9 +273,10 @@ static int parse_ablate(const char *spec, dump_run *d)
 				h = -1;
 		}
 		if (h < 0 || l < 0 || (*end && *end != ',') || l >= c->layers || h >= c->heads)
-			return usage_error("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
-					   "layers 0..%u and heads 0..%u, not '%s'",
-					   c->layers - 1, c->heads - 1, spec);
+			return usage_error(
+			    _("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
+			      "layers 0..%u and heads 0..%u, not '%s'"),
+			    c->layers - 1, c->heads - 1, spec);
 		d->ablate[l * c->heads + h] = 1;
 		p = *end ? end + 1 : end;
 	}
@@ -280,21 +291,22 @@ static bool take_text(dump_request *q, dump_run *d, av_error *err)
 	if (q->words) {
 		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);
 		if (!d->marks)
-			return av_fail(err, "out of memory");
+			return av_fail(err, _("out of memory"));
 		d->cps.n = words_strip_marks(d->cps.v, d->cps.n, d->marks);
 		if (d->cps.n == 0)
-			return av_fail(err, "the text is only word marks ('|'); give some characters");
+			return av_fail(
+			    err, _("the text is only word marks ('|'); give some characters"));
 	}
 	const model *m = d->m;
 	d->n = (int)(d->cps.n < m->cfg.context ? d->cps.n : m->cfg.context);
 	q->out.dropped = (int)(d->cps.n - (size_t)d->n);
 	if (q->out.dropped)
-		cli_note("the text has %zu tokens; the model's context is %u, so the last %d are "
-			 "left out",
+		cli_note(_("the text has %zu tokens; the model's context is %u, so the last %d are "
+			   "left out"),
 			 d->cps.n, m->cfg.context, q->out.dropped);
 	d->toks = malloc((size_t)d->n * sizeof *d->toks);
 	if (!d->toks)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	vocab_tokenize(&m->vocab, d->cps.v, (size_t)d->n, d->toks);
 	return activations_init(&d->ws, &m->cfg, 1, d->n, d->n, err);
 }
@@ -315,7 +327,7 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 	if (!toks || !ids || !logits || !d->gen_p) {
 		free(ids);
 		free(logits);
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	}
 	activations_finish(&d->ws);
 	bool ok = activations_init(&d->ws, &m->cfg, 1, T, T, err);
@@ -333,7 +345,7 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 		int32_t id = -1;
 		ok = model_next_logits(m, &d->ws, ids, d->n, logits, err);
 		if (ok && (id = gen_pick(&s, logits, V, &d->gen_p[k])) < 0)
-			ok = av_fail(err, "out of memory");
+			ok = av_fail(err, _("out of memory"));
 		if (ok) {
 			vocab_tokenize(&m->vocab, &m->vocab.cps[id], 1, &d->toks[d->n]);
 			ids[d->n++] = id;
@@ -350,7 +362,7 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 	x->top_k = s.top_k;
 	x->seed = s.seed;
 	if (ok && d->n - from < q->generate)
-		cli_note("wrote %d of %d characters: the context of %d is full", d->n - from,
+		cli_note(_("wrote %d of %d characters: the context of %d is full"), d->n - from,
 			 q->generate, T);
 	return ok;
 }
@@ -383,11 +395,11 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		return true;
 	const model_config *c = &d->m->cfg;
 	if (q->query >= d->n || q->key >= d->n)
-		return av_fail(err, "--query %d --key %d: the text has %d tokens, 0 to %d", q->query,
-			       q->key, d->n, d->n - 1);
+		return av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"),
+			       q->query, q->key, d->n, d->n - 1);
 	int32_t *ids = malloc((size_t)d->n * sizeof *ids);
 	if (!ids)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	for (int i = 0; i < d->n; i++)
 		ids[i] = d->toks[i].id;
 	model_forward(d->m, &d->ws, ids, 1, d->n);
@@ -398,7 +410,7 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		float *qk = malloc(2 * (size_t)hs * sizeof *qk);
 		if (!d->bd || !qk) {
 			free(qk);
-			return av_fail(err, "out of memory");
+			return av_fail(err, _("out of memory"));
 		}
 		for (int l = 0; l < (int)c->layers; l++)
 			for (int h = 0; h < (int)c->heads; h++) {
@@ -424,7 +436,7 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	if (q->contributions) {
 		d->vnorm = malloc((size_t)c->layers * c->heads * (size_t)d->n * sizeof *d->vnorm);
 		if (!d->vnorm || !value_norms(d->m, &d->ws, d->n, d->vnorm, err))
-			return d->vnorm ? false : av_fail(err, "out of memory");
+			return d->vnorm ? false : av_fail(err, _("out of memory"));
 		d->x.value_norms = d->vnorm;
 	}
 	return true;
@@ -437,7 +449,7 @@ static bool words(dump_run *d, av_error *err)
 	bool *starts = calloc((size_t)d->n, sizeof *starts);
 	if (!d->words || !starts) {
 		free(starts);
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	}
 	int nw = words_split(d->words, d->toks, d->n);
 	memcpy(starts, d->marks, (size_t)d->n * sizeof *starts);
@@ -456,11 +468,11 @@ static bool compare(dump_request *q, dump_run *d, av_error *err)
 	clean_stats st;
 	bool ok = tokenize_text(q->compare, strlen(q->compare), "--compare", &cps, &st, err);
 	if (ok && cps.n == 0)
-		ok = av_fail(err, "--compare: the text is empty after cleaning");
+		ok = av_fail(err, _("--compare: the text is empty after cleaning"));
 	int n = ok ? (int)(cps.n < (size_t)d->n ? cps.n : (size_t)d->n) : 0;
 	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
 	if (ok && !t)
-		ok = av_fail(err, "out of memory");
+		ok = av_fail(err, _("out of memory"));
 	if (ok) {
 		vocab_tokenize(&d->m->vocab, cps.v, (size_t)n, t);
 		ok = model_attend(d->m, &d->ws, t, n, 0, &d->cmp, err);

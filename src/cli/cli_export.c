@@ -1,6 +1,7 @@
 /* attnview --export FILE: a heatmap, an aggregate, the rollout or every head
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 #include "cli.h"
 
 #include <getopt.h>
@@ -80,17 +81,19 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->layer))
-			return usage_error("--layer takes a layer number from 0, not '%s'", optarg);
+			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->head))
-			return usage_error("--head takes a head number from 0, not '%s'", optarg);
+			return usage_error(_("--head takes a head number from 0, not '%s'"),
+					   optarg);
 		break;
 	case OPT_SHOW:
 		if (!fig_show_parse(optarg, &q->show))
 			return usage_error(
-			    "--show takes head, mean, max, rollout, all or overview, "
-			    "not '%s'",
+			    _("--show takes head, mean, max, rollout, all or overview, "
+			      "not '%s'"),
 			    optarg);
 		break;
 	case OPT_OVERVIEW:
@@ -107,12 +110,13 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	case OPT_SCALE:
 		if (!scale_parse(optarg, &q->scale))
-			return usage_error("--scale takes fixed, head, row or log, not '%s'",
+			return usage_error(_("--scale takes fixed, head, row or log, not '%s'"),
 					   optarg);
 		break;
 	case OPT_COLORMAP:
 		if (!colormap_ramp_parse(optarg, &q->ramp))
-			return usage_error("--colormap takes viridis or cividis, not '%s'", optarg);
+			return usage_error(_("--colormap takes viridis or cividis, not '%s'"),
+					   optarg);
 		break;
 	case OPT_VALUES:
 		q->values = true;
@@ -124,7 +128,7 @@ static int take_option(int c, export_request *q, char **argv)
 		q->force = true;
 		break;
 	default:
-		return usage_error("unknown or incomplete option '%s' for --export",
+		return usage_error(_("unknown or incomplete option '%s' for --export"),
 				   argv[optind - 1]);
 	}
 	return -1;
@@ -135,15 +139,15 @@ static int check_request(const export_request *q)
 {
 	if (!!q->text == !!q->input)
 		return usage_error("%s",
-				   "--export needs exactly one of --text TEXT or --input FILE");
+				   _("--export needs exactly one of --text TEXT or --input FILE"));
 	if (q->head >= 0 && q->show != FIG_HEAD)
-		return usage_error("--head goes with --show head, not --show %s",
+		return usage_error(_("--head goes with --show head, not --show %s"),
 				   fig_show_name(q->show));
 	if (q->layer >= 0 && (q->show == FIG_ALL || q->show == FIG_OVERVIEW))
-		return usage_error("--show %s covers every layer; leave out --layer",
+		return usage_error(_("--show %s covers every layer; leave out --layer"),
 				   fig_show_name(q->show));
 	if (q->values && q->show == FIG_OVERVIEW)
-		return usage_error("%s", "--values needs one heatmap, not --show overview");
+		return usage_error("%s", _("--values needs one heatmap, not --show overview"));
 	return -1;
 }
 
@@ -157,7 +161,7 @@ static int parse_export_options(int argc, char **argv, export_request *q)
 		if ((st = take_option(c, q, argv)) >= 0)
 			return st;
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error(_("unexpected argument '%s'"), argv[optind]);
 	return check_request(q);
 }
 
@@ -171,16 +175,17 @@ static int check_path(const export_request *q)
 	if (!fig_format_available(fmt)) {
 		fprintf(
 		    stderr,
-		    "attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
-		    "libcairo2-dev and libpango1.0-dev at build time; .svg works\n",
+		    _("attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
+		      "libcairo2-dev and libpango1.0-dev at build time; .svg works\n"),
 		    q->path);
 		return EXIT_RUNTIME;
 	}
 	struct stat st;
 	if (!q->force && lstat(q->path, &st) == 0) {
-		fprintf(stderr,
-			"attnview: %s: exists; it was left untouched (add --force to replace it)\n",
-			q->path);
+		fprintf(
+		    stderr,
+		    _("attnview: %s: exists; it was left untouched (add --force to replace it)\n"),
+		    q->path);
 		return EXIT_RUNTIME;
 	}
 	return -1;
@@ -191,10 +196,11 @@ static int check_layer_head(export_request *q, const model *m)
 {
 	if ((q->layer >= 0 && (uint32_t)q->layer >= m->cfg.layers) ||
 	    (q->head >= 0 && (uint32_t)q->head >= m->cfg.heads)) {
-		fprintf(stderr,
-			"attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
-			"out of range\n",
-			m->cfg.layers - 1, m->cfg.heads - 1);
+		fprintf(
+		    stderr,
+		    _("attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
+		      "out of range\n"),
+		    m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
 	/* The rollout goes through every layer unless told where to stop. */
@@ -253,14 +259,15 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err)
 		      : cli_read_text(q->text, q->input, &s->cps, err);
 	if (ok && q->words && !strip_marks(&s->cps, &s->marks))
-		ok = av_fail(err, "out of memory");
+		ok = av_fail(err, _("out of memory"));
 	if (ok && s->cps.n == 0)
-		ok = av_fail(err, "%s has nothing but word marks; give some characters to look at",
+		ok = av_fail(err,
+			     _("%s has nothing but word marks; give some characters to look at"),
 			     arg       ? what
 			     : q->text ? "--text"
 				       : q->input);
 	if (ok && !(s->utf8 = utf8_of(&s->cps)))
-		ok = av_fail(err, "out of memory");
+		ok = av_fail(err, _("out of memory"));
 	return ok && cli_attend(m, &s->cps, 0, &s->r, NULL, err);
 }
 

@@ -1,6 +1,7 @@
 /* What --dump and --export share: the text to look at, from --text or
  * --input, and the model run on it. */
 #include "attnview/encoding.h"
+#include "attnview/i18n.h"
 #include "attnview/input.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
@@ -26,13 +27,13 @@ bool cli_parse_int(const char *s, int lo, int hi, int *out)
 static void report_cleaning(const clean_stats *st, const char *what)
 {
 	if (st->invalid)
-		cli_note("%s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the first at "
-			 "byte %llu",
+		cli_note(_("%s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the first at "
+			   "byte %llu"),
 			 what, (unsigned long long)st->invalid,
 			 (unsigned long long)st->first_invalid);
 	if (st->escapes || st->controls || st->boms)
-		cli_note("%s: removed %llu terminal escape sequence(s), %llu control "
-			 "character(s) and %llu byte order mark(s)",
+		cli_note(_("%s: removed %llu terminal escape sequence(s), %llu control "
+			   "character(s) and %llu byte order mark(s)"),
 			 what, (unsigned long long)st->escapes, (unsigned long long)st->controls,
 			 (unsigned long long)st->boms);
 }
@@ -41,7 +42,7 @@ static void report_cleaning(const clean_stats *st, const char *what)
 static void say_waiting(const char *name, void *ctx)
 {
 	(void)ctx;
-	cli_note("waiting for %s to give text (Ctrl-C to stop)", name);
+	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), name);
 }
 
 /* Read --input FILE ("-": standard input; pipes and FIFOs too): like a
@@ -52,7 +53,7 @@ static bool read_input(const char *path, cp_buf *cps, av_error *err)
 	uint8_t *buf;
 	size_t n;
 	if (strcmp(path, "-") == 0 && isatty(STDIN_FILENO))
-		cli_note("reading the text from the terminal: end it with Ctrl-D");
+		cli_note(_("reading the text from the terminal: end it with Ctrl-D"));
 	if (!input_read_all(path, CLI_INPUT_MAX, say_waiting, NULL, &buf, &n, err))
 		return false;
 	clean_stats st;
@@ -65,7 +66,7 @@ static bool read_input(const char *path, cp_buf *cps, av_error *err)
 	report_cleaning(&st, name);
 	char hint[2400];
 	if (encoding_hint(guess, &st, name, hint, sizeof hint))
-		cli_note("warning: %s", hint);
+		cli_note(_("warning: %s"), hint);
 	/* A text file's final line break is not part of the text. */
 	while (cps->n && cps->v[cps->n - 1] == '\n')
 		cps->n--;
@@ -76,8 +77,8 @@ static bool not_empty(const cp_buf *cps, av_error *err)
 {
 	if (cps->n == 0)
 		return av_fail(err,
-			       "the text is empty after cleaning; give some characters to look "
-			       "at");
+			       _("the text is empty after cleaning; give some characters to look "
+				 "at"));
 	return true;
 }
 
@@ -105,12 +106,12 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int
 	if (dropped)
 		*dropped = cut;
 	if (cut)
-		cli_note("the text has %zu tokens; the model's context is %u, so the last %d are "
-			 "left out",
+		cli_note(_("the text has %zu tokens; the model's context is %u, so the last %d are "
+			   "left out"),
 			 cps->n, m->cfg.context, cut);
 	token *toks = malloc((size_t)n * sizeof *toks);
 	if (!toks)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	vocab_tokenize(&m->vocab, cps->v, (size_t)n, toks);
 	activations ws = {0};
 	bool ok = activations_init(&ws, &m->cfg, 1, n, n, err) &&

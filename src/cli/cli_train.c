@@ -4,6 +4,7 @@
 #include "attnview/blas.h"
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
+#include "attnview/i18n.h"
 #include "attnview/train.h"
 #include "attnview/verdict.h"
 #include "cli.h"
@@ -17,57 +18,66 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char train_help[] =
-    "Usage: attnview --train CORPUS [CORPUS...] [-o OUT] [options]\n"
-    "\n"
-    "Train a character-level transformer on UTF-8 text and write it to OUT. Several\n"
-    "files are one text, in order (a line break between files); - reads standard\n"
-    "input, and pipes work too. A short text needs no options: the context, batch\n"
-    "and validation share that do not fit it shrink, and a line says so.\n"
-    "\n"
-    "  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
-    "                          FILE.ckpt\n"
-    "  --objective masked|causal  masked-character (default) or next-character\n"
-    "  --dim D                 model width (default 64)\n"
-    "  --heads N               attention heads; D must be divisible by N (default 4)\n"
-    "  --layers L              transformer blocks (default 2)\n"
-    "  --context T             characters per sequence, at most 1024 (default 128;\n"
-    "                          a short text gets less, as it does --batch and --lr)\n"
-    "  --batch B               sequences per step (default 32)\n"
-    "  --steps N               optimizer steps (default 2000)\n"
-    "  --epochs N              instead of --steps: N passes' worth of the training text\n"
-    "  --lr X                  peak learning rate (default 5e-3)\n"
-    "  --warmup N              linear warmup steps, then cosine decay (default\n"
-    "                          min(100, steps/10))\n"
-    "  --seed S                random seed (default 1)\n"
-    "  --threads N             threads (default: all cores; with --resume, the\n"
-    "                          checkpoint's, which must not change)\n"
-    "  --min-count N           keep characters seen at least N times (default 1)\n"
-    "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
-    "  --val-share P           hold out the last P% of the corpus for validation,\n"
-    "                          0 to 50 (default 5)\n"
-    "  --no-val                no validation (the same as --val-share 0)\n"
-    "  --val-file FILE         validation text instead of the end of the corpus\n"
-    "  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
-    "  --patience N            stop after N evaluations without a new best validation\n"
-    "                          loss, and write the best model (default 0: never)\n"
-    "  --checkpoint-every N    write OUT.ckpt at the start and every N steps,\n"
-    "                          0 = only on Ctrl-C (default 500)\n"
-    "  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
-    "  -h, --help              show this help\n"
-    "\n"
-    "Every evaluation and the end say whether the model beats the unigram baseline\n"
-    "(the loss of predicting each character from its frequency alone) and by how\n"
-    "much, and a warning says when the validation loss rises while the training\n"
-    "loss falls (over-fitting), with what to do.\n"
-    "\n"
-    "Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
-    "command that resumes it; the resumed run ends with the same model, byte for byte,\n"
-    "as an uninterrupted one (same seed and --threads; it keeps the creation time of\n"
-    "the run it continues). The model records the clock as its creation time, or\n"
-    "SOURCE_DATE_EPOCH (seconds since 1970) when set: set it to get the same bytes\n"
-    "from the same corpus, options and seed. Exit status: 0 done, 1 error,\n"
-    "2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n";
+/* The help, a paragraph a message (translated one by one). */
+static const char *const train_help[] = {
+    N_("Usage: attnview --train CORPUS [CORPUS...] [-o OUT] [options]\n"
+       "\n"),
+    N_("Train a character-level transformer on UTF-8 text and write it to OUT. Several\n"
+       "files are one text, in order (a line break between files); - reads standard\n"
+       "input, and pipes work too. A short text needs no options: the context, batch\n"
+       "and validation share that do not fit it shrink, and a line says so.\n"
+       "\n"),
+    /* xgettext:no-c-format */
+    N_("  -o, --output FILE       the model file (default model.attn); checkpoints go to\n"
+       "                          FILE.ckpt\n"
+       "  --objective masked|causal  masked-character (default) or next-character\n"
+       "  --dim D                 model width (default 64)\n"
+       "  --heads N               attention heads; D must be divisible by N (default 4)\n"
+       "  --layers L              transformer blocks (default 2)\n"
+       "  --context T             characters per sequence, at most 1024 (default 128;\n"
+       "                          a short text gets less, as it does --batch and --lr)\n"
+       "  --batch B               sequences per step (default 32)\n"
+       "  --steps N               optimizer steps (default 2000)\n"
+       "  --epochs N              instead of --steps: N passes' worth of the training text\n"
+       "  --lr X                  peak learning rate (default 5e-3)\n"
+       "  --warmup N              linear warmup steps, then cosine decay (default\n"
+       "                          min(100, steps/10))\n"
+       "  --seed S                random seed (default 1)\n"
+       "  --threads N             threads (default: all cores; with --resume, the\n"
+       "                          checkpoint's, which must not change)\n"
+       "  --min-count N           keep characters seen at least N times (default 1)\n"
+       "  --max-vocab N           at most N vocabulary ids, 3 specials included (default: all)\n"
+       "  --val-share P           hold out the last P% of the corpus for validation,\n"
+       "                          0 to 50 (default 5)\n"
+       "  --no-val                no validation (the same as --val-share 0)\n"
+       "  --val-file FILE         validation text instead of the end of the corpus\n"
+       "  --eval-every N          validate every N steps, 0 = only at the end (default 100)\n"
+       "  --patience N            stop after N evaluations without a new best validation\n"
+       "                          loss, and write the best model (default 0: never)\n"
+       "  --checkpoint-every N    write OUT.ckpt at the start and every N steps,\n"
+       "                          0 = only on Ctrl-C (default 500)\n"
+       "  --resume CHECKPOINT     continue a stopped run with the checkpoint's options\n"
+       "  -h, --help              show this help\n"
+       "\n"),
+    N_("Every evaluation and the end say whether the model beats the unigram baseline\n"
+       "(the loss of predicting each character from its frequency alone) and by how\n"
+       "much, and a warning says when the validation loss rises while the training\n"
+       "loss falls (over-fitting), with what to do.\n"
+       "\n"),
+    N_("Ctrl-C or SIGTERM finishes the current step, writes a checkpoint and prints the\n"
+       "command that resumes it; the resumed run ends with the same model, byte for byte,\n"
+       "as an uninterrupted one (same seed and --threads; it keeps the creation time of\n"
+       "the run it continues). The model records the clock as its creation time, or\n"
+       "SOURCE_DATE_EPOCH (seconds since 1970) when set: set it to get the same bytes\n"
+       "from the same corpus, options and seed. Exit status: 0 done, 1 error,\n"
+       "2 usage error, 130/143 stopped by SIGINT/SIGTERM with the checkpoint written.\n"),
+};
+
+static void print_train_help(void)
+{
+	for (size_t i = 0; i < sizeof train_help / sizeof train_help[0]; i++)
+		fputs(_(train_help[i]), stdout);
+}
 
 enum {
 	OPT_TRAIN = 256,
@@ -215,8 +225,8 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		if (given[t[i].opt - OPT_TRAIN] && !t[i].same) {
 			snprintf(msg, n,
-				 "%s differs from the checkpoint's: --resume continues with "
-				 "the options it was started with; drop %s",
+				 _("%s differs from the checkpoint's: --resume continues with "
+				   "the options it was started with; drop %s"),
 				 t[i].name, t[i].name);
 			return false;
 		}
@@ -255,7 +265,7 @@ static int take_option(int c, const char *name, train_request *q)
 		else if (strcmp(optarg, "causal") == 0)
 			o->objective = OBJ_CAUSAL;
 		else
-			return usage_error("--objective must be masked or causal, not '%s'",
+			return usage_error(_("--objective must be masked or causal, not '%s'"),
 					   optarg);
 		break;
 	case OPT_DIM:
@@ -325,15 +335,15 @@ static int take_option(int c, const char *name, train_request *q)
 		q->resume = optarg;
 		break;
 	case 'h':
-		fputs(train_help, stdout);
+		print_train_help();
 		return EXIT_OK;
 	case ':':
-		return usage_error("%s needs a value", name);
+		return usage_error(_("%s needs a value"), name);
 	default:
-		return usage_error("unknown option %s for --train", name);
+		return usage_error(_("unknown option %s for --train"), name);
 	}
 	if (!ok)
-		return usage_error("%s: '%s' is not a valid value (see attnview --train --help)",
+		return usage_error(_("%s: '%s' is not a valid value (see attnview --train --help)"),
 				   name, optarg);
 	return -1;
 }
@@ -351,7 +361,7 @@ static int parse_train_options(int argc, char **argv, train_request *q)
 	/* --help anywhere, even where getopt would take it as --train's value. */
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(train_help, stdout);
+			print_train_help();
 			return EXIT_OK;
 		}
 	}
@@ -376,25 +386,27 @@ static int parse_train_options(int argc, char **argv, train_request *q)
 	while (optind < argc)
 		q->corpus[q->ncorpus++] = argv[optind++];
 	if (!q->ncorpus)
-		return usage_error("--train needs a corpus file");
+		return usage_error(_("--train needs a corpus file"));
 	int stdins = 0;
 	for (size_t i = 0; i < q->ncorpus; i++)
 		stdins += strcmp(q->corpus[i], "-") == 0;
 	stdins += q->val_path && strcmp(q->val_path, "-") == 0;
 	if (stdins > 1)
-		return usage_error("standard input (-) can be read only once: give it as one "
-				   "corpus file or as --val-file, not both");
+		return usage_error(_("standard input (-) can be read only once: give it as one "
+				     "corpus file or as --val-file, not both"));
 	if (q->given[OPT_NO_VAL - OPT_TRAIN] && q->given[OPT_VAL_SHARE - OPT_TRAIN] &&
 	    q->o.val_percent)
-		return usage_error("--no-val and --val-share %u contradict each other: choose one",
-				   q->o.val_percent);
+		return usage_error(
+		    _("--no-val and --val-share %u contradict each other: choose one"),
+		    q->o.val_percent);
 	if (q->val_path &&
 	    (q->given[OPT_NO_VAL - OPT_TRAIN] || q->given[OPT_VAL_SHARE - OPT_TRAIN]))
-		return usage_error("--val-file validates on that file: --val-share and --no-val "
-				   "hold out part of the corpus instead; choose one");
+		return usage_error(_("--val-file validates on that file: --val-share and --no-val "
+				     "hold out part of the corpus instead; choose one"));
 	if (q->given[OPT_EPOCHS - OPT_TRAIN]) {
 		if (q->given[OPT_STEPS - OPT_TRAIN])
-			return usage_error("--steps and --epochs cannot both be given: choose one");
+			return usage_error(
+			    _("--steps and --epochs cannot both be given: choose one"));
 		q->o.steps = 0;
 	}
 	return -1;
@@ -418,16 +430,16 @@ static int take_checkpoint(train_request *q, train_checkpoint *ck)
 	/* The bits depend on the thread count (train.h): keep the checkpoint's. */
 	if (q->threads && (uint32_t)q->threads != ck->opt.threads)
 		return usage_error(
-		    "--threads %d differs from the checkpoint's %d: the result would "
-		    "differ from an uninterrupted run; drop --threads (or give "
-		    "--threads %d)",
+		    _("--threads %d differs from the checkpoint's %d: the result would "
+		      "differ from an uninterrupted run; drop --threads (or give "
+		      "--threads %d)"),
 		    q->threads, (int)ck->opt.threads, (int)ck->opt.threads);
 	q->threads = (int)ck->opt.threads;
 	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
-		return usage_error("--val-file differs from the checkpoint's; drop it");
+		return usage_error(_("--val-file differs from the checkpoint's; drop it"));
 	if (q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN])
-		return usage_error("%s: --resume holds out the validation text the checkpoint "
-				   "held out; drop it",
+		return usage_error(_("%s: --resume holds out the validation text the checkpoint "
+				     "held out; drop it"),
 				   q->given[OPT_NO_VAL - OPT_TRAIN] ? "--no-val" : "--val-share");
 	q->val_path = ck->val_path;
 	q->o = ck->opt;
@@ -459,7 +471,7 @@ static void choose_paths(train_request *q)
 static void say_waiting(const char *name, void *ctx)
 {
 	(void)ctx;
-	cli_note("waiting for %s to give text (Ctrl-C to stop)", name);
+	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), name);
 }
 
 /* Split the corpus read: where the checkpoint split it, at the validation
@@ -472,8 +484,9 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 	bool ok;
 	if (ck) {
 		if (!q->val_path && ck->ntrain + ck->nval != cor->n) {
-			cli_note("the corpus differs from the one %s was trained on (%" PRIu64
-				 " characters then, %" PRIu64 " now); resume with the same corpus",
+			cli_note(_("the corpus differs from the one %s was trained on (%" PRIu64
+				   " characters then, %" PRIu64
+				   " now); resume with the same corpus"),
 				 q->resume, ck->ntrain + ck->nval, cor->n);
 			return EXIT_RUNTIME;
 		}
@@ -517,7 +530,7 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	for (size_t i = 0; i < q->ncorpus; i++)
 		from_stdin |= strcmp(q->corpus[i], "-") == 0;
 	if (from_stdin && isatty(STDIN_FILENO))
-		cli_note("reading standard input from the terminal: end it with Ctrl-D");
+		cli_note(_("reading standard input from the terminal: end it with Ctrl-D"));
 	if (!corpus_read(cor, q->corpus, q->ncorpus, &co, &err)) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
@@ -529,7 +542,7 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	if (q->ncorpus == 1)
 		snprintf(what, sizeof what, "%s", input_name(q->corpus[0]));
 	else
-		snprintf(what, sizeof what, "the corpus");
+		snprintf(what, sizeof what, _("the corpus"));
 	if (!train_check_data(&q->o, cor, what, &err)) {
 		cli_error(err.msg);
 		return EXIT_USAGE;
@@ -537,7 +550,8 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	return -1;
 }
 
-/* The corpus as the model's metadata names it: "poems.txt (1234 characters)",
+/* The corpus as the model's metadata names it (never translated: the file
+ * is the same in every language): "poems.txt (1234 characters)",
  * "a.txt + b.txt (...)", "standard input (...)". */
 static void describe_corpus(const train_request *q, const corpus *cor, char *out, size_t n)
 {
@@ -571,15 +585,15 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
-	printf("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
-	       "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
-	       "in %.1fs\n",
+	printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
+		 "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
+		 "in %.1fs\n"),
 	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
 	       t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch, t->total,
 	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
 	       now_seconds() - load_start);
 	if (q->resume)
-		printf("resuming %s at step %" PRIu64 "\n", q->resume, t->step);
+		printf(_("resuming %s at step %" PRIu64 "\n"), q->resume, t->step);
 	fflush(stdout);
 	return t;
 }
@@ -609,10 +623,10 @@ static int report_stopped(const train_request *q, const trainer *t)
 	for (size_t i = 0; i < q->ncorpus; i++)
 		from_stdin |= strcmp(q->corpus[i], "-") == 0;
 	/* --threads always: the result is the same only on as many threads. */
-	cli_note("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
-		 "resume with: attnview --train %s --resume %s -o %s --threads %u%s",
+	cli_note(_("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
+		   "resume with: attnview --train %s --resume %s -o %s --threads %u%s"),
 		 t->step, t->total, q->ckpt, files, qk, qo, t->opt.threads,
-		 from_stdin ? "\n(with the same text on standard input)" : "");
+		 from_stdin ? _("\n(with the same text on standard input)") : "");
 	return 128 + sig;
 }
 
@@ -634,41 +648,47 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	char took[32], v[1024];
 	format_duration(now_seconds() - t0, took, sizeof took);
 	if (r->count)
-		printf("validation (%" PRIu64 " %s characters): loss %.4f nats/char, accuracy "
-		       "%.2f%%\n"
-		       "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n",
-		       r->count, t->opt.objective == OBJ_MASKED ? "masked" : "next",
-		       (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
-		       100.0 * (double)r->base_acc);
+		printf(
+		    t->opt.objective == OBJ_MASKED
+			? _("validation (%" PRIu64 " masked characters): loss %.4f nats/char, "
+			    "accuracy %.2f%%\n"
+			    "unigram baseline on the same characters: loss %.4f, accuracy %.2f%%\n")
+			: _("validation (%" PRIu64 " next characters): loss %.4f nats/char, "
+			    "accuracy %.2f%%\n"
+			    "unigram baseline on the same characters: loss %.4f, accuracy "
+			    "%.2f%%\n"),
+		    r->count, (double)r->loss, 100.0 * (double)r->acc, (double)r->base_loss,
+		    100.0 * (double)r->base_acc);
 	verdict_kind vk =
 	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);
-	printf("verdict: %s\n", v);
+	printf(_("verdict: %s\n"), v);
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
-		printf("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
-		       "rose after it while the training loss fell (over-fitting): train fewer "
-		       "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
-		       "give more text, or train a smaller model (--dim 32 --layers 1)\n",
+		printf(_("what to do: the validation loss was lowest at step %" PRIu64
+			 " (%.3f) and "
+			 "rose after it while the training loss fell (over-fitting): train fewer "
+			 "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
+			 "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
 		       best->step, (double)best->loss, best->step);
 	else if (vk == VERDICT_NOT_BETTER)
-		printf("what to do: train longer (more --steps), give more text, or check that "
-		       "the text is what you meant to train on\n");
+		printf(_("what to do: train longer (more --steps), give more text, or check that "
+			 "the text is what you meant to train on\n"));
 	else if (past_best && t->overfit_warned)
-		printf("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
-		       "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
-		       "model of the best step\n",
+		printf(_("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
+			 "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
+			 "model of the best step\n"),
 		       best->step, (double)best->loss, best->step);
 	if (t->opt.patience && best && t->stopped_early)
-		printf("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
-		       " evaluations without a new best; the model written is step %" PRIu64
-		       "'s, the best (validation loss %.3f)\n",
+		printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
+			 " evaluations without a new best; the model written is step %" PRIu64
+			 "'s, the best (validation loss %.3f)\n"),
 		       t->step, t->total, t->opt.patience, best->step, (double)best->loss);
 	else if (t->opt.patience && best && best->step != t->step)
-		printf("patience: the model written is step %" PRIu64 "'s, the best (validation "
-		       "loss %.3f)\n",
+		printf(_("patience: the model written is step %" PRIu64 "'s, the best (validation "
+			 "loss %.3f)\n"),
 		       best->step, (double)best->loss);
-	printf("wrote %s (%" PRIu64 " steps, %s)\n", q->out, t->step, took);
+	printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), q->out, t->step, took);
 	return EXIT_OK;
 }
 
@@ -691,9 +711,9 @@ static int run_training(train_request *q, train_checkpoint *ck)
 		corpus_args(q, files, sizeof files);
 		shell_quote(q->ckpt, qk, sizeof qk);
 		shell_quote(q->out, qo, sizeof qo);
-		cli_note("%s exists: a run writing %s stopped there, and a new run would write "
-			 "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
-			 "or delete %s to start again.",
+		cli_note(_("%s exists: a run writing %s stopped there, and a new run would write "
+			   "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
+			   "or delete %s to start again."),
 			 q->ckpt, q->out, files, qk, qo, qk);
 		goto out;
 	}
@@ -729,7 +749,7 @@ int cli_train(int argc, char **argv)
 	av_error err;
 	q.corpus = calloc((size_t)argc + 1, sizeof *q.corpus);
 	if (!q.corpus) {
-		cli_error("out of memory");
+		cli_error(_("out of memory"));
 		return EXIT_RUNTIME;
 	}
 	int status = parse_train_options(argc, argv, &q);

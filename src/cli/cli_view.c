@@ -2,6 +2,7 @@
  * [--colormap R] [--cells C] [--no-panel]: the interactive view. */
 #include "attnview/blas.h"
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 #include "attnview/modelfile.h"
 #include "attnview/parallel.h"
 #include "cli.h"
@@ -45,7 +46,8 @@ static bool parse_index(const char *s, int *out)
 
 static int bad_value(const char *opt, const char *val, const char *choices)
 {
-	return cli_usage_error("attnview --help", "%s '%s' is not one of: %s", opt, val, choices);
+	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, val,
+			       choices);
 }
 
 /* --figure-dir and --figure-format: where the figure key writes, and how. */
@@ -54,8 +56,9 @@ static bool figure_option(int c, view_options *vo, int *status)
 	struct stat st;
 	if (c == OPT_FIGURE_DIR) {
 		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			*status = cli_usage_error("attnview --help", "--figure-dir %s: %s", optarg,
-						  errno == ENOENT ? "no such folder" : "not a folder");
+			*status = cli_usage_error(
+			    "attnview --help", _("--figure-dir %s: %s"), optarg,
+			    errno == ENOENT ? _("no such folder") : _("not a folder"));
 			return false;
 		}
 		vo->figure_dir = optarg;
@@ -70,10 +73,11 @@ static bool figure_option(int c, view_options *vo, int *status)
 		return false;
 	}
 	if (!fig_format_available(fmt)) {
-		*status = cli_usage_error("attnview --help",
-					  "--figure-format %s: attnview was built without cairo and "
-					  "pango, which PNG and PDF need; svg works",
-					  optarg);
+		*status =
+		    cli_usage_error("attnview --help",
+				    _("--figure-format %s: attnview was built without cairo and "
+				      "pango, which PNG and PDF need; svg works"),
+				    optarg);
 		return false;
 	}
 	vo->figure_format = (int)fmt;
@@ -113,10 +117,10 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_LAYER:
 	case OPT_HEAD:
 		if (!parse_index(optarg, c == OPT_LAYER ? &vo->layer : &vo->head)) {
-			*status =
-			    cli_usage_error("attnview --help",
-					    "%s needs a number from 0 (as --dump counts), not '%s'",
-					    c == OPT_LAYER ? "--layer" : "--head", optarg);
+			*status = cli_usage_error(
+			    "attnview --help",
+			    _("%s needs a number from 0 (as --dump counts), not '%s'"),
+			    c == OPT_LAYER ? "--layer" : "--head", optarg);
 			return false;
 		}
 		return true;
@@ -159,10 +163,12 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_SEED:
 		return writing_option(c, vo, status);
 	case ':':
-		*status = cli_usage_error("attnview --help", "%s needs a value", argv[optind - 1]);
+		*status =
+		    cli_usage_error("attnview --help", _("%s needs a value"), argv[optind - 1]);
 		return false;
 	default:
-		*status = cli_usage_error("attnview --help", "unknown option %s", argv[optind - 1]);
+		*status =
+		    cli_usage_error("attnview --help", _("unknown option %s"), argv[optind - 1]);
 		return false;
 	}
 }
@@ -172,11 +178,11 @@ static int check_head(const view_options *vo, const model *m)
 {
 	if (vo->layer >= (int)m->cfg.layers)
 		return cli_usage_error("attnview --help",
-				       "--layer %d: this model has %u layers, 0 to %u", vo->layer,
-				       m->cfg.layers, m->cfg.layers - 1);
+				       _("--layer %d: this model has %u layers, 0 to %u"),
+				       vo->layer, m->cfg.layers, m->cfg.layers - 1);
 	if (vo->head >= (int)m->cfg.heads)
 		return cli_usage_error("attnview --help",
-				       "--head %d: this model has %u heads, 0 to %u", vo->head,
+				       _("--head %d: this model has %u heads, 0 to %u"), vo->head,
 				       m->cfg.heads, m->cfg.heads - 1);
 	return EXIT_OK;
 }
@@ -192,8 +198,8 @@ static model *load_view_model(const char *path, av_error *err)
 		if (stat(ckpt, &st) == 0)
 			return model_load(ckpt, err);
 		av_fail(err,
-			"%s: no such file, nor a checkpoint %s of a training run writing it "
-			"(attnview --train CORPUS -o %s writes the checkpoint when it starts)",
+			_("%s: no such file, nor a checkpoint %s of a training run writing it "
+			  "(attnview --train CORPUS -o %s writes the checkpoint when it starts)"),
 			path, ckpt, path);
 		return NULL;
 	}
@@ -230,7 +236,7 @@ int cli_view(int argc, char **argv)
 	}
 	if (optind < argc) {
 		return cli_usage_error("attnview --help",
-				       "unexpected argument '%s' (text goes after --text)",
+				       _("unexpected argument '%s' (text goes after --text)"),
 				       argv[optind]);
 	}
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
@@ -240,7 +246,6 @@ int cli_view(int argc, char **argv)
 	if (delay && delay[0])
 		vo.delay_ms = atoi(delay);
 
-	setlocale(LC_ALL, "");
 	av_error err;
 	model *m = load_view_model(model_path, &err);
 	if (!m) {

@@ -1,5 +1,7 @@
 /* The progress display of attnview --train (train_progress.h). */
 #include "train_progress.h"
+#include "attnview/i18n.h"
+#include "attnview/tokenizer.h"
 #include "attnview/verdict.h"
 #include "cli.h"
 
@@ -72,28 +74,51 @@ static void sparkline(const float *v, int n, int width, char *out, size_t cap)
 static void warn_overfitting(progress_ui *ui, const train_progress *p)
 {
 	progress_end(ui);
-	cli_note("warning: over-fitting: the validation loss has not improved for %d "
-		 "evaluations (best %.3f at step %" PRIu64 ", now %.3f at step %" PRIu64
-		 ") while the training loss fell (%.3f to %.3f): the model is learning the "
-		 "training text by heart. The model of step %" PRIu64 " was better: train "
-		 "fewer steps (--steps %" PRIu64 "), or add --patience 3 to stop at the best "
-		 "and keep it; more text or a smaller model (--dim 32 --layers 1) help too",
+	cli_note(_("warning: over-fitting: the validation loss has not improved for %d "
+		   "evaluations (best %.3f at step %" PRIu64 ", now %.3f at step %" PRIu64
+		   ") while the training loss fell (%.3f to %.3f): the model is learning the "
+		   "training text by heart. The model of step %" PRIu64 " was better: train "
+		   "fewer steps (--steps %" PRIu64 "), or add --patience 3 to stop at the best "
+		   "and keep it; more text or a smaller model (--dim 32 --layers 1) help too"),
 		 p->since_best, (double)p->best.loss, p->best.step, (double)p->val_loss, p->step,
 		 (double)p->best.train_loss, (double)p->train_loss, p->best.step, p->best.step);
 }
 
 /* " | unigram 4.006, 20.50%: beaten by 2.180 (54%)" after an evaluation. */
+/* Cut the UTF-8 line s to at most cols terminal columns (Chinese takes two
+ * a character); returns the columns left. */
+static int fit_columns(char *s, int cols)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int w = 0;
+	while (*p) {
+		int len = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+		uint32_t c = len == 1 ? *p : *p & (0x3fu >> (len - 1));
+		for (int i = 1; i < len && p[i]; i++)
+			c = c << 6 | (p[i] & 0x3fu);
+		int cw = cp_display_width(c, NULL);
+		if (w + cw > cols) {
+			*(char *)p = '\0';
+			break;
+		}
+		w += cw;
+		for (int i = 0; i < len && *p; i++)
+			p++;
+	}
+	return w;
+}
+
 static void verdict_part(const train_progress *p, char *out, size_t n)
 {
 	switch (verdict_of(p->val_loss, p->base_loss)) {
 	case VERDICT_BETTER:
-		snprintf(out, n, " | unigram %.3f, %.2f%%: beaten by %.3f (%.0f%%)",
+		snprintf(out, n, _(" | unigram %.3f, %.2f%%: beaten by %.3f (%.0f%%)"),
 			 (double)p->base_loss, 100.0 * (double)p->base_acc,
 			 (double)(p->base_loss - p->val_loss),
 			 100.0 * (double)(p->base_loss - p->val_loss) / (double)p->base_loss);
 		break;
 	case VERDICT_NOT_BETTER:
-		snprintf(out, n, " | unigram %.3f, %.2f%%: not beaten", (double)p->base_loss,
+		snprintf(out, n, _(" | unigram %.3f, %.2f%%: not beaten"), (double)p->base_loss,
 			 100.0 * (double)p->base_acc);
 		break;
 	default:
@@ -130,13 +155,11 @@ void progress_report(const train_progress *p, void *ctx)
 			verdict_short(p->val_loss, p->base_loss, vs + 2, sizeof vs - 3);
 			strcat(vs, ")");
 		}
-		int len =
-		    snprintf(line, sizeof line,
-			     "step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
-			     "ETA %s",
-			     p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
-		if (len >= cols)
-			line[cols > 1 ? cols - 1 : 0] = '\0';
+		snprintf(line, sizeof line,
+			 _("step %" PRIu64 "/%" PRIu64 "  loss %.3f  val %s%s  %.1fk tok/s  "
+			   "ETA %s"),
+			 p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
+		int len = fit_columns(line, cols > 1 ? cols - 1 : 0);
 		char spark[256];
 		int room = cols - 2 - len;
 		if (room > 48)
@@ -163,8 +186,8 @@ void progress_report(const train_progress *p, void *ctx)
 	mean = n ? mean / n : NAN;
 	char verdict[160];
 	verdict_part(p, verdict, sizeof verdict);
-	printf("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
-	       "%.0f tok/s, ETA %s%s\n",
+	printf(_("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
+		 "%.0f tok/s, ETA %s%s\n"),
 	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta, verdict);
 	fflush(stdout);
 	if (p->overfitting)

@@ -1,5 +1,6 @@
 /* Statistics and summaries of attention matrices (analysis.h). */
 #include "attnview/analysis.h"
+#include "attnview/i18n.h"
 
 #include <cblas.h>
 
@@ -95,14 +96,14 @@ int row_rank(const attn_matrix *a, int q, int j, int *visible)
 const char *head_pattern(const head_stats *s)
 {
 	if (s->prev >= 0.5)
-		return "previous";
+		return N_("previous");
 	if (s->next >= 0.5)
-		return "next";
+		return N_("next");
 	if (s->self >= 0.5)
-		return "self";
+		return N_("self");
 	if (s->distance <= 5 && s->distance <= s->n / 4.0)
-		return "local";
-	return "broad";
+		return N_("local");
+	return N_("broad");
 }
 
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
@@ -140,7 +141,8 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
 /* ---- head roles --------------------------------------------------------- */
 
 static const char *const role_names[ROLE_NKINDS] = {
-    "previous", "next", "self", "first", "delimiter", "duplicate", "induction", "local", "broad"};
+    N_("previous"),  N_("next"),      N_("self"),  N_("first"), N_("delimiter"),
+    N_("duplicate"), N_("induction"), N_("local"), N_("broad")};
 
 const char *role_name(role_kind r)
 {

@@ -1,5 +1,6 @@
 /* Files written whole or not at all (atomicfile.h). */
 #include "attnview/atomicfile.h"
+#include "attnview/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,14 +31,14 @@ static void atomic_free(atomic_file *f)
 /* What a failure leaves: the old file, or nothing. */
 static const char *kept(const atomic_file *f)
 {
-	return f->existed ? "the previous file is unchanged" : "the file was not created";
+	return f->existed ? _("the previous file is unchanged") : _("the file was not created");
 }
 
 atomic_file *atomic_open(const char *path, av_error *err)
 {
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		av_fail(err, "%s: is a directory; give a file name", path);
+		av_fail(err, _("%s: is a directory; give a file name"), path);
 		return NULL;
 	}
 	atomic_file *f = calloc(1, sizeof *f);
@@ -52,7 +53,7 @@ atomic_file *atomic_open(const char *path, av_error *err)
 	if (!f || !f->path || !f->tmp || !f->dir) {
 		if (f)
 			atomic_free(f);
-		av_fail(err, "out of memory");
+		av_fail(err, _("out of memory"));
 		return NULL;
 	}
 	f->existed = lstat(path, &st) == 0;
@@ -60,7 +61,8 @@ atomic_file *atomic_open(const char *path, av_error *err)
 	snprintf(f->tmp, tlen, "%s.tmp.XXXXXX", path);
 	f->fd = mkstemp(f->tmp);
 	if (f->fd < 0) {
-		av_fail_errno(err, errno, "%s: cannot create a temporary file in %s", path, f->dir);
+		av_fail_errno(err, errno, _("%s: cannot create a temporary file in %s"), path,
+			      f->dir);
 		atomic_free(f);
 		return NULL;
 	}
@@ -113,10 +115,11 @@ void atomic_abort(atomic_file *f)
 static bool fail_write(atomic_file *f, av_error *err)
 {
 	if (f->total)
-		av_fail_errno(err, f->write_errno, "%s: writing failed after %zu of %zu bytes; %s",
-			      f->path, f->written, f->total, kept(f));
+		av_fail_errno(err, f->write_errno,
+			      _("%s: writing failed after %zu of %zu bytes; %s"), f->path,
+			      f->written, f->total, kept(f));
 	else
-		av_fail_errno(err, f->write_errno, "%s: writing failed after %zu bytes; %s",
+		av_fail_errno(err, f->write_errno, _("%s: writing failed after %zu bytes; %s"),
 			      f->path, f->written, kept(f));
 	atomic_abort(f);
 	return false;
@@ -147,11 +150,11 @@ static bool place_new(atomic_file *f, av_error *err)
 	struct stat st;
 	if (e == EEXIST || lstat(f->path, &st) == 0)
 		return av_fail(err,
-			       "%s: exists now (made by something else while this was being "
-			       "written); it was left untouched",
+			       _("%s: exists now (made by something else while this was being "
+				 "written); it was left untouched"),
 			       f->path);
 	if (rename(f->tmp, f->path) != 0)
-		return av_fail_errno(err, errno, "%s: cannot rename %s to it", f->path, f->tmp);
+		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), f->path, f->tmp);
 	return true;
 }
 
@@ -160,14 +163,14 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 	if (f->write_errno)
 		return fail_write(f, err);
 	if (fsync(f->fd) != 0 || fchmod(f->fd, target_mode(f->path)) != 0) {
-		av_fail_errno(err, errno, "%s: cannot flush to disk; %s", f->path, kept(f));
+		av_fail_errno(err, errno, _("%s: cannot flush to disk; %s"), f->path, kept(f));
 		atomic_abort(f);
 		return false;
 	}
 	int fd = f->fd;
 	f->fd = -1;
 	if (close(fd) != 0) {
-		av_fail_errno(err, errno, "%s: closing failed; %s", f->path, kept(f));
+		av_fail_errno(err, errno, _("%s: closing failed; %s"), f->path, kept(f));
 		atomic_abort(f);
 		return false;
 	}
@@ -177,7 +180,7 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 			return false;
 		}
 	} else if (rename(f->tmp, f->path) != 0) {
-		av_fail_errno(err, errno, "%s: cannot rename %s over it", f->path, f->tmp);
+		av_fail_errno(err, errno, _("%s: cannot rename %s over it"), f->path, f->tmp);
 		atomic_abort(f);
 		return false;
 	}

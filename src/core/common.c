@@ -1,4 +1,5 @@
 #include "attnview/common.h"
+#include "attnview/i18n.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,6 @@ bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...)
 	int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	va_end(ap);
 	if (n >= 0 && (size_t)n < sizeof err->msg)
-		snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", strerror(errnum));
+		snprintf(err->msg + n, sizeof err->msg - (size_t)n, _(": %s"), strerror(errnum));
 	return false;
 }

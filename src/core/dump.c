@@ -1,4 +1,5 @@
 #include "attnview/dump.h"
+#include "attnview/i18n.h"
 #include "attnview/verdict.h"
 
 #include "dump_explain.h"
@@ -148,7 +149,7 @@ static bool tsv_summaries(FILE *out, const attn_result *r, const dump_options *o
 		return true;
 	float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
 	if (!roll)
-		return av_fail(err, "out of memory for the rollout of %d tokens", r->n);
+		return av_fail(err, _("out of memory for the rollout of %d tokens"), r->n);
 	attention_rollout(roll, buf, r);
 	for (int l = 0; l < r->layers; l++)
 		if (in_range(o->layer, l)) {
@@ -170,7 +171,7 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 		free(glyph);
 		free(buf);
 		return av_fail(
-		    err, "out of memory for the glyphs of %d tokens; nothing was written", r->n);
+		    err, _("out of memory for the glyphs of %d tokens; nothing was written"), r->n);
 	}
 	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore", out);
 	fputs(cc ? "\tcontribution\n" : "\n", out);
@@ -208,8 +209,8 @@ bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_opti
 	}
 	errno = 0;
 	if (fflush(out) != 0 || ferror(out))
-		return errno ? av_fail_errno(err, errno, "writing the dump failed")
-			     : av_fail(err, "writing the dump failed");
+		return errno ? av_fail_errno(err, errno, _("writing the dump failed"))
+			     : av_fail(err, _("writing the dump failed"));
 	return true;
 }
 
@@ -242,8 +243,8 @@ void dump_info(FILE *out, const model *m, const char *source)
 	info_float(out, "unigram baseline accuracy", m->meta.base_acc, "");
 	if (verdict_of(m->meta.val_loss, m->meta.base_loss) != VERDICT_NONE) {
 		char v[512];
-		verdict_text(m->meta.val_loss, m->meta.val_acc, m->meta.base_loss, m->meta.base_acc,
-			     0, v, sizeof v);
+		verdict_text_untranslated(m->meta.val_loss, m->meta.val_acc, m->meta.base_loss,
+					  m->meta.base_acc, 0, v, sizeof v);
 		fprintf(out, "verdict: %s\n", v);
 	}
 	if (m->meta.created > 0) {

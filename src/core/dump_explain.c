@@ -4,6 +4,7 @@
  * the TSV's one row per weight (contributions, aggregates, rollout: see
  * dump.c). */
 #include "dump_explain.h"
+#include "attnview/i18n.h"
 
 #include "json_out.h"
 
@@ -159,7 +160,7 @@ static bool write_rollout(FILE *out, const attn_result *r, const dump_options *o
 	size_t nn = (size_t)r->n * (size_t)r->n;
 	float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
 	if (!roll)
-		return av_fail(err, "out of memory for the rollout of %d tokens", r->n);
+		return av_fail(err, _("out of memory for the rollout of %d tokens"), r->n);
 	attention_rollout(roll, buf, r);
 	fputs(",\n  \"rollout\": [", out);
 	bool first = true;
@@ -295,7 +296,7 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		side = x->compare->n;
 	float *buf = malloc((size_t)side * (size_t)side * sizeof *buf);
 	if (!buf)
-		return av_fail(err, "out of memory for the dump of %d tokens", r->n);
+		return av_fail(err, _("out of memory for the dump of %d tokens"), r->n);
 	bool ok = true;
 	if (x->breakdown)
 		write_breakdown(out, x);

@@ -1,5 +1,6 @@
 /* Guessing the encoding of text that is not UTF-8 (encoding.h). */
 #include "attnview/encoding.h"
+#include "attnview/i18n.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -194,11 +195,11 @@ static const char *encoding_what(text_encoding e)
 {
 	switch (e) {
 	case ENC_GB18030:
-		return "GB18030 (GBK, GB2312: simplified Chinese)";
+		return _("GB18030 (GBK, GB2312: simplified Chinese)");
 	case ENC_BIG5:
-		return "Big5 (traditional Chinese)";
+		return _("Big5 (traditional Chinese)");
 	case ENC_LATIN1:
-		return "Latin-1 or Windows-1252 (Western European)";
+		return _("Latin-1 or Windows-1252 (Western European)");
 	default:
 		return encoding_name(e);
 	}
@@ -256,31 +257,31 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 	if (guess == ENC_UTF8) {
 		/* Nothing recognised: the general advice. */
 		snprintf(buf, n,
-			 "%.0f%% of the characters of %s were invalid UTF-8: if it is in another "
-			 "encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 for "
-			 "Chinese)",
+			 _("%.0f%% of the characters of %s were invalid UTF-8: if it is in another "
+			   "encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 for "
+			   "Chinese)"),
 			 100.0 * (double)st->invalid / (double)st->codepoints, name);
 		return true;
 	}
 	char why[96];
 	if (invalid)
-		snprintf(why, sizeof why, "%.0f%% of its characters were invalid UTF-8",
+		snprintf(why, sizeof why, _("%.0f%% of its characters were invalid UTF-8"),
 			 100.0 * (double)st->invalid / (double)st->codepoints);
 	else
-		snprintf(why, sizeof why, "its zero bytes were removed as control characters");
+		snprintf(why, sizeof why, _("its zero bytes were removed as control characters"));
 	char cmd[1800];
 	if (strcmp(name, "standard input") == 0) {
-		snprintf(cmd, sizeof cmd, "put iconv -f %s -t UTF-8 in the pipe",
+		snprintf(cmd, sizeof cmd, _("put iconv -f %s -t UTF-8 in the pipe"),
 			 encoding_name(guess));
 	} else {
 		char q[520], conv[520], qc[540];
 		quote(name, q, sizeof q);
 		converted_name(name, conv, sizeof conv);
 		quote(conv, qc, sizeof qc);
-		snprintf(cmd, sizeof cmd, "iconv -f %s -t UTF-8 %s > %s, and use %s",
+		snprintf(cmd, sizeof cmd, _("iconv -f %s -t UTF-8 %s > %s, and use %s"),
 			 encoding_name(guess), q, qc, qc);
 	}
-	snprintf(buf, n, "%s looks like %s text, not UTF-8 (%s): convert it first: %s", name,
+	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"), name,
 		 encoding_what(guess), why, cmd);
 	return true;
 }

@@ -1,5 +1,6 @@
 /* Breakdowns, value norms and text losses (explain.h). */
 #include "attnview/explain.h"
+#include "attnview/i18n.h"
 
 #include "attnview/ops.h"
 
@@ -18,7 +19,8 @@ bool qk_breakdown_init(qk_breakdown *b, int hs, av_error *err)
 	b->order = malloc((size_t)hs * sizeof *b->order);
 	if (!b->q || !b->k || !b->prod || !b->order) {
 		qk_breakdown_finish(b);
-		return av_fail(err, "out of memory for the q·k breakdown of a head of size %d", hs);
+		return av_fail(err, _("out of memory for the q·k breakdown of a head of size %d"),
+			       hs);
 	}
 	return true;
 }
@@ -87,7 +89,7 @@ bool value_norms(const model *m, const activations *ws, int n, float *out, av_er
 	const int d = (int)m->cfg.dim, H = (int)m->cfg.heads, hs = d / H;
 	float *y = malloc((size_t)n * (size_t)d * sizeof *y);
 	if (!y)
-		return av_fail(err, "out of memory for the value contributions of %d tokens", n);
+		return av_fail(err, _("out of memory for the value contributions of %d tokens"), n);
 	for (int l = 0; l < (int)m->cfg.layers; l++) {
 		const float *qkv = ws->layer[l].qkv, *wo = m->p.layer[l].proj_w;
 		for (int h = 0; h < H; h++) {
@@ -118,10 +120,10 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 {
 	const int V = (int)m->cfg.vocab_size;
 	if (n < 1 || n > ws->T || n > ws->max_rows)
-		return av_fail(err, "%d tokens do not fit the work space of %d", n, ws->T);
+		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
 	int32_t *x = malloc((size_t)n * sizeof *x);
 	if (!x)
-		return av_fail(err, "out of memory for the loss over %d tokens", n);
+		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
 	for (int i = 0; i < n; i++)
 		x[i] = tokens[i].id;
 	double sum = 0;

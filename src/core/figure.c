@@ -2,6 +2,7 @@
  * makes descriptions from a result, figure_layout.c places them, and the
  * writers draw them (figure_svg.c, figure_cairo.c). */
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 
 #include "attnview/tokenizer.h"
 #include "figure_draw.h"
@@ -91,7 +92,7 @@ static void heatmap_free(fig_heatmap *h)
 figure *figure_create(int rows, int cols, av_error *err)
 {
 	if (rows < 1 || cols < 1 || rows > AV_MAX_LAYERS || cols > AV_MAX_HEADS) {
-		av_fail(err, "a figure has 1 to %d rows and 1 to %d columns of tiles, not %dx%d",
+		av_fail(err, _("a figure has 1 to %d rows and 1 to %d columns of tiles, not %dx%d"),
 			AV_MAX_LAYERS, AV_MAX_HEADS, rows, cols);
 		return NULL;
 	}
@@ -100,7 +101,7 @@ figure *figure_create(int rows, int cols, av_error *err)
 		f->tiles = calloc((size_t)rows * (size_t)cols, sizeof *f->tiles);
 	if (!f || !f->tiles) {
 		free(f);
-		av_fail(err, "out of memory for a figure");
+		av_fail(err, _("out of memory for a figure"));
 		return NULL;
 	}
 	f->rows = rows;
@@ -127,7 +128,7 @@ bool figure_set_titles(figure *f, const char *title, const char *subtitle, av_er
 	if ((title && !t) || (subtitle && !s)) {
 		free(t);
 		free(s);
-		return av_fail(err, "out of memory for a figure's title");
+		return av_fail(err, _("out of memory for a figure's title"));
 	}
 	free(f->title);
 	free(f->subtitle);
@@ -159,13 +160,14 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 {
 	int ntiles = f->rows * f->cols;
 	if (i < 0 || i >= ntiles)
-		return av_fail(err, "tile %d of a figure of %d", i, ntiles);
+		return av_fail(err, _("tile %d of a figure of %d"), i, ntiles);
 	if (a->n < 1 || a->n > AV_MAX_CONTEXT)
-		return av_fail(err, "a figure's matrix has 1 to %d rows, not %d", AV_MAX_CONTEXT,
+		return av_fail(err, _("a figure's matrix has 1 to %d rows, not %d"), AV_MAX_CONTEXT,
 			       a->n);
 	for (int j = 0; j < ntiles; j++)
 		if (j != i && f->tiles[j].n && f->tiles[j].n != a->n)
-			return av_fail(err, "the tiles of a figure have the same size (%d, not %d)",
+			return av_fail(err,
+				       _("the tiles of a figure have the same size (%d, not %d)"),
 				       f->tiles[j].n, a->n);
 	fig_heatmap *h = &f->tiles[i];
 	heatmap_free(h);
@@ -175,7 +177,7 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 	h->row_max = malloc((size_t)a->n * sizeof *h->row_max);
 	if (!h->w || !h->row_max || (labels && !set_labels(h, labels))) {
 		heatmap_free(h);
-		return av_fail(err, "out of memory for a %dx%d figure", a->n, a->n);
+		return av_fail(err, _("out of memory for a %dx%d figure"), a->n, a->n);
 	}
 	memcpy(h->w, a->w, nn * sizeof *h->w);
 	h->causal = a->causal;
@@ -296,8 +298,8 @@ bool fig_format_of(const char *path, fig_format *fmt, av_error *err)
 			return *fmt = FIG_PDF, true;
 	}
 	return av_fail(err,
-		       "%s: the file name must end in .svg, .png or .pdf (the format follows "
-		       "the extension)",
+		       _("%s: the file name must end in .svg, .png or .pdf (the format follows "
+			 "the extension)"),
 		       path);
 }
 
@@ -343,12 +345,12 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 		return false;
 	if (!fig_format_available(fmt))
 		return av_fail(err,
-			       "%s: attnview was built without cairo and pango: PNG and PDF need "
-			       "libcairo2-dev and libpango1.0-dev at build time; .svg works",
+			       _("%s: attnview was built without cairo and pango: PNG and PDF need "
+				 "libcairo2-dev and libpango1.0-dev at build time; .svg works"),
 			       path);
 	struct stat st;
 	if (!replace && lstat(path, &st) == 0)
-		return av_fail(err, "%s: exists; it was left untouched", path);
+		return av_fail(err, _("%s: exists; it was left untouched"), path);
 	fig_geom g;
 	figure_layout(f, &g);
 	atomic_mode mode = replace ? ATOMIC_REPLACE : ATOMIC_KEEP;
@@ -384,6 +386,6 @@ bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_
 		     av_error *err)
 {
 	(void)f, (void)g, (void)fmt, (void)af;
-	return av_fail(err, "attnview was built without cairo and pango");
+	return av_fail(err, _("attnview was built without cairo and pango"));
 }
 #endif

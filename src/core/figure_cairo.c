@@ -3,6 +3,7 @@
  * geometry as figure_svg.c does. Built only when meson finds cairo and
  * pangocairo. */
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 
 #include "figure_draw.h"
 
@@ -338,8 +339,8 @@ bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_
 	} else {
 		if (g->width * px > PNG_MAX_SIDE || g->height * px > PNG_MAX_SIDE)
 			return av_fail(err,
-				       "the figure is %.0fx%.0f pixels, more than a PNG can have "
-				       "here (%d); write an .svg or .pdf instead",
+				       _("the figure is %.0fx%.0f pixels, more than a PNG can have "
+					 "here (%d); write an .svg or .pdf instead"),
 				       g->width * px, g->height * px, PNG_MAX_SIDE);
 		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)g->width * px,
 					       (int)g->height * px);
@@ -366,7 +367,7 @@ bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_
 	if (st == CAIRO_STATUS_WRITE_ERROR && !atomic_ok(af))
 		return false; /* atomic_commit says why */
 	if (!drawn || st != CAIRO_STATUS_SUCCESS)
-		return av_fail(err, "cairo could not draw the figure: %s",
+		return av_fail(err, _("cairo could not draw the figure: %s"),
 			       cairo_status_to_string(
 				   st != CAIRO_STATUS_SUCCESS ? st : CAIRO_STATUS_NO_MEMORY));
 	return true;

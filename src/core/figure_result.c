@@ -2,6 +2,7 @@
  * would show for a request (a head, an aggregate, the rollout, words, a
  * difference from another text), its labels and its titles. */
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 
 #include "attnview/tokenizer.h"
 #include "figure_draw.h"
@@ -173,7 +174,7 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 	fig_label *labels = ok ? calloc((size_t)a.n, sizeof *labels) : NULL;
 	char **both = ok ? calloc((size_t)a.n, sizeof *both) : NULL;
 	if (!labels || !both) {
-		ok = av_fail(err, "out of memory for the figure of %d tokens", r->n);
+		ok = av_fail(err, _("out of memory for the figure of %d tokens"), r->n);
 		goto out;
 	}
 	attn_matrix m = {a.m, a.n, a.causal};
@@ -188,7 +189,8 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 			if (strcmp(a.labels[k], b.labels[k]) != 0) {
 				size_t la = strlen(a.labels[k]), lb = strlen(b.labels[k]);
 				if (!(both[k] = malloc(la + lb + 2))) {
-					ok = av_fail(err, "out of memory for the figure's labels");
+					ok = av_fail(err,
+						     _("out of memory for the figure's labels"));
 					break;
 				}
 				snprintf(both[k], la + lb + 2, "%s/%s", a.labels[k], b.labels[k]);

@@ -3,6 +3,7 @@
  * tooltip, or, past FIG_MAX_RECT_CELLS cells, one PNG image per tile
  * embedded as data (deflated with zlib when the build has it). */
 #include "attnview/figure.h"
+#include "attnview/i18n.h"
 
 #include "attnview/modelfile.h"
 #include "figure_draw.h"
@@ -397,7 +398,7 @@ bool figure_svg(const figure *f, const fig_geom *g, char **out, size_t *n, av_er
 	*n = 0;
 	FILE *s = open_memstream(out, n);
 	if (!s)
-		return av_fail(err, "out of memory for the SVG");
+		return av_fail(err, _("out of memory for the SVG"));
 	fprintf(s,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -431,7 +432,7 @@ bool figure_svg(const figure *f, const fig_geom *g, char **out, size_t *n, av_er
 	if (fclose(s) != 0 || !ok) {
 		free(*out);
 		*out = NULL;
-		return av_fail(err, "out of memory for the SVG");
+		return av_fail(err, _("out of memory for the SVG"));
 	}
 	return true;
 }

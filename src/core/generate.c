@@ -1,5 +1,6 @@
 /* The next character of a causal model, and the sampler (generate.h). */
 #include "attnview/generate.h"
+#include "attnview/i18n.h"
 #include "attnview/ops.h"
 
 #include "attnview/infer.h"
@@ -98,11 +99,13 @@ bool model_next_logits(const model *m, activations *ws, const int32_t *ids, int 
 {
 	const model_config *c = &m->cfg;
 	if (c->objective != OBJ_CAUSAL)
-		return av_fail(err, "writing text needs a causal (next-character) model; this one "
-				    "is masked: try --model builtin-causal, or train one with "
-				    "--objective causal");
+		return av_fail(err,
+			       _("writing text needs a causal (next-character) model; this one "
+				 "is masked: try --model builtin-causal, or train one with "
+				 "--objective causal"));
 	if (n < 1 || (uint32_t)n > c->context || n > ws->T)
-		return av_fail(err, "%d tokens do not fit the model's context of %u", n, c->context);
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
+			       c->context);
 	/* The view's pass (infer.h), so that --dump --generate and the view's
 	 * writing sample from the same logits. */
 	return infer_row_logits(m, ws, NULL, ids, n, n - 1, out, NULL, NULL, err);

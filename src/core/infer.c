@@ -12,6 +12,7 @@
  * that is still in the cache, the work is spread over the pool's threads, and
  * the result's arrays are reused (attn_result_recycle; the worker keeps one). */
 #include "attnview/infer.h"
+#include "attnview/i18n.h"
 
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
@@ -376,7 +377,7 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 {
 	const model_config *cfg = &m->cfg;
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
-		return av_fail(err, "%d tokens do not fit the model's context of %u", n,
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       cfg->context);
 	int p = reusable(c, m, ws, ids, n, att || scores);
 	if (c)
@@ -391,7 +392,7 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		lp.work =
 		    malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
 		if (!lp.work)
-			return av_fail(err, "out of memory for the attention of %d tokens", n);
+			return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
 			      1, n - p, d);
 		int saved = blas_single_thread_begin();
@@ -399,7 +400,7 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		blas_single_thread_end(saved);
 		free(lp.work);
 		if (!done)
-			return av_fail(err, "a newer text came");
+			return av_fail(err, _("a newer text came"));
 	}
 	if (p > 0 && (att || scores))
 		copy_cached(m, ws, p, n, att, scores);
@@ -461,7 +462,7 @@ static bool result_reserve(attn_result *r, const model_config *c, int n, av_erro
 	r->scores = malloc(cap * sizeof(float));
 	if (!r->tokens || !r->att || !r->scores) {
 		attn_result_free(r);
-		return av_fail(err, "out of memory for the attention of %d tokens", n);
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
 	r->cap = cap;
 	r->cap_tokens = room;
@@ -473,7 +474,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 {
 	const model_config *cfg = &m->cfg;
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
-		return av_fail(err, "%d tokens do not fit the model's context of %u", n,
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       cfg->context);
 	if (!result_reserve(r, cfg, n, err))
 		return false;
@@ -494,7 +495,7 @@ bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int
 {
 	const int d = (int)m->cfg.dim, L = (int)m->cfg.layers;
 	if (row < 0 || row >= n)
-		return av_fail(err, "no row %d in a text of %d tokens", row, n);
+		return av_fail(err, _("no row %d in a text of %d tokens"), row, n);
 	if (!infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err))
 		return false;
 	const size_t r = (size_t)row * (size_t)d;
@@ -536,7 +537,7 @@ bool infer_predict(const model *m, activations *ws, infer_cache *c, const token 
 {
 	const int V = (int)m->cfg.vocab_size;
 	if (n < 1 || n > (int)m->cfg.context || n > ws->T || ws->max_rows < 1)
-		return av_fail(err, "%d tokens do not fit the model's context of %u", n,
+		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       m->cfg.context);
 	int32_t x[AV_MAX_CONTEXT];
 	for (int i = 0; i < n; i++)
@@ -598,7 +599,7 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 	r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
 	if (!r->pred_id || !r->pred_p) {
 		attn_result_free(r);
-		return av_fail(err, "out of memory for the attention of %d tokens", n);
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
 	if (!predict_all(m, ws, tokens, n, r, err)) {
 		attn_result_free(r);

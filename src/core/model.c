@@ -1,6 +1,7 @@
 /* The model: configuration checks, the parameter size table, activations and
  * the forward pass (model.h). */
 #include "attnview/model.h"
+#include "attnview/i18n.h"
 
 #include "attnview/ops.h"
 #include "attnview/rng.h"
@@ -19,36 +20,37 @@ const char *objective_name(objective o)
 bool model_config_check(const model_config *c, av_error *err)
 {
 	if (c->objective > OBJ_CAUSAL)
-		return av_fail(err, "objective %u is unknown (0 masked, 1 causal)", c->objective);
+		return av_fail(err, _("objective %u is unknown (0 masked, 1 causal)"),
+			       c->objective);
 	if (c->vocab_size < TOK_NSPECIAL + 1 || c->vocab_size > AV_MAX_VOCAB)
-		return av_fail(err, "vocabulary size %u is outside 4..%u", c->vocab_size,
+		return av_fail(err, _("vocabulary size %u is outside 4..%u"), c->vocab_size,
 			       AV_MAX_VOCAB);
 	if (c->dim < 2 || c->dim > AV_MAX_DIM || c->dim % 2)
-		return av_fail(err, "dimension %u must be even and within 2..%u", c->dim,
+		return av_fail(err, _("dimension %u must be even and within 2..%u"), c->dim,
 			       AV_MAX_DIM);
 	if (c->heads < 1 || c->heads > AV_MAX_HEADS)
-		return av_fail(err, "%u heads is outside 1..%u", c->heads, AV_MAX_HEADS);
+		return av_fail(err, _("%u heads is outside 1..%u"), c->heads, AV_MAX_HEADS);
 	if (c->dim % c->heads)
 		return av_fail(err,
-			       "dimension %u is not divisible by %u heads; choose a dimension "
-			       "that is a multiple of the number of heads",
+			       _("dimension %u is not divisible by %u heads; choose a dimension "
+				 "that is a multiple of the number of heads"),
 			       c->dim, c->heads);
 	if (c->layers < 1 || c->layers > AV_MAX_LAYERS)
-		return av_fail(err, "%u layers is outside 1..%u", c->layers, AV_MAX_LAYERS);
+		return av_fail(err, _("%u layers is outside 1..%u"), c->layers, AV_MAX_LAYERS);
 	if (c->context < 1 || c->context > AV_MAX_CONTEXT)
-		return av_fail(err, "context %u is outside 1..%u tokens", c->context,
+		return av_fail(err, _("context %u is outside 1..%u tokens"), c->context,
 			       AV_MAX_CONTEXT);
 	uint64_t cells = (uint64_t)c->layers * c->heads * c->context * c->context;
 	if (cells > AV_MAX_ATTN_CELLS)
 		return av_fail(err,
-			       "%u layers x %u heads x %u^2 context positions is %llu attention "
-			       "weights per text, more than the limit of %u; use fewer layers or "
-			       "heads or a shorter context",
+			       _("%u layers x %u heads x %u^2 context positions is %llu attention "
+				 "weights per text, more than the limit of %u; use fewer layers or "
+				 "heads or a shorter context"),
 			       c->layers, c->heads, c->context, (unsigned long long)cells,
 			       AV_MAX_ATTN_CELLS);
 	/* Every dimension is bounded above, so the sum cannot overflow size_t. */
 	if (model_num_params(c) > AV_MAX_PARAMS)
-		return av_fail(err, "%zu parameters is more than the limit of %u",
+		return av_fail(err, _("%zu parameters is more than the limit of %u"),
 			       model_num_params(c), AV_MAX_PARAMS);
 	return true;
 }
@@ -207,7 +209,7 @@ model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error
 		return NULL;
 	model *m = calloc(1, sizeof *m);
 	if (!m) {
-		av_fail(err, "out of memory for the model");
+		av_fail(err, _("out of memory for the model"));
 		return NULL;
 	}
 	m->cfg = *cfg;
@@ -221,7 +223,7 @@ model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error
 	m->params = calloc(m->nparams, sizeof(float));
 	m->pe = malloc((size_t)cfg->context * cfg->dim * sizeof(float));
 	if (!m->params || !m->pe) {
-		av_fail(err, "out of memory for %zu parameters", m->nparams);
+		av_fail(err, _("out of memory for %zu parameters"), m->nparams);
 		model_destroy(m);
 		return NULL;
 	}
@@ -246,7 +248,7 @@ static bool dup_string(char **dst, const char *s, av_error *err)
 {
 	char *c = strdup(s ? s : "");
 	if (!c)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	free(*dst);
 	*dst = c;
 	return true;
@@ -311,8 +313,8 @@ bool activations_init(activations *a, const model_config *cfg, int B, int T, int
 	a->mem = malloc(total * sizeof(float));
 	if (!a->mem)
 		return av_fail(err,
-			       "out of memory for activations (%zu MiB); use a smaller batch "
-			       "or context",
+			       _("out of memory for activations (%zu MiB); use a smaller batch "
+				 "or context"),
 			       total * sizeof(float) >> 20);
 	a->nfloats = total;
 	a->B = B;

@@ -3,6 +3,7 @@
  * against what is left, so a damaged file gets a message, never a crash. */
 #include "attnview/modelfile.h"
 #include "attnview/atomicfile.h"
+#include "attnview/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,7 +214,7 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 		bb_bytes(out, extra->v, extra->n);
 	if (!bb_reserve(out, 4)) {
 		bb_free(out);
-		return av_fail(err, "out of memory while building the model file");
+		return av_fail(err, _("out of memory while building the model file"));
 	}
 	uint64_t size = out->n + 4;
 	for (int i = 0; i < 8; i++)
@@ -245,20 +246,21 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	size_t at = r->off;
 	if (!br_u32(r, &n))
 		return av_fail(err,
-			       "%s: truncated at byte %zu (the %s length): the file is "
-			       "incomplete; copy it again or retrain",
+			       _("%s: truncated at byte %zu (the %s length): the file is "
+				 "incomplete; copy it again or retrain"),
 			       what, at, field);
 	if (n > AV_MAX_STRING)
 		return av_fail(err,
-			       "%s: the %s at byte %zu claims %u bytes, more than the limit "
-			       "of %u: the file is damaged",
+			       _("%s: the %s at byte %zu claims %u bytes, more than the limit "
+				 "of %u: the file is damaged"),
 			       what, field, at, n, AV_MAX_STRING);
 	char *s = malloc((size_t)n + 1);
 	if (!s)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	if (!br_bytes(r, s, n)) {
 		free(s);
-		return av_fail(err, "%s: truncated at byte %zu (inside the %s)", what, r->n, field);
+		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), what, r->n,
+			       field);
 	}
 	s[n] = '\0';
 	/* Two rules: UTF-8, and no NUL (which is valid UTF-8, but would end the
@@ -269,12 +271,12 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		free(s);
 		if (bad < n)
 			return av_fail(err,
-				       "%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
-				       "the file is damaged",
+				       _("%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
+					 "the file is damaged"),
 				       what, field, at + 4, at + 4 + bad);
 		return av_fail(err,
-			       "%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
-			       "a string of the file may not hold: the file is damaged",
+			       _("%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
+				 "a string of the file may not hold: the file is damaged"),
 			       what, field, at + 4, at + 4 + nul);
 	}
 	*out = s;
@@ -295,51 +297,51 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 	uint64_t size;
 	if (n == 0)
 		return av_fail(err,
-			       "%s: the file is empty: it is not a model; give a file written by "
-			       "attnview --train",
+			       _("%s: the file is empty: it is not a model; give a file written by "
+				 "attnview --train"),
 			       what);
 	if (!br_bytes(r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
 		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
 			return av_fail(err, TRUNCATED_HEADER, what, n);
 		return av_fail(err,
-			       "%s: not an attnview model (the file does not start with "
-			       "\"ATTNVIEW\"); give a file written by attnview --train",
+			       _("%s: not an attnview model (the file does not start with "
+				 "\"ATTNVIEW\"); give a file written by attnview --train"),
 			       what);
 	}
 	if (!br_u32(r, &version))
 		return av_fail(err, TRUNCATED_HEADER, what, n);
 	if (version != AV_FORMAT_VERSION)
-		return av_fail(err,
-			       "%s: model format version %u, but this attnview reads version %u%s",
-			       what, version, AV_FORMAT_VERSION,
-			       version > AV_FORMAT_VERSION ? ": upgrade attnview to read it"
-							   : ": the file is damaged");
+		return av_fail(
+		    err, _("%s: model format version %u, but this attnview reads version %u%s"),
+		    what, version, AV_FORMAT_VERSION,
+		    version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
+						: _(": the file is damaged"));
 	if (!br_u32(r, kind) || !br_u64(r, &size))
 		return av_fail(err, TRUNCATED_HEADER, what, n);
 	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
 		return av_fail(err,
-			       "%s: unknown file kind %u at byte 12: the file is damaged or from "
-			       "a newer attnview",
+			       _("%s: unknown file kind %u at byte 12: the file is damaged or from "
+				 "a newer attnview"),
 			       what, *kind);
 	if (size > n)
 		return av_fail(err,
-			       "%s: truncated: the header says %llu bytes but the file has %zu "
-			       "(it ends at byte %zu); copy it again or retrain",
+			       _("%s: truncated: the header says %llu bytes but the file has %zu "
+				 "(it ends at byte %zu); copy it again or retrain"),
 			       what, (unsigned long long)size, n, n);
 	if (size < n)
 		return av_fail(err,
-			       "%s: the header says %llu bytes but the file has %zu: it was "
-			       "damaged or something was appended; restore it or retrain",
+			       _("%s: the header says %llu bytes but the file has %zu: it was "
+				 "damaged or something was appended; restore it or retrain"),
 			       what, (unsigned long long)size, n);
 	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
-		return av_fail(err, "%s: only %zu bytes, too short for a model header", what, n);
+		return av_fail(err, _("%s: only %zu bytes, too short for a model header"), what, n);
 	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
 			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
 	uint32_t actual = av_crc32(0, buf, n - 4);
 	if (stored != actual)
 		return av_fail(err,
-			       "%s: checksum mismatch (stored %08x, computed %08x over bytes "
-			       "0..%zu): the file is damaged; restore it or retrain",
+			       _("%s: checksum mismatch (stored %08x, computed %08x over bytes "
+				 "0..%zu): the file is damaged; restore it or retrain"),
 			       what, stored, actual, n - 4);
 	r->n = n - 4; /* the checksum is not content */
 	return true;
@@ -370,12 +372,12 @@ static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, con
 	av_error cerr;
 	if (!model_config_check(cfg, &cerr))
 		return av_fail(err,
-			       "%s: impossible hyperparameters in the header (bytes 24..47): %s; "
-			       "the file is damaged",
+			       _("%s: impossible hyperparameters in the header (bytes 24..47): %s; "
+				 "the file is damaged"),
 			       what, cerr.msg);
-	if (!read_string(r, &meta->name, "model name", what, err))
+	if (!read_string(r, &meta->name, _("model name"), what, err))
 		return false;
-	if (!read_string(r, &meta->corpus, "corpus description", what, err)) {
+	if (!read_string(r, &meta->corpus, _("corpus description"), what, err)) {
 		free(meta->name);
 		meta->name = NULL;
 		return false;
@@ -391,12 +393,12 @@ static bool read_vocab(byte_reader *r, const model_config *cfg, uint32_t **cps, 
 	size_t voc_off = r->off;
 	*cps = malloc((size_t)cfg->vocab_size * sizeof **cps);
 	if (!*cps)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	for (uint32_t i = 0; i < cfg->vocab_size; i++)
 		if (!br_u32(r, &(*cps)[i]))
-			return av_fail(err,
-				       "%s: truncated in the vocabulary (entry %u of %u, byte %zu)",
-				       what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
+			return av_fail(
+			    err, _("%s: truncated in the vocabulary (entry %u of %u, byte %zu)"),
+			    what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
 	vocab check;
 	if (!vocab_init(&check, *cps, cfg->vocab_size, what, err))
 		return false;
@@ -411,8 +413,8 @@ static bool params_fit(const byte_reader *r, const model_config *cfg, const char
 	size_t np = model_num_params(cfg);
 	if (np > (r->n - r->off) / 4)
 		return av_fail(err,
-			       "%s: the parameters need %zu bytes from byte %zu but only %zu "
-			       "remain: the header does not match the file; it is damaged",
+			       _("%s: the parameters need %zu bytes from byte %zu but only %zu "
+				 "remain: the header does not match the file; it is damaged"),
 			       what, np * 4, r->off, r->n - r->off);
 	return true;
 }
@@ -430,9 +432,9 @@ static bool read_params(byte_reader *r, model *m, const char *what, av_error *er
 		for (size_t i = 0; i < t.size; i++)
 			if (!isfinite(x[i]))
 				return av_fail(err,
-					       "%s: parameter %zu (%s[%zu], byte %zu) is not a "
-					       "finite number: the model diverged or the file "
-					       "is damaged; retrain it",
+					       _("%s: parameter %zu (%s[%zu], byte %zu) is not a "
+						 "finite number: the model diverged or the file "
+						 "is damaged; retrain it"),
 					       what, t.offset + i, t.name, i, at + 4 * i);
 	}
 	return true;
@@ -459,8 +461,8 @@ static bool state_damaged(const state_reader *s, size_t at, const char *fmt, ...
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	return av_fail(s->err,
-		       "%s: the training state is damaged at byte %zu of the file (byte %zu of "
-		       "the state): %s; start the training again",
+		       _("%s: the training state is damaged at byte %zu of the file (byte %zu of "
+			 "the state): %s; start the training again"),
 		       s->what, s->base + at, at, why);
 }
 
@@ -471,7 +473,7 @@ static bool state_take(state_reader *s, void *dst, size_t n, const char *field)
 	size_t at = s->r.off;
 	if (br_bytes(&s->r, dst, n))
 		return true;
-	return state_damaged(s, at, "%s needs %zu bytes but the state has %zu left", field, n,
+	return state_damaged(s, at, _("%s needs %zu bytes but the state has %zu left"), field, n,
 			     s->r.n - at);
 }
 
@@ -510,8 +512,8 @@ static bool state_array(state_reader *s, const uint8_t **p, uint64_t n, size_t s
 {
 	size_t at = s->r.off, left = s->r.n - at;
 	if (n > left / size)
-		return state_damaged(s, at, "%s need %llu bytes but the state has %zu left", field,
-				     (unsigned long long)n * size, left);
+		return state_damaged(s, at, _("%s need %llu bytes but the state has %zu left"),
+				     field, (unsigned long long)n * size, left);
 	*p = s->r.p + at;
 	s->r.off += (size_t)n * size;
 	return true;
@@ -524,51 +526,53 @@ static bool state_options(state_reader *s, training_state *st)
 	uint32_t version;
 	if (s->r.n == 0)
 		return state_damaged(s, 0,
-				     "there is none: a checkpoint holds one between its "
-				     "parameters and its checksum");
-	if (!state_take(s, magic, 4, "the magic"))
+				     _("there is none: a checkpoint holds one between its "
+				       "parameters and its checksum"));
+	if (!state_take(s, magic, 4, _("the magic")))
 		return false;
 	if (memcmp(magic, AV_STATE_MAGIC, 4) != 0)
 		return state_damaged(s, 0, "it does not start with \"" AV_STATE_MAGIC "\"");
-	if (!state_u32(s, &version, "the state version"))
+	if (!state_u32(s, &version, _("the state version")))
 		return false;
 	if (version != AV_STATE_VERSION)
 		return av_fail(s->err,
-			       "%s: training state version %u at byte %zu, but this attnview "
-			       "reads version %u: the checkpoint is from another version; start "
-			       "the training again",
+			       _("%s: training state version %u at byte %zu, but this attnview "
+				 "reads version %u: the checkpoint is from another version; start "
+				 "the training again"),
 			       s->what, version, s->base + 4, AV_STATE_VERSION);
 	bool ok =
-	    state_u32(s, &st->objective, "the objective") && state_u32(s, &st->dim, "the dim") &&
-	    state_u32(s, &st->heads, "the heads") && state_u32(s, &st->layers, "the layers") &&
-	    state_u32(s, &st->context, "the context") &&
-	    state_u32(s, &st->batch, "the batch size") &&
-	    state_u64(s, &st->total_steps, "the total steps") &&
-	    state_u64(s, &st->epochs, "the epochs") && state_f32(s, &st->lr, "the learning rate") &&
-	    state_u64(s, &st->warmup, "the warmup") && state_u64(s, &st->seed, "the seed") &&
-	    state_u64(s, &st->min_count, "the minimum count") &&
-	    state_u32(s, &st->max_vocab, "the maximum vocabulary") &&
-	    state_u64(s, &st->eval_every, "the evaluation interval") &&
-	    state_u64(s, &st->checkpoint_every, "the checkpoint interval");
+	    state_u32(s, &st->objective, _("the objective")) &&
+	    state_u32(s, &st->dim, _("the dim")) && state_u32(s, &st->heads, _("the heads")) &&
+	    state_u32(s, &st->layers, _("the layers")) &&
+	    state_u32(s, &st->context, _("the context")) &&
+	    state_u32(s, &st->batch, _("the batch size")) &&
+	    state_u64(s, &st->total_steps, _("the total steps")) &&
+	    state_u64(s, &st->epochs, _("the epochs")) &&
+	    state_f32(s, &st->lr, _("the learning rate")) &&
+	    state_u64(s, &st->warmup, _("the warmup")) && state_u64(s, &st->seed, _("the seed")) &&
+	    state_u64(s, &st->min_count, _("the minimum count")) &&
+	    state_u32(s, &st->max_vocab, _("the maximum vocabulary")) &&
+	    state_u64(s, &st->eval_every, _("the evaluation interval")) &&
+	    state_u64(s, &st->checkpoint_every, _("the checkpoint interval"));
 	size_t at = s->r.off;
-	if (!ok || !state_u32(s, &st->threads, "the thread count"))
+	if (!ok || !state_u32(s, &st->threads, _("the thread count")))
 		return false;
 	if (st->threads == 0)
-		return state_damaged(s, at, "the thread count is 0");
-	if (!state_u64(s, &st->patience, "the patience"))
+		return state_damaged(s, at, _("the thread count is 0"));
+	if (!state_u64(s, &st->patience, _("the patience")))
 		return false;
 	at = s->r.off;
-	if (!state_u32(s, &st->val_path_len, "the --val-file path length"))
+	if (!state_u32(s, &st->val_path_len, _("the --val-file path length")))
 		return false;
 	if (st->val_path_len > AV_MAX_STRING)
-		return state_damaged(s, at, "the --val-file path is %u bytes long, more than %d",
+		return state_damaged(s, at, _("the --val-file path is %u bytes long, more than %d"),
 				     st->val_path_len, AV_MAX_STRING);
-	if (!state_array(s, &st->val_path, st->val_path_len, 1, "the --val-file path's bytes"))
+	if (!state_array(s, &st->val_path, st->val_path_len, 1, _("the --val-file path's bytes")))
 		return false;
 	const uint8_t *nul = st->val_path_len ? memchr(st->val_path, 0, st->val_path_len) : NULL;
 	if (nul)
 		return state_damaged(s, at + 4 + (size_t)(nul - st->val_path),
-				     "the --val-file path holds a NUL byte");
+				     _("the --val-file path holds a NUL byte"));
 	return true;
 }
 
@@ -588,9 +592,9 @@ static bool state_matches(const state_reader *s, const training_state *st, const
 		if (f[i].state != f[i].header)
 			return av_fail(
 			    s->err,
-			    "%s: the training state does not match the model in the same "
-			    "file (its %s is %u at byte %zu, the header's %u): the "
-			    "checkpoint is damaged; start the training again",
+			    _("%s: the training state does not match the model in the same "
+			      "file (its %s is %u at byte %zu, the header's %u): the "
+			      "checkpoint is damaged; start the training again"),
 			    s->what, f[i].name, f[i].state, s->base + f[i].at, f[i].header);
 	return true;
 }
@@ -603,49 +607,49 @@ bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const mode
 	if (!state_options(&s, st) || !state_matches(&s, st, cfg))
 		return false;
 	const size_t P = model_num_params(cfg);
-	bool ok = state_u64(&s, &st->ntrain, "the training characters") &&
-		  state_u64(&s, &st->nval, "the validation characters") &&
-		  state_u64(&s, &st->hash, "the corpus hash");
+	bool ok = state_u64(&s, &st->ntrain, _("the training characters")) &&
+		  state_u64(&s, &st->nval, _("the validation characters")) &&
+		  state_u64(&s, &st->hash, _("the corpus hash"));
 	size_t steps_at = s.r.off;
-	ok = ok && state_u64(&s, &st->steps_done, "the steps done") &&
-	     state_u64(&s, &st->tokens, "the tokens seen");
+	ok = ok && state_u64(&s, &st->steps_done, _("the steps done")) &&
+	     state_u64(&s, &st->tokens, _("the tokens seen"));
 	for (int i = 0; i < 4 && ok; i++)
-		ok = state_u64(&s, &st->rng[i], "the random generator state");
+		ok = state_u64(&s, &st->rng[i], _("the random generator state"));
 	size_t adam_at = s.r.off;
-	ok = ok && state_u64(&s, &st->adam_step, "the AdamW step count") &&
-	     state_array(&s, &st->m, P, 4, "the AdamW first moments") &&
-	     state_array(&s, &st->v, P, 4, "the AdamW second moments");
+	ok = ok && state_u64(&s, &st->adam_step, _("the AdamW step count")) &&
+	     state_array(&s, &st->m, P, 4, _("the AdamW first moments")) &&
+	     state_array(&s, &st->v, P, 4, _("the AdamW second moments"));
 	size_t at = s.r.off;
-	if (!ok || !state_u32(&s, &st->nrecent, "the count of recent losses"))
+	if (!ok || !state_u32(&s, &st->nrecent, _("the count of recent losses")))
 		return false;
 	if (st->nrecent > AV_STATE_MAX_RECENT)
-		return state_damaged(&s, at, "it keeps %u recent losses, more than %d", st->nrecent,
-				     AV_STATE_MAX_RECENT);
-	if (!state_array(&s, &st->recent, st->nrecent, 4, "the recent losses") ||
-	    !state_u32(&s, &st->nevals, "the count of evaluations") ||
-	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, "the evaluations"))
+		return state_damaged(&s, at, _("it keeps %u recent losses, more than %d"),
+				     st->nrecent, AV_STATE_MAX_RECENT);
+	if (!state_array(&s, &st->recent, st->nrecent, 4, _("the recent losses")) ||
+	    !state_u32(&s, &st->nevals, _("the count of evaluations")) ||
+	    !state_array(&s, &st->evals, st->nevals, AV_STATE_EVAL_BYTES, _("the evaluations")))
 		return false;
 	at = s.r.off;
-	if (!state_u32(&s, &st->nbest, "the count of best parameters"))
+	if (!state_u32(&s, &st->nbest, _("the count of best parameters")))
 		return false;
 	uint64_t want = st->patience && st->nevals ? P : 0;
 	if (st->nbest != want)
 		return state_damaged(&s, at,
-				     "it keeps %u best parameters where the run's patience and "
-				     "evaluations call for %llu",
+				     _("it keeps %u best parameters where the run's patience and "
+				       "evaluations call for %llu"),
 				     st->nbest, (unsigned long long)want);
-	if (!state_array(&s, &st->best, st->nbest, 4, "the best parameters"))
+	if (!state_array(&s, &st->best, st->nbest, 4, _("the best parameters")))
 		return false;
 	if (s.r.off != s.r.n)
-		return state_damaged(&s, s.r.off, "%zu bytes follow its last field",
+		return state_damaged(&s, s.r.off, _("%zu bytes follow its last field"),
 				     s.r.n - s.r.off);
 	if (st->steps_done > st->total_steps)
-		return state_damaged(&s, steps_at, "%llu steps done, more than the %llu of the run",
-				     (unsigned long long)st->steps_done,
-				     (unsigned long long)st->total_steps);
+		return state_damaged(
+		    &s, steps_at, _("%llu steps done, more than the %llu of the run"),
+		    (unsigned long long)st->steps_done, (unsigned long long)st->total_steps);
 	if (st->adam_step != st->steps_done)
 		return state_damaged(
-		    &s, adam_at, "the AdamW step count %llu is not the %llu steps done",
+		    &s, adam_at, _("the AdamW step count %llu is not the %llu steps done"),
 		    (unsigned long long)st->adam_step, (unsigned long long)st->steps_done);
 	return true;
 }
@@ -666,8 +670,8 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 		goto fail;
 	if (kind == AV_KIND_MODEL && r.off != r.n) {
 		av_fail(err,
-			"%s: %zu unexpected bytes after the parameters at byte %zu: the file "
-			"is damaged",
+			_("%s: %zu unexpected bytes after the parameters at byte %zu: the file "
+			  "is damaged"),
 			what, r.n - r.off, r.off);
 		goto fail;
 	}
@@ -700,23 +704,23 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 	/* O_NONBLOCK: a FIFO is refused below instead of waiting for a writer. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return av_fail_errno(err, errno, "%s: cannot open", path);
+		return av_fail_errno(err, errno, _("%s: cannot open"), path);
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int e = errno;
 		close(fd);
-		return av_fail_errno(err, e, "%s: cannot stat", path);
+		return av_fail_errno(err, e, _("%s: cannot stat"), path);
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return av_fail(err, "%s: is %s, not a regular file", path,
-			       S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+		return av_fail(err, _("%s: is %s, not a regular file"), path,
+			       S_ISDIR(st.st_mode) ? _("a directory") : _("a special file"));
 	}
 	size_t size = (size_t)st.st_size;
 	uint8_t *b = malloc(size ? size : 1);
 	if (!b) {
 		close(fd);
-		return av_fail(err, "%s: out of memory for %zu bytes", path, size);
+		return av_fail(err, _("%s: out of memory for %zu bytes"), path, size);
 	}
 	size_t got = 0;
 	while (got < size) {
@@ -727,7 +731,7 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 			int e = errno;
 			free(b);
 			close(fd);
-			return av_fail_errno(err, e, "%s: read failed at byte %zu", path, got);
+			return av_fail_errno(err, e, _("%s: read failed at byte %zu"), path, got);
 		}
 		if (k == 0)
 			break; /* shrank while reading: parse what is there */
@@ -767,11 +771,11 @@ bool may_replace_file(const char *path, av_error *err)
 	if (stat(path, &st) != 0)
 		return true;
 	if (S_ISDIR(st.st_mode))
-		return av_fail(err, "%s: is a directory; give a file name", path);
+		return av_fail(err, _("%s: is a directory; give a file name"), path);
 	if (st.st_size > 0 && !is_attnview_file(path))
 		return av_fail(err,
-			       "%s: exists and is not an attnview model; it was left "
-			       "untouched: choose another output file",
+			       _("%s: exists and is not an attnview model; it was left "
+				 "untouched: choose another output file"),
 			       path);
 	return true;
 }
@@ -802,8 +806,8 @@ static model *builtin_parse(const unsigned char *buf, size_t len, const char *na
 {
 	if (len == 0) {
 		av_fail(err,
-			"this attnview was built without the built-in model %s; give one with "
-			"--model FILE (train one with attnview --train corpus.txt)",
+			_("this attnview was built without the built-in model %s; give one with "
+			  "--model FILE (train one with attnview --train corpus.txt)"),
 			name);
 		return NULL;
 	}

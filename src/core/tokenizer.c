@@ -9,6 +9,7 @@
  * reordering can change a character because of the ones after it, so codepoints
  * from the last "boundary" on are held back (see nfc_tables below). */
 #include "attnview/tokenizer.h"
+#include "attnview/i18n.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -268,7 +269,7 @@ static void cleaner_restart(cleaner *c)
 
 static bool oom(av_error *err, const cleaner *c)
 {
-	return av_fail(err, "out of memory while cleaning text (%llu bytes read so far)",
+	return av_fail(err, _("out of memory while cleaning text (%llu bytes read so far)"),
 		       (unsigned long long)c->st.bytes);
 }
 
@@ -316,13 +317,13 @@ static bool nfc_flush(cleaner *c, cp_buf *out, av_error *err)
 								(utf8proc_ssize_t)len, c->work,
 								(utf8proc_ssize_t)c->work_cap, opt);
 			if (m < 0)
-				return av_fail(err, "cannot normalise text near byte %llu: %s",
+				return av_fail(err, _("cannot normalise text near byte %llu: %s"),
 					       (unsigned long long)c->st.bytes, utf8proc_errmsg(m));
 			if ((size_t)m <= c->work_cap) {
 				m = utf8proc_normalize_utf32(c->work, m, opt);
 				if (m < 0)
 					return av_fail(
-					    err, "cannot normalise text near byte %llu: %s",
+					    err, _("cannot normalise text near byte %llu: %s"),
 					    (unsigned long long)c->st.bytes, utf8proc_errmsg(m));
 				if (!cp_buf_reserve(out, (size_t)m))
 					return oom(err, c);
@@ -581,7 +582,7 @@ bool clean_text(const char *buf, size_t n, cp_buf *out, clean_stats *stats, av_e
 {
 	cleaner *c = cleaner_create();
 	if (!c)
-		return av_fail(err, "out of memory while cleaning text");
+		return av_fail(err, _("out of memory while cleaning text"));
 	bool ok = cleaner_feed(c, buf, n, out, err) && cleaner_finish(c, out, err);
 	if (stats)
 		*stats = c->st;
@@ -599,33 +600,35 @@ static void describe_invalid(const cleaner *c, char *s, size_t size)
 	uint8_t b0 = c->bad_bytes[0];
 	switch (c->bad) {
 	case U8_LONE_CONT:
-		snprintf(s, size, "byte 0x%02x continues a character that never started", b0);
+		snprintf(s, size, _("byte 0x%02x continues a character that never started"), b0);
 		break;
 	case U8_BAD_LEAD:
 		if (b0 < 0xC2)
-			snprintf(s, size, "byte 0x%02x could only start an overlong encoding", b0);
+			snprintf(s, size, _("byte 0x%02x could only start an overlong encoding"),
+				 b0);
 		else
-			snprintf(s, size, "byte 0x%02x cannot start a character", b0);
+			snprintf(s, size, _("byte 0x%02x cannot start a character"), b0);
 		break;
 	case U8_OVERLONG:
-		snprintf(s, size, "bytes %02x %02x start an overlong encoding", b0, c->bad_next);
+		snprintf(s, size, _("bytes %02x %02x start an overlong encoding"), b0, c->bad_next);
 		break;
 	case U8_SURROGATE:
-		snprintf(s, size, "bytes %02x %02x encode a UTF-16 surrogate", b0, c->bad_next);
+		snprintf(s, size, _("bytes %02x %02x encode a UTF-16 surrogate"), b0, c->bad_next);
 		break;
 	case U8_TOO_BIG:
-		snprintf(s, size, "bytes %02x %02x encode a value beyond U+10FFFF", b0,
+		snprintf(s, size, _("bytes %02x %02x encode a value beyond U+10FFFF"), b0,
 			 c->bad_next);
 		break;
 	case U8_CUT:
-		snprintf(s, size, "the character started by bytes %s is cut short by byte 0x%02x",
-			 hex, c->bad_next);
+		snprintf(s, size,
+			 _("the character started by bytes %s is cut short by byte 0x%02x"), hex,
+			 c->bad_next);
 		break;
 	case U8_AT_END:
-		snprintf(s, size, "the text ends inside a character (bytes %s)", hex);
+		snprintf(s, size, _("the text ends inside a character (bytes %s)"), hex);
 		break;
 	case U8_NONE:
-		snprintf(s, size, "unknown problem");
+		snprintf(s, size, _("unknown problem"));
 		break;
 	}
 }
@@ -635,13 +638,13 @@ bool tokenize_text(const char *s, size_t n, const char *what, cp_buf *cps, clean
 {
 	cleaner *c = cleaner_create();
 	if (!c)
-		return av_fail(err, "out of memory while reading %s", what);
+		return av_fail(err, _("out of memory while reading %s"), what);
 	cps->n = 0;
 	bool ok = cleaner_feed(c, s, n, cps, err) && cleaner_finish(c, cps, err);
 	if (ok && c->st.invalid > 0) {
 		char why[160];
 		describe_invalid(c, why, sizeof why);
-		ok = av_fail(err, "invalid UTF-8 at byte %llu of %s: %s; give the text as UTF-8",
+		ok = av_fail(err, _("invalid UTF-8 at byte %llu of %s: %s; give the text as UTF-8"),
 			     (unsigned long long)c->st.first_invalid, what, why);
 	}
 	if (stats)

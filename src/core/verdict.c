@@ -1,7 +1,9 @@
 /* The verdict on a model against the unigram baseline (verdict.h). */
 #include "attnview/verdict.h"
+#include "attnview/i18n.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 verdict_kind verdict_of(float loss, float base_loss)
@@ -12,60 +14,84 @@ verdict_kind verdict_of(float loss, float base_loss)
 									  : VERDICT_NOT_BETTER;
 }
 
-verdict_kind verdict_text(float loss, float acc, float base_loss, float base_acc, uint64_t count,
-			  char *buf, size_t n)
+/* A message of the verdict, translated or as written (N_ marks it). */
+static const char *tx(bool translate, const char *s) AV_FORMAT_ARG(2);
+static const char *tx(bool translate, const char *s)
+{
+	return translate ? gettext(s) : s;
+}
+
+static verdict_kind compose(float loss, float acc, float base_loss, float base_acc, uint64_t count,
+			    char *buf, size_t n, bool tr)
 {
 	verdict_kind v = verdict_of(loss, base_loss);
 	double l = loss, b = base_loss, gain = b - l;
 	int k = 0;
 	switch (v) {
 	case VERDICT_NONE:
-		k = snprintf(buf, n,
-			     "none: there is no validation text to judge the model by; its "
-			     "training loss says how well it fits the training text, not how it "
-			     "does on text it has not seen");
+		k = snprintf(
+		    buf, n,
+		    tx(tr, N_("none: there is no validation text to judge the model by; its "
+			      "training loss says how well it fits the training text, not how it "
+			      "does on text it has not seen")));
 		break;
 	case VERDICT_BETTER:
-		k = snprintf(buf, n,
-			     "beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
-			     "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s",
-			     l, b, gain, 100.0 * gain / b, 100.0 * (double)acc,
-			     100.0 * (double)base_acc, acc < base_acc ? " (not above it yet)" : "");
+		k = snprintf(
+		    buf, n,
+		    tx(tr, N_("beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
+			      "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s")),
+		    l, b, gain, 100.0 * gain / b, 100.0 * (double)acc, 100.0 * (double)base_acc,
+		    acc < base_acc ? tx(tr, N_(" (not above it yet)")) : "");
 		break;
 	case VERDICT_NOT_BETTER:
-		k = snprintf(buf, n,
-			     "does not beat the unigram baseline: loss %.3f against %.3f nats/char "
-			     "(%.3f %s%s); accuracy %.1f%% against %.1f%%: it has learned little "
-			     "more than how often each character occurs",
-			     l, b, fabs(gain),
-			     gain > 0	? "lower"
-			     : gain < 0 ? "higher"
-					: "apart",
-			     gain > 0 ? ", less than 2%" : "", 100.0 * (double)acc,
-			     100.0 * (double)base_acc);
+		k = snprintf(
+		    buf, n,
+		    tx(tr,
+		       N_("does not beat the unigram baseline: loss %.3f against %.3f nats/char "
+			  "(%.3f %s%s); accuracy %.1f%% against %.1f%%: it has learned little "
+			  "more than how often each character occurs")),
+		    l, b, fabs(gain),
+		    gain > 0   ? tx(tr, N_("lower"))
+		    : gain < 0 ? tx(tr, N_("higher"))
+			       : tx(tr, N_("apart")),
+		    gain > 0 ? tx(tr, N_(", less than 2%")) : "", 100.0 * (double)acc,
+		    100.0 * (double)base_acc);
 		break;
 	}
 	if (v != VERDICT_NONE && count > 0 && count < VERDICT_FEW && k > 0 && (size_t)k < n)
-		snprintf(buf + k, n - (size_t)k,
-			 " (judged on only %llu characters: a longer validation text judges "
-			 "better)",
-			 (unsigned long long)count);
+		snprintf(
+		    buf + k, n - (size_t)k,
+		    tx(tr, N_(" (judged on only %llu characters: a longer validation text judges "
+			      "better)")),
+		    (unsigned long long)count);
 	return v;
+}
+
+verdict_kind verdict_text(float loss, float acc, float base_loss, float base_acc, uint64_t count,
+			  char *buf, size_t n)
+{
+	return compose(loss, acc, base_loss, base_acc, count, buf, n, true);
+}
+
+verdict_kind verdict_text_untranslated(float loss, float acc, float base_loss, float base_acc,
+				       uint64_t count, char *buf, size_t n)
+{
+	return compose(loss, acc, base_loss, base_acc, count, buf, n, false);
 }
 
 void verdict_short(float loss, float base_loss, char *buf, size_t n)
 {
 	switch (verdict_of(loss, base_loss)) {
 	case VERDICT_BETTER:
-		snprintf(buf, n, "%.0f%% below unigram",
+		snprintf(buf, n, _("%.0f%% below unigram"),
 			 100.0 * (double)(base_loss - loss) / (double)base_loss);
 		break;
 	case VERDICT_NOT_BETTER:
-		snprintf(buf, n, "not below unigram");
+		snprintf(buf, n, _("not below unigram"));
 		break;
 	case VERDICT_NONE:
 	default:
-		snprintf(buf, n, "no validation");
+		snprintf(buf, n, _("no validation"));
 		break;
 	}
 }

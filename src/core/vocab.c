@@ -2,6 +2,7 @@
  * for codepoint -> id (linear probing, at most half full, so a miss ends after
  * about two probes on average). */
 #include "attnview/vocab.h"
+#include "attnview/i18n.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,41 +38,41 @@ static int64_t probe(const vocab *v, uint32_t cp)
 
 bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, av_error *err)
 {
-	static const char damaged[] = "the file is damaged; retrain or restore it";
+	const char *damaged = _("the file is damaged; retrain or restore it");
 
 	memset(v, 0, sizeof *v);
 	if (size < TOK_NSPECIAL)
 		return av_fail(err,
-			       "%s: the vocabulary has %u entries, fewer than the %d special "
-			       "tokens: %s",
+			       _("%s: the vocabulary has %u entries, fewer than the %d special "
+				 "tokens: %s"),
 			       what, size, TOK_NSPECIAL, damaged);
 	if (size > AV_MAX_VOCAB)
-		return av_fail(err,
-			       "%s: the vocabulary has %u entries, more than the limit of %d: %s",
-			       what, size, AV_MAX_VOCAB, damaged);
+		return av_fail(
+		    err, _("%s: the vocabulary has %u entries, more than the limit of %d: %s"),
+		    what, size, AV_MAX_VOCAB, damaged);
 	for (uint32_t i = 0; i < TOK_NSPECIAL; i++)
 		if (cps[i] != AV_SPECIAL_CP + i)
 			return av_fail(err,
-				       "%s: vocabulary entry %u is U+%04X, not the %s marker "
-				       "U+%X: %s",
+				       _("%s: vocabulary entry %u is U+%04X, not the %s marker "
+					 "U+%X: %s"),
 				       what, i, cps[i], special_name[i], AV_SPECIAL_CP + i,
 				       damaged);
 	for (uint32_t i = TOK_NSPECIAL; i < size; i++) {
 		uint32_t cp = cps[i];
 		if (!cp_is_scalar(cp))
 			return av_fail(err,
-				       "%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
-				       "value: %s",
+				       _("%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
+					 "value: %s"),
 				       what, i, cp, damaged);
 		if (is_control(cp) && cp != '\n')
 			return av_fail(err,
-				       "%s: vocabulary entry %u is U+%04X, a control "
-				       "character the tokenizer never produces: %s",
+				       _("%s: vocabulary entry %u is U+%04X, a control "
+					 "character the tokenizer never produces: %s"),
 				       what, i, cp, damaged);
 		if (cp == 0xFEFF)
 			return av_fail(err,
-				       "%s: vocabulary entry %u is U+FEFF, a byte order mark "
-				       "the tokenizer never produces: %s",
+				       _("%s: vocabulary entry %u is U+FEFF, a byte order mark "
+					 "the tokenizer never produces: %s"),
 				       what, i, damaged);
 	}
 
@@ -82,7 +83,8 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	v->slots = calloc(nslots, sizeof *v->slots);
 	if (!v->cps || !v->slots) {
 		vocab_finish(v);
-		return av_fail(err, "%s: out of memory for a vocabulary of %u entries", what, size);
+		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), what,
+			       size);
 	}
 	memcpy(v->cps, cps, size * sizeof *v->cps);
 	v->nslots = nslots;
@@ -90,8 +92,8 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	for (uint32_t i = 0; i < size; i++) {
 		int64_t r = probe(v, cps[i]);
 		if (r >= 0) {
-			av_fail(err, "%s: vocabulary entry %u (U+%04X) repeats entry %u: %s", what,
-				i, cps[i], (uint32_t)r, damaged);
+			av_fail(err, _("%s: vocabulary entry %u (U+%04X) repeats entry %u: %s"),
+				what, i, cps[i], (uint32_t)r, damaged);
 			vocab_finish(v);
 			return false;
 		}
@@ -131,7 +133,7 @@ bool vocab_counter_init(vocab_counter *c, av_error *err)
 	c->total = 0;
 	c->count = calloc(NCP, sizeof *c->count);
 	if (!c->count)
-		return av_fail(err, "out of memory for the character counts (%zu MB)",
+		return av_fail(err, _("out of memory for the character counts (%zu MB)"),
 			       NCP * sizeof *c->count >> 20);
 	return true;
 }
@@ -180,13 +182,13 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	memset(v, 0, sizeof *v);
 	if (max_size != 0 && max_size <= TOK_NSPECIAL)
 		return av_fail(err,
-			       "a maximum vocabulary size of %u leaves no room for characters "
-			       "after the %d special tokens; give at least %d",
+			       _("a maximum vocabulary size of %u leaves no room for characters "
+				 "after the %d special tokens; give at least %d"),
 			       max_size, TOK_NSPECIAL, TOK_NSPECIAL + 1);
 	if (max_size > AV_MAX_VOCAB)
 		return av_fail(err,
-			       "a maximum vocabulary size of %u is above the limit of %d; "
-			       "give at most %d",
+			       _("a maximum vocabulary size of %u is above the limit of %d; "
+				 "give at most %d"),
 			       max_size, AV_MAX_VOCAB, AV_MAX_VOCAB);
 	if (max_size == 0)
 		max_size = AV_MAX_VOCAB;
@@ -204,8 +206,8 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	if (!chars || !cps) {
 		free(chars);
 		free(cps);
-		return av_fail(err, "out of memory while building a vocabulary of %zu characters",
-			       n);
+		return av_fail(err,
+			       _("out of memory while building a vocabulary of %zu characters"), n);
 	}
 	n = 0;
 	for (uint32_t cp = 0; cp < NCP; cp++)
@@ -217,7 +219,7 @@ bool vocab_build(vocab *v, const vocab_counter *c, uint64_t min_count, uint32_t 
 	for (uint32_t i = 0; i < keep; i++)
 		cps[TOK_NSPECIAL + i] = chars[i].cp;
 	free(chars);
-	bool ok = vocab_init(v, cps, keep + TOK_NSPECIAL, "the new vocabulary", err);
+	bool ok = vocab_init(v, cps, keep + TOK_NSPECIAL, _("the new vocabulary"), err);
 	free(cps);
 	return ok;
 }

@@ -1,6 +1,7 @@
 /* Checkpoints (checkpoint.h): the training state after the model, written,
  * read back and restored into a trainer. */
 #include "attnview/checkpoint.h"
+#include "attnview/i18n.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,7 +72,7 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		bb_f32s(&s, t->best_params, nb);
 	if (s.failed) {
 		bb_free(&s);
-		return av_fail(err, "out of memory building the checkpoint");
+		return av_fail(err, _("out of memory building the checkpoint"));
 	}
 	t->model->meta.steps = t->step;
 	t->model->meta.tokens = t->tokens_seen;
@@ -124,7 +125,7 @@ static bool take_options(train_checkpoint *ck, av_error *err)
 	if (st->val_path_len) {
 		ck->val_path = malloc((size_t)st->val_path_len + 1);
 		if (!ck->val_path)
-			return av_fail(err, "out of memory");
+			return av_fail(err, _("out of memory"));
 		memcpy(ck->val_path, st->val_path, st->val_path_len);
 		ck->val_path[st->val_path_len] = '\0';
 	}
@@ -135,7 +136,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 {
 	memset(ck, 0, sizeof *ck);
 	if (!(ck->path = strdup(path)))
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	if (!read_file(path, &ck->buf, &ck->n, err))
 		goto fail;
 	uint32_t kind;
@@ -146,8 +147,8 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 		goto fail;
 	if (kind != AV_KIND_CHECKPOINT) {
 		av_fail(err,
-			"%s is a finished model, not a training checkpoint: --resume takes the "
-			"checkpoint written when training stopped (OUT.ckpt)",
+			_("%s is a finished model, not a training checkpoint: --resume takes the "
+			  "checkpoint written when training stopped (OUT.ckpt)"),
 			path);
 		goto fail;
 	}
@@ -159,8 +160,8 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	av_error e2;
 	if (!train_options_check(&ck->opt, &e2)) {
 		av_fail(err,
-			"%s: the checkpoint's options are invalid (%s); start the training "
-			"again",
+			_("%s: the checkpoint's options are invalid (%s); start the training "
+			  "again"),
 			path, e2.msg);
 		goto fail;
 	}
@@ -195,15 +196,15 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 {
 	const training_state *st = &ck->state;
 	if (st->ntrain != t->data->ntrain || st->nval != t->data->nval || st->hash != t->data->hash)
-		return av_fail(err,
-			       "the corpus differs from the one %s was trained on (%" PRIu64
-			       " + %" PRIu64 " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
-			       "resume with the same corpus%s",
-			       ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
-			       st->hash != t->data->hash && st->ntrain == t->data->ntrain
-				   ? ", other text"
-				   : "",
-			       ck->val_path ? " and --val-file" : "");
+		return av_fail(
+		    err,
+		    _("the corpus differs from the one %s was trained on (%" PRIu64 " + %" PRIu64
+		      " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
+		      "resume with the same corpus%s"),
+		    ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
+		    st->hash != t->data->hash && st->ntrain == t->data->ntrain ? _(", other text")
+									       : "",
+		    ck->val_path ? _(" and --val-file") : "");
 	t->step = st->steps_done;
 	t->tokens_seen = st->tokens;
 	memcpy(t->data_rng.s, st->rng, sizeof st->rng);
@@ -214,7 +215,7 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 	t->nrecent = st->nrecent;
 	t->evals = st->nevals ? calloc(st->nevals, sizeof *t->evals) : NULL;
 	if (st->nevals && !t->evals)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	t->nevals = t->evals_cap = st->nevals;
 	byte_reader r = {st->evals, AV_STATE_EVAL_BYTES * (size_t)st->nevals, 0};
 	for (size_t i = 0; i < t->nevals; i++) {
@@ -230,8 +231,10 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 	 * the run has patience and an evaluation was made). */
 	if (st->nbest) {
 		if (!t->best_params)
-			return av_fail(err, "%s: the checkpoint keeps best parameters for a run "
-					    "without --patience; start the training again", ck->path);
+			return av_fail(err,
+				       _("%s: the checkpoint keeps best parameters for a run "
+					 "without --patience; start the training again"),
+				       ck->path);
 		floats_from(t->best_params, st->best, st->nbest);
 		t->has_best = true;
 	}

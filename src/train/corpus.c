@@ -1,5 +1,6 @@
 /* Streaming a corpus file into vocabulary ids (corpus.h has the plan). */
 #include "attnview/corpus.h"
+#include "attnview/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,9 +64,9 @@ static int spool_create(const char *name, av_error *err)
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		av_fail_errno(err, errno,
-			      "cannot keep %s for the second pass: no temporary file in %s (set "
-			      "TMPDIR to a writable directory, or save the text to a file and "
-			      "give its name)",
+			      _("cannot keep %s for the second pass: no temporary file in %s (set "
+				"TMPDIR to a writable directory, or save the text to a file and "
+				"give its name)"),
 			      name, tmp_dir());
 		return -1;
 	}
@@ -78,9 +79,9 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 {
 	if (s->kept + n > limit)
 		return av_fail(err,
-			       "%s gave more than %" PRIu64 " MB, the most attnview keeps of a "
-			       "stream for its second pass: save the text to a file and give its "
-			       "name",
+			       _("%s gave more than %" PRIu64 " MB, the most attnview keeps of a "
+				 "stream for its second pass: save the text to a file and give its "
+				 "name"),
 			       name, limit >> 20);
 	for (size_t done = 0; done < n;) {
 		ssize_t k = write(s->spool, buf + done, n - done);
@@ -89,9 +90,9 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 		if (k <= 0)
 			return av_fail_errno(
 			    err, k < 0 ? errno : ENOSPC,
-			    "cannot keep %s in a temporary file in %s after %" PRIu64
-			    " bytes (set TMPDIR to a directory with room, or save "
-			    "the text to a file and give its name)",
+			    _("cannot keep %s in a temporary file in %s after %" PRIu64
+			      " bytes (set TMPDIR to a directory with room, or save "
+			      "the text to a file and give its name)"),
 			    name, tmp_dir(), s->kept + done);
 		done += (size_t)k;
 	}
@@ -105,7 +106,8 @@ static ssize_t spool_read(int fd, char *buf, size_t n, const char *name, av_erro
 		ssize_t k = read(fd, buf, n);
 		if (k >= 0 || errno != EINTR) {
 			if (k < 0)
-				av_fail_errno(err, errno, "cannot read back the copy of %s", name);
+				av_fail_errno(err, errno, _("cannot read back the copy of %s"),
+					      name);
 			return k;
 		}
 	}
@@ -120,7 +122,7 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 	in->fd = -1;
 	if (!first && s->spool >= 0) {
 		if (lseek(s->spool, 0, SEEK_SET) < 0)
-			return av_fail_errno(err, errno, "cannot read back the copy of %s",
+			return av_fail_errno(err, errno, _("cannot read back the copy of %s"),
 					     f->name);
 		return true;
 	}
@@ -137,11 +139,11 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 	} else if (!in->regular) {
 		input_close(in);
 		return av_fail(err,
-			       "%s changed while it was being read: it is no longer a regular "
-			       "file; train on a file that nothing is writing to",
+			       _("%s changed while it was being read: it is no longer a regular "
+				 "file; train on a file that nothing is writing to"),
 			       f->name);
 	} else if (in->is_stdin && lseek(in->fd, s->start, SEEK_SET) < 0) {
-		return av_fail_errno(err, errno, "cannot read %s again", f->name);
+		return av_fail_errno(err, errno, _("cannot read %s again"), f->name);
 	}
 	return true;
 }
@@ -158,7 +160,7 @@ static bool clean_source(corpus_file *f, pass_source *s, bool first, pass_io *io
 	cleaner *cl = cleaner_create();
 	bool ok = cl != NULL;
 	if (!ok)
-		av_fail(err, "out of memory reading %s", f->name);
+		av_fail(err, _("out of memory reading %s"), f->name);
 	io->nsample = 0;
 	*count = 0;
 	while (ok) {
@@ -261,15 +263,15 @@ static bool dense_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 	dense_ctx *d = ctx;
 	if (d->n + n > d->cap)
 		return av_fail(err,
-			       "%s changed while it was being read: it grew; train on a file "
-			       "that nothing is writing to",
+			       _("%s changed while it was being read: it grew; train on a file "
+				 "that nothing is writing to"),
 			       d->path);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t x = cps[i] < NCP ? d->dense_of[cps[i]] : UINT32_MAX;
 		if (x == UINT32_MAX)
 			return av_fail(err,
-				       "%s changed while it was being read: a new character "
-				       "appeared; train on a file that nothing is writing to",
+				       _("%s changed while it was being read: a new character "
+					 "appeared; train on a file that nothing is writing to"),
 				       d->path);
 		if (d->width == 2)
 			((uint16_t *)d->ids)[d->n + i] = (uint16_t)x;
@@ -296,10 +298,10 @@ static bool val_sink(void *ctx, const uint32_t *cps, size_t n, av_error *err)
 		uint64_t cap = vc->cap * 2 > need ? vc->cap * 2 : need;
 		void *p = realloc(c->ids, (size_t)cap * (size_t)c->width);
 		if (!p)
-			return av_fail(err,
-				       "out of memory storing the validation file (%" PRIu64
-				       " characters)",
-				       need);
+			return av_fail(
+			    err,
+			    _("out of memory storing the validation file (%" PRIu64 " characters)"),
+			    need);
 		c->ids = p;
 		vc->cap = cap;
 	}
@@ -338,7 +340,7 @@ static void corpus_what(const corpus *c, char *buf, size_t n)
 	if (c->nfiles == 1)
 		snprintf(buf, n, "%s", c->files[0].name);
 	else
-		snprintf(buf, n, "the corpus (%zu files)", c->nfiles);
+		snprintf(buf, n, _("the corpus (%zu files)"), c->nfiles);
 }
 
 /* The files' cleaning added up (offsets are per file: the first invalid
@@ -373,21 +375,22 @@ static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	char what[4200];
 	corpus_what(c, what, sizeof what);
 	if (c->stats.bytes == 0)
-		return av_fail(err,
-			       "%s is empty: there is nothing to train on; give a UTF-8 text file "
-			       "(a few MB of prose trains a model worth looking at)",
-			       what);
+		return av_fail(
+		    err,
+		    _("%s is empty: there is nothing to train on; give a UTF-8 text file "
+		      "(a few MB of prose trains a model worth looking at)"),
+		    what);
 	if (c->n == 0)
 		return av_fail(err,
-			       "%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
-			       " escape sequences, %" PRIu64 " control characters and %" PRIu64
-			       " byte order marks removed); give a UTF-8 text file",
+			       _("%s has no text left after cleaning (%" PRIu64 " bytes: %" PRIu64
+				 " escape sequences, %" PRIu64 " control characters and %" PRIu64
+				 " byte order marks removed); give a UTF-8 text file"),
 			       what, c->stats.bytes, c->stats.escapes, c->stats.controls,
 			       c->stats.boms);
 	if (cc.nonblank == 0)
 		return av_fail(err,
-			       "%s contains only whitespace (%" PRIu64 " characters): there is "
-			       "nothing to learn; give a text file with words in it",
+			       _("%s contains only whitespace (%" PRIu64 " characters): there is "
+				 "nothing to learn; give a text file with words in it"),
 			       what, c->n);
 	return true;
 }
@@ -397,13 +400,13 @@ static bool dense_tables(struct corpus_pending *s, av_error *err)
 {
 	s->dense_of = malloc(NCP * sizeof *s->dense_of);
 	if (!s->dense_of)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	s->ndense = 0;
 	for (uint32_t cp = 0; cp < NCP; cp++)
 		s->dense_of[cp] = s->counter.count[cp] ? s->ndense++ : UINT32_MAX;
 	s->dense_cp = malloc((size_t)s->ndense * sizeof *s->dense_cp);
 	if (!s->dense_cp)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	for (uint32_t cp = 0; cp < NCP; cp++)
 		if (s->dense_of[cp] != UINT32_MAX)
 			s->dense_cp[s->dense_of[cp]] = cp;
@@ -420,23 +423,23 @@ static bool encode_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	 * here holds both the dense indices and the final ids. */
 	c->width = (uint64_t)s->ndense + TOK_NSPECIAL <= 65536u ? 2 : 4;
 	if (c->n > SIZE_MAX / (size_t)c->width)
-		return av_fail(err, "%s is too large to hold in memory (%" PRIu64 " characters)",
+		return av_fail(err, _("%s is too large to hold in memory (%" PRIu64 " characters)"),
 			       what, c->n);
 	dense_ctx dc = {.dense_of = s->dense_of, .width = c->width, .cap = c->n, .path = what};
 	dc.ids = malloc((size_t)c->n * (size_t)c->width);
 	if (!dc.ids)
 		return av_fail(err,
-			       "out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
-			       " MB as ids",
+			       _("out of memory: %s has %" PRIu64 " characters, which need %" PRIu64
+				 " MB as ids"),
 			       what, c->n, c->n * (uint64_t)c->width >> 20);
 	c->ids = dc.ids;
 	if (!read_pass(c, src, false, io, dense_sink, &dc, err))
 		return false;
 	if (dc.n != c->n)
 		return av_fail(err,
-			       "%s changed while it was being read (%" PRIu64
-			       " characters, then %" PRIu64
-			       "); train on a file that nothing is writing to",
+			       _("%s changed while it was being read (%" PRIu64
+				 " characters, then %" PRIu64
+				 "); train on a file that nothing is writing to"),
 			       what, c->n, dc.n);
 	return true;
 }
@@ -450,7 +453,7 @@ static bool pass_io_init(pass_io *io, const corpus_options *o, av_error *err)
 	io->waiting = o->waiting;
 	io->wait_ctx = o->wait_ctx;
 	if (!io->buf || !io->sample)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	return true;
 }
 
@@ -468,11 +471,11 @@ static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, cons
 	c->pending = calloc(1, sizeof *c->pending);
 	c->files = calloc(npaths ? npaths : 1, sizeof *c->files);
 	if (!c->pending || !c->files)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	struct corpus_pending *s = c->pending;
 	for (size_t i = 0; i < npaths; i++) {
 		if (!(c->files[i].path = strdup(paths[i])))
-			return av_fail(err, "out of memory");
+			return av_fail(err, _("out of memory"));
 		c->files[i].name = input_name(c->files[i].path);
 		c->nfiles = i + 1;
 	}
@@ -481,7 +484,7 @@ static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, cons
 	s->waiting = o->waiting;
 	s->wait_ctx = o->wait_ctx;
 	if (o->val_path && !(s->val_path = strdup(o->val_path)))
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	return vocab_counter_init(&s->counter, err);
 }
 
@@ -490,12 +493,12 @@ bool corpus_read(corpus *c, const char *const *paths, size_t npaths, const corpu
 {
 	memset(c, 0, sizeof *c);
 	if (npaths == 0)
-		return av_fail(err, "no corpus file given");
+		return av_fail(err, _("no corpus file given"));
 	pass_source *src = malloc(npaths * sizeof *src);
 	pass_io io;
 	bool ok = pass_io_init(&io, o, err) && src && take_inputs(c, paths, npaths, o, err);
 	if (!src)
-		ok = av_fail(err, "out of memory");
+		ok = av_fail(err, _("out of memory"));
 	for (size_t i = 0; ok && i < npaths; i++)
 		src[i] = (pass_source){.spool = -1};
 	ok = ok && count_pass(c, src, &io, err) && dense_tables(c->pending, err) &&
@@ -541,8 +544,9 @@ static bool build_vocab(corpus *c, av_error *err)
 		char what[4200];
 		corpus_what(c, what, sizeof what);
 		return av_fail(err,
-			       "%s: no character occurs at least --min-count %" PRIu64 " times in "
-			       "the training split; lower --min-count",
+			       _("%s: no character occurs at least --min-count %" PRIu64
+				 " times in "
+				 "the training split; lower --min-count"),
 			       what, s->min_count);
 	}
 	return true;
@@ -557,7 +561,7 @@ static bool remap_ids(corpus *c, av_error *err)
 	c->id_count = calloc(c->vocab.size, sizeof *c->id_count);
 	if (!remap || !c->id_count) {
 		free(remap);
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	}
 	for (uint32_t k = 0; k < s->ndense; k++)
 		remap[k] = (uint32_t)vocab_id(&c->vocab, s->dense_cp[k]);
@@ -604,8 +608,8 @@ static bool read_val_file(corpus *c, av_error *err)
 	c->val_guess = vf.guess;
 	if (c->nval == 0)
 		return av_fail(err,
-			       "validation file %s has no text after cleaning; give a non-empty "
-			       "--val-file",
+			       _("validation file %s has no text after cleaning; give a non-empty "
+				 "--val-file"),
 			       vf.name);
 	return true;
 }
@@ -614,11 +618,11 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 {
 	struct corpus_pending *s = c->pending;
 	if (!s)
-		return av_fail(err, "the corpus was not read (corpus_read) or is already split");
+		return av_fail(err, _("the corpus was not read (corpus_read) or is already split"));
 	if (nval >= c->n || (s->val_path && nval))
 		return av_fail(err,
-			       "cannot hold out %" PRIu64 " of the corpus's %" PRIu64
-			       " characters for validation",
+			       _("cannot hold out %" PRIu64 " of the corpus's %" PRIu64
+				 " characters for validation"),
 			       nval, c->n);
 	c->val_file = s->val_path != NULL;
 	split(c, nval);
@@ -672,11 +676,6 @@ void corpus_finish(corpus *c)
 	memset(c, 0, sizeof *c);
 }
 
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n)
 {
 	size_t k = 0;
@@ -687,31 +686,33 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 			k += r_ > 0 ? (size_t)r_ : 0;                                              \
 		}                                                                                  \
 	} while (0)
-	ADD("%s: %" PRIu64 " %s, %" PRIu64 " %s", what, s->bytes, plural(s->bytes, "byte", "bytes"),
-	    s->codepoints, plural(s->codepoints, "character", "characters"));
+	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes,
+	    ngettext("byte", "bytes", s->bytes), s->codepoints,
+	    ngettext("character", "characters", s->codepoints));
 	if (s->escapes || s->controls) {
-		ADD("; removed");
+		ADD(_("; removed"));
 		if (s->escapes)
-			ADD(" %" PRIu64 " ANSI escape %s", s->escapes,
-			    plural(s->escapes, "sequence", "sequences"));
+			ADD(_(" %" PRIu64 " ANSI escape %s"), s->escapes,
+			    ngettext("sequence", "sequences", s->escapes));
 		if (s->escapes && s->controls)
-			ADD(" and");
+			ADD(_(" and"));
 		if (s->controls)
-			ADD(" %" PRIu64 " control %s", s->controls,
-			    plural(s->controls, "character", "characters"));
+			ADD(_(" %" PRIu64 " control %s"), s->controls,
+			    ngettext("character", "characters", s->controls));
 	}
 	if (s->crlf)
-		ADD("; %" PRIu64 " CR or CRLF line %s made LF", s->crlf,
-		    plural(s->crlf, "end", "ends"));
+		ADD(_("; %" PRIu64 " CR or CRLF line %s made LF"), s->crlf,
+		    ngettext("end", "ends", s->crlf));
 	if (s->invalid)
-		ADD("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64 ")",
-		    s->invalid, plural(s->invalid, "sequence", "sequences"), s->first_invalid);
+		ADD(_("; %" PRIu64 " invalid UTF-8 %s replaced by U+FFFD (first at byte %" PRIu64
+		      ")"),
+		    s->invalid, ngettext("sequence", "sequences", s->invalid), s->first_invalid);
 	if (s->boms == 1)
-		ADD("; byte order mark removed");
+		ADD(_("; byte order mark removed"));
 	else if (s->boms)
-		ADD("; %" PRIu64 " byte order marks removed", s->boms);
+		ADD(_("; %" PRIu64 " byte order marks removed"), s->boms);
 	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->boms)
-		ADD("; clean");
+		ADD(_("; clean"));
 #undef ADD
 	if (k >= n && n > 0)
 		buf[n - 1] = '\0';
@@ -736,11 +737,11 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		ADDF("%s\n", line);
 	}
 	if (c->nfiles > 1)
-		ADDF("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
-		     " line %s added between files)\n",
-		     c->nfiles, c->n, c->separators, plural(c->separators, "break", "breaks"));
+		ADDF(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
+		       " line %s added between files)\n"),
+		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
-		clean_stats_summary(&c->val_stats, "validation file", line, sizeof line);
+		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
 		ADDF("%s\n", line);
 	}
 	uint64_t kept = 0;
@@ -748,32 +749,32 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		kept += c->id_count[i];
 	char share[64];
 	if (c->val_file)
-		snprintf(share, sizeof share, " (from the validation file)");
+		snprintf(share, sizeof share, _(" (from the validation file)"));
 	else if (c->nval && c->val_percent)
-		snprintf(share, sizeof share, " (last %u%%)", c->val_percent);
+		snprintf(share, sizeof share, _(" (last %u%%)"), c->val_percent);
 	else if (c->nval)
-		snprintf(share, sizeof share, " (last %.1f%%)",
+		snprintf(share, sizeof share, _(" (last %.1f%%)"),
 			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->nval || c->val_file)
-		ADDF("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; ",
+		ADDF(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
 		     c->ntrain, c->nval, share);
 	else
-		ADDF("split: %" PRIu64 " training characters, no validation text; ", c->ntrain);
-	ADDF("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	     "training text)\n",
+		ADDF(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
+	ADDF(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
+	       "training text)\n"),
 	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)
-		ADDF("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n",
+		ADDF(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
 		     c->unk_val);
 	/* Text in another encoding: what it looks like and how to convert it. */
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
 				  sizeof line))
-			ADDF("warning: %s\n", line);
+			ADDF(_("warning: %s\n"), line);
 	if (c->val_file &&
-	    encoding_hint(c->val_guess, &c->val_stats, "the validation file", line, sizeof line))
-		ADDF("warning: %s\n", line);
+	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
+		ADDF(_("warning: %s\n"), line);
 #undef ADDF
 	if (k >= n)
 		buf[n - 1] = '\0';

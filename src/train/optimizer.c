@@ -2,6 +2,7 @@
  * (the formulas are in optimizer.h). Moments live in the model's parameter
  * layout, so tensor i of the gradients, m and v all start at the same offset. */
 #include "attnview/optimizer.h"
+#include "attnview/i18n.h"
 
 #include "attnview/parallel.h"
 #include "vec8.h"
@@ -30,9 +31,9 @@ bool adamw_init(adamw *o, const model *m, float lr, uint64_t warmup, uint64_t to
 	o->decay = calloc(o->n ? o->n : 1, 1);
 	if (!o->m || !o->v || !o->decay) {
 		adamw_finish(o);
-		return av_fail_errno(err, ENOMEM,
-				     "cannot allocate the optimizer state (%zu parameters, %zu MB)",
-				     m->nparams, m->nparams * 9 / (1024 * 1024));
+		return av_fail_errno(
+		    err, ENOMEM, _("cannot allocate the optimizer state (%zu parameters, %zu MB)"),
+		    m->nparams, m->nparams * 9 / (1024 * 1024));
 	}
 	/* The size table says which tensors decay. */
 	tensor_iter it = tensor_iter_start(&m->cfg);

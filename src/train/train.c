@@ -1,6 +1,7 @@
 /* The training loop: options, batches, evaluation, the run and stopping on
  * a signal (train.h has the definitions; checkpoints are in checkpoint.c). */
 #include "attnview/train.h"
+#include "attnview/i18n.h"
 
 #include "attnview/checkpoint.h"
 #include "attnview/modelfile.h"
@@ -43,71 +44,72 @@ void train_options_default(train_options *o)
 bool train_options_check(const train_options *o, av_error *err)
 {
 	if (o->objective != OBJ_MASKED && o->objective != OBJ_CAUSAL)
-		return av_fail(err, "--objective must be masked or causal");
+		return av_fail(err, _("--objective must be masked or causal"));
 	if (o->heads < 1 || o->heads > AV_MAX_HEADS)
-		return av_fail(err, "--heads %u is out of range: use 1 to %d", o->heads,
+		return av_fail(err, _("--heads %u is out of range: use 1 to %d"), o->heads,
 			       AV_MAX_HEADS);
 	if (o->dim < 2 || o->dim > AV_MAX_DIM)
-		return av_fail(err, "--dim %u is out of range: use 2 to %d", o->dim, AV_MAX_DIM);
+		return av_fail(err, _("--dim %u is out of range: use 2 to %d"), o->dim, AV_MAX_DIM);
 	if (o->dim % o->heads)
 		return av_fail(err,
-			       "--dim %u is not divisible by --heads %u: each head gets "
-			       "dim/heads channels; use e.g. --dim %u",
+			       _("--dim %u is not divisible by --heads %u: each head gets "
+				 "dim/heads channels; use e.g. --dim %u"),
 			       o->dim, o->heads, (o->dim + o->heads - 1) / o->heads * o->heads);
 	if (o->dim % 2)
 		return av_fail(err,
-			       "--dim %u is odd: the sinusoidal positions pair channels; use "
-			       "an even --dim",
+			       _("--dim %u is odd: the sinusoidal positions pair channels; use "
+				 "an even --dim"),
 			       o->dim);
 	if (o->layers < 1 || o->layers > AV_MAX_LAYERS)
-		return av_fail(err, "--layers %u is out of range: use 1 to %d", o->layers,
+		return av_fail(err, _("--layers %u is out of range: use 1 to %d"), o->layers,
 			       AV_MAX_LAYERS);
 	if (o->context < 2 || o->context > AV_MAX_CONTEXT)
-		return av_fail(err, "--context %u is out of range: use 2 to %d", o->context,
+		return av_fail(err, _("--context %u is out of range: use 2 to %d"), o->context,
 			       AV_MAX_CONTEXT);
 	if (o->batch < 1 || o->batch > 4096)
-		return av_fail(err, "--batch %u is out of range: use 1 to 4096", o->batch);
+		return av_fail(err, _("--batch %u is out of range: use 1 to 4096"), o->batch);
 	if (o->steps && o->epochs)
-		return av_fail(err, "--steps and --epochs cannot both be given: choose one");
+		return av_fail(err, _("--steps and --epochs cannot both be given: choose one"));
 	if (!o->steps && !o->epochs)
-		return av_fail(err, "--steps (or --epochs) must be at least 1");
+		return av_fail(err, _("--steps (or --epochs) must be at least 1"));
 	if (o->steps > 100000000 || o->epochs > 100000)
-		return av_fail(err, "--steps or --epochs is too large");
+		return av_fail(err, _("--steps or --epochs is too large"));
 	if (!(o->lr > 0.0f) || !(o->lr < 10.0f))
-		return av_fail(err, "--lr must be a number above 0 and below 10 (e.g. 1e-3)");
+		return av_fail(err, _("--lr must be a number above 0 and below 10 (e.g. 1e-3)"));
 	if (o->steps && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= o->steps)
 		return av_fail(err,
-			       "--warmup %" PRIu64 " is not below --steps %" PRIu64
-			       ": use fewer warmup steps (about 3%% of the steps)",
+			       _("--warmup %" PRIu64 " is not below --steps %" PRIu64
+				 ": use fewer warmup steps (about 3%% of the steps)"),
 			       o->warmup, o->steps);
 	if (o->min_count < 1)
-		return av_fail(err, "--min-count must be at least 1");
+		return av_fail(err, _("--min-count must be at least 1"));
 	if (o->val_percent > 50)
 		return av_fail(err,
-			       "--val-share %u is out of range: hold out 0 to 50%% of the corpus "
-			       "(default 5)",
+			       _("--val-share %u is out of range: hold out 0 to 50%% of the corpus "
+				 "(default 5)"),
 			       o->val_percent);
 	if (o->patience && !o->eval_every)
-		return av_fail(err, "--patience counts evaluations, and --eval-every 0 makes none "
-				    "before the end: give --eval-every N");
+		return av_fail(err,
+			       _("--patience counts evaluations, and --eval-every 0 makes none "
+				 "before the end: give --eval-every N"));
 	if (o->threads > 256)
-		return av_fail(err, "--threads %u is out of range: use 1 to 256", o->threads);
+		return av_fail(err, _("--threads %u is out of range: use 1 to 256"), o->threads);
 	if (o->max_vocab && o->max_vocab < TOK_NSPECIAL + 1)
 		return av_fail(err,
-			       "--max-vocab %u leaves no room for characters: the 3 special "
-			       "tokens count; use at least 4 (or 0 for no limit)",
+			       _("--max-vocab %u leaves no room for characters: the 3 special "
+				 "tokens count; use at least 4 (or 0 for no limit)"),
 			       o->max_vocab);
 	if (o->max_vocab > AV_MAX_VOCAB)
-		return av_fail(err, "--max-vocab %u is above the limit of %d", o->max_vocab,
+		return av_fail(err, _("--max-vocab %u is above the limit of %d"), o->max_vocab,
 			       AV_MAX_VOCAB);
 	/* The biggest buffer: attention weights and scores, L*B*h*T*T floats each,
 	 * kept for the backward pass. */
 	double att = 2.0 * o->layers * o->batch * o->heads * (double)o->context * o->context * 4;
 	if (att > 8e9)
 		return av_fail(err,
-			       "--batch %u with --context %u, --heads %u and --layers %u needs "
-			       "%.1f GB for attention weights alone: use a smaller --batch or "
-			       "--context",
+			       _("--batch %u with --context %u, --heads %u and --layers %u needs "
+				 "%.1f GB for attention weights alone: use a smaller --batch or "
+				 "--context"),
 			       o->batch, o->context, o->heads, o->layers, att / 1e9);
 	model_config cfg = {o->objective, AV_MAX_VOCAB, o->dim, o->heads, o->layers, o->context};
 	cfg.vocab_size = o->max_vocab ? o->max_vocab : 1000;
@@ -138,28 +140,28 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 	uint64_t w = (uint64_t)window_of(o);
 	if (c->ntrain < w * o->batch)
 		return av_fail(err,
-			       "%s: the training split has %" PRIu64 " characters, fewer than "
-			       "one batch (--batch %u x %" PRIu64 " characters per window): use "
-			       "a larger corpus or a smaller --batch or --context",
+			       _("%s: the training split has %" PRIu64 " characters, fewer than "
+				 "one batch (--batch %u x %" PRIu64 " characters per window): use "
+				 "a larger corpus or a smaller --batch or --context"),
 			       path, c->ntrain, o->batch, w);
 	if ((c->nval || c->val_file) && c->nval < w)
 		return av_fail(err,
-			       "%s: the validation split (%s) has %" PRIu64 " characters, "
-			       "fewer than one window of %" PRIu64 ": use a larger corpus, a "
-			       "smaller --context, a larger --val-share, --val-file FILE, or "
-			       "--no-val",
-			       path, c->val_file ? "the --val-file" : "the end of the corpus",
+			       _("%s: the validation split (%s) has %" PRIu64 " characters, "
+				 "fewer than one window of %" PRIu64 ": use a larger corpus, a "
+				 "smaller --context, a larger --val-share, --val-file FILE, or "
+				 "--no-val"),
+			       path, c->val_file ? _("the --val-file") : _("the end of the corpus"),
 			       c->nval, w);
 	if (!c->nval && o->patience)
 		return av_fail(err,
-			       "--patience stops at the best validation loss, and there is no "
-			       "validation text (--no-val, or a text too short to hold one out): "
-			       "drop --patience, or give --val-file FILE");
+			       _("--patience stops at the best validation loss, and there is no "
+				 "validation text (--no-val, or a text too short to hold one out): "
+				 "drop --patience, or give --val-file FILE"));
 	uint64_t total = train_total_steps(o, c);
 	if (o->epochs && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= total)
 		return av_fail(err,
-			       "--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
-			       "--warmup %" PRIu64 ": use more epochs or fewer warmup steps",
+			       _("--epochs %" PRIu64 " makes %" PRIu64 " steps, not more than "
+				 "--warmup %" PRIu64 ": use more epochs or fewer warmup steps"),
 			       o->epochs, total, o->warmup);
 	return true;
 }
@@ -234,34 +236,38 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 
 	if (o->context != T0)
 		fit_note(fit,
-			 "the text is short (%" PRIu64 " characters): --context %u instead of %u; "
-			 "give --context to choose",
+			 _("the text is short (%" PRIu64
+			   " characters): --context %u instead of %u; "
+			   "give --context to choose"),
 			 n, o->context, T0);
 	if (o->batch != B0)
 		fit_note(fit,
-			 "--batch %u instead of %u: %u windows of %" PRIu64 " characters fill the "
-			 "%" PRIu64 " training characters; give --batch to choose",
+			 _("--batch %u instead of %u: %u windows of %" PRIu64
+			   " characters fill the "
+			   "%" PRIu64 " training characters; give --batch to choose"),
 			 o->batch, B0, o->batch, w, ntrain);
 	if (o->lr != lr0)
-		fit_note(fit,
-			 "--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
-			 "smaller than %u x %u, and the rate goes with the square root (%.1f times "
-			 "smaller); give --lr to choose",
-			 (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
-			 sqrt(step0 / step1));
+		fit_note(
+		    fit,
+		    _("--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
+		      "smaller than %u x %u, and the rate goes with the square root (%.1f times "
+		      "smaller); give --lr to choose"),
+		    (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
+		    sqrt(step0 / step1));
 	if (val == VAL_ONE_WINDOW)
 		fit_note(fit,
-			 "validation: the last %" PRIu64
-			 " characters (%.1f%% instead of %u%%), one "
-			 "window of the context; --val-share P holds out P%%, --val-file FILE "
-			 "validates on another text, --no-val on none",
+			 _("validation: the last %" PRIu64
+			   " characters (%.1f%% instead of %u%%), one "
+			   "window of the context; --val-share P holds out P%%, --val-file FILE "
+			   "validates on another text, --no-val on none"),
 			 nval, 100.0 * (double)nval / (double)n, o->val_percent);
 	if (val == VAL_NONE)
-		fit_note(fit,
-			 "validation: none: the text is too short to hold out a window of %" PRIu64
-			 " characters and keep enough to train on, so there will be no verdict; "
-			 "give --val-file FILE, or a longer text",
-			 w);
+		fit_note(
+		    fit,
+		    _("validation: none: the text is too short to hold out a window of %" PRIu64
+		      " characters and keep enough to train on, so there will be no verdict; "
+		      "give --val-file FILE, or a longer text"),
+		    w);
 	fit->nval = nval;
 	fit->shrunk = val != VAL_AS_ASKED;
 }
@@ -272,7 +278,7 @@ bool train_check_output(const char *path, av_error *err)
 		return false;
 	char *copy = strdup(path);
 	if (!copy)
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	char *slash = strrchr(copy, '/');
 	const char *dir = ".";
 	if (slash) {
@@ -285,16 +291,16 @@ bool train_check_output(const char *path, av_error *err)
 	if (stat(dir, &st) != 0) {
 		if (errno == ENOENT)
 			av_fail(err,
-				"cannot write %s: directory %s does not exist; create it or "
-				"choose another output file",
+				_("cannot write %s: directory %s does not exist; create it or "
+				  "choose another output file"),
 				path, dir);
 		else
-			av_fail_errno(err, errno, "cannot write %s: cannot reach directory %s",
+			av_fail_errno(err, errno, _("cannot write %s: cannot reach directory %s"),
 				      path, dir);
 	} else if (!S_ISDIR(st.st_mode)) {
-		av_fail(err, "cannot write %s: %s is not a directory", path, dir);
+		av_fail(err, _("cannot write %s: %s is not a directory"), path, dir);
 	} else if (access(dir, W_OK) != 0) {
-		av_fail_errno(err, errno, "cannot write %s: directory %s is not writable", path,
+		av_fail_errno(err, errno, _("cannot write %s: directory %s is not writable"), path,
 			      dir);
 	} else {
 		ok = true;
@@ -316,9 +322,9 @@ bool train_creation_time(int64_t *created, av_error *err)
 	if (*s < '0' || *s > '9' || *end || errno)
 		return av_fail(
 		    err,
-		    "SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
-		    "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
-		    "or unset it",
+		    _("SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
+		      "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
+		      "or unset it"),
 		    s);
 	*created = (int64_t)v;
 	return true;
@@ -360,7 +366,7 @@ bool train_install_signals(av_error *err)
 	/* One-shot: a second Ctrl-C ends the program at once. */
 	sa.sa_flags = SA_RESETHAND;
 	if (sigaction(SIGINT, &sa, &old_int) != 0 || sigaction(SIGTERM, &sa, &old_term) != 0)
-		return av_fail_errno(err, errno, "cannot install signal handlers");
+		return av_fail_errno(err, errno, _("cannot install signal handlers"));
 	signals_installed = true;
 	return true;
 }
@@ -397,7 +403,7 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 {
 	t->opt = resume ? resume->opt : *o;
 	if (!train_options_check(&t->opt, err) ||
-	    !train_check_data(&t->opt, t->data, "the corpus", err))
+	    !train_check_data(&t->opt, t->data, _("the corpus"), err))
 		return false;
 	t->total = train_total_steps(&t->opt, t->data);
 	t->opt.steps = t->total;
@@ -409,13 +415,13 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 		if (resume)
 			return av_fail(
 			    err,
-			    "%s was trained on %u threads and this run would use %u: the "
-			    "result would differ from an uninterrupted run; resume with "
-			    "--threads %u",
+			    _("%s was trained on %u threads and this run would use %u: the "
+			      "result would differ from an uninterrupted run; resume with "
+			      "--threads %u"),
 			    resume->path, t->opt.threads, nt, t->opt.threads);
 		return av_fail(err,
-			       "%u threads were asked for but the training step would run on %u; "
-			       "use --threads %u",
+			       _("%u threads were asked for but the training step would run on %u; "
+				 "use --threads %u"),
 			       t->opt.threads, nt, nt);
 	}
 	t->opt.threads = nt;
@@ -437,7 +443,7 @@ static bool keep_paths(trainer *t, const char *out_path, const char *ckpt_path,
 	t->val_path = dup_or_null(val_path);
 	if ((out_path && !t->out_path) || (ckpt_path && !t->ckpt_path) ||
 	    (val_path && !t->val_path))
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	return true;
 }
 
@@ -447,9 +453,9 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 	const vocab *v = &resume->model->vocab, *cv = &t->data->vocab;
 	if (v->size != cv->size || memcmp(v->cps, cv->cps, v->size * sizeof *v->cps) != 0)
 		return av_fail(err,
-			       "the corpus differs from the one %s was trained on: its "
-			       "vocabulary is not the same; resume with the same corpus%s",
-			       resume->path, resume->val_path ? " and --val-file" : "");
+			       _("the corpus differs from the one %s was trained on: its "
+				 "vocabulary is not the same; resume with the same corpus%s"),
+			       resume->path, resume->val_path ? _(" and --val-file") : "");
 	t->model = resume->model;
 	resume->model = NULL;
 	return true;
@@ -499,9 +505,9 @@ static bool alloc_buffers(trainer *t, av_error *err)
 	t->targets = malloc((size_t)B * T * sizeof *t->targets);
 	t->perm = malloc((size_t)T * sizeof *t->perm);
 	if (t->opt.patience && !(t->best_params = malloc(m->nparams * sizeof *t->best_params)))
-		return av_fail(err, "out of memory for the copy of the best parameters");
+		return av_fail(err, _("out of memory for the copy of the best parameters"));
 	if (!t->grads || !t->tokens || !t->targets || !t->perm)
-		return av_fail(err, "out of memory for the training buffers");
+		return av_fail(err, _("out of memory for the training buffers"));
 	return true;
 }
 
@@ -513,7 +519,7 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 {
 	trainer *t = calloc(1, sizeof *t);
 	if (!t) {
-		av_fail(err, "out of memory");
+		av_fail(err, _("out of memory"));
 		return NULL;
 	}
 	t->data = c;
@@ -804,8 +810,9 @@ static bool train_one_step(trainer *t, train_progress *p, av_error *err)
 	t->recent[t->nrecent++ % TRAIN_RECENT] = ss.loss;
 	if (!isfinite(ss.loss))
 		return av_fail(err,
-			       "the training loss became %g at step %" PRIu64 ": the learning rate "
-			       "is probably too high; lower --lr and start again",
+			       _("the training loss became %g at step %" PRIu64
+				 ": the learning rate "
+				 "is probably too high; lower --lr and start again"),
 			       (double)ss.loss, t->step);
 	return true;
 }
@@ -824,7 +831,7 @@ static bool maybe_evaluate(trainer *t, train_progress *p, av_error *err)
 	trainer_evaluate(t, false, &r);
 	t->eval_count = r.count;
 	if (!push_eval(t, &r, train_loss_since_eval(t)))
-		return av_fail(err, "out of memory");
+		return av_fail(err, _("out of memory"));
 	p->evaluated = true;
 	size_t i = t->nevals - 1, b = best_eval(t, t->nevals);
 	if (b == i && t->opt.patience) {
@@ -846,7 +853,7 @@ static bool stop_or_checkpoint(trainer *t, train_status *st, av_error *err)
 		/* Without a checkpoint the steps so far are lost: a failure. */
 		if (!t->ckpt_path) {
 			av_fail(err,
-				"stopped at step %" PRIu64 " with nowhere to write a checkpoint",
+				_("stopped at step %" PRIu64 " with nowhere to write a checkpoint"),
 				t->step);
 			*st = TRAIN_FAILED;
 		} else {
@@ -866,7 +873,7 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 {
 	train_progress *p = calloc(1, sizeof *p);
 	if (!p) {
-		av_fail(err, "out of memory");
+		av_fail(err, _("out of memory"));
 		return TRAIN_FAILED;
 	}
 	train_status st = TRAIN_DONE;

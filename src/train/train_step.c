@@ -5,6 +5,7 @@
  * the batch is cut into slices of whole sequences that run on their own
  * threads ("the step over the threads"). The last block is in last_block.c. */
 #include "attnview/train_step.h"
+#include "attnview/i18n.h"
 
 #include "attnview/backward.h"
 #include "attnview/ops.h"
@@ -41,8 +42,8 @@ static bool reserve_slice_grads(grad_acts *g, int nt, size_t np, av_error *err)
 	if (!p)
 		return av_fail_errno(
 		    err, ENOMEM,
-		    "cannot allocate %zu MB for the weight gradients of %d threads "
-		    "(%zu parameters each); use fewer --threads",
+		    _("cannot allocate %zu MB for the weight gradients of %d threads "
+		      "(%zu parameters each); use fewer --threads"),
 		    need * sizeof(float) / (1024 * 1024), nt, np);
 	free(g->slice_grads);
 	g->slice_grads = p;
@@ -63,8 +64,8 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	if (!g->mem)
 		return av_fail_errno(
 		    err, ENOMEM,
-		    "cannot allocate %zu MB for the gradients of a batch of %d x %d "
-		    "tokens; use a smaller --batch or --context",
+		    _("cannot allocate %zu MB for the gradients of a batch of %d x %d "
+		      "tokens; use a smaller --batch or --context"),
 		    total * sizeof(float) / (1024 * 1024), B, T);
 	g->B = B;
 	g->T = T;

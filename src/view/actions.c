@@ -1,6 +1,7 @@
 /* Keys and clicks: the key table of keys.h decides what a key does where;
  * the actions it names are carried out here, in four groups (focus and
  * screens, the cursor, heads and layers, editing the text). */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -96,11 +97,11 @@ static void toggle_pin(view *v)
 	view_matrix_invalidate(v);
 	if (v->pin.on) {
 		pin_clear(&v->pin);
-		set_notice(v, "comparison off");
+		set_notice(v, _("comparison off"));
 		return;
 	}
 	if (!view_matrix(v, &s)) {
-		set_notice(v, "nothing to pin yet: type some text first");
+		set_notice(v, _("nothing to pin yet: type some text first"));
 		return;
 	}
 	int n = s.m.n;
@@ -113,7 +114,7 @@ static void toggle_pin(view *v)
 	p->text_buf = malloc(text + 1);
 	if (!p->w || !p->labels || !p->text_buf) {
 		pin_clear(p);
-		set_notice(v, "out of memory pinning the map");
+		set_notice(v, _("out of memory pinning the map"));
 		return;
 	}
 	memcpy(p->w, s.m.w, (size_t)n * (size_t)n * sizeof *p->w);
@@ -129,10 +130,12 @@ static void toggle_pin(view *v)
 	p->causal = s.m.causal;
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
-	snprintf(p->what, sizeof p->what, "layer %d %s, %d %s", v->layer, sel, n,
-		 v->words ? "words" : "tokens");
+	snprintf(p->what, sizeof p->what,
+		 v->words ? ngettext("layer %d %s, %d word", "layer %d %s, %d words", n)
+			  : ngettext("layer %d %s, %d token", "layer %d %s, %d tokens", n),
+		 v->layer, sel, n);
 	p->on = true;
-	set_notice(v, "pinned %s: edit the text or change head to compare (F9 again: off)",
+	set_notice(v, _("pinned %s: edit the text or change head to compare (F9 again: off)"),
 		   p->what);
 }
 
@@ -141,7 +144,7 @@ static void toggle_pin(view *v)
 static void toggle_ablation(view *v)
 {
 	if (view_sel(v) != SEL_HEAD) {
-		set_notice(v, "ablation switches heads off: choose a head first (Tab)");
+		set_notice(v, _("ablation switches heads off: choose a head first (Tab)"));
 		return;
 	}
 	uint8_t *off = &v->topts.ablate[v->layer * nheads(v) + v->head];
@@ -149,8 +152,12 @@ static void toggle_ablation(view *v)
 	v->nablated += *off ? 1 : -1;
 	v->topts.any_ablated = v->nablated > 0;
 	text_changed(v);
-	set_notice(v, "layer %d head %d %s; %d head%s off", v->layer, v->head,
-		   *off ? "off" : "on again", v->nablated, v->nablated == 1 ? "" : "s");
+	set_notice(v,
+		   *off ? ngettext("layer %d head %d off; %d head off",
+				   "layer %d head %d off; %d heads off", v->nablated)
+			: ngettext("layer %d head %d on again; %d head off",
+				   "layer %d head %d on again; %d heads off", v->nablated),
+		   v->layer, v->head, v->nablated);
 }
 
 /* How the map looks: scale, panel, cell size, colours, words, comparison. */
@@ -159,25 +166,26 @@ static bool do_look(view *v, view_action act)
 	switch (act) {
 	case ACT_SCALE:
 		v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
-		set_notice(v, "colour scale: %s", scale_name(v->scale));
+		set_notice(v, _("colour scale: %s"), scale_name(v->scale));
 		return true;
 	case ACT_PANEL:
 		v->panel = !v->panel;
 		return true;
 	case ACT_CELLS:
 		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
-		set_notice(v, "cells: %s", heat_cells_name(v->cells));
+		set_notice(v, _("cells: %s"), heat_cells_name(v->cells));
 		return true;
 	case ACT_RAMP:
 		colors_set_ramp(&v->col, (cm_ramp)((v->col.ramp + 1) % RAMP_NRAMPS));
-		set_notice(v, "colours: %s", colormap_ramp_name(v->col.ramp));
+		set_notice(v, _("colours: %s"), colormap_ramp_name(v->col.ramp));
 		return true;
 	case ACT_WORDS:
 		v->words = !v->words;
 		/* The marks change what the model reads: the text goes again. */
 		text_changed(v);
-		set_notice(v, "%s", v->words ? "word view: words at spaces and punctuation, or at |"
-					     : "character view");
+		set_notice(v, "%s",
+			   v->words ? _("word view: words at spaces and punctuation, or at |")
+				    : _("character view"));
 		return true;
 	case ACT_PIN:
 		toggle_pin(v);
@@ -186,8 +194,9 @@ static bool do_look(view *v, view_action act)
 		v->contrib = !v->contrib;
 		/* The norms come with the attention: the text goes again. */
 		text_changed(v);
-		set_notice(v, "%s", v->contrib ? "value contributions: A[i][j] |v_j W_O|, per row"
-					       : "attention weights");
+		set_notice(v, "%s",
+			   v->contrib ? _("value contributions: A[i][j] |v_j W_O|, per row")
+				      : _("attention weights"));
 		return true;
 	case ACT_BREAKDOWN:
 		v->breakdown = !v->breakdown;
@@ -273,8 +282,8 @@ static bool do_head(view *v, view_action act, int key)
 		if (h < H)
 			v->head = h;
 		else
-			set_notice(v, "head %d does not exist: this model has %d heads, 0 to %d", h,
-				   H, H - 1);
+			set_notice(v, _("head %d does not exist: this model has %d heads, 0 to %d"),
+				   h, H, H - 1);
 		return true;
 	}
 	default:
@@ -392,7 +401,7 @@ static bool handle_paste(view *v, int ch, bool is_code)
 	if (is_code && ch == KEY_ENTER)
 		ch = '\n', is_code = false;
 	if (!is_code && !cp_buf_push(&v->paste, (uint32_t)ch))
-		set_notice(v, "out of memory while pasting");
+		set_notice(v, _("out of memory while pasting"));
 	return true;
 }
 

@@ -1,5 +1,6 @@
 /* The lines around the screens: the input line, the info line, the status
  * line, and the message for a terminal too small for any screen. */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -20,17 +21,17 @@ style token_style(view *v, const token *t, attr_t a)
 int put_head_title(view *v, int y, int x, int maxw, int layer, int head)
 {
 	int end = x + maxw;
-	x = put_fmt(y, x, end - x, st(A_BOLD, 0), "Layer %d  Head %d", layer, head);
+	x = put_fmt(y, x, end - x, st(A_BOLD, 0), _("Layer %d  Head %d"), layer, head);
 	if (v->topts.ablate[layer * nheads(v) + head])
-		x = put_str(y, x, end - x, accent(v, A_BOLD), " OFF");
-	return put_fmt(y, x, end - x, st(A_DIM, 0), "  (layers 0-%d, heads 0-%d)", nlayers(v) - 1,
-		       nheads(v) - 1);
+		x = put_str(y, x, end - x, accent(v, A_BOLD), _(" OFF"));
+	return put_fmt(y, x, end - x, st(A_DIM, 0), _("  (layers 0-%d, heads 0-%d)"),
+		       nlayers(v) - 1, nheads(v) - 1);
 }
 
 void draw_input(view *v)
 {
 	bool on = v->focus == F_INPUT;
-	put_str(Y_INPUT, 0, 6, on ? accent(v, A_BOLD) : st(A_DIM, 0), "text> ");
+	put_str(Y_INPUT, 0, 6, on ? accent(v, A_BOLD) : st(A_DIM, 0), _("text> "));
 	lineedit *le = &v->le;
 	lineedit_fit(le, v->field_w);
 	int x = v->field_x, end = COLS;
@@ -70,13 +71,13 @@ void draw_info(view *v)
 		return;
 	}
 	if (v->error[0]) {
-		put_fmt(Y_INFO, 0, cols, accent(v, A_BOLD), "inference failed: %s", v->error);
+		put_fmt(Y_INFO, 0, cols, accent(v, A_BOLD), _("inference failed: %s"), v->error);
 		return;
 	}
 	if (v->le.n == 0) {
 		put_str(Y_INFO, 0, cols, st(A_DIM, 0),
-			"Type some text (Chinese, English, emoji...). Enter: go to the map. "
-			"F1: help.");
+			_("Type some text (Chinese, English, emoji...). Enter: go to the map. "
+			  "F1: help."));
 		return;
 	}
 	int unk = 0;
@@ -85,13 +86,15 @@ void draw_info(view *v)
 	int x = 0;
 	/* The cut-off notice first: it is the one that changes what is shown. */
 	if (v->ntot > v->ntok)
-		x = put_fmt(Y_INFO, x, cols - x, accent(v, A_BOLD),
-			    "cut off after %d tokens (the model's context): %d ignored, dimmed  ",
-			    v->context, v->ntot - v->ntok);
-	x = put_fmt(Y_INFO, x, cols - x, plain(), "%d token%s", v->ntok, v->ntok == 1 ? "" : "s");
+		x = put_fmt(
+		    Y_INFO, x, cols - x, accent(v, A_BOLD),
+		    _("cut off after %d tokens (the model's context): %d ignored, dimmed  "),
+		    v->context, v->ntot - v->ntok);
+	x = put_fmt(Y_INFO, x, cols - x, plain(), ngettext("%d token", "%d tokens", v->ntok),
+		    v->ntok);
 	if (unk)
 		put_fmt(Y_INFO, x, cols - x, token_style(v, &(token){.unknown = true}, 0),
-			"  %d unknown (underlined)", unk);
+			_("  %d unknown (underlined)"), unk);
 }
 
 /* What the keys do here, the way back to typing first. */
@@ -99,14 +102,14 @@ static const char *status_hint(const view *v)
 {
 	switch (v->focus) {
 	case F_INPUT:
-		return "Enter: arrows on the map | F1 help";
+		return _("Enter: arrows on the map | F1 help");
 	case F_MAP:
-		return "arrows move, typing edits the text | F1 help";
+		return _("arrows move, typing edits the text | F1 help");
 	case F_OVERVIEW:
-		return "arrows select, Enter opens, typing edits the text | F1 help";
+		return _("arrows select, Enter opens, typing edits the text | F1 help");
 	case F_HELP:
 	default:
-		return "any key: back (a letter is typed) | Ctrl-Q quit";
+		return _("any key: back (a letter is typed) | Ctrl-Q quit");
 	}
 }
 
@@ -121,52 +124,75 @@ void draw_status(view *v)
 	}
 	fill(y, 0, cols, s);
 	if (v->confirm_quit) {
-		put_str(y, 0, cols, st(A_REVERSE | A_BOLD, 0),
-			" Quit? The text will be lost. Ctrl-Q again quits; any other key stays.");
+		put_str(
+		    y, 0, cols, st(A_REVERSE | A_BOLD, 0),
+		    _(" Quit? The text will be lost. Ctrl-Q again quits; any other key stays."));
 		return;
 	}
-	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
-	char name[160], step[96];
+	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : _("model");
+	char name[160], short_name[160], step[96];
 	model_step_label(v->m, step, sizeof step);
 	snprintf(name, sizeof name, "%s%s%s%s%s", mname, step[0] ? " (" : "", step,
-		 step[0] ? ")" : "", v->reloading ? " loading..." : "");
-	const char *mode = v->focus == F_INPUT ? "TYPE" : view_screen(v)->name;
+		 step[0] ? ")" : "", v->reloading ? _(" loading...") : "");
+	snprintf(short_name, sizeof short_name, "%s%s", mname,
+		 v->reloading ? _(" loading...") : "");
+	const char *mode = v->focus == F_INPUT ? _("TYPE") : _(view_screen(v)->name);
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
-	const char *hint = v->wr.on	  ? "writing: any key stops"
+	const char *hint = v->wr.on	    ? _("writing: any key stops")
 			   : v->fig.done[0] ? v->fig.done
 					    : status_hint(v);
-	put_fmt(y, 0, cols, s, " %s | %s | layer %d %s | %d tokens%s | %s", mode, name, v->layer,
-		sel, v->ntok, ms, hint);
+	char where[96], count[48], line[sizeof v->fig.done + 512];
+	snprintf(where, sizeof where, _("layer %d %s"), v->layer, sel);
+	snprintf(count, sizeof count, ngettext("%d token", "%d tokens", v->ntok), v->ntok);
+	/* The hint for the keys stays whole: on a narrow terminal (or in a
+	 * language with longer words) the model's step goes first, then the
+	 * layer and head (the heading has them), the model's name, the token
+	 * count (the info line has it) and the result's time. */
+	for (int drop = 0; drop < 6; drop++) {
+		const char *nm = drop == 0 ? name : drop < 3 ? short_name : "";
+		snprintf(line, sizeof line, " %s%s%s%s%s%s%s%s | %s", mode, nm[0] ? " | " : "", nm,
+			 drop < 2 ? " | " : "", drop < 2 ? where : "", drop < 4 ? " | " : "",
+			 drop < 4 ? count : "", drop < 5 ? ms : "", hint);
+		if (str_width(line) <= cols)
+			break;
+	}
+	put_str(y, 0, cols, s, line);
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)
-		put_str(y, cols - 13, 13, st(A_REVERSE | A_BOLD, 0), "computing... ");
+		put_str(y, cols - 13, 13, st(A_REVERSE | A_BOLD, 0), _("computing... "));
 }
 
 void draw_too_small(view *v)
 {
 	(void)v;
 	char msg[160];
-	snprintf(msg, sizeof msg, "Terminal too small (%dx%d): attnview needs at least %dx%d.",
+	snprintf(msg, sizeof msg, _("Terminal too small (%dx%d): attnview needs at least %dx%d."),
 		 COLS, LINES, VIEW_MIN_COLS, VIEW_MIN_LINES);
-	/* Wrap the message to the width we have. */
+	/* Wrap the message to the width we have, in columns: at the last space
+	 * that fits, or (Chinese has none) after the last character that does. */
 	int y = LINES / 2 - 1, w = COLS > 0 ? COLS : 1;
 	const char *p = msg;
 	while (*p && y < LINES) {
-		size_t len = strlen(p);
-		size_t take = len <= (size_t)w ? len : (size_t)w;
-		if (take < len) {
-			size_t sp = take;
-			while (sp > 0 && p[sp] != ' ')
-				sp--;
-			if (sp > 0)
-				take = sp;
+		size_t take = 0, sp = 0;
+		int cw = 0;
+		for (const char *q = p; *q;) {
+			const char *at = q;
+			int c = utf8_next(&q);
+			cw += cp_display_width((uint32_t)c, NULL);
+			if (cw > w && take > 0)
+				break;
+			if (c == ' ')
+				sp = (size_t)(at - p);
+			take = (size_t)(q - p);
 		}
-		char line[160];
+		if (p[take] && sp > 0)
+			take = sp;
+		char line[sizeof msg];
 		memcpy(line, p, take);
 		line[take] = '\0';
 		put_str(y < 0 ? 0 : y, 0, w, st(A_BOLD, 0), line);
@@ -176,5 +202,5 @@ void draw_too_small(view *v)
 		y++;
 	}
 	if (y < LINES)
-		put_str(y, 0, w, plain(), "Enlarge it, or Ctrl-Q to quit.");
+		put_str(y, 0, w, plain(), _("Enlarge it, or Ctrl-Q to quit."));
 }

@@ -1,5 +1,6 @@
 /* The view's colours (colors.h). */
 #include "colors.h"
+#include "attnview/i18n.h"
 
 #include <curses.h>
 #include <stdarg.h>
@@ -79,25 +80,25 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 	const char *nc = getenv("NO_COLOR");
 	c->mode = CM_MONO;
 	if (colormap_no_color(nc)) {
-		note(c, "NO_COLOR is set: weights are drawn as shades");
+		note(c, _("NO_COLOR is set: weights are drawn as shades"));
 	} else if (!has_colors() || start_color() != OK) {
-		note(c, "TERM=%s has no colours: weights are drawn as shades", term);
+		note(c, _("TERM=%s has no colours: weights are drawn as shades"), term);
 	} else {
 		c->mode = terminfo_direct() ? CM_DIRECT : colormap_choose(COLORS, nc);
 		if (c->mode == CM_SHADE)
 			note(c,
-			     "TERM=%s has 8 colours: weights are drawn as shades; for the colour "
-			     "ramp use a 256-colour TERM (e.g. xterm-256color)",
+			     _("TERM=%s has 8 colours: weights are drawn as shades; for the colour "
+			       "ramp use a 256-colour TERM (e.g. xterm-256color)"),
 			     term);
 		else if (c->mode == CM_256 && colormap_colorterm_direct(getenv("COLORTERM")))
-			note(
-			    c,
-			    "24-bit colour needs the terminfo entry of a -direct terminal (Debian: "
-			    "ncurses-term); using 256 colours for TERM=%s",
-			    term);
+			note(c,
+			     _("24-bit colour needs the terminfo entry of a -direct terminal "
+			       "(Debian: "
+			       "ncurses-term); using 256 colours for TERM=%s"),
+			     term);
 	}
 	if (c->mode >= CM_256 && COLOR_PAIRS < 64) {
-		note(c, "TERM=%s has too few colour pairs: weights are drawn as shades", term);
+		note(c, _("TERM=%s has too few colour pairs: weights are drawn as shades"), term);
 		c->mode = CM_SHADE;
 	}
 	if (c->mode != CM_MONO)
@@ -110,7 +111,7 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 		c->pc.pairs = calloc((size_t)c->pc.cap, sizeof *c->pc.pairs);
 		if (!c->pc.keys || !c->pc.pairs) {
 			c->mode = CM_MONO;
-			note(c, "out of memory for colours: weights are drawn as shades");
+			note(c, _("out of memory for colours: weights are drawn as shades"));
 		}
 		pairs_reset(&c->pc);
 	}

@@ -32,6 +32,14 @@ int utf8_next(const char **p)
 	return (int)c;
 }
 
+int str_width(const char *s)
+{
+	int w = 0;
+	while (*s)
+		w += cp_display_width((uint32_t)utf8_next(&s), NULL);
+	return w;
+}
+
 int put_str(int y, int x, int maxw, style s, const char *str)
 {
 	int end = x + maxw;

@@ -38,6 +38,9 @@ int put_glyph(int y, int x, uint32_t cp, style s);
 
 /* Decode one UTF-8 sequence of a string we made ourselves (U+FFFD if broken). */
 int utf8_next(const char **p);
+/* Columns a UTF-8 string takes on the screen (CJK 2, as put_str draws it):
+ * what every label, translated or not, is measured with. */
+int str_width(const char *s);
 
 /* A weight as the panel prints it: six decimals, or three significant digits
  * in scientific notation when six decimals would show only zeros. */

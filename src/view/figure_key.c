@@ -9,6 +9,7 @@
  * Writing happens here, on the interface thread: it takes 0.1-0.4 s (the
  * first PNG or PDF also starts fontconfig), and the status line says so
  * before it starts. */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include "attnview/figure.h"
@@ -71,13 +72,13 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 {
 	heat_src s;
 	if (!view_matrix(v, &s)) {
-		av_fail(err, "nothing on the map to write");
+		av_fail(err, _("nothing on the map to write"));
 		return NULL;
 	}
 	fig_label *fl = malloc((size_t)s.m.n * sizeof *fl);
 	figure *f = fl ? figure_create(1, 1, err) : NULL;
 	if (!fl)
-		av_fail(err, "out of memory");
+		av_fail(err, _("out of memory"));
 	bool ok = f != NULL;
 	for (int i = 0; ok && i < s.m.n; i++)
 		fl[i] = (fig_label){s.labels[i].text, s.labels[i].cp, s.labels[i].unknown};
@@ -132,7 +133,7 @@ static figure *figure_of_view(view *v, av_error *err)
 {
 	char *text = text_utf8(v);
 	if (!text) {
-		av_fail(err, "out of memory");
+		av_fail(err, _("out of memory"));
 		return NULL;
 	}
 	figure *f;
@@ -168,18 +169,18 @@ static figure *figure_of_view(view *v, av_error *err)
 void figure_prompt_open(view *v)
 {
 	if (!v->have) {
-		set_notice(v, "nothing to write yet: type some text first");
+		set_notice(v, _("nothing to write yet: type some text first"));
 		return;
 	}
 	if (!v->fig.le.cps && !lineedit_init(&v->fig.le, VIEW_MAX_PATH)) {
-		set_notice(v, "out of memory for the file name");
+		set_notice(v, _("out of memory for the file name"));
 		return;
 	}
 	char stem[96], path[VIEW_MAX_PATH * 4];
 	figure_stem(v, stem, sizeof stem);
 	if (!fig_free_path(path, sizeof path, v->fig.dir, stem, (fig_format)v->fig.format)) {
-		set_notice(v, "no free file name for %s in %s", stem,
-			   v->fig.dir[0] ? v->fig.dir : "this folder");
+		set_notice(v, _("no free file name for %s in %s"), stem,
+			   v->fig.dir[0] ? v->fig.dir : _("this folder"));
 		return;
 	}
 	/* The name as codepoints, unchanged (no normalisation: it is a path). */
@@ -228,7 +229,7 @@ static void write_figure(view *v, const char *path, bool replace)
 		return;
 	}
 	/* Say what is happening before the 0.1-0.4 s it takes. */
-	snprintf(v->fig.msg, sizeof v->fig.msg, "writing %s ...", path);
+	snprintf(v->fig.msg, sizeof v->fig.msg, _("writing %s ..."), path);
 	v->fig.writing = true;
 	draw_status(v);
 	wnoutrefresh(stdscr);
@@ -243,9 +244,9 @@ static void write_figure(view *v, const char *path, bool replace)
 		return;
 	}
 	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
-	set_notice(v, "wrote %s (%s, %lld KB, %.0f ms)", path, fig_format_ext(fmt), kb,
+	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), path, fig_format_ext(fmt), kb,
 		   now_ms() - t0);
-	snprintf(v->fig.done, sizeof v->fig.done, "wrote %s", path);
+	snprintf(v->fig.done, sizeof v->fig.done, _("wrote %s"), path);
 	remember(v, path, fmt);
 	v->fig.active = false;
 }
@@ -262,22 +263,23 @@ bool figure_prompt_key(view *v, int ch, bool is_code)
 		if (path && !is_code && (ch == 'y' || ch == 'Y'))
 			write_figure(v, path, true);
 		else
-			snprintf(v->fig.msg, sizeof v->fig.msg, "not replaced: edit the name");
+			snprintf(v->fig.msg, sizeof v->fig.msg, "%s",
+				 _("not replaced: edit the name"));
 		free(path);
 		return true;
 	}
 	v->fig.msg[0] = '\0';
 	if (!is_code && (ch == 27 || ch == CTRL('q') || ch == CTRL('g'))) {
 		v->fig.active = false;
-		set_notice(v, "no figure written");
+		set_notice(v, _("no figure written"));
 		return true;
 	}
 	if ((!is_code && (ch == '\r' || ch == '\n')) || (is_code && ch == KEY_ENTER)) {
 		char *path = lineedit_utf8(le, NULL);
 		if (!path)
-			snprintf(v->fig.msg, sizeof v->fig.msg, "out of memory");
+			snprintf(v->fig.msg, sizeof v->fig.msg, "%s", _("out of memory"));
 		else if (!path[0])
-			snprintf(v->fig.msg, sizeof v->fig.msg, "give a file name");
+			snprintf(v->fig.msg, sizeof v->fig.msg, "%s", _("give a file name"));
 		else
 			write_figure(v, path, false);
 		free(path);
@@ -329,19 +331,19 @@ void draw_figure_prompt(view *v, int y, int *cursor_x)
 	}
 	if (v->fig.asking) {
 		char *path = lineedit_utf8(&v->fig.le, NULL);
-		put_fmt(y, 0, COLS, b, " %s exists. Replace it? y: yes, any other key: no",
-			path ? path : "the file");
+		put_fmt(y, 0, COLS, b, _(" %s exists. Replace it? y: yes, any other key: no"),
+			path ? path : _("the file"));
 		free(path);
 		return;
 	}
-	const char *label = " Write figure (.svg .png .pdf): ";
+	const char *label = _(" Write figure (.svg .png .pdf): ");
 	int x = put_str(y, 0, COLS, b, label);
 	/* The name gets what the message leaves, but at least 20 columns; an
 	 * error is also on the info line, whole. */
-	const char *hint = v->fig.msg[0] ? v->fig.msg : "Enter: write, Esc: cancel";
+	const char *hint = v->fig.msg[0] ? v->fig.msg : _("Enter: write, Esc: cancel");
 	lineedit *le = &v->fig.le;
 	int need = lineedit_width(le, 0, le->n) + 2, room = COLS - x;
-	int hint_w = (int)strlen(hint) + 2;
+	int hint_w = str_width(hint) + 2;
 	int field_w = room - hint_w;
 	if (field_w < need)
 		field_w = need < room ? need : room;

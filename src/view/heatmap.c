@@ -1,5 +1,6 @@
 /* The heatmap of a matrix (heatmap.h). */
 #include "heatmap.h"
+#include "attnview/i18n.h"
 
 #include "state.h"
 
@@ -352,7 +353,7 @@ static void draw_bar(view *v, const heat_src *s, const heat_geom *g)
 		return;
 	put_str(g->tick_y, x, 6, st(A_BOLD, 0), scale_name(s->sc.kind));
 	if (s->sc.kind == SCALE_ROW)
-		put_str(g->keys_y, x, 6, st(A_DIM, 0), "÷max");
+		put_str(g->keys_y, x, 6, st(A_DIM, 0), _("÷max"));
 	bool colour = v->col.mode >= CM_256;
 	for (int i = 0; i < h; i++) {
 		int y = g->cells_y + i;
@@ -401,10 +402,10 @@ static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows,
 	char buf[96];
 	int len = 0;
 	if (above || below)
-		len += snprintf(buf + len, sizeof buf - (size_t)len, "rows %d-%d of %d", hv->top,
+		len += snprintf(buf + len, sizeof buf - (size_t)len, _("rows %d-%d of %d"), hv->top,
 				hv->top + rows - 1, n);
 	if (left || right)
-		len += snprintf(buf + len, sizeof buf - (size_t)len, "%skeys %d-%d of %d",
+		len += snprintf(buf + len, sizeof buf - (size_t)len, _("%skeys %d-%d of %d"),
 				len ? ", " : "", hv->left, hv->left + cols - 1, n);
 	put_str(g->foot_y, g->x + 2, g->bar_x - g->x - 2, dim, buf);
 }

@@ -1,5 +1,6 @@
 /* The help screen: every binding of keys.h, grouped by where it applies,
  * and the mouse. Up/Down/PageUp/PageDown scroll, any other key closes. */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include <stdlib.h>
@@ -7,21 +8,12 @@
 
 static const char *section_name(unsigned ctx)
 {
-	return ctx == KC_ALL				  ? "Everywhere"
-	       : ctx == (KC_INPUT | KC_MAP)		  ? "Input line and heatmap"
-	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? "Input line and heatmap"
-	       : ctx == KC_INPUT			  ? "Input line"
-	       : ctx == KC_MAP ? "Heatmap (after Enter; typing goes back to the text)"
-			       : "Overview (typing edits the text)";
-}
-
-/* Columns a UTF-8 string takes. */
-static int text_width(const char *s)
-{
-	int w = 0;
-	while (*s)
-		w += cp_display_width((uint32_t)utf8_next(&s), NULL);
-	return w;
+	return ctx == KC_ALL				  ? _("Everywhere")
+	       : ctx == (KC_INPUT | KC_MAP)		  ? _("Input line and heatmap")
+	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? _("Input line and heatmap")
+	       : ctx == KC_INPUT			  ? _("Input line")
+	       : ctx == KC_MAP ? _("Heatmap (after Enter; typing goes back to the text)")
+			       : _("Overview (typing edits the text)");
 }
 
 bool help_build(view *v)
@@ -54,24 +46,25 @@ bool help_build(view *v)
 			snprintf(h->names + len, sizeof h->names - len, ",");
 		}
 		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", b->name);
-		v->help[n++].text = b->help ? b->help : "";
+		v->help[n++].text = b->help ? _(b->help) : "";
 	}
 	v->help[n].heading = true;
-	v->help[n++].text = "Mouse";
+	v->help[n++].text = _("Mouse");
 	for (size_t i = 0; i < sizeof view_mouse_help / sizeof view_mouse_help[0]; i++) {
-		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", view_mouse_help[i][0]);
-		v->help[n++].text = view_mouse_help[i][1];
+		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", _(view_mouse_help[i][0]));
+		v->help[n++].text = _(view_mouse_help[i][1]);
 	}
 	v->nhelp = n;
-	/* Descriptions start after the widest names (all ASCII), so none is cut. */
+	/* Descriptions start after the widest names (in columns: the mouse's
+	 * are translated), so none is cut. */
 	v->help_keys_w = 0;
 	for (int i = 0; i < n; i++)
-		if (!v->help[i].heading && (int)strlen(v->help[i].names) > v->help_keys_w)
-			v->help_keys_w = (int)strlen(v->help[i].names);
+		if (!v->help[i].heading && str_width(v->help[i].names) > v->help_keys_w)
+			v->help_keys_w = str_width(v->help[i].names);
 	v->help_line_w = 0;
 	for (int i = 0; i < n; i++) {
-		int w = v->help[i].heading ? text_width(v->help[i].text)
-					   : 2 + v->help_keys_w + 2 + text_width(v->help[i].text);
+		int w = v->help[i].heading ? str_width(v->help[i].text)
+					   : 2 + v->help_keys_w + 2 + str_width(v->help[i].text);
 		if (w > v->help_line_w)
 			v->help_line_w = w;
 	}
@@ -87,21 +80,28 @@ static void help_draw(view *v)
 {
 	int cols = COLS, rows = LINES - 2;
 	int tx =
-	    put_str(0, 0, cols, st(A_BOLD, 0), "attnview keys: a printable key always types. ");
-	put_str(0, tx, cols - tx, st(A_DIM, 0),
-		"Up/Down/PageUp/PageDown scroll; any other key closes.");
+	    put_str(0, 0, cols, st(A_BOLD, 0), _("attnview keys: a printable key always types. "));
+	/* Whole or not at all (the status line says how to leave). */
+	const char *how = _("Up/Down/PageUp/PageDown scroll; any other key closes.");
+	if (tx + str_width(how) <= cols)
+		put_str(0, tx, cols - tx, st(A_DIM, 0), how);
 	/* Two columns when the list is longer than the screen and both fit
 	 * whole; else one, scrolled. */
 	int ncol = v->nhelp > rows && cols >= 2 * (v->help_line_w + 1) ? 2 : 1;
 	int colw = cols / ncol;
-	int total = ncol == 2 ? (v->nhelp + 1) / 2 : v->nhelp;
+	/* The second column starts at the middle, or a line earlier so that
+	 * no heading ends the first. */
+	int half = (v->nhelp + 1) / 2;
+	if (half > 1 && v->help[half - 1].heading)
+		half--;
+	int total = ncol == 2 ? v->nhelp - half : v->nhelp;
 	if (v->help_scroll > total - rows)
 		v->help_scroll = total - rows;
 	if (v->help_scroll < 0)
 		v->help_scroll = 0;
 	for (int c = 0; c < ncol; c++) {
-		int first = c * ((v->nhelp + 1) / 2) * (ncol == 2);
-		int end = ncol == 2 && c == 0 ? (v->nhelp + 1) / 2 : v->nhelp;
+		int first = c * half * (ncol == 2);
+		int end = ncol == 2 && c == 0 ? half : v->nhelp;
 		for (int i = 0; i < rows && first + v->help_scroll + i < end; i++) {
 			const help_line *h = &v->help[first + v->help_scroll + i];
 			int y = 1 + i, x0 = c * colw;
@@ -140,7 +140,7 @@ static void help_mouse(view *v, const MEVENT *ev)
 }
 
 const screen_ops help_screen = {
-    .name = "HELP",
+    .name = N_("HELP"),
     .keys = KC_ALL, /* only quitting reaches the table: help_key takes the rest */
     .text_visible = false,
     .layout = help_layout,

@@ -1,6 +1,7 @@
 /* The map screen: the selected head's heatmap with its heading and colour
  * bar, and the details panel beside it (F5 hides it). The input line above
  * it has the focus in F_INPUT, the heatmap in F_MAP. */
+#include "attnview/i18n.h"
 #include "panel.h"
 #include "screen.h"
 
@@ -38,21 +39,22 @@ static void draw_head_line(view *v)
 		if (v->have) {
 			const role_scores *rs = view_head_roles(v);
 			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s %.2f",
-				    role_name(rs->role), rs->score);
+				    _(role_name(rs->role)), rs->score);
 		}
 	} else {
 		char sel[48];
 		sel_describe(v, sel, sizeof sel);
 		x = view_sel(v) == SEL_ALL
-			? put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "All layers  %s", sel)
-			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "Layer %d  %s", v->layer, sel);
+			? put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("All layers  %s"), sel)
+			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Layer %d  %s"), v->layer, sel);
 	}
-	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? "causal" : "masked";
+	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked");
 	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s%s", obj,
-		    v->values ? "  values" : "", v->mg.heat.compact ? "  compact" : "",
-		    v->words ? "  words" : "");
+		    v->values ? _("  values") : "", v->mg.heat.compact ? _("  compact") : "",
+		    v->words ? _("  words") : "");
 	if (v->pin.on)
-		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  minus pinned %s", v->pin.what);
+		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"),
+			v->pin.what);
 }
 
 static void map_draw(view *v)
@@ -63,9 +65,9 @@ static void map_draw(view *v)
 	if (view_matrix(v, &s)) {
 		heat_draw(v, &s, &g->heat, &v->hv);
 	} else {
-		const char *msg = v->pending ? "computing..."
+		const char *msg = v->pending ? _("computing...")
 				  : v->le.n  ? ""
-					     : "The heatmap appears here as you type.";
+					     : _("The heatmap appears here as you type.");
 		put_str(g->heat.cells_y, 2, g->map_w - 2, st(A_DIM, 0), msg);
 	}
 	panel_draw(v);
@@ -85,7 +87,7 @@ static void map_mouse(view *v, const MEVENT *ev)
 }
 
 const screen_ops map_screen = {
-    .name = "MAP",
+    .name = N_("MAP"),
     .keys = KC_MAP,
     .text_visible = true,
     .layout = map_layout,

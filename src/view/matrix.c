@@ -1,5 +1,6 @@
 /* The matrix on the map (matrix.h). */
 #include "matrix.h"
+#include "attnview/i18n.h"
 
 #include "state.h"
 
@@ -26,22 +27,22 @@ void sel_describe(const view *v, char *out, size_t size)
 {
 	switch (view_sel(v)) {
 	case SEL_MEAN:
-		snprintf(out, size, "mean of heads 0-%d", nheads(v) - 1);
+		snprintf(out, size, _("mean of heads 0-%d"), nheads(v) - 1);
 		break;
 	case SEL_MAX:
-		snprintf(out, size, "max of heads 0-%d", nheads(v) - 1);
+		snprintf(out, size, _("max of heads 0-%d"), nheads(v) - 1);
 		break;
 	case SEL_ROLLOUT:
-		snprintf(out, size, "rollout through layer %d", v->layer);
+		snprintf(out, size, _("rollout through layer %d"), v->layer);
 		break;
 	case SEL_ALL:
-		snprintf(out, size, "mean of all %d heads", nheads(v) * nlayers(v));
+		snprintf(out, size, _("mean of all %d heads"), nheads(v) * nlayers(v));
 		break;
 	case SEL_HEAD:
 	default:
-		snprintf(out, size, "head %d%s%s", v->head,
-			 v->topts.ablate[v->layer * nheads(v) + v->head] ? " (off)" : "",
-			 v->contrib ? ", contributions" : "");
+		snprintf(out, size, _("head %d%s%s"), v->head,
+			 v->topts.ablate[v->layer * nheads(v) + v->head] ? _(" (off)") : "",
+			 v->contrib ? _(", contributions") : "");
 		break;
 	}
 }
@@ -72,7 +73,7 @@ static bool scratch(view *v, int n)
 	if (b)
 		v->mat2 = b;
 	if (!a || !b) {
-		set_notice(v, "out of memory for the %dx%d matrix on the map", n, n);
+		set_notice(v, _("out of memory for the %dx%d matrix on the map"), n, n);
 		return false;
 	}
 	v->mat_cap = need;
@@ -88,7 +89,7 @@ static const float *rollout(view *v)
 	if (need > v->roll_cap) {
 		float *p = realloc(v->roll, need * sizeof *p);
 		if (!p) {
-			set_notice(v, "out of memory for the rollout");
+			set_notice(v, _("out of memory for the rollout"));
 			return NULL;
 		}
 		v->roll = p;

@@ -6,6 +6,7 @@
  * (square: two per line, one per column); with shades they are two columns
  * wide and the tile has a frame, so a uniform head is not blank space.
  * Arrows select a head, Enter opens it. */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include <stdlib.h>
@@ -101,9 +102,9 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	role_scores rs = tile_roles(v, l, h);
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
-			"L%d H%d%s", l, h, off ? " OFF" : "");
+			"L%d H%d%s", l, h, off ? _(" OFF") : "");
 	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f",
-		role_name(rs.role), rs.score);
+		_(role_name(rs.role)), rs.score);
 	scale sc;
 	scale_init(&sc, v->scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
@@ -120,15 +121,15 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &v->og;
 	int L = nlayers(v), H = nheads(v);
-	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), "Overview: %d layers x %d heads, scale %s", L, H,
+	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"), L, H,
 		scale_name(v->scale));
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
-			"The overview of %d layers x %d heads needs a larger terminal.", L, H);
+			_("The overview of %d layers x %d heads needs a larger terminal."), L, H);
 		return;
 	}
 	if (!v->have) {
-		put_str(g->y0, 0, COLS, st(A_DIM, 0), "No text yet: type some first.");
+		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("No text yet: type some first."));
 		return;
 	}
 	size_t cells = (size_t)g->sh * (size_t)g->sw;
@@ -139,7 +140,7 @@ static void overview_draw(view *v)
 			for (int h = 0; h < H; h++)
 				draw_tile(v, l, h, px, masked);
 	else
-		put_str(g->y0, 0, COLS, accent(v, A_BOLD), "out of memory drawing the overview");
+		put_str(g->y0, 0, COLS, accent(v, A_BOLD), _("out of memory drawing the overview"));
 	free(px);
 	free(masked);
 }
@@ -160,7 +161,7 @@ static void overview_mouse(view *v, const MEVENT *ev)
 }
 
 const screen_ops overview_screen = {
-    .name = "OVERVIEW",
+    .name = N_("OVERVIEW"),
     .keys = KC_OVERVIEW,
     .text_visible = true,
     .layout = overview_layout,

@@ -4,6 +4,7 @@
  * at the Query's position. It describes whatever the map shows: a head, a
  * summary of heads, words, or a difference from a pinned map. */
 #include "panel.h"
+#include "attnview/i18n.h"
 
 #include "attnview/vocab.h"
 
@@ -41,15 +42,15 @@ static void label_line(view *v, pen *p, const char *what, int i, const heat_labe
 		if (l->text) {
 			x = put_str(p->y, x, p->w - (x - p->x), s, l->text);
 			if (view_word_span(v, i, &start, &end))
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " tokens %d-%d",
-					start, end - 1);
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0),
+					_(" tokens %d-%d"), start, end - 1);
 		} else {
 			x += put_glyph(p->y, x, l->cp, s);
 			if (l->cp < 0x110000)
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s", l->cp,
-					l->unknown ? " unknown" : "");
+				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s",
+					l->cp, l->unknown ? _(" unknown") : "");
 			else
-				put_str(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " special");
+				put_str(p->y, x, p->w - (x - p->x), st(A_DIM, 0), _(" special"));
 		}
 	}
 	p->y++;
@@ -58,10 +59,10 @@ static void label_line(view *v, pen *p, const char *what, int i, const heat_labe
 static void cell_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
-	label_line(v, p, "Query", q, &s->labels[q]);
-	label_line(v, p, "Key  ", k, &s->labels[k]);
+	label_line(v, p, _("Query"), q, &s->labels[q]);
+	label_line(v, p, _("Key  "), k, &s->labels[k]);
 	if (attn_masked(&s->m, q, k)) {
-		line(p, plain(), "weight masked (key after query)");
+		line(p, plain(), _("weight masked (key after query)"));
 		p->y += 2;
 		return;
 	}
@@ -70,19 +71,20 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	if (view_compare_cell(v, q, k, &now, &pinned)) {
 		fmt_weight(wbuf, now);
 		fmt_weight(pbuf, pinned);
-		line(p, plain(), "now    %s", wbuf);
-		line(p, plain(), "pinned %s", pbuf);
-		line(p, st(A_BOLD, 0), "difference %+.6f", now - pinned);
+		line(p, plain(), _("now    %s"), wbuf);
+		line(p, plain(), _("pinned %s"), pbuf);
+		line(p, st(A_BOLD, 0), _("difference %+.6f"), now - pinned);
 		return;
 	}
 	int visible;
 	int rank = row_rank(&s->m, q, k, &visible);
 	fmt_weight(wbuf, attn_at(&s->m, q, k));
-	line(p, plain(), "weight %s", wbuf);
-	line(p, plain(), "rank   %d of %d in the row", rank, visible);
+	line(p, plain(), _("weight %s"), wbuf);
+	line(p, plain(), _("rank   %d of %d in the row"), rank, visible);
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		line(p, plain(), "|v_k W_O| %.4f, weight %.4f", v->r.value_norms[h * n + (size_t)k],
+		line(p, plain(), _("|v_k W_O| %.4f, weight %.4f"),
+		     v->r.value_norms[h * n + (size_t)k],
 		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k));
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
@@ -97,7 +99,7 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 static void top_key_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
-	line(p, st(A_BOLD, 0), "Top keys of row %d", q);
+	line(p, st(A_BOLD, 0), _("Top keys of row %d"), q);
 	int top[VIEW_TOPK];
 	int ntop = row_top_keys(&s->m, q, VIEW_TOPK, top);
 	for (int i = 0; i < ntop && p->y <= p->ymax; i++, p->y++) {
@@ -128,21 +130,23 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	}
 	const head_stats *hs = &v->hs;
 	if (s->diverging) {
-		line(p, st(A_BOLD, 0), "Difference from the pinned map");
-		line(p, plain(), "largest |difference| %.4f", s->sc.max);
+		line(p, st(A_BOLD, 0), _("Difference from the pinned map"));
+		line(p, plain(), _("largest |difference| %.4f"), s->sc.max);
 		return;
 	}
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
 	if (!v->words)
-		line(p, st(A_BOLD, 0), "Layer %d %s: %s %.2f", v->layer, sel,
-		     role_name(v->roles.role), v->roles.score);
+		line(p, st(A_BOLD, 0), _("Layer %d %s: %s %.2f"), v->layer, sel,
+		     _(role_name(v->roles.role)), v->roles.score);
 	else
-		line(p, st(A_BOLD, 0), "Layer %d %s, words: %s", v->layer, sel, head_pattern(hs));
-	line(p, plain(), "entropy %.3f nats (max %.3f)", hs->entropy, hs->max_entropy);
-	line(p, plain(), "mean distance %.2f %s", hs->distance, v->words ? "words" : "positions");
-	line(p, plain(), "row max on self %.0f%%", 100 * hs->self);
-	line(p, plain(), "  previous %.0f%%  next %.0f%%", 100 * hs->prev, 100 * hs->next);
+		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel,
+		     _(head_pattern(hs)));
+	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);
+	line(p, plain(), _("mean distance %.2f %s"), hs->distance,
+	     v->words ? _("words") : _("positions"));
+	line(p, plain(), _("row max on self %.0f%%"), 100 * hs->self);
+	line(p, plain(), _("  previous %.0f%%  next %.0f%%"), 100 * hs->prev, 100 * hs->next);
 }
 
 static void prediction_lines(view *v, pen *p)
@@ -151,11 +155,11 @@ static void prediction_lines(view *v, pen *p)
 	/* A masked model predicts position q with q alone replaced by the mask;
 	 * a causal one predicts the character after q. */
 	if (v->m->cfg.objective == OBJ_CAUSAL)
-		line(p, st(A_BOLD, 0), "Predicted after %d", q);
+		line(p, st(A_BOLD, 0), _("Predicted after %d"), q);
 	else
-		line(p, st(A_BOLD, 0), "Predicted at %d (masked)", q);
+		line(p, st(A_BOLD, 0), _("Predicted at %d (masked)"), q);
 	if (q >= v->r.n || v->pstate[q] != PRED_HAVE) {
-		line(p, plain(), " computing...");
+		line(p, plain(), _(" computing..."));
 		return;
 	}
 	for (int i = 0; i < VIEW_TOPK && p->y <= p->ymax; i++, p->y++) {
@@ -176,8 +180,8 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
 	if (view_sel(v) != SEL_HEAD || v->words || v->pin.on) {
-		line(p, st(A_BOLD, 0), "q·k breakdown");
-		line(p, plain(), " for one head's cells (Tab to a head)");
+		line(p, st(A_BOLD, 0), _("q·k breakdown"));
+		line(p, plain(), _(" for one head's cells (Tab to a head)"));
 		return;
 	}
 	if (p->y <= p->ymax) {
@@ -190,10 +194,10 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 	const qk_breakdown *b = &v->bd;
 	if (!v->bd_valid || b->query != q || b->key != k || b->layer != v->layer ||
 	    b->head != v->head) {
-		line(p, plain(), " computing...");
+		line(p, plain(), _(" computing..."));
 		return;
 	}
-	line(p, st(A_DIM, 0), "  dim      q       k     q×k");
+	line(p, st(A_DIM, 0), _("  dim      q       k     q×k"));
 	/* As many products as fit, leaving room for the seven lines after. */
 	int room = p->ymax - p->y + 1 - 8, shown = b->hs < room ? b->hs : (room > 0 ? room : 0);
 	double rest = b->dot;
@@ -205,17 +209,17 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 		put_fmt(p->y, x, p->w - (x - p->x), ps, "%+7.3f", b->prod[c]);
 	}
 	if (shown < b->hs)
-		line(p, st(A_DIM, 0), "  %d more dims  %+9.3f", b->hs - shown, rest);
-	line(p, plain(), "sum  q·k = %.4f", b->score);
+		line(p, st(A_DIM, 0), _("  %d more dims  %+9.3f"), b->hs - shown, rest);
+	line(p, plain(), _("sum  q·k = %.4f"), b->score);
 	line(p, plain(), "× 1/√%d = %.4f", b->hs, b->scaled);
 	if (b->masked) {
-		line(p, plain(), "masked: the key is after the query");
+		line(p, plain(), _("masked: the key is after the query"));
 		return;
 	}
-	line(p, plain(), "− row max %.4f = %.4f", b->row_max, b->shifted);
-	line(p, plain(), "exp(%.4f) = %.6g", b->shifted, b->e);
-	line(p, plain(), "÷ Σ exp over the row %.6g", b->sum_exp);
-	line(p, accent(v, A_BOLD), "= weight %.6f", b->weight);
+	line(p, plain(), _("− row max %.4f = %.4f"), b->row_max, b->shifted);
+	line(p, plain(), _("exp(%.4f) = %.6g"), b->shifted, b->e);
+	line(p, plain(), _("÷ Σ exp over the row %.6g"), b->sum_exp);
+	line(p, accent(v, A_BOLD), _("= weight %.6f"), b->weight);
 }
 
 /* With heads switched off: which, and the loss on the text before and after. */
@@ -224,11 +228,12 @@ static void ablation_lines(view *v, pen *p)
 	if (!v->nablated)
 		return;
 	p->y++;
-	line(p, st(A_BOLD, 0), "%d head%s off (Alt-A)", v->nablated, v->nablated == 1 ? "" : "s");
+	line(p, st(A_BOLD, 0), ngettext("%d head off (Alt-A)", "%d heads off (Alt-A)", v->nablated),
+	     v->nablated);
 	if (v->loss_valid && v->loss_seq == v->res_seq)
-		line(p, plain(), "loss %.3f → %.3f nats/char", v->loss_before, v->loss_after);
+		line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
 	else
-		line(p, plain(), "loss: computing...");
+		line(p, plain(), _("loss: computing..."));
 }
 
 void panel_draw(view *v)

@@ -4,6 +4,7 @@
  * hands it over; the view switches to it keeping
  * the text, the cursor, the head and the scale, and frees the old model (the
  * worker no longer reads it: worker.c, rule 7). */
+#include "attnview/i18n.h"
 #include "state.h"
 
 #include <stdlib.h>
@@ -70,7 +71,7 @@ void watch_model(view *v)
 static void adopt(view *v, model *m)
 {
 	const model *old = v->m;
-	writing_stop(v, "the model was replaced");
+	writing_stop(v, _("the model was replaced"));
 	v->m = m;
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
@@ -112,7 +113,7 @@ void take_model(view *v)
 		return;
 	v->reloading = false;
 	if (!wm.ok) {
-		set_notice(v, "%s changed but could not be loaded (keeping the model shown): %s",
+		set_notice(v, _("%s changed but could not be loaded (keeping the model shown): %s"),
 			   wm.path, wm.err.msg);
 		return;
 	}
@@ -121,7 +122,8 @@ void take_model(view *v)
 	text_changed(v); /* the text again, in the new model's vocabulary */
 	char stats[96] = "";
 	model_step_label(v->m, stats, sizeof stats);
-	set_notice(v, "reloaded %s%s%s (%.0f ms)", wm.path, stats[0] ? ": " : "", stats, wm.ms);
+	set_notice(v, _("reloaded %s%s%s (%.0f ms)"), wm.path, stats[0] ? _(": ") : "", stats,
+		   wm.ms);
 }
 
 void model_step_label(const model *m, char *out, size_t size)
@@ -130,8 +132,8 @@ void model_step_label(const model *m, char *out, size_t size)
 	int len = 0;
 	out[0] = '\0';
 	if (mm->steps)
-		len = snprintf(out, size, "step %llu", (unsigned long long)mm->steps);
+		len = snprintf(out, size, _("step %llu"), (unsigned long long)mm->steps);
 	if (mm->val_loss == mm->val_loss && len >= 0 && (size_t)len < size)
-		snprintf(out + len, size - (size_t)len, "%sval %.3f", len ? ", " : "",
+		snprintf(out + len, size - (size_t)len, _("%sval %.3f"), len ? _(", ") : "",
 			 (double)mm->val_loss);
 }

@@ -3,6 +3,7 @@
  *
  * The signal handlers only touch what is async-signal-safe: write(2),
  * tcsetattr(3), sigaction, raise. What they write is prepared in advance. */
+#include "attnview/i18n.h"
 #include "state.h"
 
 #include <errno.h>
@@ -92,12 +93,12 @@ static void append_cap(const char *cap)
 static bool install_signals(av_error *err)
 {
 	if (pipe(sig_pipe) != 0)
-		return av_fail_errno(err, errno, "cannot create a pipe for signals");
+		return av_fail_errno(err, errno, _("cannot create a pipe for signals"));
 	for (int i = 0; i < 2; i++) {
 		int fl = fcntl(sig_pipe[i], F_GETFL);
 		if (fl < 0 || fcntl(sig_pipe[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
 		    fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC) < 0)
-			return av_fail_errno(err, errno, "cannot set up the signal pipe");
+			return av_fail_errno(err, errno, _("cannot set up the signal pipe"));
 	}
 	/* What emergency_restore writes, prepared now while it is safe. */
 	memcpy(emergency_seq, modes_off, sizeof modes_off - 1);
@@ -112,16 +113,16 @@ static bool install_signals(av_error *err)
 	sa.sa_handler = on_term_signal;
 	for (size_t i = 0; i < NTERM; i++)
 		if (sigaction(term_signals[i], &sa, &old_term[i]) != 0)
-			return av_fail_errno(err, errno, "cannot install a signal handler");
+			return av_fail_errno(err, errno, _("cannot install a signal handler"));
 	sa.sa_handler = on_fatal_signal;
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
 	for (size_t i = 0; i < NFATAL; i++)
 		if (sigaction(fatal_signals[i], &sa, &old_fatal[i]) != 0)
-			return av_fail_errno(err, errno, "cannot install a signal handler");
+			return av_fail_errno(err, errno, _("cannot install a signal handler"));
 	sa.sa_handler = on_winch;
 	sa.sa_flags = 0;
 	if (sigaction(SIGWINCH, &sa, &old_winch) != 0)
-		return av_fail_errno(err, errno, "cannot install a signal handler");
+		return av_fail_errno(err, errno, _("cannot install a signal handler"));
 	return true;
 }
 
@@ -157,21 +158,21 @@ void term_reset_signal(void)
 bool view_check_terminal(av_error *err)
 {
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return av_fail(err, "the interactive view needs a terminal on standard input and "
-				    "output; for scripts use: attnview --dump --text TEXT");
+		return av_fail(err, _("the interactive view needs a terminal on standard input and "
+				      "output; for scripts use: attnview --dump --text TEXT"));
 	const char *cs = nl_langinfo(CODESET);
 	if (!cs || strcmp(cs, "UTF-8") != 0)
 		return av_fail(err,
-			       "the locale's character set is %s, not UTF-8, so Chinese text and "
-			       "the heatmap cannot be drawn; set a UTF-8 locale, e.g. "
-			       "LANG=C.UTF-8 attnview",
-			       cs && cs[0] ? cs : "unknown");
+			       _("the locale's character set is %s, not UTF-8, so Chinese text and "
+				 "the heatmap cannot be drawn; set a UTF-8 locale, e.g. "
+				 "LANG=C.UTF-8 attnview"),
+			       cs && cs[0] ? cs : _("unknown"));
 	const char *term = getenv("TERM");
 	if (!term || !term[0] || strcmp(term, "dumb") == 0)
 		return av_fail(err,
-			       "TERM is %s: the interactive view needs a terminal that can "
-			       "move the cursor (e.g. TERM=xterm-256color)",
-			       term && term[0] ? term : "not set");
+			       _("TERM is %s: the interactive view needs a terminal that can "
+				 "move the cursor (e.g. TERM=xterm-256color)"),
+			       term && term[0] ? term : _("not set"));
 	return true;
 }
 
@@ -224,8 +225,8 @@ bool term_start(view *v, cm_ramp ramp, av_error *err)
 		g_screen = newterm(NULL, stdout, stdin);
 	if (!g_screen)
 		return av_fail(err,
-			       "cannot start curses on this terminal (TERM=%s); try "
-			       "TERM=xterm-256color",
+			       _("cannot start curses on this terminal (TERM=%s); try "
+				 "TERM=xterm-256color"),
 			       getenv("TERM") ? getenv("TERM") : "");
 	if (!install_signals(err))
 		return false;

@@ -1,6 +1,7 @@
 /* The text and its results: tokenizing what is typed, posting it to the
  * worker, taking back the attention and the predictions that belong to the
  * latest text (older ones are dropped by sequence number). */
+#include "attnview/i18n.h"
 #include "state.h"
 
 #include "attnview/vocab.h"
@@ -50,7 +51,7 @@ static size_t find_cut(view *v, const char *s, const size_t *off)
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 		tmp.n = 0;
-		if (!tokenize_text(s, off[mid], "the input line", &tmp, NULL, NULL))
+		if (!tokenize_text(s, off[mid], _("the input line"), &tmp, NULL, NULL))
 			break;
 		if ((int)tmp.n <= v->context)
 			lo = mid;
@@ -68,7 +69,7 @@ static void strip_marks(view *v)
 	size_t before = v->cps.n;
 	bool *marks = calloc(before + 1, sizeof *marks);
 	if (!marks) {
-		set_notice(v, "out of memory for the word marks");
+		set_notice(v, _("out of memory for the word marks"));
 		return;
 	}
 	v->cps.n = words_strip_marks(v->cps.v, before, marks);
@@ -85,7 +86,7 @@ static bool tokenize_line(view *v)
 	char *s = lineedit_utf8(&v->le, &len);
 	size_t *off = malloc((v->le.n + 1) * sizeof *off);
 	if (!s || !off) {
-		set_notice(v, "out of memory: cannot tokenize the text");
+		set_notice(v, _("out of memory: cannot tokenize the text"));
 		free(s);
 		free(off);
 		return false;
@@ -99,7 +100,7 @@ static bool tokenize_line(view *v)
 	off[v->le.n] = b;
 	v->cps.n = 0;
 	av_error err;
-	bool ok = tokenize_text(s, len, "the input line", &v->cps, NULL, &err);
+	bool ok = tokenize_text(s, len, _("the input line"), &v->cps, NULL, &err);
 	if (!ok) {
 		set_notice(v, "%s", err.msg);
 	} else {
@@ -153,9 +154,9 @@ void insert_text(view *v, const uint32_t *cps, size_t n)
 	if (got)
 		text_changed(v);
 	if (full)
-		set_notice(v,
-			   "the input line holds at most %d characters; the rest was not inserted",
-			   VIEW_MAX_LINE);
+		set_notice(
+		    v, _("the input line holds at most %d characters; the rest was not inserted"),
+		    VIEW_MAX_LINE);
 }
 
 void clamp_cursor(view *v)

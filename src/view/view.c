@@ -14,6 +14,7 @@
  * Files: chrome.c (lines 0, 1 and the status line), map.c, overview.c,
  * help.c (screens, screen.h), heatmap.c, panel.c, actions.c (keys and
  * mouse), text.c (the text and its results), term.c (the terminal). */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include "attnview/figure.h"
@@ -107,7 +108,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->labels ||
 	    !v->wmarks || !v->wstart || !v->wspan || !v->wtext ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) || !help_build(v))
-		return av_fail(err, "out of memory starting the view");
+		return av_fail(err, _("out of memory starting the view"));
 	if (opt && opt->text) {
 		cp_buf cps = {0};
 		if (!tokenize_text(opt->text, strlen(opt->text), "--text", &cps, NULL, err)) {
@@ -118,13 +119,14 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		lineedit_set(&v->le, cps.v, cps.n, &full);
 		cp_buf_free(&cps);
 		if (full)
-			set_notice(v, "--text is longer than the input line (%d characters); cut",
+			set_notice(v,
+				   _("--text is longer than the input line (%d characters); cut"),
 				   VIEW_MAX_LINE);
 	}
 	if (opt && opt->bench_log) {
 		v->bench = fopen(opt->bench_log, "w");
 		if (!v->bench)
-			return av_fail_errno(err, errno, "%s: cannot write the benchmark log",
+			return av_fail_errno(err, errno, _("%s: cannot write the benchmark log"),
 					     opt->bench_log);
 		fprintf(v->bench, "context %d layers %u heads %u dim %u\n", v->context,
 			m->cfg.layers, m->cfg.heads, m->cfg.dim);
@@ -289,12 +291,12 @@ static bool main_loop(view *v, av_error *err)
 	while (!v->quit && !term_signal()) {
 		int r = poll(fds, 3, poll_timeout(v));
 		if (r < 0 && errno != EINTR)
-			return av_fail_errno(err, errno, "poll on the terminal failed");
+			return av_fail_errno(err, errno, _("poll on the terminal failed"));
 		if (term_signal())
 			break;
 		if (r > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
 		    !(fds[0].revents & POLLIN))
-			return av_fail(err, "the terminal went away");
+			return av_fail(err, _("the terminal went away"));
 		if (r > 0 && (fds[2].revents & POLLIN)) {
 			char buf[16];
 			while (read(fds[2].fd, buf, sizeof buf) > 0)
@@ -327,7 +329,7 @@ bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 	view *v = calloc(1, sizeof *v);
 	if (!v) {
 		model_destroy(m);
-		return av_fail(err, "out of memory starting the view");
+		return av_fail(err, _("out of memory starting the view"));
 	}
 	cm_ramp ramp = opt && opt->ramp >= 0 ? (cm_ramp)opt->ramp : RAMP_VIRIDIS;
 	bool ok = view_init(v, m, opt, err) && term_start(v, ramp, err);

@@ -30,6 +30,7 @@
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker.h"
+#include "attnview/i18n.h"
 
 #include "attnview/infer.h"
 
@@ -99,7 +100,7 @@ void worker_job_result_free(worker_job_result *r)
 static void must(int rc, const char *what)
 {
 	if (rc != 0) {
-		fprintf(stderr, "attnview: worker: %s failed: %s\n", what, strerror(rc));
+		fprintf(stderr, _("attnview: worker: %s failed: %s\n"), what, strerror(rc));
 		abort();
 	}
 }
@@ -266,7 +267,7 @@ static void run_job(worker *w, int k)
 		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
 				    text_waiting, w);
 	else
-		res.ok = av_fail(&res.err, "this worker computes no jobs");
+		res.ok = av_fail(&res.err, _("this worker computes no jobs"));
 	res.ms = now_ms() - t0;
 
 	lock(w);
@@ -301,7 +302,7 @@ static void run_reload(worker *w)
 	if (w->ops.reload)
 		res.ok = w->ops.reload(w->ops.ctx, res.path, &res.m, &res.err);
 	else
-		res.ok = av_fail(&res.err, "this worker cannot load models");
+		res.ok = av_fail(&res.err, _("this worker cannot load models"));
 	res.ms = now_ms() - t0;
 	lock(w);
 	w->computing = false;
@@ -358,7 +359,7 @@ worker *worker_create(const worker_ops *ops, av_error *err)
 {
 	worker *w = calloc(1, sizeof *w);
 	if (!w) {
-		av_fail(err, "out of memory starting the inference worker");
+		av_fail(err, _("out of memory starting the inference worker"));
 		return NULL;
 	}
 	w->ops = *ops;
@@ -366,12 +367,12 @@ worker *worker_create(const worker_ops *ops, av_error *err)
 	w->text = calloc(AV_MAX_CONTEXT, sizeof *w->text);
 	w->cur = calloc(AV_MAX_CONTEXT, sizeof *w->cur);
 	if (!w->text || !w->cur) {
-		av_fail(err, "out of memory starting the inference worker");
+		av_fail(err, _("out of memory starting the inference worker"));
 		goto fail_mem;
 	}
 	int fds[2];
 	if (pipe(fds) != 0) {
-		av_fail_errno(err, errno, "cannot create the inference worker's pipe");
+		av_fail_errno(err, errno, _("cannot create the inference worker's pipe"));
 		goto fail_mem;
 	}
 	w->pipe_rd = fds[0];
@@ -380,23 +381,24 @@ worker *worker_create(const worker_ops *ops, av_error *err)
 		int fl = fcntl(fds[i], F_GETFL);
 		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0 ||
 		    fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
-			av_fail_errno(err, errno, "cannot set up the inference worker's pipe");
+			av_fail_errno(err, errno, _("cannot set up the inference worker's pipe"));
 			goto fail_mem;
 		}
 	}
 	int rc = pthread_mutex_init(&w->mu, NULL);
 	if (rc != 0) {
-		av_fail_errno(err, rc, "cannot create the inference worker's mutex");
+		av_fail_errno(err, rc, _("cannot create the inference worker's mutex"));
 		goto fail_mem;
 	}
 	rc = pthread_cond_init(&w->cv, NULL);
 	if (rc != 0) {
-		av_fail_errno(err, rc, "cannot create the inference worker's condition variable");
+		av_fail_errno(err, rc,
+			      _("cannot create the inference worker's condition variable"));
 		goto fail_mutex;
 	}
 	rc = pthread_create(&w->thread, NULL, worker_main, w);
 	if (rc != 0) {
-		av_fail_errno(err, rc, "cannot start the inference worker thread");
+		av_fail_errno(err, rc, _("cannot start the inference worker thread"));
 		goto fail_cond;
 	}
 	return w;
@@ -468,7 +470,7 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 		      const worker_text_opts *opts, av_error *err)
 {
 	if (n < 0 || n > AV_MAX_CONTEXT)
-		return av_fail(err, "text of %d tokens is longer than the limit of %d", n,
+		return av_fail(err, _("text of %d tokens is longer than the limit of %d"), n,
 			       AV_MAX_CONTEXT);
 	lock(w);
 	if (new_model_waiting(w)) {

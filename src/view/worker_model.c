@@ -12,6 +12,7 @@
 
 #include "attnview/explain.h"
 #include "attnview/generate.h"
+#include "attnview/i18n.h"
 #include "attnview/infer.h"
 #include "attnview/modelfile.h"
 
@@ -47,7 +48,7 @@ static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_
 	const model_config *c = &mc->m->cfg;
 	r->value_norms = malloc((size_t)c->layers * c->heads * (size_t)n * sizeof(float));
 	if (!r->value_norms)
-		return av_fail(err, "out of memory for the value contributions");
+		return av_fail(err, _("out of memory for the value contributions"));
 	return value_norms(mc->m, &mc->ws, n, r->value_norms, err);
 }
 
@@ -70,13 +71,13 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 	int hs = (int)(c->dim / c->heads);
 	if (j->layer < 0 || j->layer >= (int)c->layers || j->head < 0 || j->head >= (int)c->heads ||
 	    j->query < 0 || j->query >= n || j->key < 0 || j->key >= n)
-		return av_fail(&out->err, "no such cell");
+		return av_fail(&out->err, _("no such cell"));
 	int32_t *ids = malloc((size_t)n * sizeof *ids);
 	out->q = malloc((size_t)hs * sizeof *out->q);
 	out->k = malloc((size_t)hs * sizeof *out->k);
 	if (!ids || !out->q || !out->k) {
 		free(ids);
-		return av_fail(&out->err, "out of memory for the q·k breakdown");
+		return av_fail(&out->err, _("out of memory for the q·k breakdown"));
 	}
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
@@ -103,7 +104,7 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
 	out->logits = malloc((size_t)V * sizeof *out->logits);
 	if (!ids || !out->logits) {
 		free(ids);
-		return av_fail(&out->err, "out of memory");
+		return av_fail(&out->err, _("out of memory"));
 	}
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
@@ -134,7 +135,7 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 			     &out->err))
 		return false;
 	if (stale(stale_ctx))
-		return av_fail(&out->err, "a newer text came");
+		return av_fail(&out->err, _("a newer text came"));
 	if (!o->any_ablated) {
 		out->loss_after = out->loss_before;
 		return true;
@@ -178,7 +179,7 @@ worker *worker_create_for_model(const model *m, int delay_ms, av_error *err)
 {
 	model_ctx *mc = calloc(1, sizeof *mc);
 	if (!mc) {
-		av_fail(err, "out of memory starting the inference worker");
+		av_fail(err, _("out of memory starting the inference worker"));
 		return NULL;
 	}
 	mc->m = m;

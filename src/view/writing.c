@@ -6,6 +6,7 @@
  * follow each row. Any key stops. Run r of a session samples with seed
  * --seed + r - 1, shown on the status line, so that
  * attnview --dump --generate N --seed S reproduces what was written. */
+#include "attnview/i18n.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -29,8 +30,8 @@ void writing_stop(view *v, const char *why)
 	if (!v->wr.on)
 		return;
 	v->wr.on = false;
-	set_notice(v, "wrote %d character%s%s%s", v->wr.count, v->wr.count == 1 ? "" : "s",
-		   why ? ": " : "", why ? why : "");
+	set_notice(v, ngettext("wrote %d character%s%s", "wrote %d characters%s%s", v->wr.count),
+		   v->wr.count, why ? _(": ") : "", why ? why : "");
 }
 
 void writing_toggle(view *v)
@@ -40,12 +41,12 @@ void writing_toggle(view *v)
 		return;
 	}
 	if (v->m->cfg.objective != OBJ_CAUSAL) {
-		set_notice(v, "writing needs a causal (next-character) model: attnview --model "
-			      "builtin-causal");
+		set_notice(v, _("writing needs a causal (next-character) model: attnview --model "
+				"builtin-causal"));
 		return;
 	}
 	if (v->ntok == 0) {
-		set_notice(v, "type a beginning first: the model goes on from it");
+		set_notice(v, _("type a beginning first: the model goes on from it"));
 		return;
 	}
 	uint64_t seed = v->wr.seed + (uint64_t)v->wr.runs++;
@@ -72,10 +73,10 @@ void writing_temperature(view *v)
 	v->wr.temperature = temps[i % n];
 	v->wr.s.temperature = v->wr.temperature;
 	if (v->wr.temperature > 0)
-		set_notice(v, "writing: temperature %.1f among the %d most likely", v->wr.temperature,
-			   v->wr.top_k);
+		set_notice(v, _("writing: temperature %.1f among the %d most likely"),
+			   v->wr.temperature, v->wr.top_k);
 	else
-		set_notice(v, "writing: greedy, always the most likely character");
+		set_notice(v, _("writing: greedy, always the most likely character"));
 }
 
 void writing_step(view *v)
@@ -104,13 +105,13 @@ void writing_take(view *v, const worker_job_result *j)
 		return;
 	}
 	if (v->ntok >= v->context) {
-		writing_stop(v, "the context is full");
+		writing_stop(v, _("the context is full"));
 		return;
 	}
 	float p;
 	int32_t id = gen_pick(&v->wr.s, j->logits, j->nlogits, &p);
 	if (id < 0) {
-		writing_stop(v, "out of memory");
+		writing_stop(v, _("out of memory"));
 		return;
 	}
 	uint32_t cp = v->m->vocab.cps[id];
@@ -118,7 +119,7 @@ void writing_take(view *v, const worker_job_result *j)
 	v->le.cur = v->le.n;
 	insert_text(v, &cp, 1);
 	if (v->le.n == before) {
-		writing_stop(v, "the input line is full");
+		writing_stop(v, _("the input line is full"));
 		return;
 	}
 	v->wr.count++;
@@ -128,19 +129,21 @@ void writing_take(view *v, const worker_job_result *j)
 
 void writing_describe(const view *v, char *out, size_t size)
 {
-	int len = snprintf(out, size, "the model writes: %d character%s", v->wr.count,
-			   v->wr.count == 1 ? "" : "s");
+	int len = snprintf(out, size,
+			   ngettext("the model writes: %d character",
+				    "the model writes: %d characters", v->wr.count),
+			   v->wr.count);
 	if (len < 0 || (size_t)len >= size)
 		return;
 	if (v->wr.count)
-		len += snprintf(out + len, size - (size_t)len, ", the last at p %.3f",
+		len += snprintf(out + len, size - (size_t)len, _(", the last at p %.3f"),
 				v->wr.last_p);
 	if (len < 0 || (size_t)len >= size)
 		return;
 	if (v->wr.s.temperature > 0)
 		snprintf(out + len, size - (size_t)len,
-			 "; seed %llu, temperature %.1f, top-k %d (--dump --generate: the same)",
+			 _("; seed %llu, temperature %.1f, top-k %d (--dump --generate: the same)"),
 			 (unsigned long long)v->wr.s.seed, v->wr.s.temperature, v->wr.s.top_k);
 	else
-		snprintf(out + len, size - (size_t)len, "; greedy");
+		snprintf(out + len, size - (size_t)len, "%s", _("; greedy"));
 }
