@@ -742,12 +742,12 @@ def case_reference():
     sys.path.insert(0, ref)
     import accuracy
     rel, absd, bias = accuracy.measure_p(os.path.join(ROOT, "assets", "builtin.attn"))
-    check(absd <= 2e-6 and rel <= 3e-5 and abs(bias) <= 1e-6,
+    check(absd <= 4e-6 and rel <= 3e-5 and abs(bias) <= 1e-6,
           "probabilities: %.3g absolute, %.3g relative, mean %.3g: not what man 5 attnview "
-          "says (2e-6, 3e-5, no bias)" % (absd, rel, bias))
+          "says (4e-6, 3e-5, no bias)" % (absd, rel, bias))
     builtin, ratio = accuracy.measure_weights(stds=(0.02, 0.3, 1.0, 2.0))
-    check(builtin <= 3e-6 and ratio <= 10, "weights: built-in model %.3g (man 5 attnview: "
-          "3e-6), worst difference / (M 2^-24) %.2f (10)" % (builtin, ratio))
+    check(builtin <= 4e-6 and ratio <= 10, "weights: built-in model %.3g (man 5 attnview: "
+          "4e-6), worst difference / (M 2^-24) %.2f (10)" % (builtin, ratio))
 
 
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,

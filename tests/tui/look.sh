@@ -173,12 +173,12 @@ tui_start 120 40 TERM=xterm-256color -- --layer 1 --head 3 --text "$poem"
 expect_screen "24 tokens"
 wait_result
 check "heading names layer and head from 0, with the ranges" \
-	wait_for "Layer 1  Head 3  (layers 0-1, heads 0-3)"
+	wait_for "Layer 1  Head 3  (layers 0-3, heads 0-7)"
 check "mean distance, in positions" wait_for "mean distance"
 check "masked prediction says so" wait_for "Predicted at 0 (masked)"
 check "status names the head as --dump does" wait_for "| layer 1 head 3 |"
-out=$("$bin" --layer 2 --text x 2>&1 </dev/null)
-check "--layer beyond the model: refused" grep -q "layers, 0 to 1" <<<"$out"
+out=$("$bin" --layer 4 --text x 2>&1 </dev/null)
+check "--layer beyond the model: refused" grep -q "layers, 0 to 3" <<<"$out"
 out=$("$bin" --scale linear --text x 2>&1 </dev/null)
 check "--scale unknown: the choices" grep -q "fixed, head, row, log" <<<"$out"
 
