@@ -7,8 +7,14 @@
 #
 #   sudo apt-get install fortunes-zh fortunes opencc
 #   meson setup build && ninja -C build
-#   assets/train_builtin.sh [path/to/attnview]      # under 3 minutes on 2 cores
-#   meson compile -C build                          # embeds the new model
+#   assets/train_builtin.sh [path/to/attnview]          # the masked model
+#   OBJECTIVE=causal assets/train_builtin.sh            # the causal one
+#   meson compile -C build                              # embeds the new models
+#
+# Both are d=128, 8 heads, 4 layers, context 128, 32 sequences a step: the
+# masked model 4000 steps, the causal one 3000 (STEPS, DIM, HEADS, LAYERS,
+# THREADS and OUT change that; the committed models are the defaults). See
+# README, "The built-in models", for how long that takes.
 #
 # Reproducible: the same packages, attnview and thread count give the same
 # bytes (the seed is fixed, and the model's creation date is the date of the
@@ -30,10 +36,13 @@ causal) out=${OUT:-$here/builtin-causal.attn} ;;
 *) echo "train_builtin.sh: OBJECTIVE is masked or causal, not $objective" >&2; exit 2 ;;
 esac
 threads=${THREADS:-2}
-steps=${STEPS:-8000}
-dim=${DIM:-64}
-heads=${HEADS:-4}
-layers=${LAYERS:-2}
+case $objective in
+masked) steps=${STEPS:-4000} ;;
+causal) steps=${STEPS:-3000} ;;
+esac
+dim=${DIM:-128}
+heads=${HEADS:-8}
+layers=${LAYERS:-4}
 
 if [ ! -x "$bin" ]; then
 	echo "train_builtin.sh: no attnview at $bin; build it first (meson setup build &&" \
