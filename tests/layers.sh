@@ -41,7 +41,7 @@ view_local=$(cd src/view && ls *.h | tr '\n' ' ')
 
 check core "$(ls src/core/*.c src/core/*.h include/attnview/{${core_h// /,}}.h 2>/dev/null)" \
 	"$core_h" no "vec8.h colormap_tables.h json_out.h dump_explain.h figure_draw.h tokenizer_internal.h"
-check train "$(ls src/train/*.c src/train/*.h 2>/dev/null)" "$core_h $train_h" no "vec8.h train_internal.h"
+check train "$(ls src/train/*.c src/train/*.h 2>/dev/null)" "$core_h $train_h" no "vec8.h corpus_internal.h train_internal.h"
 check "the view's worker and input line" "$view_base" "$core_h" no "worker.h lineedit.h"
 check view "$view_rest" "$core_h" yes "$view_local"
 for h in $train_h; do
