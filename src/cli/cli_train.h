@@ -1,0 +1,56 @@
+/* Shared by cli_train.c and cli_train_options.c: what attnview --train was
+ * asked for, and its option codes. */
+#ifndef ATTNVIEW_CLI_TRAIN_H
+#define ATTNVIEW_CLI_TRAIN_H
+
+#include "attnview/train.h"
+#include "cli.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum {
+	OPT_TRAIN = 256,
+	OPT_OBJECTIVE,
+	OPT_DIM,
+	OPT_HEADS,
+	OPT_LAYERS,
+	OPT_CONTEXT,
+	OPT_BATCH,
+	OPT_STEPS,
+	OPT_EPOCHS,
+	OPT_LR,
+	OPT_WARMUP,
+	OPT_SEED,
+	OPT_THREADS,
+	OPT_MIN_COUNT,
+	OPT_MAX_VOCAB,
+	OPT_VAL_FILE,
+	OPT_VAL_SHARE,
+	OPT_NO_VAL,
+	OPT_PATIENCE,
+	OPT_EVAL_EVERY,
+	OPT_CKPT_EVERY,
+	OPT_RESUME,
+	OPT_LAST
+};
+
+#define usage_error(...) cli_usage_error("attnview --train --help", __VA_ARGS__)
+
+/* What attnview --train was asked for: parse_train_options fills it, the
+ * later phases complete it (a checkpoint's options, the output paths). */
+typedef struct train_request {
+	train_options o;
+	const char **corpus; /* the corpus files, in order ("-": standard input) */
+	size_t ncorpus;
+	const char *out, *val_path, *resume;
+	int threads;			  /* --threads, 0 if not given */
+	bool given[OPT_LAST - OPT_TRAIN]; /* which long options appeared */
+	char out_buf[4096], ckpt[4200];
+} train_request;
+
+/* The command line into q; returns -1, or the exit status (help, usage
+ * error). */
+int parse_train_options(int argc, char **argv, train_request *q);
+
+#endif
