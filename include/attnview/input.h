@@ -4,7 +4,7 @@
  *
  * A regular file can be read again from where it started (the corpus reader
  * makes two passes); a stream cannot, so whoever needs a second pass keeps
- * what the first one read (corpus.c spools it to a temporary file).
+ * what the first one read (corpus_pass.c spools it to a temporary file).
  *
  * Opening never blocks: a FIFO is opened without waiting for a writer, and
  * the first read waits for one (poll), calling the `waiting` callback once if
