@@ -14,7 +14,7 @@ poem="床前明月光，疑是地上霜。举头望明月，低头思故乡。"
 # colours of each head's cells under each scale.
 declare -A colours
 for sc in fixed head row log; do
-	for h in 0 1 2 3; do
+	for h in 0 1 2 3 4 5 6 7; do
 		tui_start 200 60 TERM=xterm-256color -- --scale "$sc" --layer 1 --head "$h" \
 			--cells scroll --no-panel --text "$en"
 		expect_screen "Layer 1  Head $h" 10 || continue
@@ -24,7 +24,7 @@ for sc in fixed head row log; do
 		check "bar titled '$sc'" grep -q " $sc *$" <<<"$(line 3)"
 	done
 done
-for h in 0 1 2 3; do
+for h in 0 1 2 3 4 5 6 7; do
 	echo "layer 1 head $h: distinct colours fixed ${colours[fixed$h]} head ${colours[head$h]}" \
 		"row ${colours[row$h]} log ${colours[log$h]}"
 	check "row scale: at least six colours in L1 H$h (${colours[row$h]})" \
