@@ -130,9 +130,33 @@ static void test_hints(void)
 	       "hint: %s", buf);
 }
 
+/* The commands the hints (and --train's resume lines) print are pasted into a
+ * shell: a name is quoted when it needs it, a ' inside written '\''. */
+static void test_shell_quote(void)
+{
+	char q[64];
+	av_shell_quote("notes.txt", q, sizeof q);
+	CHECKF(strcmp(q, "notes.txt") == 0, "%s", q);
+	av_shell_quote("my notes.txt", q, sizeof q);
+	CHECKF(strcmp(q, "'my notes.txt'") == 0, "%s", q);
+	av_shell_quote("it's", q, sizeof q);
+	CHECKF(strcmp(q, "'it'\\''s'") == 0, "%s", q);
+	av_shell_quote("", q, sizeof q);
+	CHECKF(strcmp(q, "''") == 0, "empty: %s", q);
+	av_shell_quote("诗.txt", q, sizeof q);
+	CHECKF(strcmp(q, "'诗.txt'") == 0, "%s", q);
+	/* too long for the buffer: cut, still one quoted word, terminated */
+	char small[10];
+	av_shell_quote("a b c d e f g h", small, sizeof small);
+	CHECKF(strlen(small) < sizeof small && small[0] == '\'' &&
+		   small[strlen(small) - 1] == '\'',
+	       "cut: %s", small);
+}
+
 int main(void)
 {
 	test_guesses();
 	test_hints();
+	test_shell_quote();
 	return test_summary("encoding");
 }

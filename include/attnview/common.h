@@ -25,6 +25,10 @@ bool av_fail(av_error *err, const char *fmt, ...) AV_PRINTF(2, 3);
 /* As av_fail, with ": <strerror(errnum)>" appended. */
 bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3, 4);
 
+/* s quoted for a POSIX shell where it needs it (for commands printed in
+ * messages); out is always terminated. */
+void av_shell_quote(const char *s, char *out, size_t n);
+
 /* Hard limits, shared by the loader, the trainer and the view. */
 #define AV_MAX_CONTEXT 1024	 /* tokens per sequence */
 #define AV_MAX_DIM 2048		 /* model width d */

@@ -31,33 +31,6 @@ static void base_name(const char *path, char *out, size_t n, bool strip_ext)
 		*dot = '\0';
 }
 
-/* Quote for a POSIX shell when needed. */
-static void shell_quote(const char *s, char *out, size_t n)
-{
-	bool plain = *s != '\0';
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("-_./+=:,@", *p)))
-			plain = false;
-	if (plain) {
-		snprintf(out, n, "%s", s);
-		return;
-	}
-	size_t k = 0;
-	if (k + 1 < n)
-		out[k++] = '\'';
-	for (const char *p = s; *p && k + 5 < n; p++) {
-		if (*p == '\'') {
-			memcpy(out + k, "'\\''", 4);
-			k += 4;
-		} else {
-			out[k++] = *p;
-		}
-	}
-	if (k + 1 < n)
-		out[k++] = '\'';
-	out[k < n ? k : n - 1] = '\0';
-}
 
 /* Which command-line options conflict with a checkpoint's own. */
 static bool check_resume_options(const bool *given, const train_options *o, const train_options *ck,
@@ -290,7 +263,7 @@ static void corpus_args(const train_request *q, char *out, size_t n)
 	out[0] = '\0';
 	for (size_t i = 0; i < q->ncorpus && k + 1 < n; i++) {
 		char qc[4200];
-		shell_quote(q->corpus[i], qc, sizeof qc);
+		av_shell_quote(q->corpus[i], qc, sizeof qc);
 		int r = snprintf(out + k, n - k, "%s%s", i ? " " : "", qc);
 		k += r > 0 ? (size_t)r : 0;
 	}
@@ -302,8 +275,8 @@ static int report_stopped(const train_request *q, const trainer *t)
 	int sig = train_stop_requested();
 	char qk[4200], qo[4200], files[8192];
 	corpus_args(q, files, sizeof files);
-	shell_quote(q->ckpt, qk, sizeof qk);
-	shell_quote(q->out, qo, sizeof qo);
+	av_shell_quote(q->ckpt, qk, sizeof qk);
+	av_shell_quote(q->out, qo, sizeof qo);
 	bool from_stdin = false;
 	for (size_t i = 0; i < q->ncorpus; i++)
 		from_stdin |= strcmp(q->corpus[i], "-") == 0;
@@ -394,8 +367,8 @@ static int run_training(train_request *q, train_checkpoint *ck)
 		/* A stopped run's work: a new run would write over it. */
 		char files[8192], qk[4200], qo[4200];
 		corpus_args(q, files, sizeof files);
-		shell_quote(q->ckpt, qk, sizeof qk);
-		shell_quote(q->out, qo, sizeof qo);
+		av_shell_quote(q->ckpt, qk, sizeof qk);
+		av_shell_quote(q->out, qo, sizeof qo);
 		cli_note(_("%s exists: a run writing %s stopped there, and a new run would write "
 			   "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
 			   "or delete %s to start again."),

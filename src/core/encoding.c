@@ -205,33 +205,6 @@ static const char *encoding_what(text_encoding e)
 	}
 }
 
-/* s quoted for a POSIX shell when it needs it. */
-static void quote(const char *s, char *out, size_t n)
-{
-	bool plain = *s != '\0';
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("-_./+=:,@", *p)))
-			plain = false;
-	if (plain) {
-		snprintf(out, n, "%s", s);
-		return;
-	}
-	size_t k = 0;
-	if (k + 1 < n)
-		out[k++] = '\'';
-	for (const char *p = s; *p && k + 6 < n; p++) {
-		if (*p == '\'') {
-			memcpy(out + k, "'\\''", 4);
-			k += 4;
-		} else {
-			out[k++] = *p;
-		}
-	}
-	if (k + 1 < n)
-		out[k++] = '\'';
-	out[k < n ? k : n - 1] = '\0';
-}
 
 /* "dir/poems.txt" -> "dir/poems.utf8.txt"; "poems" -> "poems.utf8.txt". */
 static void converted_name(const char *path, char *out, size_t n)
@@ -275,9 +248,9 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 			 encoding_name(guess));
 	} else {
 		char q[520], conv[520], qc[540];
-		quote(name, q, sizeof q);
+		av_shell_quote(name, q, sizeof q);
 		converted_name(name, conv, sizeof conv);
-		quote(conv, qc, sizeof qc);
+		av_shell_quote(conv, qc, sizeof qc);
 		snprintf(cmd, sizeof cmd, _("iconv -f %s -t UTF-8 %s > %s, and use %s"),
 			 encoding_name(guess), q, qc, qc);
 	}
