@@ -185,6 +185,17 @@ static void test_split(void)
 	ok = corpus_load(&c, write_tmp("train.txt", "xxxxy", 5), &bad, &err);
 	CHECK(!ok && strstr(err.msg, "/nonexistent/v"));
 
+	/* One character cannot give 5% to validation and keep a training text:
+	 * refused, naming the file and the ways out, the corpus released (the
+	 * fuzz target found the name missing). */
+	const char *one = write_tmp("one.txt", "z", 1);
+	corpus_options dflt = {.min_count = 1, .max_vocab = 0};
+	ok = corpus_load(&c, one, &dflt, &err);
+	CHECKF(!ok && strstr(err.msg, one) && strstr(err.msg, "cannot hold out 1 of its 1") &&
+		   strstr(err.msg, "--no-val"),
+	       "%s", ok ? "accepted" : err.msg);
+	CHECK(!c.pending && !c.files);
+
 	/* --max-vocab and --min-count cut the rarest characters. */
 	corpus_options lim = {.min_count = 1, .max_vocab = TOK_NSPECIAL + 2};
 	ok = corpus_load(&c, write_tmp("lim.txt", "aaaabbbccd\n\n\n\n\n", 15), &lim, &err);

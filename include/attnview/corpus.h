@@ -90,9 +90,10 @@ bool corpus_read(corpus *c, const char *const *paths, size_t npaths, const corpu
 		 av_error *err);
 /* The last nval characters (1 <= nval < n, or 0 for no validation) held out,
  * or with the options' validation file, that file (nval must be 0); then the
- * vocabulary and the ids. Refuses a vocabulary with no character (min_count
- * too high) and an empty validation file. Without corpus_split the corpus is
- * released by corpus_finish. */
+ * vocabulary and the ids. Refuses, naming the corpus, an nval out of that
+ * range, a vocabulary with no character (min_count too high) and an empty
+ * validation file; a refused split releases the corpus. Without corpus_split
+ * the corpus is released by corpus_finish. */
 bool corpus_split(corpus *c, uint64_t nval, av_error *err);
 /* corpus_split of the last ceil(n * percent / 100) characters (0: none), or
  * of the validation file. */

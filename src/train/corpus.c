@@ -401,11 +401,17 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 	struct corpus_pending *s = c->pending;
 	if (!s)
 		return av_fail(err, _("the corpus was not read (corpus_read) or is already split"));
-	if (nval >= c->n || (s->val_path && nval))
-		return av_fail(err,
-			       _("cannot hold out %" PRIu64 " of the corpus's %" PRIu64
-				 " characters for validation"),
-			       nval, c->n);
+	if (nval >= c->n || (s->val_path && nval)) {
+		char what[4200];
+		corpus_what(c, what, sizeof what);
+		av_fail(err,
+			_("%s: cannot hold out %" PRIu64 " of its %" PRIu64
+			  " characters for validation; give a longer text, a smaller --val-share "
+			  "or --no-val"),
+			what, nval, c->n);
+		corpus_finish(c);
+		return false;
+	}
 	c->val_file = s->val_path != NULL;
 	split(c, nval);
 	bool ok =
