@@ -145,5 +145,16 @@ done <<<"$table"
 checks=$((checks + 1))
 [ "$examples" -ge 20 ] || fail "attnview(5) TOKENS: $examples cleaning examples found, want 20 or more"
 
+# Every long option the program's --help texts name is documented in
+# attnview(1), written as the page writes options (\-\-name, the hyphens
+# inside a name plain), so that a search of the page for "--name" finds it.
+bin=${ATTNVIEW_BIN:?set by meson}
+helped=$({ "$bin" --help; "$bin" --train --help; } 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+for opt in $helped; do
+	checks=$((checks + 1))
+	grep -qF -- "\\-\\-${opt#--}" "$man/attnview.1" ||
+		fail "attnview(1): $opt (in --help) is not documented as \\-\\-${opt#--}"
+done
+
 echo "man: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
