@@ -62,6 +62,14 @@ void gelu_forward_grad(float *out, float *inp, int N);
 /* out (N) = a (N) + b (N) */
 void residual_forward(float *out, const float *a, const float *b, int N);
 
+/* Softmax of one score row of length n: att[j] = exp(scale*(s[j]-max)) / sum
+ * for the keys j < valid (8 lanes: the maximum, the exponentials, the sum in
+ * lane order, one reciprocal). Keys at or after `valid` are masked: their
+ * weight is exactly zero and, unless att is preatt (in place), their score
+ * becomes NAN, so nobody mistakes a masked cell for a real one. The
+ * attention of the forward pass, of training and of the view (infer.c). */
+void softmax_row(float *att, float *preatt, int n, int valid, float scale);
+
 /* Row-wise softmax in place, computed in binary64 and rounded once: each
  * result is the exact softmax of its row to within about 1e-7, relative,
  * whatever V. x (N,V) */

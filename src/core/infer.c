@@ -17,7 +17,6 @@
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
 
-#include "vec8.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -121,57 +120,6 @@ static void mlp_rows(void *ctx, int begin, int end)
 	}
 }
 
-/* Sum of the 8 lanes, in lane order. */
-AV_INLINE float hsum8(v8f v)
-{
-	float s = 0.0f;
-	for (int k = 0; k < 8; k++)
-		s += v[k];
-	return s;
-}
-
-/* The softmax of one row of raw scores in place: s[j] = exp(scale (s[j] -
- * max)) / sum for the keys j < valid, 0 for valid <= j < kn. The arithmetic of
- * ops.c's softmax_row, step for step (the max over 8 lanes, then the tail; the
- * exponentials 8 at a time; the sum in lane order; one reciprocal), so equal
- * scores give equal weights: written again here so that this pass does not
- * change when the training kernels do. */
-AV_CLONES static void softmax_masked(float *s, int kn, int valid, float scale)
-{
-	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
-	v8f mx8 = zero - INFINITY;
-	int j = 0;
-	for (; j + 8 <= valid; j += 8) {
-		v8f v = load8(s + j);
-		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
-	}
-	float maxv = -INFINITY;
-	for (int k = 0; k < 8; k++)
-		maxv = mx8[k] > maxv ? mx8[k] : maxv;
-	for (int i = j; i < valid; i++)
-		maxv = s[i] > maxv ? s[i] : maxv;
-	v8f m8 = zero + maxv, s8 = zero + scale, sum8 = zero;
-	for (j = 0; j + 8 <= valid; j += 8) {
-		v8f e = vexp8(scale * (load8(s + j) - m8));
-		sum8 += e;
-		store8(s + j, e);
-	}
-	if (j < valid) {
-		v8f e = vexp8(s8 * (load_part(s + j, valid - j, maxv) - m8));
-		for (int k = valid - j; k < 8; k++)
-			e[k] = 0.0f;
-		sum8 += e;
-		store_part(s + j, valid - j, e);
-	}
-	v8f inv = zero + 1.0f / hsum8(sum8);
-	for (j = 0; j + 8 <= valid; j += 8)
-		store8(s + j, load8(s + j) * inv);
-	for (; j < valid; j++)
-		s[j] *= inv[0];
-	for (j = valid; j < kn; j++)
-		s[j] = 0.0f;
-}
-
 static void fill(float *p, float v, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -191,7 +139,7 @@ static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int va
 	}
 	if (lp->cscores)
 		memcpy(lp->cscores + ((size_t)h * T + (size_t)i) * T, s, v * sizeof *s);
-	softmax_masked(s, kn, valid, scale);
+	softmax_row(s, s, kn, valid, scale); /* in place: masked keys 0 */
 	if (lp->att) {
 		float *o = lp->att + ((size_t)h * n + (size_t)i) * n;
 		memcpy(o, s, v * sizeof *o);

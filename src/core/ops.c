@@ -128,10 +128,7 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
 	}
 }
 
-/* Softmax of one score row of length n: att[j] = exp(scale*(s[j]-max)) / sum.
- * Keys at or after `valid` are masked: their weight is exactly zero and
- * their score becomes NAN, so nobody mistakes a masked cell for a real one. */
-AV_CLONES static void softmax_row(float *att, float *preatt, int n, int valid, float scale)
+AV_CLONES void softmax_row(float *att, float *preatt, int n, int valid, float scale)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	v8f mx8 = zero - INFINITY;
