@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,16 +465,24 @@ void corpus_finish(corpus *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* printf at buf[*k] within n bytes, moving *k past what it wrote (past n
+ * when cut: the caller terminates). ADD(...) in the summaries below. */
+static void appendf(char *buf, size_t n, size_t *k, const char *fmt, ...) AV_PRINTF(4, 5);
+static void appendf(char *buf, size_t n, size_t *k, const char *fmt, ...)
+{
+	if (*k >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vsnprintf(buf + *k, n - *k, fmt, ap);
+	va_end(ap);
+	*k += r > 0 ? (size_t)r : 0;
+}
+#define ADD(...) appendf(buf, n, &k, __VA_ARGS__)
+
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n)
 {
 	size_t k = 0;
-#define ADD(...)                                                                                   \
-	do {                                                                                       \
-		if (k < n) {                                                                       \
-			int r_ = snprintf(buf + k, n - k, __VA_ARGS__);                            \
-			k += r_ > 0 ? (size_t)r_ : 0;                                              \
-		}                                                                                  \
-	} while (0)
 	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes,
 	    ngettext("byte", "bytes", s->bytes), s->codepoints,
 	    ngettext("character", "characters", s->codepoints));
@@ -501,7 +510,6 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 		ADD(_("; %" PRIu64 " byte order marks removed"), s->boms);
 	if (!s->escapes && !s->controls && !s->crlf && !s->invalid && !s->boms)
 		ADD(_("; clean"));
-#undef ADD
 	if (k >= n && n > 0)
 		buf[n - 1] = '\0';
 }
@@ -513,24 +521,17 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	if (n == 0)
 		return;
 	buf[0] = '\0';
-#define ADDF(...)                                                                                  \
-	do {                                                                                       \
-		if (k < n) {                                                                       \
-			int r_ = snprintf(buf + k, n - k, __VA_ARGS__);                            \
-			k += r_ > 0 ? (size_t)r_ : 0;                                              \
-		}                                                                                  \
-	} while (0)
 	for (size_t i = 0; i < c->nfiles; i++) {
 		clean_stats_summary(&c->files[i].stats, c->files[i].name, line, sizeof line);
-		ADDF("%s\n", line);
+		ADD("%s\n", line);
 	}
 	if (c->nfiles > 1)
-		ADDF(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
+		ADD(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
 		       " line %s added between files)\n"),
 		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
 		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
-		ADDF("%s\n", line);
+		ADD("%s\n", line);
 	}
 	uint64_t kept = 0;
 	for (uint32_t i = TOK_NSPECIAL; i < c->vocab.size; i++)
@@ -544,26 +545,25 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		snprintf(share, sizeof share, _(" (last %.1f%%)"),
 			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->nval || c->val_file)
-		ADDF(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
+		ADD(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
 		     c->ntrain, c->nval, share);
 	else
-		ADDF(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
-	ADDF(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
+		ADD(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
+	ADD(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
 	       "training text)\n"),
 	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
 	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)
-		ADDF(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
+		ADD(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
 		     c->unk_val);
 	/* Text in another encoding: what it looks like and how to convert it. */
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
 				  sizeof line))
-			ADDF(_("warning: %s\n"), line);
+			ADD(_("warning: %s\n"), line);
 	if (c->val_file &&
 	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
-		ADDF(_("warning: %s\n"), line);
-#undef ADDF
+		ADD(_("warning: %s\n"), line);
 	if (k >= n)
 		buf[n - 1] = '\0';
 }
