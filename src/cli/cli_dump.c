@@ -1,6 +1,7 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
 #include "attnview/dump.h"
 #include "attnview/i18n.h"
+#include "attnview/infer.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 
@@ -402,8 +403,11 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		return av_fail(err, _("out of memory"));
 	for (int i = 0; i < d->n; i++)
 		ids[i] = d->toks[i].id;
-	model_forward(d->m, &d->ws, ids, 1, d->n);
+	/* The view's pass (infer_forward), whose q and k it takes apart too. */
+	bool ok = infer_forward(d->m, &d->ws, NULL, ids, d->n, NULL, NULL, NULL, NULL, err);
 	free(ids);
+	if (!ok)
+		return false;
 	const int hs = (int)(c->dim / c->heads), nn = d->n * d->n;
 	if (q->query >= 0) {
 		d->bd = calloc((size_t)c->layers * c->heads, sizeof *d->bd);

@@ -1,5 +1,6 @@
 /* Breakdowns, value norms and text losses (explain.h). */
 #include "attnview/explain.h"
+#include "attnview/infer.h"
 #include "attnview/i18n.h"
 
 #include "attnview/ops.h"
@@ -126,28 +127,40 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
 	for (int i = 0; i < n; i++)
 		x[i] = tokens[i].id;
+	/* Every row's logits as the view computes them (infer_row_logits): a
+	 * causal model's from one pass kept in the cache, a masked model's from
+	 * one pass per masked position. */
+	infer_cache *c = malloc(sizeof *c);
+	float *logits = malloc((size_t)V * sizeof *logits);
+	if (!c || !logits) {
+		free(c);
+		free(logits);
+		free(x);
+		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
+	}
+	infer_cache_clear(c);
 	double sum = 0;
 	int cnt = 0;
-	if (m->cfg.objective == OBJ_CAUSAL) {
-		model_forward(m, ws, x, 1, n);
-		model_logits(m, ws, NULL, n);
-		for (int p = 0; p + 1 < n; p++)
-			if (!tokens[p + 1].unknown && tokens[p + 1].id >= TOK_NSPECIAL) {
-				sum += row_nll(ws->logits + (size_t)p * V, V, tokens[p + 1].id);
-				cnt++;
-			}
-	} else {
-		for (int p = 0; p < n; p++) {
-			if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
-				continue;
+	bool ok = true;
+	const bool causal = m->cfg.objective == OBJ_CAUSAL;
+	for (int p = 0; ok && p < n - causal; p++) {
+		const token *t = &tokens[p + causal];
+		if (t->unknown || t->id < TOK_NSPECIAL)
+			continue;
+		if (!causal)
 			x[p] = TOK_MASK;
-			model_forward(m, ws, x, 1, n);
-			int32_t row = p;
-			model_logits(m, ws, &row, 1);
-			sum += row_nll(ws->logits, V, tokens[p].id);
+		ok = infer_row_logits(m, ws, c, x, n, p, logits, NULL, NULL, err);
+		if (ok) {
+			sum += row_nll(logits, V, t->id);
 			cnt++;
-			x[p] = tokens[p].id;
 		}
+		x[p] = tokens[p].id;
+	}
+	free(c);
+	free(logits);
+	if (!ok) {
+		free(x);
+		return false;
 	}
 	free(x);
 	*count = cnt;

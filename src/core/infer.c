@@ -507,28 +507,18 @@ void model_predict(const model *m, activations *ws, const token *tokens, int n, 
 		top_k(NULL, 0, topk, ids, probs);
 }
 
-/* Every row's predictions: a causal model's from the logits of one pass, a
- * masked model's from one pass per position with that position masked. */
-static bool predict_all(const model *m, activations *ws, const token *tokens, int n, attn_result *r,
-			av_error *err)
+/* Every row's predictions, each as the view asks for it (infer_predict, one
+ * row of logits at a time), so that the two print the same bits: a causal
+ * model's rows from the pass in the cache, a masked model's from one pass
+ * per position with that position masked. */
+static bool predict_all(const model *m, activations *ws, infer_cache *c, const token *tokens,
+			int n, attn_result *r, av_error *err)
 {
-	const model_config *c = &m->cfg;
-	const int V = (int)c->vocab_size, d = (int)c->dim, k = r->topk;
-	if (c->objective == OBJ_MASKED) {
-		for (int p = 0; p < n; p++)
-			if (!infer_predict(m, ws, NULL, tokens, n, p, k, r->pred_id + (size_t)p * k,
-					   r->pred_p + (size_t)p * k, NULL, NULL, err))
-				return false;
-		return true;
-	}
-	/* The pass of model_attend is in ws: row p predicts the character after p. */
-	layernorm_forward(ws->lnf, ws->lnf_mean, ws->lnf_rstd, ws->layer[c->layers - 1].res3,
-			  m->p.lnf_w, m->p.lnf_b, n, d);
-	model_logits(m, ws, NULL, n);
-	softmax_rows(ws->logits, n, V);
+	const int k = r->topk;
 	for (int p = 0; p < n; p++)
-		top_k(ws->logits + (size_t)p * V, V, k, r->pred_id + (size_t)p * k,
-		      r->pred_p + (size_t)p * k);
+		if (!infer_predict(m, ws, c, tokens, n, p, k, r->pred_id + (size_t)p * k,
+				   r->pred_p + (size_t)p * k, NULL, NULL, err))
+			return false;
 	return true;
 }
 
@@ -536,22 +526,21 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 		  attn_result *r, av_error *err)
 {
 	memset(r, 0, sizeof *r);
-	if (!infer_attend(m, ws, NULL, tokens, n, r, NULL, NULL, err)) {
-		attn_result_free(r);
-		return false;
-	}
-	r->topk = topk > 0 ? topk : 0;
-	if (!r->topk)
-		return true;
-	r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
-	r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
-	if (!r->pred_id || !r->pred_p) {
-		attn_result_free(r);
+	infer_cache *c = malloc(sizeof *c);
+	if (!c)
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	infer_cache_clear(c);
+	bool ok = infer_attend(m, ws, c, tokens, n, r, NULL, NULL, err);
+	r->topk = topk > 0 ? topk : 0;
+	if (ok && r->topk) {
+		r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
+		r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
+		ok = (r->pred_id && r->pred_p) ||
+		     av_fail(err, _("out of memory for the attention of %d tokens"), n);
+		ok = ok && predict_all(m, ws, c, tokens, n, r, err);
 	}
-	if (!predict_all(m, ws, tokens, n, r, err)) {
+	free(c);
+	if (!ok)
 		attn_result_free(r);
-		return false;
-	}
-	return true;
+	return ok;
 }
