@@ -230,6 +230,12 @@ static void embed_b(const fwd_bound *b, const model *m, const int32_t *ids, work
 bool fwd_bound_compute(fwd_bound *b, const model *m, const int32_t *ids, int n,
 		       const uint8_t *ablate)
 {
+	return fwd_bound_compute_row(b, m, ids, n, ablate, -1);
+}
+
+bool fwd_bound_compute_row(fwd_bound *b, const model *m, const int32_t *ids, int n,
+			   const uint8_t *ablate, int row)
+{
 	memset(b, 0, sizeof *b);
 	b->L = (int)m->cfg.layers, b->H = (int)m->cfg.heads, b->n = n, b->d = (int)m->cfg.dim;
 	b->V = (int)m->cfg.vocab_size;
@@ -254,7 +260,9 @@ bool fwd_bound_compute(fwd_bound *b, const model *m, const int32_t *ids, int n,
 	memcpy(b->hidden, w.x, nd * sizeof *w.x);
 	memcpy(b->hidden_err, w.xe, nd * sizeof *w.xe);
 	layernorm_b(w.a, w.ae, w.x, w.xe, m->p.lnf_w, m->p.lnf_b, n, b->d);
-	matmul_b(b->logits, b->logits_err, w.a, w.ae, m->p.wte, m->p.out_b, n, b->d, b->V);
+	const size_t r0 = row < 0 ? 0 : (size_t)row;
+	matmul_b(b->logits + r0 * b->V, b->logits_err + r0 * b->V, w.a + r0 * b->d,
+		 w.ae + r0 * b->d, m->p.wte, m->p.out_b, row < 0 ? n : 1, b->d, b->V);
 	return true;
 }
 

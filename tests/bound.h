@@ -22,6 +22,9 @@ typedef struct fwd_bound {
  * activations.ablate) switched off. False if out of memory. */
 bool fwd_bound_compute(fwd_bound *b, const model *m, const int32_t *ids, int n,
 		       const uint8_t *ablate);
+/* The same with the logits of one row only (row >= 0; the others are 0). */
+bool fwd_bound_compute_row(fwd_bound *b, const model *m, const int32_t *ids, int n,
+			   const uint8_t *ablate, int row);
 void fwd_bound_finish(fwd_bound *b);
 
 /* The largest |got - want| / err over n elements (got binary32 from the code

@@ -3,13 +3,28 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int test_failures;
 int test_checks;
 
+char *openblas_get_corename(void);
+
 int test_summary(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_checks, test_failures);
+	/* tests/kernel.sh asked for a kernel: the checks mean nothing unless
+	 * OpenBLAS ran it. */
+	const char *want = getenv("ATTNVIEW_EXPECT_CORE");
+	if (want && *want) {
+		const char *got = openblas_get_corename();
+		if (!got || strcasecmp(got, want) != 0) {
+			printf("%s: OpenBLAS ran its %s kernel, not %s\n", name, got ? got : "?",
+			       want);
+			return 1;
+		}
+		printf("%s: on OpenBLAS's %s kernel\n", name, got);
+	}
 	return test_failures ? 1 : 0;
 }
 

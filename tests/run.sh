@@ -99,6 +99,16 @@ for t in format vocab ddp attnview resume reference; do
 	need_ok "${logs[0]}" "python_$t"
 done
 need_ok "${logs[0]}" figure
+# The numeric checks on OpenBLAS's kernels (tests/kernel.sh): the generic one
+# everywhere, Haswell's and Zen's on every AVX2 CPU, SkylakeX's with AVX-512.
+kernels=(Prescott)
+grep -q -w avx2 /proc/cpuinfo && kernels+=(Haswell Zen)
+grep -q -w avx512bw /proc/cpuinfo && kernels+=(SkylakeX)
+for k in "${kernels[@]}"; do
+	for t in model infer explain generate dump backward python_reference; do
+		need_ok "${logs[0]}" "${t}_$k"
+	done
+done
 need_ok "${logs[1]}" figure_cli
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do

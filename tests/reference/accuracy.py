@@ -17,8 +17,16 @@ behind the accuracy statements of man 5 attnview (NOTES).
         (|z| <= M); PyTorch in float32 beside attnview, as a second float32
         implementation
 
-ATTNVIEW_BIN names the program (default build/src/attnview). Prints a table;
-asserts nothing (the suite's tests hold the bounds).
+Each difference is also divided by its bound: the first-order bound of the
+error of any binary32 implementation, derived in man 5 attnview (NOTES,
+Accuracy) and computed for every number by tests/bound_tool (the binary64
+pass of tests/bound.c, whose own numbers are checked against PyTorch's
+binary64 here too). A ratio <= 1 is what the bound promises, on every
+OpenBLAS kernel.
+
+ATTNVIEW_BIN names the program (default build/src/attnview), ATTNVIEW_BOUND_TOOL
+the bound tool (default build/tests/bound_tool). Prints a table; asserts
+nothing (the suite's tests hold the bounds).
 """
 
 import json
@@ -38,6 +46,9 @@ from attnview_torch.model import (SPECIAL_CP, NSPECIAL, Config, attend, forward,
                                   tensor_table)
 
 BIN = os.environ.get("ATTNVIEW_BIN") or os.path.join(ROOT, "build", "src", "attnview")
+BOUND_TOOL = (os.environ.get("ATTNVIEW_BOUND_TOOL")
+              or os.path.join(ROOT, "build", "tests", "bound_tool"))
+U = 2.0**-24
 
 TEXTS = [
     "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
@@ -55,11 +66,20 @@ def dump(model_path, text, top):
     return json.loads(p.stdout)
 
 
+def bounds(model_path, ids):
+    """tests/bound_tool's binary64 weights and scores and the bounds of the
+    weights, scores and prediction logits of one sequence."""
+    p = subprocess.run([BOUND_TOOL, model_path, ",".join(map(str, ids))], capture_output=True,
+                       check=True)
+    b = json.loads(p.stdout)
+    return {k: torch.tensor(v, dtype=torch.float64) for k, v in b.items()}
+
+
 def measure_p(model_path, out=sys.stdout):
     """Returns the worst relative and absolute differences from float64 and
     the mean relative difference (a bias)."""
     model = load(model_path)
-    rel64 = rel32 = absd = bias = floor = 0.0
+    rel64 = rel32 = absd = bias = floor = ratio = 0.0
     n = 0
     for text in TEXTS:
         d = dump(model_path, text, 50)
@@ -69,9 +89,14 @@ def measure_p(model_path, out=sys.stdout):
             pred32 = attend(model, ids, torch.float32)[3]
         p64 = torch.softmax(pred64, -1)
         p32 = torch.softmax(pred32.double(), -1)  # float32 logits, exact softmax
+        # A change e of the logits moves p_i by p_i (e_i - sum_j p_j e_j); the
+        # binary64 softmax and the rounding of p to binary32 add 2u p_i.
+        lerr = bounds(model_path, ids)["pred_err"].reshape(p64.shape)
+        perr = p64 * (lerr + (p64 * lerr).sum(-1, keepdim=True) + 2 * U)
         for pos, plist in enumerate(d["predictions"]):
             for e in plist:
                 got, want, want32 = e["p"], float(p64[pos, e["id"]]), float(p32[pos, e["id"]])
+                ratio = max(ratio, abs(got - want) / float(perr[pos, e["id"]]))
                 r = (got - want) / want
                 rel64 = max(rel64, abs(r))
                 rel32 = max(rel32, abs(got - want32) / want32)
@@ -88,7 +113,8 @@ def measure_p(model_path, out=sys.stdout):
           % rel32, file=out)
     print("  PyTorch float32 logits, float64 softmax, vs float64: max relative %.2e "
           "(what float32 logits allow)" % floor, file=out)
-    return rel64, absd, bias / n
+    print("  attnview vs float64, largest difference / its bound: %.2e" % ratio, file=out)
+    return rel64, absd, bias / n, ratio
 
 
 def tokens_of(text):
@@ -115,13 +141,14 @@ def random_model(std, seed, path):
 
 
 def weights_of(path, out):
-    """One model on TEXTS: its largest |z| and M (below), its largest weight
-    difference from float64, PyTorch float32's, and the worst ratio of a
-    row's difference to M * 2^-24, M being the row's largest
-    |q_i| |k_m| / sqrt(hs), which bounds its |z|."""
+    """One model on TEXTS: its largest |z| and M = |q_i| |k_m| / sqrt(hs)
+    (a bound of |z|), its largest weight difference from float64, PyTorch
+    float32's, and the worst ratio of a difference to its bound (attnview's,
+    and PyTorch float32's, which the same bound covers); checks that the
+    bound tool's binary64 pass is PyTorch's binary64 pass."""
     model = load(path)
     hs = model.cfg.dim // model.cfg.heads
-    zmax = mmax = da = dt = ratio = 0.0
+    zmax = mmax = da = dt = ratio = tratio = ref = 0.0
     for text in TEXTS:
         d = dump(path, "".join(map(chr, tokens_of(text)[:model.cfg.context])), 0)
         ids = [t["id"] for t in d["tokens"]]
@@ -131,8 +158,11 @@ def weights_of(path, out):
             att32 = attend(model, ids, torch.float32)[0]
             forward(model.cfg, model.params, torch.tensor([ids]), torch.float64, keep=False,
                     trace=trace)
+        b = bounds(path, ids)
+        err = b["att_err"].reshape(att64.shape)
+        ref = max(ref, float((b["att"].reshape(att64.shape) - att64).abs().max()))
         got = torch.tensor([a["weights"] for a in d["attention"]], dtype=torch.float64)
-        diff = (got.reshape(att64.shape) - att64).abs().amax(-1)  # (L,h,n): per row
+        diff = (got.reshape(att64.shape) - att64).abs()
         z = (sc64 / math.sqrt(hs)).abs().nan_to_num(0)
         q = torch.stack([t["q"][0] for t in trace])  # (L,h,n,hs)
         k = torch.stack([t["k"][0] for t in trace])
@@ -140,15 +170,15 @@ def weights_of(path, out):
         if model.cfg.causal:
             n = len(ids)
             m = m.masked_fill(torch.ones(n, n).triu(1).bool(), 0)
-        m = m.amax(-1)
         zmax = max(zmax, float(z.max()))
         mmax = max(mmax, float(m.max()))
         da = max(da, float(diff.max()))
         dt = max(dt, float((att32.double() - att64).abs().max()))
-        ratio = max(ratio, float((diff / (m.clamp(min=1) * 2.0**-24)).max()))
-    print("  %-18s %9.1f %9.1f   %.2e   %.2e     %5.2f"
-          % (os.path.basename(path), zmax, mmax, da, dt, ratio), file=out)
-    return da, ratio
+        ratio = max(ratio, float((diff / err).max()))
+        tratio = max(tratio, float(((att32.double() - att64).abs() / err).max()))
+    print("  %-18s %9.1f %9.1f   %.2e   %.2e     %6.3f     %6.3f    %.0e"
+          % (os.path.basename(path), zmax, mmax, da, dt, ratio, tratio, ref), file=out)
+    return da, max(ratio, tratio), ref
 
 
 def measure_weights(out=sys.stdout, stds=(0.02, 0.1, 0.3, 0.5, 1.0, 2.0, 4.0)):
@@ -156,20 +186,24 @@ def measure_weights(out=sys.stdout, stds=(0.02, 0.1, 0.3, 0.5, 1.0, 2.0, 4.0)):
     parameters have standard deviation `stds`. Returns the built-in model's
     largest difference and the worst ratio over all models."""
     print("attention weights against float64 on %d texts (M: a row's largest "
-          "|q||k|/sqrt(hs), a bound of its |z|):" % len(TEXTS), file=out)
-    print("  model                 max|z|     max M   attnview   PyTorch f32   "
-          "max diff/(M 2^-24)", file=out)
+          "|q||k|/sqrt(hs), a bound of its |z|; ratio: the largest difference / its bound; "
+          "ref: the bound tool's float64 against PyTorch's):" % len(TEXTS), file=out)
+    print("  model                 max|z|     max M   attnview   PyTorch f32   ratio   "
+          "PyTorch ratio  ref", file=out)
     golden = os.path.join(ROOT, "tests", "golden")
-    builtin, worst = weights_of(os.path.join(ROOT, "assets", "builtin.attn"), out)
+    builtin, worst, ref = weights_of(os.path.join(ROOT, "assets", "builtin.attn"), out)
     for name in ("fwd_masked", "fwd_causal", "train_masked", "train_causal"):
-        worst = max(worst, weights_of(os.path.join(golden, name + ".attn"), out)[1])
+        r = weights_of(os.path.join(golden, name + ".attn"), out)
+        worst, ref = max(worst, r[1]), max(ref, r[2])
     with tempfile.TemporaryDirectory() as tmp:
         for std in stds:
             path = os.path.join(tmp, "std %g.attn" % std)
             random_model(std, 15, path)
-            worst = max(worst, weights_of(path, out)[1])
-    print("worst ratio: %.2f" % worst, file=out)
-    return builtin, worst
+            r = weights_of(path, out)
+            worst, ref = max(worst, r[1]), max(ref, r[2])
+    print("worst ratio to the bound: %.3f; bound tool against PyTorch float64: %.1e"
+          % (worst, ref), file=out)
+    return builtin, worst, ref
 
 
 def main(argv):
