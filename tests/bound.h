@@ -31,7 +31,8 @@ void fwd_bound_finish(fwd_bound *b);
  * under test); NAN in want must be NAN in got. Returns INFINITY where a
  * difference exceeds a zero bound or the NANs disagree. A result <= 1 means
  * every element is within its bound. *worst_abs receives the largest
- * |got - want| (may be NULL). */
+ * |got - want| (may be NULL). Differences within 2^-125 (subnormals, which
+ * the weights' bounds allow for) count as 0. */
 double bound_ratio(const float *got, const double *want, const double *err, size_t n,
 		   double *worst_abs);
 
