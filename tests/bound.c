@@ -217,6 +217,8 @@ static void block_b(fwd_bound *b, const model *m, int l, work *w, const uint8_t 
 	const size_t nd = (size_t)n * d;
 	layernorm_b(w->a, w->ae, w->x, w->xe, p->ln1_w, p->ln1_b, n, d);
 	matmul_b(w->big, w->bige, w->a, w->ae, p->qkv_w, p->qkv_b, n, d, 3 * d);
+	memcpy(b->qkv + (size_t)l * 3 * nd, w->big, 3 * nd * sizeof *w->big);
+	memcpy(b->qkv_err + (size_t)l * 3 * nd, w->bige, 3 * nd * sizeof *w->bige);
 	attention_b(b, l, w->big, w->bige, w->y, w->ye, off, m->cfg.objective == OBJ_CAUSAL);
 	matmul_b(w->a, w->ae, w->y, w->ye, p->proj_w, p->proj_b, n, d, d);
 	residual_b(w->x, w->xe, w->a, w->ae, nd);
@@ -257,13 +259,16 @@ bool fwd_bound_compute_row(fwd_bound *b, const model *m, const int32_t *ids, int
 	b->V = (int)m->cfg.vocab_size;
 	const size_t cells = (size_t)b->L * b->H * n * n, nd = (size_t)n * b->d;
 	const size_t nv = (size_t)n * b->V;
-	double *mem = calloc(4 * cells + 4 * nd + 2 * nv + 2 * (nd + 3 * nd + 4 * nd + 4 * nd + nd),
+	const size_t nq = (size_t)b->L * 3 * nd;
+	double *mem = calloc(4 * cells + 2 * nq + 4 * nd + 2 * nv +
+				     2 * (nd + 3 * nd + 4 * nd + 4 * nd + nd),
 			     sizeof *mem);
 	if (!mem)
 		return false;
 	double *p = mem;
 	b->att = p, p += cells, b->att_err = p, p += cells;
 	b->score = p, p += cells, b->score_err = p, p += cells;
+	b->qkv = p, p += nq, b->qkv_err = p, p += nq;
 	b->hidden = p, p += nd, b->hidden_err = p, p += nd;
 	b->logits = p, p += nv, b->logits_err = p, p += nv;
 	work w;
@@ -286,6 +291,8 @@ bool fwd_bound_compute_row(fwd_bound *b, const model *m, const int32_t *ids, int
 	}
 	for (size_t k = 0; k < nd; k++)
 		b->hidden_err[k] = LAMBDA * sqrt(b->hidden_err[k]);
+	for (size_t k = 0; k < nq; k++)
+		b->qkv_err[k] = LAMBDA * sqrt(b->qkv_err[k]);
 	for (size_t k = 0; k < nv; k++)
 		b->logits_err[k] = LAMBDA * sqrt(b->logits_err[k]);
 	return true;

@@ -14,6 +14,7 @@ typedef struct fwd_bound {
 	/* Each array with its bound beside it (the same shape). */
 	double *att, *att_err;	     /* [L][H][n][n], 0 where masked */
 	double *score, *score_err;   /* [L][H][n][n] raw q.k; NAN where masked */
+	double *qkv, *qkv_err;	     /* [L][n][3d] q, k and v of each layer */
 	double *hidden, *hidden_err; /* [n][d] the last block's output */
 	double *logits, *logits_err; /* [n][V] through the final LayerNorm */
 } fwd_bound;

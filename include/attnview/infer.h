@@ -19,17 +19,14 @@
  *    p only rows p.. are computed, against the keys and values of all rows;
  *  - between layers it asks whether to give up (a newer text is waiting).
  *
- * Agreement with model_forward: without the cache, the same BLAS calls on the
- * same rows, so the same weights and states bit for bit. A pass that reuses a
- * prefix computes its new rows in smaller products (a character appended: one
- * row of each linear layer, one query row of attention), which OpenBLAS sends
- * through its small-matrix kernels; they round some sums differently from
- * the blocked kernels a whole text goes through, so the result agrees with a
- * full pass to rounding, not bit for bit. tests/test_infer.c measures both:
- * after 160 characters typed one at a time into a random model of twice the
- * initial scale, 9e-8 in the weights, 3e-6 in the scores and 4e-7 in the
- * last hidden state (relative above 1); the golden causal model typed one
- * character at a time agrees with PyTorch as closely as a full pass (7e-7). */
+ * Agreement: the view, --dump, --export, the breakdown, the loss with a
+ * position masked and the predictions all run this pass with the same calls,
+ * so on one machine they give the same bits for a text. model_forward (the
+ * training's pass) and a pass that reuses a prefix (its new rows computed in
+ * smaller products) call BLAS with other shapes, which OpenBLAS's kernels sum
+ * in other orders: they agree with a full pass to the bound man 5 attnview
+ * derives (NOTES, Accuracy), not bit for bit, and tests/test_infer.c checks
+ * all three against it on every kernel the CPU runs. */
 #ifndef ATTNVIEW_INFER_H
 #define ATTNVIEW_INFER_H
 
