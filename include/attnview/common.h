@@ -25,8 +25,39 @@ bool av_fail(av_error *err, const char *fmt, ...) AV_PRINTF(2, 3);
 /* As av_fail, with ": <strerror(errnum)>" appended. */
 bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3, 4);
 
+/* Text from outside (a path, a name typed on the command line, a model
+ * file's metadata) is never written raw to a terminal: its control
+ * characters would be commands to the terminal (attnview(5), TEXT FROM
+ * FILES). One character is "shown as it is" when it is valid UTF-8 and none
+ * of these, which are escaped:
+ *   C0 controls and DEL: \a \b \t \n \v \f \r \e, else \xNN (\x01, \x7f);
+ *   C1 controls U+0080..U+009F: their UTF-8 bytes, \xc2\x9b for U+009B;
+ *   the bidirectional embeddings, overrides and isolates (U+202A..U+202E,
+ *   U+2066..U+2069), which reorder what follows them: \xe2\x80\xae;
+ *   each byte that is not part of valid UTF-8: \xNN (\x9b, \xff).
+ * Every \xNN is one byte, so an escaped string reads back with printf %b or
+ * a shell's $'...'. */
+#define AV_ESC_SIZE 16
+/* The character at s (not at its end): the bytes it takes (at least 1), and
+ * in esc its escape, or "" when it is shown as it is. *cp (may be NULL) gets
+ * its codepoint, or the byte for an invalid one. */
+size_t av_char_shown(const char *s, char esc[AV_ESC_SIZE], uint32_t *cp);
+
+/* s for a message (git's quoted paths): as it is when every character is
+ * shown as it is and it has no '"' or '\\' and is not empty; else in double
+ * quotes, with \" and \\ for those two and the escapes above. A string cut
+ * short to fit in n bytes is quoted and followed by "...". Returns out,
+ * always terminated (n >= 8). Callers quote the raw text once, where it goes
+ * into a message; a function given a name quotes it itself. */
+const char *av_quote(const char *s, char *out, size_t n);
+#define AV_QUOTE_SIZE 1024
+/* av_quote into a buffer that lives until the end of the enclosing block:
+ *   av_fail(err, _("%s: cannot open"), AV_Q(path)); */
+#define AV_Q(s) av_quote((s), (char[AV_QUOTE_SIZE]){""}, AV_QUOTE_SIZE)
+
 /* s quoted for a POSIX shell where it needs it (for commands printed in
- * messages); out is always terminated. */
+ * messages): as it is, in single quotes, or, when it holds a character that
+ * is escaped above, in $'...' with those escapes; out is always terminated. */
 void av_shell_quote(const char *s, char *out, size_t n);
 
 /* Hard limits, shared by the loader, the trainer and the view. */
