@@ -55,34 +55,39 @@ printf 'abc \e[31mred\e[0m \x01\x02 caf\xc3\xa9 \xff\xfe \xc2\x9b\n' >"$dir/in$e
 for ((i = 0; i < 60; i++)); do printf 'Caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade.\n'; done \
 	>"$dir/latin$evil"
 
-# run NAME STATUS [--lines] -- command...: under each locale, the exit status
-# is STATUS, a failure says why on stderr, and nothing printed is a control
+# run_in LOCALE NAME STATUS [--lines] -- command...: the exit status is
+# STATUS, a failure says why on stderr, and nothing printed is a control
 # sequence; --lines: stdout is "key: value" lines without tabs (--info).
-# The last run's output is in $tmp/out and $tmp/err.
-run() {
-	local name=$1 want=$2 lines=
-	shift 2
+# The output is left in $tmp/out and $tmp/err.
+run_in() {
+	local loc=$1 name="$2 [$1]" want=$3 lines= st
+	shift 3
 	[ "$1" = --lines ] && lines=--lines && shift
 	shift
-	local loc st
+	checks=$((checks + 1))
+	LC_ALL=$loc timeout 120 "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	st=$?
+	if [ "$st" -ne "$want" ]; then
+		fail "$name: status $st (want $want): $(head -c 600 "$tmp/err")"
+		return
+	fi
+	if [ "$want" -ne 0 ] && [ ! -s "$tmp/err" ]; then
+		fail "$name: printed nothing"
+	fi
+	if ! "$hostile" check $lines "$tmp/out" || ! "$hostile" check "$tmp/err"; then
+		fail "$name: a control sequence in its output (above)"
+	fi
+	if [ -n "$lines" ] && grep -vqE '^[a-z][a-z ]*: ' "$tmp/out"; then
+		fail "$name: a line of --info is not 'key: value':" \
+			"$(grep -vE '^[a-z][a-z ]*: ' "$tmp/out" | head -3)"
+	fi
+}
+
+# run NAME STATUS [--lines] -- command...: run_in under each locale.
+run() {
+	local loc
 	for loc in "${locales[@]}"; do
-		checks=$((checks + 1))
-		LC_ALL=$loc timeout 120 "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-		st=$?
-		if [ "$st" -ne "$want" ]; then
-			fail "$name [$loc]: status $st (want $want): $(head -c 600 "$tmp/err")"
-			continue
-		fi
-		if [ "$want" -ne 0 ] && [ ! -s "$tmp/err" ]; then
-			fail "$name [$loc]: printed nothing"
-		fi
-		if ! "$hostile" check $lines "$tmp/out" || ! "$hostile" check "$tmp/err"; then
-			fail "$name [$loc]: a control sequence in its output (above)"
-		fi
-		if [ -n "$lines" ] && grep -vqE '^[a-z][a-z ]*: ' "$tmp/out"; then
-			fail "$name [$loc]: a line of --info is not 'key: value':" \
-				"$(grep -vE '^[a-z][a-z ]*: ' "$tmp/out" | head -3)"
-		fi
+		run_in "$loc" "$@"
 	done
 }
 
@@ -107,7 +112,8 @@ LC_ALL=C.UTF-8 "$bin" --train "$corpus" "${tiny[@]}" -o "$out" >/dev/null 2>&1 |
 	fail "the model with a hostile name was not written"
 run "info of a hostile name" 0 --lines -- "$bin" --info --model "$out"
 shows "info" 'name: "x\e]0;pwned\a\e[31mRED\xc2\x9b'
-shows "info" '\xef\xbf\xbd'
+# (0x9B alone is invalid UTF-8, which the file cannot hold: U+FFFD)
+shows "info" 'RED\xc2\x9b'$'\xef\xbf\xbd''\x7f\t\n'
 # Every printing mode on the model whose metadata holds every control.
 meta="$dir/meta$evil.attn"
 "$hostile" model "$model" "$meta" || fail "hostile model: cannot write $meta"
@@ -197,7 +203,7 @@ run "resume a model" 1 -- "$bin" --train "$corpus" --resume "$meta"
 run "resume missing" 1 -- "$bin" --train "$corpus" --resume "$dir/no$evil.ckpt"
 touch "$dir/ck$evil.attn.ckpt"
 run "checkpoint left" 1 -- "$bin" --train "$corpus" "${tiny[@]}" -o "$dir/ck$evil.attn"
-shows "checkpoint left" "resume with: attnview --train \$'"
+shows "checkpoint left" "attnview --train \$'"
 rm -f "$dir/ck$evil.attn.ckpt"
 # A run with a validation file and checkpoints, interrupted: the resume
 # command quotes every name.
@@ -224,7 +230,8 @@ for loc in "${locales[@]}"; do
 		fail "interrupted [$loc]: a control sequence in its output (above)"
 	fi
 	shows "interrupted [$loc]" "--resume \$'"
-	run "resumed" 0 -- "$bin" --train "$corpus" --resume "$o.ckpt" -o "$o"
+	run_in "$loc" "resumed" 0 -- "$bin" --train "$corpus" --resume "$o.ckpt" -o "$o"
+	shows "resumed [$loc]" "$shown_dir/int$shown_evil.attn.ckpt"
 	rm -f "$o" "$o.ckpt"
 done
 

@@ -115,7 +115,8 @@ typedef struct model {
 /* A model with zeroed parameters. vocab_cps: cfg->vocab_size codepoints. */
 model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error *err);
 void model_destroy(model *m);
-/* Set meta strings (copied). */
+/* Set meta strings (copied as the file can hold them: a byte that is not
+ * UTF-8 becomes U+FFFD, and each is cut to AV_MAX_STRING bytes). */
 bool model_set_meta_strings(model *m, const char *name, const char *corpus, av_error *err);
 /* GPT-2 style initialisation, each tensor as the size table says: N(0, 0.02)
  * weights, zero biases, LayerNorm gain 1, residual projections scaled by

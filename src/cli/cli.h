@@ -8,6 +8,9 @@
 #include "attnview/generate.h"
 #include "attnview/model.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 /* Exit statuses (documented in attnview(1)). */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -50,6 +53,14 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g);
 
 /* s as a whole number in [lo, hi]. */
 bool cli_parse_int(const char *s, int lo, int hi, int *out);
+
+/* What the program prints goes through these: s (or the formatted text)
+ * with every control character escaped as av_char_shown says, line breaks
+ * and tabs but the text's own. Names in it are quoted where they go in
+ * (AV_Q); this is the net under that. cli_printf writes to stdout. */
+void cli_write(FILE *f, const char *s);
+void cli_vprintf(FILE *f, const char *fmt, va_list ap) AV_PRINTF(2, 0);
+void cli_printf(const char *fmt, ...) AV_PRINTF(1, 2);
 
 /* Messages on stderr. Each first flushes stdout, so that when both go to
  * the same file (2>&1) the lines keep the order they were written in; all

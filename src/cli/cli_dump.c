@@ -89,7 +89,7 @@ static int take_option(int c, dump_request *q, char **argv)
 		else if (strcmp(optarg, "tsv") == 0)
 			q->out.format = DUMP_TSV;
 		else
-			return usage_error(_("--format must be json or tsv, not '%s'"), optarg);
+			return usage_error(_("--format must be json or tsv, not '%s'"), AV_Q(optarg));
 		break;
 	case OPT_TEXT:
 		q->text = optarg;
@@ -103,23 +103,23 @@ static int take_option(int c, dump_request *q, char **argv)
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
 			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
 			return usage_error(_("--head takes a head number from 0, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_TOP:
 		if (!cli_parse_int(optarg, 0, 100, &q->topk))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
 		if (!cli_parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
 			return usage_error(_("%s takes a token position from 0, not '%s'"),
-					   c == OPT_QUERY ? "--query" : "--key", optarg);
+					   c == OPT_QUERY ? "--query" : "--key", AV_Q(optarg));
 		break;
 	case OPT_CONTRIBUTIONS:
 		q->contributions = true;
@@ -144,7 +144,7 @@ static int take_option(int c, dump_request *q, char **argv)
 			return usage_error(
 			    _("--generate takes a number of characters from 1 to %d, "
 			      "not '%s'"),
-			    AV_MAX_CONTEXT, optarg);
+			    AV_MAX_CONTEXT, AV_Q(optarg));
 		break;
 	case OPT_TEMPERATURE:
 	case OPT_TOP_K:
@@ -155,7 +155,7 @@ static int take_option(int c, dump_request *q, char **argv)
 				      optarg, &q->gen);
 	default:
 		return usage_error(_("unknown or incomplete option '%s' for --dump/--info"),
-				   argv[optind - 1]);
+				   AV_Q(argv[optind - 1]));
 	}
 	return -1;
 }
@@ -175,7 +175,7 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 		if ((st = take_option(c, q, argv)) >= 0)
 			return st;
 	if (optind < argc)
-		return usage_error(_("unexpected argument '%s'"), argv[optind]);
+		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
 	if (q->info && q->dump)
 		return usage_error("%s", _("--info and --dump cannot be combined"));
 	if (q->dump && !!q->text == !!q->input)
@@ -277,7 +277,7 @@ static int parse_ablate(const char *spec, dump_run *d)
 			return usage_error(
 			    _("--ablate takes heads as LAYER.HEAD[,LAYER.HEAD...] with "
 			      "layers 0..%u and heads 0..%u, not '%s'"),
-			    c->layers - 1, c->heads - 1, spec);
+			    c->layers - 1, c->heads - 1, AV_Q(spec));
 		d->ablate[l * c->heads + h] = 1;
 		p = *end ? end + 1 : end;
 	}

@@ -82,19 +82,19 @@ static int take_option(int c, export_request *q, char **argv)
 	case OPT_LAYER:
 		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->layer))
 			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_HEAD:
 		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->head))
 			return usage_error(_("--head takes a head number from 0, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_SHOW:
 		if (!fig_show_parse(optarg, &q->show))
 			return usage_error(
 			    _("--show takes head, mean, max, rollout, all or overview, "
 			      "not '%s'"),
-			    optarg);
+			    AV_Q(optarg));
 		break;
 	case OPT_OVERVIEW:
 		q->show = FIG_OVERVIEW;
@@ -111,12 +111,12 @@ static int take_option(int c, export_request *q, char **argv)
 	case OPT_SCALE:
 		if (!scale_parse(optarg, &q->scale))
 			return usage_error(_("--scale takes fixed, head, row or log, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_COLORMAP:
 		if (!colormap_ramp_parse(optarg, &q->ramp))
 			return usage_error(_("--colormap takes viridis or cividis, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_VALUES:
 		q->values = true;
@@ -129,7 +129,7 @@ static int take_option(int c, export_request *q, char **argv)
 		break;
 	default:
 		return usage_error(_("unknown or incomplete option '%s' for --export"),
-				   argv[optind - 1]);
+				   AV_Q(argv[optind - 1]));
 	}
 	return -1;
 }
@@ -161,7 +161,7 @@ static int parse_export_options(int argc, char **argv, export_request *q)
 		if ((st = take_option(c, q, argv)) >= 0)
 			return st;
 	if (optind < argc)
-		return usage_error(_("unexpected argument '%s'"), argv[optind]);
+		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
 	return check_request(q);
 }
 
@@ -173,19 +173,15 @@ static int check_path(const export_request *q)
 	if (!fig_format_of(q->path, &fmt, &err))
 		return usage_error("%s", err.msg);
 	if (!fig_format_available(fmt)) {
-		fprintf(
-		    stderr,
-		    _("attnview: %s: attnview was built without cairo and pango: PNG and PDF need "
-		      "libcairo2-dev and libpango1.0-dev at build time; .svg works\n"),
-		    q->path);
+		cli_note(_("%s: attnview was built without cairo and pango: PNG and PDF need "
+			   "libcairo2-dev and libpango1.0-dev at build time; .svg works"),
+			 AV_Q(q->path));
 		return EXIT_RUNTIME;
 	}
 	struct stat st;
 	if (!q->force && lstat(q->path, &st) == 0) {
-		fprintf(
-		    stderr,
-		    _("attnview: %s: exists; it was left untouched (add --force to replace it)\n"),
-		    q->path);
+		cli_note(_("%s: exists; it was left untouched (add --force to replace it)"),
+			 AV_Q(q->path));
 		return EXIT_RUNTIME;
 	}
 	return -1;
@@ -196,11 +192,9 @@ static int check_layer_head(export_request *q, const model *m)
 {
 	if ((q->layer >= 0 && (uint32_t)q->layer >= m->cfg.layers) ||
 	    (q->head >= 0 && (uint32_t)q->head >= m->cfg.heads)) {
-		fprintf(
-		    stderr,
-		    _("attnview: this model has layers 0..%u and heads 0..%u; --layer/--head is "
-		      "out of range\n"),
-		    m->cfg.layers - 1, m->cfg.heads - 1);
+		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
+			   "range"),
+			 m->cfg.layers - 1, m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
 	/* The rollout goes through every layer unless told where to stop. */
@@ -263,9 +257,7 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 	if (ok && s->cps.n == 0)
 		ok = av_fail(err,
 			     _("%s has nothing but word marks; give some characters to look at"),
-			     arg       ? what
-			     : q->text ? "--text"
-				       : q->input);
+			     AV_Q(arg ? what : q->text ? "--text" : q->input));
 	if (ok && !(s->utf8 = utf8_of(&s->cps)))
 		ok = av_fail(err, _("out of memory"));
 	return ok && cli_attend(m, &s->cps, 0, &s->r, NULL, err);

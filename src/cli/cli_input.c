@@ -29,12 +29,12 @@ static void report_cleaning(const clean_stats *st, const char *what)
 	if (st->invalid)
 		cli_note(_("%s: %llu invalid UTF-8 sequence(s) replaced by U+FFFD, the first at "
 			   "byte %llu"),
-			 what, (unsigned long long)st->invalid,
+			 AV_Q(what), (unsigned long long)st->invalid,
 			 (unsigned long long)st->first_invalid);
 	if (st->escapes || st->controls || st->boms)
 		cli_note(_("%s: removed %llu terminal escape sequence(s), %llu control "
 			   "character(s) and %llu byte order mark(s)"),
-			 what, (unsigned long long)st->escapes, (unsigned long long)st->controls,
+			 AV_Q(what), (unsigned long long)st->escapes, (unsigned long long)st->controls,
 			 (unsigned long long)st->boms);
 }
 
@@ -42,7 +42,7 @@ static void report_cleaning(const clean_stats *st, const char *what)
 static void say_waiting(const char *name, void *ctx)
 {
 	(void)ctx;
-	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), name);
+	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), AV_Q(name));
 }
 
 /* Read --input FILE ("-": standard input; pipes and FIFOs too): like a

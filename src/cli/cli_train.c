@@ -129,7 +129,7 @@ static void choose_paths(train_request *q)
 static void say_waiting(const char *name, void *ctx)
 {
 	(void)ctx;
-	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), name);
+	cli_note(_("waiting for %s to give text (Ctrl-C to stop)"), AV_Q(name));
 }
 
 /* Split the corpus read: where the checkpoint split it, at the validation
@@ -145,7 +145,7 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 			cli_note(_("the corpus differs from the one %s was trained on (%" PRIu64
 				   " characters then, %" PRIu64
 				   " now); resume with the same corpus"),
-				 q->resume, ck->ntrain + ck->nval, cor->n);
+				 AV_Q(q->resume), ck->ntrain + ck->nval, cor->n);
 			return EXIT_RUNTIME;
 		}
 		ok = corpus_split(cor, q->val_path ? 0 : ck->nval, &err);
@@ -170,7 +170,7 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 	}
 	char summary[16384];
 	corpus_summary(cor, summary, sizeof summary);
-	fputs(summary, stdout);
+	cli_write(stdout, summary);
 	for (int i = 0; i < fit.nnotes; i++)
 		cli_note("%s", fit.notes[i]);
 	return -1;
@@ -243,7 +243,7 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
-	printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
+	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
 		 "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
 		 "in %.1fs\n"),
 	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
@@ -251,7 +251,7 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
 	       now_seconds() - load_start);
 	if (q->resume)
-		printf(_("resuming %s at step %" PRIu64 "\n"), q->resume, t->step);
+		cli_printf(_("resuming %s at step %" PRIu64 "\n"), AV_Q(q->resume), t->step);
 	fflush(stdout);
 	return t;
 }
@@ -283,7 +283,7 @@ static int report_stopped(const train_request *q, const trainer *t)
 	/* --threads always: the result is the same only on as many threads. */
 	cli_note(_("stopped at step %" PRIu64 " of %" PRIu64 "; checkpoint written to %s\n"
 		   "resume with: attnview --train %s --resume %s -o %s --threads %u%s"),
-		 t->step, t->total, q->ckpt, files, qk, qo, t->opt.threads,
+		 t->step, t->total, AV_Q(q->ckpt), files, qk, qo, t->opt.threads,
 		 from_stdin ? _("\n(with the same text on standard input)") : "");
 	return 128 + sig;
 }
@@ -306,7 +306,7 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	char took[32], v[1024];
 	format_duration(now_seconds() - t0, took, sizeof took);
 	if (r->count)
-		printf(
+		cli_printf(
 		    t->opt.objective == OBJ_MASKED
 			? _("validation (%" PRIu64 " masked characters): loss %.4f nats/char, "
 			    "accuracy %.2f%%\n"
@@ -319,34 +319,34 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 		    100.0 * (double)r->base_acc);
 	verdict_kind vk =
 	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);
-	printf(_("verdict: %s\n"), v);
+	cli_printf(_("verdict: %s\n"), v);
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
-		printf(_("what to do: the validation loss was lowest at step %" PRIu64
+		cli_printf(_("what to do: the validation loss was lowest at step %" PRIu64
 			 " (%.3f) and "
 			 "rose after it while the training loss fell (over-fitting): train fewer "
 			 "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
 			 "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
 		       best->step, (double)best->loss, best->step);
 	else if (vk == VERDICT_NOT_BETTER)
-		printf(_("what to do: train longer (more --steps), give more text, or check that "
+		cli_printf(_("what to do: train longer (more --steps), give more text, or check that "
 			 "the text is what you meant to train on\n"));
 	else if (past_best && t->overfit_warned)
-		printf(_("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
+		cli_printf(_("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
 			 "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
 			 "model of the best step\n"),
 		       best->step, (double)best->loss, best->step);
 	if (t->opt.patience && best && t->stopped_early)
-		printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
+		cli_printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
 			 " evaluations without a new best; the model written is step %" PRIu64
 			 "'s, the best (validation loss %.3f)\n"),
 		       t->step, t->total, t->opt.patience, best->step, (double)best->loss);
 	else if (t->opt.patience && best && best->step != t->step)
-		printf(_("patience: the model written is step %" PRIu64 "'s, the best (validation "
+		cli_printf(_("patience: the model written is step %" PRIu64 "'s, the best (validation "
 			 "loss %.3f)\n"),
 		       best->step, (double)best->loss);
-	printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), q->out, t->step, took);
+	cli_printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), AV_Q(q->out), t->step, took);
 	return EXIT_OK;
 }
 
@@ -372,7 +372,7 @@ static int run_training(train_request *q, train_checkpoint *ck)
 		cli_note(_("%s exists: a run writing %s stopped there, and a new run would write "
 			   "over it.\nresume with: attnview --train %s --resume %s -o %s\n"
 			   "or delete %s to start again."),
-			 q->ckpt, q->out, files, qk, qo, qk);
+			 AV_Q(q->ckpt), AV_Q(q->out), files, qk, qo, qk);
 		goto out;
 	}
 	if (q->threads)

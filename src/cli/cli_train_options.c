@@ -143,7 +143,7 @@ static int take_option(int c, const char *name, train_request *q)
 			o->objective = OBJ_CAUSAL;
 		else
 			return usage_error(_("--objective must be masked or causal, not '%s'"),
-					   optarg);
+					   AV_Q(optarg));
 		break;
 	case OPT_DIM:
 		ok = parse_u32(optarg, &o->dim);
@@ -215,13 +215,13 @@ static int take_option(int c, const char *name, train_request *q)
 		print_train_help();
 		return EXIT_OK;
 	case ':':
-		return usage_error(_("%s needs a value"), name);
+		return usage_error(_("%s needs a value"), AV_Q(name));
 	default:
-		return usage_error(_("unknown option %s for --train"), name);
+		return usage_error(_("unknown option %s for --train"), AV_Q(name));
 	}
 	if (!ok)
 		return usage_error(_("%s: '%s' is not a valid value (see attnview --train --help)"),
-				   name, optarg);
+				   AV_Q(name), AV_Q(optarg));
 	return -1;
 }
 

@@ -46,7 +46,7 @@ static bool parse_index(const char *s, int *out)
 
 static int bad_value(const char *opt, const char *val, const char *choices)
 {
-	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, val,
+	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, AV_Q(val),
 			       choices);
 }
 
@@ -57,7 +57,7 @@ static bool figure_option(int c, view_options *vo, int *status)
 	if (c == OPT_FIGURE_DIR) {
 		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
 			*status = cli_usage_error(
-			    "attnview --help", _("--figure-dir %s: %s"), optarg,
+			    "attnview --help", _("--figure-dir %s: %s"), AV_Q(optarg),
 			    errno == ENOENT ? _("no such folder") : _("not a folder"));
 			return false;
 		}
@@ -77,7 +77,7 @@ static bool figure_option(int c, view_options *vo, int *status)
 		    cli_usage_error("attnview --help",
 				    _("--figure-format %s: attnview was built without cairo and "
 				      "pango, which PNG and PDF need; svg works"),
-				    optarg);
+				    AV_Q(optarg));
 		return false;
 	}
 	vo->figure_format = (int)fmt;
@@ -120,7 +120,7 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 			*status = cli_usage_error(
 			    "attnview --help",
 			    _("%s needs a number from 0 (as --dump counts), not '%s'"),
-			    c == OPT_LAYER ? "--layer" : "--head", optarg);
+			    c == OPT_LAYER ? "--layer" : "--head", AV_Q(optarg));
 			return false;
 		}
 		return true;
@@ -164,11 +164,11 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 		return writing_option(c, vo, status);
 	case ':':
 		*status =
-		    cli_usage_error("attnview --help", _("%s needs a value"), argv[optind - 1]);
+		    cli_usage_error("attnview --help", _("%s needs a value"), AV_Q(argv[optind - 1]));
 		return false;
 	default:
 		*status =
-		    cli_usage_error("attnview --help", _("unknown option %s"), argv[optind - 1]);
+		    cli_usage_error("attnview --help", _("unknown option %s"), AV_Q(argv[optind - 1]));
 		return false;
 	}
 }
@@ -197,10 +197,12 @@ static model *load_view_model(const char *path, av_error *err)
 		snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
 		if (stat(ckpt, &st) == 0)
 			return model_load(ckpt, err);
+		char qs[1024];
+		av_shell_quote(path, qs, sizeof qs);
 		av_fail(err,
 			_("%s: no such file, nor a checkpoint %s of a training run writing it "
 			  "(attnview --train CORPUS -o %s writes the checkpoint when it starts)"),
-			path, ckpt, path);
+			AV_Q(path), AV_Q(ckpt), qs);
 		return NULL;
 	}
 	return cli_load_model(path, err);
@@ -237,7 +239,7 @@ int cli_view(int argc, char **argv)
 	if (optind < argc) {
 		return cli_usage_error("attnview --help",
 				       _("unexpected argument '%s' (text goes after --text)"),
-				       argv[optind]);
+				       AV_Q(argv[optind]));
 	}
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");

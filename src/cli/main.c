@@ -139,11 +139,8 @@ int main(int argc, char **argv)
 		if (m == MODE_VIEW)
 			continue;
 		if (mode_opt && (m != (int)mode || !is_opt(a, mode_opt))) {
-			fprintf(
-			    stderr,
-			    _("attnview: %s and %s cannot be combined\nTry 'attnview --help'.\n"),
-			    mode_opt, a);
-			return EXIT_USAGE;
+			return cli_usage_error("attnview --help", _("%s and %s cannot be combined"),
+					       mode_opt, AV_Q(a));
 		}
 		mode = m;
 		mode_opt = is_opt(a, "--train")	   ? "--train"

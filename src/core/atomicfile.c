@@ -38,7 +38,7 @@ atomic_file *atomic_open(const char *path, av_error *err)
 {
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		av_fail(err, _("%s: is a directory; give a file name"), path);
+		av_fail(err, _("%s: is a directory; give a file name"), AV_Q(path));
 		return NULL;
 	}
 	atomic_file *f = calloc(1, sizeof *f);
@@ -61,8 +61,8 @@ atomic_file *atomic_open(const char *path, av_error *err)
 	snprintf(f->tmp, tlen, "%s.tmp.XXXXXX", path);
 	f->fd = mkstemp(f->tmp);
 	if (f->fd < 0) {
-		av_fail_errno(err, errno, _("%s: cannot create a temporary file in %s"), path,
-			      f->dir);
+		av_fail_errno(err, errno, _("%s: cannot create a temporary file in %s"), AV_Q(path),
+			      AV_Q(f->dir));
 		atomic_free(f);
 		return NULL;
 	}
@@ -116,11 +116,11 @@ static bool fail_write(atomic_file *f, av_error *err)
 {
 	if (f->total)
 		av_fail_errno(err, f->write_errno,
-			      _("%s: writing failed after %zu of %zu bytes; %s"), f->path,
+			      _("%s: writing failed after %zu of %zu bytes; %s"), AV_Q(f->path),
 			      f->written, f->total, kept(f));
 	else
 		av_fail_errno(err, f->write_errno, _("%s: writing failed after %zu bytes; %s"),
-			      f->path, f->written, kept(f));
+			      AV_Q(f->path), f->written, kept(f));
 	atomic_abort(f);
 	return false;
 }
@@ -152,9 +152,9 @@ static bool place_new(atomic_file *f, av_error *err)
 		return av_fail(err,
 			       _("%s: exists now (made by something else while this was being "
 				 "written); it was left untouched"),
-			       f->path);
+			       AV_Q(f->path));
 	if (rename(f->tmp, f->path) != 0)
-		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), f->path, f->tmp);
+		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), AV_Q(f->path), AV_Q(f->tmp));
 	return true;
 }
 
@@ -163,14 +163,14 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 	if (f->write_errno)
 		return fail_write(f, err);
 	if (fsync(f->fd) != 0 || fchmod(f->fd, target_mode(f->path)) != 0) {
-		av_fail_errno(err, errno, _("%s: cannot flush to disk; %s"), f->path, kept(f));
+		av_fail_errno(err, errno, _("%s: cannot flush to disk; %s"), AV_Q(f->path), kept(f));
 		atomic_abort(f);
 		return false;
 	}
 	int fd = f->fd;
 	f->fd = -1;
 	if (close(fd) != 0) {
-		av_fail_errno(err, errno, _("%s: closing failed; %s"), f->path, kept(f));
+		av_fail_errno(err, errno, _("%s: closing failed; %s"), AV_Q(f->path), kept(f));
 		atomic_abort(f);
 		return false;
 	}
@@ -180,7 +180,7 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 			return false;
 		}
 	} else if (rename(f->tmp, f->path) != 0) {
-		av_fail_errno(err, errno, _("%s: cannot rename %s over it"), f->path, f->tmp);
+		av_fail_errno(err, errno, _("%s: cannot rename %s over it"), AV_Q(f->path), AV_Q(f->tmp));
 		atomic_abort(f);
 		return false;
 	}

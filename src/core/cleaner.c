@@ -568,14 +568,14 @@ bool tokenize_text(const char *s, size_t n, const char *what, cp_buf *cps, clean
 {
 	cleaner *c = cleaner_create();
 	if (!c)
-		return av_fail(err, _("out of memory while reading %s"), what);
+		return av_fail(err, _("out of memory while reading %s"), AV_Q(what));
 	cps->n = 0;
 	bool ok = cleaner_feed(c, s, n, cps, err) && cleaner_finish(c, cps, err);
 	if (ok && c->st.invalid > 0) {
 		char why[160];
 		describe_invalid(c, why, sizeof why);
 		ok = av_fail(err, _("invalid UTF-8 at byte %llu of %s: %s; give the text as UTF-8"),
-			     (unsigned long long)c->st.first_invalid, what, why);
+			     (unsigned long long)c->st.first_invalid, AV_Q(what), why);
 	}
 	if (stats)
 		*stats = c->st;

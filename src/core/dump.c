@@ -222,18 +222,32 @@ static void info_float(FILE *out, const char *key, float x, const char *unit)
 		fprintf(out, "%s: %.4f%s\n", key, (double)x, unit);
 }
 
+/* "key: value" with the value quoted as every message quotes names (a model
+ * file's metadata may hold anything but NUL: attnview(5)), whole. */
+static void info_string(FILE *out, const char *key, const char *s)
+{
+	if (!s || !*s) {
+		fprintf(out, "%s: (none)\n", key);
+		return;
+	}
+	size_t n = 4 * strlen(s) + 8; /* at most \xNN per byte, quotes */
+	char *q = malloc(n);
+	fprintf(out, "%s: %s\n", key, q ? av_quote(s, q, n) : AV_Q(s));
+	free(q);
+}
+
 void dump_info(FILE *out, const model *m, const char *source)
 {
 	const model_config *c = &m->cfg;
-	fprintf(out, "file: %s\n", source);
-	fprintf(out, "name: %s\n", m->meta.name && *m->meta.name ? m->meta.name : "(none)");
+	info_string(out, "file", source);
+	info_string(out, "name", m->meta.name);
 	fprintf(out, "objective: %s\n", objective_name((objective)c->objective));
 	fprintf(out, "layers: %u\nheads: %u\ndim: %u\nhead size: %u\ncontext: %u\n", c->layers,
 		c->heads, c->dim, c->dim / c->heads, c->context);
 	fprintf(out, "vocabulary: %u (%u characters + pad, unk, mask)\n", c->vocab_size,
 		c->vocab_size - TOK_NSPECIAL);
 	fprintf(out, "parameters: %zu\n", m->nparams);
-	fprintf(out, "corpus: %s\n", m->meta.corpus && *m->meta.corpus ? m->meta.corpus : "(none)");
+	info_string(out, "corpus", m->meta.corpus);
 	fprintf(out, "steps: %llu\ntokens seen: %llu\nseed: %llu\n",
 		(unsigned long long)m->meta.steps, (unsigned long long)m->meta.tokens,
 		(unsigned long long)m->meta.seed);

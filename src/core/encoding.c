@@ -233,7 +233,7 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 			 _("%.0f%% of the characters of %s were invalid UTF-8: if it is in another "
 			   "encoding, convert it first (iconv -f LATIN1 -t UTF-8, or GB18030 for "
 			   "Chinese)"),
-			 100.0 * (double)st->invalid / (double)st->codepoints, name);
+			 100.0 * (double)st->invalid / (double)st->codepoints, AV_Q(name));
 		return true;
 	}
 	char why[96];
@@ -254,7 +254,7 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 		snprintf(cmd, sizeof cmd, _("iconv -f %s -t UTF-8 %s > %s, and use %s"),
 			 encoding_name(guess), q, qc, qc);
 	}
-	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"), name,
+	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"), AV_Q(name),
 		 encoding_what(guess), why, cmd);
 	return true;
 }

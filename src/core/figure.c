@@ -300,7 +300,7 @@ bool fig_format_of(const char *path, fig_format *fmt, av_error *err)
 	return av_fail(err,
 		       _("%s: the file name must end in .svg, .png or .pdf (the format follows "
 			 "the extension)"),
-		       path);
+		       AV_Q(path));
 }
 
 const char *fig_format_ext(fig_format fmt)
@@ -347,10 +347,10 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 		return av_fail(err,
 			       _("%s: attnview was built without cairo and pango: PNG and PDF need "
 				 "libcairo2-dev and libpango1.0-dev at build time; .svg works"),
-			       path);
+			       AV_Q(path));
 	struct stat st;
 	if (!replace && lstat(path, &st) == 0)
-		return av_fail(err, _("%s: exists; it was left untouched"), path);
+		return av_fail(err, _("%s: exists; it was left untouched"), AV_Q(path));
 	fig_geom g;
 	figure_layout(f, &g);
 	atomic_mode mode = replace ? ATOMIC_REPLACE : ATOMIC_KEEP;
@@ -359,7 +359,7 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 		char *svg;
 		size_t n;
 		if (!figure_svg(f, &g, &svg, &n, &drawing))
-			return av_fail(err, "%s: %s", path, drawing.msg);
+			return av_fail(err, "%s: %s", AV_Q(path), drawing.msg);
 		bool ok = atomic_write_file(path, svg, n, mode, err);
 		free(svg);
 		return ok;
@@ -371,7 +371,7 @@ bool figure_write(const figure *f, const char *path, bool replace, av_error *err
 	 * number of bytes written and the system's reason. */
 	if (!fig_write_cairo(f, &g, fmt, af, &drawing) && atomic_ok(af)) {
 		atomic_abort(af);
-		return av_fail(err, "%s: %s", path, drawing.msg);
+		return av_fail(err, "%s: %s", AV_Q(path), drawing.msg);
 	}
 	return atomic_commit(af, mode, err);
 }

@@ -26,16 +26,16 @@ bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *c
 	 * read does, with a notice); it is cleared below. */
 	in->fd = in->is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (in->fd < 0)
-		return av_fail_errno(err, errno, _("cannot open %s"), in->name);
+		return av_fail_errno(err, errno, _("cannot open %s"), AV_Q(in->name));
 	struct stat st;
 	if (fstat(in->fd, &st) != 0) {
 		int e = errno;
 		input_close(in);
-		return av_fail_errno(err, e, _("cannot stat %s"), in->name);
+		return av_fail_errno(err, e, _("cannot stat %s"), AV_Q(in->name));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		input_close(in);
-		return av_fail(err, _("%s is a directory: give a text file"), in->name);
+		return av_fail(err, _("%s is a directory: give a text file"), AV_Q(in->name));
 	}
 	in->regular = S_ISREG(st.st_mode);
 	in->fifo = S_ISFIFO(st.st_mode);
@@ -44,7 +44,7 @@ bool input_open(text_input *in, const char *path, input_wait_fn waiting, void *c
 		if (fl < 0 || fcntl(in->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
 			int e = errno;
 			input_close(in);
-			return av_fail_errno(err, e, _("cannot read %s"), in->name);
+			return av_fail_errno(err, e, _("cannot read %s"), AV_Q(in->name));
 		}
 	}
 	if (in->regular) {
@@ -73,7 +73,7 @@ static bool wait_for_writer(text_input *in, av_error *err)
 		if (r > 0)
 			return true;
 		if (r < 0 && errno != EINTR)
-			return av_fail_errno(err, errno, _("cannot read %s"), in->name);
+			return av_fail_errno(err, errno, _("cannot read %s"), AV_Q(in->name));
 		if (r == 0 && !told) {
 			told = true;
 			if (in->waiting)
@@ -101,7 +101,7 @@ ssize_t input_read(text_input *in, void *buf, size_t n, av_error *err)
 			if (poll(&p, 1, -1) >= 0 || errno == EINTR)
 				continue;
 		}
-		av_fail_errno(err, errno, _("cannot read %s"), in->name);
+		av_fail_errno(err, errno, _("cannot read %s"), AV_Q(in->name));
 		return -1;
 	}
 }
@@ -109,9 +109,9 @@ ssize_t input_read(text_input *in, void *buf, size_t n, av_error *err)
 bool input_rewind(text_input *in, av_error *err)
 {
 	if (!in->regular)
-		return av_fail(err, _("%s cannot be read twice"), in->name);
+		return av_fail(err, _("%s cannot be read twice"), AV_Q(in->name));
 	if (lseek(in->fd, in->start, SEEK_SET) < 0)
-		return av_fail_errno(err, errno, _("cannot read %s again"), in->name);
+		return av_fail_errno(err, errno, _("cannot read %s again"), AV_Q(in->name));
 	return true;
 }
 
@@ -125,20 +125,20 @@ bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void 
 	uint8_t *b = malloc(cap);
 	bool ok = b != NULL;
 	if (!ok)
-		av_fail(err, _("out of memory reading %s"), in.name);
+		av_fail(err, _("out of memory reading %s"), AV_Q(in.name));
 	while (ok) {
 		if (got == cap) {
 			if (cap > limit) {
 				ok = av_fail(err,
 					     _("%s has more than %zu MB: give a shorter text (only "
 					       "the model's context is looked at)"),
-					     in.name, limit >> 20);
+					     AV_Q(in.name), limit >> 20);
 				break;
 			}
 			uint8_t *p = realloc(b, cap * 2);
 			if (!p) {
 				ok = av_fail(err, _("out of memory reading %s (%zu bytes)"),
-					     in.name, cap * 2);
+					     AV_Q(in.name), cap * 2);
 				break;
 			}
 			b = p;
@@ -156,7 +156,7 @@ bool input_read_all(const char *path, size_t limit, input_wait_fn waiting, void 
 		ok = av_fail(err,
 			     _("%s has more than %zu MB: give a shorter text (only the model's "
 			       "context is looked at)"),
-			     in.name, limit >> 20);
+			     AV_Q(in.name), limit >> 20);
 	input_close(&in);
 	if (!ok) {
 		free(b);

@@ -5,6 +5,26 @@
 #include "attnview/tokenizer.h"
 
 #include <math.h>
+#include <string.h>
+
+/* The character at s (n bytes left, from 0x80): as it is, or escaped where
+ * a terminal showing the JSON would take it as a command (C1 controls,
+ * bidirectional overrides: common.h) and U+FFFD for a byte that is not
+ * UTF-8 (JSON is UTF-8). Returns the bytes it took. */
+static size_t json_non_ascii(FILE *out, const char *s, size_t n)
+{
+	char c[5] = {0}, esc[AV_ESC_SIZE];
+	memcpy(c, s, n < 4 ? n : 4);
+	uint32_t cp;
+	size_t len = av_char_shown(c, esc, &cp);
+	if (len > n || (len == 1 && esc[0]))
+		fputs("\\ufffd", out);
+	else if (esc[0])
+		fprintf(out, "\\u%04x", cp);
+	else
+		fwrite(s, 1, len, out);
+	return len > n ? 1 : len;
+}
 
 void json_string_body(FILE *out, const char *s, size_t n)
 {
@@ -27,10 +47,13 @@ void json_string_body(FILE *out, const char *s, size_t n)
 			fputs("\\r", out);
 			break;
 		default:
-			if (c < 0x20 || c == 0x7f)
+			if (c < 0x20 || c == 0x7f) {
 				fprintf(out, "\\u%04x", c);
-			else
+			} else if (c < 0x80) {
 				fputc(c, out);
+			} else {
+				i += json_non_ascii(out, s + i, n - i) - 1;
+			}
 		}
 	}
 }

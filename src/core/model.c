@@ -244,11 +244,27 @@ void model_destroy(model *m)
 	free(m);
 }
 
+/* s as the file can hold it (attnview(5)): valid UTF-8, each byte that is
+ * not becoming U+FFFD (a path's bytes in another encoding), and at most
+ * AV_MAX_STRING bytes, cut between characters. */
 static bool dup_string(char **dst, const char *s, av_error *err)
 {
-	char *c = strdup(s ? s : "");
+	s = s ? s : "";
+	char *c = malloc(3 * strlen(s) + 1);
 	if (!c)
 		return av_fail(err, _("out of memory"));
+	size_t k = 0;
+	while (*s) {
+		char esc[AV_ESC_SIZE];
+		size_t len = av_char_shown(s, esc, NULL);
+		bool invalid = len == 1 && (unsigned char)*s >= 0x80;
+		if (k + (invalid ? 3 : len) > AV_MAX_STRING)
+			break;
+		memcpy(c + k, invalid ? "\xEF\xBF\xBD" : s, invalid ? 3 : len);
+		k += invalid ? 3 : len;
+		s += len;
+	}
+	c[k] = '\0';
 	free(*dst);
 	*dst = c;
 	return true;

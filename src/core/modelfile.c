@@ -249,18 +249,18 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		return av_fail(err,
 			       _("%s: truncated at byte %zu (the %s length): the file is "
 				 "incomplete; copy it again or retrain"),
-			       what, at, field);
+			       AV_Q(what), at, field);
 	if (n > AV_MAX_STRING)
 		return av_fail(err,
 			       _("%s: the %s at byte %zu claims %u bytes, more than the limit "
 				 "of %u: the file is damaged"),
-			       what, field, at, n, AV_MAX_STRING);
+			       AV_Q(what), field, at, n, AV_MAX_STRING);
 	char *s = malloc((size_t)n + 1);
 	if (!s)
 		return av_fail(err, _("out of memory"));
 	if (!br_bytes(r, s, n)) {
 		free(s);
-		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), what, r->n,
+		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), AV_Q(what), r->n,
 			       field);
 	}
 	s[n] = '\0';
@@ -274,11 +274,11 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 			return av_fail(err,
 				       _("%s: the %s at byte %zu is not valid UTF-8 (byte %zu): "
 					 "the file is damaged"),
-				       what, field, at + 4, at + 4 + bad);
+				       AV_Q(what), field, at + 4, at + 4 + bad);
 		return av_fail(err,
 			       _("%s: the %s at byte %zu contains a NUL byte (byte %zu), which "
 				 "a string of the file may not hold: the file is damaged"),
-			       what, field, at + 4, at + 4 + nul);
+			       AV_Q(what), field, at + 4, at + 4 + nul);
 	}
 	*out = s;
 	return true;
@@ -300,42 +300,42 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 		return av_fail(err,
 			       _("%s: the file is empty: it is not a model; give a file written by "
 				 "attnview --train"),
-			       what);
+			       AV_Q(what));
 	if (!br_bytes(r, magic, 8) || memcmp(magic, AV_MAGIC, 8) != 0) {
 		if (n < 8 && memcmp(buf, AV_MAGIC, n) == 0)
-			return av_fail(err, TRUNCATED_HEADER, what, n);
+			return av_fail(err, TRUNCATED_HEADER, AV_Q(what), n);
 		return av_fail(err,
 			       _("%s: not an attnview model (the file does not start with "
 				 "\"ATTNVIEW\"); give a file written by attnview --train"),
-			       what);
+			       AV_Q(what));
 	}
 	if (!br_u32(r, &version))
-		return av_fail(err, TRUNCATED_HEADER, what, n);
+		return av_fail(err, TRUNCATED_HEADER, AV_Q(what), n);
 	if (version != AV_FORMAT_VERSION)
 		return av_fail(
 		    err, _("%s: model format version %u, but this attnview reads version %u%s"),
-		    what, version, AV_FORMAT_VERSION,
+		    AV_Q(what), version, AV_FORMAT_VERSION,
 		    version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
 						: _(": the file is damaged"));
 	if (!br_u32(r, kind) || !br_u64(r, &size))
-		return av_fail(err, TRUNCATED_HEADER, what, n);
+		return av_fail(err, TRUNCATED_HEADER, AV_Q(what), n);
 	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
 		return av_fail(err,
 			       _("%s: unknown file kind %u at byte 12: the file is damaged or from "
 				 "a newer attnview"),
-			       what, *kind);
+			       AV_Q(what), *kind);
 	if (size > n)
 		return av_fail(err,
 			       _("%s: truncated: the header says %llu bytes but the file has %zu "
 				 "(it ends at byte %zu); copy it again or retrain"),
-			       what, (unsigned long long)size, n, n);
+			       AV_Q(what), (unsigned long long)size, n, n);
 	if (size < n)
 		return av_fail(err,
 			       _("%s: the header says %llu bytes but the file has %zu: it was "
 				 "damaged or something was appended; restore it or retrain"),
-			       what, (unsigned long long)size, n);
+			       AV_Q(what), (unsigned long long)size, n);
 	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
-		return av_fail(err, _("%s: only %zu bytes, too short for a model header"), what, n);
+		return av_fail(err, _("%s: only %zu bytes, too short for a model header"), AV_Q(what), n);
 	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
 			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
 	uint32_t actual = av_crc32(0, buf, n - 4);
@@ -343,7 +343,7 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 		return av_fail(err,
 			       _("%s: checksum mismatch (stored %08x, computed %08x over bytes "
 				 "0..%zu): the file is damaged; restore it or retrain"),
-			       what, stored, actual, n - 4);
+			       AV_Q(what), stored, actual, n - 4);
 	r->n = n - 4; /* the checksum is not content */
 	return true;
 }
@@ -375,7 +375,7 @@ static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, con
 		return av_fail(err,
 			       _("%s: impossible hyperparameters in the header (bytes 24..47): %s; "
 				 "the file is damaged"),
-			       what, cerr.msg);
+			       AV_Q(what), cerr.msg);
 	if (!read_string(r, &meta->name, _("model name"), what, err))
 		return false;
 	if (!read_string(r, &meta->corpus, _("corpus description"), what, err)) {
@@ -399,7 +399,7 @@ static bool read_vocab(byte_reader *r, const model_config *cfg, uint32_t **cps, 
 		if (!br_u32(r, &(*cps)[i]))
 			return av_fail(
 			    err, _("%s: truncated in the vocabulary (entry %u of %u, byte %zu)"),
-			    what, i, cfg->vocab_size, voc_off + 4 * (size_t)i);
+			    AV_Q(what), i, cfg->vocab_size, voc_off + 4 * (size_t)i);
 	vocab check;
 	if (!vocab_init(&check, *cps, cfg->vocab_size, what, err))
 		return false;
@@ -416,7 +416,7 @@ static bool params_fit(const byte_reader *r, const model_config *cfg, const char
 		return av_fail(err,
 			       _("%s: the parameters need %zu bytes from byte %zu but only %zu "
 				 "remain: the header does not match the file; it is damaged"),
-			       what, np * 4, r->off, r->n - r->off);
+			       AV_Q(what), np * 4, r->off, r->n - r->off);
 	return true;
 }
 
@@ -436,7 +436,7 @@ static bool read_params(byte_reader *r, model *m, const char *what, av_error *er
 					       _("%s: parameter %zu (%s[%zu], byte %zu) is not a "
 						 "finite number: the model diverged or the file "
 						 "is damaged; retrain it"),
-					       what, t.offset + i, t.name, i, at + 4 * i);
+					       AV_Q(what), t.offset + i, t.name, i, at + 4 * i);
 	}
 	return true;
 }
@@ -459,7 +459,7 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 		av_fail(err,
 			_("%s: %zu unexpected bytes after the parameters at byte %zu: the file "
 			  "is damaged"),
-			what, r.n - r.off, r.off);
+			AV_Q(what), r.n - r.off, r.off);
 		goto fail;
 	}
 	training_state st;
@@ -491,23 +491,23 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 	/* O_NONBLOCK: a FIFO is refused below instead of waiting for a writer. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return av_fail_errno(err, errno, _("%s: cannot open"), path);
+		return av_fail_errno(err, errno, _("%s: cannot open"), AV_Q(path));
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int e = errno;
 		close(fd);
-		return av_fail_errno(err, e, _("%s: cannot stat"), path);
+		return av_fail_errno(err, e, _("%s: cannot stat"), AV_Q(path));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return av_fail(err, _("%s: is %s, not a regular file"), path,
+		return av_fail(err, _("%s: is %s, not a regular file"), AV_Q(path),
 			       S_ISDIR(st.st_mode) ? _("a directory") : _("a special file"));
 	}
 	size_t size = (size_t)st.st_size;
 	uint8_t *b = malloc(size ? size : 1);
 	if (!b) {
 		close(fd);
-		return av_fail(err, _("%s: out of memory for %zu bytes"), path, size);
+		return av_fail(err, _("%s: out of memory for %zu bytes"), AV_Q(path), size);
 	}
 	size_t got = 0;
 	while (got < size) {
@@ -518,7 +518,7 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 			int e = errno;
 			free(b);
 			close(fd);
-			return av_fail_errno(err, e, _("%s: read failed at byte %zu"), path, got);
+			return av_fail_errno(err, e, _("%s: read failed at byte %zu"), AV_Q(path), got);
 		}
 		if (k == 0)
 			break; /* shrank while reading: parse what is there */
@@ -558,12 +558,12 @@ bool may_replace_file(const char *path, av_error *err)
 	if (stat(path, &st) != 0)
 		return true;
 	if (S_ISDIR(st.st_mode))
-		return av_fail(err, _("%s: is a directory; give a file name"), path);
+		return av_fail(err, _("%s: is a directory; give a file name"), AV_Q(path));
 	if (st.st_size > 0 && !is_attnview_file(path))
 		return av_fail(err,
 			       _("%s: exists and is not an attnview model; it was left "
 				 "untouched: choose another output file"),
-			       path);
+			       AV_Q(path));
 	return true;
 }
 

@@ -30,7 +30,7 @@ static bool state_damaged(const state_reader *s, size_t at, const char *fmt, ...
 	return av_fail(s->err,
 		       _("%s: the training state is damaged at byte %zu of the file (byte %zu of "
 			 "the state): %s; start the training again"),
-		       s->what, s->base + at, at, why);
+		       AV_Q(s->what), s->base + at, at, why);
 }
 
 /* n bytes of the named field, or a message saying how far the state falls
@@ -106,7 +106,7 @@ static bool state_options(state_reader *s, training_state *st)
 			       _("%s: training state version %u at byte %zu, but this attnview "
 				 "reads version %u: the checkpoint is from another version; start "
 				 "the training again"),
-			       s->what, version, s->base + 4, AV_STATE_VERSION);
+			       AV_Q(s->what), version, s->base + 4, AV_STATE_VERSION);
 	bool ok =
 	    state_u32(s, &st->objective, _("the objective")) &&
 	    state_u32(s, &st->dim, _("the dim")) && state_u32(s, &st->heads, _("the heads")) &&
@@ -162,7 +162,7 @@ static bool state_matches(const state_reader *s, const training_state *st, const
 			    _("%s: the training state does not match the model in the same "
 			      "file (its %s is %u at byte %zu, the header's %u): the "
 			      "checkpoint is damaged; start the training again"),
-			    s->what, f[i].name, f[i].state, s->base + f[i].at, f[i].header);
+			    AV_Q(s->what), f[i].name, f[i].state, s->base + f[i].at, f[i].header);
 	return true;
 }
 

@@ -45,17 +45,17 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 		return av_fail(err,
 			       _("%s: the vocabulary has %u entries, fewer than the %d special "
 				 "tokens: %s"),
-			       what, size, TOK_NSPECIAL, damaged);
+			       AV_Q(what), size, TOK_NSPECIAL, damaged);
 	if (size > AV_MAX_VOCAB)
 		return av_fail(
 		    err, _("%s: the vocabulary has %u entries, more than the limit of %d: %s"),
-		    what, size, AV_MAX_VOCAB, damaged);
+		    AV_Q(what), size, AV_MAX_VOCAB, damaged);
 	for (uint32_t i = 0; i < TOK_NSPECIAL; i++)
 		if (cps[i] != AV_SPECIAL_CP + i)
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, not the %s marker "
 					 "U+%X: %s"),
-				       what, i, cps[i], special_name[i], AV_SPECIAL_CP + i,
+				       AV_Q(what), i, cps[i], special_name[i], AV_SPECIAL_CP + i,
 				       damaged);
 	for (uint32_t i = TOK_NSPECIAL; i < size; i++) {
 		uint32_t cp = cps[i];
@@ -63,17 +63,17 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, not a Unicode scalar "
 					 "value: %s"),
-				       what, i, cp, damaged);
+				       AV_Q(what), i, cp, damaged);
 		if (is_control(cp) && cp != '\n')
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+%04X, a control "
 					 "character the tokenizer never produces: %s"),
-				       what, i, cp, damaged);
+				       AV_Q(what), i, cp, damaged);
 		if (cp == 0xFEFF)
 			return av_fail(err,
 				       _("%s: vocabulary entry %u is U+FEFF, a byte order mark "
 					 "the tokenizer never produces: %s"),
-				       what, i, damaged);
+				       AV_Q(what), i, damaged);
 	}
 
 	uint32_t nslots = 1;
@@ -83,7 +83,7 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	v->slots = calloc(nslots, sizeof *v->slots);
 	if (!v->cps || !v->slots) {
 		vocab_finish(v);
-		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), what,
+		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), AV_Q(what),
 			       size);
 	}
 	memcpy(v->cps, cps, size * sizeof *v->cps);
@@ -93,7 +93,7 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 		int64_t r = probe(v, cps[i]);
 		if (r >= 0) {
 			av_fail(err, _("%s: vocabulary entry %u (U+%04X) repeats entry %u: %s"),
-				what, i, cps[i], (uint32_t)r, damaged);
+				AV_Q(what), i, cps[i], (uint32_t)r, damaged);
 			vocab_finish(v);
 			return false;
 		}

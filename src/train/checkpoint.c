@@ -149,7 +149,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 		av_fail(err,
 			_("%s is a finished model, not a training checkpoint: --resume takes the "
 			  "checkpoint written when training stopped (OUT.ckpt)"),
-			path);
+			AV_Q(path));
 		goto fail;
 	}
 	if (!training_state_parse(ck->buf, ck->state_off, ck->state_len, &ck->model->cfg, path,
@@ -162,7 +162,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 		av_fail(err,
 			_("%s: the checkpoint's options are invalid (%s); start the training "
 			  "again"),
-			path, e2.msg);
+			AV_Q(path), e2.msg);
 		goto fail;
 	}
 	ck->ntrain = ck->state.ntrain;
@@ -201,7 +201,7 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 		    _("the corpus differs from the one %s was trained on (%" PRIu64 " + %" PRIu64
 		      " characters then, %" PRIu64 " + %" PRIu64 " now%s); "
 		      "resume with the same corpus%s"),
-		    ck->path, st->ntrain, st->nval, t->data->ntrain, t->data->nval,
+		    AV_Q(ck->path), st->ntrain, st->nval, t->data->ntrain, t->data->nval,
 		    st->hash != t->data->hash && st->ntrain == t->data->ntrain ? _(", other text")
 									       : "",
 		    ck->val_path ? _(" and --val-file") : "");
@@ -234,7 +234,7 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 			return av_fail(err,
 				       _("%s: the checkpoint keeps best parameters for a run "
 					 "without --patience; start the training again"),
-				       ck->path);
+				       AV_Q(ck->path));
 		floats_from(t->best_params, st->best, st->nbest);
 		t->has_best = true;
 	}

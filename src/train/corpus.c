@@ -141,7 +141,7 @@ static void corpus_hash(corpus *c)
 static void corpus_what(const corpus *c, char *buf, size_t n)
 {
 	if (c->nfiles == 1)
-		snprintf(buf, n, "%s", c->files[0].name);
+		snprintf(buf, n, "%s", AV_Q(c->files[0].name));
 	else
 		snprintf(buf, n, _("the corpus (%zu files)"), c->nfiles);
 }
@@ -393,7 +393,7 @@ static bool read_val_file(corpus *c, av_error *err)
 		return av_fail(err,
 			       _("validation file %s has no text after cleaning; give a non-empty "
 				 "--val-file"),
-			       vf.name);
+			       AV_Q(vf.name));
 	return true;
 }
 
@@ -483,7 +483,7 @@ static void appendf(char *buf, size_t n, size_t *k, const char *fmt, ...)
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n)
 {
 	size_t k = 0;
-	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), what, s->bytes,
+	ADD(_("%s: %" PRIu64 " %s, %" PRIu64 " %s"), AV_Q(what), s->bytes,
 	    ngettext("byte", "bytes", s->bytes), s->codepoints,
 	    ngettext("character", "characters", s->codepoints));
 	if (s->escapes || s->controls) {

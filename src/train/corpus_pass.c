@@ -31,7 +31,7 @@ static int spool_create(const char *name, av_error *err)
 			      _("cannot keep %s for the second pass: no temporary file in %s (set "
 				"TMPDIR to a writable directory, or save the text to a file and "
 				"give its name)"),
-			      name, tmp_dir());
+			      AV_Q(name), AV_Q(tmp_dir()));
 		return -1;
 	}
 	unlink(path);
@@ -46,7 +46,7 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 			       _("%s gave more than %" PRIu64 " MB, the most attnview keeps of a "
 				 "stream for its second pass: save the text to a file and give its "
 				 "name"),
-			       name, limit >> 20);
+			       AV_Q(name), limit >> 20);
 	for (size_t done = 0; done < n;) {
 		ssize_t k = write(s->spool, buf + done, n - done);
 		if (k < 0 && errno == EINTR)
@@ -57,7 +57,7 @@ static bool spool_write(pass_source *s, const char *name, const char *buf, size_
 			    _("cannot keep %s in a temporary file in %s after %" PRIu64
 			      " bytes (set TMPDIR to a directory with room, or save "
 			      "the text to a file and give its name)"),
-			    name, tmp_dir(), s->kept + done);
+			    AV_Q(name), AV_Q(tmp_dir()), s->kept + done);
 		done += (size_t)k;
 	}
 	s->kept += n;
@@ -71,7 +71,7 @@ static ssize_t spool_read(int fd, char *buf, size_t n, const char *name, av_erro
 		if (k >= 0 || errno != EINTR) {
 			if (k < 0)
 				av_fail_errno(err, errno, _("cannot read back the copy of %s"),
-					      name);
+					      AV_Q(name));
 			return k;
 		}
 	}
@@ -87,7 +87,7 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 	if (!first && s->spool >= 0) {
 		if (lseek(s->spool, 0, SEEK_SET) < 0)
 			return av_fail_errno(err, errno, _("cannot read back the copy of %s"),
-					     f->name);
+					     AV_Q(f->name));
 		return true;
 	}
 	if (!input_open(in, f->path, io->waiting, io->wait_ctx, err))
@@ -105,9 +105,9 @@ static bool open_source(corpus_file *f, pass_source *s, bool first, pass_io *io,
 		return av_fail(err,
 			       _("%s changed while it was being read: it is no longer a regular "
 				 "file; train on a file that nothing is writing to"),
-			       f->name);
+			       AV_Q(f->name));
 	} else if (in->is_stdin && lseek(in->fd, s->start, SEEK_SET) < 0) {
-		return av_fail_errno(err, errno, _("cannot read %s again"), f->name);
+		return av_fail_errno(err, errno, _("cannot read %s again"), AV_Q(f->name));
 	}
 	return true;
 }
@@ -124,7 +124,7 @@ bool clean_source(corpus_file *f, pass_source *s, bool first, pass_io *io, cp_si
 	cleaner *cl = cleaner_create();
 	bool ok = cl != NULL;
 	if (!ok)
-		av_fail(err, _("out of memory reading %s"), f->name);
+		av_fail(err, _("out of memory reading %s"), AV_Q(f->name));
 	io->nsample = 0;
 	*count = 0;
 	while (ok) {

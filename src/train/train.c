@@ -110,7 +110,7 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 			    _("%s was trained on %u threads and this run would use %u: the "
 			      "result would differ from an uninterrupted run; resume with "
 			      "--threads %u"),
-			    resume->path, t->opt.threads, nt, t->opt.threads);
+			    AV_Q(resume->path), t->opt.threads, nt, t->opt.threads);
 		return av_fail(err,
 			       _("%u threads were asked for but the training step would run on %u; "
 				 "use --threads %u"),
@@ -147,7 +147,7 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 		return av_fail(err,
 			       _("the corpus differs from the one %s was trained on: its "
 				 "vocabulary is not the same; resume with the same corpus%s"),
-			       resume->path, resume->val_path ? _(" and --val-file") : "");
+			       AV_Q(resume->path), resume->val_path ? _(" and --val-file") : "");
 	t->model = resume->model;
 	resume->model = NULL;
 	return true;

@@ -137,14 +137,14 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 			       _("%s: the training split has %" PRIu64 " characters, fewer than "
 				 "one batch (--batch %u x %" PRIu64 " characters per window): use "
 				 "a larger corpus or a smaller --batch or --context"),
-			       path, c->ntrain, o->batch, w);
+			       AV_Q(path), c->ntrain, o->batch, w);
 	if ((c->nval || c->val_file) && c->nval < w)
 		return av_fail(err,
 			       _("%s: the validation split (%s) has %" PRIu64 " characters, "
 				 "fewer than one window of %" PRIu64 ": use a larger corpus, a "
 				 "smaller --context, a larger --val-share, --val-file FILE, or "
 				 "--no-val"),
-			       path, c->val_file ? _("the --val-file") : _("the end of the corpus"),
+			       AV_Q(path), c->val_file ? _("the --val-file") : _("the end of the corpus"),
 			       c->nval, w);
 	if (!c->nval && o->patience)
 		return av_fail(err,
@@ -287,15 +287,16 @@ bool train_check_output(const char *path, av_error *err)
 			av_fail(err,
 				_("cannot write %s: directory %s does not exist; create it or "
 				  "choose another output file"),
-				path, dir);
+				AV_Q(path), AV_Q(dir));
 		else
 			av_fail_errno(err, errno, _("cannot write %s: cannot reach directory %s"),
-				      path, dir);
+				      AV_Q(path), AV_Q(dir));
 	} else if (!S_ISDIR(st.st_mode)) {
-		av_fail(err, _("cannot write %s: %s is not a directory"), path, dir);
+		av_fail(err, _("cannot write %s: %s is not a directory"), AV_Q(path),
+			AV_Q(dir));
 	} else if (access(dir, W_OK) != 0) {
-		av_fail_errno(err, errno, _("cannot write %s: directory %s is not writable"), path,
-			      dir);
+		av_fail_errno(err, errno, _("cannot write %s: directory %s is not writable"),
+			      AV_Q(path), AV_Q(dir));
 	} else {
 		ok = true;
 	}
