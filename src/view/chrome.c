@@ -129,8 +129,11 @@ void draw_status(view *v)
 		    _(" Quit? The text will be lost. Ctrl-Q again quits; any other key stays."));
 		return;
 	}
-	const char *mname = v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : _("model");
-	char name[160], short_name[160], step[96];
+	/* Quoted as --info shows it: a model file's name may hold anything. */
+	char mname[120];
+	av_quote(v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : _("model"), mname,
+		 sizeof mname);
+	char name[256], short_name[160], step[96];
 	model_step_label(v->m, step, sizeof step);
 	snprintf(name, sizeof name, "%s%s%s%s%s", mname, step[0] ? " (" : "", step,
 		 step[0] ? ")" : "", v->reloading ? _(" loading...") : "");

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <wchar.h>
 
 void put_wc(int y, int x, const wchar_t *wc, style s)
@@ -32,24 +33,49 @@ int utf8_next(const char **p)
 	return (int)c;
 }
 
+/* The next character of s as put_str draws it: its width, and its escape
+ * (common.h) when it is a control character or not UTF-8, which a terminal
+ * must never receive: put_str draws the escape instead, as text. */
+static size_t next_shown(const char *s, uint32_t *cp, char esc[AV_ESC_SIZE], int *w)
+{
+	size_t len = av_char_shown(s, esc, cp);
+	*w = esc[0] ? (int)strlen(esc) : cp_display_width(*cp, NULL);
+	return len;
+}
+
 int str_width(const char *s)
 {
 	int w = 0;
-	while (*s)
-		w += cp_display_width((uint32_t)utf8_next(&s), NULL);
+	while (*s) {
+		char esc[AV_ESC_SIZE];
+		uint32_t cp;
+		int cw;
+		s += next_shown(s, &cp, esc, &cw);
+		w += cw;
+	}
 	return w;
 }
 
 int put_str(int y, int x, int maxw, style s, const char *str)
 {
 	int end = x + maxw;
+	/* Escapes stand out as less(1) shows control characters. */
+	style e = st(s.a ^ A_REVERSE, s.pair);
 	while (*str) {
-		uint32_t cp = (uint32_t)utf8_next(&str);
-		int w = cp_display_width(cp, NULL);
+		char esc[AV_ESC_SIZE];
+		uint32_t cp;
+		int w;
+		str += next_shown(str, &cp, esc, &w);
 		if (x + w > end)
 			break;
-		wchar_t wc[2] = {(wchar_t)cp, 0};
-		put_wc(y, x, wc, s);
+		for (int i = 0; esc[i]; i++) {
+			wchar_t ec[2] = {(wchar_t)esc[i], 0};
+			put_wc(y, x + i, ec, e);
+		}
+		if (!esc[0]) {
+			wchar_t wc[2] = {(wchar_t)cp, 0};
+			put_wc(y, x, wc, s);
+		}
 		x += w;
 	}
 	return x;

@@ -27,7 +27,9 @@ static inline style plain(void)
 
 /* One wide-character cell (a base and its combining marks). */
 void put_wc(int y, int x, const wchar_t *wc, style s);
-/* Text (UTF-8) from column x, at most maxw columns; returns the end column. */
+/* Text (UTF-8) from column x, at most maxw columns; returns the end column.
+ * A control character or a byte that is not UTF-8 is drawn as its escape
+ * (\e, \x9b: common.h), in reverse, never sent to the terminal. */
 int put_str(int y, int x, int maxw, style s, const char *str);
 int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...) AV_PRINTF(5, 6);
 /* w blank cells. */
@@ -38,7 +40,8 @@ int put_glyph(int y, int x, uint32_t cp, style s);
 
 /* Decode one UTF-8 sequence of a string we made ourselves (U+FFFD if broken). */
 int utf8_next(const char **p);
-/* Columns a UTF-8 string takes on the screen (CJK 2, as put_str draws it):
+/* Columns a UTF-8 string takes on the screen (CJK 2, escapes their length,
+ * as put_str draws it):
  * what every label, translated or not, is measured with. */
 int str_width(const char *s);
 

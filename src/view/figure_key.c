@@ -180,7 +180,7 @@ void figure_prompt_open(view *v)
 	figure_stem(v, stem, sizeof stem);
 	if (!fig_free_path(path, sizeof path, v->fig.dir, stem, (fig_format)v->fig.format)) {
 		set_notice(v, _("no free file name for %s in %s"), stem,
-			   v->fig.dir[0] ? v->fig.dir : _("this folder"));
+			   v->fig.dir[0] ? AV_Q(v->fig.dir) : _("this folder"));
 		return;
 	}
 	/* The name as codepoints, unchanged (no normalisation: it is a path). */
@@ -229,7 +229,7 @@ static void write_figure(view *v, const char *path, bool replace)
 		return;
 	}
 	/* Say what is happening before the 0.1-0.4 s it takes. */
-	snprintf(v->fig.msg, sizeof v->fig.msg, _("writing %s ..."), path);
+	snprintf(v->fig.msg, sizeof v->fig.msg, _("writing %s ..."), AV_Q(path));
 	v->fig.writing = true;
 	draw_status(v);
 	wnoutrefresh(stdscr);
@@ -244,9 +244,9 @@ static void write_figure(view *v, const char *path, bool replace)
 		return;
 	}
 	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
-	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), path, fig_format_ext(fmt), kb,
+	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), AV_Q(path), fig_format_ext(fmt), kb,
 		   now_ms() - t0);
-	snprintf(v->fig.done, sizeof v->fig.done, _("wrote %s"), path);
+	snprintf(v->fig.done, sizeof v->fig.done, _("wrote %s"), AV_Q(path));
 	remember(v, path, fmt);
 	v->fig.active = false;
 }
@@ -332,7 +332,7 @@ void draw_figure_prompt(view *v, int y, int *cursor_x)
 	if (v->fig.asking) {
 		char *path = lineedit_utf8(&v->fig.le, NULL);
 		put_fmt(y, 0, COLS, b, _(" %s exists. Replace it? y: yes, any other key: no"),
-			path ? path : _("the file"));
+			path ? AV_Q(path) : _("the file"));
 		free(path);
 		return;
 	}

@@ -114,7 +114,7 @@ void take_model(view *v)
 	v->reloading = false;
 	if (!wm.ok) {
 		set_notice(v, _("%s changed but could not be loaded (keeping the model shown): %s"),
-			   wm.path, wm.err.msg);
+			   AV_Q(wm.path), wm.err.msg);
 		return;
 	}
 	adopt(v, wm.m);
@@ -122,7 +122,7 @@ void take_model(view *v)
 	text_changed(v); /* the text again, in the new model's vocabulary */
 	char stats[96] = "";
 	model_step_label(v->m, stats, sizeof stats);
-	set_notice(v, _("reloaded %s%s%s (%.0f ms)"), wm.path, stats[0] ? _(": ") : "", stats,
+	set_notice(v, _("reloaded %s%s%s (%.0f ms)"), AV_Q(wm.path), stats[0] ? _(": ") : "", stats,
 		   wm.ms);
 }
 

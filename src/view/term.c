@@ -172,7 +172,7 @@ bool view_check_terminal(av_error *err)
 		return av_fail(err,
 			       _("TERM is %s: the interactive view needs a terminal that can "
 				 "move the cursor (e.g. TERM=xterm-256color)"),
-			       term && term[0] ? term : _("not set"));
+			       term && term[0] ? AV_Q(term) : _("not set"));
 	return true;
 }
 
@@ -227,7 +227,7 @@ bool term_start(view *v, cm_ramp ramp, av_error *err)
 		return av_fail(err,
 			       _("cannot start curses on this terminal (TERM=%s); try "
 				 "TERM=xterm-256color"),
-			       getenv("TERM") ? getenv("TERM") : "");
+			       AV_Q(getenv("TERM") ? getenv("TERM") : ""));
 	if (!install_signals(err))
 		return false;
 	input_modes();

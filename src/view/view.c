@@ -127,7 +127,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->bench = fopen(opt->bench_log, "w");
 		if (!v->bench)
 			return av_fail_errno(err, errno, _("%s: cannot write the benchmark log"),
-					     opt->bench_log);
+					     AV_Q(opt->bench_log));
 		fprintf(v->bench, "context %d layers %u heads %u dim %u\n", v->context,
 			m->cfg.layers, m->cfg.heads, m->cfg.dim);
 		fflush(v->bench);
