@@ -10,48 +10,13 @@
  *   hostile model IN OUT
  *     IN with hostile metadata: every C0 control, DEL, every C1 control,
  *     a bidirectional override, quotes, backslashes and Chinese in its name
- *     and corpus description, saved as OUT. The check is written here, not
- *     taken from the program's own av_char_shown, so that it is independent
- *     of what it checks. */
+ *     and corpus description, saved as OUT. The check is textcheck.c's. */
 #include "attnview/modelfile.h"
+#include "textcheck.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s[0..n), its codepoint in *cp; 0
- * if invalid (overlong, surrogate, above U+10FFFF, cut short). */
-static size_t decode(const unsigned char *s, size_t n, unsigned long *cp)
-{
-	static const struct {
-		unsigned char lead_lo, lead_hi, lo, hi;
-		size_t len;
-	} forms[] = {
-	    {0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3}, {0xE1, 0xEC, 0x80, 0xBF, 3},
-	    {0xED, 0xED, 0x80, 0x9F, 3}, {0xEE, 0xEF, 0x80, 0xBF, 3}, {0xF0, 0xF0, 0x90, 0xBF, 4},
-	    {0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4},
-	};
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-		if (s[0] < forms[f].lead_lo || s[0] > forms[f].lead_hi)
-			continue;
-		size_t len = forms[f].len;
-		if (n < len || s[1] < forms[f].lo || s[1] > forms[f].hi)
-			return 0;
-		unsigned long v = s[0] & (0x7Fu >> len);
-		for (size_t k = 1; k < len; k++) {
-			if (k > 1 && (s[k] < 0x80 || s[k] > 0xBF))
-				return 0;
-			v = v << 6 | (s[k] & 0x3Fu);
-		}
-		*cp = v;
-		return len;
-	}
-	return 0;
-}
 
 /* The bytes around offset i, with every byte outside printable ASCII as
  * <xx>, for the failure message. */
@@ -82,22 +47,13 @@ static int check_file(const char *path, bool lines)
 	fclose(f);
 	if (!s)
 		return 2;
-	for (size_t i = 0; i < n;) {
-		unsigned long cp = 0;
-		size_t len = decode(s + i, n - i, &cp);
-		const char *bad = !len				    ? "invalid UTF-8"
-				  : cp == '\t' && lines		    ? "a tab"
-				  : cp < 0x20 && cp != '\n' && cp != '\t' ? "a C0 control"
-				  : cp == 0x7F			    ? "DEL"
-				  : cp >= 0x80 && cp <= 0x9F	    ? "a C1 control"
-								    : NULL;
-		if (bad) {
-			fprintf(stderr, "%s: byte %zu is %s (0x%02x): ", path, i, bad, s[i]);
-			context(s, n, i);
-			free(s);
-			return 1;
-		}
-		i += len;
+	const char *bad;
+	size_t i = text_check((const char *)s, n, !lines, &bad);
+	if (i < n) {
+		fprintf(stderr, "%s: byte %zu is %s (0x%02x): ", path, i, bad, s[i]);
+		context(s, n, i);
+		free(s);
+		return 1;
 	}
 	free(s);
 	return 0;

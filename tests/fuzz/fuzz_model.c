@@ -1,18 +1,56 @@
-/* Fuzz target: the model file loader (model_parse, train_checkpoint_load). */
+/* Fuzz target: the model file loader (model_parse, train_checkpoint_load),
+ * and --info of what it accepts. */
 #include "fuzz.h"
 
 #include <string.h>
 
-#include "attnview/modelfile.h"
 #include "attnview/checkpoint.h"
+#include "attnview/dump.h"
+#include "attnview/modelfile.h"
 #include "attnview/train.h"
+#include "../textcheck.h"
 
-/* A refusal must be a sentence that names the file (or says what ran out). */
+/* Text a terminal is shown holds no control sequence (textcheck.h). */
+static void check_shown(const char *what, const char *s, size_t n, bool tabs)
+{
+	const char *bad = "";
+	size_t at = text_check(s, n, tabs, &bad);
+	FUZZ_CHECK(at == n, "%s: byte %zu of %zu is %s", what, at, n, bad);
+}
+
+/* A refusal must be a sentence that names the file (or says what ran out),
+ * safe to print. */
 static void check_refusal(const av_error *err, const char *what)
 {
 	FUZZ_CHECK(err->msg[0] != '\0', "empty error message");
 	FUZZ_CHECK(strstr(err->msg, what) || strstr(err->msg, "out of memory"),
 		   "message does not name the file: %s", err->msg);
+	check_shown("the refusal", err->msg, strlen(err->msg), true);
+}
+
+/* attnview --info of an accepted file: "key: value" lines, and nothing a
+ * terminal would take as a command, whatever the metadata holds. */
+static void check_info(const model *m)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&text, &n);
+	if (!f)
+		return;
+	dump_info(f, m, "fuzz.attn");
+	FUZZ_CHECK(fclose(f) == 0 && text, "--info could not be written");
+	check_shown("--info", text, n, false);
+	for (const char *line = text; line < text + n;) {
+		const char *end = memchr(line, '\n', (size_t)(text + n - line));
+		FUZZ_CHECK(end, "--info does not end in a line break");
+		const char *colon = memchr(line, ':', (size_t)(end - line));
+		bool key = colon && colon > line && colon[1] == ' ';
+		for (const char *p = line; key && p < colon; p++)
+			key = (*p >= 'a' && *p <= 'z') || (*p == ' ' && p > line);
+		FUZZ_CHECK(key, "--info line is not 'key: value': %.*s", (int)(end - line), line);
+		line = end + 1;
+	}
+	free(text);
 }
 
 /* Accepted files are canonical: serialising the parsed model with the same
@@ -46,6 +84,7 @@ static void parse_one(const uint8_t *buf, size_t n)
 		return;
 	}
 	check_accepted(m, kind, buf, n, off, len);
+	check_info(m);
 	model_destroy(m);
 	if (kind != AV_KIND_CHECKPOINT)
 		return;

@@ -1,6 +1,7 @@
 /* Writes the generated seed inputs of the fuzz targets (tests/fuzz/seeds/):
  * small valid model files and a checkpoint, so the loader target starts from
- * files that pass every check. Run by hand when the file format changes:
+ * files that pass every check, and a model whose metadata is terminal
+ * commands. Run by hand when the file format changes:
  *   build/tests/fuzz/make_seeds tests/data/corpus/mixed.txt tests/fuzz/seeds
  * The other seeds are written by hand (tests/fuzz/README.md). */
 #include <stdio.h>
@@ -23,6 +24,10 @@ static bool write_bytes(const char *dir, const char *name, const byte_buf *b)
 		fprintf(stderr, "make_seeds: cannot write %s\n", path);
 	return ok;
 }
+
+static const char hostile_name[] = "x\033]0;pwned\a\033[2J\033[31m\xc2\x9b\x7f\t\n\r\"\\"
+				   "\xe2\x80\xae名字";
+static const char hostile_corpus[] = "\033]52;c;cHduZWQ=\a\x01\x1f\xc2\x80\xc2\x9f (9 characters)";
 
 int main(int argc, char **argv)
 {
@@ -58,18 +63,24 @@ int main(int argc, char **argv)
 			fprintf(stderr, "make_seeds: %s\n", err.msg);
 			goto out;
 		}
-		byte_buf m, ck;
+		byte_buf m, ck, hm = {0};
 		bool ok = model_serialize(t->model, AV_KIND_MODEL, NULL, &m, &err) &&
 			  trainer_checkpoint(t, &ck, &err);
+		/* Metadata that is all terminal commands: --info must show it. */
+		if (ok && !causal)
+			ok = model_set_meta_strings(t->model, hostile_name, hostile_corpus, &err) &&
+			     model_serialize(t->model, AV_KIND_MODEL, NULL, &hm, &err);
 		trainer_destroy(t);
 		if (!ok) {
 			fprintf(stderr, "make_seeds: %s\n", err.msg);
 			goto out;
 		}
 		ok = write_bytes(argv[2], causal ? "tiny_causal.attn" : "tiny_masked.attn", &m) &&
-		     write_bytes(argv[2], causal ? "tiny_causal.ckpt" : "tiny_masked.ckpt", &ck);
+		     write_bytes(argv[2], causal ? "tiny_causal.ckpt" : "tiny_masked.ckpt", &ck) &&
+		     (causal || write_bytes(argv[2], "hostile_meta.attn", &hm));
 		bb_free(&m);
 		bb_free(&ck);
+		bb_free(&hm);
 		if (!ok)
 			goto out;
 	}
