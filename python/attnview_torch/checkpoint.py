@@ -27,6 +27,7 @@ import zlib
 from .model import num_params
 from .modelfile import (MAGIC, FormatError, decode, read_file, tensor_bytes, tensor_from_bytes,
                         write_atomic)
+from .shown import quote
 
 CKPT_MAGIC = b"AVTORCH1"
 CKPT_VERSION = 1
@@ -46,27 +47,28 @@ def encode(state, model_bytes, m, v):
 def decode_checkpoint(data, what="checkpoint"):
     """(state dict, ModelFile, m, v); FormatError for anything damaged."""
     n = len(data)
+    shown = quote(what)
     if data[:8] != CKPT_MAGIC:
         if data[:8] == MAGIC:
             raise FormatError("%s is an attnview model or checkpoint, not a checkpoint of "
                               "python3 -m attnview_torch.train: to fine-tune a model give it "
-                              "with --init; attnview resumes its own checkpoints" % what)
+                              "with --init; attnview resumes its own checkpoints" % shown)
         raise FormatError("%s: not a checkpoint of python3 -m attnview_torch.train (no AVTORCH1 "
-                          "magic at byte 0)" % what)
+                          "magic at byte 0)" % shown)
     if n < 24:
         raise FormatError("%s: truncated at byte %d, inside the header; start the training "
-                          "again" % (what, n))
+                          "again" % (shown, n))
     version, size = struct.unpack_from("<IQ", data, 8)
     if version != CKPT_VERSION:
         raise FormatError("%s: checkpoint version %d, this trainer reads version %d"
-                          % (what, version, CKPT_VERSION))
+                          % (shown, version, CKPT_VERSION))
     if size != n:
         raise FormatError("%s: the header says %d bytes but the file has %d: it is truncated or "
-                          "damaged; start the training again" % (what, size, n))
+                          "damaged; start the training again" % (shown, size, n))
     stored = struct.unpack_from("<I", data, n - 4)[0]
     if zlib.crc32(data[:n - 4]) & 0xFFFFFFFF != stored:
         raise FormatError("%s: checksum mismatch: the file is damaged; start the training again"
-                          % what)
+                          % shown)
     try:
         off = 20
         ln = struct.unpack_from("<I", data, off)[0]
@@ -88,7 +90,7 @@ def decode_checkpoint(data, what="checkpoint"):
         raise
     except (ValueError, struct.error, UnicodeDecodeError) as e:
         raise FormatError("%s: the training state is damaged (%s); start the training again"
-                          % (what, e)) from None
+                          % (shown, e)) from None
     return state, mf, m, v
 
 

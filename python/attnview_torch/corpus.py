@@ -22,6 +22,7 @@ import torch
 
 from .model import MAX_VOCAB, NSPECIAL, SPECIAL_CP, TOK_UNK
 from .modelfile import is_control
+from .shown import quote
 from .tokenizer import Cleaner
 
 CHUNK = 1 << 22  # bytes read at a time
@@ -36,12 +37,12 @@ def _open_regular(path, what="corpus"):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as e:
-        raise CorpusError("cannot open %s %s: %s" % (what, path, e.strerror)) from None
+        raise CorpusError("cannot open %s %s: %s" % (what, quote(path), e.strerror)) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise CorpusError("%s is not a regular file: the corpus is read twice, so give a file "
-                          "(save a pipe's output to a file first)" % path)
+                          "(save a pipe's output to a file first)" % quote(path))
     return fd, st
 
 
@@ -65,7 +66,7 @@ def clean_files(paths):
                     break
                 parts.append(_text_to_cps(cl.feed(b)))
         except OSError as e:
-            raise CorpusError("cannot read corpus %s: %s" % (path, e.strerror)) from None
+            raise CorpusError("cannot read corpus %s: %s" % (quote(path), e.strerror)) from None
         finally:
             os.close(fd)
     parts.append(_text_to_cps(cl.finish()))
@@ -193,7 +194,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     text left after cleaning, only whitespace, min_count too high."""
     if isinstance(paths, str):
         paths = [paths]
-    label = " + ".join(paths)
+    label = " + ".join(quote(p) for p in paths)
     cps, st = clean_files(paths)
     n = len(cps)
     if st.bytes == 0:
@@ -229,7 +230,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
         vcps, val_stats = clean_files([val_path])
         if len(vcps) == 0:
             raise CorpusError("validation file %s has no text after cleaning; give a non-empty "
-                              "--val-file" % val_path)
+                              "--val-file" % quote(val_path))
         ids = torch.cat([ids, to_ids(vcps, lut, dtype)])
         nval = len(vcps)
     id_count = torch.bincount(ids[:ntrain].long(), minlength=len(vocab))

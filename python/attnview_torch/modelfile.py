@@ -25,6 +25,7 @@ from collections import OrderedDict
 import torch
 
 from .model import (NSPECIAL, SPECIAL_CP, Config, ConfigError, num_params, tensor_table)
+from .shown import file_string, quote
 
 MAGIC = b"ATTNVIEW"
 FORMAT_VERSION = 1
@@ -82,7 +83,7 @@ def tensor_from_bytes(data, shape):
 # ---------------------------------------------------------------- encode
 
 def _string(s, what):
-    b = (s or "").encode("utf-8")
+    b = file_string(s or "").encode("utf-8")  # as attnview: U+FFFD for a stray byte
     if b"\0" in b:
         raise ValueError("the %s contains a NUL character, which the file cannot hold" % what)
     if len(b) > MAX_STRING:
@@ -151,6 +152,7 @@ class ModelFile:
 
 def check_vocab(cps, what):
     """vocab_init's rules, in its order."""
+    what = quote(what)
     for i in range(NSPECIAL):
         if cps[i] != SPECIAL_CP + i:
             raise FormatError("%s: vocabulary entry %d is U+%04X, not the %s marker U+%X: the "
@@ -188,42 +190,43 @@ def decode(data, what="model"):
     ModelFile or raises FormatError."""
     data = bytes(data)
     n = len(data)
+    shown = quote(what)
     if n == 0:
         raise FormatError("%s: the file is empty: it is not a model; give a file written by "
-                          "attnview --train" % what)
+                          "attnview --train" % shown)
     if n < 8 or data[:8] != MAGIC:
         if n < 8 and MAGIC[:n] == data:
-            raise _truncated_header(what, n)
+            raise _truncated_header(shown, n)
         raise FormatError("%s: not an attnview model (the file does not start with "
-                          "\"ATTNVIEW\"); give a file written by attnview --train" % what)
+                          "\"ATTNVIEW\"); give a file written by attnview --train" % shown)
     if n < 12:
-        raise _truncated_header(what, n)
+        raise _truncated_header(shown, n)
     version = struct.unpack_from("<I", data, 8)[0]
     if version != FORMAT_VERSION:
         raise FormatError("%s: model format version %d, but this reader reads version %d%s"
-                          % (what, version, FORMAT_VERSION,
+                          % (shown, version, FORMAT_VERSION,
                              ": upgrade to read it" if version > FORMAT_VERSION
                              else ": the file is damaged"))
     if n < 24:
-        raise _truncated_header(what, n)
+        raise _truncated_header(shown, n)
     kind, size = struct.unpack_from("<IQ", data, 12)
     if kind not in (KIND_MODEL, KIND_CHECKPOINT):
         raise FormatError("%s: unknown file kind %d at byte 12: the file is damaged or from a "
-                          "newer attnview" % (what, kind))
+                          "newer attnview" % (shown, kind))
     if size != n:
         if size > n:
             raise FormatError("%s: truncated: the header says %d bytes but the file has %d; "
-                              "copy it again or retrain" % (what, size, n))
+                              "copy it again or retrain" % (shown, size, n))
         raise FormatError("%s: the header says %d bytes but the file has %d: it was damaged or "
-                          "something was appended; restore it or retrain" % (what, size, n))
+                          "something was appended; restore it or retrain" % (shown, size, n))
     if n < HEADER.size + 12:
-        raise FormatError("%s: only %d bytes, too short for a model header" % (what, n))
+        raise FormatError("%s: only %d bytes, too short for a model header" % (shown, n))
     stored = struct.unpack_from("<I", data, n - 4)[0]
     actual = zlib.crc32(data[:n - 4]) & 0xFFFFFFFF
     if stored != actual:
         raise FormatError("%s: checksum mismatch (stored %08x, computed %08x over bytes 0..%d): "
                           "the file is damaged; restore it or retrain"
-                          % (what, stored, actual, n - 4))
+                          % (shown, stored, actual, n - 4))
     end = n - 4  # the checksum is not content
     (_, _, _, _, obj, V, d, h, L, T, steps, tokens, created, seed) = \
         struct.unpack_from("<8sIIQIIIIIIQQqQ", data, 0)
@@ -241,34 +244,34 @@ def decode(data, what="model"):
         cfg.check()
     except ConfigError as e:
         raise FormatError("%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
-                          "file is damaged" % (what, e)) from None
+                          "file is damaged" % (shown, e)) from None
     off = HEADER.size
     for key, label in (("name", "model name"), ("corpus", "corpus description")):
         if off + 4 > end:
             raise FormatError("%s: truncated at byte %d (the %s length): the file is "
-                              "incomplete; copy it again or retrain" % (what, off, label))
+                              "incomplete; copy it again or retrain" % (shown, off, label))
         ln = struct.unpack_from("<I", data, off)[0]
         if ln > MAX_STRING:
             raise FormatError("%s: the %s at byte %d claims %d bytes, more than the limit of %d: "
-                              "the file is damaged" % (what, label, off, ln, MAX_STRING))
+                              "the file is damaged" % (shown, label, off, ln, MAX_STRING))
         if off + 4 + ln > end:
-            raise FormatError("%s: truncated at byte %d (inside the %s)" % (what, end, label))
+            raise FormatError("%s: truncated at byte %d (inside the %s)" % (shown, end, label))
         raw = data[off + 4:off + 4 + ln]
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise FormatError("%s: the %s at byte %d is not valid UTF-8 (byte %d): the file is "
-                              "damaged" % (what, label, off + 4, off + 4 + e.start)) from None
+                              "damaged" % (shown, label, off + 4, off + 4 + e.start)) from None
         if "\0" in text:
             raise FormatError("%s: the %s at byte %d contains a NUL byte (byte %d), which a "
                               "string of the file may not hold: the file is damaged"
-                              % (what, label, off + 4, off + 4 + raw.index(b"\0")))
+                              % (shown, label, off + 4, off + 4 + raw.index(b"\0")))
         meta[key] = text
         off += 4 + ln
     if off + 4 * V > end:
         i = (end - off) // 4
         raise FormatError("%s: truncated in the vocabulary (entry %d of %d, byte %d)"
-                          % (what, i, V, off + 4 * i))
+                          % (shown, i, V, off + 4 * i))
     vocab = list(struct.unpack_from("<%dI" % V, data, off))
     check_vocab(vocab, what)
     off += 4 * V
@@ -276,13 +279,13 @@ def decode(data, what="model"):
     if P > (end - off) // 4:
         raise FormatError("%s: the parameters need %d bytes from byte %d but only %d remain: "
                           "the header does not match the file; it is damaged"
-                          % (what, 4 * P, off, end - off))
+                          % (shown, 4 * P, off, end - off))
     flat = tensor_from_bytes(data[off:off + 4 * P], (P,))
     bad = (~torch.isfinite(flat)).nonzero()
     if len(bad):
         i = int(bad[0])
         raise FormatError("%s: parameter %d (byte %d) is not a finite number: the model "
-                          "diverged or the file is damaged; retrain it" % (what, i, off + 4 * i))
+                          "diverged or the file is damaged; retrain it" % (shown, i, off + 4 * i))
     params = OrderedDict()
     at = 0
     for name, shape in tensor_table(cfg):
@@ -292,7 +295,7 @@ def decode(data, what="model"):
     off += 4 * P
     if kind == KIND_MODEL and off != end:
         raise FormatError("%s: %d unexpected bytes after the parameters at byte %d: the file "
-                          "is damaged" % (what, end - off, off))
+                          "is damaged" % (shown, end - off, off))
     state = data[off:end]
     if kind == KIND_CHECKPOINT:
         parse_training_state(state, cfg, what, off)
@@ -307,7 +310,7 @@ def read_file(path):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise FormatError("%s: is %s, not a regular file" % (
-                path, "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"))
+                quote(path), "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"))
         chunks = []
         while True:
             b = os.read(fd, 1 << 24)
@@ -405,11 +408,12 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
     the checks every reader makes (attnview's training_state_parse, in its
     order and with its messages); returns a dict, raises FormatError."""
     r = _Reader(state)
+    shown = quote(what)
 
     def damaged(at, why):
         return FormatError("%s: the training state is damaged at byte %d of the file (byte %d "
                            "of the state): %s; start the training again"
-                           % (what, state_offset + at, at, why))
+                           % (shown, state_offset + at, at, why))
 
     P = num_params(cfg)
     try:
@@ -422,7 +426,7 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
         if version != STATE_VERSION:
             raise FormatError("%s: training state version %d at byte %d, but this attnview "
                               "reads version %d: the checkpoint is from another version; start "
-                              "the training again" % (what, version, state_offset + 4,
+                              "the training again" % (shown, version, state_offset + 4,
                                                       STATE_VERSION))
         o = {k: r.take("<" + f, field) for k, f, field in _STATE_OPTIONS}
         at = r.off
@@ -445,7 +449,7 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
                 raise FormatError("%s: the training state does not match the model in the same "
                                   "file (its %s is %d at byte %d, the header's %d): the "
                                   "checkpoint is damaged; start the training again"
-                                  % (what, k, o[k], state_offset + at, getattr(cfg, k)))
+                                  % (shown, k, o[k], state_offset + at, getattr(cfg, k)))
         st = dict(options=o)
         st["ntrain"] = r.take("<Q", "the training characters")
         st["nval"] = r.take("<Q", "the validation characters")
@@ -497,7 +501,7 @@ def check_training_state(state, cfg, what="checkpoint", state_offset=0):
     bad = _check_state_options(st["options"])
     if bad:
         raise FormatError("%s: the checkpoint's options are invalid (%s); start the training "
-                          "again" % (what, bad))
+                          "again" % (quote(what), bad))
     return st
 
 
@@ -520,10 +524,10 @@ def may_replace(path, magics=(MAGIC,)):
     except OSError:
         return
     if stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError("%s: is a directory; give a file name" % path)
+        raise IsADirectoryError("%s: is a directory; give a file name" % quote(path))
     if st.st_size > 0 and not is_attnview_file(path, magics):
         raise FileExistsError("%s: exists and is not an attnview model; it was left untouched: "
-                              "choose another output file" % path)
+                              "choose another output file" % quote(path))
 
 
 def write_atomic(path, data, force=False, magics=(MAGIC,)):
@@ -558,7 +562,7 @@ def write_atomic(path, data, force=False, magics=(MAGIC,)):
         except OSError:
             pass
         raise OSError(e.errno, "%s: writing failed; the previous file is unchanged: %s"
-                      % (path, e.strerror or e)) from None
+                      % (quote(path), e.strerror or e)) from None
     try:
         dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:

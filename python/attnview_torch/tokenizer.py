@@ -27,6 +27,8 @@ import re
 import threading
 import unicodedata
 
+from .shown import quote
+
 # ---------------------------------------------------------------- the rules
 
 # ECMA-48 escape sequences as attnview's state machine reads them (escapes()
@@ -318,5 +320,5 @@ def tokenize_text(text, what="--text"):
     if st.invalid:
         off, bad, reason = st.first_problem
         raise ValueError("invalid UTF-8 at byte %d of %s: %s; give the text as UTF-8"
-                         % (off, what, _describe(bad, reason)))
+                         % (off, quote(what), _describe(bad, reason)))
     return [ord(c) for c in clean]

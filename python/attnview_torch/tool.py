@@ -16,7 +16,6 @@
         a model file attnview opens
 """
 
-import argparse
 import json
 import math
 import sys
@@ -26,6 +25,7 @@ import torch
 from . import load
 from .model import OBJECTIVES, SPECIAL_CP, TOK_UNK, attend, num_params
 from .modelfile import FormatError
+from .shown import ArgumentParser, error_text, json_visible, visible
 from .tokenizer import tokenize_text
 
 
@@ -150,7 +150,7 @@ def info(path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m attnview_torch",
+    ap = ArgumentParser(prog="python3 -m attnview_torch",
                                  description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("info", help="the header and metadata as JSON")
@@ -169,12 +169,13 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         if a.cmd == "info":
-            json.dump(info(a.model), sys.stdout, ensure_ascii=False, indent=1)
+            sys.stdout.write(json_visible(json.dumps(info(a.model), ensure_ascii=False,
+                                                     indent=1)))
             sys.stdout.write("\n")
         elif a.cmd == "dump":
             d = reference_dump(a.model, a.text)
             del d["probabilities"], d["vocab"]
-            json.dump(d, sys.stdout, ensure_ascii=False)
+            sys.stdout.write(json_visible(json.dumps(d, ensure_ascii=False)))
             sys.stdout.write("\n")
         elif a.cmd == "compare":
             with open(a.dump, encoding="utf-8") as f:
@@ -184,6 +185,6 @@ def main(argv=None):
             from .checkpoint import export
             export(a.checkpoint, a.output)
     except (FormatError, ValueError, OSError, KeyError) as e:
-        sys.stderr.write("attnview_torch: %s\n" % e)
+        sys.stderr.write(visible("attnview_torch: %s\n" % error_text(e)))
         return 1
     return 0

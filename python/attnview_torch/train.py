@@ -49,6 +49,7 @@ from .model import (MAX_CONTEXT, MAX_DIM, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, NSPE
 from .modelfile import (MAGIC, FormatError, decode, encode, is_attnview_file, may_replace,
                         read_file, tensor_bytes, write_atomic)
 from .optimizer import CLIP, auto_warmup, lr_at, torch_adamw
+from .shown import ArgumentParser, error_text, file_string, quote, shell_quote, visible
 from .tokenizer import CleanStats
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
@@ -88,7 +89,7 @@ INIT_FIXED = ("objective", "dim", "heads", "layers", "context")
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Train attnview's model with PyTorch (one process or many, CPU or GPU) "
         "and write a model file attnview opens.",
@@ -145,9 +146,9 @@ def _int(s, lo):
     try:
         v = int(s, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError("'%s' is not a whole number" % s) from None
+        raise argparse.ArgumentTypeError("'%s' is not a whole number" % quote(s)) from None
     if v < lo or v >= 2**64:
-        raise argparse.ArgumentTypeError("'%s' is out of range" % s)
+        raise argparse.ArgumentTypeError("'%s' is out of range" % quote(s))
     return v
 
 
@@ -155,7 +156,7 @@ def _lr(s):
     try:
         v = float(s)
     except ValueError:
-        raise argparse.ArgumentTypeError("'%s' is not a number" % s) from None
+        raise argparse.ArgumentTypeError("'%s' is not a number" % quote(s)) from None
     if not 0 < v < 10:
         raise argparse.ArgumentTypeError("--lr must be above 0 and below 10 (e.g. 1e-3)")
     return v
@@ -268,7 +269,7 @@ def creation_time():
     if not re.fullmatch("[0-9]+", s) or int(s) > 2**63 - 1:
         raise UsageError('SOURCE_DATE_EPOCH is "%s", not a number of seconds since 1970-01-01 '
                          'UTC (digits only, as date +%%s prints it): set it to one or unset it'
-                         % s[:40])
+                         % quote(s)[:40])
     return int(s)
 
 
@@ -278,25 +279,24 @@ def _check_output(path, magics):
     try:
         may_replace(path, magics)
     except OSError as e:
-        raise TrainError(str(e)) from None
+        raise TrainError(error_text(e)) from None
     d = os.path.dirname(path) or "."
     try:
         st = os.stat(d)
     except FileNotFoundError:
         raise TrainError("cannot write %s: directory %s does not exist; create it or choose "
-                         "another output file" % (path, d)) from None
+                         "another output file" % (quote(path), quote(d))) from None
     except OSError as e:
         raise TrainError("cannot write %s: cannot reach directory %s: %s"
-                         % (path, d, e.strerror)) from None
+                         % (quote(path), quote(d), e.strerror)) from None
     if not stat.S_ISDIR(st.st_mode):
-        raise TrainError("cannot write %s: %s is not a directory" % (path, d))
+        raise TrainError("cannot write %s: %s is not a directory" % (quote(path), quote(d)))
     if not os.access(d, os.W_OK):
-        raise TrainError("cannot write %s: directory %s is not writable" % (path, d))
+        raise TrainError("cannot write %s: directory %s is not writable"
+                         % (quote(path), quote(d)))
 
 
-def _shell_quote(s):
-    import shlex
-    return shlex.quote(s)
+_shell_quote = shell_quote
 
 
 # ---------------------------------------------------------------- the corpus between processes
@@ -331,13 +331,13 @@ class Trainer:
         self.evals = []
         self.base = dict(steps=0, tokens=0)
 
-    def say(self, *a, **kw):
+    def say(self, text, end="\n"):
         if self.ctx.main:
-            print(*a, flush=True, **kw)
+            print(visible(text), end=end, flush=True)
 
     def error(self, msg):
         if self.ctx.main:
-            sys.stderr.write("%s: %s\n" % (PROG, msg))
+            sys.stderr.write(visible("%s: %s\n" % (PROG, msg)))
             sys.stderr.flush()
 
     # -- setup, phase by phase; rank 0 reads, everyone agrees on failures
@@ -350,10 +350,10 @@ class Trainer:
             try:
                 out = fn()
             except UsageError as e:
-                self.error(str(e))
+                self.error(error_text(e))
                 code = EXIT_USAGE
             except (TrainError, CorpusError, FormatError, OSError) as e:
-                self.error(str(e))
+                self.error(error_text(e))
                 code = EXIT_RUNTIME
         code = distributed.agree(self.ctx, code)
         if code:
@@ -373,7 +373,7 @@ class Trainer:
             try:
                 ck = decode_checkpoint(data, a.resume)
             except FormatError as e:
-                self.error(str(e))
+                self.error(error_text(e))
                 raise _Failed(EXIT_RUNTIME) from None
             state = ck[0]
             stored = state["options"]
@@ -399,7 +399,7 @@ class Trainer:
             try:
                 init = decode(data, a.init)
             except FormatError as e:
-                self.error(str(e))
+                self.error(error_text(e))
                 raise _Failed(EXIT_RUNTIME) from None
             c = init.config
             have = dict(objective=OBJECTIVES[c.objective], dim=c.dim, heads=c.heads,
@@ -436,7 +436,7 @@ class Trainer:
         def read_corpus():
             c = load_corpus(a.corpus, o["val_file"], o["min_count"], o["max_vocab"], fixed)
             c.digest = c.sha256()
-            self.say(c.summary(" + ".join(a.corpus)), end="")
+            self.say(c.summary(" + ".join(quote(p) for p in a.corpus)), end="")
             return c
         self.corpus = _share_corpus(ctx, self._rank0(read_corpus))
         self.load_seconds = time.monotonic() - t0
@@ -446,7 +446,8 @@ class Trainer:
             if (want["ntrain"], want["nval"], want["digest"]) != (c.ntrain, c.nval, c.digest):
                 raise TrainError("the corpus differs from the one %s was trained on (%d + %d "
                                  "characters then, %d + %d now%s); resume with the same corpus%s"
-                                 % (a.resume, want["ntrain"], want["nval"], c.ntrain, c.nval,
+                                 % (quote(a.resume), want["ntrain"], want["nval"], c.ntrain,
+                                    c.nval,
                                     ", other text" if want["ntrain"] == c.ntrain else "",
                                     " and --val-file" if o["val_file"] else ""))
             if ck[1].vocab != c.vocab:
@@ -478,10 +479,11 @@ class Trainer:
         except ConfigError as e:
             raise UsageError("%s: attnview could not read the model; use a smaller --dim or "
                              "--max-vocab" % e) from None
-        meta = dict(name=_base_name(out, True),
-                    corpus="%s (%d characters)" % (" + ".join(_base_name(p, False)
-                                                              for p in c.paths),
-                                                   c.ntrain + c.nval),
+        # the file holds UTF-8: a path's undecodable bytes become U+FFFD
+        meta = dict(name=file_string(_base_name(out, True)),
+                    corpus=file_string("%s (%d characters)"
+                                       % (" + ".join(_base_name(p, False) for p in c.paths),
+                                          c.ntrain + c.nval)),
                     seed=o["seed"], created=created)
         if ck is not None:
             mf = ck[1]
@@ -514,7 +516,7 @@ class Trainer:
     def check_data(self):
         o, c = self.opt, self.corpus
         W = o["context"] + (o["objective"] == "causal")
-        label = " + ".join(self.args.corpus)
+        label = " + ".join(quote(p) for p in self.args.corpus)
         if c.ntrain < W * o["batch"]:
             raise UsageError("%s: the training split has %d characters, fewer than one batch "
                              "(--batch %d x %d characters per window): use a larger corpus or a "
@@ -544,10 +546,10 @@ class Trainer:
         self.evals = [tuple(e) for e in state.get("evals", [])]
         if state["step"] > self.total or state.get("adam_step", state["step"]) != state["step"]:
             raise TrainError("%s: the training state is damaged; start the training again"
-                             % self.args.resume)
+                             % quote(self.args.resume))
         if state["world_size"] != self.ctx.world:
             self.say("note: %s was written by %d processes, this run has %d: the data each step "
-                     "sees differs from an uninterrupted run's" % (self.args.resume,
+                     "sees differs from an uninterrupted run's" % (quote(self.args.resume),
                                                                    state["world_size"],
                                                                    self.ctx.world))
         at = 0
@@ -699,7 +701,7 @@ class Trainer:
                                     "" if torch.get_num_threads() == 1 else "s",
                                     self.load_seconds))
         if a.resume:
-            self.say("resuming %s at step %d" % (a.resume, self.step))
+            self.say("resuming %s at step %d" % (quote(a.resume), self.step))
         stop_at = int(os.environ.get(STOP_AT_ENV, "0") or 0)
         rank_dir = os.environ.get(RANK_DIR_ENV)
         batches_log = []
@@ -756,7 +758,7 @@ class Trainer:
                     q = _shell_quote
                     self.error("stopped at step %d of %d; checkpoint written to %s\nresume with: "
                                "%s %s --resume %s -o %s%s"
-                               % (self.step, self.total, self.ckpt, PROG,
+                               % (self.step, self.total, quote(self.ckpt), PROG,
                                   " ".join(q(p) for p in a.corpus), q(self.ckpt), q(self.out),
                                   " --nproc %d" % a.nproc if a.nproc else ""))
                     return 128 + int(signo)
@@ -794,7 +796,7 @@ class Trainer:
                  % (final["count"], "next" if o["objective"] == "causal" else "masked",
                     final["loss"], 100 * final["acc"], final["base_loss"],
                     100 * final["base_acc"], done, elapsed,
-                    done * per_step / elapsed if elapsed > 0 else 0, per_step, self.out,
+                    done * per_step / elapsed if elapsed > 0 else 0, per_step, quote(self.out),
                     self.step, format_duration(elapsed)))
         return EXIT_OK
 
@@ -810,7 +812,7 @@ def run(args):
     try:
         ctx = distributed.init(args.device)
     except (distributed.LaunchError, RuntimeError, ValueError) as e:
-        sys.stderr.write("%s: %s\n" % (PROG, e))
+        sys.stderr.write(visible("%s: %s\n" % (PROG, e)))
         return EXIT_RUNTIME
     threads = args.threads or max(1, (os.cpu_count() or 1) // ctx.local_world)
     torch.set_num_threads(threads)
@@ -828,9 +830,9 @@ def run(args):
         # RuntimeError: also a collective that failed because another process
         # ended (its own message says why)
         if ctx.main:
-            t.error(str(e))
+            t.error(error_text(e))
         else:
-            sys.stderr.write("%s: process %d: %s\n" % (PROG, ctx.rank, e))
+            sys.stderr.write(visible("%s: process %d: %s\n" % (PROG, ctx.rank, error_text(e))))
         code = EXIT_RUNTIME
     except BaseException:
         if not ctx.distributed:

@@ -320,7 +320,7 @@ bool train_creation_time(int64_t *created, av_error *err)
 		    _("SOURCE_DATE_EPOCH is \"%.40s\", not a number of seconds since "
 		      "1970-01-01 UTC (digits only, as date +%%s prints it): set it to one "
 		      "or unset it"),
-		    s);
+		    AV_Q(s));
 	*created = (int64_t)v;
 	return true;
 }

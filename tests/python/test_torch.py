@@ -20,6 +20,11 @@ ATTNVIEW_TEST_DATA the tests/ directory. Cases:
               damaged or mismatched checkpoints are refused
   reference   tests/reference/ on the package: the golden files come out
               byte for byte, the reference tool still works
+  hostile     file names and metadata that are terminal commands: nothing
+              the trainer and the tool print (results, errors, argparse's
+              messages, the resume command) holds a control sequence, in
+              C.UTF-8 and zh_CN.UTF-8; names are quoted as attnview quotes
+              them; such metadata loads in both
 Every comparison is also shown to fail on a perturbed input.
 """
 
@@ -699,6 +704,125 @@ def case_resume():
         check(says in p.stderr and says in r.stderr, "-o %s: %s | %s" % (out, p.stderr, r.stderr))
 
 
+# ---------------------------------------------------------------- hostile names
+
+# A name that drives a terminal: title (OSC 0), clipboard (OSC 52), red (SGR),
+# a C1 CSI, the byte 0x9B alone (not UTF-8), DEL, a tab, a line break, a
+# right-to-left override.
+HOSTILE = (b"x\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[31mRED\xc2\x9b\x9b\x7f\t\n"
+           b"\xe2\x80\xae.txt")
+
+
+def terminal_safe(b):
+    """None when the bytes hold nothing a terminal takes as a command (no C0
+    but line feed and tab, no DEL, no C1, only valid UTF-8), else where."""
+    try:
+        t = b.decode("utf-8")  # strict: no surrogates, no overlong forms
+    except UnicodeDecodeError as e:
+        return "invalid UTF-8 at byte %d: %r" % (e.start, b[max(0, e.start - 30):e.start + 10])
+    for i, c in enumerate(t):
+        if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F:
+            return "U+%04X at character %d: %r" % (ord(c), i, t[max(0, i - 30):i + 10])
+    return None
+
+
+def locales():
+    out = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    zh = [x for x in out if x.lower().replace("-", "") == "zh_cn.utf8"]
+    return ["C.UTF-8"] + zh[:1]
+
+
+def run_shown(what, cmd, want):
+    """cmd under each locale: its status, and nothing printed a terminal
+    would obey; returns the last run's (stdout, stderr) as text."""
+    for loc in locales():
+        p = subprocess.run(cmd, capture_output=True, env=env(LC_ALL=loc), cwd=work)
+        check(p.returncode == want, "%s [%s]: exit %d (want %d): %r"
+              % (what, loc, p.returncode, want, p.stderr[-600:]))
+        for stream, b in (("stdout", p.stdout), ("stderr", p.stderr)):
+            bad = terminal_safe(b)
+            check(bad is None, "%s [%s]: %s holds %s" % (what, loc, stream, bad))
+    return p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def case_hostile():
+    from attnview_torch.shown import quote, shell_quote
+    name = os.fsdecode(HOSTILE)
+    corpus = write(name, corpus_text()[:20000])
+    out = path(name + ".attn")
+    tiny = TINY + ["--steps", "3", "--eval-every", "0"]
+    py = [PY, "-m", "attnview_torch.train", "--threads", "1"]
+    tool = [PY, "-m", "attnview_torch"]
+    # the escaped form is attnview's, to the byte
+    for s in (HOSTILE, b"plain.txt", b"\xe8\xaf\x97.txt", b"a\"b\\c", b"",
+              bytes(range(1, 32)) + b"\x7f\xc2\x80\xed\xa0\x80\xf4\x90\x80\x80"):
+        check(quote(os.fsdecode(s)) == quote(s), "quote of str and bytes agree: %r" % s)
+    so, se = run_shown("train", py + [corpus, "-o", out] + tiny, 0)
+    check(quote(out) in so and '\\e]0;pwned\\a' in quote(out), "train names its files "
+          "quoted: " + so)
+    so, _ = run_shown("info", tool + ["info", out], 0)
+    check(json.loads(so)["name"] == name.replace("\udc9b", "\ufffd"),
+          "the name kept (U+FFFD for the byte that is not UTF-8): " + so)
+    r = attnview("--info", "--model", out).stdout
+    check(r.startswith("file: %s\nname: %s\n" % (quote(out), quote(json.loads(so)["name"]))),
+          "attnview shows what quote() shows: " + r)
+    # metadata with every control: written by PyTorch, loads in both, shown safely
+    meta = "".join(chr(c) for c in range(1, 32)) + "\x7f" + "".join(
+        chr(c) for c in range(0x80, 0xa0)) + "\u202e\"\\名字"
+    m = av.load(out)
+    evil = path("meta.attn")
+    av.save(m, evil, name=meta, corpus=meta[::-1])
+    check(av.load(evil).meta["name"] == meta, "metadata with every control loads as data")
+    so, _ = run_shown("attnview --info", [BIN, "--info", "--model", evil], 0)
+    check("name: %s\n" % quote(meta) in so, "attnview shows the metadata quoted: " + so)
+    check(all(line.split(": ", 1)[0].replace(" ", "").isalpha() for line in so.splitlines()),
+          "attnview --info is key: value lines:\n" + so)
+    run_shown("info of hostile metadata", tool + ["info", evil], 0)
+    run_shown("dump", tool + ["dump", evil, "a\x1b[2Jb"], 0)
+    # errors naming hostile files
+    missing = path("no" + name)
+    for what, cmd, want in (
+            ("info missing", tool + ["info", missing], 1),
+            ("info not a model", tool + ["info", corpus], 1),
+            ("export missing", tool + ["export", missing, "-o", path("e.attn")], 1),
+            ("train missing corpus", py + [missing, "-o", path("o.attn")] + tiny, 1),
+            ("train into a text", py + [corpus, "-o", corpus] + tiny, 1),
+            ("train into no folder", py + [corpus, "-o", os.path.join(missing, "m.attn")]
+             + tiny, 1),
+            ("train missing val-file", py + [corpus, "-o", path("o.attn"), "--val-file",
+                                             missing] + tiny, 1),
+            ("resume missing", py + [corpus, "--resume", missing], 1),
+            ("resume a model", py + [corpus, "--resume", out], 1),
+            ("init missing", py + [corpus, "--init", missing, "-o", path("o.attn")], 1),
+            ("bad --dim", py + [corpus, "--dim", name], 2),
+            ("bad --objective", py + [corpus, "--objective", name], 2),
+            ("unknown option", py + [corpus, "--" + name], 2),
+            ("unknown command", tool + [name], 2)):
+        _, se = run_shown(what, cmd, want)
+        check(se.strip(), "%s: says why" % what)
+    _, se = run_shown("train missing corpus", py + [missing, "-o", path("o.attn")] + tiny, 1)
+    check(quote(missing) in se, "the missing corpus is named quoted: " + se)
+    # stopped: the resume command quotes every name for the shell; resumed
+    for loc in locales():
+        stop = path("stop" + name + ".attn")
+        for args, want, extra in (([corpus, "-o", stop] + TINY + ["--steps", "6"], 130,
+                                   dict(ATTNVIEW_TORCH_STOP_AT=3)),
+                                  ([corpus, "--resume", stop + ".ckpt"], 0, {})):
+            p = subprocess.run(py + args, capture_output=True, env=env(LC_ALL=loc, **extra),
+                               cwd=work)
+            what = "%s [%s]" % ("resumed" if want == 0 else "stopped", loc)
+            check(p.returncode == want, "%s: exit %d: %r" % (what, p.returncode, p.stderr))
+            for b in (p.stdout, p.stderr):
+                check(terminal_safe(b) is None, "%s: %s" % (what, terminal_safe(b)))
+            if want:
+                se = p.stderr.decode("utf-8", "replace")
+                check("--resume %s -o %s" % (shell_quote(stop + ".ckpt"), shell_quote(stop))
+                      in se, "the resume command, quoted for the shell: " + se)
+            else:
+                check("resuming %s at step 3" % quote(stop + ".ckpt")
+                      in p.stdout.decode("utf-8", "replace"), "resuming, quoted")
+
+
 # ---------------------------------------------------------------- tests/reference
 
 def case_reference():
@@ -753,7 +877,7 @@ def case_reference():
 
 
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
-             resume=case_resume, reference=case_reference)
+             resume=case_resume, reference=case_reference, hostile=case_hostile)
 
 
 def main():
