@@ -35,8 +35,8 @@ bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3,
  *   the bidirectional embeddings, overrides and isolates (U+202A..U+202E,
  *   U+2066..U+2069), which reorder what follows them: \xe2\x80\xae;
  *   each byte that is not part of valid UTF-8: \xNN (\x9b, \xff).
- * Every \xNN is one byte, so an escaped string reads back with printf %b or
- * a shell's $'...'. */
+ * Every \xNN is one byte, so an escaped string reads back as a shell's
+ * $'...' reads it. */
 #define AV_ESC_SIZE 16
 /* The character at s (not at its end): the bytes it takes (at least 1), and
  * in esc its escape, or "" when it is shown as it is. *cp (may be NULL) gets

@@ -14,7 +14,8 @@ Modules: model (the nn.Module and the forward pass of man 5 attnview),
 modelfile (the .attn format), tokenizer (attnview's text cleaning), corpus
 (vocabulary and training data), optimizer (the learning-rate schedule and a
 reference AdamW), checkpoint (the trainer's resumable state), distributed
-(processes and devices), train (the trainer), tool (the command line).
+(processes and devices), train (the trainer), tool (the command line), shown
+(names and metadata quoted for a terminal, as attnview quotes them).
 """
 
 from .model import (NSPECIAL, OBJ_CAUSAL, OBJ_MASKED, OBJECTIVES, SPECIAL_CP, TOK_MASK,
