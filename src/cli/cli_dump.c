@@ -89,7 +89,8 @@ static int take_option(int c, dump_request *q, char **argv)
 		else if (strcmp(optarg, "tsv") == 0)
 			q->out.format = DUMP_TSV;
 		else
-			return usage_error(_("--format must be json or tsv, not '%s'"), AV_Q(optarg));
+			return usage_error(_("--format must be json or tsv, not '%s'"),
+					   AV_Q(optarg));
 		break;
 	case OPT_TEXT:
 		q->text = optarg;

@@ -254,10 +254,11 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 		      : cli_read_text(q->text, q->input, &s->cps, err);
 	if (ok && q->words && !strip_marks(&s->cps, &s->marks))
 		ok = av_fail(err, _("out of memory"));
+	const char *name = arg ? what : q->text ? "--text" : q->input;
 	if (ok && s->cps.n == 0)
 		ok = av_fail(err,
 			     _("%s has nothing but word marks; give some characters to look at"),
-			     AV_Q(arg ? what : q->text ? "--text" : q->input));
+			     AV_Q(name));
 	if (ok && !(s->utf8 = utf8_of(&s->cps)))
 		ok = av_fail(err, _("out of memory"));
 	return ok && cli_attend(m, &s->cps, 0, &s->r, NULL, err);

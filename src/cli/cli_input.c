@@ -34,8 +34,8 @@ static void report_cleaning(const clean_stats *st, const char *what)
 	if (st->escapes || st->controls || st->boms)
 		cli_note(_("%s: removed %llu terminal escape sequence(s), %llu control "
 			   "character(s) and %llu byte order mark(s)"),
-			 AV_Q(what), (unsigned long long)st->escapes, (unsigned long long)st->controls,
-			 (unsigned long long)st->boms);
+			 AV_Q(what), (unsigned long long)st->escapes,
+			 (unsigned long long)st->controls, (unsigned long long)st->boms);
 }
 
 /* A FIFO or pipe that keeps us waiting: say what for. */

@@ -243,13 +243,13 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
-	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
-		 "%" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads (%s), corpus read "
-		 "in %.1fs\n"),
-	       objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads, t->opt.layers,
-	       t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch, t->total,
-	       (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
-	       now_seconds() - load_start);
+	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; "
+		     "batch %u, %" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads "
+		     "(%s), corpus read in %.1fs\n"),
+		   objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads,
+		   t->opt.layers, t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch,
+		   t->total, (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
+		   now_seconds() - load_start);
 	if (q->resume)
 		cli_printf(_("resuming %s at step %" PRIu64 "\n"), AV_Q(q->resume), t->step);
 	fflush(stdout);
@@ -323,29 +323,31 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
-		cli_printf(_("what to do: the validation loss was lowest at step %" PRIu64
-			 " (%.3f) and "
-			 "rose after it while the training loss fell (over-fitting): train fewer "
-			 "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
-			 "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
-		       best->step, (double)best->loss, best->step);
+		cli_printf(
+		    _("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
+		      "rose after it while the training loss fell (over-fitting): train fewer "
+		      "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
+		      "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
+		    best->step, (double)best->loss, best->step);
 	else if (vk == VERDICT_NOT_BETTER)
-		cli_printf(_("what to do: train longer (more --steps), give more text, or check that "
-			 "the text is what you meant to train on\n"));
+		cli_printf(
+		    _("what to do: train longer (more --steps), give more text, or check that "
+		      "the text is what you meant to train on\n"));
 	else if (past_best && t->overfit_warned)
-		cli_printf(_("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
-			 "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
-			 "model of the best step\n"),
-		       best->step, (double)best->loss, best->step);
+		cli_printf(
+		    _("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
+		      "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
+		      "model of the best step\n"),
+		    best->step, (double)best->loss, best->step);
 	if (t->opt.patience && best && t->stopped_early)
 		cli_printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
-			 " evaluations without a new best; the model written is step %" PRIu64
-			 "'s, the best (validation loss %.3f)\n"),
-		       t->step, t->total, t->opt.patience, best->step, (double)best->loss);
+			     " evaluations without a new best; the model written is step %" PRIu64
+			     "'s, the best (validation loss %.3f)\n"),
+			   t->step, t->total, t->opt.patience, best->step, (double)best->loss);
 	else if (t->opt.patience && best && best->step != t->step)
-		cli_printf(_("patience: the model written is step %" PRIu64 "'s, the best (validation "
-			 "loss %.3f)\n"),
-		       best->step, (double)best->loss);
+		cli_printf(_("patience: the model written is step %" PRIu64 "'s, the best "
+			     "(validation loss %.3f)\n"),
+			   best->step, (double)best->loss);
 	cli_printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), AV_Q(q->out), t->step, took);
 	return EXIT_OK;
 }

@@ -163,12 +163,12 @@ static bool view_option(int c, view_options *vo, const char **model_path, char *
 	case OPT_SEED:
 		return writing_option(c, vo, status);
 	case ':':
-		*status =
-		    cli_usage_error("attnview --help", _("%s needs a value"), AV_Q(argv[optind - 1]));
+		*status = cli_usage_error("attnview --help", _("%s needs a value"),
+					  AV_Q(argv[optind - 1]));
 		return false;
 	default:
-		*status =
-		    cli_usage_error("attnview --help", _("unknown option %s"), AV_Q(argv[optind - 1]));
+		*status = cli_usage_error("attnview --help", _("unknown option %s"),
+					  AV_Q(argv[optind - 1]));
 		return false;
 	}
 }

@@ -154,7 +154,8 @@ static bool place_new(atomic_file *f, av_error *err)
 				 "written); it was left untouched"),
 			       AV_Q(f->path));
 	if (rename(f->tmp, f->path) != 0)
-		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), AV_Q(f->path), AV_Q(f->tmp));
+		return av_fail_errno(err, errno, _("%s: cannot rename %s to it"), AV_Q(f->path),
+				     AV_Q(f->tmp));
 	return true;
 }
 
@@ -163,7 +164,8 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 	if (f->write_errno)
 		return fail_write(f, err);
 	if (fsync(f->fd) != 0 || fchmod(f->fd, target_mode(f->path)) != 0) {
-		av_fail_errno(err, errno, _("%s: cannot flush to disk; %s"), AV_Q(f->path), kept(f));
+		av_fail_errno(err, errno, _("%s: cannot flush to disk; %s"), AV_Q(f->path),
+			      kept(f));
 		atomic_abort(f);
 		return false;
 	}
@@ -180,7 +182,8 @@ bool atomic_commit(atomic_file *f, atomic_mode mode, av_error *err)
 			return false;
 		}
 	} else if (rename(f->tmp, f->path) != 0) {
-		av_fail_errno(err, errno, _("%s: cannot rename %s over it"), AV_Q(f->path), AV_Q(f->tmp));
+		av_fail_errno(err, errno, _("%s: cannot rename %s over it"), AV_Q(f->path),
+			      AV_Q(f->tmp));
 		atomic_abort(f);
 		return false;
 	}

@@ -254,7 +254,7 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 		snprintf(cmd, sizeof cmd, _("iconv -f %s -t UTF-8 %s > %s, and use %s"),
 			 encoding_name(guess), q, qc, qc);
 	}
-	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"), AV_Q(name),
-		 encoding_what(guess), why, cmd);
+	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"),
+		 AV_Q(name), encoding_what(guess), why, cmd);
 	return true;
 }

@@ -260,8 +260,8 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 		return av_fail(err, _("out of memory"));
 	if (!br_bytes(r, s, n)) {
 		free(s);
-		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), AV_Q(what), r->n,
-			       field);
+		return av_fail(err, _("%s: truncated at byte %zu (inside the %s)"), AV_Q(what),
+			       r->n, field);
 	}
 	s[n] = '\0';
 	/* Two rules: UTF-8, and no NUL (which is valid UTF-8, but would end the
@@ -335,7 +335,8 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 				 "damaged or something was appended; restore it or retrain"),
 			       AV_Q(what), (unsigned long long)size, n);
 	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
-		return av_fail(err, _("%s: only %zu bytes, too short for a model header"), AV_Q(what), n);
+		return av_fail(err, _("%s: only %zu bytes, too short for a model header"),
+			       AV_Q(what), n);
 	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
 			  (uint32_t)buf[n - 2] << 16 | (uint32_t)buf[n - 1] << 24;
 	uint32_t actual = av_crc32(0, buf, n - 4);
@@ -518,7 +519,8 @@ bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err)
 			int e = errno;
 			free(b);
 			close(fd);
-			return av_fail_errno(err, e, _("%s: read failed at byte %zu"), AV_Q(path), got);
+			return av_fail_errno(err, e, _("%s: read failed at byte %zu"), AV_Q(path),
+					     got);
 		}
 		if (k == 0)
 			break; /* shrank while reading: parse what is there */

@@ -83,8 +83,8 @@ bool vocab_init(vocab *v, const uint32_t *cps, uint32_t size, const char *what, 
 	v->slots = calloc(nslots, sizeof *v->slots);
 	if (!v->cps || !v->slots) {
 		vocab_finish(v);
-		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"), AV_Q(what),
-			       size);
+		return av_fail(err, _("%s: out of memory for a vocabulary of %u entries"),
+			       AV_Q(what), size);
 	}
 	memcpy(v->cps, cps, size * sizeof *v->cps);
 	v->nslots = nslots;

@@ -144,7 +144,8 @@ bool train_check_data(const train_options *o, const corpus *c, const char *path,
 				 "fewer than one window of %" PRIu64 ": use a larger corpus, a "
 				 "smaller --context, a larger --val-share, --val-file FILE, or "
 				 "--no-val"),
-			       AV_Q(path), c->val_file ? _("the --val-file") : _("the end of the corpus"),
+			       AV_Q(path),
+			       c->val_file ? _("the --val-file") : _("the end of the corpus"),
 			       c->nval, w);
 	if (!c->nval && o->patience)
 		return av_fail(err,
@@ -292,8 +293,7 @@ bool train_check_output(const char *path, av_error *err)
 			av_fail_errno(err, errno, _("cannot write %s: cannot reach directory %s"),
 				      AV_Q(path), AV_Q(dir));
 	} else if (!S_ISDIR(st.st_mode)) {
-		av_fail(err, _("cannot write %s: %s is not a directory"), AV_Q(path),
-			AV_Q(dir));
+		av_fail(err, _("cannot write %s: %s is not a directory"), AV_Q(path), AV_Q(dir));
 	} else if (access(dir, W_OK) != 0) {
 		av_fail_errno(err, errno, _("cannot write %s: directory %s is not writable"),
 			      AV_Q(path), AV_Q(dir));
