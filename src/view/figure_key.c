@@ -357,10 +357,12 @@ void draw_figure_prompt(view *v, int y, int *cursor_x)
 		int w = lineedit_cp_width(le->cps[i]);
 		if (cx + w > x + field_w)
 			break;
-		char g[8];
-		size_t len = cp_to_utf8(le->cps[i], g);
-		g[len] = '\0';
-		put_str(y, cx, w, s, g);
+		/* As the text line draws its characters (draw_input): an invisible
+		 * one as its stand-in, in the width the line editor counts. */
+		if (le->cps[i] == ' ')
+			fill(y, cx, 1, s);
+		else
+			put_glyph(y, cx, le->cps[i], s);
 		cx += w;
 	}
 	if (field_w < room)
