@@ -23,6 +23,7 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
+	python3-pip python3-setuptools python3-wheel
 	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
 	libxml2-utils groff-base gettext locales)
 missing=()
@@ -95,7 +96,7 @@ need_ok "${logs[0]}" fuzz_replay
 need_ok "${logs[0]}" i18n_po
 need_ok "${logs[0]}" i18n_cli
 need_ok "${logs[0]}" tui_i18n
-for t in format vocab ddp attnview resume reference; do
+for t in format vocab ddp attnview resume reference pip; do
 	need_ok "${logs[0]}" "python_$t"
 done
 need_ok "${logs[0]}" figure
