@@ -1,7 +1,7 @@
 #!/bin/sh
 # One version everywhere a user reads one (issue 28, item 3): the version
 # meson.build gives (the argument) is what `attnview --version` prints, the
-# newest entry of NEWS, the version in the head of all four manual pages, of
+# newest entry of NEWS, the version in the head of all five manual pages, of
 # the catalogues, of the PyTorch package (pyproject.toml and __version__) and
 # the upstream part of debian/changelog's newest entry. A release that bumps
 # one of them and forgets another fails here.
@@ -22,7 +22,8 @@ check() { # WHAT FOUND
 check "attnview --version" "$("$ATTNVIEW_BIN" --version | sed -n '1s/^attnview //p')"
 # NEWS: the first line that starts with a version, "0.2.0 (date)".
 check NEWS "$(grep -m1 -E '^[0-9]+\.[0-9]+\.[0-9]+ ' "NEWS" | cut -d' ' -f1)"
-for page in man/attnview.1 man/attnview.5 man/zh_CN/attnview.1 man/zh_CN/attnview.5; do
+for page in man/attnview.1 man/attnview.5 man/zh_CN/attnview.1 man/zh_CN/attnview.5 \
+	python/attnview-torch-train.1; do
 	check "$page (.TH)" "$(sed -n 's/^\.TH .*"attnview \([^"]*\)".*/\1/p' "$page")"
 done
 for po in po/attnview.pot po/*.po; do

@@ -72,6 +72,12 @@ for opt in --steps --objective --nproc --resume; do
 	grep -q -e "$opt" help.txt || fail "attnview-torch-train --help names no $opt: $(cat help.txt)"
 done
 echo "attnview-torch-train --help: $(wc -l <help.txt) lines"
+# Its manual page (installed by the Debian package) has every option.
+page="$src/attnview-torch-train.1"
+for opt in $(grep -o -E -- '--[a-z][a-z-]*' help.txt | sort -u); do
+	grep -q -F -e "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$page" ||
+		fail "$opt of attnview-torch-train --help is not in python/attnview-torch-train.1"
+done
 
 # Two training steps on a tiny text, and the model opens in attnview.
 i=0
