@@ -65,6 +65,21 @@ case $where in
 *) fail "attnview_torch imported from $where, not from the prefix" ;;
 esac
 head -1 "$entry" | grep -q "^#!$py" || fail "the entry's interpreter is $(head -1 "$entry"), not $py"
+# The package's requirements hold for what this Python has (--no-deps leaves
+# that unchecked): Debian 12's torch is 1.13.0a0+gitunknown by its metadata.
+"$py" - <<'EOF' || fail "the installed package's requirements are not met by this Python's packages"
+from importlib.metadata import requires, version
+try:
+    from packaging.requirements import Requirement
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+for line in requires("attnview-torch") or []:
+    req = Requirement(line)
+    have = version(req.name)
+    ok = req.specifier.contains(have)
+    print("requires %s: %s has %s (%s)" % (req, req.name, have, "ok" if ok else "NOT MET"))
+    assert ok
+EOF
 
 # The console entry's help.
 "$entry" --help >help.txt 2>&1 || fail "attnview-torch-train --help exits $?: $(cat help.txt)"
