@@ -3,7 +3,8 @@
 #   1. `dpkg-buildpackage -us -uc -b` on a fresh copy of the sources (the
 #      release tarball given, else the last commit): attnview and
 #      python3-attnview-torch, with dh_auto_test running the quick tests;
-#   2. lintian on them: no error and no warning (an override in
+#   2. lintian on them, and on the source package dpkg-source makes of a
+#      pristine copy: no error and no warning (an override in
 #      debian/*.lintian-overrides says why it is there);
 #   3. every file `meson install` installs is in the attnview package (the
 #      shell completions too, once meson installs them);
@@ -59,13 +60,15 @@ mkdir -p "$work/src"
 version=$(dpkg-parsechangelog -l debian/changelog -S Version)
 upstream=${version%-*}
 src=$work/src/attnview-$upstream
-if [ -n "$tarball" ]; then
-	tar -xJf "$tarball" -C "$work/src"
-	# The orig tarball a source package would take (-b needs none).
-	cp "$tarball" "$work/src/attnview_$upstream.orig.tar.xz"
-else
-	git archive --prefix="attnview-$upstream/" HEAD | tar -x -C "$work/src"
-fi
+unpack() { # FOLDER: the sources, under FOLDER/attnview-VERSION
+	mkdir -p "$1"
+	if [ -n "$tarball" ]; then
+		tar -xJf "$tarball" -C "$1"
+	else
+		git archive --prefix="attnview-$upstream/" HEAD | tar -x -C "$1"
+	fi
+}
+unpack "$work/src"
 [ -d "$src/debian" ] || fail "no $src/debian"
 (cd "$src" && dpkg-checkbuilddeps) ||
 	fail "build dependencies missing (as root: apt-get build-dep ./)"
@@ -86,8 +89,13 @@ changes=("$work"/src/attnview_"${version}"_*.changes)
 ls -l "${debs[@]}" | awk '{print $5, $NF}' | sed "s|$work/src/||"
 step "built"
 
-# 2. lintian.
-lintian --fail-on error,warning --display-info "${changes[0]}" >"$work/lintian.txt" 2>&1 ||
+# 2. lintian, on the binary packages and on the source package (3.0
+# (native): dpkg-source packs the pristine sources with debian/).
+unpack "$work/source"
+(cd "$work/source" && dpkg-source -b "attnview-$upstream") >"$work/source.log" 2>&1 ||
+	fail "dpkg-source -b: $(tail -5 "$work/source.log")"
+lintian --fail-on error,warning --display-info "${changes[0]}" "$work/source/attnview_$version.dsc" \
+	>"$work/lintian.txt" 2>&1 ||
 	{
 		cat "$work/lintian.txt"
 		fail "lintian reports errors or warnings"

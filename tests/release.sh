@@ -34,8 +34,9 @@ check python/pyproject.toml "$(sed -n 's/^version = "\(.*\)"$/\1/p' "python/pypr
 check "attnview_torch.__version__" \
 	"$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "python/attnview_torch/__init__.py")"
 if [ -f "debian/changelog" ]; then
-	# "attnview (0.2.0-1) unstable; urgency=medium": the upstream version is
-	# what comes before the last hyphen.
-	check "debian/changelog" "$(sed -n '1s/^attnview (\(.*\)-[^-]*) .*/\1/p' "debian/changelog")"
+	# "attnview (0.2.0) unstable; urgency=medium" (a native package; with a
+	# Debian revision, 0.2.0-1, the version is what comes before its hyphen).
+	deb=$(sed -n '1s/^attnview (\([^)]*\)) .*/\1/p' debian/changelog)
+	check "debian/changelog" "${deb%-*}"
 fi
 exit "$fail"
