@@ -4,8 +4,8 @@
 #      release tarball given, else the last commit): attnview and
 #      python3-attnview-torch, with dh_auto_test running the quick tests;
 #   2. lintian on them, and on the source package dpkg-source makes of a
-#      pristine copy: no error and no warning (an override in
-#      debian/*.lintian-overrides says why it is there);
+#      pristine copy: no error and no warning (an override would have to go
+#      in debian/*.lintian-overrides with its reason; there is none);
 #   3. every file `meson install` installs is in the attnview package (the
 #      shell completions too, once meson installs them);
 #   4. a fresh Debian 12 (debootstrap --variant=minbase) installs the
