@@ -13,7 +13,14 @@
 #      AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer, and each
 #      libFuzzer target for ATTNVIEW_FUZZ_SECONDS (20) seconds;
 #   3. build-tsan/ (gcc, tests/sanitize.sh): the training and CLI tests and
-#      the real view in tmux under ThreadSanitizer.
+#      the real view in tmux under ThreadSanitizer;
+#   4. the release: tests/dist.sh (meson dist in build-dist/: the tarball
+#      built and its quick tests run, its files those git tracks, the same
+#      bytes twice) and tests/package.sh (the Debian packages built from
+#      that tarball with their quick tests, lintian, installed into a fresh
+#      Debian 12 chroot and run there; in build-package/). Each counts as one
+#      test in the tally. It needs root, a committed tree and the Debian
+#      mirror; ATTNVIEW_RELEASE=0 leaves it out.
 # It prints "N passed, N failed" over all stages last (after a line with the
 # number skipped, if any) and exits non-zero if any test failed or a stage
 # did not run.
@@ -23,8 +30,10 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
+	python3-pip python3-setuptools python3-wheel
 	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
-	libxml2-utils groff-base gettext locales)
+	libxml2-utils groff-base gettext locales
+	dpkg-dev debhelper dh-python pybuild-plugin-pyproject python3-all lintian debootstrap)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -79,6 +88,28 @@ if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json")
 fi
 
+# 4. The release: the tarball, then the Debian packages from it.
+release_passed=0 release_failed=0
+if [ "${ATTNVIEW_QUICK:-0}" != 1 ] && [ "${ATTNVIEW_RELEASE:-1}" != 0 ]; then
+	dist_builddir=${ATTNVIEW_DIST_BUILD:-build-dist}
+	tarball=()
+	if bash tests/dist.sh "$dist_builddir"; then
+		release_passed=$((release_passed + 1))
+		tarball=("$(ls -t "$dist_builddir"/meson-dist/attnview-*.tar.xz | head -1)")
+	else
+		echo "tests/run.sh: tests/dist.sh failed (the packages are built from the last commit)" >&2
+		release_failed=$((release_failed + 1))
+	fi
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	if $sudo bash tests/package.sh "${tarball[@]}"; then
+		release_passed=$((release_passed + 1))
+	else
+		echo "tests/run.sh: tests/package.sh failed" >&2
+		release_failed=$((release_failed + 1))
+	fi
+fi
+
 # Stages that must have run (a missing tool would otherwise skip them quietly).
 need_ok() { # LOG TESTNAME
 	if ! grep -q -E "\"name\": \"[^\"]* / $2\".*\"result\": \"OK\"" "$1" 2>/dev/null; then
@@ -95,7 +126,7 @@ need_ok "${logs[0]}" fuzz_replay
 need_ok "${logs[0]}" i18n_po
 need_ok "${logs[0]}" i18n_cli
 need_ok "${logs[0]}" tui_i18n
-for t in format vocab ddp attnview resume reference; do
+for t in format vocab ddp attnview resume reference pip; do
 	need_ok "${logs[0]}" "python_$t"
 done
 need_ok "${logs[0]}" figure
@@ -124,6 +155,7 @@ for log in "${logs[@]}"; do
 	failed=$((failed + $(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)))
 	skipped=$((skipped + $(grep -c '"result": "SKIP"' "$log" || true)))
 done
+passed=$((passed + release_passed)) failed=$((failed + release_failed))
 [ "$skipped" -eq 0 ] || echo "(${skipped} skipped: their reasons are in the logs above)"
 echo "${passed} passed, ${failed} failed"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then

@@ -25,7 +25,7 @@ from .modelfile import (KIND_CHECKPOINT, KIND_MODEL, FormatError, check_training
                         decode, encode, parse_training_state)
 from .tokenizer import CleanStats, Cleaner, clean_bytes, tokenize_text
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["NSPECIAL", "OBJ_CAUSAL", "OBJ_MASKED", "OBJECTIVES", "SPECIAL_CP", "TOK_MASK",
            "TOK_PAD", "TOK_UNK", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
            "loss_fn", "num_params", "tensor_table", "KIND_CHECKPOINT", "KIND_MODEL",
