@@ -21,7 +21,7 @@ fail=0
 
 # 1. POTFILES lists every source with a marked message.
 grep -v '^#' po/POTFILES | sed '/^$/d' | sort >"$tmp/listed"
-grep -l -E '(^|[^A-Za-z0-9_])(N?_|ngettext)\(' src/*/*.c src/*/*.h | sort >"$tmp/marked"
+find src -name '*.[ch]' -exec grep -l -E '(^|[^A-Za-z0-9_])(N?_|ngettext)\(' {} + | sort >"$tmp/marked"
 missing=$(comm -13 "$tmp/listed" "$tmp/marked")
 if [ -n "$missing" ]; then
 	echo "FAIL: messages in files missing from po/POTFILES: $missing"

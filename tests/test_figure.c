@@ -1,4 +1,4 @@
-/* Figures (src/core/figure*.c, attnview --export).
+/* Figures (src/render/figure*.c, attnview --export).
  *
  * What a reader of the figure relies on, checked on the files themselves:
  *   - the description made from a result is the matrix the view shows (a

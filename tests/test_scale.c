@@ -1,4 +1,4 @@
-/* Colour scales (src/core/scale.c): where a weight lands on the ramp under
+/* Colour scales (src/render/scale.c): where a weight lands on the ramp under
  * each scale, the colour bar's ticks, and the names the options take. */
 #include "attnview/scale.h"
 #include "harness.h"

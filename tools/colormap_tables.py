@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Writes src/core/colormap_tables.h: matplotlib's viridis and cividis ramps,
+"""Writes src/render/colormap_tables.h: matplotlib's viridis and cividis ramps,
 256 entries each, rounded to 8-bit sRGB. The published values are the data;
 run with Debian's python3-matplotlib installed:
 
-    /usr/bin/python3 tools/colormap_tables.py > src/core/colormap_tables.h
+    /usr/bin/python3 tools/colormap_tables.py > src/render/colormap_tables.h
 """
 from matplotlib import _cm_listed as listed
 

@@ -60,8 +60,8 @@ check "the bar's 16 steps are distinct colours ($nbar in its lower halves)" test
 
 # ---- 24-bit colour ------------------------------------------------------------
 # Exact viridis: a cell's background is the table entry of its weight.
-viridis() { # LEVEL -> R,G,B from src/core/colormap_tables.h
-	sed -n '/viridis_table/,/};/p' "$data/../src/core/colormap_tables.h" |
+viridis() { # LEVEL -> R,G,B from src/render/colormap_tables.h
+	sed -n '/viridis_table/,/};/p' "$data/../src/render/colormap_tables.h" |
 		grep -o '{[0-9]*, [0-9]*, [0-9]*}' | sed -n "$(($1 + 1))p" | tr -d '{} '
 }
 tui_start 120 40 TERM=xterm-256color COLORTERM=truecolor -- --model "$model_masked" \

@@ -1,7 +1,7 @@
-/* The dump's sections beyond the weights (core-private; dump.h's
+/* The dump's sections beyond the weights (render-private; dump.h's
  * dump_extras says what they hold). */
-#ifndef ATTNVIEW_CORE_DUMP_EXPLAIN_H
-#define ATTNVIEW_CORE_DUMP_EXPLAIN_H
+#ifndef ATTNVIEW_RENDER_DUMP_EXPLAIN_H
+#define ATTNVIEW_RENDER_DUMP_EXPLAIN_H
 
 #include "attnview/dump.h"
 

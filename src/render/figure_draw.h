@@ -1,8 +1,8 @@
 /* What the figure writers share (figure.c lays out, figure_svg.c and
  * figure_cairo.c draw): colours of the chrome, the cells of a tile as
- * pixels, the masked cells as rectangles. Private to core. */
-#ifndef ATTNVIEW_CORE_FIGURE_DRAW_H
-#define ATTNVIEW_CORE_FIGURE_DRAW_H
+ * pixels, the masked cells as rectangles. Private to render. */
+#ifndef ATTNVIEW_RENDER_FIGURE_DRAW_H
+#define ATTNVIEW_RENDER_FIGURE_DRAW_H
 
 #include "attnview/atomicfile.h"
 #include "attnview/figure.h"

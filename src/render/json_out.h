@@ -1,8 +1,8 @@
-/* JSON output helpers shared by the dump's writers (core-private). Floats are
+/* JSON output helpers shared by the dump's writers (render-private). Floats are
  * printed with %.9g, enough digits to give back the exact float; NaN and
  * infinities (which JSON lacks) as null. */
-#ifndef ATTNVIEW_CORE_JSON_OUT_H
-#define ATTNVIEW_CORE_JSON_OUT_H
+#ifndef ATTNVIEW_RENDER_JSON_OUT_H
+#define ATTNVIEW_RENDER_JSON_OUT_H
 
 #include <stdint.h>
 #include <stdio.h>
