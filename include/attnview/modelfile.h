@@ -29,6 +29,7 @@
 #ifndef ATTNVIEW_MODELFILE_H
 #define ATTNVIEW_MODELFILE_H
 
+#include "attnview/binio.h"
 #include "attnview/common.h"
 #include "attnview/model.h"
 
@@ -36,34 +37,6 @@
 #define AV_FORMAT_VERSION 1u
 enum { AV_KIND_MODEL = 0, AV_KIND_CHECKPOINT = 1 };
 #define AV_HEADER_FIXED 96u
-
-uint32_t av_crc32(uint32_t crc, const void *buf, size_t n);
-
-/* A growable little-endian byte buffer used to build files. */
-typedef struct byte_buf {
-	uint8_t *v;
-	size_t n, cap;
-	bool failed; /* an allocation failed; the content is incomplete */
-} byte_buf;
-
-void bb_u32(byte_buf *b, uint32_t x);
-void bb_u64(byte_buf *b, uint64_t x);
-void bb_f32(byte_buf *b, float x);
-void bb_bytes(byte_buf *b, const void *p, size_t n);
-void bb_f32s(byte_buf *b, const float *x, size_t n);
-void bb_free(byte_buf *b);
-
-/* A bounds-checked reader over a byte range; every read past the end fails. */
-typedef struct byte_reader {
-	const uint8_t *p;
-	size_t n, off;
-} byte_reader;
-
-bool br_u32(byte_reader *r, uint32_t *x);
-bool br_u64(byte_reader *r, uint64_t *x);
-bool br_f32(byte_reader *r, float *x);
-bool br_bytes(byte_reader *r, void *dst, size_t n);
-bool br_f32s(byte_reader *r, float *dst, size_t n);
 
 /* Serialise a model (kind AV_KIND_MODEL), checksum included. `extra` (may be
  * NULL) is appended before the checksum and the kind set to `kind`. */
@@ -125,9 +98,6 @@ typedef struct training_state {
 bool training_state_parse(const uint8_t *buf, size_t off, size_t len, const model_config *cfg,
 			  const char *what, training_state *st, av_error *err);
 
-/* Read a file wholly into memory (regular files only). */
-bool read_file(const char *path, uint8_t **buf, size_t *n, av_error *err);
-
 /* Load a model file (kind 0; a checkpoint is accepted too, for --info/--dump,
  * once its training state has passed the same checks). */
 model *model_load(const char *path, av_error *err);
@@ -137,10 +107,10 @@ model *model_load(const char *path, av_error *err);
  * Training asks before it starts, every save asks again. */
 bool may_replace_file(const char *path, av_error *err);
 
-/* Write bytes to path atomically (atomicfile.h: a temporary file in the same
- * directory, fsync, rename, fsync of the directory). An existing file that is
- * not an attnview file (no magic) is never replaced unless `force`. */
-bool write_file_atomic(const char *path, const void *buf, size_t n, bool force, av_error *err);
+/* A model file or checkpoint built in b to path, whole or not at all
+ * (binio_write_file). An existing file that is not an attnview file (no
+ * magic) is never replaced unless `force`. */
+bool write_file_atomic(const char *path, const byte_buf *b, bool force, av_error *err);
 
 bool model_save(const model *m, const char *path, av_error *err);
 

@@ -5,7 +5,7 @@
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
 
-#include "attnview/modelfile.h"
+#include "attnview/binio.h"
 #include "figure_draw.h"
 
 #include <math.h>

@@ -91,7 +91,7 @@ bool trainer_save_checkpoint(trainer *t, av_error *err)
 	byte_buf b = {0};
 	if (!trainer_checkpoint(t, &b, err))
 		return false;
-	bool ok = write_file_atomic(t->ckpt_path, b.v, b.n, false, err);
+	bool ok = write_file_atomic(t->ckpt_path, &b, false, err);
 	bb_free(&b);
 	return ok;
 }
@@ -137,7 +137,7 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	memset(ck, 0, sizeof *ck);
 	if (!(ck->path = strdup(path)))
 		return av_fail(err, _("out of memory"));
-	if (!read_file(path, &ck->buf, &ck->n, err))
+	if (!binio_read_file(path, &ck->buf, &ck->n, err))
 		goto fail;
 	uint32_t kind;
 	/* model_parse checks the training state of a checkpoint as it checks

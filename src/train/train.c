@@ -472,14 +472,7 @@ static bool write_final(trainer *t, av_error *err)
 	m->meta.val_acc = t->final.acc;
 	m->meta.base_loss = t->final.base_loss;
 	m->meta.base_acc = t->final.base_acc;
-	if (!t->out_path)
-		return true;
-	byte_buf b = {0};
-	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
-		return false;
-	bool ok = write_file_atomic(t->out_path, b.v, b.n, false, err);
-	bb_free(&b);
-	return ok;
+	return !t->out_path || model_save(m, t->out_path, err);
 }
 
 /* One optimizer step on a fresh batch; p gets its loss, rate and norm. */
