@@ -145,15 +145,41 @@ done <<<"$table"
 checks=$((checks + 1))
 [ "$examples" -ge 20 ] || fail "attnview(5) TOKENS: $examples cleaning examples found, want 20 or more"
 
-# Every long option the program's --help texts name is documented in
-# attnview(1), written as the page writes options (\-\-name, the hyphens
-# inside a name plain), so that a search of the page for "--name" finds it.
+# The option table (src/cli/options.c, printed by --list-options) against
+# attnview(1): every option of the table is documented, written as the page
+# writes options (\-\-name, the hyphens inside a name plain; a short name
+# as \-x), so that a search of the page for "--name" finds it; and every
+# option the page's OPTIONS section describes (its tags) is in the table.
 bin=${ATTNVIEW_BIN:?set by meson}
+options_table=$("$bin" --list-options)
+# tags PAGE: the tag lines of its OPTIONS section (the line after each .TP).
+tags() {
+	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$1" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--$'
+}
+checks=$((checks + 1))
+[ "$(wc -l <<<"$options_table")" -ge 50 ] || fail "--list-options: only $(wc -l <<<"$options_table") options"
+while IFS=$'\t' read -r long short _arg modes; do
+	checks=$((checks + 1))
+	grep -qF -- "\\-\\-${long#--}" "$man/attnview.1" ||
+		fail "attnview(1): $long ($modes) is not documented as \\-\\-${long#--}"
+	if [ "$short" != - ]; then
+		checks=$((checks + 1))
+		tags "$man/attnview.1" | grep -F -- "\\-\\-${long#--}" |
+			grep -qE -- "\\\\-${short#-}([^a-z-]|\$)" ||
+			fail "attnview(1): $short (short for $long) is not in the tag of $long"
+	fi
+done <<<"$options_table"
+tagged=$(tags "$man/attnview.1" | grep -oE '\\-\\-[a-z][a-z0-9-]*' | sed 's/\\-/-/g' | sort -u)
+for opt in $tagged; do
+	checks=$((checks + 1))
+	grep -q "^$opt"$'\t' <<<"$options_table" ||
+		fail "attnview(1) OPTIONS describes $opt, which is not in the option table (--list-options)"
+done
+# ... and --help prints from that table: every option it names is one.
 helped=$({ "$bin" --help; "$bin" --train --help; } 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 for opt in $helped; do
 	checks=$((checks + 1))
-	grep -qF -- "\\-\\-${opt#--}" "$man/attnview.1" ||
-		fail "attnview(1): $opt (in --help) is not documented as \\-\\-${opt#--}"
+	grep -q "^$opt"$'\t' <<<"$options_table" || fail "--help names $opt, which is not in the option table"
 done
 
 echo "man: $checks checks, $fails failed"

@@ -1,10 +1,13 @@
 /* What the modes of the command line share. */
 #include "cli.h"
+#include "attnview/colormap.h"
 #include "attnview/i18n.h"
 #include "attnview/modelfile.h"
+#include "attnview/scale.h"
 
 #include <errno.h>
 #include <langinfo.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,5 +133,140 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g)
 		return cli_usage_error("attnview --help",
 				       _("--seed takes a whole number, not '%s'"), AV_Q(arg));
 	g->seed = seed;
+	return -1;
+}
+
+/* --layer and --head are checked against the model later: here, any index
+ * a model could have. */
+#define CLI_MAX_INDEX 1000000
+#define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
+
+/* One shared option into c; -1, or the exit status of a usage error. */
+static int take_common(cli_opt_id id, const char *arg, cli_common *c)
+{
+	scale_kind sk;
+	cm_ramp rk;
+	switch (id) {
+	case OPT_MODEL:
+		c->model_path = arg;
+		return -1;
+	case OPT_TEXT:
+		c->text = arg;
+		return -1;
+	case OPT_INPUT:
+		c->input = arg;
+		return -1;
+	case OPT_COMPARE:
+		c->compare = arg;
+		return -1;
+	case OPT_WORDS:
+		c->words = true;
+		return -1;
+	case OPT_LAYER:
+		if (!cli_parse_int(arg, 0, CLI_MAX_INDEX, &c->layer))
+			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
+					   AV_Q(arg));
+		return -1;
+	case OPT_HEAD:
+		if (!cli_parse_int(arg, 0, CLI_MAX_INDEX, &c->head))
+			return usage_error(_("--head takes a head number from 0, not '%s'"),
+					   AV_Q(arg));
+		return -1;
+	case OPT_SCALE:
+		if (!scale_parse(arg, &sk))
+			return usage_error(_("--scale takes fixed, head, row or log, not '%s'"),
+					   AV_Q(arg));
+		c->scale = (int)sk;
+		return -1;
+	case OPT_COLORMAP:
+		if (!colormap_ramp_parse(arg, &rk))
+			return usage_error(_("--colormap takes viridis or cividis, not '%s'"),
+					   AV_Q(arg));
+		c->ramp = (int)rk;
+		return -1;
+	default: /* OPT_TEMPERATURE, OPT_TOP_K, OPT_SEED */
+		return cli_gen_option(id == OPT_TEMPERATURE ? "--temperature"
+				      : id == OPT_TOP_K	     ? "--top-k"
+							     : "--seed",
+				      arg, &c->gen);
+	}
+}
+
+static bool is_common(cli_opt_id id)
+{
+	switch (id) {
+	case OPT_MODEL:
+	case OPT_TEXT:
+	case OPT_INPUT:
+	case OPT_COMPARE:
+	case OPT_WORDS:
+	case OPT_LAYER:
+	case OPT_HEAD:
+	case OPT_SCALE:
+	case OPT_COLORMAP:
+	case OPT_TEMPERATURE:
+	case OPT_TOP_K:
+	case OPT_SEED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The id of what getopt_long returned: a long option's, or a letter's. */
+static cli_opt_id option_id(int c)
+{
+	if (c >= OPT_FIRST && c < OPT_END)
+		return (cli_opt_id)c;
+	for (size_t i = 0; i < CLI_NOPTS; i++)
+		if (cli_options[i].letter == c)
+			return cli_options[i].id;
+	return OPT_END;
+}
+
+int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx)
+{
+	static const char *const mode_names[MODE_NMODES] = {N_("the view"), "--dump", "--info",
+							    "--export", "--train"};
+	const char *help = mode == MODE_TRAIN ? "attnview --train --help" : "attnview --help";
+	struct option opts[CLI_NOPTS + 1];
+	char shorts[16];
+	cli_getopt_table(mode, opts, shorts);
+	optind = 1;
+	opterr = 0;
+	int ch, li = -1, st;
+	while ((ch = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
+		char name[64];
+		if (li >= 0)
+			snprintf(name, sizeof name, "--%s", opts[li].name);
+		else if (optopt > 0 && optopt < 128 && (ch == ':' || ch == '?'))
+			snprintf(name, sizeof name, "-%c", optopt);
+		else if (ch != ':' && ch != '?')
+			snprintf(name, sizeof name, "-%c", ch);
+		else
+			snprintf(name, sizeof name, "%.60s", argv[optind - 1]);
+		li = -1;
+		if (ch == ':')
+			return cli_usage_error(help, _("%s needs a value"), AV_Q(name));
+		cli_opt_id id = option_id(ch);
+		if (ch == '?' || id == OPT_END)
+			return cli_usage_error(help, _("unknown or incomplete option '%s' for %s"),
+					       AV_Q(argv[optind - 1]), _(mode_names[mode]));
+		st = c && is_common(id) ? take_common(id, optarg, c) : take(id, optarg, ctx);
+		if (st >= 0)
+			return st;
+	}
+	return -1;
+}
+
+int cli_check_layer_head(const cli_common *c, const model *m)
+{
+	if ((c->layer >= 0 && (uint32_t)c->layer >= m->cfg.layers) ||
+	    (c->head >= 0 && (uint32_t)c->head >= m->cfg.heads)) {
+		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
+			   "range"),
+			 m->cfg.layers - 1, m->cfg.heads - 1);
+		return EXIT_USAGE;
+	}
 	return -1;
 }

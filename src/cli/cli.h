@@ -7,6 +7,7 @@
 
 #include "attnview/generate.h"
 #include "attnview/model.h"
+#include "options.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 /* Exit statuses (documented in attnview(1)). */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-int cli_dump(int argc, char **argv);   /* --dump and --info */
+int cli_dump(int argc, char **argv, cli_mode mode); /* --dump, --info */
 int cli_export(int argc, char **argv); /* --export */
 int cli_train(int argc, char **argv); /* --train */
 int cli_view(int argc, char **argv);  /* the interactive view */
@@ -50,6 +51,35 @@ typedef struct cli_gen {
 /* One of those options (name as typed, its value) into g; -1, or the exit
  * status of a usage error, printed. */
 int cli_gen_option(const char *name, const char *arg, cli_gen *g);
+
+/* The values of the options several modes share (options.h: --model,
+ * --text, --input, --layer, --head, --scale, --colormap, --words,
+ * --compare, --temperature, --top-k, --seed), parsed in one place. */
+typedef struct cli_common {
+	const char *model_path, *text, *input, *compare;
+	int layer, head; /* -1: not given */
+	int scale;	 /* scale_kind, -1: not given */
+	int ramp;	 /* cm_ramp, -1: not given */
+	bool words;
+	cli_gen gen;
+} cli_common;
+#define CLI_COMMON_INIT {NULL, NULL, NULL, NULL, -1, -1, -1, -1, false, CLI_GEN_INIT}
+
+/* A mode's own options: take one (its id, its value or NULL) into ctx;
+ * returns -1, or the exit status that ends parsing (help, a usage error,
+ * printed). */
+typedef int (*cli_take_fn)(cli_opt_id id, const char *arg, void *ctx);
+
+/* argv for `mode`, through getopt_long with the mode's options of the
+ * table: the shared ones into c (c NULL: every option goes to take), the
+ * others to take. An option of another mode, an unknown one or a missing
+ * value is a usage error; arguments that are not options are left at
+ * argv[optind..argc) for the caller. Returns -1, or the exit status. */
+int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx);
+
+/* --layer and --head against this model's sizes: -1, or EXIT_USAGE with a
+ * note naming the model's range. */
+int cli_check_layer_head(const cli_common *c, const model *m);
 
 /* s as a whole number in [lo, hi]. */
 bool cli_parse_int(const char *s, int lo, int hi, int *out);

@@ -5,7 +5,6 @@
 #include "attnview/modelfile.h"
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,67 +15,22 @@
  * other phases read it. */
 typedef struct dump_request {
 	bool info, dump;
-	const char *text, *input, *model_path;
+	cli_common c;	  /* --model, --text, --input, --layer, --head, --words, ... */
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
 	/* issue 11's sections (dump.h, dump_extras) */
 	int query, key; /* --query, --key: the breakdown of that cell; -1: none */
-	bool contributions, aggregates, rollout, words;
-	const char *compare; /* --compare TEXT */
-	const char *ablate;  /* --ablate L.H[,L.H...] */
-	int generate;	     /* --generate N: characters the model writes; 0: none */
-	cli_gen gen;	     /* --temperature, --top-k, --seed */
+	bool contributions, aggregates, rollout;
+	const char *ablate; /* --ablate L.H[,L.H...] */
+	int generate;	    /* --generate N: characters the model writes; 0: none */
 } dump_request;
 
-enum {
-	OPT_DUMP = 256,
-	OPT_INFO,
-	OPT_FORMAT,
-	OPT_TEXT,
-	OPT_INPUT,
-	OPT_MODEL,
-	OPT_LAYER,
-	OPT_HEAD,
-	OPT_TOP,
-	OPT_QUERY,
-	OPT_KEY,
-	OPT_CONTRIBUTIONS,
-	OPT_AGGREGATES,
-	OPT_ROLLOUT,
-	OPT_WORDS,
-	OPT_COMPARE,
-	OPT_ABLATE,
-	OPT_GENERATE,
-	OPT_TEMPERATURE,
-	OPT_TOP_K,
-	OPT_SEED,
-};
-
-static const struct option dump_opts[] = {
-    {"dump", no_argument, NULL, OPT_DUMP},	     {"info", no_argument, NULL, OPT_INFO},
-    {"format", required_argument, NULL, OPT_FORMAT}, {"text", required_argument, NULL, OPT_TEXT},
-    {"input", required_argument, NULL, OPT_INPUT},   {"model", required_argument, NULL, OPT_MODEL},
-    {"layer", required_argument, NULL, OPT_LAYER},   {"head", required_argument, NULL, OPT_HEAD},
-    {"top", required_argument, NULL, OPT_TOP},
-    {"query", required_argument, NULL, OPT_QUERY},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"contributions", no_argument, NULL, OPT_CONTRIBUTIONS},
-    {"aggregates", no_argument, NULL, OPT_AGGREGATES},
-    {"rollout", no_argument, NULL, OPT_ROLLOUT},
-    {"words", no_argument, NULL, OPT_WORDS},
-    {"compare", required_argument, NULL, OPT_COMPARE},
-    {"ablate", required_argument, NULL, OPT_ABLATE},
-    {"generate", required_argument, NULL, OPT_GENERATE},
-    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
-    {"top-k", required_argument, NULL, OPT_TOP_K},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {NULL, 0, NULL, 0},
-};
-
-/* One option into q; returns -1, or the exit status of a usage error. */
-static int take_option(int c, dump_request *q, char **argv)
+/* One option of --dump or --info (the shared ones are in q->c); returns -1,
+ * or the exit status of a usage error. */
+static int take_option(cli_opt_id id, const char *arg, void *ctx)
 {
-	switch (c) {
+	dump_request *q = ctx;
+	switch (id) {
 	case OPT_DUMP:
 		q->dump = true;
 		break;
@@ -84,43 +38,25 @@ static int take_option(int c, dump_request *q, char **argv)
 		q->info = true;
 		break;
 	case OPT_FORMAT:
-		if (strcmp(optarg, "json") == 0)
+		if (strcmp(arg, "json") == 0)
 			q->out.format = DUMP_JSON;
-		else if (strcmp(optarg, "tsv") == 0)
+		else if (strcmp(arg, "tsv") == 0)
 			q->out.format = DUMP_TSV;
 		else
 			return usage_error(_("--format must be json or tsv, not '%s'"),
-					   AV_Q(optarg));
-		break;
-	case OPT_TEXT:
-		q->text = optarg;
-		break;
-	case OPT_INPUT:
-		q->input = optarg;
-		break;
-	case OPT_MODEL:
-		q->model_path = optarg;
-		break;
-	case OPT_LAYER:
-		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->out.layer))
-			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
-					   AV_Q(optarg));
-		break;
-	case OPT_HEAD:
-		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->out.head))
-			return usage_error(_("--head takes a head number from 0, not '%s'"),
-					   AV_Q(optarg));
+					   AV_Q(arg));
 		break;
 	case OPT_TOP:
-		if (!cli_parse_int(optarg, 0, 100, &q->topk))
+		if (!cli_parse_int(arg, 0, 100, &q->topk))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
-					   AV_Q(optarg));
+					   AV_Q(arg));
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
-		if (!cli_parse_int(optarg, 0, AV_MAX_CONTEXT - 1, c == OPT_QUERY ? &q->query : &q->key))
+		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
+				   id == OPT_QUERY ? &q->query : &q->key))
 			return usage_error(_("%s takes a token position from 0, not '%s'"),
-					   c == OPT_QUERY ? "--query" : "--key", AV_Q(optarg));
+					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
 		break;
 	case OPT_CONTRIBUTIONS:
 		q->contributions = true;
@@ -131,69 +67,52 @@ static int take_option(int c, dump_request *q, char **argv)
 	case OPT_ROLLOUT:
 		q->rollout = true;
 		break;
-	case OPT_WORDS:
-		q->words = true;
-		break;
-	case OPT_COMPARE:
-		q->compare = optarg;
-		break;
 	case OPT_ABLATE:
-		q->ablate = optarg;
+		q->ablate = arg;
 		break;
 	case OPT_GENERATE:
-		if (!cli_parse_int(optarg, 1, AV_MAX_CONTEXT, &q->generate))
+		if (!cli_parse_int(arg, 1, AV_MAX_CONTEXT, &q->generate))
 			return usage_error(
 			    _("--generate takes a number of characters from 1 to %d, "
 			      "not '%s'"),
-			    AV_MAX_CONTEXT, AV_Q(optarg));
+			    AV_MAX_CONTEXT, AV_Q(arg));
 		break;
-	case OPT_TEMPERATURE:
-	case OPT_TOP_K:
-	case OPT_SEED:
-		return cli_gen_option(c == OPT_TEMPERATURE ? "--temperature"
-				      : c == OPT_TOP_K	     ? "--top-k"
-							     : "--seed",
-				      optarg, &q->gen);
-	default:
-		return usage_error(_("unknown or incomplete option '%s' for --dump/--info"),
-				   AV_Q(argv[optind - 1]));
+	default: /* --help, --version: main.c took them */
+		break;
 	}
 	return -1;
 }
 
 /* The command line into q, and the combinations checked; returns -1, or
  * the exit status of a usage error. */
-static int parse_dump_options(int argc, char **argv, dump_request *q)
+static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request *q)
 {
-	*q = (dump_request){.out = {DUMP_JSON, -1, -1, 0, NULL},
+	*q = (dump_request){.c = CLI_COMMON_INIT,
+			    .out = {DUMP_JSON, -1, -1, 0, NULL},
 			    .topk = 5,
 			    .query = -1,
-			    .key = -1,
-			    .gen = CLI_GEN_INIT};
-	int c, st;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", dump_opts, NULL)) != -1)
-		if ((st = take_option(c, q, argv)) >= 0)
-			return st;
+			    .key = -1};
+	int st = cli_parse(argc, argv, mode, &q->c, take_option, q);
+	if (st >= 0)
+		return st;
+	const cli_common *c = &q->c;
+	q->out.layer = c->layer;
+	q->out.head = c->head;
 	if (optind < argc)
 		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
-	if (q->info && q->dump)
-		return usage_error("%s", _("--info and --dump cannot be combined"));
-	if (q->dump && !!q->text == !!q->input)
+	if (q->dump && !!c->text == !!c->input)
 		return usage_error("%s",
 				   _("--dump needs exactly one of --text TEXT or --input FILE"));
-	if (q->info && (q->text || q->input))
-		return usage_error("%s", _("--info takes only --model"));
-	if (q->gen.given && !q->generate)
+	if (c->gen.given && !q->generate)
 		return usage_error("%s",
 				   _("--temperature, --top-k and --seed go with --generate N"));
-	if (q->generate && (q->words || q->compare))
+	if (q->generate && (c->words || c->compare))
 		return usage_error("%s",
 				   _("--generate cannot be combined with --words or --compare"));
 	if ((q->query < 0) != (q->key < 0))
 		return usage_error("%s",
 				   _("--query and --key go together: the cell to break down"));
-	if (q->out.format == DUMP_TSV && (q->query >= 0 || q->words || q->compare || q->ablate))
+	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
 		return usage_error("%s",
 				   _("--query/--key, --words, --compare and --ablate are in the "
 				     "JSON dump only (--format json)"));
@@ -202,21 +121,8 @@ static int parse_dump_options(int argc, char **argv, dump_request *q)
 
 static int run_info(const dump_request *q, const model *m)
 {
-	dump_info(stdout, m, q->model_path ? q->model_path : "(built-in)");
+	dump_info(stdout, m, q->c.model_path ? q->c.model_path : "(built-in)");
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
-}
-
-/* --layer and --head against this model; EXIT_USAGE when out of range. */
-static int check_layer_head(const dump_request *q, const model *m)
-{
-	if ((q->out.layer >= 0 && (uint32_t)q->out.layer >= m->cfg.layers) ||
-	    (q->out.head >= 0 && (uint32_t)q->out.head >= m->cfg.heads)) {
-		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
-			   "range"),
-			 m->cfg.layers - 1, m->cfg.heads - 1);
-		return EXIT_USAGE;
-	}
-	return -1;
 }
 
 /* Everything one --dump run holds; dump_run_free lets go of all of it. */
@@ -288,9 +194,9 @@ static int parse_ablate(const char *spec, dump_run *d)
 /* The text, its word marks (--words) and its tokens up to the context. */
 static bool take_text(dump_request *q, dump_run *d, av_error *err)
 {
-	if (!cli_read_text(q->text, q->input, &d->cps, err))
+	if (!cli_read_text(q->c.text, q->c.input, &d->cps, err))
 		return false;
-	if (q->words) {
+	if (q->c.words) {
 		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);
 		if (!d->marks)
 			return av_fail(err, _("out of memory"));
@@ -336,7 +242,7 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 	for (int i = 0; i < d->n; i++)
 		ids[i] = d->toks[i].id;
 	gen_sampler s;
-	gen_sampler_init(&s, q->gen.temperature, q->gen.top_k, q->gen.seed);
+	gen_sampler_init(&s, q->c.gen.temperature, q->c.gen.top_k, q->c.gen.seed);
 	d->ws.ablate = d->ablate;
 	dump_extras *x = &d->x;
 	for (int k = 0; ok && k < q->generate; k++) {
@@ -471,7 +377,7 @@ static bool compare(dump_request *q, dump_run *d, av_error *err)
 {
 	cp_buf cps = {0};
 	clean_stats st;
-	bool ok = tokenize_text(q->compare, strlen(q->compare), "--compare", &cps, &st, err);
+	bool ok = tokenize_text(q->c.compare, strlen(q->c.compare), "--compare", &cps, &st, err);
 	if (ok && cps.n == 0)
 		ok = av_fail(err, _("--compare: the text is empty after cleaning"));
 	int n = ok ? (int)(cps.n < (size_t)d->n ? cps.n : (size_t)d->n) : 0;
@@ -485,7 +391,7 @@ static bool compare(dump_request *q, dump_run *d, av_error *err)
 	free(t);
 	cp_buf_free(&cps);
 	d->x.compare = ok ? &d->cmp : NULL;
-	d->x.compare_text = q->compare;
+	d->x.compare_text = q->c.compare;
 	return ok;
 }
 
@@ -506,7 +412,7 @@ static int run_dump(dump_request *q, const model *m)
 	status = EXIT_RUNTIME;
 	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
 	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
-	    (q->words && !words(&d, &err)) || (q->compare && !compare(q, &d, &err)) ||
+	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;
@@ -518,21 +424,21 @@ out_quiet:
 	return status;
 }
 
-int cli_dump(int argc, char **argv)
+int cli_dump(int argc, char **argv, cli_mode mode)
 {
 	dump_request q;
-	int status = parse_dump_options(argc, argv, &q);
+	int status = parse_dump_options(argc, argv, mode, &q);
 	if (status >= 0)
 		return status;
 	av_error err;
-	model *m = cli_load_model(q.model_path, &err);
+	model *m = cli_load_model(q.c.model_path, &err);
 	if (!m) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
 	if (q.info)
 		status = run_info(&q, m);
-	else if ((status = check_layer_head(&q, m)) < 0)
+	else if ((status = cli_check_layer_head(&q.c, m)) < 0)
 		status = run_dump(&q, m);
 	model_destroy(m);
 	return status;

@@ -4,7 +4,6 @@
 #include "attnview/i18n.h"
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,85 +15,27 @@
 /* What --export was asked for: parse_export_options fills it, the other
  * phases read it. */
 typedef struct export_request {
-	const char *path, *text, *input, *model_path, *compare, *title;
+	cli_common c; /* --model, --text, --input, --layer, --head, --scale, ... */
+	const char *path, *title;
 	fig_show show;
-	int layer, head; /* -1: not given */
-	bool words, values, force;
-	scale_kind scale;
-	cm_ramp ramp;
+	bool values, force;
 } export_request;
 
-enum {
-	OPT_EXPORT = 256,
-	OPT_TEXT,
-	OPT_INPUT,
-	OPT_MODEL,
-	OPT_LAYER,
-	OPT_HEAD,
-	OPT_SHOW,
-	OPT_OVERVIEW,
-	OPT_ROLLOUT,
-	OPT_WORDS,
-	OPT_COMPARE,
-	OPT_SCALE,
-	OPT_COLORMAP,
-	OPT_VALUES,
-	OPT_TITLE,
-	OPT_FORCE,
-};
-
-static const struct option export_opts[] = {
-    {"export", required_argument, NULL, OPT_EXPORT},
-    {"text", required_argument, NULL, OPT_TEXT},
-    {"input", required_argument, NULL, OPT_INPUT},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"layer", required_argument, NULL, OPT_LAYER},
-    {"head", required_argument, NULL, OPT_HEAD},
-    {"show", required_argument, NULL, OPT_SHOW},
-    {"overview", no_argument, NULL, OPT_OVERVIEW},
-    {"rollout", no_argument, NULL, OPT_ROLLOUT},
-    {"words", no_argument, NULL, OPT_WORDS},
-    {"compare", required_argument, NULL, OPT_COMPARE},
-    {"scale", required_argument, NULL, OPT_SCALE},
-    {"colormap", required_argument, NULL, OPT_COLORMAP},
-    {"values", no_argument, NULL, OPT_VALUES},
-    {"title", required_argument, NULL, OPT_TITLE},
-    {"force", no_argument, NULL, OPT_FORCE},
-    {NULL, 0, NULL, 0},
-};
-
-/* One option into q; returns -1, or the exit status of a usage error. */
-static int take_option(int c, export_request *q, char **argv)
+/* One option of --export (the shared ones are in q->c); returns -1, or the
+ * exit status of a usage error. */
+static int take_option(cli_opt_id id, const char *arg, void *ctx)
 {
-	switch (c) {
+	export_request *q = ctx;
+	switch (id) {
 	case OPT_EXPORT:
-		q->path = optarg;
-		break;
-	case OPT_TEXT:
-		q->text = optarg;
-		break;
-	case OPT_INPUT:
-		q->input = optarg;
-		break;
-	case OPT_MODEL:
-		q->model_path = optarg;
-		break;
-	case OPT_LAYER:
-		if (!cli_parse_int(optarg, 0, AV_MAX_LAYERS - 1, &q->layer))
-			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
-					   AV_Q(optarg));
-		break;
-	case OPT_HEAD:
-		if (!cli_parse_int(optarg, 0, AV_MAX_HEADS - 1, &q->head))
-			return usage_error(_("--head takes a head number from 0, not '%s'"),
-					   AV_Q(optarg));
+		q->path = arg;
 		break;
 	case OPT_SHOW:
-		if (!fig_show_parse(optarg, &q->show))
+		if (!fig_show_parse(arg, &q->show))
 			return usage_error(
 			    _("--show takes head, mean, max, rollout, all or overview, "
 			      "not '%s'"),
-			    AV_Q(optarg));
+			    AV_Q(arg));
 		break;
 	case OPT_OVERVIEW:
 		q->show = FIG_OVERVIEW;
@@ -102,34 +43,17 @@ static int take_option(int c, export_request *q, char **argv)
 	case OPT_ROLLOUT:
 		q->show = FIG_ROLLOUT;
 		break;
-	case OPT_WORDS:
-		q->words = true;
-		break;
-	case OPT_COMPARE:
-		q->compare = optarg;
-		break;
-	case OPT_SCALE:
-		if (!scale_parse(optarg, &q->scale))
-			return usage_error(_("--scale takes fixed, head, row or log, not '%s'"),
-					   AV_Q(optarg));
-		break;
-	case OPT_COLORMAP:
-		if (!colormap_ramp_parse(optarg, &q->ramp))
-			return usage_error(_("--colormap takes viridis or cividis, not '%s'"),
-					   AV_Q(optarg));
-		break;
 	case OPT_VALUES:
 		q->values = true;
 		break;
 	case OPT_TITLE:
-		q->title = optarg;
+		q->title = arg;
 		break;
 	case OPT_FORCE:
 		q->force = true;
 		break;
-	default:
-		return usage_error(_("unknown or incomplete option '%s' for --export"),
-				   AV_Q(argv[optind - 1]));
+	default: /* --help, --version: main.c took them */
+		break;
 	}
 	return -1;
 }
@@ -137,13 +61,14 @@ static int take_option(int c, export_request *q, char **argv)
 /* The combinations the options allow; -1 or EXIT_USAGE. */
 static int check_request(const export_request *q)
 {
-	if (!!q->text == !!q->input)
+	const cli_common *c = &q->c;
+	if (!!c->text == !!c->input)
 		return usage_error("%s",
 				   _("--export needs exactly one of --text TEXT or --input FILE"));
-	if (q->head >= 0 && q->show != FIG_HEAD)
+	if (c->head >= 0 && q->show != FIG_HEAD)
 		return usage_error(_("--head goes with --show head, not --show %s"),
 				   fig_show_name(q->show));
-	if (q->layer >= 0 && (q->show == FIG_ALL || q->show == FIG_OVERVIEW))
+	if (c->layer >= 0 && (q->show == FIG_ALL || q->show == FIG_OVERVIEW))
 		return usage_error(_("--show %s covers every layer; leave out --layer"),
 				   fig_show_name(q->show));
 	if (q->values && q->show == FIG_OVERVIEW)
@@ -153,13 +78,10 @@ static int check_request(const export_request *q)
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){
-	    .show = FIG_HEAD, .layer = -1, .head = -1, .scale = SCALE_ROW, .ramp = RAMP_VIRIDIS};
-	int c, st;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", export_opts, NULL)) != -1)
-		if ((st = take_option(c, q, argv)) >= 0)
-			return st;
+	*q = (export_request){.c = CLI_COMMON_INIT, .show = FIG_HEAD};
+	int st = cli_parse(argc, argv, MODE_EXPORT, &q->c, take_option, q);
+	if (st >= 0)
+		return st;
 	if (optind < argc)
 		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
 	return check_request(q);
@@ -187,21 +109,17 @@ static int check_path(const export_request *q)
 	return -1;
 }
 
-/* --layer and --head against this model; EXIT_USAGE when out of range. */
+/* --layer and --head against this model, and their defaults. */
 static int check_layer_head(export_request *q, const model *m)
 {
-	if ((q->layer >= 0 && (uint32_t)q->layer >= m->cfg.layers) ||
-	    (q->head >= 0 && (uint32_t)q->head >= m->cfg.heads)) {
-		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
-			   "range"),
-			 m->cfg.layers - 1, m->cfg.heads - 1);
-		return EXIT_USAGE;
-	}
+	int st = cli_check_layer_head(&q->c, m);
+	if (st >= 0)
+		return st;
 	/* The rollout goes through every layer unless told where to stop. */
-	if (q->layer < 0)
-		q->layer = q->show == FIG_ROLLOUT ? (int)m->cfg.layers - 1 : 0;
-	if (q->head < 0)
-		q->head = 0;
+	if (q->c.layer < 0)
+		q->c.layer = q->show == FIG_ROLLOUT ? (int)m->cfg.layers - 1 : 0;
+	if (q->c.head < 0)
+		q->c.head = 0;
 	return -1;
 }
 
@@ -251,10 +169,10 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 		     const char *what, av_error *err)
 {
 	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err)
-		      : cli_read_text(q->text, q->input, &s->cps, err);
-	if (ok && q->words && !strip_marks(&s->cps, &s->marks))
+		      : cli_read_text(q->c.text, q->c.input, &s->cps, err);
+	if (ok && q->c.words && !strip_marks(&s->cps, &s->marks))
 		ok = av_fail(err, _("out of memory"));
-	const char *name = arg ? what : q->text ? "--text" : q->input;
+	const char *name = arg ? what : q->c.text ? "--text" : q->c.input;
 	if (ok && s->cps.n == 0)
 		ok = av_fail(err,
 			     _("%s has nothing but word marks; give some characters to look at"),
@@ -278,18 +196,18 @@ static int run_export(const export_request *q, const model *m)
 	side_text a = {0}, b = {0};
 	figure *f = NULL;
 	bool ok = run_side(&a, m, q, NULL, NULL, &err) &&
-		  (!q->compare || run_side(&b, m, q, q->compare, "--compare", &err));
+		  (!q->c.compare || run_side(&b, m, q, q->c.compare, "--compare", &err));
 	if (ok) {
 		fig_request fr = {
 		    .show = q->show,
-		    .layer = q->layer,
-		    .head = q->head,
-		    .words = q->words,
+		    .layer = q->c.layer,
+		    .head = q->c.head,
+		    .words = q->c.words,
 		    .marks = a.marks,
-		    .compare = q->compare ? &b.r : NULL,
+		    .compare = q->c.compare ? &b.r : NULL,
 		    .compare_marks = b.marks,
-		    .scale = q->scale,
-		    .ramp = q->ramp,
+		    .scale = q->c.scale >= 0 ? (scale_kind)q->c.scale : SCALE_ROW,
+		    .ramp = q->c.ramp >= 0 ? (cm_ramp)q->c.ramp : RAMP_VIRIDIS,
 		    .values = q->values,
 		    .model_name = m->meta.name && *m->meta.name ? m->meta.name : "model",
 		    .text = a.utf8,
@@ -314,7 +232,7 @@ int cli_export(int argc, char **argv)
 	if (status >= 0 || (status = check_path(&q)) >= 0)
 		return status;
 	av_error err;
-	model *m = cli_load_model(q.model_path, &err);
+	model *m = cli_load_model(q.c.model_path, &err);
 	if (!m) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;

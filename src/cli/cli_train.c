@@ -13,7 +13,6 @@
 #include "train_progress.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +58,7 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		if (given[t[i].opt - OPT_TRAIN] && !t[i].same) {
+		if (given[t[i].opt - OPT_FIRST] && !t[i].same) {
 			snprintf(msg, n,
 				 _("%s differs from the checkpoint's: --resume continues with "
 				   "the options it was started with; drop %s"),
@@ -81,7 +80,7 @@ static int take_checkpoint(train_request *q, train_checkpoint *ck)
 	}
 	char msg[512];
 	train_options want = q->o;
-	if (q->given[OPT_EPOCHS - OPT_TRAIN])
+	if (q->given[OPT_EPOCHS - OPT_FIRST])
 		want.steps = ck->opt.steps;
 	if (!check_resume_options(q->given, &want, &ck->opt, ck->epochs, msg, sizeof msg))
 		return usage_error("%s", msg);
@@ -95,10 +94,10 @@ static int take_checkpoint(train_request *q, train_checkpoint *ck)
 	q->threads = (int)ck->opt.threads;
 	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
 		return usage_error(_("--val-file differs from the checkpoint's; drop it"));
-	if (q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN])
+	if (q->given[OPT_VAL_SHARE - OPT_FIRST] || q->given[OPT_NO_VAL - OPT_FIRST])
 		return usage_error(_("%s: --resume holds out the validation text the checkpoint "
 				     "held out; drop it"),
-				   q->given[OPT_NO_VAL - OPT_TRAIN] ? "--no-val" : "--val-share");
+				   q->given[OPT_NO_VAL - OPT_FIRST] ? "--no-val" : "--val-share");
 	q->val_path = ck->val_path;
 	q->o = ck->opt;
 	return -1;
@@ -151,9 +150,9 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 		ok = corpus_split(cor, q->val_path ? 0 : ck->nval, &err);
 	} else {
 		train_given given = {
-		    q->given[OPT_CONTEXT - OPT_TRAIN], q->given[OPT_BATCH - OPT_TRAIN],
-		    q->given[OPT_VAL_SHARE - OPT_TRAIN] || q->given[OPT_NO_VAL - OPT_TRAIN],
-		    q->given[OPT_LR - OPT_TRAIN]};
+		    q->given[OPT_CONTEXT - OPT_FIRST], q->given[OPT_BATCH - OPT_FIRST],
+		    q->given[OPT_VAL_SHARE - OPT_FIRST] || q->given[OPT_NO_VAL - OPT_FIRST],
+		    q->given[OPT_LR - OPT_FIRST]};
 		if (q->val_path) {
 			ok = corpus_split(cor, 0, &err);
 			if (ok)

@@ -1,5 +1,5 @@
 /* Shared by cli_train.c and cli_train_options.c: what attnview --train was
- * asked for, and its option codes. */
+ * asked for (its options are in options.h's table). */
 #ifndef ATTNVIEW_CLI_TRAIN_H
 #define ATTNVIEW_CLI_TRAIN_H
 
@@ -8,32 +8,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-
-enum {
-	OPT_TRAIN = 256,
-	OPT_OBJECTIVE,
-	OPT_DIM,
-	OPT_HEADS,
-	OPT_LAYERS,
-	OPT_CONTEXT,
-	OPT_BATCH,
-	OPT_STEPS,
-	OPT_EPOCHS,
-	OPT_LR,
-	OPT_WARMUP,
-	OPT_SEED,
-	OPT_THREADS,
-	OPT_MIN_COUNT,
-	OPT_MAX_VOCAB,
-	OPT_VAL_FILE,
-	OPT_VAL_SHARE,
-	OPT_NO_VAL,
-	OPT_PATIENCE,
-	OPT_EVAL_EVERY,
-	OPT_CKPT_EVERY,
-	OPT_RESUME,
-	OPT_LAST
-};
 
 #define usage_error(...) cli_usage_error("attnview --train --help", __VA_ARGS__)
 
@@ -45,7 +19,7 @@ typedef struct train_request {
 	size_t ncorpus;
 	const char *out, *val_path, *resume;
 	int threads;			  /* --threads, 0 if not given */
-	bool given[OPT_LAST - OPT_TRAIN]; /* which long options appeared */
+	bool given[CLI_NOPTS]; /* which options appeared (by id - OPT_FIRST) */
 	char out_buf[4096], ckpt[4200];
 } train_request;
 

@@ -9,7 +9,6 @@
 #include "view.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,174 +16,66 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum {
-	OPT_LAYER = 256,
-	OPT_HEAD,
-	OPT_SCALE,
-	OPT_COLORMAP,
-	OPT_CELLS,
-	OPT_NO_PANEL,
-	OPT_SHOW,
-	OPT_FIGURE_DIR,
-	OPT_FIGURE_FORMAT,
-	OPT_TEMPERATURE,
-	OPT_TOP_K,
-	OPT_SEED
-};
-
-/* A layer or head number: a non-negative integer. */
-static bool parse_index(const char *s, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > 1000000)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
 static int bad_value(const char *opt, const char *val, const char *choices)
 {
 	return cli_usage_error("attnview --help", _("%s '%s' is not one of: %s"), opt, AV_Q(val),
 			       choices);
 }
 
-/* --figure-dir and --figure-format: where the figure key writes, and how. */
-static bool figure_option(int c, view_options *vo, int *status)
+/* --figure-dir and --figure-format: where the figure key writes, and how;
+ * -1, or the exit status of a usage error. */
+static int figure_option(cli_opt_id id, const char *arg, view_options *vo)
 {
 	struct stat st;
-	if (c == OPT_FIGURE_DIR) {
-		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			*status = cli_usage_error(
-			    "attnview --help", _("--figure-dir %s: %s"), AV_Q(optarg),
+	if (id == OPT_FIGURE_DIR) {
+		if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode))
+			return cli_usage_error(
+			    "attnview --help", _("--figure-dir %s: %s"), AV_Q(arg),
 			    errno == ENOENT ? _("no such folder") : _("not a folder"));
-			return false;
-		}
-		vo->figure_dir = optarg;
-		return true;
+		vo->figure_dir = arg;
+		return -1;
 	}
 	char name[16];
 	fig_format fmt;
 	av_error err;
-	snprintf(name, sizeof name, "x.%.8s", optarg);
-	if (strlen(optarg) > 8 || !fig_format_of(name, &fmt, &err)) {
-		*status = bad_value("--figure-format", optarg, "svg, png, pdf");
-		return false;
-	}
-	if (!fig_format_available(fmt)) {
-		*status =
-		    cli_usage_error("attnview --help",
-				    _("--figure-format %s: attnview was built without cairo and "
-				      "pango, which PNG and PDF need; svg works"),
-				    AV_Q(optarg));
-		return false;
-	}
+	snprintf(name, sizeof name, "x.%.8s", arg);
+	if (strlen(arg) > 8 || !fig_format_of(name, &fmt, &err))
+		return bad_value("--figure-format", arg, "svg, png, pdf");
+	if (!fig_format_available(fmt))
+		return cli_usage_error("attnview --help",
+				       _("--figure-format %s: attnview was built without cairo and "
+					 "pango, which PNG and PDF need; svg works"),
+				       AV_Q(arg));
 	vo->figure_format = (int)fmt;
-	return true;
+	return -1;
 }
 
-/* --temperature, --top-k, --seed: how the model writes (Ctrl-G). */
-static bool writing_option(int c, view_options *vo, int *status)
+/* One option of the view (the shared ones are in cli_common); -1, or the
+ * exit status of a usage error. */
+static int view_option(cli_opt_id id, const char *arg, void *ctx)
 {
-	cli_gen g = {vo->temperature, vo->top_k, vo->seed, false};
-	int st = cli_gen_option(c == OPT_TEMPERATURE ? "--temperature"
-				: c == OPT_TOP_K     ? "--top-k"
-						     : "--seed",
-				optarg, &g);
-	if (st >= 0) {
-		*status = st;
-		return false;
-	}
-	vo->temperature = g.temperature;
-	vo->top_k = g.top_k;
-	vo->seed = g.seed;
-	return true;
-}
-
-/* One option of the view; false ends parsing with *status. */
-static bool view_option(int c, view_options *vo, const char **model_path, char **argv, int *status)
-{
-	scale_kind sk;
-	cm_ramp rk;
-	switch (c) {
-	case 'm':
-		*model_path = optarg;
-		return true;
-	case 't':
-		vo->text = optarg;
-		return true;
-	case OPT_LAYER:
-	case OPT_HEAD:
-		if (!parse_index(optarg, c == OPT_LAYER ? &vo->layer : &vo->head)) {
-			*status = cli_usage_error(
-			    "attnview --help",
-			    _("%s needs a number from 0 (as --dump counts), not '%s'"),
-			    c == OPT_LAYER ? "--layer" : "--head", AV_Q(optarg));
-			return false;
-		}
-		return true;
-	case OPT_SCALE:
-		if (!scale_parse(optarg, &sk)) {
-			*status = bad_value("--scale", optarg, "fixed, head, row, log");
-			return false;
-		}
-		vo->scale = (int)sk;
-		return true;
-	case OPT_COLORMAP:
-		if (!colormap_ramp_parse(optarg, &rk)) {
-			*status = bad_value("--colormap", optarg, "viridis, cividis");
-			return false;
-		}
-		vo->ramp = (int)rk;
-		return true;
+	view_options *vo = ctx;
+	switch (id) {
 	case OPT_CELLS:
 		for (int i = 0; i < 3; i++)
-			if (strcmp(optarg, (const char *[]){"fit", "scroll", "compact"}[i]) == 0) {
+			if (strcmp(arg, (const char *[]){"fit", "scroll", "compact"}[i]) == 0) {
 				vo->cells = i;
-				return true;
+				return -1;
 			}
-		*status = bad_value("--cells", optarg, "fit, scroll, compact");
-		return false;
+		return bad_value("--cells", arg, "fit, scroll, compact");
 	case OPT_NO_PANEL:
 		vo->no_panel = true;
-		return true;
+		return -1;
 	case OPT_SHOW:
-		if ((vo->show = view_show_parse(optarg)) < 0) {
-			*status = bad_value("--show", optarg, "head, mean, max, rollout, all");
-			return false;
-		}
-		return true;
+		if ((vo->show = view_show_parse(arg)) < 0)
+			return bad_value("--show", arg, "head, mean, max, rollout, all");
+		return -1;
 	case OPT_FIGURE_DIR:
 	case OPT_FIGURE_FORMAT:
-		return figure_option(c, vo, status);
-	case OPT_TEMPERATURE:
-	case OPT_TOP_K:
-	case OPT_SEED:
-		return writing_option(c, vo, status);
-	case ':':
-		*status = cli_usage_error("attnview --help", _("%s needs a value"),
-					  AV_Q(argv[optind - 1]));
-		return false;
-	default:
-		*status = cli_usage_error("attnview --help", _("unknown option %s"),
-					  AV_Q(argv[optind - 1]));
-		return false;
+		return figure_option(id, arg, vo);
+	default: /* --help, --version: main.c took them */
+		return -1;
 	}
-}
-
-/* --layer and --head against the model's sizes. */
-static int check_head(const view_options *vo, const model *m)
-{
-	if (vo->layer >= (int)m->cfg.layers)
-		return cli_usage_error("attnview --help",
-				       _("--layer %d: this model has %u layers, 0 to %u"),
-				       vo->layer, m->cfg.layers, m->cfg.layers - 1);
-	if (vo->head >= (int)m->cfg.heads)
-		return cli_usage_error("attnview --help",
-				       _("--head %d: this model has %u heads, 0 to %u"), vo->head,
-				       m->cfg.heads, m->cfg.heads - 1);
-	return EXIT_OK;
 }
 
 /* FILE; or, while a --train run writing FILE has written only its
@@ -210,37 +101,28 @@ static model *load_view_model(const char *path, av_error *err)
 
 int cli_view(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"model", required_argument, NULL, 'm'},
-	    {"text", required_argument, NULL, 't'},
-	    {"layer", required_argument, NULL, OPT_LAYER},
-	    {"head", required_argument, NULL, OPT_HEAD},
-	    {"scale", required_argument, NULL, OPT_SCALE},
-	    {"colormap", required_argument, NULL, OPT_COLORMAP},
-	    {"cells", required_argument, NULL, OPT_CELLS},
-	    {"no-panel", no_argument, NULL, OPT_NO_PANEL},
-	    {"show", required_argument, NULL, OPT_SHOW},
-	    {"figure-dir", required_argument, NULL, OPT_FIGURE_DIR},
-	    {"figure-format", required_argument, NULL, OPT_FIGURE_FORMAT},
-	    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
-	    {"top-k", required_argument, NULL, OPT_TOP_K},
-	    {"seed", required_argument, NULL, OPT_SEED},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *model_path = NULL;
 	view_options vo = VIEW_OPTIONS_INIT;
-	optind = 1;
-	opterr = 0;
-	int c, status = EXIT_OK;
-	while ((c = getopt_long(argc, argv, ":m:t:", opts, NULL)) != -1) {
-		if (!view_option(c, &vo, &model_path, argv, &status))
-			return status;
-	}
+	cli_common c = CLI_COMMON_INIT;
+	c.gen.temperature = vo.temperature;
+	c.gen.top_k = vo.top_k;
+	c.gen.seed = vo.seed;
+	int status = cli_parse(argc, argv, MODE_VIEW, &c, view_option, &vo);
+	if (status >= 0)
+		return status;
 	if (optind < argc) {
 		return cli_usage_error("attnview --help",
 				       _("unexpected argument '%s' (text goes after --text)"),
 				       AV_Q(argv[optind]));
 	}
+	const char *model_path = c.model_path;
+	vo.text = c.text;
+	vo.layer = c.layer;
+	vo.head = c.head;
+	vo.scale = c.scale;
+	vo.ramp = c.ramp;
+	vo.temperature = c.gen.temperature;
+	vo.top_k = c.gen.top_k;
+	vo.seed = c.gen.seed;
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");
 	/* Hidden: a slow model for the screen tests of the "computing" mark. */
@@ -254,7 +136,7 @@ int cli_view(int argc, char **argv)
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
-	if ((status = check_head(&vo, m)) != EXIT_OK) {
+	if ((status = cli_check_layer_head(&c, m)) >= 0) {
 		model_destroy(m);
 		return status;
 	}

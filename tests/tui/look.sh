@@ -178,9 +178,9 @@ check "mean distance, in positions" wait_for "mean distance"
 check "masked prediction says so" wait_for "Predicted at 0 (masked)"
 check "status names the head as --dump does" wait_for "| layer 1 head 3 |"
 out=$("$bin" --layer 4 --text x 2>&1 </dev/null)
-check "--layer beyond the model: refused" grep -q "layers, 0 to 3" <<<"$out"
+check "--layer beyond the model: refused" grep -q "layers 0\.\.3 and heads 0\.\.7" <<<"$out"
 out=$("$bin" --scale linear --text x 2>&1 </dev/null)
-check "--scale unknown: the choices" grep -q "fixed, head, row, log" <<<"$out"
+check "--scale unknown: the choices" grep -q "fixed, head, row or log" <<<"$out"
 
 # Emoji sequences (ZWJ, skin tone, flag): every column stays in place.
 zwj="ab👩‍👧cd 你好 👋🏽🇨🇳"
