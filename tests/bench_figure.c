@@ -99,7 +99,7 @@ int main(void)
 		snprintf(path, sizeof path, "%s/grid.%s", dir, ext[fmt]);
 		double t_desc[REPS], t_file[REPS], t_all[REPS], t_cli[REPS];
 		for (int i = 0; i < REPS; i++) {
-			fig_request q = {.show = FIG_OVERVIEW,
+			fig_request q = {.show = SEL_OVERVIEW,
 					 .scale = SCALE_ROW,
 					 .ramp = RAMP_VIRIDIS,
 					 .model_name = "builtin",

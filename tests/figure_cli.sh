@@ -67,7 +67,9 @@ fi
 # -- every view, in every format this build writes.
 views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--show rollout --layer 0"
 	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"
-	"--scale log --colormap cividis --values" "--scale head --title 静夜思")
+	"--scale log --colormap cividis --values" "--scale head --title 静夜思"
+	"--contributions --layer 2 --head 3" "--show contributions --words --values"
+	"--contributions --compare 床前明月光，疑是地上雪。")
 for e in "${formats[@]}"; do
 	i=0
 	for v in "${views[@]}"; do
@@ -101,9 +103,10 @@ expect 2 'fig: the file name must end in' -- "$bin" --export "$tmp/fig" --text "
 absent "$tmp/fig.jpg" "$tmp/fig"
 expect 2 'exactly one of --text TEXT or --input FILE' -- "$bin" --export "$tmp/u.svg"
 expect 2 '--head goes with --show head' -- "$bin" --export "$tmp/u.svg" --text a --show mean --head 1
+expect 2 'leave out --layer' -- "$bin" --export "$tmp/u.svg" --text a --show all --layer 0
 expect 2 'leave out --layer' -- "$bin" --export "$tmp/u.svg" --text a --overview --layer 1
 expect 2 '--values needs one heatmap' -- "$bin" --export "$tmp/u.svg" --text a --overview --values
-expect 2 "--show takes head, mean, max, rollout, all or overview, not 'heads'" -- \
+expect 2 "--show takes head, mean, max, rollout, all, contributions or overview, not 'heads'" -- \
 	"$bin" --export "$tmp/u.svg" --text a --show heads
 expect 2 "--scale takes fixed, head, row or log" -- "$bin" --export "$tmp/u.svg" --text a --scale x
 expect 2 "--colormap takes viridis or cividis" -- "$bin" --export "$tmp/u.svg" --text a --colormap x

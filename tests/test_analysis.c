@@ -232,13 +232,13 @@ static void aggregates_and_rollout(void)
 	memset(&r, 0, sizeof r);
 	r.n = 2, r.layers = 2, r.heads = 2, r.att = att;
 	float out[4];
-	aggregate_heads(out, &r, 0, AGG_MEAN);
+	aggregate_heads(out, &r, 0, SEL_MEAN);
 	float mean0[4] = {0.5f, 0.5f, 0.5f, 0.5f};
 	check_close("mean of layer 0", out, mean0, 4, 1e-7f);
-	aggregate_heads(out, &r, 1, AGG_MAX);
+	aggregate_heads(out, &r, 1, SEL_MAX);
 	float max1[4] = {1, 0.5f, 1, 0.5f};
 	check_close("max of layer 1", out, max1, 4, 1e-7f);
-	aggregate_heads(out, &r, 7, AGG_ALL);
+	aggregate_heads(out, &r, 7, SEL_ALL);
 	float all[4] = {0.625f, 0.375f, 0.625f, 0.375f};
 	check_close("mean of all heads", out, all, 4, 1e-7f);
 

@@ -251,14 +251,14 @@ static void core_checks(fixture *f, const char *name)
 
 	float *m = malloc(L * nn * sizeof *m), *work = malloc(nn * sizeof *work);
 	for (int l = 0; l < f->L; l++)
-		aggregate_heads(m + l * nn, &f->r, l, AGG_MEAN);
+		aggregate_heads(m + l * nn, &f->r, l, SEL_MEAN);
 	snprintf(what, sizeof what, "%s: mean of each layer's heads", name);
 	check_each(what, m, gt(f, "mean"), NULL, f->t, L * nn);
 	for (int l = 0; l < f->L; l++)
-		aggregate_heads(m + l * nn, &f->r, l, AGG_MAX);
+		aggregate_heads(m + l * nn, &f->r, l, SEL_MAX);
 	snprintf(what, sizeof what, "%s: max of each layer's heads", name);
 	check_each(what, m, gt(f, "max"), NULL, f->t, L * nn);
-	aggregate_heads(m, &f->r, 0, AGG_ALL);
+	aggregate_heads(m, &f->r, 0, SEL_ALL);
 	snprintf(what, sizeof what, "%s: mean of all heads", name);
 	check_each(what, m, gt(f, "all"), NULL, f->t, nn);
 	attention_rollout(m, work, &f->r);

@@ -349,9 +349,9 @@ static void formats_and_values(void)
 	/* Layout widths: a wide character takes 1 em, others 0.6. */
 	CHECK(fabs(fig_text_width("床a", 10) - 16) < 1e-9);
 
-	CHECK(strcmp(fig_show_name(FIG_ROLLOUT), "rollout") == 0);
-	fig_show s;
-	CHECK(fig_show_parse("overview", &s) && s == FIG_OVERVIEW && !fig_show_parse("x", &s));
+	CHECK(strcmp(sel_name(SEL_ROLLOUT), "rollout") == 0);
+	sel_kind s;
+	CHECK(sel_parse("overview", &s) && s == SEL_OVERVIEW && !sel_parse("x", &s));
 
 	/* Tiles of a figure have one size; long titles are cut. */
 	figure *f = figure_create(1, 2, &err);
@@ -393,7 +393,7 @@ static void from_result(void)
 	make_result(&r, "ab c", false, 1);
 	make_result(&r2, "xb c", false, 9);
 	av_error err;
-	fig_request q = {.show = FIG_HEAD,
+	fig_request q = {.show = SEL_HEAD,
 			 .layer = 1,
 			 .head = 0,
 			 .scale = SCALE_ROW,
@@ -412,12 +412,12 @@ static void from_result(void)
 	figure_destroy(f);
 
 	float want[16], roll[2 * 16], work[16];
-	q.show = FIG_MAX;
+	q.show = SEL_MAX;
 	f = figure_from_result(&r, &q, &err);
-	aggregate_heads(want, &r, 1, AGG_MAX);
+	aggregate_heads(want, &r, 1, SEL_MAX);
 	check_close("max of layer 1", f->tiles[0].w, want, 16, 0);
 	figure_destroy(f);
-	q.show = FIG_ROLLOUT;
+	q.show = SEL_ROLLOUT;
 	q.layer = 0;
 	f = figure_from_result(&r, &q, &err);
 	attention_rollout(roll, work, &r);
@@ -426,10 +426,10 @@ static void from_result(void)
 	figure_destroy(f);
 
 	/* Words: "ab " and "c"; with a mark before b, "a", "b", "c". */
-	q.show = FIG_ALL;
+	q.show = SEL_ALL;
 	q.words = true;
 	f = figure_from_result(&r, &q, &err);
-	aggregate_heads(want, &r, 0, AGG_ALL);
+	aggregate_heads(want, &r, 0, SEL_ALL);
 	word_span spans[2] = {{0, 3}, {3, 4}};
 	float ww[4];
 	attn_matrix all = {want, 4, false};
@@ -445,7 +445,7 @@ static void from_result(void)
 	figure_destroy(f);
 
 	/* A difference: diverging, labels that differ show both. */
-	q = (fig_request){.show = FIG_HEAD,
+	q = (fig_request){.show = SEL_HEAD,
 			  .layer = 0,
 			  .head = 1,
 			  .scale = SCALE_ROW,
@@ -464,7 +464,7 @@ static void from_result(void)
 
 	/* The overview: a tile per head with its role, no labels. */
 	q = (fig_request){
-	    .show = FIG_OVERVIEW, .scale = SCALE_HEAD, .ramp = RAMP_CIVIDIS, .values = true};
+	    .show = SEL_OVERVIEW, .scale = SCALE_HEAD, .ramp = RAMP_CIVIDIS, .values = true};
 	f = figure_from_result(&r, &q, &err);
 	CHECK(f->rows == 2 && f->cols == 2 && !f->values && !f->tiles[3].labels);
 	CHECKF(strncmp(f->tiles[3].title, "L1 H1 ", 6) == 0, "%s", f->tiles[3].title);

@@ -10,6 +10,7 @@
 #define ATTNVIEW_ANALYSIS_H
 
 #include "attnview/model.h"
+#include "attnview/select.h"
 
 typedef struct attn_matrix {
 	const float *w; /* (n, n), row-major: w[i * n + j] */
@@ -121,17 +122,11 @@ const char *role_name(role_kind r);
 void head_roles(role_scores *out, const attn_matrix *a, const token *tok);
 
 /* ---- aggregates and rollout ---------------------------------------------- */
-typedef enum agg_kind {
-	AGG_MEAN, /* mean over a layer's heads */
-	AGG_MAX,  /* largest weight over a layer's heads, cell by cell */
-	AGG_ALL,  /* mean over every head of every layer */
-} agg_kind;
-
-const char *agg_name(agg_kind k); /* "mean", "max", "all" */
-
-/* out (n, n): the aggregate of result r (layer ignored for AGG_ALL). The
- * rows of a mean sum to 1 as the heads' do; a max's do not. */
-void aggregate_heads(float *out, const attn_result *r, int layer, agg_kind kind);
+/* out (n, n): an aggregate of result r, kind SEL_MEAN (over a layer's
+ * heads), SEL_MAX (their largest weight, cell by cell) or SEL_ALL (the mean
+ * over every head of every layer; layer ignored). The rows of a mean sum to
+ * 1 as the heads' do; a max's do not. */
+void aggregate_heads(float *out, const attn_result *r, int layer, sel_kind kind);
 
 /* Attention rollout (Abnar and Zuidema, 2020): with W_l the mean over layer
  * l's heads, A_l = W_l / 2 + I / 2, R_0 = A_0, R_l = A_l R_{l-1}.

@@ -24,6 +24,7 @@
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
 #include "attnview/scale.h"
+#include "attnview/select.h"
 
 /* Units per inch: SVG px are 1/96 in. A PNG has FIG_PNG_SCALE pixels per
  * unit (192 dpi); a PDF has one point (1/72 in) per unit. */
@@ -76,23 +77,9 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 bool fig_cell_rgb(const fig_heatmap *h, int q, int k, cm_rgb *out);
 
 /* ---- figures from a result (attnview --export) ----------------------------- */
-typedef enum fig_show {
-	FIG_HEAD,     /* one head */
-	FIG_MEAN,     /* the mean of a layer's heads */
-	FIG_MAX,      /* their maximum */
-	FIG_ROLLOUT,  /* attention rollout through a layer */
-	FIG_ALL,      /* the mean of every head */
-	FIG_OVERVIEW, /* every head, a tile each, with its role */
-	FIG_NSHOW
-} fig_show;
-
-/* "head", "mean", "max", "rollout", "all", "overview" */
-const char *fig_show_name(fig_show s);
-bool fig_show_parse(const char *name, fig_show *s);
-
 typedef struct fig_request {
-	fig_show show;
-	int layer, head;	    /* layer: of a head, mean, max, rollout */
+	sel_kind show;		    /* what the map shows (select.h); overview: a grid */
+	int layer, head;	    /* layer: of a head, mean, max, rollout, contributions */
 	bool words;		    /* the word view (analysis.h, words_split) */
 	const bool *marks;	    /* words: [n] a word starts at token i ('|'), or NULL */
 	const attn_result *compare; /* a difference: the result minus this one, or NULL */
@@ -106,8 +93,9 @@ typedef struct fig_request {
 } fig_request;
 
 /* The figure of result r as q asks (q->layer and q->head must be in r's
- * range). The title says what is shown ("Layer 0, head 1 · next 0.74"), the
- * subtitle the model, the scale and the text. */
+ * range; contributions need r->value_norms, and the compared result's). The
+ * title says what is shown ("Layer 0, head 1 · next 0.74"), the subtitle
+ * the model, the scale and the text. */
 figure *figure_from_result(const attn_result *r, const fig_request *q, av_error *err);
 
 /* Words as the view's word view makes them: split at spaces and

@@ -259,6 +259,11 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 	return -1;
 }
 
+int cli_show_error(const char *arg)
+{
+	return usage_error(_("--show takes %s, not '%s'"), sel_names_list(_(" or ")), AV_Q(arg));
+}
+
 int cli_check_layer_head(const cli_common *c, const model *m)
 {
 	if ((c->layer >= 0 && (uint32_t)c->layer >= m->cfg.layers) ||

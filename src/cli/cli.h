@@ -35,9 +35,10 @@ bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
 
 /* The model on the first `context` codepoints of cps (the rest is reported
  * on stderr and left out; *dropped, may be NULL, says how many): r filled,
- * free it with attn_result_free. */
-bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int *dropped,
-		av_error *err);
+ * with r->value_norms when `norms` (for value contributions); free it with
+ * attn_result_free. */
+bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_result *r,
+		int *dropped, av_error *err);
 
 /* How the model writes text (the view's Ctrl-G, --dump --generate): the
  * sampler's settings from --temperature T, --top-k K, --seed S. */
@@ -76,6 +77,9 @@ typedef int (*cli_take_fn)(cli_opt_id id, const char *arg, void *ctx);
  * value is a usage error; arguments that are not options are left at
  * argv[optind..argc) for the caller. Returns -1, or the exit status. */
 int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx);
+
+/* A usage error: --show does not take `arg` (the names of select.h). */
+int cli_show_error(const char *arg);
 
 /* --layer and --head against this model's sizes: -1, or EXIT_USAGE with a
  * note naming the model's range. */

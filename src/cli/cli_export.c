@@ -17,7 +17,7 @@
 typedef struct export_request {
 	cli_common c; /* --model, --text, --input, --layer, --head, --scale, ... */
 	const char *path, *title;
-	fig_show show;
+	sel_kind show;
 	bool values, force;
 } export_request;
 
@@ -31,17 +31,17 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		q->path = arg;
 		break;
 	case OPT_SHOW:
-		if (!fig_show_parse(arg, &q->show))
-			return usage_error(
-			    _("--show takes head, mean, max, rollout, all or overview, "
-			      "not '%s'"),
-			    AV_Q(arg));
+		if (!sel_parse(arg, &q->show))
+			return cli_show_error(arg);
 		break;
 	case OPT_OVERVIEW:
-		q->show = FIG_OVERVIEW;
+		q->show = SEL_OVERVIEW;
 		break;
 	case OPT_ROLLOUT:
-		q->show = FIG_ROLLOUT;
+		q->show = SEL_ROLLOUT;
+		break;
+	case OPT_CONTRIBUTIONS:
+		q->show = SEL_CONTRIB;
 		break;
 	case OPT_VALUES:
 		q->values = true;
@@ -65,20 +65,21 @@ static int check_request(const export_request *q)
 	if (!!c->text == !!c->input)
 		return usage_error("%s",
 				   _("--export needs exactly one of --text TEXT or --input FILE"));
-	if (c->head >= 0 && q->show != FIG_HEAD)
-		return usage_error(_("--head goes with --show head, not --show %s"),
-				   fig_show_name(q->show));
-	if (c->layer >= 0 && (q->show == FIG_ALL || q->show == FIG_OVERVIEW))
+	if (c->head >= 0 && !sel_has_head(q->show))
+		return usage_error(
+		    _("--head goes with --show head or contributions, not --show %s"),
+		    sel_name(q->show));
+	if (c->layer >= 0 && !sel_has_layer(q->show))
 		return usage_error(_("--show %s covers every layer; leave out --layer"),
-				   fig_show_name(q->show));
-	if (q->values && q->show == FIG_OVERVIEW)
+				   sel_name(q->show));
+	if (q->values && q->show == SEL_OVERVIEW)
 		return usage_error("%s", _("--values needs one heatmap, not --show overview"));
 	return -1;
 }
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){.c = CLI_COMMON_INIT, .show = FIG_HEAD};
+	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD};
 	int st = cli_parse(argc, argv, MODE_EXPORT, &q->c, take_option, q);
 	if (st >= 0)
 		return st;
@@ -117,7 +118,7 @@ static int check_layer_head(export_request *q, const model *m)
 		return st;
 	/* The rollout goes through every layer unless told where to stop. */
 	if (q->c.layer < 0)
-		q->c.layer = q->show == FIG_ROLLOUT ? (int)m->cfg.layers - 1 : 0;
+		q->c.layer = q->show == SEL_ROLLOUT ? (int)m->cfg.layers - 1 : 0;
 	if (q->c.head < 0)
 		q->c.head = 0;
 	return -1;
@@ -179,7 +180,7 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 			     AV_Q(name));
 	if (ok && !(s->utf8 = utf8_of(&s->cps)))
 		ok = av_fail(err, _("out of memory"));
-	return ok && cli_attend(m, &s->cps, 0, &s->r, NULL, err);
+	return ok && cli_attend(m, &s->cps, 0, q->show == SEL_CONTRIB, &s->r, NULL, err);
 }
 
 static void side_free(side_text *s)

@@ -1,6 +1,8 @@
 /* What --dump and --export share: the text to look at, from --text or
  * --input, and the model run on it. */
 #include "attnview/encoding.h"
+#include "attnview/explain.h"
+#include "attnview/infer.h"
 #include "attnview/i18n.h"
 #include "attnview/input.h"
 #include "attnview/modelfile.h"
@@ -98,8 +100,28 @@ bool cli_read_text(const char *text, const char *input, cp_buf *cps, av_error *e
 	return read_input(input, cps, err) && not_empty(cps, err);
 }
 
-bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int *dropped,
-		av_error *err)
+/* The value norms of every head need q, k and v of the text: the view's
+ * pass (infer_forward, as --dump's), since the predictions' passes have
+ * masked a position each. */
+static bool attend_norms(const model *m, activations *ws, const token *toks, int n,
+			 attn_result *r, av_error *err)
+{
+	const model_config *c = &m->cfg;
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	r->value_norms = malloc((size_t)c->layers * c->heads * (size_t)n * sizeof(float));
+	if (!ids || !r->value_norms) {
+		free(ids);
+		return av_fail(err, _("out of memory for the value contributions"));
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = toks[i].id;
+	bool ok = infer_forward(m, ws, NULL, ids, n, NULL, NULL, NULL, NULL, err);
+	free(ids);
+	return ok && value_norms(m, ws, n, r->value_norms, err);
+}
+
+bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_result *r,
+		int *dropped, av_error *err)
 {
 	int n = (int)(cps->n < m->cfg.context ? cps->n : m->cfg.context);
 	int cut = (int)(cps->n - (size_t)n);
@@ -115,7 +137,8 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, attn_result *r, int
 	vocab_tokenize(&m->vocab, cps->v, (size_t)n, toks);
 	activations ws = {0};
 	bool ok = activations_init(&ws, &m->cfg, 1, n, n, err) &&
-		  model_attend(m, &ws, toks, n, topk, r, err);
+		  model_attend(m, &ws, toks, n, topk, r, err) &&
+		  (!norms || attend_norms(m, &ws, toks, n, r, err));
 	activations_finish(&ws);
 	free(toks);
 	return ok;

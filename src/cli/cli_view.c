@@ -66,10 +66,13 @@ static int view_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_NO_PANEL:
 		vo->no_panel = true;
 		return -1;
-	case OPT_SHOW:
-		if ((vo->show = view_show_parse(arg)) < 0)
-			return bad_value("--show", arg, "head, mean, max, rollout, all");
+	case OPT_SHOW: {
+		sel_kind k;
+		if (!sel_parse(arg, &k))
+			return cli_show_error(arg);
+		vo->show = (int)k;
 		return -1;
+	}
 	case OPT_FIGURE_DIR:
 	case OPT_FIGURE_FORMAT:
 		return figure_option(id, arg, vo);

@@ -32,7 +32,8 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_SHOW, "show", 0, "WHAT", M_PICTURE,
       N_("head (default), or a summary of the layer's heads: mean, max, rollout "
 	 "(through the layer; --export's default: the last), all (every head's mean); "
-	 "--export also overview (every head, a tile each, with its role)")),
+	 "contributions (the head's value contributions, F11), overview (every head, a "
+	 "tile each, with its role)")),
     O(OPT_SCALE, "scale", 0, "S", M_PICTURE,
       N_("colour scale: row (default: each row to its maximum), fixed (0..1), head (to "
 	 "the head's maximum), log (.001..1)")),
@@ -61,8 +62,9 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("top-K predictions per position in JSON (default 5, 0 = none)")),
     O(OPT_QUERY, "query", 0, "I", M_DUMP, NULL),
     O(OPT_KEY, "key", 0, "J", M_DUMP, N_("the q·k breakdown of that cell in every head shown")),
-    O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP,
-      N_("value norms and contributions A[i][j]·|v_j W_O| of every head")),
+    O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
+      N_("value norms and contributions A[i][j]·|v_j W_O| of every head (--export: the "
+	 "same as --show contributions, each row's shares)")),
     O(OPT_AGGREGATES, "aggregates", 0, NULL, M_DUMP,
       N_("the mean and max of each layer's heads, and the mean of all heads")),
     O(OPT_ROLLOUT, "rollout", 0, NULL, M_DUMP | M_EXPORT,

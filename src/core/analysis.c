@@ -261,23 +261,16 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 
 /* ---- aggregates and rollout --------------------------------------------- */
 
-static const char *const agg_names[] = {"mean", "max", "all"};
-
-const char *agg_name(agg_kind k)
-{
-	return k <= AGG_ALL ? agg_names[k] : "?";
-}
-
-void aggregate_heads(float *out, const attn_result *r, int layer, agg_kind kind)
+void aggregate_heads(float *out, const attn_result *r, int layer, sel_kind kind)
 {
 	size_t nn = (size_t)r->n * (size_t)r->n;
-	int l0 = kind == AGG_ALL ? 0 : layer, l1 = kind == AGG_ALL ? r->layers : layer + 1;
+	int l0 = kind == SEL_ALL ? 0 : layer, l1 = kind == SEL_ALL ? r->layers : layer + 1;
 	int count = (l1 - l0) * r->heads;
 	memset(out, 0, nn * sizeof *out);
 	for (int l = l0; l < l1; l++)
 		for (int h = 0; h < r->heads; h++) {
 			const float *w = attn_result_head(r, l, h).w;
-			if (kind == AGG_MAX) {
+			if (kind == SEL_MAX) {
 				for (size_t i = 0; i < nn; i++)
 					out[i] = w[i] > out[i] ? w[i] : out[i];
 			} else {
@@ -285,7 +278,7 @@ void aggregate_heads(float *out, const attn_result *r, int layer, agg_kind kind)
 					out[i] += w[i];
 			}
 		}
-	if (kind != AGG_MAX && count > 0)
+	if (kind != SEL_MAX && count > 0)
 		for (size_t i = 0; i < nn; i++)
 			out[i] /= (float)count;
 }
@@ -296,7 +289,7 @@ void attention_rollout(float *out, float *work, const attn_result *r)
 	size_t nn = (size_t)n * (size_t)n;
 	for (int l = 0; l < r->layers; l++) {
 		/* work = W_l / 2 + I / 2 */
-		aggregate_heads(work, r, l, AGG_MEAN);
+		aggregate_heads(work, r, l, SEL_MEAN);
 		for (size_t i = 0; i < nn; i++)
 			work[i] *= 0.5f;
 		for (int i = 0; i < n; i++)

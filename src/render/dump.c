@@ -90,8 +90,9 @@ void dump_json_predictions(FILE *out, const model *m, const attn_result *r, cons
 	fprintf(out, "\n%s]", indent);
 }
 
-/* One TSV row per weight of an n x n matrix; head is a number or a name
- * ("mean", "max", "all", "rollout"); scores and contributions may be NULL. */
+/* One TSV row per weight of an n x n matrix; head is a number or the name
+ * of a kind (select.h: "mean", "max", "all", "rollout"); scores and
+ * contributions may be NULL. */
 typedef struct tsv_block {
 	int layer;
 	const char *head;
@@ -134,15 +135,15 @@ static bool tsv_summaries(FILE *out, const attn_result *r, const dump_options *o
 	for (int l = 0; l < r->layers && x->aggregates; l++) {
 		if (!in_range(o->layer, l))
 			continue;
-		for (int k = AGG_MEAN; k <= AGG_MAX; k++) {
-			aggregate_heads(buf, r, l, (agg_kind)k);
-			tsv_block b = {l, agg_name((agg_kind)k), buf, NULL, NULL};
+		for (sel_kind k = SEL_MEAN; k <= SEL_MAX; k++) {
+			aggregate_heads(buf, r, l, k);
+			tsv_block b = {l, sel_name(k), buf, NULL, NULL};
 			tsv_rows(out, r, glyph, &b, cc);
 		}
 	}
 	if (x->aggregates) {
-		aggregate_heads(buf, r, 0, AGG_ALL);
-		tsv_block b = {-1, "all", buf, NULL, NULL};
+		aggregate_heads(buf, r, 0, SEL_ALL);
+		tsv_block b = {-1, sel_name(SEL_ALL), buf, NULL, NULL};
 		tsv_rows(out, r, glyph, &b, cc);
 	}
 	if (!x->rollout)
@@ -153,7 +154,7 @@ static bool tsv_summaries(FILE *out, const attn_result *r, const dump_options *o
 	attention_rollout(roll, buf, r);
 	for (int l = 0; l < r->layers; l++)
 		if (in_range(o->layer, l)) {
-			tsv_block b = {l, "rollout", roll + (size_t)l * nn, NULL, NULL};
+			tsv_block b = {l, sel_name(SEL_ROLLOUT), roll + (size_t)l * nn, NULL, NULL};
 			tsv_rows(out, r, glyph, &b, cc);
 		}
 	free(roll);

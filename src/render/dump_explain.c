@@ -138,18 +138,18 @@ static void write_aggregates(FILE *out, const attn_result *r, const dump_options
 	for (int l = 0; l < r->layers; l++) {
 		if (!layer_shown(o, l))
 			continue;
-		for (int k = AGG_MEAN; k <= AGG_MAX; k++) {
-			aggregate_heads(buf, r, l, (agg_kind)k);
+		for (sel_kind k = SEL_MEAN; k <= SEL_MAX; k++) {
+			aggregate_heads(buf, r, l, k);
 			fprintf(out, "%s\n    {\"layer\": %d, \"kind\": \"%s\",\n     \"weights\": ",
-				first ? "" : ",", l, agg_name((agg_kind)k));
+				first ? "" : ",", l, sel_name(k));
 			json_matrix(out, buf, r->n, "     ");
 			fputc('}', out);
 			first = false;
 		}
 	}
-	aggregate_heads(buf, r, 0, AGG_ALL);
-	fprintf(out, "%s\n    {\"layer\": null, \"kind\": \"all\",\n     \"weights\": ",
-		first ? "" : ",");
+	aggregate_heads(buf, r, 0, SEL_ALL);
+	fprintf(out, "%s\n    {\"layer\": null, \"kind\": \"%s\",\n     \"weights\": ",
+		first ? "" : ",", sel_name(SEL_ALL));
 	json_matrix(out, buf, r->n, "     ");
 	fputs("}\n  ]", out);
 }

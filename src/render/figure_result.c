@@ -15,24 +15,6 @@
 
 /* ---- figures from a result ------------------------------------------------------ */
 
-static const char *const show_names[FIG_NSHOW] = {"head",    "mean", "max",
-						  "rollout", "all",  "overview"};
-
-const char *fig_show_name(fig_show s)
-{
-	return s < FIG_NSHOW ? show_names[s] : "?";
-}
-
-bool fig_show_parse(const char *name, fig_show *s)
-{
-	for (int i = 0; i < FIG_NSHOW; i++)
-		if (strcmp(name, show_names[i]) == 0) {
-			*s = (fig_show)i;
-			return true;
-		}
-	return false;
-}
-
 int fig_words(word_span *out, char **labels, bool *unknown, const token *tok, int n,
 	      const bool *marks)
 {
@@ -91,41 +73,19 @@ static void side_free(fig_side *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The matrix of `show` at layer/head into out (n, n). */
-static bool select_matrix(float *out, const attn_result *r, fig_show show, int layer, int head)
-{
-	size_t nn = (size_t)r->n * (size_t)r->n;
-	switch (show) {
-	case FIG_HEAD:
-	case FIG_OVERVIEW:
-		memcpy(out, attn_result_head(r, layer, head).w, nn * sizeof *out);
-		return true;
-	case FIG_MEAN:
-	case FIG_MAX:
-		aggregate_heads(out, r, layer, show == FIG_MEAN ? AGG_MEAN : AGG_MAX);
-		return true;
-	case FIG_ALL:
-		aggregate_heads(out, r, 0, AGG_ALL);
-		return true;
-	case FIG_ROLLOUT: {
-		float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
-		float *work = malloc(nn * sizeof *work);
-		if (roll && work) {
-			attention_rollout(roll, work, r);
-			memcpy(out, roll + (size_t)layer * nn, nn * sizeof *out);
-		}
-		bool ok = roll && work;
-		free(roll);
-		free(work);
-		return ok;
-	}
-	default:
-		return false;
-	}
-}
+/* What the tiles of one figure share: the request, and a rollout made once
+ * for each of its results. */
+typedef struct fig_ctx {
+	const attn_result *r;
+	const fig_request *q;
+	sel_cache ca, cb; /* of r, of q->compare */
+	av_error *err;
+} fig_ctx;
 
-static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, fig_show show,
-		      int layer, int head, const bool *marks)
+/* One side of tile: kind at layer/head of result r, with its labels. False
+ * with *err set when sel_matrix fails, without when out of memory. */
+static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, sel_kind kind,
+		      int layer, int head, const bool *marks, sel_cache *cache, av_error *err)
 {
 	int n = r->n;
 	memset(s, 0, sizeof *s);
@@ -134,7 +94,9 @@ static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, f
 	s->m = malloc((size_t)n * (size_t)n * sizeof *s->m);
 	s->labels = calloc((size_t)n, sizeof *s->labels);
 	s->unknown = calloc((size_t)n, sizeof *s->unknown);
-	if (!s->m || !s->labels || !s->unknown || !select_matrix(s->m, r, show, layer, head))
+	if (!s->m || !s->labels || !s->unknown)
+		return av_fail(err, _("out of memory for the figure of %d tokens"), r->n);
+	if (!sel_matrix(s->m, r, kind, layer, head, cache, err))
 		return false;
 	if (!q->words) {
 		for (int i = 0; i < n; i++) {
@@ -142,7 +104,8 @@ static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, f
 			cp_glyph(r->tokens[i].cp, g);
 			s->unknown[i] = r->tokens[i].unknown;
 			if (!(s->labels[i] = strdup(g)))
-				return false;
+				return av_fail(err, _("out of memory for the figure of %d tokens"),
+					       r->n);
 		}
 		return true;
 	}
@@ -157,26 +120,28 @@ static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, f
 	}
 	free(spans);
 	free(wm);
-	return nw >= 0;
+	return nw >= 0 || av_fail(err, _("out of memory for the figure of %d tokens"), r->n);
 }
 
-/* Tile i: `show` at layer/head of the request's result, or its difference
+/* Tile i: kind at layer/head of the request's result, or its difference
  * from the compared one, with labels if `labelled`. *role gets the head role
- * of a character-level matrix (NULL otherwise). */
-static bool make_tile(figure *f, int i, const attn_result *r, const fig_request *q, fig_show show,
-		      int layer, int head, bool labelled, const char *title, role_scores *role,
-		      av_error *err)
+ * of a character-level matrix of attention (NULL otherwise). */
+static bool make_tile(figure *f, int i, fig_ctx *x, sel_kind kind, int layer, int head,
+		      bool labelled, role_scores *role)
 {
+	const attn_result *r = x->r;
+	const fig_request *q = x->q;
+	av_error *err = x->err;
 	fig_side a, b = {0};
-	bool ok =
-	    side_make(&a, r, q, show, layer, head, q->marks) &&
-	    (!q->compare || side_make(&b, q->compare, q, show, layer, head, q->compare_marks));
+	bool ok = side_make(&a, r, q, kind, layer, head, q->marks, &x->ca, err) &&
+		  (!q->compare || side_make(&b, q->compare, q, kind, layer, head, q->compare_marks,
+					    &x->cb, err));
 	fig_label *labels = ok ? calloc((size_t)a.n, sizeof *labels) : NULL;
 	char **both = ok ? calloc((size_t)a.n, sizeof *both) : NULL;
-	if (!labels || !both) {
+	if (ok && (!labels || !both))
 		ok = av_fail(err, _("out of memory for the figure of %d tokens"), r->n);
+	if (!ok)
 		goto out;
-	}
 	attn_matrix m = {a.m, a.n, a.causal};
 	if (q->compare) {
 		/* Now minus then, aligned by position; a label that differs
@@ -200,14 +165,14 @@ static bool make_tile(figure *f, int i, const attn_result *r, const fig_request 
 		labels[k] = (fig_label){both[k] ? both[k] : a.labels[k], 0,
 					a.unknown[k] || (q->compare && b.unknown[k])};
 	if (role) {
-		if (!q->words && !q->compare)
+		if (!q->words && !q->compare && kind != SEL_CONTRIB)
 			head_roles(role, &m, r->tokens);
 		else
 			role->role = ROLE_NKINDS;
 	}
-	ok = ok &&
-	     figure_set_tile(f, i, &m, labelled ? labels : NULL, q->compare ? SCALE_DIFF : q->scale,
-			     q->compare ? RAMP_DIVERGING : q->ramp, title, err);
+	ok = ok && figure_set_tile(f, i, &m, labelled ? labels : NULL,
+				   q->compare ? SCALE_DIFF : q->scale,
+				   q->compare ? RAMP_DIVERGING : q->ramp, NULL, err);
 out:
 	if (both)
 		for (int k = 0; k < a.n; k++)
@@ -245,21 +210,25 @@ static void make_titles(char *title, char *sub, size_t size, const attn_result *
 {
 	int H = r->heads;
 	switch (q->show) {
-	case FIG_MEAN:
-	case FIG_MAX:
-		snprintf(title, size, "Layer %d, %s of heads 0–%d", q->layer,
-			 q->show == FIG_MEAN ? "mean" : "max", H - 1);
+	case SEL_MEAN:
+	case SEL_MAX:
+		snprintf(title, size, "Layer %d, %s of heads 0–%d", q->layer, sel_name(q->show),
+			 H - 1);
 		break;
-	case FIG_ROLLOUT:
+	case SEL_ROLLOUT:
 		snprintf(title, size, "Attention rollout through layer %d", q->layer);
 		break;
-	case FIG_ALL:
+	case SEL_ALL:
 		snprintf(title, size, "Mean of all %d heads", H * r->layers);
 		break;
-	case FIG_OVERVIEW:
+	case SEL_OVERVIEW:
 		snprintf(title, size, "All heads: layers 0–%d × heads 0–%d", r->layers - 1, H - 1);
 		break;
-	case FIG_HEAD:
+	case SEL_CONTRIB:
+		snprintf(title, size, "Layer %d, head %d, value contributions", q->layer, q->head);
+		break;
+	case SEL_HEAD:
+	case SEL_NKINDS:
 	default:
 		snprintf(title, size, "Layer %d, head %d", q->layer, q->head);
 		break;
@@ -287,10 +256,11 @@ static void make_titles(char *title, char *sub, size_t size, const attn_result *
 
 figure *figure_from_result(const attn_result *r, const fig_request *q, av_error *err)
 {
-	bool grid = q->show == FIG_OVERVIEW;
+	bool grid = q->show == SEL_OVERVIEW;
 	figure *f = figure_create(grid ? r->layers : 1, grid ? r->heads : 1, err);
 	if (!f)
 		return NULL;
+	fig_ctx x = {r, q, {0}, {0}, err};
 	role_scores role = {.role = ROLE_NKINDS};
 	bool ok = true;
 	if (grid) {
@@ -298,8 +268,7 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
 			for (int h = 0; h < r->heads && ok; h++) {
 				role_scores rs;
 				char tt[64];
-				ok = make_tile(f, l * r->heads + h, r, q, FIG_HEAD, l, h, false,
-					       NULL, &rs, err);
+				ok = make_tile(f, l * r->heads + h, &x, SEL_HEAD, l, h, false, &rs);
 				int at = snprintf(tt, sizeof tt, "L%d H%d", l, h);
 				if (ok && rs.role < ROLE_NKINDS)
 					snprintf(tt + at, sizeof tt - (size_t)at, " %s %.2f",
@@ -308,10 +277,12 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
 					 "%s", tt);
 			}
 	} else {
-		ok = make_tile(f, 0, r, q, q->show, q->layer, q->head, true, NULL, &role, err);
+		ok = make_tile(f, 0, &x, q->show, q->layer, q->head, true, &role);
 	}
+	sel_cache_finish(&x.ca);
+	sel_cache_finish(&x.cb);
 	char title[256], sub[512];
-	make_titles(title, sub, sizeof title, r, q, q->show == FIG_OVERVIEW ? NULL : &role);
+	make_titles(title, sub, sizeof title, r, q, grid ? NULL : &role);
 	if (ok)
 		ok = figure_set_titles(f, q->title ? q->title : title, sub, err);
 	if (!ok) {

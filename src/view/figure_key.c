@@ -4,8 +4,9 @@
  * or of the last figure written); Enter writes it, Esc gives up. A name
  * edited into one that exists is replaced only after a "y". The figure is
  * the one `attnview --export` makes for the same text and options, from the
- * same result (figure_from_result); a comparison with a pinned map and the
- * value contributions, which only the view has, come from the map's matrix.
+ * same result (figure_from_result, value contributions included); a
+ * comparison with a pinned map, which only the view has, comes from the
+ * map's matrix.
  * Writing happens here, on the interface thread: it takes 0.1-0.4 s (the
  * first PNG or PDF also starts fontconfig), and the status line says so
  * before it starts. */
@@ -36,13 +37,11 @@ static void figure_stem(const view *v, char *out, size_t size)
 			len = snprintf(out, size, "attnview-all-heads");
 			break;
 		default:
-			len = snprintf(out, size, "attnview-L%d-%s", v->layer,
-				       view_sel(v) == SEL_MEAN  ? "mean"
-				       : view_sel(v) == SEL_MAX ? "max"
-								: "rollout");
+			len = snprintf(out, size, "attnview-L%d-%s", v->layer, sel_name(view_sel(v)));
 			break;
 		}
-		const char *extra[] = {v->words ? "-words" : "", v->contrib ? "-contributions" : "",
+		bool contrib = view_map_kind(v) == SEL_CONTRIB;
+		const char *extra[] = {v->words ? "-words" : "", contrib ? "-contributions" : "",
 				       v->pin.on ? "-compare" : ""};
 		for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
 			if (len >= 0 && (size_t)len < size)
@@ -90,7 +89,8 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 	else
 		sel_describe(v, sel, sizeof sel);
 	int len = snprintf(title, sizeof title, "Layer %d, %s%s%s", v->layer, sel,
-			   v->words ? ", words" : "", v->contrib ? ", value contributions" : "");
+			   v->words ? ", words" : "",
+			   view_map_kind(v) == SEL_CONTRIB ? ", value contributions" : "");
 	if (v->pin.on && len >= 0 && (size_t)len < sizeof title)
 		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", v->pin.what);
 	if (s.diverging)
@@ -137,13 +137,12 @@ static figure *figure_of_view(view *v, av_error *err)
 		return NULL;
 	}
 	figure *f;
-	if (v->focus != F_OVERVIEW && (v->pin.on || v->contrib)) {
+	if (v->focus != F_OVERVIEW && v->pin.on) {
 		f = figure_of_map(v, text, err);
 	} else {
-		static const fig_show shows[SEL_NKINDS] = {FIG_HEAD, FIG_MEAN, FIG_MAX, FIG_ROLLOUT,
-							   FIG_ALL};
+		/* What --export draws for the same request, from the same result. */
 		fig_request q = {
-		    .show = v->focus == F_OVERVIEW ? FIG_OVERVIEW : shows[view_sel(v)],
+		    .show = v->focus == F_OVERVIEW ? SEL_OVERVIEW : view_map_kind(v),
 		    .layer = v->layer,
 		    .head = view_sel(v) == SEL_HEAD ? v->head : 0,
 		    .words = v->words && v->focus != F_OVERVIEW,

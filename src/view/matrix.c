@@ -8,19 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-int view_show_parse(const char *name)
-{
-	static const char *const names[SEL_NKINDS] = {"head", "mean", "max", "rollout", "all"};
-	for (int i = 0; i < SEL_NKINDS; i++)
-		if (strcmp(name, names[i]) == 0)
-			return i;
-	return -1;
-}
-
 sel_kind view_sel(const view *v)
 {
 	int H = nheads(v);
-	return v->head < H ? SEL_HEAD : (sel_kind)(SEL_HEAD + 1 + (v->head - H));
+	return v->head < H ? SEL_HEAD : (sel_kind)(SEL_FIRST_SUMMARY + (v->head - H));
+}
+
+sel_kind view_map_kind(const view *v)
+{
+	sel_kind k = view_sel(v);
+	return k == SEL_HEAD && v->contrib && v->have && v->r.value_norms ? SEL_CONTRIB : k;
 }
 
 void sel_describe(const view *v, char *out, size_t size)
@@ -80,74 +77,26 @@ static bool scratch(view *v, int n)
 	return true;
 }
 
-/* The rollout of the result on screen, made once per result. */
-static const float *rollout(view *v)
-{
-	if (v->roll_seq == v->res_seq && v->roll)
-		return v->roll;
-	size_t nn = (size_t)v->r.n * (size_t)v->r.n, need = (size_t)v->r.layers * nn;
-	if (need > v->roll_cap) {
-		float *p = realloc(v->roll, need * sizeof *p);
-		if (!p) {
-			set_notice(v, _("out of memory for the rollout"));
-			return NULL;
-		}
-		v->roll = p;
-		v->roll_cap = need;
-	}
-	attention_rollout(v->roll, v->mat2, &v->r);
-	v->roll_seq = v->res_seq;
-	return v->roll;
-}
-
-/* Value contributions of the head in a, per row as shares: a becomes
- * C[i][j] / sum_j C[i][j], C[i][j] = A[i][j] ||v_j W_O^h||, in v->mat. */
-static void contributions(view *v, attn_matrix *a)
-{
-	int n = a->n;
-	const float *vn = v->r.value_norms +
-			  ((size_t)v->layer * (size_t)v->r.heads + (size_t)v->head) * (size_t)n;
-	for (int i = 0; i < n; i++) {
-		double sum = 0;
-		float *row = v->mat + (size_t)i * (size_t)n;
-		for (int j = 0; j < n; j++) {
-			row[j] = attn_masked(a, i, j) ? 0.0f : attn_at(a, i, j) * vn[j];
-			sum += row[j];
-		}
-		for (int j = 0; j < n; j++)
-			row[j] = sum > 0 ? (float)(row[j] / sum) : 0.0f;
-	}
-	a->w = v->mat;
-}
-
-/* The selection's matrix: a head of the result, or one made in v->mat. */
+/* The selection's matrix: a head of the result, or one made in v->mat
+ * (the rollout of every layer is kept for the result: v->sel). */
 static bool selection(view *v, attn_matrix *a)
 {
-	int n = v->r.n;
-	*a = (attn_matrix){v->mat, n, v->r.causal};
-	switch (view_sel(v)) {
-	case SEL_HEAD:
+	sel_kind k = view_map_kind(v);
+	if (k == SEL_HEAD) {
 		*a = view_head(v);
-		if (v->contrib && v->r.value_norms)
-			contributions(v, a);
-		return true;
-	case SEL_MEAN:
-	case SEL_MAX:
-		aggregate_heads(v->mat, &v->r, v->layer, view_sel(v) == SEL_MEAN ? AGG_MEAN : AGG_MAX);
-		return true;
-	case SEL_ALL:
-		aggregate_heads(v->mat, &v->r, 0, AGG_ALL);
-		return true;
-	case SEL_ROLLOUT: {
-		const float *r = rollout(v);
-		if (!r)
-			return false;
-		a->w = r + (size_t)v->layer * (size_t)n * (size_t)n;
 		return true;
 	}
-	default:
+	if (v->sel_seq != v->res_seq)
+		sel_cache_forget(&v->sel);
+	v->sel_seq = v->res_seq;
+	av_error err;
+	*a = (attn_matrix){v->mat, v->r.n, v->r.causal};
+	if (!sel_matrix(v->mat, &v->r, k, v->layer, v->head < nheads(v) ? v->head : 0, &v->sel,
+			&err)) {
+		set_notice(v, "%s", err.msg);
 		return false;
 	}
+	return true;
 }
 
 /* Word view: words of the result's tokens, their labels in v->wtext. */

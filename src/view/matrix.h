@@ -7,16 +7,21 @@
 #ifndef ATTNVIEW_VIEW_MATRIX_H
 #define ATTNVIEW_VIEW_MATRIX_H
 
+#include "attnview/select.h"
+
 #include "heatmap.h"
 
 struct view;
 
-/* The selection within a layer: heads 0..H-1, then these (Tab goes on past
- * the last head). */
-typedef enum sel_kind { SEL_HEAD, SEL_MEAN, SEL_MAX, SEL_ROLLOUT, SEL_ALL, SEL_NKINDS } sel_kind;
-#define SEL_EXTRA (SEL_NKINDS - 1) /* selections after the heads */
+/* The selection within a layer: heads 0..H-1, then the summaries
+ * (select.h: SEL_MEAN .. SEL_ALL; Tab goes on past the last head). */
+#define SEL_EXTRA SEL_NSUMMARIES /* selections after the heads */
 
+/* SEL_HEAD or a summary: where Tab is. */
 sel_kind view_sel(const struct view *v);
+/* What the map draws: view_sel, or SEL_CONTRIB on a head with the value
+ * contributions on (F11) and their norms at hand. */
+sel_kind view_map_kind(const struct view *v);
 /* "head 2", "mean of heads", "max of heads", "rollout", "all heads". */
 void sel_describe(const struct view *v, char *out, size_t size);
 

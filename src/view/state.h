@@ -135,9 +135,8 @@ typedef struct view {
 	/* the map's matrix (matrix.c) */
 	float *mat, *mat2; /* (n, n) scratch each */
 	size_t mat_cap;
-	float *roll; /* (L, n, n) rollout of res_seq */
-	size_t roll_cap;
-	uint64_t roll_seq;
+	sel_cache sel; /* the rollout of every layer of the result sel_seq */
+	uint64_t sel_seq;
 	heat_label *labels; /* [context] */
 	heat_src mat_src;   /* cached for: */
 	uint64_t mat_gen;   /* bumped whenever it is made anew */

@@ -87,8 +87,14 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->layer = opt->layer < nlayers(v) ? opt->layer : nlayers(v) - 1;
 	if (opt && opt->head >= 0)
 		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
-	if (opt && opt->show > SEL_HEAD && opt->show < SEL_NKINDS)
-		v->head = nheads(v) + opt->show - 1; /* the summaries after the heads */
+	if (opt && opt->show >= SEL_FIRST_SUMMARY && opt->show < SEL_FIRST_SUMMARY + SEL_EXTRA)
+		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY; /* after the heads */
+	v->contrib = opt && opt->show == SEL_CONTRIB;
+	if (opt && opt->show == SEL_OVERVIEW) {
+		v->ov_sel = v->layer * nheads(v) + v->head;
+		v->focus = F_OVERVIEW;
+		v->ov_return = F_INPUT;
+	}
 	/* Per-token buffers for the largest context any model may have: a
 	 * model reloaded while the view runs may have a longer one. */
 	const size_t cap = AV_MAX_CONTEXT + 1;
@@ -169,7 +175,7 @@ static void view_finish(view *v)
 	free(v->wtext);
 	free(v->mat);
 	free(v->mat2);
-	free(v->roll);
+	sel_cache_finish(&v->sel);
 	free(v->ov_roles);
 	pin_clear(&v->pin);
 	qk_breakdown_finish(&v->bd);

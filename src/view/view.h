@@ -18,7 +18,7 @@ typedef struct view_options {
 	int ramp;	       /* cm_ramp, or -1: viridis */
 	int cells;	       /* heat_cells (0 fit, 1 scroll, 2 compact), or -1: fit */
 	bool no_panel;	       /* start with the details panel hidden */
-	int show;	       /* 0 a head, 1 mean, 2 max, 3 rollout, 4 all heads; -1: a head */
+	int show;	       /* sel_kind (select.h) to start on, or -1: a head */
 	const char *model_path; /* the model's file, watched and reloaded when replaced */
 	const char *figure_dir; /* where the figure key puts new files; NULL: here */
 	int figure_format;	/* fig_format of new figures, or -1: PNG if built, else SVG */
@@ -30,9 +30,6 @@ typedef struct view_options {
 /* Options with nothing chosen. */
 #define VIEW_OPTIONS_INIT                                                                   \
 	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1}
-
-/* --show's names: "head", "mean", "max", "rollout", "all"; -1 if unknown. */
-int view_show_parse(const char *name);
 
 /* Check that the view can run here: stdin and stdout are terminals and the
  * locale's character set is UTF-8 (setlocale must have been called). */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The figure key (issue 12): Ctrl-S writes what the screen shows. The file
 # is byte for byte the one `attnview --export` writes for the same text and
-# options (a head, a summary with values, the overview, the word view); a
+# options (a head, its value contributions, a summary with values, the
+# overview, the word view); a
 # comparison with a pinned map is the map's difference; new names never
 # exist; an existing name is replaced only after "y"; a bad name or folder is
 # said and nothing is written.
@@ -43,6 +44,18 @@ save_offered attnview-L0H1.svg
 export_same attnview-L0H1.svg --text "$text" --layer 0 --head 1 --scale fixed
 check "well-formed SVG" xmllint --noout "$out/attnview-L0H1.svg"
 check "Chinese labels kept as text" grep -q ">床<" "$out/attnview-L0H1.svg"
+
+# the value contributions (F11), as --export --contributions draws them
+keys F11
+check "value contributions" wait_for "value contributions: A[i][j]"
+wait_result
+save_offered attnview-L0H1-contributions.svg
+export_same attnview-L0H1-contributions.svg --text "$text" --layer 0 --head 1 --scale fixed \
+	--contributions
+check "its title says so" grep -q "Layer 0, head 1, value contributions" \
+	"$out/attnview-L0H1-contributions.svg"
+keys F11
+wait_result
 
 # from head 1 past the last of the built-in model's 8 heads
 keys Tab Tab Tab Tab Tab Tab Tab F2
@@ -109,7 +122,7 @@ keys Enter
 check "a missing folder is said" wait_for "cannot create a temporary file in $tmpdir/no/such/folder"
 keys Escape
 check "Esc: nothing written" wait_for "no figure written"
-check "no stray files in the folder" test "$(ls "$out" | grep -cvE '^attnview-(L0H1|L0-mean|overview|L0H1-words|L0H1-compare)\.svg$')" -eq 0
+check "no stray files in the folder" test "$(ls "$out" | grep -cvE '^attnview-(L0H1|L0H1-contributions|L0-mean|overview|L0H1-words|L0H1-compare)\.svg$')" -eq 0
 
 # ---- PNG and PDF, when the build has cairo -------------------------------------
 if "$bin" --version | grep -q "PNG"; then

@@ -160,4 +160,16 @@ expect_screen "Mouse"
 check "narrow help: 'Left, Shift-Tab' whole" help_row "Left, Shift-Tab" "select the"
 check "narrow help: 'Right, Tab' whole" help_row "Right, Tab" "select the"
 
+# --show takes every name of what a map shows (select.h), as --export does.
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text" --show rollout \
+	--layer 1
+check "--show rollout --layer 1" wait_for "Layer 1  rollout through layer 1"
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text" \
+	--show contributions --head 2
+check "--show contributions" wait_for "head 2, contributions"
+tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text" --show overview
+check "--show overview" wait_for "Overview: 2 layers x 4 heads"
+keys Escape
+check "Esc leaves it for the text" wait_for " TYPE |"
+
 finish
