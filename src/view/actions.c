@@ -49,9 +49,7 @@ static bool do_focus(view *v, view_action act)
 			v->confirm_quit = true;
 		return true;
 	case ACT_HELP:
-		v->help_return = v->focus;
-		v->help_scroll = 0;
-		v->focus = F_HELP;
+		help_open(v);
 		return true;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);
@@ -63,14 +61,7 @@ static bool do_focus(view *v, view_action act)
 		v->focus = F_INPUT;
 		return true;
 	case ACT_OVERVIEW:
-		if (v->focus == F_OVERVIEW) {
-			v->focus = v->ov_return;
-		} else {
-			v->ov_return = v->focus;
-			int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
-			v->ov_sel = v->layer * nheads(v) + h;
-			v->focus = F_OVERVIEW;
-		}
+		overview_toggle(v);
 		return true;
 	case ACT_VALUES:
 		v->values = !v->values;
@@ -87,56 +78,6 @@ static bool do_focus(view *v, view_action act)
 	default:
 		return false;
 	}
-}
-
-/* Compare: pin what the map shows (a copy: the text and the selection may
- * change afterwards), or let go of it. */
-static void toggle_pin(view *v)
-{
-	heat_src s;
-	view_matrix_invalidate(v);
-	if (v->pin.on) {
-		pin_clear(&v->pin);
-		set_notice(v, _("comparison off"));
-		return;
-	}
-	if (!view_matrix(v, &s)) {
-		set_notice(v, _("nothing to pin yet: type some text first"));
-		return;
-	}
-	int n = s.m.n;
-	size_t text = 0;
-	for (int i = 0; i < n; i++)
-		text += s.labels[i].text ? strlen(s.labels[i].text) + 1 : 0;
-	pin *p = &v->pin;
-	p->w = malloc((size_t)n * (size_t)n * sizeof *p->w);
-	p->labels = malloc((size_t)n * sizeof *p->labels);
-	p->text_buf = malloc(text + 1);
-	if (!p->w || !p->labels || !p->text_buf) {
-		pin_clear(p);
-		set_notice(v, _("out of memory pinning the map"));
-		return;
-	}
-	memcpy(p->w, s.m.w, (size_t)n * (size_t)n * sizeof *p->w);
-	memcpy(p->labels, s.labels, (size_t)n * sizeof *p->labels);
-	for (size_t i = 0, at = 0; i < (size_t)n; i++)
-		if (s.labels[i].text) {
-			size_t len = strlen(s.labels[i].text) + 1;
-			memcpy(p->text_buf + at, s.labels[i].text, len);
-			p->labels[i].text = p->text_buf + at;
-			at += len;
-		}
-	p->n = n;
-	p->causal = s.m.causal;
-	char sel[48];
-	sel_describe(v, sel, sizeof sel);
-	snprintf(p->what, sizeof p->what,
-		 v->words ? ngettext("layer %d %s, %d word", "layer %d %s, %d words", n)
-			  : ngettext("layer %d %s, %d token", "layer %d %s, %d tokens", n),
-		 v->layer, sel, n);
-	p->on = true;
-	set_notice(v, _("pinned %s: edit the text or change head to compare (F9 again: off)"),
-		   p->what);
 }
 
 /* Ablation: the head on the map off or on again; the text goes again with
@@ -209,36 +150,10 @@ static bool do_look(view *v, view_action act)
 	}
 }
 
-/* The arrows select a tile in the overview and move the cursor elsewhere. */
-static bool do_overview(view *v, view_action act)
-{
-	int H = nheads(v), N = nlayers(v) * H;
-	switch (act) {
-	case ACT_UP:
-		v->ov_sel = (v->ov_sel - H + N) % N;
-		return true;
-	case ACT_DOWN:
-		v->ov_sel = (v->ov_sel + H) % N;
-		return true;
-	case ACT_LEFT:
-		v->ov_sel = (v->ov_sel - 1 + N) % N;
-		return true;
-	case ACT_RIGHT:
-		v->ov_sel = (v->ov_sel + 1) % N;
-		return true;
-	case ACT_OPEN:
-		v->layer = v->ov_sel / H;
-		v->head = v->ov_sel % H;
-		v->focus = F_MAP;
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool do_cursor(view *v, view_action act)
 {
-	int page = v->mg.heat.vis_rows > 1 ? v->mg.heat.vis_rows - 1 : 1;
+	int rows = view_map_geom(v)->heat.vis_rows;
+	int page = rows > 1 ? rows - 1 : 1;
 	switch (act) {
 	case ACT_UP:
 	case ACT_DOWN:
@@ -335,7 +250,9 @@ void do_action(view *v, view_action act, int key)
 {
 	if (act == ACT_NONE || do_focus(v, act) || do_look(v, act))
 		return;
-	if (v->focus == F_OVERVIEW && do_overview(v, act))
+	/* The screen's own (the overview's arrows), then the view's. */
+	const screen_ops *s = view_screen(v);
+	if (s->action && s->action(v, act))
 		return;
 	if (do_cursor(v, act) || do_head(v, act, key))
 		return;
@@ -413,7 +330,7 @@ static bool type_key(view *v, int ch, bool is_code)
 		return false;
 	if (v->focus == F_MAP || v->focus == F_HELP)
 		v->focus =
-		    v->focus == F_HELP && v->help_return == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
+		    v->focus == F_HELP && help_returns_to(v) == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
 	uint32_t cp = (uint32_t)ch;
 	insert_text(v, &cp, 1);
 	return true;
@@ -424,13 +341,12 @@ void handle_key(view *v, int ch, bool is_code)
 	if (is_code && ch == KEY_RESIZE)
 		return;	       /* the next draw lays out for the new size */
 	v->color_note = false; /* said once, until the first key */
-	if (v->wr.on) {
+	if (writing_on(v)) {
 		writing_stop(v, NULL); /* any key stops the model writing, and only that */
 		return;
 	}
 	if (handle_paste(v, ch, is_code))
 		return;
-	v->fig.done[0] = '\0'; /* "wrote FILE" stays until the next key */
 	if (figure_prompt_key(v, ch, is_code))
 		return;
 	if (is_code && ch == KEY_MOUSE) {

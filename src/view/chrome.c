@@ -64,7 +64,7 @@ void draw_info(view *v)
 		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), v->notice);
 		return;
 	}
-	if (v->wr.on) {
+	if (writing_on(v)) {
 		char what[160];
 		writing_describe(v, what, sizeof what);
 		put_str(Y_INFO, 0, cols, accent(v, A_BOLD), what);
@@ -117,9 +117,8 @@ void draw_status(view *v)
 {
 	int y = LINES - 1, cols = COLS;
 	style s = st(A_REVERSE, 0);
-	v->fig.cursor_x = -1;
-	if (v->fig.active || v->fig.writing) {
-		draw_figure_prompt(v, y, &v->fig.cursor_x);
+	if (figure_prompt_shown(v)) {
+		draw_figure_prompt(v, y);
 		return;
 	}
 	fill(y, 0, cols, s);
@@ -145,10 +144,11 @@ void draw_status(view *v)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
-	const char *hint = v->wr.on	    ? _("writing: any key stops")
-			   : v->fig.done[0] ? v->fig.done
-					    : status_hint(v);
-	char where[96], count[48], line[sizeof v->fig.done + 512];
+	const char *done = figure_prompt_done(v);
+	const char *hint = writing_on(v) ? _("writing: any key stops")
+			   : done[0]	     ? done
+					     : status_hint(v);
+	char where[96], count[48], line[VIEW_MAX_PATH * 4 + 16 + 512];
 	snprintf(where, sizeof where, _("layer %d %s"), v->layer, sel);
 	snprintf(count, sizeof count, ngettext("%d token", "%d tokens", v->ntok), v->ntok);
 	/* The hint for the keys stays whole: on a narrow terminal (or in a

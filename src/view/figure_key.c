@@ -21,6 +21,54 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The prompt on the status line, and where new figures go. */
+struct fig_prompt {
+	bool active, asking, writing;
+	lineedit le;			   /* the file name */
+	char dir[1024];			   /* folder of new names ("": the current one) */
+	int format;			   /* fig_format of new names */
+	char msg[sizeof(av_error) + 64];   /* on the prompt: an error, an answer */
+	char done[VIEW_MAX_PATH * 4 + 16]; /* "wrote PATH", on the status line until a key */
+	int cursor_x;			   /* the prompt's cursor column, -1: none */
+};
+
+bool figure_prompt_init(view *v, const char *dir, int format)
+{
+	struct fig_prompt *fp = v->fig = calloc(1, sizeof *v->fig);
+	if (!fp)
+		return false;
+	if (dir)
+		snprintf(fp->dir, sizeof fp->dir, "%s", dir);
+	fp->format = format >= 0		     ? format
+		     : fig_format_available(FIG_PNG) ? FIG_PNG
+						     : FIG_SVG;
+	fp->cursor_x = -1;
+	return true;
+}
+
+void figure_prompt_finish(view *v)
+{
+	if (v->fig)
+		lineedit_finish(&v->fig->le);
+	free(v->fig);
+	v->fig = NULL;
+}
+
+bool figure_prompt_shown(const view *v)
+{
+	return v->fig->active || v->fig->writing;
+}
+
+int figure_prompt_cursor(const view *v)
+{
+	return v->fig->active ? v->fig->cursor_x : -1;
+}
+
+const char *figure_prompt_done(const view *v)
+{
+	return v->fig->done;
+}
+
 /* The file name's stem for what is on screen: attnview-L0H1, -L1-mean,
  * -overview, ... with -words, -compare, -contributions as they apply. */
 static void figure_stem(const view *v, char *out, size_t size)
@@ -42,7 +90,7 @@ static void figure_stem(const view *v, char *out, size_t size)
 		}
 		bool contrib = view_map_kind(v) == SEL_CONTRIB;
 		const char *extra[] = {v->words ? "-words" : "", contrib ? "-contributions" : "",
-				       v->pin.on ? "-compare" : ""};
+				       view_pin(v)->on ? "-compare" : ""};
 		for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
 			if (len >= 0 && (size_t)len < size)
 				len += snprintf(out + len, size - (size_t)len, "%s", extra[i]);
@@ -91,8 +139,8 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 	int len = snprintf(title, sizeof title, "Layer %d, %s%s%s", v->layer, sel,
 			   v->words ? ", words" : "",
 			   view_map_kind(v) == SEL_CONTRIB ? ", value contributions" : "");
-	if (v->pin.on && len >= 0 && (size_t)len < sizeof title)
-		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", v->pin.what);
+	if (view_pin(v)->on && len >= 0 && (size_t)len < sizeof title)
+		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", view_pin(v)->what);
 	if (s.diverging)
 		snprintf(sub, sizeof sub, "%s, difference by position: \"%s\"", model_name(v), text);
 	else
@@ -137,7 +185,7 @@ static figure *figure_of_view(view *v, av_error *err)
 		return NULL;
 	}
 	figure *f;
-	if (v->focus != F_OVERVIEW && v->pin.on) {
+	if (v->focus != F_OVERVIEW && view_pin(v)->on) {
 		f = figure_of_map(v, text, err);
 	} else {
 		/* What --export draws for the same request, from the same result. */
@@ -171,15 +219,15 @@ void figure_prompt_open(view *v)
 		set_notice(v, _("nothing to write yet: type some text first"));
 		return;
 	}
-	if (!v->fig.le.cps && !lineedit_init(&v->fig.le, VIEW_MAX_PATH)) {
+	if (!v->fig->le.cps && !lineedit_init(&v->fig->le, VIEW_MAX_PATH)) {
 		set_notice(v, _("out of memory for the file name"));
 		return;
 	}
 	char stem[96], path[VIEW_MAX_PATH * 4];
 	figure_stem(v, stem, sizeof stem);
-	if (!fig_free_path(path, sizeof path, v->fig.dir, stem, (fig_format)v->fig.format)) {
+	if (!fig_free_path(path, sizeof path, v->fig->dir, stem, (fig_format)v->fig->format)) {
 		set_notice(v, _("no free file name for %s in %s"), stem,
-			   v->fig.dir[0] ? AV_Q(v->fig.dir) : _("this folder"));
+			   v->fig->dir[0] ? AV_Q(v->fig->dir) : _("this folder"));
 		return;
 	}
 	/* The name as codepoints, unchanged (no normalisation: it is a path). */
@@ -187,10 +235,10 @@ void figure_prompt_open(view *v)
 	size_t n = 0;
 	for (const char *p = path; *p && n < VIEW_MAX_PATH;)
 		cps[n++] = (uint32_t)utf8_next(&p);
-	lineedit_set(&v->fig.le, cps, n, NULL);
-	v->fig.active = true;
-	v->fig.asking = false;
-	v->fig.msg[0] = '\0';
+	lineedit_set(&v->fig->le, cps, n, NULL);
+	v->fig->active = true;
+	v->fig->asking = false;
+	v->fig->msg[0] = '\0';
 }
 
 /* The folder and format of a name written, for the next one. */
@@ -200,17 +248,17 @@ static void remember(view *v, const char *path, fig_format fmt)
 	size_t n = slash ? (size_t)(slash - path) : 0;
 	if (slash == path)
 		n = 1; /* "/x.png": the root */
-	if (n >= sizeof v->fig.dir)
+	if (n >= sizeof v->fig->dir)
 		n = 0;
-	memcpy(v->fig.dir, path, n);
-	v->fig.dir[n] = '\0';
-	v->fig.format = fmt;
+	memcpy(v->fig->dir, path, n);
+	v->fig->dir[n] = '\0';
+	v->fig->format = fmt;
 }
 
 /* On the prompt, and whole on the info line. */
 static void prompt_error(view *v, const char *msg)
 {
-	snprintf(v->fig.msg, sizeof v->fig.msg, "%s", msg);
+	snprintf(v->fig->msg, sizeof v->fig->msg, "%s", msg);
 	set_notice(v, "%s", msg);
 }
 
@@ -224,16 +272,16 @@ static void write_figure(view *v, const char *path, bool replace)
 	}
 	struct stat st;
 	if (!replace && stat(path, &st) == 0) {
-		v->fig.asking = true;
+		v->fig->asking = true;
 		return;
 	}
 	/* Say what is happening before the 0.1-0.4 s it takes. */
-	snprintf(v->fig.msg, sizeof v->fig.msg, _("writing %s ..."), AV_Q(path));
-	v->fig.writing = true;
+	snprintf(v->fig->msg, sizeof v->fig->msg, _("writing %s ..."), AV_Q(path));
+	v->fig->writing = true;
 	draw_status(v);
 	wnoutrefresh(stdscr);
 	doupdate();
-	v->fig.writing = false;
+	v->fig->writing = false;
 	double t0 = now_ms();
 	figure *f = figure_of_view(v, &err);
 	bool ok = f && figure_write(f, path, replace, &err);
@@ -245,40 +293,41 @@ static void write_figure(view *v, const char *path, bool replace)
 	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
 	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), AV_Q(path), fig_format_ext(fmt), kb,
 		   now_ms() - t0);
-	snprintf(v->fig.done, sizeof v->fig.done, _("wrote %s"), AV_Q(path));
+	snprintf(v->fig->done, sizeof v->fig->done, _("wrote %s"), AV_Q(path));
 	remember(v, path, fmt);
-	v->fig.active = false;
+	v->fig->active = false;
 }
 
 /* Keys while the prompt is open; every key is the prompt's. */
 bool figure_prompt_key(view *v, int ch, bool is_code)
 {
-	if (!v->fig.active)
+	v->fig->done[0] = '\0'; /* "wrote FILE" stays until the next key */
+	if (!v->fig->active)
 		return false;
-	lineedit *le = &v->fig.le;
-	if (v->fig.asking) {
-		v->fig.asking = false;
+	lineedit *le = &v->fig->le;
+	if (v->fig->asking) {
+		v->fig->asking = false;
 		char *path = lineedit_utf8(le, NULL);
 		if (path && !is_code && (ch == 'y' || ch == 'Y'))
 			write_figure(v, path, true);
 		else
-			snprintf(v->fig.msg, sizeof v->fig.msg, "%s",
+			snprintf(v->fig->msg, sizeof v->fig->msg, "%s",
 				 _("not replaced: edit the name"));
 		free(path);
 		return true;
 	}
-	v->fig.msg[0] = '\0';
+	v->fig->msg[0] = '\0';
 	if (!is_code && (ch == 27 || ch == CTRL('q') || ch == CTRL('g'))) {
-		v->fig.active = false;
+		v->fig->active = false;
 		set_notice(v, _("no figure written"));
 		return true;
 	}
 	if ((!is_code && (ch == '\r' || ch == '\n')) || (is_code && ch == KEY_ENTER)) {
 		char *path = lineedit_utf8(le, NULL);
 		if (!path)
-			snprintf(v->fig.msg, sizeof v->fig.msg, "%s", _("out of memory"));
+			snprintf(v->fig->msg, sizeof v->fig->msg, "%s", _("out of memory"));
 		else if (!path[0])
-			snprintf(v->fig.msg, sizeof v->fig.msg, "%s", _("give a file name"));
+			snprintf(v->fig->msg, sizeof v->fig->msg, "%s", _("give a file name"));
 		else
 			write_figure(v, path, false);
 		free(path);
@@ -317,19 +366,20 @@ bool figure_prompt_key(view *v, int ch, bool is_code)
 	return true;
 }
 
-/* The status line while the prompt is open; sets *cursor_x to the column
- * of the cursor in the name (-1: no cursor, a question is asked). */
-void draw_figure_prompt(view *v, int y, int *cursor_x)
+/* The status line while the prompt is open, and the column of the cursor
+ * in the name (-1: no cursor, a question is asked). */
+void draw_figure_prompt(view *v, int y)
 {
+	int *cursor_x = &v->fig->cursor_x;
 	style s = st(A_REVERSE, 0), b = st(A_REVERSE | A_BOLD, 0);
 	fill(y, 0, COLS, s);
 	*cursor_x = -1;
-	if (v->fig.writing) {
-		put_str(y, 0, COLS, b, v->fig.msg);
+	if (v->fig->writing) {
+		put_str(y, 0, COLS, b, v->fig->msg);
 		return;
 	}
-	if (v->fig.asking) {
-		char *path = lineedit_utf8(&v->fig.le, NULL);
+	if (v->fig->asking) {
+		char *path = lineedit_utf8(&v->fig->le, NULL);
 		put_fmt(y, 0, COLS, b, _(" %s exists. Replace it? y: yes, any other key: no"),
 			path ? AV_Q(path) : _("the file"));
 		free(path);
@@ -339,8 +389,8 @@ void draw_figure_prompt(view *v, int y, int *cursor_x)
 	int x = put_str(y, 0, COLS, b, label);
 	/* The name gets what the message leaves, but at least 20 columns; an
 	 * error is also on the info line, whole. */
-	const char *hint = v->fig.msg[0] ? v->fig.msg : _("Enter: write, Esc: cancel");
-	lineedit *le = &v->fig.le;
+	const char *hint = v->fig->msg[0] ? v->fig->msg : _("Enter: write, Esc: cancel");
+	lineedit *le = &v->fig->le;
 	int need = lineedit_width(le, 0, le->n) + 2, room = COLS - x;
 	int hint_w = str_width(hint) + 2;
 	int field_w = room - hint_w;
@@ -365,6 +415,6 @@ void draw_figure_prompt(view *v, int y, int *cursor_x)
 		cx += w;
 	}
 	if (field_w < room)
-		put_str(y, x + field_w, room - field_w, v->fig.msg[0] ? b : s, hint);
+		put_str(y, x + field_w, room - field_w, v->fig->msg[0] ? b : s, hint);
 	*cursor_x = x + cur;
 }

@@ -6,6 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct help_line {
+	char names[64];
+	const char *text;
+	bool heading;
+} help_line;
+
+/* The lines, built once from keys.h, and where the screen is. */
+typedef struct help_state {
+	help_line *lines;
+	int n;
+	int keys_w; /* widest line of key names: the description column */
+	int line_w; /* widest help line, names and description */
+	int scroll;
+	focus back; /* where any other key returns */
+} help_state;
+
+static help_state *help_of(const view *v)
+{
+	return v->screen[SCREEN_HELP];
+}
+
+void help_open(view *v)
+{
+	help_state *h = help_of(v);
+	h->back = v->focus;
+	h->scroll = 0;
+	v->focus = F_HELP;
+}
+
+focus help_returns_to(const view *v)
+{
+	return help_of(v)->back;
+}
+
 static const char *section_name(unsigned ctx)
 {
 	return ctx == KC_ALL				  ? _("Everywhere")
@@ -16,10 +50,13 @@ static const char *section_name(unsigned ctx)
 			       : _("Overview (typing edits the text)");
 }
 
-bool help_build(view *v)
+/* The help lines of the key table and the mouse, and their widths. */
+static bool help_init(view *v, void *state)
 {
-	v->help = calloc(VIEW_NKEYS * 2 + 32, sizeof *v->help);
-	if (!v->help)
+	help_state *hs = state;
+	(void)v;
+	help_line *lines = hs->lines = calloc(VIEW_NKEYS * 2 + 32, sizeof *hs->lines);
+	if (!lines)
 		return false;
 	int n = 0;
 	const char *section = NULL;
@@ -27,17 +64,17 @@ bool help_build(view *v)
 		const key_binding *b = &view_keys[i];
 		const char *sec = section_name(b->ctx);
 		if (sec != section && (!section || strcmp(sec, section) != 0)) {
-			v->help[n].heading = true;
-			v->help[n++].text = sec;
+			lines[n].heading = true;
+			lines[n++].text = sec;
 			section = sec;
 		}
 		if (!b->name)
 			continue;
-		if (!b->help && n > 0 && !v->help[n - 1].heading) {
+		if (!b->help && n > 0 && !lines[n - 1].heading) {
 			/* Another key of the group above (test_keys checks it does the
 			 * same); past VIEW_HELP_KEYS_W the names go on below, the
 			 * description staying on the group's first line. */
-			help_line *h = &v->help[n - 1];
+			help_line *h = &lines[n - 1];
 			size_t len = strlen(h->names);
 			if (len + 2 + strlen(b->name) <= VIEW_HELP_KEYS_W) {
 				snprintf(h->names + len, sizeof h->names - len, ", %s", b->name);
@@ -45,30 +82,35 @@ bool help_build(view *v)
 			}
 			snprintf(h->names + len, sizeof h->names - len, ",");
 		}
-		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", b->name);
-		v->help[n++].text = b->help ? _(b->help) : "";
+		snprintf(lines[n].names, sizeof lines[n].names, "%s", b->name);
+		lines[n++].text = b->help ? _(b->help) : "";
 	}
-	v->help[n].heading = true;
-	v->help[n++].text = _("Mouse");
+	lines[n].heading = true;
+	lines[n++].text = _("Mouse");
 	for (size_t i = 0; i < sizeof view_mouse_help / sizeof view_mouse_help[0]; i++) {
-		snprintf(v->help[n].names, sizeof v->help[n].names, "%s", _(view_mouse_help[i][0]));
-		v->help[n++].text = _(view_mouse_help[i][1]);
+		snprintf(lines[n].names, sizeof lines[n].names, "%s", _(view_mouse_help[i][0]));
+		lines[n++].text = _(view_mouse_help[i][1]);
 	}
-	v->nhelp = n;
+	hs->n = n;
 	/* Descriptions start after the widest names (in columns: the mouse's
 	 * are translated), so none is cut. */
-	v->help_keys_w = 0;
+	hs->keys_w = 0;
 	for (int i = 0; i < n; i++)
-		if (!v->help[i].heading && str_width(v->help[i].names) > v->help_keys_w)
-			v->help_keys_w = str_width(v->help[i].names);
-	v->help_line_w = 0;
+		if (!lines[i].heading && str_width(lines[i].names) > hs->keys_w)
+			hs->keys_w = str_width(lines[i].names);
+	hs->line_w = 0;
 	for (int i = 0; i < n; i++) {
-		int w = v->help[i].heading ? str_width(v->help[i].text)
-					   : 2 + v->help_keys_w + 2 + str_width(v->help[i].text);
-		if (w > v->help_line_w)
-			v->help_line_w = w;
+		int w = lines[i].heading ? str_width(lines[i].text)
+					   : 2 + hs->keys_w + 2 + str_width(lines[i].text);
+		if (w > hs->line_w)
+			hs->line_w = w;
 	}
 	return true;
+}
+
+static void help_finish(void *state)
+{
+	free(((help_state *)state)->lines);
 }
 
 static void help_layout(view *v)
@@ -78,6 +120,7 @@ static void help_layout(view *v)
 
 static void help_draw(view *v)
 {
+	help_state *h0 = help_of(v);
 	int cols = COLS, rows = LINES - 2;
 	int tx =
 	    put_str(0, 0, cols, st(A_BOLD, 0), _("attnview keys: a printable key always types. "));
@@ -87,31 +130,31 @@ static void help_draw(view *v)
 		put_str(0, tx, cols - tx, st(A_DIM, 0), how);
 	/* Two columns when the list is longer than the screen and both fit
 	 * whole; else one, scrolled. */
-	int ncol = v->nhelp > rows && cols >= 2 * (v->help_line_w + 1) ? 2 : 1;
+	int ncol = h0->n > rows && cols >= 2 * (h0->line_w + 1) ? 2 : 1;
 	int colw = cols / ncol;
 	/* The second column starts at the middle, or a line earlier so that
 	 * no heading ends the first. */
-	int half = (v->nhelp + 1) / 2;
-	if (half > 1 && v->help[half - 1].heading)
+	int half = (h0->n + 1) / 2;
+	if (half > 1 && h0->lines[half - 1].heading)
 		half--;
-	int total = ncol == 2 ? v->nhelp - half : v->nhelp;
-	if (v->help_scroll > total - rows)
-		v->help_scroll = total - rows;
-	if (v->help_scroll < 0)
-		v->help_scroll = 0;
+	int total = ncol == 2 ? h0->n - half : h0->n;
+	if (h0->scroll > total - rows)
+		h0->scroll = total - rows;
+	if (h0->scroll < 0)
+		h0->scroll = 0;
 	for (int c = 0; c < ncol; c++) {
 		int first = c * half * (ncol == 2);
-		int end = ncol == 2 && c == 0 ? half : v->nhelp;
-		for (int i = 0; i < rows && first + v->help_scroll + i < end; i++) {
-			const help_line *h = &v->help[first + v->help_scroll + i];
+		int end = ncol == 2 && c == 0 ? half : h0->n;
+		for (int i = 0; i < rows && first + h0->scroll + i < end; i++) {
+			const help_line *h = &h0->lines[first + h0->scroll + i];
 			int y = 1 + i, x0 = c * colw;
 			if (h->heading) {
 				put_str(y, x0, colw - 1, accent(v, A_BOLD), h->text);
 				continue;
 			}
 			/* Two columns between the names and their description. */
-			put_str(y, x0 + 2, v->help_keys_w, st(A_BOLD, 0), h->names);
-			int x = x0 + 2 + v->help_keys_w + 2;
+			put_str(y, x0 + 2, h0->keys_w, st(A_BOLD, 0), h->names);
+			int x = x0 + 2 + h0->keys_w + 2;
 			put_str(y, x, colw - 1 - (x - x0), plain(), h->text);
 		}
 	}
@@ -121,30 +164,35 @@ static void help_draw(view *v)
  * any other key closes the help (a printable one is typed, actions.c). */
 static bool help_key(view *v, int ch, bool is_code)
 {
+	help_state *h0 = help_of(v);
 	int page = LINES - 3;
 	if (is_code && (ch == KEY_DOWN || ch == KEY_NPAGE))
-		v->help_scroll += ch == KEY_DOWN ? 1 : page;
+		h0->scroll += ch == KEY_DOWN ? 1 : page;
 	else if (is_code && (ch == KEY_UP || ch == KEY_PPAGE))
-		v->help_scroll -= ch == KEY_UP ? 1 : page;
+		h0->scroll -= ch == KEY_UP ? 1 : page;
 	else if ((!is_code && ch == CTRL('q')) || (is_code && ch == KEY_F(10)))
 		return false;
 	else
-		v->focus = v->help_return;
+		v->focus = help_of(v)->back;
 	return true;
 }
 
 static void help_mouse(view *v, const MEVENT *ev)
 {
 	if (ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
-		v->focus = v->help_return;
+		v->focus = help_of(v)->back;
 }
 
 const screen_ops help_screen = {
     .name = N_("HELP"),
     .keys = KC_ALL, /* only quitting reaches the table: help_key takes the rest */
     .text_visible = false,
+    .state_size = sizeof(help_state),
+    .init = help_init,
+    .finish = help_finish,
     .layout = help_layout,
     .draw = help_draw,
     .key = help_key,
+    .action = NULL,
     .mouse = help_mouse,
 };

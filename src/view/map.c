@@ -1,13 +1,182 @@
 /* The map screen: the selected head's heatmap with its heading and colour
  * bar, and the details panel beside it (F5 hides it). The input line above
- * it has the focus in F_INPUT, the heatmap in F_MAP. */
+ * it has the focus in F_INPUT, the heatmap in F_MAP. Its state: the
+ * geometry, the matrix it draws (matrix.h, asked for with what the view
+ * selects) and the pinned matrix of a comparison (F9). */
 #include "attnview/i18n.h"
 #include "panel.h"
 #include "screen.h"
 
+#include <stdio.h>
+#include <string.h>
+
+typedef struct map_state {
+	map_geom g;
+	matrix_cache mx;
+	pin pin;
+} map_state;
+
+static map_state *map_of(const view *v)
+{
+	return v->screen[SCREEN_MAP];
+}
+
+static bool map_init(view *v, void *state)
+{
+	av_error err;
+	(void)v;
+	return matrix_init(&((map_state *)state)->mx, &err);
+}
+
+static void map_finish(void *state)
+{
+	map_state *m = state;
+	matrix_finish(&m->mx);
+	pin_clear(&m->pin);
+}
+
+/* ---- what the map shows ------------------------------------------------------ */
+
+sel_kind view_sel(const view *v)
+{
+	int H = nheads(v);
+	return v->head < H ? SEL_HEAD : (sel_kind)(SEL_FIRST_SUMMARY + (v->head - H));
+}
+
+sel_kind view_map_kind(const view *v)
+{
+	sel_kind k = view_sel(v);
+	return k == SEL_HEAD && v->contrib && v->have && v->r.value_norms ? SEL_CONTRIB : k;
+}
+
+void sel_describe(const view *v, char *out, size_t size)
+{
+	switch (view_sel(v)) {
+	case SEL_MEAN:
+		snprintf(out, size, _("mean of heads 0-%d"), nheads(v) - 1);
+		break;
+	case SEL_MAX:
+		snprintf(out, size, _("max of heads 0-%d"), nheads(v) - 1);
+		break;
+	case SEL_ROLLOUT:
+		snprintf(out, size, _("rollout through layer %d"), v->layer);
+		break;
+	case SEL_ALL:
+		snprintf(out, size, _("mean of all %d heads"), nheads(v) * nlayers(v));
+		break;
+	case SEL_HEAD:
+	default:
+		snprintf(out, size, _("head %d%s%s"), v->head,
+			 v->topts.ablate[v->layer * nheads(v) + v->head] ? _(" (off)") : "",
+			 v->contrib ? _(", contributions") : "");
+		break;
+	}
+}
+
+bool view_matrix(view *v, heat_src *out)
+{
+	if (!v->have)
+		return false;
+	map_state *m = map_of(v);
+	matrix_request rq = {
+	    .r = &v->r,
+	    .seq = v->res_seq,
+	    .kind = view_map_kind(v),
+	    .layer = v->layer,
+	    .head = v->head < nheads(v) ? v->head : 0,
+	    .words = v->words,
+	    .marks = v->has_marks && v->r.n == v->ntok ? v->wmarks : NULL,
+	    .pin = &m->pin,
+	    .scale = v->scale,
+	    .row_max = v->row_max,
+	};
+	av_error err;
+	if (matrix_make(&m->mx, &rq, out, &err))
+		return true;
+	set_notice(v, "%s", err.msg);
+	return false;
+}
+
+uint64_t view_matrix_gen(const view *v)
+{
+	return map_of(v)->mx.gen;
+}
+
+bool view_compare_cell(view *v, int q, int k, float *now, float *pinned)
+{
+	map_state *m = map_of(v);
+	return matrix_compare_cell(&m->mx, &m->pin, q, k, now, pinned);
+}
+
+bool view_word_span(const view *v, int i, int *start, int *end)
+{
+	return v->words && matrix_word_span(&map_of(v)->mx, i, start, end);
+}
+
+int view_n(view *v)
+{
+	heat_src s;
+	return view_matrix(v, &s) ? s.m.n : 0;
+}
+
+int view_query_token(const view *v, int q)
+{
+	int start, end;
+	return view_word_span(v, q, &start, &end) ? start : q;
+}
+
+void view_matrix_invalidate(view *v)
+{
+	matrix_forget(&map_of(v)->mx);
+}
+
+const pin *view_pin(const view *v)
+{
+	return &map_of(v)->pin;
+}
+
+const map_geom *view_map_geom(const view *v)
+{
+	return &map_of(v)->g;
+}
+
+/* Compare: pin what the map shows (a copy: the text and the selection may
+ * change afterwards), or let go of it. */
+void toggle_pin(view *v)
+{
+	heat_src s;
+	pin *p = &map_of(v)->pin;
+	view_matrix_invalidate(v);
+	if (p->on) {
+		pin_clear(p);
+		set_notice(v, _("comparison off"));
+		return;
+	}
+	if (!view_matrix(v, &s)) {
+		set_notice(v, _("nothing to pin yet: type some text first"));
+		return;
+	}
+	if (!pin_set(p, &s)) {
+		set_notice(v, _("out of memory pinning the map"));
+		return;
+	}
+	int n = s.m.n;
+	char sel[48];
+	sel_describe(v, sel, sizeof sel);
+	snprintf(p->what, sizeof p->what,
+		 v->words ? ngettext("layer %d %s, %d word", "layer %d %s, %d words", n)
+			  : ngettext("layer %d %s, %d token", "layer %d %s, %d tokens", n),
+		 v->layer, sel, n);
+	view_matrix_invalidate(v);
+	set_notice(v, _("pinned %s: edit the text or change head to compare (F9 again: off)"),
+		   p->what);
+}
+
+/* ---- the screen ---------------------------------------------------------------- */
+
 static void map_layout(view *v)
 {
-	map_geom *g = &v->mg;
+	map_geom *g = &map_of(v)->g;
 	g->panel_w = v->panel ? VIEW_PANEL_W : 0;
 	g->map_w = COLS - (g->panel_w ? g->panel_w + 1 : 0);
 	if (g->panel_w && g->map_w < VIEW_MIN_MAP_W) {
@@ -50,16 +219,16 @@ static void draw_head_line(view *v)
 	}
 	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked");
 	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s%s", obj,
-		    v->values ? _("  values") : "", v->mg.heat.compact ? _("  compact") : "",
+		    v->values ? _("  values") : "", map_of(v)->g.heat.compact ? _("  compact") : "",
 		    v->words ? _("  words") : "");
-	if (v->pin.on)
-		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"),
-			v->pin.what);
+	const pin *p = &map_of(v)->pin;
+	if (p->on)
+		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), p->what);
 }
 
 static void map_draw(view *v)
 {
-	const map_geom *g = &v->mg;
+	const map_geom *g = &map_of(v)->g;
 	draw_head_line(v);
 	heat_src s;
 	if (view_matrix(v, &s)) {
@@ -77,7 +246,8 @@ static void map_mouse(view *v, const MEVENT *ev)
 {
 	int q, k;
 	heat_src s;
-	if (!view_matrix(v, &s) || !heat_hit(&v->mg.heat, &v->hv, s.m.n, ev->y, ev->x, &q, &k))
+	if (!view_matrix(v, &s) ||
+	    !heat_hit(&map_of(v)->g.heat, &v->hv, s.m.n, ev->y, ev->x, &q, &k))
 		return;
 	v->hv.qrow = q;
 	v->hv.kcol = k;
@@ -90,6 +260,9 @@ const screen_ops map_screen = {
     .name = N_("MAP"),
     .keys = KC_MAP,
     .text_visible = true,
+    .state_size = sizeof(map_state),
+    .init = map_init,
+    .finish = map_finish,
     .layout = map_layout,
     .draw = map_draw,
     .key = NULL,

@@ -1,47 +1,38 @@
-/* The matrix on the map (matrix.h). */
+/* What the map draws (matrix.h). */
 #include "matrix.h"
 #include "attnview/i18n.h"
-
-#include "state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-sel_kind view_sel(const view *v)
+bool pin_set(pin *p, const heat_src *s)
 {
-	int H = nheads(v);
-	return v->head < H ? SEL_HEAD : (sel_kind)(SEL_FIRST_SUMMARY + (v->head - H));
-}
-
-sel_kind view_map_kind(const view *v)
-{
-	sel_kind k = view_sel(v);
-	return k == SEL_HEAD && v->contrib && v->have && v->r.value_norms ? SEL_CONTRIB : k;
-}
-
-void sel_describe(const view *v, char *out, size_t size)
-{
-	switch (view_sel(v)) {
-	case SEL_MEAN:
-		snprintf(out, size, _("mean of heads 0-%d"), nheads(v) - 1);
-		break;
-	case SEL_MAX:
-		snprintf(out, size, _("max of heads 0-%d"), nheads(v) - 1);
-		break;
-	case SEL_ROLLOUT:
-		snprintf(out, size, _("rollout through layer %d"), v->layer);
-		break;
-	case SEL_ALL:
-		snprintf(out, size, _("mean of all %d heads"), nheads(v) * nlayers(v));
-		break;
-	case SEL_HEAD:
-	default:
-		snprintf(out, size, _("head %d%s%s"), v->head,
-			 v->topts.ablate[v->layer * nheads(v) + v->head] ? _(" (off)") : "",
-			 v->contrib ? _(", contributions") : "");
-		break;
+	int n = s->m.n;
+	size_t text = 0;
+	for (int i = 0; i < n; i++)
+		text += s->labels[i].text ? strlen(s->labels[i].text) + 1 : 0;
+	pin_clear(p);
+	p->w = malloc((size_t)n * (size_t)n * sizeof *p->w);
+	p->labels = malloc((size_t)n * sizeof *p->labels);
+	p->text_buf = malloc(text + 1);
+	if (!p->w || !p->labels || !p->text_buf) {
+		pin_clear(p);
+		return false;
 	}
+	memcpy(p->w, s->m.w, (size_t)n * (size_t)n * sizeof *p->w);
+	memcpy(p->labels, s->labels, (size_t)n * sizeof *p->labels);
+	for (size_t i = 0, at = 0; i < (size_t)n; i++)
+		if (s->labels[i].text) {
+			size_t len = strlen(s->labels[i].text) + 1;
+			memcpy(p->text_buf + at, s->labels[i].text, len);
+			p->labels[i].text = p->text_buf + at;
+			at += len;
+		}
+	p->n = n;
+	p->causal = s->m.causal;
+	p->on = true;
+	return true;
 }
 
 void pin_clear(pin *p)
@@ -52,90 +43,108 @@ void pin_clear(pin *p)
 	memset(p, 0, sizeof *p);
 }
 
-void view_matrix_invalidate(view *v)
+bool matrix_init(matrix_cache *mx, av_error *err)
 {
-	v->mat_valid = false;
+	/* For the largest context any model may have: a model reloaded while
+	 * the view runs may have a longer one. */
+	const size_t cap = AV_MAX_CONTEXT + 1;
+	memset(mx, 0, sizeof *mx);
+	mx->labels = calloc(cap, sizeof *mx->labels);
+	mx->wstart = calloc(cap, sizeof *mx->wstart);
+	mx->wspan = calloc(cap, sizeof *mx->wspan);
+	mx->wtext_cap = cap * 40;
+	mx->wtext = malloc(mx->wtext_cap);
+	if (!mx->labels || !mx->wstart || !mx->wspan || !mx->wtext) {
+		matrix_finish(mx);
+		return av_fail(err, _("out of memory starting the view"));
+	}
+	return true;
+}
+
+void matrix_finish(matrix_cache *mx)
+{
+	free(mx->labels);
+	free(mx->wstart);
+	free(mx->wspan);
+	free(mx->wtext);
+	free(mx->mat);
+	free(mx->mat2);
+	sel_cache_finish(&mx->sel);
+	memset(mx, 0, sizeof *mx);
+}
+
+void matrix_forget(matrix_cache *mx)
+{
+	mx->valid = false;
 }
 
 /* Scratch of n x n floats (twice: one for the selection, one for what is
  * made of it). */
-static bool scratch(view *v, int n)
+static bool scratch(matrix_cache *mx, int n, av_error *err)
 {
 	size_t need = (size_t)n * (size_t)n;
-	if (need <= v->mat_cap)
+	if (need <= mx->mat_cap)
 		return true;
-	float *a = realloc(v->mat, need * sizeof *a), *b = a ? realloc(v->mat2, need * sizeof *b) : NULL;
+	float *a = realloc(mx->mat, need * sizeof *a);
 	if (a)
-		v->mat = a;
+		mx->mat = a;
+	float *b = a ? realloc(mx->mat2, need * sizeof *b) : NULL;
 	if (b)
-		v->mat2 = b;
-	if (!a || !b) {
-		set_notice(v, _("out of memory for the %dx%d matrix on the map"), n, n);
-		return false;
-	}
-	v->mat_cap = need;
+		mx->mat2 = b;
+	if (!a || !b)
+		return av_fail(err, _("out of memory for the %dx%d matrix on the map"), n, n);
+	mx->mat_cap = need;
 	return true;
 }
 
-/* The selection's matrix: a head of the result, or one made in v->mat
- * (the rollout of every layer is kept for the result: v->sel). */
-static bool selection(view *v, attn_matrix *a)
+/* The request's kind: a head of the result, or one made in mx->mat. */
+static bool selection(matrix_cache *mx, const matrix_request *rq, attn_matrix *a, av_error *err)
 {
-	sel_kind k = view_map_kind(v);
-	if (k == SEL_HEAD) {
-		*a = view_head(v);
+	const attn_result *r = rq->r;
+	if (rq->kind == SEL_HEAD) {
+		*a = attn_result_head(r, rq->layer, rq->head);
 		return true;
 	}
-	if (v->sel_seq != v->res_seq)
-		sel_cache_forget(&v->sel);
-	v->sel_seq = v->res_seq;
-	av_error err;
-	*a = (attn_matrix){v->mat, v->r.n, v->r.causal};
-	if (!sel_matrix(v->mat, &v->r, k, v->layer, v->head < nheads(v) ? v->head : 0, &v->sel,
-			&err)) {
-		set_notice(v, "%s", err.msg);
-		return false;
-	}
-	return true;
+	if (mx->sel_seq != rq->seq)
+		sel_cache_forget(&mx->sel);
+	mx->sel_seq = rq->seq;
+	*a = (attn_matrix){mx->mat, r->n, r->causal};
+	return sel_matrix(mx->mat, r, rq->kind, rq->layer, rq->head, &mx->sel, err);
 }
 
-/* Word view: words of the result's tokens, their labels in v->wtext. */
-static bool make_words(view *v)
+/* Word view: words of the result's tokens, their labels in mx->wtext. */
+static void make_words(matrix_cache *mx, const attn_result *r, const bool *marks)
 {
-	int n = v->r.n;
-	v->nw = words_split(v->wspan, v->r.tokens, n);
-	if (v->has_marks && n == v->ntok) {
+	int n = r->n;
+	mx->nw = words_split(mx->wspan, r->tokens, n);
+	if (marks) {
 		/* The marks split further: a word also starts after each '|'. */
-		memcpy(v->wstart, v->wmarks, (size_t)n * sizeof *v->wstart);
-		for (int i = 0; i < v->nw; i++)
-			v->wstart[v->wspan[i].start] = true;
-		v->nw = words_from_marks(v->wspan, v->wstart, n);
+		memcpy(mx->wstart, marks, (size_t)n * sizeof *mx->wstart);
+		for (int i = 0; i < mx->nw; i++)
+			mx->wstart[mx->wspan[i].start] = true;
+		mx->nw = words_from_marks(mx->wspan, mx->wstart, n);
 	}
 	size_t used = 0;
-	for (int i = 0; i < v->nw; i++) {
-		heat_label *l = &v->labels[i];
-		l->text = v->wtext + used;
-		l->cp = 0;
-		l->width = 0;
-		l->unknown = false;
+	for (int i = 0; i < mx->nw; i++) {
+		heat_label *l = &mx->labels[i];
+		*l = (heat_label){mx->wtext + used, 0, 0, false};
 		/* Trailing spaces belong to the word but are not shown. */
-		int end = v->wspan[i].end;
-		while (end > v->wspan[i].start + 1 && v->r.tokens[end - 1].cp == ' ')
+		int end = mx->wspan[i].end;
+		while (end > mx->wspan[i].start + 1 && r->tokens[end - 1].cp == ' ')
 			end--;
-		for (int t = v->wspan[i].start; t < end; t++) {
-			const token *tk = &v->r.tokens[t];
+		for (int t = mx->wspan[i].start; t < end; t++) {
+			const token *tk = &r->tokens[t];
 			char g[32];
 			size_t len = cp_glyph(tk->cp, g);
-			if (used + len + 1 > v->wtext_cap)
+			if (used + len + 1 > mx->wtext_cap)
 				break;
-			memcpy(v->wtext + used, g, len);
+			memcpy(mx->wtext + used, g, len);
 			used += len;
 			l->width += tk->width;
 			l->unknown |= tk->unknown;
 		}
-		v->wtext[used++] = '\0';
+		mx->wtext[used++] = '\0';
 	}
-	return true;
 }
 
 static int widest(const heat_label *l, int n)
@@ -146,78 +155,74 @@ static int widest(const heat_label *l, int n)
 	return w;
 }
 
-bool view_matrix(view *v, heat_src *out)
+static bool same_request(const matrix_cache *mx, const matrix_request *rq)
 {
-	if (!v->have)
-		return false;
-	if (v->mat_valid && v->mat_seq == v->res_seq && v->mat_layer == v->layer &&
-	    v->mat_head == v->head && v->mat_words == v->words && v->mat_pin == v->pin.on &&
-	    v->mat_contrib == v->contrib) {
-		*out = v->mat_src;
-		scale_init(&out->sc, out->diverging ? SCALE_DIFF : v->scale, &out->m, v->row_max);
-		return true;
-	}
-	int n = v->r.n;
+	return mx->valid && mx->seq == rq->seq && mx->kind == rq->kind &&
+	       mx->layer == rq->layer && mx->head == rq->head && mx->words == rq->words &&
+	       mx->pinned == (rq->pin && rq->pin->on);
+}
+
+/* The matrix of rq, made anew into mx->src. */
+static bool make(matrix_cache *mx, const matrix_request *rq, av_error *err)
+{
+	const attn_result *r = rq->r;
 	attn_matrix a;
-	if (!scratch(v, n) || !selection(v, &a))
+	if (!scratch(mx, r->n, err) || !selection(mx, rq, &a, err))
 		return false;
-	heat_src s = {a, v->labels, 2, {0}, false};
-	if (v->words) {
-		make_words(v);
-		words_aggregate(v->mat2, &a, v->wspan, v->nw);
-		memcpy(v->mat, v->mat2, (size_t)v->nw * (size_t)v->nw * sizeof *v->mat);
-		s.m = (attn_matrix){v->mat, v->nw, a.causal};
-		s.label_w = widest(v->labels, v->nw);
+	heat_src s = {a, mx->labels, 2, {0}, false};
+	if (rq->words) {
+		make_words(mx, r, rq->marks);
+		words_aggregate(mx->mat2, &a, mx->wspan, mx->nw);
+		memcpy(mx->mat, mx->mat2, (size_t)mx->nw * (size_t)mx->nw * sizeof *mx->mat);
+		s.m = (attn_matrix){mx->mat, mx->nw, a.causal};
+		s.label_w = widest(mx->labels, mx->nw);
 	} else {
-		heat_token_labels(v->labels, v->r.tokens, n);
+		heat_token_labels(mx->labels, r->tokens, r->n);
 	}
-	if (v->pin.on) {
-		int m = s.m.n < v->pin.n ? s.m.n : v->pin.n;
-		attn_matrix p = {v->pin.w, v->pin.n, v->pin.causal};
-		matrix_difference(v->mat2, &s.m, &p, m);
-		s.m = (attn_matrix){v->mat2, m, s.m.causal || v->pin.causal};
+	const pin *p = rq->pin;
+	if (p && p->on) {
+		int m = s.m.n < p->n ? s.m.n : p->n;
+		attn_matrix pm = {p->w, p->n, p->causal};
+		matrix_difference(mx->mat2, &s.m, &pm, m);
+		s.m = (attn_matrix){mx->mat2, m, s.m.causal || p->causal};
 		s.diverging = true;
 	}
-	v->mat_src = s;
-	v->mat_valid = true;
-	v->mat_gen++;
-	v->mat_seq = v->res_seq;
-	v->mat_layer = v->layer;
-	v->mat_head = v->head;
-	v->mat_words = v->words;
-	v->mat_pin = v->pin.on;
-	v->mat_contrib = v->contrib;
-	*out = s;
-	scale_init(&out->sc, s.diverging ? SCALE_DIFF : v->scale, &out->m, v->row_max);
+	mx->src = s;
+	mx->valid = true;
+	mx->gen++;
+	mx->seq = rq->seq;
+	mx->kind = rq->kind;
+	mx->layer = rq->layer;
+	mx->head = rq->head;
+	mx->words = rq->words;
+	mx->pinned = p && p->on;
 	return true;
 }
 
-bool view_compare_cell(view *v, int q, int k, float *now, float *pinned)
+bool matrix_make(matrix_cache *mx, const matrix_request *rq, heat_src *out, av_error *err)
 {
-	if (!v->pin.on || !v->mat_valid || q >= v->pin.n || k >= v->pin.n)
+	if (!same_request(mx, rq) && !make(mx, rq, err))
 		return false;
-	*pinned = v->pin.w[(size_t)q * (size_t)v->pin.n + (size_t)k];
-	*now = *pinned + v->mat2[(size_t)q * (size_t)v->mat_src.m.n + (size_t)k];
+	*out = mx->src;
+	scale_init(&out->sc, out->diverging ? SCALE_DIFF : rq->scale, &out->m, rq->row_max);
 	return true;
 }
 
-bool view_word_span(const view *v, int i, int *start, int *end)
+bool matrix_compare_cell(const matrix_cache *mx, const pin *p, int q, int k, float *now,
+			 float *pinned)
 {
-	if (!v->words || i < 0 || i >= v->nw)
+	if (!p->on || !mx->valid || !mx->pinned || q >= p->n || k >= p->n)
 		return false;
-	*start = v->wspan[i].start;
-	*end = v->wspan[i].end;
+	*pinned = p->w[(size_t)q * (size_t)p->n + (size_t)k];
+	*now = *pinned + mx->mat2[(size_t)q * (size_t)mx->src.m.n + (size_t)k];
 	return true;
 }
 
-int view_n(view *v)
+bool matrix_word_span(const matrix_cache *mx, int i, int *start, int *end)
 {
-	heat_src s;
-	return view_matrix(v, &s) ? s.m.n : 0;
-}
-
-int view_query_token(const view *v, int q)
-{
-	int start, end;
-	return view_word_span(v, q, &start, &end) ? start : q;
+	if (i < 0 || i >= mx->nw)
+		return false;
+	*start = mx->wspan[i].start;
+	*end = mx->wspan[i].end;
+	return true;
 }

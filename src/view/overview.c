@@ -11,9 +11,61 @@
 
 #include <stdlib.h>
 
+/* The grid of layers x heads, each tile a title line and sh x sw samples,
+ * bw columns wide. */
+typedef struct ov_geom {
+	bool fits;
+	int y0, bw, bh, sw, sh, gap;
+} ov_geom;
+
+typedef struct ov_state {
+	ov_geom g;
+	role_scores *roles; /* [L*H], of the result roles_seq */
+	uint64_t roles_seq;
+	int sel;    /* the selected tile: layer * H + head */
+	focus back; /* where F3 and Esc return */
+} ov_state;
+
+static ov_state *ov_of(const view *v)
+{
+	return v->screen[SCREEN_OVERVIEW];
+}
+
+static void overview_finish(void *state)
+{
+	free(((ov_state *)state)->roles);
+}
+
+void overview_open(view *v, focus back)
+{
+	ov_state *o = ov_of(v);
+	int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
+	o->sel = v->layer * nheads(v) + h;
+	o->back = back;
+	v->focus = F_OVERVIEW;
+}
+
+void overview_toggle(view *v)
+{
+	if (v->focus == F_OVERVIEW)
+		v->focus = ov_of(v)->back;
+	else
+		overview_open(v, v->focus);
+}
+
+void overview_model_changed(view *v)
+{
+	ov_state *o = ov_of(v);
+	if (o->sel >= nlayers(v) * nheads(v))
+		o->sel = 0;
+	free(o->roles);
+	o->roles = NULL;
+	o->roles_seq = 0;
+}
+
 static void overview_layout(view *v)
 {
-	ov_geom *g = &v->og;
+	ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v), n = v->have ? v->r.n : 0;
 	g->y0 = Y_BODY;
 	g->gap = 2;
@@ -77,27 +129,28 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 /* The roles of every head, made once per result. */
 static role_scores tile_roles(view *v, int l, int h)
 {
+	ov_state *o = ov_of(v);
 	size_t nh = (size_t)nlayers(v) * (size_t)nheads(v);
-	if (v->ov_roles_seq != v->res_seq) {
-		if (!v->ov_roles)
-			v->ov_roles = calloc(nh, sizeof *v->ov_roles);
-		if (!v->ov_roles)
+	if (o->roles_seq != v->res_seq) {
+		if (!o->roles)
+			o->roles = calloc(nh, sizeof *o->roles);
+		if (!o->roles)
 			return (role_scores){{0}, ROLE_BROAD, 0};
 		for (int ll = 0; ll < nlayers(v); ll++)
 			for (int hh = 0; hh < nheads(v); hh++) {
 				attn_matrix a = attn_result_head(&v->r, ll, hh);
-				head_roles(&v->ov_roles[ll * nheads(v) + hh], &a, v->r.tokens);
+				head_roles(&o->roles[ll * nheads(v) + hh], &a, v->r.tokens);
 			}
-		v->ov_roles_seq = v->res_seq;
+		o->roles_seq = v->res_seq;
 	}
-	return v->ov_roles[l * nheads(v) + h];
+	return o->roles[l * nheads(v) + h];
 }
 
 static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 {
-	const ov_geom *g = &v->og;
+	const ov_geom *g = &ov_of(v)->g;
 	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
-	bool sel = l * nheads(v) + h == v->ov_sel;
+	bool sel = l * nheads(v) + h == ov_of(v)->sel;
 	attn_matrix a = attn_result_head(&v->r, l, h);
 	role_scores rs = tile_roles(v, l, h);
 	bool off = v->topts.ablate[l * nheads(v) + h];
@@ -119,7 +172,7 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 
 static void overview_draw(view *v)
 {
-	const ov_geom *g = &v->og;
+	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
 	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"), L, H,
 		scale_name(v->scale));
@@ -147,25 +200,58 @@ static void overview_draw(view *v)
 
 static void overview_mouse(view *v, const MEVENT *ev)
 {
-	const ov_geom *g = &v->og;
+	ov_state *o = ov_of(v);
+	const ov_geom *g = &o->g;
 	if (!g->fits || ev->y < g->y0)
 		return;
 	int l = (ev->y - g->y0) / g->bh, h = ev->x / (g->bw + g->gap);
 	if (l >= nlayers(v) || h >= nheads(v) || ev->x % (g->bw + g->gap) > g->bw)
 		return;
 	int sel = l * nheads(v) + h;
-	if (sel == v->ov_sel)
+	if (sel == o->sel)
 		do_action(v, ACT_OPEN, 0);
 	else
-		v->ov_sel = sel;
+		o->sel = sel;
+}
+
+/* The arrows select a tile, Enter opens it. */
+static bool overview_action(view *v, view_action act)
+{
+	ov_state *o = ov_of(v);
+	int H = nheads(v), N = nlayers(v) * H;
+	switch (act) {
+	case ACT_UP:
+		o->sel = (o->sel - H + N) % N;
+		return true;
+	case ACT_DOWN:
+		o->sel = (o->sel + H) % N;
+		return true;
+	case ACT_LEFT:
+		o->sel = (o->sel - 1 + N) % N;
+		return true;
+	case ACT_RIGHT:
+		o->sel = (o->sel + 1) % N;
+		return true;
+	case ACT_OPEN:
+		v->layer = o->sel / H;
+		v->head = o->sel % H;
+		v->focus = F_MAP;
+		return true;
+	default:
+		return false;
+	}
 }
 
 const screen_ops overview_screen = {
     .name = N_("OVERVIEW"),
     .keys = KC_OVERVIEW,
     .text_visible = true,
+    .state_size = sizeof(ov_state),
+    .init = NULL,
+    .finish = overview_finish,
     .layout = overview_layout,
     .draw = overview_draw,
     .key = NULL,
+    .action = overview_action,
     .mouse = overview_mouse,
 };

@@ -103,7 +103,7 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 	int top[VIEW_TOPK];
 	int ntop = row_top_keys(&s->m, q, VIEW_TOPK, top);
 	for (int i = 0; i < ntop && p->y <= p->ymax; i++, p->y++) {
-		int xx = put_fmt(p->y, p->x, p->w, plain(), " %*d ", v->mg.heat.posw, top[i]);
+		int xx = put_fmt(p->y, p->x, p->w, plain(), " %*d ", view_map_geom(v)->heat.posw, top[i]);
 		const heat_label *l = &s->labels[top[i]];
 		int lw = l->width < 8 ? l->width : 8;
 		style ls = top[i] == k ? st(A_BOLD, 0) : plain();
@@ -121,12 +121,12 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 /* What the matrix does on this text, made once per matrix. */
 static void stats_lines(view *v, pen *p, const heat_src *s)
 {
-	if (v->hs_gen != v->mat_gen) {
+	if (v->hs_gen != view_matrix_gen(v)) {
 		head_stats_compute(&v->hs, &s->m);
 		/* Roles compare tokens: characters, not words. */
 		if (!v->words && !s->diverging)
 			head_roles(&v->roles, &s->m, v->r.tokens);
-		v->hs_gen = v->mat_gen;
+		v->hs_gen = view_matrix_gen(v);
 	}
 	const head_stats *hs = &v->hs;
 	if (s->diverging) {
@@ -179,7 +179,7 @@ static void prediction_lines(view *v, pen *p)
 static void breakdown_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
-	if (view_sel(v) != SEL_HEAD || v->words || v->pin.on) {
+	if (view_sel(v) != SEL_HEAD || v->words || view_pin(v)->on) {
 		line(p, st(A_BOLD, 0), _("q·k breakdown"));
 		line(p, plain(), _(" for one head's cells (Tab to a head)"));
 		return;
@@ -238,7 +238,7 @@ static void ablation_lines(view *v, pen *p)
 
 void panel_draw(view *v)
 {
-	const map_geom *g = &v->mg;
+	const map_geom *g = view_map_geom(v);
 	if (g->panel_w == 0)
 		return;
 	pen p = {g->panel_x, g->panel_w, g->heat.tick_y, LINES - 2};

@@ -5,7 +5,7 @@
  * the text, the cursor, the head and the scale, and frees the old model (the
  * worker no longer reads it: worker.c, rule 7). */
 #include "attnview/i18n.h"
-#include "state.h"
+#include "screen.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,11 +91,7 @@ static void adopt(view *v, model *m)
 		v->layer = L - 1;
 	if (v->head >= H + SEL_EXTRA)
 		v->head = H - 1;
-	if (v->ov_sel >= L * H)
-		v->ov_sel = 0;
-	free(v->ov_roles);
-	v->ov_roles = NULL;
-	v->ov_roles_seq = 0;
+	overview_model_changed(v);
 	v->hr_seq = v->hs_gen = 0;
 	view_matrix_invalidate(v);
 	/* The result on screen came from the old model (its arrays, plain

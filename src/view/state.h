@@ -26,6 +26,9 @@
 
 typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP } focus;
 
+/* The screens (screen.h); each has its own state, at v->screen[id]. */
+typedef enum screen_id { SCREEN_MAP, SCREEN_OVERVIEW, SCREEN_HELP, SCREEN_N } screen_id;
+
 /* What tells one version of a file from the next. */
 typedef struct file_stamp {
 	uint64_t dev, ino, size, mtime_ns;
@@ -46,19 +49,6 @@ typedef struct map_geom {
 	int panel_x, panel_w; /* details panel; panel_w 0: none */
 	heat_geom heat;
 } map_geom;
-
-/* The overview's geometry (overview.c): a grid of layers x heads, each tile a
- * title line and sh x sw samples, bw columns wide. */
-typedef struct ov_geom {
-	bool fits;
-	int y0, bw, bh, sw, sh, gap;
-} ov_geom;
-
-typedef struct help_line {
-	char names[64];
-	const char *text;
-	bool heading;
-} help_line;
 
 enum { PRED_NONE = 0, PRED_HAVE = 2 };
 
@@ -92,8 +82,6 @@ typedef struct view {
 	attn_result r;
 	double res_ms;
 	char error[sizeof(av_error)];
-	role_scores *ov_roles; /* [L*H], of res ov_roles_seq, for the overview */
-	uint64_t ov_roles_seq;
 	role_scores hr; /* of the selected head, cached for the head line */
 	uint64_t hr_seq;
 	int hr_layer, hr_head;
@@ -107,7 +95,7 @@ typedef struct view {
 	double pred_due; /* when to ask for the first predictions of a result, 0 none */
 
 	/* navigation */
-	int layer, head, ov_sel;
+	int layer, head;
 	heat_view hv; /* cursor and scrolling of the map */
 	bool values;
 	scale_kind scale;
@@ -129,67 +117,23 @@ typedef struct view {
 	uint64_t loss_seq;
 	double loss_before, loss_after;
 	int loss_positions;
-	focus focus, help_return, ov_return;
-	int help_scroll;
+	focus focus;
+	void *screen[SCREEN_N]; /* each screen's own state (screen.h) */
 
-	/* the map's matrix (matrix.c) */
-	float *mat, *mat2; /* (n, n) scratch each */
-	size_t mat_cap;
-	sel_cache sel; /* the rollout of every layer of the result sel_seq */
-	uint64_t sel_seq;
-	heat_label *labels; /* [context] */
-	heat_src mat_src;   /* cached for: */
-	uint64_t mat_gen;   /* bumped whenever it is made anew */
-	bool mat_valid, mat_words, mat_pin, mat_contrib;
-	uint64_t mat_seq;
-	int mat_layer, mat_head;
-	bool words;	   /* the word view */
-	bool has_marks;	   /* the text marks its words with WORD_MARK */
-	bool *wmarks;	   /* [context]: a word starts at this token */
-	bool *wstart;	   /* [context]: scratch, marks and the split together */
-	word_span *wspan;  /* [context] */
-	int nw;
-	char *wtext; /* the words' labels */
-	size_t wtext_cap;
-	pin pin;
+	bool words;	/* the word view */
+	bool has_marks; /* the text marks its words with WORD_MARK */
+	bool *wmarks;	/* [context]: a word starts at this token */
 
 	/* drawing */
 	colors col;
 	float *row_max; /* [context]: the row scale's maxima */
 	bool too_small;
 	int field_x, field_w; /* the input field */
-	map_geom mg;
-	ov_geom og;
 	char notice[256];
 	bool color_note; /* colors.why is shown on the info line until a key comes */
-	help_line *help;
-	int nhelp;
-	int help_keys_w; /* widest line of key names: the description column */
-	int help_line_w; /* widest help line, names and description */
 
-	/* the figure key's prompt (figure_key.c) */
-	struct {
-		bool active, asking, writing;
-		lineedit le;	/* the file name */
-		char dir[1024]; /* folder of new names ("": the current one) */
-		int format;	/* fig_format of new names */
-		char msg[sizeof(av_error) + 64]; /* on the prompt: an error, an answer */
-		char done[VIEW_MAX_PATH * 4 + 16]; /* "wrote PATH", on the status line until a key */
-		int cursor_x;	 /* the prompt's cursor column, -1: none */
-	} fig;
-
-	/* the model writing (writing.c) */
-	struct {
-		bool on, asked;
-		float temperature; /* 0: greedy */
-		int top_k;
-		uint64_t seed; /* of the first run; run r uses seed + r - 1 */
-		int runs;
-		gen_sampler s;
-		int count; /* characters written in this run */
-		float last_p;
-		double due; /* the next step not before this */
-	} wr;
+	struct fig_prompt *fig; /* the figure key's prompt (figure_key.c) */
+	struct writer *wr;	/* the model writing (writing.c) */
 
 	/* paste in progress */
 	bool pasting;
@@ -216,6 +160,35 @@ static inline int nheads(const view *v)
 
 double now_ms(void);
 void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
+
+/* The map and what it shows (map.c; the matrix itself is made by matrix.c
+ * from a request, the map screen keeps it with the pin):
+ * view_sel: a head or the summary Tab is on; view_map_kind: what the map
+ * draws (the contributions on a head with F11); sel_describe: "head 2",
+ * "mean of heads 0-7" ... ; view_matrix: the matrix and labels the map
+ * draws now, or false when there is none (no result yet, or out of memory,
+ * with a notice); view_matrix_gen: bumped whenever it is made anew;
+ * view_compare_cell: in a comparison, the two weights behind cell (q, k);
+ * view_word_span: the tokens [start, end) of word i; view_n: the size of
+ * the matrix (0 without one); view_query_token: the token whose
+ * predictions belong to Query row q (in the word view: the word's first);
+ * view_matrix_invalidate: make it anew (the text, the selection or the
+ * view changed); view_pin: the pinned matrix; toggle_pin: F9;
+ * view_map_geom: where the map is drawn. */
+#define SEL_EXTRA SEL_NSUMMARIES /* selections after a layer's heads */
+sel_kind view_sel(const view *v);
+sel_kind view_map_kind(const view *v);
+void sel_describe(const view *v, char *out, size_t size);
+bool view_matrix(view *v, heat_src *out);
+uint64_t view_matrix_gen(const view *v);
+bool view_compare_cell(view *v, int q, int k, float *now, float *pinned);
+bool view_word_span(const view *v, int i, int *start, int *end);
+int view_n(view *v);
+int view_query_token(const view *v, int q);
+void view_matrix_invalidate(view *v);
+const pin *view_pin(const view *v);
+void toggle_pin(view *v);
+const map_geom *view_map_geom(const view *v);
 
 /* The selected head of the result on screen (v->have), and its roles. */
 attn_matrix view_head(const view *v);
@@ -249,19 +222,29 @@ void handle_key(view *v, int ch, bool is_code);
 void do_action(view *v, view_action act, int key);
 void move_row(view *v, int d);
 
-/* The figure key (figure_key.c): open the prompt; its keys (true: taken);
- * the status line while it is open (*cursor_x: where the cursor goes, -1
- * none). */
+/* The figure key (figure_key.c), its prompt's state its own: made with
+ * the folder and fig_format of new names (dir NULL: the current folder;
+ * format -1: PNG if built, else SVG), and freed; open the prompt; its keys
+ * (true: taken); whether it has the status line, drawn there; the column
+ * of its cursor (-1: none); "wrote PATH" after a figure until the next key
+ * (figure_prompt_key forgets it), or "". */
+bool figure_prompt_init(view *v, const char *dir, int format);
+void figure_prompt_finish(view *v);
 void figure_prompt_open(view *v);
 bool figure_prompt_key(view *v, int ch, bool is_code);
-void draw_figure_prompt(view *v, int y, int *cursor_x);
+bool figure_prompt_shown(const view *v);
+void draw_figure_prompt(view *v, int y);
+int figure_prompt_cursor(const view *v);
+const char *figure_prompt_done(const view *v);
 
-/* The model writes (writing.c): start or stop (Ctrl-G), the next
- * temperature (Alt-T), the step posted from the main loop, the worker's
- * answer, when the next step is due (0: nothing to wait for), the info
- * line while it writes. */
-void writing_init(view *v, float temperature, int top_k, uint64_t seed);
+/* The model writes (writing.c), its state its own: made with the sampler's
+ * settings, and freed; whether it is writing; start or stop (Ctrl-G), the
+ * next temperature (Alt-T), the step posted from the main loop, the
+ * worker's answer, when the next step is due (0: nothing to wait for), the
+ * info line while it writes. */
+bool writing_init(view *v, float temperature, int top_k, uint64_t seed);
 void writing_finish(view *v);
+bool writing_on(const view *v);
 void writing_toggle(view *v);
 void writing_stop(view *v, const char *why);
 void writing_temperature(view *v);

@@ -210,7 +210,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	v->bd_valid = v->bd_asked = false;
 	v->loss_valid = v->loss_asked = false;
-	if (v->wr.on)
+	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
 	clamp_cursor(v);
 	/* Predictions are a second forward pass: start it a moment later, so
@@ -224,7 +224,7 @@ void request_jobs(view *v)
 	if (!v->have)
 		return;
 	int q = v->hv.qrow, k = v->hv.kcol;
-	bool cell = view_sel(v) == SEL_HEAD && !v->words && !v->pin.on;
+	bool cell = view_sel(v) == SEL_HEAD && !v->words && !view_pin(v)->on;
 	if (v->breakdown && cell && q < v->r.n && k < v->r.n &&
 	    !(v->bd_seq == v->res_seq && v->bd_layer == v->layer && v->bd_head == v->head &&
 	      v->bd_q == q && v->bd_k == k && (v->bd_valid || v->bd_asked))) {

@@ -25,6 +25,38 @@
 #include <string.h>
 #include <unistd.h>
 
+const screen_ops *const view_screens[SCREEN_N] = {
+    [SCREEN_MAP] = &map_screen,
+    [SCREEN_OVERVIEW] = &overview_screen,
+    [SCREEN_HELP] = &help_screen,
+};
+
+bool screens_init(view *v, av_error *err)
+{
+	for (int i = 0; i < SCREEN_N; i++) {
+		const screen_ops *s = view_screens[i];
+		v->screen[i] = calloc(1, s->state_size ? s->state_size : 1);
+		if (!v->screen[i] || (s->init && !s->init(v, v->screen[i]))) {
+			if (v->screen[i] && s->finish)
+				s->finish(v->screen[i]);
+			free(v->screen[i]);
+			v->screen[i] = NULL;
+			return av_fail(err, _("out of memory starting the view"));
+		}
+	}
+	return true;
+}
+
+void screens_finish(view *v)
+{
+	for (int i = 0; i < SCREEN_N; i++) {
+		if (v->screen[i] && view_screens[i]->finish)
+			view_screens[i]->finish(v->screen[i]);
+		free(v->screen[i]);
+		v->screen[i] = NULL;
+	}
+}
+
 const screen_ops *view_screen(const view *v)
 {
 	switch (v->focus) {
@@ -58,8 +90,8 @@ static void draw(view *v)
 		s->draw(v);
 		draw_status(v);
 	}
-	if (!v->too_small && v->fig.active && v->fig.cursor_x >= 0) {
-		move(LINES - 1, v->fig.cursor_x);
+	if (!v->too_small && figure_prompt_cursor(v) >= 0) {
+		move(LINES - 1, figure_prompt_cursor(v));
 		curs_set(1);
 	} else if (!v->too_small && v->focus == F_INPUT) {
 		move(Y_INPUT, v->field_x + lineedit_fit(&v->le, v->field_w));
@@ -71,6 +103,22 @@ static void draw(view *v)
 	doupdate();
 }
 
+/* Where the view starts: --layer, --head, --show (select.h's kinds: a
+ * summary is a head after the layer's last, the contributions F11 on a
+ * head, the overview its screen). */
+static void start_at(view *v, const view_options *opt)
+{
+	if (opt->layer >= 0)
+		v->layer = opt->layer < nlayers(v) ? opt->layer : nlayers(v) - 1;
+	if (opt->head >= 0)
+		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
+	if (opt->show >= SEL_FIRST_SUMMARY && opt->show < SEL_FIRST_SUMMARY + SEL_EXTRA)
+		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY;
+	v->contrib = opt->show == SEL_CONTRIB;
+	if (opt->show == SEL_OVERVIEW)
+		overview_open(v, F_INPUT);
+}
+
 static bool view_init(view *v, const model *m, const view_options *opt, av_error *err)
 {
 	memset(v, 0, sizeof *v);
@@ -79,22 +127,9 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	v->pred_req = -1;
 	v->focus = F_INPUT;
-	v->ov_return = F_MAP;
 	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
 	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
 	v->panel = !(opt && opt->no_panel);
-	if (opt && opt->layer >= 0)
-		v->layer = opt->layer < nlayers(v) ? opt->layer : nlayers(v) - 1;
-	if (opt && opt->head >= 0)
-		v->head = opt->head < nheads(v) ? opt->head : nheads(v) - 1;
-	if (opt && opt->show >= SEL_FIRST_SUMMARY && opt->show < SEL_FIRST_SUMMARY + SEL_EXTRA)
-		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY; /* after the heads */
-	v->contrib = opt && opt->show == SEL_CONTRIB;
-	if (opt && opt->show == SEL_OVERVIEW) {
-		v->ov_sel = v->layer * nheads(v) + v->head;
-		v->focus = F_OVERVIEW;
-		v->ov_return = F_INPUT;
-	}
 	/* Per-token buffers for the largest context any model may have: a
 	 * model reloaded while the view runs may have a longer one. */
 	const size_t cap = AV_MAX_CONTEXT + 1;
@@ -103,18 +138,17 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pids = calloc(cap * VIEW_TOPK, sizeof *v->pids);
 	v->pps = calloc(cap * VIEW_TOPK, sizeof *v->pps);
 	v->row_max = calloc(cap, sizeof *v->row_max);
-	v->labels = calloc(cap, sizeof *v->labels);
 	v->wmarks = calloc(cap, sizeof *v->wmarks);
-	v->wstart = calloc(cap, sizeof *v->wstart);
-	v->wspan = calloc(cap, sizeof *v->wspan);
-	v->wtext_cap = cap * 40;
-	v->wtext = malloc(v->wtext_cap);
-	if (!qk_breakdown_init(&v->bd, v->head_dim, err))
+	if (!qk_breakdown_init(&v->bd, v->head_dim, err) || !screens_init(v, err))
 		return false;
-	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->labels ||
-	    !v->wmarks || !v->wstart || !v->wspan || !v->wtext ||
-	    !lineedit_init(&v->le, VIEW_MAX_LINE) || !help_build(v))
+	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->wmarks ||
+	    !lineedit_init(&v->le, VIEW_MAX_LINE) ||
+	    !writing_init(v, opt ? opt->temperature : GEN_TEMPERATURE,
+			  opt ? opt->top_k : GEN_TOP_K, opt ? opt->seed : 1) ||
+	    !figure_prompt_init(v, opt ? opt->figure_dir : NULL, opt ? opt->figure_format : -1))
 		return av_fail(err, _("out of memory starting the view"));
+	if (opt)
+		start_at(v, opt);
 	if (opt && opt->text) {
 		cp_buf cps = {0};
 		if (!tokenize_text(opt->text, strlen(opt->text), "--text", &cps, NULL, err)) {
@@ -140,13 +174,6 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	}
 	if (opt && opt->model_path)
 		watch_init(v, opt->model_path);
-	writing_init(v, opt ? opt->temperature : GEN_TEMPERATURE, opt ? opt->top_k : GEN_TOP_K,
-		     opt ? opt->seed : 1);
-	if (opt && opt->figure_dir)
-		snprintf(v->fig.dir, sizeof v->fig.dir, "%s", opt->figure_dir);
-	v->fig.format = opt && opt->figure_format >= 0	    ? opt->figure_format
-			: fig_format_available(FIG_PNG) ? FIG_PNG
-							: FIG_SVG;
 	v->w = worker_create_for_model(m, opt ? opt->delay_ms : 0, err);
 	return v->w != NULL;
 }
@@ -158,26 +185,17 @@ static void view_finish(view *v)
 	if (v->have)
 		attn_result_free(&v->r);
 	lineedit_finish(&v->le);
-	lineedit_finish(&v->fig.le);
+	figure_prompt_finish(v);
 	writing_finish(v);
+	screens_finish(v);
 	cp_buf_free(&v->cps);
 	cp_buf_free(&v->paste);
 	free(v->toks);
 	free(v->pstate);
 	free(v->pids);
 	free(v->pps);
-	free(v->help);
 	free(v->row_max);
-	free(v->labels);
 	free(v->wmarks);
-	free(v->wstart);
-	free(v->wspan);
-	free(v->wtext);
-	free(v->mat);
-	free(v->mat2);
-	sel_cache_finish(&v->sel);
-	free(v->ov_roles);
-	pin_clear(&v->pin);
 	qk_breakdown_finish(&v->bd);
 	colors_finish(&v->col);
 	if (v->bench)
