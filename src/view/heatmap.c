@@ -2,7 +2,8 @@
 #include "heatmap.h"
 #include "attnview/i18n.h"
 
-#include "state.h"
+#include "colors.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,12 @@ static const char *const cells_names[CELLS_NMODES] = {"fit", "scroll", "compact"
 const char *heat_cells_name(heat_cells c)
 {
 	return c < CELLS_NMODES ? cells_names[c] : "?";
+}
+
+/* The accent colour (the cursor's marks), as the view's chrome has it. */
+static style heat_accent(colors *col, attr_t a)
+{
+	return ui_style(col, UI_ACCENT, a);
 }
 
 static int ceil_div(int a, int b)
@@ -41,9 +48,9 @@ void heat_token_labels(heat_label *out, const token *tok, int n)
 }
 
 /* A label in at most maxw columns: a token's glyph, or a text cut with "…". */
-static void put_label(view *v, int y, int x, int maxw, const heat_label *l, attr_t a)
+static void put_label(colors *col, int y, int x, int maxw, const heat_label *l, attr_t a)
 {
-	style s = l->unknown ? ui_style(&v->col, UI_UNKNOWN, a | A_UNDERLINE) : st(a, 0);
+	style s = l->unknown ? ui_style(col, UI_UNKNOWN, a | A_UNDERLINE) : st(a, 0);
 	if (!l->text) {
 		put_glyph(y, x, l->cp, s);
 		return;
@@ -65,6 +72,7 @@ void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, h
 	g->x = x;
 	g->w = w;
 	g->halves = halves;
+	g->values = values;
 	g->tick_y = y;
 	g->keys_y = y + 1;
 	g->cells_y = y + 2;
@@ -139,23 +147,23 @@ void heat_scroll(heat_view *hv, const heat_geom *g, int n)
 /* ---- cells ------------------------------------------------------------- */
 
 /* One cell at (y, x), cell_w x cell_h; its text goes on the middle line. */
-static void draw_cell(view *v, const heat_src *s, const heat_geom *g, int y, int x, bool cursor,
+static void draw_cell(colors *col, const heat_src *s, const heat_geom *g, int y, int x, bool cursor,
 		      int q, int k)
 {
 	int cw = g->cell_w, ch = g->cell_h, ty = y + (ch - 1) / 2;
 	if (attn_masked(&s->m, q, k)) {
 		/* Masked is not zero: the key is invisible to this query. */
-		style ms = ui_style(&v->col, UI_MASKED, A_DIM);
+		style ms = ui_style(col, UI_MASKED, A_DIM);
 		for (int i = 0; i < ch; i++)
 			fill(y + i, x, cw, ms);
-		put_str(ty, x + cw - 1 - (cw > 2), 1, cursor ? accent(v, A_BOLD) : ms,
+		put_str(ty, x + cw - 1 - (cw > 2), 1, cursor ? heat_accent(col, A_BOLD) : ms,
 			cursor ? "×" : "·");
 		return;
 	}
 	float w = attn_at(&s->m, q, k);
 	float t = scale_pos(&s->sc, q, w);
-	bool colour = v->col.mode >= CM_256;
-	style cs = colour ? ramp_style(&v->col, t, A_NORMAL) : plain();
+	bool colour = col->mode >= CM_256;
+	style cs = colour ? ramp_style(col, t, A_NORMAL) : plain();
 	for (int i = 0; i < ch; i++) {
 		if (colour) {
 			fill(y + i, x, cw, cs);
@@ -165,7 +173,7 @@ static void draw_cell(view *v, const heat_src *s, const heat_geom *g, int y, int
 				put_wc(y + i, x + j, wc, cs);
 		}
 	}
-	if (v->values) {
+	if (g->values) {
 		char buf[8];
 		fmt_cell_value(buf, w);
 		style ts = cs;
@@ -182,7 +190,8 @@ static void draw_cell(view *v, const heat_src *s, const heat_geom *g, int y, int
 
 /* Key positions (every fifth, every one when the cells are wide enough, and
  * the cursor's) and key labels. */
-static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv, int cols)
+static void draw_keys(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv,
+		      int cols)
 {
 	int end = g->bar_x;
 	for (int j = 0; j < cols; j++) {
@@ -196,7 +205,7 @@ static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat
 			int nx = x + (room ? (g->cell_w - len) / 2 : 0);
 			if (cur || nx + len <= end)
 				put_str(g->tick_y, nx, end - nx + (cur ? len : 0),
-					cur ? accent(v, A_BOLD) : st(A_DIM, 0), num);
+					cur ? heat_accent(col, A_BOLD) : st(A_DIM, 0), num);
 		}
 		/* A word leaves a column free before the next one. */
 		const heat_label *t = &s->labels[k];
@@ -204,34 +213,34 @@ static void draw_keys(view *v, const heat_src *s, const heat_geom *g, const heat
 		int tw = t->width < lw ? t->width : lw;
 		if (cur)
 			fill(g->keys_y, x, g->cell_w, st(A_REVERSE | A_BOLD, 0));
-		put_label(v, g->keys_y, x + (g->cell_w - tw) / 2, lw, t,
+		put_label(col, g->keys_y, x + (g->cell_w - tw) / 2, lw, t,
 			  cur ? A_REVERSE | A_BOLD : A_NORMAL);
 	}
 }
 
 /* A Query row's label: marker, position, token. */
-static void draw_row_label(view *v, const heat_src *s, const heat_geom *g, int y, int q, bool cur)
+static void draw_row_label(colors *col, const heat_src *s, const heat_geom *g, int y, int q, bool cur)
 {
 	if (cur)
-		put_str(y, g->x, 1, accent(v, A_BOLD), "▶");
+		put_str(y, g->x, 1, heat_accent(col, A_BOLD), "▶");
 	style ls = cur ? st(A_REVERSE | A_BOLD, 0) : st(A_DIM, 0);
 	put_fmt(y, g->x + 1, g->posw, ls, "%*d", g->posw, q);
 	int lx = g->x + 1 + g->posw + 1;
 	if (cur)
 		fill(y, lx, g->label_w, st(A_REVERSE | A_BOLD, 0));
-	put_label(v, y, lx, g->label_w, &s->labels[q], cur ? A_REVERSE | A_BOLD : A_NORMAL);
+	put_label(col, y, lx, g->label_w, &s->labels[q], cur ? A_REVERSE | A_BOLD : A_NORMAL);
 }
 
-static void draw_cells(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
+static void draw_cells(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv,
 		       int rows, int cols)
 {
-	draw_keys(v, s, g, hv, cols);
+	draw_keys(col, s, g, hv, cols);
 	for (int i = 0; i < rows; i++) {
 		int q = hv->top + i, y = g->cells_y + i * g->cell_h;
-		draw_row_label(v, s, g, y + (g->cell_h - 1) / 2, q, q == hv->qrow);
+		draw_row_label(col, s, g, y + (g->cell_h - 1) / 2, q, q == hv->qrow);
 		for (int j = 0; j < cols; j++) {
 			int k = hv->left + j;
-			draw_cell(v, s, g, y, g->cx0 + j * g->cell_w,
+			draw_cell(col, s, g, y, g->cx0 + j * g->cell_w,
 				  q == hv->qrow && k == hv->kcol, q, k);
 		}
 	}
@@ -261,14 +270,14 @@ static float block_value(const heat_src *s, const heat_geom *g, int qb, int c)
 
 /* A block's colour: the ramp, the masked grey, or the default background
  * past the last row. */
-static int block_color(view *v, float t, bool exists)
+static int block_color(colors *col, float t, bool exists)
 {
 	if (!exists)
 		return -1;
-	return t < 0 ? ui_color_number(&v->col, UI_MASKED) : ramp_color(&v->col, t);
+	return t < 0 ? ui_color_number(col, UI_MASKED) : ramp_color(col, t);
 }
 
-static void compact_keys(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+static void compact_keys(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv)
 {
 	/* The cursor's number first; the ticks (every tenth key) keep clear of it. */
 	int cur_c = hv->kcol / g->kstep;
@@ -277,7 +286,7 @@ static void compact_keys(view *v, const heat_src *s, const heat_geom *g, const h
 	int cur_x = g->cx0 + cur_c;
 	if (cur_x + cur_len > g->bar_x)
 		cur_x = g->bar_x - cur_len;
-	put_str(g->tick_y, cur_x, cur_len, accent(v, A_BOLD), num);
+	put_str(g->tick_y, cur_x, cur_len, heat_accent(col, A_BOLD), num);
 	int next_free = g->cx0;
 	for (int c = 0; c < g->ncols; c++) {
 		int k0 = c * g->kstep, x = g->cx0 + c;
@@ -294,29 +303,29 @@ static void compact_keys(view *v, const heat_src *s, const heat_geom *g, const h
 	int x = g->cx0 + cur_c;
 	if (x + tw > g->bar_x)
 		x = g->bar_x - tw;
-	put_label(v, g->keys_y, x, tw, t, A_REVERSE | A_BOLD);
+	put_label(col, g->keys_y, x, tw, t, A_REVERSE | A_BOLD);
 }
 
-static void compact_label(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv,
+static void compact_label(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv,
 			  int line)
 {
 	int per = g->halves ? 2 : 1, q0 = line * per * g->qstep, q1 = q0 + per * g->qstep;
 	int y = g->cells_y + line;
 	if (hv->qrow >= q0 && hv->qrow < q1) {
-		draw_row_label(v, s, g, y, hv->qrow, true);
+		draw_row_label(col, s, g, y, hv->qrow, true);
 		return;
 	}
 	if (line % 5 == 0)
 		put_fmt(y, g->x + 1, g->posw, st(A_DIM, 0), "%*d", g->posw, q0);
 }
 
-static void draw_compact(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+static void draw_compact(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv)
 {
 	int n = s->m.n, nqb = ceil_div(n, g->qstep);
 	int cur_qb = hv->qrow / g->qstep, cur_c = hv->kcol / g->kstep;
-	compact_keys(v, s, g, hv);
+	compact_keys(col, s, g, hv);
 	for (int line = 0; line < g->nlines; line++) {
-		compact_label(v, s, g, hv, line);
+		compact_label(col, s, g, hv, line);
 		int y = g->cells_y + line;
 		for (int c = 0; c < g->ncols; c++) {
 			int x = g->cx0 + c;
@@ -324,29 +333,29 @@ static void draw_compact(view *v, const heat_src *s, const heat_geom *g, const h
 				float t = block_value(s, g, line, c);
 				bool cur = line == cur_qb && c == cur_c;
 				wchar_t wc[2] = {(wchar_t)(t < 0 ? L'·' : colormap_shade(t)), 0};
-				put_wc(y, x, wc, cur ? accent(v, A_REVERSE | A_BOLD) : plain());
+				put_wc(y, x, wc, cur ? heat_accent(col, A_REVERSE | A_BOLD) : plain());
 				continue;
 			}
 			int up = 2 * line, lo = up + 1;
-			int fg = block_color(v, block_value(s, g, up, c), true);
-			int bg = block_color(v, lo < nqb ? block_value(s, g, lo, c) : 0, lo < nqb);
+			int fg = block_color(col, block_value(s, g, up, c), true);
+			int bg = block_color(col, lo < nqb ? block_value(s, g, lo, c) : 0, lo < nqb);
 			const wchar_t *glyph = L"▀";
 			if (c == cur_c && cur_qb == up) {
-				fg = ui_color_number(&v->col, UI_ACCENT);
+				fg = ui_color_number(col, UI_ACCENT);
 			} else if (c == cur_c && cur_qb == lo) {
 				/* The lower half in the accent: the lower half block. */
 				glyph = L"▄";
 				bg = fg;
-				fg = ui_color_number(&v->col, UI_ACCENT);
+				fg = ui_color_number(col, UI_ACCENT);
 			}
-			put_wc(y, x, glyph, pair_style(&v->col, fg, bg, A_NORMAL));
+			put_wc(y, x, glyph, pair_style(col, fg, bg, A_NORMAL));
 		}
 	}
 }
 
 /* ---- the colour bar, markers, footer ------------------------------------ */
 
-static void draw_bar(view *v, const heat_src *s, const heat_geom *g)
+static void draw_bar(colors *col, const heat_src *s, const heat_geom *g)
 {
 	int x = g->bar_x + 2, h = g->bar_h;
 	if (x + 6 > g->x + g->w || h < 2)
@@ -354,14 +363,14 @@ static void draw_bar(view *v, const heat_src *s, const heat_geom *g)
 	put_str(g->tick_y, x, 6, st(A_BOLD, 0), scale_name(s->sc.kind));
 	if (s->sc.kind == SCALE_ROW)
 		put_str(g->keys_y, x, 6, st(A_DIM, 0), _("÷max"));
-	bool colour = v->col.mode >= CM_256;
+	bool colour = col->mode >= CM_256;
 	for (int i = 0; i < h; i++) {
 		int y = g->cells_y + i;
 		if (colour) {
 			float tu = 1.0f - (2.0f * i + 0.5f) / (2.0f * h);
 			float tl = 1.0f - (2.0f * i + 1.5f) / (2.0f * h);
-			style bs = pair_style(&v->col, ramp_color(&v->col, tu),
-					      ramp_color(&v->col, tl), A_NORMAL);
+			style bs = pair_style(col, ramp_color(col, tu),
+					      ramp_color(col, tl), A_NORMAL);
 			put_wc(y, x, L"▀", bs);
 			put_wc(y, x + 1, L"▀", bs);
 		} else {
@@ -410,20 +419,20 @@ static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows,
 	put_str(g->foot_y, g->x + 2, g->bar_x - g->x - 2, dim, buf);
 }
 
-void heat_draw(view *v, const heat_src *s, const heat_geom *g, const heat_view *hv)
+void heat_draw(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv)
 {
 	int n = s->m.n;
-	colors_use_diverging(&v->col, s->diverging);
+	colors_use_diverging(col, s->diverging);
 	if (g->compact) {
-		draw_compact(v, s, g, hv);
+		draw_compact(col, s, g, hv);
 	} else {
 		int rows = n - hv->top < g->vis_rows ? n - hv->top : g->vis_rows;
 		int cols = n - hv->left < g->vis_cols ? n - hv->left : g->vis_cols;
-		draw_cells(v, s, g, hv, rows, cols);
+		draw_cells(col, s, g, hv, rows, cols);
 		draw_edges(g, hv, n, rows, cols);
 	}
-	draw_bar(v, s, g);
-	colors_use_diverging(&v->col, false);
+	draw_bar(col, s, g);
+	colors_use_diverging(col, false);
 }
 
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k)

@@ -16,9 +16,8 @@
 #include "attnview/analysis.h"
 #include "attnview/scale.h"
 
+#include "colors.h"
 #include "draw.h"
-
-struct view;
 
 /* A row's or column's label: one token (drawn as attnview draws tokens), or
  * a text such as a word. */
@@ -64,6 +63,7 @@ typedef struct heat_geom {
 	int ncols, nlines;	/* compact: columns and lines in use */
 	int bar_x, bar_h;	/* the colour bar's column and height */
 	bool halves;		/* compact: two rows per line (colour) or one (shades) */
+	bool values;		/* the cells print their weights */
 } heat_geom;
 
 /* The cursor and the scroll position, owned by the caller. */
@@ -83,7 +83,10 @@ void heat_token_labels(heat_label *out, const token *tok, int n);
 /* Scroll so that the cursor is on screen and no space is wasted past the
  * last row or column. */
 void heat_scroll(heat_view *hv, const heat_geom *g, int n);
-void heat_draw(struct view *v, const heat_src *s, const heat_geom *g, const heat_view *hv);
+/* Draw s in g with colours col (curses must be started: any screen will
+ * do, a terminal or not; tests/test_heatmap.c draws into one on /dev/null
+ * and reads the cells back). */
+void heat_draw(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv);
 /* The cell under screen position (y, x): a click on a key label keeps the
  * cursor's row, on a row label its column. False outside the cells. */
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k);

@@ -232,7 +232,7 @@ static void map_draw(view *v)
 	draw_head_line(v);
 	heat_src s;
 	if (view_matrix(v, &s)) {
-		heat_draw(v, &s, &g->heat, &v->hv);
+		heat_draw(&v->col, &s, &g->heat, &v->hv);
 	} else {
 		const char *msg = v->pending ? _("computing...")
 				  : v->le.n  ? ""
