@@ -118,6 +118,8 @@ static const char *line_at(int y, int x, int w)
 		short pair;
 		if (mvin_wch(y, x + i, &cc) != OK || getcchar(&cc, wc, &at, &pair, NULL) != OK)
 			continue;
+		if (wc[0] && wcwidth(wc[0]) == 2)
+			i++; /* held in both its columns */
 		for (int k = 0; wc[k]; k++) {
 			mbstate_t st = {0};
 			size_t len = wcrtomb(out + used, wc[k], &st);

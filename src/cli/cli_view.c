@@ -128,6 +128,10 @@ int cli_view(int argc, char **argv)
 	vo.seed = c.gen.seed;
 	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");
+	/* For the test suite: keys from a script, the screen saved as text
+	 * (src/view/script.h; tests/screens.sh). */
+	const char *script = getenv("ATTNVIEW_SCRIPT");
+	vo.script = script && script[0] ? script : NULL;
 	/* Hidden: a slow model for the screen tests of the "computing" mark. */
 	const char *delay = getenv("ATTNVIEW_TEST_DELAY_MS");
 	if (delay && delay[0])
@@ -143,7 +147,7 @@ int cli_view(int argc, char **argv)
 		model_destroy(m);
 		return status;
 	}
-	if (!view_check_terminal(&err)) {
+	if (!view_check_terminal(vo.script != NULL, &err)) {
 		model_destroy(m);
 		cli_error(err.msg);
 		return EXIT_USAGE;

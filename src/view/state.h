@@ -140,6 +140,7 @@ typedef struct view {
 	cp_buf paste;
 
 	bool quit;
+	struct view_script *script; /* keys from a script (script.h), or NULL */
 
 	/* hidden benchmark mode: key time -> echoed -> result drawn */
 	FILE *bench;
@@ -261,7 +262,9 @@ void take_model(view *v);
 void model_step_label(const model *m, char *out, size_t size);
 
 /* The terminal (term.c). */
-bool term_start(view *v, cm_ramp ramp, av_error *err);
+/* headless: curses on /dev/null, LINES x COLUMNS from the environment,
+ * the terminal left alone (a script's keys, script.h). */
+bool term_start(view *v, cm_ramp ramp, bool headless, av_error *err);
 void term_stop(void);
 int term_signal_fd(void);
 int term_signal(void);

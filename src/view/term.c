@@ -23,6 +23,10 @@ static char emergency_seq[512]; /* leave alternate screen, show cursor, modes of
 static size_t emergency_len;
 static struct sigaction old_winch;
 static SCREEN *g_screen;
+/* Headless (a script's keys): curses writes to /dev/null and reads nothing,
+ * and the terminal, whatever it is, is left alone. */
+static bool g_headless;
+static FILE *g_null_out, *g_null_in;
 
 static const int term_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -36,6 +40,8 @@ static const char modes_off[] = "\033[?2004l\033[?1006l\033[?1002l\033[?1000l";
 
 static void emergency_restore(void)
 {
+	if (g_headless)
+		return;
 	ssize_t r = write(STDOUT_FILENO, emergency_seq, emergency_len);
 	(void)r;
 	if (saved_tio_ok)
@@ -155,9 +161,9 @@ void term_reset_signal(void)
 	got_signal = 0;
 }
 
-bool view_check_terminal(av_error *err)
+bool view_check_terminal(bool headless, av_error *err)
 {
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+	if (!headless && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return av_fail(err, _("the interactive view needs a terminal on standard input and "
 				      "output; for scripts use: attnview --dump --text TEXT"));
 	const char *cs = nl_langinfo(CODESET);
@@ -187,7 +193,7 @@ static void input_modes(void)
 	nodelay(stdscr, TRUE);
 	set_escdelay(VIEW_ESCDELAY_MS);
 	struct termios t;
-	if (tcgetattr(STDIN_FILENO, &t) == 0) {
+	if (!g_headless && tcgetattr(STDIN_FILENO, &t) == 0) {
 		t.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
 		tcsetattr(STDIN_FILENO, TCSANOW, &t);
 		def_prog_mode();
@@ -212,17 +218,30 @@ static void input_modes(void)
 		  NULL);
 }
 
-bool term_start(view *v, cm_ramp ramp, av_error *err)
+/* Curses on /dev/null, the size from LINES and COLUMNS (ncurses reads
+ * them when the output is no terminal). */
+static SCREEN *headless_screen(void)
+{
+	g_null_out = fopen("/dev/null", "w");
+	g_null_in = fopen("/dev/null", "r");
+	const char *term = getenv("TERM");
+	return g_null_out && g_null_in ? newterm(term && *term ? term : "xterm-256color", g_null_out,
+						 g_null_in)
+				       : NULL;
+}
+
+bool term_start(view *v, cm_ramp ramp, bool headless, av_error *err)
 {
 	got_signal = 0;
-	saved_tio_ok = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
+	g_headless = headless;
+	saved_tio_ok = !headless && tcgetattr(STDIN_FILENO, &saved_tio) == 0;
 	/* A terminal that says it takes 24-bit colour gets the direct-colour
 	 * description of its family, if the system has one. */
-	const char *direct = colors_direct_term();
+	const char *direct = headless ? NULL : colors_direct_term();
 	g_screen = direct ? newterm(direct, stdout, stdin) : NULL;
 	bool switched = g_screen != NULL;
 	if (!g_screen)
-		g_screen = newterm(NULL, stdout, stdin);
+		g_screen = headless ? headless_screen() : newterm(NULL, stdout, stdin);
 	if (!g_screen)
 		return av_fail(err,
 			       _("cannot start curses on this terminal (TERM=%s); try "
@@ -234,8 +253,10 @@ bool term_start(view *v, cm_ramp ramp, av_error *err)
 	colors_init(&v->col, ramp, switched);
 	v->color_note = v->col.why[0] != '\0';
 	static const char paste_on[] = "\033[?2004h";
-	ssize_t wr = write(STDOUT_FILENO, paste_on, sizeof paste_on - 1);
-	(void)wr;
+	if (!headless) {
+		ssize_t wr = write(STDOUT_FILENO, paste_on, sizeof paste_on - 1);
+		(void)wr;
+	}
 	return true;
 }
 
@@ -246,10 +267,17 @@ void term_stop(void)
 	/* Normal restore: modes off, then curses puts the screen back. */
 	mousemask(0, NULL);
 	fflush(stdout);
-	ssize_t wr = write(STDOUT_FILENO, modes_off, sizeof modes_off - 1);
-	(void)wr;
+	if (!g_headless) {
+		ssize_t wr = write(STDOUT_FILENO, modes_off, sizeof modes_off - 1);
+		(void)wr;
+	}
 	endwin();
 	delscreen(g_screen);
 	g_screen = NULL;
 	remove_signals();
+	if (g_null_out)
+		fclose(g_null_out);
+	if (g_null_in)
+		fclose(g_null_in);
+	g_null_out = g_null_in = NULL;
 }

@@ -18,6 +18,7 @@
 #include "screen.h"
 
 #include "attnview/figure.h"
+#include "script.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -262,6 +263,8 @@ static int poll_timeout(const view *v)
  * as Esc and c together: an Esc with a character right behind it is ALT(c). */
 static void read_keys(view *v)
 {
+	if (v->script)
+		return; /* its keys come from script_run */
 	wint_t wc;
 	int rc;
 	while ((rc = get_wch(&wc)) != ERR) {
@@ -304,16 +307,36 @@ static void timers(view *v)
 	}
 }
 
+/* The script's next lines (script.h) after a frame, and how long poll may
+ * then sleep; false when it ended (err->msg empty) or failed. */
+static bool run_script(view *v, int *timeout, av_error *err)
+{
+	bool failed;
+	err->msg[0] = '\0';
+	if (!script_run(v->script, v, &failed, err)) {
+		if (!failed)
+			err->msg[0] = '\0';
+		return false;
+	}
+	int t = script_timeout(v->script);
+	if (*timeout < 0 || t < *timeout)
+		*timeout = t;
+	return true;
+}
+
 static bool main_loop(view *v, av_error *err)
 {
 	struct pollfd fds[3] = {
-	    {STDIN_FILENO, POLLIN, 0},
+	    {v->script ? -1 : STDIN_FILENO, POLLIN, 0},
 	    {worker_fd(v->w), POLLIN, 0},
 	    {term_signal_fd(), POLLIN, 0},
 	};
 	draw(v);
 	while (!v->quit && !term_signal()) {
-		int r = poll(fds, 3, poll_timeout(v));
+		int timeout = poll_timeout(v);
+		if (v->script && !run_script(v, &timeout, err))
+			return err->msg[0] == '\0';
+		int r = poll(fds, 3, timeout);
 		if (r < 0 && errno != EINTR)
 			return av_fail_errno(err, errno, _("poll on the terminal failed"));
 		if (term_signal())
@@ -346,7 +369,8 @@ bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 {
 	*signo = 0;
 	term_reset_signal();
-	if (!view_check_terminal(err)) {
+	bool headless = opt && opt->script;
+	if (!view_check_terminal(headless, err)) {
 		model_destroy(m);
 		return false;
 	}
@@ -356,7 +380,9 @@ bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 		return av_fail(err, _("out of memory starting the view"));
 	}
 	cm_ramp ramp = opt && opt->ramp >= 0 ? (cm_ramp)opt->ramp : RAMP_VIRIDIS;
-	bool ok = view_init(v, m, opt, err) && term_start(v, ramp, err);
+	bool ok = view_init(v, m, opt, err) &&
+		  (!headless || (v->script = script_open(opt->script, err))) &&
+		  term_start(v, ramp, headless, err);
 	if (ok) {
 		if (v->le.n)
 			text_changed(v);
@@ -364,6 +390,7 @@ bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 	}
 	term_stop();
 	*signo = term_signal();
+	script_close(v->script);
 	view_finish(v);
 	free(v);
 	return ok;

@@ -25,15 +25,18 @@ typedef struct view_options {
 	float temperature;	/* the model writing (Ctrl-G): generate.h's sampler */
 	int top_k;
 	uint64_t seed;
+	const char *script; /* keys from this script, headless (script.h), or NULL */
 } view_options;
 
 /* Options with nothing chosen. */
 #define VIEW_OPTIONS_INIT                                                                   \
-	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1}
+	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1, \
+	 NULL}
 
-/* Check that the view can run here: stdin and stdout are terminals and the
- * locale's character set is UTF-8 (setlocale must have been called). */
-bool view_check_terminal(av_error *err);
+/* Check that the view can run here: stdin and stdout are terminals (not
+ * when headless: a script gives the keys) and the locale's character set
+ * is UTF-8 (setlocale must have been called). */
+bool view_check_terminal(bool headless, av_error *err);
 
 /* Run the view on the terminal until the user quits; the view owns m from
  * here on (with opt->model_path it replaces it when the file is replaced,
