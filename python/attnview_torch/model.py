@@ -170,7 +170,9 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
 
     ablate: (layer, head) pairs switched off (section 7): their part of the
     attention output is zero before the output projection. trace: a list
-    that receives, per layer, a dict with q, k, v (B,h,n,hs)."""
+    that receives, per layer, a dict with q, k, v (B,h,n,hs), y (B,h,n,hs)
+    each head's output (after ablate, before the projection) and x (B,n,d)
+    the residual stream after the block."""
     dtype = dtype or params["wte"].dtype
     P = {k: v.to(dtype) for k, v in params.items()}
     B, n = tokens.shape
@@ -203,11 +205,13 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
             heads_out = heads_out.clone()
             heads_out[:, off] = 0
         if trace is not None:
-            trace.append(dict(q=q, k=k, v=v))
+            trace.append(dict(q=q, k=k, v=v, y=heads_out))
         y = heads_out.transpose(1, 2).reshape(B, n, d)
         x = x + (y @ p("proj_w").T + p("proj_b"))
         b = F.layer_norm(x, (d,), p("ln2_w"), p("ln2_b"), eps=LN_EPS)
         x = x + (gelu(b @ p("fc_w").T + p("fc_b")) @ p("fc2_w").T + p("fc2_b"))
+        if trace is not None:
+            trace[-1]["x"] = x
         if keep:
             atts.append(att)
             scores.append(s)

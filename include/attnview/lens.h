@@ -1,0 +1,35 @@
+/* Why the model predicts what it predicts (issue 26): the logit lens (what
+ * the residual stream after each block would predict through the final
+ * LayerNorm and the tied unembedding) and the direct logit attribution of
+ * each head (what its output, through the final LayerNorm with its scale
+ * frozen, adds to one logit). Both from one plain forward pass of the text
+ * (model_forward: no position masked), exact formulas in man 5 attnview. */
+#ifndef ATTNVIEW_LENS_H
+#define ATTNVIEW_LENS_H
+
+#include "attnview/model.h"
+
+/* The lens of ids[0..n) into top_id, top_p (L, n, topk): after block l, the
+ * topk characters of softmax(lnf(x_l) wte^T + out_b) at each position, most
+ * probable first (the softmax summed in double). commit[p] (may be NULL):
+ * the first block from which on the top character is the last block's, that
+ * is the model's own prediction in this pass. ws: B >= 1, T >= n. */
+bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, int topk,
+		int32_t *top_id, float *top_p, int *commit, av_error *err);
+
+/* Direct logit attribution at every position of ids[0..n). target[p] is the
+ * character whose logit is taken apart (NULL: the pass's own top-1 at p);
+ * target_out[p] receives it. With r = the final LayerNorm's 1/std at p and
+ * c(u) = gamma . (u - mean(u)) . wte[target], a part u of the residual
+ * stream adds r c(u) to the logit:
+ *   heads[p][l][h] = r c(y_h W_O^h)      head h of block l's output
+ *   rest[p]        = r (c(embedding) + sum_l c(proj_b + rounding) + c(mlp_l))
+ *                    + beta . wte[target] + out_b[target]
+ *   logit[p]       = the logit of the pass (float), = sum heads + rest up to
+ *                    the rounding of the pass (man 5 attnview bounds it).
+ * The parts are summed in double. heads (n, L, H); ws: B >= 1, T >= n. */
+bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n,
+		       const int32_t *target, int32_t *target_out, float *logit, float *heads,
+		       float *rest, av_error *err);
+
+#endif
