@@ -39,6 +39,23 @@ rows=$("$bin" --dump --format tsv --layer 1 --head 2 --text 'abcd' --model "$mod
 checks=$((checks + 1))
 [ "$rows" -eq $((1 + 16)) ] || { fails=$((fails + 1)); echo "FAIL: $rows TSV lines for one head" >&2; }
 
+# --lens and --dla in TSV: their tables instead of the weights. The lens: a
+# line per layer, position and rank (2 x 3 x 2); the attribution: a line per
+# position, a column per head (8) besides position, char, id, predicted,
+# logit and rest, and the heads plus the rest are the logit.
+rows=$("$bin" --dump --format tsv --lens --top 2 --text 'abc' --model "$model" | wc -l)
+checks=$((checks + 1))
+[ "$rows" -eq $((1 + 2 * 3 * 2)) ] || { fails=$((fails + 1)); echo "FAIL: $rows lens lines" >&2; }
+dla=$("$bin" --dump --format tsv --dla --text 'abcd' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR == 1 { if (NF != 14 || $6 != "L0H0" || $14 != "rest") exit 1; next }
+	{ s = 0; for (i = 6; i <= 14; i++) s += $i; d = s - $5
+	  if (d > 1e-4 || d < -1e-4) exit 1; n++ }
+	END { exit n != 4 }' <<<"$dla" ||
+	{ fails=$((fails + 1)); printf 'FAIL: the --dla table:\n%s\n' "$dla" >&2; }
+expect 2 'two tables' -- "$bin" --dump --format tsv --lens --dla --text a --model "$model"
+expect 2 'give --top 1' -- "$bin" --dump --lens --top 0 --text a --model "$model"
+
 # Usage errors: exit 2 and a hint.
 expect 2 'exactly one of --text' -- "$bin" --dump --model "$model"
 expect 2 'json or tsv' -- "$bin" --dump --format xml --text a --model "$model"

@@ -66,6 +66,9 @@ same "words" --dump --text '北京|的 天气|很好' --model "$model" --words
 same "compare" --dump --text '他说北京' --compare '她说上海' --model "$model"
 same "ablate" --dump --text "$text" --model "$model" --ablate 0.1,1.2
 same "generate" --dump --text '今天' --model "$causal" --generate 5 --temperature 0.7 --seed 3
+same "lens and attribution" --dump --text "$text" --model "$model" --lens --dla --ablate 0.1
+same "lens, tsv" --dump --format tsv --text "$text" --model "$causal" --lens --top 2
+same "attribution, tsv" --dump --format tsv --text "$text" --model "$causal" --dla
 same "built-in model" --dump --text "$text"
 printf '第一行\n第二行 line two\n' >"$tmp/in.txt"
 same "input file" --dump --format tsv --input "$tmp/in.txt" --model "$model"

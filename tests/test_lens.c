@@ -1,7 +1,8 @@
 /* The logit lens and the direct logit attribution (lens.h, issue 26)
  * against the PyTorch reference (tests/golden/lens_*.golden, from
  * tests/reference/gen_lens_golden.py, in float64), and the attribution's
- * promise that the parts plus the rest are the logit.
+ * promise that the parts plus the rest are the logit; then the same numbers
+ * in the real program's --dump --lens --dla (ATTNVIEW_BIN).
  *
  * Tolerances from the bounds of tests/bound.c (man 5 attnview, NOTES,
  * Accuracy): t is the largest bound of a logit of the text's plain pass.
@@ -18,6 +19,8 @@
 #include "attnview/modelfile.h"
 #include "bound.h"
 #include "harness.h"
+#include "json.h"
+#include "run_dump.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,12 +29,14 @@
 #define K 5
 
 typedef struct lens_case {
-	const char *golden, *model;
+	const char *golden, *model, *text;
 } lens_case;
 
+/* The texts of gen_lens_golden.py. */
 static const lens_case cases[] = {
-    {"golden/lens_masked.golden", "golden/fwd_masked.attn"},
-    {"golden/lens_causal.golden", "golden/fwd_causal.attn"},
+    {"golden/lens_masked.golden", "golden/fwd_masked.attn",
+     "Attention (注意力) is all you need! is all"},
+    {"golden/lens_causal.golden", "golden/fwd_causal.attn", "Yes, the cat's mat, the cat."},
 };
 
 static const float *gt(const golden *g, const char *name, size_t size)
@@ -39,6 +44,53 @@ static const float *gt(const golden *g, const char *name, size_t size)
 	const golden_tensor *t = golden_get(g, name);
 	CHECKF(t && t->size == size, "golden tensor %s of %zu", name, size);
 	return t && t->size == size ? t->v : NULL;
+}
+
+static double num(const json *j)
+{
+	return j && j->type == J_NUM ? j->num : NAN;
+}
+
+/* The program's --dump --lens --dla: the same numbers, within the same
+ * tolerances (the dump prints floats exactly, %.9g), and in the printed
+ * numbers too the heads plus the rest are the logit. */
+static void check_dump(const lens_case *c, const golden *g, int n, int L, int H, double t)
+{
+	char model_path[512];
+	snprintf(model_path, sizeof model_path, "%s", test_path(c->model));
+	const char *args[] = {"--model", model_path, "--text", c->text, "--lens", "--dla", NULL};
+	json *j = test_dump_json(args);
+	if (!j)
+		return;
+	const json *lens = json_get(j, "lens"), *dla = json_get(j, "dla");
+	const float *gp = gt(g, "lens_p", (size_t)L * n * K), *gl = gt(g, "dla_logit", n);
+	const float *gh = gt(g, "dla_heads", (size_t)n * L * H);
+	CHECKF(lens && lens->n == (size_t)L * n, "lens of %zu entries", lens ? lens->n : 0);
+	CHECKF(dla && dla->n == (size_t)n, "dla of %zu entries", dla ? dla->n : 0);
+	for (size_t i = 0; gp && lens && i < lens->n && i < (size_t)L * n; i++) {
+		const json *e = json_at(lens, i), *top = json_get(e, "top");
+		CHECK(num(json_get(e, "layer")) == (double)(i / n));
+		CHECK(num(json_get(e, "position")) == (double)(i % n));
+		CHECKF(top && top->n == K && fabs(num(json_get(json_at(top, 0), "p")) - gp[i * K]) <= t,
+		       "dump lens %zu", i);
+	}
+	for (int q = 0; gl && gh && dla && q < (int)dla->n && q < n; q++) {
+		const json *e = json_at(dla, (size_t)q), *heads = json_get(e, "heads");
+		double logit = num(json_get(e, "logit")), s = num(json_get(e, "rest"));
+		CHECKF(fabs(logit - gl[q]) <= t, "dump dla %d: logit %g, golden %g", q, logit,
+		       gl[q]);
+		CHECK(heads && heads->n == (size_t)L);
+		for (int l = 0; heads && l < (int)heads->n && l < L; l++)
+			for (int h = 0; h < H; h++) {
+				double v = num(json_at(json_at(heads, (size_t)l), (size_t)h));
+				CHECKF(fabs(v - gh[((size_t)q * L + l) * H + h]) <= t,
+				       "dump dla %d L%dH%d: %g", q, l, h, v);
+				s += v;
+			}
+		CHECKF(fabs(s - logit) <= t, "dump dla %d: heads + rest %.9g, logit %.9g", q, s,
+		       logit);
+	}
+	json_free(j);
 }
 
 static void check_lens(const model *m, activations *ws, const int32_t *ids, int n,
@@ -168,6 +220,7 @@ static void run_case(const lens_case *c)
 	CHECK(activations_init(&ws, &m->cfg, 1, n, n, &err));
 	check_lens(m, &ws, ids, n, &g, t);
 	check_dla(m, &ws, ids, n, &g, t);
+	check_dump(c, &g, n, (int)m->cfg.layers, (int)m->cfg.heads, t);
 	activations_finish(&ws);
 	free(ids);
 	golden_free(&g);

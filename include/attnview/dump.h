@@ -45,6 +45,17 @@ typedef struct dump_extras {
 	int top_k;
 	uint64_t seed;
 	const char *gen_stop; /* why it stopped early, or NULL */
+	/* "lens" (lens.h, logit_lens): (L, n, lens_k) top ids and probabilities
+	 * after each block, and the commitment block of each position. */
+	const int32_t *lens_id;
+	const float *lens_p;
+	const int *lens_commit;
+	int lens_k;
+	/* "dla" (lens.h, logit_attribution): per position the character, its
+	 * logit, every head's part (n, L, H; all heads, whatever --layer and
+	 * --head say, so that they add up) and the rest. */
+	const int32_t *dla_id;
+	const float *dla_logit, *dla_heads, *dla_rest;
 } dump_extras;
 
 typedef struct dump_options {
@@ -55,7 +66,8 @@ typedef struct dump_options {
 	const dump_extras *x; /* or NULL */
 } dump_options;
 
-/* Writes r (from model_attend) for model m. Returns false, with a message,
+/* Writes r (from model_attend) for model m. In TSV, with the lens or the
+ * attribution in o->x, that table instead of the weights. Returns false, with a message,
  * when writing fails or memory for it runs out. */
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err);

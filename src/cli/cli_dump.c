@@ -2,6 +2,7 @@
 #include "attnview/dump.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
+#include "attnview/lens.h"
 #include "attnview/modelfile.h"
 #include "cli.h"
 
@@ -23,6 +24,7 @@ typedef struct dump_request {
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
+	bool lens, dla;	    /* issue 26's sections (lens.h) */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -77,6 +79,12 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			      "not '%s'"),
 			    AV_MAX_CONTEXT, AV_Q(arg));
 		break;
+	case OPT_LENS:
+		q->lens = true;
+		break;
+	case OPT_DLA:
+		q->dla = true;
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -112,6 +120,10 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	if ((q->query < 0) != (q->key < 0))
 		return usage_error("%s",
 				   _("--query and --key go together: the cell to break down"));
+	if (q->lens && q->topk < 1)
+		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
+	if (q->out.format == DUMP_TSV && q->lens && q->dla)
+		return usage_error("%s", _("--lens and --dla are two tables: in TSV ask for one"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
 		return usage_error("%s",
 				   _("--query/--key, --words, --compare and --ablate are in the "
@@ -140,6 +152,9 @@ typedef struct dump_run {
 	float *vnorm;
 	word_span *words;
 	float *gen_p; /* --generate: the model's probability of each new character */
+	int32_t *lens_id, *dla_id;
+	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
+	int *lens_commit;
 	dump_extras x;
 } dump_run;
 
@@ -152,6 +167,13 @@ static void dump_run_free(dump_run *d)
 	free(d->words);
 	free(d->ablate);
 	free(d->gen_p);
+	free(d->lens_id);
+	free(d->lens_p);
+	free(d->lens_commit);
+	free(d->dla_id);
+	free(d->dla_logit);
+	free(d->dla_heads);
+	free(d->dla_rest);
 	attn_result_free(&d->r);
 	attn_result_free(&d->before);
 	attn_result_free(&d->cmp);
@@ -353,6 +375,56 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	return true;
 }
 
+/* --lens and --dla: from a plain pass of the text (with --ablate, without
+ * those heads), lens.h. */
+static bool lens(dump_request *q, dump_run *d, av_error *err)
+{
+	const model_config *c = &d->m->cfg;
+	const size_t n = (size_t)d->n, LH = (size_t)c->layers * c->heads;
+	const int K = q->topk < (int)c->vocab_size ? q->topk : (int)c->vocab_size;
+	int32_t *ids = malloc(n * sizeof *ids);
+	if (q->lens) {
+		d->lens_id = malloc((size_t)c->layers * n * (size_t)K * sizeof *d->lens_id);
+		d->lens_p = malloc((size_t)c->layers * n * (size_t)K * sizeof *d->lens_p);
+		d->lens_commit = malloc(n * sizeof *d->lens_commit);
+	}
+	if (q->dla) {
+		d->dla_id = malloc(n * sizeof *d->dla_id);
+		d->dla_logit = malloc(n * sizeof *d->dla_logit);
+		d->dla_heads = malloc(n * LH * sizeof *d->dla_heads);
+		d->dla_rest = malloc(n * sizeof *d->dla_rest);
+	}
+	bool ok = ids && (!q->lens || (d->lens_id && d->lens_p && d->lens_commit)) &&
+		  (!q->dla || (d->dla_id && d->dla_logit && d->dla_heads && d->dla_rest));
+	if (!ok) {
+		free(ids);
+		return av_fail(err, _("out of memory"));
+	}
+	for (int i = 0; i < d->n; i++)
+		ids[i] = d->toks[i].id;
+	d->ws.ablate = d->ablate;
+	if (q->lens && logit_lens(d->m, &d->ws, ids, d->n, K, d->lens_id, d->lens_p,
+				  d->lens_commit, err)) {
+		d->x.lens_id = d->lens_id;
+		d->x.lens_p = d->lens_p;
+		d->x.lens_commit = d->lens_commit;
+		d->x.lens_k = K;
+	} else if (q->lens) {
+		ok = false;
+	}
+	if (ok && q->dla &&
+	    (ok = logit_attribution(d->m, &d->ws, ids, d->n, NULL, d->dla_id, d->dla_logit,
+				    d->dla_heads, d->dla_rest, err))) {
+		d->x.dla_id = d->dla_id;
+		d->x.dla_logit = d->dla_logit;
+		d->x.dla_heads = d->dla_heads;
+		d->x.dla_rest = d->dla_rest;
+	}
+	d->ws.ablate = NULL;
+	free(ids);
+	return ok;
+}
+
 /* --words: words at spaces and punctuation, and at the text's '|' marks. */
 static bool words(dump_run *d, av_error *err)
 {
@@ -413,6 +485,7 @@ static int run_dump(dump_request *q, const model *m)
 	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
 	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
 	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
+	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;

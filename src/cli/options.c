@@ -79,6 +79,12 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_GENERATE, "generate", 0, "N", M_DUMP,
       N_("a causal model writes N characters after the text first (with --temperature, "
 	 "--top-k, --seed as in the view)")),
+    O(OPT_LENS, "lens", 0, NULL, M_DUMP,
+      N_("the logit lens: the top-K (--top) characters after each block at every position, "
+	 "and the block from which the prediction stays top-1")),
+    O(OPT_DLA, "dla", 0, NULL, M_DUMP,
+      N_("direct logit attribution: what each head adds to the logit of the top-1 at every "
+	 "position, and the rest")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),

@@ -64,6 +64,8 @@ typedef enum cli_opt_id {
 	OPT_COMPARE,
 	OPT_ABLATE,
 	OPT_GENERATE,
+	OPT_LENS,
+	OPT_DLA,
 	/* --export */
 	OPT_EXPORT,
 	OPT_OVERVIEW,

@@ -202,7 +202,12 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err)
 {
-	if (o->format == DUMP_TSV) {
+	const dump_extras *x = o->x;
+	if (o->format == DUMP_TSV && x && x->lens_id) {
+		dump_tsv_lens(out, m, r, o);
+	} else if (o->format == DUMP_TSV && x && x->dla_id) {
+		dump_tsv_dla(out, m, r, o);
+	} else if (o->format == DUMP_TSV) {
 		if (!write_tsv(out, r, o, err))
 			return false;
 	} else if (!write_json(out, m, r, o, err)) {

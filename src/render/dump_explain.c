@@ -314,6 +314,10 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		write_ablation(out, m, r, x);
 	if (ok && x->generated)
 		write_generated(out, m, r, x);
+	if (ok && x->lens_id)
+		dump_json_lens(out, m, r, o);
+	if (ok && x->dla_id)
+		dump_json_dla(out, m, r, o);
 	free(buf);
 	return ok;
 }

@@ -1,0 +1,106 @@
+/* The dump's "lens" and "dla" sections (dump.h, dump_extras; attnview(1),
+ * DUMP FORMATS), JSON and TSV. */
+#include "dump_explain.h"
+
+#include "json_out.h"
+
+#include "attnview/tokenizer.h"
+
+void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+{
+	const dump_extras *x = o->x;
+	const int n = r->n, K = x->lens_k;
+	bool first = true;
+	fputs(",\n  \"lens\": [", out);
+	for (int l = 0; l < r->layers; l++)
+		for (int t = 0; t < n && (o->layer < 0 || o->layer == l); t++) {
+			fprintf(out, "%s\n    {\"layer\": %d, \"position\": %d, \"top\": [",
+				first ? "" : ",", l, t);
+			for (int k = 0; k < K; k++) {
+				size_t i = ((size_t)l * n + t) * K + k;
+				fprintf(out, "%s{\"id\": %d, \"char\": ", k ? ", " : "", x->lens_id[i]);
+				json_cp(out, m->vocab.cps[x->lens_id[i]]);
+				fputs(", \"p\": ", out);
+				json_float(out, x->lens_p[i]);
+				fputc('}', out);
+			}
+			fputs("]}", out);
+			first = false;
+		}
+	fputs("\n  ],\n  \"lens_commitment\": [", out);
+	for (int t = 0; t < n; t++)
+		fprintf(out, "%s%d", t ? ", " : "", x->lens_commit[t]);
+	fputc(']', out);
+}
+
+void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+{
+	const dump_extras *x = o->x;
+	const int H = r->heads, LH = r->layers * H;
+	fputs(",\n  \"dla\": [", out);
+	for (int t = 0; t < r->n; t++) {
+		fprintf(out, "%s\n    {\"position\": %d, \"id\": %d, \"char\": ", t ? "," : "", t,
+			x->dla_id[t]);
+		json_cp(out, m->vocab.cps[x->dla_id[t]]);
+		fputs(", \"logit\": ", out);
+		json_float(out, x->dla_logit[t]);
+		fputs(", \"heads\": [", out);
+		for (int l = 0; l < r->layers; l++) {
+			fputs(l ? ", " : "", out);
+			json_floats(out, x->dla_heads + (size_t)t * LH + (size_t)l * H, H);
+		}
+		fputs("], \"rest\": ", out);
+		json_float(out, x->dla_rest[t]);
+		fputc('}', out);
+	}
+	fputs("\n  ]", out);
+}
+
+static void tsv_float(FILE *out, float v)
+{
+	fprintf(out, "%.9g", (double)v);
+}
+
+void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+{
+	const dump_extras *x = o->x;
+	const int n = r->n, K = x->lens_k;
+	char g[32];
+	fputs("layer\tposition\tchar\trank\tid\tpredicted\tp\tcommitment\n", out);
+	for (int l = 0; l < r->layers; l++)
+		for (int t = 0; t < n && (o->layer < 0 || o->layer == l); t++)
+			for (int k = 0; k < K; k++) {
+				size_t i = ((size_t)l * n + t) * K + k;
+				cp_glyph(r->tokens[t].cp, g);
+				fprintf(out, "%d\t%d\t%s\t%d\t%d\t", l, t, g, k + 1, x->lens_id[i]);
+				cp_glyph(m->vocab.cps[x->lens_id[i]], g);
+				fprintf(out, "%s\t", g);
+				tsv_float(out, x->lens_p[i]);
+				fprintf(out, "\t%d\n", x->lens_commit[t]);
+			}
+}
+
+void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+{
+	const dump_extras *x = o->x;
+	const int LH = r->layers * r->heads;
+	char g[32];
+	fputs("position\tchar\tid\tpredicted\tlogit", out);
+	for (int k = 0; k < LH; k++)
+		fprintf(out, "\tL%dH%d", k / r->heads, k % r->heads);
+	fputs("\trest\n", out);
+	for (int t = 0; t < r->n; t++) {
+		cp_glyph(r->tokens[t].cp, g);
+		fprintf(out, "%d\t%s\t%d\t", t, g, x->dla_id[t]);
+		cp_glyph(m->vocab.cps[x->dla_id[t]], g);
+		fprintf(out, "%s\t", g);
+		tsv_float(out, x->dla_logit[t]);
+		for (int k = 0; k < LH; k++) {
+			fputc('\t', out);
+			tsv_float(out, x->dla_heads[(size_t)t * LH + k]);
+		}
+		fputc('\t', out);
+		tsv_float(out, x->dla_rest[t]);
+		fputc('\n', out);
+	}
+}
