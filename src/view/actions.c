@@ -141,6 +141,11 @@ static bool do_look(view *v, view_action act)
 		return true;
 	case ACT_BREAKDOWN:
 		v->breakdown = !v->breakdown;
+		v->why = false;
+		return true;
+	case ACT_WHY:
+		v->why = !v->why;
+		v->breakdown = false;
 		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);

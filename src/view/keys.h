@@ -66,6 +66,7 @@ typedef enum view_action {
 	ACT_PIN,	 /* compare: pin what the map shows, or unpin */
 	ACT_CONTRIB,	 /* the map shows value contributions instead of weights */
 	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
+	ACT_WHY,	 /* the panel shows the logit lens and the heads' logit parts */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
@@ -144,6 +145,8 @@ static const key_binding view_keys[] = {
 	{ALT('n'), false, KC_ALL, ACT_CONTRIB, "Alt-N", NULL},
 	{KEY_F(12), true, KC_ALL, ACT_BREAKDOWN, "F12", N_("panel: q·k breakdown of the cell")},
 	{ALT('b'), false, KC_ALL, ACT_BREAKDOWN, "Alt-B", NULL},
+	{ALT('l'), false, KC_ALL, ACT_WHY, "Alt-L",
+	 N_("panel: why this prediction (logit lens, heads)")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},

@@ -222,6 +222,89 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 	line(p, accent(v, A_BOLD), _("= weight %.6f"), b->weight);
 }
 
+/* The heads' parts of the logit (lens.h) as a grid, a layer per line, a
+ * head per two columns: the sign's colour, solid from half the largest
+ * part up, a dot below an eighth of it; then the largest parts in numbers. */
+static void why_heads(view *v, pen *p)
+{
+	const int L = nlayers(v), H = nheads(v);
+	const int fit = (p->w - 4) / 2 < H ? (p->w - 4) / 2 : H;
+	float big = 0;
+	for (int k = 0; k < L * H; k++)
+		big = fabsf(v->why_heads[k]) > big ? fabsf(v->why_heads[k]) : big;
+	if (p->y <= p->ymax)
+		for (int h = 0; h < fit; h++)
+			put_fmt(p->y, p->x + 4 + 2 * h, 2, st(A_DIM, 0), "%d", h % 10);
+	p->y++;
+	for (int l = 0; l < L; l++, p->y++) {
+		if (p->y > p->ymax)
+			continue;
+		int x = put_fmt(p->y, p->x, p->w, st(A_DIM, 0), " L%-2d", l);
+		for (int h = 0; h < fit; h++, x += 2) {
+			float a = v->why_heads[l * H + h], r = big > 0 ? fabsf(a) / big : 0;
+			style s = ui_style(&v->col, a >= 0 ? UI_POSITIVE : UI_NEGATIVE,
+					   r >= 0.5f ? A_BOLD : 0);
+			put_str(p->y, x, 2, r < 0.125f ? st(A_DIM, 0) : s,
+				r < 0.125f ? "· " : r < 0.5f ? "▄▄" : "██");
+		}
+	}
+	/* The three largest parts. */
+	int best[3] = {-1, -1, -1};
+	for (int k = 0; k < L * H; k++)
+		for (int i = 0; i < 3; i++)
+			if (best[i] < 0 || fabsf(v->why_heads[k]) > fabsf(v->why_heads[best[i]])) {
+				for (int j = 2; j > i; j--)
+					best[j] = best[j - 1];
+				best[i] = k;
+				break;
+			}
+	for (int i = 0; i < 3 && best[i] >= 0; i++)
+		line(p, plain(), "  L%dH%d %+.3f", best[i] / H, best[i] % H,
+		     v->why_heads[best[i]]);
+	double sum = 0;
+	for (int k = 0; k < L * H; k++)
+		sum += v->why_heads[k];
+	line(p, plain(), _("heads %+.3f  rest %+.3f"), sum, v->why_rest);
+	line(p, accent(v, A_BOLD), _("= logit %.3f"), v->why_logit);
+}
+
+/* Why the model predicts what it does at the Query's row (lens.h): the
+ * logit lens after each block, the commitment, the heads' logit parts. */
+static void why_lines(view *v, pen *p)
+{
+	int q = v->hv.qrow;
+	if (v->words || view_pin(v)->on) {
+		line(p, st(A_BOLD, 0), _("why this prediction"));
+		line(p, plain(), _(" for characters (F8 off, F9 unpinned)"));
+		return;
+	}
+	line(p, st(A_BOLD, 0), _("why: row %d, one plain pass"), q);
+	if (!v->why_valid || v->why_q != q || v->why_seq != v->res_seq) {
+		line(p, plain(), _(" computing..."));
+		return;
+	}
+	line(p, st(A_DIM, 0), _("logit lens after each block"));
+	for (int l = 0; l < nlayers(v); l++, p->y++) {
+		if (p->y > p->ymax)
+			continue;
+		int x = put_fmt(p->y, p->x, p->w, l >= v->why_commit ? st(A_BOLD, 0) : plain(),
+				" L%-2d", l);
+		for (int k = 0; k < WHY_K && x < p->x + p->w - 8; k++) {
+			int32_t id = v->why_lens_id[l * WHY_K + k];
+			x += put_glyph(p->y, x, v->m->vocab.cps[id], k ? plain() : st(A_BOLD, 0));
+			x = put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " %.2f ",
+				    (double)v->why_lens_p[l * WHY_K + k]);
+		}
+	}
+	line(p, plain(), _("top-1 from block %d on"), v->why_commit);
+	if (p->y <= p->ymax) {
+		int x = put_str(p->y, p->x, p->w, st(A_DIM, 0), _("heads' parts of the logit of "));
+		put_glyph(p->y, x, v->m->vocab.cps[v->why_id], st(A_BOLD, 0));
+	}
+	p->y++;
+	why_heads(v, p);
+}
+
 /* With heads switched off: which, and the loss on the text before and after. */
 static void ablation_lines(view *v, pen *p)
 {
@@ -247,8 +330,11 @@ void panel_draw(view *v)
 	heat_src s;
 	if (!view_matrix(v, &s) || v->hv.qrow >= s.m.n || v->hv.kcol >= s.m.n)
 		return;
-	if (v->breakdown) {
-		breakdown_lines(v, &p, &s);
+	if (v->breakdown || v->why) {
+		if (v->why)
+			why_lines(v, &p);
+		else
+			breakdown_lines(v, &p, &s);
 		ablation_lines(v, &p);
 		return;
 	}

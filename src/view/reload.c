@@ -82,6 +82,7 @@ static void adopt(view *v, model *m)
 			set_notice(v, "%s", err.msg);
 	}
 	v->bd_valid = v->bd_asked = v->loss_valid = v->loss_asked = false;
+	v->why_valid = v->why_asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

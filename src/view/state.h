@@ -104,6 +104,7 @@ typedef struct view {
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	bool contrib;	   /* the map shows value contributions, not weights */
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
+	bool why;	   /* the panel shows the lens and the heads' logit parts */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
 
@@ -112,6 +113,13 @@ typedef struct view {
 	bool bd_valid, bd_asked;
 	uint64_t bd_seq;
 	int bd_layer, bd_head, bd_q, bd_k;
+	/* the lens and the attribution at row why_q (JOB_WHY), for res_seq */
+	bool why_valid, why_asked;
+	uint64_t why_seq;
+	int why_q, why_commit;
+	int32_t why_lens_id[AV_MAX_LAYERS * WHY_K], why_id;
+	float why_lens_p[AV_MAX_LAYERS * WHY_K], why_logit, why_rest;
+	float why_heads[AV_MAX_LAYERS * AV_MAX_HEADS];
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;

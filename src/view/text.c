@@ -209,6 +209,7 @@ static void take_attn(view *v, worker_attn *a)
 	memset(v->pstate, 0, (size_t)v->context);
 	v->pred_req = -1;
 	v->bd_valid = v->bd_asked = false;
+	v->why_valid = v->why_asked = false;
 	v->loss_valid = v->loss_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -235,6 +236,14 @@ void request_jobs(view *v)
 		v->bd_seq = v->res_seq, v->bd_layer = v->layer, v->bd_head = v->head;
 		v->bd_q = q, v->bd_k = k;
 	}
+	if (v->why && q < v->r.n &&
+	    !(v->why_seq == v->res_seq && v->why_q == q && (v->why_valid || v->why_asked))) {
+		worker_job j = {JOB_WHY, v->res_seq, 0, 0, q, 0};
+		worker_post_job(v->w, &j);
+		v->why_valid = false;
+		v->why_asked = true;
+		v->why_seq = v->res_seq, v->why_q = q;
+	}
 	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
 		worker_job j = {JOB_LOSS, v->res_seq, 0, 0, 0, 0};
 		worker_post_job(v->w, &j);
@@ -257,6 +266,17 @@ static void take_job(view *v, worker_job_result *j)
 				     j->q, j->k, row, v->r.n);
 		v->bd_valid = true;
 		v->bd_asked = false;
+	} else if (j->job.kind == JOB_WHY && j->job.query == v->why_q) {
+		const size_t L = (size_t)v->r.layers;
+		memcpy(v->why_lens_id, j->lens_id, L * WHY_K * sizeof *j->lens_id);
+		memcpy(v->why_lens_p, j->lens_p, L * WHY_K * sizeof *j->lens_p);
+		memcpy(v->why_heads, j->dla_heads, L * (size_t)v->r.heads * sizeof *j->dla_heads);
+		v->why_commit = j->commit;
+		v->why_id = j->dla_id;
+		v->why_logit = j->dla_logit;
+		v->why_rest = j->dla_rest;
+		v->why_valid = true;
+		v->why_asked = false;
 	} else if (j->job.kind == JOB_LOSS) {
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;

@@ -93,8 +93,14 @@ void worker_job_result_free(worker_job_result *r)
 	free(r->q);
 	free(r->k);
 	free(r->logits);
+	free(r->lens_id);
+	free(r->lens_p);
+	free(r->dla_heads);
 	r->q = r->k = NULL;
 	r->logits = NULL;
+	r->lens_id = NULL;
+	r->lens_p = NULL;
+	r->dla_heads = NULL;
 }
 
 static void must(int rc, const char *what)

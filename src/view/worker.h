@@ -28,6 +28,7 @@ typedef enum worker_job_kind {
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
+	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -36,6 +37,8 @@ typedef struct worker_job {
 	uint64_t seq; /* the text it is for */
 	int layer, head, query, key;
 } worker_job;
+
+#define WHY_K 3 /* the lens's characters per block in the panel */
 
 typedef struct worker_job_result {
 	worker_job job;
@@ -46,6 +49,16 @@ typedef struct worker_job_result {
 	int positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
 	int nlogits;
+	/* JOB_WHY (lens.h) at the job's query: the lens's WHY_K top ids and
+	 * probabilities after each block (L, WHY_K), the commitment block, the
+	 * top-1 of the pass, its logit, every head's part (L, H) and the rest.
+	 * worker_job_result_free frees the arrays. */
+	int32_t *lens_id;
+	float *lens_p;
+	int commit;
+	int32_t dla_id;
+	float dla_logit, dla_rest;
+	float *dla_heads;
 	av_error err; /* when !ok */
 	double ms;
 } worker_job_result;
