@@ -102,7 +102,7 @@ static void check_lens(const model *m, activations *ws, const int32_t *ids, int 
 	float *p = malloc(cnt * sizeof *p);
 	int *commit = malloc((size_t)n * sizeof *commit);
 	av_error err;
-	CHECKF(logit_lens(m, ws, ids, n, K, id, p, commit, &err), "%s", err.msg);
+	CHECKF(logit_lens(m, ws, ids, n, (lens_rows){0, n}, K, id, p, commit, &err), "%s", err.msg);
 	const float *gid = gt(g, "lens_id", cnt), *gp = gt(g, "lens_p", cnt);
 	int compared = 0;
 	for (size_t i = 0; gid && gp && i < cnt; i++) {
@@ -118,6 +118,16 @@ static void check_lens(const model *m, activations *ws, const int32_t *ids, int 
 		}
 	}
 	CHECK(compared > (int)cnt / 2);
+	/* One row alone is that row of the whole. */
+	const int r = n - 1;
+	int32_t id1[AV_MAX_LAYERS * K];
+	float p1[AV_MAX_LAYERS * K];
+	int c1;
+	CHECK(logit_lens(m, ws, ids, n, (lens_rows){r, 1}, K, id1, p1, &c1, &err));
+	CHECK(c1 == commit[r]);
+	for (int l = 0; l < L; l++)
+		CHECK(memcmp(id1 + l * K, id + ((size_t)l * n + r) * K, K * sizeof *id1) == 0 &&
+		      memcmp(p1 + l * K, p + ((size_t)l * n + r) * K, K * sizeof *p1) == 0);
 	/* The commitment: from commit[p] on the top is the last block's, and
 	 * not at commit[p] - 1. */
 	for (int q = 0; q < n; q++) {
@@ -154,7 +164,7 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 	float *logit = malloc((size_t)n * sizeof *logit), *rest = malloc((size_t)n * sizeof *rest);
 	float *heads = malloc((size_t)n * LH * sizeof *heads);
 	av_error err;
-	CHECKF(logit_attribution(m, ws, ids, n, NULL, target, logit, heads, rest, &err), "%s",
+	CHECKF(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, NULL, target, logit, heads, rest, &err), "%s",
 	       err.msg);
 	const float *gtg = gt(g, "dla_target", n), *gl = gt(g, "dla_logit", n);
 	const float *gh = gt(g, "dla_heads", (size_t)n * LH), *gr = gt(g, "dla_rest", n);
@@ -171,13 +181,24 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 			       gh[(size_t)q * LH + k]);
 	}
 	check_sum(logit, heads, rest, n, LH, t, "the top-1");
+	/* One row alone (the view's question) is that row of the whole. */
+	const int mid = n / 2;
+	int32_t id1;
+	float logit1, rest1, *heads1 = malloc((size_t)LH * sizeof *heads1);
+	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){mid, 1}, NULL, &id1, &logit1,
+				heads1, &rest1, &err));
+	CHECK(id1 == target[mid] && logit1 == logit[mid] && rest1 == rest[mid]);
+	CHECK(memcmp(heads1, heads + (size_t)mid * LH, (size_t)LH * sizeof *heads1) == 0);
+	CHECK(!logit_attribution(m, ws, ids, n, (lens_rows){n, 1}, NULL, &id1, &logit1, heads1,
+				 &rest1, &err));
+	free(heads1);
 	/* A chosen character (the text's own at each position), and a head off:
 	 * its part is 0 and the sum still holds. */
 	uint8_t *off = calloc((size_t)LH, 1);
 	off[LH - 1] = 1;
 	ws->ablate = off;
 	int32_t *chosen = malloc((size_t)n * sizeof *chosen);
-	CHECK(logit_attribution(m, ws, ids, n, ids, chosen, logit, heads, rest, &err));
+	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, ids, chosen, logit, heads, rest, &err));
 	ws->ablate = NULL;
 	for (int q = 0; q < n; q++) {
 		CHECK(chosen[q] == ids[q]);
@@ -185,7 +206,7 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 	}
 	check_sum(logit, heads, rest, n, LH, t, "the text's character, a head off");
 	int32_t bad = (int32_t)m->cfg.vocab_size;
-	CHECK(!logit_attribution(m, ws, &bad, 1, &bad, chosen, logit, heads, rest, &err));
+	CHECK(!logit_attribution(m, ws, &bad, 1, (lens_rows){0, 1}, &bad, chosen, logit, heads, rest, &err));
 	free(off);
 	free(chosen);
 	free(target);

@@ -9,17 +9,24 @@
 
 #include "attnview/model.h"
 
-/* The lens of ids[0..n) into top_id, top_p (L, n, topk): after block l, the
- * topk characters of softmax(lnf(x_l) wte^T + out_b) at each position, most
- * probable first (the softmax summed in double). commit[p] (may be NULL):
- * the first block from which on the top character is the last block's, that
- * is the model's own prediction in this pass. ws: B >= 1, T >= n. */
-bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, int topk,
-		int32_t *top_id, float *top_p, int *commit, av_error *err);
+/* The rows of the pass that lens and attribution report: positions row0 ..
+ * row0 + nrows - 1 of a text of n (0 and n: all; the view asks for one). */
+typedef struct lens_rows {
+	int row0, nrows;
+} lens_rows;
 
-/* Direct logit attribution at every position of ids[0..n). target[p] is the
- * character whose logit is taken apart (NULL: the pass's own top-1 at p);
- * target_out[p] receives it. With r = the final LayerNorm's 1/std at p and
+/* The lens of ids[0..n) at rows rs into top_id, top_p (L, nrows, topk):
+ * after block l, the topk characters of softmax(lnf(x_l) wte^T + out_b) at
+ * each position, most probable first (the softmax summed in double).
+ * commit[nrows] (may be NULL): the first block from which on the top
+ * character is the last block's, that is the model's own prediction in
+ * this pass. ws: B >= 1, T >= n. */
+bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
+		int topk, int32_t *top_id, float *top_p, int *commit, av_error *err);
+
+/* Direct logit attribution at rows rs of ids[0..n), each array indexed by
+ * the row from rs.row0. target[r] is the character whose logit is taken
+ * apart (NULL: the pass's own top-1 there); target_out[r] receives it. With r = the final LayerNorm's 1/std at p and
  * c(u) = gamma . (u - mean(u)) . wte[target], a part u of the residual
  * stream adds r c(u) to the logit:
  *   heads[p][l][h] = r c(y_h W_O^h)      head h of block l's output
@@ -27,8 +34,8 @@ bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, int 
  *                    + beta . wte[target] + out_b[target]
  *   logit[p]       = the logit of the pass (float), = sum heads + rest up to
  *                    the rounding of the pass (man 5 attnview bounds it).
- * The parts are summed in double. heads (n, L, H); ws: B >= 1, T >= n. */
-bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n,
+ * The parts are summed in double. heads (nrows, L, H); ws: B >= 1, T >= n. */
+bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
 		       const int32_t *target, int32_t *target_out, float *logit, float *heads,
 		       float *rest, av_error *err);
 

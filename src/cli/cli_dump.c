@@ -403,7 +403,7 @@ static bool lens(dump_request *q, dump_run *d, av_error *err)
 	for (int i = 0; i < d->n; i++)
 		ids[i] = d->toks[i].id;
 	d->ws.ablate = d->ablate;
-	if (q->lens && logit_lens(d->m, &d->ws, ids, d->n, K, d->lens_id, d->lens_p,
+	if (q->lens && logit_lens(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, K, d->lens_id, d->lens_p,
 				  d->lens_commit, err)) {
 		d->x.lens_id = d->lens_id;
 		d->x.lens_p = d->lens_p;
@@ -413,7 +413,7 @@ static bool lens(dump_request *q, dump_run *d, av_error *err)
 		ok = false;
 	}
 	if (ok && q->dla &&
-	    (ok = logit_attribution(d->m, &d->ws, ids, d->n, NULL, d->dla_id, d->dla_logit,
+	    (ok = logit_attribution(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, NULL, d->dla_id, d->dla_logit,
 				    d->dla_heads, d->dla_rest, err))) {
 		d->x.dla_id = d->dla_id;
 		d->x.dla_logit = d->dla_logit;

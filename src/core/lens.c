@@ -8,10 +8,14 @@
 #include <string.h>
 
 /* The plain pass of ids[0..n) (every activation of every block kept). */
-static bool run_pass(const model *m, activations *ws, const int32_t *ids, int n, av_error *err)
+static bool run_pass(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
+		     av_error *err)
 {
 	if (n < 1 || n > ws->T || ws->B < 1)
 		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
+	if (rs.row0 < 0 || rs.nrows < 1 || rs.row0 + rs.nrows > n)
+		return av_fail(err, _("rows %d to %d are not in a text of %d tokens"), rs.row0,
+			       rs.row0 + rs.nrows - 1, n);
 	model_forward(m, ws, ids, 1, n);
 	return true;
 }
@@ -46,8 +50,8 @@ static void lens_row(const model *m, const float *x, float *ln, float *logits, d
 		p[v] = exp((double)logits[v] - lse);
 }
 
-bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, int topk,
-		int32_t *top_id, float *top_p, int *commit, av_error *err)
+bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
+		int topk, int32_t *top_id, float *top_p, int *commit, av_error *err)
 {
 	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size, L = (int)m->cfg.layers;
 	if (topk < 1 || topk > V)
@@ -59,11 +63,12 @@ bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, int 
 		free(p);
 		return av_fail(err, _("out of memory for the logit lens of %d tokens"), n);
 	}
-	bool ok = run_pass(m, ws, ids, n, err);
+	bool ok = run_pass(m, ws, ids, n, rs, err);
+	n = rs.nrows;
 	for (int l = 0; ok && l < L; l++)
 		for (int t = 0; t < n; t++) {
 			size_t o = ((size_t)l * (size_t)n + (size_t)t) * (size_t)topk;
-			lens_row(m, ws->layer[l].res3 + (size_t)t * d, ln, ln + d, p);
+			lens_row(m, ws->layer[l].res3 + (size_t)(rs.row0 + t) * d, ln, ln + d, p);
 			top_of(p, V, topk, top_id + o, top_p + o);
 		}
 	/* The commitment: walk down from the last block while the top agrees. */
@@ -132,7 +137,7 @@ static double row_parts(const model *m, const activations *ws, int t, const doub
 	return rest;
 }
 
-bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n,
+bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
 		       const int32_t *target, int32_t *target_out, float *logit, float *heads,
 		       float *rest, av_error *err)
 {
@@ -145,13 +150,14 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 		free(g);
 		return av_fail(err, _("out of memory for the logit attribution of %d tokens"), n);
 	}
-	bool ok = run_pass(m, ws, ids, n, err);
-	for (int t = 0; ok && t < n; t++) {
+	bool ok = run_pass(m, ws, ids, n, rs, err);
+	for (int i = 0; ok && i < rs.nrows; i++) {
+		const int t = rs.row0 + i;
 		matmul_forward(logits, ws->lnf + (size_t)t * d, m->p.wte, m->p.out_b, 1, d, V);
-		int32_t v = target ? target[t] : 0;
-		for (int i = 1; !target && i < V; i++)
-			if (logits[i] > logits[v])
-				v = i;
+		int32_t v = target ? target[i] : 0;
+		for (int u = 1; !target && u < V; u++)
+			if (logits[u] > logits[v])
+				v = u;
 		if (v < 0 || v >= V) {
 			ok = av_fail(err, _("character id %d is not in the vocabulary of %d"), v, V);
 			break;
@@ -164,10 +170,10 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 			bias += (double)m->p.lnf_b[k] * w[k];
 		}
 		const float rstd = ws->lnf_rstd[t];
-		double c = row_parts(m, ws, t, g, G, rstd, heads + (size_t)t * LH, g + d, g + 2 * d);
-		target_out[t] = v;
-		logit[t] = logits[v];
-		rest[t] = (float)(rstd * c + bias);
+		double c = row_parts(m, ws, t, g, G, rstd, heads + (size_t)i * LH, g + d, g + 2 * d);
+		target_out[i] = v;
+		logit[i] = logits[v];
+		rest[i] = (float)(rstd * c + bias);
 	}
 	free(logits);
 	free(g);

@@ -118,52 +118,31 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
 	return ok;
 }
 
-/* JOB_WHY: the lens and the attribution of the whole text (lens.h: a plain
- * pass, written behind the cache's back), kept at the job's query. */
+/* JOB_WHY: the lens and the attribution at the job's query (lens.h: a plain
+ * pass of the text, written behind the cache's back, then that row). */
 static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
 		    worker_job_result *out)
 {
 	const model_config *c = &mc->m->cfg;
-	const size_t L = c->layers, LH = L * c->heads, N = (size_t)n;
 	if (j->query < 0 || j->query >= n)
 		return av_fail(&out->err, _("no such position"));
 	infer_cache_clear(&mc->cache);
-	int32_t *ids = malloc(N * sizeof *ids), *lid = malloc(L * N * WHY_K * sizeof *lid);
-	int32_t *tid = malloc(N * sizeof *tid);
-	float *lp = malloc(L * N * WHY_K * sizeof *lp), *heads = malloc(N * LH * sizeof *heads);
-	float *logit = malloc(N * sizeof *logit), *rest = malloc(N * sizeof *rest);
-	int *commit = malloc(N * sizeof *commit);
-	out->lens_id = malloc(L * WHY_K * sizeof *out->lens_id);
-	out->lens_p = malloc(L * WHY_K * sizeof *out->lens_p);
-	out->dla_heads = malloc(LH * sizeof *out->dla_heads);
-	bool ok = ids && lid && tid && lp && heads && logit && rest && commit && out->lens_id &&
-		  out->lens_p && out->dla_heads;
-	if (!ok)
-		av_fail(&out->err, _("out of memory"));
-	for (int i = 0; ok && i < n; i++)
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	out->lens_id = malloc(c->layers * WHY_K * sizeof *out->lens_id);
+	out->lens_p = malloc(c->layers * WHY_K * sizeof *out->lens_p);
+	out->dla_heads = malloc((size_t)c->layers * c->heads * sizeof *out->dla_heads);
+	if (!ids || !out->lens_id || !out->lens_p || !out->dla_heads) {
+		free(ids);
+		return av_fail(&out->err, _("out of memory"));
+	}
+	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
-	ok = ok && logit_lens(mc->m, &mc->ws, ids, n, WHY_K, lid, lp, commit, &out->err) &&
-	     logit_attribution(mc->m, &mc->ws, ids, n, NULL, tid, logit, heads, rest, &out->err);
-	const size_t q = (size_t)j->query;
-	for (size_t l = 0; ok && l < L; l++) {
-		memcpy(out->lens_id + l * WHY_K, lid + (l * N + q) * WHY_K, WHY_K * sizeof *lid);
-		memcpy(out->lens_p + l * WHY_K, lp + (l * N + q) * WHY_K, WHY_K * sizeof *lp);
-	}
-	if (ok) {
-		memcpy(out->dla_heads, heads + q * LH, LH * sizeof *heads);
-		out->commit = commit[q];
-		out->dla_id = tid[q];
-		out->dla_logit = logit[q];
-		out->dla_rest = rest[q];
-	}
+	const lens_rows row = {j->query, 1};
+	bool ok = logit_lens(mc->m, &mc->ws, ids, n, row, WHY_K, out->lens_id, out->lens_p,
+			     &out->commit, &out->err) &&
+		  logit_attribution(mc->m, &mc->ws, ids, n, row, NULL, &out->dla_id,
+				    &out->dla_logit, out->dla_heads, &out->dla_rest, &out->err);
 	free(ids);
-	free(lid);
-	free(tid);
-	free(lp);
-	free(heads);
-	free(logit);
-	free(rest);
-	free(commit);
 	return ok;
 }
 
