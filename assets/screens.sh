@@ -46,6 +46,11 @@ screen overview 120 40 -- --text "$en" -- F3
 screen compact 120 40 -- --head 1 --text "$(printf '%s' "$en $poem $en")" -- Enter
 screen breakdown 120 36 -- --head 1 --text "$poem" -- Enter Down Down Right F12
 screen rollout 120 36 -- --layer 1 --show rollout --text "$en" -- Enter
+# Why the causal model predicts the t after "frui" (Alt-L, row 29): the
+# logit lens after each block and the heads' parts of the logit.
+screen why 120 36 -- --model builtin-causal --layer 3 --text "$en" -- Enter \
+	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
+	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-l
 # The causal model writing (Ctrl-G), caught after about a second: a character
 # every 80 ms, each with its attention drawn and its Query row selected.
 screen write 120 36 -- --model builtin-causal --layer 3 --seed 1 --text "床前明月光，" -- C-g
