@@ -31,7 +31,8 @@ static double time_it(const model *m, activations *ws, const int32_t *ids, int n
 {
 	const size_t LH = (size_t)m->cfg.layers * m->cfg.heads, R = (size_t)rs.nrows;
 	int32_t *id = malloc(m->cfg.layers * R * 3 * sizeof *id);
-	float *p = malloc(m->cfg.layers * R * 3 * sizeof *p), *heads = malloc(R * LH * sizeof *heads);
+	float *p = malloc(m->cfg.layers * R * 3 * sizeof *p),
+	      *heads = malloc(R * LH * sizeof *heads);
 	float *logit = malloc(R * sizeof *logit), *rest = malloc(R * sizeof *rest);
 	int *commit = malloc(R * sizeof *commit);
 	double t[RUNS];
@@ -75,8 +76,9 @@ int main(void)
 		const lens_rows one = {n - 1, 1}, all = {0, n};
 		printf("%s, %d tokens: lens %.1f ms one row, %.1f ms all; attribution %.1f ms "
 		       "one row, %.1f ms all\n",
-		       names[i], n, time_it(m, &ws, ids, n, one, 0), time_it(m, &ws, ids, n, all, 0),
-		       time_it(m, &ws, ids, n, one, 1), time_it(m, &ws, ids, n, all, 1));
+		       names[i], n, time_it(m, &ws, ids, n, one, 0),
+		       time_it(m, &ws, ids, n, all, 0), time_it(m, &ws, ids, n, one, 1),
+		       time_it(m, &ws, ids, n, all, 1));
 		activations_finish(&ws);
 		free(ids);
 		model_destroy(m);

@@ -71,7 +71,8 @@ static void check_dump(const lens_case *c, const golden *g, int n, int L, int H,
 		const json *e = json_at(lens, i), *top = json_get(e, "top");
 		CHECK(num(json_get(e, "layer")) == (double)(i / n));
 		CHECK(num(json_get(e, "position")) == (double)(i % n));
-		CHECKF(top && top->n == K && fabs(num(json_get(json_at(top, 0), "p")) - gp[i * K]) <= t,
+		CHECKF(top && top->n == K &&
+			   fabs(num(json_get(json_at(top, 0), "p")) - gp[i * K]) <= t,
 		       "dump lens %zu", i);
 	}
 	for (int q = 0; gl && gh && dla && q < (int)dla->n && q < n; q++) {
@@ -93,8 +94,8 @@ static void check_dump(const lens_case *c, const golden *g, int n, int L, int H,
 	json_free(j);
 }
 
-static void check_lens(const model *m, activations *ws, const int32_t *ids, int n,
-		       const golden *g, double t)
+static void check_lens(const model *m, activations *ws, const int32_t *ids, int n, const golden *g,
+		       double t)
 {
 	const int L = (int)m->cfg.layers;
 	const size_t cnt = (size_t)L * n * K;
@@ -164,8 +165,9 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 	float *logit = malloc((size_t)n * sizeof *logit), *rest = malloc((size_t)n * sizeof *rest);
 	float *heads = malloc((size_t)n * LH * sizeof *heads);
 	av_error err;
-	CHECKF(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, NULL, target, logit, heads, rest, &err), "%s",
-	       err.msg);
+	CHECKF(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, NULL, target, logit, heads, rest,
+				 &err),
+	       "%s", err.msg);
 	const float *gtg = gt(g, "dla_target", n), *gl = gt(g, "dla_logit", n);
 	const float *gh = gt(g, "dla_heads", (size_t)n * LH), *gr = gt(g, "dla_rest", n);
 	for (int q = 0; gtg && gl && gh && gr && q < n; q++) {
@@ -176,17 +178,18 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 		CHECKF(fabs((double)rest[q] - gr[q]) <= (1 + LH) * t,
 		       "position %d: rest %g, golden %g", q, rest[q], gr[q]);
 		for (int k = 0; k < LH; k++)
-			CHECKF(fabs((double)heads[(size_t)q * LH + k] - gh[(size_t)q * LH + k]) <= t,
-			       "position %d head %d: %g, golden %g", q, k, heads[(size_t)q * LH + k],
-			       gh[(size_t)q * LH + k]);
+			CHECKF(fabs((double)heads[(size_t)q * LH + k] - gh[(size_t)q * LH + k]) <=
+				   t,
+			       "position %d head %d: %g, golden %g", q, k,
+			       heads[(size_t)q * LH + k], gh[(size_t)q * LH + k]);
 	}
 	check_sum(logit, heads, rest, n, LH, t, "the top-1");
 	/* One row alone (the view's question) is that row of the whole. */
 	const int mid = n / 2;
 	int32_t id1;
 	float logit1, rest1, *heads1 = malloc((size_t)LH * sizeof *heads1);
-	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){mid, 1}, NULL, &id1, &logit1,
-				heads1, &rest1, &err));
+	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){mid, 1}, NULL, &id1, &logit1, heads1,
+				&rest1, &err));
 	CHECK(id1 == target[mid] && logit1 == logit[mid] && rest1 == rest[mid]);
 	CHECK(memcmp(heads1, heads + (size_t)mid * LH, (size_t)LH * sizeof *heads1) == 0);
 	CHECK(!logit_attribution(m, ws, ids, n, (lens_rows){n, 1}, NULL, &id1, &logit1, heads1,
@@ -198,7 +201,8 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 	off[LH - 1] = 1;
 	ws->ablate = off;
 	int32_t *chosen = malloc((size_t)n * sizeof *chosen);
-	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, ids, chosen, logit, heads, rest, &err));
+	CHECK(logit_attribution(m, ws, ids, n, (lens_rows){0, n}, ids, chosen, logit, heads, rest,
+				&err));
 	ws->ablate = NULL;
 	for (int q = 0; q < n; q++) {
 		CHECK(chosen[q] == ids[q]);
@@ -206,7 +210,8 @@ static void check_dla(const model *m, activations *ws, int32_t *ids, int n, cons
 	}
 	check_sum(logit, heads, rest, n, LH, t, "the text's character, a head off");
 	int32_t bad = (int32_t)m->cfg.vocab_size;
-	CHECK(!logit_attribution(m, ws, &bad, 1, (lens_rows){0, 1}, &bad, chosen, logit, heads, rest, &err));
+	CHECK(!logit_attribution(m, ws, &bad, 1, (lens_rows){0, 1}, &bad, chosen, logit, heads,
+				 rest, &err));
 	free(off);
 	free(chosen);
 	free(target);

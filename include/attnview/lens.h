@@ -21,18 +21,19 @@ typedef struct lens_rows {
  * commit[nrows] (may be NULL): the first block from which on the top
  * character is the last block's, that is the model's own prediction in
  * this pass. ws: B >= 1, T >= n. */
-bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
-		int topk, int32_t *top_id, float *top_p, int *commit, av_error *err);
+bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs, int topk,
+		int32_t *top_id, float *top_p, int *commit, av_error *err);
 
 /* Direct logit attribution at rows rs of ids[0..n), each array indexed by
- * the row from rs.row0. target[r] is the character whose logit is taken
- * apart (NULL: the pass's own top-1 there); target_out[r] receives it. With r = the final LayerNorm's 1/std at p and
+ * the row from rs.row0. target[i] is the character whose logit is taken
+ * apart (NULL: the pass's own top-1 there); target_out[i] receives it.
+ * With s = the final LayerNorm's 1/std at the row and
  * c(u) = gamma . (u - mean(u)) . wte[target], a part u of the residual
- * stream adds r c(u) to the logit:
- *   heads[p][l][h] = r c(y_h W_O^h)      head h of block l's output
- *   rest[p]        = r (c(embedding) + sum_l c(proj_b + rounding) + c(mlp_l))
+ * stream adds s c(u) to the logit:
+ *   heads[i][l][h] = s c(y_h W_O^h)      head h of block l's output
+ *   rest[i]        = s (c(embedding) + sum_l c(proj_b + rounding) + c(mlp_l))
  *                    + beta . wte[target] + out_b[target]
- *   logit[p]       = the logit of the pass (float), = sum heads + rest up to
+ *   logit[i]       = the logit of the pass (float), = sum heads + rest up to
  *                    the rounding of the pass (man 5 attnview bounds it).
  * The parts are summed in double. heads (nrows, L, H); ws: B >= 1, T >= n. */
 bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,

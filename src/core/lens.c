@@ -50,8 +50,8 @@ static void lens_row(const model *m, const float *x, float *ln, float *logits, d
 		p[v] = exp((double)logits[v] - lse);
 }
 
-bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
-		int topk, int32_t *top_id, float *top_p, int *commit, av_error *err)
+bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs, int topk,
+		int32_t *top_id, float *top_p, int *commit, av_error *err)
 {
 	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size, L = (int)m->cfg.layers;
 	if (topk < 1 || topk > V)
@@ -159,7 +159,8 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 			if (logits[u] > logits[v])
 				v = u;
 		if (v < 0 || v >= V) {
-			ok = av_fail(err, _("character id %d is not in the vocabulary of %d"), v, V);
+			ok =
+			    av_fail(err, _("character id %d is not in the vocabulary of %d"), v, V);
 			break;
 		}
 		const float *w = m->p.wte + (size_t)v * d;
@@ -170,7 +171,8 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 			bias += (double)m->p.lnf_b[k] * w[k];
 		}
 		const float rstd = ws->lnf_rstd[t];
-		double c = row_parts(m, ws, t, g, G, rstd, heads + (size_t)i * LH, g + d, g + 2 * d);
+		double c =
+		    row_parts(m, ws, t, g, G, rstd, heads + (size_t)i * LH, g + d, g + 2 * d);
 		target_out[i] = v;
 		logit[i] = logits[v];
 		rest[i] = (float)(rstd * c + bias);

@@ -18,7 +18,8 @@ void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_
 				first ? "" : ",", l, t);
 			for (int k = 0; k < K; k++) {
 				size_t i = ((size_t)l * n + t) * K + k;
-				fprintf(out, "%s{\"id\": %d, \"char\": ", k ? ", " : "", x->lens_id[i]);
+				fprintf(out, "%s{\"id\": %d, \"char\": ", k ? ", " : "",
+					x->lens_id[i]);
 				json_cp(out, m->vocab.cps[x->lens_id[i]]);
 				fputs(", \"p\": ", out);
 				json_float(out, x->lens_p[i]);
