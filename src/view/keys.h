@@ -146,7 +146,7 @@ static const key_binding view_keys[] = {
 	{KEY_F(12), true, KC_ALL, ACT_BREAKDOWN, "F12", N_("panel: q·k breakdown of the cell")},
 	{ALT('b'), false, KC_ALL, ACT_BREAKDOWN, "Alt-B", NULL},
 	{ALT('l'), false, KC_ALL, ACT_WHY, "Alt-L",
-	 N_("panel: why this prediction (logit lens, heads)")},
+	 N_("panel: logit lens, heads' parts")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},
