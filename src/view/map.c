@@ -191,9 +191,10 @@ static void map_layout(view *v)
 	heat_layout(&g->heat, n, have ? s.label_w : 2, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY,
 		    v->cells, v->values, v->col.mode >= CM_256);
 	heat_scroll(&v->hv, &g->heat, n);
-	/* The panel sits right beside the colour bar and takes the rest. */
+	/* The panel sits right beside the colour bar and takes the rest; with
+	 * no map yet the map's place keeps its width for the hint. */
 	int end = g->heat.bar_x + VIEW_BAR_W;
-	if (g->panel_w && end < g->map_w) {
+	if (have && g->panel_w && end < g->map_w) {
 		g->map_w = end;
 		g->panel_x = end + 1;
 		g->panel_w = COLS - g->panel_x;
