@@ -353,10 +353,17 @@ void handle_key(view *v, int ch, bool is_code)
 		handle_mouse(v);
 		return;
 	}
-	/* A pending "quit?" is answered by the next key: only Ctrl-Q or F10
-	 * quits, anything else stays and does what it does. */
+	/* A pending "quit?" is answered by the next key: y, Ctrl-Q or F10
+	 * quits (Ctrl-C too: view.c), n or Escape stays and does nothing else,
+	 * any other key stays and does what it does. */
 	bool confirming = v->confirm_quit;
 	v->confirm_quit = false;
+	if (confirming && !is_code && (ch == 'y' || ch == 'Y')) {
+		v->quit = true;
+		return;
+	}
+	if (confirming && !is_code && (ch == 'n' || ch == 'N' || ch == 27))
+		return;
 	if (type_key(v, ch, is_code))
 		return;
 	const screen_ops *s = view_screen(v);

@@ -243,6 +243,17 @@ check "Ctrl-Q with text asks first" wait_for "Quit? The text will be lost"
 keys Right
 check "another key stays" wait_gone "Quit?"
 check "still running after the question" wait_gone "EXITED"
+keys C-q
+check "asks again" wait_for "Quit? The text will be lost"
+keys n
+check "n stays" wait_gone "Quit?"
+check "n is not typed into the text" wait_for_re "^text> x *$"
+keys C-q
+check "asks a third time" wait_for "Quit?"
+keys y
+check "y quits" wait_for "EXITED 0"
+tui_start 100 30 TERM=xterm-256color -- --text "abc"
+expect_screen "Query 0 "
 keys C-q C-q
 check "Ctrl-Q twice quits" wait_for "EXITED 0"
 tui_start 100 30 TERM=xterm-256color --
