@@ -210,6 +210,9 @@ static bool do_edit(view *v, view_action act)
 {
 	lineedit *le = &v->le;
 	bool changed = false;
+	/* Moving the text cursor from the map goes back to it, as typing does. */
+	if (v->focus == F_MAP && act >= ACT_EDIT_LEFT && act <= ACT_EDIT_END)
+		v->focus = F_INPUT;
 	switch (act) {
 	case ACT_EDIT_LEFT:
 		lineedit_left(le);
