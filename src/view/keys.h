@@ -190,7 +190,8 @@ static const key_binding view_keys[] = {
 	{KEY_DC, true, KC_INPUT, ACT_EDIT_DELETE, "Delete", N_("delete the character at")},
 
 	/* Editing the text with Ctrl: the same in every focus (issue 24). */
-	{CTRL('b'), false, KC_ALL | KC_TEXT, ACT_EDIT_LEFT, "Ctrl-B", N_("cursor a character left")},
+	{CTRL('b'), false, KC_ALL | KC_TEXT, ACT_EDIT_LEFT, "Ctrl-B",
+	 N_("cursor a character left")},
 	{CTRL('f'), false, KC_ALL | KC_TEXT, ACT_EDIT_RIGHT, "Ctrl-F",
 	 N_("cursor a character right")},
 	{CTRL('a'), false, KC_ALL | KC_TEXT, ACT_EDIT_HOME, "Ctrl-A", N_("start of the line")},

@@ -257,7 +257,8 @@ static void overview_draw(view *v)
 		if (y < LINES - 1)
 			draw_legend(v, y);
 	} else
-		put_str(g->y0, 0, COLS, accent(v, A_BOLD), _("out of memory drawing the overview"));
+		put_str(g->y0, 0, COLS, accent(v, A_BOLD),
+			_("out of memory drawing the overview"));
 	free(px);
 	free(masked);
 }
