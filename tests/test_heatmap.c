@@ -187,7 +187,8 @@ static void draw_small(colors *col)
 
 static void draw_long(colors *col)
 {
-	/* 100 tokens in 40 columns: compact, every row and key on screen. */
+	/* 100 tokens in 40 columns: compact, every row and key on screen; fit
+	 * keeps labelled cells that scroll (issue 24: readable over whole). */
 	char text[101];
 	for (int i = 0; i < 100; i++)
 		text[i] = (char)('a' + i % 26);
@@ -202,6 +203,9 @@ static void draw_long(colors *col)
 	heat_geom g;
 	heat_view hv = {99, 99, 0, 0};
 	heat_layout(&g, 100, 2, 0, 0, 40, 20, CELLS_FIT, false, true);
+	CHECKF(!g.compact && g.cell_w == 2 && g.vis_cols < 100, "fit: compact %d, cells %d wide",
+	       g.compact, g.cell_w);
+	heat_layout(&g, 100, 2, 0, 0, 40, 20, CELLS_COMPACT, false, true);
 	CHECKF(g.compact && g.cx0 + g.ncols <= g.bar_x && g.nlines <= 17,
 	       "compact: %d columns, %d lines", g.ncols, g.nlines);
 	erase();

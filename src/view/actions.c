@@ -215,6 +215,9 @@ static bool do_edit(view *v, view_action act)
 {
 	lineedit *le = &v->le;
 	bool changed = false;
+	/* Moving the text cursor from the map goes back to it, as typing does. */
+	if (v->focus == F_MAP && act >= ACT_EDIT_LEFT && act <= ACT_EDIT_END)
+		v->focus = F_INPUT;
 	switch (act) {
 	case ACT_EDIT_LEFT:
 		lineedit_left(le);
@@ -358,10 +361,17 @@ void handle_key(view *v, int ch, bool is_code)
 		handle_mouse(v);
 		return;
 	}
-	/* A pending "quit?" is answered by the next key: only Ctrl-Q or F10
-	 * quits, anything else stays and does what it does. */
+	/* A pending "quit?" is answered by the next key: y, Ctrl-Q or F10
+	 * quits (Ctrl-C too: view.c), n or Escape stays and does nothing else,
+	 * any other key stays and does what it does. */
 	bool confirming = v->confirm_quit;
 	v->confirm_quit = false;
+	if (confirming && !is_code && (ch == 'y' || ch == 'Y')) {
+		v->quit = true;
+		return;
+	}
+	if (confirming && !is_code && (ch == 'n' || ch == 'N' || ch == 27))
+		return;
 	if (type_key(v, ch, is_code))
 		return;
 	const screen_ops *s = view_screen(v);

@@ -125,7 +125,7 @@ void draw_status(view *v)
 	if (v->confirm_quit) {
 		put_str(
 		    y, 0, cols, st(A_REVERSE | A_BOLD, 0),
-		    _(" Quit? The text will be lost. Ctrl-Q again quits; any other key stays."));
+		    _(" Quit? The text will be lost. y: quit, n: stay"));
 		return;
 	}
 	/* Quoted as --info shows it: a model file's name may hold anything. */

@@ -93,8 +93,9 @@ void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, h
 		wpref = wmin;
 	while (cells == CELLS_FIT && wpref > wmin && n * wpref > avail_w)
 		wpref--;
-	bool fits = n * wpref <= avail_w;
-	if (!values && (cells == CELLS_COMPACT || (cells == CELLS_FIT && !fits))) {
+	/* Fit never goes compact: labelled cells that scroll are read more
+	 * easily than an unlabelled whole (F6 still gives compact). */
+	if (!values && cells == CELLS_COMPACT) {
 		layout_compact(g, n, avail_w, avail_h);
 	} else {
 		g->cell_w = wpref;

@@ -43,6 +43,7 @@ focus help_returns_to(const view *v)
 static const char *section_name(unsigned ctx)
 {
 	return ctx == KC_ALL				  ? _("Everywhere")
+	       : ctx == (KC_ALL | KC_TEXT)		  ? _("Editing the text, everywhere")
 	       : ctx == (KC_INPUT | KC_MAP)		  ? _("Input line and heatmap")
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? _("Input line and heatmap")
 	       : ctx == KC_INPUT			  ? _("Input line")

@@ -105,6 +105,7 @@ enum {
 	KC_MAP = 2,	 /* moving over the heatmap */
 	KC_OVERVIEW = 4, /* the overview of all heads */
 	KC_ALL = 7,
+	KC_TEXT = 8, /* with KC_ALL: editing the text, in every focus (its own help section) */
 };
 
 typedef struct key_binding {
@@ -183,22 +184,28 @@ static const key_binding view_keys[] = {
 	{KEY_ENTER, true, KC_INPUT, ACT_FOCUS_MAP, NULL, NULL},
 	{27, false, KC_INPUT, ACT_FOCUS_MAP, "Esc", NULL},
 	{KEY_LEFT, true, KC_INPUT, ACT_EDIT_LEFT, "Left", N_("cursor a character left")},
-	{CTRL('b'), false, KC_INPUT, ACT_EDIT_LEFT, "Ctrl-B", NULL},
 	{KEY_RIGHT, true, KC_INPUT, ACT_EDIT_RIGHT, "Right", N_("cursor a character right")},
-	{CTRL('f'), false, KC_INPUT, ACT_EDIT_RIGHT, "Ctrl-F", NULL},
 	{KEY_HOME, true, KC_INPUT, ACT_EDIT_HOME, "Home", N_("start of the line")},
-	{CTRL('a'), false, KC_INPUT, ACT_EDIT_HOME, "Ctrl-A", NULL},
 	{KEY_END, true, KC_INPUT, ACT_EDIT_END, "End", N_("end of the line")},
-	{CTRL('e'), false, KC_INPUT, ACT_EDIT_END, "Ctrl-E", NULL},
 	{KEY_BACKSPACE, true, KC_INPUT, ACT_EDIT_BACKSPACE, "Backspace",
 	 N_("delete the character before")},
 	{127, false, KC_INPUT, ACT_EDIT_BACKSPACE, NULL, NULL},
-	{CTRL('h'), false, KC_INPUT, ACT_EDIT_BACKSPACE, "Ctrl-H", NULL},
 	{KEY_DC, true, KC_INPUT, ACT_EDIT_DELETE, "Delete", N_("delete the character at")},
-	{CTRL('d'), false, KC_INPUT, ACT_EDIT_DELETE, "Ctrl-D", NULL},
-	{CTRL('u'), false, KC_INPUT, ACT_EDIT_CLEAR, "Ctrl-U", N_("clear the line")},
-	{CTRL('k'), false, KC_INPUT, ACT_EDIT_KILL_END, "Ctrl-K", N_("delete to the end")},
-	{CTRL('w'), false, KC_INPUT, ACT_EDIT_DELETE_WORD, "Ctrl-W",
+
+	/* Editing the text with Ctrl: the same in every focus (issue 24). */
+	{CTRL('b'), false, KC_ALL | KC_TEXT, ACT_EDIT_LEFT, "Ctrl-B",
+	 N_("cursor a character left")},
+	{CTRL('f'), false, KC_ALL | KC_TEXT, ACT_EDIT_RIGHT, "Ctrl-F",
+	 N_("cursor a character right")},
+	{CTRL('a'), false, KC_ALL | KC_TEXT, ACT_EDIT_HOME, "Ctrl-A", N_("start of the line")},
+	{CTRL('e'), false, KC_ALL | KC_TEXT, ACT_EDIT_END, "Ctrl-E", N_("end of the line")},
+	{CTRL('h'), false, KC_ALL | KC_TEXT, ACT_EDIT_BACKSPACE, "Ctrl-H",
+	 N_("delete the character before")},
+	{CTRL('d'), false, KC_ALL | KC_TEXT, ACT_EDIT_DELETE, "Ctrl-D",
+	 N_("delete the character at")},
+	{CTRL('u'), false, KC_ALL | KC_TEXT, ACT_EDIT_CLEAR, "Ctrl-U", N_("clear the line")},
+	{CTRL('k'), false, KC_ALL | KC_TEXT, ACT_EDIT_KILL_END, "Ctrl-K", N_("delete to the end")},
+	{CTRL('w'), false, KC_ALL | KC_TEXT, ACT_EDIT_DELETE_WORD, "Ctrl-W",
 	 N_("delete the word before")},
 
 	/* The heatmap (after Enter). Typing goes back to the text. */

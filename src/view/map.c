@@ -188,12 +188,25 @@ static void map_layout(view *v)
 	bool have = view_matrix(v, &s);
 	int n = have ? s.m.n : 0;
 	clamp_cursor(v);
-	heat_layout(&g->heat, n, have ? s.label_w : 2, 0, Y_BODY, g->map_w, LINES - 1 - Y_BODY,
-		    v->cells, v->values, v->col.mode >= CM_256);
+	int label_w = have ? s.label_w : 2, body_h = LINES - 1 - Y_BODY;
+	bool halves = v->col.mode >= CM_256;
+	heat_layout(&g->heat, n, label_w, 0, Y_BODY, g->map_w, body_h, v->cells, v->values, halves);
+	/* Fitting, the map's labels win: the panel steps aside when without it
+	 * every Key column would be on screen and with it they would not. */
+	if (g->panel_w && v->cells == CELLS_FIT && g->heat.vis_cols < n) {
+		heat_geom alone;
+		heat_layout(&alone, n, label_w, 0, Y_BODY, COLS, body_h, v->cells, v->values, halves);
+		if (alone.vis_cols >= n) {
+			g->heat = alone;
+			g->panel_w = 0;
+			g->map_w = COLS;
+		}
+	}
 	heat_scroll(&v->hv, &g->heat, n);
-	/* The panel sits right beside the colour bar and takes the rest. */
+	/* The panel sits right beside the colour bar and takes the rest; with
+	 * no map yet the map's place keeps its width for the hint. */
 	int end = g->heat.bar_x + VIEW_BAR_W;
-	if (g->panel_w && end < g->map_w) {
+	if (have && g->panel_w && end < g->map_w) {
 		g->map_w = end;
 		g->panel_x = end + 1;
 		g->panel_w = COLS - g->panel_x;

@@ -9,7 +9,9 @@
 #include "attnview/i18n.h"
 #include "screen.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The grid of layers x heads, each tile a title line and sh x sw samples,
  * bw columns wide. */
@@ -20,6 +22,7 @@ typedef struct ov_geom {
 
 typedef struct ov_state {
 	ov_geom g;
+	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
 	role_scores *roles; /* [L*H], of the result roles_seq */
 	uint64_t roles_seq;
 	int sel;    /* the selected tile: layer * H + head */
@@ -146,6 +149,63 @@ static role_scores tile_roles(view *v, int l, int h)
 	return o->roles[l * nheads(v) + h];
 }
 
+/* A role's short code for a narrow title: one a role, from a translated
+ * list (a letter, or a character of the role's name). */
+static int role_code(role_kind r, char *out, size_t size)
+{
+	/* TRANSLATORS: a short code for each head role in the overview's narrow
+	 * tile titles, separated by spaces, all different, in the order previous,
+	 * next, self, first, delimiter, duplicate, induction, local, broad. */
+	const char *codes = _("p n s f d u i l b");
+	int i = 0;
+	for (const char *c = codes; *c; i++) {
+		size_t len = strcspn(c, " ");
+		if (i == (int)r) {
+			snprintf(out, size, "%.*s", (int)len, c);
+			return str_width(out);
+		}
+		c += len;
+		c += strspn(c, " ");
+	}
+	snprintf(out, size, "?");
+	return 1;
+}
+
+/* The role after "L1 H2": the name and score, or only the name (a cut score
+ * reads as another number), or its code (the legend says it), or nothing. */
+static void draw_tile_role(view *v, int y, int x, int end, role_scores rs, style s)
+{
+	char code[32];
+	const char *name = _(role_name(rs.role));
+	int w = end - x, nw = str_width(name);
+	if (1 + nw + 5 <= w) {
+		put_fmt(y, x, w, s, " %s %.2f", name, rs.score);
+	} else if (1 + nw <= w) {
+		put_fmt(y, x, w, s, " %s", name);
+	} else if (1 + role_code(rs.role, code, sizeof code) <= w) {
+		put_fmt(y, x, w, s, " %s", code);
+		ov_of(v)->coded[rs.role] = true;
+	}
+}
+
+/* Under the grid: what the codes stand for, and that pooled tiles merge
+ * neighbouring diagonals. */
+static void draw_legend(view *v, int y)
+{
+	ov_state *o = ov_of(v);
+	int x = 0, n = v->r.n;
+	char code[32];
+	for (int r = 0; r < ROLE_NKINDS && x < COLS; r++)
+		if (o->coded[r]) {
+			role_code((role_kind)r, code, sizeof code);
+			x = put_fmt(y, x, COLS - x, st(A_DIM, 0), "%s %s  ", code,
+				    _(role_name((role_kind)r)));
+		}
+	if (o->g.sw < n && x < COLS)
+		put_fmt(y, x, COLS - x, st(A_DIM, 0), _("%d tokens in %d cells: diagonals merge"),
+			n, o->g.sw);
+}
+
 static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 {
 	const ov_geom *g = &ov_of(v)->g;
@@ -156,8 +216,7 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d%s", l, h, off ? _(" OFF") : "");
-	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f",
-		_(role_name(rs.role)), rs.score);
+	draw_tile_role(v, by, x, bx + g->bw, rs, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
 	scale sc;
 	scale_init(&sc, v->scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
@@ -188,12 +247,18 @@ static void overview_draw(view *v)
 	size_t cells = (size_t)g->sh * (size_t)g->sw;
 	float *px = malloc(cells * sizeof *px);
 	uint8_t *masked = malloc(cells);
-	if (px && masked)
+	memset(ov_of(v)->coded, 0, sizeof ov_of(v)->coded);
+	if (px && masked) {
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++)
 				draw_tile(v, l, h, px, masked);
-	else
-		put_str(g->y0, 0, COLS, accent(v, A_BOLD), _("out of memory drawing the overview"));
+		/* The last tiles' blank line, above the status line. */
+		int y = g->y0 + L * g->bh - 1;
+		if (y < LINES - 1)
+			draw_legend(v, y);
+	} else
+		put_str(g->y0, 0, COLS, accent(v, A_BOLD),
+			_("out of memory drawing the overview"));
 	free(px);
 	free(masked);
 }

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -324,6 +325,21 @@ static bool run_script(view *v, int *timeout, av_error *err)
 	return true;
 }
 
+/* True when a signal ends the view. Ctrl-C (SIGINT) with text asks first,
+ * as Ctrl-Q does: the next Ctrl-C, y, Ctrl-Q quits (actions.c). */
+static bool signal_ends(view *v)
+{
+	int sig = term_signal();
+	if (!sig)
+		return false;
+	if (sig != SIGINT || v->le.n == 0 || v->confirm_quit)
+		return true;
+	term_reset_signal();
+	v->confirm_quit = true;
+	draw(v);
+	return false;
+}
+
 static bool main_loop(view *v, av_error *err)
 {
 	struct pollfd fds[3] = {
@@ -332,14 +348,14 @@ static bool main_loop(view *v, av_error *err)
 	    {term_signal_fd(), POLLIN, 0},
 	};
 	draw(v);
-	while (!v->quit && !term_signal()) {
+	while (!v->quit && !signal_ends(v)) {
 		int timeout = poll_timeout(v);
 		if (v->script && !run_script(v, &timeout, err))
 			return err->msg[0] == '\0';
 		int r = poll(fds, 3, timeout);
 		if (r < 0 && errno != EINTR)
 			return av_fail_errno(err, errno, _("poll on the terminal failed"));
-		if (term_signal())
+		if (signal_ends(v))
 			break;
 		if (r > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
 		    !(fds[0].revents & POLLIN))

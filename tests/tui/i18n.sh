@@ -39,11 +39,13 @@ whole() {
 	[ "$c" -ge 0 ] && [ $((c + $(col_of "$2@" "@"))) -le "$3" ]
 }
 
+# Scrolling cells: the panel stays beside them at 80x24 (with fitting cells
+# it steps aside for the map's labels there).
 for size in "80 24" "120 40" "200 60"; do
 	set -- $size
 	cols=$1 rows=$2
 	tui_start "$cols" "$rows" TERM=xterm-256color LC_ALL="$zh" -- --model "$model_masked" \
-		--text "$text"
+		--cells scroll --text "$text"
 	expect_screen "$ntok 个词元" || continue
 	wait_result
 	at="${cols}x$rows"

@@ -118,23 +118,31 @@ check "rows grow at 200x60: $((y1 - y0)) lines (want 2)" test $((y1 - y0)) -eq 2
 last=$(screen | grep -n '^ *23 ' | cut -d: -f1)
 check "the whole poem on screen: row 23 at line $last" test "${last:-99}" -le 60
 
-# At 80x24 the colour bar still shows; F5 hides the panel and the map grows.
+# At 80x24 the colour bar still shows, and the panel steps aside for the
+# map's labels (issue 24); scrolling cells (F6) have it beside them.
 tui_start 80 24 TERM=xterm-256color -- --text "$poem"
 expect_screen "24 tokens"
 wait_result
 check "80x24: colour bar titled" grep -q "row" <<<"$(line 3)"
 check "80x24: bar ticks" bash -c 'grep -q "╴1" <<<"$1" && grep -q "╴0" <<<"$1"' _ "$(screen)"
-check "80x24: panel shown" wait_for "│Query 0 "
+check "80x24: the panel steps aside" wait_gone "│Query 0 "
+check "80x24: labelled 2-column cells, no compact" wait_gone "compact"
+keys F6
+check "F6 scroll: the panel beside the cells" wait_for "│Query 0 "
 keys F5
 check "F5 hides the panel" wait_gone "│Query 0 "
-check "80x24 without the panel: 2-column cells, no compact" wait_gone "compact"
 keys M-p
 check "Alt-P shows it again" wait_for "│Query 0 "
 
 # ---- compact mode on 128 tokens --------------------------------------------------
 long=$(printf 'The quick brown fox jumps over the lazy dog while 学生们在教室里认真地学习注意力机制。%.0s' 1 2 3 | cut -c1-128)
 n=$("$bin" --dump --format tsv --text "$long" | awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
+# Fit keeps labelled cells that scroll (issue 24); compact is asked for.
 tui_start 120 40 TERM=xterm-256color -- --head 1 --text "$long"
+expect_screen "$n tokens"
+wait_result
+check "fit: no compact for $n tokens at 120x40, labelled cells" wait_gone "compact"
+tui_start 120 40 TERM=xterm-256color -- --head 1 --cells compact --text "$long"
 expect_screen "$n tokens"
 wait_result
 check "compact for $n tokens at 120x40" wait_for "compact"
@@ -148,10 +156,10 @@ top_lines=$(screen_esc | sed -n '6,40p' | grep -c '5;220m')
 check "next-character diagonal kept by max pooling: $top_lines of $lines lines" \
 	test "$top_lines" -ge $((lines * 8 / 10))
 keys F6
-check "F6: cells scroll" wait_for "cells: scroll"
-check "no compact when scrolling" wait_gone "compact"
-keys F6
-check "F6 again: compact" wait_for "cells: compact"
+check "F6: cells fit" wait_for "cells: fit"
+check "no compact when fitting" wait_gone "compact"
+keys F6 F6
+check "F6 twice: compact" wait_for "cells: compact"
 
 # ---- edges and words -----------------------------------------------------------
 tui_start 80 20 TERM=xterm-256color -- --cells scroll --text "床前明月光，疑是地上霜。举头望明月"
@@ -243,6 +251,17 @@ check "Ctrl-Q with text asks first" wait_for "Quit? The text will be lost"
 keys Right
 check "another key stays" wait_gone "Quit?"
 check "still running after the question" wait_gone "EXITED"
+keys C-q
+check "asks again" wait_for "Quit? The text will be lost"
+keys n
+check "n stays" wait_gone "Quit?"
+check "n is not typed into the text" wait_for_re "^text> x *$"
+keys C-q
+check "asks a third time" wait_for "Quit?"
+keys y
+check "y quits" wait_for "EXITED 0"
+tui_start 100 30 TERM=xterm-256color -- --text "abc"
+expect_screen "Query 0 "
 keys C-q C-q
 check "Ctrl-Q twice quits" wait_for "EXITED 0"
 tui_start 100 30 TERM=xterm-256color --

@@ -113,7 +113,10 @@ restored "Ctrl-Q, Ctrl-Q" 0
 
 start_and_wait
 keys C-c
-restored "Ctrl-C" 130
+check "Ctrl-C with text asks, as Ctrl-Q does" wait_for "Quit?"
+check "Ctrl-C with text does not quit at once" test -n "$(attnview_pid)"
+keys C-c
+restored "Ctrl-C, Ctrl-C" 130
 
 start_and_wait
 kill -TERM "$(attnview_pid)"
