@@ -80,6 +80,34 @@ static void test_refusals(void)
 	       "message: %s", err.msg);
 }
 
+/* Mostly not text: a binary file and GB18030 text are refused (saying what
+ * was found and what to do) unless the caller insists; Latin-1 with a few
+ * accents is text with a warning. */
+static void test_not_text(void)
+{
+	uint8_t bin[2000];
+	for (size_t i = 0; i < sizeof bin; i++)
+		bin[i] = (uint8_t)(i * 37 % 251); /* zeros, controls, high bytes */
+	expect_refused("prog.bin", (const char *)bin, sizeof bin, "looks like a binary file");
+	const char gb[] = "\xb4\xb2\xc7\xb0\xc3\xf7\xd4\xc2\xb9\xe2\xa3\xac\xd2\xc9\xca"
+			  "\xc7\xb5\xd8\xc9\xcf\xcb\xaa\xa1\xa3\n";
+	expect_refused("gb.txt", gb, sizeof gb - 1, "is mostly not text");
+	expect_refused("gb.txt", gb, sizeof gb - 1, "iconv -f GB18030");
+	corpus c;
+	av_error err = {{0}};
+	corpus_options insist = {.min_count = 1, .any_encoding = true};
+	bool ok = corpus_load(&c, write_tmp("gb.txt", gb, sizeof gb - 1), &insist, &err);
+	CHECKF(ok, "--any-encoding: %s", err.msg);
+	if (ok)
+		corpus_finish(&c);
+	const char latin[] = "Caf\xe9 cr\xe8me br\xfbl\xe9"
+			     "e, na\xefve fa\xe7"
+			     "ade.\n";
+	CHECK(corpus_not_text(&(clean_stats){.codepoints = 4, .invalid = 2}));
+	if (load(&c, "latin.txt", latin, sizeof latin - 1))
+		corpus_finish(&c);
+}
+
 static void test_one_character(void)
 {
 	char text[1000];
@@ -361,6 +389,7 @@ int main(void)
 		return 1;
 	}
 	test_refusals();
+	test_not_text();
 	test_one_character();
 	test_invalid_utf8();
 	test_escapes_crlf_bom();

@@ -209,7 +209,25 @@ cmp -s "$tmp/d1.json" <(cat "$tmp/a.txt" | "$bin" --dump --input - --model "$tmp
 for i in 1 2 3 4 5 6; do cat "$tmp/gb.txt"; done >"$tmp/gb6.txt"
 gbwant='warning: .*gb6.txt looks like GB18030 .*iconv -f GB18030 -t UTF-8 .*gb6.txt > '
 gbwant="$gbwant.*gb6.utf8.txt"
-expect 0 "$gbwant" -- "$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn"
+# refused (it would train on replacement characters), with what was found and
+# what to do; --any-encoding insists, and the warning is repeated after the verdict
+expect 1 "gb6.txt is mostly not text: .*% of it is invalid UTF-8.*${gbwant#warning: }.*--any-encoding" -- \
+	"$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn"
+checks=$((checks + 1))
+[ ! -e "$tmp/gb.attn" ] || fail "a refused GB18030 corpus wrote a model"
+expect 0 "$gbwant" -- "$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn" \
+	--any-encoding
+checks=$((checks + 1))
+"$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb2.attn" --any-encoding \
+	>"$tmp/gb.out" 2>&1
+grep -A9 '^verdict:' "$tmp/gb.out" | grep -q 'warning: .*gb6.txt looks like GB18030' ||
+	fail "the encoding warning is not repeated after the verdict: $(cat "$tmp/gb.out")"
+# the start of a program is not Latin-1 text
+head -c 3000 "$bin" >"$tmp/elf.txt"
+expect 1 'elf.txt is mostly not text: .*looks like a binary file.*--any-encoding' -- \
+	"$bin" --train "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
+expect 1 'elf.txt is mostly not text: .*binary file' -- \
+	"$bin" --train "$corpus" --val-file "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
 expect 0 'attnview: warning: .*gb.txt looks like GB18030' -- "$bin" --dump --input "$tmp/gb.txt" \
 	--model "$tmp/file/m.attn"
 printf '\xff\xfeh\0e\0l\0l\0o\0 \0w\0o\0r\0l\0d\0\n\0' >"$tmp/u16.txt"

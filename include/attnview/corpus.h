@@ -43,6 +43,7 @@ typedef struct corpus_options {
 	uint64_t min_count;    /* keep characters seen at least this often (>= 1) */
 	uint32_t max_vocab;    /* at most this many ids, specials included; 0 = no limit */
 	uint64_t spool_limit;  /* bytes kept of each stream; 0: CORPUS_SPOOL_MAX */
+	bool any_encoding;     /* train on a file that is mostly not UTF-8 text */
 	input_wait_fn waiting; /* told when a FIFO or pipe keeps us waiting (may be NULL) */
 	void *wait_ctx;
 } corpus_options;
@@ -84,8 +85,9 @@ typedef struct corpus {
 /* Read, clean and encode the corpus files (paths[0..npaths), "-" for standard
  * input) up to the split: c->n is then known, for the caller to choose the
  * split. Refuses (false, message saying what to change): an unreadable file,
- * a directory, a stream beyond spool_limit, a corpus with no bytes, text that
- * is empty or only whitespace after cleaning. */
+ * a directory, a stream beyond spool_limit, a corpus with no bytes, a file
+ * that is mostly not UTF-8 text (corpus_not_text; unless o->any_encoding),
+ * text that is empty or only whitespace after cleaning. */
 bool corpus_read(corpus *c, const char *const *paths, size_t npaths, const corpus_options *o,
 		 av_error *err);
 /* The last nval characters (1 <= nval < n, or 0 for no validation) held out,
@@ -116,6 +118,18 @@ static inline int32_t corpus_id(const corpus *c, uint64_t i)
  * trailing newline: "corpus.txt: 1234 bytes, 1200 characters; removed 3 ANSI
  * escape sequences and 1 control character; 2 CRLF line ends made LF; ...". */
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n);
+
+/* A file is mostly not UTF-8 text when more than CORPUS_NOT_TEXT_PERCENT of
+ * what it gave (characters, and the control characters removed) was invalid
+ * UTF-8 or control characters: a binary file, or text in another encoding
+ * (GB18030, UTF-16) that would train on replacement characters. */
+#define CORPUS_NOT_TEXT_PERCENT 25
+bool corpus_not_text(const clean_stats *st);
+
+/* The encoding warnings of the corpus summary ("warning: ..." lines, each
+ * ending in a newline; "" when every file is UTF-8), for repeating beside
+ * the verdict. */
+void corpus_encoding_warnings(const corpus *c, char *buf, size_t n);
 
 /* Cleaning and split summary of the whole corpus, several lines, each ending
  * in a newline: a line per file (and one for all of them when there are

@@ -27,6 +27,7 @@ struct corpus_pending {
 	char *val_path;
 	uint64_t min_count;
 	uint32_t max_vocab;
+	bool any_encoding;
 	input_wait_fn waiting;
 	void *wait_ctx;
 };
@@ -165,6 +166,39 @@ static void total_stats(corpus *c)
 	}
 }
 
+bool corpus_not_text(const clean_stats *st)
+{
+	uint64_t bad = st->invalid + st->controls, seen = st->codepoints + st->controls;
+	return seen > 0 && bad * 100 > seen * CORPUS_NOT_TEXT_PERCENT;
+}
+
+/* Refuses the file f if it is mostly not text: what was found and what to do. */
+static bool check_text(const corpus_file *f, bool any_encoding, av_error *err)
+{
+	const clean_stats *st = &f->stats;
+	if (any_encoding || !corpus_not_text(st))
+		return true;
+	uint64_t seen = st->codepoints + st->controls;
+	char found[256], hint[2400];
+	snprintf(found, sizeof found,
+		 _("%.0f%% of it is invalid UTF-8 or control characters (%" PRIu64
+		   " invalid sequences and %" PRIu64 " control characters in %" PRIu64 " bytes)"),
+		 100.0 * (double)(st->invalid + st->controls) / (double)seen, st->invalid,
+		 st->controls, st->bytes);
+	bool wide = f->guess >= ENC_UTF16LE && f->guess <= ENC_UTF32BE;
+	/* Text in any 8-bit encoding has few control characters; a binary file
+	 * (an ELF, an image) has many, whatever its high bytes look like. */
+	if (!wide && st->controls * 10 > seen)
+		snprintf(hint, sizeof hint,
+			 _("it looks like a binary file, not text: give a text file"));
+	else if (!encoding_hint(f->guess, st, f->name, hint, sizeof hint))
+		snprintf(hint, sizeof hint, _("give a UTF-8 text file"));
+	return av_fail(err,
+		       _("%s is mostly not text: %s; %s (--any-encoding trains on it anyway, on "
+			 "what remains after cleaning)"),
+		       AV_Q(f->name), found, hint);
+}
+
 /* Pass 1: how many characters, which ones; a corpus with nothing to learn
  * is refused. */
 static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
@@ -190,6 +224,9 @@ static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 				 " byte order marks removed); give a UTF-8 text file"),
 			       what, c->stats.bytes, c->stats.escapes, c->stats.controls,
 			       c->stats.boms);
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!check_text(&c->files[i], s->any_encoding, err))
+			return false;
 	if (cc.nonblank == 0)
 		return av_fail(err,
 			       _("%s contains only whitespace (%" PRIu64 " characters): there is "
@@ -264,6 +301,7 @@ static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, cons
 	}
 	s->min_count = o->min_count ? o->min_count : 1;
 	s->max_vocab = o->max_vocab;
+	s->any_encoding = o->any_encoding;
 	s->waiting = o->waiting;
 	s->wait_ctx = o->wait_ctx;
 	if (o->val_path && !(s->val_path = strdup(o->val_path)))
@@ -389,6 +427,8 @@ static bool read_val_file(corpus *c, av_error *err)
 		return false;
 	c->val_stats = vf.stats;
 	c->val_guess = vf.guess;
+	if (!check_text(&vf, s->any_encoding, err))
+		return false;
 	if (c->nval == 0)
 		return av_fail(err,
 			       _("validation file %s has no text after cleaning; give a non-empty "
@@ -514,6 +554,24 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 		buf[n - 1] = '\0';
 }
 
+void corpus_encoding_warnings(const corpus *c, char *buf, size_t n)
+{
+	char line[4800];
+	size_t k = 0;
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
+				  sizeof line))
+			ADD(_("warning: %s\n"), line);
+	if (c->val_file &&
+	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
+		ADD(_("warning: %s\n"), line);
+	if (k >= n)
+		buf[n - 1] = '\0';
+}
+
 void corpus_summary(const corpus *c, char *buf, size_t n)
 {
 	char line[4800];
@@ -527,8 +585,8 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	}
 	if (c->nfiles > 1)
 		ADD(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
-		       " line %s added between files)\n"),
-		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
+		      " line %s added between files)\n"),
+		    c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
 		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
 		ADD("%s\n", line);
@@ -546,24 +604,19 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->nval || c->val_file)
 		ADD(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
-		     c->ntrain, c->nval, share);
+		    c->ntrain, c->nval, share);
 	else
 		ADD(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
 	ADD(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	       "training text)\n"),
-	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
-	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
+	      "training text)\n"),
+	    c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
+	    c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)
 		ADD(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
-		     c->unk_val);
+		    c->unk_val);
 	/* Text in another encoding: what it looks like and how to convert it. */
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
-				  sizeof line))
-			ADD(_("warning: %s\n"), line);
-	if (c->val_file &&
-	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
-		ADD(_("warning: %s\n"), line);
+	if (k < n)
+		corpus_encoding_warnings(c, buf + k, n - k);
 	if (k >= n)
 		buf[n - 1] = '\0';
 }
