@@ -4,6 +4,7 @@
 
 #include "attnview/corpus.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -195,6 +196,33 @@ static void test_split(void)
 	CHECK(corpus_id(&c, 99) == TOK_UNK);
 	corpus_finish(&c);
 
+	/* Held out in pieces over the whole text: a text in English, then in
+	 * Chinese, is validated on both, and the summary says so. */
+	char bi[4000];
+	size_t nb = 0;
+	for (int i = 0; i < 1000; i++)
+		bi[nb++] = "ab"[i % 2];
+	for (int i = 0; i < 1000; i++, nb += 3)
+		memcpy(bi + nb, "\xe6\x9c\x88", 3); /* 月 */
+	if (!load(&c, "bilingual.txt", bi, nb))
+		return;
+	CHECK(c.nval == 100 && corpus_val_pieces(c.nval) == 3);
+	uint64_t latin = 0, han = 0;
+	for (uint64_t i = c.ntrain; i < c.ntrain + c.nval; i++) {
+		latin += c.vocab.cps[corpus_id(&c, i)] < 0x80;
+		han += c.vocab.cps[corpus_id(&c, i)] == 0x6708;
+	}
+	CHECKF(latin >= 33 && han >= 33, "validation: %" PRIu64 " Latin, %" PRIu64 " Han", latin,
+	       han);
+	CHECK(corpus_id(&c, 0) == vocab_id(&c.vocab, 'a') &&
+	      corpus_id(&c, c.ntrain - 1) == vocab_id(&c.vocab, 0x6708));
+	char sum[2048];
+	corpus_summary(&c, sum, sizeof sum);
+	CHECKF(strstr(sum, "(5%, in 3 pieces spread evenly over the text)") &&
+		   strstr(sum, "validation letters by script: Latin 33% (training 51%), Han 67%"),
+	       "summary: %s", sum);
+	corpus_finish(&c);
+
 	/* --val-file: the whole corpus trains, the file validates. */
 	char vpath[256];
 	snprintf(vpath, sizeof vpath, "%s", write_tmp("val.txt", "xxyq", 4));
@@ -355,7 +383,7 @@ static void test_chunks(void)
 /* More than 65533 distinct characters: ids need 4 bytes. */
 static void test_wide_vocab(void)
 {
-	size_t cap = 80000 * 4, n = 0;
+	size_t cap = 80000 * 4 * 3, n = 0;
 	char *text = malloc(cap);
 	for (uint32_t cp = 0x20000; cp < 0x2A6D0; cp++)
 		n += cp_to_utf8(cp, text + n);
@@ -363,10 +391,11 @@ static void test_wide_vocab(void)
 		n += cp_to_utf8(cp, text + n);
 	for (uint32_t cp = 0x2A700; cp < 0x2B700; cp++)
 		n += cp_to_utf8(cp, text + n);
-	/* Repeat the beginning so the validation tail is known characters. */
-	size_t head = n / 10 / 4 * 4; /* whole 4-byte characters */
-	memcpy(text + n, text, head);
-	n += head;
+	/* Three times: each character of a validation piece also occurs a third
+	 * of the text away, outside every piece, so none is unknown. */
+	memcpy(text + n, text, n);
+	memcpy(text + 2 * n, text, n);
+	n *= 3;
 	corpus c;
 	if (load(&c, "wide.txt", text, n)) {
 		CHECK(c.width == 4);

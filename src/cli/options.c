@@ -119,10 +119,11 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("at most N vocabulary ids, 3 specials included (default: all)")),
     O(OPT_VAL_SHARE, "val-share", 0, "P", M_TRAIN,
       /* xgettext:no-c-format */
-      N_("hold out the last P% of the corpus for validation, 0 to 50 (default 5)")),
+      N_("hold out P% of the corpus for validation, 0 to 50 (default 5), in pieces "
+	 "spread evenly over it")),
     O(OPT_NO_VAL, "no-val", 0, NULL, M_TRAIN, N_("no validation (the same as --val-share 0)")),
     O(OPT_VAL_FILE, "val-file", 0, "FILE", M_TRAIN,
-      N_("validation text instead of the end of the corpus")),
+      N_("validation text instead of pieces of the corpus")),
     O(OPT_EVAL_EVERY, "eval-every", 0, "N", M_TRAIN,
       N_("validate every N steps, 0 = only at the end (default 100)")),
     O(OPT_PATIENCE, "patience", 0, "N", M_TRAIN,

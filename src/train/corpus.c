@@ -341,9 +341,49 @@ uint64_t corpus_val_chars(uint64_t n, uint32_t percent)
 }
 
 /* The split; the validation tail's characters leave the counts. */
-static void split(corpus *c, uint64_t nval)
+uint64_t corpus_val_pieces(uint64_t nval)
+{
+	uint64_t p = nval / CORPUS_PIECE_MIN;
+	return p < 1 ? 1 : p > CORPUS_PIECES ? CORPUS_PIECES : p;
+}
+
+/* Piece k of the validation split: the end of part k of P equal parts of the
+ * text, nval * (k + 1) / P - nval * k / P characters long. */
+static void piece(uint64_t n, uint64_t nval, uint64_t P, uint64_t k, uint64_t *at, uint64_t *len)
+{
+	*len = nval * (k + 1) / P - nval * k / P;
+	*at = n * (k + 1) / P - *len;
+}
+
+/* The pieces moved after the training text, both in text order. */
+static bool gather_pieces(corpus *c, uint64_t nval, av_error *err)
+{
+	uint64_t P = corpus_val_pieces(nval), w = (uint64_t)c->width;
+	uint8_t *ids = c->ids, *val = malloc(nval * w + 1);
+	if (!val)
+		return av_fail(err, _("out of memory"));
+	uint64_t from = 0, to = 0, v = 0; /* in characters */
+	for (uint64_t k = 0; k < P; k++) {
+		uint64_t at, len;
+		piece(c->n, nval, P, k, &at, &len);
+		at = at < from ? from : at; /* rounding, when nval is nearly n */
+		memmove(ids + to * w, ids + from * w, (at - from) * w);
+		to += at - from;
+		memcpy(val + v * w, ids + at * w, len * w);
+		v += len;
+		from = at + len;
+	}
+	memmove(ids + to * w, ids + from * w, (c->n - from) * w);
+	memcpy(ids + (c->n - nval) * w, val, nval * w);
+	free(val);
+	return true;
+}
+
+static bool split(corpus *c, uint64_t nval, av_error *err)
 {
 	struct corpus_pending *s = c->pending;
+	if (nval && !gather_pieces(c, nval, err))
+		return false;
 	c->nval = nval;
 	c->ntrain = c->n - nval;
 	for (uint64_t i = c->ntrain; i < c->n; i++) {
@@ -353,6 +393,7 @@ static void split(corpus *c, uint64_t nval)
 	}
 	for (uint32_t cp = 0; cp < NCP; cp++)
 		c->distinct += s->counter.count[cp] != 0;
+	return true;
 }
 
 /* The vocabulary from the training split's counts. */
@@ -454,9 +495,8 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 		return false;
 	}
 	c->val_file = s->val_path != NULL;
-	split(c, nval);
-	bool ok =
-	    build_vocab(c, err) && remap_ids(c, err) && (!s->val_path || read_val_file(c, err));
+	bool ok = split(c, nval, err) && build_vocab(c, err) && remap_ids(c, err) &&
+		  (!s->val_path || read_val_file(c, err));
 	if (ok)
 		corpus_hash(c);
 	free(s->dense_cp);
@@ -594,14 +634,21 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	uint64_t kept = 0;
 	for (uint32_t i = TOK_NSPECIAL; i < c->vocab.size; i++)
 		kept += c->id_count[i];
-	char share[64];
+	char share[160], pct[32];
+	uint64_t pieces = corpus_val_pieces(c->nval);
+	if (c->val_percent)
+		snprintf(pct, sizeof pct, "%u%%", c->val_percent);
+	else
+		snprintf(pct, sizeof pct, "%.1f%%",
+			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->val_file)
 		snprintf(share, sizeof share, _(" (from the validation file)"));
-	else if (c->nval && c->val_percent)
-		snprintf(share, sizeof share, _(" (last %u%%)"), c->val_percent);
+	else if (c->nval && pieces == 1)
+		snprintf(share, sizeof share, _(" (the last %s)"), pct);
 	else if (c->nval)
-		snprintf(share, sizeof share, _(" (last %.1f%%)"),
-			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
+		snprintf(share, sizeof share,
+			 _(" (%s, in %" PRIu64 " pieces spread evenly over the text)"), pct,
+			 pieces);
 	if (c->nval || c->val_file)
 		ADD(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
 		    c->ntrain, c->nval, share);
@@ -614,6 +661,10 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	if (c->unk_val)
 		ADD(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
 		    c->unk_val);
+	if (k < n && !c->val_file) {
+		corpus_script_shares(c, buf + k, n - k);
+		k += strlen(buf + k);
+	}
 	/* Text in another encoding: what it looks like and how to convert it. */
 	if (k < n)
 		corpus_encoding_warnings(c, buf + k, n - k);
