@@ -149,6 +149,20 @@ if grep -q 'warning: over-fitting: the validation loss has not improved for [0-9
 else
 	fail "over-fitting: no warning: $(grep -E '^step' "$tmp/over.out" | cut -c1-70)"
 fi
+# random letters: nothing to learn, the validation loss rises from the start
+# (no over-fitting warning: the best never beat the baseline); the summary
+# says where the best was, not "train longer"
+awk 'BEGIN { x = 11; s = ""; while (length(s) < 600) {
+	x = (x * 1103515245 + 12345) % 2147483648
+	s = s substr("abcdefghijklmnopqrst", 1 + int(x / 65536) % 20, 1) }
+	printf "%s", s }' >"$tmp/rnd.txt"
+"$bin" --train "$tmp/rnd.txt" "${over[@]}" --steps 400 --warmup 20 -o "$tmp/rnd.attn" \
+	>"$tmp/rnd.out" 2>&1
+checks=$((checks + 1))
+grep -qE '^note: the validation loss was lowest at step [0-9]+ .*--steps [0-9]+ or --patience 3' \
+	"$tmp/rnd.out" && ! grep -q 'train longer' "$tmp/rnd.out" ||
+	fail "random letters: the summary does not say where the best was: $(grep -A3 '^verdict' \
+		"$tmp/rnd.out")"
 best=$(sed -n 's/.*lowest at step \([0-9]*\).*/\1/p' "$tmp/over.out")
 "$bin" --train "$tmp/syl.txt" "${over[@]}" --patience 3 -o "$tmp/pat.attn" >"$tmp/pat.out" 2>&1
 checks=$((checks + 1))

@@ -323,6 +323,9 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 	cli_printf("%s", warn);
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
+	/* The loss rose after its best even if the warning did not fire (it
+	 * needs a best that beat the baseline): more steps would not help. */
+	bool rose = past_best && t->evals[t->nevals - 1].loss > 1.02f * best->loss;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
 		cli_printf(
 		    _("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
@@ -330,11 +333,12 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 		      "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
 		      "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
 		    best->step, (double)best->loss, best->step);
-	else if (vk == VERDICT_NOT_BETTER)
+	else if (vk == VERDICT_NOT_BETTER && !rose)
 		cli_printf(
 		    _("what to do: train longer (more --steps), give more text, or check that "
 		      "the text is what you meant to train on\n"));
-	else if (past_best && t->overfit_warned)
+	if (past_best && (t->overfit_warned || rose) &&
+	    !(vk == VERDICT_NOT_BETTER && t->overfit_warned))
 		cli_printf(
 		    _("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
 		      "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
