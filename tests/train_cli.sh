@@ -103,6 +103,10 @@ expect 0 '^verdict: none: there is no validation text' -- "$bin" --train "$tmp/p
 expect 0 '^validation loss: unknown' -- "$bin" --info --model "$tmp/noval.attn"
 expect 2 'patience stops at the best validation loss, and there is no validation text' -- \
 	"$bin" --train "$tmp/p1.txt" --no-val --patience 3 -o "$tmp/x.attn"
+# --train's value is the corpus: an option there is named, with the command
+expect 2 'takes the corpus first, and a checkpoint does not hold its text: attnview --train CORPUS --resume .*m.attn.ckpt' \
+	-- "$bin" --train --resume "$tmp/m.attn.ckpt"
+expect 2 'takes the corpus first, not the option --steps' -- "$bin" --train --steps 3 "$tmp/p1.txt"
 expect 2 '--no-val and --val-share 5 contradict' -- "$bin" --train "$tmp/p1.txt" --no-val \
 	--val-share 5 -o "$tmp/x.attn"
 expect 2 '--val-file validates on that file' -- "$bin" --train "$tmp/p1.txt" --val-file \
