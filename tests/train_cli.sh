@@ -127,6 +127,16 @@ for want in '^step 1/3: .* \| unigram [0-9.]+, [0-9.]+%: not beaten$' \
 	grep -qE -- "$want" "$tmp/none.out" || fail "untrained: no '$want':$(cat "$tmp/none.out")"
 done
 
+# -- on a terminal the live line does not overwrite the evaluations: each one's
+# line stays above it
+if command -v script >/dev/null; then
+	script -q -c "$(printf '%q ' "$bin" --train "$corpus" "${tiny[@]}" --steps 4 \
+		--eval-every 2 -o "$tmp/tty.attn")" /dev/null </dev/null >"$tmp/tty.out" 2>&1
+	checks=$((checks + 1))
+	[ "$(tr '\r' '\n' <"$tmp/tty.out" | sed 's/\x1b\[K//g' | grep -cE '^step [24]/4: train loss .*, val loss ')" \
+		-eq 2 ] || fail "on a terminal the evaluations are not kept: $(cat -v "$tmp/tty.out")"
+fi
+
 # -- a crafted over-fitting run (as in tests/test_train.c): random
 # syllables, next-character prediction, a model far too big trained too long
 awk 'BEGIN {
