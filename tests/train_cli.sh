@@ -104,8 +104,9 @@ expect 0 '^validation loss: unknown' -- "$bin" --info --model "$tmp/noval.attn"
 expect 2 'patience stops at the best validation loss, and there is no validation text' -- \
 	"$bin" --train "$tmp/p1.txt" --no-val --patience 3 -o "$tmp/x.attn"
 # --train's value is the corpus: an option there is named, with the command
-expect 2 'takes the corpus first, and a checkpoint does not hold its text: attnview --train CORPUS --resume .*m.attn.ckpt' \
-	-- "$bin" --train --resume "$tmp/m.attn.ckpt"
+want='takes the corpus first, and a checkpoint does not hold its text: '
+want="${want}attnview --train CORPUS --resume .*m.attn.ckpt"
+expect 2 "$want" -- "$bin" --train --resume "$tmp/m.attn.ckpt"
 expect 2 'takes the corpus first, not the option --steps' -- "$bin" --train --steps 3 "$tmp/p1.txt"
 expect 2 '--no-val and --val-share 5 contradict' -- "$bin" --train "$tmp/p1.txt" --no-val \
 	--val-share 5 -o "$tmp/x.attn"
@@ -133,8 +134,9 @@ if command -v script >/dev/null; then
 	script -q -c "$(printf '%q ' "$bin" --train "$corpus" "${tiny[@]}" --steps 4 \
 		--eval-every 2 -o "$tmp/tty.attn")" /dev/null </dev/null >"$tmp/tty.out" 2>&1
 	checks=$((checks + 1))
-	[ "$(tr '\r' '\n' <"$tmp/tty.out" | sed 's/\x1b\[K//g' | grep -cE '^step [24]/4: train loss .*, val loss ')" \
-		-eq 2 ] || fail "on a terminal the evaluations are not kept: $(cat -v "$tmp/tty.out")"
+	kept=$(tr '\r' '\n' <"$tmp/tty.out" | sed 's/\x1b\[K//g' |
+		grep -cE '^step [24]/4: train loss .*, val loss ')
+	[ "$kept" -eq 2 ] || fail "on a terminal the evaluations are not kept: $(cat -v "$tmp/tty.out")"
 fi
 
 # -- a crafted over-fitting run (as in tests/test_train.c): random
@@ -239,7 +241,8 @@ gbwant='warning: .*gb6.txt looks like GB18030 .*iconv -f GB18030 -t UTF-8 .*gb6.
 gbwant="$gbwant.*gb6.utf8.txt"
 # refused (it would train on replacement characters), with what was found and
 # what to do; --any-encoding insists, and the warning is repeated after the verdict
-expect 1 "gb6.txt is mostly not text: .*% of it is invalid UTF-8.*${gbwant#warning: }.*--any-encoding" -- \
+want="gb6.txt is mostly not text: .*% of it is invalid UTF-8.*${gbwant#warning: }"
+expect 1 "$want.*--any-encoding" -- \
 	"$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn"
 checks=$((checks + 1))
 [ ! -e "$tmp/gb.attn" ] || fail "a refused GB18030 corpus wrote a model"
