@@ -4,6 +4,7 @@
 
 #include "attnview/corpus.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,6 +79,34 @@ static void test_refusals(void)
 	CHECK(!corpus_load(&c, "/nonexistent/corpus.txt", &defaults, &err));
 	CHECKF(strstr(err.msg, "/nonexistent/corpus.txt") && strstr(err.msg, "No such file"),
 	       "message: %s", err.msg);
+}
+
+/* Mostly not text: a binary file and GB18030 text are refused (saying what
+ * was found and what to do) unless the caller insists; Latin-1 with a few
+ * accents is text with a warning. */
+static void test_not_text(void)
+{
+	uint8_t bin[2000];
+	for (size_t i = 0; i < sizeof bin; i++)
+		bin[i] = (uint8_t)(i * 37 % 251); /* zeros, controls, high bytes */
+	expect_refused("prog.bin", (const char *)bin, sizeof bin, "looks like a binary file");
+	const char gb[] = "\xb4\xb2\xc7\xb0\xc3\xf7\xd4\xc2\xb9\xe2\xa3\xac\xd2\xc9\xca"
+			  "\xc7\xb5\xd8\xc9\xcf\xcb\xaa\xa1\xa3\n";
+	expect_refused("gb.txt", gb, sizeof gb - 1, "is mostly not text");
+	expect_refused("gb.txt", gb, sizeof gb - 1, "iconv -f GB18030");
+	corpus c;
+	av_error err = {{0}};
+	corpus_options insist = {.min_count = 1, .any_encoding = true};
+	bool ok = corpus_load(&c, write_tmp("gb.txt", gb, sizeof gb - 1), &insist, &err);
+	CHECKF(ok, "--any-encoding: %s", err.msg);
+	if (ok)
+		corpus_finish(&c);
+	const char latin[] = "Caf\xe9 cr\xe8me br\xfbl\xe9"
+			     "e, na\xefve fa\xe7"
+			     "ade.\n";
+	CHECK(corpus_not_text(&(clean_stats){.codepoints = 4, .invalid = 2}));
+	if (load(&c, "latin.txt", latin, sizeof latin - 1))
+		corpus_finish(&c);
 }
 
 static void test_one_character(void)
@@ -165,6 +194,33 @@ static void test_split(void)
 	CHECK(c.vocab.size == TOK_NSPECIAL + 1);
 	CHECK(c.unk_val == 5);
 	CHECK(corpus_id(&c, 99) == TOK_UNK);
+	corpus_finish(&c);
+
+	/* Held out in pieces over the whole text: a text in English, then in
+	 * Chinese, is validated on both, and the summary says so. */
+	char bi[4000];
+	size_t nb = 0;
+	for (int i = 0; i < 1000; i++)
+		bi[nb++] = "ab"[i % 2];
+	for (int i = 0; i < 1000; i++, nb += 3)
+		memcpy(bi + nb, "\xe6\x9c\x88", 3); /* 月 */
+	if (!load(&c, "bilingual.txt", bi, nb))
+		return;
+	CHECK(c.nval == 100 && corpus_val_pieces(c.nval) == 3);
+	uint64_t latin = 0, han = 0;
+	for (uint64_t i = c.ntrain; i < c.ntrain + c.nval; i++) {
+		latin += c.vocab.cps[corpus_id(&c, i)] < 0x80;
+		han += c.vocab.cps[corpus_id(&c, i)] == 0x6708;
+	}
+	CHECKF(latin >= 33 && han >= 33, "validation: %" PRIu64 " Latin, %" PRIu64 " Han", latin,
+	       han);
+	CHECK(corpus_id(&c, 0) == vocab_id(&c.vocab, 'a') &&
+	      corpus_id(&c, c.ntrain - 1) == vocab_id(&c.vocab, 0x6708));
+	char sum[2048];
+	corpus_summary(&c, sum, sizeof sum);
+	CHECKF(strstr(sum, "(5%, in 3 pieces spread evenly over the text)") &&
+		   strstr(sum, "validation letters by script: Latin 33% (training 51%), Han 67%"),
+	       "summary: %s", sum);
 	corpus_finish(&c);
 
 	/* --val-file: the whole corpus trains, the file validates. */
@@ -327,7 +383,7 @@ static void test_chunks(void)
 /* More than 65533 distinct characters: ids need 4 bytes. */
 static void test_wide_vocab(void)
 {
-	size_t cap = 80000 * 4, n = 0;
+	size_t cap = 80000 * 4 * 3, n = 0;
 	char *text = malloc(cap);
 	for (uint32_t cp = 0x20000; cp < 0x2A6D0; cp++)
 		n += cp_to_utf8(cp, text + n);
@@ -335,10 +391,11 @@ static void test_wide_vocab(void)
 		n += cp_to_utf8(cp, text + n);
 	for (uint32_t cp = 0x2A700; cp < 0x2B700; cp++)
 		n += cp_to_utf8(cp, text + n);
-	/* Repeat the beginning so the validation tail is known characters. */
-	size_t head = n / 10 / 4 * 4; /* whole 4-byte characters */
-	memcpy(text + n, text, head);
-	n += head;
+	/* Three times: each character of a validation piece also occurs a third
+	 * of the text away, outside every piece, so none is unknown. */
+	memcpy(text + n, text, n);
+	memcpy(text + 2 * n, text, n);
+	n *= 3;
 	corpus c;
 	if (load(&c, "wide.txt", text, n)) {
 		CHECK(c.width == 4);
@@ -361,6 +418,7 @@ int main(void)
 		return 1;
 	}
 	test_refusals();
+	test_not_text();
 	test_one_character();
 	test_invalid_utf8();
 	test_escapes_crlf_bom();

@@ -103,6 +103,11 @@ expect 0 '^verdict: none: there is no validation text' -- "$bin" --train "$tmp/p
 expect 0 '^validation loss: unknown' -- "$bin" --info --model "$tmp/noval.attn"
 expect 2 'patience stops at the best validation loss, and there is no validation text' -- \
 	"$bin" --train "$tmp/p1.txt" --no-val --patience 3 -o "$tmp/x.attn"
+# --train's value is the corpus: an option there is named, with the command
+want='takes the corpus first, and a checkpoint does not hold its text: '
+want="${want}attnview --train CORPUS --resume .*m.attn.ckpt"
+expect 2 "$want" -- "$bin" --train --resume "$tmp/m.attn.ckpt"
+expect 2 'takes the corpus first, not the option --steps' -- "$bin" --train --steps 3 "$tmp/p1.txt"
 expect 2 '--no-val and --val-share 5 contradict' -- "$bin" --train "$tmp/p1.txt" --no-val \
 	--val-share 5 -o "$tmp/x.attn"
 expect 2 '--val-file validates on that file' -- "$bin" --train "$tmp/p1.txt" --val-file \
@@ -122,6 +127,17 @@ for want in '^step 1/3: .* \| unigram [0-9.]+, [0-9.]+%: not beaten$' \
 	checks=$((checks + 1))
 	grep -qE -- "$want" "$tmp/none.out" || fail "untrained: no '$want':$(cat "$tmp/none.out")"
 done
+
+# -- on a terminal the live line does not overwrite the evaluations: each one's
+# line stays above it
+if command -v script >/dev/null; then
+	script -q -c "$(printf '%q ' "$bin" --train "$corpus" "${tiny[@]}" --steps 4 \
+		--eval-every 2 -o "$tmp/tty.attn")" /dev/null </dev/null >"$tmp/tty.out" 2>&1
+	checks=$((checks + 1))
+	kept=$(tr '\r' '\n' <"$tmp/tty.out" | sed 's/\x1b\[K//g' |
+		grep -cE '^step [24]/4: train loss .*, val loss ')
+	[ "$kept" -eq 2 ] || fail "on a terminal the evaluations are not kept: $(cat -v "$tmp/tty.out")"
+fi
 
 # -- a crafted over-fitting run (as in tests/test_train.c): random
 # syllables, next-character prediction, a model far too big trained too long
@@ -149,6 +165,20 @@ if grep -q 'warning: over-fitting: the validation loss has not improved for [0-9
 else
 	fail "over-fitting: no warning: $(grep -E '^step' "$tmp/over.out" | cut -c1-70)"
 fi
+# random letters: nothing to learn, the validation loss rises from the start
+# (no over-fitting warning: the best never beat the baseline); the summary
+# says where the best was, not "train longer"
+awk 'BEGIN { x = 11; s = ""; while (length(s) < 600) {
+	x = (x * 1103515245 + 12345) % 2147483648
+	s = s substr("abcdefghijklmnopqrst", 1 + int(x / 65536) % 20, 1) }
+	printf "%s", s }' >"$tmp/rnd.txt"
+"$bin" --train "$tmp/rnd.txt" "${over[@]}" --steps 400 --warmup 20 -o "$tmp/rnd.attn" \
+	>"$tmp/rnd.out" 2>&1
+checks=$((checks + 1))
+grep -qE '^note: the validation loss was lowest at step [0-9]+ .*--steps [0-9]+ or --patience 3' \
+	"$tmp/rnd.out" && ! grep -q 'train longer' "$tmp/rnd.out" ||
+	fail "random letters: the summary does not say where the best was: $(grep -A3 '^verdict' \
+		"$tmp/rnd.out")"
 best=$(sed -n 's/.*lowest at step \([0-9]*\).*/\1/p' "$tmp/over.out")
 "$bin" --train "$tmp/syl.txt" "${over[@]}" --patience 3 -o "$tmp/pat.attn" >"$tmp/pat.out" 2>&1
 checks=$((checks + 1))
@@ -209,7 +239,26 @@ cmp -s "$tmp/d1.json" <(cat "$tmp/a.txt" | "$bin" --dump --input - --model "$tmp
 for i in 1 2 3 4 5 6; do cat "$tmp/gb.txt"; done >"$tmp/gb6.txt"
 gbwant='warning: .*gb6.txt looks like GB18030 .*iconv -f GB18030 -t UTF-8 .*gb6.txt > '
 gbwant="$gbwant.*gb6.utf8.txt"
-expect 0 "$gbwant" -- "$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn"
+# refused (it would train on replacement characters), with what was found and
+# what to do; --any-encoding insists, and the warning is repeated after the verdict
+want="gb6.txt is mostly not text: .*% of it is invalid UTF-8.*${gbwant#warning: }"
+expect 1 "$want.*--any-encoding" -- \
+	"$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn"
+checks=$((checks + 1))
+[ ! -e "$tmp/gb.attn" ] || fail "a refused GB18030 corpus wrote a model"
+expect 0 "$gbwant" -- "$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb.attn" \
+	--any-encoding
+checks=$((checks + 1))
+"$bin" --train "$tmp/gb6.txt" --steps 2 --threads 1 -o "$tmp/gb2.attn" --any-encoding \
+	>"$tmp/gb.out" 2>&1
+grep -A9 '^verdict:' "$tmp/gb.out" | grep -q 'warning: .*gb6.txt looks like GB18030' ||
+	fail "the encoding warning is not repeated after the verdict: $(cat "$tmp/gb.out")"
+# the start of a program is not Latin-1 text
+head -c 3000 "$bin" >"$tmp/elf.txt"
+expect 1 'elf.txt is mostly not text: .*looks like a binary file.*--any-encoding' -- \
+	"$bin" --train "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
+expect 1 'elf.txt is mostly not text: .*binary file' -- \
+	"$bin" --train "$corpus" --val-file "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
 expect 0 'attnview: warning: .*gb.txt looks like GB18030' -- "$bin" --dump --input "$tmp/gb.txt" \
 	--model "$tmp/file/m.attn"
 printf '\xff\xfeh\0e\0l\0l\0o\0 \0w\0o\0r\0l\0d\0\n\0' >"$tmp/u16.txt"

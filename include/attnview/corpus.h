@@ -14,10 +14,15 @@
  * as a stream (input.h) and what it gives is kept in an unlinked temporary
  * file in $TMPDIR (else /tmp) for the second pass, at most spool_limit bytes.
  *
- * Splits: the training split is the first ntrain characters and the
- * validation split the last nval, chosen by corpus_split (corpus_load: 5%,
- * rounded up), or, with a validation file, the training split is the whole
- * corpus and the validation split that file. The vocabulary comes from the
+ * Splits: nval characters are held out for validation, chosen by
+ * corpus_split (corpus_load: 5%, rounded up), as P = corpus_val_pieces(nval)
+ * pieces spread over the text: piece k (from 0) is the last
+ * nval*(k+1)/P - nval*k/P characters of the part [n*k/P, n*(k+1)/P) of the
+ * text, so that a text whose end differs from its start (another language,
+ * another author) is validated on all of it. The ids hold the rest, the
+ * training split, in text order, then the pieces, in text order (P = 1: the
+ * last nval characters). Or, with a validation file, the training split is the
+ * whole corpus and the validation split that file. The vocabulary comes from the
  * training split only; validation characters outside it become TOK_UNK.
  *
  * Each file is read twice in chunks (it is never held whole): pass 1 counts
@@ -43,6 +48,7 @@ typedef struct corpus_options {
 	uint64_t min_count;    /* keep characters seen at least this often (>= 1) */
 	uint32_t max_vocab;    /* at most this many ids, specials included; 0 = no limit */
 	uint64_t spool_limit;  /* bytes kept of each stream; 0: CORPUS_SPOOL_MAX */
+	bool any_encoding;     /* train on a file that is mostly not UTF-8 text */
 	input_wait_fn waiting; /* told when a FIFO or pipe keeps us waiting (may be NULL) */
 	void *wait_ctx;
 } corpus_options;
@@ -84,20 +90,26 @@ typedef struct corpus {
 /* Read, clean and encode the corpus files (paths[0..npaths), "-" for standard
  * input) up to the split: c->n is then known, for the caller to choose the
  * split. Refuses (false, message saying what to change): an unreadable file,
- * a directory, a stream beyond spool_limit, a corpus with no bytes, text that
- * is empty or only whitespace after cleaning. */
+ * a directory, a stream beyond spool_limit, a corpus with no bytes, a file
+ * that is mostly not UTF-8 text (corpus_not_text; unless o->any_encoding),
+ * text that is empty or only whitespace after cleaning. */
 bool corpus_read(corpus *c, const char *const *paths, size_t npaths, const corpus_options *o,
 		 av_error *err);
-/* The last nval characters (1 <= nval < n, or 0 for no validation) held out,
+/* nval characters (1 <= nval < n, or 0 for no validation) held out in pieces,
  * or with the options' validation file, that file (nval must be 0); then the
  * vocabulary and the ids. Refuses, naming the corpus, an nval out of that
  * range, a vocabulary with no character (min_count too high) and an empty
  * validation file; a refused split releases the corpus. Without corpus_split
  * the corpus is released by corpus_finish. */
 bool corpus_split(corpus *c, uint64_t nval, av_error *err);
-/* corpus_split of the last ceil(n * percent / 100) characters (0: none), or
+/* corpus_split of ceil(n * percent / 100) characters (0: none), or
  * of the validation file. */
 bool corpus_split_percent(corpus *c, uint32_t percent, av_error *err);
+/* The pieces of a validation split of nval characters: one per
+ * CORPUS_PIECE_MIN characters, at least 1, at most CORPUS_PIECES. */
+#define CORPUS_PIECES	 16
+#define CORPUS_PIECE_MIN 32
+uint64_t corpus_val_pieces(uint64_t nval);
 /* ceil(n * percent / 100). */
 uint64_t corpus_val_chars(uint64_t n, uint32_t percent);
 
@@ -116,6 +128,25 @@ static inline int32_t corpus_id(const corpus *c, uint64_t i)
  * trailing newline: "corpus.txt: 1234 bytes, 1200 characters; removed 3 ANSI
  * escape sequences and 1 control character; 2 CRLF line ends made LF; ...". */
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n);
+
+/* A file is mostly not UTF-8 text when more than CORPUS_NOT_TEXT_PERCENT of
+ * what it gave (characters, and the control characters removed) was invalid
+ * UTF-8 or control characters: a binary file, or text in another encoding
+ * (GB18030, UTF-16) that would train on replacement characters. */
+#define CORPUS_NOT_TEXT_PERCENT 25
+bool corpus_not_text(const clean_stats *st);
+
+/* The encoding warnings of the corpus summary ("warning: ..." lines, each
+ * ending in a newline; "" when every file is UTF-8), for repeating beside
+ * the verdict. */
+void corpus_encoding_warnings(const corpus *c, char *buf, size_t n);
+
+/* With validation text and letters of two writing systems or more (Latin,
+ * Han, Cyrillic...), one line ending in a newline: each one's share of the
+ * validation split's letters against the training split's ("validation
+ * letters by script: Latin 48% (training 51%), Han 52% (training 49%)");
+ * else "". */
+void corpus_script_shares(const corpus *c, char *buf, size_t n);
 
 /* Cleaning and split summary of the whole corpus, several lines, each ending
  * in a newline: a line per file (and one for all of them when there are

@@ -4,8 +4,9 @@ vocabulary ids.
 
   - Several corpus files are one text: their concatenation, cleaned as one
     stream (what `cat A B > C; attnview --train C` reads).
-  - Split: the last 5% of the characters (rounded up) are the validation
-    text, or, with a validation file, all of the corpus is training text.
+  - Split: 5% of the characters (rounded up) are the validation text, in
+    pieces spread evenly over it (gather_pieces, as corpus.h), or, with a
+    validation file, all of the corpus is training text.
   - Vocabulary (vocab_build): the characters of the training split seen at
     least min_count times, most frequent first, ties by increasing
     codepoint, at most max_vocab ids including the three special tokens
@@ -159,7 +160,9 @@ class Corpus:
         out += ("split: %d training and %d validation characters%s; vocabulary: %d ids (%d "
                 "characters of %d distinct, covering %.2f%% of the training text)\n"
                 % (self.ntrain, self.nval,
-                   " (from the validation file)" if self.val_stats is not None else " (last 5%)",
+                   " (from the validation file)" if self.val_stats is not None
+                   else " (the last 5%)" if val_pieces(self.nval) == 1
+                   else " (5%%, in %d pieces spread evenly over the text)" % val_pieces(self.nval),
                    len(self.vocab), len(self.vocab) - NSPECIAL, self.distinct,
                    100.0 * kept / self.ntrain if self.ntrain else 0.0))
         if self.unk_val:
@@ -184,6 +187,29 @@ class Corpus:
             import ctypes
             h.update(ctypes.string_at(chunk.data_ptr(), chunk.numel() * 4))
         return h.hexdigest()
+
+
+VAL_PIECES, VAL_PIECE_MIN = 16, 32
+
+
+def val_pieces(nval):
+    """corpus_val_pieces: one piece per 32 characters held out, 1 to 16."""
+    return max(1, min(VAL_PIECES, nval // VAL_PIECE_MIN))
+
+
+def gather_pieces(cps, nval):
+    """corpus.h's split: piece k is the end of part k of P equal parts of
+    the text; the rest (the training split), then the pieces, in text order."""
+    n, P = len(cps), val_pieces(nval)
+    train, val, frm = [], [], 0
+    for k in range(P):
+        ln = nval * (k + 1) // P - nval * k // P
+        at = max(n * (k + 1) // P - ln, frm)
+        train.append(cps[frm:at])
+        val.append(cps[at:at + ln])
+        frm = at + ln
+    train.append(cps[frm:n])
+    return torch.cat(train + val)
 
 
 def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
@@ -214,6 +240,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     else:
         nval = (n + 19) // 20
         ntrain = n - nval
+        cps = gather_pieces(cps, nval)
         counts -= count_codepoints(cps[ntrain:])
     distinct = int((counts > 0).sum())
     if vocab is None:

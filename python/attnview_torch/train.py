@@ -125,7 +125,8 @@ def build_parser():
     ap.add_argument("--max-vocab", type=u, metavar="N",
                     help="at most N vocabulary ids, 3 specials included (default: all)")
     ap.add_argument("--val-file", metavar="FILE",
-                    help="validation text (default: the last 5%% of the corpus)")
+                    help="validation text (default: 5%% of the corpus, in pieces spread "
+                    "evenly over it)")
     ap.add_argument("--eval-every", type=u, metavar="N",
                     help="validate every N steps, 0 = only at the end (default 100)")
     ap.add_argument("--checkpoint-every", type=u, metavar="N",
@@ -525,7 +526,7 @@ class Trainer:
             raise UsageError("%s: the validation split (%s) has %d characters, fewer than one "
                              "window of %d: use a larger corpus, a smaller --context, or "
                              "--val-file FILE" % (label, "the --val-file" if o["val_file"] else
-                                                  "the last 5%", c.nval, W))
+                                                  "5% of the corpus", c.nval, W))
 
     # -- optimizer state <-> flat moments in file order
 

@@ -2,6 +2,7 @@
  * say when training stops. The work itself is in src/train (corpus.c,
  * train.c); the live progress display in train_progress.c; the options are
  * parsed in cli_train_options.c. */
+#include "cli_train.h"
 #include "attnview/blas.h"
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
@@ -9,7 +10,6 @@
 #include "attnview/train.h"
 #include "attnview/verdict.h"
 #include "cli.h"
-#include "cli_train.h"
 #include "train_progress.h"
 
 #include <errno.h>
@@ -29,7 +29,6 @@ static void base_name(const char *path, char *out, size_t n, bool strip_ext)
 	if (dot && dot != out)
 		*dot = '\0';
 }
-
 
 /* Which command-line options conflict with a checkpoint's own. */
 static bool check_resume_options(const bool *given, const train_options *o, const train_options *ck,
@@ -182,6 +181,7 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	corpus_options co = {.val_path = q->val_path,
 			     .min_count = q->o.min_count,
 			     .max_vocab = q->o.max_vocab,
+			     .any_encoding = q->given[OPT_ANY_ENCODING - OPT_FIRST],
 			     .waiting = say_waiting};
 	bool from_stdin = q->val_path && strcmp(q->val_path, "-") == 0;
 	for (size_t i = 0; i < q->ncorpus; i++)
@@ -299,10 +299,10 @@ static const train_eval *best_of(const trainer *t)
 
 /* The end: the final evaluation, the verdict and what to do about it, and
  * which model was written. */
-static int report_done(const train_request *q, const trainer *t, double t0)
+static int report_done(const train_request *q, const trainer *t, const corpus *cor, double t0)
 {
 	const train_result *r = &t->final;
-	char took[32], v[1024];
+	char took[32], v[1024], warn[8192];
 	format_duration(now_seconds() - t0, took, sizeof took);
 	if (r->count)
 		cli_printf(
@@ -319,8 +319,13 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 	verdict_kind vk =
 	    verdict_text(r->loss, r->acc, r->base_loss, r->base_acc, r->count, v, sizeof v);
 	cli_printf(_("verdict: %s\n"), v);
+	corpus_encoding_warnings(cor, warn, sizeof warn); /* again, beside the verdict */
+	cli_printf("%s", warn);
 	const train_eval *best = best_of(t);
 	bool past_best = best && best->step != t->step && !t->opt.patience;
+	/* The loss rose after its best even if the warning did not fire (it
+	 * needs a best that beat the baseline): more steps would not help. */
+	bool rose = past_best && t->evals[t->nevals - 1].loss > 1.02f * best->loss;
 	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
 		cli_printf(
 		    _("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
@@ -328,11 +333,12 @@ static int report_done(const train_request *q, const trainer *t, double t0)
 		      "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
 		      "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
 		    best->step, (double)best->loss, best->step);
-	else if (vk == VERDICT_NOT_BETTER)
+	else if (vk == VERDICT_NOT_BETTER && !rose)
 		cli_printf(
 		    _("what to do: train longer (more --steps), give more text, or check that "
 		      "the text is what you meant to train on\n"));
-	else if (past_best && t->overfit_warned)
+	if (past_best && (t->overfit_warned || rose) &&
+	    !(vk == VERDICT_NOT_BETTER && t->overfit_warned))
 		cli_printf(
 		    _("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
 		      "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
@@ -394,7 +400,8 @@ static int run_training(train_request *q, train_checkpoint *ck)
 	if (st == TRAIN_FAILED)
 		cli_error(err.msg);
 	else
-		status = st == TRAIN_STOPPED ? report_stopped(q, t) : report_done(q, t, ui.t0);
+		status =
+		    st == TRAIN_STOPPED ? report_stopped(q, t) : report_done(q, t, &cor, ui.t0);
 out:
 	trainer_destroy(t);
 	corpus_finish(&cor);

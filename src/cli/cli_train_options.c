@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool parse_u64(const char *s, uint64_t *out)
 {
@@ -164,6 +165,24 @@ int parse_train_options(int argc, char **argv, train_request *q)
 		q->corpus[q->ncorpus++] = argv[optind++];
 	if (!q->ncorpus)
 		return usage_error(_("--train needs a corpus file"));
+	/* "--train --resume CKPT": getopt took the option for the corpus. */
+	const char *first = q->corpus[0];
+	for (size_t i = 0; strncmp(first, "--", 2) == 0 && i < CLI_NOPTS; i++) {
+		const cli_option *o = &cli_options[i];
+		if (!(o->modes & (1u << MODE_TRAIN)) || strcmp(first + 2, o->name) != 0 ||
+		    access(first, F_OK) == 0)
+			continue;
+		if (o->id == OPT_RESUME)
+			return usage_error(
+			    _("--train takes the corpus first, and a checkpoint does not hold its "
+			      "text: attnview --train CORPUS --resume %s, with the files the "
+			      "stopped "
+			      "run read, in the same order"),
+			    q->ncorpus > 1 ? AV_Q(q->corpus[1]) : "CHECKPOINT");
+		return usage_error(_("--train takes the corpus first, not the option %s: "
+				     "attnview --train CORPUS %s ..."),
+				   first, first);
+	}
 	int stdins = 0;
 	for (size_t i = 0; i < q->ncorpus; i++)
 		stdins += strcmp(q->corpus[i], "-") == 0;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#define O(id_, name_, letter_, arg_, modes_, help_)                                        \
+#define O(id_, name_, letter_, arg_, modes_, help_)                                                \
 	[id_ - OPT_FIRST] = {id_, name_, letter_, arg_, modes_, help_}
 
 /* The modes that show pictures of the weights, and those that read a text. */
-#define M_LOOK (M_VIEW | M_DUMP | M_EXPORT)
+#define M_LOOK	  (M_VIEW | M_DUMP | M_EXPORT)
 #define M_PICTURE (M_VIEW | M_EXPORT)
 
 /* In the order --help lists them: a mode's section lists the options that
@@ -37,8 +37,8 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_SCALE, "scale", 0, "S", M_PICTURE,
       N_("colour scale: row (default: each row to its maximum), fixed (0..1), head (to "
 	 "the head's maximum), log (.001..1)")),
-    O(OPT_COLORMAP, "colormap", 0, "R",
-      M_PICTURE, N_("viridis (default) or cividis (for colour-blind viewers)")),
+    O(OPT_COLORMAP, "colormap", 0, "R", M_PICTURE,
+      N_("viridis (default) or cividis (for colour-blind viewers)")),
     O(OPT_CELLS, "cells", 0, "C", M_VIEW,
       N_("fit (default: as large as the screen allows), scroll, compact")),
     O(OPT_NO_PANEL, "no-panel", 0, NULL, M_VIEW, N_("start with the details panel hidden")),
@@ -96,8 +96,8 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("replace FILE if it exists (otherwise it is left untouched)")),
     O(OPT_TRAIN, "train", 0, "CORPUS", M_TRAIN,
       N_("train on CORPUS (more files after it are one text; - is standard input)")),
-    O(OPT_OUTPUT, "output", 'o', "FILE",
-      M_TRAIN, N_("the model file (default model.attn); checkpoints go to FILE.ckpt")),
+    O(OPT_OUTPUT, "output", 'o', "FILE", M_TRAIN,
+      N_("the model file (default model.attn); checkpoints go to FILE.ckpt")),
     O(OPT_OBJECTIVE, "objective", 0, "masked|causal", M_TRAIN,
       N_("masked-character (default) or next-character")),
     O(OPT_DIM, "dim", 0, "D", M_TRAIN, N_("model width (default 64)")),
@@ -125,11 +125,11 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("at most N vocabulary ids, 3 specials included (default: all)")),
     O(OPT_VAL_SHARE, "val-share", 0, "P", M_TRAIN,
       /* xgettext:no-c-format */
-      N_("hold out the last P% of the corpus for validation, 0 to 50 (default 5)")),
-    O(OPT_NO_VAL, "no-val", 0, NULL, M_TRAIN,
-      N_("no validation (the same as --val-share 0)")),
+      N_("hold out P% of the corpus for validation, 0 to 50 (default 5), in pieces "
+	 "spread evenly over it")),
+    O(OPT_NO_VAL, "no-val", 0, NULL, M_TRAIN, N_("no validation (the same as --val-share 0)")),
     O(OPT_VAL_FILE, "val-file", 0, "FILE", M_TRAIN,
-      N_("validation text instead of the end of the corpus")),
+      N_("validation text instead of pieces of the corpus")),
     O(OPT_EVAL_EVERY, "eval-every", 0, "N", M_TRAIN,
       N_("validate every N steps, 0 = only at the end (default 100)")),
     O(OPT_PATIENCE, "patience", 0, "N", M_TRAIN,
@@ -140,6 +140,9 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "500)")),
     O(OPT_RESUME, "resume", 0, "CHECKPOINT", M_TRAIN,
       N_("continue a stopped run with the checkpoint's options")),
+    O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN,
+      N_("train on a file that is mostly not UTF-8 text (a binary file, GB18030, "
+	 "UTF-16) instead of refusing it: on what is left after cleaning")),
     O(OPT_HELP, "help", 'h', NULL, M_ALL, N_("show this help")),
     O(OPT_VERSION, "version", 'V', NULL, M_ALL & ~M_TRAIN,
       N_("show the version, OpenBLAS build and kernel")),
@@ -147,8 +150,7 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("list every option with the modes that take it, one a line (for scripts)")),
 };
 
-_Static_assert(sizeof cli_options / sizeof cli_options[0] == CLI_NOPTS,
-	       "a row for every option");
+_Static_assert(sizeof cli_options / sizeof cli_options[0] == CLI_NOPTS, "a row for every option");
 
 const cli_option *cli_option_of(cli_opt_id id)
 {

@@ -96,6 +96,7 @@ typedef enum cli_opt_id {
 	OPT_PATIENCE,
 	OPT_CKPT_EVERY,
 	OPT_RESUME,
+	OPT_ANY_ENCODING,
 	/* every mode */
 	OPT_HELP,
 	OPT_VERSION,

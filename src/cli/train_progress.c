@@ -126,6 +126,22 @@ static void verdict_part(const train_progress *p, char *out, size_t n)
 	}
 }
 
+/* An evaluation's line, kept in the history (on a terminal too, above the
+ * live line). */
+static void eval_line(const train_progress *p, const char *vl, double tps, const char *eta)
+{
+	double mean = 0;
+	int n = p->nrecent < 100 ? p->nrecent : 100;
+	for (int i = p->nrecent - n; i < p->nrecent; i++)
+		mean += p->recent[i];
+	mean = n ? mean / n : NAN;
+	char verdict[160];
+	verdict_part(p, verdict, sizeof verdict);
+	printf(_("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
+		 "%.0f tok/s, ETA %s%s\n"),
+	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta, verdict);
+}
+
 void progress_report(const train_progress *p, void *ctx)
 {
 	progress_ui *ui = ctx;
@@ -169,7 +185,10 @@ void progress_report(const train_progress *p, void *ctx)
 		} else {
 			spark[0] = '\0';
 		}
-		printf("\r\033[K%s%s%s", line, spark[0] ? "  " : "", spark);
+		printf("\r\033[K");
+		if (p->evaluated && !isnan(p->val_loss)) /* history the live line would lose */
+			eval_line(p, vl, tps, eta);
+		printf("%s%s%s", line, spark[0] ? "  " : "", spark);
 		fflush(stdout);
 		ui->line_open = true;
 		if (p->overfitting)
@@ -179,16 +198,7 @@ void progress_report(const train_progress *p, void *ctx)
 	if (!p->evaluated)
 		return;
 	/* Not a terminal: one plain line per evaluation. */
-	double mean = 0;
-	int n = p->nrecent < 100 ? p->nrecent : 100;
-	for (int i = p->nrecent - n; i < p->nrecent; i++)
-		mean += p->recent[i];
-	mean = n ? mean / n : NAN;
-	char verdict[160];
-	verdict_part(p, verdict, sizeof verdict);
-	printf(_("step %" PRIu64 "/%" PRIu64 ": train loss %.4f, val loss %s, val acc %.2f%%, "
-		 "%.0f tok/s, ETA %s%s\n"),
-	       p->step, p->total, mean, vl, 100.0 * (double)p->val_acc, tps, eta, verdict);
+	eval_line(p, vl, tps, eta);
 	fflush(stdout);
 	if (p->overfitting)
 		warn_overfitting(ui, p);

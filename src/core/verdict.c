@@ -36,12 +36,19 @@ static verdict_kind compose(float loss, float acc, float base_loss, float base_a
 			      "does on text it has not seen")));
 		break;
 	case VERDICT_BETTER:
+		/* Not "beats" while it picks the right character no more often
+		 * (the accuracies equal to the 0.1% shown, or below). */
 		k = snprintf(
 		    buf, n,
-		    tx(tr, N_("beats the unigram baseline: loss %.3f against %.3f nats/char, %.3f "
-			      "(%.0f%%) lower; accuracy %.1f%% against %.1f%%%s")),
-		    l, b, gain, 100.0 * gain / b, 100.0 * (double)acc, 100.0 * (double)base_acc,
-		    acc < base_acc ? tx(tr, N_(" (not above it yet)")) : "");
+		    round(1000.0 * (double)acc) > round(1000.0 * (double)base_acc)
+			? tx(tr, N_("beats the unigram baseline: loss %.3f against %.3f nats/char, "
+				    "%.3f (%.0f%%) lower; accuracy %.1f%% against %.1f%%"))
+			: tx(tr,
+			     N_("a lower loss than the unigram baseline but no better "
+				"accuracy: loss %.3f against %.3f nats/char, %.3f (%.0f%%) "
+				"lower; accuracy %.1f%% against %.1f%%: it does not yet pick the "
+				"right character more often than character frequencies do")),
+		    l, b, gain, 100.0 * gain / b, 100.0 * (double)acc, 100.0 * (double)base_acc);
 		break;
 	case VERDICT_NOT_BETTER:
 		k = snprintf(

@@ -27,6 +27,7 @@ struct corpus_pending {
 	char *val_path;
 	uint64_t min_count;
 	uint32_t max_vocab;
+	bool any_encoding;
 	input_wait_fn waiting;
 	void *wait_ctx;
 };
@@ -165,6 +166,39 @@ static void total_stats(corpus *c)
 	}
 }
 
+bool corpus_not_text(const clean_stats *st)
+{
+	uint64_t bad = st->invalid + st->controls, seen = st->codepoints + st->controls;
+	return seen > 0 && bad * 100 > seen * CORPUS_NOT_TEXT_PERCENT;
+}
+
+/* Refuses the file f if it is mostly not text: what was found and what to do. */
+static bool check_text(const corpus_file *f, bool any_encoding, av_error *err)
+{
+	const clean_stats *st = &f->stats;
+	if (any_encoding || !corpus_not_text(st))
+		return true;
+	uint64_t seen = st->codepoints + st->controls;
+	char found[256], hint[2400];
+	snprintf(found, sizeof found,
+		 _("%.0f%% of it is invalid UTF-8 or control characters (%" PRIu64
+		   " invalid sequences and %" PRIu64 " control characters in %" PRIu64 " bytes)"),
+		 100.0 * (double)(st->invalid + st->controls) / (double)seen, st->invalid,
+		 st->controls, st->bytes);
+	bool wide = f->guess >= ENC_UTF16LE && f->guess <= ENC_UTF32BE;
+	/* Text in any 8-bit encoding has few control characters; a binary file
+	 * (an ELF, an image) has many, whatever its high bytes look like. */
+	if (!wide && st->controls * 10 > seen)
+		snprintf(hint, sizeof hint,
+			 _("it looks like a binary file, not text: give a text file"));
+	else if (!encoding_hint(f->guess, st, f->name, hint, sizeof hint))
+		snprintf(hint, sizeof hint, _("give a UTF-8 text file"));
+	return av_fail(err,
+		       _("%s is mostly not text: %s; %s (--any-encoding trains on it anyway, on "
+			 "what remains after cleaning)"),
+		       AV_Q(f->name), found, hint);
+}
+
 /* Pass 1: how many characters, which ones; a corpus with nothing to learn
  * is refused. */
 static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
@@ -190,6 +224,9 @@ static bool count_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 				 " byte order marks removed); give a UTF-8 text file"),
 			       what, c->stats.bytes, c->stats.escapes, c->stats.controls,
 			       c->stats.boms);
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!check_text(&c->files[i], s->any_encoding, err))
+			return false;
 	if (cc.nonblank == 0)
 		return av_fail(err,
 			       _("%s contains only whitespace (%" PRIu64 " characters): there is "
@@ -264,6 +301,7 @@ static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, cons
 	}
 	s->min_count = o->min_count ? o->min_count : 1;
 	s->max_vocab = o->max_vocab;
+	s->any_encoding = o->any_encoding;
 	s->waiting = o->waiting;
 	s->wait_ctx = o->wait_ctx;
 	if (o->val_path && !(s->val_path = strdup(o->val_path)))
@@ -303,9 +341,49 @@ uint64_t corpus_val_chars(uint64_t n, uint32_t percent)
 }
 
 /* The split; the validation tail's characters leave the counts. */
-static void split(corpus *c, uint64_t nval)
+uint64_t corpus_val_pieces(uint64_t nval)
+{
+	uint64_t p = nval / CORPUS_PIECE_MIN;
+	return p < 1 ? 1 : p > CORPUS_PIECES ? CORPUS_PIECES : p;
+}
+
+/* Piece k of the validation split: the end of part k of P equal parts of the
+ * text, nval * (k + 1) / P - nval * k / P characters long. */
+static void piece(uint64_t n, uint64_t nval, uint64_t P, uint64_t k, uint64_t *at, uint64_t *len)
+{
+	*len = nval * (k + 1) / P - nval * k / P;
+	*at = n * (k + 1) / P - *len;
+}
+
+/* The pieces moved after the training text, both in text order. */
+static bool gather_pieces(corpus *c, uint64_t nval, av_error *err)
+{
+	uint64_t P = corpus_val_pieces(nval), w = (uint64_t)c->width;
+	uint8_t *ids = c->ids, *val = malloc(nval * w + 1);
+	if (!val)
+		return av_fail(err, _("out of memory"));
+	uint64_t from = 0, to = 0, v = 0; /* in characters */
+	for (uint64_t k = 0; k < P; k++) {
+		uint64_t at, len;
+		piece(c->n, nval, P, k, &at, &len);
+		at = at < from ? from : at; /* rounding, when nval is nearly n */
+		memmove(ids + to * w, ids + from * w, (at - from) * w);
+		to += at - from;
+		memcpy(val + v * w, ids + at * w, len * w);
+		v += len;
+		from = at + len;
+	}
+	memmove(ids + to * w, ids + from * w, (c->n - from) * w);
+	memcpy(ids + (c->n - nval) * w, val, nval * w);
+	free(val);
+	return true;
+}
+
+static bool split(corpus *c, uint64_t nval, av_error *err)
 {
 	struct corpus_pending *s = c->pending;
+	if (nval && !gather_pieces(c, nval, err))
+		return false;
 	c->nval = nval;
 	c->ntrain = c->n - nval;
 	for (uint64_t i = c->ntrain; i < c->n; i++) {
@@ -315,6 +393,7 @@ static void split(corpus *c, uint64_t nval)
 	}
 	for (uint32_t cp = 0; cp < NCP; cp++)
 		c->distinct += s->counter.count[cp] != 0;
+	return true;
 }
 
 /* The vocabulary from the training split's counts. */
@@ -389,6 +468,8 @@ static bool read_val_file(corpus *c, av_error *err)
 		return false;
 	c->val_stats = vf.stats;
 	c->val_guess = vf.guess;
+	if (!check_text(&vf, s->any_encoding, err))
+		return false;
 	if (c->nval == 0)
 		return av_fail(err,
 			       _("validation file %s has no text after cleaning; give a non-empty "
@@ -414,9 +495,8 @@ bool corpus_split(corpus *c, uint64_t nval, av_error *err)
 		return false;
 	}
 	c->val_file = s->val_path != NULL;
-	split(c, nval);
-	bool ok =
-	    build_vocab(c, err) && remap_ids(c, err) && (!s->val_path || read_val_file(c, err));
+	bool ok = split(c, nval, err) && build_vocab(c, err) && remap_ids(c, err) &&
+		  (!s->val_path || read_val_file(c, err));
 	if (ok)
 		corpus_hash(c);
 	free(s->dense_cp);
@@ -514,6 +594,24 @@ void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size
 		buf[n - 1] = '\0';
 }
 
+void corpus_encoding_warnings(const corpus *c, char *buf, size_t n)
+{
+	char line[4800];
+	size_t k = 0;
+	if (n == 0)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
+				  sizeof line))
+			ADD(_("warning: %s\n"), line);
+	if (c->val_file &&
+	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
+		ADD(_("warning: %s\n"), line);
+	if (k >= n)
+		buf[n - 1] = '\0';
+}
+
 void corpus_summary(const corpus *c, char *buf, size_t n)
 {
 	char line[4800];
@@ -527,8 +625,8 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	}
 	if (c->nfiles > 1)
 		ADD(_("corpus: %zu files, %" PRIu64 " characters in all (%" PRIu64
-		       " line %s added between files)\n"),
-		     c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
+		      " line %s added between files)\n"),
+		    c->nfiles, c->n, c->separators, ngettext("break", "breaks", c->separators));
 	if (c->val_file) {
 		clean_stats_summary(&c->val_stats, _("validation file"), line, sizeof line);
 		ADD("%s\n", line);
@@ -536,34 +634,40 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 	uint64_t kept = 0;
 	for (uint32_t i = TOK_NSPECIAL; i < c->vocab.size; i++)
 		kept += c->id_count[i];
-	char share[64];
+	char share[160], pct[32];
+	uint64_t pieces = corpus_val_pieces(c->nval);
+	if (c->val_percent)
+		snprintf(pct, sizeof pct, "%u%%", c->val_percent);
+	else
+		snprintf(pct, sizeof pct, "%.1f%%",
+			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
 	if (c->val_file)
 		snprintf(share, sizeof share, _(" (from the validation file)"));
-	else if (c->nval && c->val_percent)
-		snprintf(share, sizeof share, _(" (last %u%%)"), c->val_percent);
+	else if (c->nval && pieces == 1)
+		snprintf(share, sizeof share, _(" (the last %s)"), pct);
 	else if (c->nval)
-		snprintf(share, sizeof share, _(" (last %.1f%%)"),
-			 100.0 * (double)c->nval / (double)(c->ntrain + c->nval));
+		snprintf(share, sizeof share,
+			 _(" (%s, in %" PRIu64 " pieces spread evenly over the text)"), pct,
+			 pieces);
 	if (c->nval || c->val_file)
 		ADD(_("split: %" PRIu64 " training and %" PRIu64 " validation characters%s; "),
-		     c->ntrain, c->nval, share);
+		    c->ntrain, c->nval, share);
 	else
 		ADD(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
 	ADD(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	       "training text)\n"),
-	     c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
-	     c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
+	      "training text)\n"),
+	    c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
+	    c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
 	if (c->unk_val)
 		ADD(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
-		     c->unk_val);
+		    c->unk_val);
+	if (k < n && !c->val_file) {
+		corpus_script_shares(c, buf + k, n - k);
+		k += strlen(buf + k);
+	}
 	/* Text in another encoding: what it looks like and how to convert it. */
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (encoding_hint(c->files[i].guess, &c->files[i].stats, c->files[i].name, line,
-				  sizeof line))
-			ADD(_("warning: %s\n"), line);
-	if (c->val_file &&
-	    encoding_hint(c->val_guess, &c->val_stats, _("the validation file"), line, sizeof line))
-		ADD(_("warning: %s\n"), line);
+	if (k < n)
+		corpus_encoding_warnings(c, buf + k, n - k);
 	if (k >= n)
 		buf[n - 1] = '\0';
 }

@@ -2,8 +2,8 @@
  * steps, the data against the options, fitting the options to a small
  * corpus, the output file and the creation time (train.h has the
  * definitions; the loop is in train.c). */
-#include "attnview/train.h"
 #include "attnview/i18n.h"
+#include "attnview/train.h"
 
 #include "attnview/modelfile.h"
 #include "train_internal.h"
@@ -249,7 +249,15 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 		      "smaller); give --lr to choose"),
 		    (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
 		    sqrt(step0 / step1));
-	if (val == VAL_ONE_WINDOW)
+	if (val == VAL_ONE_WINDOW && corpus_val_pieces(nval) > 1)
+		fit_note(fit,
+			 _("validation: %" PRIu64 " characters in %" PRIu64
+			   " pieces spread evenly over the text (%.1f%% instead of %u%%), one "
+			   "window of the context; --val-share P holds out P%%, --val-file FILE "
+			   "validates on another text, --no-val on none"),
+			 nval, corpus_val_pieces(nval), 100.0 * (double)nval / (double)n,
+			 o->val_percent);
+	else if (val == VAL_ONE_WINDOW)
 		fit_note(fit,
 			 _("validation: the last %" PRIu64
 			   " characters (%.1f%% instead of %u%%), one "

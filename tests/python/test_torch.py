@@ -435,7 +435,11 @@ NASTY = [b"plain text, ", b"\x1b[31mred\x1b[0m ", b"\x1b]0;title\x07", b"\x1b]2;
 
 
 def summary_lines(stdout):
-    return [l for l in stdout.splitlines() if not l.startswith(("model:", "step ", "valid",
+    # the corpus summary: what comes before the verdict (attnview repeats an
+    # encoding warning after it)
+    lines = stdout.splitlines()
+    lines = lines[:next((i for i, l in enumerate(lines) if l.startswith("verdict:")), len(lines))]
+    return [l for l in lines if not l.startswith(("model:", "step ", "valid",
                                                                 "unigram", "trained", "wrote",
                                                                 "weights", "resuming",
                                                                 "verdict:", "what to do:",
