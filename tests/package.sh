@@ -7,7 +7,7 @@
 #      pristine copy: no error and no warning (an override would have to go
 #      in debian/*.lintian-overrides with its reason; there is none);
 #   3. every file `meson install` installs is in the attnview package (the
-#      shell completions too, once meson installs them);
+#      shell completions too, completions/meson.build);
 #   4. a fresh Debian 12 (debootstrap --variant=minbase) installs the
 #      attnview package with apt-get, which brings its dependencies from the
 #      mirror, and runs there: attnview --version, --dump --text 你好,

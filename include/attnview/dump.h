@@ -11,6 +11,9 @@
 #include "attnview/model.h"
 
 typedef enum dump_format { DUMP_JSON, DUMP_TSV } dump_format;
+#define DUMP_NFORMATS 2
+
+const char *dump_format_name(dump_format f); /* "json", "tsv" */
 
 /* What the dump adds to the tokens, weights, scores and predictions when
  * asked (attnview(1), DUMP FORMATS); what needs the model the caller

@@ -13,6 +13,7 @@
 #include "attnview/vocab.h"
 
 typedef enum objective { OBJ_MASKED = 0, OBJ_CAUSAL = 1 } objective;
+#define OBJ_NKINDS 2
 
 const char *objective_name(objective o); /* "masked", "causal" */
 

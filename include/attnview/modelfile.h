@@ -119,6 +119,8 @@ model *model_builtin(av_error *err);
 /* The built-in models by name: "builtin" (masked, the default) and
  * "builtin-causal" (next character). */
 bool model_builtin_name(const char *name);
+#define MODEL_NBUILTINS 2
+extern const char *const model_builtins[MODEL_NBUILTINS]; /* their names, in that order */
 model *model_builtin_named(const char *name, av_error *err);
 
 #endif

@@ -40,14 +40,12 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		q->info = true;
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0)
-			q->out.format = DUMP_JSON;
-		else if (strcmp(arg, "tsv") == 0)
-			q->out.format = DUMP_TSV;
-		else
-			return usage_error(_("--format must be json or tsv, not '%s'"),
-					   AV_Q(arg));
-		break;
+		for (int f = 0; f < DUMP_NFORMATS; f++)
+			if (strcmp(arg, dump_format_name((dump_format)f)) == 0) {
+				q->out.format = (dump_format)f;
+				return -1;
+			}
+		return usage_error(_("--format must be json or tsv, not '%s'"), AV_Q(arg));
 	case OPT_TOP:
 		if (!cli_parse_int(arg, 0, 100, &q->topk))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),

@@ -59,14 +59,13 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 		q->out = optarg;
 		break;
 	case OPT_OBJECTIVE:
-		if (strcmp(optarg, "masked") == 0)
-			o->objective = OBJ_MASKED;
-		else if (strcmp(optarg, "causal") == 0)
-			o->objective = OBJ_CAUSAL;
-		else
-			return usage_error(_("--objective must be masked or causal, not '%s'"),
-					   AV_Q(optarg));
-		break;
+		for (int k = 0; k < OBJ_NKINDS; k++)
+			if (strcmp(optarg, objective_name((objective)k)) == 0) {
+				o->objective = (objective)k;
+				return -1;
+			}
+		return usage_error(_("--objective must be masked or causal, not '%s'"),
+				   AV_Q(optarg));
 	case OPT_DIM:
 		ok = parse_u32(optarg, &o->dim);
 		break;

@@ -6,6 +6,7 @@
 #include "attnview/modelfile.h"
 #include "attnview/parallel.h"
 #include "cli.h"
+#include "heatmap.h"
 #include "view.h"
 
 #include <errno.h>
@@ -57,8 +58,8 @@ static int view_option(cli_opt_id id, const char *arg, void *ctx)
 	view_options *vo = ctx;
 	switch (id) {
 	case OPT_CELLS:
-		for (int i = 0; i < 3; i++)
-			if (strcmp(arg, (const char *[]){"fit", "scroll", "compact"}[i]) == 0) {
+		for (int i = 0; i < CELLS_NMODES; i++)
+			if (strcmp(arg, heat_cells_name((heat_cells)i)) == 0) {
 				vo->cells = i;
 				return -1;
 			}

@@ -5,6 +5,7 @@
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
 #include "cli.h"
+#include "completions.h"
 #include "options.h"
 
 #include <stdbool.h>
@@ -31,10 +32,13 @@ int main(int argc, char **argv)
 	cli_mode mode = MODE_VIEW;
 	const char *mode_opt = NULL;
 	bool help = false, version = false, list = false;
+	const char *shell = NULL; /* --completions SHELL */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0)
 			break;
+		if (is_opt(a, "--completions"))
+			shell = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : "";
 		help |= strcmp(a, "-h") == 0 || is_opt(a, "--help");
 		version |= strcmp(a, "-V") == 0 || is_opt(a, "--version");
 		list |= is_opt(a, "--list-options");
@@ -72,6 +76,8 @@ int main(int argc, char **argv)
 		cli_list_options(stdout);
 		return EXIT_OK;
 	}
+	if (shell)
+		return cli_completions(stdout, shell);
 	switch (mode) {
 	case MODE_TRAIN:
 		return cli_train(argc, argv);

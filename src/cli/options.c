@@ -148,6 +148,9 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("show the version, OpenBLAS build and kernel")),
     O(OPT_LIST_OPTIONS, "list-options", 0, NULL, M_ALL & ~M_TRAIN,
       N_("list every option with the modes that take it, one a line (for scripts)")),
+    O(OPT_COMPLETIONS, "completions", 0, "SHELL", M_ALL & ~M_TRAIN,
+      N_("print the completion script for SHELL: bash, zsh or fish (meson install puts "
+	 "them where the shells look)")),
 };
 
 _Static_assert(sizeof cli_options / sizeof cli_options[0] == CLI_NOPTS, "a row for every option");
@@ -287,8 +290,7 @@ static void put_section(FILE *out, unsigned modes, unsigned *shown, int col)
 	size_t alen = 0;
 	for (size_t i = 0; i < CLI_NOPTS; i++) {
 		const cli_option *o = &cli_options[i];
-		if (!(o->modes & modes) || o->id == OPT_HELP || o->id == OPT_VERSION ||
-		    o->id == OPT_LIST_OPTIONS)
+		if (!(o->modes & modes) || o->id >= OPT_HELP) /* the general ones: at the end */
 			continue;
 		if (o->modes & *shown) {
 			alen += (size_t)snprintf(also + alen, sizeof also - alen, "%s--%s",
@@ -374,7 +376,7 @@ void cli_print_help(FILE *out)
 		"  attnview --train --help lists the training options with their defaults.\n"),
 	      out);
 	fputc('\n', out);
-	for (cli_opt_id id = OPT_HELP; id <= OPT_LIST_OPTIONS; id++) {
+	for (cli_opt_id id = OPT_HELP; id < OPT_END; id++) {
 		char nm[64];
 		names(nm, sizeof nm, (size_t)(id - OPT_FIRST), M_ALL);
 		put_option(out, nm, cli_option_of(id)->help, 20);

@@ -1,8 +1,8 @@
 /* Every option of the command line, declared once (options.c), tagged with
  * the modes that take it, as llama.cpp's common/arg.cpp does: the parsers
  * build getopt_long's tables from it, --help and --train --help are printed
- * from it, and --list-options prints it for tests/man.sh (and, later, shell
- * completions). Adding an option is adding a row here and its case in the
+ * from it, --list-options prints it for tests/man.sh, and --completions
+ * writes the shell completions from it (completions.c). Adding an option is adding a row here and its case in the
  * parser of each mode that takes it (or in cli_common_take, when several
  * modes share its value). */
 #ifndef ATTNVIEW_CLI_OPTIONS_H
@@ -101,6 +101,7 @@ typedef enum cli_opt_id {
 	OPT_HELP,
 	OPT_VERSION,
 	OPT_LIST_OPTIONS,
+	OPT_COMPLETIONS,
 	OPT_END
 } cli_opt_id;
 #define CLI_NOPTS (OPT_END - OPT_FIRST)

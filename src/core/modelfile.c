@@ -409,15 +409,20 @@ model *model_builtin(av_error *err)
 	return builtin_parse(av_builtin_model, av_builtin_model_len, "builtin", err);
 }
 
+const char *const model_builtins[MODEL_NBUILTINS] = {"builtin", "builtin-causal"};
+
 bool model_builtin_name(const char *name)
 {
-	return name && (strcmp(name, "builtin") == 0 || strcmp(name, "builtin-causal") == 0);
+	for (int i = 0; name && i < MODEL_NBUILTINS; i++)
+		if (strcmp(name, model_builtins[i]) == 0)
+			return true;
+	return false;
 }
 
 model *model_builtin_named(const char *name, av_error *err)
 {
-	if (name && strcmp(name, "builtin-causal") == 0)
+	if (name && strcmp(name, model_builtins[1]) == 0)
 		return builtin_parse(av_builtin_causal_model, av_builtin_causal_model_len,
-				     "builtin-causal", err);
+				     model_builtins[1], err);
 	return model_builtin(err);
 }

@@ -11,6 +11,15 @@
 #include <string.h>
 #include <time.h>
 
+static const char *const format_names[] = {"json", "tsv"};
+_Static_assert(sizeof format_names / sizeof format_names[0] == DUMP_NFORMATS,
+	       "a name for every dump format");
+
+const char *dump_format_name(dump_format f)
+{
+	return (unsigned)f < DUMP_NFORMATS ? format_names[f] : "?";
+}
+
 static bool in_range(int want, int i)
 {
 	return want < 0 || want == i;
