@@ -66,7 +66,7 @@ expect '' attnview --text ''
 expect '' attnview --train corpus.txt --lr ''
 # The options of the mode: training's after --train, the others' before.
 expect '--layers --lr' attnview --train corpus.txt --l
-expect '--layer --list-options' attnview --l
+expect '--layer --lens --list-options' attnview --l
 expect '' attnview --dump --patie
 expect '--patience' attnview --train corpus.txt --patie
 expect '--train' attnview --tra
@@ -104,7 +104,7 @@ if command -v fish >/dev/null; then
 			cut -f1 | sort | paste -sd' '
 	}
 	for c in '--sc|--scale' '--scale |fixed head log row' '--train corpus.txt --l|--layers --lr' \
-		'--l|--layer --list-options'; do
+		'--l|--layer --lens --list-options'; do
 		checks=$((checks + 1))
 		got=$(fishes "attnview ${c%%|*}")
 		[ "$got" = "${c#*|}" ] || fail "fish: attnview ${c%%|*}<Tab> offers [$got], want [${c#*|}]"
