@@ -135,7 +135,7 @@ static role_scores tile_roles(view *v, int l, int h)
 		if (!o->roles)
 			o->roles = calloc(nh, sizeof *o->roles);
 		if (!o->roles)
-			return (role_scores){{0}, ROLE_BROAD, 0};
+			return (role_scores){.role = ROLE_BROAD};
 		for (int ll = 0; ll < nlayers(v); ll++)
 			for (int hh = 0; hh < nheads(v); hh++) {
 				attn_matrix a = attn_result_head(&v->r, ll, hh);
@@ -156,8 +156,10 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d%s", l, h, off ? _(" OFF") : "");
-	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f",
-		_(role_name(rs.role)), rs.score);
+	char label[128];
+	role_label(&rs, true, label, sizeof label);
+	put_fmt(by, x, bx + g->bw - x, sel ? accent(v, A_BOLD) : st(A_DIM, 0), " %s %.2f", label,
+		rs.score);
 	scale sc;
 	scale_init(&sc, v->scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
@@ -174,8 +176,17 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
-	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"), L, H,
-		scale_name(v->scale));
+	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
+			L, H, scale_name(v->scale));
+	int sel = ov_of(v)->sel;
+	if (v->have && g->fits && sel < L * H) {
+		/* What the selected head does, in words. */
+		role_scores rs = tile_roles(v, sel / H, sel % H);
+		char says[512];
+		role_sentence(&rs, v->r.causal, true, says, sizeof says);
+		put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), _("  L%d H%d: %s"), sel / H, sel % H,
+			says);
+	}
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
 			_("The overview of %d layers x %d heads needs a larger terminal."), L, H);
