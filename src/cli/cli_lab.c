@@ -8,6 +8,7 @@
 #include "attnview/blas.h"
 #include "attnview/train.h"
 #include "cli.h"
+#include "options.h"
 #include "train_progress.h"
 
 #include <math.h>
@@ -19,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#define lab_usage(...) cli_usage_error("attnview --train --task list", __VA_ARGS__)
+#define lab_usage(...) cli_usage_error("attnview --train --task --help", __VA_ARGS__)
 
 static const char *const lab_help =
     N_("Usage: attnview --train --task NAME [-o OUT] [--seed S] [--steps N] [--dim D]\n"
@@ -32,18 +33,6 @@ static const char *const lab_help =
        "model gained over chance carry the mechanism), and what each head does. The\n"
        "model goes to OUT (default NAME.attn). Everything follows from --seed (1).\n"
        "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
-
-enum { LAB_TRAIN = 256, LAB_TASK, LAB_SEED, LAB_STEPS, LAB_DIM, LAB_HEADS, LAB_LAYERS, LAB_LR,
-       LAB_THREADS };
-
-static const struct option lab_opts[] = {
-    {"train", no_argument, NULL, LAB_TRAIN},	 {"task", required_argument, NULL, LAB_TASK},
-    {"output", required_argument, NULL, 'o'},	 {"seed", required_argument, NULL, LAB_SEED},
-    {"steps", required_argument, NULL, LAB_STEPS}, {"dim", required_argument, NULL, LAB_DIM},
-    {"heads", required_argument, NULL, LAB_HEADS}, {"layers", required_argument, NULL, LAB_LAYERS},
-    {"lr", required_argument, NULL, LAB_LR},	 {"threads", required_argument, NULL, LAB_THREADS},
-    {"help", no_argument, NULL, 'h'},		 {NULL, 0, NULL, 0},
-};
 
 typedef struct lab_request {
 	const char *task, *out;
@@ -78,47 +67,52 @@ static int take(int c, const char *name, lab_request *q)
 	uint32_t u = 0;
 	char *end;
 	switch (c) {
-	case LAB_TRAIN:
+	case OPT_TRAIN:
 		break;
-	case LAB_TASK:
+	case OPT_TASK:
 		q->task = optarg;
 		break;
 	case 'o':
+	case OPT_OUTPUT:
 		q->out = optarg;
 		break;
-	case LAB_SEED:
+	case OPT_SEED:
 		errno = 0;
 		q->o.seed = strtoull(optarg, &end, 10);
 		ok = !errno && *optarg && *optarg != '-' && !*end;
 		break;
-	case LAB_STEPS:
+	case OPT_STEPS:
 		ok = parse_uint(optarg, 1, 1000000, &q->o.steps);
 		break;
-	case LAB_DIM:
+	case OPT_DIM:
 		ok = parse_uint(optarg, 1, 512, &q->o.dim);
 		break;
-	case LAB_HEADS:
+	case OPT_HEADS:
 		ok = parse_uint(optarg, 1, 16, &q->o.heads);
 		break;
-	case LAB_LAYERS:
+	case OPT_LAYERS:
 		ok = parse_uint(optarg, 1, 4, &q->o.layers);
 		break;
-	case LAB_LR:
+	case OPT_LR:
 		errno = 0;
 		q->o.lr = strtof(optarg, &end);
 		ok = !errno && *optarg && !*end && q->o.lr > 0 && q->o.lr < 1;
 		break;
-	case LAB_THREADS:
+	case OPT_THREADS:
 		ok = parse_uint(optarg, 1, 256, &u);
 		q->threads = (int)u;
 		break;
 	case 'h':
-		fputs(_(lab_help), stdout);
+	case OPT_HELP:
+		cli_printf("%s", _(lab_help));
 		return EXIT_OK;
 	case ':':
 		return lab_usage(_("%s needs a value"), name);
-	default:
+	case '?':
 		return lab_usage(_("unknown option %s for --train --task"), name);
+	default:
+		return lab_usage(_("%s is an option of --train on a corpus, not of --train --task"),
+				 name);
 	}
 	if (!ok)
 		return lab_usage(_("%s: '%s' is not a valid value (see attnview --train --task "
@@ -131,13 +125,27 @@ static int parse_lab(int argc, char **argv, lab_request *q)
 {
 	memset(q, 0, sizeof *q);
 	q->o.seed = 1;
+	/* --help anywhere, even where getopt would take it as --task's value. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			cli_printf("%s", _(lab_help));
+			return EXIT_OK;
+		}
 	optind = 1;
 	opterr = 0;
+	/* --train's options from the one table (options.h), --train itself
+	 * taking no corpus here. */
+	struct option opts[CLI_NOPTS + 1];
+	char shorts[16];
+	cli_getopt_table(MODE_TRAIN, opts, shorts);
+	for (struct option *o = opts; o->name; o++)
+		if (o->val == OPT_TRAIN)
+			o->has_arg = no_argument;
 	int c, st, li = -1;
-	while ((c = getopt_long(argc, argv, ":o:h", lab_opts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
 		char name[64];
 		if (li >= 0)
-			snprintf(name, sizeof name, "--%s", lab_opts[li].name);
+			snprintf(name, sizeof name, "--%s", opts[li].name);
 		else
 			snprintf(name, sizeof name, "%.60s", argv[optind - 1]);
 		li = -1;
@@ -206,7 +214,7 @@ static bool write_model(const model *m, const char *path, av_error *err)
 	byte_buf b = {0};
 	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
 		return false;
-	bool ok = write_file_atomic(path, b.v, b.n, true, err);
+	bool ok = write_file_atomic(path, &b, true, err);
 	bb_free(&b);
 	return ok;
 }

@@ -45,7 +45,7 @@ void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *
 	cp_buf b = {(uint32_t *)cps, n, n};
 	attn_result r;
 	av_error err;
-	if (n == 0 || !cli_attend(m, &b, 0, &r, NULL, &err))
+	if (n == 0 || !cli_attend(m, &b, 0, false, &r, NULL, &err))
 		return;
 	int L = r.layers, H = r.heads, broad = 0;
 	role_scores *rs = malloc((size_t)(L * H) * sizeof *rs);

@@ -134,6 +134,10 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "500)")),
     O(OPT_RESUME, "resume", 0, "CHECKPOINT", M_TRAIN,
       N_("continue a stopped run with the checkpoint's options")),
+    O(OPT_TASK, "task", 0, "NAME", M_TRAIN,
+      N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
+	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
+	 "takes -o, --seed, --steps, --dim, --heads, --layers, --lr, --threads")),
     O(OPT_HELP, "help", 'h', NULL, M_ALL, N_("show this help")),
     O(OPT_VERSION, "version", 'V', NULL, M_ALL & ~M_TRAIN,
       N_("show the version, OpenBLAS build and kernel")),

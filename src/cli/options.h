@@ -94,6 +94,7 @@ typedef enum cli_opt_id {
 	OPT_PATIENCE,
 	OPT_CKPT_EVERY,
 	OPT_RESUME,
+	OPT_TASK, /* the lab: --train --task NAME */
 	/* every mode */
 	OPT_HELP,
 	OPT_VERSION,
