@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The figures of README's "What patterns to look for" (assets/figures/lab-*.png
-# and pattern-*.png): the lab's causal tasks trained with seed 1 (the masked
-# ones need hidden positions, which a typed text cannot hold), and heads of
-# the built-in models, with the real program's --export (a build with cairo
+# and pattern-*.png): the lab's induction task trained with seed 1, and heads
+# of the built-in models, with the real program's --export (a build with cairo
 # and pango, and fonts-noto-cjk):
 #
 #   assets/lab_figures.sh [build/src/attnview]
@@ -21,12 +20,8 @@ figure() { # NAME ARGS...: attnview --export out/NAME.png ARGS...
 	echo "$out/$name.png: $(($(stat -c %s "$out/$name.png") / 1024)) KB"
 }
 
-for task in previous two-back induction; do
-	"$bin" --train --task "$task" --seed 1 --threads 2 -o "$work/$task.attn" >"$work/$task.log"
-	grep -E 'task accuracy:|layer [0-9]+:' "$work/$task.log"
-done
-figure lab-previous --model "$work/previous.attn" --text 'kbkqeqzfzwawmjm' --values
-figure lab-two-back --model "$work/two-back.attn" --text 'kbtkqexqzfozwaiw' --values
+"$bin" --train --task induction --seed 1 --threads 2 -o "$work/induction.attn" >"$work/induction.log"
+grep -E 'task accuracy:|layer [0-9]+:' "$work/induction.log"
 figure lab-induction --model "$work/induction.attn" --overview --text 'xqbmkwtrjqbmkwtrjqbmkwt'
 
 poem="床前明月光，疑是地上霜。举头望明月，低头思故乡。"
