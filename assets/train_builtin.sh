@@ -43,6 +43,12 @@ esac
 dim=${DIM:-128}
 heads=${HEADS:-8}
 layers=${LAYERS:-4}
+context=${CONTEXT:-128}
+# The Tang and Song poems' training records POEMS times over (1: once, as
+# the rest), and the traditional-character copy of the Chinese (TRAD=0: none).
+poems=${POEMS:-1}
+trad=${TRAD:-1}
+lr=${LR:-5e-3}
 
 if [ ! -x "$bin" ]; then
 	echo "train_builtin.sh: no attnview at $bin; build it first (meson setup build &&" \
@@ -74,25 +80,62 @@ trap 'rm -rf "$work"' EXIT INT TERM
 corpus="$work/fortunes-zh+zh-hant+fortunes.txt"
 val="$work/fortunes-validation.txt"
 
-# Records in, record-separator lines out; every 20th record to validation.
-split_records() { # TRAIN VAL FILES...
-	train_out=$1 val_out=$2
-	shift 2
-	cat "$@" | awk -v train="$train_out" -v val="$val_out" '
-		/^%$/ { n++; next }
-		{ print > ((n % 20 == 19) ? val : train) }'
+# DOUBLE=N: every Nth training record of at most 100 bytes is written twice
+# in a row, so that a window often holds a text and its copy (what an
+# induction head predicts: the lab's induction task in real words). 0: none.
+double=${DOUBLE:-0}
+# Records in, record-separator lines out; every 20th record to validation;
+# the poems' training records (of tang300 and song100) also to POEMS.
+split_records() { # TRAIN VAL POEMS FILES...
+	train_out=$1 val_out=$2 poems_out=$3
+	shift 3
+	awk -v train="$train_out" -v val="$val_out" -v poems="$poems_out" -v every="$double" '
+		function flush() {
+			if (rec == "") return
+			side = (n % 20 == 19) ? val : train
+			printf "%s", rec > side
+			if (side == train && every > 0 && length(rec) <= 100 && k++ % every == 0)
+				printf "%s", rec > side
+			if (side == train && poem) printf "%s", rec > poems
+			rec = ""
+		}
+		FNR == 1 { flush(); poem = FILENAME ~ /(tang300|song100)$/ }
+		/^%$/ { flush(); n++; next }
+		{ rec = rec $0 "\n" }
+		END { flush() }' "$@"
 }
+# The Chinese, the poems' training records also to poems.txt.
 # shellcheck disable=SC2086
-split_records "$work/zh.txt" "$work/zh-val.txt" $zh
+split_records "$work/zh.txt" "$work/zh-val.txt" "$work/poems.txt" $zh
 # shellcheck disable=SC2086
-split_records "$work/en.txt" "$work/en-val.txt" $en
+split_records "$work/en.txt" "$work/en-val.txt" /dev/null $en
 # The Chinese again in traditional characters (OpenCC, simplified to
 # traditional), split the same way: a record and its conversion are on the
 # same side, so validation never sees a text trained on.
-opencc -c s2t.json -i "$work/zh.txt" -o "$work/zh-hant.txt"
-opencc -c s2t.json -i "$work/zh-val.txt" -o "$work/zh-hant-val.txt"
-cat "$work/zh.txt" "$work/zh-hant.txt" "$work/en.txt" >"$corpus"
+: >"$work/zh-hant.txt"
+: >"$work/zh-hant-val.txt"
+if [ "$trad" = 1 ]; then
+	opencc -c s2t.json -i "$work/zh.txt" -o "$work/zh-hant.txt"
+	opencc -c s2t.json -i "$work/zh-val.txt" -o "$work/zh-hant-val.txt"
+fi
+: >"$work/poems-more.txt"
+i=1
+while [ "$i" -lt "$poems" ]; do
+	cat "$work/poems.txt" >>"$work/poems-more.txt"
+	i=$((i + 1))
+done
+cat "$work/zh.txt" "$work/poems-more.txt" "$work/zh-hant.txt" "$work/en.txt" >"$corpus"
 cat "$work/zh-val.txt" "$work/zh-hant-val.txt" "$work/en-val.txt" >"$val"
+
+# KEEP=DIR: the corpus and the validation text of each language kept there
+# (for assets/measure_heads.py --per-language); with TRAIN=0 nothing is trained.
+if [ -n "${KEEP:-}" ]; then
+	mkdir -p "$KEEP"
+	cp "$corpus" "$KEEP/corpus.txt"
+	cat "$work/zh-val.txt" "$work/zh-hant-val.txt" >"$KEEP/val-zh.txt"
+	cp "$work/en-val.txt" "$KEEP/val-en.txt"
+	[ "${TRAIN:-1}" = 0 ] && exit 0
+fi
 
 newest=0
 # shellcheck disable=SC2086
@@ -103,7 +146,7 @@ done
 
 echo "training $out from $(wc -c < "$corpus") bytes (validation $(wc -c < "$val") bytes)"
 SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
-	--objective "$objective" --dim "$dim" --heads "$heads" --layers "$layers" --context 128 --batch 32 \
-	--steps "$steps" --lr 5e-3 --warmup 200 --seed 1 --min-count 3 \
+	--objective "$objective" --dim "$dim" --heads "$heads" --layers "$layers" --context "$context" --batch 32 \
+	--steps "$steps" --lr "$lr" --warmup 200 --seed 1 --min-count 3 \
 	--eval-every 250 --checkpoint-every 500 --threads "$threads"
 ls -l "$out"

@@ -223,6 +223,91 @@ static void roles(void)
 	CHECK(strcmp(role_name(ROLE_LOCAL), "local") == 0);
 }
 
+/* A matrix with every row on one key: key_of(i) for row i. */
+static void one_key_rows(float *w, int n, int (*key_of)(int, int), int arg)
+{
+	for (int i = 0; i < n * n; i++)
+		w[i] = 0;
+	for (int i = 0; i < n; i++)
+		w[i * n + key_of(i, arg)] = 1;
+}
+
+static int two_right(int i, int n)
+{
+	return i + 2 < n ? i + 2 : i;
+}
+
+static int mirror_of(int i, int n)
+{
+	return n - 1 - i;
+}
+
+static int key_three(int i, int n)
+{
+	(void)i, (void)n;
+	return 3;
+}
+
+/* In "abc,def." each row on the same place of the other line. */
+static int parallel_of(int i, int n)
+{
+	(void)n;
+	return i < 4 ? i + 4 : i - 4;
+}
+
+static void new_roles(void)
+{
+	token t[8];
+	role_scores rs;
+	float w[64];
+	char text[256];
+	attn_matrix a = {w, 8, false};
+	toks(t, "stuvwxyz");
+
+	one_key_rows(w, 8, two_right, 8);
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_OFFSET && rs.offset == 2 && near(rs.score, 1),
+	       "two to the right: %s, k %d, %g", role_name(rs.role), rs.offset, rs.score);
+	role_label(&rs, false, text, sizeof text);
+	CHECKF(strcmp(text, "2 right") == 0, "label %s", text);
+	role_sentence(&rs, false, false, text, sizeof text);
+	CHECKF(strcmp(text, "each character looks 2 places to its right") == 0, "%s", text);
+
+	one_key_rows(w, 8, mirror_of, 8);
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_MIRROR && rs.mirror == 7 && near(rs.score, 1),
+	       "mirror: %s, c %d, %g", role_name(rs.role), rs.mirror, rs.score);
+
+	one_key_rows(w, 8, key_three, 8);
+	head_roles(&rs, &a, t);
+	role_label(&rs, false, text, sizeof text);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.nkeys == 1 && rs.keys[0] == 'v' &&
+		   strcmp(text, "keyword v") == 0,
+	       "every row on v: %s (%s)", role_name(rs.role), text);
+
+	toks(t, "abc,def.");
+	one_key_rows(w, 8, parallel_of, 8);
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_PARALLEL && near(rs.s[ROLE_PARALLEL], 1),
+	       "the same place of the other line: %s %g", role_name(rs.role),
+	       rs.s[ROLE_PARALLEL]);
+
+	/* "ab中文cd国家": each row even over the keys of its own script. */
+	const uint32_t cps[8] = {'a', 'b', 0x4E2D, 0x6587, 'c', 'd', 0x56FD, 0x5BB6};
+	for (int i = 0; i < 8; i++)
+		t[i] = (token){.cp = cps[i], .id = 3 + i, .width = 1};
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++)
+			w[i * 8 + j] = (cps[i] < 128) == (cps[j] < 128) ? 0.25f : 0;
+	head_roles(&rs, &a, t);
+	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && rs.role == ROLE_SCRIPT, "same script: %s %g",
+	       role_name(rs.role), rs.s[ROLE_SCRIPT]);
+	/* One script only: no score. */
+	toks(t, "abcdefgh");
+	head_roles(&rs, &a, t);
+	CHECK(near(rs.s[ROLE_SCRIPT], 0));
+}
+
 static void aggregates_and_rollout(void)
 {
 	/* 2 layers x 2 heads of 2 x 2. */
@@ -316,6 +401,7 @@ int main(void)
 	pooling();
 	patterns();
 	roles();
+	new_roles();
 	aggregates_and_rollout();
 	words();
 	differences();

@@ -69,6 +69,30 @@ for want in '^p1.txt|/p1.txt: 100 bytes' 'corpus: 3 files, 301 characters in all
 	grep -qE -- "$want" "$tmp/small.out" || fail "small corpus: no '$want' in the summary"
 done
 expect 0 '^context: 32$' -- "$bin" --info --model "$tmp/small.attn"
+# What the heads do, a line per layer, as --dump labels them on the same text.
+checks=$((checks + 1))
+grep -qE '^what the heads do on the first 32 characters of the validation text' "$tmp/small.out" &&
+	[ "$(grep -cE '^  layer [01]: ' "$tmp/small.out")" = 2 ] ||
+	fail "small corpus: no line per layer of what the heads do: $(tail -4 "$tmp/small.out")"
+sample=$(tail -c 32 <(cat "$tmp/p1.txt" "$tmp/p2.txt" "$tmp/p3.txt"))
+labels=$("$bin" --dump --text "$sample" --model "$tmp/small.attn" --layer 0 --top 0 |
+	sed -n 's/.*"label": "\([^"]*\)".*/\1/p' | sort | uniq | tr '\n' ' ')
+line0=$(grep -E '^  layer 0: ' "$tmp/small.out")
+for label in $labels; do
+	checks=$((checks + 1))
+	grep -qF -- "$label" <<<"$line0" || fail "layer 0's line ($line0) lacks --dump's label $label"
+done
+# A model whose heads are all broad gets advice.
+expect 0 '^advice: every head is broad' -- "$bin" --train "$tmp/p1.txt" "$tmp/p2.txt" \
+	"$tmp/p3.txt" --dim 16 --heads 2 --layers 1 --context 16 --batch 4 --warmup 0 --steps 1 \
+	--threads 1 -o "$tmp/broad.attn"
+# The lab: a task trains, names its carrying head, and writes a model.
+expect 0 'layer 0 head 0 off: [0-9.]+%  carries the mechanism' -- "$bin" --train --task previous \
+	--threads 1 -o "$tmp/previous.attn"
+expect 0 '^  layer 0: previous \(head 0\)' -- "$bin" --train --task previous --threads 1 \
+	-o "$tmp/previous.attn"
+expect 2 "no task 'nope': the tasks are previous, two-back" -- "$bin" --train --task nope
+expect 2 'is not needed' -- "$bin" --train "$tmp/p1.txt" --task previous
 # The heads differ: the mean total-variation distance between the heads of a
 # layer (0 for identical heads, 1 for disjoint ones), from the dump.
 "$bin" --dump --format tsv --text 'The cat sat by the door and the dog slept.' \

@@ -75,9 +75,12 @@ typedef enum pool_kind {
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
 	       pool_kind kind);
 
-/* ---- head roles ---------------------------------------------------------
+/* ---- head roles (roles.c) -----------------------------------------------
  * Scores in [0, 1] of one head on one text (TransformerLens's detector
- * scores, generalised to bidirectional models), A the head's n x n weights:
+ * scores, generalised to bidirectional models, and more), A the head's n x n
+ * weights, masked cells counted as 0; attnview(1), HEAD ROLES, has the
+ * formulas as a reader meets them and the measured precision and recall of
+ * every bar below:
  *   previous   sum_{i>=1} A[i][i-1] / n
  *   next       sum_{i<n-1} A[i][i+1] / n
  *   self       sum_i A[i][i] / n
@@ -86,6 +89,22 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *   duplicate  sum_i sum_{j != i, tok_j = tok_i} A[i][j] / n
  *   induction  sum_i sum_{j >= 1, j - 1 != i, tok_{j-1} = tok_i} A[i][j] / n
  *   local      sum_i sum_{|i - j| <= 2} A[i][j] / n
+ *   offset     max over k, 2 <= |k| <= 8, of the share of the rows i with
+ *              key i + k in the text and visible whose largest weight is at
+ *              i + k and larger than every other (0 where fewer than 3 such
+ *              rows)
+ *   keyword    sum_i sum_{j: tok_j in K} A[i][j] / n, K the one or two
+ *              characters with the most weight summed over all rows
+ *   script     (S - U) / (1 - U), clipped to [0, 1], over the rows whose
+ *              character has a script (Han, Latin, kana, Hangul, Cyrillic,
+ *              Greek): S the mean weight on keys of the query's script, U a
+ *              uniform head's (0 where 1 - U < 0.05: one script only)
+ *   parallel   the mean over rows that have one of the weight on the keys
+ *              at the same place (the same distance from the start of its
+ *              line) in the line before or after; a line ends after a line
+ *              break or a punctuation mark (0 where fewer than n/4 rows have
+ *              such a key)
+ *   mirror     max over c of sum_{i: 0 <= c - i < n} A[i][c - i] / n
  *   entropy    mean over rows of -sum_j A[i][j] ln A[i][j], divided by ln n */
 typedef enum role_kind {
 	ROLE_PREVIOUS,
@@ -96,6 +115,11 @@ typedef enum role_kind {
 	ROLE_DUPLICATE,
 	ROLE_INDUCTION,
 	ROLE_LOCAL, /* "local window" */
+	ROLE_OFFSET,
+	ROLE_KEYWORD,
+	ROLE_SCRIPT,
+	ROLE_PARALLEL,
+	ROLE_MIRROR,
 	ROLE_BROAD,
 	ROLE_NKINDS
 } role_kind;
@@ -104,22 +128,45 @@ typedef struct role_scores {
 	double s[ROLE_NKINDS]; /* ROLE_BROAD holds the entropy */
 	role_kind role;	       /* the label */
 	double score;	       /* the score that earned it */
+	/* What the label and the sentence name: */
+	int offset;	    /* the k of the offset score (0: none) */
+	uint32_t keys[2];   /* the keyword's characters, most weight first */
+	int nkeys;	    /* 1 or 2 (a second only with a quarter of the weight) */
+	int mirror;	    /* the c of the mirror score */
+	double ahead;	    /* share of the delimiter weight on the first delimiter
+			       at or after the query (a segment's end) */
+	double uniform[ROLE_NKINDS]; /* what a head spreading each row evenly over
+					its visible keys scores (where a bar compares) */
 } role_scores;
 
 /* Names as the dump and the screen print them: "previous", "next", "self",
- * "first", "delimiter", "duplicate", "induction", "local", "broad". */
+ * "first", "delimiter", "duplicate", "induction", "local", "offset",
+ * "keyword", "same script", "line-parallel", "mirror", "broad". */
 const char *role_name(role_kind r);
+/* The names of the scores in the dump's "scores" ("entropy" for broad,
+ * "script" and "parallel" for the two names with a space or a dash). */
+const char *role_score_key(role_kind r);
 
 /* The scores of a head, tokens tok[0..n) (ids compare tokens: two unknown
  * characters count as the same only if their codepoints are equal), and its
- * label: among the roles whose score is high enough (previous, next, self
- * and first at least 0.4 and twice what a uniform head would give;
- * delimiter at least 0.5 and twice the uniform head's; duplicate and induction at least 0.3 and three times the
- * uniform head's) the one with the highest score; else "local" if at least
- * 0.6 and 1.4 times the uniform head's; else "broad" with the entropy as its
- * score. A uniform head's score is the mean over rows of the share of
- * visible keys that count for the role. */
+ * label (n at most AV_MAX_CONTEXT; scoring allocates nothing): among the
+ * roles whose score clears its bar (attnview(1), HEAD
+ * ROLES) the one with the highest score, the first in role_kind's order on a
+ * tie; else "same script", else "local", if that clears its bar; else
+ * "broad" with the entropy as its score. */
 void head_roles(role_scores *out, const attn_matrix *a, const token *tok);
+
+/* The bar of role r: its score must be at least *min and at least *ratio
+ * times the uniform head's (ratio 0: no such comparison). */
+void role_bar(role_kind r, double *min, double *ratio);
+
+/* The label in a few words: the role's name, or for an offset "2 left" /
+ * "3 right", for a keyword "keyword 是 头". translate: in the messages'
+ * language (the screen) or in English (the dump, the figures). */
+void role_label(const role_scores *rs, bool translate, char *out, size_t size);
+/* What the head does, in one sentence ("each character looks at the one
+ * before it"). */
+void role_sentence(const role_scores *rs, bool causal, bool translate, char *out, size_t size);
 
 /* ---- aggregates and rollout ---------------------------------------------- */
 /* out (n, n): an aggregate of result r, kind SEL_MEAN (over a layer's

@@ -40,6 +40,14 @@ bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
 bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_result *r,
 		int *dropped, av_error *err);
 
+/* After training: a line per layer with the roles of its heads on the
+ * codepoints cps[0..n) (at most the context), `sample` saying what they
+ * are, and advice when every head is broad. */
+void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *sample);
+
+/* --train --task: the lab (lab.h). */
+int cli_lab(int argc, char **argv);
+
 /* How the model writes text (the view's Ctrl-G, --dump --generate): the
  * sampler's settings from --temperature T, --top-k K, --seed S. */
 typedef struct cli_gen {

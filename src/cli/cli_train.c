@@ -357,6 +357,32 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 	return EXIT_OK;
 }
 
+/* What the heads do on the first window of the validation text (of the
+ * training text without one). */
+static void report_roles(const trainer *t)
+{
+	const corpus *c = t->data;
+	const model *m = t->model;
+	bool val = c->nval > 0;
+	uint64_t start = val ? c->ntrain : 0, avail = val ? c->nval : c->ntrain;
+	size_t n = avail < m->cfg.context ? (size_t)avail : m->cfg.context;
+	uint32_t *cps = malloc((n ? n : 1) * sizeof *cps);
+	if (!cps)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int32_t id = corpus_id(c, start + i);
+		cps[i] = id >= TOK_NSPECIAL && (uint32_t)id < m->vocab.size ? m->vocab.cps[id]
+									 : AV_SPECIAL_CP + TOK_UNK;
+	}
+	char what[128];
+	snprintf(what, sizeof what,
+		 val ? _("the first %zu characters of the validation text")
+		     : _("the first %zu characters of the training text"),
+		 n);
+	cli_print_roles(m, cps, n, what);
+	free(cps);
+}
+
 /* Everything after the options: output paths, corpus, trainer, the run
  * with its signal handlers and progress display, the report. */
 static int run_training(train_request *q, train_checkpoint *ck)
@@ -402,14 +428,27 @@ static int run_training(train_request *q, train_checkpoint *ck)
 	else
 		status =
 		    st == TRAIN_STOPPED ? report_stopped(q, t) : report_done(q, t, &cor, ui.t0);
+	if (st == TRAIN_DONE)
+		report_roles(t);
 out:
 	trainer_destroy(t);
 	corpus_finish(&cor);
 	return status;
 }
 
+/* --task anywhere before "--": the lab, which has options of its own. */
+static bool wants_lab(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0)
+			return true;
+	return false;
+}
+
 int cli_train(int argc, char **argv)
 {
+	if (wants_lab(argc, argv))
+		return cli_lab(argc, argv);
 	train_request q;
 	train_checkpoint ck = {0};
 	av_error err;

@@ -143,6 +143,10 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN,
       N_("train on a file that is mostly not UTF-8 text (a binary file, GB18030, "
 	 "UTF-16) instead of refusing it: on what is left after cleaning")),
+    O(OPT_TASK, "task", 0, "NAME", M_TRAIN,
+      N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
+	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
+	 "takes -o, --seed, --steps, --dim, --heads, --layers, --lr, --threads")),
     O(OPT_HELP, "help", 'h', NULL, M_ALL, N_("show this help")),
     O(OPT_VERSION, "version", 'V', NULL, M_ALL & ~M_TRAIN,
       N_("show the version, OpenBLAS build and kernel")),

@@ -97,6 +97,7 @@ typedef enum cli_opt_id {
 	OPT_CKPT_EVERY,
 	OPT_RESUME,
 	OPT_ANY_ENCODING,
+	OPT_TASK, /* the lab: --train --task NAME */
 	/* every mode */
 	OPT_HELP,
 	OPT_VERSION,

@@ -22,6 +22,37 @@ static bool layer_shown(const dump_options *o, int l)
 	return o->layer < 0 || o->layer == l;
 }
 
+/* One head's entry: its scores, what the label names, the label and the
+ * sentence (in English: the dump is the same in every language). */
+static void write_head(FILE *out, const attn_result *r, int l, int h)
+{
+	attn_matrix a = attn_result_head(r, l, h);
+	role_scores rs;
+	head_roles(&rs, &a, r->tokens);
+	fprintf(out, "\n    {\"layer\": %d, \"head\": %d, \"scores\": {", l, h);
+	for (int k = 0; k < ROLE_NKINDS; k++) {
+		fprintf(out, "%s\"%s\": ", k ? ", " : "", role_score_key((role_kind)k));
+		json_double(out, rs.s[k]);
+	}
+	fprintf(out, "},\n     \"offset\": %d, \"keywords\": [", rs.offset);
+	for (int k = 0; k < rs.nkeys; k++) {
+		fputs(k ? ", " : "", out);
+		json_cp(out, rs.keys[k]);
+	}
+	fprintf(out, "], \"mirror\": %d, \"delimiter_ahead\": ", rs.mirror);
+	json_double(out, rs.ahead);
+	fprintf(out, ",\n     \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
+	json_double(out, rs.score);
+	char text[256];
+	role_label(&rs, false, text, sizeof text);
+	fputs(", \"label\": ", out);
+	json_string(out, text, strlen(text));
+	role_sentence(&rs, r->causal, false, text, sizeof text);
+	fputs(", \"sentence\": ", out);
+	json_string(out, text, strlen(text));
+	fputc('}', out);
+}
+
 static void write_heads(FILE *out, const attn_result *r, const dump_options *o)
 {
 	fputs(",\n  \"heads\": [", out);
@@ -30,19 +61,8 @@ static void write_heads(FILE *out, const attn_result *r, const dump_options *o)
 		for (int h = 0; h < r->heads; h++) {
 			if (!shown(o, l, h))
 				continue;
-			attn_matrix a = attn_result_head(r, l, h);
-			role_scores rs;
-			head_roles(&rs, &a, r->tokens);
-			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d, \"scores\": {", first ? "" : ",",
-				l, h);
-			for (int k = 0; k < ROLE_NKINDS; k++) {
-				fprintf(out, "%s\"%s\": ", k ? ", " : "",
-					k == ROLE_BROAD ? "entropy" : role_name((role_kind)k));
-				json_double(out, rs.s[k]);
-			}
-			fprintf(out, "}, \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
-			json_double(out, rs.score);
-			fputc('}', out);
+			fputs(first ? "" : ",", out);
+			write_head(out, r, l, h);
 			first = false;
 		}
 	fputs("\n  ]", out);

@@ -220,8 +220,10 @@ static void draw_head_line(view *v)
 		x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
 		if (v->have) {
 			const role_scores *rs = view_head_roles(v);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s %.2f",
-				    _(role_name(rs->role)), rs->score);
+			char label[128];
+			role_label(rs, true, label, sizeof label);
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s %.2f", label,
+				    rs->score);
 		}
 	} else {
 		char sel[48];

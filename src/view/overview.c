@@ -138,7 +138,7 @@ static role_scores tile_roles(view *v, int l, int h)
 		if (!o->roles)
 			o->roles = calloc(nh, sizeof *o->roles);
 		if (!o->roles)
-			return (role_scores){{0}, ROLE_BROAD, 0};
+			return (role_scores){.role = ROLE_BROAD};
 		for (int ll = 0; ll < nlayers(v); ll++)
 			for (int hh = 0; hh < nheads(v); hh++) {
 				attn_matrix a = attn_result_head(&v->r, ll, hh);
@@ -155,8 +155,9 @@ static int role_code(role_kind r, char *out, size_t size)
 {
 	/* TRANSLATORS: a short code for each head role in the overview's narrow
 	 * tile titles, separated by spaces, all different, in the order previous,
-	 * next, self, first, delimiter, duplicate, induction, local, broad. */
-	const char *codes = _("p n s f d u i l b");
+	 * next, self, first, delimiter, duplicate, induction, local, offset,
+	 * keyword, same script, line-parallel, mirror, broad. */
+	const char *codes = _("p n s f d u i l o k c a m b");
 	int i = 0;
 	for (const char *c = codes; *c; i++) {
 		size_t len = strcspn(c, " ");
@@ -175,8 +176,8 @@ static int role_code(role_kind r, char *out, size_t size)
  * reads as another number), or its code (the legend says it), or nothing. */
 static void draw_tile_role(view *v, int y, int x, int end, role_scores rs, style s)
 {
-	char code[32];
-	const char *name = _(role_name(rs.role));
+	char code[32], name[128];
+	role_label(&rs, true, name, sizeof name);
 	int w = end - x, nw = str_width(name);
 	if (1 + nw + 5 <= w) {
 		put_fmt(y, x, w, s, " %s %.2f", name, rs.score);
@@ -233,8 +234,17 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
-	put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"), L, H,
-		scale_name(v->scale));
+	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
+			L, H, scale_name(v->scale));
+	int sel = ov_of(v)->sel;
+	if (v->have && g->fits && sel < L * H) {
+		/* What the selected head does, in words. */
+		role_scores rs = tile_roles(v, sel / H, sel % H);
+		char says[512];
+		role_sentence(&rs, v->r.causal, true, says, sizeof says);
+		put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), _("  L%d H%d: %s"), sel / H, sel % H,
+			says);
+	}
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
 			_("The overview of %d layers x %d heads needs a larger terminal."), L, H);

@@ -31,6 +31,34 @@ static void line(pen *p, style s, const char *fmt, ...)
 	p->y++;
 }
 
+/* text over as many lines as it needs at the panel's width, broken after a
+ * space where there is one (Chinese has none: anywhere). */
+static void wrapped(pen *p, style s, const char *text)
+{
+	while (*text && p->y <= p->ymax) {
+		const char *t = text, *brk = NULL;
+		int w = 0;
+		while (*t) {
+			const char *c = t;
+			int cw = cp_display_width((uint32_t)utf8_next(&t), NULL);
+			if (w + cw > p->w) {
+				t = c;
+				break;
+			}
+			w += cw;
+			if (*c == ' ')
+				brk = t;
+		}
+		const char *end = *t && brk ? brk : t;
+		if (end == text) /* a character wider than the panel */
+			break;
+		char buf[512];
+		snprintf(buf, sizeof buf, "%.*s", (int)(end - text), text);
+		put_str(p->y++, p->x, p->w, s, buf);
+		text = end;
+	}
+}
+
 /* "Query 2 明 U+660E", "Key   1 北京 (word: tokens 1-2)". */
 static void label_line(view *v, pen *p, const char *what, int i, const heat_label *l)
 {
@@ -136,10 +164,17 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	}
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
-	if (!v->words)
-		line(p, st(A_BOLD, 0), _("Layer %d %s: %s %.2f"), v->layer, sel,
-		     _(role_name(v->roles.role)), v->roles.score);
-	else
+	if (!v->words) {
+		char label[128], says[512];
+		role_label(&v->roles, true, label, sizeof label);
+		line(p, st(A_BOLD, 0), _("Layer %d %s: %s %.2f"), v->layer, sel, label,
+		     v->roles.score);
+		role_sentence(&v->roles, v->r.causal, true, says, sizeof says);
+		/* In words, where it leaves room for the statistics and the
+		 * predictions below (5 + 1 + 6 lines). */
+		if (p->ymax - p->y >= 15)
+			wrapped(p, plain(), says);
+	} else
 		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel,
 		     _(head_pattern(hs)));
 	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);

@@ -37,7 +37,7 @@ CASES = [
 ]
 
 ROLES = ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
-         "local", "entropy")
+         "local", "offset", "keyword", "script", "parallel", "mirror", "entropy")
 
 
 def is_delimiter(cp):
@@ -50,8 +50,106 @@ def is_delimiter(cp):
     return cat[0] == "P" or cat in ("Zs", "Zl", "Zp")
 
 
-def role_scores(A, cps):
-    """The nine scores of one head (n,n) in float64, from the formulas."""
+def script_of(cp):
+    """Han, Latin, kana, Hangul, Cyrillic, Greek, or None (HEAD ROLES)."""
+    if (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0xF900 <= cp <= 0xFAFF
+            or 0x20000 <= cp <= 0x3FFFF or cp == 0x3007):
+        return "han"
+    if (ord("A") <= cp <= ord("Z") or ord("a") <= cp <= ord("z")
+            or (0xC0 <= cp <= 0x24F and cp not in (0xD7, 0xF7)) or 0x1E00 <= cp <= 0x1EFF):
+        return "latin"
+    if 0x3041 <= cp <= 0x30FF and cp != 0x30FB:
+        return "kana"
+    if 0xAC00 <= cp <= 0xD7AF or 0x1100 <= cp <= 0x11FF:
+        return "hangul"
+    if 0x0400 <= cp <= 0x04FF:
+        return "cyrillic"
+    if 0x0370 <= cp <= 0x03FF:
+        return "greek"
+    return None
+
+
+def offset_score(A, causal):
+    """The best k, 2 <= |k| <= 8, by the share of rows whose single largest
+    weight is at i + k."""
+    n = A.shape[0]
+    best = [None] * n
+    for i in range(n):
+        row = [A[i, j].item() for j in range(n) if not (causal and j > i)]
+        m = max(row)
+        best[i] = row.index(m) if row.count(m) == 1 else None
+    top = 0.0
+    for d in range(2, 9):
+        for k in (-d, d):
+            rows = [i for i in range(n) if 0 <= i + k < n and not (causal and k > 0)]
+            if len(rows) >= 3:
+                top = max(top, sum(best[i] == i + k for i in rows) / len(rows))
+    return top
+
+
+def keyword_score(A, cps, causal):
+    n = A.shape[0]
+    mass = {}
+    for j in range(n):
+        if cps[j] < 0x110000:  # characters, not the mask or the unknown token
+            mass[cps[j]] = mass.get(cps[j], 0.0) + A[:, j].sum().item()
+    top = sorted(mass.values(), reverse=True)[:2]
+    return sum(top) / n
+
+
+def script_score(A, cps, causal):
+    n = A.shape[0]
+    sc = [script_of(c) for c in cps]
+    same = uni = 0.0
+    rows = 0
+    for i in range(n):
+        if sc[i] is None:
+            continue
+        keys = [j for j in range(n) if sc[j] is not None and not (causal and j > i)]
+        wany = sum(A[i, j].item() for j in keys)
+        if wany <= 0:
+            continue
+        own = [j for j in keys if sc[j] == sc[i]]
+        same += sum(A[i, j].item() for j in own) / wany
+        uni += len(own) / len(keys)
+        rows += 1
+    S, U = (same / rows, uni / rows) if rows else (0.0, 1.0)
+    v = (S - U) / (1 - U) if 1 - U >= 0.05 else 0.0
+    return min(1.0, max(0.0, v))
+
+
+def parallel_score(A, cps, causal):
+    n = A.shape[0]
+    line, col, starts, lens = [], [], [], []
+    for i in range(n):
+        if i == 0 or (is_delimiter(cps[i - 1]) and cps[i - 1] not in (0x20, 0x09, 0x3000)):
+            starts.append(i)
+            lens.append(0)
+        line.append(len(starts) - 1)
+        col.append(lens[-1])
+        lens[-1] += 1
+    w, rows = 0.0, 0
+    for i in range(n):
+        keys = []
+        for l in (line[i] - 1, line[i] + 1):
+            if 0 <= l < len(starts) and col[i] < lens[l]:
+                j = starts[l] + col[i]
+                if not (causal and j > i):
+                    keys.append(j)
+        if keys:
+            rows += 1
+            w += sum(A[i, j].item() for j in keys)
+    return w / rows if rows and 4 * rows >= n else 0.0
+
+
+def mirror_score(A):
+    n = A.shape[0]
+    return max(sum(A[i, c - i].item() for i in range(n) if 0 <= c - i < n) / n
+               for c in range(2 * n - 1))
+
+
+def role_scores(A, cps, causal):
+    """The fourteen scores of one head (n,n) in float64, from the formulas."""
     n = A.shape[0]
     A = A.double()
     s = dict.fromkeys(ROLES, 0.0)
@@ -74,9 +172,16 @@ def role_scores(A, cps):
                 s["local"] += w
             if w > 0:
                 s["entropy"] -= w * math.log(w)
-    out = [s[r] / n for r in ROLES]
-    out[-1] = out[-1] / math.log(n) if n > 1 else 0.0
-    return out
+    for r in ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
+              "local", "entropy"):
+        s[r] /= n
+    s["entropy"] = s["entropy"] / math.log(n) if n > 1 else 0.0
+    s["offset"] = offset_score(A, causal)
+    s["keyword"] = keyword_score(A, cps, causal)
+    s["script"] = script_score(A, cps, causal)
+    s["parallel"] = parallel_score(A, cps, causal)
+    s["mirror"] = mirror_score(A)
+    return [min(1.0, s[r]) for r in ROLES]
 
 
 def words(cps):
@@ -163,7 +268,7 @@ def gen(case):
                 v = trace[l]["v"][0, h].double()  # (n,hs)
                 vn[l, h] = (v @ wo[:, h * hs:(h + 1) * hs].T).norm(dim=-1).float()
         write_tensor(f, "value_norms", vn)
-        roles = torch.tensor([[role_scores(att[l, h], cps) for h in range(H)]
+        roles = torch.tensor([[role_scores(att[l, h], cps, cfg.causal) for h in range(H)]
                               for l in range(L)])
         write_tensor(f, "roles", roles)
         write_tensor(f, "mean", att.double().mean(dim=1))

@@ -24,7 +24,7 @@ json_cell() { # FILE RE Q K
 tui_start 120 40 TERM=xterm-256color -- --cells scroll --text "$text"
 expect_screen "12 tokens"
 wait_result
-role=$(grep -m1 '"layer": 0, "head": 0, "scores"' "$j" | sed -n 's/.*"role": "\([a-z]*\)".*/\1/p')
+role=$(grep -A4 -m1 '"layer": 0, "head": 0, "scores"' "$j" | sed -n 's/.*"label": "\([^"]*\)".*/\1/p')
 check "head line names the role of L0 H0 as --dump does ($role)" wait_for_re "Head 0 .*$role [01]\\.[0-9][0-9]"
 keys Enter Down Down Right
 expect_screen "Query 2 "

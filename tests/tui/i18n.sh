@@ -23,7 +23,7 @@ fi
 text='他说北京的天气很好 today'
 ntok=$("$bin" --dump --format tsv --text "$text" --model "$model_masked" |
 	awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
-roles='(前字|后字|自身|首字|分隔符|重复|归纳|局部|广泛)'
+roles='(前字|后字|自身|首字|分隔符|重复|归纳|局部|广泛|左 [2-8]|右 [2-8]|关键字 [^ ]+( [^ ]+)?|同文字|对行|镜像)'
 
 last_line() { # the status line, trailing blanks removed
 	screen | tail -1 | sed 's/ *$//'

@@ -20,7 +20,7 @@ done
 check "no head numbered past the count" wait_gone "L2 H"
 check "no head 4" bash -c '! grep -q "L[0-9] H4" <<<"$1"' _ "$(screen)"
 check "every tile says what its head does, with its score" \
-	test "$(screen | grep -oE 'L[01] H[0-3] (previous|next|self|first|delimiter|duplicate|induction|local|broad) [01]\.[0-9][0-9]' | wc -l)" = 8
+	test "$(screen | grep -oE 'L[01] H[0-3] (previous|next|self|first|delimiter|duplicate|induction|local|broad|[2-8] left|[2-8] right|keyword [^ ]+( [^ ]+)?|same script|line-parallel|mirror) [01]\.[0-9][0-9]' | wc -l)" = 8
 check "overview status" wait_for " OVERVIEW |"
 keys Right Right Down Enter
 check "Enter opens the selected head (layer 1, head 2)" wait_for "| layer 1 head 2 |"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The figures of README's "What patterns to look for" (assets/figures/lab-*.png
+# and pattern-*.png): the lab's induction task trained with seed 1, and heads
+# of the built-in models, with the real program's --export (a build with cairo
+# and pango, and fonts-noto-cjk):
+#
+#   assets/lab_figures.sh [build/src/attnview]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-$here/../build/src/attnview}
+out=$here/figures
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+figure() { # NAME ARGS...: attnview --export out/NAME.png ARGS...
+	local name=$1
+	shift
+	"$bin" --export "$out/$name.png" --force "$@"
+	echo "$out/$name.png: $(($(stat -c %s "$out/$name.png") / 1024)) KB"
+}
+
+"$bin" --train --task induction --seed 1 --threads 2 -o "$work/induction.attn" >"$work/induction.log"
+grep -E 'task accuracy:|layer [0-9]+:' "$work/induction.log"
+figure lab-induction --model "$work/induction.attn" --overview --text 'xqbmkwtrjqbmkwtrjqbmkwt'
+
+poem="床前明月光，疑是地上霜。举头望明月，低头思故乡。"
+en="Time flies like an arrow; fruit flies like a banana."
+figure pattern-offset --layer 0 --head 6 --text "$en"
+figure pattern-keyword --layer 0 --head 3 --text "$poem"
+figure pattern-delimiter --layer 0 --head 0 --text "$poem"

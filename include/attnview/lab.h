@@ -1,0 +1,114 @@
+/* The lab: tiny models trained on generated text whose mechanism is known
+ * (attnview --train --task NAME), after InterpBench (Gupta et al. 2024,
+ * arXiv 2407.14494): the answer at some positions can be had only by one
+ * kind of attention, so a head that carries it can be found by switching
+ * heads off, and what the head labeller says about it can be checked.
+ *
+ * Every task is one row of the table in lab.c: a name, the mechanism in one
+ * sentence (attnview(1), THE LAB, says the same), a generator of texts, the
+ * objective, a tiny default model, and which role the heads that carry the
+ * mechanism should have. A text is T characters of one vocabulary shared by
+ * every task (LAB_ALPHABET); the generator marks the positions the mechanism
+ * determines ("scored": for a causal task, the character after the position;
+ * for a masked one, the character at the position, which it hides). The
+ * loss is taken at the scored positions only, and task accuracy is the share
+ * of them whose most likely character is right.
+ *
+ * Determinism: the texts of training step s come from one generator seeded
+ * by splitmix64 from seed ^ LAB_DATA_SALT, the evaluation texts from seed ^
+ * LAB_EVAL_SALT, the model from model_init_random(seed); the same seed,
+ * options and thread count give the same model, bit for bit. */
+#ifndef ATTNVIEW_LAB_H
+#define ATTNVIEW_LAB_H
+
+#include "attnview/analysis.h"
+#include "attnview/model.h"
+#include "attnview/rng.h"
+
+#define LAB_DATA_SALT 0x6c61626461746121ull
+#define LAB_EVAL_SALT 0x6c61626576616c21ull
+#define LAB_SAMPLE_SALT 0x6c616273616d7021ull
+#define LAB_MAX_CONTEXT 64
+/* Evaluation texts: enough scored positions that 95% is measured to about
+ * one point (the tasks score 1 to 16 positions a text). */
+#define LAB_EVAL_TEXTS 256
+
+/* Every character a lab text may hold (the vocabulary, after the three
+ * special ids), in vocabulary order. */
+#define LAB_ALPHABET "abcdefghijklmnopqrstuvwxyz0123456789.,;!?|="
+
+/* A position of a generated text. */
+enum { LAB_SCORED = 1, LAB_MASKED = 2 };
+
+typedef struct lab_task lab_task;
+/* Fills text[0..T] (T + 1 characters: a causal task predicts text[i + 1]
+ * at i) and flag[0..T) with LAB_SCORED and LAB_MASKED bits. */
+typedef void (*lab_gen_fn)(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag);
+
+struct lab_task {
+	const char *name;      /* as --task takes it */
+	const char *mechanism; /* one sentence, N_() (translated where printed) */
+	const char *example;   /* a short text of the task, for the view */
+	objective obj;
+	uint32_t dim, heads, layers, context, batch, steps;
+	float lr;
+	int answers; /* equally likely answers at a scored position: chance = 1/answers */
+	int param;   /* the generator's parameter (k of copy-back) */
+	/* The role of the heads that carry the mechanism, by layer
+	 * (ROLE_NKINDS: none expected there). */
+	role_kind roles[2];
+	lab_gen_fn gen;
+};
+
+int lab_ntasks(void);
+const lab_task *lab_task_at(int i);
+const lab_task *lab_find(const char *name); /* NULL if there is none */
+
+/* What --train --task can change about a task's defaults (0: keep). */
+typedef struct lab_options {
+	uint64_t seed;
+	uint32_t dim, heads, layers, steps;
+	float lr;
+} lab_options;
+
+/* The task's model, its options applied, initialised from the seed, with the
+ * lab's vocabulary and metadata naming the task. */
+model *lab_model_create(const lab_task *t, const lab_options *o, av_error *err);
+
+/* What the progress callback sees (every step). */
+typedef struct lab_progress {
+	uint64_t step, total;
+	float loss; /* this step's, at the scored positions */
+} lab_progress;
+typedef void (*lab_progress_fn)(const lab_progress *p, void *ctx);
+
+/* Train m on the task's texts: AdamW (optimizer.h) with a warmup of a tenth
+ * of the steps. progress may be NULL. The steps are o->steps or the task's. */
+bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_fn progress,
+	       void *ctx, av_error *err);
+
+/* Task accuracy and loss on LAB_EVAL_TEXTS texts from seed ^ LAB_EVAL_SALT,
+ * with the heads that ablate marks switched off (NULL: none; ablate[l * H +
+ * h] as activations.ablate). */
+typedef struct lab_score {
+	double acc, loss;
+	int count; /* scored positions */
+} lab_score;
+bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
+		  lab_score *out, av_error *err);
+
+/* A text of the task (its T characters, what the model reads, masks
+ * included: TOK_MASK's codepoint AV_SPECIAL_CP + TOK_MASK at a hidden
+ * position) for looking at the heads: cps gets T codepoints. */
+void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps);
+
+/* Ablation, head by head: acc[l * H + h] the task accuracy with head (l, h)
+ * alone switched off. */
+bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *acc,
+		     av_error *err);
+
+/* A head carries the mechanism when switching it off takes away at least
+ * half of what the model gained over chance. */
+bool lab_carries(double acc_all, double acc_without, double chance);
+
+#endif

@@ -1,0 +1,276 @@
+/* attnview --train --task NAME: the lab (lab.h). A tiny model trained on
+ * generated text whose mechanism is known, its task accuracy with every head
+ * and with each head switched off, and what its heads do. */
+#include "attnview/i18n.h"
+#include "attnview/lab.h"
+#include "attnview/modelfile.h"
+#include "attnview/parallel.h"
+#include "attnview/blas.h"
+#include "attnview/train.h"
+#include "cli.h"
+#include "options.h"
+#include "train_progress.h"
+
+#include <math.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define lab_usage(...) cli_usage_error("attnview --train --task --help", __VA_ARGS__)
+
+static const char *const lab_help =
+    N_("Usage: attnview --train --task NAME [-o OUT] [--seed S] [--steps N] [--dim D]\n"
+       "                [--heads N] [--layers L] [--lr X] [--threads N]\n"
+       "       attnview --train --task list\n"
+       "\n"
+       "Train a tiny model on generated text whose mechanism is known (the lab), then\n"
+       "measure it: task accuracy at the positions the mechanism decides, the same with\n"
+       "each head switched off (the heads whose loss costs at least half of what the\n"
+       "model gained over chance carry the mechanism), and what each head does. The\n"
+       "model goes to OUT (default NAME.attn). Everything follows from --seed (1).\n"
+       "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
+
+typedef struct lab_request {
+	const char *task, *out;
+	lab_options o;
+	int threads;
+	char out_buf[256];
+} lab_request;
+
+static void list_tasks(void)
+{
+	for (int i = 0; i < lab_ntasks(); i++) {
+		const lab_task *t = lab_task_at(i);
+		cli_printf(_("%-10s %s, %u layer(s) x %u head(s), d=%u, %u steps; e.g. %s\n"), t->name,
+		       objective_name(t->obj), t->layers, t->heads, t->dim, t->steps, t->example);
+		cli_printf("           %s\n", _(t->mechanism));
+	}
+}
+
+static bool parse_uint(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	int v;
+	if (!cli_parse_int(s, (int)lo, (int)hi, &v))
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* One option into q; -1, or the exit status. */
+static int take(int c, const char *name, lab_request *q)
+{
+	bool ok = true;
+	uint32_t u = 0;
+	char *end;
+	switch (c) {
+	case OPT_TRAIN:
+		break;
+	case OPT_TASK:
+		q->task = optarg;
+		break;
+	case 'o':
+	case OPT_OUTPUT:
+		q->out = optarg;
+		break;
+	case OPT_SEED:
+		errno = 0;
+		q->o.seed = strtoull(optarg, &end, 10);
+		ok = !errno && *optarg && *optarg != '-' && !*end;
+		break;
+	case OPT_STEPS:
+		ok = parse_uint(optarg, 1, 1000000, &q->o.steps);
+		break;
+	case OPT_DIM:
+		ok = parse_uint(optarg, 1, 512, &q->o.dim);
+		break;
+	case OPT_HEADS:
+		ok = parse_uint(optarg, 1, 16, &q->o.heads);
+		break;
+	case OPT_LAYERS:
+		ok = parse_uint(optarg, 1, 4, &q->o.layers);
+		break;
+	case OPT_LR:
+		errno = 0;
+		q->o.lr = strtof(optarg, &end);
+		ok = !errno && *optarg && !*end && q->o.lr > 0 && q->o.lr < 1;
+		break;
+	case OPT_THREADS:
+		ok = parse_uint(optarg, 1, 256, &u);
+		q->threads = (int)u;
+		break;
+	case 'h':
+	case OPT_HELP:
+		cli_printf("%s", _(lab_help));
+		return EXIT_OK;
+	case ':':
+		return lab_usage(_("%s needs a value"), name);
+	case '?':
+		return lab_usage(_("unknown option %s for --train --task"), name);
+	default:
+		return lab_usage(_("%s is an option of --train on a corpus, not of --train --task"),
+				 name);
+	}
+	if (!ok)
+		return lab_usage(_("%s: '%s' is not a valid value (see attnview --train --task "
+				   "--help)"),
+				 name, AV_Q(optarg));
+	return -1;
+}
+
+static int parse_lab(int argc, char **argv, lab_request *q)
+{
+	memset(q, 0, sizeof *q);
+	q->o.seed = 1;
+	/* --help anywhere, even where getopt would take it as --task's value. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			cli_printf("%s", _(lab_help));
+			return EXIT_OK;
+		}
+	optind = 1;
+	opterr = 0;
+	/* --train's options from the one table (options.h), --train itself
+	 * taking no corpus here. */
+	struct option opts[CLI_NOPTS + 1];
+	char shorts[16];
+	cli_getopt_table(MODE_TRAIN, opts, shorts);
+	for (struct option *o = opts; o->name; o++)
+		if (o->val == OPT_TRAIN)
+			o->has_arg = no_argument;
+	int c, st, li = -1;
+	while ((c = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
+		char name[64];
+		if (li >= 0)
+			snprintf(name, sizeof name, "--%s", opts[li].name);
+		else
+			snprintf(name, sizeof name, "%.60s", argv[optind - 1]);
+		li = -1;
+		if ((st = take(c, name, q)) >= 0)
+			return st;
+	}
+	if (optind < argc)
+		return lab_usage(_("--train --task trains on generated text: %s is not needed "
+				   "(give either corpus files or --task)"),
+				 AV_Q(argv[optind]));
+	if (!q->task)
+		return lab_usage(_("--task needs a task name"));
+	if (strcmp(q->task, "list") == 0) {
+		list_tasks();
+		return EXIT_OK;
+	}
+	if (!lab_find(q->task)) {
+		char names[256] = "";
+		for (int i = 0; i < lab_ntasks(); i++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+				 i ? ", " : "", lab_task_at(i)->name);
+		return lab_usage(_("no task '%s': the tasks are %s"), AV_Q(q->task), names);
+	}
+	if (!q->out) {
+		snprintf(q->out_buf, sizeof q->out_buf, "%s.attn", q->task);
+		q->out = q->out_buf;
+	}
+	return -1;
+}
+
+/* A line every tenth of the run. */
+static void lab_step(const lab_progress *p, void *ctx)
+{
+	(void)ctx;
+	uint64_t every = p->total >= 10 ? p->total / 10 : 1;
+	if (p->step % every == 0 || p->step == p->total) {
+		cli_printf(_("step %llu/%llu: loss %.4f\n"), (unsigned long long)p->step,
+		       (unsigned long long)p->total, (double)p->loss);
+		fflush(stdout);
+	}
+}
+
+/* Task accuracy with every head, then without each: which carry it. */
+static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, lab_score *all,
+			    av_error *err)
+{
+	double chance = 1.0 / t->answers;
+	if (!lab_evaluate(m, t, seed, NULL, all, err))
+		return false;
+	cli_printf(_("task accuracy: %.1f%% of %d positions the mechanism decides (chance %.1f%%); "
+		 "loss %.3f nats\n"),
+	       100 * all->acc, all->count, 100 * chance, all->loss);
+	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
+	double acc[AV_MAX_HEADS * 4];
+	if (!lab_ablate_each(m, t, seed, acc, err))
+		return false;
+	cli_printf(_("task accuracy with one head switched off:\n"));
+	for (int k = 0; k < nh; k++)
+		cli_printf(_("  layer %d head %d off: %.1f%%%s\n"), k / H, k % H, 100 * acc[k],
+		       lab_carries(all->acc, acc[k], chance) ? _("  carries the mechanism") : "");
+	return true;
+}
+
+static bool write_model(const model *m, const char *path, av_error *err)
+{
+	byte_buf b = {0};
+	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
+		return false;
+	bool ok = write_file_atomic(path, &b, true, err);
+	bb_free(&b);
+	return ok;
+}
+
+static int run_lab(const lab_request *q)
+{
+	const lab_task *t = lab_find(q->task);
+	av_error err;
+	if (q->threads)
+		blas_set_threads(q->threads);
+	if (!train_check_output(q->out, &err)) {
+		cli_error(err.msg);
+		return EXIT_RUNTIME;
+	}
+	model *m = lab_model_create(t, &q->o, &err);
+	if (!m) {
+		cli_error(err.msg);
+		return EXIT_USAGE;
+	}
+	uint64_t steps = q->o.steps ? q->o.steps : t->steps;
+	cli_printf(_("task %s: %s\n"), t->name, _(t->mechanism));
+	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; batch %u, "
+		 "%llu steps, seed %llu, %d threads\n"),
+	       objective_name((objective)m->cfg.objective), m->cfg.dim, m->cfg.heads,
+	       m->cfg.layers, m->cfg.context, m->cfg.vocab_size, m->nparams, t->batch,
+	       (unsigned long long)steps, (unsigned long long)q->o.seed, parallel_threads());
+	double t0 = now_seconds();
+	lab_score all;
+	bool ok = lab_train(m, t, &q->o, lab_step, NULL, &err) &&
+		  report_ablation(m, t, q->o.seed, &all, &err);
+	if (ok) {
+		m->meta.val_loss = (float)all.loss;
+		m->meta.val_acc = (float)all.acc;
+		m->meta.base_acc = 1.0f / (float)t->answers;
+		m->meta.base_loss = (float)log((double)t->answers);
+		uint32_t cps[LAB_MAX_CONTEXT];
+		lab_sample(t, q->o.seed, 0, (int)t->context, cps);
+		cli_print_roles(m, cps, t->context, _("a text of the task"));
+		ok = write_model(m, q->out, &err);
+	}
+	if (ok) {
+		char took[32], qo[600];
+		format_duration(now_seconds() - t0, took, sizeof took);
+		av_shell_quote(q->out, qo, sizeof qo);
+		cli_printf(_("wrote %s (%llu steps, %s); look at it: attnview --model %s --text '%s'\n"),
+			   AV_Q(q->out), (unsigned long long)steps, took, qo, t->example);
+	} else {
+		cli_error(err.msg);
+	}
+	model_destroy(m);
+	return ok ? EXIT_OK : EXIT_RUNTIME;
+}
+
+int cli_lab(int argc, char **argv)
+{
+	lab_request q;
+	int st = parse_lab(argc, argv, &q);
+	return st >= 0 ? st : run_lab(&q);
+}

@@ -1,0 +1,555 @@
+/* Head roles (analysis.h): the scores of a head on a text, the label they
+ * earn, and what the head does in words. The bars are measured on the lab's
+ * heads (lab.h; tests/bench_labeller.c prints the measurement, attnview(1)
+ * the figures beside each bar). */
+#include "attnview/analysis.h"
+#include "attnview/i18n.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const role_names[] = {
+    N_("previous"), N_("next"),	    N_("self"),	       N_("first"),	    N_("delimiter"),
+    N_("duplicate"), N_("induction"), N_("local"),       N_("offset"),	    N_("keyword"),
+    N_("same script"), N_("line-parallel"), N_("mirror"), N_("broad")};
+_Static_assert(sizeof role_names / sizeof role_names[0] == ROLE_NKINDS,
+	       "a name for every role");
+
+static const char *const score_keys[] = {
+    "previous", "next",	   "self",  "first",   "delimiter", "duplicate", "induction",
+    "local",	"offset", "keyword", "script", "parallel",  "mirror",	  "entropy"};
+_Static_assert(sizeof score_keys / sizeof score_keys[0] == ROLE_NKINDS,
+	       "a dump key for every role");
+
+const char *role_name(role_kind r)
+{
+	return r < ROLE_NKINDS ? role_names[r] : "?";
+}
+
+const char *role_score_key(role_kind r)
+{
+	return r < ROLE_NKINDS ? score_keys[r] : "?";
+}
+
+/* ---- the bars --------------------------------------------------------------
+ * A role passes when its score is at least `min` and at least `ratio` times
+ * what a head spreading each row evenly over its visible keys would score
+ * (ratio 0: no such comparison). Measured on the lab: attnview(1). */
+typedef struct bar_spec {
+	double min, ratio;
+} bar_spec;
+
+static const bar_spec bars[ROLE_NKINDS] = {
+    [ROLE_PREVIOUS] = {0.4, 2},	 [ROLE_NEXT] = {0.4, 2},      [ROLE_SELF] = {0.4, 2},
+    [ROLE_FIRST] = {0.4, 2},	 [ROLE_DELIMITER] = {0.4, 1.5}, [ROLE_DUPLICATE] = {0.3, 3},
+    [ROLE_INDUCTION] = {0.4, 3}, [ROLE_LOCAL] = {0.6, 1.4},   [ROLE_OFFSET] = {0.5, 0},
+    [ROLE_KEYWORD] = {0.4, 3},	 [ROLE_SCRIPT] = {0.6, 0},    [ROLE_PARALLEL] = {0.3, 3},
+    [ROLE_MIRROR] = {0.4, 3},	 [ROLE_BROAD] = {0, 0},
+};
+
+/* ---- what the scores need to know about the text ----------------------------- */
+
+enum { SCRIPT_NONE, SCRIPT_HAN, SCRIPT_LATIN, SCRIPT_KANA, SCRIPT_HANGUL, SCRIPT_CYRILLIC,
+       SCRIPT_GREEK };
+
+static uint8_t cp_script(uint32_t cp)
+{
+	if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+	    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3FFFF) || cp == 0x3007)
+		return SCRIPT_HAN;
+	if ((cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z') ||
+	    (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) ||
+	    (cp >= 0x1E00 && cp <= 0x1EFF))
+		return SCRIPT_LATIN;
+	if (cp >= 0x3041 && cp <= 0x30FF && cp != 0x30FB)
+		return SCRIPT_KANA;
+	if ((cp >= 0xAC00 && cp <= 0xD7AF) || (cp >= 0x1100 && cp <= 0x11FF))
+		return SCRIPT_HANGUL;
+	if (cp >= 0x0400 && cp <= 0x04FF)
+		return SCRIPT_CYRILLIC;
+	if (cp >= 0x0370 && cp <= 0x03FF)
+		return SCRIPT_GREEK;
+	return SCRIPT_NONE;
+}
+
+/* A line ends after a line break or a punctuation mark (not after a space). */
+static bool ends_line(uint32_t cp)
+{
+	return cp_is_delimiter(cp) && cp != ' ' && cp != '\t' && cp != 0x3000;
+}
+
+typedef struct role_text {
+	int n;
+	uint8_t *delim, *script;
+	int *cls;   /* the index of the first token with the same character */
+	int *line;  /* the line of each token */
+	int *col;   /* its place in the line */
+	int *start; /* [line]: its first token */
+	int *len;   /* [line]: its length */
+	int *best;  /* each row's largest weight's key */
+	double *mass; /* per character (at its cls): the weight on it, all rows */
+	int nlines;
+} role_text;
+
+/* The memory of a role_text of up to AV_MAX_CONTEXT tokens, on the stack of
+ * head_roles (34 KiB): scoring a head allocates nothing, so it cannot fail
+ * on a text a model can read. */
+typedef struct role_text_mem {
+	uint8_t b[2 * AV_MAX_CONTEXT];
+	int i[6 * AV_MAX_CONTEXT];
+	double mass[AV_MAX_CONTEXT];
+} role_text_mem;
+
+static bool same_token(const token *tok, int i, int j)
+{
+	return tok[i].id == tok[j].id && (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
+}
+
+static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, int n)
+{
+	x->n = n;
+	x->delim = mem->b;
+	x->cls = mem->i;
+	x->mass = mem->mass;
+	x->script = x->delim + n;
+	x->line = x->cls + n, x->col = x->cls + 2 * n, x->start = x->cls + 3 * n;
+	x->len = x->cls + 4 * n, x->best = x->cls + 5 * n;
+	x->nlines = 0;
+	for (int i = 0; i < n; i++) {
+		x->delim[i] = cp_is_delimiter(tok[i].cp);
+		x->script[i] = cp_script(tok[i].cp);
+		x->cls[i] = i;
+		for (int j = 0; j < i; j++)
+			if (same_token(tok, i, j)) {
+				x->cls[i] = j;
+				break;
+			}
+		if (i == 0 || ends_line(tok[i - 1].cp)) {
+			x->start[x->nlines] = i;
+			x->len[x->nlines++] = 0;
+		}
+		x->line[i] = x->nlines - 1;
+		x->col[i] = x->len[x->nlines - 1]++;
+	}
+}
+
+/* ---- the scores ---------------------------------------------------------------- */
+
+/* What a uniform head scores (the mean share of visible keys that count). */
+typedef double uniform_shares[ROLE_NKINDS];
+
+static bool is_induction(const token *tok, int i, int j)
+{
+	return j >= 1 && j - 1 != i && same_token(tok, i, j - 1);
+}
+
+/* The scores TransformerLens's detectors generalise, the entropy, each
+ * row's largest weight, and a uniform head's shares. */
+static void base_sums(role_scores *out, double *u, const attn_matrix *a, const token *tok,
+		      role_text *x)
+{
+	int n = a->n;
+	double *s = out->s;
+	for (int i = 0; i < n; i++) {
+		int visible = 0, delim = 0, dup = 0, ind = 0, near = 0, best = -1;
+		double ent = 0, bw = -1;
+		for (int j = 0; j < n; j++) {
+			if (attn_masked(a, i, j))
+				continue;
+			double w = attn_at(a, i, j);
+			bool du = j != i && same_token(tok, i, j), in = is_induction(tok, i, j);
+			visible++;
+			delim += x->delim[j], dup += du, ind += in, near += abs(i - j) <= 2;
+			s[ROLE_DELIMITER] += x->delim[j] ? w : 0;
+			s[ROLE_DUPLICATE] += du ? w : 0;
+			s[ROLE_INDUCTION] += in ? w : 0;
+			s[ROLE_LOCAL] += abs(i - j) <= 2 ? w : 0;
+			if (w > 0)
+				ent -= w * log(w);
+			if (w > bw)
+				bw = w, best = j;
+			else if (w == bw)
+				best = -1; /* a tie: no single key */
+		}
+		x->best[i] = best;
+		s[ROLE_BROAD] += ent;
+		if (visible) {
+			u[ROLE_PREVIOUS] += i >= 1 ? 1.0 / visible : 0;
+			u[ROLE_NEXT] += i < n - 1 && !attn_masked(a, i, i + 1) ? 1.0 / visible : 0;
+			u[ROLE_SELF] += 1.0 / visible;
+			u[ROLE_FIRST] += 1.0 / visible;
+			u[ROLE_DELIMITER] += (double)delim / visible;
+			u[ROLE_DUPLICATE] += (double)dup / visible;
+			u[ROLE_INDUCTION] += (double)ind / visible;
+			u[ROLE_LOCAL] += (double)near / visible;
+		}
+		if (i >= 1)
+			s[ROLE_PREVIOUS] += attn_at(a, i, i - 1);
+		if (i < n - 1 && !attn_masked(a, i, i + 1))
+			s[ROLE_NEXT] += attn_at(a, i, i + 1);
+		s[ROLE_SELF] += attn_at(a, i, i);
+		s[ROLE_FIRST] += attn_at(a, i, 0);
+	}
+}
+
+/* The share of the rows whose largest weight is k away (and larger than
+ * every other weight of the row), among the rows where that key is in the
+ * text and visible (0 under 3 such rows). */
+static double offset_share(const attn_matrix *a, const role_text *x, int k)
+{
+	int rows = 0, hits = 0;
+	for (int i = 0; i < a->n; i++) {
+		if (i + k < 0 || i + k >= a->n || attn_masked(a, i, i + k))
+			continue;
+		rows++;
+		hits += x->best[i] == i + k;
+	}
+	return rows >= 3 ? (double)hits / rows : 0;
+}
+
+static void offset_score(role_scores *out, const attn_matrix *a, const role_text *x)
+{
+	out->offset = 0;
+	for (int d = 2; d <= 8; d++)
+		for (int sign = -1; sign <= 1; sign += 2) {
+			double v = offset_share(a, x, sign * d);
+			if (v > out->s[ROLE_OFFSET]) {
+				out->s[ROLE_OFFSET] = v;
+				out->offset = sign * d;
+			}
+		}
+}
+
+/* The one or two characters with the most weight over all rows. */
+static bool keyword_score(role_scores *out, double *u, const attn_matrix *a, const token *tok,
+			  const role_text *x)
+{
+	int n = a->n;
+	double *mass = x->mass;
+	memset(mass, 0, (size_t)n * sizeof *mass);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (!attn_masked(a, i, j))
+				mass[x->cls[j]] += attn_at(a, i, j);
+	/* Characters only: the mask and the unknown token are not keywords. */
+	int c1 = -1, c2 = -1;
+	for (int c = 0; c < n; c++) {
+		if (x->cls[c] != c || tok[c].cp >= AV_SPECIAL_CP)
+			continue;
+		if (c1 < 0 || mass[c] > mass[c1])
+			c2 = c1, c1 = c;
+		else if (c2 < 0 || mass[c] > mass[c2])
+			c2 = c;
+	}
+	if (c1 < 0)
+		return false;
+	double total = mass[c1] + (c2 >= 0 ? mass[c2] : 0);
+	out->s[ROLE_KEYWORD] = total / n;
+	out->keys[0] = tok[c1].cp;
+	out->nkeys = 1;
+	if (c2 >= 0 && mass[c2] >= 0.25 * total)
+		out->keys[out->nkeys++] = tok[c2].cp;
+	for (int i = 0; i < n; i++) {
+		int visible = 0, in = 0;
+		for (int j = 0; j < n; j++)
+			if (!attn_masked(a, i, j)) {
+				visible++;
+				in += x->cls[j] == c1 || x->cls[j] == c2;
+			}
+		u[ROLE_KEYWORD] += visible ? (double)in / visible : 0;
+	}
+	return true;
+}
+
+/* Over the keys that have a script: the weight on the query's own script
+ * against a uniform head's share. */
+static void script_score(role_scores *out, const attn_matrix *a, const role_text *x)
+{
+	int n = a->n, rows = 0;
+	double same = 0, uni = 0;
+	for (int i = 0; i < n; i++) {
+		if (x->script[i] == SCRIPT_NONE)
+			continue;
+		int in = 0, any = 0;
+		double w = 0, wany = 0;
+		for (int j = 0; j < n; j++) {
+			if (attn_masked(a, i, j) || x->script[j] == SCRIPT_NONE)
+				continue;
+			any++;
+			wany += attn_at(a, i, j);
+			if (x->script[j] == x->script[i]) {
+				in++;
+				w += attn_at(a, i, j);
+			}
+		}
+		if (wany <= 0)
+			continue;
+		rows++;
+		same += w / wany;
+		uni += (double)in / any;
+	}
+	double S = rows ? same / rows : 0, U = rows ? uni / rows : 1;
+	double v = 1 - U >= 0.05 ? (S - U) / (1 - U) : 0;
+	out->s[ROLE_SCRIPT] = v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* Weight on the same place in the line before and after, over the rows
+ * that have such a key. */
+static void parallel_score(role_scores *out, double *u, const attn_matrix *a, const role_text *x)
+{
+	int n = a->n, rows = 0;
+	double w = 0, uni = 0;
+	for (int i = 0; i < n; i++) {
+		int visible = 0, in = 0;
+		double wi = 0;
+		for (int j = 0; j < n; j++)
+			visible += !attn_masked(a, i, j);
+		for (int d = -1; d <= 1; d += 2) {
+			int l = x->line[i] + d;
+			if (l < 0 || l >= x->nlines || x->col[i] >= x->len[l])
+				continue;
+			int j = x->start[l] + x->col[i];
+			if (attn_masked(a, i, j))
+				continue;
+			in++;
+			wi += attn_at(a, i, j);
+		}
+		if (!in)
+			continue;
+		rows++;
+		w += wi;
+		uni += (double)in / visible;
+	}
+	bool enough = rows >= 1 && 4 * rows >= n;
+	out->s[ROLE_PARALLEL] = enough ? w / rows : 0;
+	u[ROLE_PARALLEL] = enough ? uni / rows : 0;
+}
+
+/* The anti-diagonal j = c - i with the most weight. */
+static void mirror_score(role_scores *out, double *u, const attn_matrix *a)
+{
+	int n = a->n;
+	out->mirror = 0;
+	for (int c = 0; c <= 2 * n - 2; c++) {
+		double w = 0, uni = 0;
+		for (int i = c - n + 1 > 0 ? c - n + 1 : 0; i < n && i <= c; i++) {
+			if (attn_masked(a, i, c - i))
+				continue;
+			w += attn_at(a, i, c - i);
+			uni += 1.0 / (a->causal ? i + 1 : n);
+		}
+		if (w / n > out->s[ROLE_MIRROR]) {
+			out->s[ROLE_MIRROR] = w / n;
+			out->mirror = c;
+			u[ROLE_MIRROR] = uni / n;
+		}
+	}
+}
+
+/* Share of the delimiter weight on the first delimiter at or after the
+ * query. */
+static void delimiter_ahead(role_scores *out, const attn_matrix *a, const role_text *x)
+{
+	int n = a->n;
+	double ahead = 0, all = 0;
+	for (int i = 0; i < n; i++) {
+		int next = -1;
+		for (int j = i; j < n && next < 0; j++)
+			if (x->delim[j])
+				next = j;
+		for (int j = 0; j < n; j++)
+			if (x->delim[j] && !attn_masked(a, i, j)) {
+				all += attn_at(a, i, j);
+				ahead += j == next ? attn_at(a, i, j) : 0;
+			}
+	}
+	out->ahead = all > 0 ? ahead / all : 0;
+}
+
+/* ---- the label ------------------------------------------------------------------ */
+
+void role_bar(role_kind r, double *min, double *ratio)
+{
+	*min = r < ROLE_NKINDS ? bars[r].min : 0;
+	*ratio = r < ROLE_NKINDS ? bars[r].ratio : 0;
+}
+
+static bool passes(const role_scores *out, const double *u, role_kind r)
+{
+	const bar_spec *b = &bars[r];
+	return out->s[r] >= b->min && (b->ratio == 0 || out->s[r] >= b->ratio * u[r]);
+}
+
+void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
+{
+	memset(out, 0, sizeof *out);
+	int n = a->n;
+	out->role = ROLE_BROAD;
+	role_text x;
+	role_text_mem mem;
+	if (n <= 0 || n > AV_MAX_CONTEXT)
+		return;
+	role_text_init(&x, &mem, tok, n);
+	uniform_shares u = {0};
+	base_sums(out, u, a, tok, &x);
+	for (int r = 0; r <= ROLE_LOCAL; r++)
+		out->s[r] /= n, u[r] /= n;
+	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / n / log((double)n) : 0;
+	offset_score(out, a, &x);
+	bool ok = keyword_score(out, u, a, tok, &x);
+	u[ROLE_KEYWORD] /= n;
+	script_score(out, a, &x);
+	parallel_score(out, u, a, &x);
+	mirror_score(out, u, a);
+	delimiter_ahead(out, a, &x);
+	for (int r = 0; r < ROLE_NKINDS; r++) { /* rounding can pass 1 by an ulp */
+		out->s[r] = out->s[r] > 1 ? 1 : out->s[r];
+		out->uniform[r] = u[r];
+	}
+	/* The label: the highest score among the roles that pass (the first
+	 * in role_kind's order on a tie), then the roles that name a kind of
+	 * key rather than a place (keyword, same script), then a local
+	 * window, else broad. */
+	out->score = out->s[ROLE_BROAD];
+	double best = -1;
+	for (int r = 0; r < ROLE_NKINDS; r++) {
+		if (r == ROLE_LOCAL || r == ROLE_SCRIPT || r == ROLE_BROAD || r == ROLE_KEYWORD)
+			continue;
+		if (passes(out, u, (role_kind)r) && out->s[r] > best) {
+			best = out->s[r];
+			out->role = (role_kind)r;
+		}
+	}
+	/* In a text that repeats itself every m characters the keys of an
+	 * induction head are m - 1 to the left, and in lines of one length the
+	 * parallel keys are a line's length away: offsets too. Induction and
+	 * line-parallel say why. */
+	for (int k = 0; k < 2 && out->role == ROLE_OFFSET; k++) {
+		role_kind r = k == 0 ? ROLE_INDUCTION : ROLE_PARALLEL;
+		if (passes(out, u, r)) {
+			best = out->s[r];
+			out->role = r;
+		}
+	}
+	static const role_kind fallbacks[] = {ROLE_KEYWORD, ROLE_SCRIPT, ROLE_LOCAL};
+	for (int k = 0; k < 3 && best < 0; k++) {
+		role_kind r = fallbacks[k];
+		if (r == ROLE_KEYWORD && !ok)
+			continue;
+		if (passes(out, u, r)) {
+			best = out->s[r];
+			out->role = r;
+		}
+	}
+	if (best >= 0)
+		out->score = best;
+}
+
+/* ---- in words --------------------------------------------------------------------- */
+
+AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
+{
+	return translate ? _(msg) : msg;
+}
+
+/* A character as a label shows it: a space as the view draws it. */
+static void put_char(uint32_t cp, char *out, size_t size)
+{
+	if (cp == ' ')
+		cp = 0x2423;
+	else if (cp == '\n')
+		cp = 0x23CE;
+	else if (cp >= AV_SPECIAL_CP)
+		cp = 0x2588; /* the mask */
+	char b[4];
+	size_t k = cp_to_utf8(cp, b);
+	snprintf(out, size, "%.*s", (int)k, b);
+}
+
+static void keys_text(const role_scores *rs, char *out, size_t size)
+{
+	char a[8], b[8];
+	put_char(rs->keys[0], a, sizeof a);
+	if (rs->nkeys < 2) {
+		snprintf(out, size, "%s", a);
+		return;
+	}
+	put_char(rs->keys[1], b, sizeof b);
+	snprintf(out, size, "%s %s", a, b);
+}
+
+void role_label(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	char keys[32];
+	if (rs->role == ROLE_OFFSET) {
+		snprintf(out, size,
+			 rs->offset < 0 ? tr(N_("%d left"), translate) : tr(N_("%d right"), translate),
+			 abs(rs->offset));
+	} else if (rs->role == ROLE_KEYWORD) {
+		keys_text(rs, keys, sizeof keys);
+		snprintf(out, size, tr(N_("keyword %s"), translate), keys);
+	} else {
+		snprintf(out, size, "%s", tr(role_name(rs->role), translate));
+	}
+}
+
+void role_sentence(const role_scores *rs, bool causal, bool translate, char *out, size_t size)
+{
+	static const char *const says[ROLE_NKINDS] = {
+	    [ROLE_PREVIOUS] = N_("each character looks at the one before it"),
+	    [ROLE_NEXT] = N_("each character looks at the one after it"),
+	    [ROLE_SELF] = N_("each character looks at itself"),
+	    [ROLE_FIRST] = N_("each character looks at the first character of the text"),
+	    [ROLE_DUPLICATE] = N_("each character looks at other copies of itself"),
+	    [ROLE_INDUCTION] = N_("each character looks at what came after an earlier copy of "
+				  "itself (an induction head)"),
+	    [ROLE_LOCAL] = N_("each character looks at its neighbours, two places either side"),
+	    [ROLE_SCRIPT] = N_("each character looks at characters of its own script: Chinese "
+			       "at Chinese, Latin letters at Latin letters"),
+	    [ROLE_BROAD] = N_("each character spreads its attention over the whole text"),
+	};
+	char keys[32];
+	switch (rs->role) {
+	case ROLE_OFFSET:
+		snprintf(out, size,
+			 rs->offset < 0
+			     ? tr(N_("each character looks %d places to its left"), translate)
+			     : tr(N_("each character looks %d places to its right"), translate),
+			 abs(rs->offset));
+		break;
+	case ROLE_KEYWORD:
+		keys_text(rs, keys, sizeof keys);
+		snprintf(out, size,
+			 rs->nkeys > 1 ? tr(N_("every character looks at the same two characters, "
+					       "%s"), translate)
+				       : tr(N_("every character looks at the same character, %s"),
+					    translate),
+			 keys);
+		break;
+	case ROLE_DELIMITER:
+		snprintf(out, size, "%s",
+			 rs->ahead >= 0.5
+			     ? tr(N_("each character looks at the punctuation or space that ends its "
+				     "phrase"), translate)
+			     : tr(N_("each character looks at the punctuation and spaces"), translate));
+		break;
+	case ROLE_PARALLEL:
+		snprintf(out, size, "%s",
+			 causal ? tr(N_("each character looks at the same place in the line before"),
+				     translate)
+				: tr(N_("each character looks at the same place in the lines before "
+					"and after"), translate));
+		break;
+	case ROLE_MIRROR:
+		snprintf(out, size,
+			 tr(N_("each character looks at its mirror image: position i looks at %d - i"),
+			    translate),
+			 rs->mirror);
+		break;
+	default:
+		snprintf(out, size, "%s", tr(says[rs->role < ROLE_NKINDS ? rs->role : ROLE_BROAD],
+					    translate));
+	}
+}

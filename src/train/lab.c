@@ -1,0 +1,397 @@
+/* The lab (lab.h): the task table, the generators of its texts, training a
+ * tiny model on them and scoring it, with heads switched off or not. */
+#include "attnview/lab.h"
+#include "attnview/i18n.h"
+
+#include "attnview/optimizer.h"
+#include "attnview/train_step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the generators ------------------------------------------------------ */
+
+static uint32_t letter(rng *r)
+{
+	return 'a' + (uint32_t)rng_below(r, 26);
+}
+
+/* Blocks of k + 2 characters, the last a copy of the first: k + 1 random
+ * letters x_0 .. x_k, then x_0 again, after 0 to k + 1 random letters (so
+ * that where a block starts says nothing of its place in the text). Scored:
+ * the position of x_k, whose next character is the one k back ("ab a",
+ * k = 1: the previous one). */
+static void copy_back(int k, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	int len = k + 2, p = (int)rng_below(r, (uint64_t)len);
+	for (int i = 0; i <= T; i++) {
+		int b = (i - p) % len;
+		text[i] = i >= p && b == len - 1 ? text[i - b] : letter(r);
+	}
+	for (int i = 0; i < T; i++)
+		flag[i] = i + 1 >= p && (i + 1 - p) % len == len - 1 ? LAB_SCORED : 0;
+}
+
+static void gen_copy_back(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	copy_back(t->param, r, T, text, flag);
+}
+
+/* m distinct random letters into out, the rest of the alphabet after them
+ * in rest (26 - m). */
+static void distinct_letters(rng *r, int m, uint32_t *out, uint32_t *rest)
+{
+	uint32_t a[26];
+	for (int i = 0; i < 26; i++)
+		a[i] = 'a' + (uint32_t)i;
+	for (int i = 0; i < 26; i++) {
+		int j = i + (int)rng_below(r, (uint64_t)(26 - i));
+		uint32_t x = a[j];
+		a[j] = a[i];
+		a[i] = x;
+	}
+	memcpy(out, a, (size_t)m * sizeof *out);
+	memcpy(rest, a + m, (size_t)(26 - m) * sizeof *rest);
+}
+
+/* A few letters, then a string R of 5 to 12 distinct letters written again
+ * and again to the end of the text. Scored: every position from the second
+ * copy on, whose next character is the one after the same character in the
+ * copy before. The length of R changes from text to text, so no fixed
+ * offset finds it. The letters before R are not in R. */
+static void gen_induction(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	int p = (int)rng_below(r, 4);
+	int m = 5 + (int)rng_below(r, 8);
+	uint32_t rs[26], rest[26];
+	distinct_letters(r, m, rs, rest);
+	for (int i = 0; i <= T; i++)
+		text[i] = i < p ? rest[rng_below(r, (uint64_t)(26 - m))] : rs[(i - p) % m];
+	for (int i = 0; i < T; i++)
+		flag[i] = i >= p + m ? LAB_SCORED : 0;
+}
+
+/* R, '|', R reversed, R being (T - 1) / 2 random letters. Of each letter
+ * and its mirror image, one is hidden with probability 0.8 (never both), and
+ * scored. */
+static void gen_reverse(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	int m = (T - 1) / 2;
+	for (int i = 0; i < m; i++)
+		text[i] = letter(r);
+	text[m] = '|';
+	for (int i = 0; i < m; i++)
+		text[2 * m - i] = text[i];
+	for (int i = 2 * m + 1; i <= T; i++)
+		text[i] = '|';
+	memset(flag, 0, (size_t)T);
+	for (int i = 0; i < m; i++) {
+		int which = rng_uniform(r) < 0.5f ? i : 2 * m - i;
+		if (rng_uniform(r) < 0.8f && which < T)
+			flag[which] = LAB_MASKED | LAB_SCORED;
+	}
+}
+
+static const char lab_marks[] = ".,;!?";
+
+/* Segments of 2 to 6 random letters, each enclosed in one punctuation mark
+ * on both sides ("!abc!?de?"). Half of the opening marks are hidden; scored
+ * where the segment's closing mark is in the text. */
+static void gen_delimiter(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	memset(flag, 0, (size_t)T);
+	int i = 0;
+	while (i <= T) {
+		uint32_t mark = (uint32_t)lab_marks[rng_below(r, 5)];
+		int len = 2 + (int)rng_below(r, 5), open = i;
+		text[i++] = mark;
+		for (int k = 0; k < len && i <= T; k++)
+			text[i++] = letter(r);
+		if (i <= T)
+			text[i++] = mark;
+		if (open < T && rng_uniform(r) < 0.5f)
+			flag[open] = LAB_MASKED | (open + len + 1 < T ? LAB_SCORED : 0);
+	}
+}
+
+/* Random letters, and one digit written at 8 random places, all hidden
+ * but one. Scored: the hidden ones, which only the one digit shown tells. */
+static void gen_class(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	memset(flag, 0, (size_t)T);
+	uint32_t digit = '0' + (uint32_t)rng_below(r, 10);
+	for (int i = 0; i <= T; i++)
+		text[i] = letter(r);
+	int shown = -1;
+	for (int k = 0; k < 8; k++) {
+		int i = (int)rng_below(r, (uint64_t)T);
+		text[i] = digit;
+		if (shown < 0)
+			shown = i;
+		else if (i != shown)
+			flag[i] = LAB_MASKED | LAB_SCORED;
+	}
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static const lab_task tasks[] = {
+    {"previous",
+     N_("blocks of three letters whose last repeats the first (\"xyx\"): after the middle "
+	"letter comes the one before it, which a head must fetch by looking at the "
+	"previous character"),
+     "kbkqeqzfzwawmjm", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 1,
+     {ROLE_PREVIOUS, ROLE_NKINDS}, gen_copy_back},
+    {"two-back",
+     N_("blocks of four letters whose last repeats the first (\"xyzx\"): after the third "
+	"letter comes the one two before it, which a head must fetch by looking two "
+	"characters to the left"),
+     "kbtkqexqzfozwaiw", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 2,
+     {ROLE_OFFSET, ROLE_NKINDS}, gen_copy_back},
+    {"induction",
+     N_("a string of 5 to 12 distinct letters written again and again, of another length "
+	"in every text: from the second copy on, the next letter is the one that followed "
+	"the current letter in the copy before; a head of layer 0 looks at the previous "
+	"character, and a head of layer 1 at the character after the earlier copy of the "
+	"current one (an induction head)"),
+     "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
+     {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction},
+    {"reverse",
+     N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of most "
+	"pairs hidden: a hidden letter is its mirror image's, which a head finds by looking "
+	"at the mirror position"),
+     "kbqexzfwamjo|ojmawfzxeqbk", OBJ_MASKED, 32, 1, 1, 25, 32, 2500, 3e-3f, 26, 0,
+     {ROLE_MIRROR, ROLE_NKINDS}, gen_reverse},
+    {"delimiter",
+     N_("segments of letters enclosed in one punctuation mark on both sides "
+	"(\"!abc!?de?\"): a hidden opening mark is the mark that ends its segment, which a "
+	"head finds by looking at the punctuation to its right"),
+     "!kbq!?ex?.zfwa.;mj;,oqs,", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 5, 0,
+     {ROLE_DELIMITER, ROLE_NKINDS}, gen_delimiter},
+    {"class",
+     N_("random letters and one digit written at eight places, all hidden but one "
+	"(\"kb7qe\"): a hidden place holds the digit shown, which a head finds by looking "
+	"at the one character of its class"),
+     "kbqe7xzfwamjoqsl", OBJ_MASKED, 32, 1, 1, 32, 32, 1000, 3e-3f, 10, 0,
+     {ROLE_KEYWORD, ROLE_NKINDS}, gen_class},
+};
+
+int lab_ntasks(void)
+{
+	return (int)(sizeof tasks / sizeof tasks[0]);
+}
+
+const lab_task *lab_task_at(int i)
+{
+	return i >= 0 && i < lab_ntasks() ? &tasks[i] : NULL;
+}
+
+const lab_task *lab_find(const char *name)
+{
+	for (int i = 0; i < lab_ntasks(); i++)
+		if (strcmp(tasks[i].name, name) == 0)
+			return &tasks[i];
+	return NULL;
+}
+
+/* ---- batches --------------------------------------------------------------- */
+
+static int32_t lab_id(uint32_t cp)
+{
+	const char *p = strchr(LAB_ALPHABET, (int)cp);
+	return cp && cp < 128 && p ? TOK_NSPECIAL + (int32_t)(p - LAB_ALPHABET) : TOK_UNK;
+}
+
+/* One text as the model's input ids and targets (-1 where not scored). */
+static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt)
+{
+	uint32_t text[LAB_MAX_CONTEXT + 1];
+	uint8_t flag[LAB_MAX_CONTEXT];
+	t->gen(t, r, T, text, flag);
+	for (int i = 0; i < T; i++) {
+		tok[i] = flag[i] & LAB_MASKED ? TOK_MASK : lab_id(text[i]);
+		uint32_t y = t->obj == OBJ_CAUSAL ? text[i + 1] : text[i];
+		tgt[i] = flag[i] & LAB_SCORED ? lab_id(y) : -1;
+	}
+}
+
+void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps)
+{
+	rng r;
+	rng_seed(&r, seed ^ LAB_SAMPLE_SALT);
+	uint32_t text[LAB_MAX_CONTEXT + 1];
+	uint8_t flag[LAB_MAX_CONTEXT];
+	for (int k = 0; k <= index; k++)
+		t->gen(t, &r, T, text, flag);
+	for (int i = 0; i < T; i++)
+		cps[i] = flag[i] & LAB_MASKED ? AV_SPECIAL_CP + TOK_MASK : text[i];
+}
+
+/* ---- the model and its training -------------------------------------------- */
+
+static void apply_options(model_config *cfg, const lab_task *t, const lab_options *o)
+{
+	uint32_t nalpha = (uint32_t)strlen(LAB_ALPHABET);
+	*cfg = (model_config){t->obj,	    TOK_NSPECIAL + nalpha, o->dim ? o->dim : t->dim,
+			      o->heads ? o->heads : t->heads, o->layers ? o->layers : t->layers,
+			      t->context};
+}
+
+model *lab_model_create(const lab_task *t, const lab_options *o, av_error *err)
+{
+	model_config cfg;
+	apply_options(&cfg, t, o);
+	if (!model_config_check(&cfg, err))
+		return NULL;
+	uint32_t cps[TOK_NSPECIAL + sizeof LAB_ALPHABET];
+	for (uint32_t i = 0; i < cfg.vocab_size; i++)
+		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i
+					  : (uint32_t)LAB_ALPHABET[i - TOK_NSPECIAL];
+	model *m = model_create(&cfg, cps, err);
+	if (!m)
+		return NULL;
+	model_init_random(m, o->seed);
+	char corpus[160];
+	snprintf(corpus, sizeof corpus, "lab task %s (generated, seed %llu)", t->name,
+		 (unsigned long long)o->seed);
+	if (!model_set_meta_strings(m, t->name, corpus, err)) {
+		model_destroy(m);
+		return NULL;
+	}
+	m->meta.seed = o->seed;
+	return m;
+}
+
+/* The buffers of a training run. */
+typedef struct lab_run {
+	activations acts;
+	grad_acts gacts;
+	adamw adam;
+	float *grads;
+	int32_t *tok, *tgt;
+} lab_run;
+
+static void lab_run_finish(lab_run *u)
+{
+	if (u->acts.mem)
+		activations_finish(&u->acts);
+	if (u->gacts.mem)
+		grad_acts_finish(&u->gacts);
+	if (u->adam.m)
+		adamw_finish(&u->adam);
+	free(u->grads);
+	free(u->tok);
+	free(u->tgt);
+}
+
+bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_fn progress,
+	       void *ctx, av_error *err)
+{
+	int B = (int)t->batch, T = (int)t->context;
+	uint64_t total = o->steps ? o->steps : t->steps;
+	lab_run u;
+	memset(&u, 0, sizeof u);
+	bool ok = activations_init(&u.acts, &m->cfg, B, T, B * T, err) &&
+		  grad_acts_init(&u.gacts, &m->cfg, B, T, err) &&
+		  adamw_init(&u.adam, m, o->lr > 0 ? o->lr : t->lr, total / 10, total, err);
+	u.grads = malloc(m->nparams * sizeof *u.grads);
+	u.tok = malloc((size_t)B * (size_t)T * sizeof *u.tok);
+	u.tgt = malloc((size_t)B * (size_t)T * sizeof *u.tgt);
+	if (ok && (!u.grads || !u.tok || !u.tgt))
+		ok = av_fail(err, _("out of memory for the training buffers"));
+	rng r;
+	rng_seed(&r, o->seed ^ LAB_DATA_SALT);
+	for (uint64_t s = 0; ok && s < total; s++) {
+		for (int b = 0; b < B; b++)
+			lab_row(t, &r, T, u.tok + (size_t)b * T, u.tgt + (size_t)b * T);
+		memset(u.grads, 0, m->nparams * sizeof *u.grads);
+		step_stats st;
+		ok = model_train_step_grads(m, &u.acts, &u.gacts, u.tok, u.tgt, B, T, u.grads, &st,
+					    err);
+		if (!ok)
+			break;
+		adamw_step(&u.adam, m->params, u.grads);
+		if (!isfinite(st.loss))
+			ok = av_fail(err, _("the training loss became %g at step %llu: lower the "
+					    "learning rate"),
+				     (double)st.loss, (unsigned long long)s + 1);
+		lab_progress p = {s + 1, total, st.loss};
+		if (ok && progress)
+			progress(&p, ctx);
+	}
+	m->meta.steps = total;
+	m->meta.tokens = total * (uint64_t)B * (uint64_t)T;
+	lab_run_finish(&u);
+	return ok;
+}
+
+/* ---- scoring ------------------------------------------------------------------ */
+
+bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
+		  lab_score *out, av_error *err)
+{
+	enum { CHUNK = 64 };
+	int T = (int)t->context;
+	activations a;
+	if (!activations_init(&a, &m->cfg, CHUNK, T, CHUNK * T, err))
+		return false;
+	int32_t *tok = malloc((size_t)CHUNK * (size_t)T * sizeof *tok);
+	int32_t *tgt = malloc((size_t)CHUNK * (size_t)T * sizeof *tgt);
+	if (!tok || !tgt) {
+		free(tok);
+		free(tgt);
+		activations_finish(&a);
+		return av_fail(err, _("out of memory"));
+	}
+	a.ablate = ablate;
+	rng r;
+	rng_seed(&r, seed ^ LAB_EVAL_SALT);
+	double loss = 0;
+	int count = 0, correct = 0;
+	for (int k = 0; k < LAB_EVAL_TEXTS; k += CHUNK) {
+		for (int b = 0; b < CHUNK; b++)
+			lab_row(t, &r, T, tok + (size_t)b * T, tgt + (size_t)b * T);
+		int n = 0, ok = 0;
+		float l = model_eval_loss(m, &a, tok, tgt, CHUNK, T, &n, &ok);
+		if (n > 0)
+			loss += (double)l * n;
+		count += n;
+		correct += ok;
+	}
+	out->count = count;
+	out->acc = count ? (double)correct / count : NAN;
+	out->loss = count ? loss / count : NAN;
+	free(tok);
+	free(tgt);
+	activations_finish(&a);
+	return true;
+}
+
+bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *acc,
+		     av_error *err)
+{
+	int nh = (int)(m->cfg.layers * m->cfg.heads);
+	uint8_t off[AV_MAX_HEADS * 4];
+	if (nh > (int)sizeof off)
+		return av_fail(err, _("the lab ablates at most %d heads"), (int)sizeof off);
+	for (int k = 0; k < nh; k++) {
+		memset(off, 0, sizeof off);
+		off[k] = 1;
+		lab_score s;
+		if (!lab_evaluate(m, t, seed, off, &s, err))
+			return false;
+		acc[k] = s.acc;
+	}
+	return true;
+}
+
+bool lab_carries(double acc_all, double acc_without, double chance)
+{
+	return acc_all - acc_without >= 0.5 * (acc_all - chance);
+}

@@ -1,0 +1,250 @@
+/* The head labeller measured on the lab (issue 23): every task trained on
+ * several seeds, with one head a layer and with two; the truth about each
+ * head from ablation (a head whose switching off costs at least half of what
+ * the model gained over chance carries the task's mechanism, and so do both
+ * heads of a pair of one layer that do so together where no head of the
+ * layer does alone; these should get the task's role for their layer, every
+ * other head none of those roles); then each head labelled on texts of its
+ * task. Prints, for every
+ * role, precision and recall of the labeller as it is, and of each role's
+ * bar alone at other minimums (the sweep the bars were chosen from).
+ * Printed, never asserted: `meson test --benchmark labeller --verbose`.
+ *
+ *   bench_labeller [SEEDS [TEXTS]]      (default 3 seeds, 8 texts a head) */
+#include "attnview/analysis.h"
+#include "attnview/lab.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct instance {
+	int task;
+	role_kind truth; /* ROLE_NKINDS: carries nothing */
+	role_scores rs;
+} instance;
+
+static instance *inst;
+static size_t ninst, cap;
+
+static int cur_task;
+
+static void push(role_kind truth, const role_scores *rs)
+{
+	if (ninst == cap) {
+		cap = cap ? 2 * cap : 256;
+		inst = realloc(inst, cap * sizeof *inst);
+		if (!inst)
+			exit(1);
+	}
+	inst[ninst++] = (instance){cur_task, truth, *rs};
+}
+
+/* Label every head of m on the task's texts; truth[l * H + h] per head. */
+static void label_heads(const model *m, const lab_task *t, uint64_t seed, int texts,
+			const role_kind *truth)
+{
+	int T = (int)t->context, H = (int)m->cfg.heads, L = (int)m->cfg.layers;
+	activations ws = {0};
+	av_error err;
+	if (!activations_init(&ws, &m->cfg, 1, T, T, &err))
+		return;
+	for (int k = 0; k < texts; k++) {
+		uint32_t cps[LAB_MAX_CONTEXT];
+		token tok[LAB_MAX_CONTEXT];
+		lab_sample(t, seed, k, T, cps);
+		vocab_tokenize(&m->vocab, cps, (size_t)T, tok);
+		attn_result r;
+		if (!model_attend(m, &ws, tok, T, 0, &r, &err))
+			break;
+		for (int l = 0; l < L; l++)
+			for (int h = 0; h < H; h++) {
+				attn_matrix a = attn_result_head(&r, l, h);
+				role_scores rs;
+				head_roles(&rs, &a, r.tokens);
+				push(truth[l * H + h], &rs);
+			}
+		attn_result_free(&r);
+	}
+	activations_finish(&ws);
+}
+
+/* Two heads of a layer that do the same thing: where no head of the layer
+ * carries the mechanism alone, a pair whose switching off together takes
+ * away half of the gain carries it, both heads. */
+static void shared_carriers(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+			    bool *carries)
+{
+	int H = (int)m->cfg.heads;
+	av_error err;
+	for (int l = 0; l < (int)m->cfg.layers; l++) {
+		bool any = false;
+		for (int h = 0; h < H; h++)
+			any |= carries[l * H + h];
+		for (int a = 0; !any && a < H; a++)
+			for (int b = a + 1; b < H; b++) {
+				uint8_t off[AV_MAX_HEADS * 4] = {0};
+				off[l * H + a] = off[l * H + b] = 1;
+				lab_score s;
+				if (lab_evaluate(m, t, seed, off, &s, &err) &&
+				    lab_carries(acc_all, s.acc, 1.0 / t->answers))
+					carries[l * H + a] = carries[l * H + b] = true;
+			}
+	}
+}
+
+static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
+{
+	av_error err;
+	lab_options o = {.seed = seed, .heads = heads};
+	model *m = lab_model_create(t, &o, &err);
+	lab_score all;
+	if (!m || !lab_train(m, t, &o, NULL, NULL, &err) ||
+	    !lab_evaluate(m, t, seed, NULL, &all, &err)) {
+		printf("%s seed %llu: %s\n", t->name, (unsigned long long)seed, err.msg);
+		model_destroy(m);
+		return;
+	}
+	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
+	printf("%-10s seed %llu, %d head(s) a layer: accuracy %5.1f%%", t->name,
+	       (unsigned long long)seed, H, 100 * all.acc);
+	if (all.acc < 0.95) {
+		printf(": under 95%%, left out\n");
+		model_destroy(m);
+		return;
+	}
+	double acc[AV_MAX_HEADS * 4], chance = 1.0 / t->answers;
+	role_kind truth[AV_MAX_HEADS * 4];
+	bool carries[AV_MAX_HEADS * 4] = {false};
+	lab_ablate_each(m, t, seed, acc, &err);
+	for (int k = 0; k < nh; k++)
+		carries[k] = lab_carries(all.acc, acc[k], chance);
+	shared_carriers(m, t, seed, all.acc, carries);
+	printf("; without each head:");
+	for (int k = 0; k < nh; k++) {
+		int l = k / H;
+		truth[k] = carries[k] && l < 2 ? t->roles[l] : ROLE_NKINDS;
+		printf(" %d.%d %.1f%%%s", l, k % H, 100 * acc[k], carries[k] ? "*" : "");
+	}
+	printf("\n");
+	fflush(stdout);
+	label_heads(m, t, seed, texts, truth);
+	model_destroy(m);
+}
+
+static void pr(int tp, int fp, int fn, char *out, size_t n)
+{
+	char p[8], r[8];
+	snprintf(p, sizeof p, tp + fp ? "%.2f" : "-", tp + fp ? (double)tp / (tp + fp) : 0);
+	snprintf(r, sizeof r, tp + fn ? "%.2f" : "-", tp + fn ? (double)tp / (tp + fn) : 0);
+	snprintf(out, n, "%4d %4d %4d  %5s %5s", tp, fp, fn, p, r);
+}
+
+/* Per task: what the heads that carry the mechanism, and the others, are
+ * labelled, and the mean score of the task's roles on them. */
+static void report_tasks(void)
+{
+	for (int t = 0; t < lab_ntasks(); t++) {
+		printf("\n%s:\n", lab_task_at(t)->name);
+		for (int carry = 1; carry >= 0; carry--) {
+			int count[ROLE_NKINDS] = {0}, n = 0;
+			double mean[ROLE_NKINDS] = {0}, uni[ROLE_NKINDS] = {0};
+			for (size_t i = 0; i < ninst; i++) {
+				if (inst[i].task != t || (inst[i].truth < ROLE_NKINDS) != carry)
+					continue;
+				n++;
+				count[inst[i].rs.role]++;
+				for (int r = 0; r < ROLE_NKINDS; r++)
+					mean[r] += inst[i].rs.s[r], uni[r] += inst[i].rs.uniform[r];
+			}
+			if (!n)
+				continue;
+			printf("  %s (%d head-texts): labelled", carry ? "carrying" : "the others", n);
+			for (int r = 0; r < ROLE_NKINDS; r++)
+				if (count[r])
+					printf(" %s %d", role_name((role_kind)r), count[r]);
+			printf("\n    mean scores (uniform):");
+			for (int r = 0; r < ROLE_BROAD; r++)
+				if (mean[r] / n >= 0.15)
+					printf(" %s %.2f (%.2f)", role_name((role_kind)r), mean[r] / n,
+					       uni[r] / n);
+			printf("\n");
+		}
+	}
+}
+
+/* Precision and recall of the labeller as it is, role by role ("broad" on
+ * a head that carries nothing is right, and counted nowhere). */
+static void report_labels(void)
+{
+	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
+	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
+	for (int r = 0; r < ROLE_BROAD; r++) {
+		int tp = 0, fp = 0, fn = 0;
+		for (size_t i = 0; i < ninst; i++) {
+			bool want = inst[i].truth == (role_kind)r, got = inst[i].rs.role == (role_kind)r;
+			tp += want && got, fp += !want && got, fn += want && !got;
+		}
+		char line[96];
+		pr(tp, fp, fn, line, sizeof line);
+		printf("%-14s %s\n", role_name((role_kind)r), line);
+	}
+}
+
+/* Each bar alone, its minimum and its ratio to the uniform head swept: a
+ * head-text passes when its score clears it, whatever the other roles. */
+static void report_sweep(void)
+{
+	printf("\neach bar alone, its minimum swept (TP FP FN precision recall):\n");
+	for (int r = 0; r < ROLE_BROAD; r++) {
+		int pos = 0;
+		for (size_t i = 0; i < ninst; i++)
+			pos += inst[i].truth == (role_kind)r;
+		if (!pos)
+			continue;
+		double min, ratio;
+		role_bar((role_kind)r, &min, &ratio);
+		printf("%s (now %.2f, ratio %.1f): precision/recall at minimum x ratio\n",
+		       role_name((role_kind)r), min, ratio);
+		static const double ratios[] = {0, 1.5, 2, 3};
+		printf("        ");
+		for (int q = 0; q < 4; q++)
+			printf("   ratio %.1f  ", ratios[q]);
+		printf("\n");
+		for (int k = 1; k <= 9; k++) {
+			double th = k / 10.0;
+			printf("  >= %.1f", th);
+			for (int q = 0; q < 4; q++) {
+				int tp = 0, fp = 0, fn = 0;
+				for (size_t i = 0; i < ninst; i++) {
+					const role_scores *s = &inst[i].rs;
+					bool want = inst[i].truth == (role_kind)r;
+					bool got = s->s[r] >= th && s->s[r] >= ratios[q] * s->uniform[r];
+					tp += want && got, fp += !want && got, fn += want && !got;
+				}
+				char p[8], rc[8];
+				snprintf(p, sizeof p, tp + fp ? "%.2f" : "  -", tp + fp ? (double)tp / (tp + fp) : 0);
+				snprintf(rc, sizeof rc, "%.2f", (double)tp / (tp + fn));
+				printf("   %4s / %4s ", p, rc);
+			}
+			printf("\n");
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int seeds = argc > 1 ? atoi(argv[1]) : 3, texts = argc > 2 ? atoi(argv[2]) : 8;
+	for (int i = 0; i < lab_ntasks(); i++)
+		for (uint64_t s = 1; s <= (uint64_t)seeds; s++)
+			for (uint32_t heads = 1; heads <= 2; heads++) {
+				cur_task = i;
+				run(lab_task_at(i), s, heads, texts);
+			}
+	report_tasks();
+	report_labels();
+	report_sweep();
+	free(inst);
+	return 0;
+}
