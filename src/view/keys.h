@@ -26,6 +26,7 @@
 #define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
 #define VIEW_MIN_LINES	   14
 #define VIEW_PRED_DELAY_MS 50	     /* ask for predictions this long after a result */
+#define VIEW_PRED_RETRY_MS 200     /* look again this often at a prediction not answered */
 #define VIEW_BUSY_MS	   100	     /* show "computing" when a result takes longer */
 #define VIEW_WATCH_MS	   500	     /* look at the model file this often */
 #define VIEW_WRITE_MS	   80	     /* the model writes a character at most this often */

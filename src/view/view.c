@@ -253,6 +253,9 @@ static int poll_timeout(const view *v)
 	if (v->pending && !v->busy_shown)
 		wake = earliest(wake, v->post_ms + VIEW_BUSY_MS);
 	wake = earliest(wake, v->pred_due);
+	/* An outstanding prediction is looked after (timers). */
+	if (v->pred_req >= 0)
+		wake = earliest(wake, now_ms() + VIEW_PRED_RETRY_MS);
 	wake = earliest(wake, writing_due(v));
 	if (wake == 0)
 		return -1;
@@ -305,6 +308,16 @@ static void timers(view *v)
 			request_jobs(v);
 		}
 		v->pred_due = 0;
+	}
+	/* A prediction the worker dropped without an answer (it gave up for a
+	 * text that was posted after it, or its text was no longer the one the
+	 * worker had computed) would leave the panel waiting for good: once the
+	 * worker is idle, ask for it again. */
+	if (v->pred_req >= 0 && v->have && !v->pending && !worker_get_stats(v->w).busy) {
+		int q = v->pred_req;
+		v->pred_req = -1;
+		if (q < v->r.n && v->pstate[q] != PRED_HAVE)
+			request_pred(v);
 	}
 }
 
