@@ -116,6 +116,8 @@ if wait_for "Predicted at 4 (masked)" 30 && wait_gone "computing..." 30; then
 		test "$pchar" = "$wchar" -a "$ppct" = "$wp"
 else
 	fail "predictions at 4 never shown"
+	screen | sed 's/^/  | /'
+
 fi
 
 # A causal model: keys after the query are masked, drawn as such.
