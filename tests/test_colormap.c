@@ -133,6 +133,58 @@ static void test_diverging(void)
 	}
 }
 
+/* Each side of the diverging ramp darkens from the light middle outwards,
+ * in 24-bit and on the 256-colour palette (issue 24: the palette's blue half
+ * went lighter and darker again), for the view's odd count of steps and for
+ * an even one. */
+static void test_diverging_levels(void)
+{
+	for (int levels = 15; levels <= 16; levels++) {
+		colormap cm;
+		colormap_init(&cm, RAMP_DIVERGING, levels);
+		int bad_rgb = 0, bad_xterm = 0, mid = levels / 2;
+		for (int i = 1; i < levels; i++) {
+			/* Towards the middle on the blue side, away on the red. */
+			int dir = i <= mid - (levels % 2 == 0) ? 1 : i > mid ? -1 : 0;
+			if (dir == 0)
+				continue;
+			double d = colormap_lightness(cm.rgb[i]) - colormap_lightness(cm.rgb[i - 1]);
+			double dx = colormap_lightness(colormap_xterm_rgb(cm.xterm[i])) -
+				    colormap_lightness(colormap_xterm_rgb(cm.xterm[i - 1]));
+			bad_rgb += d * dir <= 0;
+			bad_xterm += dx * dir <= 0;
+		}
+		CHECKF(bad_rgb == 0, "%d levels: %d 24-bit steps against the side's direction",
+		       levels, bad_rgb);
+		CHECKF(bad_xterm == 0, "%d levels: %d palette steps against the side's direction",
+		       levels, bad_xterm);
+		CHECKF(colormap_distinct_xterm(&cm) == levels, "%d levels: %d distinct colours",
+		       levels, colormap_distinct_xterm(&cm));
+	}
+}
+
+/* The palette colours follow the ramp as closely as monotone lightness
+ * allows: the mean OKLab distance over 16 levels of viridis was 0.057 with
+ * the nearest-lighter-colour choice (0.051 now), and its middle levels took
+ * no grey (a grey viridis mid-tone reads as mud). */
+static void test_palette_fit(void)
+{
+	colormap cm;
+	double worst;
+	colormap_init(&cm, RAMP_VIRIDIS, 16);
+	double mean = colormap_xterm_error(&cm, &worst);
+	printf("viridis on 256 colours: mean OKLab distance %.4f, worst %.4f\n", mean, worst);
+	CHECKF(mean < 0.053, "viridis: mean distance %.4f", mean);
+	for (int i = 0; i < 16; i++) {
+		cm_rgb x = colormap_xterm_rgb(cm.xterm[i]);
+		CHECKF(!(x.r == x.g && x.g == x.b), "viridis level %d is grey %d", i, cm.xterm[i]);
+	}
+	colormap_init(&cm, RAMP_DIVERGING, 15);
+	mean = colormap_xterm_error(&cm, &worst);
+	printf("diverging on 256 colours: mean OKLab distance %.4f, worst %.4f\n", mean, worst);
+	CHECKF(mean < 0.037, "diverging: mean distance %.4f", mean);
+}
+
 static void test_shades(void)
 {
 	CHECK(colormap_shade(0) == ' ');
@@ -181,6 +233,8 @@ int main(void)
 	test_xterm();
 	test_levels();
 	test_diverging();
+	test_diverging_levels();
+	test_palette_fit();
 	test_shades();
 	test_no_color();
 	return test_summary("colormap");

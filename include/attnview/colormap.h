@@ -67,14 +67,18 @@ typedef struct colormap {
 } colormap;
 
 /* Fill cm with `levels` (2..CM_MAX_LEVELS) steps of the ramp. The xterm
- * colours are distinct and rise in lightness level by level: each is the
- * palette colour nearest the ramp (in OKLab) among those lighter than the
- * level below; levels beyond what the palette can tell apart that way
- * (viridis and cividis reach 16 and more) repeat the last one. The diverging
- * ramp, light in the middle, takes the nearest unused colour instead. */
+ * colours are distinct and monotone in lightness: rising level by level on
+ * a sequential ramp, falling from the light middle outwards on each side of
+ * the diverging one. Among such choices the levels take the one nearest the
+ * ramp (the least sum of OKLab distances); ramps longer than the palette can
+ * follow that way (more than 64 levels, only drawn in 24-bit) take the
+ * nearest lighter colour level by level, repeating the last. */
 void colormap_init(colormap *cm, cm_ramp ramp, int levels);
 /* Level of t in [0, 1]; out-of-range values are clamped, NaN gives 0. */
 int colormap_level(const colormap *cm, float t);
+/* How far the xterm colours are from the ramp: the mean OKLab distance
+ * over the levels, and the largest in *worst (may be NULL). */
+double colormap_xterm_error(const colormap *cm, double *worst);
 /* The number of distinct xterm colours the levels use. */
 int colormap_distinct_xterm(const colormap *cm);
 

@@ -144,6 +144,150 @@ int colormap_nearest_xterm(cm_rgb c)
 	return i < 0 ? 231 : i;
 }
 
+/* The palette (16..255) ordered by lightness, with each colour's OKLab. */
+typedef struct palette {
+	int n;
+	int index[240];
+	oklab lab[240];
+} palette;
+
+static void palette_sorted(palette *p)
+{
+	p->n = 0;
+	for (int i = 16; i < 256; i++) {
+		oklab o = to_oklab(colormap_xterm_rgb(i));
+		int j = p->n++;
+		while (j > 0 && p->lab[j - 1].l > o.l) {
+			p->lab[j] = p->lab[j - 1];
+			p->index[j] = p->index[j - 1];
+			j--;
+		}
+		p->lab[j] = o;
+		p->index[j] = i;
+	}
+}
+
+/* How far palette colour x is from ramp colour y for the fit: the OKLab
+ * distance; a grey for a clearly coloured level counts as far (it reads as
+ * mud in the middle of a coloured ramp, however near its lightness). */
+static double fit_dist(oklab x, oklab y)
+{
+	double d = sqrt(dist2(x, y));
+	return hypot(x.a, x.b) < 0.01 && hypot(y.a, y.b) > 0.05 ? d + 1.0 : d;
+}
+
+#define CHAIN_MAX 64 /* longer ramps are never drawn with palette colours */
+
+/* Palette colours for targets[0..n), each strictly darker than the one
+ * before and than max_l, with the least sum of OKLab distances to the
+ * targets (a shortest path over the palette sorted by lightness; the greedy
+ * choice, nearest among those left, spends the dark colours early and
+ * leaves the mid-tones far from the ramp). False if no such chain exists. */
+static bool fit_chain(const palette *p, const cm_rgb *targets, int n, double max_l, int *out)
+{
+	static double cost[CHAIN_MAX][240];
+	static short from[CHAIN_MAX][240];
+	if (n < 1 || n > CHAIN_MAX)
+		return false;
+	for (int i = 0; i < n; i++) {
+		oklab t = to_oklab(targets[i]);
+		/* best: the cheapest chain of i levels ending lighter than p[j]. */
+		double best = -1;
+		int best_j = -1, k = p->n - 1;
+		for (int j = p->n - 1; j >= 0; j--) {
+			cost[i][j] = -1;
+			if (p->lab[j].l >= max_l)
+				continue;
+			if (i > 0) {
+				while (k > j && p->lab[k].l > p->lab[j].l) {
+					if (cost[i - 1][k] >= 0 && (best < 0 || cost[i - 1][k] < best)) {
+						best = cost[i - 1][k];
+						best_j = k;
+					}
+					k--;
+				}
+				if (best < 0)
+					continue;
+			}
+			cost[i][j] = (i > 0 ? best : 0) + fit_dist(p->lab[j], t);
+			from[i][j] = (short)best_j;
+		}
+	}
+	int end = -1;
+	for (int j = 0; j < p->n; j++)
+		if (cost[n - 1][j] >= 0 && (end < 0 || cost[n - 1][j] < cost[n - 1][end]))
+			end = j;
+	if (end < 0)
+		return false;
+	for (int i = n - 1; i >= 0; i--) {
+		out[i] = p->index[end];
+		end = from[i][end];
+	}
+	return true;
+}
+
+/* The greedy fallback for ramps too long for fit_chain: each level the
+ * nearest unused colour lighter than the level below, the last repeated
+ * when the palette runs out. */
+static void fit_greedy(colormap *cm)
+{
+	bool used[256] = {false};
+	double min_l = -1.0;
+	int last = -1;
+	for (int i = 0; i < cm->levels; i++) {
+		int x = nearest_from(cm->rgb[i], cm->ramp == RAMP_DIVERGING ? -1.0 : min_l, used);
+		if (x < 0) {
+			x = last >= 0 ? last : 231;
+		} else {
+			used[x] = true;
+			min_l = to_oklab(colormap_xterm_rgb(x)).l;
+		}
+		cm->xterm[i] = last = x;
+	}
+}
+
+/* Palette colours for the levels: darker level by level from the bright
+ * end of a sequential ramp; from the light middle outwards on each side of
+ * the diverging one. */
+static void fit_palette(colormap *cm)
+{
+	palette p;
+	palette_sorted(&p);
+	cm_rgb tg[CHAIN_MAX];
+	int out[CHAIN_MAX], n = cm->levels;
+	bool ok = true;
+	if (cm->ramp != RAMP_DIVERGING) {
+		for (int i = 0; i < n && n <= CHAIN_MAX; i++)
+			tg[i] = cm->rgb[n - 1 - i];
+		ok = fit_chain(&p, tg, n, 2.0, out);
+		for (int i = 0; ok && i < n; i++)
+			cm->xterm[n - 1 - i] = out[i];
+	} else {
+		/* Levels below the middle (blue), the middle (odd counts), above. */
+		int lo = n / 2, mid = n % 2 ? n / 2 : -1, hi = n - lo - (mid >= 0);
+		double max_l = 2.0;
+		if (mid >= 0) {
+			cm->xterm[mid] = colormap_nearest_xterm(cm->rgb[mid]);
+			max_l = to_oklab(colormap_xterm_rgb(cm->xterm[mid])).l;
+		}
+		for (int i = 0; i < lo && n <= CHAIN_MAX; i++)
+			tg[i] = cm->rgb[lo - 1 - i];
+		ok = fit_chain(&p, tg, lo, max_l, out);
+		for (int i = 0; ok && i < lo; i++)
+			cm->xterm[lo - 1 - i] = out[i];
+		for (int i = 0; ok && i < hi; i++)
+			tg[i] = cm->rgb[n - hi + i];
+		ok = ok && fit_chain(&p, tg, hi, max_l, out);
+		/* Without a middle level the two sides must not meet in one colour. */
+		if (ok && mid < 0 && lo > 0 && out[0] == cm->xterm[lo - 1])
+			ok = fit_chain(&p, tg, hi, to_oklab(colormap_xterm_rgb(out[0])).l, out);
+		for (int i = 0; ok && i < hi; i++)
+			cm->xterm[n - hi + i] = out[i];
+	}
+	if (!ok)
+		fit_greedy(cm);
+}
+
 void colormap_init(colormap *cm, cm_ramp ramp, int levels)
 {
 	if (levels < 2)
@@ -152,24 +296,27 @@ void colormap_init(colormap *cm, cm_ramp ramp, int levels)
 		levels = CM_MAX_LEVELS;
 	cm->ramp = ramp;
 	cm->levels = levels;
-	bool used[256] = {false};
-	double min_l = -1.0;
-	int last = -1;
 	for (int i = 0; i < levels; i++) {
 		/* The first level is the ramp's dark end itself, the last its
 		 * bright end; between them, centres of equal steps. */
 		double t = levels > 1 ? (double)i / (levels - 1) : 0.0;
 		cm->rgb[i] = colormap_rgb(ramp, t);
-		int x = nearest_from(cm->rgb[i], ramp == RAMP_DIVERGING ? -1.0 : min_l, used);
-		if (x < 0) {
-			x = last >= 0 ? last : 231;
-		} else {
-			used[x] = true;
-			min_l = to_oklab(colormap_xterm_rgb(x)).l;
-		}
-		cm->xterm[i] = last = x;
 		cm->dark_text[i] = colormap_dark_text(cm->rgb[i]);
 	}
+	fit_palette(cm);
+}
+
+double colormap_xterm_error(const colormap *cm, double *worst)
+{
+	double sum = 0, w = 0;
+	for (int i = 0; i < cm->levels; i++) {
+		double d = sqrt(dist2(to_oklab(cm->rgb[i]), to_oklab(colormap_xterm_rgb(cm->xterm[i]))));
+		sum += d;
+		w = d > w ? d : w;
+	}
+	if (worst)
+		*worst = w;
+	return sum / cm->levels;
 }
 
 int colormap_level(const colormap *cm, float t)
