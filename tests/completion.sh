@@ -43,7 +43,7 @@ expect() {
 }
 
 expect '--scale' attnview --sc
-expect 'fixed head log row' attnview --scale ''
+expect 'fixed head lift log row' attnview --scale ''
 expect 'row' attnview --scale = r
 expect 'cividis viridis' attnview --colormap ''
 expect 'compact fit scroll' attnview --cells ''
@@ -90,7 +90,7 @@ if command -v zsh >/dev/null; then
 	checks=$((checks + 1))
 	zsh -n "$dir/_attnview" || fail "zsh -n _attnview"
 	checks=$((checks + 1))
-	grep -q "^[[:space:]]*'--scale=\[[^]]*\]:s:(fixed head row log)'\$" "$dir/_attnview" ||
+	grep -q "^[[:space:]]*'--scale=\[[^]]*\]:s:(fixed head row log lift)'\$" "$dir/_attnview" ||
 		fail "zsh: no --scale spec with its values"
 else
 	echo "zsh is not installed: its script not checked"
@@ -103,7 +103,7 @@ if command -v fish >/dev/null; then
 		fish --no-config -c 'source $argv[1]; complete -C $argv[2]' "$dir/attnview.fish" "$1" |
 			cut -f1 | sort | paste -sd' '
 	}
-	for c in '--sc|--scale' '--scale |fixed head log row' '--train corpus.txt --l|--layers --lr' \
+	for c in '--sc|--scale' '--scale |fixed head lift log row' '--train corpus.txt --l|--layers --lr' \
 		'--l|--layer --lens --list-options'; do
 		checks=$((checks + 1))
 		got=$(fishes "attnview ${c%%|*}")

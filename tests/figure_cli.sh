@@ -108,7 +108,7 @@ expect 2 'leave out --layer' -- "$bin" --export "$tmp/u.svg" --text a --overview
 expect 2 '--values needs one heatmap' -- "$bin" --export "$tmp/u.svg" --text a --overview --values
 expect 2 "--show takes head, mean, max, rollout, all, contributions or overview, not 'heads'" -- \
 	"$bin" --export "$tmp/u.svg" --text a --show heads
-expect 2 "--scale takes fixed, head, row or log" -- "$bin" --export "$tmp/u.svg" --text a --scale x
+expect 2 "--scale takes fixed, head, row, log or lift" -- "$bin" --export "$tmp/u.svg" --text a --scale x
 expect 2 "--colormap takes viridis or cividis" -- "$bin" --export "$tmp/u.svg" --text a --colormap x
 expect 2 'layers 0\.\.3 and heads 0\.\.7' -- "$bin" --export "$tmp/u.svg" --text a --layer 4
 expect 2 'cannot be combined' -- "$bin" --export "$tmp/u.svg" --dump --text a

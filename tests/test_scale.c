@@ -131,6 +131,69 @@ static void differences(void)
 	       "diff ticks %s %s %s", t[0].label, t[2].label, t[4].label);
 }
 
+/* Lift: a weight against uniform attention over the keys the row sees. A
+ * uniform row is the middle of the ramp at any length and under the causal
+ * mask; 10 times uniform is a decade up. Pooled, a broad block shows its mean
+ * lift (the largest cell of noise does not), a key with a quarter of a row's
+ * attention shows as itself. */
+static void lifts(void)
+{
+	float w[9] = {0.5f, 0.25f, 0.25f, 0.25f, 0.5f, 0.25f, 0.1f, 0.1f, 0.8f};
+	attn_matrix a = {w, 3, false};
+	float keys[3];
+	scale s;
+	scale_init(&s, SCALE_LIFT, &a, keys);
+	CHECK(scale_diverging(SCALE_LIFT) && !scale_diverging(SCALE_LOG));
+	CHECK(near(keys[0], 3) && near(scale_pos(&s, 0, 1.0f / 3), 0.5f));
+	CHECK(near(scale_pos(&s, 0, 10.0f / 3), 0.5f + 0.5f / SCALE_LIFT_DECADES));
+	CHECK(scale_pos(&s, 0, 0) == 0 && scale_pos(&s, 0, NAN) == 0);
+	float c[4] = {1, 0.9f, 0.5f, 0.5f};
+	attn_matrix b = {c, 2, true}; /* row 0 sees 1 key, row 1 two */
+	scale_init(&s, SCALE_LIFT, &b, NULL);
+	CHECK(near(scale_pos(&s, 0, 1), 0.5f) && near(scale_pos(&s, 1, 0.5f), 0.5f));
+	scale_tick t[8];
+	int n = scale_ticks(&s, t, 8);
+	CHECKF(n == 5 && strcmp(t[0].label, ".01") == 0 && strcmp(t[2].label, "1") == 0 &&
+		   strcmp(t[4].label, "100") == 0 && near(t[2].t, 0.5f),
+	       "lift ticks: %d, %s %s %s", n, t[0].label, t[2].label, t[4].label);
+	CHECK(near(scale_pos(&s, 1, 50.0f), t[4].t)); /* 50 of 2 keys' 0.5: 100 times */
+	/* 4 x 4, broad: weights .15 .. .35 in every row; pooled into one cell,
+	 * the mean lift 1 (the middle), not the largest cell (lift 1.4). */
+	float u[16] = {.35f, .15f, .25f, .25f, .15f, .35f, .25f, .25f,
+		       .25f, .25f, .35f, .15f, .25f, .25f, .15f, .35f};
+	attn_matrix ub = {u, 4, false};
+	float k4[4], out[4];
+	uint8_t m[4];
+	scale_init(&s, SCALE_LIFT, &ub, k4);
+	scale_pool(out, m, &ub, &s, 1, 1);
+	CHECKF(near(out[0], 0.5f), "pooled broad head: %g", out[0]);
+	/* An identity: each block with a diagonal cell shows its lift (4). */
+	float eye[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	attn_matrix e = {eye, 4, false};
+	scale_init(&s, SCALE_LIFT, &e, k4);
+	scale_pool(out, m, &e, &s, 2, 2);
+	CHECKF(near(out[0], scale_pos(&s, 0, 1)) && near(out[3], out[0]) && out[1] == 0,
+	       "pooled identity: %g %g %g", out[0], out[1], out[3]);
+}
+
+/* Tick labels fit the room the bar has, rounded, never cut (issue 24: -.04
+ * for -0.048). */
+static void tick_labels(void)
+{
+	char l[16];
+	scale_tick_label(l, -0.048, 5);
+	CHECKF(strcmp(l, "-.048") == 0, "%s", l);
+	scale_tick_label(l, -0.048, 4);
+	CHECKF(strcmp(l, "-.05") == 0, "%s", l);
+	scale_tick_label(l, 0.25, 3);
+	CHECKF(strcmp(l, ".25") == 0, "%s", l);
+	scale_tick_label(l, -0.125, 3);
+	CHECKF(strcmp(l, "-.1") == 0, "%s", l);
+	CHECK(scale_tick_label(l, 100, 3) && strcmp(l, "100") == 0);
+	/* .001 has no 3-column form: no label, not ".00". */
+	CHECK(!scale_tick_label(l, 0.001, 3) && scale_tick_label(l, 0.001, 4));
+}
+
 static void names(void)
 {
 	for (int k = 0; k < SCALE_NKINDS; k++) {
@@ -149,6 +212,8 @@ int main(void)
 	ticks();
 	pooling();
 	differences();
+	lifts();
+	tick_labels();
 	names();
 	return test_summary("scale");
 }

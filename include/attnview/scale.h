@@ -6,6 +6,15 @@
  *   head   t = w / (the matrix's max)    this head's own range
  *   row    t = w / (the row's max)       where each Query looks, row by row
  *   log    t = 1 + log10(w) / 3          1e-3 .. 1, for the long tail
+ *   lift   t = 1/2 + log10(w n_q) / 5    w against uniform attention: n_q is
+ *                                        the number of keys row q sees, so a
+ *                                        uniform row is the middle of a
+ *                                        diverging ramp; 1/316 .. 316 times
+ *
+ * Why 2.5 decades each way: on the 15 steps of the diverging ramp the three
+ * nearest uniform span lifts 0.3 .. 3 (where the broad heads of the
+ * built-in model draw at least 93% of their cells), and a key holding a
+ * third of a row of 24 keys (lift 8) is three steps away (test_overview).
  *
  * Masked cells take no part in a maximum. Used by the view and the figures. */
 #ifndef ATTNVIEW_SCALE_H
@@ -18,6 +27,7 @@ typedef enum scale_kind {
 	SCALE_HEAD,
 	SCALE_ROW,
 	SCALE_LOG,
+	SCALE_LIFT,
 	SCALE_NKINDS,
 	/* Not a choice but what a difference of two matrices gets: t = 1/2 +
 	 * d / (2 max|d|), 0 in the middle of a diverging ramp. */
@@ -25,18 +35,39 @@ typedef enum scale_kind {
 } scale_kind;
 
 #define SCALE_LOG_DECADES 3 /* the log scale spans 10^-3 .. 1 */
+#define SCALE_LIFT_SHARP                                                                           \
+	0.25f			/* pooled lift: a weight this large (and twice uniform)            \
+				   shows as itself, not as the block's mean */
+#define SCALE_LIFT_DECADES 2.5f /* the lift scale spans 10^-2.5 .. 10^2.5 */
 
-const char *scale_name(scale_kind k); /* "fixed", "head", "row", "log" */
+/* The defaults: a head's map shows where each row looks (row); the overview
+ * shows each weight against uniform attention (lift), which draws a broad
+ * head near the neutral colour and keeps a sharp head's pattern
+ * (tests/test_overview.c measures it on the built-in model). */
+#define SCALE_DEFAULT_MAP      SCALE_ROW
+#define SCALE_DEFAULT_OVERVIEW SCALE_LIFT
+
+const char *scale_name(scale_kind k); /* "fixed", "head", "row", "log", "lift" */
 bool scale_parse(const char *name, scale_kind *k);
+/* The names as a list for a message, the last after `last` (" or "): in a
+ * static buffer. */
+const char *scale_names_list(const char *last);
+/* The scale is drawn on a diverging ramp (lift, differences). */
+bool scale_diverging(scale_kind k);
 
 typedef struct scale {
 	scale_kind kind;
-	float max;	/* SCALE_HEAD: the largest visible weight; SCALE_DIFF: max |d| */
-	float *row_max; /* SCALE_ROW: [n], the caller's memory */
+	float max;	/* SCALE_HEAD: the largest visible weight; SCALE_DIFF: max |d|;
+			 * SCALE_LIFT: the matrix's size */
+	float *row_max; /* SCALE_ROW: [n], the caller's memory; SCALE_LIFT: the
+			 * number of keys each row sees */
+	bool causal;	/* SCALE_LIFT without row_max: row q sees q + 1 keys */
 } scale;
 
 /* A scale for matrix a. row_max: n floats the caller owns, used by
- * SCALE_ROW (may be NULL for the other kinds). A zero maximum counts as 1. */
+ * SCALE_ROW and SCALE_LIFT (may be NULL for the other kinds; without it the
+ * lift of row q counts every key the mask leaves it). A zero maximum counts
+ * as 1. */
 void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *row_max);
 /* Position on the ramp of weight w in row q, in [0, 1]; NaN gives 0. */
 float scale_pos(const scale *s, int q, float w);
@@ -46,7 +77,9 @@ float scale_pos(const scale *s, int q, float w);
  * queries [r*n/rows, (r+1)*n/rows) and keys [c*n/cols, (c+1)*n/cols), at
  * least one of each, so that rows or cols above n repeat cells (a small
  * matrix fills a large tile). masked[i] is 1 where every cell of the block is
- * masked (out[i] is 0 there). */
+ * masked (out[i] is 0 there). Under SCALE_LIFT a block is its mean lift (a
+ * broad head's noise averages out) unless a cell holds SCALE_LIFT_SHARP of
+ * its row's weight and twice uniform's: then the largest such cell. */
 void scale_pool(float *out, uint8_t *masked, const attn_matrix *a, const scale *s, int rows,
 		int cols);
 
@@ -55,10 +88,16 @@ void scale_pool(float *out, uint8_t *masked, const attn_matrix *a, const scale *
  * row's maximum ("0", ".5", "1"). */
 typedef struct scale_tick {
 	float t;
+	double v; /* the value the label says */
 	char label[16];
 } scale_tick;
 int scale_ticks(const scale *s, scale_tick *out, int max);
-/* What the bar's ticks are in: "weight", "÷ row max". */
+/* A tick's value as a label of at most width columns: ".25", "1", "100",
+ * "-.048", rounded to one significant digit ("-.05") where two do not fit;
+ * false if even that does not fit (".001" in 3 columns: leave the tick
+ * unlabelled rather than cut it into another number). */
+bool scale_tick_label(char out[16], double v, int width);
+/* What the bar's ticks are in: "weight", "÷ row max", "× uniform". */
 const char *scale_unit(scale_kind k);
 
 #endif

@@ -174,8 +174,8 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 		return -1;
 	case OPT_SCALE:
 		if (!scale_parse(arg, &sk))
-			return usage_error(_("--scale takes fixed, head, row or log, not '%s'"),
-					   AV_Q(arg));
+			return usage_error(_("--scale takes %s, not '%s'"),
+					   scale_names_list(_(" or ")), AV_Q(arg));
 		c->scale = (int)sk;
 		return -1;
 	case OPT_COLORMAP:

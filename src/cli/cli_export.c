@@ -207,7 +207,9 @@ static int run_export(const export_request *q, const model *m)
 		    .marks = a.marks,
 		    .compare = q->c.compare ? &b.r : NULL,
 		    .compare_marks = b.marks,
-		    .scale = q->c.scale >= 0 ? (scale_kind)q->c.scale : SCALE_ROW,
+		    .scale = q->c.scale >= 0	       ? (scale_kind)q->c.scale
+			     : q->show == SEL_OVERVIEW ? SCALE_DEFAULT_OVERVIEW
+						       : SCALE_DEFAULT_MAP,
 		    .ramp = q->c.ramp >= 0 ? (cm_ramp)q->c.ramp : RAMP_VIRIDIS,
 		    .values = q->values,
 		    .model_name = m->meta.name && *m->meta.name ? m->meta.name : "model",

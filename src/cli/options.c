@@ -35,8 +35,10 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "contributions (the head's value contributions, F11), overview (every head, a "
 	 "tile each, with its role)")),
     O(OPT_SCALE, "scale", 0, "S", M_PICTURE,
-      N_("colour scale: row (default: each row to its maximum), fixed (0..1), head (to "
-	 "the head's maximum), log (.001..1)")),
+      N_("colour scale: row (the map's default: each row to its maximum), fixed (0..1), "
+	 "head (to the head's maximum), log (.001..1), lift (the overview's default: the "
+	 "weight against uniform attention, times the keys the row sees, on a log scale "
+	 "with 1 in the middle)")),
     O(OPT_COLORMAP, "colormap", 0, "R", M_PICTURE,
       N_("viridis (default) or cividis (for colour-blind viewers)")),
     O(OPT_CELLS, "cells", 0, "C", M_VIEW,

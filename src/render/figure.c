@@ -182,7 +182,7 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 	memcpy(h->w, a->w, nn * sizeof *h->w);
 	h->causal = a->causal;
 	h->kind = kind;
-	h->ramp = ramp;
+	h->ramp = scale_diverging(kind) ? RAMP_DIVERGING : ramp;
 	snprintf(h->title, sizeof h->title, "%s", title ? title : "");
 	attn_matrix m = {h->w, h->n, h->causal};
 	scale_init(&h->sc, kind, &m, h->row_max);
@@ -276,7 +276,7 @@ int fig_ticks(const figure *f, scale_tick *out, int max, const char **unit)
 	*unit = scale_unit(h->kind);
 	if (f->rows * f->cols > 1 && h->kind == SCALE_HEAD) {
 		/* Each tile has its own maximum: the bar says fractions of it. */
-		scale rel = {SCALE_ROW, 1, NULL};
+		scale rel = {SCALE_ROW, 1, NULL, false};
 		n = scale_ticks(&rel, out, max);
 		*unit = "÷ head max";
 	}

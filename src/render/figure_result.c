@@ -254,7 +254,8 @@ static void make_titles(char *title, char *sub, size_t size, const attn_result *
 		snprintf(sub, size, "%s, %s minus %s, by position", mname, t1, t2);
 	else
 		snprintf(sub, size, "%s, %s scale (%s), %s: %s", mname, scale_name(q->scale),
-			 scale_unit(q->scale), colormap_ramp_name(q->ramp), t1);
+			 scale_unit(q->scale),
+			 colormap_ramp_name(scale_diverging(q->scale) ? RAMP_DIVERGING : q->ramp), t1);
 }
 
 figure *figure_from_result(const attn_result *r, const fig_request *q, av_error *err)

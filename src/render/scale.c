@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[SCALE_NKINDS + 1] = {"fixed", "head", "row", "log", "diff"};
+static const char *const names[SCALE_NKINDS + 1] = {"fixed", "head", "row", "log", "lift", "diff"};
+_Static_assert(sizeof names / sizeof names[0] == SCALE_NKINDS + 1, "one name a scale");
 
 const char *scale_name(scale_kind k)
 {
@@ -22,9 +23,39 @@ bool scale_parse(const char *name, scale_kind *k)
 	return false;
 }
 
+const char *scale_names_list(const char *last)
+{
+	static char buf[96];
+	size_t len = 0;
+	for (int i = 0; i < SCALE_NKINDS && len < sizeof buf; i++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
+					i == 0			? ""
+					: i == SCALE_NKINDS - 1 ? last
+								: ", ",
+					names[i]);
+	return buf;
+}
+
+bool scale_diverging(scale_kind k)
+{
+	return k == SCALE_LIFT || k == SCALE_DIFF;
+}
+
 const char *scale_unit(scale_kind k)
 {
-	return k == SCALE_ROW ? "÷ row max" : k == SCALE_DIFF ? "difference" : "weight";
+	return k == SCALE_ROW	 ? "÷ row max"
+	       : k == SCALE_DIFF ? "difference"
+	       : k == SCALE_LIFT ? "× uniform"
+				 : "weight";
+}
+
+/* Keys row q sees: all but those the mask hides. */
+static int row_keys(const attn_matrix *a, int q)
+{
+	int n = 0;
+	for (int k = 0; k < a->n; k++)
+		n += !attn_masked(a, q, k);
+	return n > 0 ? n : 1;
 }
 
 static float row_max(const attn_matrix *a, int q)
@@ -41,6 +72,7 @@ void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
 	s->kind = kind;
 	s->max = 1.0f;
 	s->row_max = NULL;
+	s->causal = false;
 	if (kind == SCALE_DIFF) {
 		float m = 0;
 		for (int q = 0; q < a->n; q++)
@@ -59,7 +91,24 @@ void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
 		for (int q = 0; q < a->n; q++)
 			rmax[q] = row_max(a, q);
 		s->row_max = rmax;
+	} else if (kind == SCALE_LIFT) {
+		for (int q = 0; rmax && q < a->n; q++)
+			rmax[q] = (float)row_keys(a, q);
+		s->row_max = rmax;
+		s->max = (float)a->n;
+		s->causal = a->causal;
 	}
+}
+
+/* The number of keys row q sees; without the counts, what the mask leaves. */
+static float row_keys_of(const scale *s, int q)
+{
+	return s->row_max ? s->row_max[q] : s->causal ? (float)(q + 1) : s->max;
+}
+
+static float lift_pos(float lift)
+{
+	return lift > 0 ? 0.5f + 0.5f * log10f(lift) / SCALE_LIFT_DECADES : 0.0f;
 }
 
 float scale_pos(const scale *s, int q, float w)
@@ -74,6 +123,9 @@ float scale_pos(const scale *s, int q, float w)
 		break;
 	case SCALE_LOG:
 		t = w > 0 ? 1.0f + log10f(w) / SCALE_LOG_DECADES : 0.0f;
+		break;
+	case SCALE_LIFT:
+		t = lift_pos(w * row_keys_of(s, q));
 		break;
 	case SCALE_DIFF:
 		t = 0.5f + 0.5f * w / s->max;
@@ -105,29 +157,42 @@ void scale_pool(float *out, uint8_t *masked, const attn_matrix *a, const scale *
 		for (int c = 0; c < cols; c++) {
 			int k0, k1;
 			block(c, cols, a->n, &k0, &k1);
-			float best = 0;
-			bool any = false;
+			float best = 0, sharp = -1;
+			double lift = 0;
+			int seen = 0;
 			for (int q = q0; q < q1; q++)
 				for (int k = k0; k < k1; k++) {
 					if (attn_masked(a, q, k))
 						continue;
-					float t = scale_pos(s, q, attn_at(a, q, k));
-					best = !any || t > best ? t : best;
-					any = true;
+					float w = attn_at(a, q, k), t = scale_pos(s, q, w);
+					best = !seen || t > best ? t : best;
+					float lq = w * row_keys_of(s, q);
+					if (w >= SCALE_LIFT_SHARP && lq >= 2 && t > sharp)
+						sharp = t;
+					lift += lq;
+					seen++;
 				}
+			bool any = seen > 0;
 			size_t i = (size_t)r * (size_t)cols + (size_t)c;
+			/* Lift: a key holding a quarter of a row's attention, twice
+			 * uniform's or more, shows as itself (a diagonal stays a
+			 * line); else the block's mean lift, its weight against
+			 * uniform's (noise averages out). */
+			if (s->kind == SCALE_LIFT && any)
+				best = sharp >= 0 ? sharp : lift_pos((float)(lift / seen));
 			out[i] = best;
 			masked[i] = !any;
 		}
 	}
 }
 
-/* A weight as a short tick label: ".25", "1", "0", ".003", "-.2". */
-static void tick_label(char out[16], double v)
+/* A weight as a short tick label with `digits` significant digits: ".25",
+ * "1", "0", ".003", "-.2". */
+static void tick_label(char out[16], double v, int digits)
 {
 	if (v < 0) {
 		char pos[16];
-		tick_label(pos, -v);
+		tick_label(pos, -v, digits);
 		snprintf(out, 16, "-%.14s", pos);
 		return;
 	}
@@ -140,10 +205,25 @@ static void tick_label(char out[16], double v)
 		return;
 	}
 	char buf[16];
-	snprintf(buf, sizeof buf, "%.2g", v);
+	snprintf(buf, sizeof buf, "%.*g", digits, v);
 	/* Drop the leading zero, as the cells' values do. */
 	memcpy(out, buf[0] == '0' ? buf + 1 : buf, sizeof buf - (buf[0] == '0'));
 	out[15] = '\0';
+}
+
+bool scale_tick_label(char out[16], double v, int width)
+{
+	tick_label(out, v, 2);
+	if ((int)strlen(out) > width)
+		tick_label(out, v, 1);
+	return (int)strlen(out) <= width;
+}
+
+static void tick_at(scale_tick *t, float pos, double v)
+{
+	t->t = pos;
+	t->v = v;
+	tick_label(t->label, v, 2);
 }
 
 int scale_ticks(const scale *s, scale_tick *out, int max)
@@ -152,28 +232,31 @@ int scale_ticks(const scale *s, scale_tick *out, int max)
 	switch (s->kind) {
 	case SCALE_LOG:
 		for (int d = SCALE_LOG_DECADES; d >= 0 && n < max; d--, n++) {
-			out[n].t = 1.0f - (float)d / SCALE_LOG_DECADES;
-			tick_label(out[n].label, pow(10.0, -d));
+			tick_at(&out[n], 1.0f - (float)d / SCALE_LOG_DECADES, pow(10.0, -d));
+		}
+		break;
+	case SCALE_LIFT:
+		/* The whole decades inside the range: .01 .. 100. */
+		for (int d = -(int)SCALE_LIFT_DECADES; d <= (int)SCALE_LIFT_DECADES && n < max;
+		     d++, n++) {
+			tick_at(&out[n], 0.5f + 0.5f * (float)d / SCALE_LIFT_DECADES, pow(10.0, d));
 		}
 		break;
 	case SCALE_DIFF:
 		for (int i = -2; i <= 2 && n < max; i++, n++) {
-			out[n].t = 0.5f + i / 4.0f;
-			tick_label(out[n].label, s->max * i / 2.0);
+			tick_at(&out[n], 0.5f + i / 4.0f, s->max * i / 2.0);
 		}
 		break;
 	case SCALE_HEAD:
 		for (int i = 0; i <= 2 && n < max; i++, n++) {
-			out[n].t = i / 2.0f;
-			tick_label(out[n].label, s->max * i / 2.0);
+			tick_at(&out[n], i / 2.0f, s->max * i / 2.0);
 		}
 		break;
 	case SCALE_ROW:
 	case SCALE_FIXED:
 	default:
 		for (int i = 0; i <= 4 && n < max; i++, n++) {
-			out[n].t = i / 4.0f;
-			tick_label(out[n].label, i / 4.0);
+			tick_at(&out[n], i / 4.0f, i / 4.0);
 		}
 		break;
 	}

@@ -146,7 +146,8 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 	else
 		snprintf(sub, sizeof sub, "%s, %s scale (%s), %s: \"%s\"", model_name(v),
 			 scale_name(v->scale), scale_unit(v->scale),
-			 colormap_ramp_name(v->col.ramp), text);
+			 colormap_ramp_name(scale_diverging(v->scale) ? RAMP_DIVERGING : v->col.ramp),
+			 text);
 	ok = ok && figure_set_titles(f, title, sub, err);
 	if (ok)
 		f->values = v->values;
@@ -195,7 +196,7 @@ static figure *figure_of_view(view *v, av_error *err)
 		    .head = view_sel(v) == SEL_HEAD ? v->head : 0,
 		    .words = v->words && v->focus != F_OVERVIEW,
 		    .marks = v->has_marks && v->r.n == v->ntok ? v->wmarks : NULL,
-		    .scale = v->scale,
+		    .scale = v->focus == F_OVERVIEW ? v->ov_scale : v->scale,
 		    .ramp = v->col.ramp,
 		    .values = v->values,
 		    .model_name = model_name(v),

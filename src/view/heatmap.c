@@ -356,22 +356,25 @@ static void draw_compact(colors *col, const heat_src *s, const heat_geom *g, con
 
 /* ---- the colour bar, markers, footer ------------------------------------ */
 
-static void draw_bar(colors *col, const heat_src *s, const heat_geom *g)
+void heat_draw_bar(colors *col, const scale *sc, int x, int y_name, int y0, int h, int x_end)
 {
-	int x = g->bar_x + 2, h = g->bar_h;
-	if (x + 6 > g->x + g->w || h < 2)
+	/* The bar, a tick, a label of 3 columns, a free one before a border. */
+	if (x + 6 + (x_end < COLS) > x_end || h < 2)
 		return;
-	put_str(g->tick_y, x, 6, st(A_BOLD, 0), scale_name(s->sc.kind));
-	if (s->sc.kind == SCALE_ROW)
-		put_str(g->keys_y, x, 6, st(A_DIM, 0), _("÷max"));
+	put_str(y_name, x, x_end - x - 1, st(A_BOLD, 0), scale_name(sc->kind));
+	/* What the ticks count, where a line is free for it. */
+	const char *unit = sc->kind == SCALE_ROW    ? _("÷max")
+			   : sc->kind == SCALE_LIFT ? _("×unif")
+						    : NULL;
+	if (unit && y_name + 1 < y0)
+		put_str(y_name + 1, x, x_end - x - 1, st(A_DIM, 0), unit);
 	bool colour = col->mode >= CM_256;
 	for (int i = 0; i < h; i++) {
-		int y = g->cells_y + i;
+		int y = y0 + i;
 		if (colour) {
 			float tu = 1.0f - (2.0f * i + 0.5f) / (2.0f * h);
 			float tl = 1.0f - (2.0f * i + 1.5f) / (2.0f * h);
-			style bs = pair_style(col, ramp_color(col, tu),
-					      ramp_color(col, tl), A_NORMAL);
+			style bs = pair_style(col, ramp_color(col, tu), ramp_color(col, tl), A_NORMAL);
 			put_wc(y, x, L"▀", bs);
 			put_wc(y, x + 1, L"▀", bs);
 		} else {
@@ -381,17 +384,28 @@ static void draw_bar(colors *col, const heat_src *s, const heat_geom *g)
 			put_wc(y, x + 1, wc, plain());
 		}
 	}
+	/* Labels rounded to the room they have, a column short of x_end (the
+	 * panel's border) unless that is the screen's edge, never cut. */
+	int room = x_end - (x + 3) - (x_end < COLS);
 	scale_tick ticks[8];
-	int nt = scale_ticks(&s->sc, ticks, 8), last_y = -1;
+	int nt = scale_ticks(sc, ticks, 8), last_y = -1;
 	for (int i = nt - 1; i >= 0; i--) { /* from the top (1) down */
-		int y = g->cells_y + (int)lroundf((1.0f - ticks[i].t) * (h - 1));
+		int y = y0 + (int)lroundf((1.0f - ticks[i].t) * (h - 1));
 		bool ends = i == 0 || i == nt - 1;
-		if (y == last_y || (!ends && (y == last_y + 1 || y >= g->cells_y + h - 2)))
+		if (y == last_y || (!ends && (y == last_y + 1 || y >= y0 + h - 2)))
 			continue;
-		put_str(y, x + 2, g->x + g->w - x - 2, st(A_DIM, 0), "╴");
-		put_str(y, x + 3, g->x + g->w - x - 3, plain(), ticks[i].label);
+		char label[16];
+		if (!scale_tick_label(label, ticks[i].v, room))
+			continue;
+		put_str(y, x + 2, 1, st(A_DIM, 0), "╴");
+		put_str(y, x + 3, room, plain(), label);
 		last_y = y;
 	}
+}
+
+static void draw_bar(colors *col, const heat_src *s, const heat_geom *g)
+{
+	heat_draw_bar(col, &s->sc, g->bar_x + 2, g->tick_y, g->cells_y, g->bar_h, g->x + g->w);
 }
 
 static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows, int cols)
@@ -423,7 +437,7 @@ static void draw_edges(const heat_geom *g, const heat_view *hv, int n, int rows,
 void heat_draw(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv)
 {
 	int n = s->m.n;
-	colors_use_diverging(col, s->diverging);
+	colors_use_diverging(col, scale_diverging(s->sc.kind));
 	if (g->compact) {
 		draw_compact(col, s, g, hv);
 	} else {

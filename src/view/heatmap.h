@@ -89,6 +89,11 @@ void heat_scroll(heat_view *hv, const heat_geom *g, int n);
 void heat_draw(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv);
 /* The cell under screen position (y, x): a click on a key label keeps the
  * cursor's row, on a row label its column. False outside the cells. */
+/* A colour bar of the ramp in use for scale sc: its name at (y_name, x) (the
+ * unit under it when there is a line before y0), h lines of ramp from y0
+ * down, tick labels right of it rounded to fit before x_end - 1 (a column is
+ * left free before the panel's border; none at the screen's edge). */
+void heat_draw_bar(colors *col, const scale *sc, int x, int y_name, int y0, int h, int x_end);
 bool heat_hit(const heat_geom *g, const heat_view *hv, int n, int y, int x, int *q, int *k);
 
 #endif

@@ -20,7 +20,7 @@
 #define VIEW_CELL_MAX_H	   3  /* ... and grow to this many lines */
 #define VIEW_VALUE_CELL_W  5  /* values mode: " .123" */
 #define VIEW_WORD_CELL_W   5  /* word view: columns at least this wide for long words */
-#define VIEW_BAR_W	   9  /* colour bar: edge marker, gap, bar, ticks */
+#define VIEW_BAR_W	   10 /* colour bar: edge marker, gap, bar, ticks, gap */
 #define VIEW_PANEL_W	   34 /* details panel on the right */
 #define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
 #define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
@@ -37,8 +37,10 @@
 #define VIEW_MAX_PATH	   1024	     /* codepoints of a figure's file name */
 #define VIEW_OV_MIN_BOX_W  4	     /* overview: smallest heatmap, columns */
 #define VIEW_OV_MIN_BOX_H  3	     /* ... and lines, with its title */
+#define VIEW_OV_BAR_W	   7	     /* overview: its colour bar, gap, bar, ticks */
 #define VIEW_HELP_KEYS_W   22	     /* help: a key group's names wrap past this */
-#define VIEW_DEFAULT_SCALE SCALE_ROW /* why: man/attnview.1, COLOUR SCALES */
+#define VIEW_DEFAULT_SCALE SCALE_DEFAULT_MAP /* why: man/attnview.1, COLOUR SCALES */
+#define VIEW_OV_DEFAULT_SCALE SCALE_DEFAULT_OVERVIEW /* the overview's (scale.h) */
 
 /* Function keys ncurses does not know: bracketed paste, defined at start-up
  * with define_key for "\e[200~" and "\e[201~". */
@@ -59,7 +61,7 @@ typedef enum view_action {
 	ACT_FOCUS_INPUT, /* back to the input line */
 	ACT_OVERVIEW,	 /* open or close the overview of all heads */
 	ACT_VALUES,	 /* toggle printing the weights in the cells */
-	ACT_SCALE,	 /* next colour scale: fixed, head, row, log */
+	ACT_SCALE,	 /* next colour scale: fixed, head, row, log, lift */
 	ACT_PANEL,	 /* hide or show the details panel */
 	ACT_CELLS,	 /* cell size: fit the screen, scroll, compact */
 	ACT_RAMP,	 /* colour ramp: viridis, cividis */
@@ -131,7 +133,7 @@ static const key_binding view_keys[] = {
 	{ALT('v'), false, KC_ALL, ACT_VALUES, "Alt-V", NULL},
 	{KEY_F(3), true, KC_ALL, ACT_OVERVIEW, "F3", N_("overview of all heads (open/close)")},
 	{ALT('o'), false, KC_ALL, ACT_OVERVIEW, "Alt-O", NULL},
-	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", N_("colour scale: fixed/head/row/log")},
+	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", N_("colour scale: fixed/head/row/log/lift")},
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", N_("hide or show the details panel")},
 	{ALT('p'), false, KC_ALL, ACT_PANEL, "Alt-P", NULL},

@@ -66,24 +66,37 @@ void overview_model_changed(view *v)
 	o->roles_seq = 0;
 }
 
-static void overview_layout(view *v)
+/* The grid on a screen of lines x cols; the colour bar takes the last
+ * VIEW_OV_BAR_W columns. */
+static void ov_geometry(ov_geom *g, int lines, int cols, int L, int H, int n, bool halves)
 {
-	ov_geom *g = &ov_of(v)->g;
-	int L = nlayers(v), H = nheads(v), n = v->have ? v->r.n : 0;
 	g->y0 = Y_BODY;
-	g->gap = 2;
-	g->bh = (LINES - 1 - g->y0) / L;
-	g->bw = (COLS - 1) / H - g->gap;
+	/* Two columns between tiles, one where the bar would otherwise
+	 * narrow the tiles' titles. */
+	g->gap = (cols - 1 - VIEW_OV_BAR_W) / H < (cols - 1) / H ? 1 : 2;
+	g->bh = (lines - 1 - g->y0) / L;
+	g->bw = (cols - 1 - VIEW_OV_BAR_W) / H - g->gap;
 	g->fits = g->bh >= VIEW_OV_MIN_BOX_H && g->bw >= VIEW_OV_MIN_BOX_W;
-	bool halves = v->col.mode >= CM_256;
 	/* The pixel grid: square pixels, as many as the tile holds. */
 	int frame = halves ? 0 : 1;
-	int lines = g->bh - 2 - 2 * frame, cols = g->bw - 2 * frame;
-	int side =
-	    halves ? (cols < 2 * lines ? cols : 2 * lines) : (cols / 2 < lines ? cols / 2 : lines);
+	int h = g->bh - 2 - 2 * frame, w = g->bw - 2 * frame;
+	int side = halves ? (w < 2 * h ? w : 2 * h) : (w / 2 < h ? w / 2 : h);
 	if (n > 0 && side > n)
 		side -= side % n; /* whole cells per token */
 	g->sw = g->sh = side > 0 ? side : 1;
+}
+
+int overview_tile_side(int lines, int cols, int L, int H, int n, bool halves)
+{
+	ov_geom g;
+	ov_geometry(&g, lines, cols, L, H, n, halves);
+	return g.fits ? g.sw : 0;
+}
+
+static void overview_layout(view *v)
+{
+	int n = v->have ? v->r.n : 0;
+	ov_geometry(&ov_of(v)->g, LINES, COLS, nlayers(v), nheads(v), n, v->col.mode >= CM_256);
 }
 
 static void draw_frame(int y, int x, int w, int h, style s)
@@ -219,7 +232,7 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 			"L%d H%d%s", l, h, off ? _(" OFF") : "");
 	draw_tile_role(v, by, x, bx + g->bw, rs, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
 	scale sc;
-	scale_init(&sc, v->scale, &a, v->row_max);
+	scale_init(&sc, v->ov_scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
 	if (v->col.mode >= CM_256) {
 		draw_pixels(v, by + 1, bx, px, masked, g->sw);
@@ -235,7 +248,9 @@ static void overview_draw(view *v)
 	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
 	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
-			L, H, scale_name(v->scale));
+			L, H, scale_name(v->ov_scale));
+	if (v->ov_scale == SCALE_LIFT)
+		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
 	if (v->have && g->fits && sel < L * H) {
 		/* What the selected head does, in words. */
@@ -258,10 +273,16 @@ static void overview_draw(view *v)
 	float *px = malloc(cells * sizeof *px);
 	uint8_t *masked = malloc(cells);
 	memset(ov_of(v)->coded, 0, sizeof ov_of(v)->coded);
+	colors_use_diverging(&v->col, scale_diverging(v->ov_scale));
 	if (px && masked) {
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++)
 				draw_tile(v, l, h, px, masked);
+		/* The bar's ticks hold for every tile (under the head scale:
+		 * fractions of each head's maximum). */
+		scale bar = {v->ov_scale, 1.0f, NULL, false};
+		heat_draw_bar(&v->col, &bar, COLS - VIEW_OV_BAR_W + 1, g->y0, g->y0 + 1,
+			      L * g->bh - 2, COLS);
 		/* The last tiles' blank line, above the status line. */
 		int y = g->y0 + L * g->bh - 1;
 		if (y < LINES - 1)
@@ -269,6 +290,7 @@ static void overview_draw(view *v)
 	} else
 		put_str(g->y0, 0, COLS, accent(v, A_BOLD),
 			_("out of memory drawing the overview"));
+	colors_use_diverging(&v->col, false);
 	free(px);
 	free(masked);
 }

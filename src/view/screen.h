@@ -48,6 +48,10 @@ void screens_finish(view *v);
 void overview_toggle(view *v);
 void overview_open(view *v, focus back);
 void overview_model_changed(view *v);
+/* The side of an overview tile's square grid of pooled cells on a screen of
+ * lines x cols, for L x H heads over n tokens; 0 when the grid does not fit.
+ * halves: two cells a line (colour), else a framed tile of shades. */
+int overview_tile_side(int lines, int cols, int L, int H, int n, bool halves);
 
 /* The help (help.c): open it over the current screen; where it returns. */
 void help_open(view *v);

@@ -98,7 +98,8 @@ typedef struct view {
 	int layer, head;
 	heat_view hv; /* cursor and scrolling of the map */
 	bool values;
-	scale_kind scale;
+	scale_kind scale;    /* the map's colour scale */
+	scale_kind ov_scale; /* the overview's (F4 there changes this one) */
 	heat_cells cells;  /* fit, scroll or compact */
 	bool panel;	   /* the details panel is wanted (shown if there is room) */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */

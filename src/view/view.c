@@ -130,6 +130,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pred_req = -1;
 	v->focus = F_INPUT;
 	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
+	v->ov_scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_OV_DEFAULT_SCALE;
 	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
 	v->panel = !(opt && opt->no_panel);
 	/* Per-token buffers for the largest context any model may have: a

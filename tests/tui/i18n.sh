@@ -113,7 +113,7 @@ for size in "80 24" "120 40" "200 60"; do
 	wait_gone "attnview 按键" || fail "$at: the help does not close"
 
 	keys F3
-	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 row"
+	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 lift"
 	check "$at: overview tiles named with roles" \
 		test "$(screen | grep -oE "L[01] H[0-3] $roles [0-9]\.[0-9]{2}" | wc -l)" -ge 4
 	ends_with "$at: overview status hint whole" "$(last_line)" \

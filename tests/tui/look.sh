@@ -44,8 +44,11 @@ check "row scale's unit on the bar" grep -q "÷max" <<<"$(line 4)"
 keys F4
 check "F4: the log scale" wait_for "colour scale: log"
 check "bar ticks of the log scale" wait_for ".001"
+keys M-s
+check "Alt-S: the lift scale" wait_for "colour scale: lift"
+check "lift scale's unit on the bar" wait_for "×unif"
 keys M-s M-s
-check "Alt-S twice: fixed then head" wait_for "colour scale: head"
+check "Alt-S twice more: fixed then head" wait_for "colour scale: head"
 
 # On 256 colours every ramp step is a colour of its own: the 16 steps of
 # the colour bar are 16 colours.
@@ -188,7 +191,7 @@ check "status names the head as --dump does" wait_for "| layer 1 head 3 |"
 out=$("$bin" --layer 4 --text x 2>&1 </dev/null)
 check "--layer beyond the model: refused" grep -q "layers 0\.\.3 and heads 0\.\.7" <<<"$out"
 out=$("$bin" --scale linear --text x 2>&1 </dev/null)
-check "--scale unknown: the choices" grep -q "fixed, head, row or log" <<<"$out"
+check "--scale unknown: the choices" grep -q "fixed, head, row, log or lift" <<<"$out"
 
 # Emoji sequences (ZWJ, skin tone, flag): every column stays in place.
 zwj="ab👩‍👧cd 你好 👋🏽🇨🇳"
