@@ -40,28 +40,27 @@ void progress_begin(progress_ui *ui, uint64_t step0)
 	*ui = (progress_ui){.tty = isatty(STDOUT_FILENO), .t0 = now_seconds(), .step0 = step0};
 }
 
-/* A sparkline of up to `width` buckets of the recent losses. */
-static void sparkline(const float *v, int n, int width, char *out, size_t cap)
+/* A sparkline of up to `width` buckets of the recent losses, on the fixed
+ * scale 0 .. hi (a bar's height means the same loss all run long). */
+static void sparkline(const float *v, int n, int width, float hi, char *out, size_t cap)
 {
 	static const char *bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
 	out[0] = '\0';
-	if (n < 2)
+	if (n < 2 || !(hi > 0))
 		return;
 	int nb = n < width ? n : width;
 	float b[64];
-	float lo = INFINITY, hi = -INFINITY;
 	for (int i = 0; i < nb; i++) {
 		int a = i * n / nb, e = (i + 1) * n / nb;
 		double s = 0;
 		for (int j = a; j < e; j++)
 			s += v[j];
 		b[i] = (float)(s / (e - a));
-		lo = fminf(lo, b[i]);
-		hi = fmaxf(hi, b[i]);
 	}
 	size_t k = 0;
 	for (int i = 0; i < nb && k + 4 < cap; i++) {
-		int level = hi > lo ? (int)((b[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
+		float f = b[i] / hi;
+		int level = f >= 1 ? 7 : f > 0 ? (int)(f * 7.0f + 0.5f) : 0;
 		size_t l = strlen(bars[level]);
 		memcpy(out + k, bars[level], l);
 		k += l;
@@ -176,14 +175,26 @@ void progress_report(const train_progress *p, void *ctx)
 			   "ETA %s"),
 			 p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
 		int len = fit_columns(line, cols > 1 ? cols - 1 : 0);
-		char spark[256];
-		int room = cols - 2 - len;
+		/* The scale is set once, by the first losses the run shows
+		 * (rounded up to a half), and labelled. */
+		for (int i = 0; ui->spark_hi <= 0 && i < p->nrecent; i++)
+			if (p->recent[i] > ui->spark_max)
+				ui->spark_max = p->recent[i];
+		if (ui->spark_hi <= 0 && p->nrecent >= 2)
+			ui->spark_hi = ceilf(ui->spark_max * 2.0f) / 2.0f;
+		char spark[320], label[64];
+		snprintf(label, sizeof label, _("loss 0-%.1f "), (double)ui->spark_hi);
+		int room = cols - 2 - len - (int)strlen(label);
 		if (room > 48)
 			room = 48;
+		spark[0] = '\0';
 		if (room >= 8) {
-			sparkline(p->recent, p->nrecent, room, spark, sizeof spark);
-		} else {
-			spark[0] = '\0';
+			size_t l = strlen(label);
+			memcpy(spark, label, l + 1);
+			sparkline(p->recent, p->nrecent, room, ui->spark_hi, spark + l,
+				  sizeof spark - l);
+			if (!spark[l])
+				spark[0] = '\0';
 		}
 		printf("\r\033[K");
 		if (p->evaluated && !isnan(p->val_loss)) /* history the live line would lose */
