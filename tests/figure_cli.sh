@@ -64,7 +64,9 @@ else
 	done
 fi
 
-# -- every view, in every format this build writes.
+# -- every view, in every format this build writes; each run says what it
+# wrote, on standard error (issue 24, item 7: it used to say nothing).
+wrote='^attnview: wrote .+\.(svg|png|pdf) \((svg|png|pdf), [0-9]+ KB\)$'
 views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--show rollout --layer 0"
 	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"
 	"--scale log --colormap cividis --values" "--scale head --title 静夜思"
@@ -75,14 +77,14 @@ for e in "${formats[@]}"; do
 	for v in "${views[@]}"; do
 		i=$((i + 1))
 		# shellcheck disable=SC2086
-		expect 0 '^$' -- "$bin" --export "$tmp/v$i.$e" --text "$poem" $v
+		expect 0 "$wrote" -- "$bin" --export "$tmp/v$i.$e" --text "$poem" $v
 		checks=$((checks + 1))
 		[ -s "$tmp/v$i.$e" ] || fail "--export $v wrote no $e"
 		[ "$e" = svg ] && xml_ok "$tmp/v$i.svg"
 	done
-	expect 0 '^$' -- "$bin" --export "$tmp/causal.$e" --model "$causal" --text 'abc ab' --values
+	expect 0 "$wrote" -- "$bin" --export "$tmp/causal.$e" --model "$causal" --text 'abc ab' --values
 	printf '我|爱|北京|天安门。\n' >"$tmp/words.txt"
-	expect 0 '^$' -- "$bin" --export "$tmp/words.$e" --input "$tmp/words.txt" --words
+	expect 0 "$wrote" -- "$bin" --export "$tmp/words.$e" --input "$tmp/words.txt" --words
 done
 # The word marks split Chinese words and are not text the model reads.
 checks=$((checks + 1))
@@ -93,7 +95,7 @@ grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
 checks=$((checks + 1))
 grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
 # A title with controls and invalid UTF-8 still gives well-formed XML.
-expect 0 '^$' -- "$bin" --export "$tmp/odd.svg" --text ab --title $'a\x01b\xffc\nd'
+expect 0 "$wrote" -- "$bin" --export "$tmp/odd.svg" --text ab --title $'a\x01b\xffc\nd'
 xml_ok "$tmp/odd.svg"
 
 # -- usage errors: exit 2 and nothing written.
@@ -129,7 +131,7 @@ expect 1 'keep\.svg: exists; it was left untouched \(add --force to replace it\)
 	"$bin" --export "$tmp/keep.svg" --text "$poem"
 checks=$((checks + 1))
 [ "$(cat "$tmp/keep.svg")" = mine ] || fail "keep.svg was changed"
-expect 0 '^$' -- "$bin" --export "$tmp/keep.svg" --text "$poem" --force
+expect 0 "$wrote" -- "$bin" --export "$tmp/keep.svg" --text "$poem" --force
 xml_ok "$tmp/keep.svg"
 mkdir "$tmp/dir.svg"
 expect 1 'dir\.svg: is a directory' -- "$bin" --export "$tmp/dir.svg" --text "$poem" --force

@@ -110,6 +110,19 @@ static int check_path(const export_request *q)
 	return -1;
 }
 
+/* What was written, as the view's Ctrl-S says it: "attnview: wrote PATH
+ * (svg, 12 KB)", a message to the person on standard error (standard output
+ * stays empty, the same in every language). */
+static void said_written(const char *path)
+{
+	av_error err;
+	fig_format fmt;
+	struct stat st;
+	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
+	const char *ext = fig_format_of(path, &fmt, &err) ? fig_format_ext(fmt) : "?";
+	cli_note(_("wrote %s (%s, %lld KB)"), AV_Q(path), ext, kb);
+}
+
 /* --layer and --head against this model, and their defaults. */
 static int check_layer_head(export_request *q, const model *m)
 {
@@ -222,6 +235,8 @@ static int run_export(const export_request *q, const model *m)
 	}
 	if (!ok)
 		cli_error(err.msg);
+	else
+		said_written(q->path);
 	figure_destroy(f);
 	side_free(&a);
 	side_free(&b);
