@@ -216,9 +216,17 @@ static void map_layout(view *v)
 static void draw_head_line(view *v)
 {
 	int x;
+	bool said_words = false;
 	if (view_sel(v) == SEL_HEAD) {
 		x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
-		if (v->have) {
+		heat_src s;
+		if (v->have && v->words && view_matrix(v, &s) && !s.diverging) {
+			/* Of the words, as the panel says it (the characters' role
+			 * would describe another matrix). */
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
+				    _(head_pattern(panel_map_stats(v, &s))));
+			said_words = true;
+		} else if (v->have) {
 			const role_scores *rs = view_head_roles(v);
 			char label[128];
 			role_label(rs, true, label, sizeof label);
@@ -235,7 +243,7 @@ static void draw_head_line(view *v)
 	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked");
 	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s%s", obj,
 		    v->values ? _("  values") : "", map_of(v)->g.heat.compact ? _("  compact") : "",
-		    v->words ? _("  words") : "");
+		    v->words && !said_words ? _("  words") : "");
 	const pin *p = &map_of(v)->pin;
 	if (p->on)
 		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), p->what);

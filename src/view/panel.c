@@ -107,13 +107,16 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	int visible;
 	int rank = row_rank(&s->m, q, k, &visible);
 	fmt_weight(wbuf, attn_at(&s->m, q, k));
-	line(p, plain(), _("weight %s"), wbuf);
+	bool contrib = view_map_kind(v) == SEL_CONTRIB;
+	/* Under F11 the cell is a share of the row's contributions, not a
+	 * weight: the weight A[i][j] is one of its two factors. */
+	line(p, plain(), contrib ? _("share  %s of the row") : _("weight %s"), wbuf);
 	line(p, plain(), _("rank   %d of %d in the row"), rank, visible);
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		line(p, plain(), _("|v_k W_O| %.4f, weight %.4f"),
-		     v->r.value_norms[h * n + (size_t)k],
-		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k));
+		line(p, plain(), _("A[i][j] %.4f × |v_j W_O| %.4f"),
+		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k),
+		     v->r.value_norms[h * n + (size_t)k]);
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
 		float raw = v->r.scores[(h * n + (size_t)q) * n + (size_t)k];
@@ -124,12 +127,38 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	}
 }
 
+/* The keys of row q with the largest |difference|, largest first. */
+static int top_by_size(const attn_matrix *a, int q, int *top)
+{
+	int ntop = 0;
+	for (int j = 0; j < a->n; j++) {
+		if (attn_masked(a, q, j))
+			continue;
+		float d = fabsf(attn_at(a, q, j));
+		int pos = ntop < VIEW_TOPK ? ntop++ : VIEW_TOPK;
+		if (pos == VIEW_TOPK) {
+			if (!(d > fabsf(attn_at(a, q, top[VIEW_TOPK - 1]))))
+				continue;
+			pos = VIEW_TOPK - 1;
+		}
+		for (; pos > 0 && fabsf(attn_at(a, q, top[pos - 1])) < d; pos--)
+			top[pos] = top[pos - 1];
+		top[pos] = j;
+	}
+	return ntop;
+}
+
 static void top_key_lines(view *v, pen *p, const heat_src *s)
 {
 	int q = v->hv.qrow, k = v->hv.kcol;
-	line(p, st(A_BOLD, 0), _("Top keys of row %d"), q);
+	/* A difference: the largest changes either way, with their signs. */
+	if (s->diverging)
+		line(p, st(A_BOLD, 0), _("Top keys of row %d by |difference|"), q);
+	else
+		line(p, st(A_BOLD, 0), _("Top keys of row %d"), q);
 	int top[VIEW_TOPK];
-	int ntop = row_top_keys(&s->m, q, VIEW_TOPK, top);
+	int ntop = s->diverging ? top_by_size(&s->m, q, top)
+				: row_top_keys(&s->m, q, VIEW_TOPK, top);
 	for (int i = 0; i < ntop && p->y <= p->ymax; i++, p->y++) {
 		int xx = put_fmt(p->y, p->x, p->w, plain(), " %*d ", view_map_geom(v)->heat.posw, top[i]);
 		const heat_label *l = &s->labels[top[i]];
@@ -140,14 +169,17 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 		else
 			put_glyph(p->y, xx, l->cp, ls);
 		char wbuf[32];
-		fmt_weight(wbuf, attn_at(&s->m, q, top[i]));
+		float w = attn_at(&s->m, q, top[i]);
+		if (s->diverging)
+			snprintf(wbuf, sizeof wbuf, "%+.6f", w);
+		else
+			fmt_weight(wbuf, w);
 		int wx = xx + (lw > 2 ? lw : 2) + 1;
 		put_str(p->y, wx, p->w - (wx - p->x), ls, wbuf);
 	}
 }
 
-/* What the matrix does on this text, made once per matrix. */
-static void stats_lines(view *v, pen *p, const heat_src *s)
+const head_stats *panel_map_stats(view *v, const heat_src *s)
 {
 	if (v->hs_gen != view_matrix_gen(v)) {
 		head_stats_compute(&v->hs, &s->m);
@@ -156,7 +188,13 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 			head_roles(&v->roles, &s->m, v->r.tokens);
 		v->hs_gen = view_matrix_gen(v);
 	}
-	const head_stats *hs = &v->hs;
+	return &v->hs;
+}
+
+/* What the matrix does on this text. */
+static void stats_lines(view *v, pen *p, const heat_src *s)
+{
+	const head_stats *hs = panel_map_stats(v, s);
 	if (s->diverging) {
 		line(p, st(A_BOLD, 0), _("Difference from the pinned map"));
 		line(p, plain(), _("largest |difference| %.4f"), s->sc.max);

@@ -4,6 +4,11 @@
 
 #include "state.h"
 
+/* What the matrix on the map does on this text (its statistics, and for
+ * characters its roles in v->roles), made once per matrix: what the panel
+ * and, in the word view, the heading say. */
+const head_stats *panel_map_stats(view *v, const heat_src *s);
+
 /* Draws the panel in v->mg's panel area (nothing if it has none). */
 void panel_draw(view *v);
 

@@ -64,8 +64,8 @@ keys F12
 "$bin" --dump --text "$text" --contributions --layer 0 --head 1 --top 0 >"$j"
 keys F11
 check "contributions on the map" wait_for "contributions"
-check "the value's norm in the panel" wait_for "│|v_k W_O|"
-got=$(screen | sed -n 's/.*│|v_k W_O| \([0-9.]*\),.*/\1/p')
+check "the value's norm in the panel" wait_for "× |v_j W_O|"
+got=$(screen | sed -n 's/.*│A\[i\]\[j\] [0-9.]* × |v_j W_O| \([0-9.]*\).*/\1/p')
 want=$(grep -A1 '"layer": 0, "head": 1,' "$j" | grep -m1 value_norms | sed 's/.*\[//; s/\].*//' | cut -d, -f2 | tr -d ' ')
 check "norm of key 1's value: panel $got, dump $want" close "$got" "$want" 0.0001
 keys F11
