@@ -18,7 +18,9 @@ bin=${ATTNVIEW_BIN:?set by meson}
 data=${ATTNVIEW_TEST_DATA:?set by meson}
 update=${1:-}
 export LC_ALL=C.UTF-8
-unset NO_COLOR COLORTERM
+# and the variables by which a terminal says it takes 24-bit colour (colors.c)
+unset NO_COLOR COLORTERM VTE_VERSION KONSOLE_VERSION WT_SESSION KITTY_WINDOW_ID \
+	ALACRITTY_WINDOW_ID TERM_PROGRAM
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 checks=0

@@ -54,6 +54,41 @@ const char *colors_direct_term(void)
 	return NULL;
 }
 
+/* The variables by which a terminal says it shows 24-bit colour when
+ * COLORTERM does not (tests/screens.sh and tests/tui/lib.sh unset them). */
+static const char *const colors_hint_vars[] = {"VTE_VERSION",	  "KONSOLE_VERSION", "WT_SESSION",
+					"KITTY_WINDOW_ID",	  "ALACRITTY_WINDOW_ID", "TERM_PROGRAM",
+					NULL};
+
+/* The terminal that says, in its own variables, that it shows 24-bit colour
+ * when COLORTERM does not: "VTE_VERSION=7600", "TERM_PROGRAM=vscode"; NULL
+ * if none does. out holds the words. */
+static const char *truecolor_terminal(char *out, size_t size)
+{
+	static const char *const programs[] = {"iTerm.app", "vscode", "WezTerm", "ghostty"};
+	const char *c = getenv("COLORTERM");
+	if (c && c[0])
+		return NULL;
+	for (int i = 0; colors_hint_vars[i]; i++) {
+		const char *v = getenv(colors_hint_vars[i]);
+		if (!v || !v[0])
+			continue;
+		bool yes = true;
+		if (strcmp(colors_hint_vars[i], "VTE_VERSION") == 0)
+			yes = atoi(v) >= 3600; /* VTE 0.36 */
+		else if (strcmp(colors_hint_vars[i], "TERM_PROGRAM") == 0) {
+			yes = false;
+			for (size_t j = 0; j < sizeof programs / sizeof programs[0]; j++)
+				yes = yes || strcmp(v, programs[j]) == 0;
+		}
+		if (yes) {
+			snprintf(out, size, "%s=%.40s", colors_hint_vars[i], v);
+			return out;
+		}
+	}
+	return NULL;
+}
+
 static void pairs_reset(pair_cache *pc)
 {
 	if (pc->keys)
@@ -78,6 +113,7 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 	c->direct_term = direct_term;
 	const char *term = getenv("TERM") ? getenv("TERM") : "";
 	const char *nc = getenv("NO_COLOR");
+	char says[64];
 	c->mode = CM_MONO;
 	if (colormap_no_color(nc)) {
 		note(c, _("NO_COLOR is set: weights are drawn as shades"));
@@ -96,6 +132,9 @@ void colors_init(colors *c, cm_ramp ramp, bool direct_term)
 			       "(Debian: "
 			       "ncurses-term); using 256 colours for TERM=%s"),
 			     term);
+		else if (c->mode == CM_256 && truecolor_terminal(says, sizeof says))
+			note(c,
+			     _("24-bit colour: start with COLORTERM=truecolor (%s)"), says);
 	}
 	if (c->mode >= CM_256 && COLOR_PAIRS < 64) {
 		note(c, _("TERM=%s has too few colour pairs: weights are drawn as shades"), term);

@@ -40,7 +40,11 @@ tui_start() {
 		shift
 	done
 	shift
-	local cmd="env LC_ALL=C.UTF-8 ${envs[*]} $(printf '%q ' "$bin" "$@")"
+	# Not the variables by which the terminal around the tests says it has
+	# 24-bit colour (colors.c): the screens would suggest COLORTERM.
+	local unset="-u VTE_VERSION -u KONSOLE_VERSION -u WT_SESSION -u KITTY_WINDOW_ID"
+	unset+=" -u ALACRITTY_WINDOW_ID -u TERM_PROGRAM"
+	local cmd="env $unset LC_ALL=C.UTF-8 ${envs[*]} $(printf '%q ' "$bin" "$@")"
 	# A fresh server each time: a server still shutting down would refuse.
 	tmux -L "$sock" kill-server 2>/dev/null
 	starts=$((starts + 1))
