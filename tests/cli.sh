@@ -53,7 +53,19 @@ awk -F'\t' 'NR == 1 { if (NF != 14 || $6 != "L0H0" || $14 != "rest") exit 1; nex
 	  if (d > 1e-4 || d < -1e-4) exit 1; n++ }
 	END { exit n != 4 }' <<<"$dla" ||
 	{ fails=$((fails + 1)); printf 'FAIL: the --dla table:\n%s\n' "$dla" >&2; }
-expect 2 'two tables' -- "$bin" --dump --format tsv --lens --dla --text a --model "$model"
+expect 2 'in TSV ask for one' -- "$bin" --dump --format tsv --lens --dla --text a --model "$model"
+expect 2 'in TSV ask for one' -- "$bin" --dump --format tsv --dla --circuits --text a --model "$model"
+# --circuits in TSV: a line per head shown (4 in layer 1), its peak the
+# offset of the largest column of the positional profile (a column per
+# offset key - query the model has: -63 .. 63 for a context of 64).
+circ=$("$bin" --dump --format tsv --circuits --layer 1 --text 'abcd' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR == 1 { if ($3 != "peak" || $9 != "q_max" || $15 != -63 || $NF != 63) exit 1
+		    for (i = 15; i <= NF; i++) off[i] = $i; n0 = NF; next }
+	{ best = 15; for (i = 16; i <= NF; i++) if ($i + 0 > $best + 0) best = i
+	  if (NF != n0 || $1 != 1 || off[best] != $3) exit 1; n++ }
+	END { exit n != 4 }' <<<"$circ" ||
+	{ fails=$((fails + 1)); printf 'FAIL: the --circuits table:\n%s\n' "$circ" >&2; }
 expect 2 'give --top 1' -- "$bin" --dump --lens --top 0 --text a --model "$model"
 
 # Usage errors: exit 2 and a hint.

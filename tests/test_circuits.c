@@ -20,6 +20,8 @@
 #include "attnview/lab.h"
 #include "attnview/modelfile.h"
 #include "harness.h"
+#include "json.h"
+#include "run_dump.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +49,44 @@ static void compare(const char *what, const float *got, size_t stride, const gol
 		       got[i * stride], want->v[i], tol);
 	}
 	printf("  %s: %zu values, worst %.2f of the tolerance\n", what, n, worst);
+}
+
+static double num(const json *j)
+{
+	return j && j->type == J_NUM ? j->num : NAN;
+}
+
+/* The program's --dump --circuits: every head, its positional profile and
+ * copying score as circuits_init gives them (checked against the golden
+ * above; the dump prints floats exactly, %.9g). */
+static void check_dump(const char *model_path, const circuits *c)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s", test_path(model_path));
+	const char *args[] = {"--model", path, "--text", "ab", "--circuits", NULL};
+	json *j = test_dump_json(args);
+	const json *heads = j ? json_get(j, "circuits") : NULL;
+	const size_t LH = (size_t)c->layers * c->heads;
+	CHECKF(heads && heads->n == LH, "dump: %zu heads", heads ? heads->n : 0);
+	for (size_t i = 0; heads && i < heads->n && i < LH; i++) {
+		const json *e = json_at(heads, i), *pos = json_get(e, "positional");
+		CHECK(num(json_get(e, "layer")) == (double)(i / c->heads));
+		CHECK(num(json_get(e, "head")) == (double)(i % c->heads));
+		/* The program may run another BLAS kernel: its binary64 sums
+		 * differ far below binary32, at most one ulp once rounded. */
+		CHECK(fabs(num(json_get(e, "ov_copying")) - c->head[i].ov_copying) <=
+		      ldexp(1, -24));
+		CHECKF(pos && pos->n == (size_t)c->noffsets, "dump: head %zu's profile", i);
+		for (size_t o = 0; pos && o < pos->n && o < (size_t)c->noffsets; o++) {
+			const json *p = json_at(pos, o);
+			CHECK(num(json_get(p, "offset")) == c->offset0 + (double)o);
+			CHECKF((float)num(json_get(p, "score")) == c->head[i].positional[o],
+			       "dump: head %zu offset %zu", i, o);
+		}
+		const json *comp = json_get(e, "composition");
+		CHECK(comp && json_get(comp, "q") && json_get(comp, "q")->n == i / c->heads);
+	}
+	json_free(j);
 }
 
 static void run_case(const char *golden_path, const char *model_path)
@@ -112,6 +152,7 @@ static void run_case(const char *golden_path, const char *model_path)
 	}
 	CHECK(compared > LH * CIRC_MAPS / 2);
 	CHECK(fabs(c.baseline - 1 / sqrt(m->cfg.dim)) < 1e-7);
+	check_dump(model_path, &c);
 	free(mv);
 	free(v);
 	circuits_finish(&c);

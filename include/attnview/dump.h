@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "attnview/analysis.h"
+#include "attnview/circuits.h"
 #include "attnview/explain.h"
 #include "attnview/model.h"
 
@@ -59,6 +60,8 @@ typedef struct dump_extras {
 	 * --head say, so that they add up) and the rest. */
 	const int32_t *dla_id;
 	const float *dla_logit, *dla_heads, *dla_rest;
+	/* "circuits" (circuits.h): every head's, from the weights alone. */
+	const circuits *circuits;
 } dump_extras;
 
 typedef struct dump_options {

@@ -1,4 +1,5 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
+#include "attnview/circuits.h"
 #include "attnview/dump.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
@@ -25,6 +26,7 @@ typedef struct dump_request {
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
 	bool lens, dla;	    /* issue 26's sections (lens.h) */
+	bool circuits;	    /* circuits.h */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -83,6 +85,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_DLA:
 		q->dla = true;
 		break;
+	case OPT_CIRCUITS:
+		q->circuits = true;
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -120,8 +125,9 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 				   _("--query and --key go together: the cell to break down"));
 	if (q->lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
-	if (q->out.format == DUMP_TSV && q->lens && q->dla)
-		return usage_error("%s", _("--lens and --dla are two tables: in TSV ask for one"));
+	if (q->out.format == DUMP_TSV && q->lens + q->dla + q->circuits > 1)
+		return usage_error("%s", _("--lens, --dla and --circuits are tables of their own: "
+					   "in TSV ask for one"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
 		return usage_error("%s",
 				   _("--query/--key, --words, --compare and --ablate are in the "
@@ -153,6 +159,7 @@ typedef struct dump_run {
 	int32_t *lens_id, *dla_id;
 	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
 	int *lens_commit;
+	circuits circ;
 	dump_extras x;
 } dump_run;
 
@@ -172,6 +179,7 @@ static void dump_run_free(dump_run *d)
 	free(d->dla_logit);
 	free(d->dla_heads);
 	free(d->dla_rest);
+	circuits_finish(&d->circ);
 	attn_result_free(&d->r);
 	attn_result_free(&d->before);
 	attn_result_free(&d->cmp);
@@ -484,6 +492,7 @@ static int run_dump(dump_request *q, const model *m)
 	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
 	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
 	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
+	    (q->circuits && !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;

@@ -66,6 +66,7 @@ typedef enum cli_opt_id {
 	OPT_GENERATE,
 	OPT_LENS,
 	OPT_DLA,
+	OPT_CIRCUITS,
 	/* --export */
 	OPT_EXPORT,
 	OPT_OVERVIEW,

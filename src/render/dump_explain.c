@@ -338,6 +338,8 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		dump_json_lens(out, m, r, o);
 	if (ok && x->dla_id)
 		dump_json_dla(out, m, r, o);
+	if (ok && x->circuits)
+		dump_json_circuits(out, m, r, o);
 	free(buf);
 	return ok;
 }

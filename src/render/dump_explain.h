@@ -22,4 +22,9 @@ void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_o
 void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 
+/* "circuits" (dump_circuits.c), in JSON after the other extras, and as the
+ * TSV's one table. */
+void dump_json_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+void dump_tsv_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+
 #endif
