@@ -403,6 +403,10 @@ void panel_draw(view *v)
 	heat_src s;
 	if (!view_matrix(v, &s) || v->hv.qrow >= s.m.n || v->hv.kcol >= s.m.n)
 		return;
+	if (v->circ_on) {
+		circuits_panel_draw(v, p.x, p.w, p.y, p.ymax);
+		return;
+	}
 	if (v->breakdown || v->why) {
 		if (v->why)
 			why_lines(v, &p);

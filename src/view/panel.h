@@ -11,5 +11,7 @@ const head_stats *panel_map_stats(view *v, const heat_src *s);
 
 /* Draws the panel in v->mg's panel area (nothing if it has none). */
 void panel_draw(view *v);
+/* The circuits page (panel_circuits.c) from column x, w wide, rows y..ymax. */
+void circuits_panel_draw(view *v, int x, int w, int y, int ymax);
 
 #endif

@@ -106,6 +106,7 @@ typedef struct view {
 	bool contrib;	   /* the map shows value contributions, not weights */
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
 	bool why;	   /* the panel shows the lens and the heads' logit parts */
+	bool circ_on;	   /* the panel shows the head's circuits (Alt-I) */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
 
@@ -121,6 +122,11 @@ typedef struct view {
 	int32_t why_lens_id[AV_MAX_LAYERS * WHY_K], why_id;
 	float why_lens_p[AV_MAX_LAYERS * WHY_K], why_logit, why_rest;
 	float why_heads[AV_MAX_LAYERS * AV_MAX_HEADS];
+	/* every head's circuits (JOB_CIRCUITS), once per model; NULL until
+	 * the worker gives them (asked for circ_seq) */
+	circuits *circ;
+	bool circ_asked;
+	uint64_t circ_seq;
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;

@@ -244,6 +244,12 @@ void request_jobs(view *v)
 		v->why_asked = true;
 		v->why_seq = v->res_seq, v->why_q = q;
 	}
+	if (v->circ_on && !v->circ && !(v->circ_asked && v->circ_seq == v->res_seq)) {
+		worker_job j = {JOB_CIRCUITS, v->res_seq, 0, 0, 0, 0};
+		worker_post_job(v->w, &j);
+		v->circ_asked = true;
+		v->circ_seq = v->res_seq;
+	}
 	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
 		worker_job j = {JOB_LOSS, v->res_seq, 0, 0, 0, 0};
 		worker_post_job(v->w, &j);
@@ -277,6 +283,10 @@ static void take_job(view *v, worker_job_result *j)
 		v->why_rest = j->dla_rest;
 		v->why_valid = true;
 		v->why_asked = false;
+	} else if (j->job.kind == JOB_CIRCUITS && j->circ && !v->circ) {
+		v->circ = j->circ; /* the view keeps it until the model changes */
+		j->circ = NULL;
+		v->circ_asked = false;
 	} else if (j->job.kind == JOB_LOSS) {
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;

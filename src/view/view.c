@@ -199,6 +199,8 @@ static void view_finish(view *v)
 	free(v->pps);
 	free(v->row_max);
 	free(v->wmarks);
+	circuits_finish(v->circ);
+	free(v->circ);
 	qk_breakdown_finish(&v->bd);
 	colors_finish(&v->col);
 	if (v->bench)

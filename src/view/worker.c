@@ -96,6 +96,9 @@ void worker_job_result_free(worker_job_result *r)
 	free(r->lens_id);
 	free(r->lens_p);
 	free(r->dla_heads);
+	circuits_finish(r->circ);
+	free(r->circ);
+	r->circ = NULL;
 	r->q = r->k = NULL;
 	r->logits = NULL;
 	r->lens_id = NULL;

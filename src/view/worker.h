@@ -11,6 +11,7 @@
 #ifndef ATTNVIEW_WORKER_H
 #define ATTNVIEW_WORKER_H
 
+#include "attnview/circuits.h"
 #include "attnview/model.h"
 
 #define WORKER_MAX_TOPK 16
@@ -29,6 +30,7 @@ typedef enum worker_job_kind {
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
+	JOB_CIRCUITS,  /* every head's circuits from the weights (no text needed) */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -59,6 +61,9 @@ typedef struct worker_job_result {
 	int32_t dla_id;
 	float dla_logit, dla_rest;
 	float *dla_heads;
+	/* JOB_CIRCUITS (circuits.h): every head's; the taker may keep it (and
+	 * set it NULL), else worker_job_result_free frees it. */
+	circuits *circ;
 	av_error err; /* when !ok */
 	double ms;
 } worker_job_result;

@@ -11,6 +11,7 @@
 #include "worker.h"
 
 #include "attnview/explain.h"
+#include "attnview/circuits.h"
 #include "attnview/lens.h"
 #include "attnview/generate.h"
 #include "attnview/i18n.h"
@@ -158,6 +159,16 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 		return next_job(mc, tokens, n, out, stale, stale_ctx);
 	if (j->kind == JOB_WHY)
 		return why_job(mc, tokens, n, j, out);
+	if (j->kind == JOB_CIRCUITS) {
+		out->circ = malloc(sizeof *out->circ);
+		if (!out->circ)
+			return av_fail(&out->err, _("out of memory"));
+		if (circuits_init(out->circ, mc->m, &out->err))
+			return true;
+		free(out->circ);
+		out->circ = NULL;
+		return false;
+	}
 	/* JOB_LOSS: with every head, then with the ablation; model_text_loss
 	 * writes the work space behind the cache's back. */
 	infer_cache_clear(&mc->cache);

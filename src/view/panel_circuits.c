@@ -1,0 +1,123 @@
+/* The panel's circuits page (Alt-I): what the map's head does from its
+ * weights alone (circuits.h), the same whatever the text: its positional QK
+ * profile as a strip around offset 0 with its peak, the OV copying score
+ * and largest character maps, and its strongest composition with an
+ * earlier head of each kind beside the baseline. The circuits of all heads
+ * come from the worker once per model (JOB_CIRCUITS). */
+#include "panel.h"
+
+#include "attnview/i18n.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One line at y (if it fits), then the next. */
+static int row(int y, int ymax, int x, int w, style s, const char *text)
+{
+	if (y <= ymax)
+		put_str(y, x, w, s, text);
+	return y + 1;
+}
+
+/* The profile over the offsets that fit in w columns, centred on 0 (a
+ * masked model) or ending at 0 (a causal one): an eighth-block per offset
+ * from the window's smallest to its largest, offset 0 in the accent; under
+ * it the window's ends, 0, and ▲ at the peak. */
+static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x, int w, int y,
+			 int ymax)
+{
+	static const char *const bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	const int last = c->offset0 + c->noffsets - 1;
+	int half = last > 0 ? (w - 1) / 2 : w - 1;
+	if (half > -c->offset0)
+		half = -c->offset0;
+	const int lo = -half, hi = last > 0 ? (half < last ? half : last) : 0;
+	float mn = INFINITY, mx = -INFINITY;
+	for (int o = lo; o <= hi; o++) {
+		float s = ch->positional[o - c->offset0];
+		mn = fminf(mn, s);
+		mx = fmaxf(mx, s);
+	}
+	if (y <= ymax)
+		for (int o = lo; o <= hi; o++) {
+			float s = ch->positional[o - c->offset0];
+			int k = mx > mn ? (int)((s - mn) / (mx - mn) * 7.999f) : 0;
+			put_str(y, x + o - lo, 1, o == 0 ? accent(v, A_BOLD) : plain(), bars[k]);
+		}
+	char buf[64];
+	snprintf(buf, sizeof buf, "%-+4d", lo);
+	if (++y <= ymax) {
+		put_str(y, x, w, st(A_DIM, 0), buf);
+		put_str(y, x + (0 - lo), 1, st(A_DIM, 0), "0");
+		snprintf(buf, sizeof buf, "%+d", hi);
+		if (hi > 0)
+			put_str(y, x + hi - lo - (int)strlen(buf) + 1, w, st(A_DIM, 0), buf);
+		const int peak = circuits_peak(c, (int)(ch - c->head) / c->heads,
+					       (int)(ch - c->head) % c->heads);
+		if (peak >= lo && peak <= hi)
+			put_str(y, x + peak - lo, 1, accent(v, A_BOLD), "▲");
+	}
+	return y + 1;
+}
+
+/* "Q L0H3 0.23" for the largest score of one kind, or nothing in block 0. */
+static void comp_best(const circuits *c, const float *s, int l, char *buf, size_t size,
+		      const char *kind)
+{
+	int best = 0;
+	for (int k = 1; k < l * c->heads; k++)
+		if (s[k] > s[best])
+			best = k;
+	snprintf(buf, size, " %s L%dH%d %.2f", kind, best / c->heads, best % c->heads,
+		 (double)s[best]);
+}
+
+/* The maps of the OV circuit: "a→b" for the three largest. */
+static int maps_line(view *v, const circ_head *ch, int x, int w, int y, int ymax)
+{
+	if (y > ymax)
+		return y + 1;
+	int xx = x + 1;
+	for (int i = 0; i < ch->nmaps && i < 3 && xx < x + w - 6; i++) {
+		xx += put_glyph(y, xx, v->m->vocab.cps[ch->maps[i].from], st(A_BOLD, 0));
+		xx = put_str(y, xx, 1, plain(), "→");
+		xx += put_glyph(y, xx, v->m->vocab.cps[ch->maps[i].to], st(A_BOLD, 0));
+		xx = put_str(y, xx, 2, plain(), "  ");
+	}
+	return y + 1;
+}
+
+void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
+{
+	char buf[128];
+	const int l = v->layer, h = v->head;
+	snprintf(buf, sizeof buf, _("circuits: L%dH%d, weights alone"), l, h);
+	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
+	const circuits *c = v->circ;
+	if (!c || l < 0 || l >= c->layers || h < 0 || h >= c->heads) {
+		row(y, ymax, x, w, plain(), _(" computing..."));
+		return;
+	}
+	const circ_head *ch = &c->head[l * c->heads + h];
+	y = row(y, ymax, x, w, st(A_DIM, 0), _("positional QK by offset"));
+	y = profile_strip(v, c, ch, x + 1, w - 1, y, ymax);
+	snprintf(buf, sizeof buf, _(" peak at offset %+d"), circuits_peak(c, l, h));
+	y = row(y, ymax, x, w, plain(), buf);
+	y++;
+	snprintf(buf, sizeof buf, _("OV copying %+.2f"), (double)ch->ov_copying);
+	y = row(y, ymax, x, w, ch->ov_copying > 0.5f ? accent(v, A_BOLD) : plain(), buf);
+	y = maps_line(v, ch, x, w, y, ymax);
+	y++;
+	snprintf(buf, sizeof buf, _("composition (baseline %.2f)"), (double)c->baseline);
+	y = row(y, ymax, x, w, st(A_DIM, 0), buf);
+	if (l == 0) {
+		row(y, ymax, x, w, plain(), _(" none: block 0 reads no head"));
+		return;
+	}
+	const float *kinds[3] = {ch->comp_q, ch->comp_k, ch->comp_v};
+	for (int k = 0; k < 3; k++) {
+		comp_best(c, kinds[k], l, buf, sizeof buf, (const char *[]){"Q", "K", "V"}[k]);
+		y = row(y, ymax, x, w, plain(), buf);
+	}
+}
