@@ -125,6 +125,21 @@ expect 1 'invalid UTF-8 at byte 1 of --compare' -- \
 expect 1 'nothing but word marks' -- "$bin" --export "$tmp/t.svg" --text '||' --words
 absent "$tmp/t.svg"
 
+# -- --circuits: from the weights alone, two pictures: the positional
+# patterns (a tile per head, titled with its peak) and the composition.
+expect 0 '^$' -- "$bin" --export "$tmp/circ.svg" --model "$causal" --circuits
+xml_ok "$tmp/circ.svg"
+xml_ok "$tmp/circ-composition.svg"
+checks=$((checks + 1))
+grep -q 'L0 H0 peak' "$tmp/circ.svg" && grep -q 'K composition' "$tmp/circ-composition.svg" ||
+	fail "circ.svg and circ-composition.svg lack their titles"
+# Neither is written when the second exists.
+cp "$tmp/circ-composition.svg" "$tmp/circ2-composition.svg"
+expect 1 'circ2-composition\.svg: exists; it was left untouched' -- \
+	"$bin" --export "$tmp/circ2.svg" --model "$causal" --circuits
+absent "$tmp/circ2.svg"
+expect 2 'weights alone: leave out the text' -- "$bin" --export "$tmp/u.svg" --circuits --text a
+
 # -- an existing file is never overwritten without asking.
 echo mine >"$tmp/keep.svg"
 expect 1 'keep\.svg: exists; it was left untouched \(add --force to replace it\)' -- \

@@ -189,6 +189,26 @@ static void known_answer(void)
 		       circuits_peak(&c, l, h));
 		CHECKF(ch->ov_copying > 0.5f, "the previous head's OV copying %.3f",
 		       ch->ov_copying);
+		/* Its positional pattern (what --export --circuits draws): each
+		 * row a distribution over the keys it sees, its largest weight
+		 * on the previous position at most rows. */
+		const int T = (int)m->cfg.context;
+		float *pat = malloc((size_t)T * T * sizeof *pat);
+		CHECK(pat && circuits_positional_pattern(m, l, h, pat, &err));
+		int prev = 0;
+		for (int i = 1; pat && i < T; i++) {
+			double sum = 0;
+			int best = 0;
+			for (int j = 0; j < T; j++) {
+				sum += pat[(size_t)i * T + j];
+				best = pat[(size_t)i * T + j] > pat[(size_t)i * T + best] ? j : best;
+			}
+			CHECKF(fabs(sum - 1) < 1e-5, "row %d of the pattern sums to %g", i, sum);
+			prev += best == i - 1;
+		}
+		CHECKF(prev >= (T - 1) * 3 / 4, "the pattern peaks at the previous key on %d of %d rows",
+		       prev, T - 1);
+		free(pat);
 		circuits_finish(&c);
 	}
 	free(acc);

@@ -47,6 +47,12 @@ typedef struct circuits {
 bool circuits_init(circuits *c, const model *m, av_error *err);
 void circuits_finish(circuits *c);
 
+/* The positional pattern of head (l, h) into out (T, T): at query i the
+ * softmax of its positional scores over the keys it sees (man 5 attnview,
+ * section 9), 0 elsewhere; what --export --circuits draws. Fails only for
+ * memory. */
+bool circuits_positional_pattern(const model *m, int l, int h, float *out, av_error *err);
+
 /* The offset with the largest positional score of head (l, h). */
 int circuits_peak(const circuits *c, int l, int h);
 

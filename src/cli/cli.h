@@ -17,6 +17,12 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 int cli_dump(int argc, char **argv, cli_mode mode); /* --dump, --info */
 int cli_export(int argc, char **argv); /* --export */
+/* --export PATH --circuits (cli_export_circuits.c): the positional patterns
+ * to PATH and the composition to export_circuits_path's name for it
+ * (PATH-composition.EXT; false if it does not fit in size). */
+bool export_circuits(const model *m, const char *path, bool force, const char *title, int sc,
+		     int ramp, av_error *err);
+bool export_circuits_path(const char *path, char *out, size_t size);
 int cli_train(int argc, char **argv); /* --train */
 int cli_view(int argc, char **argv);  /* the interactive view */
 

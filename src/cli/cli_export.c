@@ -19,6 +19,7 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
+	bool circuits; /* the weights alone (cli_export_circuits.c) */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -52,6 +53,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_FORCE:
 		q->force = true;
 		break;
+	case OPT_CIRCUITS:
+		q->circuits = true;
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -62,6 +66,13 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 static int check_request(const export_request *q)
 {
 	const cli_common *c = &q->c;
+	if (q->circuits && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
+			    c->head >= 0 || q->show != SEL_HEAD || q->values))
+		return usage_error("%s", _("--export --circuits draws every head from the weights "
+					   "alone: leave out the text, --layer, --head, --show, "
+					   "--words, --compare and --values"));
+	if (q->circuits)
+		return -1;
 	if (!!c->text == !!c->input)
 		return usage_error("%s",
 				   _("--export needs exactly one of --text TEXT or --input FILE"));
@@ -102,11 +113,15 @@ static int check_path(const export_request *q)
 		return EXIT_RUNTIME;
 	}
 	struct stat st;
-	if (!q->force && lstat(q->path, &st) == 0) {
-		cli_note(_("%s: exists; it was left untouched (add --force to replace it)"),
-			 AV_Q(q->path));
-		return EXIT_RUNTIME;
-	}
+	char second[4096];
+	if (q->circuits && !export_circuits_path(q->path, second, sizeof second))
+		return usage_error(_("%s: the file name is too long"), AV_Q(q->path));
+	for (int i = 0; i < 1 + q->circuits; i++)
+		if (!q->force && lstat(i ? second : q->path, &st) == 0) {
+			cli_note(_("%s: exists; it was left untouched (add --force to replace it)"),
+				 AV_Q(i ? second : q->path));
+			return EXIT_RUNTIME;
+		}
 	return -1;
 }
 
@@ -255,8 +270,15 @@ int cli_export(int argc, char **argv)
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
-	if ((status = check_layer_head(&q, m)) < 0)
+	if (q.circuits) {
+		status = export_circuits(m, q.path, q.force, q.title, q.c.scale, q.c.ramp, &err)
+			     ? EXIT_OK
+			     : EXIT_RUNTIME;
+		if (status != EXIT_OK)
+			cli_error(err.msg);
+	} else if ((status = check_layer_head(&q, m)) < 0) {
 		status = run_export(&q, m);
+	}
 	model_destroy(m);
 	return status;
 }

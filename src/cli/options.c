@@ -87,9 +87,10 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_DLA, "dla", 0, NULL, M_DUMP,
       N_("direct logit attribution: what each head adds to the logit of the top-1 at every "
 	 "position, and the rest")),
-    O(OPT_CIRCUITS, "circuits", 0, NULL, M_DUMP,
+    O(OPT_CIRCUITS, "circuits", 0, NULL, M_DUMP | M_EXPORT,
       N_("each head's circuits from its weights alone: the positional QK profile, the QK "
-	 "table, the OV copying score and maps, the composition with earlier heads")),
+	 "table, the OV copying score and maps, the composition with earlier heads (--export: "
+	 "FILE the positional patterns, FILE-composition the composition)")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),

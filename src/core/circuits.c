@@ -116,9 +116,11 @@ static double dot(const double *a, const double *b, int n)
 
 /* The positional profile: q_t = s0 pe_t r_Q + bq, k_t = s0 pe_t r_K + bk,
  * each row's scores centred over its keys, then the mean over the rows at
- * each offset. q, k (T, hs) and row (T) are work space. */
-static void positional(const circ_work *w, const head_mats *hm, float *out, double *q, double *k,
-		       double *row)
+ * each offset; with pattern (T, T) not NULL, also each row's softmax over
+ * its keys (0 for the others). q, k (T, hs) and row: T + d + 4 T doubles of
+ * work space. */
+static void positional(const circ_work *w, const head_mats *hm, float *out, float *pattern,
+		       double *q, double *k, double *row)
 {
 	const int T = w->T, d = w->d, hs = w->hs;
 	const bool causal = w->m->cfg.objective == OBJ_CAUSAL;
@@ -135,17 +137,21 @@ static void positional(const circ_work *w, const head_mats *hm, float *out, doub
 	}
 	for (int i = 0; i < T; i++) {
 		const int nk = causal ? i + 1 : T;
-		double mean = 0;
+		double mean = 0, mx = -INFINITY, z = 0;
 		for (int j = 0; j < nk; j++) {
 			row[j] = dot(q + (size_t)i * hs, k + (size_t)j * hs, hs) / sqrt((double)hs);
 			mean += row[j] / nk;
+			mx = fmax(mx, row[j]);
 		}
 		for (int j = 0; j < nk; j++) {
 			sum[j - i - off0] += row[j] - mean;
 			cnt[j - i - off0]++;
+			z += exp(row[j] - mx);
 		}
+		for (int j = 0; pattern && j < T; j++)
+			pattern[(size_t)i * T + j] = j < nk ? (float)(exp(row[j] - mx) / z) : 0.0f;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; out && i < n; i++)
 		out[i] = (float)(sum[i] / cnt[i]);
 }
 
@@ -462,7 +468,7 @@ bool circuits_init(circuits *c, const model *m, av_error *err)
 		circ_head *ch = &c->head[i];
 		const head_mats *hm = &w.hm[i];
 		const size_t Ths = (size_t)T * w.hs;
-		positional(&w, hm, ch->positional, s, s + Ths, s + 2 * Ths);
+		positional(&w, hm, ch->positional, NULL, s, s + Ths, s + 2 * Ths);
 		const size_t Vhs = (size_t)w.V * w.hs;
 		qk_table(&w, hm, c, ch, s, s + Vhs, s + 2 * Vhs);
 		ok = ov_circuit(&w, hm, &m->p.layer[i / H], ch);
@@ -486,4 +492,24 @@ int circuits_peak(const circuits *c, int l, int h)
 		if (p[i] > p[best])
 			best = i;
 	return c->offset0 + best;
+}
+
+bool circuits_positional_pattern(const model *m, int l, int h, float *out, av_error *err)
+{
+	const int H = (int)m->cfg.heads;
+	circ_work w = {.m = m, .d = (int)m->cfg.dim, .T = (int)m->cfg.context};
+	w.hs = w.d / H;
+	w.V = (int)m->cfg.vocab_size;
+	const size_t d = (size_t)w.d, hs = (size_t)w.hs, T = (size_t)w.T;
+	double *buf = malloc((5 * d * hs + 2 * hs + 2 * T * hs + 5 * T + 2 * d) * sizeof *buf);
+	if (!buf)
+		return av_fail(err, _("out of memory for the circuits of %d heads"), 1);
+	head_mats hm = {{buf, buf + d * hs, buf + 2 * d * hs}, buf + 3 * d * hs, buf + 4 * d * hs,
+			buf + 5 * d * hs, buf + 5 * d * hs + hs};
+	double *q = hm.bk + hs, *k = q + T * hs, *row = k + T * hs;
+	w.s0 = frozen_scale(m, row, row + d);
+	head_matrices(&w, l, h, &hm);
+	positional(&w, &hm, NULL, out, q, k, row);
+	free(buf);
+	return true;
 }
