@@ -201,13 +201,14 @@ static void known_answer(void)
 			int best = 0;
 			for (int j = 0; j < T; j++) {
 				sum += pat[(size_t)i * T + j];
-				best = pat[(size_t)i * T + j] > pat[(size_t)i * T + best] ? j : best;
+				best =
+				    pat[(size_t)i * T + j] > pat[(size_t)i * T + best] ? j : best;
 			}
 			CHECKF(fabs(sum - 1) < 1e-5, "row %d of the pattern sums to %g", i, sum);
 			prev += best == i - 1;
 		}
-		CHECKF(prev >= (T - 1) * 3 / 4, "the pattern peaks at the previous key on %d of %d rows",
-		       prev, T - 1);
+		CHECKF(prev >= (T - 1) * 3 / 4,
+		       "the pattern peaks at the previous key on %d of %d rows", prev, T - 1);
 		free(pat);
 		circuits_finish(&c);
 	}

@@ -19,8 +19,7 @@ bool export_circuits_path(const char *path, char *out, size_t size)
 	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
 	if (!dot || (slash && dot < slash))
 		return false;
-	return snprintf(out, size, "%.*s-composition%s", (int)(dot - path), path, dot) <
-	       (int)size;
+	return snprintf(out, size, "%.*s-composition%s", (int)(dot - path), path, dot) < (int)size;
 }
 
 /* The grid of positional patterns: L rows of H tiles. */
@@ -40,8 +39,9 @@ static figure *positional_figure(const model *m, const circuits *c, const char *
 		     figure_set_tile(f, i, &a, NULL, kind, ramp, t, err);
 	}
 	char sub[256];
-	snprintf(sub, sizeof sub, "%s · each query's softmax over its keys of the scores from "
-				    "the positions alone",
+	snprintf(sub, sizeof sub,
+		 "%s · each query's softmax over its keys of the scores from "
+		 "the positions alone",
 		 m->meta.name && *m->meta.name ? m->meta.name : "model");
 	ok = ok && figure_set_titles(f, title ? title : "Positional QK patterns, weights alone",
 				     sub, err);
@@ -57,15 +57,14 @@ static figure *positional_figure(const model *m, const circuits *c, const char *
 
 /* Q, K and V composition as three tiles of (L H) x (L H), 0 where the
  * writer's block is not earlier than the reader's. */
-static figure *composition_figure(const model *m, const circuits *c, scale_kind kind,
-				  cm_ramp ramp, av_error *err)
+static figure *composition_figure(const model *m, const circuits *c, scale_kind kind, cm_ramp ramp,
+				  av_error *err)
 {
 	const int LH = c->layers * c->heads;
 	float *w = malloc((size_t)LH * LH * sizeof *w);
 	figure *f = w ? figure_create(1, 3, err) : NULL;
 	bool ok = f != NULL;
-	static const char *const names[3] = {"Q composition", "K composition",
-					     "V composition"};
+	static const char *const names[3] = {"Q composition", "K composition", "V composition"};
 	for (int k = 0; ok && k < 3; k++) {
 		for (int r = 0; r < LH; r++) {
 			const circ_head *ch = &c->head[r];
@@ -102,12 +101,10 @@ bool export_circuits(const model *m, const char *path, bool force, const char *t
 	if (!circuits_init(&c, m, err))
 		return false;
 	const cm_ramp r = ramp >= 0 ? (cm_ramp)ramp : RAMP_VIRIDIS;
-	figure *f = positional_figure(m, &c, title, sc >= 0 ? (scale_kind)sc : SCALE_ROW, r,
-				      err);
+	figure *f = positional_figure(m, &c, title, sc >= 0 ? (scale_kind)sc : SCALE_ROW, r, err);
 	bool ok = f && figure_write(f, path, force, err);
 	figure_destroy(f);
-	f = ok ? composition_figure(m, &c, sc >= 0 ? (scale_kind)sc : SCALE_ROW, r, err)
-	       : NULL;
+	f = ok ? composition_figure(m, &c, sc >= 0 ? (scale_kind)sc : SCALE_ROW, r, err) : NULL;
 	ok = ok && f && figure_write(f, path2, force, err);
 	figure_destroy(f);
 	circuits_finish(&c);

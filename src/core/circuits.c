@@ -504,8 +504,11 @@ bool circuits_positional_pattern(const model *m, int l, int h, float *out, av_er
 	double *buf = malloc((5 * d * hs + 2 * hs + 2 * T * hs + 5 * T + 2 * d) * sizeof *buf);
 	if (!buf)
 		return av_fail(err, _("out of memory for the circuits of %d heads"), 1);
-	head_mats hm = {{buf, buf + d * hs, buf + 2 * d * hs}, buf + 3 * d * hs, buf + 4 * d * hs,
-			buf + 5 * d * hs, buf + 5 * d * hs + hs};
+	head_mats hm = {{buf, buf + d * hs, buf + 2 * d * hs},
+			buf + 3 * d * hs,
+			buf + 4 * d * hs,
+			buf + 5 * d * hs,
+			buf + 5 * d * hs + hs};
 	double *q = hm.bk + hs, *k = q + T * hs, *row = k + T * hs;
 	w.s0 = frozen_scale(m, row, row + d);
 	head_matrices(&w, l, h, &hm);
