@@ -68,6 +68,17 @@ awk -F'\t' 'NR == 1 { if ($3 != "peak" || $9 != "q_max" || $15 != -63 || $NF != 
 	{ fails=$((fails + 1)); printf 'FAIL: the --circuits table:\n%s\n' "$circ" >&2; }
 expect 2 'give --top 1' -- "$bin" --dump --lens --top 0 --text a --model "$model"
 
+# --faithfulness in TSV: a line per position, its loss and a column per
+# head (8) of the Spearman correlation, each within -1..1 or nan; a causal
+# model's last position has no loss.
+faith=$("$bin" --dump --format tsv --faithfulness --text 'abcab' --model "$data/golden/fwd_causal.attn")
+checks=$((checks + 1))
+awk -F'\t' 'NR == 1 { if (NF != 3 + 6 || $3 != "loss" || $4 != "L0H0") exit 1; next }
+	{ for (i = 4; i <= NF; i++) if ($i != "nan" && ($i < -1 || $i > 1)) exit 1
+	  last = $3; n++ }
+	END { exit n != 5 || last != "nan" }' <<<"$faith" ||
+	{ fails=$((fails + 1)); printf 'FAIL: the --faithfulness table:\n%s\n' "$faith" >&2; }
+
 # Usage errors: exit 2 and a hint.
 expect 2 'exactly one of --text' -- "$bin" --dump --model "$model"
 expect 2 'json or tsv' -- "$bin" --dump --format xml --text a --model "$model"

@@ -71,6 +71,8 @@ same "lens, tsv" --dump --format tsv --text "$text" --model "$causal" --lens --t
 same "attribution, tsv" --dump --format tsv --text "$text" --model "$causal" --dla
 same "circuits" --dump --text "$text" --model "$model" --circuits
 same "circuits, tsv" --dump --format tsv --text "$text" --model "$causal" --circuits
+same "faithfulness" --dump --text '今天' --model "$model" --faithfulness
+same "faithfulness, tsv" --dump --format tsv --text '今天天气' --model "$causal" --faithfulness
 same "built-in model" --dump --text "$text"
 printf '第一行\n第二行 line two\n' >"$tmp/in.txt"
 same "input file" --dump --format tsv --input "$tmp/in.txt" --model "$model"

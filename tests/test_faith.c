@@ -19,14 +19,17 @@
 #include "attnview/modelfile.h"
 #include "bound.h"
 #include "harness.h"
+#include "json.h"
+#include "run_dump.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cases[][2] = {
-    {"golden/faith_masked.golden", "golden/fwd_masked.attn"},
-    {"golden/faith_causal.golden", "golden/fwd_causal.attn"},
+/* The texts of gen_faith_golden.py. */
+static const char *const cases[][3] = {
+    {"golden/faith_masked.golden", "golden/fwd_masked.attn", "Attention is all you need!"},
+    {"golden/faith_causal.golden", "golden/fwd_causal.attn", "Yes, the cat's mat, the cat."},
 };
 
 /* The largest logit bound at `row` of text x; with att not NULL, the
@@ -75,7 +78,36 @@ static double rho_tolerance(const int *wx, const int *wy, int n)
 	return 6 * s / ((double)n * ((double)n * n - 1)) + 1e-12;
 }
 
-static void run_case(const char *golden_path, const char *model_path)
+static double num(const json *j)
+{
+	return j && j->type == J_NUM ? j->num : NAN;
+}
+
+/* The program's --dump --faithfulness of the golden's text into loss, eff
+ * and sp (NAN where it printed null), for the same checks. */
+static void dump_of(const char *model_path, const char *text, int n, int LH, float *loss,
+		    float *eff, float *sp)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s", test_path(model_path));
+	const char *args[] = {"--model", path, "--text", text, "--faithfulness", NULL};
+	json *j = test_dump_json(args);
+	const json *f = json_get(j, "faithfulness"), *rows = json_get(j, "faithfulness_rows");
+	CHECK(f && f->n == (size_t)LH && rows && rows->n == (size_t)n);
+	for (int q = 0; q < n; q++) {
+		const json *r = json_at(rows, (size_t)q), *e = json_get(r, "effects");
+		loss[q] = (float)num(json_get(r, "loss"));
+		for (int k = 0; k < n; k++)
+			eff[(size_t)q * n + k] = (float)num(json_at(e, (size_t)k));
+		for (int k = 0; k < LH; k++)
+			sp[(size_t)q * LH + k] = (float)num(
+			    json_get(json_at(json_get(json_at(f, (size_t)k), "rows"), (size_t)q),
+				     "spearman"));
+	}
+	json_free(j);
+}
+
+static void run_case(const char *golden_path, const char *model_path, const char *text)
 {
 	av_error err;
 	golden g = {0};
@@ -96,6 +128,11 @@ static void run_case(const char *golden_path, const char *model_path)
 	double *ae = malloc(2 * (size_t)LH * n * sizeof *ae), *te = malloc((size_t)n * sizeof *te);
 	double *v = malloc(2 * (size_t)n * sizeof *v), *e = v + n;
 	CHECKF(faith_rows(m, ids, n, 0, n, loss, eff, sp, NULL, NULL, &err), "%s", err.msg);
+	/* [0] the library's, [1] the program's --dump */
+	float *dl = malloc((size_t)n * (1 + n + LH) * sizeof *dl), *de = dl + n,
+	      *ds = de + (size_t)n * n;
+	dump_of(model_path, text, n, LH, dl, de, ds);
+	const float *LS[2] = {loss, dl}, *SS[2] = {sp, ds};
 	const golden_tensor *gl = golden_get(&g, "loss"), *ge = golden_get(&g, "effect"),
 			    *gs = golden_get(&g, "spearman");
 	CHECK(gl && gl->size == (size_t)n && ge && ge->size == (size_t)n * n && gs &&
@@ -104,8 +141,9 @@ static void run_case(const char *golden_path, const char *model_path)
 	    *wy = wx + n;
 	double worst = 0, widest = 0, largest = 0;
 	for (int i = 0; gl && ge && gs && i < n; i++) {
-		CHECKF(isnan(loss[i]) == isnan(gl->v[i]), "row %d: loss %g, golden %g", i, loss[i],
-		       gl->v[i]);
+		for (int u = 0; u < 2; u++)
+			CHECKF(isnan(LS[u][i]) == isnan(gl->v[i]), "%s row %d: loss %g, golden %g",
+			       u ? "dump" : "", i, LS[u][i], gl->v[i]);
 		if (isnan(gl->v[i]))
 			continue;
 		rows++;
@@ -113,12 +151,16 @@ static void run_case(const char *golden_path, const char *model_path)
 		if (!causal)
 			x[i] = TOK_MASK;
 		const double t0 = pass_bound(m, x, n, i, ae);
-		CHECKF(fabs(loss[i] - gl->v[i]) <= 2 * t0, "row %d: loss %.9g, golden %.9g", i,
-		       loss[i], gl->v[i]);
+		for (int u = 0; u < 2; u++)
+			CHECKF(fabs(LS[u][i] - gl->v[i]) <= 2 * t0,
+			       "%s row %d: loss %.9g, golden %.9g", u ? "dump" : "", i, LS[u][i],
+			       gl->v[i]);
 		for (int j = 0; j < n; j++) {
 			const double want = ge->v[(size_t)i * n + j], got = eff[(size_t)i * n + j];
-			CHECKF(isnan(got) == isnan(want), "row %d key %d: effect %g, golden %g", i,
-			       j, got, want);
+			const double got2 = de[(size_t)i * n + j];
+			CHECKF(isnan(got) == isnan(want) && isnan(got2) == isnan(want),
+			       "row %d key %d: effect %g (dump %g), golden %g", i, j, got, got2,
+			       want);
 			if (isnan(want))
 				continue;
 			const int32_t keep = x[j];
@@ -126,6 +168,8 @@ static void run_case(const char *golden_path, const char *model_path)
 			te[j] = 2 * t0 + 2 * pass_bound(m, x, n, i, NULL);
 			x[j] = keep;
 			worst = fmax(worst, fabs(got - want) / te[j]);
+			CHECKF(fabs(got2 - want) <= te[j],
+			       "dump row %d key %d: effect %.9g, golden %.9g", i, j, got2, want);
 			CHECKF(fabs(got - want) <= te[j],
 			       "row %d key %d: effect %.9g, golden %.9g, "
 			       "tolerance %.2e",
@@ -138,6 +182,7 @@ static void run_case(const char *golden_path, const char *model_path)
 		windows(v, e, nk, wx);
 		for (int k = 0; k < LH; k++) {
 			const double want = gs->v[(size_t)i * LH + k], got = sp[(size_t)i * LH + k];
+			const double got2 = SS[1][(size_t)i * LH + k];
 			defined += !isnan(want);
 			int na = 0;
 			for (int j = 0; j < n; j++)
@@ -146,8 +191,9 @@ static void run_case(const char *golden_path, const char *model_path)
 					e[na++] = ae[((size_t)LH + k) * n + j];
 				}
 			if (isnan(want)) {
-				CHECKF(isnan(got), "row %d head %d: Spearman %g, golden nan", i, k,
-				       got);
+				CHECKF(isnan(got) && isnan(got2),
+				       "row %d head %d: Spearman %g (dump %g), golden nan", i, k,
+				       got, got2);
 				continue;
 			}
 			windows(v, e, na, wy);
@@ -155,6 +201,8 @@ static void run_case(const char *golden_path, const char *model_path)
 			exact += tol < 1e-9;
 			widest = fmax(widest, tol);
 			largest = fmax(largest, fabs(got - want));
+			CHECKF(fabs(got2 - want) <= tol,
+			       "dump row %d head %d: Spearman %.9g, golden %.9g", i, k, got2, want);
 			CHECKF(fabs(got - want) <= tol,
 			       "row %d head %d: Spearman %.9g, golden %.9g, tolerance %.2e", i, k,
 			       got, want, tol);
@@ -166,6 +214,7 @@ static void run_case(const char *golden_path, const char *model_path)
 	       golden_path, rows, worst, defined, exact, widest, largest);
 	CHECK(rows > n / 2 && defined > 0);
 	free(wx);
+	free(dl);
 	free(ids);
 	free(x);
 	free(loss);
@@ -253,6 +302,6 @@ int main(void)
 	check_spearman();
 	known_answer();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		run_case(cases[i][0], cases[i][1]);
+		run_case(cases[i][0], cases[i][1], cases[i][2]);
 	return test_summary("faith");
 }

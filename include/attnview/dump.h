@@ -62,6 +62,9 @@ typedef struct dump_extras {
 	const float *dla_logit, *dla_heads, *dla_rest;
 	/* "circuits" (circuits.h): every head's, from the weights alone. */
 	const circuits *circuits;
+	/* "faithfulness" (faith.h, faith_rows of every row): loss (n), effect
+	 * (n, n), spearman (n, L, H); all heads, whatever --layer and --head. */
+	const float *faith_loss, *faith_effect, *faith_spearman;
 } dump_extras;
 
 typedef struct dump_options {

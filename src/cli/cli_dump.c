@@ -1,6 +1,7 @@
 /* attnview --dump and --info: every number the view shows, for scripts. */
 #include "attnview/circuits.h"
 #include "attnview/dump.h"
+#include "attnview/faith.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
 #include "attnview/lens.h"
@@ -27,6 +28,7 @@ typedef struct dump_request {
 	int generate;	    /* --generate N: characters the model writes; 0: none */
 	bool lens, dla;	    /* issue 26's sections (lens.h) */
 	bool circuits;	    /* circuits.h */
+	bool faith;	    /* faith.h */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -88,6 +90,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_CIRCUITS:
 		q->circuits = true;
 		break;
+	case OPT_FAITHFULNESS:
+		q->faith = true;
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -125,9 +130,9 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 				   _("--query and --key go together: the cell to break down"));
 	if (q->lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
-	if (q->out.format == DUMP_TSV && q->lens + q->dla + q->circuits > 1)
-		return usage_error("%s", _("--lens, --dla and --circuits are tables of their own: "
-					   "in TSV ask for one"));
+	if (q->out.format == DUMP_TSV && q->lens + q->dla + q->circuits + q->faith > 1)
+		return usage_error("%s", _("--lens, --dla, --circuits and --faithfulness are tables "
+					   "of their own: in TSV ask for one"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
 		return usage_error("%s",
 				   _("--query/--key, --words, --compare and --ablate are in the "
@@ -160,6 +165,7 @@ typedef struct dump_run {
 	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
 	int *lens_commit;
 	circuits circ;
+	float *faith; /* loss (n), effect (n, n), spearman (n, L, H) */
 	dump_extras x;
 } dump_run;
 
@@ -180,6 +186,7 @@ static void dump_run_free(dump_run *d)
 	free(d->dla_heads);
 	free(d->dla_rest);
 	circuits_finish(&d->circ);
+	free(d->faith);
 	attn_result_free(&d->r);
 	attn_result_free(&d->before);
 	attn_result_free(&d->cmp);
@@ -431,6 +438,29 @@ static bool lens(dump_request *q, dump_run *d, av_error *err)
 	return ok;
 }
 
+/* --faithfulness: every row's meter (faith.h), of the model as it is. */
+static bool faithfulness(dump_run *d, av_error *err)
+{
+	const size_t n = (size_t)d->n, LH = (size_t)d->m->cfg.layers * d->m->cfg.heads;
+	int32_t *ids = malloc(n * sizeof *ids);
+	d->faith = malloc((n + n * n + n * LH) * sizeof *d->faith);
+	if (!ids || !d->faith) {
+		free(ids);
+		return av_fail(err, _("out of memory"));
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = d->toks[i].id;
+	bool ok = faith_rows(d->m, ids, d->n, 0, d->n, d->faith, d->faith + n, d->faith + n + n * n,
+			     NULL, NULL, err);
+	free(ids);
+	if (ok) {
+		d->x.faith_loss = d->faith;
+		d->x.faith_effect = d->faith + n;
+		d->x.faith_spearman = d->faith + n + n * n;
+	}
+	return ok;
+}
+
 /* --words: words at spaces and punctuation, and at the text's '|' marks. */
 static bool words(dump_run *d, av_error *err)
 {
@@ -493,6 +523,7 @@ static int run_dump(dump_request *q, const model *m)
 	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
 	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
 	    (q->circuits && !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
+	    (q->faith && !faithfulness(&d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;

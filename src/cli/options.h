@@ -67,6 +67,7 @@ typedef enum cli_opt_id {
 	OPT_LENS,
 	OPT_DLA,
 	OPT_CIRCUITS,
+	OPT_FAITHFULNESS,
 	/* --export */
 	OPT_EXPORT,
 	OPT_OVERVIEW,

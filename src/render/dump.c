@@ -218,6 +218,8 @@ bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_opti
 		dump_tsv_dla(out, m, r, o);
 	} else if (o->format == DUMP_TSV && x && x->circuits) {
 		dump_tsv_circuits(out, m, r, o);
+	} else if (o->format == DUMP_TSV && x && x->faith_loss) {
+		dump_tsv_faith(out, m, r, o);
 	} else if (o->format == DUMP_TSV) {
 		if (!write_tsv(out, r, o, err))
 			return false;

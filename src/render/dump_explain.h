@@ -26,5 +26,9 @@ void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_op
  * TSV's one table. */
 void dump_json_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 void dump_tsv_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+/* "faithfulness" and "faithfulness_rows" (dump_faith.c), in JSON after the
+ * other extras, and as the TSV's one table. */
+void dump_json_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+void dump_tsv_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 
 #endif
