@@ -127,7 +127,7 @@ static void run_case(const char *golden_path, const char *model_path, const char
 	float *sp = malloc((size_t)n * LH * sizeof *sp);
 	double *ae = malloc(2 * (size_t)LH * n * sizeof *ae), *te = malloc((size_t)n * sizeof *te);
 	double *v = malloc(2 * (size_t)n * sizeof *v), *e = v + n;
-	CHECKF(faith_rows(m, ids, n, 0, n, loss, eff, sp, NULL, NULL, &err), "%s", err.msg);
+	CHECKF(faith_rows(m, ids, n, 0, n, loss, eff, sp, NULL, NULL, NULL, &err), "%s", err.msg);
 	/* [0] the library's, [1] the program's --dump */
 	float *dl = malloc((size_t)n * (1 + n + LH) * sizeof *dl), *de = dl + n,
 	      *ds = de + (size_t)n * n;
@@ -268,7 +268,8 @@ static void known_answer(void)
 		lab_sample(t, o.seed, s, T, cps);
 		for (int i = 0; i < T; i++)
 			ids[i] = vocab_id(&m->vocab, cps[i]);
-		CHECKF(faith_rows(m, ids, T, 0, T, loss, eff, sp, NULL, NULL, &err), "%s", err.msg);
+		CHECKF(faith_rows(m, ids, T, 0, T, loss, eff, sp, NULL, NULL, NULL, &err), "%s",
+		       err.msg);
 		for (int i = 1; i + 1 < T; i++) {
 			if (cps[i + 1] != cps[i - 1] || isnan(loss[i]))
 				continue;

@@ -22,12 +22,13 @@
  *   spearman[r][k]  (nrows, L H) head k's (k = l H + h) Spearman correlation
  *                   of its attention at the row (in the row's own pass)
  *                   with effect[r]; NAN where either is constant, the row has
- *                   fewer than 2 keys or no loss.
+ *                   fewer than 2 keys or no loss
+ *   att[r][k][j]    (nrows, L H, n; may be NULL) that attention.
  * stop (may be NULL) is asked between passes: when it says true, the
  * computation ends early and returns false with err empty. */
 bool faith_rows(const model *m, const int32_t *ids, int n, int row0, int nrows, float *loss,
-		float *effect, float *spearman, bool (*stop)(void *ctx), void *stop_ctx,
-		av_error *err);
+		float *effect, float *spearman, float *att, bool (*stop)(void *ctx),
+		void *stop_ctx, av_error *err);
 
 /* Spearman's rank correlation of x and y (n each; ties get their mean
  * rank), NAN if fewer than 2 or either is constant. */

@@ -451,7 +451,7 @@ static bool faithfulness(dump_run *d, av_error *err)
 	for (size_t i = 0; i < n; i++)
 		ids[i] = d->toks[i].id;
 	bool ok = faith_rows(d->m, ids, d->n, 0, d->n, d->faith, d->faith + n, d->faith + n + n * n,
-			     NULL, NULL, err);
+			     NULL, NULL, NULL, err);
 	free(ids);
 	if (ok) {
 		d->x.faith_loss = d->faith;

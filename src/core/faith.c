@@ -157,7 +157,7 @@ static void run_finish(faith_run *f)
 }
 
 bool faith_rows(const model *m, const int32_t *ids, int n, int row0, int nrows, float *loss,
-		float *effect, float *spearman, bool (*stop)(void *ctx), void *stop_ctx,
+		float *effect, float *spearman, float *att, bool (*stop)(void *ctx), void *stop_ctx,
 		av_error *err)
 {
 	err->msg[0] = '\0';
@@ -187,6 +187,9 @@ bool faith_rows(const model *m, const int32_t *ids, int n, int row0, int nrows, 
 		for (int k = 0; ok && k < f.LH; k++)
 			spearman[(size_t)r * f.LH + k] =
 			    isnan(loss[r]) ? NAN : row_spearman(&f, k, e);
+		float *a = att ? att + (size_t)r * f.LH * N : NULL;
+		for (size_t j = 0; ok && a && j < (size_t)f.LH * N; j++)
+			a[j] = isnan(loss[r]) ? NAN : f.att[j];
 	}
 	run_finish(&f);
 	return ok;

@@ -71,6 +71,7 @@ typedef enum view_action {
 	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
 	ACT_WHY,	 /* the panel shows the logit lens and the heads' logit parts */
 	ACT_CIRCUITS,	 /* the panel shows the head's circuits from its weights */
+	ACT_FAITH,	 /* the panel shows the faithfulness meter at the Query row */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
@@ -153,6 +154,7 @@ static const key_binding view_keys[] = {
 	{ALT('l'), false, KC_ALL, ACT_WHY, "Alt-L",
 	 N_("panel: logit lens, heads' parts")},
 	{ALT('i'), false, KC_ALL, ACT_CIRCUITS, "Alt-I", N_("panel: the head's circuits")},
+	{ALT('u'), false, KC_ALL, ACT_FAITH, "Alt-U", N_("panel: faithfulness meter")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},

@@ -407,6 +407,10 @@ void panel_draw(view *v)
 		circuits_panel_draw(v, p.x, p.w, p.y, p.ymax);
 		return;
 	}
+	if (v->faith_on) {
+		faith_panel_draw(v, p.x, p.w, p.y, p.ymax);
+		return;
+	}
 	if (v->breakdown || v->why) {
 		if (v->why)
 			why_lines(v, &p);

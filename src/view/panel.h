@@ -13,5 +13,7 @@ const head_stats *panel_map_stats(view *v, const heat_src *s);
 void panel_draw(view *v);
 /* The circuits page (panel_circuits.c) from column x, w wide, rows y..ymax. */
 void circuits_panel_draw(view *v, int x, int w, int y, int ymax);
+/* The faithfulness page (panel_faith.c), the same way. */
+void faith_panel_draw(view *v, int x, int w, int y, int ymax);
 
 #endif

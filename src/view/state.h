@@ -107,6 +107,7 @@ typedef struct view {
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
 	bool why;	   /* the panel shows the lens and the heads' logit parts */
 	bool circ_on;	   /* the panel shows the head's circuits (Alt-I) */
+	bool faith_on;	   /* the panel shows the faithfulness meter (Alt-U) */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
 
@@ -127,6 +128,12 @@ typedef struct view {
 	circuits *circ;
 	bool circ_asked;
 	uint64_t circ_seq;
+	/* the faithfulness meter at row faith_q (JOB_FAITH), for res_seq: the
+	 * worker's result, kept (faith.effect etc. owned) */
+	bool faith_valid, faith_asked;
+	uint64_t faith_seq;
+	int faith_q;
+	worker_job_result faith;
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;

@@ -210,6 +210,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	v->bd_valid = v->bd_asked = false;
 	v->why_valid = v->why_asked = false;
+	v->faith_valid = v->faith_asked = false;
 	v->loss_valid = v->loss_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -243,6 +244,14 @@ void request_jobs(view *v)
 		v->why_valid = false;
 		v->why_asked = true;
 		v->why_seq = v->res_seq, v->why_q = q;
+	}
+	if (v->faith_on && q < v->r.n &&
+	    !(v->faith_seq == v->res_seq && v->faith_q == q && (v->faith_valid || v->faith_asked))) {
+		worker_job j = {JOB_FAITH, v->res_seq, 0, 0, q, 0};
+		worker_post_job(v->w, &j);
+		v->faith_valid = false;
+		v->faith_asked = true;
+		v->faith_seq = v->res_seq, v->faith_q = q;
 	}
 	if (v->circ_on && !v->circ && !(v->circ_asked && v->circ_seq == v->res_seq)) {
 		worker_job j = {JOB_CIRCUITS, v->res_seq, 0, 0, 0, 0};
@@ -283,6 +292,12 @@ static void take_job(view *v, worker_job_result *j)
 		v->why_rest = j->dla_rest;
 		v->why_valid = true;
 		v->why_asked = false;
+	} else if (j->job.kind == JOB_FAITH && j->job.query == v->faith_q) {
+		worker_job_result_free(&v->faith);
+		v->faith = *j; /* the view keeps the arrays */
+		j->faith_effect = j->faith_sp = j->faith_att = NULL;
+		v->faith_valid = true;
+		v->faith_asked = false;
 	} else if (j->job.kind == JOB_CIRCUITS && j->circ && !v->circ) {
 		v->circ = j->circ; /* the view keeps it until the model changes */
 		j->circ = NULL;

@@ -201,6 +201,7 @@ static void view_finish(view *v)
 	free(v->wmarks);
 	circuits_finish(v->circ);
 	free(v->circ);
+	worker_job_result_free(&v->faith);
 	qk_breakdown_finish(&v->bd);
 	colors_finish(&v->col);
 	if (v->bench)

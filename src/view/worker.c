@@ -99,6 +99,10 @@ void worker_job_result_free(worker_job_result *r)
 	circuits_finish(r->circ);
 	free(r->circ);
 	r->circ = NULL;
+	free(r->faith_effect);
+	free(r->faith_sp);
+	free(r->faith_att);
+	r->faith_effect = r->faith_sp = r->faith_att = NULL;
 	r->q = r->k = NULL;
 	r->logits = NULL;
 	r->lens_id = NULL;

@@ -31,6 +31,7 @@ typedef enum worker_job_kind {
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
 	JOB_CIRCUITS,  /* every head's circuits from the weights (no text needed) */
+	JOB_FAITH,     /* the faithfulness meter at query: a pass per key */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -64,6 +65,12 @@ typedef struct worker_job_result {
 	/* JOB_CIRCUITS (circuits.h): every head's; the taker may keep it (and
 	 * set it NULL), else worker_job_result_free frees it. */
 	circuits *circ;
+	/* JOB_FAITH (faith.h) at the job's query: the loss, the effect of
+	 * blanking each key (n, nfaith), every head's Spearman (L H) and its
+	 * attention at the row (L H, n). worker_job_result_free frees them. */
+	float faith_loss;
+	float *faith_effect, *faith_sp, *faith_att;
+	int nfaith;
 	av_error err; /* when !ok */
 	double ms;
 } worker_job_result;

@@ -12,6 +12,7 @@
 
 #include "attnview/explain.h"
 #include "attnview/circuits.h"
+#include "attnview/faith.h"
 #include "attnview/lens.h"
 #include "attnview/generate.h"
 #include "attnview/i18n.h"
@@ -147,6 +148,30 @@ static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_job 
 	return ok;
 }
 
+/* JOB_FAITH: the meter at the job's query (faith.h), a pass per key on its
+ * own work space; it gives up between passes when a newer text waits. */
+static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
+		      worker_job_result *out, worker_stale_fn stale, void *stale_ctx)
+{
+	const size_t LH = (size_t)mc->m->cfg.layers * mc->m->cfg.heads, N = (size_t)n;
+	if (j->query < 0 || j->query >= n)
+		return av_fail(&out->err, _("no such position"));
+	int32_t *ids = malloc(N * sizeof *ids);
+	out->faith_effect = malloc(N * sizeof *out->faith_effect);
+	out->faith_sp = malloc(LH * sizeof *out->faith_sp);
+	out->faith_att = malloc(LH * N * sizeof *out->faith_att);
+	bool ok = ids && out->faith_effect && out->faith_sp && out->faith_att;
+	if (!ok)
+		av_fail(&out->err, _("out of memory"));
+	for (int i = 0; ok && i < n; i++)
+		ids[i] = tokens[i].id;
+	out->nfaith = n;
+	ok = ok && faith_rows(mc->m, ids, n, j->query, 1, &out->faith_loss, out->faith_effect,
+			      out->faith_sp, out->faith_att, stale, stale_ctx, &out->err);
+	free(ids);
+	return ok;
+}
+
 static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
 			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 			 void *stale_ctx)
@@ -159,6 +184,8 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 		return next_job(mc, tokens, n, out, stale, stale_ctx);
 	if (j->kind == JOB_WHY)
 		return why_job(mc, tokens, n, j, out);
+	if (j->kind == JOB_FAITH)
+		return faith_job(mc, tokens, n, j, out, stale, stale_ctx);
 	if (j->kind == JOB_CIRCUITS) {
 		out->circ = malloc(sizeof *out->circ);
 		if (!out->circ)

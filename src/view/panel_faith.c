@@ -1,0 +1,114 @@
+/* The panel's faithfulness page (Alt-U): at the Query row, what blanking
+ * each key does to the loss there beside the map's head's weight on it, the
+ * keys that matter most first, and the head's Spearman correlation of the
+ * two, then every head's as a grid (faith.h). Computed on the worker
+ * (JOB_FAITH), a pass per key; a newer text drops it. */
+#include "panel.h"
+
+#include "attnview/i18n.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define FAITH_KEYS 6 /* the keys listed, largest effect first */
+
+static int row(int y, int ymax, int x, int w, style s, const char *text)
+{
+	if (y <= ymax)
+		put_str(y, x, w, s, text);
+	return y + 1;
+}
+
+/* The FAITH_KEYS keys with the largest effects into best; returns how many. */
+static int top_keys(const float *effect, int n, int *best)
+{
+	int m = 0;
+	for (int j = 0; j < n; j++) {
+		if (isnan(effect[j]))
+			continue;
+		int i = m < FAITH_KEYS ? m++ : FAITH_KEYS;
+		if (i == FAITH_KEYS && effect[j] <= effect[best[FAITH_KEYS - 1]])
+			continue;
+		if (i == FAITH_KEYS)
+			i--;
+		while (i > 0 && effect[best[i - 1]] < effect[j]) {
+			best[i] = best[i - 1];
+			i--;
+		}
+		best[i] = j;
+	}
+	return m;
+}
+
+/* Every head's correlation under a line of head numbers: a layer per line,
+ * a head per 3 columns, the sign's colour, solid from 0.5 up, half from 0.2,
+ * a line below, a dot where undefined. */
+static int heads_grid(view *v, const float *sp, int x, int w, int y, int ymax)
+{
+	const int L = nlayers(v), H = nheads(v), fit = (w - 4) / 3 < H ? (w - 4) / 3 : H;
+	for (int h = 0; y <= ymax && h < fit; h++)
+		put_fmt(y, x + 4 + 3 * h, 3, st(A_DIM, 0), "%d", h % 100);
+	y++;
+	for (int l = 0; l < L; l++, y++) {
+		if (y > ymax)
+			continue;
+		int xx = put_fmt(y, x, w, st(A_DIM, 0), " L%-2d", l);
+		for (int h = 0; h < fit; h++, xx += 3) {
+			float s = sp[l * H + h];
+			style c = ui_style(&v->col, s >= 0 ? UI_POSITIVE : UI_NEGATIVE,
+					   fabsf(s) >= 0.5f ? A_BOLD : 0);
+			if (isnan(s))
+				put_str(y, xx, 3, st(A_DIM, 0), " · ");
+			else
+				put_str(y, xx, 3, c,
+					fabsf(s) >= 0.5f   ? "██ "
+					: fabsf(s) >= 0.2f ? "▄▄ "
+							   : "▁▁ ");
+		}
+	}
+	return y;
+}
+
+void faith_panel_draw(view *v, int x, int w, int y, int ymax)
+{
+	char buf[128];
+	const int q = v->hv.qrow, l = v->layer, h = v->head;
+	snprintf(buf, sizeof buf, _("faithfulness: row %d, L%dH%d"), q, l, h);
+	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
+	const worker_job_result *f = &v->faith;
+	if (!v->faith_valid || v->faith_q != q || v->faith_seq != v->res_seq || !f->faith_effect) {
+		row(y, ymax, x, w, plain(), _(" computing... (a pass per key)"));
+		return;
+	}
+	if (isnan(f->faith_loss)) {
+		row(y, ymax, x, w, plain(), _(" no loss here: nothing to predict"));
+		return;
+	}
+	snprintf(buf, sizeof buf, _("loss %.3f; blanking a key adds"), (double)f->faith_loss);
+	y = row(y, ymax, x, w, st(A_DIM, 0), buf);
+	const int n = f->nfaith, H = nheads(v);
+	const bool head = l >= 0 && l < nlayers(v) && h >= 0 && h < H;
+	int best[FAITH_KEYS];
+	const int m = top_keys(f->faith_effect, n, best);
+	for (int i = 0; i < m; i++, y++) {
+		if (y > ymax)
+			continue;
+		const int j = best[i];
+		int xx = put_fmt(y, x, w, plain(), " %3d ", j);
+		xx += put_glyph(y, xx, v->r.tokens[j].cp, st(A_BOLD, 0));
+		snprintf(buf, sizeof buf, _(" %+7.3f  weight %.2f"), (double)f->faith_effect[j],
+			 head ? (double)f->faith_att[((size_t)l * H + h) * n + j] : 0.0);
+		put_str(y, xx, w - (xx - x), plain(), buf);
+	}
+	if (head) {
+		float s = f->faith_sp[l * H + h];
+		if (isnan(s))
+			snprintf(buf, sizeof buf, "%s", _("Spearman: undefined"));
+		else
+			snprintf(buf, sizeof buf, _("Spearman %+.2f for this head"), (double)s);
+		y = row(y, ymax, x, w, s > 0.5f ? accent(v, A_BOLD) : plain(), buf);
+	}
+	y++;
+	y = row(y, ymax, x, w, st(A_DIM, 0), _("every head's Spearman"));
+	heads_grid(v, f->faith_sp, x, w, y, ymax);
+}
