@@ -138,6 +138,51 @@ static bool row_effects(faith_run *f, int i, float *loss, float *effect, bool (*
 	return true;
 }
 
+/* A causal model's rows row0 .. row0 + nrows - 1 at once: blanking key j
+ * changes only the rows from j on, so one pass per key (and the plain one,
+ * key -1) gives every row's effect of it. The plain pass's attention at
+ * every row goes to all (L H, n, n). */
+static bool causal_rows(faith_run *f, int row0, int nrows, float *loss, float *effect, float *all,
+			bool (*stop)(void *), void *sctx)
+{
+	const int n = f->n, H = (int)f->m->cfg.heads, last = row0 + nrows - 1;
+	for (size_t j = 0; j < (size_t)nrows * n; j++)
+		effect[j] = NAN;
+	for (int r = 0; r < nrows; r++)
+		loss[r] = NAN;
+	for (int t0 = -1; t0 <= last; t0 += FAITH_BATCH) {
+		const int B = last + 1 - t0 < FAITH_BATCH ? last + 1 - t0 : FAITH_BATCH;
+		for (int b = 0; b < B; b++) {
+			int32_t *x = f->x + (size_t)b * n;
+			memcpy(x, f->ids, (size_t)n * sizeof *x);
+			if (t0 + b >= 0)
+				x[t0 + b] = f->blank;
+		}
+		if (stop && stop(sctx))
+			return false;
+		model_forward(f->m, &f->ws, f->x, B, n);
+		for (int b = 0; b < B; b++) {
+			const int k = t0 + b;
+			for (int r = k < row0 ? row0 : k; r <= last; r++) {
+				const int32_t target = target_of(f, r);
+				if (target < 0)
+					continue;
+				const double l = nll(f, b, r, target);
+				if (k >= 0)
+					effect[(size_t)(r - row0) * n + k] =
+					    (float)(l - loss[r - row0]);
+				else
+					loss[r - row0] = (float)l;
+			}
+			for (int h = 0; k < 0 && h < f->LH; h++)
+				memcpy(all + (size_t)h * n * n,
+				       f->ws.layer[h / H].att + ((size_t)b * H + h % H) * n * n,
+				       (size_t)n * n * sizeof *all);
+		}
+	}
+	return true;
+}
+
 /* Head k's Spearman at row i over the keys with an effect. */
 static float row_spearman(faith_run *f, int k, const float *effect)
 {
@@ -180,10 +225,20 @@ bool faith_rows(const model *m, const int32_t *ids, int n, int row0, int nrows, 
 	f.keys = f.att + (size_t)f.LH * N;
 	f.effs = f.keys + N;
 	f.keyof = (int *)(f.effs + N);
-	bool ok = true;
+	/* a causal model's rows together when there are several */
+	float *all = f.causal && nrows > 1 ? malloc((size_t)f.LH * N * N * sizeof *all) : NULL;
+	bool ok = !(f.causal && nrows > 1) ||
+		  (all && causal_rows(&f, row0, nrows, loss, effect, all, stop, stop_ctx));
+	if (f.causal && nrows > 1 && !all)
+		ok = av_fail(err, _("out of memory for the faithfulness of %d tokens"), n);
 	for (int r = 0; ok && r < nrows; r++) {
 		float *e = effect + (size_t)r * N;
-		ok = row_effects(&f, row0 + r, &loss[r], e, stop, stop_ctx);
+		if (all)
+			for (int h = 0; h < f.LH; h++)
+				memcpy(f.att + (size_t)h * N, all + ((size_t)h * N + row0 + r) * N,
+				       N * sizeof *f.att);
+		else
+			ok = row_effects(&f, row0 + r, &loss[r], e, stop, stop_ctx);
 		for (int k = 0; ok && k < f.LH; k++)
 			spearman[(size_t)r * f.LH + k] =
 			    isnan(loss[r]) ? NAN : row_spearman(&f, k, e);
@@ -191,6 +246,7 @@ bool faith_rows(const model *m, const int32_t *ids, int n, int row0, int nrows, 
 		for (size_t j = 0; ok && a && j < (size_t)f.LH * N; j++)
 			a[j] = isnan(loss[r]) ? NAN : f.att[j];
 	}
+	free(all);
 	run_finish(&f);
 	return ok;
 }
