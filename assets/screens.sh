@@ -34,7 +34,7 @@ screen() {
 		tmux -L "$sock" send-keys "$k"
 		sleep 0.3
 	done
-	sleep 1
+	sleep "${SETTLE:-1}"
 	"$shot" "$out/$name.png" -L "$sock" -t 0 >/dev/null
 	tmux -L "$sock" kill-server
 	echo "$out/$name.png"
@@ -51,6 +51,15 @@ screen rollout 120 36 -- --layer 1 --show rollout --text "$en" -- Enter
 screen why 120 36 -- --model builtin-causal --layer 3 --text "$en" -- Enter \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-l
+# What layer 0, head 1 does from its weights alone (Alt-I): a strip of its
+# positional QK profile peaking at -1, its copying score and maps.
+screen circuits 120 32 -- --layer 0 --head 1 --text "$poem" -- M-i
+# The faithfulness meter at the i of "fruit" (Alt-U, row 29, which predicts the t): the keys whose
+# blanking costs the most beside the head's weight, every head's Spearman;
+# a pass per key on the worker, so the picture waits for it.
+SETTLE=8 screen faith 120 36 -- --model builtin-causal --text "$en" -- Enter \
+	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
+	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-u
 # The causal model writing (Ctrl-G), caught after about a second: a character
 # every 80 ms, each with its attention drawn and its Query row selected.
 screen write 120 36 -- --model builtin-causal --layer 3 --seed 1 --text "床前明月光，" -- C-g

@@ -1,8 +1,15 @@
-/* How long the logit lens and the direct logit attribution (lens.h) take on
- * the built-in models at their full context: one row, as the view's Alt-L
- * asks on its worker for the Query row, and every row, as --dump --lens
- * --dla does. Median of a few runs each; figures printed, never asserted
- * (meson test --benchmark lens). */
+/* How long issue 26's items take on the built-in models at their full
+ * context, each in ms and as a share of a 60 Hz frame (16.7 ms): the logit
+ * lens and the direct logit attribution (lens.h) for one row, as the view's
+ * Alt-L asks on its worker for the Query row, and every row, as --dump
+ * --lens --dla does; the circuits of every head (circuits.h), once per model
+ * on the view's worker (Alt-I), and one head's positional pattern
+ * (--export --circuits); the faithfulness meter (faith.h) for one row, as
+ * the view's Alt-U asks on its worker, and for every row, as --dump
+ * --faithfulness does. Median of a few runs each (fewer for the slow ones);
+ * figures printed, never asserted (meson test --benchmark lens). */
+#include "attnview/circuits.h"
+#include "attnview/faith.h"
 #include "attnview/lens.h"
 #include "attnview/modelfile.h"
 
@@ -11,6 +18,7 @@
 #include <time.h>
 
 #define RUNS 7
+#define FRAME_MS (1000.0 / 60)
 
 static double now_ms(void)
 {
@@ -54,6 +62,41 @@ static double time_it(const model *m, activations *ws, const int32_t *ids, int n
 	return t[RUNS / 2];
 }
 
+/* Median ms of runs runs of the circuits (what = 0), one head's positional
+ * pattern (1), the faithfulness of the last row (2) or of every row (3). */
+static double time_more(const model *m, const int32_t *ids, int n, int what, int runs)
+{
+	const size_t LH = (size_t)m->cfg.layers * m->cfg.heads, N = (size_t)n;
+	const int rows = what == 3 ? n : 1;
+	float *buf = malloc(((size_t)rows * (1 + N + LH + LH * N) + N * N) * sizeof *buf);
+	double t[RUNS];
+	av_error err;
+	for (int k = 0; k < runs; k++) {
+		double t0 = now_ms();
+		bool ok;
+		if (what == 0) {
+			circuits c;
+			ok = circuits_init(&c, m, &err);
+			circuits_finish(&c);
+		} else if (what == 1) {
+			ok = circuits_positional_pattern(m, 0, 0, buf, &err);
+		} else {
+			float *loss = buf, *eff = loss + rows, *sp = eff + (size_t)rows * N;
+			ok = faith_rows(m, ids, n, n - rows - (what == 2), rows, loss, eff, sp,
+					sp + (size_t)rows * LH, NULL, NULL, &err);
+		}
+		t[k] = ok ? now_ms() - t0 : -1;
+	}
+	qsort(t, (size_t)runs, sizeof *t, cmp);
+	free(buf);
+	return t[runs / 2];
+}
+
+static void line(const char *what, double ms)
+{
+	printf("  %-44s %9.1f ms  %7.2f frames\n", what, ms, ms / FRAME_MS);
+}
+
 int main(void)
 {
 	const char *names[] = {"builtin", "builtin-causal"};
@@ -73,12 +116,16 @@ int main(void)
 			printf("%s\n", err.msg);
 			return 1;
 		}
-		const lens_rows one = {n - 1, 1}, all = {0, n};
-		printf("%s, %d tokens: lens %.1f ms one row, %.1f ms all; attribution %.1f ms "
-		       "one row, %.1f ms all\n",
-		       names[i], n, time_it(m, &ws, ids, n, one, 0),
-		       time_it(m, &ws, ids, n, all, 0), time_it(m, &ws, ids, n, one, 1),
-		       time_it(m, &ws, ids, n, all, 1));
+		const lens_rows one = {n - 2, 1}, all = {0, n};
+		printf("%s, %d tokens (a 60 Hz frame is %.1f ms):\n", names[i], n, FRAME_MS);
+		line("lens, one row (Alt-L, worker)", time_it(m, &ws, ids, n, one, 0));
+		line("lens, every row (--dump --lens)", time_it(m, &ws, ids, n, all, 0));
+		line("attribution, one row (Alt-L, worker)", time_it(m, &ws, ids, n, one, 1));
+		line("attribution, every row (--dump --dla)", time_it(m, &ws, ids, n, all, 1));
+		line("circuits, every head (Alt-I once per model)", time_more(m, ids, n, 0, RUNS));
+		line("positional pattern, one head (--export)", time_more(m, ids, n, 1, RUNS));
+		line("faithfulness, one row (Alt-U, worker)", time_more(m, ids, n, 2, 3));
+		line("faithfulness, every row (--dump)", time_more(m, ids, n, 3, 1));
 		activations_finish(&ws);
 		free(ids);
 		model_destroy(m);
