@@ -76,6 +76,10 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 	snprintf(buf, sizeof buf, _("faithfulness: row %d, L%dH%d"), q, l, h);
 	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
 	const worker_job_result *f = &v->faith;
+	if (v->words) {
+		row(y, ymax, x, w, plain(), _(" for characters (F8 off)"));
+		return;
+	}
 	if (!v->faith_valid || v->faith_q != q || v->faith_seq != v->res_seq || !f->faith_effect) {
 		row(y, ymax, x, w, plain(), _(" computing... (a pass per key)"));
 		return;

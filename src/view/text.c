@@ -245,7 +245,7 @@ void request_jobs(view *v)
 		v->why_asked = true;
 		v->why_seq = v->res_seq, v->why_q = q;
 	}
-	if (v->faith_on && q < v->r.n &&
+	if (v->faith_on && !v->words && q < v->r.n &&
 	    !(v->faith_seq == v->res_seq && v->faith_q == q && (v->faith_valid || v->faith_asked))) {
 		worker_job j = {JOB_FAITH, v->res_seq, 0, 0, q, 0};
 		worker_post_job(v->w, &j);
