@@ -92,6 +92,11 @@ void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 {
 	char buf[128];
 	const int l = v->layer, h = v->head;
+	if (view_sel(v) != SEL_HEAD) {
+		y = row(y, ymax, x, w, st(A_BOLD, 0), _("circuits, weights alone"));
+		row(y, ymax, x, w, plain(), _(" for one head (Tab to a head)"));
+		return;
+	}
 	snprintf(buf, sizeof buf, _("circuits: L%dH%d, weights alone"), l, h);
 	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
 	const circuits *c = v->circ;

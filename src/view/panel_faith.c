@@ -73,7 +73,12 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 {
 	char buf[128];
 	const int q = v->hv.qrow, l = v->layer, h = v->head;
-	snprintf(buf, sizeof buf, _("faithfulness: row %d, L%dH%d"), q, l, h);
+	const bool head =
+	    view_sel(v) == SEL_HEAD && l >= 0 && l < nlayers(v) && h >= 0 && h < nheads(v);
+	if (head)
+		snprintf(buf, sizeof buf, _("faithfulness: row %d, L%dH%d"), q, l, h);
+	else
+		snprintf(buf, sizeof buf, _("faithfulness: row %d"), q);
 	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
 	const worker_job_result *f = &v->faith;
 	if (v->words) {
@@ -91,7 +96,6 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 	snprintf(buf, sizeof buf, _("loss %.3f; blanking a key adds"), (double)f->faith_loss);
 	y = row(y, ymax, x, w, st(A_DIM, 0), buf);
 	const int n = f->nfaith, H = nheads(v);
-	const bool head = l >= 0 && l < nlayers(v) && h >= 0 && h < H;
 	int best[FAITH_KEYS];
 	const int m = top_keys(f->faith_effect, n, best);
 	for (int i = 0; i < m; i++, y++) {
@@ -100,8 +104,12 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 		const int j = best[i];
 		int xx = put_fmt(y, x, w, plain(), " %3d ", j);
 		xx += put_glyph(y, xx, v->r.tokens[j].cp, st(A_BOLD, 0));
-		snprintf(buf, sizeof buf, _(" %+7.3f  weight %.2f"), (double)f->faith_effect[j],
-			 head ? (double)f->faith_att[((size_t)l * H + h) * n + j] : 0.0);
+		if (head)
+			snprintf(buf, sizeof buf, _(" %+7.3f  weight %.2f"),
+				 (double)f->faith_effect[j],
+				 (double)f->faith_att[((size_t)l * H + h) * n + j]);
+		else
+			snprintf(buf, sizeof buf, " %+7.3f", (double)f->faith_effect[j]);
 		put_str(y, xx, w - (xx - x), plain(), buf);
 	}
 	if (head) {
