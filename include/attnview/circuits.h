@@ -43,7 +43,8 @@ typedef struct circuits {
 	float *mem;
 } circuits;
 
-/* The circuits of every head of m. Fails only for memory. */
+/* The circuits of every head of m. Fails for memory, or if LAPACK finds no
+ * eigenvalues of an OV circuit. */
 bool circuits_init(circuits *c, const model *m, av_error *err);
 void circuits_finish(circuits *c);
 
