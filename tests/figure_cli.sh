@@ -127,7 +127,12 @@ absent "$tmp/t.svg"
 
 # -- --circuits: from the weights alone, two pictures: the positional
 # patterns (a tile per head, titled with its peak) and the composition.
-expect 0 '^$' -- "$bin" --export "$tmp/circ.svg" --model "$causal" --circuits
+# It says it wrote each, on standard error.
+expect 0 "$wrote" -- "$bin" --export "$tmp/circ.svg" --model "$causal" --circuits
+checks=$((checks + 1))
+[ "$("$bin" --export "$tmp/circ3.svg" --model "$causal" --circuits 2>&1 >/dev/null |
+	grep -cE 'wrote .*circ3(-composition)?\.svg \(svg, [0-9]+ KB\)$')" = 2 ] ||
+	fail "--export --circuits does not say it wrote both files"
 xml_ok "$tmp/circ.svg"
 xml_ok "$tmp/circ-composition.svg"
 checks=$((checks + 1))

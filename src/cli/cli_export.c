@@ -274,8 +274,13 @@ int cli_export(int argc, char **argv)
 		status = export_circuits(m, q.path, q.force, q.title, q.c.scale, q.c.ramp, &err)
 			     ? EXIT_OK
 			     : EXIT_RUNTIME;
+		char second[4096];
 		if (status != EXIT_OK)
 			cli_error(err.msg);
+		else
+			said_written(q.path);
+		if (status == EXIT_OK && export_circuits_path(q.path, second, sizeof second))
+			said_written(second);
 	} else if ((status = check_layer_head(&q, m)) < 0) {
 		status = run_export(&q, m);
 	}
