@@ -56,6 +56,21 @@ awk -F'\t' 'NR == 1 { if (NF != 14 || $6 != "L0H0" || $14 != "rest") exit 1; nex
 expect 2 'two tables' -- "$bin" --dump --format tsv --lens --dla --text a --model "$model"
 expect 2 'give --top 1' -- "$bin" --dump --lens --top 0 --text a --model "$model"
 
+# --patch in TSV: per head (8) a line for every position at once and one per
+# position (3); the text patched into itself changes nothing, exactly.
+patch=$("$bin" --dump --format tsv --patch 'abd' --text 'abc' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR == 1 { if ($0 != "layer\thead\tposition\tchar\tchange") exit 1; next }
+	{ n++ } END { exit n != 8 * 4 }' <<<"$patch" ||
+	{ fails=$((fails + 1)); printf 'FAIL: the --patch table:\n%s\n' "$patch" >&2; }
+patch=$("$bin" --dump --format tsv --patch 'abc' --text 'abc' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR > 1 && $5 != "0" { exit 1 }' <<<"$patch" ||
+	{ fails=$((fails + 1)); printf 'FAIL: patched into itself:\n%s\n' "$patch" >&2; }
+expect 1 'same length' -- "$bin" --dump --patch 'ab' --text 'abc' --model "$model"
+expect 2 'tables of their own' -- "$bin" --dump --format tsv --patch a --lens --text a \
+	--model "$model"
+
 # Usage errors: exit 2 and a hint.
 expect 2 'exactly one of --text' -- "$bin" --dump --model "$model"
 expect 2 'json or tsv' -- "$bin" --dump --format xml --text a --model "$model"

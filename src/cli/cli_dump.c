@@ -4,6 +4,7 @@
 #include "attnview/infer.h"
 #include "attnview/lens.h"
 #include "attnview/modelfile.h"
+#include "attnview/patch.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -24,6 +25,7 @@ typedef struct dump_request {
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
+	const char *patch;  /* --patch TEXT2 (patch.h) */
 	bool lens, dla;	    /* issue 26's sections (lens.h) */
 } dump_request;
 
@@ -77,6 +79,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			      "not '%s'"),
 			    AV_MAX_CONTEXT, AV_Q(arg));
 		break;
+	case OPT_PATCH:
+		q->patch = arg;
+		break;
 	case OPT_LENS:
 		q->lens = true;
 		break;
@@ -120,6 +125,9 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 				   _("--query and --key go together: the cell to break down"));
 	if (q->lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
+	if (q->out.format == DUMP_TSV && q->patch && (q->lens || q->dla))
+		return usage_error("%s", _("--patch, --lens and --dla are tables of their own: in "
+					   "TSV ask for one"));
 	if (q->out.format == DUMP_TSV && q->lens && q->dla)
 		return usage_error("%s", _("--lens and --dla are two tables: in TSV ask for one"));
 	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
@@ -153,6 +161,7 @@ typedef struct dump_run {
 	int32_t *lens_id, *dla_id;
 	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
 	int *lens_commit;
+	patch_result patch;
 	dump_extras x;
 } dump_run;
 
@@ -165,6 +174,7 @@ static void dump_run_free(dump_run *d)
 	free(d->words);
 	free(d->ablate);
 	free(d->gen_p);
+	patch_result_free(&d->patch);
 	free(d->lens_id);
 	free(d->lens_p);
 	free(d->lens_commit);
@@ -373,6 +383,40 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	return true;
 }
 
+/* --patch TEXT2: TEXT2 patched into the text (with --ablate, without those
+ * heads), read at --query or the last position; patch.h. */
+static bool patching(dump_request *q, dump_run *d, av_error *err)
+{
+	cp_buf cps = {0};
+	clean_stats st;
+	const int n = d->n, pos = q->query >= 0 ? q->query : n - 1;
+	bool ok = tokenize_text(q->patch, strlen(q->patch), "--patch", &cps, &st, err);
+	if (ok && cps.n != (size_t)n)
+		ok = av_fail(err,
+			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
+			       "texts of the same length"),
+			     n, cps.n);
+	int32_t *ids = ok ? malloc(2 * (size_t)n * sizeof *ids) : NULL;
+	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
+	if (ok && (!ids || !t))
+		ok = av_fail(err, _("out of memory"));
+	if (ok) {
+		vocab_tokenize(&d->m->vocab, cps.v, (size_t)n, t);
+		for (int i = 0; i < n; i++) {
+			ids[i] = d->toks[i].id;
+			ids[n + i] = t[i].id;
+		}
+		d->ws.ablate = d->ablate;
+		ok = activation_patch(d->m, &d->ws, ids, ids + n, n, pos, NULL, &d->patch, err);
+		d->ws.ablate = NULL;
+	}
+	free(ids);
+	free(t);
+	cp_buf_free(&cps);
+	d->x.patching = ok ? &d->patch : NULL;
+	return ok;
+}
+
 /* --lens and --dla: from a plain pass of the text (with --ablate, without
  * those heads), lens.h. */
 static bool lens(dump_request *q, dump_run *d, av_error *err)
@@ -483,6 +527,7 @@ static int run_dump(dump_request *q, const model *m)
 	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
 	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
 	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
+	    (q->patch && !patching(q, &d, &err)) ||
 	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;

@@ -81,6 +81,10 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_GENERATE, "generate", 0, "N", M_DUMP,
       N_("a causal model writes N characters after the text first (with --temperature, "
 	 "--top-k, --seed as in the view)")),
+    O(OPT_PATCH, "patch", 0, "TEXT2", M_DUMP,
+      N_("activation patching: each head's output (at every position, and at each one) "
+	 "taken from TEXT2, of the same length, and the change of the logit difference of "
+	 "two characters at the last position (or --query)")),
     O(OPT_LENS, "lens", 0, NULL, M_DUMP,
       N_("the logit lens: the top-K (--top) characters after each block at every position, "
 	 "and the block from which the prediction stays top-1")),
