@@ -312,14 +312,14 @@ static void test_jobs(void)
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	attn_result_free(&a.r);
-	worker_job j = {JOB_BREAKDOWN, 1, 1, 0, 3, 2};
+	worker_job j = {.kind = JOB_BREAKDOWN, .seq = 1, .layer = 1, .query = 3, .key = 2};
 	worker_post_job(w, &j);
 	worker_job_result r;
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.job.kind == JOB_BREAKDOWN && r.hs == 2);
 	CHECK(r.q && r.k && r.q[0] == 3 && r.q[1] == 1 && r.k[0] == 2 && r.k[1] == 0);
 	worker_job_result_free(&r);
-	worker_job loss = {JOB_LOSS, 1, 0, 0, 0, 0};
+	worker_job loss = {.kind = JOB_LOSS, .seq = 1};
 	worker_post_job(w, &loss);
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.loss_before == 6 && r.loss_after == 12); /* the ablation came along */

@@ -30,6 +30,12 @@ typedef struct patch_result {
  * with patch_result_free). */
 bool activation_patch(const model *m, activations *ws, const int32_t *ids, const int32_t *ids2,
 		      int n, int pos, const int32_t *targets, patch_result *r, av_error *err);
+/* The same, asking stop(ctx) between heads (stop may be NULL): when it says
+ * true it gives up (false, r empty), as the view's worker does when a newer
+ * text has come. */
+bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
+			    const int32_t *ids2, int n, int pos, const int32_t *targets,
+			    bool (*stop)(void *), void *ctx, patch_result *r, av_error *err);
 void patch_result_free(patch_result *r);
 
 #endif

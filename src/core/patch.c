@@ -206,6 +206,13 @@ static void free_work(patch_work *w)
 bool activation_patch(const model *m, activations *ws, const int32_t *ids, const int32_t *ids2,
 		      int n, int pos, const int32_t *targets, patch_result *r, av_error *err)
 {
+	return activation_patch_until(m, ws, ids, ids2, n, pos, targets, NULL, NULL, r, err);
+}
+
+bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
+			    const int32_t *ids2, int n, int pos, const int32_t *targets,
+			    bool (*stop)(void *), void *ctx, patch_result *r, av_error *err)
+{
 	const int V = (int)m->cfg.vocab_size, L = (int)m->cfg.layers, H = (int)m->cfg.heads;
 	memset(r, 0, sizeof *r);
 	if (n < 1 || n > ws->T || ws->B < 1)
@@ -234,15 +241,20 @@ bool activation_patch(const model *m, activations *ws, const int32_t *ids, const
 	r->diff = last_row(m, ws, &w, r, L > 1 ? w.res + (L - 2) * nd : ws->encoded, NULL);
 	r->diff2 = w.logits2[t[0]] - w.logits2[t[1]];
 	const bool causal = m->cfg.objective == OBJ_CAUSAL;
-	for (int l = 0; l < L; l++)
-		for (int h = 0; h < H; h++) {
+	bool ok = true;
+	for (int l = 0; ok && l < L; l++)
+		for (int h = 0; ok && h < H; h++) {
 			r->heads[l * H + h] = patched(m, ws, &w, r, l, h, 0, n);
 			for (int p = 0; p < n && (!causal || p <= pos); p++)
 				r->cells[((size_t)p * L + l) * H + h] =
 				    patched(m, ws, &w, r, l, h, p, p + 1);
+			if (stop && stop(ctx))
+				ok = av_fail(err, _("a newer text came"));
 		}
 	free_work(&w);
-	return true;
+	if (!ok)
+		patch_result_free(r);
+	return ok;
 }
 
 void patch_result_free(patch_result *r)

@@ -146,11 +146,15 @@ static bool do_look(view *v, view_action act)
 		return true;
 	case ACT_BREAKDOWN:
 		v->breakdown = !v->breakdown;
-		v->why = false;
+		v->why = v->patching = false;
 		return true;
 	case ACT_WHY:
 		v->why = !v->why;
-		v->breakdown = false;
+		v->breakdown = v->patching = false;
+		return true;
+	case ACT_PATCH:
+		v->patching = !v->patching;
+		v->breakdown = v->why = false;
 		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);

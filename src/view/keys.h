@@ -70,6 +70,7 @@ typedef enum view_action {
 	ACT_CONTRIB,	 /* the map shows value contributions instead of weights */
 	ACT_BREAKDOWN,	 /* the panel shows the q·k breakdown of the cursor cell */
 	ACT_WHY,	 /* the panel shows the logit lens and the heads' logit parts */
+	ACT_PATCH,	 /* the panel shows patching from the pinned text */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
@@ -151,6 +152,7 @@ static const key_binding view_keys[] = {
 	{ALT('b'), false, KC_ALL, ACT_BREAKDOWN, "Alt-B", NULL},
 	{ALT('l'), false, KC_ALL, ACT_WHY, "Alt-L",
 	 N_("panel: logit lens, heads' parts")},
+	{ALT('x'), false, KC_ALL, ACT_PATCH, "Alt-X", N_("panel: patching from the pin")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},

@@ -83,6 +83,7 @@ static void adopt(view *v, model *m)
 	}
 	v->bd_valid = v->bd_asked = v->loss_valid = v->loss_asked = false;
 	v->why_valid = v->why_asked = false;
+	v->patch_valid = v->patch_asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

@@ -106,6 +106,7 @@ typedef struct view {
 	bool contrib;	   /* the map shows value contributions, not weights */
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
 	bool why;	   /* the panel shows the lens and the heads' logit parts */
+	bool patching;	   /* the panel shows patching from the pinned text (Alt-X) */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
 
@@ -121,6 +122,13 @@ typedef struct view {
 	int32_t why_lens_id[AV_MAX_LAYERS * WHY_K], why_id;
 	float why_lens_p[AV_MAX_LAYERS * WHY_K], why_logit, why_rest;
 	float why_heads[AV_MAX_LAYERS * AV_MAX_HEADS];
+	/* patching the pinned text into this one at row patch_q (JOB_PATCH),
+	 * for res_seq and the pin patch_pin (its ids' address) */
+	bool patch_valid, patch_asked;
+	uint64_t patch_seq;
+	int patch_q;
+	const int32_t *patch_pin;
+	patch_result patch;
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;

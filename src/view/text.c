@@ -210,6 +210,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	v->bd_valid = v->bd_asked = false;
 	v->why_valid = v->why_asked = false;
+	v->patch_valid = v->patch_asked = false;
 	v->loss_valid = v->loss_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -218,6 +219,25 @@ static void take_attn(view *v, worker_attn *a)
 	 * that while someone types it does not delay the next keystroke's
 	 * heatmap. The jobs wait as long. */
 	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+}
+
+/* Patching (Alt-X): the pinned text into this one, at the Query row, when
+ * the two have as many characters. */
+static void request_patch(view *v)
+{
+	const pin *p = view_pin(v);
+	int q = v->hv.qrow;
+	if (!v->patching || v->words || !p->on || !p->ids || p->nids != v->r.n || q >= v->r.n ||
+	    (v->patch_seq == v->res_seq && v->patch_q == q && v->patch_pin == p->ids &&
+	     (v->patch_valid || v->patch_asked)))
+		return;
+	static worker_job j; /* 4 kB: not on the stack; the UI thread's alone */
+	j = (worker_job){.kind = JOB_PATCH, .seq = v->res_seq, .query = q, .nother = p->nids};
+	memcpy(j.other, p->ids, (size_t)p->nids * sizeof *p->ids);
+	worker_post_job(v->w, &j);
+	v->patch_valid = false;
+	v->patch_asked = true;
+	v->patch_seq = v->res_seq, v->patch_q = q, v->patch_pin = p->ids;
 }
 
 void request_jobs(view *v)
@@ -229,7 +249,12 @@ void request_jobs(view *v)
 	if (v->breakdown && cell && q < v->r.n && k < v->r.n &&
 	    !(v->bd_seq == v->res_seq && v->bd_layer == v->layer && v->bd_head == v->head &&
 	      v->bd_q == q && v->bd_k == k && (v->bd_valid || v->bd_asked))) {
-		worker_job j = {JOB_BREAKDOWN, v->res_seq, v->layer, v->head, q, k};
+		worker_job j = {.kind = JOB_BREAKDOWN,
+				.seq = v->res_seq,
+				.layer = v->layer,
+				.head = v->head,
+				.query = q,
+				.key = k};
 		worker_post_job(v->w, &j);
 		v->bd_valid = false;
 		v->bd_asked = true;
@@ -238,14 +263,15 @@ void request_jobs(view *v)
 	}
 	if (v->why && q < v->r.n &&
 	    !(v->why_seq == v->res_seq && v->why_q == q && (v->why_valid || v->why_asked))) {
-		worker_job j = {JOB_WHY, v->res_seq, 0, 0, q, 0};
+		worker_job j = {.kind = JOB_WHY, .seq = v->res_seq, .query = q};
 		worker_post_job(v->w, &j);
 		v->why_valid = false;
 		v->why_asked = true;
 		v->why_seq = v->res_seq, v->why_q = q;
 	}
+	request_patch(v);
 	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
-		worker_job j = {JOB_LOSS, v->res_seq, 0, 0, 0, 0};
+		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
 		v->loss_valid = false;
 		v->loss_asked = true;
@@ -277,6 +303,12 @@ static void take_job(view *v, worker_job_result *j)
 		v->why_rest = j->dla_rest;
 		v->why_valid = true;
 		v->why_asked = false;
+	} else if (j->job.kind == JOB_PATCH && j->job.query == v->patch_q) {
+		patch_result_free(&v->patch);
+		v->patch = j->patch; /* taken: the job's result lets go of it */
+		memset(&j->patch, 0, sizeof j->patch);
+		v->patch_valid = true;
+		v->patch_asked = false;
 	} else if (j->job.kind == JOB_LOSS) {
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;

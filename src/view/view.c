@@ -200,6 +200,7 @@ static void view_finish(view *v)
 	free(v->row_max);
 	free(v->wmarks);
 	qk_breakdown_finish(&v->bd);
+	patch_result_free(&v->patch);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);

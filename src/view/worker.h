@@ -12,6 +12,7 @@
 #define ATTNVIEW_WORKER_H
 
 #include "attnview/model.h"
+#include "attnview/patch.h"
 
 #define WORKER_MAX_TOPK 16
 #define WORKER_MAX_ABLATE (AV_MAX_LAYERS * AV_MAX_HEADS)
@@ -29,6 +30,7 @@ typedef enum worker_job_kind {
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
+	JOB_PATCH,     /* patching the job's other text into the text, read at query */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -36,6 +38,9 @@ typedef struct worker_job {
 	worker_job_kind kind;
 	uint64_t seq; /* the text it is for */
 	int layer, head, query, key;
+	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's */
+	int nother;
+	int32_t other[AV_MAX_CONTEXT];
 } worker_job;
 
 #define WHY_K 3 /* the lens's characters per block in the panel */
@@ -59,7 +64,8 @@ typedef struct worker_job_result {
 	int32_t dla_id;
 	float dla_logit, dla_rest;
 	float *dla_heads;
-	av_error err; /* when !ok */
+	patch_result patch; /* JOB_PATCH; worker_job_result_free frees it */
+	av_error err;	    /* when !ok */
 	double ms;
 } worker_job_result;
 
