@@ -69,6 +69,8 @@ same "generate" --dump --text '今天' --model "$causal" --generate 5 --temperat
 same "lens and attribution" --dump --text "$text" --model "$model" --lens --dla --ablate 0.1
 same "lens, tsv" --dump --format tsv --text "$text" --model "$causal" --lens --top 2
 same "attribution, tsv" --dump --format tsv --text "$text" --model "$causal" --dla
+same "score split, tsv" --dump --format tsv --text "$text" --model "$model" --query 3 --key 1 \
+	--layer 1 --head 2
 same "patching" --dump --text '他说北京' --patch '她说上海' --model "$model"
 same "patching, tsv" --dump --format tsv --text '他说北京' --patch '她说上海' --model "$causal"
 same "built-in model" --dump --text "$text"

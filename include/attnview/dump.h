@@ -10,6 +10,7 @@
 #include "attnview/explain.h"
 #include "attnview/model.h"
 #include "attnview/patch.h"
+#include "attnview/score_split.h"
 
 typedef enum dump_format { DUMP_JSON, DUMP_TSV } dump_format;
 #define DUMP_NFORMATS 2
@@ -24,6 +25,9 @@ typedef struct dump_extras {
 	 * shown, in layer-major order ("breakdown"). */
 	const qk_breakdown *breakdown;
 	int nbreakdown;
+	/* "score_split" (score_split.h): that cell's raw score by source, in
+	 * the head of --layer and --head (0 each when not given). */
+	const score_split *split;
 	/* "contributions": (L, H, n) value norms, from value_norms(). */
 	const float *value_norms;
 	bool aggregates, rollout; /* "aggregates", "rollout" */
@@ -73,8 +77,8 @@ typedef struct dump_options {
 	const dump_extras *x; /* or NULL */
 } dump_options;
 
-/* Writes r (from model_attend) for model m. In TSV, with patching, the lens
- * or the attribution in o->x, that table instead of the weights. Returns false, with a message,
+/* Writes r (from model_attend) for model m. In TSV, with the score split,
+ * patching, the lens or the attribution in o->x, that table instead of the weights. Returns false, with a message,
  * when writing fails or memory for it runs out. */
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err);

@@ -5,6 +5,7 @@
 #include "attnview/lens.h"
 #include "attnview/modelfile.h"
 #include "attnview/patch.h"
+#include "attnview/score_split.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -125,15 +126,14 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 				   _("--query and --key go together: the cell to break down"));
 	if (q->lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
-	if (q->out.format == DUMP_TSV && q->patch && (q->lens || q->dla))
-		return usage_error("%s", _("--patch, --lens and --dla are tables of their own: in "
-					   "TSV ask for one"));
 	if (q->out.format == DUMP_TSV && q->lens && q->dla)
 		return usage_error("%s", _("--lens and --dla are two tables: in TSV ask for one"));
-	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
-		return usage_error("%s",
-				   _("--query/--key, --words, --compare and --ablate are in the "
-				     "JSON dump only (--format json)"));
+	if (q->out.format == DUMP_TSV && (q->query >= 0) + !!q->patch + q->lens + q->dla > 1)
+		return usage_error("%s", _("--query/--key, --patch, --lens and --dla are tables of "
+					   "their own: in TSV ask for one"));
+	if (q->out.format == DUMP_TSV && (c->words || c->compare || q->ablate))
+		return usage_error("%s", _("--words, --compare and --ablate are in the JSON dump "
+					   "only (--format json)"));
 	return -1;
 }
 
@@ -162,6 +162,7 @@ typedef struct dump_run {
 	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
 	int *lens_commit;
 	patch_result patch;
+	score_split split;
 	dump_extras x;
 } dump_run;
 
@@ -175,6 +176,7 @@ static void dump_run_free(dump_run *d)
 	free(d->ablate);
 	free(d->gen_p);
 	patch_result_free(&d->patch);
+	score_split_free(&d->split);
 	free(d->lens_id);
 	free(d->lens_p);
 	free(d->lens_commit);
@@ -325,6 +327,20 @@ static bool attend(dump_request *q, dump_run *d, av_error *err)
 			       err);
 }
 
+/* --query I --key J: the score split of that cell in the head of --layer
+ * and --head (0 each when not given), from the pass in d->ws; none for a
+ * key a causal model's mask hides. */
+static bool split(dump_request *q, dump_run *d, av_error *err)
+{
+	if (d->m->cfg.objective == OBJ_CAUSAL && q->key > q->query)
+		return true;
+	const int l = q->out.layer >= 0 ? q->out.layer : 0, h = q->out.head >= 0 ? q->out.head : 0;
+	if (!score_split_compute(d->m, &d->ws, d->n, l, h, q->query, q->key, &d->split, err))
+		return false;
+	d->x.split = &d->split;
+	return true;
+}
+
 /* What needs q, k and v: a plain forward pass of the text (the predictions'
  * passes have masked a position each), then the breakdown and the norms. */
 static bool explain(dump_request *q, dump_run *d, av_error *err)
@@ -373,6 +389,8 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		free(qk);
 		d->x.breakdown = d->bd;
 		d->x.nbreakdown = d->nbd;
+		if (!split(q, d, err))
+			return false;
 	}
 	if (q->contributions) {
 		d->vnorm = malloc((size_t)c->layers * c->heads * (size_t)d->n * sizeof *d->vnorm);
