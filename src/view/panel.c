@@ -246,6 +246,62 @@ static void prediction_lines(view *v, pen *p)
 	}
 }
 
+/* A part of the score split (score_split.h) in words: a side's token or
+ * position, or where in the earlier blocks it comes from. */
+static void split_words(view *v, const split_part *s, int t, bool key, char *out, size_t size)
+{
+	char g[32];
+	switch (s->source) {
+	case SPLIT_TOKEN:
+		cp_glyph(v->r.tokens[t].cp, g);
+		snprintf(out, size, key ? _("key token %s") : _("query token %s"), g);
+		break;
+	case SPLIT_POSITION:
+		snprintf(out, size, key ? _("key position %d") : _("query position %d"), t);
+		break;
+	case SPLIT_HEAD:
+		snprintf(out, size,
+			 key ? _("key side: output of L%dH%d, an earlier head")
+			     : _("query side: output of L%dH%d, an earlier head"),
+			 s->layer, s->head);
+		break;
+	case SPLIT_PROJ_B:
+		snprintf(out, size,
+			 key ? _("key side: L%d's projection bias") : _("query side: L%d's projection bias"),
+			 s->layer);
+		break;
+	case SPLIT_MLP:
+		snprintf(out, size, key ? _("key side: L%d's MLP") : _("query side: L%d's MLP"),
+			 s->layer);
+		break;
+	default:
+		snprintf(out, size, "%s", key ? _("key side: the biases") : _("query side: the biases"));
+		break;
+	}
+}
+
+/* The largest term of the cursor cell's score split, in words. */
+static void split_lines(view *v, pen *p)
+{
+	const score_split *s = &v->bd_split;
+	if (s->nparts == 0 || s->layer != v->bd.layer || s->head != v->bd.head ||
+	    s->query != v->bd.query || s->key != v->bd.key)
+		return;
+	double share;
+	const int best = score_split_largest(s, &share), P = s->nparts;
+	const split_part a = split_part_at(v->m, s->layer, best / P);
+	const split_part b = split_part_at(v->m, s->layer, best % P);
+	char qa[96], kb[96], text[256];
+	split_words(v, &a, s->query, false, qa, sizeof qa);
+	split_words(v, &b, s->key, true, kb, sizeof kb);
+	snprintf(text, sizeof text, _("%.0f%%: %s × %s (%+.3f)"), 100 * share, qa, kb,
+		 s->terms[best]);
+	line(p, st(A_DIM, 0), ngettext("by source, largest of %d term:",
+				       "by source, largest of %d terms:", P * P),
+	     P * P);
+	wrapped(p, plain(), text);
+}
+
 /* The path from q and k to the weight of the cursor cell (explain.h):
  * the largest products first, coloured by sign, then the sum, the scale and
  * the row's softmax. */
@@ -270,6 +326,7 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 		line(p, plain(), _(" computing..."));
 		return;
 	}
+	split_lines(v, p);
 	line(p, st(A_DIM, 0), _("  dim      q       k     q×k"));
 	/* As many products as fit, leaving room for the seven lines after. */
 	int room = p->ymax - p->y + 1 - 8, shown = b->hs < room ? b->hs : (room > 0 ? room : 0);

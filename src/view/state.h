@@ -115,6 +115,7 @@ typedef struct view {
 	bool bd_valid, bd_asked;
 	uint64_t bd_seq;
 	int bd_layer, bd_head, bd_q, bd_k;
+	score_split bd_split; /* with bd: its score by source (nparts 0: none) */
 	/* the lens and the attribution at row why_q (JOB_WHY), for res_seq */
 	bool why_valid, why_asked;
 	uint64_t why_seq;

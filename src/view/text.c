@@ -290,6 +290,9 @@ static void take_job(view *v, worker_job_result *j)
 		const float *row = v->r.scores + (h * n + (size_t)j->job.query) * n;
 		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
 				     j->q, j->k, row, v->r.n);
+		score_split_free(&v->bd_split);
+		v->bd_split = j->split; /* taken: the job's result lets go of it */
+		memset(&j->split, 0, sizeof j->split);
 		v->bd_valid = true;
 		v->bd_asked = false;
 	} else if (j->job.kind == JOB_WHY && j->job.query == v->why_q) {

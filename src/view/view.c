@@ -201,6 +201,7 @@ static void view_finish(view *v)
 	free(v->wmarks);
 	qk_breakdown_finish(&v->bd);
 	patch_result_free(&v->patch);
+	score_split_free(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);

@@ -97,6 +97,7 @@ void worker_job_result_free(worker_job_result *r)
 	free(r->lens_p);
 	free(r->dla_heads);
 	patch_result_free(&r->patch);
+	score_split_free(&r->split);
 	r->q = r->k = NULL;
 	r->logits = NULL;
 	r->lens_id = NULL;

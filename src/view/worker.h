@@ -13,6 +13,7 @@
 
 #include "attnview/model.h"
 #include "attnview/patch.h"
+#include "attnview/score_split.h"
 
 #define WORKER_MAX_TOPK 16
 #define WORKER_MAX_ABLATE (AV_MAX_LAYERS * AV_MAX_HEADS)
@@ -50,6 +51,7 @@ typedef struct worker_job_result {
 	bool ok;
 	int hs;
 	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_free frees */
+	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */

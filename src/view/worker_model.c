@@ -91,7 +91,12 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 		return false;
 	qk_from_forward(mc->m, &mc->ws, j->layer, j->head, j->query, j->key, out->q, out->k);
 	out->hs = hs;
-	return true;
+	/* The score by source, from the same pass (not where the mask hides
+	 * the key). */
+	if (c->objective == OBJ_CAUSAL && j->key > j->query)
+		return true;
+	return score_split_compute(mc->m, &mc->ws, n, j->layer, j->head, j->query, j->key,
+				   &out->split, &out->err);
 }
 
 /* JOB_NEXT: what the model (ablated as the text is) says comes next: one row
