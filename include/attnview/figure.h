@@ -24,6 +24,7 @@
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
 #include "attnview/scale.h"
+#include "attnview/score_split.h"
 #include "attnview/select.h"
 
 /* Units per inch: SVG px are 1/96 in. A PNG has FIG_PNG_SCALE pixels per
@@ -49,6 +50,7 @@ typedef struct fig_heatmap {
 	scale_kind kind; /* SCALE_DIFF for a difference */
 	cm_ramp ramp;	 /* RAMP_DIVERGING for a difference */
 	char title[128]; /* a tile's title ("L0 H1 next 0.74"), may be empty */
+	char unit[24];	 /* the colour bar's unit instead of the scale's, or "" */
 	scale sc;	 /* prepared from w */
 	float *row_max;	 /* [n], sc's */
 } fig_heatmap;
@@ -98,6 +100,12 @@ typedef struct fig_request {
  * the model, the scale and the text. */
 figure *figure_from_result(const attn_result *r, const fig_request *q, av_error *err);
 
+/* The score split s (score_split.h) of a cell of r as a figure: the terms,
+ * query-side parts down the left and key-side parts across, named as the
+ * dump names them, on a diverging scale; the title names the cell and its
+ * score, the subtitle q's model and text (q's values and title are used). */
+figure *figure_score_split(const model *m, const score_split *s, const attn_result *r,
+			   const fig_request *q, av_error *err);
 /* Words as the view's word view makes them: split at spaces and
  * punctuation, and also where marks[i] says (marks may be NULL). Writes up
  * to n spans to out and their labels (the tokens' glyphs, trailing spaces

@@ -2,6 +2,7 @@
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/score_split.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -19,6 +20,7 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
+	int query, key; /* --query, --key: the score split of that cell; -1: none */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -52,6 +54,13 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_FORCE:
 		q->force = true;
 		break;
+	case OPT_QUERY:
+	case OPT_KEY:
+		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
+				   id == OPT_QUERY ? &q->query : &q->key))
+			return usage_error(_("%s takes a token position from 0, not '%s'"),
+					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -74,12 +83,19 @@ static int check_request(const export_request *q)
 				   sel_name(q->show));
 	if (q->values && q->show == SEL_OVERVIEW)
 		return usage_error("%s", _("--values needs one heatmap, not --show overview"));
+	if ((q->query < 0) != (q->key < 0))
+		return usage_error("%s",
+				   _("--query and --key go together: the cell to break down"));
+	if (q->query >= 0 && (q->show != SEL_HEAD || c->words || c->compare))
+		return usage_error("%s",
+				   _("--query and --key draw one head's score split: not with "
+				     "--show, --words or --compare"));
 	return -1;
 }
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD};
+	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD, .query = -1, .key = -1};
 	int st = cli_parse(argc, argv, MODE_EXPORT, &q->c, take_option, q);
 	if (st >= 0)
 		return st;
@@ -204,6 +220,44 @@ static void side_free(side_text *s)
 	attn_result_free(&s->r);
 }
 
+/* --query I --key J: the score split of that cell in the head of --layer
+ * and --head, from a plain pass of the text (score_split.h). */
+static figure *split_figure(const export_request *q, const model *m, const side_text *a,
+			    const fig_request *fr, av_error *err)
+{
+	const int n = a->r.n;
+	if (q->query >= n || q->key >= n) {
+		av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"), q->query,
+			q->key, n, n - 1);
+		return NULL;
+	}
+	if (m->cfg.objective == OBJ_CAUSAL && q->key > q->query) {
+		av_fail(err,
+			_("--query %d --key %d: a causal model's mask hides that key: give a key "
+			  "at or before the query"),
+			q->query, q->key);
+		return NULL;
+	}
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	activations ws = {0};
+	score_split s = {0};
+	figure *f = NULL;
+	bool ok = ids != NULL;
+	if (!ok)
+		av_fail(err, _("out of memory"));
+	for (int i = 0; ok && i < n; i++)
+		ids[i] = a->r.tokens[i].id;
+	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
+	if (ok)
+		model_forward(m, &ws, ids, 1, n);
+	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->query, q->key, &s, err))
+		f = figure_score_split(m, &s, &a->r, fr, err);
+	score_split_free(&s);
+	activations_finish(&ws);
+	free(ids);
+	return f;
+}
+
 static int run_export(const export_request *q, const model *m)
 {
 	av_error err;
@@ -230,7 +284,8 @@ static int run_export(const export_request *q, const model *m)
 		    .text2 = b.utf8,
 		    .title = q->title,
 		};
-		f = figure_from_result(&a.r, &fr, &err);
+		f = q->query >= 0 ? split_figure(q, m, &a, &fr, &err)
+				  : figure_from_result(&a.r, &fr, &err);
 		ok = f && figure_write(f, q->path, q->force, &err);
 	}
 	if (!ok)

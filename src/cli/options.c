@@ -62,8 +62,10 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "text in another encoding gets an iconv hint)")),
     O(OPT_TOP, "top", 0, "K", M_DUMP,
       N_("top-K predictions per position in JSON (default 5, 0 = none)")),
-    O(OPT_QUERY, "query", 0, "I", M_DUMP, NULL),
-    O(OPT_KEY, "key", 0, "J", M_DUMP, N_("the q·k breakdown of that cell in every head shown")),
+    O(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, NULL),
+    O(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT,
+      N_("the q·k breakdown of that cell in every head shown, and its score split by source "
+	 "(--export: the split's terms in the --layer/--head head as a figure)")),
     O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
       N_("value norms and contributions A[i][j]·|v_j W_O| of every head (--export: the "
 	 "same as --show contributions, each row's shares)")),

@@ -273,7 +273,7 @@ int fig_ticks(const figure *f, scale_tick *out, int max, const char **unit)
 {
 	const fig_heatmap *h = &f->tiles[0];
 	int n = scale_ticks(&h->sc, out, max);
-	*unit = scale_unit(h->kind);
+	*unit = h->unit[0] ? h->unit : scale_unit(h->kind);
 	if (f->rows * f->cols > 1 && h->kind == SCALE_HEAD) {
 		/* Each tile has its own maximum: the bar says fractions of it. */
 		scale rel = {SCALE_ROW, 1, NULL, false};
