@@ -2,6 +2,8 @@
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/lens.h"
+#include "attnview/patch.h"
 #include "attnview/score_split.h"
 #include "cli.h"
 
@@ -20,7 +22,9 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
-	int query, key; /* --query, --key: the score split of that cell; -1: none */
+	int query, key;	   /* --query, --key: the score split of that cell; -1: none */
+	bool lens, dla;	   /* --lens, --dla: issue 26's tables instead of a map */
+	const char *patch; /* --patch TEXT2 */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -53,6 +57,15 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		break;
 	case OPT_FORCE:
 		q->force = true;
+		break;
+	case OPT_LENS:
+		q->lens = true;
+		break;
+	case OPT_DLA:
+		q->dla = true;
+		break;
+	case OPT_PATCH:
+		q->patch = arg;
 		break;
 	case OPT_QUERY:
 	case OPT_KEY:
@@ -90,6 +103,16 @@ static int check_request(const export_request *q)
 		return usage_error("%s",
 				   _("--query and --key draw one head's score split: not with "
 				     "--show, --words or --compare"));
+	const int tables = (q->query >= 0) + q->lens + q->dla + !!q->patch;
+	if (tables > 1)
+		return usage_error("%s",
+				   _("--query/--key, --patch, --lens and --dla are figures of "
+				     "their own: ask for one"));
+	if (tables && q->query < 0 &&
+	    (q->show != SEL_HEAD || c->words || c->compare || c->layer >= 0 || c->head >= 0))
+		return usage_error("%s",
+				   _("--patch, --lens and --dla draw every block and head: "
+				     "not with --show, --words, --compare, --layer or --head"));
 	return -1;
 }
 
@@ -258,6 +281,67 @@ static figure *split_figure(const export_request *q, const model *m, const side_
 	return f;
 }
 
+/* --patch TEXT2: TEXT2 patched into the text, read at its last position. */
+static bool patch_of(const export_request *q, const model *m, activations *ws, const int32_t *ids,
+		     int n, patch_result *p, av_error *err)
+{
+	cp_buf cps = {0};
+	bool ok = cli_read_arg(q->patch, "--patch", &cps, err);
+	if (ok && cps.n != (size_t)n)
+		ok = av_fail(err,
+			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
+			       "texts of the same length"),
+			     n, cps.n);
+	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
+	int32_t *ids2 = ok ? malloc((size_t)n * sizeof *ids2) : NULL;
+	if (ok && (!t || !ids2))
+		ok = av_fail(err, _("out of memory"));
+	if (ok) {
+		vocab_tokenize(&m->vocab, cps.v, (size_t)n, t);
+		for (int i = 0; i < n; i++)
+			ids2[i] = t[i].id;
+		ok = activation_patch(m, ws, ids, ids2, n, n - 1, NULL, p, err);
+	}
+	free(t);
+	free(ids2);
+	cp_buf_free(&cps);
+	return ok;
+}
+
+/* --lens, --dla, --patch: issue 26's tables, from plain passes of the text. */
+static figure *why_figure(const export_request *q, const model *m, const side_text *a,
+			  fig_request *fr, av_error *err)
+{
+	const int n = a->r.n, L = (int)m->cfg.layers, LH = L * (int)m->cfg.heads;
+	int32_t *ids = malloc((size_t)n * sizeof *ids), *top = malloc((size_t)L * n * sizeof *top);
+	float *w = malloc((size_t)n * (LH + L) * sizeof *w), *x = malloc(2 * (size_t)n * sizeof *x);
+	activations ws = {0};
+	patch_result p = {0};
+	figure *f = NULL;
+	bool ok = ids && top && w && x;
+	if (!ok)
+		av_fail(err, _("out of memory"));
+	for (int i = 0; ok && i < n; i++)
+		ids[i] = a->r.tokens[i].id;
+	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
+	const lens_rows all = {0, n};
+	if (ok && q->lens && logit_lens(m, &ws, ids, n, all, 1, top, w, NULL, err) &&
+	    logit_lens_p(m, &ws, ids, n, all, top + (size_t)(L - 1) * n, w, err))
+		f = figure_lens(&a->r, w, fr, err);
+	if (ok && q->dla && logit_attribution(m, &ws, ids, n, all, NULL, top, x, w, x + n, err))
+		f = figure_dla(&a->r, w, fr, err);
+	fr->text2 = q->patch;
+	if (ok && q->patch && patch_of(q, m, &ws, ids, n, &p, err))
+		f = figure_patch(m, &a->r, &p, fr, err);
+	patch_result_free(&p);
+	activations_finish(&ws);
+	free(ids);
+	free(top);
+	free(w);
+	free(x);
+	return f;
+}
+
 static int run_export(const export_request *q, const model *m)
 {
 	av_error err;
@@ -284,8 +368,12 @@ static int run_export(const export_request *q, const model *m)
 		    .text2 = b.utf8,
 		    .title = q->title,
 		};
-		f = q->query >= 0 ? split_figure(q, m, &a, &fr, &err)
-				  : figure_from_result(&a.r, &fr, &err);
+		if (q->query >= 0)
+			f = split_figure(q, m, &a, &fr, &err);
+		else if (q->lens || q->dla || q->patch)
+			f = why_figure(q, m, &a, &fr, &err);
+		else
+			f = figure_from_result(&a.r, &fr, &err);
 		ok = f && figure_write(f, q->path, q->force, &err);
 	}
 	if (!ok)

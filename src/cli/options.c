@@ -83,16 +83,18 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_GENERATE, "generate", 0, "N", M_DUMP,
       N_("a causal model writes N characters after the text first (with --temperature, "
 	 "--top-k, --seed as in the view)")),
-    O(OPT_PATCH, "patch", 0, "TEXT2", M_DUMP,
+    O(OPT_PATCH, "patch", 0, "TEXT2", M_DUMP | M_EXPORT,
       N_("activation patching: each head's output (at every position, and at each one) "
 	 "taken from TEXT2, of the same length, and the change of the logit difference of "
-	 "two characters at the last position (or --query)")),
-    O(OPT_LENS, "lens", 0, NULL, M_DUMP,
+	 "two characters at the last position (or --query; --export: the heads by positions "
+	 "as a figure)")),
+    O(OPT_LENS, "lens", 0, NULL, M_DUMP | M_EXPORT,
       N_("the logit lens: the top-K (--top) characters after each block at every position, "
-	 "and the block from which the prediction stays top-1")),
-    O(OPT_DLA, "dla", 0, NULL, M_DUMP,
+	 "and the block from which the prediction stays top-1 (--export: the probability of "
+	 "the model's prediction after each block as a figure)")),
+    O(OPT_DLA, "dla", 0, NULL, M_DUMP | M_EXPORT,
       N_("direct logit attribution: what each head adds to the logit of the top-1 at every "
-	 "position, and the rest")),
+	 "position, and the rest (--export: the heads by positions as a figure)")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),
