@@ -104,7 +104,7 @@ checks=$((checks + 1))
 	grep -q '>Score by source: layer 3, head 1, query 9' "$split" ||
 	fail "--query --key: not the score split's 33 x 33 terms"
 # --lens: 4 blocks x 12 positions; --dla and --patch: 32 heads x 12
-# positions (and the column "all" of a head patched everywhere), each
+# positions (and a last column "all" of a head patched everywhere), each
 # cell's tooltip naming its row and column.
 checks=$((checks + 1))
 lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$tmp/v${#views[@]}.svg
@@ -112,7 +112,7 @@ lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$
 	grep -q '<title>block 3 L3 · position 11 。' "$lens" &&
 	[ "$(grep -c 'class="cell"' "$dla")" -eq $((32 * 12)) ] && grep -q '>L3H7</text>' "$dla" &&
 	[ "$(grep -c 'class="cell"' "$patch")" -eq $((32 * 13)) ] &&
-	grep -q '<title>head 0 L0H0 · patched position 0 all' "$patch" ||
+	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
 	fail "--lens, --dla, --patch: not their tables"
 expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
 expect 2 'every block and head' -- "$bin" --export "$tmp/u.svg" --text ab --dla --layer 1

@@ -123,7 +123,7 @@ figure *figure_score_split(const model *m, const score_split *s, const attn_resu
  * figure_lens: p (L, n), the lens's probability of the model's own
  * prediction after each block (lens.h, logit_lens_p), on the fixed scale;
  * figure_dla: heads (n, L, H) of logit_attribution, on a diverging scale;
- * figure_patch: p of activation_patch (a first column "all" for a head
+ * figure_patch: p of activation_patch (a last column "all" for a head
  * patched at every position), on a diverging scale; q->text2 names the
  * other text in the title. */
 figure *figure_lens(const attn_result *r, const float *p, const fig_request *q, av_error *err);

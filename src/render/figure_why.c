@@ -11,7 +11,8 @@
 #include <string.h>
 
 /* Row labels "L0".. (heads false) or "L0H0".. (true), and the text's
- * tokens as column labels after `extra` columns named "all". */
+ * tokens as column labels, then `extra` columns named "all" (after the
+ * positions, so that a column's number is its position). */
 typedef struct why_labels {
 	fig_label *rows, *cols;
 	char (*names)[32];
@@ -33,12 +34,12 @@ static bool labels_make(why_labels *wl, const attn_result *r, bool heads, int ex
 			snprintf(wl->names[i], sizeof wl->names[i], "L%d", i);
 		wl->rows[i].text = wl->names[i];
 	}
-	for (int k = 0; k < extra; k++)
-		wl->cols[k].text = "all";
 	for (int t = 0; t < r->n; t++) {
-		wl->cols[extra + t].cp = r->tokens[t].cp;
-		wl->cols[extra + t].unknown = r->tokens[t].unknown;
+		wl->cols[t].cp = r->tokens[t].cp;
+		wl->cols[t].unknown = r->tokens[t].unknown;
 	}
+	for (int k = 0; k < extra; k++)
+		wl->cols[r->n + k].text = "all";
 	return true;
 }
 
@@ -114,9 +115,9 @@ figure *figure_patch(const model *m, const attn_result *r, const patch_result *p
 		return NULL;
 	}
 	for (int k = 0; k < LH; k++) {
-		w[(size_t)k * nk] = p->heads[k];
 		for (int t = 0; t < n; t++)
-			w[(size_t)k * nk + 1 + t] = p->cells[(size_t)t * LH + k];
+			w[(size_t)k * nk + t] = p->cells[(size_t)t * LH + k];
+		w[(size_t)k * nk + n] = p->heads[k];
 	}
 	char a[32], b[32], title[256];
 	cp_glyph(m->vocab.cps[p->target[0]], a);
