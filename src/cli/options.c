@@ -76,8 +76,9 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_WORDS, "words", 0, NULL, M_DUMP | M_EXPORT,
       N_("words instead of characters: words at spaces and punctuation, and where a "
 	 "'|' in the text marks one (the model does not read the '|')")),
-    O(OPT_COMPARE, "compare", 0, "TEXT2", M_DUMP | M_EXPORT,
-      N_("the difference: this text's weights minus TEXT2's, by position")),
+    O(OPT_COMPARE, "compare", 0, "TEXT2", M_LOOK,
+      N_("the difference: this text's weights minus TEXT2's, by position (the view: the "
+	 "text patched in by Alt-X when no text is pinned)")),
     O(OPT_ABLATE, "ablate", 0, "L.H,...", M_DUMP,
       N_("switch heads off; adds the loss before and after")),
     O(OPT_GENERATE, "generate", 0, "N", M_DUMP,

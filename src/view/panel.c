@@ -493,22 +493,29 @@ static void patch_grid(view *v, pen *p)
 	p->y++;
 }
 
-/* Activation patching (Alt-X; patch.h): the pinned text's head outputs
- * patched into this text, and the change of z_a - z_b at the Query row. */
+/* Activation patching (Alt-X; patch.h): the pinned text's (or --compare's)
+ * head outputs patched into this text, and the change of z_a - z_b at the
+ * Query row. */
 static void patch_lines(view *v, pen *p)
 {
-	const pin *pn = view_pin(v);
-	int q = v->hv.qrow;
-	line(p, st(A_BOLD, 0), _("patching: pinned text → this, row %d"), q);
-	if (v->words || !pn->on || !pn->ids || pn->nids != v->r.n) {
+	int q = v->hv.qrow, n2;
+	bool pinned;
+	const void *src = patch_source(v, &n2, &pinned);
+	line(p, st(A_BOLD, 0),
+	     src && !pinned ? _("patching: --compare → this, row %d")
+			    : _("patching: pinned text → this, row %d"),
+	     q);
+	if (v->words || !src || n2 != v->r.n) {
 		line(p, plain(), _(" pin a text of the same length"));
 		line(p, plain(), _(" (F9, characters), then edit it"));
-		if (pn->on && pn->ids)
-			line(p, plain(), _(" pinned %d, now %d characters"), pn->nids, v->r.n);
+		if (src && pinned)
+			line(p, plain(), _(" pinned %d, now %d characters"), n2, v->r.n);
+		else if (src)
+			line(p, plain(), _(" --compare %d, now %d characters"), n2, v->r.n);
 		return;
 	}
 	if (!v->patch_valid || v->patch_q != q || v->patch_seq != v->res_seq ||
-	    v->patch_pin != pn->ids) {
+	    v->patch_src != src) {
 		line(p, plain(), _(" computing..."));
 		return;
 	}
@@ -521,7 +528,7 @@ static void patch_lines(view *v, pen *p)
 		put_str(p->y, x, p->w - (x - p->x), plain(), ")");
 	}
 	p->y++;
-	line(p, plain(), _(" %.3f here, %.3f pinned"), (double)r->diff, (double)r->diff2);
+	line(p, plain(), _(" %.3f here, %.3f other"), (double)r->diff, (double)r->diff2);
 	line(p, st(A_DIM, 0), _("its change with a head patched"));
 	patch_grid(v, p);
 }

@@ -123,13 +123,15 @@ typedef struct view {
 	int32_t why_lens_id[AV_MAX_LAYERS * WHY_K], why_id;
 	float why_lens_p[AV_MAX_LAYERS * WHY_K], why_logit, why_rest;
 	float why_heads[AV_MAX_LAYERS * AV_MAX_HEADS];
-	/* patching the pinned text into this one at row patch_q (JOB_PATCH),
-	 * for res_seq and the pin patch_pin (its ids' address) */
+	/* patching the pinned text (or --compare's) into this one at row
+	 * patch_q (JOB_PATCH), for res_seq and the source patch_src (the pin's
+	 * ids' address, or patch_other's codepoints') */
 	bool patch_valid, patch_asked;
 	uint64_t patch_seq;
 	int patch_q;
-	const int32_t *patch_pin;
+	const void *patch_src;
 	patch_result patch;
+	cp_buf patch_other; /* --compare TEXT2, cleaned */
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;
@@ -216,6 +218,11 @@ const role_scores *view_head_roles(view *v);
 /* Styles that depend on the terminal's colours (chrome.c). */
 style accent(view *v, attr_t a);
 style token_style(view *v, const token *t, attr_t a);
+
+/* Patching's other text (Alt-X): the pinned text's ids when a text of
+ * characters is pinned, else --compare's codepoints, else NULL; *n its
+ * length, *pinned which (text.c). */
+const void *patch_source(const view *v, int *n, bool *pinned);
 
 /* The text and its results (text.c). */
 void text_changed(view *v);

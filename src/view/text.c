@@ -221,23 +221,40 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
 }
 
-/* Patching (Alt-X): the pinned text into this one, at the Query row, when
+const void *patch_source(const view *v, int *n, bool *pinned)
+{
+	const pin *p = view_pin(v);
+	*pinned = p->on && p->ids;
+	*n = *pinned ? p->nids : (int)v->patch_other.n;
+	return *pinned ? (const void *)p->ids : v->patch_other.n ? v->patch_other.v : NULL;
+}
+
+/* Patching (Alt-X): the other text into this one, at the Query row, when
  * the two have as many characters. */
 static void request_patch(view *v)
 {
-	const pin *p = view_pin(v);
-	int q = v->hv.qrow;
-	if (!v->patching || v->words || !p->on || !p->ids || p->nids != v->r.n || q >= v->r.n ||
-	    (v->patch_seq == v->res_seq && v->patch_q == q && v->patch_pin == p->ids &&
+	int q = v->hv.qrow, n2;
+	bool pinned;
+	const void *src = patch_source(v, &n2, &pinned);
+	if (!v->patching || v->words || !src || n2 != v->r.n || q >= v->r.n ||
+	    (v->patch_seq == v->res_seq && v->patch_q == q && v->patch_src == src &&
 	     (v->patch_valid || v->patch_asked)))
 		return;
-	static worker_job j; /* 4 kB: not on the stack; the UI thread's alone */
-	j = (worker_job){.kind = JOB_PATCH, .seq = v->res_seq, .query = q, .nother = p->nids};
-	memcpy(j.other, p->ids, (size_t)p->nids * sizeof *p->ids);
+	/* 4 kB each: not on the stack; the UI thread's alone. */
+	static worker_job j;
+	static token other[AV_MAX_CONTEXT]; /* --compare's, in this model's vocabulary */
+	j = (worker_job){.kind = JOB_PATCH, .seq = v->res_seq, .query = q, .nother = n2};
+	if (pinned) {
+		memcpy(j.other, src, (size_t)n2 * sizeof *j.other);
+	} else {
+		vocab_tokenize(&v->m->vocab, v->patch_other.v, (size_t)n2, other);
+		for (int i = 0; i < n2; i++)
+			j.other[i] = other[i].id;
+	}
 	worker_post_job(v->w, &j);
 	v->patch_valid = false;
 	v->patch_asked = true;
-	v->patch_seq = v->res_seq, v->patch_q = q, v->patch_pin = p->ids;
+	v->patch_seq = v->res_seq, v->patch_q = q, v->patch_src = src;
 }
 
 void request_jobs(view *v)
