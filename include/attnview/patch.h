@@ -20,11 +20,14 @@ typedef struct patch_result {
 } patch_result;
 
 /* Patch ids2 into ids (both n tokens) and read the logits at row pos. Each
- * number is D(patched) - D(text), with D = z_a - z_b at pos; every patched
- * run shares the text's pass up to the patched block and runs the rest as
- * the text's pass does, so ids2 = ids gives 0 everywhere, exactly. In a
- * causal model a position after pos cannot reach it: its cells are 0
- * without a run. targets (2) may be NULL: a = the text's top-1 at pos, b
+ * number is D(patched) - D(text), with D = z_a - z_b at pos. A patched run
+ * shares the text's pass up to the patched block, runs that block from its
+ * projection on the patched rows only, the blocks after it on every row and
+ * the last one on row pos only; D(text) comes from the same last-row
+ * computation. A patch that changes no bit is 0 without a run, so ids2 =
+ * ids gives 0 everywhere, exactly; so are a position after pos in a causal
+ * model and a position other than pos in the last block, which cannot reach
+ * row pos. targets (2) may be NULL: a = the text's top-1 at pos, b
  * = the other text's (or the text's second when the two agree). Heads off
  * in ws->ablate stay off in every run. ws: B >= 1, T >= n. Fills r (free
  * with patch_result_free). */
