@@ -60,6 +60,10 @@ screen circuits 120 32 -- --layer 0 --head 1 --text "$poem" -- M-i
 SETTLE=8 screen faith 120 36 -- --model builtin-causal --text "$en" -- Enter \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-u
+# Activation patching (Alt-X): 他 pinned (F9), the text edited to 她, and the
+# change of the last row's logit difference with each head patched back.
+screen patch 120 36 -- --text "他说他明天会来看我们。" -- F9 C-u "她说她明天会来看我们。" M-x \
+	Enter S-End
 # The causal model writing (Ctrl-G), caught after about a second: a character
 # every 80 ms, each with its attention drawn and its Query row selected.
 screen write 120 36 -- --model builtin-causal --layer 3 --seed 1 --text "床前明月光，" -- C-g

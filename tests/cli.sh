@@ -78,6 +78,31 @@ awk -F'\t' 'NR == 1 { if (NF != 3 + 6 || $3 != "loss" || $4 != "L0H0") exit 1; n
 	  last = $3; n++ }
 	END { exit n != 5 || last != "nan" }' <<<"$faith" ||
 	{ fails=$((fails + 1)); printf 'FAIL: the --faithfulness table:\n%s\n' "$faith" >&2; }
+# --patch in TSV: per head (8) a line for every position at once and one per
+# position (3); the text patched into itself changes nothing, exactly.
+patch=$("$bin" --dump --format tsv --patch 'abd' --text 'abc' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR == 1 { if ($0 != "layer\thead\tposition\tchar\tchange") exit 1; next }
+	{ n++ } END { exit n != 8 * 4 }' <<<"$patch" ||
+	{ fails=$((fails + 1)); printf 'FAIL: the --patch table:\n%s\n' "$patch" >&2; }
+patch=$("$bin" --dump --format tsv --patch 'abc' --text 'abc' --model "$model")
+checks=$((checks + 1))
+awk -F'\t' 'NR > 1 && $5 != "0" { exit 1 }' <<<"$patch" ||
+	{ fails=$((fails + 1)); printf 'FAIL: patched into itself:\n%s\n' "$patch" >&2; }
+# --query/--key in TSV: the score split, a line per pair of parts (1 + 2 +
+# 4 heads + 2 = 9 in layer 1 of the golden masked model), adding up to the
+# score of the JSON dump.
+split=$("$bin" --dump --format tsv --query 2 --key 1 --layer 1 --text 'abc' --model "$model")
+score=$("$bin" --dump --query 2 --key 1 --layer 1 --head 0 --text 'abc' --model "$model" |
+	sed -n 's/.*"score_split":.*"score": \([^,]*\),.*/\1/p')
+checks=$((checks + 1))
+awk -F'\t' -v score="$score" 'NR == 1 { if ($0 != "query_part\tkey_part\tvalue") exit 1; next }
+	{ s += $3; n++ } END { d = s - score; exit n != 81 || d > 1e-4 || d < -1e-4 }' \
+	<<<"$split" || { fails=$((fails + 1)); printf 'FAIL: the split (score %s):\n%s\n' \
+	"$score" "$(head -5 <<<"$split")" >&2; }
+expect 1 'same length' -- "$bin" --dump --patch 'ab' --text 'abc' --model "$model"
+expect 2 'tables of their own' -- "$bin" --dump --format tsv --patch a --lens --text a \
+	--model "$model"
 
 # Usage errors: exit 2 and a hint.
 expect 2 'exactly one of --text' -- "$bin" --dump --model "$model"

@@ -71,7 +71,9 @@ views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--
 	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"
 	"--scale log --colormap cividis --values" "--scale head --title 静夜思"
 	"--contributions --layer 2 --head 3" "--show contributions --words --values"
-	"--contributions --compare 床前明月光，疑是地上雪。")
+	"--contributions --compare 床前明月光，疑是地上雪。"
+	"--query 9 --key 2 --layer 3 --head 1 --values" "--lens --values" "--dla"
+	"--patch 床前明月光，疑是地上雪。")
 for e in "${formats[@]}"; do
 	i=0
 	for v in "${views[@]}"; do
@@ -94,6 +96,33 @@ checks=$((checks + 1))
 grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
 checks=$((checks + 1))
 grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
+# --query/--key: the score split's terms, named by part, summing to the
+# title's q·k (the built-in model's layer 3: 3 + 3 x 10 parts a side).
+split=$tmp/v$((${#views[@]} - 3)).svg
+checks=$((checks + 1))
+[ "$(grep -c 'class="cell"' "$split")" -eq $((33 * 33)) ] && grep -q '>L2H7</text>' "$split" &&
+	grep -q '>Score by source: layer 3, head 1, query 9' "$split" ||
+	fail "--query --key: not the score split's 33 x 33 terms"
+# --lens: 4 blocks x 12 positions; --dla and --patch: 32 heads x 12
+# positions (and a last column "all" of a head patched everywhere), each
+# cell's tooltip naming its row and column.
+checks=$((checks + 1))
+lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$tmp/v${#views[@]}.svg
+[ "$(grep -c 'class="cell"' "$lens")" -eq $((4 * 12)) ] && grep -q '>L3</text>' "$lens" &&
+	grep -q '<title>block 3 L3 · position 11 。' "$lens" &&
+	[ "$(grep -c 'class="cell"' "$dla")" -eq $((32 * 12)) ] && grep -q '>L3H7</text>' "$dla" &&
+	[ "$(grep -c 'class="cell"' "$patch")" -eq $((32 * 13)) ] &&
+	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
+	fail "--lens, --dla, --patch: not their tables"
+expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
+expect 2 'every block and head' -- "$bin" --export "$tmp/u.svg" --text ab --dla --layer 1
+expect 1 'same length' -- "$bin" --export "$tmp/u.svg" --text ab --patch abc
+expect 2 'go together' -- "$bin" --export "$tmp/u.svg" --text ab --query 1
+expect 2 "one head's score split" -- "$bin" --export "$tmp/u.svg" --text ab --query 1 --key 0 \
+	--show mean
+expect 1 "mask hides that key" -- "$bin" --export "$tmp/u.svg" --model "$causal" --text ab \
+	--query 0 --key 1
+absent "$tmp/u.svg"
 # A title with controls and invalid UTF-8 still gives well-formed XML.
 expect 0 "$wrote" -- "$bin" --export "$tmp/odd.svg" --text ab --title $'a\x01b\xffc\nd'
 xml_ok "$tmp/odd.svg"

@@ -73,6 +73,10 @@ same "circuits" --dump --text "$text" --model "$model" --circuits
 same "circuits, tsv" --dump --format tsv --text "$text" --model "$causal" --circuits
 same "faithfulness" --dump --text '今天' --model "$model" --faithfulness
 same "faithfulness, tsv" --dump --format tsv --text '今天天气' --model "$causal" --faithfulness
+same "score split, tsv" --dump --format tsv --text "$text" --model "$model" --query 3 --key 1 \
+	--layer 1 --head 2
+same "patching" --dump --text '他说北京' --patch '她说上海' --model "$model"
+same "patching, tsv" --dump --format tsv --text '他说北京' --patch '她说上海' --model "$causal"
 same "built-in model" --dump --text "$text"
 printf '第一行\n第二行 line two\n' >"$tmp/in.txt"
 same "input file" --dump --format tsv --input "$tmp/in.txt" --model "$model"

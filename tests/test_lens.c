@@ -119,6 +119,21 @@ static void check_lens(const model *m, activations *ws, const int32_t *ids, int 
 		}
 	}
 	CHECK(compared > (int)cnt / 2);
+	/* The lens's probability of the last block's top-1 (--export --lens):
+	 * the top-1's own at the last block, at most each block's top-1. */
+	int32_t *target = malloc((size_t)n * sizeof *target);
+	float *pt = malloc((size_t)L * n * sizeof *pt);
+	for (int q = 0; q < n; q++)
+		target[q] = id[((size_t)(L - 1) * n + q) * K];
+	CHECKF(logit_lens_p(m, ws, ids, n, (lens_rows){0, n}, target, pt, &err), "%s", err.msg);
+	for (int l = 0; l < L; l++)
+		for (int q = 0; q < n; q++) {
+			const float top = p[((size_t)l * n + q) * K], got = pt[(size_t)l * n + q];
+			CHECKF(l < L - 1 ? got <= top : got == top, "lens p of the top-1 at L%d %d: %g",
+			       l, q, got);
+		}
+	free(target);
+	free(pt);
 	/* One row alone is that row of the whole. */
 	const int r = n - 1;
 	int32_t id1[AV_MAX_LAYERS * K];

@@ -312,14 +312,14 @@ static void test_jobs(void)
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	attn_result_free(&a.r);
-	worker_job j = {JOB_BREAKDOWN, 1, 1, 0, 3, 2};
+	worker_job j = {.kind = JOB_BREAKDOWN, .seq = 1, .layer = 1, .query = 3, .key = 2};
 	worker_post_job(w, &j);
 	worker_job_result r;
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.job.kind == JOB_BREAKDOWN && r.hs == 2);
 	CHECK(r.q && r.k && r.q[0] == 3 && r.q[1] == 1 && r.k[0] == 2 && r.k[1] == 0);
 	worker_job_result_free(&r);
-	worker_job loss = {JOB_LOSS, 1, 0, 0, 0, 0};
+	worker_job loss = {.kind = JOB_LOSS, .seq = 1};
 	worker_post_job(w, &loss);
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.loss_before == 6 && r.loss_after == 12); /* the ablation came along */
@@ -901,6 +901,74 @@ static void test_real_give_up(void)
 	model_destroy(m);
 }
 
+/* Issue 26's jobs with the real model: patching the job's other text
+ * (JOB_PATCH) gives what activation_patch gives directly, and none for a
+ * text of another length; the breakdown brings the cell's score split,
+ * whose terms add up to the score. */
+static void test_real_why_jobs(void)
+{
+	model_config c = {OBJ_CAUSAL, 16, 16, 2, 2, 16};
+	uint32_t cps[16];
+	for (int i = 0; i < 16; i++)
+		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
+	av_error err;
+	model *m = model_create(&c, cps, &err);
+	worker *w = m ? worker_create_for_model(m, 0, &err) : NULL;
+	CHECKF(m && w, "%s", err.msg);
+	if (!m || !w) {
+		model_destroy(m);
+		return;
+	}
+	model_init_random(m, 11);
+	token t[16];
+	model_text(m, t, 11);
+	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
+	worker_attn a;
+	CHECK(wait_attn(w, &a, 5000));
+	attn_result_free(&a.r);
+	static worker_job j;
+	j = (worker_job){.kind = JOB_PATCH, .seq = 1, .query = 10, .nother = 11};
+	int32_t ids[11];
+	for (int i = 0; i < 11; i++)
+		ids[i] = j.other[i] = t[i].id;
+	j.other[4] = t[7].id;
+	worker_post_job(w, &j);
+	worker_job_result r;
+	CHECK(wait_job(w, &r, 10000));
+	activations ws;
+	patch_result want;
+	CHECK(activations_init(&ws, &m->cfg, 1, 16, 16, &err));
+	CHECK(activation_patch(m, &ws, ids, j.other, 11, 10, NULL, &want, &err));
+	CHECKF(r.ok && r.job.kind == JOB_PATCH && r.patch.heads, "%s", r.err.msg);
+	double worst = 0;
+	for (int k = 0; r.patch.heads && k < 4; k++)
+		worst = fmax(worst, fabs(r.patch.heads[k] - want.heads[k]));
+	for (int k = 0; r.patch.cells && k < 11 * 4; k++)
+		worst = fmax(worst, fabs(r.patch.cells[k] - want.cells[k]));
+	CHECKF(worst <= 1e-6 && r.patch.target[0] == want.target[0], "patching: %.3e", worst);
+	patch_result_free(&want);
+	worker_job_result_free(&r);
+	j.nother = 10;
+	worker_post_job(w, &j);
+	CHECK(wait_job(w, &r, 10000) && !r.ok);
+	worker_job_result_free(&r);
+	worker_job b = {
+	    .kind = JOB_BREAKDOWN, .seq = 1, .layer = 1, .head = 1, .query = 9, .key = 3};
+	worker_post_job(w, &b);
+	CHECK(wait_job(w, &r, 10000));
+	CHECK(r.ok && r.split.nparts == split_nparts(m, 1));
+	double sum = 0, dot = 0;
+	for (int i = 0; i < r.split.nparts * r.split.nparts; i++)
+		sum += r.split.terms[i];
+	for (int e = 0; r.ok && e < r.hs; e++)
+		dot += (double)r.q[e] * r.k[e];
+	CHECKF(r.ok && fabs(sum - dot) <= 1e-5 * (1 + fabs(dot)), "split %.9g, q·k %.9g", sum, dot);
+	worker_job_result_free(&r);
+	activations_finish(&ws);
+	worker_destroy(w);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -916,6 +984,7 @@ int main(void)
 	test_recycle();
 	test_give_up();
 	test_real_give_up();
+	test_real_why_jobs();
 	test_reload();
 	return test_summary("worker");
 }

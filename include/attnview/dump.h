@@ -10,6 +10,8 @@
 #include "attnview/circuits.h"
 #include "attnview/explain.h"
 #include "attnview/model.h"
+#include "attnview/patch.h"
+#include "attnview/score_split.h"
 
 typedef enum dump_format { DUMP_JSON, DUMP_TSV } dump_format;
 #define DUMP_NFORMATS 2
@@ -24,6 +26,9 @@ typedef struct dump_extras {
 	 * shown, in layer-major order ("breakdown"). */
 	const qk_breakdown *breakdown;
 	int nbreakdown;
+	/* "score_split" (score_split.h): that cell's raw score by source, in
+	 * the head of --layer and --head (0 each when not given). */
+	const score_split *split;
 	/* "contributions": (L, H, n) value norms, from value_norms(). */
 	const float *value_norms;
 	bool aggregates, rollout; /* "aggregates", "rollout" */
@@ -49,6 +54,9 @@ typedef struct dump_extras {
 	int top_k;
 	uint64_t seed;
 	const char *gen_stop; /* why it stopped early, or NULL */
+	/* "patching" (patch.h, activation_patch): --patch TEXT2 patched into
+	 * the text (every head, whatever --layer and --head say). */
+	const patch_result *patching;
 	/* "lens" (lens.h, logit_lens): (L, n, lens_k) top ids and probabilities
 	 * after each block, and the commitment block of each position. */
 	const int32_t *lens_id;
@@ -75,8 +83,8 @@ typedef struct dump_options {
 	const dump_extras *x; /* or NULL */
 } dump_options;
 
-/* Writes r (from model_attend) for model m. In TSV, with the lens or the
- * attribution in o->x, that table instead of the weights. Returns false, with a message,
+/* Writes r (from model_attend) for model m. In TSV, with the score split,
+ * patching, the lens or the attribution in o->x, that table instead of the weights. Returns false, with a message,
  * when writing fails or memory for it runs out. */
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err);

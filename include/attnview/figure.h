@@ -23,7 +23,9 @@
 
 #include "attnview/analysis.h"
 #include "attnview/colormap.h"
+#include "attnview/patch.h"
 #include "attnview/scale.h"
+#include "attnview/score_split.h"
 #include "attnview/select.h"
 
 /* Units per inch: SVG px are 1/96 in. A PNG has FIG_PNG_SCALE pixels per
@@ -39,18 +41,23 @@ typedef struct fig_label {
 	bool unknown;
 } fig_label;
 
-/* A heatmap: one n x n matrix with its labels and colour scale. */
+/* A heatmap: one n x nk matrix (n x n but for a table, figure_set_table)
+ * with its labels and colour scale. */
 typedef struct fig_heatmap {
-	int n;
-	float *w;	 /* (n, n), owned: a copy */
-	bool causal;	 /* keys after the query are masked: drawn hatched */
-	char **labels;	 /* [n] UTF-8 as drawn, or NULL (grid tiles have none) */
-	bool *unknown;	 /* [n] */
-	scale_kind kind; /* SCALE_DIFF for a difference */
-	cm_ramp ramp;	 /* RAMP_DIVERGING for a difference */
-	char title[128]; /* a tile's title ("L0 H1 next 0.74"), may be empty */
-	scale sc;	 /* prepared from w */
-	float *row_max;	 /* [n], sc's */
+	int n, nk;			 /* rows, columns */
+	float *w;			 /* (n, nk), owned: a copy */
+	bool causal;			 /* keys after the query are masked: drawn hatched */
+	char **labels;			 /* [n] UTF-8 as drawn, or NULL (grid tiles have none) */
+	bool *unknown;			 /* [n] */
+	char **klabels;			 /* [nk] the columns' labels, or NULL: those of the rows */
+	bool *kunknown;			 /* [nk] */
+	char row_axis[24], col_axis[24]; /* the axes' names; "": Query and Key */
+	scale_kind kind;		 /* SCALE_DIFF for a difference */
+	cm_ramp ramp;			 /* RAMP_DIVERGING for a difference */
+	char title[128];		 /* a tile's title ("L0 H1 next 0.74"), may be empty */
+	char unit[24];			 /* the colour bar's unit instead of the scale's, or "" */
+	scale sc;			 /* prepared from w */
+	float *row_max;			 /* [n], sc's */
 } fig_heatmap;
 
 typedef struct figure {
@@ -73,6 +80,13 @@ bool figure_set_titles(figure *f, const char *title, const char *subtitle, av_er
 bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *labels,
 		     scale_kind kind, cm_ramp ramp, const char *title, av_error *err);
 
+/* A single-tile figure of a table rather than attention: w (rows, cols)
+ * copied, labels for both (row_labels [rows], col_labels [cols]), the axes
+ * named row_axis and col_axis, on scale `kind` (SCALE_FIXED, SCALE_HEAD or
+ * SCALE_DIFF) and ramp `ramp`. */
+bool figure_set_table(figure *f, const float *w, int rows, int cols, const fig_label *row_labels,
+		      const fig_label *col_labels, const char *row_axis, const char *col_axis,
+		      scale_kind kind, cm_ramp ramp, av_error *err);
 /* The colour of cell (q, k) of h (false for a masked cell). */
 bool fig_cell_rgb(const fig_heatmap *h, int q, int k, cm_rgb *out);
 
@@ -98,6 +112,24 @@ typedef struct fig_request {
  * the model, the scale and the text. */
 figure *figure_from_result(const attn_result *r, const fig_request *q, av_error *err);
 
+/* The score split s (score_split.h) of a cell of r as a figure: the terms,
+ * query-side parts down the left and key-side parts across, named as the
+ * dump names them, on a diverging scale; the title names the cell and its
+ * score, the subtitle q's model and text (q's values and title are used). */
+figure *figure_score_split(const model *m, const score_split *s, const attn_result *r,
+			   const fig_request *q, av_error *err);
+/* Issue 26's tables as figures (figure_why.c), blocks or heads down the
+ * left, r's positions across, q's model, text, values and title used:
+ * figure_lens: p (L, n), the lens's probability of the model's own
+ * prediction after each block (lens.h, logit_lens_p), on the fixed scale;
+ * figure_dla: heads (n, L, H) of logit_attribution, on a diverging scale;
+ * figure_patch: p of activation_patch (a last column "all" for a head
+ * patched at every position), on a diverging scale; q->text2 names the
+ * other text in the title. */
+figure *figure_lens(const attn_result *r, const float *p, const fig_request *q, av_error *err);
+figure *figure_dla(const attn_result *r, const float *heads, const fig_request *q, av_error *err);
+figure *figure_patch(const model *m, const attn_result *r, const patch_result *p,
+		     const fig_request *q, av_error *err);
 /* Words as the view's word view makes them: split at spaces and
  * punctuation, and also where marks[i] says (marks may be NULL). Writes up
  * to n spans to out and their labels (the tokens' glyphs, trailing spaces
@@ -111,7 +143,7 @@ typedef struct fig_geom {
 	double width, height; /* the canvas */
 	double margin;
 	double title_font, title_y, sub_font, sub_y; /* baselines */
-	int n;					     /* cells per side */
+	int n, nk;				     /* cells down, across */
 	double cell;				     /* side of a cell */
 	double x0, y0;				     /* tile 0's cells, top left */
 	double pitch_x, pitch_y;		     /* from a tile's cells to the next's */

@@ -24,6 +24,12 @@ typedef struct lens_rows {
 bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs, int topk,
 		int32_t *top_id, float *top_p, int *commit, av_error *err);
 
+/* The lens's probability of target[i] (one id per row) after each block
+ * at rows rs into p (L, nrows): the --export figure of the lens, whose
+ * target is the last block's top-1. ws: B >= 1, T >= n. */
+bool logit_lens_p(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
+		  const int32_t *target, float *p, av_error *err);
+
 /* Direct logit attribution at rows rs of ids[0..n), each array indexed by
  * the row from rs.row0. target[i] is the character whose logit is taken
  * apart (NULL: the pass's own top-1 there); target_out[i] receives it.

@@ -158,7 +158,7 @@ def _causal_mask(n, device):
     return torch.triu(torch.ones(n, n, dtype=torch.bool, device=device), diagonal=1)
 
 
-def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
+def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None, hook=None):
     """The forward pass of man 5 attnview, sections 1-5.
 
     params: name -> tensor, the names of the model file; tokens: LongTensor
@@ -172,7 +172,9 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
     attention output is zero before the output projection. trace: a list
     that receives, per layer, a dict with q, k, v (B,h,n,hs), y (B,h,n,hs)
     each head's output (after ablate, before the projection) and x (B,n,d)
-    the residual stream after the block."""
+    the residual stream after the block. hook: a function (layer, y) -> y
+    given each head's output y (B,h,n,hs) after ablate, whose result
+    replaces it (activation patching, section 11)."""
     dtype = dtype or params["wte"].dtype
     P = {k: v.to(dtype) for k, v in params.items()}
     B, n = tokens.shape
@@ -204,6 +206,8 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None):
         if off:
             heads_out = heads_out.clone()
             heads_out[:, off] = 0
+        if hook is not None:
+            heads_out = hook(l, heads_out)
         if trace is not None:
             trace.append(dict(q=q, k=k, v=v, y=heads_out))
         y = heads_out.transpose(1, 2).reshape(B, n, d)

@@ -6,6 +6,8 @@
 #include "attnview/infer.h"
 #include "attnview/lens.h"
 #include "attnview/modelfile.h"
+#include "attnview/patch.h"
+#include "attnview/score_split.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -26,6 +28,7 @@ typedef struct dump_request {
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
+	const char *patch;  /* --patch TEXT2 (patch.h) */
 	bool lens, dla;	    /* issue 26's sections (lens.h) */
 	bool circuits;	    /* circuits.h */
 	bool faith;	    /* faith.h */
@@ -81,6 +84,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			      "not '%s'"),
 			    AV_MAX_CONTEXT, AV_Q(arg));
 		break;
+	case OPT_PATCH:
+		q->patch = arg;
+		break;
 	case OPT_LENS:
 		q->lens = true;
 		break;
@@ -130,13 +136,14 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 				   _("--query and --key go together: the cell to break down"));
 	if (q->lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
-	if (q->out.format == DUMP_TSV && q->lens + q->dla + q->circuits + q->faith > 1)
-		return usage_error("%s", _("--lens, --dla, --circuits and --faithfulness are tables "
-					   "of their own: in TSV ask for one"));
-	if (q->out.format == DUMP_TSV && (q->query >= 0 || c->words || c->compare || q->ablate))
-		return usage_error("%s",
-				   _("--query/--key, --words, --compare and --ablate are in the "
-				     "JSON dump only (--format json)"));
+	if (q->out.format == DUMP_TSV &&
+	    (q->query >= 0) + !!q->patch + q->lens + q->dla + q->circuits + q->faith > 1)
+		return usage_error("%s", _("--query/--key, --patch, --lens, --dla, --circuits and "
+					   "--faithfulness are tables of their own: in TSV ask for "
+					   "one"));
+	if (q->out.format == DUMP_TSV && (c->words || c->compare || q->ablate))
+		return usage_error("%s", _("--words, --compare and --ablate are in the JSON dump "
+					   "only (--format json)"));
 	return -1;
 }
 
@@ -166,6 +173,8 @@ typedef struct dump_run {
 	int *lens_commit;
 	circuits circ;
 	float *faith; /* loss (n), effect (n, n), spearman (n, L, H) */
+	patch_result patch;
+	score_split split;
 	dump_extras x;
 } dump_run;
 
@@ -178,6 +187,8 @@ static void dump_run_free(dump_run *d)
 	free(d->words);
 	free(d->ablate);
 	free(d->gen_p);
+	patch_result_free(&d->patch);
+	score_split_free(&d->split);
 	free(d->lens_id);
 	free(d->lens_p);
 	free(d->lens_commit);
@@ -330,6 +341,20 @@ static bool attend(dump_request *q, dump_run *d, av_error *err)
 			       err);
 }
 
+/* --query I --key J: the score split of that cell in the head of --layer
+ * and --head (0 each when not given), from the pass in d->ws; none for a
+ * key a causal model's mask hides. */
+static bool split(dump_request *q, dump_run *d, av_error *err)
+{
+	if (d->m->cfg.objective == OBJ_CAUSAL && q->key > q->query)
+		return true;
+	const int l = q->out.layer >= 0 ? q->out.layer : 0, h = q->out.head >= 0 ? q->out.head : 0;
+	if (!score_split_compute(d->m, &d->ws, d->n, l, h, q->query, q->key, &d->split, err))
+		return false;
+	d->x.split = &d->split;
+	return true;
+}
+
 /* What needs q, k and v: a plain forward pass of the text (the predictions'
  * passes have masked a position each), then the breakdown and the norms. */
 static bool explain(dump_request *q, dump_run *d, av_error *err)
@@ -378,6 +403,8 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		free(qk);
 		d->x.breakdown = d->bd;
 		d->x.nbreakdown = d->nbd;
+		if (!split(q, d, err))
+			return false;
 	}
 	if (q->contributions) {
 		d->vnorm = malloc((size_t)c->layers * c->heads * (size_t)d->n * sizeof *d->vnorm);
@@ -386,6 +413,40 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 		d->x.value_norms = d->vnorm;
 	}
 	return true;
+}
+
+/* --patch TEXT2: TEXT2 patched into the text (with --ablate, without those
+ * heads), read at --query or the last position; patch.h. */
+static bool patching(dump_request *q, dump_run *d, av_error *err)
+{
+	cp_buf cps = {0};
+	clean_stats st;
+	const int n = d->n, pos = q->query >= 0 ? q->query : n - 1;
+	bool ok = tokenize_text(q->patch, strlen(q->patch), "--patch", &cps, &st, err);
+	if (ok && cps.n != (size_t)n)
+		ok = av_fail(err,
+			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
+			       "texts of the same length"),
+			     n, cps.n);
+	int32_t *ids = ok ? malloc(2 * (size_t)n * sizeof *ids) : NULL;
+	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
+	if (ok && (!ids || !t))
+		ok = av_fail(err, _("out of memory"));
+	if (ok) {
+		vocab_tokenize(&d->m->vocab, cps.v, (size_t)n, t);
+		for (int i = 0; i < n; i++) {
+			ids[i] = d->toks[i].id;
+			ids[n + i] = t[i].id;
+		}
+		d->ws.ablate = d->ablate;
+		ok = activation_patch(d->m, &d->ws, ids, ids + n, n, pos, NULL, &d->patch, err);
+		d->ws.ablate = NULL;
+	}
+	free(ids);
+	free(t);
+	cp_buf_free(&cps);
+	d->x.patching = ok ? &d->patch : NULL;
+	return ok;
 }
 
 /* --lens and --dla: from a plain pass of the text (with --ablate, without
@@ -521,6 +582,7 @@ static int run_dump(dump_request *q, const model *m)
 	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
 	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
 	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
+	    (q->patch && !patching(q, &d, &err)) ||
 	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
 	    (q->circuits && !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
 	    (q->faith && !faithfulness(&d, &err)) ||

@@ -2,6 +2,9 @@
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/lens.h"
+#include "attnview/patch.h"
+#include "attnview/score_split.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -20,6 +23,9 @@ typedef struct export_request {
 	sel_kind show;
 	bool values, force;
 	bool circuits; /* the weights alone (cli_export_circuits.c) */
+	int query, key;	   /* --query, --key: the score split of that cell; -1: none */
+	bool lens, dla;	   /* --lens, --dla: issue 26's tables instead of a map */
+	const char *patch; /* --patch TEXT2 */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -56,6 +62,22 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_CIRCUITS:
 		q->circuits = true;
 		break;
+	case OPT_LENS:
+		q->lens = true;
+		break;
+	case OPT_DLA:
+		q->dla = true;
+		break;
+	case OPT_PATCH:
+		q->patch = arg;
+		break;
+	case OPT_QUERY:
+	case OPT_KEY:
+		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
+				   id == OPT_QUERY ? &q->query : &q->key))
+			return usage_error(_("%s takes a token position from 0, not '%s'"),
+					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -85,12 +107,29 @@ static int check_request(const export_request *q)
 				   sel_name(q->show));
 	if (q->values && q->show == SEL_OVERVIEW)
 		return usage_error("%s", _("--values needs one heatmap, not --show overview"));
+	if ((q->query < 0) != (q->key < 0))
+		return usage_error("%s",
+				   _("--query and --key go together: the cell to break down"));
+	if (q->query >= 0 && (q->show != SEL_HEAD || c->words || c->compare))
+		return usage_error("%s",
+				   _("--query and --key draw one head's score split: not with "
+				     "--show, --words or --compare"));
+	const int tables = (q->query >= 0) + q->lens + q->dla + !!q->patch;
+	if (tables > 1)
+		return usage_error("%s",
+				   _("--query/--key, --patch, --lens and --dla are figures of "
+				     "their own: ask for one"));
+	if (tables && q->query < 0 &&
+	    (q->show != SEL_HEAD || c->words || c->compare || c->layer >= 0 || c->head >= 0))
+		return usage_error("%s",
+				   _("--patch, --lens and --dla draw every block and head: "
+				     "not with --show, --words, --compare, --layer or --head"));
 	return -1;
 }
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD};
+	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD, .query = -1, .key = -1};
 	int st = cli_parse(argc, argv, MODE_EXPORT, &q->c, take_option, q);
 	if (st >= 0)
 		return st;
@@ -219,6 +258,105 @@ static void side_free(side_text *s)
 	attn_result_free(&s->r);
 }
 
+/* --query I --key J: the score split of that cell in the head of --layer
+ * and --head, from a plain pass of the text (score_split.h). */
+static figure *split_figure(const export_request *q, const model *m, const side_text *a,
+			    const fig_request *fr, av_error *err)
+{
+	const int n = a->r.n;
+	if (q->query >= n || q->key >= n) {
+		av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"), q->query,
+			q->key, n, n - 1);
+		return NULL;
+	}
+	if (m->cfg.objective == OBJ_CAUSAL && q->key > q->query) {
+		av_fail(err,
+			_("--query %d --key %d: a causal model's mask hides that key: give a key "
+			  "at or before the query"),
+			q->query, q->key);
+		return NULL;
+	}
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	activations ws = {0};
+	score_split s = {0};
+	figure *f = NULL;
+	bool ok = ids != NULL;
+	if (!ok)
+		av_fail(err, _("out of memory"));
+	for (int i = 0; ok && i < n; i++)
+		ids[i] = a->r.tokens[i].id;
+	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
+	if (ok)
+		model_forward(m, &ws, ids, 1, n);
+	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->query, q->key, &s, err))
+		f = figure_score_split(m, &s, &a->r, fr, err);
+	score_split_free(&s);
+	activations_finish(&ws);
+	free(ids);
+	return f;
+}
+
+/* --patch TEXT2: TEXT2 patched into the text, read at its last position. */
+static bool patch_of(const export_request *q, const model *m, activations *ws, const int32_t *ids,
+		     int n, patch_result *p, av_error *err)
+{
+	cp_buf cps = {0};
+	bool ok = cli_read_arg(q->patch, "--patch", &cps, err);
+	if (ok && cps.n != (size_t)n)
+		ok = av_fail(err,
+			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
+			       "texts of the same length"),
+			     n, cps.n);
+	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
+	int32_t *ids2 = ok ? malloc((size_t)n * sizeof *ids2) : NULL;
+	if (ok && (!t || !ids2))
+		ok = av_fail(err, _("out of memory"));
+	if (ok) {
+		vocab_tokenize(&m->vocab, cps.v, (size_t)n, t);
+		for (int i = 0; i < n; i++)
+			ids2[i] = t[i].id;
+		ok = activation_patch(m, ws, ids, ids2, n, n - 1, NULL, p, err);
+	}
+	free(t);
+	free(ids2);
+	cp_buf_free(&cps);
+	return ok;
+}
+
+/* --lens, --dla, --patch: issue 26's tables, from plain passes of the text. */
+static figure *why_figure(const export_request *q, const model *m, const side_text *a,
+			  fig_request *fr, av_error *err)
+{
+	const int n = a->r.n, L = (int)m->cfg.layers, LH = L * (int)m->cfg.heads;
+	int32_t *ids = malloc((size_t)n * sizeof *ids), *top = malloc((size_t)L * n * sizeof *top);
+	float *w = malloc((size_t)n * (LH + L) * sizeof *w), *x = malloc(2 * (size_t)n * sizeof *x);
+	activations ws = {0};
+	patch_result p = {0};
+	figure *f = NULL;
+	bool ok = ids && top && w && x;
+	if (!ok)
+		av_fail(err, _("out of memory"));
+	for (int i = 0; ok && i < n; i++)
+		ids[i] = a->r.tokens[i].id;
+	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
+	const lens_rows all = {0, n};
+	if (ok && q->lens && logit_lens(m, &ws, ids, n, all, 1, top, w, NULL, err) &&
+	    logit_lens_p(m, &ws, ids, n, all, top + (size_t)(L - 1) * n, w, err))
+		f = figure_lens(&a->r, w, fr, err);
+	if (ok && q->dla && logit_attribution(m, &ws, ids, n, all, NULL, top, x, w, x + n, err))
+		f = figure_dla(&a->r, w, fr, err);
+	fr->text2 = q->patch;
+	if (ok && q->patch && patch_of(q, m, &ws, ids, n, &p, err))
+		f = figure_patch(m, &a->r, &p, fr, err);
+	patch_result_free(&p);
+	activations_finish(&ws);
+	free(ids);
+	free(top);
+	free(w);
+	free(x);
+	return f;
+}
+
 static int run_export(const export_request *q, const model *m)
 {
 	av_error err;
@@ -245,7 +383,12 @@ static int run_export(const export_request *q, const model *m)
 		    .text2 = b.utf8,
 		    .title = q->title,
 		};
-		f = figure_from_result(&a.r, &fr, &err);
+		if (q->query >= 0)
+			f = split_figure(q, m, &a, &fr, &err);
+		else if (q->lens || q->dla || q->patch)
+			f = why_figure(q, m, &a, &fr, &err);
+		else
+			f = figure_from_result(&a.r, &fr, &err);
 		ok = f && figure_write(f, q->path, q->force, &err);
 	}
 	if (!ok)

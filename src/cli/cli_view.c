@@ -120,6 +120,7 @@ int cli_view(int argc, char **argv)
 	}
 	const char *model_path = c.model_path;
 	vo.text = c.text;
+	vo.compare = c.compare;
 	vo.layer = c.layer;
 	vo.head = c.head;
 	vo.scale = c.scale;

@@ -62,8 +62,10 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "text in another encoding gets an iconv hint)")),
     O(OPT_TOP, "top", 0, "K", M_DUMP,
       N_("top-K predictions per position in JSON (default 5, 0 = none)")),
-    O(OPT_QUERY, "query", 0, "I", M_DUMP, NULL),
-    O(OPT_KEY, "key", 0, "J", M_DUMP, N_("the q·k breakdown of that cell in every head shown")),
+    O(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, NULL),
+    O(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT,
+      N_("the q·k breakdown of that cell in every head shown, and its score split by source "
+	 "(--export: the split's terms in the --layer/--head head as a figure)")),
     O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
       N_("value norms and contributions A[i][j]·|v_j W_O| of every head (--export: the "
 	 "same as --show contributions, each row's shares)")),
@@ -74,19 +76,26 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_WORDS, "words", 0, NULL, M_DUMP | M_EXPORT,
       N_("words instead of characters: words at spaces and punctuation, and where a "
 	 "'|' in the text marks one (the model does not read the '|')")),
-    O(OPT_COMPARE, "compare", 0, "TEXT2", M_DUMP | M_EXPORT,
-      N_("the difference: this text's weights minus TEXT2's, by position")),
+    O(OPT_COMPARE, "compare", 0, "TEXT2", M_LOOK,
+      N_("the difference: this text's weights minus TEXT2's, by position (the view: the "
+	 "text patched in by Alt-X when no text is pinned)")),
     O(OPT_ABLATE, "ablate", 0, "L.H,...", M_DUMP,
       N_("switch heads off; adds the loss before and after")),
     O(OPT_GENERATE, "generate", 0, "N", M_DUMP,
       N_("a causal model writes N characters after the text first (with --temperature, "
 	 "--top-k, --seed as in the view)")),
-    O(OPT_LENS, "lens", 0, NULL, M_DUMP,
+    O(OPT_PATCH, "patch", 0, "TEXT2", M_DUMP | M_EXPORT,
+      N_("activation patching: each head's output (at every position, and at each one) "
+	 "taken from TEXT2, of the same length, and the change of the logit difference of "
+	 "two characters at the last position (or --query; --export: the heads by positions "
+	 "as a figure)")),
+    O(OPT_LENS, "lens", 0, NULL, M_DUMP | M_EXPORT,
       N_("the logit lens: the top-K (--top) characters after each block at every position, "
-	 "and the block from which the prediction stays top-1")),
-    O(OPT_DLA, "dla", 0, NULL, M_DUMP,
+	 "and the block from which the prediction stays top-1 (--export: the probability of "
+	 "the model's prediction after each block as a figure)")),
+    O(OPT_DLA, "dla", 0, NULL, M_DUMP | M_EXPORT,
       N_("direct logit attribution: what each head adds to the logit of the top-1 at every "
-	 "position, and the rest")),
+	 "position, and the rest (--export: the heads by positions as a figure)")),
     O(OPT_CIRCUITS, "circuits", 0, NULL, M_DUMP | M_EXPORT,
       N_("each head's circuits from its weights alone: the positional QK profile, the QK "
 	 "table, the OV copying score and maps, the composition with earlier heads (--export: "

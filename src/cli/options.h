@@ -64,6 +64,7 @@ typedef enum cli_opt_id {
 	OPT_COMPARE,
 	OPT_ABLATE,
 	OPT_GENERATE,
+	OPT_PATCH,
 	OPT_LENS,
 	OPT_DLA,
 	OPT_CIRCUITS,

@@ -84,6 +84,32 @@ bool logit_lens(const model *m, activations *ws, const int32_t *ids, int n, lens
 	return ok;
 }
 
+bool logit_lens_p(const model *m, activations *ws, const int32_t *ids, int n, lens_rows rs,
+		  const int32_t *target, float *p, av_error *err)
+{
+	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size, L = (int)m->cfg.layers;
+	float *ln = malloc((size_t)(d + V) * sizeof *ln);
+	double *pv = malloc((size_t)V * sizeof *pv);
+	if (!ln || !pv) {
+		free(ln);
+		free(pv);
+		return av_fail(err, _("out of memory for the logit lens of %d tokens"), n);
+	}
+	bool ok = run_pass(m, ws, ids, n, rs, err);
+	for (int t = 0; ok && t < rs.nrows; t++)
+		if (target[t] < 0 || target[t] >= V)
+			ok = av_fail(err, _("character id %d is not in the vocabulary of %d"),
+				     target[t], V);
+	for (int l = 0; ok && l < L; l++)
+		for (int t = 0; t < rs.nrows; t++) {
+			lens_row(m, ws->layer[l].res3 + (size_t)(rs.row0 + t) * d, ln, ln + d, pv);
+			p[(size_t)l * rs.nrows + t] = (float)pv[target[t]];
+		}
+	free(ln);
+	free(pv);
+	return ok;
+}
+
 /* sum_k g[k] (u[k] - mean(u)), G = sum_k g[k]. */
 static double centered_dot(const double *u, const double *g, double G, int d)
 {

@@ -212,7 +212,11 @@ bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_opti
 		av_error *err)
 {
 	const dump_extras *x = o->x;
-	if (o->format == DUMP_TSV && x && x->lens_id) {
+	if (o->format == DUMP_TSV && x && x->split) {
+		dump_tsv_split(out, m, o);
+	} else if (o->format == DUMP_TSV && x && x->patching) {
+		dump_tsv_patch(out, m, r, o);
+	} else if (o->format == DUMP_TSV && x && x->lens_id) {
 		dump_tsv_lens(out, m, r, o);
 	} else if (o->format == DUMP_TSV && x && x->dla_id) {
 		dump_tsv_dla(out, m, r, o);

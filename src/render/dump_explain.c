@@ -320,6 +320,8 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 	bool ok = true;
 	if (x->breakdown)
 		write_breakdown(out, x);
+	if (x->split)
+		dump_json_split(out, m, o);
 	if (x->value_norms)
 		write_contributions(out, r, o, buf);
 	if (x->aggregates)
@@ -334,6 +336,8 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		write_ablation(out, m, r, x);
 	if (ok && x->generated)
 		write_generated(out, m, r, x);
+	if (ok && x->patching)
+		dump_json_patch(out, m, r, o);
 	if (ok && x->lens_id)
 		dump_json_lens(out, m, r, o);
 	if (ok && x->dla_id)

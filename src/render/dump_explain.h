@@ -15,6 +15,14 @@ void dump_json_predictions(FILE *out, const model *m, const attn_result *r, cons
  * masked). */
 void dump_contributions(float *out, const attn_matrix *a, const float *value_norms);
 
+/* "score_split" (dump_split.c), in JSON after "breakdown", and as the
+ * TSV's one table. */
+void dump_json_split(FILE *out, const model *m, const dump_options *o);
+void dump_tsv_split(FILE *out, const model *m, const dump_options *o);
+/* "patching" (dump_patch.c), in JSON after the other extras, and as the
+ * TSV's one table. */
+void dump_json_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+void dump_tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 /* "lens" (with "lens_commitment") and "dla" (dump_lens.c), in JSON after
  * the other extras, and as the TSV's one table. */
 void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);

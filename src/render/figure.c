@@ -82,8 +82,13 @@ static void heatmap_free(fig_heatmap *h)
 	if (h->labels)
 		for (int i = 0; i < h->n; i++)
 			free(h->labels[i]);
+	if (h->klabels)
+		for (int i = 0; i < h->nk; i++)
+			free(h->klabels[i]);
 	free(h->labels);
 	free(h->unknown);
+	free(h->klabels);
+	free(h->kunknown);
 	free(h->w);
 	free(h->row_max);
 	memset(h, 0, sizeof *h);
@@ -137,22 +142,27 @@ bool figure_set_titles(figure *f, const char *title, const char *subtitle, av_er
 	return true;
 }
 
-static bool set_labels(fig_heatmap *h, const fig_label *labels)
+static bool copy_labels(char ***out, bool **unknown, int n, const fig_label *labels)
 {
-	h->labels = calloc((size_t)h->n, sizeof *h->labels);
-	h->unknown = calloc((size_t)h->n, sizeof *h->unknown);
-	if (!h->labels || !h->unknown)
+	*out = calloc((size_t)n, sizeof **out);
+	*unknown = calloc((size_t)n, sizeof **unknown);
+	if (!*out || !*unknown)
 		return false;
-	for (int i = 0; i < h->n; i++) {
+	for (int i = 0; i < n; i++) {
 		char g[32];
 		if (!labels[i].text)
 			cp_glyph(labels[i].cp, g);
-		h->labels[i] = fig_dup_cut(labels[i].text ? labels[i].text : g, LABEL_MAX_COLS);
-		h->unknown[i] = labels[i].unknown;
-		if (!h->labels[i])
+		(*out)[i] = fig_dup_cut(labels[i].text ? labels[i].text : g, LABEL_MAX_COLS);
+		(*unknown)[i] = labels[i].unknown;
+		if (!(*out)[i])
 			return false;
 	}
 	return true;
+}
+
+static bool set_labels(fig_heatmap *h, const fig_label *labels)
+{
+	return copy_labels(&h->labels, &h->unknown, h->n, labels);
 }
 
 bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *labels,
@@ -172,7 +182,7 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 	fig_heatmap *h = &f->tiles[i];
 	heatmap_free(h);
 	size_t nn = (size_t)a->n * (size_t)a->n;
-	h->n = a->n;
+	h->n = h->nk = a->n;
 	h->w = malloc(nn * sizeof *h->w);
 	h->row_max = malloc((size_t)a->n * sizeof *h->row_max);
 	if (!h->w || !h->row_max || (labels && !set_labels(h, labels))) {
@@ -189,11 +199,44 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 	return true;
 }
 
+bool figure_set_table(figure *f, const float *w, int rows, int cols, const fig_label *row_labels,
+		      const fig_label *col_labels, const char *row_axis, const char *col_axis,
+		      scale_kind kind, cm_ramp ramp, av_error *err)
+{
+	if (f->rows * f->cols != 1)
+		return av_fail(err, _("tile %d of a figure of %d"), 1, f->rows * f->cols);
+	if (rows < 1 || cols < 1 || rows > AV_MAX_CONTEXT + 1 || cols > AV_MAX_CONTEXT + 1)
+		return av_fail(err, _("a figure's matrix has 1 to %d rows, not %d"), AV_MAX_CONTEXT,
+			       rows < 1 || rows > AV_MAX_CONTEXT + 1 ? rows : cols);
+	fig_heatmap *h = &f->tiles[0];
+	heatmap_free(h);
+	const size_t nn = (size_t)rows * (size_t)cols;
+	h->n = rows;
+	h->nk = cols;
+	h->w = malloc(nn * sizeof *h->w);
+	if (!h->w || !copy_labels(&h->labels, &h->unknown, rows, row_labels) ||
+	    !copy_labels(&h->klabels, &h->kunknown, cols, col_labels)) {
+		heatmap_free(h);
+		return av_fail(err, _("out of memory for a %dx%d figure"), rows, cols);
+	}
+	memcpy(h->w, w, nn * sizeof *h->w);
+	h->kind = kind;
+	h->ramp = ramp;
+	snprintf(h->row_axis, sizeof h->row_axis, "%s", row_axis);
+	snprintf(h->col_axis, sizeof h->col_axis, "%s", col_axis);
+	/* The scale over every cell: no row is a query here. */
+	float m = 0;
+	for (size_t i = 0; i < nn; i++)
+		m = fmaxf(m, kind == SCALE_DIFF ? fabsf(w[i]) : w[i]);
+	h->sc = (scale){.kind = kind, .max = kind == SCALE_FIXED || !(m > 0) ? 1.0f : m};
+	return true;
+}
+
 bool fig_cell_rgb(const fig_heatmap *h, int q, int k, cm_rgb *out)
 {
 	if (h->causal && k > q)
 		return false;
-	float w = h->w[(size_t)q * (size_t)h->n + (size_t)k];
+	float w = h->w[(size_t)q * (size_t)h->nk + (size_t)k];
 	*out = colormap_rgb(h->ramp, scale_pos(&h->sc, q, w));
 	return true;
 }
@@ -201,7 +244,7 @@ bool fig_cell_rgb(const fig_heatmap *h, int q, int k, cm_rgb *out)
 bool fig_masked_run(const fig_heatmap *h, int q, int *k0)
 {
 	*k0 = q + 1;
-	return h->causal && q + 1 < h->n;
+	return h->causal && q + 1 < h->nk;
 }
 
 bool fig_any_masked(const figure *f)
@@ -220,6 +263,9 @@ bool fig_any_unknown(const figure *f)
 	for (int i = 0; i < h->n; i++)
 		if (h->unknown[i])
 			return true;
+	for (int i = 0; h->kunknown && i < h->nk; i++)
+		if (h->kunknown[i])
+			return true;
 	return false;
 }
 
@@ -229,16 +275,39 @@ const char *fig_label_text(const figure *f, int i)
 	return f->rows * f->cols == 1 && h->labels && i < h->n ? h->labels[i] : NULL;
 }
 
+const char *fig_col_label_text(const figure *f, int k)
+{
+	const fig_heatmap *h = &f->tiles[0];
+	if (!h->klabels)
+		return fig_label_text(f, k);
+	return f->rows * f->cols == 1 && k < h->nk ? h->klabels[k] : NULL;
+}
+
+bool fig_col_unknown(const fig_heatmap *h, int k)
+{
+	return h->kunknown ? h->kunknown[k] : h->unknown[k];
+}
+
+const char *fig_row_axis(const fig_heatmap *h)
+{
+	return h->row_axis[0] ? h->row_axis : "Query";
+}
+
+const char *fig_col_axis(const fig_heatmap *h)
+{
+	return h->col_axis[0] ? h->col_axis : "Key";
+}
+
 uint8_t *fig_tile_pixels(const fig_heatmap *h, int up)
 {
-	int side = h->n * up;
-	uint8_t *px = malloc((size_t)side * (size_t)side * 3);
+	int side = h->nk * up; /* a row of pixels */
+	uint8_t *px = malloc((size_t)side * (size_t)(h->n * up) * 3);
 	if (!px)
 		return NULL;
 	cm_rgb mask = fig_hex(FIG_MASK_BG);
 	for (int q = 0; q < h->n; q++) {
 		uint8_t *row = px + (size_t)q * up * side * 3;
-		for (int k = 0; k < h->n; k++) {
+		for (int k = 0; k < h->nk; k++) {
 			cm_rgb c;
 			if (!fig_cell_rgb(h, q, k, &c))
 				c = mask;
@@ -273,7 +342,7 @@ int fig_ticks(const figure *f, scale_tick *out, int max, const char **unit)
 {
 	const fig_heatmap *h = &f->tiles[0];
 	int n = scale_ticks(&h->sc, out, max);
-	*unit = scale_unit(h->kind);
+	*unit = h->unit[0] ? h->unit : scale_unit(h->kind);
 	if (f->rows * f->cols > 1 && h->kind == SCALE_HEAD) {
 		/* Each tile has its own maximum: the bar says fractions of it. */
 		scale rel = {SCALE_ROW, 1, NULL, false};

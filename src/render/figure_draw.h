@@ -30,7 +30,7 @@ uint32_t fig_next_cp(const char **s);
  * marking a cut; NULL when out of memory. */
 char *fig_dup_cut(const char *s, int max_cols);
 
-/* The n x n cells of h as RGB pixels (3 bytes each, row-major), each cell
+/* The n x nk cells of h as RGB pixels (3 bytes each, row-major), each cell
  * `up` x `up` pixels; masked cells in FIG_MASK_BG. NULL when out of memory. */
 uint8_t *fig_tile_pixels(const fig_heatmap *h, int up);
 
@@ -42,8 +42,14 @@ bool fig_masked_run(const fig_heatmap *h, int q, int *k0);
 bool fig_any_masked(const figure *f);
 bool fig_any_unknown(const figure *f);
 
-/* Row or column label i of the single heatmap (NULL: none). */
+/* Row label i, column label k of the single heatmap (NULL: none). */
 const char *fig_label_text(const figure *f, int i);
+const char *fig_col_label_text(const figure *f, int k);
+/* Whether column k's label is of an unknown character. */
+bool fig_col_unknown(const fig_heatmap *h, int k);
+/* The names of the rows' and the columns' axis ("Query", "Key"). */
+const char *fig_row_axis(const fig_heatmap *h);
+const char *fig_col_axis(const fig_heatmap *h);
 
 /* The position number of row/column i is drawn. */
 static inline bool fig_index_shown(const fig_geom *g, int i)

@@ -44,6 +44,7 @@ static int digits(int n)
  * slide), readable labels up to the built-in model's context of 128 tokens,
  * and about 1200 units at most beyond. */
 static double widest_label(const figure *f, double font);
+static double widest_col_label(const figure *f, double font);
 
 static double label_font(double cell)
 {
@@ -59,7 +60,7 @@ static double cell_side(const figure *f, int n)
 		c = fmax(c, 24);
 	/* Wider cells for a few long labels (words, "他/她"), rather than
 	 * labels turned on their side. */
-	double need = ceil(widest_label(f, label_font(c)) / 0.95);
+	double need = ceil(widest_col_label(f, label_font(c)) / 0.95);
 	if (need > c && n * need <= 720)
 		c = fmin(need, 64);
 	return c < 1 ? 1 : c;
@@ -71,6 +72,16 @@ static double widest_label(const figure *f, double font)
 	double w = 0;
 	const char *s;
 	for (int i = 0; (s = fig_label_text(f, i)); i++)
+		w = fmax(w, fig_text_width(s, font));
+	return w;
+}
+
+/* The widest column label of the single heatmap. */
+static double widest_col_label(const figure *f, double font)
+{
+	double w = 0;
+	const char *s;
+	for (int i = 0; (s = fig_col_label_text(f, i)); i++)
 		w = fmax(w, fig_text_width(s, font));
 	return w;
 }
@@ -95,7 +106,7 @@ static double layout_titles(const figure *f, fig_geom *g)
 /* One heatmap with its labels: axis names, position numbers, labels. */
 static void layout_single(const figure *f, fig_geom *g, double y)
 {
-	int n = g->n;
+	int n = g->n > g->nk ? g->n : g->nk;
 	double c = g->cell;
 	bool labels = fig_label_text(f, 0) && c >= 6;
 	g->axis_font = AXIS_FONT;
@@ -111,9 +122,10 @@ static void layout_single(const figure *f, fig_geom *g, double y)
 		y += g->index_font + 4;
 	}
 	double lw = labels ? widest_label(f, g->label_font) : 0;
-	g->rotate_keys = lw > 0.95 * c;
+	double kw = labels ? widest_col_label(f, g->label_font) : 0;
+	g->rotate_keys = kw > 0.95 * c;
 	if (labels) {
-		double h = g->rotate_keys ? lw + 4 : g->label_font * 1.3;
+		double h = g->rotate_keys ? kw + 4 : g->label_font * 1.3;
 		g->key_label_y = g->rotate_keys ? y + h - 2 : y + g->label_font;
 		y += h + 2;
 	}
@@ -195,16 +207,17 @@ void figure_layout(const figure *f, fig_geom *g)
 	bool grid = f->rows * f->cols > 1;
 	g->margin = MARGIN;
 	g->n = f->tiles[0].n;
-	g->cell = cell_side(f, g->n);
+	g->nk = f->tiles[0].nk;
+	g->cell = cell_side(f, g->n > g->nk ? g->n : g->nk);
 	g->image =
-	    (size_t)f->rows * (size_t)f->cols * (size_t)g->n * (size_t)g->n > FIG_MAX_RECT_CELLS;
+	    (size_t)f->rows * (size_t)f->cols * (size_t)g->n * (size_t)g->nk > FIG_MAX_RECT_CELLS;
 	double y = layout_titles(f, g);
 	if (grid)
 		layout_grid(f, g, y);
 	else
 		layout_single(f, g, y);
-	double side = g->n * g->cell;
-	double right = grid ? g->x0 + (f->cols - 1) * g->pitch_x + side : g->x0 + side;
+	double side = g->n * g->cell, across = g->nk * g->cell;
+	double right = grid ? g->x0 + (f->cols - 1) * g->pitch_x + side : g->x0 + across;
 	double bottom = grid ? g->y0 + (f->rows - 1) * g->pitch_y + side : g->y0 + side;
 	g->height = bottom + g->margin;
 	right = layout_bar(f, g, right, bottom);

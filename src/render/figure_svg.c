@@ -201,10 +201,10 @@ static void cell_tooltip(FILE *s, const figure *f, int i, int q, int k, float w)
 		esc(s, h->title);
 		fputs(" · ", s);
 	}
-	fprintf(s, "Query %d ", q);
+	fprintf(s, "%s %d ", fig_row_axis(h), q);
 	esc(s, fig_label_text(f, q));
-	fprintf(s, " · Key %d ", k);
-	esc(s, fig_label_text(f, k));
+	fprintf(s, " · %s %d ", fig_col_axis(h), k);
+	esc(s, fig_col_label_text(f, k));
 	fprintf(s, h->kind == SCALE_DIFF ? " · %+.6f" : " · %.6f", w);
 	fputs("</title>", s);
 }
@@ -214,7 +214,7 @@ static void cells_rects(FILE *s, const figure *f, const fig_geom *g, int i)
 	const fig_heatmap *h = &f->tiles[i];
 	fputs("<g shape-rendering=\"crispEdges\">\n", s);
 	for (int q = 0; q < h->n; q++)
-		for (int k = 0; k < h->n; k++) {
+		for (int k = 0; k < h->nk; k++) {
 			cm_rgb c;
 			if (!fig_cell_rgb(h, q, k, &c))
 				continue;
@@ -226,7 +226,7 @@ static void cells_rects(FILE *s, const figure *f, const fig_geom *g, int i)
 				x, y, g->cell, g->cell);
 			hex(s, c);
 			fprintf(s, "\" data-tile=\"%d\" data-q=\"%d\" data-k=\"%d\">", i, q, k);
-			cell_tooltip(s, f, i, q, k, h->w[(size_t)q * (size_t)h->n + (size_t)k]);
+			cell_tooltip(s, f, i, q, k, h->w[(size_t)q * (size_t)h->nk + (size_t)k]);
 			fputs("</rect>\n", s);
 		}
 	fputs("</g>\n", s);
@@ -241,7 +241,7 @@ static bool cells_image(FILE *s, const figure *f, const fig_geom *g, int i)
 	up = up < 4 ? 4 : up > FIG_IMAGE_UPSCALE ? FIG_IMAGE_UPSCALE : up;
 	uint8_t *px = fig_tile_pixels(h, up);
 	byte_buf png;
-	bool ok = px && png_encode(&png, px, h->n * up, h->n * up);
+	bool ok = px && png_encode(&png, px, h->nk * up, h->n * up);
 	free(px);
 	if (!ok)
 		return false;
@@ -252,7 +252,7 @@ static bool cells_image(FILE *s, const figure *f, const fig_geom *g, int i)
 		"data-tile=\"%d\" data-n=\"%d\" preserveAspectRatio=\"none\" "
 		"image-rendering=\"pixelated\" style=\"image-rendering:pixelated\" "
 		"xlink:href=\"data:image/png;base64,",
-		x, y, h->n * g->cell, h->n * g->cell, i, h->n);
+		x, y, h->nk * g->cell, h->n * g->cell, i, h->n);
 	base64(s, png.v, png.n);
 	fputs("\"/>\n", s);
 	bb_free(&png);
@@ -271,8 +271,8 @@ static void cells_masked(FILE *s, const figure *f, const fig_geom *g, int i)
 		double x, y;
 		fig_cell_origin(f, g, i, q, k0, &x, &y);
 		fputs(any ? "" : "<path fill=\"url(#masked)\" d=\"", s);
-		fprintf(s, "M%g %gh%gv%gh%gz", x, y, (h->n - k0) * g->cell, g->cell,
-			-(h->n - k0) * g->cell);
+		fprintf(s, "M%g %gh%gv%gh%gz", x, y, (h->nk - k0) * g->cell, g->cell,
+			-(h->nk - k0) * g->cell);
 		any = true;
 	}
 	if (any)
@@ -284,12 +284,12 @@ static void cells_values(FILE *s, const figure *f, const fig_geom *g)
 	const fig_heatmap *h = &f->tiles[0];
 	fprintf(s, "<g font-size=\"%g\" text-anchor=\"middle\">\n", g->value_font);
 	for (int q = 0; q < h->n; q++)
-		for (int k = 0; k < h->n; k++) {
+		for (int k = 0; k < h->nk; k++) {
 			cm_rgb c;
 			if (!fig_cell_rgb(h, q, k, &c))
 				continue;
 			char v[16];
-			fig_format_value(v, h->w[(size_t)q * (size_t)h->n + (size_t)k],
+			fig_format_value(v, h->w[(size_t)q * (size_t)h->nk + (size_t)k],
 					 h->kind == SCALE_DIFF);
 			double x, y;
 			fig_cell_origin(f, g, 0, q, k, &x, &y);
@@ -305,32 +305,37 @@ static void cells_values(FILE *s, const figure *f, const fig_geom *g)
 static void labels(FILE *s, const figure *f, const fig_geom *g)
 {
 	const fig_heatmap *h = &f->tiles[0];
-	double c = g->cell, side = h->n * c;
-	text(s, g->x0 + side / 2, g->key_axis_y, g->axis_font, "middle", FIG_GREY,
-	     " font-style=\"italic\"", false, "Key");
+	double c = g->cell, across = h->nk * c, side = h->n * c;
+	text(s, g->x0 + across / 2, g->key_axis_y, g->axis_font, "middle", FIG_GREY,
+	     " font-style=\"italic\"", false, fig_col_axis(h));
 	text(s, g->query_axis_x, g->y0 + side / 2, g->axis_font, "middle", FIG_GREY,
-	     " font-style=\"italic\"", true, "Query");
+	     " font-style=\"italic\"", true, fig_row_axis(h));
 	char num[16];
-	for (int i = 0; i < h->n; i++) {
+	for (int i = 0; i < h->n || i < h->nk; i++) {
 		double mid = i * c + c / 2;
-		if (fig_index_shown(g, i)) {
-			snprintf(num, sizeof num, "%d", i);
+		snprintf(num, sizeof num, "%d", i);
+		if (fig_index_shown(g, i) && i < h->nk)
 			text(s, g->x0 + mid, g->key_index_y, g->index_font, "middle", FIG_GREY,
 			     NULL, false, num);
+		if (fig_index_shown(g, i) && i < h->n)
 			text(s, g->row_index_x, g->y0 + mid + 0.35 * g->index_font, g->index_font,
 			     "end", FIG_GREY, NULL, false, num);
-		}
 		if (!g->label_font || !h->labels)
 			continue;
-		bool unk = h->unknown[i];
+		bool unk = i < h->nk && fig_col_unknown(h, i);
 		uint32_t col = unk ? FIG_UNKNOWN : FIG_INK;
 		const char *deco = unk ? " text-decoration=\"underline\"" : NULL;
-		if (g->rotate_keys)
+		if (i < h->nk && g->rotate_keys)
 			text(s, g->x0 + mid + 0.35 * g->label_font, g->key_label_y, g->label_font,
-			     "start", col, deco, true, h->labels[i]);
-		else
+			     "start", col, deco, true, fig_col_label_text(f, i));
+		else if (i < h->nk)
 			text(s, g->x0 + mid, g->key_label_y, g->label_font, "middle", col, deco,
-			     false, h->labels[i]);
+			     false, fig_col_label_text(f, i));
+		if (i >= h->n)
+			continue;
+		unk = h->unknown[i];
+		col = unk ? FIG_UNKNOWN : FIG_INK;
+		deco = unk ? " text-decoration=\"underline\"" : NULL;
 		text(s, g->row_label_x, g->y0 + mid + 0.35 * g->label_font, g->label_font, "end",
 		     col, deco, false, h->labels[i]);
 	}

@@ -146,19 +146,23 @@ static bool do_look(view *v, view_action act)
 		return true;
 	case ACT_BREAKDOWN:
 		v->breakdown = !v->breakdown;
-		v->why = v->circ_on = v->faith_on = false;
+		v->why = v->circ_on = v->faith_on = v->patching = false;
 		return true;
 	case ACT_WHY:
 		v->why = !v->why;
-		v->breakdown = v->circ_on = v->faith_on = false;
+		v->breakdown = v->circ_on = v->faith_on = v->patching = false;
 		return true;
 	case ACT_CIRCUITS:
 		v->circ_on = !v->circ_on;
-		v->breakdown = v->why = v->faith_on = false;
+		v->breakdown = v->why = v->faith_on = v->patching = false;
 		return true;
 	case ACT_FAITH:
 		v->faith_on = !v->faith_on;
-		v->breakdown = v->why = v->circ_on = false;
+		v->breakdown = v->why = v->circ_on = v->patching = false;
+		return true;
+	case ACT_PATCH:
+		v->patching = !v->patching;
+		v->breakdown = v->why = v->circ_on = v->faith_on = false;
 		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);

@@ -8,6 +8,7 @@
 #include "screen.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct map_state {
@@ -161,6 +162,11 @@ void toggle_pin(view *v)
 		return;
 	}
 	int n = s.m.n;
+	if (!v->words && v->have && (p->ids = malloc((size_t)v->r.n * sizeof *p->ids)) != NULL) {
+		for (int i = 0; i < v->r.n; i++)
+			p->ids[i] = v->r.tokens[i].id;
+		p->nids = v->r.n;
+	}
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
 	snprintf(p->what, sizeof p->what,

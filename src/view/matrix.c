@@ -40,6 +40,7 @@ void pin_clear(pin *p)
 	free(p->w);
 	free(p->labels);
 	free(p->text_buf);
+	free(p->ids);
 	memset(p, 0, sizeof *p);
 }
 

@@ -22,6 +22,8 @@ typedef struct pin {
 	heat_label *labels; /* [n], texts copied */
 	char *text_buf;
 	char what[96]; /* "layer 0 head 1 of '他说'" */
+	int32_t *ids;  /* the pinned text's ids (characters, not words), or NULL */
+	int nids;      /* for patching (patch.h, the panel's Alt-X) */
 } pin;
 
 /* A copy of what s shows (its labels' texts included) into p, which is

@@ -246,6 +246,62 @@ static void prediction_lines(view *v, pen *p)
 	}
 }
 
+/* A part of the score split (score_split.h) in words: a side's token or
+ * position, or where in the earlier blocks it comes from. */
+static void split_words(view *v, const split_part *s, int t, bool key, char *out, size_t size)
+{
+	char g[32];
+	switch (s->source) {
+	case SPLIT_TOKEN:
+		cp_glyph(v->r.tokens[t].cp, g);
+		snprintf(out, size, key ? _("key token %s") : _("query token %s"), g);
+		break;
+	case SPLIT_POSITION:
+		snprintf(out, size, key ? _("key position %d") : _("query position %d"), t);
+		break;
+	case SPLIT_HEAD:
+		snprintf(out, size,
+			 key ? _("key side: output of L%dH%d, an earlier head")
+			     : _("query side: output of L%dH%d, an earlier head"),
+			 s->layer, s->head);
+		break;
+	case SPLIT_PROJ_B:
+		snprintf(out, size,
+			 key ? _("key side: L%d's projection bias") : _("query side: L%d's projection bias"),
+			 s->layer);
+		break;
+	case SPLIT_MLP:
+		snprintf(out, size, key ? _("key side: L%d's MLP") : _("query side: L%d's MLP"),
+			 s->layer);
+		break;
+	default:
+		snprintf(out, size, "%s", key ? _("key side: the biases") : _("query side: the biases"));
+		break;
+	}
+}
+
+/* The largest term of the cursor cell's score split, in words. */
+static void split_lines(view *v, pen *p)
+{
+	const score_split *s = &v->bd_split;
+	if (s->nparts == 0 || s->layer != v->bd.layer || s->head != v->bd.head ||
+	    s->query != v->bd.query || s->key != v->bd.key)
+		return;
+	double share;
+	const int best = score_split_largest(s, &share), P = s->nparts;
+	const split_part a = split_part_at(v->m, s->layer, best / P);
+	const split_part b = split_part_at(v->m, s->layer, best % P);
+	char qa[96], kb[96], text[256];
+	split_words(v, &a, s->query, false, qa, sizeof qa);
+	split_words(v, &b, s->key, true, kb, sizeof kb);
+	snprintf(text, sizeof text, _("%.0f%%: %s × %s (%+.3f)"), 100 * share, qa, kb,
+		 s->terms[best]);
+	line(p, st(A_DIM, 0), ngettext("by source, largest of %d term:",
+				       "by source, largest of %d terms:", P * P),
+	     P * P);
+	wrapped(p, plain(), text);
+}
+
 /* The path from q and k to the weight of the cursor cell (explain.h):
  * the largest products first, coloured by sign, then the sum, the scale and
  * the row's softmax. */
@@ -270,6 +326,7 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 		line(p, plain(), _(" computing..."));
 		return;
 	}
+	split_lines(v, p);
 	line(p, st(A_DIM, 0), _("  dim      q       k     q×k"));
 	/* As many products as fit, leaving room for the seven lines after. */
 	int room = p->ymax - p->y + 1 - 8, shown = b->hs < room ? b->hs : (room > 0 ? room : 0);
@@ -378,6 +435,104 @@ static void why_lines(view *v, pen *p)
 	why_heads(v, p);
 }
 
+/* One cell of the patching grid: the sign's colour, solid from half the
+ * largest change up, a dot below an eighth of it (as the heads' parts). */
+static void patch_cell(view *v, int y, int x, float a, float big)
+{
+	float r = big > 0 ? fabsf(a) / big : 0;
+	style s = ui_style(&v->col, a >= 0 ? UI_POSITIVE : UI_NEGATIVE, r >= 0.5f ? A_BOLD : 0);
+	put_str(y, x, 1, r < 0.125f ? st(A_DIM, 0) : s, r < 0.125f ? "·" : r < 0.5f ? "▄" : "█");
+}
+
+/* The patching grid (patch.h): a column per head, layer after layer; the
+ * first line each head patched at every position (*), then a line per
+ * position around the Query row; then the largest changes in numbers. */
+static void patch_grid(view *v, pen *p)
+{
+	const patch_result *r = &v->patch;
+	const int LH = r->L * r->H, fit = p->w - 3 < LH ? p->w - 3 : LH;
+	float big = 0;
+	int best = 0, bestc = 0;
+	for (int k = 0; k < LH; k++)
+		if (fabsf(r->heads[k]) > fabsf(r->heads[best]))
+			best = k;
+	for (int k = 0; k < r->n * LH; k++)
+		if (fabsf(r->cells[k]) > fabsf(r->cells[bestc]))
+			bestc = k;
+	big = fmaxf(fabsf(r->heads[best]), fabsf(r->cells[bestc]));
+	for (int l = 0; l < r->L && p->y <= p->ymax; l++)
+		if (l * r->H < fit)
+			put_fmt(p->y, p->x + 3 + l * r->H, r->H, st(A_DIM, 0), "L%d", l);
+	p->y++;
+	if (p->y <= p->ymax) {
+		put_str(p->y, p->x, 3, st(A_BOLD, 0), " * ");
+		for (int k = 0; k < fit; k++)
+			patch_cell(v, p->y, p->x + 3 + k, r->heads[k], big);
+	}
+	p->y++;
+	/* Positions: as many as fit above the four lines below, the Query's
+	 * row among them. */
+	int rows = p->ymax - 4 - p->y + 1, t0 = r->pos - rows / 2;
+	rows = rows < r->n ? rows : r->n;
+	t0 = t0 + rows > r->n ? r->n - rows : t0 < 0 ? 0 : t0;
+	for (int t = t0; t < t0 + rows && p->y <= p->ymax; t++, p->y++) {
+		style s = t == r->pos ? accent(v, A_BOLD) : plain();
+		put_glyph(p->y, p->x + 1, v->r.tokens[t].cp, s);
+		for (int k = 0; k < fit; k++)
+			patch_cell(v, p->y, p->x + 3 + k, r->cells[(size_t)t * LH + k], big);
+	}
+	line(p, plain(), _("all positions: L%dH%d %+.3f"), best / r->H, best % r->H,
+	     r->heads[best]);
+	if (p->y <= p->ymax) {
+		const int t = bestc / LH, k = bestc % LH;
+		int x = put_fmt(p->y, p->x, p->w, plain(), _("one: L%dH%d at %d "), k / r->H,
+				k % r->H, t);
+		x += put_glyph(p->y, x, v->r.tokens[t].cp, plain());
+		put_fmt(p->y, x, p->w - (x - p->x), plain(), " %+.3f", r->cells[bestc]);
+	}
+	p->y++;
+}
+
+/* Activation patching (Alt-X; patch.h): the pinned text's (or --compare's)
+ * head outputs patched into this text, and the change of z_a - z_b at the
+ * Query row. */
+static void patch_lines(view *v, pen *p)
+{
+	int q = v->hv.qrow, n2;
+	bool pinned;
+	const void *src = patch_source(v, &n2, &pinned);
+	line(p, st(A_BOLD, 0),
+	     src && !pinned ? _("patching: --compare → this, row %d")
+			    : _("patching: pinned text → this, row %d"),
+	     q);
+	if (v->words || !src || n2 != v->r.n) {
+		line(p, plain(), _(" pin a text of the same length"));
+		line(p, plain(), _(" (F9, characters), then edit it"));
+		if (src && pinned)
+			line(p, plain(), _(" pinned %d, now %d characters"), n2, v->r.n);
+		else if (src)
+			line(p, plain(), _(" --compare %d, now %d characters"), n2, v->r.n);
+		return;
+	}
+	if (!v->patch_valid || v->patch_q != q || v->patch_seq != v->res_seq ||
+	    v->patch_src != src) {
+		line(p, plain(), _(" computing..."));
+		return;
+	}
+	const patch_result *r = &v->patch;
+	if (p->y <= p->ymax) {
+		int x = put_str(p->y, p->x, p->w, plain(), "D = z(");
+		x += put_glyph(p->y, x, v->m->vocab.cps[r->target[0]], st(A_BOLD, 0));
+		x = put_str(p->y, x, p->w - (x - p->x), plain(), ") - z(");
+		x += put_glyph(p->y, x, v->m->vocab.cps[r->target[1]], st(A_BOLD, 0));
+		put_str(p->y, x, p->w - (x - p->x), plain(), ")");
+	}
+	p->y++;
+	line(p, plain(), _(" %.3f here, %.3f other"), (double)r->diff, (double)r->diff2);
+	line(p, st(A_DIM, 0), _("its change with a head patched"));
+	patch_grid(v, p);
+}
+
 /* With heads switched off: which, and the loss on the text before and after. */
 static void ablation_lines(view *v, pen *p)
 {
@@ -411,8 +566,10 @@ void panel_draw(view *v)
 		faith_panel_draw(v, p.x, p.w, p.y, p.ymax);
 		return;
 	}
-	if (v->breakdown || v->why) {
-		if (v->why)
+	if (v->breakdown || v->why || v->patching) {
+		if (v->patching)
+			patch_lines(v, &p);
+		else if (v->why)
 			why_lines(v, &p);
 		else
 			breakdown_lines(v, &p, &s);

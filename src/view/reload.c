@@ -88,6 +88,7 @@ static void adopt(view *v, model *m)
 	v->circ = NULL;
 	v->circ_asked = false;
 	v->faith_valid = v->faith_asked = false;
+	v->patch_valid = v->patch_asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

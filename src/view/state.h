@@ -108,6 +108,7 @@ typedef struct view {
 	bool why;	   /* the panel shows the lens and the heads' logit parts */
 	bool circ_on;	   /* the panel shows the head's circuits (Alt-I) */
 	bool faith_on;	   /* the panel shows the faithfulness meter (Alt-U) */
+	bool patching;	   /* the panel shows patching from the pinned text (Alt-X) */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
 
@@ -116,6 +117,7 @@ typedef struct view {
 	bool bd_valid, bd_asked;
 	uint64_t bd_seq;
 	int bd_layer, bd_head, bd_q, bd_k;
+	score_split bd_split; /* with bd: its score by source (nparts 0: none) */
 	/* the lens and the attribution at row why_q (JOB_WHY), for res_seq */
 	bool why_valid, why_asked;
 	uint64_t why_seq;
@@ -134,6 +136,15 @@ typedef struct view {
 	uint64_t faith_seq;
 	int faith_q;
 	worker_job_result faith;
+	/* patching the pinned text (or --compare's) into this one at row
+	 * patch_q (JOB_PATCH), for res_seq and the source patch_src (the pin's
+	 * ids' address, or patch_other's codepoints') */
+	bool patch_valid, patch_asked;
+	uint64_t patch_seq;
+	int patch_q;
+	const void *patch_src;
+	patch_result patch;
+	cp_buf patch_other; /* --compare TEXT2, cleaned */
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;
@@ -220,6 +231,11 @@ const role_scores *view_head_roles(view *v);
 /* Styles that depend on the terminal's colours (chrome.c). */
 style accent(view *v, attr_t a);
 style token_style(view *v, const token *t, attr_t a);
+
+/* Patching's other text (Alt-X): the pinned text's ids when a text of
+ * characters is pinned, else --compare's codepoints, else NULL; *n its
+ * length, *pinned which (text.c). */
+const void *patch_source(const view *v, int *n, bool *pinned);
 
 /* The text and its results (text.c). */
 void text_changed(view *v);

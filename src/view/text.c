@@ -211,6 +211,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->bd_valid = v->bd_asked = false;
 	v->why_valid = v->why_asked = false;
 	v->faith_valid = v->faith_asked = false;
+	v->patch_valid = v->patch_asked = false;
 	v->loss_valid = v->loss_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -219,6 +220,42 @@ static void take_attn(view *v, worker_attn *a)
 	 * that while someone types it does not delay the next keystroke's
 	 * heatmap. The jobs wait as long. */
 	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+}
+
+const void *patch_source(const view *v, int *n, bool *pinned)
+{
+	const pin *p = view_pin(v);
+	*pinned = p->on && p->ids;
+	*n = *pinned ? p->nids : (int)v->patch_other.n;
+	return *pinned ? (const void *)p->ids : v->patch_other.n ? v->patch_other.v : NULL;
+}
+
+/* Patching (Alt-X): the other text into this one, at the Query row, when
+ * the two have as many characters. */
+static void request_patch(view *v)
+{
+	int q = v->hv.qrow, n2;
+	bool pinned;
+	const void *src = patch_source(v, &n2, &pinned);
+	if (!v->patching || v->words || !src || n2 != v->r.n || q >= v->r.n ||
+	    (v->patch_seq == v->res_seq && v->patch_q == q && v->patch_src == src &&
+	     (v->patch_valid || v->patch_asked)))
+		return;
+	/* 4 kB each: not on the stack; the UI thread's alone. */
+	static worker_job j;
+	static token other[AV_MAX_CONTEXT]; /* --compare's, in this model's vocabulary */
+	j = (worker_job){.kind = JOB_PATCH, .seq = v->res_seq, .query = q, .nother = n2};
+	if (pinned) {
+		memcpy(j.other, src, (size_t)n2 * sizeof *j.other);
+	} else {
+		vocab_tokenize(&v->m->vocab, v->patch_other.v, (size_t)n2, other);
+		for (int i = 0; i < n2; i++)
+			j.other[i] = other[i].id;
+	}
+	worker_post_job(v->w, &j);
+	v->patch_valid = false;
+	v->patch_asked = true;
+	v->patch_seq = v->res_seq, v->patch_q = q, v->patch_src = src;
 }
 
 void request_jobs(view *v)
@@ -230,7 +267,12 @@ void request_jobs(view *v)
 	if (v->breakdown && cell && q < v->r.n && k < v->r.n &&
 	    !(v->bd_seq == v->res_seq && v->bd_layer == v->layer && v->bd_head == v->head &&
 	      v->bd_q == q && v->bd_k == k && (v->bd_valid || v->bd_asked))) {
-		worker_job j = {JOB_BREAKDOWN, v->res_seq, v->layer, v->head, q, k};
+		worker_job j = {.kind = JOB_BREAKDOWN,
+				.seq = v->res_seq,
+				.layer = v->layer,
+				.head = v->head,
+				.query = q,
+				.key = k};
 		worker_post_job(v->w, &j);
 		v->bd_valid = false;
 		v->bd_asked = true;
@@ -239,7 +281,7 @@ void request_jobs(view *v)
 	}
 	if (v->why && q < v->r.n &&
 	    !(v->why_seq == v->res_seq && v->why_q == q && (v->why_valid || v->why_asked))) {
-		worker_job j = {JOB_WHY, v->res_seq, 0, 0, q, 0};
+		worker_job j = {.kind = JOB_WHY, .seq = v->res_seq, .query = q};
 		worker_post_job(v->w, &j);
 		v->why_valid = false;
 		v->why_asked = true;
@@ -247,20 +289,21 @@ void request_jobs(view *v)
 	}
 	if (v->faith_on && !v->words && q < v->r.n &&
 	    !(v->faith_seq == v->res_seq && v->faith_q == q && (v->faith_valid || v->faith_asked))) {
-		worker_job j = {JOB_FAITH, v->res_seq, 0, 0, q, 0};
+		worker_job j = {.kind = JOB_FAITH, .seq = v->res_seq, .query = q};
 		worker_post_job(v->w, &j);
 		v->faith_valid = false;
 		v->faith_asked = true;
 		v->faith_seq = v->res_seq, v->faith_q = q;
 	}
 	if (v->circ_on && !v->circ && !(v->circ_asked && v->circ_seq == v->res_seq)) {
-		worker_job j = {JOB_CIRCUITS, v->res_seq, 0, 0, 0, 0};
+		worker_job j = {.kind = JOB_CIRCUITS, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
 		v->circ_asked = true;
 		v->circ_seq = v->res_seq;
 	}
+	request_patch(v);
 	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
-		worker_job j = {JOB_LOSS, v->res_seq, 0, 0, 0, 0};
+		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
 		v->loss_valid = false;
 		v->loss_asked = true;
@@ -279,6 +322,9 @@ static void take_job(view *v, worker_job_result *j)
 		const float *row = v->r.scores + (h * n + (size_t)j->job.query) * n;
 		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
 				     j->q, j->k, row, v->r.n);
+		score_split_free(&v->bd_split);
+		v->bd_split = j->split; /* taken: the job's result lets go of it */
+		memset(&j->split, 0, sizeof j->split);
 		v->bd_valid = true;
 		v->bd_asked = false;
 	} else if (j->job.kind == JOB_WHY && j->job.query == v->why_q) {
@@ -302,6 +348,12 @@ static void take_job(view *v, worker_job_result *j)
 		v->circ = j->circ; /* the view keeps it until the model changes */
 		j->circ = NULL;
 		v->circ_asked = false;
+	} else if (j->job.kind == JOB_PATCH && j->job.query == v->patch_q) {
+		patch_result_free(&v->patch);
+		v->patch = j->patch; /* taken: the job's result lets go of it */
+		memset(&j->patch, 0, sizeof j->patch);
+		v->patch_valid = true;
+		v->patch_asked = false;
 	} else if (j->job.kind == JOB_LOSS) {
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;

@@ -166,6 +166,10 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 				   _("--text is longer than the input line (%d characters); cut"),
 				   VIEW_MAX_LINE);
 	}
+	if (opt && opt->compare &&
+	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
+			   err))
+		return false;
 	if (opt && opt->bench_log) {
 		v->bench = fopen(opt->bench_log, "w");
 		if (!v->bench)
@@ -203,6 +207,9 @@ static void view_finish(view *v)
 	free(v->circ);
 	worker_job_result_free(&v->faith);
 	qk_breakdown_finish(&v->bd);
+	patch_result_free(&v->patch);
+	cp_buf_free(&v->patch_other);
+	score_split_free(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);

@@ -26,12 +26,13 @@ typedef struct view_options {
 	int top_k;
 	uint64_t seed;
 	const char *script; /* keys from this script, headless (script.h), or NULL */
+	const char *compare; /* --compare: patching's other text (Alt-X), or NULL */
 } view_options;
 
 /* Options with nothing chosen. */
 #define VIEW_OPTIONS_INIT                                                                   \
 	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1, \
-	 NULL}
+	 NULL, NULL}
 
 /* Check that the view can run here: stdin and stdout are terminals (not
  * when headless: a script gives the keys) and the locale's character set

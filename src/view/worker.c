@@ -103,6 +103,8 @@ void worker_job_result_free(worker_job_result *r)
 	free(r->faith_sp);
 	free(r->faith_att);
 	r->faith_effect = r->faith_sp = r->faith_att = NULL;
+	patch_result_free(&r->patch);
+	score_split_free(&r->split);
 	r->q = r->k = NULL;
 	r->logits = NULL;
 	r->lens_id = NULL;

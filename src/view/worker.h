@@ -13,6 +13,8 @@
 
 #include "attnview/circuits.h"
 #include "attnview/model.h"
+#include "attnview/patch.h"
+#include "attnview/score_split.h"
 
 #define WORKER_MAX_TOPK 16
 #define WORKER_MAX_ABLATE (AV_MAX_LAYERS * AV_MAX_HEADS)
@@ -32,6 +34,7 @@ typedef enum worker_job_kind {
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
 	JOB_CIRCUITS,  /* every head's circuits from the weights (no text needed) */
 	JOB_FAITH,     /* the faithfulness meter at query: a pass per key */
+	JOB_PATCH,     /* patching the job's other text into the text, read at query */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -39,6 +42,9 @@ typedef struct worker_job {
 	worker_job_kind kind;
 	uint64_t seq; /* the text it is for */
 	int layer, head, query, key;
+	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's */
+	int nother;
+	int32_t other[AV_MAX_CONTEXT];
 } worker_job;
 
 #define WHY_K 3 /* the lens's characters per block in the panel */
@@ -48,6 +54,7 @@ typedef struct worker_job_result {
 	bool ok;
 	int hs;
 	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_free frees */
+	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
@@ -71,7 +78,8 @@ typedef struct worker_job_result {
 	float faith_loss;
 	float *faith_effect, *faith_sp, *faith_att;
 	int nfaith;
-	av_error err; /* when !ok */
+	patch_result patch; /* JOB_PATCH; worker_job_result_free frees it */
+	av_error err;	    /* when !ok */
 	double ms;
 } worker_job_result;
 

@@ -93,7 +93,12 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 		return false;
 	qk_from_forward(mc->m, &mc->ws, j->layer, j->head, j->query, j->key, out->q, out->k);
 	out->hs = hs;
-	return true;
+	/* The score by source, from the same pass (not where the mask hides
+	 * the key). */
+	if (c->objective == OBJ_CAUSAL && j->key > j->query)
+		return true;
+	return score_split_compute(mc->m, &mc->ws, n, j->layer, j->head, j->query, j->key,
+				   &out->split, &out->err);
 }
 
 /* JOB_NEXT: what the model (ablated as the text is) says comes next: one row
@@ -172,6 +177,29 @@ static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_jo
 	return ok;
 }
 
+/* JOB_PATCH: the job's other text patched into the text, read at the job's
+ * query (patch.h: plain passes, written behind the cache's back), giving
+ * up between heads when a newer text comes. */
+static bool patch_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		      const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		      void *stale_ctx)
+{
+	if (j->query < 0 || j->query >= n || j->nother != n)
+		return av_fail(&out->err, _("no such position"));
+	infer_cache_clear(&mc->cache);
+	int32_t *ids = malloc((size_t)n * sizeof *ids);
+	if (!ids)
+		return av_fail(&out->err, _("out of memory"));
+	for (int i = 0; i < n; i++)
+		ids[i] = tokens[i].id;
+	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	bool ok = activation_patch_until(mc->m, &mc->ws, ids, j->other, n, j->query, NULL, stale,
+					 stale_ctx, &out->patch, &out->err);
+	mc->ws.ablate = NULL;
+	free(ids);
+	return ok;
+}
+
 static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
 			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 			 void *stale_ctx)
@@ -196,6 +224,8 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 		out->circ = NULL;
 		return false;
 	}
+	if (j->kind == JOB_PATCH)
+		return patch_job(mc, tokens, n, o, j, out, stale, stale_ctx);
 	/* JOB_LOSS: with every head, then with the ablation; model_text_loss
 	 * writes the work space behind the cache's back. */
 	infer_cache_clear(&mc->cache);

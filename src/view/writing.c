@@ -109,7 +109,7 @@ void writing_step(view *v)
 		return;
 	if (now_ms() < v->wr->due)
 		return;
-	worker_job j = {JOB_NEXT, v->res_seq, 0, 0, 0, 0};
+	worker_job j = {.kind = JOB_NEXT, .seq = v->res_seq};
 	worker_post_job(v->w, &j);
 	v->wr->asked = true;
 }

@@ -91,7 +91,7 @@ static void cells_rects(cairo_t *cr, const figure *f, const fig_geom *g, int i)
 	const fig_heatmap *h = &f->tiles[i];
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
 	for (int q = 0; q < h->n; q++)
-		for (int k = 0; k < h->n; k++) {
+		for (int k = 0; k < h->nk; k++) {
 			cm_rgb c;
 			if (!fig_cell_rgb(h, q, k, &c))
 				continue;
@@ -110,7 +110,7 @@ static bool cells_image(cairo_t *cr, const figure *f, const fig_geom *g, int i)
 {
 	const fig_heatmap *h = &f->tiles[i];
 	uint8_t *px = fig_tile_pixels(h, 1);
-	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, h->n, h->n);
+	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, h->nk, h->n);
 	if (!px || cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
 		free(px);
 		cairo_surface_destroy(img);
@@ -120,8 +120,8 @@ static bool cells_image(cairo_t *cr, const figure *f, const fig_geom *g, int i)
 	uint8_t *data = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
 	for (int y = 0; y < h->n; y++)
-		for (int x = 0; x < h->n; x++) {
-			const uint8_t *s = px + ((size_t)y * h->n + x) * 3;
+		for (int x = 0; x < h->nk; x++) {
+			const uint8_t *s = px + ((size_t)y * h->nk + x) * 3;
 			uint32_t v =
 			    0xff000000u | (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
 			memcpy(data + (size_t)y * stride + (size_t)x * 4, &v, 4);
@@ -135,7 +135,7 @@ static bool cells_image(cairo_t *cr, const figure *f, const fig_geom *g, int i)
 	cairo_scale(cr, g->cell, g->cell);
 	cairo_set_source_surface(cr, img, 0, 0);
 	cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
-	cairo_rectangle(cr, 0, 0, h->n, h->n);
+	cairo_rectangle(cr, 0, 0, h->nk, h->n);
 	cairo_fill(cr);
 	cairo_restore(cr);
 	cairo_surface_destroy(img);
@@ -153,7 +153,7 @@ static void cells_masked(cairo_t *cr, cairo_pattern_t *hp, const figure *f, cons
 			continue;
 		double x, y;
 		fig_cell_origin(f, g, i, q, k0, &x, &y);
-		cairo_rectangle(cr, x, y, (h->n - k0) * g->cell, g->cell);
+		cairo_rectangle(cr, x, y, (h->nk - k0) * g->cell, g->cell);
 		any = true;
 	}
 	if (any) {
@@ -166,12 +166,12 @@ static void cells_values(pen *p, const figure *f, const fig_geom *g)
 {
 	const fig_heatmap *h = &f->tiles[0];
 	for (int q = 0; q < h->n; q++)
-		for (int k = 0; k < h->n; k++) {
+		for (int k = 0; k < h->nk; k++) {
 			cm_rgb c;
 			if (!fig_cell_rgb(h, q, k, &c))
 				continue;
 			char v[16];
-			fig_format_value(v, h->w[(size_t)q * (size_t)h->n + (size_t)k],
+			fig_format_value(v, h->w[(size_t)q * (size_t)h->nk + (size_t)k],
 					 h->kind == SCALE_DIFF);
 			double x, y;
 			fig_cell_origin(f, g, 0, q, k, &x, &y);
@@ -185,29 +185,35 @@ static void cells_values(pen *p, const figure *f, const fig_geom *g)
 static void labels(pen *p, const figure *f, const fig_geom *g)
 {
 	const fig_heatmap *h = &f->tiles[0];
-	double c = g->cell, side = h->n * c;
-	text(p, g->x0 + side / 2, g->key_axis_y, g->axis_font, 'm', FIG_GREY, T_ITALIC, "Key");
+	double c = g->cell, across = h->nk * c, side = h->n * c;
+	text(p, g->x0 + across / 2, g->key_axis_y, g->axis_font, 'm', FIG_GREY, T_ITALIC,
+	     fig_col_axis(h));
 	text(p, g->query_axis_x, g->y0 + side / 2, g->axis_font, 'm', FIG_GREY,
-	     T_ITALIC | T_ROTATED, "Query");
+	     T_ITALIC | T_ROTATED, fig_row_axis(h));
 	char num[16];
-	for (int i = 0; i < h->n; i++) {
+	for (int i = 0; i < h->n || i < h->nk; i++) {
 		double mid = i * c + c / 2;
-		if (fig_index_shown(g, i)) {
-			snprintf(num, sizeof num, "%d", i);
+		snprintf(num, sizeof num, "%d", i);
+		if (fig_index_shown(g, i) && i < h->nk)
 			text(p, g->x0 + mid, g->key_index_y, g->index_font, 'm', FIG_GREY, 0, num);
+		if (fig_index_shown(g, i) && i < h->n)
 			text(p, g->row_index_x, g->y0 + mid + 0.35 * g->index_font, g->index_font,
 			     'e', FIG_GREY, 0, num);
-		}
 		if (!g->label_font || !h->labels)
 			continue;
-		uint32_t col = h->unknown[i] ? FIG_UNKNOWN : FIG_INK;
-		int st = h->unknown[i] ? T_UNDERLINE : 0;
-		if (g->rotate_keys)
+		bool unk = i < h->nk && fig_col_unknown(h, i);
+		uint32_t col = unk ? FIG_UNKNOWN : FIG_INK;
+		int st = unk ? T_UNDERLINE : 0;
+		if (i < h->nk && g->rotate_keys)
 			text(p, g->x0 + mid + 0.35 * g->label_font, g->key_label_y, g->label_font,
-			     's', col, st | T_ROTATED, h->labels[i]);
-		else
+			     's', col, st | T_ROTATED, fig_col_label_text(f, i));
+		else if (i < h->nk)
 			text(p, g->x0 + mid, g->key_label_y, g->label_font, 'm', col, st,
-			     h->labels[i]);
+			     fig_col_label_text(f, i));
+		if (i >= h->n)
+			continue;
+		col = h->unknown[i] ? FIG_UNKNOWN : FIG_INK;
+		st = h->unknown[i] ? T_UNDERLINE : 0;
 		text(p, g->row_label_x, g->y0 + mid + 0.35 * g->label_font, g->label_font, 'e', col,
 		     st, h->labels[i]);
 	}
