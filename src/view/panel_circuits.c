@@ -1,8 +1,9 @@
 /* The panel's circuits page (Alt-I): what the map's head does from its
  * weights alone (circuits.h), the same whatever the text: its positional QK
  * profile as a strip around offset 0 with its peak, the OV copying score
- * and largest character maps, and its strongest composition with an
- * earlier head of each kind beside the baseline. The circuits of all heads
+ * and largest character maps, its strongest composition with an earlier
+ * head of each kind beside the baseline, and the QK table of the most
+ * frequent characters that fit. The circuits of all heads
  * come from the worker once per model (JOB_CIRCUITS). */
 #include "panel.h"
 
@@ -88,6 +89,37 @@ static int maps_line(view *v, const circ_head *ch, int x, int w, int y, int ymax
 	return y + 1;
 }
 
+/* The QK table of the most frequent characters that fit (rows, the
+ * query; columns, the key; two cells each): the sign's colour, solid from
+ * half the table's largest magnitude up, half from an eighth. */
+static void qk_lines(view *v, const circuits *c, const circ_head *ch, int x, int w, int y, int ymax)
+{
+	int N = c->nqk < (w - 3) / 2 ? c->nqk : (w - 3) / 2;
+	if (N > ymax - y - 1)
+		N = ymax - y - 1;
+	if (N < 2)
+		return;
+	float big = 0;
+	for (int a = 0; a < N; a++)
+		for (int b = 0; b < N; b++)
+			big = fmaxf(big, fabsf(ch->qk[a][b]));
+	y = row(y, ymax, x, w, st(A_DIM, 0), _("QK, most frequent characters"));
+	for (int b = 0; b < N; b++)
+		put_glyph(y, x + 3 + 2 * b, v->m->vocab.cps[c->qk_ids[b]], st(A_DIM, 0));
+	for (int a = 0; a < N; a++) {
+		put_glyph(++y, x + 1, v->m->vocab.cps[c->qk_ids[a]], st(A_DIM, 0));
+		for (int b = 0; b < N; b++) {
+			const float q = ch->qk[a][b], r = big > 0 ? fabsf(q) / big : 0;
+			style s = ui_style(&v->col, q >= 0 ? UI_POSITIVE : UI_NEGATIVE,
+					   r >= 0.5f ? A_BOLD : 0);
+			put_str(y, x + 3 + 2 * b, 2, r < 0.125f ? st(A_DIM, 0) : s,
+				r < 0.125f ? "· "
+				: r < 0.5f ? "▄▄"
+					   : "██");
+		}
+	}
+}
+
 void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 {
 	char buf[128];
@@ -117,12 +149,14 @@ void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 	snprintf(buf, sizeof buf, _("composition (baseline %.2f)"), (double)c->baseline);
 	y = row(y, ymax, x, w, st(A_DIM, 0), buf);
 	if (l == 0) {
-		row(y, ymax, x, w, plain(), _(" none: block 0 reads no head"));
-		return;
+		y = row(y, ymax, x, w, plain(), _(" none: block 0 reads no head"));
+	} else {
+		const float *kinds[3] = {ch->comp_q, ch->comp_k, ch->comp_v};
+		for (int k = 0; k < 3; k++) {
+			comp_best(c, kinds[k], l, buf, sizeof buf,
+				  (const char *[]){"Q", "K", "V"}[k]);
+			y = row(y, ymax, x, w, plain(), buf);
+		}
 	}
-	const float *kinds[3] = {ch->comp_q, ch->comp_k, ch->comp_v};
-	for (int k = 0; k < 3; k++) {
-		comp_best(c, kinds[k], l, buf, sizeof buf, (const char *[]){"Q", "K", "V"}[k]);
-		y = row(y, ymax, x, w, plain(), buf);
-	}
+	qk_lines(v, c, ch, x, w, y + 1, ymax);
 }
