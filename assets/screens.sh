@@ -52,8 +52,9 @@ screen why 120 36 -- --model builtin-causal --layer 3 --text "$en" -- Enter \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-l
 # What layer 0, head 1 does from its weights alone (Alt-I): a strip of its
-# positional QK profile peaking at -1, its copying score and maps.
-screen circuits 120 32 -- --layer 0 --head 1 --text "$poem" -- M-i
+# positional QK profile peaking at -1, its copying score and maps, its QK
+# table of the most frequent characters.
+screen circuits 120 40 -- --layer 0 --head 1 --text "$poem" -- M-i
 # The faithfulness meter at the i of "fruit" (Alt-U, row 29, which predicts the t): the keys whose
 # blanking costs the most beside the head's weight, every head's Spearman;
 # a pass per key on the worker, so the picture waits for it.
