@@ -157,55 +157,113 @@ static double cpu_ms(void)
 
 /* Of the keystrokes timed: p50 and p99 of the model time, p50 of the CPU
  * time it took (all threads), FLOPs of a key (mean), and of the last key,
- * the rows computed and taken from the cache. */
+ * the rows computed and taken from the cache; the bytes of the weights and
+ * scores the last result holds, and what n x n of each per head would. */
 typedef struct timing {
 	double p50, p99, cpu50, flops;
 	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
+	double ratio; /* typing at the end: median of the keys' time / a full pass's */
 	int reused, computed;
+	double bytes, dense_bytes;
 } timing;
 
-/* `reps` keystrokes typing a text up to n tokens, one character each, at the
- * end (each text the last one and a character more) or at the start (a
- * character before the last text: every row changes), the model time of
- * each as the worker spends it: a recycled result of two keystrokes ago (the
- * view holds the last one), the work space's cache. */
-static bool time_keys(const model *m, int n, bool at_start, int reps, timing *out)
-{
+/* A text typed one character a key, as the worker runs it: a recycled result
+ * of two keystrokes ago (the view holds the last one), the work space's
+ * cache; at the end (each text the last one and a character more) or at the
+ * start (a character before the last text: every row changes). */
+typedef struct typer {
+	const model *m;
 	activations ws;
+	infer_cache *cache;
+	token *t;
+	attn_result r, spare;
+	int n, keys;
+	bool at_start;
+} typer;
+
+static bool typer_init(typer *ty, const model *m, int n, bool at_start, int keys, infer_cache *c,
+		       token *t)
+{
 	av_error err;
-	if (!activations_init(&ws, &m->cfg, 1, n, n, &err)) {
+	memset(ty, 0, sizeof *ty);
+	if (!activations_init(&ty->ws, &m->cfg, 1, n, n, &err)) {
 		fprintf(stderr, "bench_view: %s\n", err.msg);
 		return false;
 	}
-	static infer_cache cache;
-	infer_cache_clear(&cache);
-	static token t[AV_MAX_CONTEXT];
-	text_tokens(m, t, n);
-	attn_result r, spare;
-	memset(&r, 0, sizeof r);
-	memset(&spare, 0, sizeof spare);
-	const int warm = 2, keys = reps + warm;
 	if (keys >= n) {
 		fprintf(stderr, "bench_view: %d keystrokes do not fit in %d tokens\n", keys, n);
+		activations_finish(&ty->ws);
 		return false;
 	}
-	double *ms = malloc((size_t)reps * sizeof *ms), *cpu = malloc((size_t)reps * sizeof *cpu);
-	double *share = malloc((size_t)reps * sizeof *share);
+	ty->m = m;
+	ty->cache = c;
+	infer_cache_clear(c);
+	ty->t = t;
+	text_tokens(m, t, n);
+	ty->n = n;
+	ty->keys = keys;
+	ty->at_start = at_start;
+	return true;
+}
+
+/* Keystroke k (-1: the text before the first one); its wall and CPU ms. */
+static bool typer_key(typer *ty, int k, double *dt, double *dc)
+{
+	int len = ty->n - ty->keys + 1 + k;
+	const token *x = ty->at_start ? ty->t + (ty->n - len) : ty->t;
+	attn_result tmp = ty->r;
+	ty->r = ty->spare;
+	ty->spare = tmp;
+	attn_result_recycle(&ty->r);
+	av_error err;
+	double t0 = bench_now_ms(), c0 = cpu_ms();
+	bool ok = infer_attend(ty->m, &ty->ws, ty->cache, x, len, &ty->r, NULL, NULL, &err);
+	*dt = bench_now_ms() - t0;
+	*dc = cpu_ms() - c0;
+	if (!ok)
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+	return ok;
+}
+
+static void typer_finish(typer *ty, timing *out)
+{
+	const attn_result *r = &ty->r;
+	const double LH = (double)r->layers * r->heads;
+	out->bytes = r->st ? 2.0 * LH * (double)attn_packed_row(r->st->cap) * sizeof(float)
+			   : 2.0 * (double)r->cap * sizeof(float);
+	out->dense_bytes = 2.0 * LH * (double)r->n * r->n * sizeof(float);
+	attn_result_free(&ty->r);
+	attn_result_free(&ty->spare);
+	infer_cache_clear(ty->cache);
+	activations_finish(&ty->ws);
+}
+
+/* `reps` keystrokes typing a text up to n tokens (typer). Typing at the end
+ * of a causal model's text, each key is followed by a full pass of the same
+ * model on a text typed at the start, and the ratio of the two times is
+ * taken key by key: both see the machine's load of the same moment. */
+static bool time_keys(const model *m, int n, bool at_start, int reps, timing *out)
+{
+	static infer_cache cache, full_cache;
+	static token t[AV_MAX_CONTEXT], ft[AV_MAX_CONTEXT];
+	const int warm = 2, keys = reps + warm;
+	const bool pair = !at_start && m->cfg.objective == OBJ_CAUSAL;
+	typer ty, full;
+	if (!typer_init(&ty, m, n, at_start, keys, &cache, t))
+		return false;
+	if (pair && !typer_init(&full, m, n, true, keys, &full_cache, ft)) {
+		typer_finish(&ty, out);
+		return false;
+	}
+	double *ms = malloc((size_t)reps * 4 * sizeof *ms), *cpu = ms + reps, *share = ms + 2 * reps;
+	double *ratio = ms + 3 * reps;
 	double flops = 0;
-	bool ok = true;
+	bool ok = ms != NULL;
 	for (int k = -1; k < keys && ok; k++) {
-		/* k = -1: the text before the first keystroke. */
-		int len = n - keys + 1 + k;
-		const token *x = at_start ? t + (n - len) : t;
-		attn_result tmp = r;
-		r = spare;
-		spare = tmp;
-		attn_result_recycle(&r);
-		double t0 = bench_now_ms(), c0 = cpu_ms();
-		ok = infer_attend(m, &ws, &cache, x, len, &r, NULL, NULL, &err);
-		double dt = bench_now_ms() - t0, dc = cpu_ms() - c0;
-		if (k >= warm) {
-			double f = pass_flops(&m->cfg, cache.reused, len);
+		double dt, dc, ft_ms, fc;
+		ok = typer_key(&ty, k, &dt, &dc);
+		if (ok && k >= warm) {
+			double f = pass_flops(&m->cfg, cache.reused, ty.r.n);
 			ms[k - warm] = dt;
 			cpu[k - warm] = dc;
 			share[k - warm] = f / (dt * 1e-3) * 1e-9 / pool_peak();
@@ -213,20 +271,26 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 			out->reused = cache.reused;
 			out->computed = cache.computed;
 		}
+		if (ok && pair) {
+			ok = typer_key(&full, k, &ft_ms, &fc);
+			if (k >= warm)
+				ratio[k - warm] = dt / ft_ms;
+		}
 	}
-	if (!ok)
-		fprintf(stderr, "bench_view: %s\n", err.msg);
-	out->p50 = bench_pct(ms, reps, 0.5);
-	out->p99 = bench_pct(ms, reps, 0.99);
-	out->cpu50 = bench_pct(cpu, reps, 0.5);
-	out->share = bench_pct(share, reps, 0.5);
-	out->flops = flops / reps;
+	if (ok) {
+		out->p50 = bench_pct(ms, reps, 0.5);
+		out->p99 = bench_pct(ms, reps, 0.99);
+		out->cpu50 = bench_pct(cpu, reps, 0.5);
+		out->share = bench_pct(share, reps, 0.5);
+		out->ratio = pair ? bench_pct(ratio, reps, 0.5) : 0;
+		out->flops = flops / reps;
+	}
 	free(ms);
-	free(cpu);
-	free(share);
-	attn_result_free(&r);
-	attn_result_free(&spare);
-	activations_finish(&ws);
+	typer_finish(&ty, out);
+	if (pair) {
+		timing unused;
+		typer_finish(&full, &unused);
+	}
 	return ok;
 }
 
@@ -396,10 +460,20 @@ int main(int argc, char **argv)
 			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
 			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
 			    100.0 * gc / cpu1);
+			printf("    result's weights and scores: %.1f MB (n x n per head: %.1f MB, "
+			       "%.2fx)\n",
+			       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0,
+			       tm.dense_bytes / tm.bytes);
+			if (tm.ratio > 0)
+				printf("    a keystroke at the end over a full pass (at the start) "
+				       "run after it: median %.1f%% over %d keys\n",
+				       100.0 * tm.ratio, reps);
 			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
-			       "first_share %.3f cpu_share %.3f\n",
+			       "first_share %.3f cpu_share %.3f result_mb %.2f dense_mb %.2f "
+			       "end_over_full %.4f\n",
 			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
-			       tm.share, gf / peak, gc / cpu1);
+			       tm.share, gf / peak, gc / cpu1, tm.bytes / 1048576.0,
+			       tm.dense_bytes / 1048576.0, tm.ratio);
 		}
 	}
 	const char *bin = getenv("ATTNVIEW_BIN");

@@ -15,7 +15,7 @@ static void stats_identity_and_uniform(void)
 {
 	/* Every query on itself: no entropy, no distance, all maxima on self. */
 	float eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-	attn_matrix a = {eye, 3, false};
+	attn_matrix a = {eye, 3, false, 0};
 	head_stats s;
 	head_stats_compute(&s, &a);
 	CHECKF(near(s.entropy, 0) && near(s.distance, 0) && near(s.self, 1),
@@ -28,7 +28,7 @@ static void stats_identity_and_uniform(void)
 	float u[9];
 	for (int i = 0; i < 9; i++)
 		u[i] = 1.0f / 3;
-	attn_matrix b = {u, 3, false};
+	attn_matrix b = {u, 3, false, 0};
 	head_stats_compute(&s, &b);
 	CHECKF(near(s.entropy, log(3.0)) && near(s.max_entropy, log(3.0)),
 	       "uniform: entropy %g of %g", s.entropy, s.max_entropy);
@@ -42,7 +42,7 @@ static void stats_causal_previous(void)
 	/* Causal, each query on the key before it (row 0 on itself): the
 	 * masked keys count neither in the entropy's maximum nor anywhere. */
 	float w[16] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-	attn_matrix a = {w, 4, true};
+	attn_matrix a = {w, 4, true, 0};
 	head_stats s;
 	head_stats_compute(&s, &a);
 	double maxent = (log(1.0) + log(2.0) + log(3.0) + log(4.0)) / 4;
@@ -58,7 +58,7 @@ static void top_keys_and_rank(void)
 {
 	/* Row 1: keys 2 and 0 tie at 0.3 (key 0 first, by position), 3 has 0.4. */
 	float w[16] = {0, 0, 0, 0, 0.3f, 0.0f, 0.3f, 0.4f, 0, 0, 0, 0, 0, 0, 0, 0};
-	attn_matrix a = {w, 4, false};
+	attn_matrix a = {w, 4, false, 0};
 	int keys[4];
 	int n = row_top_keys(&a, 1, 3, keys);
 	CHECKF(n == 3 && keys[0] == 3 && keys[1] == 0 && keys[2] == 2,
@@ -73,7 +73,7 @@ static void top_keys_and_rank(void)
 
 	/* Causal: row 1 sees keys 0 and 1 only; asking for 4 gives 2. */
 	float c[9] = {1, 0, 0, 0.25f, 0.75f, 0, 0.2f, 0.3f, 0.5f};
-	attn_matrix b = {c, 3, true};
+	attn_matrix b = {c, 3, true, 0};
 	n = row_top_keys(&b, 1, 4, keys);
 	CHECKF(n == 2 && keys[0] == 1 && keys[1] == 0, "causal row 1: %d keys", n);
 	CHECKF(row_rank(&b, 1, 0, &vis) == 2 && vis == 2, "causal rank: %d visible", vis);
@@ -85,7 +85,7 @@ static void pooling(void)
 	float w[16];
 	for (int i = 0; i < 16; i++)
 		w[i] = (float)i / 16;
-	attn_matrix a = {w, 4, false};
+	attn_matrix a = {w, 4, false, 0};
 	float out[4];
 	uint8_t m[4];
 	pool_grid(out, m, &a, 2, 2, POOL_MEAN);
@@ -97,7 +97,7 @@ static void pooling(void)
 	/* Causal: the top-right block is all masked; the diagonal blocks count
 	 * their masked cell as 0 in the mean. */
 	float c[16] = {1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0.2f, 0.2f, 0.6f, 0, 0.1f, 0.1f, 0.1f, 0.7f};
-	attn_matrix b = {c, 4, true};
+	attn_matrix b = {c, 4, true, 0};
 	pool_grid(out, m, &b, 2, 2, POOL_MEAN);
 	CHECKF(m[1] && out[1] == 0 && !m[0] && !m[2] && !m[3], "masked block flags %d %d %d %d",
 	       m[0], m[1], m[2], m[3]);
@@ -109,7 +109,7 @@ static void pooling(void)
 	float eye[36] = {0};
 	for (int i = 0; i < 6; i++)
 		eye[i * 7] = 1;
-	attn_matrix e = {eye, 6, false};
+	attn_matrix e = {eye, 6, false, 0};
 	float pooled[9];
 	uint8_t pm[9];
 	pool_grid(pooled, pm, &e, 3, 3, POOL_MAX);
@@ -156,7 +156,7 @@ static void roles(void)
 	role_scores rs;
 	/* Previous-token head on 4 tokens: 3 of 4 rows on the key before. */
 	float prev[16] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-	attn_matrix a = {prev, 4, false};
+	attn_matrix a = {prev, 4, false, 0};
 	toks(t, "wxyz");
 	head_roles(&rs, &a, t);
 	CHECKF(rs.role == ROLE_PREVIOUS && near(rs.score, 0.75) && near(rs.s[ROLE_PREVIOUS], 0.75),
@@ -185,7 +185,7 @@ static void roles(void)
 	float d[25] = {0};
 	for (int i = 0; i < 5; i++)
 		d[i * 5 + 1] = 1;
-	attn_matrix b = {d, 5, false};
+	attn_matrix b = {d, 5, false, 0};
 	toks(t, "a b,c");
 	head_roles(&rs, &b, t);
 	CHECKF(rs.role == ROLE_DELIMITER && near(rs.score, 1), "delimiter head: %s",
@@ -215,7 +215,7 @@ static void roles(void)
 		for (int j = lo; j <= hi; j++)
 			loc[i * 8 + j] = 1.0f / (float)(hi - lo + 1);
 	}
-	attn_matrix c = {loc, 8, false};
+	attn_matrix c = {loc, 8, false, 0};
 	toks(t, "stuvwxyz");
 	head_roles(&rs, &c, t);
 	CHECKF(rs.role == ROLE_LOCAL && near(rs.score, 1), "local head: %s %g (previous %g)",
@@ -261,7 +261,7 @@ static void new_roles(void)
 	role_scores rs;
 	float w[64];
 	char text[256];
-	attn_matrix a = {w, 8, false};
+	attn_matrix a = {w, 8, false, 0};
 	toks(t, "stuvwxyz");
 
 	one_key_rows(w, 8, two_right, 8);
@@ -358,7 +358,7 @@ static void words(void)
 
 	/* 3 tokens, words {0,1} {2}: W[0][0] = mean over rows 0,1 of A[i][0]+A[i][1]. */
 	float a3[9] = {0.5f, 0.3f, 0.2f, 0.1f, 0.1f, 0.8f, 0.3f, 0.3f, 0.4f};
-	attn_matrix a = {a3, 3, false};
+	attn_matrix a = {a3, 3, false, 0};
 	word_span ws[2] = {{0, 2}, {2, 3}};
 	float wo[4];
 	words_aggregate(wo, &a, ws, 2);
@@ -370,7 +370,7 @@ static void words(void)
 static void differences(void)
 {
 	float x[4] = {0.5f, 0.5f, 0.2f, 0.8f}, y[9] = {1, 0, 0, 0.4f, 0.6f, 0, 0, 0, 1};
-	attn_matrix a = {x, 2, false}, b = {y, 3, true};
+	attn_matrix a = {x, 2, false, 0}, b = {y, 3, true, 0};
 	float d[4];
 	matrix_difference(d, &a, &b, 2);
 	float want[4] = {-0.5f, 0.5f, -0.2f, 0.2f};

@@ -294,7 +294,7 @@ static figure *single(int n, bool causal, scale_kind kind, cm_ramp ramp, bool va
 		labels[i] = (fig_label){NULL, cps[i % 8], i % 8 == 7};
 	if (n > 2)
 		labels[2].text = "北京";
-	attn_matrix a = {w, n, causal};
+	attn_matrix a = {w, n, causal, 0};
 	av_error err;
 	figure *f = figure_create(1, 1, &err);
 	CHECKF(f && figure_set_tile(f, 0, &a, labels, kind, ramp, NULL, &err) &&
@@ -312,7 +312,7 @@ static figure *grid(int rows, int cols, int n)
 	figure *f = figure_create(rows, cols, &err);
 	for (int i = 0; i < rows * cols; i++) {
 		float *w = pattern(n, i % 2, (unsigned)i + 3);
-		attn_matrix a = {w, n, i % 2};
+		attn_matrix a = {w, n, i % 2, 0};
 		char t[32];
 		snprintf(t, sizeof t, "L%d H%d next 0.5", i / cols, i % cols);
 		CHECKF(figure_set_tile(f, i, &a, NULL, SCALE_ROW, RAMP_CIVIDIS, t, &err), "%s",
@@ -356,7 +356,7 @@ static void formats_and_values(void)
 	/* Tiles of a figure have one size; long titles are cut. */
 	figure *f = figure_create(1, 2, &err);
 	float w4[4] = {1, 0, 0, 1}, w9[9] = {0};
-	attn_matrix a = {w4, 2, false}, b = {w9, 3, false};
+	attn_matrix a = {w4, 2, false, 0}, b = {w9, 3, false, 0};
 	CHECK(figure_set_tile(f, 0, &a, NULL, SCALE_FIXED, RAMP_VIRIDIS, "t", &err));
 	CHECK(!figure_set_tile(f, 1, &b, NULL, SCALE_FIXED, RAMP_VIRIDIS, "t", &err) &&
 	      strstr(err.msg, "same size"));
@@ -432,7 +432,7 @@ static void from_result(void)
 	aggregate_heads(want, &r, 0, SEL_ALL);
 	word_span spans[2] = {{0, 3}, {3, 4}};
 	float ww[4];
-	attn_matrix all = {want, 4, false};
+	attn_matrix all = {want, 4, false, 0};
 	words_aggregate(ww, &all, spans, 2);
 	CHECK(f->tiles[0].n == 2 && strcmp(f->tiles[0].labels[0], "ab") == 0);
 	check_close("words of all heads", f->tiles[0].w, ww, 4, 0);
@@ -738,7 +738,7 @@ static void end_to_end(void)
 	enum { N = 12 };
 	float w[N * N];
 	CHECK(dump_weights(bin, text, 1, 2, w, N));
-	attn_matrix a = {w, N, false};
+	attn_matrix a = {w, N, false, 0};
 	float rmax[N];
 	scale sc;
 	scale_init(&sc, SCALE_ROW, &a, rmax);

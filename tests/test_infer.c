@@ -373,6 +373,93 @@ static void check_recycle(void)
 	model_destroy(m);
 }
 
+/* r's weights and scores, dense, into a new array (2 x L H n n floats). */
+static float *dense_copy(const attn_result *r)
+{
+	const size_t cells = (size_t)r->layers * r->heads * (size_t)r->n * r->n;
+	float *d = malloc(2 * cells * sizeof *d);
+	if (d)
+		attn_result_dense(r, d, d + cells);
+	return d;
+}
+
+static bool same_floats(const float *a, const float *b, size_t k)
+{
+	return memcmp(a, b, k * sizeof *a) == 0;
+}
+
+/* A causal model's results share the cache's rows: typing at the end
+ * writes the new row into the store the last result reads, which keeps its
+ * numbers (the view draws it meanwhile); an edit before the end, while a
+ * result still reads the rows it changes, goes into another store; once no
+ * result reads them, into the same one. */
+static void check_shared(void)
+{
+	model *m = random_model(OBJ_CAUSAL, 2, 2, 32, 64, 1.0f, 43);
+	if (!m)
+		return;
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, 64, 64, &err));
+	static infer_cache c;
+	infer_cache_clear(&c);
+	int32_t ids[64];
+	token t[64];
+	random_ids(ids, 64, 5, 300);
+	to_tokens(ids, 64, t);
+	attn_result a = {0}, b = {0};
+	CHECK(infer_attend(m, &ws, &c, t, 40, &a, NULL, NULL, &err));
+	float *before = dense_copy(&a);
+	const size_t cells40 = 2u * 2 * 40 * 40;
+	CHECK(infer_attend(m, &ws, &c, t, 41, &b, NULL, NULL, &err));
+	CHECKF(b.st && b.st == a.st && c.computed == 1, "typing at the end: %s, %d rows computed",
+	       b.st == a.st ? "the same store" : "another store", c.computed);
+	float *after = dense_copy(&a);
+	CHECK(before && after && same_floats(before, after, 2 * cells40));
+	free(after);
+	/* The first 40 rows of b are a's. */
+	float *bd = dense_copy(&b);
+	bool same = true;
+	for (size_t lh = 0; lh < 4; lh++)
+		for (size_t i = 0; i < 40; i++)
+			same = same && same_floats(bd + (lh * 41 + i) * 41, before + (lh * 40 + i) * 40,
+						   40);
+	CHECK(same);
+	free(bd);
+	/* An edit at 10 while a reads rows 10..39: another store, a untouched. */
+	t[10].id = ids[10] == 5 ? 6 : 5;
+	attn_result_recycle(&b);
+	CHECK(infer_attend(m, &ws, &c, t, 41, &b, NULL, NULL, &err));
+	CHECK(b.st != a.st && c.reused == 10);
+	after = dense_copy(&a);
+	CHECK(after && same_floats(before, after, 2 * cells40));
+	free(after);
+	free(before);
+	/* Nobody else reads b's store: an edit at 20 goes into it. */
+	attn_result_free(&a);
+	attn_store *st = b.st;
+	t[20].id = ids[20] == 5 ? 6 : 5;
+	attn_result_recycle(&b);
+	CHECK(infer_attend(m, &ws, &c, t, 41, &b, NULL, NULL, &err));
+	CHECK(b.st == st && c.reused == 20);
+	/* And what it holds is a fresh pass's, within the bound (check_cache). */
+	attn_result fresh;
+	CHECK(model_attend(m, &ws, t, 41, 0, &fresh, &err));
+	float *fd = dense_copy(&fresh), *gd = dense_copy(&b);
+	double worst = 0;
+	for (size_t k = 0; fd && gd && k < 2u * 2 * 41 * 41; k++)
+		if (!isnan(fd[k]) || !isnan(gd[k]))
+			worst = fmax(worst, fabs((double)fd[k] - gd[k]));
+	CHECKF(worst < 1e-4, "cached and fresh results differ by %g", worst);
+	free(fd);
+	free(gd);
+	attn_result_free(&fresh);
+	attn_result_free(&b);
+	infer_cache_clear(&c);
+	activations_finish(&ws);
+	model_destroy(m);
+}
+
 /* attnview's weights and scores of one golden input against PyTorch's: both
  * are binary32 implementations within the bound of binary64, so they differ
  * by at most twice the bound. */
@@ -390,8 +477,11 @@ static void check_golden_pair(const model *m, const int32_t *ids, int n, const a
 		b.score_err[k] *= 2;
 	}
 	double wa, ws;
-	double qa = bound_ratio(r->att, ra, b.att_err, cells, &wa);
-	double qs = bound_ratio(r->scores, rs, b.score_err, cells, &ws);
+	float *da = malloc(2 * cells * sizeof *da);
+	attn_result_dense(r, da, da + cells);
+	double qa = bound_ratio(da, ra, b.att_err, cells, &wa);
+	double qs = bound_ratio(da + cells, rs, b.score_err, cells, &ws);
+	free(da);
 	printf("golden input %d typed through the cache: difference from PyTorch / twice the "
 	       "bound: weights %.3f (%.1e), scores %.3f (%.1e)\n", input, qa, wa, qs, ws);
 	CHECKF(qa <= 1 && qs <= 1, "golden input %d: weights %.2f, scores %.2f times twice the bound",
@@ -464,6 +554,7 @@ int main(void)
 	check_cache();
 	check_give_up();
 	check_recycle();
+	check_shared();
 	check_golden_typed();
 	return test_summary("infer");
 }

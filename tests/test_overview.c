@@ -102,7 +102,7 @@ static void measure_head(tally *t, const attn_matrix *a, const token *tok, int l
 	scale_init(&s, kind, a, rmax);
 	scale_pool(px, masked, a, &s, side, side);
 	uniform_of(u, a);
-	attn_matrix ua = {u, n, a->causal};
+	attn_matrix ua = {u, n, a->causal, 0};
 	float umax[AV_MAX_CONTEXT];
 	scale su;
 	scale_init(&su, kind, &ua, umax);

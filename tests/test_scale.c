@@ -16,7 +16,7 @@ static void positions(void)
 	/* A broad head: weights between 0.2 and 0.3 and a row whose largest
 	 * weight is 0.25. */
 	float w[9] = {0.3f, 0.3f, 0.4f, 0.2f, 0.5f, 0.3f, 0.25f, 0.25f, 0.25f};
-	attn_matrix a = {w, 3, false};
+	attn_matrix a = {w, 3, false, 0};
 	float rmax[3];
 	scale s;
 
@@ -43,7 +43,7 @@ static void masked_maxima(void)
 	/* Causal: row 0 sees only itself; the masked 0.9 (which a buggy caller
 	 * might leave there) takes no part in any maximum. */
 	float w[4] = {0.4f, 0.9f, 0.3f, 0.7f};
-	attn_matrix a = {w, 2, true};
+	attn_matrix a = {w, 2, true, 0};
 	float rmax[2];
 	scale s;
 	scale_init(&s, SCALE_HEAD, &a, NULL);
@@ -52,7 +52,7 @@ static void masked_maxima(void)
 	CHECK(near(rmax[0], 0.4f) && near(rmax[1], 0.7f));
 	/* An all-zero head divides by 1, not 0. */
 	float z[4] = {0};
-	attn_matrix b = {z, 2, false};
+	attn_matrix b = {z, 2, false, 0};
 	scale_init(&s, SCALE_HEAD, &b, NULL);
 	CHECK(s.max == 1 && scale_pos(&s, 0, 0) == 0);
 }
@@ -60,7 +60,7 @@ static void masked_maxima(void)
 static void ticks(void)
 {
 	float w[4] = {0.5f, 0.5f, 0.2f, 0.8f};
-	attn_matrix a = {w, 2, false};
+	attn_matrix a = {w, 2, false, 0};
 	scale s;
 	scale_tick t[8];
 	scale_init(&s, SCALE_FIXED, &a, NULL);
@@ -88,7 +88,7 @@ static void pooling(void)
 	 * maximum, the diagonal stays at full strength; into 8 x 8, every cell
 	 * repeats as a 2 x 2 block. */
 	float eye[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-	attn_matrix a = {eye, 4, true};
+	attn_matrix a = {eye, 4, true, 0};
 	scale s;
 	scale_init(&s, SCALE_FIXED, &a, NULL);
 	float out[64];
@@ -108,7 +108,7 @@ static void pooling(void)
 	/* The row scale pools positions, not weights: row maxima of 0.2 and 0.8
 	 * both reach the top of the ramp. */
 	float w[4] = {0.2f, 0.1f, 0.8f, 0.2f};
-	attn_matrix b = {w, 2, false};
+	attn_matrix b = {w, 2, false, 0};
 	float rmax[2];
 	scale_init(&s, SCALE_ROW, &b, rmax);
 	scale_pool(out, m, &b, &s, 2, 1);
@@ -119,7 +119,7 @@ static void differences(void)
 {
 	/* A difference of -0.4 .. 0.2: 0 in the middle, -0.4 at the bottom. */
 	float d[4] = {0.2f, -0.4f, 0.0f, 0.1f};
-	attn_matrix a = {d, 2, false};
+	attn_matrix a = {d, 2, false, 0};
 	scale s;
 	scale_init(&s, SCALE_DIFF, &a, NULL);
 	CHECK(near(s.max, 0.4f) && near(scale_pos(&s, 0, 0), 0.5f));
@@ -139,7 +139,7 @@ static void differences(void)
 static void lifts(void)
 {
 	float w[9] = {0.5f, 0.25f, 0.25f, 0.25f, 0.5f, 0.25f, 0.1f, 0.1f, 0.8f};
-	attn_matrix a = {w, 3, false};
+	attn_matrix a = {w, 3, false, 0};
 	float keys[3];
 	scale s;
 	scale_init(&s, SCALE_LIFT, &a, keys);
@@ -148,7 +148,7 @@ static void lifts(void)
 	CHECK(near(scale_pos(&s, 0, 10.0f / 3), 0.5f + 0.5f / SCALE_LIFT_DECADES));
 	CHECK(scale_pos(&s, 0, 0) == 0 && scale_pos(&s, 0, NAN) == 0);
 	float c[4] = {1, 0.9f, 0.5f, 0.5f};
-	attn_matrix b = {c, 2, true}; /* row 0 sees 1 key, row 1 two */
+	attn_matrix b = {c, 2, true, 0}; /* row 0 sees 1 key, row 1 two */
 	scale_init(&s, SCALE_LIFT, &b, NULL);
 	CHECK(near(scale_pos(&s, 0, 1), 0.5f) && near(scale_pos(&s, 1, 0.5f), 0.5f));
 	scale_tick t[8];
@@ -161,7 +161,7 @@ static void lifts(void)
 	 * the mean lift 1 (the middle), not the largest cell (lift 1.4). */
 	float u[16] = {.35f, .15f, .25f, .25f, .15f, .35f, .25f, .25f,
 		       .25f, .25f, .35f, .15f, .25f, .25f, .15f, .35f};
-	attn_matrix ub = {u, 4, false};
+	attn_matrix ub = {u, 4, false, 0};
 	float k4[4], out[4];
 	uint8_t m[4];
 	scale_init(&s, SCALE_LIFT, &ub, k4);
@@ -169,7 +169,7 @@ static void lifts(void)
 	CHECKF(near(out[0], 0.5f), "pooled broad head: %g", out[0]);
 	/* An identity: each block with a diagonal cell shows its lift (4). */
 	float eye[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-	attn_matrix e = {eye, 4, false};
+	attn_matrix e = {eye, 4, false, 0};
 	scale_init(&s, SCALE_LIFT, &e, k4);
 	scale_pool(out, m, &e, &s, 2, 2);
 	CHECKF(near(out[0], scale_pos(&s, 0, 1)) && near(out[3], out[0]) && out[1] == 0,

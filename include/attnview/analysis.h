@@ -13,21 +13,29 @@
 #include "attnview/select.h"
 
 typedef struct attn_matrix {
-	const float *w; /* (n, n), row-major: w[i * n + j] */
+	const float *w; /* pack == 0: (n, n), row-major, w[i * n + j]; else row i
+			 * (keys 0..i) at w + attn_packed_row(i) (model.h) */
 	int n;
 	bool causal; /* keys after the query are masked: not shown, not counted */
+	int pack;    /* 0: dense; else packed (causal only) */
 } attn_matrix;
 
 /* Head `head` of layer `layer` of a result. */
 attn_matrix attn_result_head(const attn_result *r, int layer, int head);
+
+/* a as a dense (n, n) matrix into out, 0 where masked. */
+void attn_matrix_copy(float *out, const attn_matrix *a);
 
 static inline bool attn_masked(const attn_matrix *a, int q, int k)
 {
 	return a->causal && k > q;
 }
 
+/* A[q][k]: 0 where masked. */
 static inline float attn_at(const attn_matrix *a, int q, int k)
 {
+	if (a->pack)
+		return k > q ? 0.0f : a->w[attn_packed_row(q) + (size_t)k];
 	return a->w[(size_t)q * (size_t)a->n + (size_t)k];
 }
 

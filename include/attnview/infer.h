@@ -2,9 +2,10 @@
  *
  * model_forward (model.h) is the reference: a batch, each operation over all
  * rows in turn, the attention weights left in the work space. The view runs
- * one text at a time and keeps every head's weights and scores, [L][H][n][n]
- * (96 MB at 500 tokens of a 6-layer, 8-head model). This pass computes the
- * same thing (man 5 attnview) in the way that costs least:
+ * one text at a time and keeps every head's weights and scores (96 MB at 512
+ * tokens of a 6-layer, 8-head model, n x n per head; a causal model's
+ * masked half is not kept: model.h, attn_store). This pass computes the same
+ * thing (man 5 attnview) in the way that costs least:
  *  - the weights and scores go straight into the caller's arrays (the result),
  *    row by row while they are in the cache, not into the work space first;
  *  - a layer runs in three phases on the thread pool (parallel_threads()),
@@ -17,6 +18,9 @@
  *  - for a causal model, rows of an unchanged prefix are kept (infer_cache): row
  *    i of every layer depends on tokens 0..i only, so after an edit at position
  *    p only rows p.. are computed, against the keys and values of all rows;
+ *    the weights and scores of those rows are in a store the results share
+ *    with the cache (attn_store), so typing at the end writes one row per
+ *    head into the store the last result reads, and copies nothing;
  *  - between layers it asks whether to give up (a newer text is waiting).
  *
  * Agreement: the view, --dump, --export, the breakdown, the loss with a
@@ -47,15 +51,21 @@ typedef struct infer_cache {
 	/* Of the last pass, for tests and benchmarks: rows taken from the cache
 	 * and rows computed. */
 	int reused, computed;
+	/* A causal model's weights and scores of rows 0..n-1 (model.h), shared
+	 * with the results of infer_attend; and a store a recycled result gave
+	 * back, for the next pass that needs a new one. */
+	attn_store *st, *spare;
 } infer_cache;
 
+/* Forget everything (and drop the stores). A new cache must be zeroed first
+ * (calloc, static or = {0}); clear it before freeing it. */
 void infer_cache_clear(infer_cache *c);
 
 /* The pass over ids[0..n) on ws (B >= 1, T >= n; the ablation is ws->ablate),
  * as model_forward(m, ws, ids, 1, n) leaves ws, except that the final
- * LayerNorm is not computed and ws->layer[l].att/preatt hold no weights in
- * model_forward's layout. att and scores (each [L][H][n][n], or NULL) receive
- * the weights and raw scores (NAN where masked). c (or NULL) is the cache of
+ * LayerNorm is not computed and ws->layer[l].att/preatt hold no weights. att
+ * and scores (each [L][H][n][n], dense, or NULL) receive the weights and raw
+ * scores (NAN where masked); a causal model's also go to c's store. c (or NULL) is the cache of
  * ws: rows it holds for this model, ablation and prefix of ids are reused.
  * Returns false, with c holding only rows still valid, if stale(stale_ctx)
  * returned true between two layers (stale may be NULL); att and scores are
@@ -66,7 +76,9 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 
 /* model_attend without predictions, into r: r may hold the arrays of an
  * earlier result (r->cap), which are reused when they are large enough
- * (attn_result_recycle); otherwise it must be zeroed. Whatever it returns, r
+ * (attn_result_recycle); otherwise it must be zeroed. A causal model's r
+ * shares c's store (a store of its own when c is NULL): it keeps its numbers
+ * while later passes run, since they write only rows no result reads. Whatever it returns, r
  * may hold arrays afterwards (free or recycle them). A gave-up pass returns
  * false with "a newer text came". */
 bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,

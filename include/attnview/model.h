@@ -177,12 +177,32 @@ const float *model_block_forward(const model *m, activations *a, int layer, cons
 void model_logits(const model *m, activations *a, const int32_t *rows, int nrows);
 
 /* Everything the view and the dump show for one text. */
+/* The weights and raw scores of a causal model's passes, shared between the
+ * results handed out and the inference cache that keeps them (infer.h):
+ * typing at the end of a text writes one row into the store the last
+ * result reads, instead of copying every row into a new result. Each head's
+ * rows are packed, row i (i + 1 numbers: the keys it sees) at i (i + 1) / 2
+ * of the head's block of cap (cap + 1) / 2: a causal model's masked half is
+ * not kept. Counted references: the worker writes only rows no result
+ * reads (rows >= hi, or any row when it holds the only reference). */
+typedef struct attn_store {
+	_Atomic int refs;
+	int layers, heads, cap; /* cap: tokens, the rows of each head's block */
+	int hi;			/* rows 0..hi-1 may be read by results handed out */
+	float *att, *scores;	/* [layers][heads][cap (cap + 1) / 2] */
+} attn_store;
+
+/* Read a result's weights and scores through attn_result_head (analysis.h),
+ * attn_weight, attn_score and attn_score_row, never through att and scores:
+ * their layout depends on the model (pack). */
 typedef struct attn_result {
 	int n, layers, heads, topk;
 	bool causal;
 	token *tokens;	  /* [n] */
-	float *att;	  /* [layers][heads][n][n] */
-	float *scores;	  /* [layers][heads][n][n] raw q.k, NAN where masked */
+	float *att;	  /* the weights: pack == 0, [layers][heads][n][n]; else packed */
+	float *scores;	  /* the raw q.k likewise, NAN where masked */
+	int pack;	  /* 0, or the rows of a packed head's block (attn_store) */
+	attn_store *st;	  /* the owner of att and scores when packed, else NULL */
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
 	float *value_norms; /* [layers][heads][n] (explain.h, value_norms), or NULL */
@@ -191,6 +211,23 @@ typedef struct attn_result {
 	size_t cap;
 	int cap_tokens;
 } attn_result;
+
+/* Offset of row i in a packed head's block. */
+static inline size_t attn_packed_row(int i)
+{
+	return (size_t)i * (size_t)(i + 1) / 2;
+}
+
+/* Weight A[i][j] of head h of layer l (0 where masked). */
+float attn_weight(const attn_result *r, int l, int h, int i, int j);
+/* Raw score q_i.k_j of head h of layer l (NAN where masked). */
+float attn_score(const attn_result *r, int l, int h, int i, int j);
+/* Row i of the raw scores of head h of layer l into out[0..n) (NAN where
+ * masked). */
+void attn_score_row(const attn_result *r, int l, int h, int i, float *out);
+/* Every weight and score of r, dense: [layers][heads][n][n] each (either may
+ * be NULL). */
+void attn_result_dense(const attn_result *r, float *att, float *scores);
 
 void attn_result_free(attn_result *r);
 

@@ -375,7 +375,7 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	free(ids);
 	if (!ok)
 		return false;
-	const int hs = (int)(c->dim / c->heads), nn = d->n * d->n;
+	const int hs = (int)(c->dim / c->heads);
 	if (q->query >= 0) {
 		d->bd = calloc((size_t)c->layers * c->heads, sizeof *d->bd);
 		float *qk = malloc(2 * (size_t)hs * sizeof *qk);
@@ -395,9 +395,8 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 				}
 				d->nbd++;
 				qk_from_forward(d->m, &d->ws, l, h, q->query, q->key, qk, qk + hs);
-				const float *row = d->r.scores +
-						   ((size_t)(l * (int)c->heads + h)) * (size_t)nn +
-						   (size_t)q->query * (size_t)d->n;
+				float row[AV_MAX_CONTEXT];
+				attn_score_row(&d->r, l, h, q->query, row);
 				qk_breakdown_compute(b, l, h, q->query, q->key, qk, qk + hs, row, d->n);
 			}
 		free(qk);

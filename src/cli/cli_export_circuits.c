@@ -34,7 +34,7 @@ static figure *positional_figure(const model *m, const circuits *c, const char *
 		const int l = i / c->heads, h = i % c->heads;
 		char t[64];
 		snprintf(t, sizeof t, "L%d H%d peak %+d", l, h, circuits_peak(c, l, h));
-		attn_matrix a = {w, T, m->cfg.objective == OBJ_CAUSAL};
+		attn_matrix a = {w, T, m->cfg.objective == OBJ_CAUSAL, 0};
 		ok = circuits_positional_pattern(m, l, h, w, err) &&
 		     figure_set_tile(f, i, &a, NULL, kind, ramp, t, err);
 	}
@@ -73,7 +73,7 @@ static figure *composition_figure(const model *m, const circuits *c, scale_kind 
 			for (int j = 0; j < LH; j++)
 				w[(size_t)r * LH + j] = j < nw ? s[j] : 0.0f;
 		}
-		attn_matrix a = {w, LH, false};
+		attn_matrix a = {w, LH, false, 0};
 		ok = figure_set_tile(f, k, &a, NULL, kind, ramp, names[k], err);
 	}
 	char sub[256];

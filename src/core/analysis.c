@@ -10,10 +10,23 @@
 
 attn_matrix attn_result_head(const attn_result *r, int layer, int head)
 {
-	size_t n = (size_t)r->n;
-	attn_matrix a = {r->att + ((size_t)layer * (size_t)r->heads + (size_t)head) * n * n, r->n,
-			 r->causal};
+	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
+	attn_matrix a = {r->att + ((size_t)layer * (size_t)r->heads + (size_t)head) * per, r->n,
+			 r->causal, r->pack};
 	return a;
+}
+
+void attn_matrix_copy(float *out, const attn_matrix *a)
+{
+	const size_t n = (size_t)a->n;
+	if (!a->pack) {
+		memcpy(out, a->w, n * n * sizeof *out);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(out + i * n, a->w + attn_packed_row((int)i), (i + 1) * sizeof *out);
+		memset(out + i * n + i + 1, 0, (n - i - 1) * sizeof *out);
+	}
 }
 
 void head_stats_compute(head_stats *s, const attn_matrix *a)
@@ -148,13 +161,13 @@ void aggregate_heads(float *out, const attn_result *r, int layer, sel_kind kind)
 	memset(out, 0, nn * sizeof *out);
 	for (int l = l0; l < l1; l++)
 		for (int h = 0; h < r->heads; h++) {
-			const float *w = attn_result_head(r, l, h).w;
-			if (kind == SEL_MAX) {
-				for (size_t i = 0; i < nn; i++)
-					out[i] = w[i] > out[i] ? w[i] : out[i];
-			} else {
-				for (size_t i = 0; i < nn; i++)
-					out[i] += w[i];
+			attn_matrix a = attn_result_head(r, l, h);
+			for (int i = 0; i < r->n; i++) {
+				float *o = out + (size_t)i * (size_t)r->n;
+				for (int j = 0; j < r->n; j++) {
+					float w = attn_at(&a, i, j);
+					o[j] = kind == SEL_MAX ? (w > o[j] ? w : o[j]) : o[j] + w;
+				}
 			}
 		}
 	if (kind != SEL_MAX && count > 0)

@@ -130,7 +130,7 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 	/* Every row's logits as the view computes them (infer_row_logits): a
 	 * causal model's from one pass kept in the cache, a masked model's from
 	 * one pass per masked position. */
-	infer_cache *c = malloc(sizeof *c);
+	infer_cache *c = calloc(1, sizeof *c);
 	float *logits = malloc((size_t)V * sizeof *logits);
 	if (!c || !logits) {
 		free(c);
@@ -138,7 +138,6 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 		free(x);
 		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
 	}
-	infer_cache_clear(c);
 	double sum = 0;
 	int cnt = 0;
 	bool ok = true;
@@ -156,6 +155,7 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 		}
 		x[p] = tokens[p].id;
 	}
+	infer_cache_clear(c);
 	free(c);
 	free(logits);
 	if (!ok) {

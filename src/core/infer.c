@@ -20,6 +20,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,11 +33,29 @@
  * and waiting for it costs some 10-50 us, 1-2 MFLOP of BLAS. */
 #define FLOPS_PER_THREAD 4e6
 
+static void store_release(attn_store *s)
+{
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+		free(s->att);
+		free(s->scores);
+		free(s);
+	}
+}
+
+static attn_store *store_ref(attn_store *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
 void infer_cache_clear(infer_cache *c)
 {
 	c->m = NULL;
 	c->n = 0;
 	c->reused = c->computed = 0;
+	store_release(c->st);
+	store_release(c->spare);
+	c->st = c->spare = NULL;
 }
 
 /* ---- one layer ---- */
@@ -49,7 +68,8 @@ typedef struct layer_pass {
 	int p, n;	       /* rows p..n-1 are computed (0..p-1 are the cache's) */
 	const float *x;	       /* the layer's input rows (T, d) */
 	float *att, *scores;   /* this layer's [H][n][n] in the result, or NULL */
-	float *catt, *cscores; /* the cache's [H][T][T] rows (causal), or NULL */
+	float *catt, *cscores; /* this layer's packed rows in the cache's store, or NULL */
+	size_t cstride;	       /* floats per head in the store */
 	const uint8_t *off;    /* this layer's heads switched off, or NULL */
 	float *work;	       /* ATT_BLOCK x n per slice */
 	int nt;		       /* slices of the phase under way */
@@ -131,14 +151,15 @@ static void fill(float *p, float v, int n)
  * place, and the weights likewise (0 where masked). */
 static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int valid, float scale)
 {
-	const size_t n = (size_t)lp->n, T = (size_t)lp->T, v = (size_t)valid;
+	const size_t n = (size_t)lp->n, v = (size_t)valid;
 	if (lp->scores) {
 		float *o = lp->scores + ((size_t)h * n + (size_t)i) * n;
 		memcpy(o, s, v * sizeof *o);
 		fill(o + v, NAN, (int)(n - v));
 	}
 	if (lp->cscores)
-		memcpy(lp->cscores + ((size_t)h * T + (size_t)i) * T, s, v * sizeof *s);
+		memcpy(lp->cscores + (size_t)h * lp->cstride + attn_packed_row(i), s,
+		       v * sizeof *s);
 	softmax_row(s, s, kn, valid, scale); /* in place: masked keys 0 */
 	if (lp->att) {
 		float *o = lp->att + ((size_t)h * n + (size_t)i) * n;
@@ -146,7 +167,7 @@ static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int va
 		memset(o + v, 0, (n - v) * sizeof *o);
 	}
 	if (lp->catt)
-		memcpy(lp->catt + ((size_t)h * T + (size_t)i) * T, s, v * sizeof *s);
+		memcpy(lp->catt + (size_t)h * lp->cstride + attn_packed_row(i), s, v * sizeof *s);
 }
 
 /* Query rows i0..i1-1 of head h: scores against the keys they may see, the
@@ -232,7 +253,7 @@ static int reusable(const infer_cache *c, const model *m, const activations *ws,
 	while (p < most && c->ids[p] == ids[p])
 		p++;
 	if (m->cfg.objective == OBJ_CAUSAL)
-		return p;
+		return c->st ? p : 0;
 	return p == n && c->n == n && !want_att ? n : 0;
 }
 
@@ -250,33 +271,101 @@ static void cache_begin(infer_cache *c, const model *m, const activations *ws, i
 	c->computed = n - p;
 }
 
+/* Tokens of room in a new result or store for n: a quarter more (up to the
+ * context). Typing at the end makes every text one token longer than the
+ * last, and arrays of exactly its size would never fit the next one; fresh
+ * memory costs its page faults, as much as the pass itself at 500 tokens of
+ * a 6-layer, 8-head model. */
+static int room_for(const model_config *c, int n)
+{
+	int room = n + n / 4 + 8;
+	if (room > (int)c->context)
+		room = (int)c->context;
+	return room < n ? n : room;
+}
+
+static attn_store *store_create(const model_config *c, int cap)
+{
+	attn_store *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	const size_t cells = (size_t)c->layers * c->heads * attn_packed_row(cap);
+	s->att = malloc(cells * sizeof(float));
+	s->scores = malloc(cells * sizeof(float));
+	if (!s->att || !s->scores) {
+		free(s->att);
+		free(s->scores);
+		free(s);
+		return NULL;
+	}
+	atomic_init(&s->refs, 1);
+	s->layers = (int)c->layers;
+	s->heads = (int)c->heads;
+	s->cap = cap;
+	return s;
+}
+
+static bool store_fits(const attn_store *s, const model_config *c, int n)
+{
+	return s && s->layers == (int)c->layers && s->heads == (int)c->heads && s->cap >= n;
+}
+
+/* Make c->st a store this pass may write rows p..n-1 of, holding the
+ * cache's rows 0..p-1: the same store when no result reads those rows (the
+ * rows are past every result handed out, or the cache holds the only
+ * reference); else another (the spare a recycled result gave back, or a new
+ * one) with rows 0..p-1 copied, each head's a single block. */
+static bool store_prepare(infer_cache *c, const model_config *cfg, int p, int n, av_error *err)
+{
+	attn_store *s = c->st, *t = c->spare;
+	if (store_fits(s, cfg, n) && (p >= s->hi || atomic_load(&s->refs) == 1))
+		return true;
+	c->spare = NULL;
+	if (t && !(store_fits(t, cfg, n) && atomic_load(&t->refs) == 1)) {
+		store_release(t);
+		t = NULL;
+	}
+	if (!t && !(t = store_create(cfg, room_for(cfg, n))))
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	t->hi = 0;
+	const size_t LH = (size_t)cfg->layers * cfg->heads, keep = attn_packed_row(p);
+	const size_t ss = s ? attn_packed_row(s->cap) : 0, ts = attn_packed_row(t->cap);
+	for (size_t k = 0; s && p > 0 && k < LH; k++) {
+		memcpy(t->att + k * ts, s->att + k * ss, keep * sizeof(float));
+		memcpy(t->scores + k * ts, s->scores + k * ss, keep * sizeof(float));
+	}
+	store_release(s);
+	c->st = t;
+	return true;
+}
+
 typedef struct copy_pass {
-	const activations *a;
+	const attn_store *st;
 	float *att, *scores;
-	int H, n, p, T, nt, ntasks;
+	int H, n, p, nt, ntasks;
 } copy_pass;
 
-/* The result's rows 0..p-1 of every (layer, head) from the cache: what a
- * causal row sees, then 0 (weights) or NAN (scores) for the keys after it. */
+/* The dense arrays' rows 0..p-1 of every (layer, head) from the cache's
+ * store: what a causal row sees, then 0 (weights) or NAN (scores) for the
+ * keys after it. */
 static void copy_rows(void *ctx, int begin, int end)
 {
 	const copy_pass *cp = ctx;
-	const size_t n = (size_t)cp->n, T = (size_t)cp->T;
+	const size_t n = (size_t)cp->n, stride = attn_packed_row(cp->st->cap);
 	for (int s = begin; s < end; s++) {
 		for (int t = s; t < cp->ntasks; t += cp->nt) {
-			int l = t / cp->H, h = t % cp->H;
-			size_t base = ((size_t)l * cp->H + (size_t)h) * n;
-			const float *ca = cp->a->layer[l].att + (size_t)h * T * T;
-			const float *cs = cp->a->layer[l].preatt + (size_t)h * T * T;
+			size_t base = (size_t)t * n;
+			const float *ca = cp->st->att + (size_t)t * stride;
+			const float *cs = cp->st->scores + (size_t)t * stride;
 			for (size_t i = 0; i < (size_t)cp->p; i++) {
 				if (cp->att) {
 					float *o = cp->att + (base + i) * n;
-					memcpy(o, ca + i * T, (i + 1) * sizeof *o);
+					memcpy(o, ca + attn_packed_row((int)i), (i + 1) * sizeof *o);
 					memset(o + i + 1, 0, (n - i - 1) * sizeof *o);
 				}
 				if (cp->scores) {
 					float *o = cp->scores + (base + i) * n;
-					memcpy(o, cs + i * T, (i + 1) * sizeof *o);
+					memcpy(o, cs + attn_packed_row((int)i), (i + 1) * sizeof *o);
 					fill(o + i + 1, NAN, (int)(n - i - 1));
 				}
 			}
@@ -284,10 +373,10 @@ static void copy_rows(void *ctx, int begin, int end)
 	}
 }
 
-static void copy_cached(const model *m, const activations *ws, int p, int n, float *att,
+static void copy_cached(const model *m, const attn_store *st, int p, int n, float *att,
 			float *scores)
 {
-	copy_pass cp = {ws, att, scores, (int)m->cfg.heads, n, p, ws->T, 1, 0};
+	copy_pass cp = {st, att, scores, (int)m->cfg.heads, n, p, 1, 0};
 	cp.ntasks = (int)m->cfg.layers * cp.H;
 	/* Memory-bound: a slice per thread once there is enough to move. */
 	cp.nt = slices((double)cp.ntasks * p * n, cp.ntasks);
@@ -311,8 +400,9 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 		lp->x = x;
 		lp->att = att ? att + (size_t)l * H * nn : NULL;
 		lp->scores = scores ? scores + (size_t)l * H * nn : NULL;
-		lp->catt = c && lp->causal ? la->att : NULL;
-		lp->cscores = c && lp->causal ? la->preatt : NULL;
+		const size_t blk = c && lp->causal ? (size_t)l * H * lp->cstride : 0;
+		lp->catt = c && lp->causal ? c->st->att + blk : NULL;
+		lp->cscores = c && lp->causal ? c->st->scores + blk : NULL;
 		lp->off = lp->a->ablate ? lp->a->ablate + (size_t)l * H : NULL;
 		run_layer(lp);
 		x = la->res3;
@@ -328,13 +418,19 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       cfg->context);
 	int p = reusable(c, m, ws, ids, n, att || scores);
+	const bool causal = cfg->objective == OBJ_CAUSAL;
+	if (c && causal && p < n && !store_prepare(c, cfg, p, n, err)) {
+		infer_cache_clear(c);
+		return false;
+	}
 	if (c)
 		cache_begin(c, m, ws, p, n);
 	if (p < n) {
 		const int d = (int)cfg->dim;
 		layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
 		lp.hs = d / lp.H;
-		lp.causal = cfg->objective == OBJ_CAUSAL;
+		lp.causal = causal;
+		lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
 		lp.p = p;
 		lp.n = n;
 		lp.work =
@@ -351,7 +447,7 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 			return av_fail(err, _("a newer text came"));
 	}
 	if (p > 0 && (att || scores))
-		copy_cached(m, ws, p, n, att, scores);
+		copy_cached(m, c->st, p, n, att, scores);
 	if (c) {
 		memcpy(c->ids, ids, (size_t)n * sizeof *ids);
 		c->n = n;
@@ -366,8 +462,12 @@ void attn_result_free(attn_result *r)
 	if (!r)
 		return;
 	free(r->tokens);
-	free(r->att);
-	free(r->scores);
+	if (r->st) {
+		store_release(r->st);
+	} else {
+		free(r->att);
+		free(r->scores);
+	}
 	free(r->pred_id);
 	free(r->pred_p);
 	free(r->value_norms);
@@ -379,6 +479,8 @@ void attn_result_recycle(attn_result *r)
 	attn_result keep = {.tokens = r->tokens,
 			    .att = r->att,
 			    .scores = r->scores,
+			    .pack = r->pack,
+			    .st = r->st,
 			    .cap = r->cap,
 			    .cap_tokens = r->cap_tokens};
 	free(r->pred_id);
@@ -387,34 +489,87 @@ void attn_result_recycle(attn_result *r)
 	*r = keep;
 }
 
-/* Arrays for n tokens of m in r, reused if they fit. New ones have room for
- * a quarter more tokens (up to the context): typing at the end makes every
- * text one token longer than the last, and arrays of exactly its size would
- * never fit the next one; fresh memory costs its page faults, 96 MB of them
- * at 500 tokens of a 6-layer, 8-head model, more than the pass itself. */
+/* r without weights and scores: a store given back to c as its spare (or
+ * dropped when it is c's own), dense arrays freed. */
+static void result_drop_arrays(attn_result *r, infer_cache *c)
+{
+	if (r->st && c && r->st != c->st && !c->spare)
+		c->spare = r->st;
+	else if (r->st)
+		store_release(r->st);
+	else {
+		free(r->att);
+		free(r->scores);
+	}
+	r->att = r->scores = NULL;
+	r->st = NULL;
+	r->pack = 0;
+	r->cap = 0;
+}
+
+static bool tokens_reserve(attn_result *r, const model_config *c, int n, av_error *err)
+{
+	if (r->tokens && r->cap_tokens >= n)
+		return true;
+	free(r->tokens);
+	r->cap_tokens = room_for(c, n);
+	r->tokens = malloc((size_t)r->cap_tokens * sizeof *r->tokens);
+	if (!r->tokens) {
+		r->cap_tokens = 0;
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	}
+	return true;
+}
+
+/* Dense arrays (a masked model's) for n tokens of m in r, reused if they
+ * fit. */
 static bool result_reserve(attn_result *r, const model_config *c, int n, av_error *err)
 {
 	const size_t LH = (size_t)c->layers * c->heads;
 	const size_t cells = LH * (size_t)n * (size_t)n;
-	if (r->cap >= cells && r->cap_tokens >= n && r->att && r->scores && r->tokens)
+	if (r->st)
+		result_drop_arrays(r, NULL);
+	if (!tokens_reserve(r, c, n, err))
+		return false;
+	if (r->cap >= cells && r->att && r->scores)
 		return true;
-	attn_result_free(r);
-	int room = n + n / 4 + 8;
-	if (room > (int)c->context)
-		room = (int)c->context;
-	if (room < n)
-		room = n;
-	const size_t cap = LH * (size_t)room * (size_t)room;
-	r->tokens = malloc((size_t)room * sizeof *r->tokens);
+	free(r->att);
+	free(r->scores);
+	const size_t room = (size_t)room_for(c, n), cap = LH * room * room;
 	r->att = malloc(cap * sizeof(float));
 	r->scores = malloc(cap * sizeof(float));
-	if (!r->tokens || !r->att || !r->scores) {
+	r->cap = cap;
+	if (!r->att || !r->scores) {
 		attn_result_free(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
-	r->cap = cap;
-	r->cap_tokens = room;
 	return true;
+}
+
+/* A causal model's pass into r: r shares the cache's store (c, or one of
+ * its own when c is NULL) instead of a copy of its rows. */
+static bool attend_shared(const model *m, activations *ws, infer_cache *c, const int32_t *ids,
+			  int n, attn_result *r, infer_stale_fn stale, void *stale_ctx,
+			  av_error *err)
+{
+	infer_cache *own = NULL;
+	if (!c && !(c = own = calloc(1, sizeof *own)))
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	result_drop_arrays(r, c);
+	bool ok = infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err);
+	if (ok) {
+		r->st = store_ref(c->st);
+		r->att = r->st->att;
+		r->scores = r->st->scores;
+		r->pack = r->st->cap;
+		if (r->st->hi < n)
+			r->st->hi = n;
+	}
+	if (own) {
+		infer_cache_clear(own);
+		free(own);
+	}
+	return ok;
 }
 
 bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
@@ -424,18 +579,65 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
 		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       cfg->context);
-	if (!result_reserve(r, cfg, n, err))
+	const bool causal = cfg->objective == OBJ_CAUSAL;
+	if (causal ? !tokens_reserve(r, cfg, n, err) : !result_reserve(r, cfg, n, err))
 		return false;
 	r->n = n;
 	r->layers = (int)cfg->layers;
 	r->heads = (int)cfg->heads;
 	r->topk = 0;
-	r->causal = cfg->objective == OBJ_CAUSAL;
+	r->causal = causal;
 	memcpy(r->tokens, tokens, (size_t)n * sizeof *tokens);
 	int32_t ids[AV_MAX_CONTEXT];
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
+	if (causal)
+		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
 	return infer_forward(m, ws, c, ids, n, r->att, r->scores, stale, stale_ctx, err);
+}
+
+/* ---- reading a result ---- */
+
+static const float *head_block(const attn_result *r, const float *base, int l, int h)
+{
+	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
+	return base + ((size_t)l * (size_t)r->heads + (size_t)h) * per;
+}
+
+static float read_at(const attn_result *r, const float *base, int l, int h, int i, int j)
+{
+	const float *b = head_block(r, base, l, h);
+	return r->pack ? b[attn_packed_row(i) + (size_t)j] : b[(size_t)i * (size_t)r->n + (size_t)j];
+}
+
+float attn_weight(const attn_result *r, int l, int h, int i, int j)
+{
+	return r->causal && j > i ? 0.0f : read_at(r, r->att, l, h, i, j);
+}
+
+float attn_score(const attn_result *r, int l, int h, int i, int j)
+{
+	return r->causal && j > i ? NAN : read_at(r, r->scores, l, h, i, j);
+}
+
+void attn_score_row(const attn_result *r, int l, int h, int i, float *out)
+{
+	for (int j = 0; j < r->n; j++)
+		out[j] = attn_score(r, l, h, i, j);
+}
+
+void attn_result_dense(const attn_result *r, float *att, float *scores)
+{
+	const size_t n = (size_t)r->n;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++)
+			for (int i = 0; i < r->n; i++) {
+				size_t o = (((size_t)l * (size_t)r->heads + (size_t)h) * n + i) * n;
+				for (int j = 0; att && j < r->n; j++)
+					att[o + (size_t)j] = attn_weight(r, l, h, i, j);
+				if (scores)
+					attn_score_row(r, l, h, i, scores + o);
+			}
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
@@ -526,10 +728,9 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 		  attn_result *r, av_error *err)
 {
 	memset(r, 0, sizeof *r);
-	infer_cache *c = malloc(sizeof *c);
+	infer_cache *c = calloc(1, sizeof *c);
 	if (!c)
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
-	infer_cache_clear(c);
 	bool ok = infer_attend(m, ws, c, tokens, n, r, NULL, NULL, err);
 	r->topk = topk > 0 ? topk : 0;
 	if (ok && r->topk) {
@@ -539,6 +740,7 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 		     av_fail(err, _("out of memory for the attention of %d tokens"), n);
 		ok = ok && predict_all(m, ws, c, tokens, n, r, err);
 	}
+	infer_cache_clear(c);
 	free(c);
 	if (!ok)
 		attn_result_free(r);

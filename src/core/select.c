@@ -120,9 +120,11 @@ bool sel_matrix(float *out, const attn_result *r, sel_kind kind, int layer, int 
 	size_t nn = (size_t)r->n * (size_t)r->n;
 	switch (kind) {
 	case SEL_HEAD:
-	case SEL_OVERVIEW:
-		memcpy(out, attn_result_head(r, layer, head).w, nn * sizeof *out);
+	case SEL_OVERVIEW: {
+		attn_matrix a = attn_result_head(r, layer, head);
+		attn_matrix_copy(out, &a);
 		return true;
+	}
 	case SEL_MEAN:
 	case SEL_MAX:
 		aggregate_heads(out, r, layer, kind);

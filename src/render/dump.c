@@ -25,11 +25,23 @@ static bool in_range(int want, int i)
 	return want < 0 || want == i;
 }
 
+/* Head h of layer l as dense (n, n) weights and scores (NAN where masked). */
+static void head_dense(const attn_result *r, int l, int h, float *w, float *s)
+{
+	attn_matrix a = attn_result_head(r, l, h);
+	attn_matrix_copy(w, &a);
+	for (int i = 0; i < r->n; i++)
+		attn_score_row(r, l, h, i, s + (size_t)i * (size_t)r->n);
+}
+
 static bool write_json(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		       av_error *err)
 {
 	const model_config *c = &m->cfg;
 	const size_t nn = (size_t)r->n * r->n;
+	float *w = malloc(2 * nn * sizeof *w);
+	if (!w)
+		return av_fail(err, _("out of memory for the attention of %d tokens"), r->n);
 	fputs("{\n  \"model\": {\"name\": ", out);
 	const char *name = m->meta.name ? m->meta.name : "";
 	json_string(out, name, strlen(name));
@@ -58,16 +70,17 @@ static bool write_json(FILE *out, const model *m, const attn_result *r, const du
 		for (int h = 0; h < r->heads; h++) {
 			if (!in_range(o->layer, l) || !in_range(o->head, h))
 				continue;
-			size_t base = ((size_t)l * r->heads + h) * nn;
+			head_dense(r, l, h, w, w + nn);
 			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d,\n     \"weights\": ",
 				first ? "" : ",", l, h);
-			json_matrix(out, r->att + base, r->n, "     ");
+			json_matrix(out, w, r->n, "     ");
 			fputs(",\n     \"scores\": ", out);
-			json_matrix(out, r->scores + base, r->n, "     ");
+			json_matrix(out, w + nn, r->n, "     ");
 			fputs("}", out);
 			first = false;
 		}
 	}
+	free(w);
 	fputs("\n  ]", out);
 	if (r->topk) {
 		fputs(",\n  \"predictions\": ", out);
@@ -176,7 +189,7 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 	const dump_extras *x = o->x;
 	bool cc = x && x->value_norms;
 	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
-	float *buf = malloc(nn * sizeof *buf);
+	float *buf = malloc(3 * nn * sizeof *buf), *w = buf + nn;
 	if (!glyph || !buf) {
 		free(glyph);
 		free(buf);
@@ -191,14 +204,14 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 		for (int h = 0; h < r->heads; h++) {
 			if (!in_range(o->layer, l) || !in_range(o->head, h))
 				continue;
-			size_t base = ((size_t)l * r->heads + h) * nn;
 			char name[16];
 			snprintf(name, sizeof name, "%d", h);
 			attn_matrix a = attn_result_head(r, l, h);
 			if (cc)
 				dump_contributions(buf, &a, x->value_norms +
 								((size_t)l * r->heads + h) * r->n);
-			tsv_block b = {l, name, r->att + base, r->scores + base, cc ? buf : NULL};
+			head_dense(r, l, h, w, w + nn);
+			tsv_block b = {l, name, w, w + nn, cc ? buf : NULL};
 			tsv_rows(out, r, glyph, &b, cc);
 		}
 	}

@@ -189,12 +189,12 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 		heatmap_free(h);
 		return av_fail(err, _("out of memory for a %dx%d figure"), a->n, a->n);
 	}
-	memcpy(h->w, a->w, nn * sizeof *h->w);
+	attn_matrix_copy(h->w, a);
 	h->causal = a->causal;
 	h->kind = kind;
 	h->ramp = scale_diverging(kind) ? RAMP_DIVERGING : ramp;
 	snprintf(h->title, sizeof h->title, "%s", title ? title : "");
-	attn_matrix m = {h->w, h->n, h->causal};
+	attn_matrix m = {h->w, h->n, h->causal, 0};
 	scale_init(&h->sc, kind, &m, h->row_max);
 	return true;
 }

@@ -113,7 +113,7 @@ static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, s
 	float *wm = malloc((size_t)n * (size_t)n * sizeof *wm);
 	int nw = spans && wm ? fig_words(spans, s->labels, s->unknown, r->tokens, n, marks) : -1;
 	if (nw >= 0) {
-		attn_matrix a = {s->m, n, s->causal};
+		attn_matrix a = {s->m, n, s->causal, 0};
 		words_aggregate(wm, &a, spans, nw);
 		memcpy(s->m, wm, (size_t)nw * (size_t)nw * sizeof *wm);
 		s->n = nw; /* the labels past nw are NULL */
@@ -142,14 +142,14 @@ static bool make_tile(figure *f, int i, fig_ctx *x, sel_kind kind, int layer, in
 		ok = av_fail(err, _("out of memory for the figure of %d tokens"), r->n);
 	if (!ok)
 		goto out;
-	attn_matrix m = {a.m, a.n, a.causal};
+	attn_matrix m = {a.m, a.n, a.causal, 0};
 	if (q->compare) {
 		/* Now minus then, aligned by position; a label that differs
 		 * shows both ("他/她"). */
 		int n = a.n < b.n ? a.n : b.n;
-		attn_matrix mb = {b.m, b.n, b.causal};
+		attn_matrix mb = {b.m, b.n, b.causal, 0};
 		matrix_difference(a.m, &m, &mb, n);
-		m = (attn_matrix){a.m, n, a.causal || b.causal};
+		m = (attn_matrix){a.m, n, a.causal || b.causal, 0};
 		for (int k = 0; k < n && ok; k++)
 			if (strcmp(a.labels[k], b.labels[k]) != 0) {
 				size_t la = strlen(a.labels[k]), lb = strlen(b.labels[k]);

@@ -27,7 +27,7 @@ figure *figure_score_split(const model *m, const score_split *s, const attn_resu
 		split_part_name(m, s->layer, i, names[i], sizeof names[i]);
 		labels[i].text = names[i];
 	}
-	const attn_matrix a = {w, P, false};
+	const attn_matrix a = {w, P, false, 0};
 	ok = ok && figure_set_tile(f, 0, &a, labels, SCALE_DIFF, RAMP_DIVERGING, NULL, err);
 	if (ok) {
 		char title[256], sub[512], gq[32], gk[32];

@@ -20,7 +20,7 @@ bool pin_set(pin *p, const heat_src *s)
 		pin_clear(p);
 		return false;
 	}
-	memcpy(p->w, s->m.w, (size_t)n * (size_t)n * sizeof *p->w);
+	attn_matrix_copy(p->w, &s->m);
 	memcpy(p->labels, s->labels, (size_t)n * sizeof *p->labels);
 	for (size_t i = 0, at = 0; i < (size_t)n; i++)
 		if (s->labels[i].text) {
@@ -109,7 +109,7 @@ static bool selection(matrix_cache *mx, const matrix_request *rq, attn_matrix *a
 	if (mx->sel_seq != rq->seq)
 		sel_cache_forget(&mx->sel);
 	mx->sel_seq = rq->seq;
-	*a = (attn_matrix){mx->mat, r->n, r->causal};
+	*a = (attn_matrix){mx->mat, r->n, r->causal, 0};
 	return sel_matrix(mx->mat, r, rq->kind, rq->layer, rq->head, &mx->sel, err);
 }
 
@@ -175,7 +175,7 @@ static bool make(matrix_cache *mx, const matrix_request *rq, av_error *err)
 		make_words(mx, r, rq->marks);
 		words_aggregate(mx->mat2, &a, mx->wspan, mx->nw);
 		memcpy(mx->mat, mx->mat2, (size_t)mx->nw * (size_t)mx->nw * sizeof *mx->mat);
-		s.m = (attn_matrix){mx->mat, mx->nw, a.causal};
+		s.m = (attn_matrix){mx->mat, mx->nw, a.causal, 0};
 		s.label_w = widest(mx->labels, mx->nw);
 	} else {
 		heat_token_labels(mx->labels, r->tokens, r->n);
@@ -183,9 +183,9 @@ static bool make(matrix_cache *mx, const matrix_request *rq, av_error *err)
 	const pin *p = rq->pin;
 	if (p && p->on) {
 		int m = s.m.n < p->n ? s.m.n : p->n;
-		attn_matrix pm = {p->w, p->n, p->causal};
+		attn_matrix pm = {p->w, p->n, p->causal, 0};
 		matrix_difference(mx->mat2, &s.m, &pm, m);
-		s.m = (attn_matrix){mx->mat2, m, s.m.causal || p->causal};
+		s.m = (attn_matrix){mx->mat2, m, s.m.causal || p->causal, 0};
 		s.diverging = true;
 	}
 	mx->src = s;

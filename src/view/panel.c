@@ -115,11 +115,10 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
 		line(p, plain(), _("A[i][j] %.4f × |v_j W_O| %.4f"),
-		     attn_at(&(attn_matrix){view_head(v).w, v->r.n, v->r.causal}, q, k),
+		     attn_weight(&v->r, v->layer, v->head, q, k),
 		     v->r.value_norms[h * n + (size_t)k]);
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
-		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		float raw = v->r.scores[(h * n + (size_t)q) * n + (size_t)k];
+		float raw = attn_score(&v->r, v->layer, v->head, q, k);
 		line(p, plain(), "q·k %.4f  /√%d = %.4f", raw, v->head_dim,
 		     raw / sqrtf((float)v->head_dim));
 	} else {

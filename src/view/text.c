@@ -317,9 +317,8 @@ static void take_job(view *v, worker_job_result *j)
 		return;
 	if (j->job.kind == JOB_BREAKDOWN && j->hs == v->bd.hs && j->job.layer == v->bd_layer &&
 	    j->job.head == v->bd_head && j->job.query == v->bd_q && j->job.key == v->bd_k) {
-		size_t n = (size_t)v->r.n,
-		       h = (size_t)j->job.layer * (size_t)v->r.heads + (size_t)j->job.head;
-		const float *row = v->r.scores + (h * n + (size_t)j->job.query) * n;
+		float row[AV_MAX_CONTEXT];
+		attn_score_row(&v->r, j->job.layer, j->job.head, j->job.query, row);
 		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
 				     j->q, j->k, row, v->r.n);
 		score_split_free(&v->bd_split);

@@ -271,6 +271,7 @@ static void model_ctx_free(void *p)
 	if (!mc)
 		return;
 	activations_finish(&mc->ws);
+	infer_cache_clear(&mc->cache);
 	free(mc);
 }
 
