@@ -157,8 +157,9 @@ static double cpu_ms(void)
 
 /* Of the keystrokes timed: p50 and p99 of the model time, p50 of the CPU
  * time it took (all threads), FLOPs of a key (mean), and of the last key,
- * the rows computed and taken from the cache; the bytes of the weights and
- * scores the last result holds, and what n x n of each per head would. */
+ * the rows computed and taken from the cache; the bytes of the numbers the
+ * last result holds (weights, queries and keys: the scores are computed from
+ * them when asked), and what n x n weights and scores per head would. */
 typedef struct timing {
 	double p50, p99, cpu50, flops;
 	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
@@ -229,8 +230,9 @@ static void typer_finish(typer *ty, timing *out)
 {
 	const attn_result *r = &ty->r;
 	const double LH = (double)r->layers * r->heads;
-	out->bytes = r->st ? 2.0 * LH * (double)attn_packed_row(r->st->cap) * sizeof(float)
-			   : 2.0 * (double)r->cap * sizeof(float);
+	const double qk = r->st ? 2.0 * r->layers * r->dim * r->st->cap : (double)r->cap_qk;
+	out->bytes = ((r->st ? LH * (double)attn_packed_row(r->st->cap) : (double)r->cap) + qk) *
+		     sizeof(float);
 	out->dense_bytes = 2.0 * LH * (double)r->n * r->n * sizeof(float);
 	attn_result_free(&ty->r);
 	attn_result_free(&ty->spare);
@@ -460,8 +462,8 @@ int main(int argc, char **argv)
 			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
 			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
 			    100.0 * gc / cpu1);
-			printf("    result's weights and scores: %.1f MB (n x n per head: %.1f MB, "
-			       "%.2fx)\n",
+			printf("    result's weights, q and k: %.1f MB (n x n weights and scores "
+			       "per head: %.1f MB, %.2fx)\n",
 			       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0,
 			       tm.dense_bytes / tm.bytes);
 			if (tm.ratio > 0)

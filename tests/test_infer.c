@@ -460,6 +460,47 @@ static void check_shared(void)
 	model_destroy(m);
 }
 
+/* A result keeps no scores: they are computed from its q and k when asked,
+ * with the pass's own products, so they are the pass's bits (those --dump
+ * prints); of a causal model at 200 tokens, the result holds less than half
+ * of what n x n weights and scores per head take. */
+static void check_scores_on_demand(objective obj)
+{
+	const int n = 200;
+	model *m = random_model(obj, 2, 4, 64, n, 1.0f, 47);
+	if (!m)
+		return;
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, n, n, &err));
+	int32_t ids[200];
+	token t[200];
+	random_ids(ids, n, 6, 300);
+	to_tokens(ids, n, t);
+	const size_t cells = 2u * 4 * n * n;
+	float *att = malloc(cells * sizeof *att), *sc = malloc(cells * sizeof *sc);
+	CHECK(infer_forward(m, &ws, NULL, ids, n, att, sc, NULL, NULL, &err));
+	attn_result r;
+	CHECK(model_attend(m, &ws, t, n, 0, &r, &err));
+	float *d = dense_copy(&r);
+	CHECKF(d && same_floats(d, att, cells) && memcmp(d + cells, sc, cells * 4) == 0,
+	       "%s: the result's weights and scores are not the pass's bits",
+	       obj == OBJ_CAUSAL ? "causal" : "masked");
+	float row[200];
+	CHECK(attn_score_row(&r, 1, 3, 150, row) && memcmp(row, sc + cells - 50 * n, 4u * n) == 0);
+	if (obj == OBJ_CAUSAL) {
+		double held = (double)2 * 4 * attn_packed_row(r.st->cap) + 2.0 * 2 * 64 * r.st->cap;
+		CHECKF(held <= cells, "a causal result of %d tokens holds %.0f floats, n x n "
+		       "weights and scores %zu", n, held, 2 * cells);
+	}
+	free(d);
+	free(att);
+	free(sc);
+	attn_result_free(&r);
+	activations_finish(&ws);
+	model_destroy(m);
+}
+
 /* attnview's weights and scores of one golden input against PyTorch's: both
  * are binary32 implementations within the bound of binary64, so they differ
  * by at most twice the bound. */
@@ -555,6 +596,8 @@ int main(void)
 	check_give_up();
 	check_recycle();
 	check_shared();
+	check_scores_on_demand(OBJ_MASKED);
+	check_scores_on_demand(OBJ_CAUSAL);
 	check_golden_typed();
 	return test_summary("infer");
 }

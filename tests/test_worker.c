@@ -102,14 +102,12 @@ static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts
 		attn_result_free(r);
 		r->tokens = malloc(sizeof(token) * (size_t)(n ? n : 1));
 		r->att = malloc(cells * sizeof(float));
-		r->scores = malloc(cells * sizeof(float));
-		if (!r->tokens || !r->att || !r->scores)
+		if (!r->tokens || !r->att)
 			abort();
 		r->cap = cells;
 		r->cap_tokens = n ? n : 1;
 	}
 	memset(r->att, 0, cells * sizeof(float));
-	memset(r->scores, 0, cells * sizeof(float));
 	r->n = n;
 	r->layers = r->heads = 1;
 	memcpy(r->tokens, t, sizeof(token) * (size_t)n);

@@ -2,10 +2,11 @@
  *
  * model_forward (model.h) is the reference: a batch, each operation over all
  * rows in turn, the attention weights left in the work space. The view runs
- * one text at a time and keeps every head's weights and scores (96 MB at 512
- * tokens of a 6-layer, 8-head model, n x n per head; a causal model's
- * masked half is not kept: model.h, attn_store). This pass computes the same
- * thing (man 5 attnview) in the way that costs least:
+ * one text at a time and keeps every head's weights (48 MB at 512 tokens of
+ * a 6-layer, 8-head model, n x n per head; a causal model's masked half is
+ * not kept: model.h, attn_store) and each layer's queries and keys, from
+ * which the raw scores are computed when asked (result.c). This pass
+ * computes the same thing (man 5 attnview) in the way that costs least:
  *  - the weights and scores go straight into the caller's arrays (the result),
  *    row by row while they are in the cache, not into the work space first;
  *  - a layer runs in three phases on the thread pool (parallel_threads()),
@@ -18,7 +19,7 @@
  *  - for a causal model, rows of an unchanged prefix are kept (infer_cache): row
  *    i of every layer depends on tokens 0..i only, so after an edit at position
  *    p only rows p.. are computed, against the keys and values of all rows;
- *    the weights and scores of those rows are in a store the results share
+ *    the weights, queries and keys of those rows are in a store the results share
  *    with the cache (attn_store), so typing at the end writes one row per
  *    head into the store the last result reads, and copies nothing;
  *  - between layers it asks whether to give up (a newer text is waiting).
@@ -35,6 +36,13 @@
 #define ATTNVIEW_INFER_H
 
 #include "attnview/model.h"
+
+/* Query rows per attention task: the block's scores (64 x n floats, 128 KB
+ * at 512 tokens) stay in the core's cache from the product that makes them,
+ * through the softmax and the stores into the result, to the product with the
+ * values. A result's raw scores are computed again by the same blocks
+ * (result.c), so that they are the pass's numbers. */
+#define INFER_ATT_BLOCK 64
 
 /* Asked between layers: true when the pass should give up. */
 typedef bool (*infer_stale_fn)(void *ctx);

@@ -177,38 +177,46 @@ const float *model_block_forward(const model *m, activations *a, int layer, cons
 void model_logits(const model *m, activations *a, const int32_t *rows, int nrows);
 
 /* Everything the view and the dump show for one text. */
-/* The weights and raw scores of a causal model's passes, shared between the
- * results handed out and the inference cache that keeps them (infer.h):
- * typing at the end of a text writes one row into the store the last
- * result reads, instead of copying every row into a new result. Each head's
- * rows are packed, row i (i + 1 numbers: the keys it sees) at i (i + 1) / 2
- * of the head's block of cap (cap + 1) / 2: a causal model's masked half is
- * not kept. Counted references: the worker writes only rows no result
- * reads (rows >= hi, or any row when it holds the only reference). */
+/* The weights of a causal model's passes, and each layer's queries and keys,
+ * shared between the results handed out and the inference cache that keeps
+ * them (infer.h): typing at the end of a text writes one row into the store
+ * the last result reads, instead of copying every row into a new result.
+ * Each head's rows are packed, row i (i + 1 numbers: the keys it sees) at
+ * i (i + 1) / 2 of the head's block of cap (cap + 1) / 2: a causal model's
+ * masked half is not kept. Counted references: the worker writes only rows
+ * no result reads (rows >= hi, or any row when it holds the only
+ * reference). */
 typedef struct attn_store {
 	_Atomic int refs;
-	int layers, heads, cap; /* cap: tokens, the rows of each head's block */
-	int hi;			/* rows 0..hi-1 may be read by results handed out */
-	float *att, *scores;	/* [layers][heads][cap (cap + 1) / 2] */
+	int layers, heads, dim, cap; /* cap: tokens, the rows of each head's block */
+	int hi;			     /* rows 0..hi-1 may be read by results handed out */
+	float *att;		     /* [layers][heads][cap (cap + 1) / 2] */
+	float *qk;		     /* [layers][cap][2 dim]: row i's q, then its k */
 } attn_store;
 
+/* Drop a reference to s (NULL: nothing); the last one frees it. */
+void attn_store_release(attn_store *s);
+
 /* Read a result's weights and scores through attn_result_head (analysis.h),
- * attn_weight, attn_score and attn_score_row, never through att and scores:
- * their layout depends on the model (pack). */
+ * attn_weight, attn_score, attn_score_row and attn_result_dense, never
+ * through att and qk: their layout depends on the model (pack). The raw
+ * scores are not kept: the accessors compute them from q and k, with the
+ * products of the pass (infer.c), so they are the pass's numbers. */
 typedef struct attn_result {
-	int n, layers, heads, topk;
+	int n, layers, heads, dim, topk;
 	bool causal;
 	token *tokens;	  /* [n] */
 	float *att;	  /* the weights: pack == 0, [layers][heads][n][n]; else packed */
-	float *scores;	  /* the raw q.k likewise, NAN where masked */
+	float *qk;	  /* [layers][qk_rows][2 dim]: each row's q, then its k, or NULL */
+	int qk_rows;	  /* rows of a layer's block in qk: n, or the store's cap */
 	int pack;	  /* 0, or the rows of a packed head's block (attn_store) */
-	attn_store *st;	  /* the owner of att and scores when packed, else NULL */
+	attn_store *st;	  /* the owner of att and qk when packed, else NULL */
 	int32_t *pred_id; /* [n][topk], or NULL if predictions were not asked */
 	float *pred_p;	  /* [n][topk] probabilities */
 	float *value_norms; /* [layers][heads][n] (explain.h, value_norms), or NULL */
-	/* Room at att and at scores (floats each) and at tokens: infer_attend
+	/* Room at att and at qk (floats, each) and at tokens: infer_attend
 	 * reuses the arrays of a recycled result (infer.h) when they fit. */
-	size_t cap;
+	size_t cap, cap_qk;
 	int cap_tokens;
 } attn_result;
 
@@ -220,14 +228,19 @@ static inline size_t attn_packed_row(int i)
 
 /* Weight A[i][j] of head h of layer l (0 where masked). */
 float attn_weight(const attn_result *r, int l, int h, int i, int j);
-/* Raw score q_i.k_j of head h of layer l (NAN where masked). */
+/* Raw score q_i.k_j of head h of layer l (NAN where masked; also NAN when r
+ * has no q and k, or memory ran out). */
 float attn_score(const attn_result *r, int l, int h, int i, int j);
 /* Row i of the raw scores of head h of layer l into out[0..n) (NAN where
- * masked). */
-void attn_score_row(const attn_result *r, int l, int h, int i, float *out);
+ * masked); false, out all NAN, when r has no q and k or memory ran out. */
+bool attn_score_row(const attn_result *r, int l, int h, int i, float *out);
+/* Every raw score of head h of layer l, dense (n, n) into out (NAN where
+ * masked); scratch: INFER_ATT_BLOCK x n floats (infer.h). False, out all
+ * NAN, when r has no q and k. Allocates nothing. */
+bool attn_scores_head(const attn_result *r, int l, int h, float *out, float *scratch);
 /* Every weight and score of r, dense: [layers][heads][n][n] each (either may
- * be NULL). */
-void attn_result_dense(const attn_result *r, float *att, float *scores);
+ * be NULL); false when the scores could not be computed (as above). */
+bool attn_result_dense(const attn_result *r, float *att, float *scores);
 
 void attn_result_free(attn_result *r);
 

@@ -24,23 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Query rows per attention task: the block's scores (64 x n floats, 128 KB
- * at 512 tokens) stay in the core's cache from the product that makes them,
- * through the softmax and the stores into the result, to the product with the
- * values. */
-#define ATT_BLOCK 64
+#define ATT_BLOCK INFER_ATT_BLOCK
 /* Floating-point operations worth a thread of a phase: waking a pool thread
  * and waiting for it costs some 10-50 us, 1-2 MFLOP of BLAS. */
 #define FLOPS_PER_THREAD 4e6
-
-static void store_release(attn_store *s)
-{
-	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
-		free(s->att);
-		free(s->scores);
-		free(s);
-	}
-}
 
 static attn_store *store_ref(attn_store *s)
 {
@@ -53,8 +40,8 @@ void infer_cache_clear(infer_cache *c)
 	c->m = NULL;
 	c->n = 0;
 	c->reused = c->computed = 0;
-	store_release(c->st);
-	store_release(c->spare);
+	attn_store_release(c->st);
+	attn_store_release(c->spare);
 	c->st = c->spare = NULL;
 }
 
@@ -68,8 +55,11 @@ typedef struct layer_pass {
 	int p, n;	       /* rows p..n-1 are computed (0..p-1 are the cache's) */
 	const float *x;	       /* the layer's input rows (T, d) */
 	float *att, *scores;   /* this layer's [H][n][n] in the result, or NULL */
-	float *catt, *cscores; /* this layer's packed rows in the cache's store, or NULL */
+	float *catt;	       /* this layer's packed rows in the cache's store, or NULL */
 	size_t cstride;	       /* floats per head in the store */
+	float *qk;	       /* this layer's q and k rows (2d each) to keep, or NULL */
+	float *qk_base;	       /* where they go: [L][qk_rows][2d], or NULL */
+	int qk_rows;
 	const uint8_t *off;    /* this layer's heads switched off, or NULL */
 	float *work;	       /* ATT_BLOCK x n per slice */
 	int nt;		       /* slices of the phase under way */
@@ -111,6 +101,8 @@ static void qkv_rows(void *ctx, int begin, int end)
 				  lp->x + r * d, p->ln1_w, p->ln1_b, cnt, lp->d);
 		matmul_forward(la->qkv + r * 3 * d, la->ln1 + r * d, p->qkv_w, p->qkv_b, cnt, lp->d,
 			       3 * lp->d);
+		for (size_t i = (size_t)r; lp->qk && i < (size_t)(r + cnt); i++)
+			memcpy(lp->qk + i * 2 * d, la->qkv + i * 3 * d, 2 * d * sizeof *lp->qk);
 	}
 }
 
@@ -157,9 +149,6 @@ static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int va
 		memcpy(o, s, v * sizeof *o);
 		fill(o + v, NAN, (int)(n - v));
 	}
-	if (lp->cscores)
-		memcpy(lp->cscores + (size_t)h * lp->cstride + attn_packed_row(i), s,
-		       v * sizeof *s);
 	softmax_row(s, s, kn, valid, scale); /* in place: masked keys 0 */
 	if (lp->att) {
 		float *o = lp->att + ((size_t)h * n + (size_t)i) * n;
@@ -291,23 +280,25 @@ static attn_store *store_create(const model_config *c, int cap)
 		return NULL;
 	const size_t cells = (size_t)c->layers * c->heads * attn_packed_row(cap);
 	s->att = malloc(cells * sizeof(float));
-	s->scores = malloc(cells * sizeof(float));
-	if (!s->att || !s->scores) {
+	s->qk = malloc((size_t)c->layers * (size_t)cap * 2 * c->dim * sizeof(float));
+	if (!s->att || !s->qk) {
 		free(s->att);
-		free(s->scores);
+		free(s->qk);
 		free(s);
 		return NULL;
 	}
 	atomic_init(&s->refs, 1);
 	s->layers = (int)c->layers;
 	s->heads = (int)c->heads;
+	s->dim = (int)c->dim;
 	s->cap = cap;
 	return s;
 }
 
 static bool store_fits(const attn_store *s, const model_config *c, int n)
 {
-	return s && s->layers == (int)c->layers && s->heads == (int)c->heads && s->cap >= n;
+	return s && s->layers == (int)c->layers && s->heads == (int)c->heads &&
+	       s->dim == (int)c->dim && s->cap >= n;
 }
 
 /* Make c->st a store this pass may write rows p..n-1 of, holding the
@@ -322,7 +313,7 @@ static bool store_prepare(infer_cache *c, const model_config *cfg, int p, int n,
 		return true;
 	c->spare = NULL;
 	if (t && !(store_fits(t, cfg, n) && atomic_load(&t->refs) == 1)) {
-		store_release(t);
+		attn_store_release(t);
 		t = NULL;
 	}
 	if (!t && !(t = store_create(cfg, room_for(cfg, n))))
@@ -330,57 +321,46 @@ static bool store_prepare(infer_cache *c, const model_config *cfg, int p, int n,
 	t->hi = 0;
 	const size_t LH = (size_t)cfg->layers * cfg->heads, keep = attn_packed_row(p);
 	const size_t ss = s ? attn_packed_row(s->cap) : 0, ts = attn_packed_row(t->cap);
-	for (size_t k = 0; s && p > 0 && k < LH; k++) {
+	const size_t row = 2 * (size_t)cfg->dim;
+	for (size_t k = 0; s && p > 0 && k < LH; k++)
 		memcpy(t->att + k * ts, s->att + k * ss, keep * sizeof(float));
-		memcpy(t->scores + k * ts, s->scores + k * ss, keep * sizeof(float));
-	}
-	store_release(s);
+	for (size_t l = 0; s && p > 0 && l < cfg->layers; l++)
+		memcpy(t->qk + l * (size_t)t->cap * row, s->qk + l * (size_t)s->cap * row,
+		       (size_t)p * row * sizeof(float));
+	attn_store_release(s);
 	c->st = t;
 	return true;
 }
 
-typedef struct copy_pass {
-	const attn_store *st;
-	float *att, *scores;
-	int H, n, p, nt, ntasks;
-} copy_pass;
-
-/* The dense arrays' rows 0..p-1 of every (layer, head) from the cache's
- * store: what a causal row sees, then 0 (weights) or NAN (scores) for the
- * keys after it. */
-static void copy_rows(void *ctx, int begin, int end)
+/* The store's rows as a result reads them. */
+static attn_result store_view(const attn_store *st, int n)
 {
-	const copy_pass *cp = ctx;
-	const size_t n = (size_t)cp->n, stride = attn_packed_row(cp->st->cap);
-	for (int s = begin; s < end; s++) {
-		for (int t = s; t < cp->ntasks; t += cp->nt) {
-			size_t base = (size_t)t * n;
-			const float *ca = cp->st->att + (size_t)t * stride;
-			const float *cs = cp->st->scores + (size_t)t * stride;
-			for (size_t i = 0; i < (size_t)cp->p; i++) {
-				if (cp->att) {
-					float *o = cp->att + (base + i) * n;
-					memcpy(o, ca + attn_packed_row((int)i), (i + 1) * sizeof *o);
-					memset(o + i + 1, 0, (n - i - 1) * sizeof *o);
-				}
-				if (cp->scores) {
-					float *o = cp->scores + (base + i) * n;
-					memcpy(o, cs + attn_packed_row((int)i), (i + 1) * sizeof *o);
-					fill(o + i + 1, NAN, (int)(n - i - 1));
-				}
-			}
-		}
-	}
+	attn_result v = {.n = n, .layers = st->layers, .heads = st->heads, .dim = st->dim,
+			 .causal = true, .att = st->att, .qk = st->qk, .qk_rows = st->cap,
+			 .pack = st->cap};
+	return v;
 }
 
-static void copy_cached(const model *m, const attn_store *st, int p, int n, float *att,
-			float *scores)
+/* The dense arrays' rows 0..p-1 of every (layer, head) from the cache's
+ * store: what a causal row sees, then 0 (weights) or NAN (scores, computed
+ * from the store's q and k) for the keys after it. */
+static bool copy_cached(const attn_store *st, int p, int n, float *att, float *scores)
 {
-	copy_pass cp = {st, att, scores, (int)m->cfg.heads, n, p, 1, 0};
-	cp.ntasks = (int)m->cfg.layers * cp.H;
-	/* Memory-bound: a slice per thread once there is enough to move. */
-	cp.nt = slices((double)cp.ntasks * p * n, cp.ntasks);
-	parallel_for_n(cp.nt, cp.nt, copy_rows, &cp);
+	const attn_result v = store_view(st, n);
+	const size_t N = (size_t)n;
+	bool ok = true;
+	for (int l = 0; l < v.layers; l++)
+		for (int h = 0; h < v.heads; h++) {
+			size_t base = ((size_t)l * (size_t)v.heads + (size_t)h) * N;
+			for (int i = 0; i < p; i++) {
+				float *o = att ? att + (base + (size_t)i) * N : NULL;
+				for (int j = 0; o && j < n; j++)
+					o[j] = attn_weight(&v, l, h, i, j);
+				if (scores)
+					ok = attn_score_row(&v, l, h, i, scores + (base + i) * N) && ok;
+			}
+		}
+	return ok;
 }
 
 /* ---- the pass ---- */
@@ -402,7 +382,7 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 		lp->scores = scores ? scores + (size_t)l * H * nn : NULL;
 		const size_t blk = c && lp->causal ? (size_t)l * H * lp->cstride : 0;
 		lp->catt = c && lp->causal ? c->st->att + blk : NULL;
-		lp->cscores = c && lp->causal ? c->st->scores + blk : NULL;
+		lp->qk = lp->qk_base ? lp->qk_base + (size_t)l * lp->qk_rows * 2 * lp->d : NULL;
 		lp->off = lp->a->ablate ? lp->a->ablate + (size_t)l * H : NULL;
 		run_layer(lp);
 		x = la->res3;
@@ -410,8 +390,11 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 	return true;
 }
 
-bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err)
+/* infer_forward; qk (or NULL): every layer's q and k rows, [L][n][2d] (a
+ * causal model's with a cache go to its store instead). */
+static bool forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
+		    float *att, float *scores, float *qk, infer_stale_fn stale, void *stale_ctx,
+		    av_error *err)
 {
 	const model_config *cfg = &m->cfg;
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
@@ -431,6 +414,8 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		lp.hs = d / lp.H;
 		lp.causal = causal;
 		lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
+		lp.qk_base = c && causal ? c->st->qk : qk;
+		lp.qk_rows = c && causal ? c->st->cap : n;
 		lp.p = p;
 		lp.n = n;
 		lp.work =
@@ -446,65 +431,39 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
 		if (!done)
 			return av_fail(err, _("a newer text came"));
 	}
-	if (p > 0 && (att || scores))
-		copy_cached(m, c->st, p, n, att, scores);
 	if (c) {
 		memcpy(c->ids, ids, (size_t)n * sizeof *ids);
 		c->n = n;
 	}
+	if (p > 0 && (att || scores) && !copy_cached(c->st, p, n, att, scores))
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	return true;
+}
+
+bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
+		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	return forward(m, ws, c, ids, n, att, scores, NULL, stale, stale_ctx, err);
 }
 
 /* ---- results ---- */
 
-void attn_result_free(attn_result *r)
-{
-	if (!r)
-		return;
-	free(r->tokens);
-	if (r->st) {
-		store_release(r->st);
-	} else {
-		free(r->att);
-		free(r->scores);
-	}
-	free(r->pred_id);
-	free(r->pred_p);
-	free(r->value_norms);
-	memset(r, 0, sizeof *r);
-}
-
-void attn_result_recycle(attn_result *r)
-{
-	attn_result keep = {.tokens = r->tokens,
-			    .att = r->att,
-			    .scores = r->scores,
-			    .pack = r->pack,
-			    .st = r->st,
-			    .cap = r->cap,
-			    .cap_tokens = r->cap_tokens};
-	free(r->pred_id);
-	free(r->pred_p);
-	free(r->value_norms);
-	*r = keep;
-}
-
-/* r without weights and scores: a store given back to c as its spare (or
+/* r without weights, q and k: a store given back to c as its spare (or
  * dropped when it is c's own), dense arrays freed. */
 static void result_drop_arrays(attn_result *r, infer_cache *c)
 {
 	if (r->st && c && r->st != c->st && !c->spare)
 		c->spare = r->st;
 	else if (r->st)
-		store_release(r->st);
+		attn_store_release(r->st);
 	else {
 		free(r->att);
-		free(r->scores);
+		free(r->qk);
 	}
-	r->att = r->scores = NULL;
+	r->att = r->qk = NULL;
 	r->st = NULL;
 	r->pack = 0;
-	r->cap = 0;
+	r->cap = r->cap_qk = 0;
 }
 
 static bool tokens_reserve(attn_result *r, const model_config *c, int n, av_error *err)
@@ -525,21 +484,22 @@ static bool tokens_reserve(attn_result *r, const model_config *c, int n, av_erro
  * fit. */
 static bool result_reserve(attn_result *r, const model_config *c, int n, av_error *err)
 {
-	const size_t LH = (size_t)c->layers * c->heads;
-	const size_t cells = LH * (size_t)n * (size_t)n;
+	const size_t LH = (size_t)c->layers * c->heads, row = 2 * (size_t)c->dim;
+	const size_t cells = LH * (size_t)n * (size_t)n, qk = c->layers * (size_t)n * row;
 	if (r->st)
 		result_drop_arrays(r, NULL);
 	if (!tokens_reserve(r, c, n, err))
 		return false;
-	if (r->cap >= cells && r->att && r->scores)
+	if (r->cap >= cells && r->cap_qk >= qk && r->att && r->qk)
 		return true;
 	free(r->att);
-	free(r->scores);
-	const size_t room = (size_t)room_for(c, n), cap = LH * room * room;
-	r->att = malloc(cap * sizeof(float));
-	r->scores = malloc(cap * sizeof(float));
-	r->cap = cap;
-	if (!r->att || !r->scores) {
+	free(r->qk);
+	const size_t room = (size_t)room_for(c, n);
+	r->cap = LH * room * room;
+	r->cap_qk = c->layers * room * row;
+	r->att = malloc(r->cap * sizeof(float));
+	r->qk = malloc(r->cap_qk * sizeof(float));
+	if (!r->att || !r->qk) {
 		attn_result_free(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
@@ -560,8 +520,8 @@ static bool attend_shared(const model *m, activations *ws, infer_cache *c, const
 	if (ok) {
 		r->st = store_ref(c->st);
 		r->att = r->st->att;
-		r->scores = r->st->scores;
-		r->pack = r->st->cap;
+		r->qk = r->st->qk;
+		r->qk_rows = r->pack = r->st->cap;
 		if (r->st->hi < n)
 			r->st->hi = n;
 	}
@@ -585,59 +545,17 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 	r->n = n;
 	r->layers = (int)cfg->layers;
 	r->heads = (int)cfg->heads;
+	r->dim = (int)cfg->dim;
 	r->topk = 0;
 	r->causal = causal;
+	r->qk_rows = n;
 	memcpy(r->tokens, tokens, (size_t)n * sizeof *tokens);
 	int32_t ids[AV_MAX_CONTEXT];
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	return infer_forward(m, ws, c, ids, n, r->att, r->scores, stale, stale_ctx, err);
-}
-
-/* ---- reading a result ---- */
-
-static const float *head_block(const attn_result *r, const float *base, int l, int h)
-{
-	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
-	return base + ((size_t)l * (size_t)r->heads + (size_t)h) * per;
-}
-
-static float read_at(const attn_result *r, const float *base, int l, int h, int i, int j)
-{
-	const float *b = head_block(r, base, l, h);
-	return r->pack ? b[attn_packed_row(i) + (size_t)j] : b[(size_t)i * (size_t)r->n + (size_t)j];
-}
-
-float attn_weight(const attn_result *r, int l, int h, int i, int j)
-{
-	return r->causal && j > i ? 0.0f : read_at(r, r->att, l, h, i, j);
-}
-
-float attn_score(const attn_result *r, int l, int h, int i, int j)
-{
-	return r->causal && j > i ? NAN : read_at(r, r->scores, l, h, i, j);
-}
-
-void attn_score_row(const attn_result *r, int l, int h, int i, float *out)
-{
-	for (int j = 0; j < r->n; j++)
-		out[j] = attn_score(r, l, h, i, j);
-}
-
-void attn_result_dense(const attn_result *r, float *att, float *scores)
-{
-	const size_t n = (size_t)r->n;
-	for (int l = 0; l < r->layers; l++)
-		for (int h = 0; h < r->heads; h++)
-			for (int i = 0; i < r->n; i++) {
-				size_t o = (((size_t)l * (size_t)r->heads + (size_t)h) * n + i) * n;
-				for (int j = 0; att && j < r->n; j++)
-					att[o + (size_t)j] = attn_weight(r, l, h, i, j);
-				if (scores)
-					attn_score_row(r, l, h, i, scores + o);
-			}
+	return forward(m, ws, c, ids, n, r->att, NULL, r->qk, stale, stale_ctx, err);
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,

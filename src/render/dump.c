@@ -1,5 +1,6 @@
 #include "attnview/dump.h"
 #include "attnview/i18n.h"
+#include "attnview/infer.h"
 #include "attnview/verdict.h"
 
 #include "dump_explain.h"
@@ -25,13 +26,20 @@ static bool in_range(int want, int i)
 	return want < 0 || want == i;
 }
 
-/* Head h of layer l as dense (n, n) weights and scores (NAN where masked). */
-static void head_dense(const attn_result *r, int l, int h, float *w, float *s)
+/* Floats of head_dense's arrays for r: the weights, the scores, scratch. */
+static size_t dense_floats(const attn_result *r)
 {
+	return (2 * (size_t)r->n + INFER_ATT_BLOCK) * (size_t)r->n;
+}
+
+/* Head h of layer l as dense (n, n) weights and scores (NAN where masked)
+ * at w and w + n n, from dense_floats(r) floats at w. */
+static void head_dense(const attn_result *r, int l, int h, float *w)
+{
+	const size_t nn = (size_t)r->n * (size_t)r->n;
 	attn_matrix a = attn_result_head(r, l, h);
 	attn_matrix_copy(w, &a);
-	for (int i = 0; i < r->n; i++)
-		attn_score_row(r, l, h, i, s + (size_t)i * (size_t)r->n);
+	attn_scores_head(r, l, h, w + nn, w + 2 * nn);
 }
 
 static bool write_json(FILE *out, const model *m, const attn_result *r, const dump_options *o,
@@ -39,7 +47,7 @@ static bool write_json(FILE *out, const model *m, const attn_result *r, const du
 {
 	const model_config *c = &m->cfg;
 	const size_t nn = (size_t)r->n * r->n;
-	float *w = malloc(2 * nn * sizeof *w);
+	float *w = malloc(dense_floats(r) * sizeof *w);
 	if (!w)
 		return av_fail(err, _("out of memory for the attention of %d tokens"), r->n);
 	fputs("{\n  \"model\": {\"name\": ", out);
@@ -70,7 +78,7 @@ static bool write_json(FILE *out, const model *m, const attn_result *r, const du
 		for (int h = 0; h < r->heads; h++) {
 			if (!in_range(o->layer, l) || !in_range(o->head, h))
 				continue;
-			head_dense(r, l, h, w, w + nn);
+			head_dense(r, l, h, w);
 			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d,\n     \"weights\": ",
 				first ? "" : ",", l, h);
 			json_matrix(out, w, r->n, "     ");
@@ -189,7 +197,7 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 	const dump_extras *x = o->x;
 	bool cc = x && x->value_norms;
 	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
-	float *buf = malloc(3 * nn * sizeof *buf), *w = buf + nn;
+	float *buf = malloc((nn + dense_floats(r)) * sizeof *buf), *w = buf + nn;
 	if (!glyph || !buf) {
 		free(glyph);
 		free(buf);
@@ -210,7 +218,7 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 			if (cc)
 				dump_contributions(buf, &a, x->value_norms +
 								((size_t)l * r->heads + h) * r->n);
-			head_dense(r, l, h, w, w + nn);
+			head_dense(r, l, h, w);
 			tsv_block b = {l, name, w, w + nn, cc ? buf : NULL};
 			tsv_rows(out, r, glyph, &b, cc);
 		}

@@ -601,7 +601,7 @@ bool worker_take_attn(worker *w, worker_attn *out)
 
 void worker_recycle(worker *w, attn_result *r)
 {
-	if (!r || (!r->att && !r->scores && !r->tokens)) {
+	if (!r || (!r->att && !r->qk && !r->tokens)) {
 		attn_result_free(r);
 		return;
 	}

@@ -1,0 +1,150 @@
+/* A result's numbers (model.h): its arrays, and reading them, the raw
+ * scores computed from its queries and keys by the pass's own products. */
+#include "attnview/infer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ATT_BLOCK INFER_ATT_BLOCK
+
+static void fill(float *p, float v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = v;
+}
+
+void attn_store_release(attn_store *s)
+{
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+		free(s->att);
+		free(s->qk);
+		free(s);
+	}
+}
+
+void attn_result_free(attn_result *r)
+{
+	if (!r)
+		return;
+	free(r->tokens);
+	if (r->st) {
+		attn_store_release(r->st);
+	} else {
+		free(r->att);
+		free(r->qk);
+	}
+	free(r->pred_id);
+	free(r->pred_p);
+	free(r->value_norms);
+	memset(r, 0, sizeof *r);
+}
+
+void attn_result_recycle(attn_result *r)
+{
+	attn_result keep = {.tokens = r->tokens,
+			    .att = r->att,
+			    .qk = r->qk,
+			    .pack = r->pack,
+			    .st = r->st,
+			    .cap = r->cap,
+			    .cap_qk = r->cap_qk,
+			    .cap_tokens = r->cap_tokens};
+	free(r->pred_id);
+	free(r->pred_p);
+	free(r->value_norms);
+	*r = keep;
+}
+
+float attn_weight(const attn_result *r, int l, int h, int i, int j)
+{
+	if (r->causal && j > i)
+		return 0.0f;
+	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
+	const float *b = r->att + ((size_t)l * (size_t)r->heads + (size_t)h) * per;
+	return r->pack ? b[attn_packed_row(i) + (size_t)j] : b[(size_t)i * (size_t)r->n + (size_t)j];
+}
+
+/* The raw scores of the block of query rows from i0 (a multiple of
+ * ATT_BLOCK) of head h, into S (rows x kn; returns kn), by the product
+ * attend_block makes in a pass from row 0 over the n tokens: the same call
+ * on the same numbers, so the same bits as that pass (--dump's). */
+static int score_block(const attn_result *r, int l, int h, int i0, float *S)
+{
+	const int d = r->dim, hs = d / r->heads, n = r->n, C2 = 2 * d;
+	const int i1 = i0 + ATT_BLOCK < n ? i0 + ATT_BLOCK : n, kn = r->causal ? i1 : n;
+	const float *base = r->qk + (size_t)l * (size_t)r->qk_rows * (size_t)C2;
+	const float *q = base + (size_t)i0 * C2 + (size_t)h * hs;
+	const float *k = base + d + (size_t)h * hs;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, kn, hs, 1.0f, q, C2, k, C2,
+		    0.0f, S, kn);
+	return kn;
+}
+
+/* Rows i0..i1-1 of head h's raw scores, dense (n columns, NAN where masked),
+ * into out; S: scratch of ATT_BLOCK x n. */
+static void score_rows(const attn_result *r, int l, int h, int i0, int i1, float *S, float *out)
+{
+	const size_t n = (size_t)r->n;
+	for (int b = i0 / ATT_BLOCK * ATT_BLOCK; b < i1; b += ATT_BLOCK) {
+		int kn = score_block(r, l, h, b, S);
+		for (int i = b > i0 ? b : i0; i < b + ATT_BLOCK && i < i1; i++) {
+			size_t valid = r->causal ? (size_t)i + 1 : n;
+			float *o = out + (size_t)(i - i0) * n;
+			memcpy(o, S + (size_t)(i - b) * (size_t)kn, valid * sizeof *o);
+			fill(o + valid, NAN, (int)(n - valid));
+		}
+	}
+}
+
+bool attn_score_row(const attn_result *r, int l, int h, int i, float *out)
+{
+	float *S = r->qk ? malloc((size_t)ATT_BLOCK * (size_t)r->n * sizeof *S) : NULL;
+	if (!S) {
+		fill(out, NAN, r->n);
+		return false;
+	}
+	score_rows(r, l, h, i, i + 1, S, out);
+	free(S);
+	return true;
+}
+
+bool attn_scores_head(const attn_result *r, int l, int h, float *out, float *scratch)
+{
+	if (!r->qk) {
+		fill(out, NAN, r->n * r->n);
+		return false;
+	}
+	score_rows(r, l, h, 0, r->n, scratch, out);
+	return true;
+}
+
+float attn_score(const attn_result *r, int l, int h, int i, int j)
+{
+	float row[AV_MAX_CONTEXT];
+	if (r->causal && j > i)
+		return NAN;
+	attn_score_row(r, l, h, i, row);
+	return row[j];
+}
+
+bool attn_result_dense(const attn_result *r, float *att, float *scores)
+{
+	const size_t n = (size_t)r->n, nn = n * n;
+	float *S = scores && r->qk ? malloc((size_t)ATT_BLOCK * n * sizeof *S) : NULL;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			size_t o = ((size_t)l * (size_t)r->heads + (size_t)h) * nn;
+			for (int i = 0; att && i < r->n; i++)
+				for (int j = 0; j < r->n; j++)
+					att[o + (size_t)i * n + (size_t)j] = attn_weight(r, l, h, i, j);
+			if (S)
+				score_rows(r, l, h, 0, r->n, S, scores + o);
+			else if (scores)
+				fill(scores + o, NAN, (int)nn);
+		}
+	free(S);
+	return !scores || S;
+}
