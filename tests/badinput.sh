@@ -198,16 +198,22 @@ if [ "$status" -eq 0 ]; then
 elif [ "$status" -ne 130 ] || ! grep -q "resume with: attnview --train" "$tmp/int/m.attn.log"; then
 	fail "[signal] SIGINT: status $status; $(tail -3 "$tmp/int/m.attn.log")"
 else
+	cp "$tmp/int/m.attn.ckpt" "$tmp/int/stopped.ckpt"
 	expect signal 0 'resuming' -- "$bin" --train "$corpus" --resume "$tmp/int/m.attn.ckpt" \
 		--threads 1 -o "$tmp/int/m.attn"
 	same signal "$tmp/int/m.attn" "$tmp/whole/m.attn"
 fi
 
 # -- a new run where a stopped one left its checkpoint: refused (it would
-# write over the stopped run's work), with the command that resumes it.
-if [ -e "$tmp/int/m.attn.ckpt" ]; then
+# write over the stopped run's work), with the command that resumes it. (The
+# resumed run left its finished state, which a new run writes over: the
+# stopped run's checkpoint is put back.)
+if [ -e "$tmp/int/stopped.ckpt" ]; then
+	cp "$tmp/int/stopped.ckpt" "$tmp/int/m.attn.ckpt"
 	cp "$tmp/int/m.attn.ckpt" "$tmp/int/ckpt.before"
-	expect resume 1 "m\.attn\.ckpt exists: a run writing .*stopped there.*resume with: attnview --train .* --resume .*m\.attn\.ckpt" -- \
+	expect resume 1 "m\.attn\.ckpt exists: a run writing .*stopped there" -- \
+		"$bin" --train "$corpus" "${run[@]}" -o "$tmp/int/m.attn"
+	expect resume 1 "^resume with: attnview --train .* --resume .*m\.attn\.ckpt" -- \
 		"$bin" --train "$corpus" "${run[@]}" -o "$tmp/int/m.attn"
 	same resume "$tmp/int/m.attn.ckpt" "$tmp/int/ckpt.before"
 fi

@@ -55,6 +55,8 @@ expect 'bash fish zsh' attnview --completions ''
 expect 'builtin builtin-causal figures model.attn' attnview --model ''
 expect 'builtin builtin-causal figures model.attn' attnview -m ''
 expect 'builtin builtin-causal' attnview --model b
+# --init takes a model as --model does
+expect 'builtin builtin-causal figures model.attn' attnview --train corpus.txt --init ''
 # Files where a file is asked for.
 expect 'corpus.txt figures model.attn' attnview --train ''
 expect 'corpus.txt figures model.attn' attnview --train corpus.txt ''

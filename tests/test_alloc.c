@@ -186,7 +186,7 @@ static void init_without_memory(void)
 static train_status train_once(const train_options *o, const corpus *c, const char *out,
 			       av_error *err)
 {
-	trainer *t = trainer_create(o, c, NULL, "tiny", "mixed.txt", NULL, out, NULL, err);
+	trainer *t = trainer_create(o, c, NULL, NULL, "tiny", "mixed.txt", NULL, out, NULL, err);
 	if (!t)
 		return TRAIN_FAILED;
 	train_status st = trainer_run(t, NULL, NULL, err);

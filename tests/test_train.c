@@ -127,7 +127,7 @@ static train_status run(const train_options *o, const char *corpus_path, const c
 		train_checkpoint_finish(&ck);
 		return TRAIN_FAILED;
 	}
-	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, "test", "test corpus", NULL, out,
+	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, NULL, "test", "test corpus", NULL, out,
 				    ckpt, &err);
 	train_status st = TRAIN_FAILED;
 	if (t && train_install_signals(&err)) {
@@ -274,7 +274,11 @@ static void test_learns(void)
 			CHECK(m->cfg.objective == (uint32_t)obj);
 			model_destroy(m);
 		}
-		CHECK(!file_exists(tmp("learn.ckpt")));
+		/* The finished run's state stays, for --resume --steps to continue. */
+		train_checkpoint ck;
+		CHECKF(train_checkpoint_load(&ck, tmp("learn.ckpt"), &err), "%s", err.msg);
+		CHECK(ck.state.steps_done == o.steps && ck.state.total_steps == o.steps);
+		train_checkpoint_finish(&ck);
 	}
 }
 
@@ -391,6 +395,113 @@ static void test_creation_time(void)
 		unsetenv("SOURCE_DATE_EPOCH");
 }
 
+/* A finished run continued to a larger total starts from the state it
+ * ended in (the model, AdamW's moments and step, the data position) and
+ * ends there with the steps counted on. */
+static void test_continue(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.steps = 20;
+	o.checkpoint_every = 0;
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	stop_ctx s = {0};
+	CHECK(run(&o, corpus_path, NULL, tmp("c.attn"), tmp("c.ckpt"), &s, NULL) == TRAIN_DONE);
+	train_checkpoint ck;
+	av_error err;
+	corpus c;
+	corpus_options co = {.min_count = 1};
+	model *done = model_load(tmp("c.attn"), &err);
+	CHECKF(done != NULL, "%s", err.msg);
+	CHECKF(train_checkpoint_load(&ck, tmp("c.ckpt"), &err), "%s", err.msg);
+	CHECK(corpus_load(&c, corpus_path, &co, &err));
+	uint64_t rng0 = ck.state.rng[0];
+	ck.opt.steps = 40;
+	trainer *t = trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("c.attn"),
+				    tmp("c.ckpt"), &err);
+	CHECKF(t != NULL, "%s", t ? "" : err.msg);
+	if (t && done) {
+		CHECK(t->step == 20 && t->adam.step == 20 && t->total == 40);
+		CHECK(t->data_rng.s[0] == rng0);
+		CHECK(memcmp(t->model->params, done->params, done->nparams * sizeof(float)) == 0);
+		bool moments = false;
+		for (size_t i = 0; i < t->model->nparams; i++)
+			moments |= t->adam.v[i] != 0.0f;
+		CHECK(moments);
+		train_clear_stop();
+		CHECK(trainer_run(t, NULL, NULL, &err) == TRAIN_DONE);
+	}
+	trainer_destroy(t);
+	corpus_finish(&c);
+	train_checkpoint_finish(&ck);
+	model_destroy(done);
+	model *m = model_load(tmp("c.attn"), &err);
+	CHECK(m && m->meta.steps == 40);
+	model_destroy(m);
+}
+
+/* --init: the corpus read with the model's vocabulary (the characters it
+ * lacks counted, as a vocabulary of the text's own says they are), the run
+ * starting from the model's weights and counting on from its steps; a model
+ * of other sizes refused. */
+static void test_init(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.steps = 10;
+	o.checkpoint_every = 0;
+	stop_ctx s = {0};
+	CHECK(run(&o, test_path("data/corpus/repeat.txt"), NULL, tmp("base.attn"), NULL, &s,
+		  NULL) == TRAIN_DONE);
+	av_error err;
+	model *base = model_load(tmp("base.attn"), &err);
+	CHECKF(base != NULL, "%s", err.msg);
+	if (!base)
+		return;
+	const char *mixed = test_path("data/corpus/mixed.txt");
+	corpus own, fixed;
+	corpus_options co = {.min_count = 1};
+	CHECK(corpus_load(&own, mixed, &co, &err));
+	co.fixed_vocab = &base->vocab;
+	co.fixed_vocab_from = "base.attn";
+	CHECK(corpus_load(&fixed, mixed, &co, &err));
+	uint64_t unknown = 0;
+	for (uint64_t i = 0; i < own.ntrain; i++)
+		unknown += vocab_id(&base->vocab, own.vocab.cps[corpus_id(&own, i)]) == TOK_UNK;
+	CHECKF(fixed.unk_train == unknown && unknown > 0, "unknown %llu, counted %llu",
+	       (unsigned long long)fixed.unk_train, (unsigned long long)unknown);
+	CHECK(fixed.vocab.size == base->vocab.size && fixed.nunk_top == CORPUS_UNK_TOP);
+	for (int i = 0; i < fixed.nunk_top; i++)
+		CHECK(vocab_id(&base->vocab, fixed.unk_top[i]) == TOK_UNK);
+	char sum[8192];
+	corpus_summary(&fixed, sum, sizeof sum);
+	CHECKF(strstr(sum, "vocabulary: base.attn's") && strstr(sum, "are not in it"), "%s", sum);
+
+	model *init = model_load(tmp("base.attn"), &err);
+	o.steps = 5;
+	trainer *t = trainer_create(&o, &fixed, NULL, init, "ft", "mixed", NULL, tmp("ft.attn"),
+				    NULL, &err);
+	CHECKF(t != NULL, "%s", t ? "" : err.msg);
+	if (t) {
+		CHECK(memcmp(t->model->params, base->params, base->nparams * sizeof(float)) == 0);
+		train_clear_stop();
+		CHECK(trainer_run(t, NULL, NULL, &err) == TRAIN_DONE);
+	}
+	trainer_destroy(t);
+	model *ft = model_load(tmp("ft.attn"), &err);
+	CHECK(ft && ft->meta.steps == 15 && ft->vocab.size == base->vocab.size);
+	CHECK(ft && memcmp(ft->params, base->params, base->nparams * sizeof(float)) != 0);
+	model_destroy(ft);
+	/* another width: refused, and the model given is freed (ASan) */
+	o.dim = 32;
+	t = trainer_create(&o, &fixed, NULL, model_load(tmp("base.attn"), &err), NULL, NULL, NULL,
+			   NULL, NULL, &err);
+	CHECK(t == NULL && strstr(err.msg, "does not fit"));
+	corpus_finish(&own);
+	corpus_finish(&fixed);
+	model_destroy(base);
+}
+
 /* Stopped by SIGINT at step 20 (between two checkpoints), resumed to 40:
  * the same bytes as 40 uninterrupted steps; for both objectives. */
 static void test_resume(void)
@@ -423,7 +534,8 @@ static void test_resume(void)
 		CHECK(st == TRAIN_DONE);
 		CHECK(s2.calls == 20);
 		CHECK(same_bytes(tmp("full.attn"), tmp("part.attn")));
-		CHECK(!file_exists(tmp("part.ckpt")));
+		/* Both leave the finished run's state, the same. */
+		CHECK(same_bytes(tmp("full.ckpt"), tmp("part.ckpt")));
 	}
 
 	/* A checkpoint on another corpus is refused. */
@@ -439,7 +551,7 @@ static void test_resume(void)
 	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
 	trainer *t =
-	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
+	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("x.attn"), tmp("x.ckpt"), &err);
 	CHECK(t == NULL);
 	CHECKF(strstr(err.msg, "corpus differs") && strstr(err.msg, tmp("x.ckpt")), "message: %s",
 	       err.msg);
@@ -676,7 +788,13 @@ static void test_overfitting(void)
 	model_destroy(m);
 	CHECKF(rp.loss < 0.9f * r.loss, "the best model %.3f, the last %.3f", (double)rp.loss,
 	       (double)r.loss);
-	CHECK(!file_exists(tmp("pat.ckpt")));
+	/* The finished run's state is the last step's (a total of the steps
+	 * done: finished), not the best model's. */
+	train_checkpoint ck;
+	CHECKF(train_checkpoint_load(&ck, tmp("pat.ckpt"), &err), "%s", err.msg);
+	CHECK(ck.state.steps_done == p.stopping_step && ck.state.total_steps == p.stopping_step);
+	CHECK(ck.model->meta.steps == p.stopping_step);
+	train_checkpoint_finish(&ck);
 
 	/* stopped by SIGINT after the best, before patience ran out: the
 	 * checkpoint carries the evaluations and the best parameters */
@@ -702,7 +820,7 @@ static void test_auto_warmup(void)
 	av_error err;
 	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, test_path("data/corpus/repeat.txt"), &co, &err));
-	trainer *t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
+	trainer *t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &err);
 	CHECKF(t != NULL, "%s", t ? "" : err.msg);
 	if (t) {
 		CHECKF(t->opt.warmup == 4 && t->adam.warmup == 4, "warmup %llu",
@@ -712,7 +830,7 @@ static void test_auto_warmup(void)
 	o.steps = 0;
 	o.epochs = 20; /* 1871 steps on repeat.txt: warmup 100 */
 	CHECK(train_check_data(&o, &c, "repeat.txt", &err));
-	t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, &err);
+	t = trainer_create(&o, &c, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &err);
 	CHECKF(t && t->total == 1871 && t->opt.warmup == 100, "%s", t ? "" : err.msg);
 	trainer_destroy(t);
 	corpus_finish(&c);
@@ -750,7 +868,7 @@ static void test_resume_options(void)
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
 	parallel_set_threads(2);
 	trainer *t =
-	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &err);
+	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &err);
 	parallel_set_threads(0);
 	CHECK(t == NULL);
 	CHECKF(t == NULL && strstr(err.msg, "trained on 1 threads") &&
@@ -1012,7 +1130,11 @@ static void test_cli_resume_options(void)
 	char want[64];
 	snprintf(want, sizeof want, "%s BLAS threads", same);
 	CHECKF(strstr(out, "resuming") && strstr(out, want), "output: %s", out);
-	CHECK(!file_exists(ck));
+	/* The finished run's state, for --resume --steps. */
+	train_checkpoint c;
+	av_error err;
+	CHECK(train_checkpoint_load(&c, ck, &err) && c.state.steps_done == c.state.total_steps);
+	train_checkpoint_finish(&c);
 }
 
 int main(void)
@@ -1033,6 +1155,8 @@ int main(void)
 	test_determinism();
 	test_creation_time();
 	test_resume();
+	test_continue();
+	test_init();
 	test_fit();
 	test_no_validation();
 	test_overfitting();

@@ -60,6 +60,9 @@ struct train_checkpoint {
 	uint64_t epochs;       /* the --epochs the run was started with (0: --steps) */
 	char *val_path;	       /* NULL: the end of the corpus */
 	uint64_t ntrain, nval; /* the corpus's split */
+	/* The steps and tokens of the model the run started from (--init):
+	 * the model's metadata counts them, the state does not. */
+	uint64_t base_steps, base_tokens;
 	model *model;
 	char *path;   /* the file, for messages */
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
@@ -84,9 +87,5 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err);
 /* ... and write it to t->ckpt_path, atomically. */
 bool trainer_save_checkpoint(trainer *t, av_error *err);
-
-/* Remove path if it is an attnview checkpoint (once the final model is
- * written); anything else there is left alone. */
-void train_checkpoint_remove(const char *path);
 
 #endif

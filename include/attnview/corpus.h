@@ -39,6 +39,7 @@
 #include "attnview/tokenizer.h"
 #include "attnview/vocab.h"
 
+#define CORPUS_UNK_TOP 8	/* unknown training characters named */
 #define CORPUS_CHUNK (1u << 20) /* bytes read and cleaned at a time */
 /* The most a stream may give (kept in a temporary file for pass 2). */
 #define CORPUS_SPOOL_MAX ((uint64_t)4 << 30)
@@ -49,6 +50,14 @@ typedef struct corpus_options {
 	uint32_t max_vocab;    /* at most this many ids, specials included; 0 = no limit */
 	uint64_t spool_limit;  /* bytes kept of each stream; 0: CORPUS_SPOOL_MAX */
 	bool any_encoding;     /* train on a file that is mostly not UTF-8 text */
+	/* A vocabulary to read the text with instead of building one from the
+	 * training split (a model trained on from its weights, --init; a
+	 * checkpoint resumed): min_count and max_vocab do not apply, and
+	 * characters outside it become TOK_UNK, counted in unk_train. */
+	const vocab *fixed_vocab;
+	/* Where it comes from, for the summary (a model file); NULL: the
+	 * summary reads as for a vocabulary built from the text. */
+	const char *fixed_vocab_from;
 	input_wait_fn waiting; /* told when a FIFO or pipe keeps us waiting (may be NULL) */
 	void *wait_ctx;
 } corpus_options;
@@ -74,6 +83,13 @@ typedef struct corpus {
 	uint64_t distinct;  /* distinct characters in the training split */
 	uint64_t *id_count; /* [vocab.size] occurrences in the training split */
 	uint64_t unk_val;   /* validation characters not in the vocabulary */
+	/* With a fixed vocabulary: the training characters outside it, how many
+	 * distinct ones, and the most frequent of them (by decreasing count,
+	 * ties by codepoint). */
+	uint64_t unk_train, unk_distinct;
+	uint32_t unk_top[CORPUS_UNK_TOP];
+	int nunk_top;
+	char *vocab_from; /* corpus_options.fixed_vocab_from, copied */
 	corpus_file *files; /* [nfiles], in order */
 	size_t nfiles;
 	uint64_t separators;   /* line breaks added between files */

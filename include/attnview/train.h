@@ -204,6 +204,9 @@ typedef struct trainer {
 	int32_t most_frequent;	   /* training id of the baseline guess */
 	rng data_rng;
 	uint64_t step, tokens_seen;
+	/* Steps and tokens the model had before this run (--init: the model's;
+	 * the metadata counts on from them), 0 for a new model. */
+	uint64_t base_steps, base_tokens;
 	float recent[TRAIN_RECENT]; /* ring of training losses */
 	uint64_t nrecent;	    /* losses pushed so far */
 	train_eval *evals;
@@ -216,16 +219,25 @@ typedef struct trainer {
 	uint64_t eval_count; /* predicted characters of the last evaluation */
 	char *out_path, *ckpt_path;
 	char *val_path;
+	/* The finished run's state could not be written to ckpt_path (the
+	 * model was): why. */
+	bool state_lost;
+	av_error state_err;
 } trainer;
 
 /* A fresh run (resume == NULL: random initialisation from the seed, meta name
  * and corpus description set from name/corpus_desc) or the continuation of a
- * checkpoint (its options replace *o, its model is taken over and resume->model
- * set to NULL; the corpus must be the one it was trained on). out_path receives
- * the final model, ckpt_path the checkpoints. */
+ * checkpoint (its options replace *o, except steps, which may be more than it
+ * has done: a finished run goes on; its model is taken over and resume->model
+ * set to NULL; the corpus must be the one it was trained on). With init (and
+ * no resume) the run starts from that model's weights instead of random ones
+ * (its objective and sizes must be o's, its vocabulary the corpus's: corpus
+ * options' fixed_vocab); init is taken over, even on failure. out_path
+ * receives the final model, ckpt_path the checkpoints. */
 trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
-			const char *name, const char *corpus_desc, const char *val_path,
-			const char *out_path, const char *ckpt_path, av_error *err);
+			model *init, const char *name, const char *corpus_desc,
+			const char *val_path, const char *out_path, const char *ckpt_path,
+			av_error *err);
 void trainer_destroy(trainer *t);
 
 /* What the progress callback sees after every step. */
@@ -252,8 +264,10 @@ typedef void (*train_progress_fn)(const train_progress *p, void *ctx);
 typedef enum train_status { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = 2 } train_status;
 
 /* Run to the end (the last step, or patience running out): train, evaluate,
- * write the final model (atomically; with patience the best one) and remove
- * the checkpoint file. Or, after train_request_stop, write a checkpoint and
+ * write the checkpoint of the finished run (the last step's; its total is the
+ * steps done: --resume continues it with more steps; failing to write it is
+ * not failing the run: state_lost), then the final model (atomically; with
+ * patience the best one). Or, after train_request_stop, write a checkpoint and
  * return TRAIN_STOPPED. progress may be NULL. */
 train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_error *err);
 

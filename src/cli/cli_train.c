@@ -30,78 +30,6 @@ static void base_name(const char *path, char *out, size_t n, bool strip_ext)
 		*dot = '\0';
 }
 
-/* Which command-line options conflict with a checkpoint's own. */
-static bool check_resume_options(const bool *given, const train_options *o, const train_options *ck,
-				 uint64_t ck_epochs, char *msg, size_t n)
-{
-	struct {
-		int opt;
-		const char *name;
-		bool same;
-	} t[] = {
-	    {OPT_OBJECTIVE, "--objective", o->objective == ck->objective},
-	    {OPT_DIM, "--dim", o->dim == ck->dim},
-	    {OPT_HEADS, "--heads", o->heads == ck->heads},
-	    {OPT_LAYERS, "--layers", o->layers == ck->layers},
-	    {OPT_CONTEXT, "--context", o->context == ck->context},
-	    {OPT_BATCH, "--batch", o->batch == ck->batch},
-	    {OPT_STEPS, "--steps", o->steps == ck->steps},
-	    {OPT_EPOCHS, "--epochs", o->epochs == ck_epochs},
-	    {OPT_LR, "--lr", o->lr == ck->lr},
-	    {OPT_WARMUP, "--warmup", o->warmup == ck->warmup},
-	    {OPT_SEED, "--seed", o->seed == ck->seed},
-	    {OPT_MIN_COUNT, "--min-count", o->min_count == ck->min_count},
-	    {OPT_MAX_VOCAB, "--max-vocab", o->max_vocab == ck->max_vocab},
-	    {OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
-	    {OPT_PATIENCE, "--patience", o->patience == ck->patience},
-	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		if (given[t[i].opt - OPT_FIRST] && !t[i].same) {
-			snprintf(msg, n,
-				 _("%s differs from the checkpoint's: --resume continues with "
-				   "the options it was started with; drop %s"),
-				 t[i].name, t[i].name);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* --resume: read the checkpoint into ck and take its options, refusing
- * command-line options that contradict them. Returns -1, or the exit status. */
-static int take_checkpoint(train_request *q, train_checkpoint *ck)
-{
-	av_error err;
-	if (!train_checkpoint_load(ck, q->resume, &err)) {
-		cli_error(err.msg);
-		return EXIT_RUNTIME;
-	}
-	char msg[512];
-	train_options want = q->o;
-	if (q->given[OPT_EPOCHS - OPT_FIRST])
-		want.steps = ck->opt.steps;
-	if (!check_resume_options(q->given, &want, &ck->opt, ck->epochs, msg, sizeof msg))
-		return usage_error("%s", msg);
-	/* The bits depend on the thread count (train.h): keep the checkpoint's. */
-	if (q->threads && (uint32_t)q->threads != ck->opt.threads)
-		return usage_error(
-		    _("--threads %d differs from the checkpoint's %d: the result would "
-		      "differ from an uninterrupted run; drop --threads (or give "
-		      "--threads %d)"),
-		    q->threads, (int)ck->opt.threads, (int)ck->opt.threads);
-	q->threads = (int)ck->opt.threads;
-	if (q->val_path && (!ck->val_path || strcmp(q->val_path, ck->val_path) != 0))
-		return usage_error(_("--val-file differs from the checkpoint's; drop it"));
-	if (q->given[OPT_VAL_SHARE - OPT_FIRST] || q->given[OPT_NO_VAL - OPT_FIRST])
-		return usage_error(_("%s: --resume holds out the validation text the checkpoint "
-				     "held out; drop it"),
-				   q->given[OPT_NO_VAL - OPT_FIRST] ? "--no-val" : "--val-share");
-	q->val_path = ck->val_path;
-	q->o = ck->opt;
-	return -1;
-}
-
 /* The model goes to -o, else beside the checkpoint resumed (OUT.ckpt ->
  * OUT), else model.attn; checkpoints to the one resumed, else OUT.ckpt. */
 static void choose_paths(train_request *q)
@@ -148,8 +76,9 @@ static int split_corpus(train_request *q, const train_checkpoint *ck, corpus *co
 		}
 		ok = corpus_split(cor, q->val_path ? 0 : ck->nval, &err);
 	} else {
+		/* --init: the context is the model's */
 		train_given given = {
-		    q->given[OPT_CONTEXT - OPT_FIRST], q->given[OPT_BATCH - OPT_FIRST],
+		    q->given[OPT_CONTEXT - OPT_FIRST] || q->init, q->given[OPT_BATCH - OPT_FIRST],
 		    q->given[OPT_VAL_SHARE - OPT_FIRST] || q->given[OPT_NO_VAL - OPT_FIRST],
 		    q->given[OPT_LR - OPT_FIRST]};
 		if (q->val_path) {
@@ -183,6 +112,14 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 			     .max_vocab = q->o.max_vocab,
 			     .any_encoding = q->given[OPT_ANY_ENCODING - OPT_FIRST],
 			     .waiting = say_waiting};
+	/* A checkpoint's model or --init's reads the text with its vocabulary
+	 * (a resumed run's: the one it was built from the same text). */
+	if (ck)
+		co.fixed_vocab = &ck->model->vocab;
+	else if (q->init_model) {
+		co.fixed_vocab = &q->init_model->vocab;
+		co.fixed_vocab_from = q->init;
+	}
 	bool from_stdin = q->val_path && strcmp(q->val_path, "-") == 0;
 	for (size_t i = 0; i < q->ncorpus; i++)
 		from_stdin |= strcmp(q->corpus[i], "-") == 0;
@@ -203,6 +140,12 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 	if (!train_check_data(&q->o, cor, what, &err)) {
 		cli_error(err.msg);
 		return EXIT_USAGE;
+	}
+	if (q->init && cor->unk_train == cor->ntrain) {
+		cli_note(_("none of the characters of %s is in %s's vocabulary: there is nothing "
+			   "for it to learn; train a new model without --init"),
+			 AV_Q(what), AV_Q(q->init));
+		return EXIT_RUNTIME;
 	}
 	return -1;
 }
@@ -231,15 +174,37 @@ static void describe_corpus(const train_request *q, const corpus *cor, char *out
 		snprintf(out + k, n - k, " (%" PRIu64 " characters)", cor->ntrain + cor->nval);
 }
 
+/* Where the run starts, when not from nothing. */
+static void say_start(const train_request *q, const trainer *t)
+{
+	if (q->resume && t->total != q->resumed_total)
+		cli_printf(_("continuing %s from step %" PRIu64 " to step %" PRIu64
+			     " (it was to end at step %" PRIu64 "): the model and AdamW's moments "
+			     "go on; the learning rate follows the schedule of a run of %" PRIu64
+			     " steps (warmup %" PRIu64 "): %g at step %" PRIu64 "\n"),
+			   AV_Q(q->resume), t->step, t->total, q->resumed_total, t->total,
+			   t->opt.warmup, (double)adamw_lr(&t->adam, t->adam.step), t->step + 1);
+	else if (q->resume)
+		cli_printf(_("resuming %s at step %" PRIu64 "\n"), AV_Q(q->resume), t->step);
+	else if (q->init)
+		cli_printf(_("starting from %s's weights, with its objective, sizes and vocabulary "
+			     "(it had %" PRIu64 " steps; the new model's step count goes on from "
+			     "there); AdamW starts afresh\n"),
+			   AV_Q(q->init), t->base_steps);
+}
+
 /* The trainer, named after the output file, and a line saying what it will
  * do. load_start: when reading the corpus began. */
-static trainer *start_trainer(const train_request *q, const corpus *cor, train_checkpoint *ck,
+static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpoint *ck,
 			      double load_start, av_error *err)
 {
 	char name[256], desc[1024];
 	base_name(q->out, name, sizeof name, true);
 	describe_corpus(q, cor, desc, sizeof desc);
-	trainer *t = trainer_create(&q->o, cor, ck, name, desc, q->val_path, q->out, q->ckpt, err);
+	model *init = q->init_model;
+	q->init_model = NULL; /* the trainer's now */
+	trainer *t =
+	    trainer_create(&q->o, cor, ck, init, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
 	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; "
@@ -249,8 +214,7 @@ static trainer *start_trainer(const train_request *q, const corpus *cor, train_c
 		   t->opt.layers, t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch,
 		   t->total, (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
 		   now_seconds() - load_start);
-	if (q->resume)
-		cli_printf(_("resuming %s at step %" PRIu64 "\n"), AV_Q(q->resume), t->step);
+	say_start(q, t);
 	fflush(stdout);
 	return t;
 }
@@ -354,6 +318,10 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 			     "(validation loss %.3f)\n"),
 			   best->step, (double)best->loss);
 	cli_printf(_("wrote %s (%" PRIu64 " steps, %s)\n"), AV_Q(q->out), t->step, took);
+	if (t->state_lost)
+		cli_note(_("the finished run's state was not kept, so --resume --steps cannot "
+			   "continue it (the model is written): %s"),
+			 t->state_err.msg);
 	return EXIT_OK;
 }
 
@@ -396,7 +364,7 @@ static int run_training(train_request *q, train_checkpoint *ck)
 		cli_error(err.msg);
 		goto out;
 	}
-	if (!q->resume && access(q->ckpt, F_OK) == 0) {
+	if (!q->resume && stopped_run_at(q->ckpt)) {
 		/* A stopped run's work: a new run would write over it. */
 		char files[8192], qk[4200], qo[4200];
 		corpus_args(q, files, sizeof files);
@@ -467,11 +435,14 @@ int cli_train(int argc, char **argv)
 	}
 	if (status < 0 && q.resume)
 		status = take_checkpoint(&q, &ck);
-	else if (status < 0 && !train_options_check(&q.o, &err))
+	else if (status < 0 && q.init)
+		status = take_init(&q);
+	if (status < 0 && !q.resume && !train_options_check(&q.o, &err))
 		status = usage_error("%s", err.msg);
 	if (status < 0)
 		status = run_training(&q, q.resume ? &ck : NULL);
 	train_checkpoint_finish(&ck);
+	model_destroy(q.init_model);
 	free(q.corpus);
 	return status;
 }

@@ -132,6 +132,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_RESUME:
 		q->resume = optarg;
 		break;
+	case OPT_INIT:
+		q->init = optarg;
+		break;
 	case OPT_HELP:
 		cli_print_train_help(stdout);
 		return EXIT_OK;

@@ -39,6 +39,7 @@ static comp_kind values_of(const cli_option *o, const char *w[MAX_WORDS], int *n
 	*n = 0;
 	switch (o->id) {
 	case OPT_MODEL:
+	case OPT_INIT:
 		for (int i = 0; i < MODEL_NBUILTINS; i++)
 			w[(*n)++] = model_builtins[i];
 		return COMP_MODEL;

@@ -157,7 +157,13 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("write OUT.ckpt at the start and every N steps, 0 = only on Ctrl-C (default "
 	 "500)")),
     O(OPT_RESUME, "resume", 0, "CHECKPOINT", M_TRAIN,
-      N_("continue a stopped run with the checkpoint's options")),
+      N_("continue a stopped run with the checkpoint's options; with --steps N, more "
+	 "than it has done, a finished run too (OUT.ckpt, or OUT: the state kept "
+	 "beside it)")),
+    O(OPT_INIT, "init", 0, "MODEL", M_TRAIN,
+      N_("start from MODEL's weights (a file, builtin or builtin-causal) instead of "
+	 "random ones: its objective, sizes and vocabulary (characters it lacks are "
+	 "read as unknown); AdamW starts afresh")),
     O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN,
       N_("train on a file that is mostly not UTF-8 text (a binary file, GB18030, "
 	 "UTF-16) instead of refusing it: on what is left after cleaning")),

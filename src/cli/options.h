@@ -99,6 +99,7 @@ typedef enum cli_opt_id {
 	OPT_PATIENCE,
 	OPT_CKPT_EVERY,
 	OPT_RESUME,
+	OPT_INIT,
 	OPT_ANY_ENCODING,
 	OPT_TASK, /* the lab: --train --task NAME */
 	/* every mode */

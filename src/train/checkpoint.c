@@ -40,7 +40,8 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 {
 	byte_buf s = {0};
-	put_options(&s, &t->opt, t->total, t->val_path);
+	/* A run that patience ended is finished: its total is the steps done. */
+	put_options(&s, &t->opt, t->stopped_early ? t->step : t->total, t->val_path);
 	bb_u64(&s, t->data->ntrain);
 	bb_u64(&s, t->data->nval);
 	bb_u64(&s, t->data->hash);
@@ -74,8 +75,8 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		bb_free(&s);
 		return av_fail(err, _("out of memory building the checkpoint"));
 	}
-	t->model->meta.steps = t->step;
-	t->model->meta.tokens = t->tokens_seen;
+	t->model->meta.steps = t->base_steps + t->step;
+	t->model->meta.tokens = t->base_tokens + t->tokens_seen;
 	/* The latest validation figures, for a view showing the checkpoint. */
 	if (t->nevals) {
 		t->model->meta.val_loss = t->evals[t->nevals - 1].loss;
@@ -167,6 +168,12 @@ bool train_checkpoint_load(train_checkpoint *ck, const char *path, av_error *err
 	}
 	ck->ntrain = ck->state.ntrain;
 	ck->nval = ck->state.nval;
+	/* A run that started from a model (--init) counts on from its steps. */
+	const model_meta *mm = &ck->model->meta;
+	if (mm->steps > ck->state.steps_done && mm->tokens >= ck->state.tokens) {
+		ck->base_steps = mm->steps - ck->state.steps_done;
+		ck->base_tokens = mm->tokens - ck->state.tokens;
+	}
 	return true;
 fail:
 	train_checkpoint_finish(ck);
@@ -207,6 +214,8 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 		    ck->val_path ? _(" and --val-file") : "");
 	t->step = st->steps_done;
 	t->tokens_seen = st->tokens;
+	t->base_steps = ck->base_steps;
+	t->base_tokens = ck->base_tokens;
 	memcpy(t->data_rng.s, st->rng, sizeof st->rng);
 	t->adam.step = st->adam_step;
 	floats_from(t->adam.m, st->m, t->model->nparams);
@@ -239,19 +248,4 @@ bool train_checkpoint_restore(trainer *t, const train_checkpoint *ck, av_error *
 		t->has_best = true;
 	}
 	return true;
-}
-
-void train_checkpoint_remove(const char *path)
-{
-	if (!path)
-		return;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return;
-	uint8_t h[16];
-	bool ours = fread(h, 1, 16, f) == 16 && memcmp(h, AV_MAGIC, 8) == 0 &&
-		    h[12] == AV_KIND_CHECKPOINT && !h[13] && !h[14] && !h[15];
-	fclose(f);
-	if (ours)
-		unlink(path);
 }

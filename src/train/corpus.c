@@ -27,6 +27,7 @@ struct corpus_pending {
 	uint64_t min_count;
 	uint32_t max_vocab;
 	bool any_encoding;
+	const vocab *fixed; /* corpus_options.fixed_vocab */
 	input_wait_fn waiting;
 	void *wait_ctx;
 };
@@ -259,8 +260,12 @@ static bool encode_pass(corpus *c, pass_source *src, pass_io *io, av_error *err)
 	char what[4200];
 	corpus_what(c, what, sizeof what);
 	/* The vocabulary has at most ndense + specials ids, so the width chosen
-	 * here holds both the dense indices and the final ids. */
-	c->width = (uint64_t)s->ndense + TOK_NSPECIAL <= 65536u ? 2 : 4;
+	 * here holds both the dense indices and the final ids (a fixed one: at
+	 * most its size). */
+	uint64_t most = (uint64_t)s->ndense + TOK_NSPECIAL;
+	if (s->fixed && s->fixed->size > most)
+		most = s->fixed->size;
+	c->width = most <= 65536u ? 2 : 4;
 	if (c->n > SIZE_MAX / (size_t)c->width)
 		return av_fail(err, _("%s is too large to hold in memory (%" PRIu64 " characters)"),
 			       what, c->n);
@@ -301,6 +306,9 @@ static bool take_inputs(corpus *c, const char *const *paths, size_t npaths, cons
 	s->min_count = o->min_count ? o->min_count : 1;
 	s->max_vocab = o->max_vocab;
 	s->any_encoding = o->any_encoding;
+	s->fixed = o->fixed_vocab;
+	if (o->fixed_vocab_from && !(c->vocab_from = strdup(o->fixed_vocab_from)))
+		return av_fail(err, _("out of memory"));
 	s->waiting = o->waiting;
 	s->wait_ctx = o->wait_ctx;
 	if (o->val_path && !(s->val_path = strdup(o->val_path)))
@@ -395,10 +403,42 @@ static bool split(corpus *c, uint64_t nval, av_error *err)
 	return true;
 }
 
-/* The vocabulary from the training split's counts. */
+/* A fixed vocabulary's unknown training characters: how many, how many
+ * distinct, the most frequent (insertion into a short sorted list). */
+static void count_unknown(corpus *c)
+{
+	const struct corpus_pending *s = c->pending;
+	uint64_t top_n[CORPUS_UNK_TOP] = {0};
+	for (uint32_t k = 0; k < s->ndense; k++) {
+		uint32_t cp = s->dense_cp[k];
+		uint64_t n = s->counter.count[cp];
+		if (!n || vocab_id(&c->vocab, cp) != TOK_UNK)
+			continue;
+		c->unk_train += n;
+		c->unk_distinct++;
+		int i = c->nunk_top < CORPUS_UNK_TOP ? c->nunk_top++ : CORPUS_UNK_TOP;
+		for (; i > 0 && top_n[i - 1] < n; i--)
+			if (i < CORPUS_UNK_TOP) {
+				top_n[i] = top_n[i - 1];
+				c->unk_top[i] = c->unk_top[i - 1];
+			}
+		if (i < CORPUS_UNK_TOP) {
+			top_n[i] = n;
+			c->unk_top[i] = cp;
+		}
+	}
+}
+
+/* The vocabulary from the training split's counts, or the fixed one. */
 static bool build_vocab(corpus *c, av_error *err)
 {
 	struct corpus_pending *s = c->pending;
+	if (s->fixed) {
+		if (!vocab_init(&c->vocab, s->fixed->cps, s->fixed->size, "vocabulary", err))
+			return false;
+		count_unknown(c);
+		return true;
+	}
 	if (!vocab_build(&c->vocab, &s->counter, s->min_count, s->max_vocab, err))
 		return false;
 	if (c->vocab.size <= TOK_NSPECIAL) {
@@ -531,6 +571,7 @@ void corpus_finish(corpus *c)
 		vocab_finish(&c->vocab);
 	free(c->ids);
 	free(c->id_count);
+	free(c->vocab_from);
 	for (size_t i = 0; c->files && i < c->nfiles; i++)
 		free(c->files[i].path);
 	free(c->files);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <utf8proc.h>
 
 /* printf at buf[*k] within n bytes, moving *k past what it wrote (past n
  * when cut: the caller terminates). ADD(...) in the summaries below. */
@@ -75,6 +76,32 @@ void corpus_encoding_warnings(const corpus *c, char *buf, size_t n)
 		buf[n - 1] = '\0';
 }
 
+/* A fixed vocabulary's unknown training characters, with the most frequent
+ * (quoted as a terminal shows them). */
+static void unknown_line(const corpus *c, char *buf, size_t n, size_t *kp)
+{
+	size_t k = *kp;
+	char chars[CORPUS_UNK_TOP * 16] = "";
+	size_t m = 0;
+	for (int i = 0; i < c->nunk_top && m + 16 < sizeof chars; i++) {
+		uint8_t u[4];
+		utf8proc_ssize_t l = utf8proc_encode_char((utf8proc_int32_t)c->unk_top[i], u);
+		char one[8];
+		snprintf(one, sizeof one, "%.*s", (int)l, (const char *)u);
+		m += (size_t)snprintf(chars + m, sizeof chars - m, "%s'%s'", i ? " " : "",
+				      c->unk_top[i] == '\n' ? "\\n" : AV_Q(one));
+	}
+	ADD(ngettext("%" PRIu64 " training character (%" PRIu64
+		     " distinct: %s) is not in it: it is read as the unknown character, and the "
+		     "model cannot learn to predict it\n",
+		     "%" PRIu64 " training characters (%" PRIu64
+		     " distinct, the most frequent: %s) are not in it: they are read as the "
+		     "unknown character, and the model cannot learn to predict them\n",
+		     c->unk_train),
+	    c->unk_train, c->unk_distinct, chars);
+	*kp = k;
+}
+
 void corpus_summary(const corpus *c, char *buf, size_t n)
 {
 	char line[4800];
@@ -117,10 +144,17 @@ void corpus_summary(const corpus *c, char *buf, size_t n)
 		    c->ntrain, c->nval, share);
 	else
 		ADD(_("split: %" PRIu64 " training characters, no validation text; "), c->ntrain);
-	ADD(_("vocabulary: %u ids (%u characters of %" PRIu64 " distinct, covering %.2f%% of the "
-	      "training text)\n"),
-	    c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct,
-	    c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0);
+	double cover = c->ntrain ? 100.0 * (double)kept / (double)c->ntrain : 0.0;
+	if (c->vocab_from)
+		ADD(_("vocabulary: %s's, %u ids, covering %.2f%% of the training text\n"),
+		    AV_Q(c->vocab_from), c->vocab.size, cover);
+	else
+		ADD(_("vocabulary: %u ids (%u characters of %" PRIu64
+		      " distinct, covering %.2f%% of the "
+		      "training text)\n"),
+		    c->vocab.size, c->vocab.size - TOK_NSPECIAL, c->distinct, cover);
+	if (c->vocab_from && c->unk_train)
+		unknown_line(c, buf, n, &k);
 	if (c->unk_val)
 		ADD(_("%" PRIu64 " validation characters are outside the vocabulary (unknown)\n"),
 		    c->unk_val);

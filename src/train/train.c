@@ -153,16 +153,32 @@ static bool adopt_model(trainer *t, train_checkpoint *resume, av_error *err)
 	return true;
 }
 
-/* A new model, initialised from the seed, and the batches' generator. */
-static bool new_model(trainer *t, const char *name, const char *corpus_desc, av_error *err)
+/* A new model, initialised from the seed or taken over from init (whose
+ * steps the metadata counts on from), and the batches' generator. */
+static bool new_model(trainer *t, model *init, const char *name, const char *corpus_desc,
+		      av_error *err)
 {
 	const corpus *c = t->data;
 	model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim,
 			    t->opt.heads,     t->opt.layers, t->opt.context};
-	t->model = model_create(&cfg, c->vocab.cps, err);
-	if (!t->model)
-		return false;
-	model_init_random(t->model, t->opt.seed);
+	if (init) {
+		const model_config *ic = &init->cfg;
+		const vocab *v = &init->vocab;
+		t->model = init;
+		if (ic->objective != cfg.objective || ic->dim != cfg.dim || ic->heads != cfg.heads ||
+		    ic->layers != cfg.layers || ic->context != cfg.context ||
+		    v->size != c->vocab.size ||
+		    memcmp(v->cps, c->vocab.cps, v->size * sizeof *v->cps) != 0)
+			return av_fail(err, _("the model to start from does not fit the run: its "
+					      "sizes and vocabulary must be the run's"));
+		t->base_steps = init->meta.steps;
+		t->base_tokens = init->meta.tokens;
+	} else {
+		t->model = model_create(&cfg, c->vocab.cps, err);
+		if (!t->model)
+			return false;
+		model_init_random(t->model, t->opt.seed);
+	}
 	if (!model_set_meta_strings(t->model, name ? name : "", corpus_desc ? corpus_desc : "",
 				    err))
 		return false;
@@ -206,18 +222,27 @@ static bool alloc_buffers(trainer *t, av_error *err)
 static void restore_eval_state(trainer *t);
 
 trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoint *resume,
-			const char *name, const char *corpus_desc, const char *val_path,
-			const char *out_path, const char *ckpt_path, av_error *err)
+			model *init, const char *name, const char *corpus_desc,
+			const char *val_path, const char *out_path, const char *ckpt_path,
+			av_error *err)
 {
 	trainer *t = calloc(1, sizeof *t);
 	if (!t) {
+		model_destroy(init);
 		av_fail(err, _("out of memory"));
 		return NULL;
 	}
+	if (resume) {
+		model_destroy(init);
+		init = NULL;
+	}
 	t->data = c;
 	if (!resolve_options(t, o, resume, err) ||
-	    !keep_paths(t, out_path, ckpt_path, resume ? resume->val_path : val_path, err) ||
-	    !(resume ? adopt_model(t, resume, err) : new_model(t, name, corpus_desc, err)) ||
+	    !keep_paths(t, out_path, ckpt_path, resume ? resume->val_path : val_path, err)) {
+		model_destroy(init);
+		goto fail;
+	}
+	if (!(resume ? adopt_model(t, resume, err) : new_model(t, init, name, corpus_desc, err)) ||
 	    !stamp_meta(t, resume != NULL, err))
 		goto fail;
 	if (!alloc_buffers(t, err) || (resume && !train_checkpoint_restore(t, resume, err)))
@@ -448,31 +473,41 @@ static void fill_progress(const trainer *t, train_progress *p)
 	}
 }
 
-/* With patience: the parameters of the best evaluation back in the model.
- * Returns the step they are from. */
-static uint64_t take_best(trainer *t)
+/* The step of the model written: with patience the best evaluation's. */
+static uint64_t final_step(const trainer *t)
 {
 	if (!t->opt.patience || !t->has_best)
 		return t->step;
-	uint64_t step = t->evals[best_eval(t, t->nevals)].step;
-	if (step != t->step)
-		memcpy(t->model->params, t->best_params, t->model->nparams * sizeof(float));
-	return step;
+	return t->evals[best_eval(t, t->nevals)].step;
 }
 
 static bool write_final(trainer *t, av_error *err)
 {
 	model *m = t->model;
-	uint64_t step = take_best(t);
+	uint64_t step = final_step(t);
 	trainer_evaluate(t, true, &t->final);
-	m->meta.steps = step;
-	m->meta.tokens = step * t->opt.batch * t->opt.context;
+	m->meta.steps = t->base_steps + step;
+	m->meta.tokens = t->base_tokens + step * t->opt.batch * t->opt.context;
 	m->meta.seed = t->opt.seed;
 	m->meta.val_loss = t->final.loss;
 	m->meta.val_acc = t->final.acc;
 	m->meta.base_loss = t->final.base_loss;
 	m->meta.base_acc = t->final.base_acc;
 	return !t->out_path || model_save(m, t->out_path, err);
+}
+
+/* The end: the finished run's state, from the last step's parameters, for
+ * --resume --steps (a state that cannot be written is said in state_err:
+ * the model stands); then the final model, with patience the best one, last,
+ * so that a view watching both ends on it. */
+static bool finish_run(trainer *t, av_error *err)
+{
+	if (t->ckpt_path)
+		t->state_lost = !trainer_save_checkpoint(t, &t->state_err);
+	uint64_t step = final_step(t);
+	if (step != t->step)
+		memcpy(t->model->params, t->best_params, t->model->nparams * sizeof(float));
+	return write_final(t, err);
 }
 
 /* One optimizer step on a fresh batch; p gets its loss, rate and norm. */
@@ -583,9 +618,5 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 	free(p);
 	if (st != TRAIN_DONE)
 		return st;
-	if (!write_final(t, err))
-		return TRAIN_FAILED;
-	/* The final model supersedes the checkpoint. */
-	train_checkpoint_remove(t->ckpt_path);
-	return TRAIN_DONE;
+	return finish_run(t, err) ? TRAIN_DONE : TRAIN_FAILED;
 }

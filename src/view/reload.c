@@ -51,7 +51,7 @@ void watch_model(view *v)
 		watched *wf = &v->watch[i];
 		file_stamp st;
 		if (!file_id(wf->path, &st)) {
-			wf->ok = false; /* gone (a finished run removes its checkpoint) */
+			wf->ok = false; /* gone (deleted) */
 			continue;
 		}
 		if (wf->ok && same_file(&st, &wf->st))

@@ -89,7 +89,7 @@ check "the view opens the checkpoint while the model does not exist" wait_for_re
 seen=$(status_line)
 wait "$train_pid"
 check "the training run ended well" test $? -eq 0
-check "the checkpoint is gone, the model written" test ! -e "$m.ckpt" -a -e "$m"
+check "the model written after the finished run's state" test ! "$m.ckpt" -nt "$m"
 check "the view ends on the final model: step 600" wait_for "m (step 600, val " 5
 got=$(status_val 600)
 want=$(info_val "$m")
