@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the figures in README.md (assets/figures/*.png) with the real
+# Regenerates the figures in README.md and doc/design.md (assets/figures/*.png) with the real
 # program's --export (a build with cairo and pango, and Debian's
 # fonts-noto-cjk for the Chinese labels):
 #
@@ -21,7 +21,7 @@ figure() {
 	echo "$out/$name.png: $(($(stat -c %s "$out/$name.png") / 1024)) KB"
 }
 
-# The commands the README shows, one for one.
+# The commands doc/design.md shows, one for one.
 figure head --text "$line" --layer 0 --head 1 --values
 figure overview --overview --text "$poem"
 figure words --words --show mean --layer 1 --text "我|爱|北京|天安门。I love Beijing."

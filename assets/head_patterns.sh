@@ -1,6 +1,6 @@
 #!/bin/sh
 # What each head of a model does with a text, in numbers: the figures behind
-# the README's table of the built-in model's heads.
+# the table of the built-in model's heads in doc/training.md.
 #
 #   assets/head_patterns.sh [TEXT [path/to/attnview [MODEL]]]
 #

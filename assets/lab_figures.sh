@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The figures of README's "What patterns to look for" (assets/figures/lab-*.png
-# and pattern-*.png): the lab's induction task trained with seed 1, and heads
-# of the built-in models, with the real program's --export (a build with cairo
+# The figures of README's "What patterns to look for" and doc/training.md's
+# lab (assets/figures/lab-*.png and pattern-*.png): the lab's induction task
+# trained with seed 1, and heads of the built-in models, with the real program's --export (a build with cairo
 # and pango, and fonts-noto-cjk):
 #
 #   assets/lab_figures.sh [build/src/attnview]

@@ -8,7 +8,7 @@ for a causal model the induction score on a repeated sentence.
     assets/measure_heads.py ATTNVIEW MODEL [TEXT...]
     assets/measure_heads.py ATTNVIEW MODEL --per-language CORPUS VAL-ZH VAL-EN
 
-Without texts: README's two example texts and others of the same kinds
+Without texts: doc/training.md's two example texts and others of the same kinds
 (Tang poems of the corpus, modern Chinese prose, English prose).
 
 --per-language: the held-out loss and accuracy of each language's validation

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the screen pictures in README.md (assets/screens/*.png) from the
+# Regenerates the screen pictures in README.md and doc/ (assets/screens/*.png) from the
 # real program: each runs attnview in a tmux pane of a given size, sends keys,
 # and turns the pane into a PNG with a pane-to-PNG tool (SCREENSHOT, a command
 # taking "OUT.png -L SOCKET -t PANE"; the workplace's ../shared/tools/screenshot

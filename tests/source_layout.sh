@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README's "Source layout" table in step with the tree: every source file
+# doc/design.md's "Source layout" table in step with the tree: every source file
 # (.c) under src/ is named in the section of its folder, and every file the
 # table names there exists. A section starts at the table's bold row for the
 # folder (| **`src/core/`** | ...) and runs to the next bold row; a file is
@@ -7,7 +7,7 @@
 set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
-readme=README.md
+readme=doc/design.md
 fail=0
 
 table=$(sed -n '/^## Source layout/,/^## /p' "$readme" | grep '^|')
@@ -56,5 +56,5 @@ while IFS= read -r pat; do
 done < <(awk '/^Files:/ { sub(/^Files:/, ""); inf = 1 }
 	/^[A-Z][A-Za-z-]*:/ && !/^Files:/ { inf = 0 }
 	inf { for (i = 1; i <= NF; i++) print $i }' debian/copyright)
-[ $fail = 0 ] && echo "source layout: README names every source file, and only those; debian/copyright's paths exist"
+[ $fail = 0 ] && echo "source layout: doc/design.md names every source file, and only those; debian/copyright's paths exist"
 exit $fail

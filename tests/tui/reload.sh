@@ -4,7 +4,7 @@
 # only its checkpoint; the text, cursor, head and scale stay; the status line
 # shows the step and validation loss; a file that does not load is reported
 # and the model shown stays. First with files replaced by hand, then the
-# two-pane recipe of README with a real training run.
+# two-pane recipe of doc/training.md with a real training run.
 . "$(dirname "$0")/lib.sh"
 
 corpus="$data/data/corpus/mixed.txt"
