@@ -127,8 +127,8 @@ static train_status run(const train_options *o, const char *corpus_path, const c
 		train_checkpoint_finish(&ck);
 		return TRAIN_FAILED;
 	}
-	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, NULL, "test", "test corpus", NULL, out,
-				    ckpt, &err);
+	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, NULL, "test", "test corpus", NULL,
+				    out, ckpt, &err);
 	train_status st = TRAIN_FAILED;
 	if (t && train_install_signals(&err)) {
 		train_clear_stop();
@@ -417,8 +417,8 @@ static void test_continue(void)
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
 	uint64_t rng0 = ck.state.rng[0];
 	ck.opt.steps = 40;
-	trainer *t = trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("c.attn"),
-				    tmp("c.ckpt"), &err);
+	trainer *t =
+	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("c.attn"), tmp("c.ckpt"), &err);
 	CHECKF(t != NULL, "%s", t ? "" : err.msg);
 	if (t && done) {
 		CHECK(t->step == 20 && t->adam.step == 20 && t->total == 40);
@@ -479,8 +479,8 @@ static void test_init(void)
 
 	model *init = model_load(tmp("base.attn"), &err);
 	o.steps = 5;
-	trainer *t = trainer_create(&o, &fixed, NULL, init, "ft", "mixed", NULL, tmp("ft.attn"),
-				    NULL, &err);
+	trainer *t =
+	    trainer_create(&o, &fixed, NULL, init, "ft", "mixed", NULL, tmp("ft.attn"), NULL, &err);
 	CHECKF(t != NULL, "%s", t ? "" : err.msg);
 	if (t) {
 		CHECK(memcmp(t->model->params, base->params, base->nparams * sizeof(float)) == 0);
@@ -867,8 +867,8 @@ static void test_resume_options(void)
 	corpus_options co = {.min_count = 1, .max_vocab = 0};
 	CHECK(corpus_load(&c, corpus_path, &co, &err));
 	parallel_set_threads(2);
-	trainer *t =
-	    trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("ep.attn"), tmp("ep.ckpt"), &err);
+	trainer *t = trainer_create(&o, &c, &ck, NULL, NULL, NULL, NULL, tmp("ep.attn"),
+				    tmp("ep.ckpt"), &err);
 	parallel_set_threads(0);
 	CHECK(t == NULL);
 	CHECKF(t == NULL && strstr(err.msg, "trained on 1 threads") &&

@@ -39,7 +39,7 @@
 #include "attnview/tokenizer.h"
 #include "attnview/vocab.h"
 
-#define CORPUS_UNK_TOP 8	/* unknown training characters named */
+#define CORPUS_UNK_TOP 8	  /* unknown training characters named */
 #define CORPUS_CHUNK (1u << 20) /* bytes read and cleaned at a time */
 /* The most a stream may give (kept in a temporary file for pass 2). */
 #define CORPUS_SPOOL_MAX ((uint64_t)4 << 30)
@@ -89,7 +89,7 @@ typedef struct corpus {
 	uint64_t unk_train, unk_distinct;
 	uint32_t unk_top[CORPUS_UNK_TOP];
 	int nunk_top;
-	char *vocab_from; /* corpus_options.fixed_vocab_from, copied */
+	char *vocab_from;   /* corpus_options.fixed_vocab_from, copied */
 	corpus_file *files; /* [nfiles], in order */
 	size_t nfiles;
 	uint64_t separators;   /* line breaks added between files */

@@ -59,8 +59,8 @@ static int file_kind(const char *path)
 	if (!f)
 		return -1;
 	uint8_t h[16];
-	bool ours = fread(h, 1, 16, f) == 16 && memcmp(h, AV_MAGIC, 8) == 0 && !h[13] && !h[14] &&
-		    !h[15];
+	bool ours =
+	    fread(h, 1, 16, f) == 16 && memcmp(h, AV_MAGIC, 8) == 0 && !h[13] && !h[14] && !h[15];
 	fclose(f);
 	return ours ? h[12] : -1;
 }
@@ -115,12 +115,13 @@ static int take_steps(train_request *q, train_checkpoint *ck)
 	}
 	if (q->o.steps <= done)
 		return usage_error(
-		    finished ? _("%s holds a run that finished at step %" PRIu64 ": --steps %" PRIu64
-				 " is not more than that; give more steps to continue it (e.g. "
-				 "--steps %" PRIu64 ")")
-			     : _("%s stopped at step %" PRIu64 ": --steps %" PRIu64
-				 " is not more than that; give more steps (e.g. --steps %" PRIu64
-				 "), or drop --steps to finish the run"),
+		    finished
+			? _("%s holds a run that finished at step %" PRIu64 ": --steps %" PRIu64
+			    " is not more than that; give more steps to continue it (e.g. "
+			    "--steps %" PRIu64 ")")
+			: _("%s stopped at step %" PRIu64 ": --steps %" PRIu64
+			    " is not more than that; give more steps (e.g. --steps %" PRIu64
+			    "), or drop --steps to finish the run"),
 		    AV_Q(q->resume), done, q->o.steps, 2 * done);
 	ck->opt.steps = q->o.steps;
 	return -1;
@@ -171,9 +172,10 @@ int take_init(train_request *q)
 	av_error err;
 	for (int id = OPT_MIN_COUNT; id <= OPT_MAX_VOCAB; id++)
 		if (q->given[id - OPT_FIRST])
-			return usage_error(_("--%s does not apply with --init: the model's vocabulary "
-					     "is kept"),
-					   cli_option_of((cli_opt_id)id)->name);
+			return usage_error(
+			    _("--%s does not apply with --init: the model's vocabulary "
+			      "is kept"),
+			    cli_option_of((cli_opt_id)id)->name);
 	model *m = model_builtin_name(q->init) ? model_builtin_named(q->init, &err)
 					       : model_load(q->init, &err);
 	if (!m) {
@@ -186,8 +188,10 @@ int take_init(train_request *q)
 		int opt;
 		uint32_t mine, model;
 	} t[] = {
-	    {OPT_OBJECTIVE, q->o.objective, c->objective}, {OPT_DIM, q->o.dim, c->dim},
-	    {OPT_HEADS, q->o.heads, c->heads},		   {OPT_LAYERS, q->o.layers, c->layers},
+	    {OPT_OBJECTIVE, q->o.objective, c->objective},
+	    {OPT_DIM, q->o.dim, c->dim},
+	    {OPT_HEADS, q->o.heads, c->heads},
+	    {OPT_LAYERS, q->o.layers, c->layers},
 	    {OPT_CONTEXT, q->o.context, c->context},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {

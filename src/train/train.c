@@ -165,9 +165,9 @@ static bool new_model(trainer *t, model *init, const char *name, const char *cor
 		const model_config *ic = &init->cfg;
 		const vocab *v = &init->vocab;
 		t->model = init;
-		if (ic->objective != cfg.objective || ic->dim != cfg.dim || ic->heads != cfg.heads ||
-		    ic->layers != cfg.layers || ic->context != cfg.context ||
-		    v->size != c->vocab.size ||
+		if (ic->objective != cfg.objective || ic->dim != cfg.dim ||
+		    ic->heads != cfg.heads || ic->layers != cfg.layers ||
+		    ic->context != cfg.context || v->size != c->vocab.size ||
 		    memcmp(v->cps, c->vocab.cps, v->size * sizeof *v->cps) != 0)
 			return av_fail(err, _("the model to start from does not fit the run: its "
 					      "sizes and vocabulary must be the run's"));

@@ -57,8 +57,8 @@ int main(int argc, char **argv)
 	int status = 1;
 	for (int causal = 0; causal < 2; causal++) {
 		o.objective = causal ? OBJ_CAUSAL : OBJ_MASKED;
-		trainer *t = trainer_create(&o, &c, NULL, NULL, "seed", "mixed.txt", NULL, "/dev/null",
-					    "/dev/null", &err);
+		trainer *t = trainer_create(&o, &c, NULL, NULL, "seed", "mixed.txt", NULL,
+					    "/dev/null", "/dev/null", &err);
 		if (!t) {
 			fprintf(stderr, "make_seeds: %s\n", err.msg);
 			goto out;
