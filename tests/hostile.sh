@@ -201,6 +201,12 @@ run "train cleaned" 0 -- "$bin" --train "$dir/in$evil" "$corpus" "${tiny[@]}" -o
 rm -f "$dir/c.attn"
 run "resume a model" 1 -- "$bin" --train "$corpus" --resume "$meta"
 run "resume missing" 1 -- "$bin" --train "$corpus" --resume "$dir/no$evil.ckpt"
+# --init: a model with hostile metadata named in a refusal, and trained from
+run "init other sizes" 2 -- "$bin" --train "$corpus" --init "$meta" --dim 8 -o "$dir/o.attn"
+run "init missing" 1 -- "$bin" --train "$corpus" --init "$dir/no$evil.attn" -o "$dir/o.attn"
+run "init a model" 0 -- "$bin" --train "$corpus" --init "$meta" --steps 2 --batch 2 \
+	--threads 1 --eval-every 0 -o "$dir/init.attn"
+rm -f "$dir/init.attn" "$dir/init.attn.ckpt"
 touch "$dir/ck$evil.attn.ckpt"
 run "checkpoint left" 1 -- "$bin" --train "$corpus" "${tiny[@]}" -o "$dir/ck$evil.attn"
 shows "checkpoint left" "attnview --train \$'"
