@@ -163,6 +163,16 @@ same full "$tmp/full.attn" "$tmp/full.before"
 checks=$((checks + 1))
 ls "$tmp"/full.attn.tmp.* "$tmp"/full.attn.ckpt* >/dev/null 2>&1 &&
 	fail "[full] a temporary file or a checkpoint was left"
+# Room for the model but not for the finished run's state (three times its
+# size): the model is written and the run succeeds, saying the state was not
+# kept.
+expect full 0 "the finished run's state was not kept, so --resume --steps cannot continue it \(the model is written\): .*full2\.attn\.ckpt: writing failed" -- \
+	bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$bin" --train "$corpus" --dim 16 \
+	--heads 2 --layers 1 --context 32 --batch 4 --warmup 1 --steps 3 --threads 1 \
+	--checkpoint-every 0 -o "$tmp/full2.attn"
+checks=$((checks + 1))
+[ -s "$tmp/full2.attn" ] && ! ls "$tmp"/full2.attn.ckpt* >/dev/null 2>&1 ||
+	fail "[full] without room for the state: the model missing, or a state file left"
 
 # -- SIGINT during training: the step finishes, a checkpoint is written, exit
 # 130 with the command that resumes; resuming ends in the same model, byte for
