@@ -157,14 +157,22 @@ class Corpus:
         if self.val_stats is not None:
             out += self.val_stats.summary("validation file") + "\n"
         kept = int(self.id_count[NSPECIAL:].sum())
-        out += ("split: %d training and %d validation characters%s; vocabulary: %d ids (%d "
-                "characters of %d distinct, covering %.2f%% of the training text)\n"
+        cover = 100.0 * kept / self.ntrain if self.ntrain else 0.0
+        out += ("split: %d training and %d validation characters%s; "
                 % (self.ntrain, self.nval,
                    " (from the validation file)" if self.val_stats is not None
                    else " (the last 5%)" if val_pieces(self.nval) == 1
-                   else " (5%%, in %d pieces spread evenly over the text)" % val_pieces(self.nval),
-                   len(self.vocab), len(self.vocab) - NSPECIAL, self.distinct,
-                   100.0 * kept / self.ntrain if self.ntrain else 0.0))
+                   else " (5%%, in %d pieces spread evenly over the text)" % val_pieces(self.nval)))
+        vocab_from = getattr(self, "vocab_from", None)
+        if vocab_from is not None:
+            out += ("vocabulary: %s's, %d ids, covering %.2f%% of the training text\n"
+                    % (quote(vocab_from), len(self.vocab), cover))
+            if self.unk_train:
+                out += self._unknown_line()
+        else:
+            out += ("vocabulary: %d ids (%d characters of %d distinct, covering %.2f%% of the "
+                    "training text)\n" % (len(self.vocab), len(self.vocab) - NSPECIAL,
+                                           self.distinct, cover))
         if self.unk_val:
             out += "%d validation characters are outside the vocabulary (unknown)\n" % self.unk_val
         # (attnview also names the encoding it recognises, encoding.h; this
@@ -175,6 +183,16 @@ class Corpus:
                         "in another encoding, convert it first (iconv -f LATIN1 -t UTF-8, or "
                         "GB18030 for Chinese)\n" % (100.0 * st.invalid / st.codepoints, name))
         return out
+
+    def _unknown_line(self):
+        chars = " ".join("'%s'" % ("\\n" if cp == 0x0A else quote(chr(cp)))
+                         for cp in self.unk_top)
+        if self.unk_train == 1:
+            return ("1 training character (1 distinct: %s) is not in it: it is read as the "
+                    "unknown character, and the model cannot learn to predict it\n" % chars)
+        return ("%d training characters (%d distinct, the most frequent: %s) are not in it: "
+                "they are read as the unknown character, and the model cannot learn to "
+                "predict them\n" % (self.unk_train, self.unk_distinct, chars))
 
     def sha256(self):
         """SHA-256 of the ids (as little-endian u32) and the split: what a
@@ -212,10 +230,12 @@ def gather_pieces(cps, nval):
     return torch.cat(train + val)
 
 
-def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
+def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None, vocab_from=None):
     """Read, clean, split and encode the corpus files (corpus_load). With
     `vocab` (codepoints by id, e.g. a model's being fine-tuned) the text is
-    encoded with it instead of a new one. Raises CorpusError for what
+    encoded with it instead of a new one; `vocab_from` names it for the
+    summary, which then counts the training characters it lacks, as
+    attnview's does (corpus.h, fixed_vocab). Raises CorpusError for what
     attnview refuses: an unreadable or non-regular file, an empty file, no
     text left after cleaning, only whitespace, min_count too high."""
     if isinstance(paths, str):
@@ -249,6 +269,7 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
             raise CorpusError("%s: no character occurs at least --min-count %d times in the "
                               "training split; lower --min-count" % (label, min_count))
     lut = lookup_table(vocab)
+    unknown = _unknown(counts, lut) if vocab_from is not None else (0, 0, [])
     dtype = torch.int16 if len(vocab) <= 32768 else torch.int32
     ids = to_ids(cps, lut, dtype)
     del cps
@@ -264,4 +285,19 @@ def load_corpus(paths, val_path=None, min_count=1, max_vocab=0, vocab=None):
     unk_val = int((ids[ntrain:] == TOK_UNK).sum())
     return Corpus(ids=ids, ntrain=ntrain, nval=nval, vocab=list(vocab), id_count=id_count,
                   distinct=distinct, unk_val=unk_val, stats=st, val_stats=val_stats,
-                  paths=list(paths), val_path=val_path)
+                  paths=list(paths), val_path=val_path, vocab_from=vocab_from,
+                  unk_train=unknown[0], unk_distinct=unknown[1], unk_top=unknown[2])
+
+
+UNK_TOP = 8  # unknown training characters named (corpus.h, CORPUS_UNK_TOP)
+
+
+def _unknown(counts, lut):
+    """The training characters a fixed vocabulary lacks: how many, how many
+    distinct, the most frequent (by decreasing count, ties by codepoint)."""
+    seen = counts.nonzero().squeeze(1)
+    seen = seen[seen < len(lut)]
+    missing = seen[lut[seen] == TOK_UNK].tolist()
+    n = [int(counts[cp]) for cp in missing]
+    top = [cp for _, cp in sorted(zip((-k for k in n), missing))][:UNK_TOP]
+    return sum(n), len(missing), top

@@ -19,9 +19,10 @@ with NCCL when there is CUDA, else on the CPU with gloo.
 Differences from attnview --train: the random numbers are PyTorch's, so the
 same seed gives a different (equally good) model; checkpoints are this
 trainer's own (OUT.ckpt, see checkpoint.py; `python3 -m attnview_torch export`
-turns one into a model file); --init MODEL fine-tunes an existing model on
-new text (its vocabulary is kept); several corpus files are read as one
-text, their concatenation.
+turns one into a model file), and a finished run leaves none to continue;
+several corpus files are read as one text, their concatenation. --init MODEL
+fine-tunes an existing model on new text as attnview --train --init does
+(its sizes and vocabulary are kept).
 
 Exit status: 0 done, 1 error, 2 usage error, 130/143 stopped by SIGINT or
 SIGTERM with the checkpoint written.
@@ -435,7 +436,8 @@ class Trainer:
             fixed = init.vocab
 
         def read_corpus():
-            c = load_corpus(a.corpus, o["val_file"], o["min_count"], o["max_vocab"], fixed)
+            c = load_corpus(a.corpus, o["val_file"], o["min_count"], o["max_vocab"], fixed,
+                            a.init if init is not None else None)
             c.digest = c.sha256()
             self.say(c.summary(" + ".join(quote(p) for p in a.corpus)), end="")
             return c

@@ -442,6 +442,7 @@ def summary_lines(stdout):
     return [l for l in lines if not l.startswith(("model:", "step ", "valid",
                                                                 "unigram", "trained", "wrote",
                                                                 "weights", "resuming",
+                                                                "starting from",
                                                                 "verdict:", "what to do:",
                                                                 "note:", "patience:"))]
 
@@ -636,6 +637,17 @@ def case_attnview():
         import io
         check(not compare(m_path, TEXTS[0], d, 1e-5, io.StringIO()),
               "%s: the original model does not match the fine-tuned one's dump" % obj)
+    # both trainers read a text for --init alike: the model's vocabulary, the
+    # characters it lacks counted and named (the same summary lines)
+    zh = write("zh_other.txt", ("古池や蛙飛び込む水の音\n" * 60 + "the cat sat\n" * 40).encode())
+    opts = ["--batch", "4", "--steps", "1", "--eval-every", "0"]
+    c = attnview("--train", zh, "--init", m_path, "-o", path("c_init.attn"), "--threads", "1",
+                 *opts)
+    p = pytrain(zh, "--init", m_path, "-o", path("p_init.attn"), *opts)
+    cs, ps = summary_lines(c.stdout), summary_lines(p.stdout)
+    check(cs == ps and any("are not in it" in l for l in cs),
+          "--init: corpus summaries differ or lack the unknown characters:\n%s\n%s"
+          % ("\n".join(cs), "\n".join(ps)))
     # the sizes of a fine-tuned model are the model's
     p = pytrain(other, "--init", m_path, "-o", path("x.attn"), "--dim", "32", want=2)
     check("differs from the model's" in p.stderr, "--dim against --init: " + p.stderr)
