@@ -440,6 +440,47 @@ static void test_continue(void)
 	model_destroy(m);
 }
 
+/* A run from tmp("base.attn") on mixed.txt read with its vocabulary, or
+ * the resume of one (from the checkpoint, whose vocabulary reads the text
+ * as --resume does), stopped by SIGINT after stop_at steps if not 0. */
+static train_status run_init(const train_options *o, const char *resume, const char *out,
+			     uint64_t stop_at)
+{
+	av_error err;
+	model *base = model_load(tmp("base.attn"), &err);
+	train_checkpoint ck = {0};
+	corpus c;
+	bool ok = base && (!resume || train_checkpoint_load(&ck, resume, &err));
+	corpus_options co = {.min_count = 1};
+	if (ok) {
+		co.fixed_vocab = resume ? &ck.model->vocab : &base->vocab;
+		ok = corpus_load(&c, test_path("data/corpus/mixed.txt"), &co, &err);
+	}
+	if (!ok) {
+		fprintf(stderr, "run_init: %s\n", err.msg);
+		model_destroy(base);
+		train_checkpoint_finish(&ck);
+		return TRAIN_FAILED;
+	}
+	char ckpt[512];
+	snprintf(ckpt, sizeof ckpt, "%s.ckpt", out);
+	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, base, "ft", "mixed", NULL, out,
+				    ckpt, &err);
+	train_status st = TRAIN_FAILED;
+	stop_ctx s = {.stop_at = stop_at};
+	if (t && train_install_signals(&err)) {
+		train_clear_stop();
+		st = trainer_run(t, on_progress, &s, &err);
+		train_restore_signals();
+	}
+	if (st == TRAIN_FAILED)
+		fprintf(stderr, "run_init: %s\n", err.msg);
+	trainer_destroy(t);
+	corpus_finish(&c);
+	train_checkpoint_finish(&ck);
+	return st;
+}
+
 /* --init: the corpus read with the model's vocabulary (the characters it
  * lacks counted, as a vocabulary of the text's own says they are), the run
  * starting from the model's weights and counting on from its steps; a model
@@ -500,6 +541,20 @@ static void test_init(void)
 	corpus_finish(&own);
 	corpus_finish(&fixed);
 	model_destroy(base);
+
+	/* Stopped and resumed, an --init run ends in the bytes of an
+	 * uninterrupted one, its steps counted on from the model's. */
+	tiny_options(&o);
+	o.steps = 12;
+	o.eval_every = 4;
+	o.checkpoint_every = 0;
+	CHECK(run_init(&o, NULL, tmp("fa.attn"), 0) == TRAIN_DONE);
+	CHECK(run_init(&o, NULL, tmp("fb.attn"), 6) == TRAIN_STOPPED);
+	CHECK(run_init(&o, tmp("fb.attn.ckpt"), tmp("fb.attn"), 0) == TRAIN_DONE);
+	CHECK(same_bytes(tmp("fa.attn"), tmp("fb.attn")));
+	ft = model_load(tmp("fb.attn"), &err);
+	CHECK(ft && ft->meta.steps == 10 + 12);
+	model_destroy(ft);
 }
 
 /* Stopped by SIGINT at step 20 (between two checkpoints), resumed to 40:
