@@ -464,8 +464,8 @@ static train_status run_init(const train_options *o, const char *resume, const c
 	}
 	char ckpt[512];
 	snprintf(ckpt, sizeof ckpt, "%s.ckpt", out);
-	trainer *t = trainer_create(o, &c, resume ? &ck : NULL, base, "ft", "mixed", NULL, out,
-				    ckpt, &err);
+	trainer *t =
+	    trainer_create(o, &c, resume ? &ck : NULL, base, "ft", "mixed", NULL, out, ckpt, &err);
 	train_status st = TRAIN_FAILED;
 	stop_ctx s = {.stop_at = stop_at};
 	if (t && train_install_signals(&err)) {
