@@ -124,6 +124,10 @@ checks=$((checks + 1))
 expect 1 "nope.attn: cannot open" -- "$bin" --train "$tmp/mix.txt" --init "$tmp/nope.attn"
 printf 'not a model\n' >"$tmp/junk.attn"
 expect 1 "junk.attn" -- "$bin" --train "$tmp/mix.txt" --init "$tmp/junk.attn"
+# a text shorter than the model's context: the context cannot shrink
+printf 'the cat\n' >"$tmp/tiny.txt"
+expect 2 "with --init the context is .*en.attn's, 16 characters: give a longer text" -- \
+	"$bin" --train "$tmp/tiny.txt" --init "$tmp/en.attn" -o "$tmp/t.attn"
 # the built-in model by name
 expect 0 "starting from builtin's weights" -- "$bin" --train "$tmp/mix.txt" --init builtin \
 	--steps 1 --batch 1 --threads 1 --eval-every 0 --no-val -o "$tmp/b.attn"

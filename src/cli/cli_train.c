@@ -139,6 +139,10 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 		snprintf(what, sizeof what, _("the corpus"));
 	if (!train_check_data(&q->o, cor, what, &err)) {
 		cli_error(err.msg);
+		if (q->init) /* the context is not the user's to change here */
+			cli_note(_("with --init the context is %s's, %u characters: give a longer "
+				   "text, or train a new model without --init"),
+				 AV_Q(q->init), q->o.context);
 		return EXIT_USAGE;
 	}
 	if (q->init && cor->unk_train == cor->ntrain) {
