@@ -115,6 +115,17 @@ lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$
 	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
 	fail "--lens, --dla, --patch: not their tables"
 expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
+# --faithfulness: a cell for every correlation --dump defines (heads x
+# positions), none where it is undefined (a row with no loss or too few keys).
+expect 0 "$wrote" -- "$bin" --export "$tmp/faith.svg" --model "$causal" --text 'abcab ab' \
+	--faithfulness
+defined=$("$bin" --dump --format tsv --faithfulness --model "$causal" --text 'abcab ab' |
+	awk -F'\t' 'NR > 1 { for (i = 4; i <= NF; i++) n += $i != "nan" } END { print n + 0 }')
+checks=$((checks + 1))
+[ "$defined" -gt 0 ] && [ "$(grep -c 'class="cell"' "$tmp/faith.svg")" -eq "$defined" ] &&
+	grep -q '>Faithfulness: each head' "$tmp/faith.svg" ||
+	fail "--faithfulness: not a cell for each of the dump's $defined correlations"
+expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --faithfulness --dla
 expect 2 'every block and head' -- "$bin" --export "$tmp/u.svg" --text ab --dla --layer 1
 expect 1 'same length' -- "$bin" --export "$tmp/u.svg" --text ab --patch abc
 expect 2 'go together' -- "$bin" --export "$tmp/u.svg" --text ab --query 1

@@ -125,7 +125,11 @@ figure *figure_score_split(const model *m, const score_split *s, const attn_resu
  * figure_dla: heads (n, L, H) of logit_attribution, on a diverging scale;
  * figure_patch: p of activation_patch (a last column "all" for a head
  * patched at every position), on a diverging scale; q->text2 names the
- * other text in the title. */
+ * other text in the title;
+ * figure_faith: spearman (n, L, H) of faith_rows over every row, on a
+ * diverging scale, a cell left out where the correlation is undefined. */
+figure *figure_faith(const attn_result *r, const float *spearman, const fig_request *q,
+		     av_error *err);
 figure *figure_lens(const attn_result *r, const float *p, const fig_request *q, av_error *err);
 figure *figure_dla(const attn_result *r, const float *heads, const fig_request *q, av_error *err);
 figure *figure_patch(const model *m, const attn_result *r, const patch_result *p,

@@ -2,6 +2,7 @@
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/faith.h"
 #include "attnview/lens.h"
 #include "attnview/patch.h"
 #include "attnview/score_split.h"
@@ -25,6 +26,7 @@ typedef struct export_request {
 	bool circuits; /* the weights alone (cli_export_circuits.c) */
 	int query, key;	   /* --query, --key: the score split of that cell; -1: none */
 	bool lens, dla;	   /* --lens, --dla: issue 26's tables instead of a map */
+	bool faith;	   /* --faithfulness: every row's, as a table */
 	const char *patch; /* --patch TEXT2 */
 } export_request;
 
@@ -67,6 +69,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		break;
 	case OPT_DLA:
 		q->dla = true;
+		break;
+	case OPT_FAITHFULNESS:
+		q->faith = true;
 		break;
 	case OPT_PATCH:
 		q->patch = arg;
@@ -114,16 +119,17 @@ static int check_request(const export_request *q)
 		return usage_error("%s",
 				   _("--query and --key draw one head's score split: not with "
 				     "--show, --words or --compare"));
-	const int tables = (q->query >= 0) + q->lens + q->dla + !!q->patch;
+	const int tables = (q->query >= 0) + q->lens + q->dla + q->faith + !!q->patch;
 	if (tables > 1)
 		return usage_error("%s",
-				   _("--query/--key, --patch, --lens and --dla are figures of "
-				     "their own: ask for one"));
+				   _("--query/--key, --patch, --lens, --dla and --faithfulness are "
+				     "figures of their own: ask for one"));
 	if (tables && q->query < 0 &&
 	    (q->show != SEL_HEAD || c->words || c->compare || c->layer >= 0 || c->head >= 0))
 		return usage_error("%s",
-				   _("--patch, --lens and --dla draw every block and head: "
-				     "not with --show, --words, --compare, --layer or --head"));
+				   _("--patch, --lens, --dla and --faithfulness draw every block "
+				     "and head: not with --show, --words, --compare, --layer or "
+				     "--head"));
 	return -1;
 }
 
@@ -323,7 +329,26 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 	return ok;
 }
 
-/* --lens, --dla, --patch: issue 26's tables, from plain passes of the text. */
+/* --faithfulness: every row's meter (faith.h), as a table. */
+static figure *faith_figure(const model *m, const attn_result *r, const int32_t *ids, int n,
+			    const fig_request *fr, av_error *err)
+{
+	const size_t LH = (size_t)m->cfg.layers * m->cfg.heads, N = (size_t)n;
+	float *loss = malloc(N * sizeof *loss), *effect = malloc(N * N * sizeof *effect),
+	      *sp = malloc(N * LH * sizeof *sp);
+	figure *f = NULL;
+	if (!loss || !effect || !sp)
+		av_fail(err, _("out of memory"));
+	else if (faith_rows(m, ids, n, 0, n, loss, effect, sp, NULL, NULL, NULL, err))
+		f = figure_faith(r, sp, fr, err);
+	free(loss);
+	free(effect);
+	free(sp);
+	return f;
+}
+
+/* --lens, --dla, --patch, --faithfulness: issue 26's tables, from plain passes
+ * of the text. */
 static figure *why_figure(const export_request *q, const model *m, const side_text *a,
 			  fig_request *fr, av_error *err)
 {
@@ -345,6 +370,8 @@ static figure *why_figure(const export_request *q, const model *m, const side_te
 		f = figure_lens(&a->r, w, fr, err);
 	if (ok && q->dla && logit_attribution(m, &ws, ids, n, all, NULL, top, x, w, x + n, err))
 		f = figure_dla(&a->r, w, fr, err);
+	if (ok && q->faith)
+		f = faith_figure(m, &a->r, ids, n, fr, err);
 	fr->text2 = q->patch;
 	if (ok && q->patch && patch_of(q, m, &ws, ids, n, &p, err))
 		f = figure_patch(m, &a->r, &p, fr, err);
@@ -385,7 +412,7 @@ static int run_export(const export_request *q, const model *m)
 		};
 		if (q->query >= 0)
 			f = split_figure(q, m, &a, &fr, &err);
-		else if (q->lens || q->dla || q->patch)
+		else if (q->lens || q->dla || q->faith || q->patch)
 			f = why_figure(q, m, &a, &fr, &err);
 		else
 			f = figure_from_result(&a.r, &fr, &err);

@@ -100,9 +100,10 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("each head's circuits from its weights alone: the positional QK profile, the QK "
 	 "table, the OV copying score and maps, the composition with earlier heads (--export: "
 	 "FILE the positional patterns, FILE-composition the composition)")),
-    O(OPT_FAITHFULNESS, "faithfulness", 0, NULL, M_DUMP,
+    O(OPT_FAITHFULNESS, "faithfulness", 0, NULL, M_DUMP | M_EXPORT,
       N_("the faithfulness meter: at every position what blanking each key does to the loss, "
-	 "and each head's rank correlation of its attention with it (a pass per key)")),
+	 "and each head's rank correlation of its attention with it (a pass per key; "
+	 "--export: the heads by positions as a figure)")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),

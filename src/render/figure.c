@@ -237,6 +237,8 @@ bool fig_cell_rgb(const fig_heatmap *h, int q, int k, cm_rgb *out)
 	if (h->causal && k > q)
 		return false;
 	float w = h->w[(size_t)q * (size_t)h->nk + (size_t)k];
+	if (w != w)
+		return false; /* undefined (a table's NaN): left out, as a masked cell */
 	*out = colormap_rgb(h->ramp, scale_pos(&h->sc, q, w));
 	return true;
 }

@@ -105,6 +105,26 @@ figure *figure_dla(const attn_result *r, const float *heads, const fig_request *
 	return f;
 }
 
+figure *figure_faith(const attn_result *r, const float *spearman, const fig_request *q,
+		     av_error *err)
+{
+	const int LH = r->layers * r->heads, n = r->n;
+	float *w = malloc((size_t)LH * n * sizeof *w);
+	if (!w) {
+		av_fail(err, _("out of memory for a figure"));
+		return NULL;
+	}
+	for (int k = 0; k < LH; k++)
+		for (int t = 0; t < n; t++)
+			w[(size_t)k * n + t] = spearman[(size_t)t * LH + k];
+	figure *f = table_figure(r, w, true, 0, "query position", SCALE_DIFF, "Spearman",
+				 "Faithfulness: each head's rank correlation of its attention "
+				 "with what blanking each key does to the loss",
+				 q, err);
+	free(w);
+	return f;
+}
+
 figure *figure_patch(const model *m, const attn_result *r, const patch_result *p,
 		     const fig_request *q, av_error *err)
 {
