@@ -6,6 +6,7 @@
 
 #include "attnview/dump.h"
 #include "attnview/modelfile.h"
+#include "attnview/timeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -156,6 +157,69 @@ static void check_escaping(const model *m)
 	json_free(j);
 }
 
+/* --dump --timeline: a record per step with the losses and, for every
+ * head shown, its scores under the names of the "heads" section, entropy
+ * and first beside them; TSV a row per record and head, the same numbers. */
+static void check_timeline(model *m)
+{
+	uint32_t probe[16];
+	for (int i = 0; i < 16; i++)
+		probe[i] = m->vocab.cps[TOK_NSPECIAL + (uint32_t)i % (m->cfg.vocab_size - 3)];
+	av_error err;
+	dump_options o = {DUMP_JSON, -1, -1, 0, NULL};
+	capture c = {0};
+	FILE *f = open_memstream(&c.buf, &c.len);
+	CHECK(!dump_timeline(f, m, "m.attn", &o, &err) && strstr(err.msg, "m.attn: ") == NULL &&
+	      strstr(err.msg, "no training timeline"));
+	fclose(f);
+	free(c.buf);
+	m->timeline = timeline_create(m, probe, 1, 16, 10, 1, &err);
+	CHECKF(m->timeline, "%s", err.msg);
+	for (uint64_t s = 0; m->timeline && s <= 20; s += 10)
+		CHECK(timeline_record(m->timeline, m, s, 3.0f - (float)s / 10, true, &err));
+	const timeline *tl = m->timeline;
+	o.layer = 1;
+	f = open_memstream(&c.buf, &c.len);
+	CHECK(tl && dump_timeline(f, m, "m.attn", &o, &err));
+	fclose(f);
+	size_t off = 0;
+	json *j = json_parse(c.buf, c.len, &off);
+	CHECKF(j != NULL, "not JSON at byte %zu", off);
+	free(c.buf);
+	const json *recs = j ? json_get(j, "timeline") : NULL;
+	CHECK(recs && recs->n == 3 && json_get(j, "every")->num == 10);
+	const json *r1 = recs ? json_at(recs, 1) : NULL;
+	const json *heads = r1 ? json_get(r1, "heads") : NULL;
+	CHECK(r1 && json_get(r1, "step")->num == 10 && json_get(r1, "loss")->num == 2.0 &&
+	      json_get(json_at(recs, 0), "val_loss")->type == J_NUM);
+	CHECK(heads && heads->n == m->cfg.heads && json_get(json_at(heads, 0), "layer")->num == 1);
+	const json *h0 = heads ? json_at(heads, 0) : NULL;
+	const json *sc = h0 ? json_get(h0, "scores") : NULL;
+	CHECK(sc && sc->n == ROLE_NKINDS);
+	for (int k = 0; sc && tl && k < ROLE_NKINDS; k++) {
+		const json *v = json_get(sc, role_score_key((role_kind)k));
+		CHECKF(v && (float)v->num == timeline_head(tl, 1, 1, 0)[k], "score %s",
+		       role_score_key((role_kind)k));
+	}
+	CHECK(sc && json_get(h0, "entropy")->num == json_get(sc, "entropy")->num &&
+	      json_get(h0, "first")->num == json_get(sc, "first")->num);
+	json_free(j);
+	o.format = DUMP_TSV;
+	o.layer = -1;
+	f = open_memstream(&c.buf, &c.len);
+	CHECK(dump_timeline(f, m, "m.attn", &o, &err));
+	fclose(f);
+	int lines = 0;
+	for (size_t i = 0; i < c.len; i++)
+		lines += c.buf[i] == '\n';
+	CHECK(lines == 1 + 3 * (int)(m->cfg.layers * m->cfg.heads));
+	CHECK(strncmp(c.buf, "step\tloss\tval_loss\ticl\tlayer\thead\tprevious\t", 41) == 0);
+	CHECK(strstr(c.buf, "\n10\t2\t") != NULL);
+	free(c.buf);
+	timeline_destroy(m->timeline);
+	m->timeline = NULL;
+}
+
 int main(void)
 {
 	const char *texts[] = {"床前明月光，疑是地上霜。", "Yes, the cat's mat!",
@@ -172,6 +236,7 @@ int main(void)
 			check_tsv(m, texts[i]);
 		}
 		check_escaping(m);
+		check_timeline(m);
 		model_destroy(m);
 	}
 	return test_summary("dump");

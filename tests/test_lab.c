@@ -7,6 +7,7 @@
  *   test_lab [TASK...]       (all tasks without arguments) */
 #include "attnview/lab.h"
 #include "attnview/parallel.h"
+#include "attnview/timeline.h"
 #include "harness.h"
 
 #include <math.h>
@@ -53,6 +54,61 @@ static int labelled(const model *m, const lab_task *t, uint64_t seed, int l, int
 	return hits;
 }
 
+/* The first record r >= 1 where x[r] has come down at least half way from
+ * x[1] to the lowest value after it; -1 if none. */
+static long half_drop(const float *x, size_t n)
+{
+	float lo = x[1];
+	for (size_t r = 1; r < n; r++)
+		lo = x[r] < lo ? x[r] : lo;
+	for (size_t r = 1; r < n; r++)
+		if (x[r] <= (x[1] + lo) / 2)
+			return (long)r;
+	return -1;
+}
+
+/* The known answer of the timeline (timeline.h): on the induction task the
+ * layer-1 head's induction score jumps where the training loss and the task
+ * loss on the probe fall, after a plateau, at the step the task's known
+ * plateau ends (attnview(1), THE LAB: about 3600 to 4800 on seed 1); a
+ * model that does not form the head shows no phase change. */
+static void check_timeline(const model *m, uint64_t seed, bool formed)
+{
+	const timeline *tl = m->timeline;
+	CHECKF(tl && tl->count == 101, "induction: %zu records, not 101", tl ? tl->count : 0);
+	if (!tl || tl->count < 3)
+		return;
+	int head;
+	long pc = timeline_phase_change(tl, &head);
+	long ld = half_drop(tl->loss, tl->count), pd = half_drop(tl->probe_loss, tl->count);
+	printf("induction seed %llu: phase change at step %lld (head %d.%d), training loss "
+	       "halfway down at %lld, probe loss at %lld (K = %llu)\n",
+	       (unsigned long long)seed, pc < 0 ? -1LL : (long long)tl->step[pc],
+	       head / (int)tl->heads, head % (int)tl->heads,
+	       ld < 0 ? -1LL : (long long)tl->step[ld], pd < 0 ? -1LL : (long long)tl->step[pd],
+	       (unsigned long long)tl->every);
+	if (!formed) {
+		CHECKF(pc < 0, "no induction head formed, but a phase change at record %ld", pc);
+		return;
+	}
+	CHECKF(pc > 0 && head / (int)tl->heads == 1, "no phase change in layer 1");
+	if (pc <= 0 || ld < 0 || pd < 0)
+		return;
+	/* After the plateau, and the three together (within two records). */
+	CHECKF(tl->step[pc] >= 2400 && tl->step[pc] <= 9600,
+	       "phase change at step %llu, outside 2400..9600", (unsigned long long)tl->step[pc]);
+	CHECKF(labs(ld - pc) <= 2 && labs(pd - pc) <= 2,
+	       "the losses fall at records %ld and %ld, the induction score jumps at %ld", ld, pd,
+	       pc);
+	CHECKF(tl->loss[tl->count - 1] < 0.1f * tl->loss[1], "the loss did not fall: %g to %g",
+	       (double)tl->loss[1], (double)tl->loss[tl->count - 1]);
+	const float *before = timeline_head(tl, (size_t)pc - 2, 1, head % (int)tl->heads);
+	const float *after = timeline_head(tl, (size_t)pc + 2, 1, head % (int)tl->heads);
+	CHECKF(after[ROLE_INDUCTION] - before[ROLE_INDUCTION] >= 0.2f,
+	       "induction score %.2f two records before, %.2f two after",
+	       (double)before[ROLE_INDUCTION], (double)after[ROLE_INDUCTION]);
+}
+
 static void check_task(const lab_task *t, uint64_t seed)
 {
 	av_error err;
@@ -66,6 +122,8 @@ static void check_task(const lab_task *t, uint64_t seed)
 	CHECKF(ok, "%s: %s", t->name, err.msg);
 	lab_score all;
 	CHECK(lab_evaluate(m, t, seed, NULL, &all, &err));
+	if (strcmp(t->name, "induction") == 0)
+		check_timeline(m, seed, true);
 	int nh = (int)(m->cfg.layers * m->cfg.heads);
 	double acc[AV_MAX_HEADS * 4];
 	CHECK(lab_ablate_each(m, t, seed, acc, &err));
@@ -108,6 +166,21 @@ static void gen_no_copy(const lab_task *t, rng *r, int T, uint32_t *text, uint8_
 			text[i + 1] = 'a' + (uint32_t)rng_below(r, 26);
 }
 
+/* The induction task stopped on its plateau (attnview(1), THE LAB: --steps
+ * 3000 shows a model before its induction head has formed): no phase
+ * change. The timeline's check can fail. */
+static void control_timeline(void)
+{
+	const lab_task *t = lab_find("induction");
+	av_error err;
+	lab_options o = {.seed = 1, .steps = 2400};
+	model *m = lab_model_create(t, &o, &err);
+	CHECK(m && lab_train(m, t, &o, NULL, NULL, &err));
+	if (m)
+		check_timeline(m, 1, false);
+	model_destroy(m);
+}
+
 static void control(void)
 {
 	lab_task ctl = *lab_find("previous");
@@ -136,5 +209,10 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2)
 		control();
+	bool induction = argc < 2;
+	for (int a = 1; a < argc; a++)
+		induction |= strcmp(argv[a], "induction") == 0;
+	if (induction)
+		control_timeline();
 	return test_summary("lab");
 }

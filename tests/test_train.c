@@ -8,6 +8,7 @@
 #include "attnview/corpus.h"
 #include "attnview/checkpoint.h"
 #include "attnview/modelfile.h"
+#include "attnview/timeline.h"
 #include "attnview/train.h"
 
 #include <fcntl.h>
@@ -320,6 +321,46 @@ static void test_determinism(void)
 	CHECK(a && c && na == nc && memcmp(a, c, na) != 0);
 	free(a);
 	free(c);
+}
+
+/* The timeline (timeline.h): records at step 0, every K steps and the last,
+ * in the model file and its checkpoints; recording changes nothing the
+ * training does (the parameters are those of a run without it); a resumed
+ * run ends in the bytes of the uninterrupted one, timeline included
+ * (test_resume, with the default K); --timeline-every 0 writes none. */
+static void test_timeline_recording(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.timeline_every = 7;
+	const char *corpus_path = test_path("data/corpus/mixed.txt");
+	stop_ctx s = {.stop_at = 30};
+	CHECK(run(&o, corpus_path, NULL, tmp("tl.attn"), tmp("tl.ckpt"), &s, NULL) ==
+	      TRAIN_STOPPED);
+	av_error err;
+	model *ck = model_load(tmp("tl.ckpt"), &err);
+	CHECKF(ck && ck->timeline && ck->timeline->count == 5 && ck->timeline->step[4] == 28,
+	       "checkpoint at step 30: %s", ck ? "records 0, 7, .., 28 expected" : err.msg);
+	model_destroy(ck);
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("tl.attn"), tmp("tl.ckpt"), &s, NULL) == TRAIN_DONE);
+	o.timeline_every = 0;
+	memset(&s, 0, sizeof s);
+	CHECK(run(&o, corpus_path, NULL, tmp("no.attn"), tmp("no.ckpt"), &s, NULL) == TRAIN_DONE);
+	model *a = model_load(tmp("tl.attn"), &err), *b = model_load(tmp("no.attn"), &err);
+	CHECK(a && b && a->timeline && !b->timeline);
+	if (a && b && a->timeline) {
+		const timeline *t = a->timeline;
+		CHECK(memcmp(a->params, b->params, a->nparams * sizeof(float)) == 0);
+		CHECK(t->count == 7 && t->step[0] == 0 && t->step[5] == 35 && t->step[6] == 40);
+		CHECK(t->every == 7 && t->n == o.context && t->windows == TL_WINDOWS);
+		/* The training loss of a record: the mean over the steps since the
+		 * one before; none before the first step. */
+		CHECK(isnan(t->loss[0]) && t->loss[1] > 0 && !isnan(t->probe_loss[6]));
+		CHECK(!isnan(t->icl[6]));
+	}
+	model_destroy(a);
+	model_destroy(b);
 }
 
 /* The creation time in the model: the clock for a new run, SOURCE_DATE_EPOCH
@@ -1208,6 +1249,7 @@ int main(void)
 	test_learns();
 	test_one_character();
 	test_determinism();
+	test_timeline_recording();
 	test_creation_time();
 	test_resume();
 	test_continue();

@@ -89,6 +89,12 @@ typedef struct dump_options {
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err);
 
+/* attnview --dump --timeline: the training timeline of m (timeline.h) as
+ * JSON or TSV, the heads o->layer and o->head allow; a model without one is
+ * refused naming `what`. */
+bool dump_timeline(FILE *out, const model *m, const char *what, const dump_options *o,
+		   av_error *err);
+
 /* Write s as a JSON string literal (quotes included). */
 void json_string(FILE *out, const char *s, size_t n);
 

@@ -69,7 +69,11 @@ typedef struct lab_options {
 	uint64_t seed;
 	uint32_t dim, heads, layers, steps;
 	float lr;
+	/* Steps between the records of the training timeline (timeline.h):
+	 * 0 about TL_RECORDS a run, LAB_NO_TIMELINE none. */
+	uint64_t timeline_every;
 } lab_options;
+#define LAB_NO_TIMELINE UINT64_MAX
 
 /* The task's model, its options applied, initialised from the seed, with the
  * lab's vocabulary and metadata naming the task. */
@@ -83,7 +87,9 @@ typedef struct lab_progress {
 typedef void (*lab_progress_fn)(const lab_progress *p, void *ctx);
 
 /* Train m on the task's texts: AdamW (optimizer.h) with a warmup of a tenth
- * of the steps. progress may be NULL. The steps are o->steps or the task's. */
+ * of the steps, recording m's timeline (its probe: the first TL_WINDOWS
+ * samples of the task, lab_sample without the masks). progress may be
+ * NULL. The steps are o->steps or the task's. */
 bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_fn progress,
 	       void *ctx, av_error *err);
 

@@ -111,6 +111,9 @@ typedef struct model {
 	float *params; /* one allocation, carved by p */
 	model_params p;
 	float *pe; /* (context, d) sinusoidal positions */
+	/* How its heads formed while it trained (timeline.h), or NULL: owned,
+	 * written and read with the model file. */
+	struct timeline *timeline;
 } model;
 
 /* A model with zeroed parameters. vocab_cps: cfg->vocab_size codepoints. */

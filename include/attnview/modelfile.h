@@ -23,6 +23,7 @@
  *          4    n2, then n2 bytes: corpus description (UTF-8, no NUL)
  *          4V   vocabulary: u32 codepoints; entries 0..2 = 0x110000..0x110002
  *          4P   parameters, f32, in model_tensor_table order
+ *          ...  optional: the training timeline (timeline.h), from its magic "ATTL"
  *          ...  kind 1 only: the training state (training_state below)
  *   end-4  4    CRC-32 (IEEE, as zlib's crc32) of every byte before it
  */

@@ -95,6 +95,7 @@
 /* warmup: min(100, total steps / 10), resolved by trainer_create. The default,
  * so that a short run (--steps 50) is not refused for a warmup of 100. */
 #define TRAIN_WARMUP_AUTO UINT64_MAX
+#define TRAIN_TIMELINE_AUTO UINT64_MAX
 
 typedef struct train_options {
 	uint32_t objective; /* enum objective */
@@ -114,6 +115,10 @@ typedef struct train_options {
 	 * says. trainer_create records the count it runs on and refuses one
 	 * that differs (a checkpoint's included): the bits depend on it. */
 	uint32_t threads;
+	/* Steps between the records of the training timeline (timeline.h);
+	 * 0: none; TRAIN_TIMELINE_AUTO: about TL_RECORDS a run. A resumed run
+	 * takes the K of its checkpoint's timeline. */
+	uint64_t timeline_every;
 } train_options;
 
 /* The defaults of attnview --train (attnview(1) lists them). */

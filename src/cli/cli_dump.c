@@ -32,6 +32,7 @@ typedef struct dump_request {
 	bool lens, dla;	    /* issue 26's sections (lens.h) */
 	bool circuits;	    /* circuits.h */
 	bool faith;	    /* faith.h */
+	bool timeline;	    /* --timeline: the training timeline instead of a text */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -87,6 +88,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_PATCH:
 		q->patch = arg;
 		break;
+	case OPT_TIMELINE:
+		q->timeline = true;
+		break;
 	case OPT_LENS:
 		q->lens = true;
 		break;
@@ -122,6 +126,11 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	q->out.head = c->head;
 	if (optind < argc)
 		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
+	if (q->timeline && (!q->dump || c->text || c->input))
+		return usage_error("%s", _("--timeline goes with --dump, without a text: attnview "
+					   "--dump --timeline --model FILE"));
+	if (q->timeline)
+		return -1;
 	if (q->dump && !!c->text == !!c->input)
 		return usage_error("%s",
 				   _("--dump needs exactly one of --text TEXT or --input FILE"));
@@ -596,6 +605,17 @@ out_quiet:
 	return status;
 }
 
+/* --dump --timeline: the model's training timeline (dump_timeline). */
+static int run_timeline(const dump_request *q, const model *m)
+{
+	av_error err;
+	if (dump_timeline(stdout, m, q->c.model_path ? q->c.model_path : "builtin", &q->out,
+			  &err))
+		return EXIT_OK;
+	cli_error(err.msg);
+	return EXIT_RUNTIME;
+}
+
 int cli_dump(int argc, char **argv, cli_mode mode)
 {
 	dump_request q;
@@ -611,7 +631,7 @@ int cli_dump(int argc, char **argv, cli_mode mode)
 	if (q.info)
 		status = run_info(&q, m);
 	else if ((status = cli_check_layer_head(&q.c, m)) < 0)
-		status = run_dump(&q, m);
+		status = q.timeline ? run_timeline(&q, m) : run_dump(&q, m);
 	model_destroy(m);
 	return status;
 }

@@ -102,6 +102,13 @@ static int take(int c, const char *name, lab_request *q)
 		ok = parse_uint(optarg, 1, 256, &u);
 		q->threads = (int)u;
 		break;
+	case OPT_TIMELINE_EVERY:
+		errno = 0;
+		q->o.timeline_every = strtoull(optarg, &end, 10);
+		ok = !errno && *optarg && *optarg != '-' && !*end;
+		if (q->o.timeline_every == 0)
+			q->o.timeline_every = LAB_NO_TIMELINE;
+		break;
 	case 'h':
 	case OPT_HELP:
 		cli_printf("%s", _(lab_help));

@@ -129,6 +129,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_CKPT_EVERY:
 		ok = parse_u64(optarg, &o->checkpoint_every);
 		break;
+	case OPT_TIMELINE_EVERY:
+		ok = parse_u64(optarg, &o->timeline_every);
+		break;
 	case OPT_RESUME:
 		q->resume = optarg;
 		break;

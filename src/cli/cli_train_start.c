@@ -38,6 +38,7 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	    {OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
 	    {OPT_PATIENCE, "--patience", o->patience == ck->patience},
 	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
+	    {OPT_TIMELINE_EVERY, "--timeline-every", o->timeline_every == ck->timeline_every},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		if (given[t[i].opt - OPT_FIRST] && !t[i].same) {

@@ -104,6 +104,9 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("the faithfulness meter: at every position what blanking each key does to the loss, "
 	 "and each head's rank correlation of its attention with it (a pass per key; "
 	 "--export: the heads by positions as a figure)")),
+    O(OPT_TIMELINE, "timeline", 0, NULL, M_DUMP,
+      N_("instead of a text: the model's training timeline, every head's role scores "
+	 "and the losses at each recorded step (attnview(5), Timeline)")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),
@@ -157,6 +160,9 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_CKPT_EVERY, "checkpoint-every", 0, "N", M_TRAIN,
       N_("write OUT.ckpt at the start and every N steps, 0 = only on Ctrl-C (default "
 	 "500)")),
+    O(OPT_TIMELINE_EVERY, "timeline-every", 0, "N", M_TRAIN,
+      N_("record every head's role scores on a fixed probe every N steps, for the "
+	 "training timeline; 0 = none (default: about 100 records a run)")),
     O(OPT_RESUME, "resume", 0, "CHECKPOINT", M_TRAIN,
       N_("continue a stopped run with the checkpoint's options; with --steps N, more "
 	 "than it has done, a finished run too (OUT.ckpt, or OUT: the state kept "
@@ -171,7 +177,8 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_TASK, "task", 0, "NAME", M_TRAIN,
       N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
 	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
-	 "takes -o, --seed, --steps, --dim, --heads, --layers, --lr, --threads")),
+	 "takes -o, --seed, --steps, --dim, --heads, --layers, --lr, --threads, "
+	 "--timeline-every")),
     O(OPT_HELP, "help", 'h', NULL, M_ALL, N_("show this help")),
     O(OPT_VERSION, "version", 'V', NULL, M_ALL & ~M_TRAIN,
       N_("show the version, OpenBLAS build and kernel")),

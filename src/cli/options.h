@@ -69,6 +69,7 @@ typedef enum cli_opt_id {
 	OPT_DLA,
 	OPT_CIRCUITS,
 	OPT_FAITHFULNESS,
+	OPT_TIMELINE,
 	/* --export */
 	OPT_EXPORT,
 	OPT_OVERVIEW,
@@ -98,6 +99,7 @@ typedef enum cli_opt_id {
 	OPT_EVAL_EVERY,
 	OPT_PATIENCE,
 	OPT_CKPT_EVERY,
+	OPT_TIMELINE_EVERY,
 	OPT_RESUME,
 	OPT_INIT,
 	OPT_ANY_ENCODING,

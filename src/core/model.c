@@ -5,6 +5,7 @@
 
 #include "attnview/ops.h"
 #include "attnview/rng.h"
+#include "attnview/timeline.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -241,6 +242,7 @@ void model_destroy(model *m)
 	free(m->meta.corpus);
 	free(m->params);
 	free(m->pe);
+	timeline_destroy(m->timeline);
 	free(m);
 }
 

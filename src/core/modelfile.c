@@ -4,6 +4,7 @@
  * A checkpoint's training state is decoded in training_state.c. */
 #include "attnview/modelfile.h"
 #include "attnview/i18n.h"
+#include "attnview/timeline.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -57,6 +58,8 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 	tensor_info t;
 	while (tensor_iter_next(&it, &t))
 		bb_f32s(out, m->params + t.offset, t.size);
+	if (m->timeline)
+		timeline_serialize(m->timeline, out);
 	if (extra)
 		bb_bytes(out, extra->v, extra->n);
 	if (!bb_reserve(out, 4)) {
@@ -302,6 +305,13 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
 	if (!read_vocab(&r, &cfg, &cps, what, err) || !params_fit(&r, &cfg, what, err) ||
 	    !(m = model_create(&cfg, cps, err)) || !read_params(&r, m, what, err))
 		goto fail;
+	if (timeline_present(buf, r.off, r.n - r.off)) {
+		size_t used;
+		m->timeline = timeline_parse(buf, r.off, r.n - r.off, &cfg, what, &used, err);
+		if (!m->timeline)
+			goto fail;
+		r.off += used;
+	}
 	if (kind == AV_KIND_MODEL && r.off != r.n) {
 		av_fail(err,
 			_("%s: %zu unexpected bytes after the parameters at byte %zu: the file "

@@ -1,4 +1,5 @@
 #include "attnview/dump.h"
+#include "attnview/timeline.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
 #include "attnview/verdict.h"
@@ -305,6 +306,9 @@ void dump_info(FILE *out, const model *m, const char *source)
 					  m->meta.base_acc, 0, v, sizeof v);
 		fprintf(out, "verdict: %s\n", v);
 	}
+	if (m->timeline)
+		fprintf(out, "timeline: %zu records, every %llu steps\n", m->timeline->count,
+			(unsigned long long)m->timeline->every);
 	if (m->meta.created > 0) {
 		time_t t = (time_t)m->meta.created;
 		struct tm tm;

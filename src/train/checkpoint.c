@@ -1,6 +1,7 @@
 /* Checkpoints (checkpoint.h): the training state after the model, written,
  * read back and restored into a trainer. */
 #include "attnview/checkpoint.h"
+#include "attnview/timeline.h"
 #include "attnview/i18n.h"
 
 #include <inttypes.h>
@@ -122,6 +123,8 @@ static bool take_options(train_checkpoint *ck, av_error *err)
 	o->checkpoint_every = st->checkpoint_every;
 	o->threads = st->threads;
 	o->patience = st->patience;
+	/* The timeline goes on with the K it was recorded at (none: none). */
+	o->timeline_every = ck->model->timeline ? ck->model->timeline->every : 0;
 	ck->epochs = st->epochs;
 	if (st->val_path_len) {
 		ck->val_path = malloc((size_t)st->val_path_len + 1);

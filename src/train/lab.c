@@ -4,6 +4,7 @@
 #include "attnview/i18n.h"
 
 #include "attnview/optimizer.h"
+#include "attnview/timeline.h"
 #include "attnview/train_step.h"
 
 #include <math.h>
@@ -221,16 +222,24 @@ static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt
 	}
 }
 
-void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps)
+/* Text `index` of the samples and its flags; `masked`: with the mask at
+ * hidden positions. */
+static void sample_text(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps,
+			uint8_t *flag, bool masked)
 {
 	rng r;
 	rng_seed(&r, seed ^ LAB_SAMPLE_SALT);
 	uint32_t text[LAB_MAX_CONTEXT + 1];
-	uint8_t flag[LAB_MAX_CONTEXT];
 	for (int k = 0; k <= index; k++)
 		t->gen(t, &r, T, text, flag);
 	for (int i = 0; i < T; i++)
-		cps[i] = flag[i] & LAB_MASKED ? AV_SPECIAL_CP + TOK_MASK : text[i];
+		cps[i] = masked && flag[i] & LAB_MASKED ? AV_SPECIAL_CP + TOK_MASK : text[i];
+}
+
+void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps)
+{
+	uint8_t flag[LAB_MAX_CONTEXT];
+	sample_text(t, seed, index, T, cps, flag, true);
 }
 
 /* ---- the model and its training -------------------------------------------- */
@@ -290,6 +299,41 @@ static void lab_run_finish(lab_run *u)
 	free(u->tgt);
 }
 
+/* The timeline (timeline.h): its probe the first TL_WINDOWS samples of the
+ * task without masks (texts training never sees), its loss measured where
+ * the task's is (timeline_set_scored), and the record of step 0. */
+static bool timeline_start(model *m, const lab_task *t, const lab_options *o, uint64_t total,
+			   av_error *err)
+{
+	if (o->timeline_every == LAB_NO_TIMELINE)
+		return true;
+	uint64_t every = o->timeline_every ? o->timeline_every : timeline_auto_every(total);
+	int T = (int)m->cfg.context;
+	uint32_t probe[TL_WINDOWS * LAB_MAX_CONTEXT];
+	uint8_t flag[TL_WINDOWS * LAB_MAX_CONTEXT];
+	for (int k = 0; k < TL_WINDOWS; k++)
+		sample_text(t, o->seed, k, T, probe + (size_t)k * T, flag + (size_t)k * T, false);
+	for (int i = 0; i < TL_WINDOWS * T; i++)
+		flag[i] &= LAB_SCORED;
+	timeline_destroy(m->timeline);
+	m->timeline = timeline_create(m, probe, TL_WINDOWS, (uint32_t)T, every, o->seed, err);
+	return m->timeline && timeline_set_scored(m->timeline, flag, err) &&
+	       timeline_record(m->timeline, m, 0, NAN, true, err);
+}
+
+/* After step s: a record when one is due, with the mean of the losses since
+ * the record before (*sum over *count steps, then reset). */
+static bool timeline_step(model *m, uint64_t s, uint64_t total, double *sum, int *count,
+			  av_error *err)
+{
+	if (!timeline_due(m->timeline, s, total))
+		return true;
+	float loss = (float)(*sum / *count);
+	*sum = 0;
+	*count = 0;
+	return timeline_record(m->timeline, m, s, loss, true, err);
+}
+
 bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_fn progress,
 	       void *ctx, av_error *err)
 {
@@ -305,8 +349,11 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 	u.tgt = malloc((size_t)B * (size_t)T * sizeof *u.tgt);
 	if (ok && (!u.grads || !u.tok || !u.tgt))
 		ok = av_fail(err, _("out of memory for the training buffers"));
+	ok = ok && timeline_start(m, t, o, total, err);
 	rng r;
 	rng_seed(&r, o->seed ^ LAB_DATA_SALT);
+	double since = 0;
+	int nsince = 0;
 	for (uint64_t s = 0; ok && s < total; s++) {
 		for (int b = 0; b < B; b++)
 			lab_row(t, &r, T, u.tok + (size_t)b * T, u.tgt + (size_t)b * T);
@@ -321,6 +368,9 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 			ok = av_fail(err, _("the training loss became %g at step %llu: lower the "
 					    "learning rate"),
 				     (double)st.loss, (unsigned long long)s + 1);
+		since += st.loss;
+		nsince++;
+		ok = ok && timeline_step(m, s + 1, total, &since, &nsince, err);
 		lab_progress p = {s + 1, total, st.loss};
 		if (ok && progress)
 			progress(&p, ctx);

@@ -7,6 +7,7 @@
 #include "attnview/checkpoint.h"
 #include "attnview/modelfile.h"
 #include "attnview/parallel.h"
+#include "attnview/timeline.h"
 #include "attnview/verdict.h"
 #include "train_internal.h"
 
@@ -102,6 +103,8 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 	t->opt.epochs = resume ? resume->epochs : o->epochs;
 	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
 		t->opt.warmup = train_auto_warmup(t->total);
+	if (t->opt.timeline_every == TRAIN_TIMELINE_AUTO)
+		t->opt.timeline_every = timeline_auto_every(t->total);
 	uint32_t nt = (uint32_t)parallel_threads();
 	if (t->opt.threads && t->opt.threads != nt) {
 		if (resume)
@@ -245,7 +248,8 @@ trainer *trainer_create(const train_options *o, const corpus *c, train_checkpoin
 	if (!(resume ? adopt_model(t, resume, err) : new_model(t, init, name, corpus_desc, err)) ||
 	    !stamp_meta(t, resume != NULL, err))
 		goto fail;
-	if (!alloc_buffers(t, err) || (resume && !train_checkpoint_restore(t, resume, err)))
+	if (!alloc_buffers(t, err) || (resume && !train_checkpoint_restore(t, resume, err)) ||
+	    (!resume && !train_timeline_start(t, err)))
 		goto fail;
 	restore_eval_state(t);
 	return t;
@@ -605,7 +609,8 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 		return TRAIN_FAILED;
 	}
 	while (t->step < t->total) {
-		if (!train_one_step(t, p, err) || !maybe_evaluate(t, p, err)) {
+		if (!train_one_step(t, p, err) || !maybe_evaluate(t, p, err) ||
+		    !train_timeline_step(t, err)) {
 			st = TRAIN_FAILED;
 			break;
 		}

@@ -11,4 +11,10 @@ static inline int window_of(const train_options *o)
 	return (int)o->context + (o->objective == OBJ_CAUSAL);
 }
 
+/* The training timeline (timeline.h, train_timeline.c): a fresh run's
+ * timeline on its probe with the record of step 0; the record after a step
+ * when one is due. Both do nothing with timeline_every 0. */
+bool train_timeline_start(trainer *t, av_error *err);
+bool train_timeline_step(trainer *t, av_error *err);
+
 #endif

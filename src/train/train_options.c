@@ -38,6 +38,7 @@ void train_options_default(train_options *o)
 	o->val_percent = TRAIN_VAL_PERCENT;
 	o->patience = 0;
 	o->checkpoint_every = 500;
+	o->timeline_every = TRAIN_TIMELINE_AUTO;
 }
 
 bool train_options_check(const train_options *o, av_error *err)

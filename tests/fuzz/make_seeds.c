@@ -9,6 +9,7 @@
 
 #include "attnview/corpus.h"
 #include "attnview/modelfile.h"
+#include "attnview/timeline.h"
 #include "attnview/checkpoint.h"
 #include "attnview/train.h"
 
@@ -28,6 +29,33 @@ static bool write_bytes(const char *dir, const char *name, const byte_buf *b)
 static const char hostile_name[] = "x\033]0;pwned\a\033[2J\033[31m\xc2\x9b\x7f\t\n\r\"\\"
 				   "\xe2\x80\xae名字";
 static const char hostile_corpus[] = "\033]52;c;cHduZWQ=\a\x01\x1f\xc2\x80\xc2\x9f (9 characters)";
+
+/* A causal model and a masked checkpoint with a timeline of three records. */
+static bool timeline_seeds(train_options *o, const corpus *c, const char *dir)
+{
+	av_error err;
+	o->timeline_every = 1;
+	for (int causal = 0; causal < 2; causal++) {
+		o->objective = causal ? OBJ_CAUSAL : OBJ_MASKED;
+		trainer *t = trainer_create(o, c, NULL, "seed", "mixed.txt", NULL, "/dev/null",
+					    "/dev/null", &err);
+		byte_buf b = {0};
+		timeline *tl = t ? t->model->timeline : NULL;
+		bool ok = tl && timeline_record(tl, t->model, 1, 2.5f, true, &err) &&
+			  timeline_record(tl, t->model, 2, 2.25f, true, &err) &&
+			  (causal ? model_serialize(t->model, AV_KIND_MODEL, NULL, &b, &err)
+				  : trainer_checkpoint(t, &b, &err));
+		trainer_destroy(t);
+		const char *name = causal ? "timeline_causal.attn" : "timeline_masked.ckpt";
+		ok = ok && write_bytes(dir, name, &b);
+		bb_free(&b);
+		if (!ok) {
+			fprintf(stderr, "make_seeds: %s\n", err.msg);
+			return false;
+		}
+	}
+	return true;
+}
 
 int main(int argc, char **argv)
 {
@@ -54,6 +82,7 @@ int main(int argc, char **argv)
 	o.max_vocab = 12;
 	o.eval_every = 0;
 	o.checkpoint_every = 0;
+	o.timeline_every = 0; /* the seeds of before the timeline: files without one */
 	int status = 1;
 	for (int causal = 0; causal < 2; causal++) {
 		o.objective = causal ? OBJ_CAUSAL : OBJ_MASKED;
@@ -84,6 +113,8 @@ int main(int argc, char **argv)
 		if (!ok)
 			goto out;
 	}
+	if (!timeline_seeds(&o, &c, argv[2]))
+		goto out;
 	status = 0;
 out:
 	corpus_finish(&c);
