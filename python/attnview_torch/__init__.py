@@ -11,9 +11,9 @@ many, CPU or GPU), look at it with attnview.
     python3 -m attnview_torch info|dump|compare|export ...
 
 Modules: model (the nn.Module and the forward pass of man 5 attnview),
-modelfile (the .attn format), tokenizer (attnview's text cleaning), corpus
-(vocabulary and training data), optimizer (the learning-rate schedule and a
-reference AdamW), checkpoint (the trainer's resumable state), distributed
+modelfile (the .attn format), timeline (its training timeline), tokenizer
+(attnview's text cleaning), corpus (vocabulary and training data), optimizer
+(the learning-rate schedule and a reference AdamW), checkpoint (the trainer's resumable state), distributed
 (processes and devices), train (the trainer), tool (the command line), shown
 (names and metadata quoted for a terminal, as attnview quotes them).
 """
@@ -38,6 +38,7 @@ def _model_of(f, what):
     m = AttnviewModel.from_params(f.config, f.vocab, f.params, f.meta)
     m.kind = f.kind
     m.training_state = f.state
+    m.timeline = f.timeline
     return m
 
 
@@ -67,7 +68,8 @@ def to_bytes(model, kind=None, state=None, **meta):
         state = getattr(model, "training_state", b"") if kind == KIND_CHECKPOINT else b""
     m = dict(model.meta)
     m.update(meta)
-    return encode(model.config, model.vocab, model.file_parameters(), m, kind, state)
+    return encode(model.config, model.vocab, model.file_parameters(), m, kind, state,
+                  getattr(model, "timeline", None))
 
 
 def save(model, path, kind=None, state=None, force=False, **meta):

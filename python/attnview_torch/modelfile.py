@@ -26,6 +26,7 @@ import torch
 
 from .model import (NSPECIAL, SPECIAL_CP, Config, ConfigError, num_params, tensor_table)
 from .shown import file_string, quote
+from . import timeline as _timeline
 
 MAGIC = b"ATTNVIEW"
 FORMAT_VERSION = 1
@@ -106,10 +107,11 @@ def _stat_bits(meta, key):
     return struct.pack("<f", x)
 
 
-def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b""):
+def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b"", timeline=None):
     """The file: header, strings, vocabulary, parameters (name -> tensor, in
-    tensor_table order), the kind-1 training state, CRC-32. As attnview's
-    model_serialize, byte for byte."""
+    tensor_table order), the timeline (timeline.Timeline, or None), the
+    kind-1 training state, CRC-32. As attnview's model_serialize, byte for
+    byte."""
     m = default_meta()
     m.update(meta or {})
     if kind not in (KIND_MODEL, KIND_CHECKPOINT):
@@ -127,6 +129,8 @@ def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b""):
         if tuple(t.shape) != shape:
             raise ValueError("%s has shape %s, the config needs %s" % (name, tuple(t.shape), shape))
         body.append(tensor_bytes(t))
+    if timeline is not None:
+        body.append(_timeline.serialize(timeline))
     body.append(bytes(state))
     size = HEADER.size + sum(len(b) for b in body) + 4
     head = struct.pack("<8sIIQIIIIIIQQqQ", MAGIC, FORMAT_VERSION, kind, size, config.objective,
@@ -143,11 +147,13 @@ def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b""):
 class ModelFile:
     """A decoded file: config, vocab (codepoints by id), params (OrderedDict
     file name -> float32 tensor), meta, kind, and state (the bytes of a
-    kind-1 training state, b"" for kind 0) at offset state_offset."""
+    kind-1 training state, b"" for kind 0) at offset state_offset, and the
+    training timeline (timeline.Timeline) or None."""
 
-    def __init__(self, config, vocab, params, meta, kind, state, state_offset):
+    def __init__(self, config, vocab, params, meta, kind, state, state_offset, timeline=None):
         self.config, self.vocab, self.params, self.meta = config, vocab, params, meta
         self.kind, self.state, self.state_offset = kind, state, state_offset
+        self.timeline = timeline
 
 
 def check_vocab(cps, what):
@@ -293,13 +299,20 @@ def decode(data, what="model"):
         params[name] = flat[at:at + cnt].reshape(shape).clone()
         at += cnt
     off += 4 * P
+    tl = None
+    if _timeline.present(data, off, end):
+        try:
+            tl, used = _timeline.parse(data, off, end, cfg, what)
+        except _timeline.FormatError as e:
+            raise FormatError(str(e)) from None
+        off += used
     if kind == KIND_MODEL and off != end:
         raise FormatError("%s: %d unexpected bytes after the parameters at byte %d: the file "
                           "is damaged" % (shown, end - off, off))
     state = data[off:end]
     if kind == KIND_CHECKPOINT:
         parse_training_state(state, cfg, what, off)
-    return ModelFile(cfg, vocab, params, meta, kind, state, off)
+    return ModelFile(cfg, vocab, params, meta, kind, state, off, tl)
 
 
 def read_file(path):

@@ -404,6 +404,27 @@ def case_format():
     check(verdicts[True] >= 10 and verdicts[False] >= 100,
           "both verdicts among the mutations: %s" % verdicts)
 
+    # the training timeline (attnview(5), Timeline): each damage refused by both,
+    # with the same message (the byte named)
+    data = read(files[-3])
+    at = data.index(b"ATTL")
+    rec = at + 48 + 4 * 5 * struct.unpack_from("<I", data, at + 24)[0]
+    for label, off, fmt, value in (("version", at + 4, "<I", 2), ("values", at + 16, "<I", 15),
+                                   ("probe length", at + 24, "<I", 10 ** 6),
+                                   ("interval", at + 28, "<Q", 0),
+                                   ("probe character", at + 48, "<I", 0xD800),
+                                   ("loss", rec + 12, "<f", -1.0),
+                                   ("score", rec + 20, "<f", 2.0)):
+        p = write("mutant.attn", put(data, off, fmt, value))
+        r = attnview("--info", "--model", p, want=1)
+        try:
+            av.load(p)
+            why = "accepted"
+        except av.FormatError as e:
+            why = str(e)
+        check("timeline at byte %d" % at in why and r.stderr.strip() == "attnview: " + why,
+              "timeline %s: attnview: %s | PyTorch: %s" % (label, r.stderr.strip(), why))
+
     # attnview's training state: check_training_state refuses what --resume
     # refuses as damaged (other refusals, such as another corpus, are not
     # about the state's structure)
