@@ -87,7 +87,17 @@ for e in "${formats[@]}"; do
 	expect 0 "$wrote" -- "$bin" --export "$tmp/causal.$e" --model "$causal" --text 'abc ab' --values
 	printf '我|爱|北京|天安门。\n' >"$tmp/words.txt"
 	expect 0 "$wrote" -- "$bin" --export "$tmp/words.$e" --input "$tmp/words.txt" --words
+	# the training timeline (test_figure checks the picture)
+	expect 0 "$wrote" -- "$bin" --export "$tmp/timeline.$e" --timeline \
+		--model "$data/fuzz/seeds/model/timeline_causal.attn"
+	checks=$((checks + 1))
+	[ -s "$tmp/timeline.$e" ] || fail "--export --timeline wrote no $e"
 done
+xml_ok "$tmp/timeline.svg"
+expect 1 'has no training timeline' -- "$bin" --export "$tmp/nt.svg" --timeline --model "$causal"
+absent "$tmp/nt.svg"
+expect 2 '--timeline draws the training timeline, every head, without a text' -- \
+	"$bin" --export "$tmp/u.svg" --timeline --text a --model "$causal"
 # The word marks split Chinese words and are not text the model reads.
 checks=$((checks + 1))
 grep -q '>天安门</text>' "$tmp/words.svg" && ! grep -q '>|</text>' "$tmp/words.svg" ||

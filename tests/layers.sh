@@ -56,7 +56,7 @@ check core "$(ls src/core/*.c src/core/*.h; headers $core_h)" \
 	"$core_h" no "vec8.h tokenizer_internal.h"
 # shellcheck disable=SC2086
 check render "$(ls src/render/*.c src/render/*.h src/render/*/*.c; headers $render_h)" \
-	"$core_h $render_h" no "colormap_tables.h json_out.h dump_explain.h figure_draw.h"
+	"$core_h $render_h" no "colormap_tables.h json_out.h dump_explain.h figure_draw.h chart.h"
 check train "$(ls src/train/*.c src/train/*.h 2>/dev/null)" "$core_h $train_h" no "vec8.h corpus_internal.h train_internal.h"
 check "the view's worker and input line" "$view_base" "$core_h" no "worker.h lineedit.h"
 check view "$view_rest" "$core_h $render_h" yes "$view_local"

@@ -18,6 +18,7 @@
  * skipped and the test fails, so that CI cannot pass them by accident. */
 #include "attnview/atomicfile.h"
 #include "attnview/figure.h"
+#include "attnview/timeline.h"
 #include "harness.h"
 
 #include <dirent.h>
@@ -810,6 +811,73 @@ static void end_to_end(void)
 		       "poem.pdf: the labels are not text");
 }
 
+/* --export --timeline (figure_timeline): a model whose head (1, 1) becomes
+ * an induction head at record 5; every format is written, the SVG names the
+ * phase change at its step, draws a panel per head (three scores and the
+ * entropy each) and the two losses, and the phase change's dashed line is
+ * red at the same place in every format's pixels. A model without a
+ * timeline is refused. */
+static void timeline_figure(void)
+{
+	model_config cfg = {OBJ_CAUSAL, 9, 8, 2, 2, 16};
+	uint32_t cps[9] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', 'c',
+			   'd', 'e', ' '};
+	av_error err;
+	model *m = model_create(&cfg, cps, &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	if (!m)
+		return;
+	model_init_random(m, 3);
+	CHECK(!figure_timeline(m, "m.attn", tmp("none.svg"), false, &err) &&
+	      strstr(err.msg, "m.attn has no training timeline"));
+	uint32_t probe[16];
+	for (int i = 0; i < 16; i++)
+		probe[i] = "abcde "[i % 6];
+	m->timeline = timeline_create(m, probe, 1, 16, 100, 1, &err);
+	for (uint64_t s = 0; m->timeline && s <= 1000; s += 100)
+		CHECK(timeline_record(m->timeline, m, s, s >= 500 ? 0.5f : 3.0f, true, &err));
+	timeline *tl = m->timeline;
+	for (size_t r = 0; tl && r < tl->count; r++)
+		((float *)timeline_head(tl, r, 1, 1))[ROLE_INDUCTION] = r < 5 ? 0.05f : 0.9f;
+	CHECK(tl && timeline_phase_change(tl, NULL) == 5);
+	for (int e = 0; e < 3; e++) {
+		char name[32];
+		snprintf(name, sizeof name, "timeline.%s", ext[e]);
+		bool avail = fig_format_available((fig_format)e);
+		CHECKF(figure_timeline(m, "m.attn", tmp(name), true, &err) == avail, "%s: %s",
+		       name, err.msg);
+	}
+	char *svg = slurp(tmp("timeline.svg"));
+	int lines = 0;
+	for (const char *p = svg; p && (p = strstr(p, "<polyline")); p++)
+		lines++;
+	/* losses 2, the phase change in the loss panel and in 4 panels, 4 heads x 4 series */
+	CHECKF(lines == 2 + 5 + 16, "%d lines in the SVG", lines);
+	CHECK(svg && strstr(svg, ">phase change, step 500</text>") &&
+	      strstr(svg, ">L1 H1 \xC2\xB7 induction forms</text>"));
+	const char *red = svg ? strstr(svg, "stroke=\"#d62728\"") : NULL;
+	double x = -1, y0 = 0, y1 = 0;
+	while (red && red > svg && strncmp(red, "<polyline points=\"", 18) != 0)
+		red--;
+	CHECK(red && sscanf(red, "<polyline points=\"%lf,%lf %*f,%lf", &x, &y0, &y1) == 3);
+	free(svg);
+	for (int e = 0; e < 3 && x > 0; e++) {
+		char name[32];
+		snprintf(name, sizeof name, "timeline.%s", ext[e]);
+		image im;
+		if (!fig_format_available((fig_format)e) || !render(tmp(name), (fig_format)e, &im))
+			continue;
+		cm_rgb px = {0};
+		/* y0 + 2: inside the first dash; antialiased, the line may be pink */
+		CHECKF(y1 > y0 + 4 && pixel(&im, x, y0 + 2, &px) && px.r > 200 && px.g < 190 &&
+			   px.r - px.g > 60 && px.r - px.b > 60,
+		       "%s: the phase change at x %.1f is %d,%d,%d, not red", name, x, px.r, px.g,
+		       px.b);
+		image_free(&im);
+	}
+	model_destroy(m);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -824,6 +892,7 @@ int main(void)
 	writers();
 	files();
 	end_to_end();
+	timeline_figure();
 	run("rm -rf '%s'", dir);
 	if (missing_tools)
 		printf("%d checks could not run: install the tools named above\n", missing_tools);

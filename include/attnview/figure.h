@@ -142,6 +142,14 @@ figure *figure_patch(const model *m, const attn_result *r, const patch_result *p
 int fig_words(word_span *out, char **labels, bool *unknown, const token *tok, int n,
 	      const bool *marks);
 
+/* ---- the training timeline (figure_timeline.c) ----------------------------
+ * attnview --export F --timeline: the losses over the steps, and a panel per
+ * head with its three strongest role scores and its entropy, the phase
+ * change marked (timeline.h), in the format of path's extension. A model
+ * without a timeline is refused naming `what`. */
+bool figure_timeline(const model *m, const char *what, const char *path, bool replace,
+		     av_error *err);
+
 /* ---- layout ------------------------------------------------------------------ */
 typedef struct fig_geom {
 	double width, height; /* the canvas */

@@ -28,6 +28,7 @@ typedef struct export_request {
 	bool lens, dla;	   /* --lens, --dla: issue 26's tables instead of a map */
 	bool faith;	   /* --faithfulness: every row's, as a table */
 	const char *patch; /* --patch TEXT2 */
+	bool timeline; /* --timeline: the training timeline instead of a text */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -83,6 +84,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			return usage_error(_("%s takes a token position from 0, not '%s'"),
 					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
 		break;
+	case OPT_TIMELINE:
+		q->timeline = true;
+		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -99,6 +103,14 @@ static int check_request(const export_request *q)
 					   "alone: leave out the text, --layer, --head, --show, "
 					   "--words, --compare and --values"));
 	if (q->circuits)
+		return -1;
+	if (q->timeline && (c->text || c->input || c->layer >= 0 || c->head >= 0 ||
+			    q->show != SEL_HEAD || q->values || q->title || q->lens || q->dla ||
+			    q->patch || q->query >= 0))
+		return usage_error("%s", _("--timeline draws the training timeline, every head, "
+					   "without a text: attnview --export F.svg --timeline "
+					   "--model FILE"));
+	if (q->timeline)
 		return -1;
 	if (!!c->text == !!c->input)
 		return usage_error("%s",
@@ -451,6 +463,15 @@ int cli_export(int argc, char **argv)
 			said_written(q.path);
 		if (status == EXIT_OK && export_circuits_path(q.path, second, sizeof second))
 			said_written(second);
+	} else if (q.timeline) {
+		status = figure_timeline(m, q.c.model_path ? q.c.model_path : "builtin", q.path,
+					 q.force, &err)
+			     ? EXIT_OK
+			     : EXIT_RUNTIME;
+		if (status != EXIT_OK)
+			cli_error(err.msg);
+		else
+			said_written(q.path);
 	} else if ((status = check_layer_head(&q, m)) < 0) {
 		status = run_export(&q, m);
 	}

@@ -104,9 +104,10 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("the faithfulness meter: at every position what blanking each key does to the loss, "
 	 "and each head's rank correlation of its attention with it (a pass per key; "
 	 "--export: the heads by positions as a figure)")),
-    O(OPT_TIMELINE, "timeline", 0, NULL, M_DUMP,
+    O(OPT_TIMELINE, "timeline", 0, NULL, M_DUMP | M_EXPORT,
       N_("instead of a text: the model's training timeline, every head's role scores "
-	 "and the losses at each recorded step (attnview(5), Timeline)")),
+	 "and the losses at each recorded step (attnview(5), Timeline); with --export, "
+	 "a panel per head and the loss curve")),
     O(OPT_EXPORT, "export", 0, "FILE", M_EXPORT,
       N_("write FILE.svg, FILE.png or FILE.pdf: a heatmap with its labels, colour bar "
 	 "and title, from the numbers --dump prints")),

@@ -37,7 +37,7 @@ static bool timeline_seeds(train_options *o, const corpus *c, const char *dir)
 	o->timeline_every = 1;
 	for (int causal = 0; causal < 2; causal++) {
 		o->objective = causal ? OBJ_CAUSAL : OBJ_MASKED;
-		trainer *t = trainer_create(o, c, NULL, "seed", "mixed.txt", NULL, "/dev/null",
+		trainer *t = trainer_create(o, c, NULL, NULL, "seed", "mixed.txt", NULL, "/dev/null",
 					    "/dev/null", &err);
 		byte_buf b = {0};
 		timeline *tl = t ? t->model->timeline : NULL;
