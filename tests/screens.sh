@@ -44,7 +44,8 @@ for script in "$data"/screens/*.script; do
 	eval "args=($(header "$script" args))"
 	read -r cols lines <<<"$(header "$script" size)"
 	term=$(header "$script" term)
-	rm -rf "$tmp/run" && mkdir "$tmp/run" && ln -s "$data/golden" "$tmp/run/golden"
+	rm -rf "$tmp/run" && mkdir "$tmp/run" && ln -s "$data/golden" "$tmp/run/golden" &&
+		ln -s "$data/data" "$tmp/run/data"
 	(cd "$tmp/run" && ATTNVIEW_SCRIPT="$script" COLUMNS="${cols:-80}" LINES="${lines:-24}" \
 		TERM="${term:-xterm-256color}" "$bin" "${args[@]}" </dev/null >"$tmp/out" 2>&1)
 	status=$?

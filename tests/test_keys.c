@@ -34,8 +34,8 @@ static void test_reachable(void)
 				described = true;
 		CHECKF(described, "action %d has no named key", act);
 	}
-	unsigned ctxs[] = {KC_INPUT, KC_MAP, KC_OVERVIEW};
-	for (size_t c = 0; c < 3; c++) {
+	unsigned ctxs[] = {KC_INPUT, KC_MAP, KC_OVERVIEW, KC_TIMELINE};
+	for (size_t c = 0; c < 4; c++) {
 		bool quit = false, help = false;
 		for (size_t i = 0; i < VIEW_NKEYS; i++) {
 			if (!(view_keys[i].ctx & ctxs[c]))

@@ -26,7 +26,7 @@
  * The values of a head (timeline_measure): its role scores (head_roles) on
  * each window of the text probe, averaged over the windows, except the
  * induction score, which is the head's on the repeated probe: n/2 random
- * characters of the vocabulary written twice (Olsson et al. 2022). The
+ * characters of the text probe written twice (Olsson et al. 2022). The
  * in-context learning score is the mean loss over the last quarter of the
  * positions of the text probe minus the mean over the first quarter
  * (negative: the model predicts better late in the context, from what it has
@@ -76,7 +76,7 @@ static inline const float *timeline_head(const timeline *tl, size_t r, int l, in
 
 /* A timeline without records for a model of cfg, every K steps, on the
  * text probe (windows x n codepoints, n <= cfg->context) and a repeated
- * probe of the vocabulary's characters drawn from seed ^ TL_PROBE_SALT. */
+ * probe of its distinct characters drawn from seed ^ TL_PROBE_SALT. */
 timeline *timeline_create(const model *m, const uint32_t *probe, uint32_t windows, uint32_t n,
 			  uint64_t every, uint64_t seed, av_error *err);
 void timeline_destroy(timeline *tl);

@@ -77,16 +77,30 @@ timeline *timeline_create(const model *m, const uint32_t *probe, uint32_t window
 	tl->every = every;
 	tl->seed = seed;
 	memcpy(tl->probe, probe, (size_t)windows * n * sizeof *probe);
-	/* The repeated probe: n/2 characters of the vocabulary, twice (an odd n
-	 * ends with one more). */
+	/* The repeated probe: n/2 characters drawn from the text probe's
+	 * distinct ones (characters the model reads, in a lab task too), twice
+	 * (an odd n ends with one more). */
+	uint32_t *set = malloc((size_t)windows * n * sizeof *set);
+	if (!set) {
+		timeline_destroy(tl);
+		av_fail(err, _("out of memory for the timeline"));
+		return NULL;
+	}
+	size_t nset = 0;
+	for (size_t i = 0; i < (size_t)windows * n; i++) {
+		size_t j = 0;
+		while (j < nset && set[j] != probe[i])
+			j++;
+		if (j == nset)
+			set[nset++] = probe[i];
+	}
 	rng r;
 	rng_seed(&r, seed ^ TL_PROBE_SALT);
-	uint32_t half = n / 2, nchar = c->vocab_size - TOK_NSPECIAL;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t k = nchar ? rng_below(&r, nchar) : 0;
-		tl->repeated[i] = i < half || nchar == 0 ? m->vocab.cps[TOK_NSPECIAL + k]
-							 : tl->repeated[i - half];
-	}
+	uint32_t half = n / 2;
+	for (uint32_t i = 0; i < n; i++)
+		tl->repeated[i] = i < half ? set[rng_below(&r, nset)] : tl->repeated[i - half];
+	free(set);
+	(void)c;
 	return tl;
 }
 

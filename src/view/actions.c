@@ -63,6 +63,9 @@ static bool do_focus(view *v, view_action act)
 	case ACT_OVERVIEW:
 		overview_toggle(v);
 		return true;
+	case ACT_TIMELINE:
+		timeline_screen_toggle(v);
+		return true;
 	case ACT_VALUES:
 		v->values = !v->values;
 		return true;
@@ -351,7 +354,7 @@ static bool handle_paste(view *v, int ch, bool is_code)
  * to the text cursor; the overview stays and follows the text. */
 static bool type_key(view *v, int ch, bool is_code)
 {
-	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT))
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE)
 		return false;
 	if (v->focus == F_MAP || v->focus == F_HELP)
 		v->focus =

@@ -107,6 +107,8 @@ static const char *status_hint(const view *v)
 		return _("arrows move, typing edits the text | F1 help");
 	case F_OVERVIEW:
 		return _("arrows select, Enter opens, typing edits the text | F1 help");
+	case F_TIMELINE:
+		return _("[ ] Left Right: step, Home End: first, last | Esc back | F1 help");
 	case F_HELP:
 	default:
 		return _("any key: back (a letter is typed) | Ctrl-Q quit");

@@ -74,8 +74,9 @@ const char *figure_prompt_done(const view *v)
 static void figure_stem(const view *v, char *out, size_t size)
 {
 	int len;
-	if (v->focus == F_OVERVIEW) {
-		len = snprintf(out, size, "attnview-overview");
+	if (v->focus == F_OVERVIEW || v->focus == F_TIMELINE) {
+		len = snprintf(out, size, v->focus == F_OVERVIEW ? "attnview-overview"
+								  : "attnview-timeline");
 	} else {
 		switch (view_sel(v)) {
 		case SEL_HEAD:
@@ -216,7 +217,11 @@ static figure *figure_of_view(view *v, av_error *err)
 
 void figure_prompt_open(view *v)
 {
-	if (!v->have) {
+	if (v->focus == F_TIMELINE && !(v->m && v->m->timeline)) {
+		set_notice(v, _("this model has no training timeline to draw"));
+		return;
+	}
+	if (!v->have && v->focus != F_TIMELINE) {
 		set_notice(v, _("nothing to write yet: type some text first"));
 		return;
 	}
@@ -284,9 +289,15 @@ static void write_figure(view *v, const char *path, bool replace)
 	doupdate();
 	v->fig->writing = false;
 	double t0 = now_ms();
-	figure *f = figure_of_view(v, &err);
-	bool ok = f && figure_write(f, path, replace, &err);
-	figure_destroy(f);
+	bool ok;
+	if (v->focus == F_TIMELINE) {
+		/* The timeline screen: its figure (--export --timeline). */
+		ok = figure_timeline(v->m, model_name(v), path, replace, &err);
+	} else {
+		figure *f = figure_of_view(v, &err);
+		ok = f && figure_write(f, path, replace, &err);
+		figure_destroy(f);
+	}
 	if (!ok) {
 		prompt_error(v, err.msg);
 		return;

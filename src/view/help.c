@@ -47,8 +47,9 @@ static const char *section_name(unsigned ctx)
 	       : ctx == (KC_INPUT | KC_MAP)		  ? _("Input line and heatmap")
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? _("Input line and heatmap")
 	       : ctx == KC_INPUT			  ? _("Input line")
-	       : ctx == KC_MAP ? _("Heatmap (after Enter; typing goes back to the text)")
-			       : _("Overview (typing edits the text)");
+	       : ctx == KC_MAP	    ? _("Heatmap (after Enter; typing goes back to the text)")
+	       : ctx == KC_TIMELINE ? _("Training timeline (Alt-H)")
+				    : _("Overview (typing edits the text)");
 }
 
 /* The help lines of the key table and the mouse, and their widths. */

@@ -60,6 +60,7 @@ typedef enum view_action {
 	ACT_FOCUS_MAP,	 /* leave the input line for the heatmap */
 	ACT_FOCUS_INPUT, /* back to the input line */
 	ACT_OVERVIEW,	 /* open or close the overview of all heads */
+	ACT_TIMELINE,	 /* open or close the training timeline */
 	ACT_VALUES,	 /* toggle printing the weights in the cells */
 	ACT_SCALE,	 /* next colour scale: fixed, head, row, log, lift */
 	ACT_PANEL,	 /* hide or show the details panel */
@@ -110,7 +111,8 @@ enum {
 	KC_INPUT = 1,	 /* typing in the input line */
 	KC_MAP = 2,	 /* moving over the heatmap */
 	KC_OVERVIEW = 4, /* the overview of all heads */
-	KC_ALL = 7,
+	KC_TIMELINE = 16, /* the training timeline */
+	KC_ALL = 23,
 	KC_TEXT = 8, /* with KC_ALL: editing the text, in every focus (its own help section) */
 };
 
@@ -136,6 +138,8 @@ static const key_binding view_keys[] = {
 	{ALT('v'), false, KC_ALL, ACT_VALUES, "Alt-V", NULL},
 	{KEY_F(3), true, KC_ALL, ACT_OVERVIEW, "F3", N_("overview of all heads (open/close)")},
 	{ALT('o'), false, KC_ALL, ACT_OVERVIEW, "Alt-O", NULL},
+	{ALT('h'), false, KC_ALL, ACT_TIMELINE, "Alt-H",
+	 N_("training timeline: how the heads formed (open/close)")},
 	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", N_("colour scale: fixed/head/row/log/lift")},
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", N_("hide or show the details panel")},
@@ -242,6 +246,15 @@ static const key_binding view_keys[] = {
 	{KEY_BACKSPACE, true, KC_OVERVIEW, ACT_EDIT_BACKSPACE, "Backspace",
 	 N_("delete a character of the text")},
 	{127, false, KC_OVERVIEW, ACT_EDIT_BACKSPACE, NULL, NULL},
+
+	/* The training timeline. */
+	{KEY_LEFT, true, KC_TIMELINE, ACT_LEFT, "Left", N_("the recorded step before (also [)")},
+	{KEY_RIGHT, true, KC_TIMELINE, ACT_RIGHT, "Right", N_("the recorded step after (also ])")},
+	{KEY_HOME, true, KC_TIMELINE, ACT_FIRST_COL, "Home", N_("the first recorded step")},
+	{KEY_END, true, KC_TIMELINE, ACT_LAST_COL, "End", N_("the last recorded step")},
+	{KEY_UP, true, KC_TIMELINE, ACT_UP, "Up", N_("scroll the heads up")},
+	{KEY_DOWN, true, KC_TIMELINE, ACT_DOWN, "Down", N_("scroll the heads down")},
+	{27, false, KC_TIMELINE, ACT_TIMELINE, "Esc", N_("close the timeline")},
 };
 // clang-format on
 

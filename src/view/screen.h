@@ -32,7 +32,7 @@ typedef struct screen_ops {
 	void (*mouse)(view *v, const MEVENT *ev);
 } screen_ops;
 
-extern const screen_ops map_screen, overview_screen, help_screen;
+extern const screen_ops map_screen, overview_screen, help_screen, timeline_screen;
 extern const screen_ops *const view_screens[SCREEN_N];
 
 /* The screen that has the focus (F_INPUT and F_MAP share the map). */
@@ -52,6 +52,10 @@ void overview_model_changed(view *v);
  * lines x cols, for L x H heads over n tokens; 0 when the grid does not fit.
  * halves: two cells a line (colour), else a framed tile of shades. */
 int overview_tile_side(int lines, int cols, int L, int H, int n, bool halves);
+
+/* The timeline (timeline_screen.c): open it, or go back to where it was
+ * opened from (Alt-H, Esc). */
+void timeline_screen_toggle(view *v);
 
 /* The help (help.c): open it over the current screen; where it returns. */
 void help_open(view *v);

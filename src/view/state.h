@@ -24,10 +24,16 @@
 
 #include <stdio.h>
 
-typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP } focus;
+typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP, F_TIMELINE } focus;
 
 /* The screens (screen.h); each has its own state, at v->screen[id]. */
-typedef enum screen_id { SCREEN_MAP, SCREEN_OVERVIEW, SCREEN_HELP, SCREEN_N } screen_id;
+typedef enum screen_id {
+	SCREEN_MAP,
+	SCREEN_OVERVIEW,
+	SCREEN_HELP,
+	SCREEN_TIMELINE,
+	SCREEN_N
+} screen_id;
 
 /* What tells one version of a file from the next. */
 typedef struct file_stamp {

@@ -31,6 +31,7 @@ const screen_ops *const view_screens[SCREEN_N] = {
     [SCREEN_MAP] = &map_screen,
     [SCREEN_OVERVIEW] = &overview_screen,
     [SCREEN_HELP] = &help_screen,
+    [SCREEN_TIMELINE] = &timeline_screen,
 };
 
 bool screens_init(view *v, av_error *err)
@@ -66,6 +67,8 @@ const screen_ops *view_screen(const view *v)
 		return &overview_screen;
 	case F_HELP:
 		return &help_screen;
+	case F_TIMELINE:
+		return &timeline_screen;
 	case F_INPUT:
 	case F_MAP:
 	default:

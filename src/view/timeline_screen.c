@@ -1,0 +1,308 @@
+/* The timeline screen (Alt-H): how the model's heads formed while it
+ * trained, from the records of its training timeline (timeline.h). At the
+ * chosen recorded step (Left/Right or [ ], Home/End): the losses, and every
+ * head with the role its recorded scores give it then; the loss curve over
+ * the steps, and per head a sparkline of that role's score and one of its
+ * entropy, the chosen step in reverse and the phase change (the record
+ * where the induction score of the head that rises most reaches the middle
+ * of its rise, timeline_phase_change) in the accent colour. The heads are
+ * reconstructed from the recorded statistics: no checkpoint is opened. */
+#include "attnview/i18n.h"
+#include "attnview/timeline.h"
+#include "screen.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tls_state {
+	size_t rec;	/* the chosen record */
+	int top;	/* first head line shown */
+	focus back;	/* where Alt-H and Esc return */
+	const model *m; /* the model rec is of (a reload starts at its end) */
+	int curve_y, curve_x, curve_w, curve_rows; /* the loss curve, for clicks */
+} tls_state;
+
+static tls_state *tls_of(const view *v)
+{
+	return v->screen[SCREEN_TIMELINE];
+}
+
+static const timeline *tl_of(const view *v)
+{
+	return v->m ? v->m->timeline : NULL;
+}
+
+void timeline_screen_toggle(view *v)
+{
+	tls_state *s = tls_of(v);
+	if (v->focus == F_TIMELINE) {
+		v->focus = s->back;
+		return;
+	}
+	s->back = v->focus == F_HELP ? help_returns_to(v) : v->focus;
+	v->focus = F_TIMELINE;
+}
+
+/* The chosen record, kept in range (the model may have been reloaded). */
+static size_t chosen(view *v)
+{
+	tls_state *s = tls_of(v);
+	const timeline *tl = tl_of(v);
+	if (s->m != v->m) {
+		s->m = v->m;
+		s->rec = tl && tl->count ? tl->count - 1 : 0;
+	}
+	if (tl && s->rec >= tl->count)
+		s->rec = tl->count ? tl->count - 1 : 0;
+	return s->rec;
+}
+
+/* The role the recorded scores give a head: the highest score that clears
+ * its bar's minimum (the ratio to a uniform head was not recorded), else
+ * broad with its entropy. */
+static role_kind recorded_role(const float *v, float *score)
+{
+	role_kind best = ROLE_BROAD;
+	for (int k = 0; k < ROLE_BROAD; k++) {
+		double min, ratio;
+		role_bar((role_kind)k, &min, &ratio);
+		if (v[k] >= min && (best == ROLE_BROAD || v[k] > v[best]))
+			best = (role_kind)k;
+	}
+	*score = v[best];
+	return best;
+}
+
+/* Column c of w shows record index_of(c): every record once when they fit,
+ * else evenly spaced ones. */
+static size_t index_of(size_t count, int w, int c)
+{
+	if (count <= (size_t)w || w < 2)
+		return (size_t)c < count ? (size_t)c : count - 1;
+	return (size_t)((double)c * (double)(count - 1) / (double)(w - 1) + 0.5);
+}
+
+static int columns(size_t count, int w)
+{
+	return count < (size_t)w ? (int)count : w;
+}
+
+/* The column of record r. */
+static int column_of(size_t count, int w, size_t r)
+{
+	int n = columns(count, w);
+	if (count <= (size_t)w)
+		return (int)r;
+	return (int)((double)r * (double)(n - 1) / (double)(count - 1) + 0.5);
+}
+
+static const wchar_t *const eighths[9] = {L" ", L"▁", L"▂", L"▃", L"▄", L"▅", L"▆", L"▇", L"█"};
+
+/* Style of column c: the chosen step reversed, the phase change accented. */
+static style col_style(view *v, int c, int cur, int phase)
+{
+	if (c == cur)
+		return st(A_REVERSE, 0);
+	if (c == phase)
+		return accent(v, A_BOLD);
+	return plain();
+}
+
+/* A sparkline of x[r * stride] / top over the records, w columns at (y, x0). */
+static void sparkline(view *v, int y, int x0, int w, const float *x, size_t stride, float top,
+		      size_t cur, long phase)
+{
+	const timeline *tl = tl_of(v);
+	int n = columns(tl->count, w), c_cur = column_of(tl->count, w, cur);
+	int c_ph = phase >= 0 ? column_of(tl->count, w, (size_t)phase) : -1;
+	for (int c = 0; c < n; c++) {
+		/* From ▁ (0) to █ (top); nothing where nothing was measured. */
+		float val = x[index_of(tl->count, w, c) * stride];
+		int e = isfinite(val) && top > 0 ? 1 + (int)lroundf(7 * fminf(val / top, 1)) : 0;
+		put_wc(y, x0 + c, eighths[e < 1 ? 0 : e], col_style(v, c, c_cur, c_ph));
+	}
+}
+
+/* The training loss over the steps, rows lines tall, eighths of a line. */
+static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long phase)
+{
+	const timeline *tl = tl_of(v);
+	float top = 0;
+	for (size_t r = 0; r < tl->count; r++)
+		if (isfinite(tl->loss[r]) && tl->loss[r] > top)
+			top = tl->loss[r];
+	int n = columns(tl->count, w), c_cur = column_of(tl->count, w, cur);
+	int c_ph = phase >= 0 ? column_of(tl->count, w, (size_t)phase) : -1;
+	for (int c = 0; c < n; c++) {
+		float val = tl->loss[index_of(tl->count, w, c)];
+		int e = isfinite(val) && top > 0 ? (int)lroundf(8.0f * rows * val / top) : 0;
+		style s = col_style(v, c, c_cur, c_ph);
+		for (int k = 0; k < rows; k++) {
+			int left = e - 8 * (rows - 1 - k);
+			put_wc(y + k, x0 + c, eighths[left < 0 ? 0 : left > 8 ? 8 : left], s);
+		}
+	}
+	put_fmt(y, 0, x0 - 1, st(A_DIM, 0), "%.2f", (double)top);
+	put_str(y + rows - 1, 0, x0 - 1, st(A_DIM, 0), "0");
+	/* The axis: the chosen step's column marked, the phase change's too. */
+	for (int c = 0; c < n; c++)
+		put_wc(y + rows, x0 + c, c == c_cur ? L"▲" : c == c_ph ? L"┼" : L"─",
+		       c == c_cur ? st(A_BOLD, 0) : c == c_ph ? accent(v, A_BOLD) : st(A_DIM, 0));
+	put_str(y + rows + 1, x0, w, st(A_DIM, 0), "0");
+	char last[32];
+	snprintf(last, sizeof last, "%llu", (unsigned long long)tl->step[tl->count - 1]);
+	put_str(y + rows + 1, x0 + n - str_width(last), str_width(last), st(A_DIM, 0), last);
+}
+
+static void draw_header(view *v, size_t cur, long phase, int head)
+{
+	const timeline *tl = tl_of(v);
+	put_fmt(0, 0, COLS, st(A_BOLD, 0),
+		_("Training timeline: step %llu of %llu (record %zu of %zu, every %llu steps)"),
+		(unsigned long long)tl->step[cur], (unsigned long long)tl->step[tl->count - 1],
+		cur + 1, tl->count, (unsigned long long)tl->every);
+	if (phase >= 0)
+		put_fmt(1, 0, COLS, accent(v, A_BOLD),
+			_("Phase change at step %llu: head L%d H%d becomes an induction head"),
+			(unsigned long long)tl->step[phase], head / nheads(v), head % nheads(v));
+	else
+		put_str(1, 0, COLS, st(A_DIM, 0),
+			_("No phase change: no head's induction score has risen by 0.2"));
+}
+
+static void draw_heads(view *v, int y0, size_t cur, long phase)
+{
+	const timeline *tl = tl_of(v);
+	int H = nheads(v), N = nlayers(v) * H, w = (COLS - 34) / 2;
+	tls_state *s = tls_of(v);
+	put_str(y0, 0, COLS, st(A_BOLD, 0), _("head   role at this step"));
+	put_str(y0, 27, COLS - 27, st(A_BOLD, 0), _("its score over the steps"));
+	put_str(y0, 29 + w, COLS - 29 - w, st(A_BOLD, 0), _("entropy"));
+	int rows = LINES - 2 - y0;
+	if (s->top > N - rows)
+		s->top = N - rows > 0 ? N - rows : 0;
+	size_t stride = (size_t)tl->layers * tl->heads * TL_NVALUES;
+	for (int i = 0; i < rows && s->top + i < N; i++) {
+		int k = s->top + i, l = k / H, h = k % H, y = y0 + 1 + i;
+		float score;
+		role_kind role = recorded_role(timeline_head(tl, cur, l, h), &score);
+		put_fmt(y, 0, 7, st(A_BOLD, 0), "L%d H%d", l, h);
+		put_fmt(y, 7, 19, plain(), "%s %.2f", _(role_name(role)), (double)score);
+		const float *base = timeline_head(tl, 0, l, h);
+		sparkline(v, y, 27, w, base + role, stride, 1, cur, phase);
+		sparkline(v, y, 29 + w, w, base + ROLE_BROAD, stride, 1, cur, phase);
+	}
+}
+
+/* x with three decimals, or "-" where nothing was measured (NaN). */
+static const char *num(char out[16], float x)
+{
+	if (isfinite(x))
+		snprintf(out, 16, "%.3f", (double)x);
+	else
+		snprintf(out, 16, "-");
+	return out;
+}
+
+static void tls_layout(view *v)
+{
+	(void)v;
+}
+
+static void tls_draw(view *v)
+{
+	const timeline *tl = tl_of(v);
+	if (!tl || tl->count == 0) {
+		put_str(0, 0, COLS, st(A_BOLD, 0), _("Training timeline"));
+		put_str(2, 0, COLS, plain(), _("This model has no training timeline."));
+		put_str(3, 0, COLS, plain(),
+			_("It was trained before attnview recorded one, or with --timeline-every 0."));
+		put_str(4, 0, COLS, plain(), _("Train it again to watch its heads form."));
+		return;
+	}
+	size_t cur = chosen(v);
+	int head;
+	long phase = timeline_phase_change(tl, &head);
+	draw_header(v, cur, phase, head);
+	int x0 = 8, w = COLS - x0 - 1, rows = LINES >= 24 ? 4 : 2;
+	tls_state *s = tls_of(v);
+	*s = (tls_state){s->rec, s->top, s->back, s->m, 3, x0, w, rows};
+	put_str(2, 0, COLS, st(A_BOLD, 0), _("training loss"));
+	loss_curve(v, 3, x0, w, rows, cur, phase);
+	char a[16], b[16], c[16];
+	put_fmt(5 + rows, 0, COLS, plain(),
+		_("at this step: training loss %s, probe loss %s, in-context learning %s"),
+		num(a, tl->loss[cur]), num(b, tl->probe_loss[cur]), num(c, tl->icl[cur]));
+	draw_heads(v, 7 + rows, cur, phase);
+}
+
+/* [ and ] step too; other printable keys do nothing here (the text is not
+ * shown). */
+static bool tls_key(view *v, int ch, bool is_code)
+{
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT))
+		return false;
+	if (ch == '[')
+		do_action(v, ACT_LEFT, ch);
+	else if (ch == ']')
+		do_action(v, ACT_RIGHT, ch);
+	return true;
+}
+
+/* A click on the loss curve chooses that step. */
+static void tls_mouse(view *v, const MEVENT *ev)
+{
+	tls_state *s = tls_of(v);
+	const timeline *tl = tl_of(v);
+	if (!tl || !tl->count || !(ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) ||
+	    ev->y < s->curve_y || ev->y >= s->curve_y + s->curve_rows || ev->x < s->curve_x ||
+	    ev->x >= s->curve_x + columns(tl->count, s->curve_w))
+		return;
+	s->rec = index_of(tl->count, s->curve_w, ev->x - s->curve_x);
+}
+
+static bool tls_action(view *v, view_action act)
+{
+	tls_state *s = tls_of(v);
+	const timeline *tl = tl_of(v);
+	size_t cur = chosen(v), last = tl && tl->count ? tl->count - 1 : 0;
+	int N = nlayers(v) * nheads(v);
+	switch (act) {
+	case ACT_LEFT:
+		s->rec = cur > 0 ? cur - 1 : 0;
+		return true;
+	case ACT_RIGHT:
+		s->rec = cur < last ? cur + 1 : last;
+		return true;
+	case ACT_FIRST_COL:
+		s->rec = 0;
+		return true;
+	case ACT_LAST_COL:
+		s->rec = last;
+		return true;
+	case ACT_UP:
+		s->top = s->top > 0 ? s->top - 1 : 0;
+		return true;
+	case ACT_DOWN:
+		s->top = s->top + 1 < N ? s->top + 1 : s->top;
+		return true;
+	default:
+		return false;
+	}
+}
+
+const screen_ops timeline_screen = {
+    .name = N_("TIMELINE"),
+    .keys = KC_TIMELINE,
+    .text_visible = false,
+    .state_size = sizeof(tls_state),
+    .init = NULL,
+    .finish = NULL,
+    .layout = tls_layout,
+    .draw = tls_draw,
+    .key = tls_key,
+    .action = tls_action,
+    .mouse = tls_mouse,
+};
