@@ -130,3 +130,152 @@ def parse(data, off, end, cfg, what="model"):
         tl.values.append(values)
         at += 20 + 4 * nv
     return tl, size
+
+
+# ---------------------------------------------------------------- recording
+
+PROBE_SALT = 0x74696D656C696E65
+WINDOWS = 4      # text probe windows the trainers take
+PROBE_LEN = 64   # ... of at most this many characters
+RECORDS = 100    # the default interval: about this many records a run
+_M64 = (1 << 64) - 1
+
+
+class _Rng:
+    """xoshiro256** seeded through splitmix64 (include/attnview/rng.h)."""
+
+    def __init__(self, seed):
+        self.s = []
+        x = seed & _M64
+        for _ in range(4):
+            x = (x + 0x9E3779B97F4A7C15) & _M64
+            z = x
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+            self.s.append(z ^ (z >> 31))
+
+    def next(self):
+        s = self.s
+
+        def rotl(x, k):
+            return ((x << k) | (x >> (64 - k))) & _M64
+        result = (rotl((s[1] * 5) & _M64, 7) * 9) & _M64
+        t = (s[1] << 17) & _M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def below(self, n):
+        return (self.next() * n) >> 64
+
+
+def auto_every(total):
+    """The default K for a run of `total` steps (timeline_auto_every)."""
+    return max(1, (total + RECORDS - 1) // RECORDS)
+
+
+def due(tl, step, total):
+    return tl is not None and (step % tl.every == 0 or step == total)
+
+
+def create(cfg, probe, windows, n, every, seed):
+    """A timeline without records on the text probe (windows x n codepoints)
+    and its repeated probe: n/2 characters drawn from the seed among the text
+    probe's distinct ones, twice (timeline_create)."""
+    distinct = []
+    for cp in probe:
+        if cp not in distinct:
+            distinct.append(cp)
+    r = _Rng(seed ^ PROBE_SALT)
+    half = n // 2
+    repeated = []
+    for i in range(n):
+        repeated.append(distinct[r.below(len(distinct))] if i < half else repeated[i - half])
+    return Timeline(cfg.layers, cfg.heads, probe, windows, n, repeated, every, seed)
+
+
+def measure(tl, model, scored=None):
+    """The values of a record of model (an AttnviewModel) on tl's probes:
+    (values, probe loss, in-context learning score), as timeline_record
+    measures them (include/attnview/timeline.h)."""
+    import torch
+    from . import roles
+    from .model import TOK_MASK, forward, logits_of
+    cfg = model.config
+    causal = cfg.objective == 1
+    n, W = tl.n, tl.windows
+    texts = [tl.probe[w * n:(w + 1) * n] for w in range(W)] + [tl.repeated]
+    ids = [model.token_ids(t) for t in texts]
+    params = model.file_parameters()
+    dev = params["wte"].device
+    with torch.no_grad():
+        tokens = torch.tensor(ids, dtype=torch.long, device=dev)
+        final, att, _ = forward(cfg, params, tokens)
+        vals = []
+        info = [roles.Text(list(zip(texts[b], ids[b]))) for b in range(W + 1)]
+        for layer in range(cfg.layers):
+            for h in range(cfg.heads):
+                acc = [0.0] * NVALUES
+                for b in range(W + 1):
+                    A = torch.nan_to_num(att[layer][b, h].double().cpu(), nan=0.0)
+                    s = roles.scores(A, info[b], causal)
+                    if b < W:
+                        acc = [a + x for a, x in zip(acc, s)]
+                v = [min(max(a / W, 0.0), 1.0) for a in acc]
+                v[roles.INDUCTION] = min(max(s[roles.INDUCTION], 0.0), 1.0)
+                vals += v
+        np_ = n - 1 if causal else n
+        rows, tgt, pos = [], [], []
+        inp = [list(x) for x in ids[:W]]
+        for b in range(W):
+            for i in range(np_):
+                if not causal and i % 4 != b % 4:
+                    continue
+                if scored is not None and not scored[b * n + i]:
+                    continue
+                rows.append((b, i))
+                tgt.append(ids[b][i + 1] if causal else ids[b][i])
+                if not causal:
+                    inp[b][i] = TOK_MASK
+                pos.append(i)
+        if not causal:
+            final, _, _ = forward(cfg, params, torch.tensor(inp, dtype=torch.long, device=dev),
+                                  keep=False)
+        logits = logits_of(params, final).double()
+        q = max(np_ // 4, 1)
+        allx = early = late = 0.0
+        ne = nl = 0
+        for (b, i), t, p in zip(rows, tgt, pos):
+            row = logits[b, i]
+            x = float(torch.logsumexp(row, 0) - row[t])
+            allx += x
+            if p < q:
+                early, ne = early + x, ne + 1
+            if p >= np_ - q:
+                late, nl = late + x, nl + 1
+    nan = float("nan")
+    mean = allx / len(rows) if rows else nan
+    icl = late / nl - early / ne if ne and nl and scored is None else nan
+    return vals, mean, icl
+
+
+def record(tl, model, step, loss, held_out, scored=None):
+    """Measure model and append (or replace) the record of `step`."""
+    while tl.steps and tl.steps[-1] > step:
+        for a in (tl.steps, tl.loss, tl.probe_loss, tl.icl, tl.values):
+            a.pop()
+    vals, mean, icl = measure(tl, model, scored)
+    if tl.steps and tl.steps[-1] == step:
+        for a in (tl.steps, tl.loss, tl.probe_loss, tl.icl, tl.values):
+            a.pop()
+    if len(tl.steps) >= MAX_RECORDS:
+        return
+    tl.steps.append(step)
+    tl.loss.append(loss)
+    tl.probe_loss.append(mean if held_out else float("nan"))
+    tl.icl.append(icl)
+    tl.values.append(vals)

@@ -40,7 +40,7 @@ import zlib
 
 import torch
 
-from . import distributed
+from . import distributed, timeline
 from .checkpoint import CKPT_MAGIC
 from .checkpoint import decode_checkpoint
 from .checkpoint import save as save_checkpoint
@@ -80,11 +80,11 @@ class TrainError(Exception):
 
 DEFAULTS = dict(objective="masked", dim=64, heads=4, layers=2, context=128, batch=32, steps=2000,
                 epochs=0, lr=5e-3, warmup=None, seed=1, min_count=1, max_vocab=0,
-                eval_every=100, checkpoint_every=500)
+                eval_every=100, checkpoint_every=500, timeline_every=None)
 # The options a checkpoint fixes: given again with --resume they must agree.
 RESUME_FIXED = ("objective", "dim", "heads", "layers", "context", "batch", "steps", "epochs",
                 "lr", "warmup", "seed", "min_count", "max_vocab", "eval_every",
-                "checkpoint_every")
+                "checkpoint_every", "timeline_every")
 # The options a model given with --init fixes.
 INIT_FIXED = ("objective", "dim", "heads", "layers", "context")
 
@@ -132,6 +132,9 @@ def build_parser():
                     help="validate every N steps, 0 = only at the end (default 100)")
     ap.add_argument("--checkpoint-every", type=u, metavar="N",
                     help="write OUT.ckpt every N steps, 0 = only when stopped (default 500)")
+    ap.add_argument("--timeline-every", type=u, metavar="N",
+                    help="record every head's role scores on a fixed probe every N steps, for "
+                    "the training timeline; 0 = none (default: about 100 records a run)")
     ap.add_argument("--resume", metavar="CHECKPOINT",
                     help="continue a stopped run of this trainer with its options")
     ap.add_argument("--init", metavar="MODEL",
@@ -381,7 +384,7 @@ class Trainer:
             stored = state["options"]
             for k in RESUME_FIXED:
                 mine = o[k] if k != "steps" or "epochs" not in given else stored["steps"]
-                if k in given and mine != stored[k]:
+                if k in given and mine != stored.get(k):
                     flag = "--" + k.replace("_", "-")
                     raise UsageError("%s differs from the checkpoint's: --resume continues with "
                                      "the options it was started with; drop %s" % (flag, flag))
@@ -471,6 +474,8 @@ class Trainer:
                              "epochs or fewer warmup steps" % (o["epochs"], o["steps"],
                                                                 o["warmup"]))
         self.total = o["steps"]
+        if o.get("timeline_every") is None:
+            o["timeline_every"] = 0 if ck is not None else timeline.auto_every(self.total)
         T = o["context"]
         self.nmask = max(1, (T * 15 + 50) // 100) if o["objective"] == "masked" else T
 
@@ -503,8 +508,12 @@ class Trainer:
         self.model = model.to(ctx.device)
         self.named = self.model.file_parameters()
         self.optim = torch_adamw(self.named, o["lr"])
+        self.timeline = None
         if ck is not None:
             self.restore(ck)
+            self.timeline = ck[1].timeline if o["timeline_every"] else None
+        elif o["timeline_every"]:
+            self.timeline_start()  # every process: each holds the whole model
         if ctx.distributed and not os.environ.get(NO_SYNC_ENV):
             from torch.nn.parallel import DistributedDataParallel as DDP
             ids = [ctx.device.index] if ctx.device.type == "cuda" else None
@@ -564,6 +573,34 @@ class Trainer:
                     "exp_avg": m[at:at + n].reshape(p.shape).clone().to(p.device),
                     "exp_avg_sq": v[at:at + n].reshape(p.shape).clone().to(p.device)}
             at += n
+
+    # -- the training timeline (include/attnview/timeline.h)
+
+    def timeline_start(self):
+        """The probe, as attnview --train takes it (train_timeline.c): 4
+        windows of the context (64 characters at most) spread evenly over the
+        validation text (the training text without one); the record of step 0."""
+        c, o = self.corpus, self.opt
+        n = min(o["context"], timeline.PROBE_LEN)
+        W = timeline.WINDOWS
+        held = c.nval >= n
+        first, ln = (c.ntrain, c.nval) if held else (0, c.ntrain)
+        probe = []
+        for w in range(W):
+            start = first + (ln - n) * w // (W - 1)
+            probe += [c.vocab[c.id(start + i)] for i in range(n)]
+        self.timeline = timeline.create(self.model.config, probe, W, n, o["timeline_every"],
+                                        o["seed"])
+        timeline.record(self.timeline, self.model, 0, float("nan"), held)
+
+    def timeline_step(self):
+        tl = self.timeline
+        if not timeline.due(tl, self.step, self.total):
+            return
+        prev = tl.steps[-1] if tl.steps and tl.steps[-1] < self.step else 0
+        k = min(self.step - prev, len(self.recent))
+        loss = sum(self.recent[-k:]) / k if k else float("nan")
+        timeline.record(tl, self.model, self.step, loss, self.corpus.nval >= tl.n)
 
     # -- data
 
@@ -655,7 +692,8 @@ class Trainer:
         m = dict(self.model.meta)
         m.update(steps=self.base["steps"] + self.step, tokens=self.base["tokens"] + self.tokens)
         m.update(meta)
-        return encode(self.model.config, self.model.vocab, self.named, m)
+        return encode(self.model.config, self.model.vocab, self.named, m,
+                      timeline=self.timeline)
 
     def write_checkpoint(self):
         o = dict(self.opt)
@@ -736,6 +774,7 @@ class Trainer:
                     raise TrainError("the training loss became %g at step %d: the learning rate "
                                      "is probably too high; lower --lr and start again"
                                      % (lval, self.step))
+                self.timeline_step()
                 evaluated = None
                 if o["eval_every"] and self.step % o["eval_every"] == 0:
                     evaluated = self.evaluate(False)

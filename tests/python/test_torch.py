@@ -29,6 +29,7 @@ Every comparison is also shown to fail on a perturbed input.
 """
 
 import json
+import math
 import os
 import random
 import shutil
@@ -918,8 +919,51 @@ def case_reference():
     check(refd <= 1e-9, "the bound tool's float64 pass is %.2g from PyTorch's" % refd)
 
 
+# ---------------------------------------------------------------- the training timeline
+
+def case_timeline():
+    """The timeline (attnview(5), Timeline): PyTorch measures a model as
+    attnview does (a C-trained model's last record, on its own probes, from
+    PyTorch's forward pass), and its trainer records the same section: the
+    probe attnview takes, a record every K steps, a file attnview reads."""
+    from attnview_torch import timeline as tlm
+    c = write("corpus.txt", corpus_text())
+    opts = list(TINY) + ["--steps", "20", "--eval-every", "0", "--timeline-every", "5"]
+    for obj in ("masked", "causal"):
+        ref = path("tl_c_%s.attn" % obj)
+        attnview("--train", c, "-o", ref, "--objective", obj, "--threads", "1", *opts)
+        m = av.load(ref)
+        tl = m.timeline
+        check(tl is not None and tl.steps == [0, 5, 10, 15, 20],
+              "%s: attnview's records: %s" % (obj, tl and tl.steps))
+        vals, probe_loss, icl = tlm.measure(tl, m)
+        worst = max(abs(a - b) for a, b in zip(vals, tl.values[-1]))
+        # float32 weights from two forward passes (1e-6 apart, man 5 attnview
+        # NOTES) summed over at most 64 x 64 cells: 1e-4 bounds a score
+        check(worst <= 1e-4, "%s: a score %.2g from attnview's" % (obj, worst))
+        check(abs(probe_loss - tl.probe_loss[-1]) <= 1e-4 and abs(icl - tl.icl[-1]) <= 1e-4,
+              "%s: probe loss %.6f, icl %.6f; attnview %.6f, %.6f"
+              % (obj, probe_loss, icl, tl.probe_loss[-1], tl.icl[-1]))
+        out = path("tl_py_%s.attn" % obj)
+        pytrain(c, "-o", out, "--objective", obj, *opts)
+        p = av.load(out).timeline
+        check(p is not None and p.steps == [0, 5, 10, 15, 20] and p.every == 5,
+              "%s: PyTorch's records: %s" % (obj, p and p.steps))
+        check(p.probe == tl.probe and p.repeated == tl.repeated and p.n == tl.n,
+              "%s: PyTorch's trainer takes attnview's probe" % obj)
+        check(all(0 <= x <= 1 for v in p.values for x in v) and math.isnan(p.loss[0])
+              and p.loss[1] > 0, "%s: PyTorch's records are records" % obj)
+        d = json.loads(attnview("--dump", "--timeline", "--model", out).stdout)
+        check([r["step"] for r in d["timeline"]] == p.steps,
+              "%s: attnview reads PyTorch's timeline" % obj)
+    none = path("tl_none.attn")
+    pytrain(c, "-o", none, *TINY, "--steps", "5", "--eval-every", "0", "--timeline-every", "0")
+    check(av.load(none).timeline is None, "--timeline-every 0 records nothing")
+
+
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
-             resume=case_resume, reference=case_reference, hostile=case_hostile)
+             resume=case_resume, reference=case_reference, hostile=case_hostile,
+             timeline=case_timeline)
 
 
 def main():
