@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	uint32_t n = TL_PROBE_LEN, probe[TL_WINDOWS * TL_PROBE_LEN];
 	for (uint32_t w = 0; w < TL_WINDOWS; w++)
 		for (uint32_t i = 0; i < n; i++)
-			probe[w * n + i] = c.vocab.cps[corpus_id(&c, c.ntrain + w * (c.nval - n) / 3 + i)];
+			probe[w * n + i] =
+			    c.vocab.cps[corpus_id(&c, c.ntrain + w * (c.nval - n) / 3 + i)];
 	timeline *tl = timeline_create(t->model, probe, TL_WINDOWS, n, 20, 1, &err);
 	enum { R = 30 };
 	double rec[R];

@@ -169,7 +169,8 @@ bool chart_write(const chart *c, const char *path, bool replace, av_error *err)
 	if (!fig_format_available(fmt))
 		return av_fail(err,
 			       _("%s: attnview was built without cairo and pango: PNG and PDF "
-				 "need libcairo2-dev and libpango1.0-dev at build time; .svg works"),
+				 "need libcairo2-dev and libpango1.0-dev at build time; .svg "
+				 "works"),
 			       AV_Q(path));
 	struct stat st;
 	if (!replace && lstat(path, &st) == 0)

@@ -139,7 +139,8 @@ static void help_draw(view *v)
 	int half = (h0->n + 1) / 2;
 	if (half > 1 && h0->lines[half - 1].heading)
 		half--;
-	int total = ncol == 2 ? h0->n - half : h0->n;
+	/* Scrolled as far as the longer column needs (the first may be). */
+	int total = ncol == 2 ? (half > h0->n - half ? half : h0->n - half) : h0->n;
 	if (h0->scroll > total - rows)
 		h0->scroll = total - rows;
 	if (h0->scroll < 0)

@@ -139,7 +139,7 @@ static const key_binding view_keys[] = {
 	{KEY_F(3), true, KC_ALL, ACT_OVERVIEW, "F3", N_("overview of all heads (open/close)")},
 	{ALT('o'), false, KC_ALL, ACT_OVERVIEW, "Alt-O", NULL},
 	{ALT('h'), false, KC_ALL, ACT_TIMELINE, "Alt-H",
-	 N_("training timeline: how the heads formed (open/close)")},
+	 N_("training timeline (open/close)")},
 	{KEY_F(4), true, KC_ALL, ACT_SCALE, "F4", N_("colour scale: fixed/head/row/log/lift")},
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", N_("hide or show the details panel")},

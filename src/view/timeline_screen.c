@@ -218,7 +218,8 @@ static void tls_draw(view *v)
 		put_str(0, 0, COLS, st(A_BOLD, 0), _("Training timeline"));
 		put_str(2, 0, COLS, plain(), _("This model has no training timeline."));
 		put_str(3, 0, COLS, plain(),
-			_("It was trained before attnview recorded one, or with --timeline-every 0."));
+			_("It was trained before attnview recorded one, or with "
+			  "--timeline-every 0."));
 		put_str(4, 0, COLS, plain(), _("Train it again to watch its heads form."));
 		return;
 	}

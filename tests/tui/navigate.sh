@@ -52,10 +52,27 @@ check "the overview is closed" wait_gone "Overview:"
 # Help lists the keys; any key closes it.
 keys F1
 expect_screen "attnview keys"
+# help_find CHECK ARGS...: CHECK on each page of the help (PageDown between
+# them), then back at the top: the list is longer than a 40-line screen.
+help_find() {
+	local i
+	for i in 0 1 2 3; do
+		if "$@"; then
+			keys PPage PPage PPage PPage
+			sleep 0.2
+			return 0
+		fi
+		keys NPage
+		sleep 0.2
+	done
+	keys PPage PPage PPage PPage
+	sleep 0.2
+	return 1
+}
 for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
 	"overview of all heads" "values mode" "Mouse" "edit the text" \
-	"head 0..9, from 0 as in --dump"; do
-	check "help mentions '$want'" wait_for "$want" 2
+	"head 0..9, from 0 as in --dump" "training timeline"; do
+	check "help mentions '$want'" help_find wait_for "$want" 1
 done
 # Each key group on one row: its full names, at least two spaces, then the
 # description of what those keys do (Shift-Tab was once listed under Tab,
@@ -77,19 +94,22 @@ help_groups=(
 	"Alt-0..9|head 0..9" "Shift-Home|first Query row" "Shift-End|last Query row"
 	"Enter, Ctrl-J, Esc|the arrows move" "Left|cursor a character left"
 	"Right|cursor a character right" "Home|start of the line"
-	"End|end of the line" "Backspace|delete the character before"
-	"Delete|delete the character at" "Ctrl-B|cursor a character left"
+	"End|end of the line" "Ctrl-B|cursor a character left"
 	"Ctrl-F|cursor a character right" "Ctrl-A|start of the line" "Ctrl-E|end of the line"
 	"Ctrl-H|delete the character before" "Ctrl-D|delete the character at"
 	"Esc, Enter|back to the text cursor"
 	"Left|previous Key column" "Right|next Key column" "Home|first Key column"
 	"End|last Key column" "Up|select the head above" "Down|select the head below"
 	"Left, Shift-Tab|select the head on the left"
-	"Right, Tab|select the head on the right" "Enter|open the selected head"
-	"Esc|close the overview"
+	"Right, Tab|select the head on the right"
 )
+help_groups+=("Backspace|delete the character before" "Delete|delete the character at"
+	"Enter|open the selected head" "Esc|close the overview"
+	"Left|the recorded step before (also [)" "Home|the first recorded step"
+	"Esc|close the timeline")
 for g in "${help_groups[@]}"; do
-	check "help row '${g%%|*}': full names, then '${g#*|}'" help_row "${g%%|*}" "${g#*|}"
+	check "help row '${g%%|*}': full names, then '${g#*|}'" \
+		help_find help_row "${g%%|*}" "${g#*|}"
 done
 keys Escape
 check "a key closes help" wait_gone "attnview keys"
@@ -158,10 +178,9 @@ expect_screen " TYPE |"
 keys F1
 expect_screen "attnview keys"
 check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "the arrows"
-keys NPage
-expect_screen "Mouse"
-check "narrow help: 'Left, Shift-Tab' whole" help_row "Left, Shift-Tab" "select the"
-check "narrow help: 'Right, Tab' whole" help_row "Right, Tab" "select the"
+check "narrow help: scrolled to the end" help_find wait_for "Mouse" 1
+check "narrow help: 'Left, Shift-Tab' whole" help_find help_row "Left, Shift-Tab" "select the"
+check "narrow help: 'Right, Tab' whole" help_find help_row "Right, Tab" "select the"
 
 # --show takes every name of what a map shows (select.h), as --export does.
 tui_start 120 40 TERM=xterm-256color -- --model "$model_masked" --text "$text" --show rollout \
