@@ -178,7 +178,7 @@ static void draw_heads(view *v, int y0, size_t cur, long phase)
 	int H = nheads(v), N = nlayers(v) * H, w = (COLS - 34) / 2;
 	tls_state *s = tls_of(v);
 	put_str(y0, 0, COLS, st(A_BOLD, 0), _("head   role at this step"));
-	put_str(y0, 27, COLS - 27, st(A_BOLD, 0), _("its score over the steps"));
+	put_str(y0, 27, w, st(A_BOLD, 0), _("score over the steps"));
 	put_str(y0, 29 + w, COLS - 29 - w, st(A_BOLD, 0), _("entropy"));
 	int rows = LINES - 2 - y0;
 	if (s->top > N - rows)
