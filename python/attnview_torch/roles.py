@@ -106,16 +106,15 @@ def scores(A, x, causal):
     # each row's largest visible weight's key, -1 on a tie
     Am = torch.where(vis, A, torch.full_like(A, -1.0))
     top = Am.max(dim=1)
-    unique = ((Am == top.values[:, None]).sum(dim=1) == 1).tolist()
-    best = [b if u else -1 for b, u in zip(top.indices.tolist(), unique)]
+    unique = (Am == top.values[:, None]).sum(dim=1) == 1
+    # rows whose single largest weight is k away, k = d + n (bincount's index)
+    hits = torch.bincount((top.indices - idx)[unique] + n, minlength=2 * n + 1).tolist()
     for d in range(2, 9):
         for k in (-d, d):
             if causal and k > 0:
                 continue  # the key is masked in every row: no rows
-            lo, hi = max(0, -k), min(n, n - k)
-            rows = hi - lo
-            hits = sum(best[i] == i + k for i in range(lo, hi))
-            v = hits / rows if rows >= 3 else 0.0
+            rows = n - abs(k)  # the rows with key i + k in the text
+            v = hits[k + n] / rows if rows >= 3 else 0.0
             if v > s[OFFSET]:
                 s[OFFSET] = v
     # keyword: the weight on each character, all rows
@@ -164,9 +163,9 @@ def scores(A, x, causal):
             w += sum(Al[i][j] for j in keys)
     s[PARALLEL] = w / rows if rows >= 1 and 4 * rows >= n else 0.0
     # mirror: the anti-diagonal with the most weight
-    F = torch.fliplr(A)
-    diag = [float(torch.diagonal(F, n - 1 - c).sum()) / n for c in range(2 * n - 1)]
-    for v in diag:
+    anti = torch.zeros(2 * n - 1, dtype=A.dtype).index_add_(
+        0, (idx[:, None] + idx[None, :]).flatten(), A.flatten())
+    for v in (anti / n).tolist():
         if v > s[MIRROR]:
             s[MIRROR] = v
     return [min(v, 1.0) for v in s]
