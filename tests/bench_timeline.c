@@ -108,8 +108,8 @@ int main(int argc, char **argv)
 	       "%d), a timeline record %.2f ms (median of %d): %.2f%% of the training time at "
 	       "K = %llu (a 2000-step run), %.2f%% at K = 1\n",
 	       o.objective == OBJ_CAUSAL ? "causal" : "masked", o.dim, o.heads, o.layers,
-	       t->opt.context, t->opt.batch, 1e3 * step, ck.n, 1e3 * one, R,
-	       100 * one / (K * step), (unsigned long long)K, 100 * one / step);
+	       t->opt.context, t->opt.batch, 1e3 * step, ck.n, 1e3 * one, R, 100 * one / (K * step),
+	       (unsigned long long)K, 100 * one / step);
 	free(ck.dt);
 	trainer_destroy(t);
 	corpus_finish(&c);

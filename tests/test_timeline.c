@@ -16,8 +16,8 @@
 static model *small_model(objective obj)
 {
 	model_config c = {obj, 9, 8, 2, 2, 16};
-	uint32_t cps[9] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', 'c',
-			   'd', 'e', ' '};
+	uint32_t cps[9] = {
+	    AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', 'c', 'd', 'e', ' '};
 	av_error err;
 	model *m = model_create(&c, cps, &err);
 	CHECKF(m != NULL, "%s", err.msg);
@@ -37,8 +37,8 @@ static void add_timeline(model *m)
 	m->timeline = timeline_create(m, probe, 2, 12, 5, 7, &err);
 	CHECKF(m->timeline != NULL, "%s", err.msg);
 	for (uint64_t s = 0; m->timeline && s <= 10; s += 5)
-		CHECKF(timeline_record(m->timeline, m, s, 2.0f - 0.1f * (float)s, true, &err),
-		       "%s", err.msg);
+		CHECKF(timeline_record(m->timeline, m, s, 2.0f - 0.1f * (float)s, true, &err), "%s",
+		       err.msg);
 }
 
 static size_t find(const uint8_t *b, size_t n, const char *s)
@@ -175,8 +175,8 @@ static void test_records(void)
 	for (uint32_t i = 6; i < 12; i++)
 		CHECK(t->repeated[i] == t->repeated[i - 6]);
 	av_error err;
-	CHECK(timeline_record(t, m, 10, 1.0f, false, &err) && t->count == 3 &&
-	      t->loss[2] == 1.0f && isnan(t->probe_loss[2]));
+	CHECK(timeline_record(t, m, 10, 1.0f, false, &err) && t->count == 3 && t->loss[2] == 1.0f &&
+	      isnan(t->probe_loss[2]));
 	timeline_truncate(t, 7);
 	CHECK(t->count == 2 && t->step[1] == 5);
 	CHECK(timeline_due(t, 15, 17) && timeline_due(t, 17, 17) && !timeline_due(t, 16, 17));

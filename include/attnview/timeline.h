@@ -42,16 +42,16 @@
 #include "attnview/model.h"
 #include "attnview/rng.h"
 
-#define TL_MAGIC	   "ATTL"
-#define TL_VERSION	   1u
-#define TL_NVALUES	   ROLE_NKINDS /* values per head */
-#define TL_MAX_WINDOWS	   8
-#define TL_WINDOWS	   4	   /* text probe windows the trainers take */
-#define TL_PROBE_LEN	   64	   /* ... of at most this many characters (the cost) */
-#define TL_MAX_RECORDS	   100000u /* a run records at most this many */
-#define TL_RECORDS	   100	   /* --timeline-every's default: about this many */
-#define TL_HEADER_BYTES	   48u
-#define TL_PROBE_SALT	   0x74696d656c696e65ull /* repeated probe: seed ^ this */
+#define TL_MAGIC	"ATTL"
+#define TL_VERSION	1u
+#define TL_NVALUES	ROLE_NKINDS /* values per head */
+#define TL_MAX_WINDOWS	8
+#define TL_WINDOWS	4	/* text probe windows the trainers take */
+#define TL_PROBE_LEN	64	/* ... of at most this many characters (the cost) */
+#define TL_MAX_RECORDS	100000u /* a run records at most this many */
+#define TL_RECORDS	100	/* --timeline-every's default: about this many */
+#define TL_HEADER_BYTES 48u
+#define TL_PROBE_SALT	0x74696d656c696e65ull /* repeated probe: seed ^ this */
 
 typedef struct timeline {
 	uint32_t layers, heads; /* of the model */

@@ -190,8 +190,8 @@ long timeline_phase_change(const timeline *tl, int *head)
 	double rise = TL_PHASE_RISE;
 	float top = 0;
 	for (int k = 0; k < nh && tl->count; k++) {
-		float first = timeline_head(tl, 0, k / (int)tl->heads, k % (int)tl->heads)
-		    [ROLE_INDUCTION];
+		float first =
+		    timeline_head(tl, 0, k / (int)tl->heads, k % (int)tl->heads)[ROLE_INDUCTION];
 		for (size_t r = 1; r < tl->count; r++) {
 			float x = timeline_head(tl, r, k / (int)tl->heads,
 						k % (int)tl->heads)[ROLE_INDUCTION];
@@ -223,8 +223,8 @@ static size_t record_bytes(const timeline *tl)
 
 void timeline_serialize(const timeline *tl, byte_buf *out)
 {
-	size_t size = TL_HEADER_BYTES + 4 * ((size_t)tl->windows + 1) * tl->n +
-		      tl->count * record_bytes(tl);
+	size_t size =
+	    TL_HEADER_BYTES + 4 * ((size_t)tl->windows + 1) * tl->n + tl->count * record_bytes(tl);
 	bb_bytes(out, TL_MAGIC, 4);
 	bb_u32(out, TL_VERSION);
 	bb_u64(out, size);
@@ -252,8 +252,9 @@ bool timeline_present(const uint8_t *buf, size_t off, size_t len)
 	return len >= 4 && memcmp(buf + off, TL_MAGIC, 4) == 0;
 }
 
-#define TL_DAMAGED _("%s: the timeline at byte %zu: %s at byte %zu: the file is damaged; " \
-		     "restore it or retrain")
+#define TL_DAMAGED                                                                                 \
+	_("%s: the timeline at byte %zu: %s at byte %zu: the file is damaged; "                    \
+	  "restore it or retrain")
 
 /* The fixed fields (after the magic): checked against the model and the
  * bytes there are. */
@@ -301,8 +302,8 @@ static bool parse_head(byte_reader *r, const model_config *cfg, size_t len, cons
 	return true;
 }
 
-static bool parse_probe(byte_reader *r, uint32_t *cps, size_t count, size_t base,
-			const char *what, av_error *err)
+static bool parse_probe(byte_reader *r, uint32_t *cps, size_t count, size_t base, const char *what,
+			av_error *err)
 {
 	for (size_t i = 0; i < count; i++) {
 		size_t at = r->off;
@@ -325,8 +326,7 @@ static bool parse_records(byte_reader *r, timeline *tl, size_t base, const char 
 		br_u64(r, &tl->step[k]);
 		if (k && tl->step[k] <= tl->step[k - 1])
 			return av_fail(err, TL_DAMAGED, AV_Q(what), base,
-				       _("a record whose step does not follow the one before"),
-				       at);
+				       _("a record whose step does not follow the one before"), at);
 		br_f32(r, &tl->loss[k]);
 		br_f32(r, &tl->probe_loss[k]);
 		br_f32(r, &tl->icl[k]);

@@ -3,8 +3,8 @@
  * the context. One forward pass over the probe windows and the repeated
  * probe together, and for a masked model one more with every fourth
  * position hidden. */
-#include "attnview/timeline.h"
 #include "attnview/i18n.h"
+#include "attnview/timeline.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 typedef struct probe_run {
 	const timeline *tl;
 	const model *m;
-	int B, n; /* windows + 1 (the repeated probe last), characters */
-	token *tok; /* (B, n) */
+	int B, n;		   /* windows + 1 (the repeated probe last), characters */
+	token *tok;		   /* (B, n) */
 	int32_t *ids, *rows, *tgt; /* (B, n) */
 	activations ws;
 } probe_run;

@@ -36,8 +36,15 @@ void chart_text(chart *c, double x, double y, double size, char anchor, uint32_t
 	chart_op *op = push(c);
 	if (!op)
 		return;
-	*op = (chart_op){.kind = CH_TEXT, .rgb = rgb, .fill = -1, .size = size, .anchor = anchor,
-			 .bold = bold, .x = x, .y = y, .text = strdup(t)};
+	*op = (chart_op){.kind = CH_TEXT,
+			 .rgb = rgb,
+			 .fill = -1,
+			 .size = size,
+			 .anchor = anchor,
+			 .bold = bold,
+			 .x = x,
+			 .y = y,
+			 .text = strdup(t)};
 	if (!op->text) {
 		c->n--;
 		c->failed = true;
@@ -49,8 +56,13 @@ void chart_line(chart *c, const double *xy, int n, uint32_t rgb, double width, b
 	chart_op *op = n >= 2 ? push(c) : NULL;
 	if (!op)
 		return;
-	*op = (chart_op){.kind = CH_LINE, .rgb = rgb, .fill = -1, .size = width, .dashed = dashed,
-			 .n = n, .xy = malloc((size_t)n * 2 * sizeof(double))};
+	*op = (chart_op){.kind = CH_LINE,
+			 .rgb = rgb,
+			 .fill = -1,
+			 .size = width,
+			 .dashed = dashed,
+			 .n = n,
+			 .xy = malloc((size_t)n * 2 * sizeof(double))};
 	if (!op->xy) {
 		c->n--;
 		c->failed = true;
@@ -63,8 +75,14 @@ void chart_rect(chart *c, double x, double y, double w, double h, int64_t fill, 
 {
 	chart_op *op = push(c);
 	if (op)
-		*op = (chart_op){.kind = CH_RECT, .rgb = stroke, .fill = fill, .size = 0.75,
-				 .x = x, .y = y, .w = w, .h = h};
+		*op = (chart_op){.kind = CH_RECT,
+				 .rgb = stroke,
+				 .fill = fill,
+				 .size = 0.75,
+				 .x = x,
+				 .y = y,
+				 .w = w,
+				 .h = h};
 }
 
 void chart_finish(chart *c)

@@ -14,10 +14,10 @@ typedef enum chart_kind { CH_TEXT, CH_LINE, CH_RECT } chart_kind;
 
 typedef struct chart_op {
 	chart_kind kind;
-	uint32_t rgb;	/* text, line, rectangle outline (CH_NONE: none) */
-	int64_t fill;	/* rectangle: a colour, or -1 */
-	double size;	/* text: font size; line, outline: width */
-	char anchor;	/* text: 's' start, 'm' middle, 'e' end at x */
+	uint32_t rgb; /* text, line, rectangle outline (CH_NONE: none) */
+	int64_t fill; /* rectangle: a colour, or -1 */
+	double size;  /* text: font size; line, outline: width */
+	char anchor;  /* text: 's' start, 'm' middle, 'e' end at x */
 	bool bold, dashed;
 	double x, y, w, h; /* text: the baseline's anchor; rectangle */
 	double *xy;	   /* line: n points, x y x y ... */

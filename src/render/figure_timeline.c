@@ -15,24 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MARGIN	 24.0
-#define PANEL_W	 210.0
-#define PANEL_H	 110.0
-#define GAP_X	 22.0
-#define GAP_Y	 44.0 /* room for a panel's title and legend above it */
-#define LOSS_H	 120.0
-#define TOP	 64.0 /* below the title and subtitle */
-#define PHASE	 0xd62728
-#define ENTROPY	 0x999999
-#define SHOWN	 3 /* role scores drawn a panel */
+#define MARGIN	24.0
+#define PANEL_W 210.0
+#define PANEL_H 110.0
+#define GAP_X	22.0
+#define GAP_Y	44.0 /* room for a panel's title and legend above it */
+#define LOSS_H	120.0
+#define TOP	64.0 /* below the title and subtitle */
+#define PHASE	0xd62728
+#define ENTROPY 0x999999
+#define SHOWN	3 /* role scores drawn a panel */
 
 /* A colour per role, the same in every panel. */
-static const uint32_t role_rgb[ROLE_NKINDS] = {
-    0x1f77b4, 0x17becf, 0x8c564b, 0x9467bd, 0xbcbd22, 0xe377c2, 0xff7f0e,
-    0x2ca02c, 0x7f7f7f, 0x393b79, 0x637939, 0x8c6d31, 0x843c39, ENTROPY};
+static const uint32_t role_rgb[ROLE_NKINDS] = {0x1f77b4, 0x17becf, 0x8c564b, 0x9467bd, 0xbcbd22,
+					       0xe377c2, 0xff7f0e, 0x2ca02c, 0x7f7f7f, 0x393b79,
+					       0x637939, 0x8c6d31, 0x843c39, ENTROPY};
 
 typedef struct frame {
-	double x, y, w, h;	 /* the plot area */
+	double x, y, w, h;   /* the plot area */
 	double x_max, y_max; /* steps, values */
 } frame;
 
@@ -93,8 +93,12 @@ static void axes(chart *c, const frame *f, const timeline *tl, long pc, bool ste
 
 static void loss_panel(chart *c, const timeline *tl, double width, long pc)
 {
-	frame f = {MARGIN + 20, TOP + 18, width - 2 * MARGIN - 20, LOSS_H,
-		   (double)tl->step[tl->count - 1], 0};
+	frame f = {MARGIN + 20,
+		   TOP + 18,
+		   width - 2 * MARGIN - 20,
+		   LOSS_H,
+		   (double)tl->step[tl->count - 1],
+		   0};
 	for (size_t r = 0; r < tl->count; r++) {
 		if (isfinite(tl->loss[r]) && tl->loss[r] > f.y_max)
 			f.y_max = tl->loss[r];
@@ -142,8 +146,11 @@ static int strongest(const timeline *tl, int l, int h, role_kind *out)
 static void head_panel(chart *c, const timeline *tl, int l, int h, long pc, int pc_head)
 {
 	frame f = {MARGIN + 20 + h * (PANEL_W + GAP_X),
-		   TOP + 18 + LOSS_H + GAP_Y + 14 + l * (PANEL_H + GAP_Y), PANEL_W, PANEL_H,
-		   (double)tl->step[tl->count - 1], 1};
+		   TOP + 18 + LOSS_H + GAP_Y + 14 + l * (PANEL_H + GAP_Y),
+		   PANEL_W,
+		   PANEL_H,
+		   (double)tl->step[tl->count - 1],
+		   1};
 	char title[64];
 	snprintf(title, sizeof title, "L%d H%d%s", l, h,
 		 pc_head == l * (int)tl->heads + h ? " \xC2\xB7 induction forms" : "");
@@ -183,8 +190,7 @@ bool figure_timeline(const model *m, const char *what, const char *path, bool re
 		c.width = 560;
 	c.height = TOP + 18 + LOSS_H + GAP_Y + 14 + L * (PANEL_H + GAP_Y) + MARGIN;
 	char title[256], sub[256];
-	snprintf(title, sizeof title, "How the heads formed: %s",
-		 m->meta.name ? m->meta.name : "");
+	snprintf(title, sizeof title, "How the heads formed: %s", m->meta.name ? m->meta.name : "");
 	snprintf(sub, sizeof sub,
 		 "%zu records, every %llu steps; the three strongest role scores of each head "
 		 "and its entropy (dashed)",

@@ -55,6 +55,6 @@ bool train_timeline_step(trainer *t, av_error *err)
 	uint64_t prev = tl->count ? tl->step[tl->count - 1] : 0;
 	if (prev >= t->step)
 		prev = 0;
-	return timeline_record(tl, t->model, t->step, loss_since(t, prev),
-			       t->data->nval >= tl->n, err);
+	return timeline_record(tl, t->model, t->step, loss_since(t, prev), t->data->nval >= tl->n,
+			       err);
 }

@@ -148,8 +148,13 @@ static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long
 	put_str(y + rows - 1, 0, x0 - 1, st(A_DIM, 0), "0");
 	/* The axis: the chosen step's column marked, the phase change's too. */
 	for (int c = 0; c < n; c++)
-		put_wc(y + rows, x0 + c, c == c_cur ? L"▲" : c == c_ph ? L"┼" : L"─",
-		       c == c_cur ? st(A_BOLD, 0) : c == c_ph ? accent(v, A_BOLD) : st(A_DIM, 0));
+		put_wc(y + rows, x0 + c,
+		       c == c_cur  ? L"▲"
+		       : c == c_ph ? L"┼"
+				   : L"─",
+		       c == c_cur  ? st(A_BOLD, 0)
+		       : c == c_ph ? accent(v, A_BOLD)
+				   : st(A_DIM, 0));
 	put_str(y + rows + 1, x0, w, st(A_DIM, 0), "0");
 	char last[32];
 	snprintf(last, sizeof last, "%llu", (unsigned long long)tl->step[tl->count - 1]);

@@ -20,8 +20,7 @@ static void colour(cairo_t *cr, uint32_t rgb)
 static void text(cairo_t *cr, PangoLayout *lay, PangoFontDescription *font, const chart_op *op)
 {
 	pango_font_description_set_absolute_size(font, op->size * PANGO_SCALE);
-	pango_font_description_set_weight(font, op->bold ? PANGO_WEIGHT_BOLD
-							 : PANGO_WEIGHT_NORMAL);
+	pango_font_description_set_weight(font, op->bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
 	pango_layout_set_font_description(lay, font);
 	pango_layout_set_text(lay, op->text, -1);
 	PangoRectangle logical;
@@ -34,8 +33,7 @@ static void text(cairo_t *cr, PangoLayout *lay, PangoFontDescription *font, cons
 	pango_cairo_show_layout(cr, lay);
 }
 
-static void draw_op(cairo_t *cr, PangoLayout *lay, PangoFontDescription *font,
-		    const chart_op *op)
+static void draw_op(cairo_t *cr, PangoLayout *lay, PangoFontDescription *font, const chart_op *op)
 {
 	static const double dash[] = {4, 3};
 	switch (op->kind) {
