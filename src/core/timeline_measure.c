@@ -123,16 +123,16 @@ static int loss_rows(probe_run *p, int *pos, int *np)
 	return nr;
 }
 
-/* The probe loss and the in-context learning score (timeline.h). */
-static void losses(probe_run *p, double *mean, double *icl)
+/* The probe loss and the in-context learning score (timeline.h); false
+ * with err when out of memory (a record is never written with numbers
+ * missing for want of memory: the run says so instead). */
+static bool losses(probe_run *p, double *mean, double *icl, av_error *err)
 {
 	const model *m = p->m;
 	int V = (int)m->cfg.vocab_size, np, W = p->B - 1;
 	int *pos = malloc((size_t)p->B * (size_t)p->n * sizeof *pos);
-	if (!pos) {
-		*mean = *icl = NAN;
-		return;
-	}
+	if (!pos)
+		return av_fail(err, _("out of memory for the timeline"));
 	int nr = loss_rows(p, pos, &np);
 	if (m->cfg.objective != OBJ_CAUSAL)
 		model_forward(m, &p->ws, p->ids, W, p->n);
@@ -155,6 +155,7 @@ static void losses(probe_run *p, double *mean, double *icl)
 	free(pos);
 	*mean = nr ? all / nr : NAN;
 	*icl = ne && nl && !p->tl->scored ? late / nl - early / ne : NAN;
+	return true;
 }
 
 bool timeline_record(timeline *tl, const model *m, uint64_t step, float loss, bool held_out,
@@ -172,14 +173,14 @@ bool timeline_record(timeline *tl, const model *m, uint64_t step, float loss, bo
 	if (ok) {
 		model_forward(m, &p.ws, p.ids, p.B, p.n);
 		head_values(&p, v);
-		double mean, icl;
-		losses(&p, &mean, &icl);
+		double mean = NAN, icl = NAN;
+		ok = losses(&p, &mean, &icl, err);
 		tl->loss[index] = loss;
 		tl->probe_loss[index] = held_out ? (float)mean : NAN;
 		tl->icl[index] = (float)icl;
-	} else {
-		tl->count = index; /* the slot is given back */
 	}
+	if (!ok)
+		tl->count = index; /* the slot is given back */
 	probe_run_finish(&p);
 	return ok;
 }
