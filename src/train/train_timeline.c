@@ -13,6 +13,10 @@
 
 bool train_timeline_start(trainer *t, av_error *err)
 {
+	/* A model trained from another (--init) brings that run's timeline:
+	 * this run's is its own, or none. */
+	timeline_destroy(t->model->timeline);
+	t->model->timeline = NULL;
 	if (!t->opt.timeline_every)
 		return true;
 	const corpus *c = t->data;
