@@ -78,6 +78,16 @@ done
 # description of what those keys do (Shift-Tab was once listed under Tab,
 # "select the head on the right", as "l, Right, Tab, Shi", and
 # "Enter, Ctrl-J, Esc" ran into its text).
+# eventually CMD...: CMD succeeds within 3 s (the help's last rows may be
+# drawn a moment after its title, on a loaded machine).
+eventually() {
+	local i
+	for i in $(seq 30); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 help_row() { # NAMES [DESC]: a row starting " NAMES  " with DESC after the gap
 	screen | awk -v n="$1" -v d="${2:-}" '{
 		i = index(" " $0, " " n "  ")
@@ -177,7 +187,8 @@ tui_start 50 40 TERM=xterm-256color -- --model "$model_masked" --text "$text"
 expect_screen " TYPE |"
 keys F1
 expect_screen "attnview keys"
-check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "the arrows"
+check "narrow help: 'Enter, Ctrl-J, Esc' whole" eventually help_row "Enter, Ctrl-J, Esc" \
+	"the arrows"
 check "narrow help: scrolled to the end" help_find wait_for "Mouse" 1
 check "narrow help: 'Left, Shift-Tab' whole" help_find help_row "Left, Shift-Tab" "select the"
 check "narrow help: 'Right, Tab' whole" help_find help_row "Right, Tab" "select the"
