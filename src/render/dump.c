@@ -198,13 +198,14 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 	const dump_extras *x = o->x;
 	bool cc = x && x->value_norms;
 	char(*glyph)[32] = malloc((size_t)r->n * sizeof *glyph);
-	float *buf = malloc((nn + dense_floats(r)) * sizeof *buf), *w = buf + nn;
+	float *buf = malloc((nn + dense_floats(r)) * sizeof *buf);
 	if (!glyph || !buf) {
 		free(glyph);
 		free(buf);
 		return av_fail(
 		    err, _("out of memory for the glyphs of %d tokens; nothing was written"), r->n);
 	}
+	float *w = buf + nn;
 	fputs("layer\thead\tquery\tkey\tquery_char\tkey_char\tweight\tscore", out);
 	fputs(cc ? "\tcontribution\n" : "\n", out);
 	for (int i = 0; i < r->n; i++)
