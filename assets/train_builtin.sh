@@ -119,12 +119,52 @@ if [ "$trad" = 1 ]; then
 	opencc -c s2t.json -i "$work/zh-val.txt" -o "$work/zh-hant-val.txt"
 fi
 : >"$work/poems-more.txt"
+# The poems' verses run together on one line, as people type a poem
+# (床前明月光，疑是地上霜。举头望明月，低头思故乡。): the title and author lines
+# stay, the verse lines of a record are joined. Every other extra copy of
+# the poems (POEMS > 1) is written this way.
+awk '
+	/^%$/ { if (v != "") print v; v = ""; print; next }
+	/《|作者：/ { if (v != "") print v; v = ""; print; next }
+	{ v = v $0 }
+	END { if (v != "") print v }' "$work/poems.txt" >"$work/poems-joined.txt"
 i=1
 while [ "$i" -lt "$poems" ]; do
-	cat "$work/poems.txt" >>"$work/poems-more.txt"
+	if [ $((i % 2)) = 1 ]; then
+		cat "$work/poems-joined.txt" >>"$work/poems-more.txt"
+	else
+		cat "$work/poems.txt" >>"$work/poems-more.txt"
+	fi
 	i=$((i + 1))
 done
-cat "$work/zh.txt" "$work/poems-more.txt" "$work/zh-hant.txt" "$work/en.txt" >"$corpus"
+# INDUCTION=N: N lines, each a random string of 5 to 16 characters (Latin
+# letters and 200 frequent Chinese characters) written two to four times,
+# spaces between: the next characters of a later copy are predictable only
+# by finding the earlier copy, which is what an induction head does (the
+# lab's induction task, in the corpus's characters). 0: none. The same mawk
+# and N give the same lines.
+induction=${INDUCTION:-0}
+awk -v n="$induction" 'BEGIN {
+	zh = "的不之有人一件用子文是以在如可其行使中下者本和我上包天而也作系曰無自能山何你語语花來大日手青命心到程生春月於版爲为令来君于修置相所小事水要知風考无年了木江得多安道明言理個个出示通面方它名成式配目新软軟參参提夜表時去地好字雨王里意同统統三分接此或南矣时器見重白风流第工根更未思清序入經前定秋過信列菜过看见增高空些路由这這今管情已酒家千李兮常西具二"
+	k = 0
+	for (i = 1; i <= length(zh); i += 3) pool[k++] = substr(zh, i, 3)
+	for (i = 0; i < 26; i++) {
+		pool[k++] = sprintf("%c", 97 + i)
+		pool[k++] = sprintf("%c", 65 + i)
+	}
+	srand(1)
+	for (line = 0; line < n; line++) {
+		len = 5 + int(rand() * 12)
+		s = ""
+		for (j = 0; j < len; j++) s = s pool[int(rand() * k)]
+		reps = 2 + int(rand() * 3)
+		out = s
+		for (r = 1; r < reps; r++) out = out " " s
+		print out
+	}
+}' >"$work/induction.txt"
+cat "$work/zh.txt" "$work/poems-more.txt" "$work/zh-hant.txt" "$work/en.txt" \
+	"$work/induction.txt" >"$corpus"
 cat "$work/zh-val.txt" "$work/zh-hant-val.txt" "$work/en-val.txt" >"$val"
 
 # KEEP=DIR: the corpus and the validation text of each language kept there

@@ -224,6 +224,40 @@ static cli_opt_id option_id(int c)
 	return OPT_END;
 }
 
+int cli_take_why(cli_opt_id id, const char *arg, cli_why *w)
+{
+	switch (id) {
+	case OPT_QUERY:
+	case OPT_KEY:
+		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
+				   id == OPT_QUERY ? &w->query : &w->key))
+			return cli_usage_error("attnview --help",
+					       _("%s takes a token position from 0, not '%s'"),
+					       id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
+		return -1;
+	case OPT_LENS:
+		w->lens = true;
+		return -1;
+	case OPT_DLA:
+		w->dla = true;
+		return -1;
+	case OPT_CIRCUITS:
+		w->circuits = true;
+		return -1;
+	case OPT_FAITHFULNESS:
+		w->faith = true;
+		return -1;
+	case OPT_PATCH:
+		w->patch = arg;
+		return -1;
+	case OPT_TIMELINE:
+		w->timeline = true;
+		return -1;
+	default:
+		return -2;
+	}
+}
+
 int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx)
 {
 	static const char *const mode_names[MODE_NMODES] = {N_("the view"), "--dump", "--info",

@@ -80,6 +80,23 @@ typedef struct cli_common {
 } cli_common;
 #define CLI_COMMON_INIT {NULL, NULL, NULL, NULL, -1, -1, -1, -1, false, CLI_GEN_INIT}
 
+/* What --dump and --export both show besides the attention: the score
+ * split of a cell (--query, --key), issue 26's sections (--lens, --dla,
+ * --patch, --circuits, --faithfulness) and the training timeline. */
+typedef struct cli_why {
+	int query, key;	   /* -1: not given */
+	bool lens, dla;	   /* lens.h */
+	bool circuits;	   /* circuits.h */
+	bool faith;	   /* faith.h */
+	const char *patch; /* --patch TEXT2 (patch.h) */
+	bool timeline;	   /* --timeline: the training timeline instead of a text */
+} cli_why;
+#define CLI_WHY_INIT {.query = -1, .key = -1}
+
+/* Takes option id into w if it is one of cli_why's: -1 when taken, -2 when
+ * it is not one of them, or the exit status of a usage error (printed). */
+int cli_take_why(cli_opt_id id, const char *arg, cli_why *w);
+
 /* A mode's own options: take one (its id, its value or NULL) into ctx;
  * returns -1, or the exit status that ends parsing (help, a usage error,
  * printed). */

@@ -24,15 +24,10 @@ typedef struct dump_request {
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
 	/* issue 11's sections (dump.h, dump_extras) */
-	int query, key; /* --query, --key: the breakdown of that cell; -1: none */
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
-	const char *patch;  /* --patch TEXT2 (patch.h) */
-	bool lens, dla;	    /* issue 26's sections (lens.h) */
-	bool circuits;	    /* circuits.h */
-	bool faith;	    /* faith.h */
-	bool timeline;	    /* --timeline: the training timeline instead of a text */
+	cli_why why;	    /* --query/--key (the breakdown of that cell), issue 26's, --timeline */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -40,6 +35,9 @@ typedef struct dump_request {
 static int take_option(cli_opt_id id, const char *arg, void *ctx)
 {
 	dump_request *q = ctx;
+	int st = cli_take_why(id, arg, &q->why);
+	if (st != -2)
+		return st;
 	switch (id) {
 	case OPT_DUMP:
 		q->dump = true;
@@ -58,13 +56,6 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		if (!cli_parse_int(arg, 0, 100, &q->topk))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
 					   AV_Q(arg));
-		break;
-	case OPT_QUERY:
-	case OPT_KEY:
-		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
-				   id == OPT_QUERY ? &q->query : &q->key))
-			return usage_error(_("%s takes a token position from 0, not '%s'"),
-					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
 		break;
 	case OPT_CONTRIBUTIONS:
 		q->contributions = true;
@@ -85,24 +76,6 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			      "not '%s'"),
 			    AV_MAX_CONTEXT, AV_Q(arg));
 		break;
-	case OPT_PATCH:
-		q->patch = arg;
-		break;
-	case OPT_TIMELINE:
-		q->timeline = true;
-		break;
-	case OPT_LENS:
-		q->lens = true;
-		break;
-	case OPT_DLA:
-		q->dla = true;
-		break;
-	case OPT_CIRCUITS:
-		q->circuits = true;
-		break;
-	case OPT_FAITHFULNESS:
-		q->faith = true;
-		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -116,8 +89,7 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	*q = (dump_request){.c = CLI_COMMON_INIT,
 			    .out = {DUMP_JSON, -1, -1, 0, NULL},
 			    .topk = 5,
-			    .query = -1,
-			    .key = -1};
+			    .why = CLI_WHY_INIT};
 	int st = cli_parse(argc, argv, mode, &q->c, take_option, q);
 	if (st >= 0)
 		return st;
@@ -126,10 +98,10 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	q->out.head = c->head;
 	if (optind < argc)
 		return usage_error(_("unexpected argument '%s'"), AV_Q(argv[optind]));
-	if (q->timeline && (!q->dump || c->text || c->input))
+	if (q->why.timeline && (!q->dump || c->text || c->input))
 		return usage_error("%s", _("--timeline goes with --dump, without a text: attnview "
 					   "--dump --timeline --model FILE"));
-	if (q->timeline)
+	if (q->why.timeline)
 		return -1;
 	if (q->dump && !!c->text == !!c->input)
 		return usage_error("%s",
@@ -140,13 +112,14 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	if (q->generate && (c->words || c->compare))
 		return usage_error("%s",
 				   _("--generate cannot be combined with --words or --compare"));
-	if ((q->query < 0) != (q->key < 0))
+	if ((q->why.query < 0) != (q->why.key < 0))
 		return usage_error("%s",
 				   _("--query and --key go together: the cell to break down"));
-	if (q->lens && q->topk < 1)
+	if (q->why.lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
+	const cli_why *w = &q->why;
 	if (q->out.format == DUMP_TSV &&
-	    (q->query >= 0) + !!q->patch + q->lens + q->dla + q->circuits + q->faith > 1)
+	    (w->query >= 0) + !!w->patch + w->lens + w->dla + w->circuits + w->faith > 1)
 		return usage_error("%s", _("--query/--key, --patch, --lens, --dla, --circuits and "
 					   "--faithfulness are tables of their own: in TSV ask for "
 					   "one"));
@@ -355,10 +328,11 @@ static bool attend(dump_request *q, dump_run *d, av_error *err)
  * key a causal model's mask hides. */
 static bool split(dump_request *q, dump_run *d, av_error *err)
 {
-	if (d->m->cfg.objective == OBJ_CAUSAL && q->key > q->query)
+	if (d->m->cfg.objective == OBJ_CAUSAL && q->why.key > q->why.query)
 		return true;
 	const int l = q->out.layer >= 0 ? q->out.layer : 0, h = q->out.head >= 0 ? q->out.head : 0;
-	if (!score_split_compute(d->m, &d->ws, d->n, l, h, q->query, q->key, &d->split, err))
+	if (!score_split_compute(d->m, &d->ws, d->n, l, h, q->why.query, q->why.key, &d->split,
+				 err))
 		return false;
 	d->x.split = &d->split;
 	return true;
@@ -368,12 +342,12 @@ static bool split(dump_request *q, dump_run *d, av_error *err)
  * passes have masked a position each), then the breakdown and the norms. */
 static bool explain(dump_request *q, dump_run *d, av_error *err)
 {
-	if (q->query < 0 && !q->contributions)
+	if (q->why.query < 0 && !q->contributions)
 		return true;
 	const model_config *c = &d->m->cfg;
-	if (q->query >= d->n || q->key >= d->n)
+	if (q->why.query >= d->n || q->why.key >= d->n)
 		return av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"),
-			       q->query, q->key, d->n, d->n - 1);
+			       q->why.query, q->why.key, d->n, d->n - 1);
 	int32_t *ids = malloc((size_t)d->n * sizeof *ids);
 	if (!ids)
 		return av_fail(err, _("out of memory"));
@@ -385,7 +359,7 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	if (!ok)
 		return false;
 	const int hs = (int)(c->dim / c->heads);
-	if (q->query >= 0) {
+	if (q->why.query >= 0) {
 		d->bd = calloc((size_t)c->layers * c->heads, sizeof *d->bd);
 		float *qk = malloc(2 * (size_t)hs * sizeof *qk);
 		if (!d->bd || !qk) {
@@ -403,10 +377,12 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 					return false;
 				}
 				d->nbd++;
-				qk_from_forward(d->m, &d->ws, l, h, q->query, q->key, qk, qk + hs);
+				qk_from_forward(d->m, &d->ws, l, h, q->why.query, q->why.key, qk,
+						qk + hs);
 				float row[AV_MAX_CONTEXT];
-				attn_score_row(&d->r, l, h, q->query, row);
-				qk_breakdown_compute(b, l, h, q->query, q->key, qk, qk + hs, row, d->n);
+				attn_score_row(&d->r, l, h, q->why.query, row);
+				qk_breakdown_compute(b, l, h, q->why.query, q->why.key, qk, qk + hs,
+						     row, d->n);
 			}
 		free(qk);
 		d->x.breakdown = d->bd;
@@ -429,8 +405,8 @@ static bool patching(dump_request *q, dump_run *d, av_error *err)
 {
 	cp_buf cps = {0};
 	clean_stats st;
-	const int n = d->n, pos = q->query >= 0 ? q->query : n - 1;
-	bool ok = tokenize_text(q->patch, strlen(q->patch), "--patch", &cps, &st, err);
+	const int n = d->n, pos = q->why.query >= 0 ? q->why.query : n - 1;
+	bool ok = tokenize_text(q->why.patch, strlen(q->why.patch), "--patch", &cps, &st, err);
 	if (ok && cps.n != (size_t)n)
 		ok = av_fail(err,
 			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
@@ -465,19 +441,19 @@ static bool lens(dump_request *q, dump_run *d, av_error *err)
 	const size_t n = (size_t)d->n, LH = (size_t)c->layers * c->heads;
 	const int K = q->topk < (int)c->vocab_size ? q->topk : (int)c->vocab_size;
 	int32_t *ids = malloc(n * sizeof *ids);
-	if (q->lens) {
+	if (q->why.lens) {
 		d->lens_id = malloc((size_t)c->layers * n * (size_t)K * sizeof *d->lens_id);
 		d->lens_p = malloc((size_t)c->layers * n * (size_t)K * sizeof *d->lens_p);
 		d->lens_commit = malloc(n * sizeof *d->lens_commit);
 	}
-	if (q->dla) {
+	if (q->why.dla) {
 		d->dla_id = malloc(n * sizeof *d->dla_id);
 		d->dla_logit = malloc(n * sizeof *d->dla_logit);
 		d->dla_heads = malloc(n * LH * sizeof *d->dla_heads);
 		d->dla_rest = malloc(n * sizeof *d->dla_rest);
 	}
-	bool ok = ids && (!q->lens || (d->lens_id && d->lens_p && d->lens_commit)) &&
-		  (!q->dla || (d->dla_id && d->dla_logit && d->dla_heads && d->dla_rest));
+	bool ok = ids && (!q->why.lens || (d->lens_id && d->lens_p && d->lens_commit)) &&
+		  (!q->why.dla || (d->dla_id && d->dla_logit && d->dla_heads && d->dla_rest));
 	if (!ok) {
 		free(ids);
 		return av_fail(err, _("out of memory"));
@@ -485,18 +461,18 @@ static bool lens(dump_request *q, dump_run *d, av_error *err)
 	for (int i = 0; i < d->n; i++)
 		ids[i] = d->toks[i].id;
 	d->ws.ablate = d->ablate;
-	if (q->lens && logit_lens(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, K, d->lens_id, d->lens_p,
-				  d->lens_commit, err)) {
+	if (q->why.lens && logit_lens(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, K, d->lens_id,
+				      d->lens_p, d->lens_commit, err)) {
 		d->x.lens_id = d->lens_id;
 		d->x.lens_p = d->lens_p;
 		d->x.lens_commit = d->lens_commit;
 		d->x.lens_k = K;
-	} else if (q->lens) {
+	} else if (q->why.lens) {
 		ok = false;
 	}
-	if (ok && q->dla &&
-	    (ok = logit_attribution(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, NULL, d->dla_id, d->dla_logit,
-				    d->dla_heads, d->dla_rest, err))) {
+	if (ok && q->why.dla &&
+	    (ok = logit_attribution(d->m, &d->ws, ids, d->n, (lens_rows){0, d->n}, NULL, d->dla_id,
+				    d->dla_logit, d->dla_heads, d->dla_rest, err))) {
 		d->x.dla_id = d->dla_id;
 		d->x.dla_logit = d->dla_logit;
 		d->x.dla_heads = d->dla_heads;
@@ -588,12 +564,12 @@ static int run_dump(dump_request *q, const model *m)
 		goto out_quiet;
 	status = EXIT_RUNTIME;
 	if (!take_text(q, &d, &err) || (q->generate && !generate(q, &d, &err)) ||
-	    !attend(q, &d, &err) || !explain(q, &d, &err) ||
-	    (q->c.words && !words(&d, &err)) || (q->c.compare && !compare(q, &d, &err)) ||
-	    (q->patch && !patching(q, &d, &err)) ||
-	    ((q->lens || q->dla) && !lens(q, &d, &err)) ||
-	    (q->circuits && !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
-	    (q->faith && !faithfulness(&d, &err)) ||
+	    !attend(q, &d, &err) || !explain(q, &d, &err) || (q->c.words && !words(&d, &err)) ||
+	    (q->c.compare && !compare(q, &d, &err)) || (q->why.patch && !patching(q, &d, &err)) ||
+	    ((q->why.lens || q->why.dla) && !lens(q, &d, &err)) ||
+	    (q->why.circuits &&
+	     !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
+	    (q->why.faith && !faithfulness(&d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;
@@ -631,7 +607,7 @@ int cli_dump(int argc, char **argv, cli_mode mode)
 	if (q.info)
 		status = run_info(&q, m);
 	else if ((status = cli_check_layer_head(&q.c, m)) < 0)
-		status = q.timeline ? run_timeline(&q, m) : run_dump(&q, m);
+		status = q.why.timeline ? run_timeline(&q, m) : run_dump(&q, m);
 	model_destroy(m);
 	return status;
 }

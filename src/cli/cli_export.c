@@ -23,12 +23,7 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
-	bool circuits; /* the weights alone (cli_export_circuits.c) */
-	int query, key;	   /* --query, --key: the score split of that cell; -1: none */
-	bool lens, dla;	   /* --lens, --dla: issue 26's tables instead of a map */
-	bool faith;	   /* --faithfulness: every row's, as a table */
-	const char *patch; /* --patch TEXT2 */
-	bool timeline; /* --timeline: the training timeline instead of a text */
+	cli_why why; /* the score split of a cell, issue 26's tables, the timeline */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -36,6 +31,9 @@ typedef struct export_request {
 static int take_option(cli_opt_id id, const char *arg, void *ctx)
 {
 	export_request *q = ctx;
+	int st = cli_take_why(id, arg, &q->why);
+	if (st != -2)
+		return st;
 	switch (id) {
 	case OPT_EXPORT:
 		q->path = arg;
@@ -62,31 +60,6 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 	case OPT_FORCE:
 		q->force = true;
 		break;
-	case OPT_CIRCUITS:
-		q->circuits = true;
-		break;
-	case OPT_LENS:
-		q->lens = true;
-		break;
-	case OPT_DLA:
-		q->dla = true;
-		break;
-	case OPT_FAITHFULNESS:
-		q->faith = true;
-		break;
-	case OPT_PATCH:
-		q->patch = arg;
-		break;
-	case OPT_QUERY:
-	case OPT_KEY:
-		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
-				   id == OPT_QUERY ? &q->query : &q->key))
-			return usage_error(_("%s takes a token position from 0, not '%s'"),
-					   id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
-		break;
-	case OPT_TIMELINE:
-		q->timeline = true;
-		break;
 	default: /* --help, --version: main.c took them */
 		break;
 	}
@@ -97,20 +70,20 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 static int check_request(const export_request *q)
 {
 	const cli_common *c = &q->c;
-	if (q->circuits && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
-			    c->head >= 0 || q->show != SEL_HEAD || q->values))
+	if (q->why.circuits && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
+				c->head >= 0 || q->show != SEL_HEAD || q->values))
 		return usage_error("%s", _("--export --circuits draws every head from the weights "
 					   "alone: leave out the text, --layer, --head, --show, "
 					   "--words, --compare and --values"));
-	if (q->circuits)
+	if (q->why.circuits)
 		return -1;
-	if (q->timeline && (c->text || c->input || c->layer >= 0 || c->head >= 0 ||
-			    q->show != SEL_HEAD || q->values || q->title || q->lens || q->dla ||
-			    q->patch || q->query >= 0))
+	if (q->why.timeline && (c->text || c->input || c->layer >= 0 || c->head >= 0 ||
+				q->show != SEL_HEAD || q->values || q->title || q->why.lens ||
+				q->why.dla || q->why.patch || q->why.query >= 0))
 		return usage_error("%s", _("--timeline draws the training timeline, every head, "
 					   "without a text: attnview --export F.svg --timeline "
 					   "--model FILE"));
-	if (q->timeline)
+	if (q->why.timeline)
 		return -1;
 	if (!!c->text == !!c->input)
 		return usage_error("%s",
@@ -124,19 +97,20 @@ static int check_request(const export_request *q)
 				   sel_name(q->show));
 	if (q->values && q->show == SEL_OVERVIEW)
 		return usage_error("%s", _("--values needs one heatmap, not --show overview"));
-	if ((q->query < 0) != (q->key < 0))
+	if ((q->why.query < 0) != (q->why.key < 0))
 		return usage_error("%s",
 				   _("--query and --key go together: the cell to break down"));
-	if (q->query >= 0 && (q->show != SEL_HEAD || c->words || c->compare))
+	if (q->why.query >= 0 && (q->show != SEL_HEAD || c->words || c->compare))
 		return usage_error("%s",
 				   _("--query and --key draw one head's score split: not with "
 				     "--show, --words or --compare"));
-	const int tables = (q->query >= 0) + q->lens + q->dla + q->faith + !!q->patch;
+	const int tables =
+	    (q->why.query >= 0) + q->why.lens + q->why.dla + q->why.faith + !!q->why.patch;
 	if (tables > 1)
 		return usage_error("%s",
 				   _("--query/--key, --patch, --lens, --dla and --faithfulness are "
 				     "figures of their own: ask for one"));
-	if (tables && q->query < 0 &&
+	if (tables && q->why.query < 0 &&
 	    (q->show != SEL_HEAD || c->words || c->compare || c->layer >= 0 || c->head >= 0))
 		return usage_error("%s",
 				   _("--patch, --lens, --dla and --faithfulness draw every block "
@@ -147,7 +121,7 @@ static int check_request(const export_request *q)
 
 static int parse_export_options(int argc, char **argv, export_request *q)
 {
-	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD, .query = -1, .key = -1};
+	*q = (export_request){.c = CLI_COMMON_INIT, .show = SEL_HEAD, .why = CLI_WHY_INIT};
 	int st = cli_parse(argc, argv, MODE_EXPORT, &q->c, take_option, q);
 	if (st >= 0)
 		return st;
@@ -171,9 +145,9 @@ static int check_path(const export_request *q)
 	}
 	struct stat st;
 	char second[4096];
-	if (q->circuits && !export_circuits_path(q->path, second, sizeof second))
+	if (q->why.circuits && !export_circuits_path(q->path, second, sizeof second))
 		return usage_error(_("%s: the file name is too long"), AV_Q(q->path));
-	for (int i = 0; i < 1 + q->circuits; i++)
+	for (int i = 0; i < 1 + q->why.circuits; i++)
 		if (!q->force && lstat(i ? second : q->path, &st) == 0) {
 			cli_note(_("%s: exists; it was left untouched (add --force to replace it)"),
 				 AV_Q(i ? second : q->path));
@@ -282,16 +256,16 @@ static figure *split_figure(const export_request *q, const model *m, const side_
 			    const fig_request *fr, av_error *err)
 {
 	const int n = a->r.n;
-	if (q->query >= n || q->key >= n) {
-		av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"), q->query,
-			q->key, n, n - 1);
+	if (q->why.query >= n || q->why.key >= n) {
+		av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"),
+			q->why.query, q->why.key, n, n - 1);
 		return NULL;
 	}
-	if (m->cfg.objective == OBJ_CAUSAL && q->key > q->query) {
+	if (m->cfg.objective == OBJ_CAUSAL && q->why.key > q->why.query) {
 		av_fail(err,
 			_("--query %d --key %d: a causal model's mask hides that key: give a key "
 			  "at or before the query"),
-			q->query, q->key);
+			q->why.query, q->why.key);
 		return NULL;
 	}
 	int32_t *ids = malloc((size_t)n * sizeof *ids);
@@ -306,7 +280,8 @@ static figure *split_figure(const export_request *q, const model *m, const side_
 	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
 	if (ok)
 		model_forward(m, &ws, ids, 1, n);
-	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->query, q->key, &s, err))
+	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->why.query, q->why.key,
+				      &s, err))
 		f = figure_score_split(m, &s, &a->r, fr, err);
 	score_split_free(&s);
 	activations_finish(&ws);
@@ -319,7 +294,7 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 		     int n, patch_result *p, av_error *err)
 {
 	cp_buf cps = {0};
-	bool ok = cli_read_arg(q->patch, "--patch", &cps, err);
+	bool ok = cli_read_arg(q->why.patch, "--patch", &cps, err);
 	if (ok && cps.n != (size_t)n)
 		ok = av_fail(err,
 			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
@@ -377,15 +352,15 @@ static figure *why_figure(const export_request *q, const model *m, const side_te
 		ids[i] = a->r.tokens[i].id;
 	ok = ok && activations_init(&ws, &m->cfg, 1, n, n, err);
 	const lens_rows all = {0, n};
-	if (ok && q->lens && logit_lens(m, &ws, ids, n, all, 1, top, w, NULL, err) &&
+	if (ok && q->why.lens && logit_lens(m, &ws, ids, n, all, 1, top, w, NULL, err) &&
 	    logit_lens_p(m, &ws, ids, n, all, top + (size_t)(L - 1) * n, w, err))
 		f = figure_lens(&a->r, w, fr, err);
-	if (ok && q->dla && logit_attribution(m, &ws, ids, n, all, NULL, top, x, w, x + n, err))
+	if (ok && q->why.dla && logit_attribution(m, &ws, ids, n, all, NULL, top, x, w, x + n, err))
 		f = figure_dla(&a->r, w, fr, err);
-	if (ok && q->faith)
+	if (ok && q->why.faith)
 		f = faith_figure(m, &a->r, ids, n, fr, err);
-	fr->text2 = q->patch;
-	if (ok && q->patch && patch_of(q, m, &ws, ids, n, &p, err))
+	fr->text2 = q->why.patch;
+	if (ok && q->why.patch && patch_of(q, m, &ws, ids, n, &p, err))
 		f = figure_patch(m, &a->r, &p, fr, err);
 	patch_result_free(&p);
 	activations_finish(&ws);
@@ -422,9 +397,9 @@ static int run_export(const export_request *q, const model *m)
 		    .text2 = b.utf8,
 		    .title = q->title,
 		};
-		if (q->query >= 0)
+		if (q->why.query >= 0)
 			f = split_figure(q, m, &a, &fr, &err);
-		else if (q->lens || q->dla || q->faith || q->patch)
+		else if (q->why.lens || q->why.dla || q->why.faith || q->why.patch)
 			f = why_figure(q, m, &a, &fr, &err);
 		else
 			f = figure_from_result(&a.r, &fr, &err);
@@ -452,7 +427,7 @@ int cli_export(int argc, char **argv)
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
 	}
-	if (q.circuits) {
+	if (q.why.circuits) {
 		status = export_circuits(m, q.path, q.force, q.title, q.c.scale, q.c.ramp, &err)
 			     ? EXIT_OK
 			     : EXIT_RUNTIME;
@@ -463,7 +438,7 @@ int cli_export(int argc, char **argv)
 			said_written(q.path);
 		if (status == EXIT_OK && export_circuits_path(q.path, second, sizeof second))
 			said_written(second);
-	} else if (q.timeline) {
+	} else if (q.why.timeline) {
 		status = figure_timeline(m, q.c.model_path ? q.c.model_path : "builtin", q.path,
 					 q.force, &err)
 			     ? EXIT_OK

@@ -97,27 +97,6 @@ void chart_finish(chart *c)
 
 /* ---- SVG --------------------------------------------------------------------- */
 
-static void esc(FILE *s, const char *t)
-{
-	for (; t && *t; t++)
-		switch (*t) {
-		case '&':
-			fputs("&amp;", s);
-			break;
-		case '<':
-			fputs("&lt;", s);
-			break;
-		case '>':
-			fputs("&gt;", s);
-			break;
-		case '"':
-			fputs("&quot;", s);
-			break;
-		default:
-			fputc(*t, s);
-		}
-}
-
 static void svg_op(FILE *s, const chart_op *op)
 {
 	switch (op->kind) {
@@ -128,7 +107,7 @@ static void svg_op(FILE *s, const chart_op *op)
 			: op->anchor == 'e' ? " text-anchor=\"end\""
 					    : "",
 			op->bold ? " font-weight=\"bold\"" : "");
-		esc(s, op->text);
+		fig_svg_escape(s, op->text);
 		fputs("</text>\n", s);
 		break;
 	case CH_LINE:

@@ -6,6 +6,7 @@
 
 #include "attnview/atomicfile.h"
 #include "attnview/figure.h"
+#include <stdio.h>
 
 /* The look, shared by every format. */
 #define FIG_FONTS	  "Noto Sans CJK SC, Noto Sans, DejaVu Sans, sans-serif"
@@ -50,6 +51,9 @@ bool fig_col_unknown(const fig_heatmap *h, int k);
 /* The names of the rows' and the columns' axis ("Query", "Key"). */
 const char *fig_row_axis(const fig_heatmap *h);
 const char *fig_col_axis(const fig_heatmap *h);
+
+/* SVG text content or an attribute value, escaped (& < > "), into s. */
+void fig_svg_escape(FILE *s, const char *t);
 
 /* The position number of row/column i is drawn. */
 static inline bool fig_index_shown(const fig_geom *g, int i)

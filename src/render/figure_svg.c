@@ -124,8 +124,7 @@ static void base64(FILE *s, const uint8_t *p, size_t n)
 
 /* ---- SVG pieces ------------------------------------------------------------------- */
 
-/* Text content or an attribute value, escaped. */
-static void esc(FILE *s, const char *t)
+void fig_svg_escape(FILE *s, const char *t)
 {
 	for (; t && *t; t++)
 		switch (*t) {
@@ -168,7 +167,7 @@ static void text(FILE *s, double x, double y, double font, const char *anchor, u
 		fputc('"', s);
 	}
 	fprintf(s, "%s>", extra ? extra : "");
-	esc(s, t);
+	fig_svg_escape(s, t);
 	fputs("</text>\n", s);
 }
 
@@ -198,13 +197,13 @@ static void cell_tooltip(FILE *s, const figure *f, int i, int q, int k, float w)
 	const fig_heatmap *h = &f->tiles[i];
 	fputs("<title>", s);
 	if (h->title[0]) {
-		esc(s, h->title);
+		fig_svg_escape(s, h->title);
 		fputs(" · ", s);
 	}
 	fprintf(s, "%s %d ", fig_row_axis(h), q);
-	esc(s, fig_label_text(f, q));
+	fig_svg_escape(s, fig_label_text(f, q));
 	fprintf(s, " · %s %d ", fig_col_axis(h), k);
-	esc(s, fig_col_label_text(f, k));
+	fig_svg_escape(s, fig_col_label_text(f, k));
 	fprintf(s, h->kind == SCALE_DIFF ? " · %+.6f" : " · %.6f", w);
 	fputs("</title>", s);
 }
@@ -413,7 +412,7 @@ bool figure_svg(const figure *f, const fig_geom *g, char **out, size_t *n, av_er
 		"'Noto Sans CJK SC', 'Noto Sans', 'DejaVu Sans', sans-serif", FIG_INK);
 	if (f->title) {
 		fputs("<title>", s);
-		esc(s, f->title);
+		fig_svg_escape(s, f->title);
 		fputs("</title>\n", s);
 	}
 	fputs("<desc>attnview " ATTNVIEW_VERSION "</desc>\n", s);
