@@ -10,28 +10,10 @@ data=${ATTNVIEW_TEST_DATA:?set by meson}
 causal="$data/golden/fwd_causal.attn"
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
-fails=0 checks=0
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+EXPECT_TIMEOUT=60 EXPECT_SHOW=800
 poem='床前明月光，疑是地上霜。'
-
-fail() {
-	fails=$((fails + 1))
-	printf 'FAIL: %s\n' "$*" >&2
-}
-
-# expect STATUS PATTERN -- command...: exit status and combined output.
-expect() {
-	local want=$1 pattern=$2
-	shift 3
-	checks=$((checks + 1))
-	local out status
-	out=$(timeout 60 "$@" 2>&1)
-	status=$?
-	if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		fail "$*: status $status (want $want), output:"
-		head -c 800 <<<"$out" >&2
-		echo >&2
-	fi
-}
 
 # absent FILE...: nothing written, no temporary file beside it.
 absent() {

@@ -10,30 +10,10 @@ data=${ATTNVIEW_TEST_DATA:?set by meson}
 corpus="$data/data/corpus/mixed.txt"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 checks=0
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 tiny=(--dim 16 --heads 2 --layers 1 --context 16 --batch 4 --warmup 1 --steps 20 --threads 1)
 export SOURCE_DATE_EPOCH=1700000000 # the same bytes from a file and from a pipe
-
-fail() {
-	fails=$((fails + 1))
-	printf 'FAIL: %s\n' "$*" >&2
-}
-
-# expect STATUS PATTERN -- command...: the exit status, and the combined
-# output matching the extended regex PATTERN.
-expect() {
-	local want=$1 pattern=$2
-	shift 3
-	checks=$((checks + 1))
-	local out status
-	out=$(timeout 120 "$@" 2>&1)
-	status=$?
-	if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		fail "$*: status $status (want $want), output:"
-		head -c 1500 <<<"$out" >&2
-		echo >&2
-	fi
-}
 
 # same_dump A.attn B.attn: the two models give the same weights.
 same_dump() {
