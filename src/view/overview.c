@@ -215,9 +215,15 @@ static void draw_legend(view *v, int y)
 			x = put_fmt(y, x, COLS - x, st(A_DIM, 0), "%s %s  ", code,
 				    _(role_name((role_kind)r)));
 		}
-	if (o->g.sw < n && x < COLS)
-		put_fmt(y, x, COLS - x, st(A_DIM, 0), _("%d tokens in %d cells: diagonals merge"),
-			n, o->g.sw);
+	if (o->g.sw >= n)
+		return;
+	/* Said whole or in its short form, never cut. */
+	char note[160];
+	snprintf(note, sizeof note, _("%d tokens in %d cells: diagonals merge"), n, o->g.sw);
+	if (str_width(note) > COLS - x)
+		snprintf(note, sizeof note, _("%d tokens in %d cells"), n, o->g.sw);
+	if (str_width(note) <= COLS - x)
+		put_fmt(y, x, COLS - x, st(A_DIM, 0), "%s", note);
 }
 
 static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
