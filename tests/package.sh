@@ -112,14 +112,25 @@ meson introspect --installed "$src/obj-$(dpkg-architecture -q DEB_HOST_GNU_TYPE)
 		>"$work/meson-files"
 [ -s "$work/meson-files" ] || fail "meson introspect --installed listed nothing"
 while read -r f; do
-	grep -q -x -F -e "$f" -e "$f.gz" "$work/deb-files" ||
+	grep -q -x -F -e "$f" -e "$f.gz" -e "$f/" "$work/deb-files" ||
 		fail "$f, which meson installs, is not in $(basename "$deb")"
 done <"$work/meson-files"
 for f in /usr/share/doc/attnview/changelog.gz /usr/share/doc/attnview/changelog.Debian.gz \
 	/usr/share/doc/attnview/copyright; do
 	grep -q -x -F "$f" "$work/deb-files" || fail "no $f in $(basename "$deb")"
 done
-step "$(wc -l <"$work/meson-files") files of meson install in $(basename "$deb"), changelogs"
+# The installed README and doc/ pages: every relative link they make leads
+# to a file of the package.
+docs=/usr/share/doc/attnview
+for page in README.md doc/*.md; do
+	grep -q -x -F "$docs/$page" "$work/deb-files" || fail "no $docs/$page in $(basename "$deb")"
+	while IFS= read -r target; do
+		path=$(realpath -m "$docs/$(dirname "$page")/$target")
+		grep -q -x -F "$path" "$work/deb-files" ||
+			fail "$docs/$page links $target: $path is not in $(basename "$deb")"
+	done < <(grep -oE '\]\([^)#]+' "$src/$page" | sed -E 's/^\]\(//' | grep -vE '^(https?|mailto):')
+done
+step "$(wc -l <"$work/meson-files") files of meson install in $(basename "$deb"), changelogs, README and doc/ with the pictures they link"
 
 # 4. A fresh Debian 12 with the package installed by apt-get.
 if ! nice debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1; then

@@ -3,7 +3,7 @@
 # quick start's two commands (the install-build-run line and tests/run.sh);
 # every key it names (<kbd>...</kbd>) is a key of the view (src/view/keys.h);
 # every file and picture it or a doc/ page links exists, and every #anchor
-# names a heading of the page it points to.
+# names a heading of the page it points to; every page of doc/ is installed.
 set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
@@ -53,6 +53,11 @@ for page in README.md doc/*.md; do
 		[ $found = 1 ] || bad "$page links $link: $file has no heading with that anchor"
 	done < <(grep -oE '\]\([^)]+\)' "$page" | sed -E 's/^\]\(//; s/\)$//' |
 		grep -vE '^(https?|mailto):')
+done
+# Every page of doc/ is installed beside README (doc/meson.build lists them).
+for page in doc/*.md; do
+	grep -qF "'$(basename "$page")'" doc/meson.build ||
+		bad "$page is not in doc/meson.build's list: it would not be installed"
 done
 [ $fail = 0 ] && echo "readme: $n lines; its commands, keys, links and pictures hold"
 exit $fail
