@@ -14,7 +14,12 @@
 # Both are d=128, 8 heads, 4 layers, context 128, 32 sequences a step: the
 # masked model 4000 steps, the causal one 3000 (STEPS, DIM, HEADS, LAYERS,
 # THREADS and OUT change that; the committed models are the defaults). See
-# doc/training.md, "The built-in models", for how long that takes.
+# doc/training.md, "The built-in models", for how long that takes. The data
+# mix: POEMS (the poems' records that many times over, every other extra
+# copy with its couplets on one line), DOUBLE (short records twice in a
+# row), INDUCTION (lines of repeated random strings) and TRAD (the Chinese
+# again in traditional characters), below; doc/training.md, "Towards models
+# that teach", says what they did.
 #
 # Reproducible: the same packages, attnview and thread count give the same
 # bytes (the seed is fixed, and the model's creation date is the date of the
