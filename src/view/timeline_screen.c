@@ -326,6 +326,7 @@ static void tls_layout(view *v)
 
 static void tls_draw(view *v)
 {
+	size_t cur = chosen(v); /* first: a model that arrived changes tl_of */
 	const timeline *tl = tl_of(v);
 	if (!tl || tl->count == 0) {
 		put_str(0, 0, COLS, st(A_BOLD, 0), _("Training timeline"));
@@ -336,7 +337,6 @@ static void tls_draw(view *v)
 		put_str(4, 0, COLS, plain(), _("Train it again to watch its heads form."));
 		return;
 	}
-	size_t cur = chosen(v);
 	int head;
 	long phase = timeline_phase_change(tl, &head);
 	draw_header(v, cur, phase, head);
@@ -374,6 +374,7 @@ static bool tls_key(view *v, int ch, bool is_code)
 static void tls_mouse(view *v, const MEVENT *ev)
 {
 	tls_state *s = tls_of(v);
+	chosen(v);
 	const timeline *tl = tl_of(v);
 	if (!tl || !tl->count || !(ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) ||
 	    ev->y < s->curve_y || ev->y >= s->curve_y + s->curve_rows || ev->x < s->curve_x ||
@@ -410,6 +411,10 @@ static void open_step(view *v, size_t cur)
 	tls_state *s = tls_of(v);
 	const timeline *tl = tl_of(v);
 	char file[4200];
+	if (s->loading) {
+		set_notice(v, _("a model is still being loaded: press Enter again when it is shown"));
+		return;
+	}
 	if (!tl || !tl->count || !model_file(v, cur, file, sizeof file))
 		return;
 	bool last = cur + 1 == tl->count;
@@ -430,8 +435,9 @@ static void open_step(view *v, size_t cur)
 static bool tls_action(view *v, view_action act)
 {
 	tls_state *s = tls_of(v);
+	size_t cur = chosen(v);
 	const timeline *tl = tl_of(v);
-	size_t cur = chosen(v), last = tl && tl->count ? tl->count - 1 : 0;
+	size_t last = tl && tl->count ? tl->count - 1 : 0;
 	int N = nlayers(v) * nheads(v);
 	switch (act) {
 	case ACT_LEFT:
