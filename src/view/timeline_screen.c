@@ -253,7 +253,11 @@ static void draw_header(view *v, size_t cur, long phase, int head)
 		_("Training timeline: step %llu of %llu (record %zu of %zu, every %llu steps)"),
 		(unsigned long long)tl->step[cur], (unsigned long long)tl->step[tl->count - 1],
 		cur + 1, tl->count, (unsigned long long)tl->every);
-	if (phase >= 0)
+	/* The screen hides the info line: its notice (a model loaded, or
+	 * not) goes here until the next key. */
+	if (v->notice[0])
+		put_str(1, 0, COLS, accent(v, A_BOLD), v->notice);
+	else if (phase >= 0)
 		put_fmt(1, 0, COLS, accent(v, A_BOLD),
 			_("Phase change at step %llu: head L%d H%d becomes an induction head"),
 			(unsigned long long)tl->step[phase], head / nheads(v), head % nheads(v));
