@@ -2,7 +2,7 @@
 # The models of recorded steps a run keeps (--keep-steps, attnview(1); the
 # view's side is tests/tui/steps.sh): a short lab run keeps the model of every
 # second record and of the last, under OUT.steps/step-SSSSSS.attn, and no
-# other; --model OUT --step S opens that file in --dump, --info and --export
+# other (an earlier run's removed); --model OUT --step S opens that file in --dump, --info and --export
 # (the weights of that step, not the final ones); a step not kept, a damaged
 # kept file and --keep-steps without a timeline get a message naming the file
 # or the option.
@@ -42,6 +42,10 @@ expect() {
 }
 
 out="$tmp/ind.attn"
+# What an earlier run kept there goes; what is not a kept model stays.
+mkdir "$out.steps"
+echo old >"$out.steps/step-000999.attn"
+echo notes >"$out.steps/notes.txt"
 "$bin" --train --task induction --steps 240 --timeline-every 40 --keep-steps 2 --threads 1 \
 	-o "$out" >"$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; exit 1; }
 
@@ -54,7 +58,9 @@ done
 for s in 40 120 200; do
 	check "step $s is not kept" test ! -e "$(printf '%s.steps/step-%06d.attn' "$out" "$s")"
 done
-check "nothing else is kept" test "$(ls "$out.steps" | wc -l)" -eq 4
+check "nothing else is kept" test "$(ls "$out.steps" | grep -c '^step-')" -eq 4
+check "the model an earlier run kept is gone" test ! -e "$out.steps/step-000999.attn"
+check "another file stays" test -f "$out.steps/notes.txt"
 
 # --step S opens the file: the same dump, and not the final model's.
 "$bin" --dump --text "$text" --model "$out" --step 80 >"$tmp/step.json"

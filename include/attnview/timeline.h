@@ -136,7 +136,8 @@ bool timeline_kept_exists(const char *out, uint64_t step);
  * every N-th is kept (every 0: none)? */
 bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total);
 /* Keep m, with the metadata meta (its losses dropped), as the model of the
- * run's step beside out, creating OUT.steps when it is missing. */
+ * run's step beside out, creating OUT.steps when it is missing. Step 0
+ * starts a run: the models kept there before (step-*.attn) are removed. */
 bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint64_t step,
 		   av_error *err);
 
