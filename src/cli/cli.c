@@ -169,10 +169,11 @@ static int resolve_step(cli_common *c)
 	if (stat(c->step_path, &st) != 0) {
 		char qm[1024];
 		av_shell_quote(c->model_path, qm, sizeof qm);
-		cli_note(_("%s: no model kept of step %llu: the run that wrote %s kept none there "
-			   "(--train --keep-steps N keeps every N-th recorded step; attnview --dump "
-			   "--timeline --model %s lists the recorded steps)"),
-			 AV_Q(c->step_path), (unsigned long long)c->step, AV_Q(c->model_path), qm);
+		cli_note(
+		    _("%s: no model kept of step %llu: the run that wrote %s kept none there "
+		      "(--train --keep-steps N keeps every N-th recorded step; attnview --dump "
+		      "--timeline --model %s lists the recorded steps)"),
+		    AV_Q(c->step_path), (unsigned long long)c->step, AV_Q(c->model_path), qm);
 		return EXIT_RUNTIME;
 	}
 	c->model_path = c->step_path;

@@ -209,7 +209,7 @@ static void curve_axis(view *v, int y, int x0, int w, int c_cur, int c_ph, const
 	for (int c = 0; c < columns(tl->count, w); c++) {
 		bool k = kept && kept[index_of(tl->count, w, c)];
 		const wchar_t *mark = c == c_cur ? L"▲" : c == c_ph ? L"┼" : k ? L"◆" : L"─";
-		style s = c == c_cur ? st(A_BOLD, 0)
+		style s = c == c_cur  ? st(A_BOLD, 0)
 			  : c == c_ph ? accent(v, A_BOLD)
 			  : k	      ? plain()
 				      : st(A_DIM, 0);
@@ -309,9 +309,10 @@ static void draw_kept(view *v, int y, size_t cur, const uint8_t *kept)
 	for (size_t r = 0; kept && r < tl->count; r++)
 		any = any || kept[r];
 	if (s->shown != TLS_FINAL)
-		put_fmt(y, 0, COLS, accent(v, A_BOLD),
-			_("The view shows the model of step %llu; End, then Enter: the final model"),
-			(unsigned long long)s->shown);
+		put_fmt(
+		    y, 0, COLS, accent(v, A_BOLD),
+		    _("The view shows the model of step %llu; End, then Enter: the final model"),
+		    (unsigned long long)s->shown);
 	else if (kept && kept[cur])
 		put_str(y, 0, COLS, plain(),
 			_("◆ The model of this step is kept: Enter shows its weights on the text"));
@@ -416,7 +417,8 @@ static void open_step(view *v, size_t cur)
 	const timeline *tl = tl_of(v);
 	char file[4200];
 	if (s->loading) {
-		set_notice(v, _("a model is still being loaded: press Enter again when it is shown"));
+		set_notice(v,
+			   _("a model is still being loaded: press Enter again when it is shown"));
 		return;
 	}
 	if (!tl || !tl->count || !model_file(v, cur, file, sizeof file))
