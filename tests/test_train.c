@@ -363,6 +363,91 @@ static void test_timeline_recording(void)
 	model_destroy(b);
 }
 
+/* --keep-steps (timeline.h): the parameters after each step of a run, taken
+ * by the progress callback, to compare with the models it keeps. */
+typedef struct keep_ctx {
+	const trainer *t;
+	float *params[48]; /* after step s, s = 0..40 */
+} keep_ctx;
+
+static void on_keep_progress(const train_progress *p, void *ctx)
+{
+	keep_ctx *k = ctx;
+	size_t n = k->t->model->nparams * sizeof(float);
+	if (p->step < 48 && (k->params[p->step] = malloc(n)))
+		memcpy(k->params[p->step], k->t->model->params, n);
+}
+
+/* A kept model: the parameters of its step bit for bit, its step in the
+ * metadata, the records up to it, and measured again on the probes it gives
+ * the values recorded at that step (the same computation on the same
+ * parameters, shapes and thread count: the same bits). */
+static void check_kept(const model *final, const keep_ctx *k, size_t rec)
+{
+	const timeline *ft = final->timeline;
+	uint64_t step = ft->step[rec];
+	char path[512];
+	CHECK(timeline_kept_path(tmp("keep.attn"), step, path, sizeof path));
+	av_error err;
+	model *m = model_load(path, &err);
+	CHECKF(m, "step %llu kept: %s", (unsigned long long)step, m ? "" : err.msg);
+	if (!m)
+		return;
+	size_t per = (size_t)ft->layers * ft->heads * TL_NVALUES;
+	CHECKF(k->params[step] &&
+		   memcmp(m->params, k->params[step], m->nparams * sizeof(float)) == 0,
+	       "the model kept at step %llu has that step's parameters", (unsigned long long)step);
+	CHECK(m->meta.steps == step && isnan(m->meta.val_loss));
+	CHECKF(m->timeline && m->timeline->count == rec + 1 &&
+		   memcmp(m->timeline->v, ft->v, (rec + 1) * per * sizeof(float)) == 0,
+	       "the kept model of step %llu carries the records up to it", (unsigned long long)step);
+	timeline *again = m->timeline ? timeline_copy(m->timeline, &err) : NULL;
+	CHECK(again && timeline_record(again, m, step, NAN, true, &err));
+	if (again)
+		CHECKF(memcmp(again->v + rec * per, ft->v + rec * per, per * sizeof(float)) == 0,
+		       "measured again, the model of step %llu gives its record",
+		       (unsigned long long)step);
+	timeline_destroy(again);
+	model_destroy(m);
+}
+
+/* --keep-steps 2 with a record every 7 steps of 40: the models of records
+ * 0, 2, 4 and the last (steps 0, 14, 28, 40) are kept, the others not. */
+static void test_keep_steps(void)
+{
+	train_options o;
+	tiny_options(&o);
+	o.timeline_every = 7;
+	corpus c;
+	av_error err = {{0}};
+	corpus_options co = {.min_count = o.min_count, .max_vocab = o.max_vocab};
+	CHECK(corpus_load(&c, test_path("data/corpus/mixed.txt"), &co, &err));
+	trainer *t = trainer_create(&o, &c, NULL, NULL, "test", "test corpus", NULL,
+				    tmp("keep.attn"), tmp("keep.ckpt"), &err);
+	CHECKF(t, "trainer: %s", t ? "" : err.msg);
+	keep_ctx k = {t, {NULL}};
+	if (t) {
+		t->keep_every = 2;
+		on_keep_progress(&(train_progress){.step = 0}, &k);
+		CHECKF(trainer_run(t, on_keep_progress, &k, &err) == TRAIN_DONE, "run: %s", err.msg);
+	}
+	model *final = model_load(tmp("keep.attn"), &err);
+	CHECK(final && final->timeline && final->timeline->count == 7);
+	for (size_t r = 0; final && final->timeline && r < final->timeline->count; r++) {
+		bool kept = r % 2 == 0 || r == 6;
+		CHECKF(timeline_kept_exists(tmp("keep.attn"), final->timeline->step[r]) == kept,
+		       "step %llu: kept %d expected", (unsigned long long)final->timeline->step[r],
+		       kept);
+		if (kept)
+			check_kept(final, &k, r);
+	}
+	model_destroy(final);
+	for (int i = 0; i < 48; i++)
+		free(k.params[i]);
+	trainer_destroy(t);
+	corpus_finish(&c);
+}
+
 /* The creation time in the model: the clock for a new run, SOURCE_DATE_EPOCH
  * instead when it is set (a malformed value refused, naming it), and for a
  * resumed run the time of the run it continues. */
@@ -1250,6 +1335,7 @@ int main(void)
 	test_one_character();
 	test_determinism();
 	test_timeline_recording();
+	test_keep_steps();
 	test_creation_time();
 	test_resume();
 	test_continue();

@@ -72,6 +72,10 @@ typedef struct lab_options {
 	/* Steps between the records of the training timeline (timeline.h):
 	 * 0 about TL_RECORDS a run, LAB_NO_TIMELINE none. */
 	uint64_t timeline_every;
+	/* --keep-steps: the model of every keep_every-th record kept beside
+	 * the model file out (timeline.h); 0: none. */
+	uint64_t keep_every;
+	const char *out;
 } lab_options;
 #define LAB_NO_TIMELINE UINT64_MAX
 

@@ -120,6 +120,27 @@ bool timeline_present(const uint8_t *buf, size_t off, size_t len);
 timeline *timeline_parse(const uint8_t *buf, size_t off, size_t len, const model_config *cfg,
 			 const char *what, size_t *used, av_error *err);
 
+/* The models of recorded steps a run keeps (--keep-steps N: the model of
+ * every N-th record, the last one's too): model files (not checkpoints:
+ * no optimizer state) named OUT.steps/step-SSSSSS.attn beside the model
+ * file OUT, S the run's step (6 digits at least), written atomically. A
+ * kept model's metadata counts `steps` and `tokens` (the run's base
+ * included), no validation loss (NaN), and its timeline the records up to
+ * that step. */
+#define TL_KEPT_DIR ".steps"
+/* The path of step's kept model into buf; false if it does not fit. */
+bool timeline_kept_path(const char *out, uint64_t step, char *buf, size_t size);
+/* Is there a kept model of step beside out? */
+bool timeline_kept_exists(const char *out, uint64_t step);
+/* Is record `rec` (of step, in a run of total steps) one to keep when
+ * every N-th is kept (every 0: none)? */
+bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total);
+/* Keep m, with the metadata meta (its losses dropped), as the model of the
+ * run's step beside out, creating OUT.steps when it is missing. Step 0
+ * starts a run: the models kept there before (step-*.attn) are removed. */
+bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint64_t step,
+		   av_error *err);
+
 /* The phase change: with h* the head whose induction score rises most
  * (its largest value over the records minus its first), and that rise at
  * least TL_PHASE_RISE, the first record where h*'s induction score reaches

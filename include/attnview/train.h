@@ -224,6 +224,10 @@ typedef struct trainer {
 	uint64_t eval_count; /* predicted characters of the last evaluation */
 	char *out_path, *ckpt_path;
 	char *val_path;
+	/* --keep-steps: keep the model of every keep_every-th record of the
+	 * timeline beside out_path (timeline.h); 0: none. Not in the
+	 * checkpoint: a resumed run keeps them if it is given again. */
+	uint64_t keep_every;
 	/* The finished run's state could not be written to ckpt_path (the
 	 * model was): why. */
 	bool state_lost;

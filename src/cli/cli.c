@@ -4,6 +4,7 @@
 #include "attnview/i18n.h"
 #include "attnview/modelfile.h"
 #include "attnview/scale.h"
+#include "attnview/timeline.h"
 
 #include <errno.h>
 #include <langinfo.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Whether bytes from 0x80 are UTF-8 here: in a locale of another character
  * set (GB18030, Latin-1) they are its own characters (gettext converts the
@@ -141,6 +143,43 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g)
 #define CLI_MAX_INDEX 1000000
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
 
+static int take_step(const char *arg, cli_common *c)
+{
+	char *end;
+	errno = 0;
+	c->step = strtoull(arg, &end, 10);
+	if (end == arg || *end || errno || arg[0] == '-')
+		return usage_error(_("--step takes a step number, not '%s'"), AV_Q(arg));
+	c->has_step = true;
+	return -1;
+}
+
+/* --step S with --model FILE: FILE.steps/step-SSSSSS.attn, which must
+ * exist. -1, or the exit status of the error, printed. */
+static int resolve_step(cli_common *c)
+{
+	if (!c->has_step)
+		return -1;
+	if (!c->model_path || model_builtin_name(c->model_path))
+		return usage_error(_("--step opens a model a training run kept beside its model "
+				     "file: give that file with --model"));
+	if (!timeline_kept_path(c->model_path, c->step, c->step_path, sizeof c->step_path))
+		return usage_error(_("%s: the path is too long"), AV_Q(c->model_path));
+	struct stat st;
+	if (stat(c->step_path, &st) != 0) {
+		char qm[1024];
+		av_shell_quote(c->model_path, qm, sizeof qm);
+		cli_note(
+		    _("%s: no model kept of step %llu: the run that wrote %s kept none there "
+		      "(--train --keep-steps N keeps every N-th recorded step; attnview --dump "
+		      "--timeline --model %s lists the recorded steps)"),
+		    AV_Q(c->step_path), (unsigned long long)c->step, AV_Q(c->model_path), qm);
+		return EXIT_RUNTIME;
+	}
+	c->model_path = c->step_path;
+	return -1;
+}
+
 /* One shared option into c; -1, or the exit status of a usage error. */
 static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 {
@@ -162,6 +201,8 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 	case OPT_WORDS:
 		c->words = true;
 		return -1;
+	case OPT_STEP:
+		return take_step(arg, c);
 	case OPT_LAYER:
 		if (!cli_parse_int(arg, 0, CLI_MAX_INDEX, &c->layer))
 			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
@@ -200,6 +241,7 @@ static bool is_common(cli_opt_id id)
 	case OPT_INPUT:
 	case OPT_COMPARE:
 	case OPT_WORDS:
+	case OPT_STEP:
 	case OPT_LAYER:
 	case OPT_HEAD:
 	case OPT_SCALE:
@@ -290,7 +332,7 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 		if (st >= 0)
 			return st;
 	}
-	return -1;
+	return c ? resolve_step(c) : -1;
 }
 
 int cli_show_error(const char *arg)

@@ -77,8 +77,13 @@ typedef struct cli_common {
 	int ramp;	 /* cm_ramp, -1: not given */
 	bool words;
 	cli_gen gen;
+	/* --step S: model_path becomes the model of step S kept beside the
+	 * file --model names (timeline_kept_path), held in step_path. */
+	bool has_step;
+	uint64_t step;
+	char step_path[4200];
 } cli_common;
-#define CLI_COMMON_INIT {NULL, NULL, NULL, NULL, -1, -1, -1, -1, false, CLI_GEN_INIT}
+#define CLI_COMMON_INIT {NULL, NULL, NULL, NULL, -1, -1, -1, -1, false, CLI_GEN_INIT, false, 0, ""}
 
 /* What --dump and --export both show besides the attention: the score
  * split of a cell (--query, --key), issue 26's sections (--lens, --dla,

@@ -109,6 +109,11 @@ static int take(int c, const char *name, lab_request *q)
 		if (q->o.timeline_every == 0)
 			q->o.timeline_every = LAB_NO_TIMELINE;
 		break;
+	case OPT_KEEP_STEPS:
+		errno = 0;
+		q->o.keep_every = strtoull(optarg, &end, 10);
+		ok = !errno && *optarg && *optarg != '-' && !*end;
+		break;
 	case 'h':
 	case OPT_HELP:
 		cli_printf("%s", _(lab_help));
@@ -180,6 +185,10 @@ static int parse_lab(int argc, char **argv, lab_request *q)
 		snprintf(q->out_buf, sizeof q->out_buf, "%s.attn", q->task);
 		q->out = q->out_buf;
 	}
+	q->o.out = q->out;
+	if (q->o.keep_every && q->o.timeline_every == LAB_NO_TIMELINE)
+		return lab_usage(_("--keep-steps keeps the models of the steps the timeline "
+				   "records, and --timeline-every 0 records none: choose one"));
 	return -1;
 }
 

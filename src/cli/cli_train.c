@@ -211,6 +211,7 @@ static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpo
 	    trainer_create(&q->o, cor, ck, init, name, desc, q->val_path, q->out, q->ckpt, err);
 	if (!t)
 		return NULL;
+	t->keep_every = t->model->timeline ? q->keep_every : 0;
 	cli_printf(_("model: %s, d=%u h=%u L=%u T=%u, %u vocabulary ids, %zu parameters; "
 		     "batch %u, %" PRIu64 " steps, lr %g, warmup %" PRIu64 ", %d BLAS threads "
 		     "(%s), corpus read in %.1fs\n"),

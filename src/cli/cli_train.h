@@ -22,6 +22,7 @@ typedef struct train_request {
 	model *init_model;		  /* its model, until the trainer takes it */
 	uint64_t resumed_total;		  /* with --resume: the checkpoint's steps */
 	int threads;			  /* --threads, 0 if not given */
+	uint64_t keep_every;		  /* --keep-steps, 0: none */
 	bool given[CLI_NOPTS]; /* which options appeared (by id - OPT_FIRST) */
 	char out_buf[4096], ckpt[4200], resume_buf[4200];
 } train_request;

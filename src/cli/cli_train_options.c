@@ -132,6 +132,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_TIMELINE_EVERY:
 		ok = parse_u64(optarg, &o->timeline_every);
 		break;
+	case OPT_KEEP_STEPS:
+		ok = parse_u64(optarg, &q->keep_every);
+		break;
 	case OPT_RESUME:
 		q->resume = optarg;
 		break;
@@ -210,5 +213,8 @@ int parse_train_options(int argc, char **argv, train_request *q)
 			    _("--steps and --epochs cannot both be given: choose one"));
 		q->o.steps = 0;
 	}
+	if (q->keep_every && q->given[OPT_TIMELINE_EVERY - OPT_FIRST] && !q->o.timeline_every)
+		return usage_error(_("--keep-steps keeps the models of the steps the timeline "
+				     "records, and --timeline-every 0 records none: choose one"));
 	return -1;
 }

@@ -41,6 +41,9 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "with 1 in the middle)")),
     O(OPT_COLORMAP, "colormap", 0, "R", M_PICTURE,
       N_("viridis (default) or cividis (for colour-blind viewers)")),
+    O(OPT_STEP, "step", 0, "S", M_LOOK | M_INFO,
+      N_("instead of the model FILE, its model of step S that the run writing it kept "
+	 "(--train --keep-steps): FILE.steps/step-SSSSSS.attn")),
     O(OPT_CELLS, "cells", 0, "C", M_VIEW,
       N_("fit (default: as large as the screen allows), scroll, compact")),
     O(OPT_NO_PANEL, "no-panel", 0, NULL, M_VIEW, N_("start with the details panel hidden")),
@@ -164,6 +167,10 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_TIMELINE_EVERY, "timeline-every", 0, "N", M_TRAIN,
       N_("record every head's role scores on a fixed probe every N steps, for the "
 	 "training timeline; 0 = none (default: about 100 records a run)")),
+    O(OPT_KEEP_STEPS, "keep-steps", 0, "N", M_TRAIN,
+      N_("keep the model of every N-th recorded step, and of the last, as "
+	 "OUT.steps/step-SSSSSS.attn: the timeline (Alt-H, Enter) and --model OUT --step S "
+	 "open them (default 0: none)")),
     O(OPT_RESUME, "resume", 0, "CHECKPOINT", M_TRAIN,
       N_("continue a stopped run with the checkpoint's options; with --steps N, more "
 	 "than it has done, a finished run too (OUT.ckpt, or OUT: the state kept "
@@ -179,7 +186,7 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
 	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
 	 "takes -o, --seed, --steps, --dim, --heads, --layers, --lr, --threads, "
-	 "--timeline-every")),
+	 "--timeline-every, --keep-steps")),
     O(OPT_HELP, "help", 'h', NULL, M_ALL, N_("show this help")),
     O(OPT_VERSION, "version", 'V', NULL, M_ALL & ~M_TRAIN,
       N_("show the version, OpenBLAS build and kernel")),

@@ -42,6 +42,7 @@ typedef enum cli_opt_id {
 	OPT_SHOW,
 	OPT_SCALE,
 	OPT_COLORMAP,
+	OPT_STEP,
 	/* the view */
 	OPT_CELLS,
 	OPT_NO_PANEL,
@@ -100,6 +101,7 @@ typedef enum cli_opt_id {
 	OPT_PATIENCE,
 	OPT_CKPT_EVERY,
 	OPT_TIMELINE_EVERY,
+	OPT_KEEP_STEPS,
 	OPT_RESUME,
 	OPT_INIT,
 	OPT_ANY_ENCODING,

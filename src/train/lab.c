@@ -299,6 +299,18 @@ static void lab_run_finish(lab_run *u)
 	free(u->tgt);
 }
 
+/* The model of step s, just recorded, kept when --keep-steps asks for it. */
+static bool keep_step(const model *m, const lab_task *t, const lab_options *o, uint64_t s,
+		      uint64_t total, av_error *err)
+{
+	if (!timeline_keep_due(o->keep_every, m->timeline->count - 1, s, total))
+		return true;
+	model_meta meta = m->meta;
+	meta.steps = s;
+	meta.tokens = s * (uint64_t)t->batch * (uint64_t)t->context;
+	return timeline_keep(m, &meta, o->out, s, err);
+}
+
 /* The timeline (timeline.h): its probe the first TL_WINDOWS samples of the
  * task without masks (texts training never sees), its loss measured where
  * the task's is (timeline_set_scored), and the record of step 0. */
@@ -318,20 +330,22 @@ static bool timeline_start(model *m, const lab_task *t, const lab_options *o, ui
 	timeline_destroy(m->timeline);
 	m->timeline = timeline_create(m, probe, TL_WINDOWS, (uint32_t)T, every, o->seed, err);
 	return m->timeline && timeline_set_scored(m->timeline, flag, err) &&
-	       timeline_record(m->timeline, m, 0, NAN, true, err);
+	       timeline_record(m->timeline, m, 0, NAN, true, err) &&
+	       keep_step(m, t, o, 0, total, err);
 }
 
 /* After step s: a record when one is due, with the mean of the losses since
  * the record before (*sum over *count steps, then reset). */
-static bool timeline_step(model *m, uint64_t s, uint64_t total, double *sum, int *count,
-			  av_error *err)
+static bool timeline_step(model *m, const lab_task *t, const lab_options *o, uint64_t s,
+			  uint64_t total, double *sum, int *count, av_error *err)
 {
 	if (!timeline_due(m->timeline, s, total))
 		return true;
 	float loss = (float)(*sum / *count);
 	*sum = 0;
 	*count = 0;
-	return timeline_record(m->timeline, m, s, loss, true, err);
+	return timeline_record(m->timeline, m, s, loss, true, err) &&
+	       keep_step(m, t, o, s, total, err);
 }
 
 bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_fn progress,
@@ -370,7 +384,7 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 				     (double)st.loss, (unsigned long long)s + 1);
 		since += st.loss;
 		nsince++;
-		ok = ok && timeline_step(m, s + 1, total, &since, &nsince, err);
+		ok = ok && timeline_step(m, t, o, s + 1, total, &since, &nsince, err);
 		lab_progress p = {s + 1, total, st.loss};
 		if (ok && progress)
 			progress(&p, ctx);

@@ -602,9 +602,12 @@ train_status trainer_run(trainer *t, train_progress_fn progress, void *ctx, av_e
 	}
 	train_status st = TRAIN_DONE;
 	/* The untrained model first: a view watching the run (attnview --model
-	 * OUT, which reads OUT.ckpt until OUT exists) starts from it. */
-	if (t->step == 0 && t->opt.checkpoint_every && t->ckpt_path &&
-	    !trainer_save_checkpoint(t, err)) {
+	 * OUT, which reads OUT.ckpt until OUT exists) starts from it; with
+	 * --keep-steps it is step 0's kept model too (trainer_create recorded
+	 * step 0 before the caller set keep_every). */
+	if (t->step == 0 &&
+	    ((t->opt.checkpoint_every && t->ckpt_path && !trainer_save_checkpoint(t, err)) ||
+	     !train_timeline_keep(t, err))) {
 		free(p);
 		return TRAIN_FAILED;
 	}

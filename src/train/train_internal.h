@@ -16,5 +16,8 @@ static inline int window_of(const train_options *o)
  * when one is due. Both do nothing with timeline_every 0. */
 bool train_timeline_start(trainer *t, av_error *err);
 bool train_timeline_step(trainer *t, av_error *err);
+/* The model of the step just recorded, kept beside out_path when
+ * --keep-steps asks for it (keep_every, timeline_keep_due). */
+bool train_timeline_keep(const trainer *t, av_error *err);
 
 #endif

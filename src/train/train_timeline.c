@@ -11,6 +11,19 @@
 
 #include <math.h>
 
+bool train_timeline_keep(const trainer *t, av_error *err)
+{
+	const timeline *tl = t->model->timeline;
+	if (!tl || !tl->count || tl->step[tl->count - 1] != t->step ||
+	    !timeline_keep_due(t->keep_every, tl->count - 1, t->step, t->total))
+		return true;
+	model_meta meta = t->model->meta;
+	meta.steps = t->base_steps + t->step;
+	meta.tokens = t->base_tokens + t->tokens_seen;
+	meta.seed = t->opt.seed;
+	return timeline_keep(t->model, &meta, t->out_path, t->step, err);
+}
+
 bool train_timeline_start(trainer *t, av_error *err)
 {
 	/* A model trained from another (--init) brings that run's timeline:
@@ -60,5 +73,6 @@ bool train_timeline_step(trainer *t, av_error *err)
 	if (prev >= t->step)
 		prev = 0;
 	return timeline_record(tl, t->model, t->step, loss_since(t, prev), t->data->nval >= tl->n,
-			       err);
+			       err) &&
+	       train_timeline_keep(t, err);
 }

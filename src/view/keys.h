@@ -254,6 +254,9 @@ static const key_binding view_keys[] = {
 	{KEY_END, true, KC_TIMELINE, ACT_LAST_COL, "End", N_("the last recorded step")},
 	{KEY_UP, true, KC_TIMELINE, ACT_UP, "Up", N_("scroll the heads up")},
 	{KEY_DOWN, true, KC_TIMELINE, ACT_DOWN, "Down", N_("scroll the heads down")},
+	{'\r', false, KC_TIMELINE, ACT_OPEN, "Enter",
+	 N_("view the model kept of the step (marked ◆); at the last step, the final model")},
+	{KEY_ENTER, true, KC_TIMELINE, ACT_OPEN, NULL, NULL},
 	{27, false, KC_TIMELINE, ACT_TIMELINE, "Esc", N_("close the timeline")},
 };
 // clang-format on

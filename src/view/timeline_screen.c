@@ -6,7 +6,12 @@
  * entropy, the chosen step in reverse and the phase change (the record
  * where the induction score of the head that rises most reaches the middle
  * of its rise, timeline_phase_change) in the accent colour. The heads are
- * reconstructed from the recorded statistics: no checkpoint is opened. */
+ * reconstructed from the recorded statistics. Where the run kept the model
+ * of a step (--keep-steps: timeline_kept_path beside the model file, marked
+ * on the curve's axis), Enter has the worker load it as it loads a reloaded
+ * file (reload.c) and the view shows that step's weights on the same text;
+ * the screen keeps the final model's timeline meanwhile, and Enter at the
+ * last record loads the final model again. */
 #include "attnview/i18n.h"
 #include "attnview/timeline.h"
 #include "screen.h"
@@ -16,12 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TLS_FINAL UINT64_MAX /* shown: the final model */
+
 typedef struct tls_state {
 	size_t rec;	/* the chosen record */
 	int top;	/* first head line shown */
 	focus back;	/* where Alt-H and Esc return */
 	const model *m; /* the model rec is of (a reload starts at its end) */
 	int curve_y, curve_x, curve_w, curve_rows; /* the loss curve, for clicks */
+	/* The kept models: kept[r] says record r has one (for kept_of's
+	 * timeline and count). While a step's model is shown (shown, not
+	 * TLS_FINAL) final_tl is the final model's timeline, copied. */
+	uint8_t *kept;
+	const timeline *kept_of;
+	size_t kept_n;
+	uint64_t shown, pending; /* the step shown; the one being loaded */
+	bool loading;
+	timeline *final_tl;
 } tls_state;
 
 static tls_state *tls_of(const view *v)
@@ -31,7 +47,67 @@ static tls_state *tls_of(const view *v)
 
 static const timeline *tl_of(const view *v)
 {
+	const tls_state *s = tls_of(v);
+	if (s->final_tl)
+		return s->final_tl;
 	return v->m ? v->m->timeline : NULL;
+}
+
+/* The final model's file, beside which the kept models are (NULL: the
+ * built-in model). */
+static const char *final_path(const view *v)
+{
+	return v->watching ? v->watch[0].path : NULL;
+}
+
+static bool tls_init(view *v, void *state)
+{
+	(void)v;
+	tls_state *s = state;
+	s->shown = s->pending = TLS_FINAL;
+	return true;
+}
+
+static void tls_finish(void *state)
+{
+	tls_state *s = state;
+	free(s->kept);
+	timeline_destroy(s->final_tl);
+}
+
+/* Which records have a kept model, looked up once per timeline and count
+ * (a run being watched adds records and files). */
+static const uint8_t *kept_marks(view *v, const timeline *tl)
+{
+	tls_state *s = tls_of(v);
+	if (s->kept_of == tl && s->kept_n == tl->count)
+		return s->kept;
+	uint8_t *k = realloc(s->kept, tl->count ? tl->count : 1);
+	if (!k)
+		return NULL;
+	s->kept = k;
+	s->kept_of = tl;
+	s->kept_n = tl->count;
+	const char *path = final_path(v);
+	for (size_t r = 0; r < tl->count; r++)
+		k[r] = path && timeline_kept_exists(path, tl->step[r]);
+	return k;
+}
+
+/* The model the worker handed over is the one asked for (a step's, or the
+ * final one again), or one the watch reloaded: then the final's. */
+static void model_arrived(view *v, tls_state *s)
+{
+	bool asked = s->loading;
+	s->loading = false;
+	s->shown = asked ? s->pending : TLS_FINAL;
+	if (s->shown == TLS_FINAL) {
+		timeline_destroy(s->final_tl);
+		s->final_tl = NULL;
+		if (!asked)
+			s->rec = SIZE_MAX; /* a new model: its last record */
+	}
+	s->m = v->m;
 }
 
 void timeline_screen_toggle(view *v)
@@ -49,11 +125,11 @@ void timeline_screen_toggle(view *v)
 static size_t chosen(view *v)
 {
 	tls_state *s = tls_of(v);
+	if (s->m != v->m)
+		model_arrived(v, s);
+	else if (s->loading && !v->reloading)
+		s->loading = false; /* it could not be loaded: the notice says why */
 	const timeline *tl = tl_of(v);
-	if (s->m != v->m) {
-		s->m = v->m;
-		s->rec = tl && tl->count ? tl->count - 1 : 0;
-	}
 	if (tl && s->rec >= tl->count)
 		s->rec = tl->count ? tl->count - 1 : 0;
 	return s->rec;
@@ -125,8 +201,25 @@ static void sparkline(view *v, int y, int x0, int w, const float *x, size_t stri
 	}
 }
 
+/* The axis under the curve: the chosen step's column marked, the phase
+ * change's, and the steps whose model is kept. */
+static void curve_axis(view *v, int y, int x0, int w, int c_cur, int c_ph, const uint8_t *kept)
+{
+	const timeline *tl = tl_of(v);
+	for (int c = 0; c < columns(tl->count, w); c++) {
+		bool k = kept && kept[index_of(tl->count, w, c)];
+		const wchar_t *mark = c == c_cur ? L"▲" : c == c_ph ? L"┼" : k ? L"◆" : L"─";
+		style s = c == c_cur  ? st(A_BOLD, 0)
+			  : c == c_ph ? accent(v, A_BOLD)
+			  : k	      ? plain()
+				      : st(A_DIM, 0);
+		put_wc(y, x0 + c, mark, s);
+	}
+}
+
 /* The training loss over the steps, rows lines tall, eighths of a line. */
-static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long phase)
+static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long phase,
+		       const uint8_t *kept)
 {
 	const timeline *tl = tl_of(v);
 	float top = 0;
@@ -146,15 +239,7 @@ static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long
 	}
 	put_fmt(y, 0, x0 - 1, st(A_DIM, 0), "%.2f", (double)top);
 	put_str(y + rows - 1, 0, x0 - 1, st(A_DIM, 0), "0");
-	/* The axis: the chosen step's column marked, the phase change's too. */
-	for (int c = 0; c < n; c++)
-		put_wc(y + rows, x0 + c,
-		       c == c_cur  ? L"▲"
-		       : c == c_ph ? L"┼"
-				   : L"─",
-		       c == c_cur  ? st(A_BOLD, 0)
-		       : c == c_ph ? accent(v, A_BOLD)
-				   : st(A_DIM, 0));
+	curve_axis(v, y + rows, x0, w, c_cur, c_ph, kept);
 	put_str(y + rows + 1, x0, w, st(A_DIM, 0), "0");
 	char last[32];
 	snprintf(last, sizeof last, "%llu", (unsigned long long)tl->step[tl->count - 1]);
@@ -168,7 +253,11 @@ static void draw_header(view *v, size_t cur, long phase, int head)
 		_("Training timeline: step %llu of %llu (record %zu of %zu, every %llu steps)"),
 		(unsigned long long)tl->step[cur], (unsigned long long)tl->step[tl->count - 1],
 		cur + 1, tl->count, (unsigned long long)tl->every);
-	if (phase >= 0)
+	/* The screen hides the info line: its notice (a model loaded, or
+	 * not) goes here until the next key. */
+	if (v->notice[0])
+		put_str(1, 0, COLS, accent(v, A_BOLD), v->notice);
+	else if (phase >= 0)
 		put_fmt(1, 0, COLS, accent(v, A_BOLD),
 			_("Phase change at step %llu: head L%d H%d becomes an induction head"),
 			(unsigned long long)tl->step[phase], head / nheads(v), head % nheads(v));
@@ -211,6 +300,30 @@ static const char *num(char out[16], float x)
 	return out;
 }
 
+/* What Enter does here: the model shown, the chosen step's kept one. */
+static void draw_kept(view *v, int y, size_t cur, const uint8_t *kept)
+{
+	const tls_state *s = tls_of(v);
+	const timeline *tl = tl_of(v);
+	bool any = false;
+	for (size_t r = 0; kept && r < tl->count; r++)
+		any = any || kept[r];
+	if (s->shown != TLS_FINAL)
+		put_fmt(
+		    y, 0, COLS, accent(v, A_BOLD),
+		    _("The view shows the model of step %llu; End, then Enter: the final model"),
+		    (unsigned long long)s->shown);
+	else if (kept && kept[cur])
+		put_str(y, 0, COLS, plain(),
+			_("◆ The model of this step is kept: Enter shows its weights on the text"));
+	else if (any)
+		put_str(y, 0, COLS, st(A_DIM, 0),
+			_("◆ marks the steps whose model is kept: Enter on one shows its weights"));
+	else
+		put_str(y, 0, COLS, st(A_DIM, 0),
+			_("No model of these steps is kept (--train --keep-steps N keeps them)"));
+}
+
 static void tls_layout(view *v)
 {
 	(void)v;
@@ -218,6 +331,7 @@ static void tls_layout(view *v)
 
 static void tls_draw(view *v)
 {
+	size_t cur = chosen(v); /* first: a model that arrived changes tl_of */
 	const timeline *tl = tl_of(v);
 	if (!tl || tl->count == 0) {
 		put_str(0, 0, COLS, st(A_BOLD, 0), _("Training timeline"));
@@ -228,19 +342,23 @@ static void tls_draw(view *v)
 		put_str(4, 0, COLS, plain(), _("Train it again to watch its heads form."));
 		return;
 	}
-	size_t cur = chosen(v);
 	int head;
 	long phase = timeline_phase_change(tl, &head);
 	draw_header(v, cur, phase, head);
 	int x0 = 8, w = COLS - x0 - 1, rows = LINES >= 24 ? 4 : 2;
 	tls_state *s = tls_of(v);
-	*s = (tls_state){s->rec, s->top, s->back, s->m, 3, x0, w, rows};
+	s->curve_y = 3;
+	s->curve_x = x0;
+	s->curve_w = w;
+	s->curve_rows = rows;
+	const uint8_t *kept = kept_marks(v, tl);
 	put_str(2, 0, COLS, st(A_BOLD, 0), _("training loss"));
-	loss_curve(v, 3, x0, w, rows, cur, phase);
+	loss_curve(v, 3, x0, w, rows, cur, phase, kept);
 	char a[16], b[16], c[16];
 	put_fmt(5 + rows, 0, COLS, plain(),
 		_("at this step: training loss %s, probe loss %s, in-context learning %s"),
 		num(a, tl->loss[cur]), num(b, tl->probe_loss[cur]), num(c, tl->icl[cur]));
+	draw_kept(v, 6 + rows, cur, kept);
 	draw_heads(v, 7 + rows, cur, phase);
 }
 
@@ -261,6 +379,7 @@ static bool tls_key(view *v, int ch, bool is_code)
 static void tls_mouse(view *v, const MEVENT *ev)
 {
 	tls_state *s = tls_of(v);
+	chosen(v);
 	const timeline *tl = tl_of(v);
 	if (!tl || !tl->count || !(ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) ||
 	    ev->y < s->curve_y || ev->y >= s->curve_y + s->curve_rows || ev->x < s->curve_x ||
@@ -269,11 +388,62 @@ static void tls_mouse(view *v, const MEVENT *ev)
 	s->rec = index_of(tl->count, s->curve_w, ev->x - s->curve_x);
 }
 
-static bool tls_action(view *v, view_action act)
+/* The file of the chosen record's model: the kept one, or at the last
+ * record the final model (its checkpoint while the run has written no
+ * model yet). false, with a notice, where none was kept. */
+static bool model_file(view *v, size_t cur, char *file, size_t size)
+{
+	const timeline *tl = tl_of(v);
+	const char *path = final_path(v);
+	const uint8_t *kept = kept_marks(v, tl);
+	if (path && cur + 1 == tl->count) {
+		snprintf(file, size, "%s", v->watch[v->watch[0].ok ? 0 : 1].path);
+		return true;
+	}
+	if (path && kept && kept[cur])
+		return timeline_kept_path(path, tl->step[cur], file, size);
+	set_notice(v,
+		   _("no model of step %llu was kept: train with --keep-steps N to keep every "
+		     "N-th recorded step"),
+		   (unsigned long long)tl->step[cur]);
+	return false;
+}
+
+/* Enter: the worker loads the chosen step's model (the final model's
+ * timeline kept here meanwhile); take_model hands it to the view. */
+static void open_step(view *v, size_t cur)
 {
 	tls_state *s = tls_of(v);
 	const timeline *tl = tl_of(v);
-	size_t cur = chosen(v), last = tl && tl->count ? tl->count - 1 : 0;
+	char file[4200];
+	if (s->loading) {
+		set_notice(v,
+			   _("a model is still being loaded: press Enter again when it is shown"));
+		return;
+	}
+	if (!tl || !tl->count || !model_file(v, cur, file, sizeof file))
+		return;
+	bool last = cur + 1 == tl->count;
+	if (!last && !s->final_tl) {
+		av_error err;
+		s->final_tl = timeline_copy(tl, &err);
+		if (!s->final_tl) {
+			set_notice(v, "%s", err.msg);
+			return;
+		}
+	}
+	s->pending = last ? TLS_FINAL : tl->step[cur];
+	s->loading = true;
+	worker_post_reload(v->w, file);
+	v->reloading = true;
+}
+
+static bool tls_action(view *v, view_action act)
+{
+	tls_state *s = tls_of(v);
+	size_t cur = chosen(v);
+	const timeline *tl = tl_of(v);
+	size_t last = tl && tl->count ? tl->count - 1 : 0;
 	int N = nlayers(v) * nheads(v);
 	switch (act) {
 	case ACT_LEFT:
@@ -294,6 +464,9 @@ static bool tls_action(view *v, view_action act)
 	case ACT_DOWN:
 		s->top = s->top + 1 < N ? s->top + 1 : s->top;
 		return true;
+	case ACT_OPEN:
+		open_step(v, cur);
+		return true;
 	default:
 		return false;
 	}
@@ -304,8 +477,8 @@ const screen_ops timeline_screen = {
     .keys = KC_TIMELINE,
     .text_visible = false,
     .state_size = sizeof(tls_state),
-    .init = NULL,
-    .finish = NULL,
+    .init = tls_init,
+    .finish = tls_finish,
     .layout = tls_layout,
     .draw = tls_draw,
     .key = tls_key,

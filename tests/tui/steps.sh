@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The models of recorded steps in the view (--keep-steps, doc/timeline.md):
+# the timeline screen (Alt-H) marks the steps whose model a short lab run
+# kept, Enter on one shows that step's weights on the same text (the panel
+# against --dump of the kept file, and not the final model's), and End, Enter
+# brings the final model back.
+. "$(dirname "$0")/lib.sh"
+
+text=xqbmkwtrjqbmkwtrj
+out="$tmpdir/ind.attn"
+"$bin" --train --task induction --steps 240 --timeline-every 40 --keep-steps 2 --threads 1 \
+	-o "$out" >"$tmpdir/train.log" 2>&1 || { cat "$tmpdir/train.log"; exit 1; }
+step80="$out.steps/step-000080.attn"
+
+tui_start 160 36 TERM=xterm-256color -- --model "$out" --text "$text" --layer 1 --head 0
+wait_result
+keys M-h
+check "the timeline opens on the last step" wait_for "Training timeline: step 240 of 240"
+# Records 0, 40, ..., 240 in columns 8..14 of the axis: kept 0, 80, 160, 240.
+axis=$(screen | grep -E '^ {8}[◆─▲┼]+ *$' | head -1)
+check "the axis marks the kept steps: '$axis'" test "${axis:8:7}" = "◆─◆─◆─▲"
+keys Home Right
+check "step 40 has no kept model" wait_for "◆ marks the steps whose model is kept"
+keys Enter
+check "Enter there says none was kept" wait_for "no model of step 40 was kept"
+keys Right
+check "step 80 has one" wait_for "◆ The model of this step is kept: Enter shows its weights"
+keys Enter
+check "Enter shows it" wait_for "The view shows the model of step 80; End, then Enter" 10
+check "the timeline is still the whole run's" wait_for "step 80 of 240"
+keys Escape
+check "the status line names step 80" wait_for "| induction (step 80) |" 10
+wait_result
+check "the text stays" grep -qF "text> $text" <<<"$(line 0)"
+keys Enter Down Down Down Right
+expect_screen "Query 3 "
+got=$(panel_weight)
+want=$(dump_weight "$text" "$step80" 1 0 3 1)
+final=$(dump_weight "$text" "$out" 1 0 3 1)
+check "the weight shown is step 80's: panel $got, --dump $want" close "$got" "$want" 0.000001
+check "not the final model's ($final)" test "$want" != "$final"
+
+keys M-h
+check "back in the timeline, on step 80" wait_for "Training timeline: step 80 of 240"
+keys End Enter
+check "End, Enter: the final model again" wait_for "◆ The model of this step is kept" 10
+keys Escape
+check "the status line names the final model" wait_for "| induction (step 240, val " 10
+wait_result
+got=$(panel_weight)
+check "the weight shown is the final model's: panel $got, --dump $final" close "$got" "$final" 0.000001
+keys C-q
+finish
