@@ -361,8 +361,8 @@ static void check_recycle(void)
 	CHECK(model_attend(m, &ws, t, 30, 0, &fresh, &err));
 	const size_t cells = 2u * 2 * 30 * 30;
 	float *a = malloc(4 * cells * sizeof *a);
-	CHECK(a && attn_result_dense(&fresh, a, a + cells) && attn_result_dense(&r, a + 2 * cells,
-										 a + 3 * cells));
+	CHECK(a && attn_result_dense(&fresh, a, a + cells) &&
+	      attn_result_dense(&r, a + 2 * cells, a + 3 * cells));
 	CHECK(a && memcmp(a, a + 2 * cells, 2 * cells * sizeof *a) == 0);
 	free(a);
 	attn_result_free(&fresh);
@@ -494,8 +494,9 @@ static void check_scores_on_demand(objective obj)
 	CHECK(model_attend(m, &ws, t, n, 0, &r, &err));
 	const size_t qk_bytes = 2u * n * 2 * 64 * sizeof(float);
 	if (obj == OBJ_MASKED) {
-		CHECKF(attn_result_bytes(&r) == qk_bytes, "a masked result holds %zu bytes before "
-		       "a weight is read, its q and k %zu", attn_result_bytes(&r), qk_bytes);
+		CHECKF(attn_result_bytes(&r) == qk_bytes,
+		       "a masked result holds %zu bytes before a weight is read, its q and k %zu",
+		       attn_result_bytes(&r), qk_bytes);
 		attn_result_head(&r, 1, 2);
 		size_t held = attn_result_bytes(&r);
 		CHECKF(held == qk_bytes + 4u * n * n && held <= cells * sizeof(float),

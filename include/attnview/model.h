@@ -213,9 +213,10 @@ typedef struct attn_result {
 	int n, layers, heads, dim, topk;
 	bool causal;
 	token *tokens;	  /* [n] */
-	float *att;	  /* the weights: pack == 0, [layers][heads][n][n]; else packed;
-			   * NULL: computed when read, into head_w */
-	float *_Atomic *head_w; /* att == NULL: [layers][heads] (n, n) weights or NULL */
+	/* The weights: pack == 0, [layers][heads][n][n]; else packed; NULL:
+	 * computed when read, into head_w ([layers][heads], (n, n) or NULL). */
+	float *att;
+	float *_Atomic *head_w;
 	float *qk;	  /* [layers][qk_rows][2 dim]: each row's q, then its k, or NULL */
 	int qk_rows;	  /* rows of a layer's block in qk: n, or the store's cap */
 	int pack;	  /* 0, or the rows of a packed head's block (attn_store) */
@@ -256,6 +257,9 @@ bool attn_result_dense(const attn_result *r, float *att, float *scores);
  * computed from q and k the first time and kept (callers on several threads
  * are safe). NULL when memory ran out, or the weights are packed. */
 const float *attn_head_weights(const attn_result *r, int l, int h);
+/* Every head's weights of r computed now (attn_head_weights), on the thread
+ * pool; false when memory ran out. */
+bool attn_result_all_weights(const attn_result *r);
 /* Bytes r's numbers take now: weights (kept or computed so far), q and k. */
 size_t attn_result_bytes(const attn_result *r);
 

@@ -2,6 +2,7 @@
  * scores computed from its queries and keys by the pass's own products. */
 #include "attnview/infer.h"
 #include "attnview/ops.h"
+#include "attnview/parallel.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -161,12 +162,30 @@ const float *attn_head_weights(const attn_result *r, int l, int h)
 	return none;
 }
 
+static void heads_slice(void *ctx, int begin, int end)
+{
+	const attn_result *r = ctx;
+	const int LH = r->layers * r->heads;
+	for (int s = begin; s < end; s++)
+		for (int k = s; k < LH; k += parallel_threads())
+			attn_head_weights(r, k / r->heads, k % r->heads);
+}
+
+bool attn_result_all_weights(const attn_result *r)
+{
+	const int nt = parallel_threads();
+	parallel_for_n(nt, nt, heads_slice, (void *)r);
+	for (int k = 0; k < r->layers * r->heads; k++)
+		if (!attn_head_weights(r, k / r->heads, k % r->heads))
+			return false;
+	return true;
+}
+
 size_t attn_result_bytes(const attn_result *r)
 {
 	const size_t LH = (size_t)r->layers * (size_t)r->heads, nn = (size_t)r->n * r->n;
-	size_t floats = r->st ? LH * attn_packed_row(r->st->cap) + 2 * (size_t)r->layers *
-								       (size_t)r->dim * r->st->cap
-			      : r->cap + r->cap_qk;
+	const size_t qk = r->st ? 2 * (size_t)r->layers * (size_t)r->dim * r->st->cap : r->cap_qk;
+	size_t floats = qk + (r->st ? LH * attn_packed_row(r->st->cap) : r->cap);
 	for (size_t k = 0; !r->att && r->head_w && k < LH; k++)
 		floats += atomic_load(&r->head_w[k]) ? nn : 0;
 	return floats * sizeof(float);

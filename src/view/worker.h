@@ -24,6 +24,10 @@ typedef struct worker_text_opts {
 	uint8_t ablate[WORKER_MAX_ABLATE]; /* [layer * heads + head]: off; all 0: none */
 	bool any_ablated;
 	bool value_norms; /* also attn_result.value_norms (for contributions) */
+	/* Also every head's weights, before the result is published: a masked
+	 * model's are otherwise computed when first read (model.h), on the
+	 * interface's thread; the overview and a layer's summaries read them all. */
+	bool every_head;
 } worker_text_opts;
 
 /* Work asked for the latest text beyond its attention and predictions. */
