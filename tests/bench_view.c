@@ -158,8 +158,9 @@ static double cpu_ms(void)
 /* Of the keystrokes timed: p50 and p99 of the model time, p50 of the CPU
  * time it took (all threads), FLOPs of a key (mean), and of the last key,
  * the rows computed and taken from the cache; the bytes of the numbers the
- * last result holds (weights, queries and keys: the scores are computed from
- * them when asked), and what n x n weights and scores per head would. */
+ * last result holds once the view has read the head on screen (weights,
+ * queries and keys: the scores are computed from them when asked), and what
+ * n x n weights and scores per head would. */
 typedef struct timing {
 	double p50, p99, cpu50, flops;
 	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
@@ -207,7 +208,9 @@ static bool typer_init(typer *ty, const model *m, int n, bool at_start, int keys
 	return true;
 }
 
-/* Keystroke k (-1: the text before the first one); its wall and CPU ms. */
+/* Keystroke k (-1: the text before the first one); its wall and CPU ms: the
+ * pass, and the weights of the head the view shows (layer 0, head 0), which
+ * a masked model's result computes when they are first read. */
 static bool typer_key(typer *ty, int k, double *dt, double *dc)
 {
 	int len = ty->n - ty->keys + 1 + k;
@@ -218,7 +221,9 @@ static bool typer_key(typer *ty, int k, double *dt, double *dc)
 	attn_result_recycle(&ty->r);
 	av_error err;
 	double t0 = bench_now_ms(), c0 = cpu_ms();
-	bool ok = infer_attend(ty->m, &ty->ws, ty->cache, x, len, &ty->r, NULL, NULL, &err);
+	bool ok = infer_attend(ty->m, &ty->ws, ty->cache, x, len, &ty->r, NULL, NULL, &err) &&
+		  (ty->r.pack || attn_head_weights(&ty->r, 0, 0) ||
+		   av_fail(&err, "out of memory for the weights on screen"));
 	*dt = bench_now_ms() - t0;
 	*dc = cpu_ms() - c0;
 	if (!ok)
@@ -230,9 +235,7 @@ static void typer_finish(typer *ty, timing *out)
 {
 	const attn_result *r = &ty->r;
 	const double LH = (double)r->layers * r->heads;
-	const double qk = r->st ? 2.0 * r->layers * r->dim * r->st->cap : (double)r->cap_qk;
-	out->bytes = ((r->st ? LH * (double)attn_packed_row(r->st->cap) : (double)r->cap) + qk) *
-		     sizeof(float);
+	out->bytes = (double)attn_result_bytes(r);
 	out->dense_bytes = 2.0 * LH * (double)r->n * r->n * sizeof(float);
 	attn_result_free(&ty->r);
 	attn_result_free(&ty->spare);
@@ -462,7 +465,8 @@ int main(int argc, char **argv)
 			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
 			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
 			    100.0 * gc / cpu1);
-			printf("    result's weights, q and k: %.1f MB (n x n weights and scores "
+			printf("    result's weights (as the view reads them), q and k: %.1f MB (n x n "
+			       "weights and scores "
 			       "per head: %.1f MB, %.2fx)\n",
 			       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0,
 			       tm.dense_bytes / tm.bytes);

@@ -17,6 +17,7 @@
 #include "bound.h"
 #include "harness.h"
 
+#include "attnview/analysis.h"
 #include "attnview/infer.h"
 #include "attnview/modelfile.h"
 #include "attnview/parallel.h"
@@ -329,7 +330,8 @@ static void check_give_up(void)
 }
 
 /* A recycled result's arrays: reused when they fit, replaced otherwise;
- * predictions and value norms freed by attn_result_recycle. */
+ * predictions, value norms and the weights computed when read freed by
+ * attn_result_recycle. */
 static void check_recycle(void)
 {
 	model *m = random_model(OBJ_MASKED, 2, 2, 32, 64, 1.0f, 41);
@@ -345,29 +347,35 @@ static void check_recycle(void)
 	attn_result r;
 	memset(&r, 0, sizeof r);
 	CHECK(infer_attend(m, &ws, NULL, t, 40, &r, NULL, NULL, &err));
-	float *att = r.att;
-	/* Room for a quarter more tokens and 8: 58. */
-	CHECKF(r.n == 40 && r.cap == 2u * 2 * 58 * 58 && r.cap_tokens == 58, "room for %d",
-	       r.cap_tokens);
+	float *qk = r.qk;
+	/* Room for a quarter more tokens and 8: 58 rows of q and k per layer. */
+	CHECKF(r.n == 40 && r.att == NULL && r.cap_qk == 2u * 58 * 64 && r.cap_tokens == 58,
+	       "room for %d", r.cap_tokens);
 	r.value_norms = malloc(16);
+	CHECK(attn_head_weights(&r, 1, 1) != NULL);
 	attn_result_recycle(&r);
-	CHECK(r.att == att && r.value_norms == NULL && r.n == 0);
+	CHECK(r.qk == qk && r.value_norms == NULL && r.head_w == NULL && r.n == 0);
 	CHECK(infer_attend(m, &ws, NULL, t, 30, &r, NULL, NULL, &err));
-	CHECK(r.att == att && r.n == 30);
+	CHECK(r.qk == qk && r.n == 30);
 	attn_result fresh;
 	CHECK(model_attend(m, &ws, t, 30, 0, &fresh, &err));
-	CHECK(memcmp(fresh.att, r.att, 2u * 2 * 30 * 30 * sizeof(float)) == 0);
+	const size_t cells = 2u * 2 * 30 * 30;
+	float *a = malloc(4 * cells * sizeof *a);
+	CHECK(a && attn_result_dense(&fresh, a, a + cells) &&
+	      attn_result_dense(&r, a + 2 * cells, a + 3 * cells));
+	CHECK(a && memcmp(a, a + 2 * cells, 2 * cells * sizeof *a) == 0);
+	free(a);
 	attn_result_free(&fresh);
 	/* Typing at the end: the same arrays up to 58 tokens. */
 	for (int n = 41; n <= 58; n++) {
 		attn_result_recycle(&r);
 		CHECK(infer_attend(m, &ws, NULL, t, n, &r, NULL, NULL, &err));
-		CHECKF(r.att == att, "%d tokens: new arrays", n);
+		CHECKF(r.qk == qk, "%d tokens: new arrays", n);
 	}
 	attn_result_recycle(&r);
 	CHECK(infer_attend(m, &ws, NULL, t, 59, &r, NULL, NULL, &err));
 	/* Never more room than the context. */
-	CHECK(r.n == 59 && r.cap == 2u * 2 * 64 * 64 && r.cap_tokens == 64);
+	CHECK(r.n == 59 && r.cap_qk == 2u * 64 * 64 && r.cap_tokens == 64);
 	attn_result_free(&r);
 	activations_finish(&ws);
 	model_destroy(m);
@@ -462,8 +470,10 @@ static void check_shared(void)
 
 /* A result keeps no scores: they are computed from its q and k when asked,
  * with the pass's own products, so they are the pass's bits (those --dump
- * prints); of a causal model at 200 tokens, the result holds less than half
- * of what n x n weights and scores per head take. */
+ * prints); a masked model's weights likewise, a head's when it is first
+ * read. At 200 tokens a causal result, and a masked one whose head on screen
+ * was read, hold less than half of what n x n weights and scores per head
+ * take. */
 static void check_scores_on_demand(objective obj)
 {
 	const int n = 200;
@@ -482,6 +492,16 @@ static void check_scores_on_demand(objective obj)
 	CHECK(infer_forward(m, &ws, NULL, ids, n, att, sc, NULL, NULL, &err));
 	attn_result r;
 	CHECK(model_attend(m, &ws, t, n, 0, &r, &err));
+	const size_t qk_bytes = 2u * n * 2 * 64 * sizeof(float);
+	if (obj == OBJ_MASKED) {
+		CHECKF(attn_result_bytes(&r) == qk_bytes,
+		       "a masked result holds %zu bytes before a weight is read, its q and k %zu",
+		       attn_result_bytes(&r), qk_bytes);
+		attn_result_head(&r, 1, 2);
+		size_t held = attn_result_bytes(&r);
+		CHECKF(held == qk_bytes + 4u * n * n && held <= cells * sizeof(float),
+		       "a masked result with one head read holds %zu bytes", held);
+	}
 	float *d = dense_copy(&r);
 	CHECKF(d && same_floats(d, att, cells) && memcmp(d + cells, sc, cells * 4) == 0,
 	       "%s: the result's weights and scores are not the pass's bits",

@@ -975,6 +975,49 @@ static void test_real_why_jobs(void)
 	model_destroy(m);
 }
 
+/* A masked model's result comes with no weights (the interface computes
+ * the head it shows when it reads it), or with every head's when the text
+ * asks for them (the overview): the same numbers either way. */
+static void test_real_every_head(void)
+{
+	model_config c = {OBJ_MASKED, 16, 16, 2, 2, 16};
+	uint32_t cps[16];
+	for (int i = 0; i < 16; i++)
+		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
+	av_error err;
+	model *m = model_create(&c, cps, &err);
+	worker *w = m ? worker_create_for_model(m, 0, &err) : NULL;
+	CHECKF(m && w, "%s", err.msg);
+	if (!m || !w) {
+		model_destroy(m);
+		return;
+	}
+	model_init_random(m, 12);
+	token t[16];
+	model_text(m, t, 12);
+	worker_text_opts o = {.every_head = true};
+	worker_attn a, b;
+	CHECK(worker_post_text(w, t, 12, 1, NULL, &err) && wait_attn(w, &a, 5000));
+	CHECK(worker_post_text(w, t, 12, 2, &o, &err) && wait_attn(w, &b, 5000));
+	/* q and k with room for the context's 16 rows (infer.h), weights of 12. */
+	const size_t qk = 2u * 16 * 2 * 16 * sizeof(float), heads = 4u * 12 * 12 * sizeof(float);
+	CHECKF(a.ok && attn_result_bytes(&a.r) == qk, "without every_head: %zu bytes",
+	       attn_result_bytes(&a.r));
+	CHECKF(b.ok && attn_result_bytes(&b.r) == qk + heads, "with every_head: %zu bytes",
+	       attn_result_bytes(&b.r));
+	bool same = a.ok && b.ok;
+	for (int l = 0; same && l < 2; l++)
+		for (int h = 0; h < 2; h++)
+			same = same && attn_head_weights(&a.r, l, h) &&
+			       !memcmp(attn_head_weights(&a.r, l, h), attn_head_weights(&b.r, l, h),
+				       heads / 4);
+	CHECK(same);
+	attn_result_free(&a.r);
+	attn_result_free(&b.r);
+	worker_destroy(w);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -988,6 +1031,7 @@ int main(void)
 	test_shutdown();
 	test_stress();
 	test_recycle();
+	test_real_every_head();
 	test_give_up();
 	test_real_give_up();
 	test_real_why_jobs();

@@ -2,12 +2,13 @@
  *
  * model_forward (model.h) is the reference: a batch, each operation over all
  * rows in turn, the attention weights left in the work space. The view runs
- * one text at a time and keeps every head's weights (48 MB at 512 tokens of
- * a 6-layer, 8-head model, n x n per head; a causal model's masked half is
- * not kept: model.h, attn_store) and each layer's queries and keys, from
- * which the raw scores are computed when asked (result.c). This pass
- * computes the same thing (man 5 attnview) in the way that costs least:
- *  - the weights and scores go straight into the caller's arrays (the result),
+ * one text at a time and keeps each layer's queries and keys, from which the
+ * raw scores are computed when asked, and a masked model's weights of a head
+ * when it is first read (result.c); a causal model's weights are kept, its
+ * rows packed without the masked half (model.h, attn_store), since typing at
+ * the end computes one row of them. This pass computes the same thing (man 5
+ * attnview) in the way that costs least:
+ *  - the weights and scores the caller asks for go straight into its arrays,
  *    row by row while they are in the cache, not into the work space first;
  *  - a layer runs in three phases on the thread pool (parallel_threads()),
  *    each thread calling BLAS single-threaded on its share: rows (ln1, the QKV

@@ -202,14 +202,21 @@ void attn_store_release(attn_store *s);
 
 /* Read a result's weights and scores through attn_result_head (analysis.h),
  * attn_weight, attn_score, attn_score_row and attn_result_dense, never
- * through att and qk: their layout depends on the model (pack). The raw
- * scores are not kept: the accessors compute them from q and k, with the
- * products of the pass (infer.c), so they are the pass's numbers. */
+ * through att, qk and head_w: their layout depends on the model (pack). The
+ * raw scores are not kept: the accessors compute them from q and k, with the
+ * products of the pass (infer.c), so they are the pass's numbers. A masked
+ * model's pass keeps no weights either: a head's are computed from q and k
+ * the first time they are read, by the same products and softmax as the
+ * pass (the pass's bits), and kept in head_w until the result is recycled,
+ * so a result holds the weights of the heads that were looked at. */
 typedef struct attn_result {
 	int n, layers, heads, dim, topk;
 	bool causal;
 	token *tokens;	  /* [n] */
-	float *att;	  /* the weights: pack == 0, [layers][heads][n][n]; else packed */
+	/* The weights: pack == 0, [layers][heads][n][n]; else packed; NULL:
+	 * computed when read, into head_w ([layers][heads], (n, n) or NULL). */
+	float *att;
+	float *_Atomic *head_w;
 	float *qk;	  /* [layers][qk_rows][2 dim]: each row's q, then its k, or NULL */
 	int qk_rows;	  /* rows of a layer's block in qk: n, or the store's cap */
 	int pack;	  /* 0, or the rows of a packed head's block (attn_store) */
@@ -244,6 +251,17 @@ bool attn_scores_head(const attn_result *r, int l, int h, float *out, float *scr
 /* Every weight and score of r, dense: [layers][heads][n][n] each (either may
  * be NULL); false when the scores could not be computed (as above). */
 bool attn_result_dense(const attn_result *r, float *att, float *scores);
+
+/* Head h of layer l's weights, dense (n, n), of a result whose weights are
+ * not packed; when r keeps no weights (a masked model's, att == NULL),
+ * computed from q and k the first time and kept (callers on several threads
+ * are safe). NULL when memory ran out, or the weights are packed. */
+const float *attn_head_weights(const attn_result *r, int l, int h);
+/* Every head's weights of r computed now (attn_head_weights), on the thread
+ * pool; false when memory ran out. */
+bool attn_result_all_weights(const attn_result *r);
+/* Bytes r's numbers take now: weights (kept or computed so far), q and k. */
+size_t attn_result_bytes(const attn_result *r);
 
 void attn_result_free(attn_result *r);
 

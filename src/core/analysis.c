@@ -10,6 +10,12 @@
 
 attn_matrix attn_result_head(const attn_result *r, int layer, int head)
 {
+	if (!r->pack) {
+		/* Out of memory for a head computed when read: nothing to show. */
+		const float *w = attn_head_weights(r, layer, head);
+		attn_matrix d = {w, w ? r->n : 0, r->causal, 0};
+		return d;
+	}
 	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
 	attn_matrix a = {r->att + ((size_t)layer * (size_t)r->heads + (size_t)head) * per, r->n,
 			 r->causal, r->pack};

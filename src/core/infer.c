@@ -228,7 +228,8 @@ static bool any_off(const uint8_t *ab, size_t k)
 
 /* Rows of c that this pass may take as they are. A causal model's row i
  * depends on ids[0..i] alone; a masked model's on every id, so its rows are
- * reusable only for the very same text, and its weights are not kept. */
+ * reusable only for the very same text, and its weights, queries and keys
+ * are not kept. */
 static int reusable(const infer_cache *c, const model *m, const activations *ws, const int32_t *ids,
 		    int n, bool want_att)
 {
@@ -400,7 +401,7 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
 		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       cfg->context);
-	int p = reusable(c, m, ws, ids, n, att || scores);
+	int p = reusable(c, m, ws, ids, n, att || scores || qk);
 	const bool causal = cfg->objective == OBJ_CAUSAL;
 	if (c && causal && p < n && !store_prepare(c, cfg, p, n, err)) {
 		infer_cache_clear(c);
@@ -480,26 +481,27 @@ static bool tokens_reserve(attn_result *r, const model_config *c, int n, av_erro
 	return true;
 }
 
-/* Dense arrays (a masked model's) for n tokens of m in r, reused if they
- * fit. */
+/* A masked model's arrays for n tokens of m in r: q and k (reused if they
+ * fit), and no weights yet (attn_head_weights computes a head's when read). */
 static bool result_reserve(attn_result *r, const model_config *c, int n, av_error *err)
 {
 	const size_t LH = (size_t)c->layers * c->heads, row = 2 * (size_t)c->dim;
-	const size_t cells = LH * (size_t)n * (size_t)n, qk = c->layers * (size_t)n * row;
-	if (r->st)
+	const size_t qk = c->layers * (size_t)n * row;
+	if (r->st || r->att)
 		result_drop_arrays(r, NULL);
-	if (!tokens_reserve(r, c, n, err))
-		return false;
-	if (r->cap >= cells && r->cap_qk >= qk && r->att && r->qk)
+	r->layers = (int)c->layers;
+	r->heads = (int)c->heads;
+	r->head_w = calloc(LH, sizeof *r->head_w);
+	if (!r->head_w || !tokens_reserve(r, c, n, err)) {
+		attn_result_free(r);
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	}
+	if (r->cap_qk >= qk && r->qk)
 		return true;
-	free(r->att);
 	free(r->qk);
-	const size_t room = (size_t)room_for(c, n);
-	r->cap = LH * room * room;
-	r->cap_qk = c->layers * room * row;
-	r->att = malloc(r->cap * sizeof(float));
+	r->cap_qk = c->layers * (size_t)room_for(c, n) * row;
 	r->qk = malloc(r->cap_qk * sizeof(float));
-	if (!r->att || !r->qk) {
+	if (!r->qk) {
 		attn_result_free(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
@@ -555,7 +557,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	return forward(m, ws, c, ids, n, r->att, NULL, r->qk, stale, stale_ctx, err);
+	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, stale, stale_ctx, err);
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,

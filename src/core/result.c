@@ -1,6 +1,8 @@
 /* A result's numbers (model.h): its arrays, and reading them, the raw
  * scores computed from its queries and keys by the pass's own products. */
 #include "attnview/infer.h"
+#include "attnview/ops.h"
+#include "attnview/parallel.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -25,10 +27,21 @@ void attn_store_release(attn_store *s)
 	}
 }
 
+/* The weights computed when read (head_w), all dropped. */
+static void head_w_free(attn_result *r)
+{
+	const size_t LH = (size_t)r->layers * (size_t)r->heads;
+	for (size_t k = 0; r->head_w && k < LH; k++)
+		free(atomic_load(&r->head_w[k]));
+	free(r->head_w);
+	r->head_w = NULL;
+}
+
 void attn_result_free(attn_result *r)
 {
 	if (!r)
 		return;
+	head_w_free(r);
 	free(r->tokens);
 	if (r->st) {
 		attn_store_release(r->st);
@@ -52,6 +65,7 @@ void attn_result_recycle(attn_result *r)
 			    .cap = r->cap,
 			    .cap_qk = r->cap_qk,
 			    .cap_tokens = r->cap_tokens};
+	head_w_free(r);
 	free(r->pred_id);
 	free(r->pred_p);
 	free(r->value_norms);
@@ -62,6 +76,10 @@ float attn_weight(const attn_result *r, int l, int h, int i, int j)
 {
 	if (r->causal && j > i)
 		return 0.0f;
+	if (!r->att) {
+		const float *w = attn_head_weights(r, l, h);
+		return w ? w[(size_t)i * (size_t)r->n + (size_t)j] : NAN;
+	}
 	size_t per = r->pack ? attn_packed_row(r->pack) : (size_t)r->n * (size_t)r->n;
 	const float *b = r->att + ((size_t)l * (size_t)r->heads + (size_t)h) * per;
 	return r->pack ? b[attn_packed_row(i) + (size_t)j] : b[(size_t)i * (size_t)r->n + (size_t)j];
@@ -97,6 +115,80 @@ static void score_rows(const attn_result *r, int l, int h, int i0, int i1, float
 			fill(o + valid, NAN, (int)(n - valid));
 		}
 	}
+}
+
+/* Head h of layer l's weights into w (n, n) as the pass made them: each
+ * block's scores by the pass's product, then the softmax in place. */
+static bool weights_of(const attn_result *r, int l, int h, float *w)
+{
+	const int n = r->n;
+	float *S = malloc((size_t)ATT_BLOCK * (size_t)n * sizeof *S);
+	if (!S)
+		return false;
+	const float scale = 1.0f / sqrtf((float)(r->dim / r->heads));
+	for (int i0 = 0; i0 < n; i0 += ATT_BLOCK) {
+		int kn = score_block(r, l, h, i0, S);
+		for (int i = i0; i < i0 + ATT_BLOCK && i < n; i++) {
+			float *s = S + (size_t)(i - i0) * (size_t)kn;
+			int valid = r->causal ? i + 1 : n;
+			softmax_row(s, s, kn, valid, scale);
+			float *o = w + (size_t)i * (size_t)n;
+			memcpy(o, s, (size_t)valid * sizeof *o);
+			memset(o + valid, 0, (size_t)(n - valid) * sizeof *o);
+		}
+	}
+	free(S);
+	return true;
+}
+
+const float *attn_head_weights(const attn_result *r, int l, int h)
+{
+	if (r->att)
+		return r->pack ? NULL : r->att + ((size_t)l * r->heads + h) * r->n * (size_t)r->n;
+	if (!r->head_w || !r->qk)
+		return NULL;
+	float *_Atomic *slot = &r->head_w[(size_t)l * (size_t)r->heads + (size_t)h];
+	float *w = atomic_load(slot), *none = NULL;
+	if (w)
+		return w;
+	w = malloc((size_t)r->n * (size_t)r->n * sizeof *w);
+	if (!w || !weights_of(r, l, h, w)) {
+		free(w);
+		return NULL;
+	}
+	if (atomic_compare_exchange_strong(slot, &none, w))
+		return w;
+	free(w); /* another thread was first: its bits are the same */
+	return none;
+}
+
+static void heads_slice(void *ctx, int begin, int end)
+{
+	const attn_result *r = ctx;
+	const int LH = r->layers * r->heads;
+	for (int s = begin; s < end; s++)
+		for (int k = s; k < LH; k += parallel_threads())
+			attn_head_weights(r, k / r->heads, k % r->heads);
+}
+
+bool attn_result_all_weights(const attn_result *r)
+{
+	const int nt = parallel_threads();
+	parallel_for_n(nt, nt, heads_slice, (void *)r);
+	for (int k = 0; k < r->layers * r->heads; k++)
+		if (!attn_head_weights(r, k / r->heads, k % r->heads))
+			return false;
+	return true;
+}
+
+size_t attn_result_bytes(const attn_result *r)
+{
+	const size_t LH = (size_t)r->layers * (size_t)r->heads, nn = (size_t)r->n * r->n;
+	const size_t qk = r->st ? 2 * (size_t)r->layers * (size_t)r->dim * r->st->cap : r->cap_qk;
+	size_t floats = qk + (r->st ? LH * attn_packed_row(r->st->cap) : r->cap);
+	for (size_t k = 0; !r->att && r->head_w && k < LH; k++)
+		floats += atomic_load(&r->head_w[k]) ? nn : 0;
+	return floats * sizeof(float);
 }
 
 bool attn_score_row(const attn_result *r, int l, int h, int i, float *out)

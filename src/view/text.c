@@ -139,6 +139,7 @@ void text_changed(view *v)
 	}
 	av_error err;
 	v->topts.value_norms = v->contrib;
+	v->topts.every_head = v->focus == F_OVERVIEW || view_sel(v) != SEL_HEAD;
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
 		set_notice(v, "%s", err.msg);
 		return;

@@ -24,6 +24,10 @@ typedef struct worker_text_opts {
 	uint8_t ablate[WORKER_MAX_ABLATE]; /* [layer * heads + head]: off; all 0: none */
 	bool any_ablated;
 	bool value_norms; /* also attn_result.value_norms (for contributions) */
+	/* Also every head's weights, before the result is published: a masked
+	 * model's are otherwise computed when first read (model.h), on the
+	 * interface's thread; the overview and a layer's summaries read them all. */
+	bool every_head;
 } worker_text_opts;
 
 /* Work asked for the latest text beyond its attention and predictions. */
@@ -182,10 +186,11 @@ typedef struct worker_attn {
  * return true. Results for older texts are never returned. */
 bool worker_take_attn(worker *w, worker_attn *out);
 /* Give back a result taken from worker_take_attn once done with it, instead of
- * attn_result_free: its arrays (96 MB at 500 tokens of a 6-layer, 8-head
- * model) go to the next computation, which would otherwise spend as long on
- * the page faults of fresh memory as on the model. *r is zeroed. NULL or a
- * zeroed r is fine. */
+ * attn_result_free: its arrays (at 512 tokens of a 6-layer, 8-head, d=256
+ * model: 6 MB of queries and keys, and a causal model's 24 MB of weights) go
+ * to the next computation, which would otherwise spend as long on the page
+ * faults of fresh memory as on the model. *r is zeroed. NULL or a zeroed r
+ * is fine. */
 void worker_recycle(worker *w, attn_result *r);
 
 typedef struct worker_pred {

@@ -45,6 +45,8 @@ static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
 	if (!infer_attend(mc->m, &mc->ws, &mc->cache, tokens, n, r, stale, stale_ctx, err))
 		return false;
+	if (o->every_head && !attn_result_all_weights(r))
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	if (!o->value_norms)
 		return true;
 	/* The work space holds this text's pass. */
