@@ -194,6 +194,14 @@ typedef struct train_result {
 	uint64_t count;		   /* predicted characters */
 } train_result;
 
+/* One group's share of an evaluation (train.c, "evaluation over the
+ * threads"): the summed loss of its predicted characters, how many, how many
+ * right. */
+typedef struct train_eval_sum {
+	double loss;
+	int count, correct;
+} train_eval_sum;
+
 typedef struct trainer {
 	train_options opt;
 	uint64_t total; /* steps of the whole run */
@@ -202,6 +210,11 @@ typedef struct trainer {
 	adamw adam;
 	activations acts;
 	grad_acts gacts;
+	/* The evaluation's own work: activations for a group of eval_group
+	 * sequences per thread, and the sums of a batch's groups. */
+	activations *eval_acts;
+	int eval_nacts, eval_group;
+	train_eval_sum *eval_sums;
 	float *grads;
 	int32_t *tokens, *targets; /* (B,T) */
 	int32_t *perm;		   /* (T) masking shuffle */
