@@ -31,3 +31,6 @@ figure why-lens --lens --values --model builtin-causal --text "fruit flies like 
 figure why-dla --dla --model builtin-causal --text "fruit flies like a banana"
 figure why-patch --patch "她说他累了。" --text "他说她累了。"
 figure why-split --query 9 --key 2 --layer 1 --head 1 --text "$line"
+# README.md and doc/timeline.md: how the built-in causal model's heads formed
+# while it trained (issue 25; the model carries its training timeline).
+figure timeline-causal --timeline --model builtin-causal
