@@ -35,22 +35,9 @@ if [ ! -x "$bin" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-if [ $# -ge 2 ]; then
-	corpus=$2
-else
-	corpus=$work/corpus.txt
-	for f in chinese tang300 song100 fortunes; do
-		f=/usr/share/games/fortunes/$f
-		[ -f "$f" ] || { echo "bench_torch_train.sh: $f is missing: apt-get install" \
-			"fortunes-zh fortunes, or give a corpus" >&2; exit 1; }
-		cat "$f" >>"$corpus"
-	done
-fi
-median() {
-	sort -g "$1" | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan"; exit }
-		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# shellcheck source=tests/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_corpus bench_torch_train.sh "$work/corpus.txt" "${2:-}"
 core=$("$bin" --version | sed -n 's/^OpenBLAS kernel: \([A-Za-z0-9_]*\).*/\1/p')
 OPENBLAS_CORETYPE=$core
 export OPENBLAS_CORETYPE PYTHONPATH="$top/python${PYTHONPATH:+:$PYTHONPATH}"

@@ -41,27 +41,9 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
-if [ $# -ge 2 ]; then
-	corpus=$2
-else
-	fort=/usr/share/games/fortunes
-	corpus=$work/corpus.txt
-	for f in "$fort/chinese" "$fort/tang300" "$fort/song100" "$fort/fortunes"; do
-		if [ ! -f "$f" ]; then
-			echo "bench_train_e2e.sh: $f is missing: apt-get install fortunes-zh" \
-				"fortunes, or give a corpus" >&2
-			exit 1
-		fi
-		cat "$f" >>"$corpus"
-	done
-fi
-
-# median FILE: the median of the numbers in FILE, one a line.
-median() {
-	sort -g "$1" | awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan"; exit }
-		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+# shellcheck source=tests/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_corpus bench_train_e2e.sh "$work/corpus.txt" "${2:-}"
 
 now() { date +%s.%N; }
 

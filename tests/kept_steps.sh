@@ -10,35 +10,15 @@ set -u
 bin=${ATTNVIEW_BIN:?set by meson}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 checks=0
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 text=xqbmkwtrjqbmkwtrj
-
-fail() {
-	fails=$((fails + 1))
-	printf 'FAIL: %s\n' "$*" >&2
-}
 
 check() {
 	checks=$((checks + 1))
 	local what=$1
 	shift
 	"$@" || fail "$what"
-}
-
-# expect STATUS PATTERN -- command...: the exit status, and the combined
-# output matching the extended regex PATTERN.
-expect() {
-	local want=$1 pattern=$2
-	shift 3
-	checks=$((checks + 1))
-	local out status
-	out=$("$@" 2>&1)
-	status=$?
-	if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-		fail "$*: status $status (want $want), output:"
-		head -c 1500 <<<"$out" >&2
-		echo >&2
-	fi
 }
 
 out="$tmp/ind.attn"

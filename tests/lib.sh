@@ -1,5 +1,5 @@
 # What the shell tests of the command line share: sourced, after `set -u`,
-# by tests/train_cli.sh, train_continue.sh and figure_cli.sh.
+# by tests/train_cli.sh, train_continue.sh, figure_cli.sh and kept_steps.sh.
 #
 # fails and checks count; fail MESSAGE records a failure on stderr;
 # expect STATUS PATTERN -- command...: the command's exit status is STATUS
