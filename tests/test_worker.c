@@ -907,25 +907,39 @@ static void test_real_give_up(void)
 	model_destroy(m);
 }
 
+/* A small real model of the given objective (16 ids: the specials and the
+ * letters a to m, d=16, 2 heads, 2 layers, context 16), random weights from
+ * seed; the test program ends if it cannot be made. */
+static model *letters_model(objective obj, uint64_t seed)
+{
+	model_config c = {obj, 16, 16, 2, 2, 16};
+	uint32_t cps[16];
+	for (int i = 0; i < 16; i++)
+		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
+	av_error err;
+	model *m = model_create(&c, cps, &err);
+	if (!m) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(1);
+	}
+	model_init_random(m, seed);
+	return m;
+}
+
 /* Issue 26's jobs with the real model: patching the job's other text
  * (JOB_PATCH) gives what activation_patch gives directly, and none for a
  * text of another length; the breakdown brings the cell's score split,
  * whose terms add up to the score. */
 static void test_real_why_jobs(void)
 {
-	model_config c = {OBJ_CAUSAL, 16, 16, 2, 2, 16};
-	uint32_t cps[16];
-	for (int i = 0; i < 16; i++)
-		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
 	av_error err;
-	model *m = model_create(&c, cps, &err);
-	worker *w = m ? worker_create_for_model(m, 0, &err) : NULL;
-	CHECKF(m && w, "%s", err.msg);
-	if (!m || !w) {
+	model *m = letters_model(OBJ_CAUSAL, 11);
+	worker *w = worker_create_for_model(m, 0, &err);
+	CHECKF(w, "%s", err.msg);
+	if (!w) {
 		model_destroy(m);
 		return;
 	}
-	model_init_random(m, 11);
 	token t[16];
 	model_text(m, t, 11);
 	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
@@ -980,19 +994,14 @@ static void test_real_why_jobs(void)
  * asks for them (the overview): the same numbers either way. */
 static void test_real_every_head(void)
 {
-	model_config c = {OBJ_MASKED, 16, 16, 2, 2, 16};
-	uint32_t cps[16];
-	for (int i = 0; i < 16; i++)
-		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
 	av_error err;
-	model *m = model_create(&c, cps, &err);
-	worker *w = m ? worker_create_for_model(m, 0, &err) : NULL;
-	CHECKF(m && w, "%s", err.msg);
-	if (!m || !w) {
+	model *m = letters_model(OBJ_MASKED, 12);
+	worker *w = worker_create_for_model(m, 0, &err);
+	CHECKF(w, "%s", err.msg);
+	if (!w) {
 		model_destroy(m);
 		return;
 	}
-	model_init_random(m, 12);
 	token t[16];
 	model_text(m, t, 12);
 	worker_text_opts o = {.every_head = true};
