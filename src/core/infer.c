@@ -169,8 +169,14 @@ static void attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	const float *q = la->qkv + (size_t)i0 * C3 + (size_t)h * hs;
 	const float *k = la->qkv + d + (size_t)h * hs;
 	const float *v = la->qkv + 2 * d + (size_t)h * hs;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kn, hs, 1.0f, q, C3, k, C3, 0.0f,
-		    S, kn);
+	/* A single row (typing at the end of a causal text) as matrix-vector
+	 * products: sgemm would first copy the keys and the values into its
+	 * packed layout, several times the cost of the products. */
+	if (rows == 1)
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, kn, hs, 1.0f, k, C3, q, 1, 0.0f, S, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kn, hs, 1.0f, q, C3, k,
+			    C3, 0.0f, S, kn);
 	const float scale = 1.0f / sqrtf((float)hs);
 	for (int i = i0; i < i1; i++)
 		row_out(lp, h, i, S + (size_t)(i - i0) * kn, kn, lp->causal ? i + 1 : lp->n, scale);
@@ -181,8 +187,11 @@ static void attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 			memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
 		return;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v, C3,
-		    0.0f, y, d);
+	if (rows == 1)
+		cblas_sgemv(CblasRowMajor, CblasTrans, kn, hs, 1.0f, v, C3, S, 1, 0.0f, y, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v,
+			    C3, 0.0f, y, d);
 }
 
 /* Phase 2: tasks (head, block of query rows), dealt round-robin to the

@@ -109,8 +109,14 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 			memcpy(out + (size_t)n * OC, bias, (size_t)OC * sizeof(float));
 		beta = 1.0f;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, beta,
-		    out, OC);
+	/* One row (a causal keystroke, a generated character): OpenBLAS 0.3.21's
+	 * sgemm would copy all of w into its packed layout for it, which costs
+	 * more than the product; the matrix-vector product reads w once. */
+	if (N == 1)
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, C, 1.0f, w, C, inp, 1, beta, out, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C,
+			    beta, out, OC);
 }
 
 void matmul_forward_ref(float *out, const float *inp, const float *w, const float *bias, int N,
