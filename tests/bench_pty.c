@@ -170,7 +170,8 @@ bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out)
 	double *screen = calloc((size_t)n + 1, sizeof *screen);
 	double *outside = calloc((size_t)n + 1, sizeof *outside);
 	double *modelt = calloc((size_t)n + 1, sizeof *modelt);
-	bool ok = echo && screen && outside && modelt;
+	double *full = calloc((size_t)n + 1, sizeof *full);
+	bool ok = echo && screen && outside && modelt && full;
 	int got = 0;
 	for (int k = 0; k < n && ok; k++) {
 		const char *key = grow || k % 2 == 0 ? "x" : "\x7f";
@@ -182,11 +183,17 @@ bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out)
 		}
 		unsigned long long seq;
 		int tokens;
-		double tk, te, td, tm;
+		double tk, te, td, tm, tf = 0, tfm;
+		int partial = 0;
 		const char *l;
 		while ((l = bench_log_line(r, 10000)))
-			if (sscanf(l, "key %llu %d %lf %lf %lf %lf", &seq, &tokens, &tk, &te, &td,
-				   &tm) == 6)
+			if (sscanf(l, "key %llu %d %lf %lf %lf %lf %d", &seq, &tokens, &tk, &te,
+				   &td, &tm, &partial) >= 6)
+				break;
+		/* A first frame of a partial result: the complete one follows
+		 * before the next key (which would replace its pass). */
+		while (l && partial > 0 && (l = bench_log_line(r, 10000)))
+			if (sscanf(l, "full %*u %lf %lf", &tf, &tfm) == 2)
 				break;
 		if (!l) {
 			fprintf(stderr, "bench: no frame for keystroke %d\n", k);
@@ -195,8 +202,10 @@ bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out)
 		}
 		echo[got] = te - tk;
 		screen[got] = td - tk;
+		full[got] = partial > 0 ? tf - tk : td - tk;
 		outside[got] = td - sent;
-		modelt[got] = tm;
+		modelt[got] = partial > 0 ? tfm : tm;
+		out->partial += partial > 0;
 		got++;
 	}
 	out->got = got;
@@ -207,7 +216,9 @@ bool bench_type_keys(bench_run *r, int n, bool grow, bench_keys_result *out)
 		out->screen_p99 = bench_pct(screen, got, 0.99);
 		out->outside_p99 = bench_pct(outside, got, 0.99);
 		out->model_p50 = bench_pct(modelt, got, 0.5);
+		out->full_p50 = bench_pct(full, got, 0.5);
 	}
+	free(full);
 	free(echo);
 	free(screen);
 	free(outside);

@@ -45,6 +45,8 @@ typedef struct bench_keys_result {
 	double screen_p50, screen_p99; /* key read -> the heatmap of its text out */
 	double outside_p99;	       /* key written to the pty -> heatmap out */
 	double model_p50;	       /* the worker's time for the text, as logged */
+	double full_p50;	       /* key read -> every layer in (after a partial) */
+	int partial;		       /* keys whose first frame was partial */
 } bench_keys_result;
 
 /* n keystrokes at the end of the text, each after the frame of the one

@@ -7,6 +7,7 @@
 #include "worker.h"
 #include "harness.h"
 
+#include "attnview/infer.h"
 #include "attnview/modelfile.h"
 
 #include <math.h>
@@ -1027,6 +1028,130 @@ static void test_real_every_head(void)
 	model_destroy(m);
 }
 
+/* The real model behind a gate between its layers (partial results): the
+ * pass stops after the layer given, once the worker has had its say there,
+ * until the test opens the gate. */
+typedef struct gated {
+	const model *m;
+	activations ws;
+	infer_cache cache;
+	fake f;		   /* its gate and counters */
+	int stop_after;	   /* layers done when the pass waits */
+	attn_result *live; /* the result infer_attend is filling */
+	worker_stale_fn stale;
+	void *stale_ctx;
+} gated;
+
+static bool gated_stale(void *p)
+{
+	gated *g = p;
+	bool stale = g->stale(g->stale_ctx);
+	if (!stale && g->live->partial == g->stop_after) {
+		fake_lock(&g->f);
+		g->f.waiting++;
+		if (pthread_cond_broadcast(&g->f.cv) != 0)
+			abort();
+		while (g->f.gated)
+			if (pthread_cond_wait(&g->f.cv, &g->f.mu) != 0)
+				abort();
+		g->f.waiting--;
+		fake_unlock(&g->f);
+	}
+	return stale;
+}
+
+static bool gated_attend(void *ctx, const token *t, int n, const worker_text_opts *o,
+			 attn_result *r, worker_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	gated *g = ctx;
+	(void)o;
+	g->live = r, g->stale = stale, g->stale_ctx = stale_ctx;
+	return infer_attend(g->m, &g->ws, &g->cache, t, n, r, gated_stale, g, err);
+}
+
+/* A masked model's long pass shows the layer on screen before the others
+ * (issue 27): the worker publishes a partial result holding the layers done
+ * once that layer is among them, and the complete one after it; the partial
+ * one's numbers are the complete one's, layers not yet computed read as
+ * absent, and a newer text still wins over both. */
+static void test_real_partial(void)
+{
+	static gated g;
+	memset(&g, 0, sizeof g);
+	av_error err;
+	model *m = letters_model(OBJ_MASKED, 13);
+	g.m = m;
+	CHECK(activations_init(&g.ws, &m->cfg, 1, 16, 16, &err));
+	CHECK(pthread_mutex_init(&g.f.mu, NULL) == 0 && pthread_cond_init(&g.f.cv, NULL) == 0);
+	g.stop_after = 1;
+	fake_gate(&g.f, true);
+	worker_ops ops = {gated_attend, NULL, NULL, NULL, &g};
+	worker *w = worker_create(&ops, &err);
+	CHECKF(w, "%s", err.msg);
+	if (!w)
+		return;
+	worker_set_partial_ms(w, 0);
+	token t[16];
+	model_text(m, t, 12);
+	worker_text_opts o = {.partial_layer = 1};
+	CHECK(worker_post_text(w, t, 12, 1, &o, &err));
+	worker_attn part, full;
+	CHECK(wait_attn(w, &part, 5000));
+	CHECKF(part.ok && part.seq == 1 && part.r.partial == 1 && part.r.n == 12,
+	       "first result: partial %d", part.r.partial);
+	CHECK(attn_layer_ready(&part.r, 0) && !attn_layer_ready(&part.r, 1));
+	CHECK(attn_head_weights(&part.r, 1, 0) == NULL);
+	const float *w0 = attn_head_weights(&part.r, 0, 1);
+	CHECK(w0 != NULL);
+	CHECK(worker_get_stats(w).partials == 1 && worker_get_stats(w).busy);
+	fake_gate(&g.f, false);
+	CHECK(wait_attn(w, &full, 5000));
+	CHECKF(full.ok && full.seq == 1 && full.r.partial == 0, "then: partial %d", full.r.partial);
+	const float *f0 = attn_head_weights(&full.r, 0, 1);
+	CHECK(w0 && f0 && !memcmp(w0, f0, 12 * 12 * sizeof *f0));
+	CHECK(attn_head_weights(&full.r, 1, 0) != NULL);
+	worker_recycle(w, &part.r);
+	worker_recycle(w, &full.r);
+
+	/* Layer 1 on screen of a 2-layer model: nothing is partial. */
+	o.partial_layer = 2;
+	CHECK(worker_post_text(w, t, 11, 2, &o, &err) && wait_attn(w, &full, 5000));
+	CHECK(full.ok && full.seq == 2 && full.r.partial == 0);
+	attn_result_free(&full.r);
+	/* Nor when the rest of the pass is quicker than a frame (the default). */
+	worker_set_partial_ms(w, 12.0);
+	o.partial_layer = 1;
+	CHECK(worker_post_text(w, t, 10, 3, &o, &err) && wait_attn(w, &full, 5000));
+	CHECK(full.ok && full.seq == 3 && full.r.partial == 0);
+	attn_result_free(&full.r);
+	CHECK(worker_get_stats(w).partials == 1);
+
+	/* A newer text posted while a pass waits after its partial result:
+	 * neither the partial result nor the pass's end is handed out. */
+	worker_set_partial_ms(w, 0);
+	fake_gate(&g.f, true);
+	CHECK(worker_post_text(w, t, 9, 4, &o, &err));
+	fake_wait_arrival(&g.f, 1);
+	CHECK(worker_post_text(w, t, 8, 5, &o, &err));
+	CHECK(!worker_take_attn(w, &full));
+	fake_gate(&g.f, false);
+	bool complete = false;
+	for (int tries = 0; !complete && tries < 2; tries++) {
+		if (!wait_attn(w, &full, 5000))
+			break;
+		CHECKF(full.seq == 5 && full.r.n == 8, "seq %llu of %d tokens",
+		       (unsigned long long)full.seq, full.r.n);
+		complete = full.ok && full.r.partial == 0;
+		attn_result_free(&full.r);
+	}
+	CHECK(complete);
+	worker_destroy(w);
+	infer_cache_clear(&g.cache);
+	activations_finish(&g.ws);
+	fake_finish(&g.f);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -1041,6 +1166,7 @@ int main(void)
 	test_stress();
 	test_recycle();
 	test_real_every_head();
+	test_real_partial();
 	test_give_up();
 	test_real_give_up();
 	test_real_why_jobs();

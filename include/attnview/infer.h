@@ -89,7 +89,9 @@ bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_
  * shares c's store (a store of its own when c is NULL): it keeps its numbers
  * while later passes run, since they write only rows no result reads. Whatever it returns, r
  * may hold arrays afterwards (free or recycle them). A gave-up pass returns
- * false with "a newer text came". */
+ * false with "a newer text came". While a masked model's pass runs, each
+ * stale() call sees in r->partial the layers whose q and k are in r->qk (the
+ * worker publishes a copy of them: attn_result_partial_copy); 0 at the end. */
 bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
 		  attn_result *r, infer_stale_fn stale, void *stale_ctx, av_error *err);
 

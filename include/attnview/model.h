@@ -228,7 +228,22 @@ typedef struct attn_result {
 	 * reuses the arrays of a recycled result (infer.h) when they fit. */
 	size_t cap, cap_qk;
 	int cap_tokens;
+	/* 0: every layer is in the result. Else it holds layers 0..partial-1
+	 * only: a masked model's result published while its pass goes on (the
+	 * view's worker, worker.h), read through attn_layer_ready; while
+	 * infer_attend runs, the layers it has finished. */
+	int partial;
 } attn_result;
+
+/* Whether layer l of r is in it (not a layer still being computed). */
+static inline bool attn_layer_ready(const attn_result *r, int l)
+{
+	return r->partial == 0 || l < r->partial;
+}
+/* A copy of the first `layers` layers of a masked model's result r (its
+ * tokens, queries and keys; the weights are computed when read) into *out,
+ * marked partial; false when memory ran out. */
+bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out);
 
 /* Offset of row i in a packed head's block. */
 static inline size_t attn_packed_row(int i)

@@ -375,14 +375,17 @@ static bool copy_cached(const attn_store *st, int p, int n, float *att, float *s
 
 /* ---- the pass ---- */
 
-/* Layers 0..L-1 on rows p..n-1; false if stale. */
-static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores,
+/* Layers 0..L-1 on rows p..n-1; false if stale. *done (or NULL): the
+ * layers finished, set before each asks stale() (attn_result.partial). */
+static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores, int *done,
 		       infer_stale_fn stale, void *stale_ctx)
 {
 	const model *m = lp->m;
 	const size_t H = (size_t)lp->H, nn = (size_t)lp->n * (size_t)lp->n;
 	const float *x = lp->a->encoded;
 	for (int l = 0; l < (int)m->cfg.layers; l++) {
+		if (done)
+			*done = l;
 		if (stale && stale(stale_ctx))
 			return false;
 		layer_acts *la = &lp->a->layer[l];
@@ -401,10 +404,11 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 }
 
 /* infer_forward; qk (or NULL): every layer's q and k rows, [L][n][2d] (a
- * causal model's with a cache go to its store instead). */
+ * causal model's with a cache go to its store instead); done (or NULL): the
+ * layers finished so far while the pass runs (run_layers), 0 once it ends. */
 static bool forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		    float *att, float *scores, float *qk, infer_stale_fn stale, void *stale_ctx,
-		    av_error *err)
+		    float *att, float *scores, float *qk, int *done, infer_stale_fn stale,
+		    void *stale_ctx, av_error *err)
 {
 	const model_config *cfg = &m->cfg;
 	if (n < 1 || (uint32_t)n > cfg->context || n > ws->T)
@@ -435,10 +439,12 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
 			      1, n - p, d);
 		int saved = blas_single_thread_begin();
-		bool done = run_layers(&lp, c, att, scores, stale, stale_ctx);
+		bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
 		blas_single_thread_end(saved);
 		free(lp.work);
-		if (!done)
+		if (done)
+			*done = 0;
+		if (!ran)
 			return av_fail(err, _("a newer text came"));
 	}
 	if (c) {
@@ -453,7 +459,7 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 bool infer_forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
 		   float *att, float *scores, infer_stale_fn stale, void *stale_ctx, av_error *err)
 {
-	return forward(m, ws, c, ids, n, att, scores, NULL, stale, stale_ctx, err);
+	return forward(m, ws, c, ids, n, att, scores, NULL, NULL, stale, stale_ctx, err);
 }
 
 /* ---- results ---- */
@@ -566,7 +572,8 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, stale, stale_ctx, err);
+	r->partial = 0;
+	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, &r->partial, stale, stale_ctx, err);
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,

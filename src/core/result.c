@@ -143,6 +143,8 @@ static bool weights_of(const attn_result *r, int l, int h, float *w)
 
 const float *attn_head_weights(const attn_result *r, int l, int h)
 {
+	if (!attn_layer_ready(r, l))
+		return NULL;
 	if (r->att)
 		return r->pack ? NULL : r->att + ((size_t)l * r->heads + h) * r->n * (size_t)r->n;
 	if (!r->head_w || !r->qk)
@@ -193,7 +195,9 @@ size_t attn_result_bytes(const attn_result *r)
 
 bool attn_score_row(const attn_result *r, int l, int h, int i, float *out)
 {
-	float *S = r->qk ? malloc((size_t)ATT_BLOCK * (size_t)r->n * sizeof *S) : NULL;
+	float *S = r->qk && attn_layer_ready(r, l)
+		       ? malloc((size_t)ATT_BLOCK * (size_t)r->n * sizeof *S)
+		       : NULL;
 	if (!S) {
 		fill(out, NAN, r->n);
 		return false;
@@ -205,7 +209,7 @@ bool attn_score_row(const attn_result *r, int l, int h, int i, float *out)
 
 bool attn_scores_head(const attn_result *r, int l, int h, float *out, float *scratch)
 {
-	if (!r->qk) {
+	if (!r->qk || !attn_layer_ready(r, l)) {
 		fill(out, NAN, r->n * r->n);
 		return false;
 	}
@@ -232,11 +236,40 @@ bool attn_result_dense(const attn_result *r, float *att, float *scores)
 			for (int i = 0; att && i < r->n; i++)
 				for (int j = 0; j < r->n; j++)
 					att[o + (size_t)i * n + (size_t)j] = attn_weight(r, l, h, i, j);
-			if (S)
+			if (S && attn_layer_ready(r, l))
 				score_rows(r, l, h, 0, r->n, S, scores + o);
 			else if (scores)
 				fill(scores + o, NAN, (int)nn);
 		}
 	free(S);
 	return !scores || S;
+}
+
+bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out)
+{
+	const size_t n = (size_t)r->n, qk = (size_t)layers * n * 2 * (size_t)r->dim;
+	attn_result p = {.n = r->n,
+			 .layers = r->layers,
+			 .heads = r->heads,
+			 .dim = r->dim,
+			 .qk_rows = r->n,
+			 .cap_qk = qk,
+			 .cap_tokens = r->n,
+			 .partial = layers};
+	p.tokens = malloc(n * sizeof *p.tokens);
+	p.qk = malloc(qk * sizeof *p.qk);
+	p.head_w = calloc((size_t)r->layers * (size_t)r->heads, sizeof *p.head_w);
+	if (r->causal || !r->qk || layers < 1 || layers > r->layers || !p.tokens || !p.qk ||
+	    !p.head_w) {
+		attn_result_free(&p);
+		return false;
+	}
+	memcpy(p.tokens, r->tokens, n * sizeof *p.tokens);
+	/* The rows of a layer's block are r->qk_rows apart. */
+	const size_t row = 2 * (size_t)r->dim;
+	for (int l = 0; l < layers; l++)
+		memcpy(p.qk + (size_t)l * n * row, r->qk + (size_t)l * (size_t)r->qk_rows * row,
+		       n * row * sizeof *p.qk);
+	*out = p;
+	return true;
 }

@@ -181,6 +181,10 @@ static bool title_ablation(const view *v, figure *f, av_error *err)
 
 static figure *figure_of_view(view *v, av_error *err)
 {
+	if (v->have && v->r.partial && v->focus != F_TIMELINE) {
+		av_fail(err, _("the text is still being computed: write the figure once it is"));
+		return NULL;
+	}
 	char *text = text_utf8(v);
 	if (!text) {
 		av_fail(err, _("out of memory"));

@@ -76,12 +76,14 @@ void sel_describe(const view *v, char *out, size_t size)
 
 bool view_matrix(view *v, heat_src *out)
 {
-	if (!v->have)
+	/* A partial result: the layer on screen, and a rollout to it, may be
+	 * there; the mean of every layer is not. */
+	if (!view_layer_ready(v, v->layer) || (v->r.partial && view_map_kind(v) == SEL_ALL))
 		return false;
 	map_state *m = map_of(v);
 	matrix_request rq = {
 	    .r = &v->r,
-	    .seq = v->res_seq,
+	    .seq = v->res_gen,
 	    .kind = view_map_kind(v),
 	    .layer = v->layer,
 	    .head = v->head < nheads(v) ? v->head : 0,
@@ -232,7 +234,7 @@ static void draw_head_line(view *v)
 			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
 				    _(head_pattern(panel_map_stats(v, &s))));
 			said_words = true;
-		} else if (v->have) {
+		} else if (view_layer_ready(v, v->layer)) {
 			const role_scores *rs = view_head_roles(v);
 			char label[128];
 			role_label(rs, true, label, sizeof label);

@@ -147,7 +147,7 @@ static role_scores tile_roles(view *v, int l, int h)
 {
 	ov_state *o = ov_of(v);
 	size_t nh = (size_t)nlayers(v) * (size_t)nheads(v);
-	if (o->roles_seq != v->res_seq) {
+	if (o->roles_seq != v->res_gen) {
 		if (!o->roles)
 			o->roles = calloc(nh, sizeof *o->roles);
 		if (!o->roles)
@@ -157,7 +157,7 @@ static role_scores tile_roles(view *v, int l, int h)
 				attn_matrix a = attn_result_head(&v->r, ll, hh);
 				head_roles(&o->roles[ll * nheads(v) + hh], &a, v->r.tokens);
 			}
-		o->roles_seq = v->res_seq;
+		o->roles_seq = v->res_gen;
 	}
 	return o->roles[l * nheads(v) + h];
 }
@@ -258,7 +258,7 @@ static void overview_draw(view *v)
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
-	if (v->have && g->fits && sel < L * H) {
+	if (v->have && !v->r.partial && g->fits && sel < L * H) {
 		/* What the selected head does, in words. */
 		role_scores rs = tile_roles(v, sel / H, sel % H);
 		char says[512];
@@ -273,6 +273,10 @@ static void overview_draw(view *v)
 	}
 	if (!v->have) {
 		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("No text yet: type some first."));
+		return;
+	}
+	if (v->r.partial) { /* every head is drawn once every layer is in */
+		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("computing..."));
 		return;
 	}
 	size_t cells = (size_t)g->sh * (size_t)g->sw;

@@ -85,7 +85,8 @@ typedef struct view {
 	/* the result on screen */
 	bool have;
 	uint64_t res_seq;
-	attn_result r;
+	attn_result r;	  /* r.partial: the layers on screen came before the rest */
+	uint64_t res_gen; /* counts the results taken: what caches of r key on */
 	double res_ms;
 	char error[sizeof(av_error)];
 	role_scores hr; /* of the selected head, cached for the head line */
@@ -186,6 +187,7 @@ typedef struct view {
 	uint64_t bench_seq;
 	double bench_key, bench_echo;
 	bool bench_echo_pending, bench_done_pending, bench_ready;
+	bool bench_full_pending; /* the key's first frame was partial */
 } view;
 
 static inline int nlayers(const view *v)
@@ -196,6 +198,13 @@ static inline int nlayers(const view *v)
 static inline int nheads(const view *v)
 {
 	return (int)v->m->cfg.heads;
+}
+
+/* Layer l of the result on screen is there (a partial result has only the
+ * first layers: worker.h). */
+static inline bool view_layer_ready(const view *v, int l)
+{
+	return v->have && attn_layer_ready(&v->r, l);
 }
 
 double now_ms(void);

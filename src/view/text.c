@@ -33,10 +33,10 @@ attn_matrix view_head(const view *v)
 
 const role_scores *view_head_roles(view *v)
 {
-	if (v->hr_seq != v->res_seq || v->hr_layer != v->layer || v->hr_head != v->head) {
+	if (v->hr_seq != v->res_gen || v->hr_layer != v->layer || v->hr_head != v->head) {
 		attn_matrix a = view_head(v);
 		head_roles(&v->hr, &a, v->r.tokens);
-		v->hr_seq = v->res_seq, v->hr_layer = v->layer, v->hr_head = v->head;
+		v->hr_seq = v->res_gen, v->hr_layer = v->layer, v->hr_head = v->head;
 	}
 	return &v->hr;
 }
@@ -140,6 +140,8 @@ void text_changed(view *v)
 	av_error err;
 	v->topts.value_norms = v->contrib;
 	v->topts.every_head = v->focus == F_OVERVIEW || view_sel(v) != SEL_HEAD;
+	/* A long pass shows the head on screen as soon as its layer is done. */
+	v->topts.partial_layer = v->topts.every_head || v->contrib ? 0 : v->layer + 1;
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
 		set_notice(v, "%s", err.msg);
 		return;
@@ -194,8 +196,14 @@ static void take_attn(view *v, worker_attn *a)
 			worker_recycle(v->w, &a->r);
 		return;
 	}
-	v->pending = false;
-	v->busy_shown = false;
+	/* A partial result (worker.h) stands for its text until the complete
+	 * one comes: the text is still pending, and what was asked about it
+	 * (predictions, jobs) holds for the complete result too. */
+	const bool part = a->ok && a->r.partial > 0;
+	const bool completes = v->have && v->r.partial > 0 && a->seq == v->res_seq;
+	v->pending = part;
+	if (!part)
+		v->busy_shown = false;
 	if (v->have)
 		worker_recycle(v->w, &v->r);
 	v->have = a->ok;
@@ -204,8 +212,11 @@ static void take_attn(view *v, worker_attn *a)
 		return;
 	}
 	v->r = a->r;
+	v->res_gen++;
 	v->res_seq = a->seq;
 	v->res_ms = a->ms;
+	if (completes)
+		return;
 	v->error[0] = '\0';
 	memset(v->pstate, 0, (size_t)v->context);
 	v->pred_req = -1;

@@ -234,7 +234,7 @@ static void bench_frame(view *v)
 	if (!v->bench)
 		return;
 	double t = now_ms();
-	if (!v->bench_ready && v->have && v->res_seq == v->seq) {
+	if (!v->bench_ready && v->have && v->res_seq == v->seq && !v->r.partial) {
 		fprintf(v->bench, "ready %d\n", v->r.n);
 		fflush(v->bench);
 		v->bench_ready = true;
@@ -243,12 +243,22 @@ static void bench_frame(view *v)
 		v->bench_echo = t;
 		v->bench_echo_pending = false;
 	}
+	/* The key's first frame (the layer on screen, when a partial result
+	 * brought it: the last field, the layers it had), then, after a partial
+	 * one, the frame of the complete result. */
 	if (v->bench_done_pending && v->have && v->res_seq == v->bench_seq) {
-		fprintf(v->bench, "key %llu %d %.3f %.3f %.3f %.3f\n",
+		fprintf(v->bench, "key %llu %d %.3f %.3f %.3f %.3f %d\n",
 			(unsigned long long)v->bench_seq, v->r.n, v->bench_key, v->bench_echo, t,
-			v->res_ms);
+			v->res_ms, v->r.partial);
 		fflush(v->bench);
 		v->bench_done_pending = false;
+		v->bench_full_pending = v->r.partial > 0;
+	} else if (v->bench_full_pending && v->have && v->res_seq == v->bench_seq &&
+		   !v->r.partial) {
+		fprintf(v->bench, "full %llu %.3f %.3f\n", (unsigned long long)v->bench_seq, t,
+			v->res_ms);
+		fflush(v->bench);
+		v->bench_full_pending = false;
 	}
 }
 

@@ -27,6 +27,14 @@
  *     vocabulary), and posts are dropped until the interface has taken the
  *     new model: every text the new model runs was tokenized with its
  *     vocabulary. The interface posts its text again after taking it.
+ *  8. A partial result (attn_result.partial) is a copy of the layers a
+ *     masked model's pass has finished, made on the worker thread between
+ *     two layers and published under `mu` by rules 3 and 4 when the layer
+ *     on screen is among them (worker_text_opts.partial_layer) and the
+ *     layers still to come would take more than PARTIAL_MS: the interface
+ *     draws that layer while the others are computed. The complete result
+ *     of the same text replaces it; the pass never writes what a published
+ *     result holds.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker.h"
@@ -75,8 +83,9 @@ struct worker {
 	worker_model model;
 	bool computing;
 	worker_stats stats;
-	attn_result spare; /* arrays of a result given back (rule 8) */
+	attn_result spare; /* arrays of a result given back (worker_recycle) */
 	bool have_spare;
+	double partial_ms; /* rule 8's least time for the rest of a pass */
 
 	/* thread */
 	token *cur; /* [AV_MAX_CONTEXT] text being or last computed */
@@ -84,7 +93,14 @@ struct worker {
 	uint64_t cur_seq;
 	worker_text_opts cur_opts;
 	bool cur_ok;
+	attn_result *live; /* the text's result being computed, or NULL */
+	double live_t0;	   /* when its pass began */
+	bool live_sent;	   /* a partial copy of it was published (rule 8) */
 };
+
+/* A partial result is published when the rest of the pass would take longer
+ * than this: about a frame (a faster pass draws every layer at once). */
+#define PARTIAL_MS 12.0
 
 void worker_job_result_free(worker_job_result *r)
 {
@@ -157,6 +173,59 @@ static bool text_waiting(void *p)
 	return waiting;
 }
 
+static void keep_spare(worker *w, attn_result *r, attn_result *trash);
+
+/* Rule 8: the layers of w->live done so far, published if the layer on
+ * screen is among them and the rest of the pass is long enough to see. */
+static void publish_partial(worker *w)
+{
+	const attn_result *r = w->live;
+	int done = r ? r->partial : 0, want = w->cur_opts.partial_layer;
+	if (!r || w->live_sent || want < 1 || r->causal || done < want || done >= r->layers)
+		return;
+	lock(w);
+	double least = w->partial_ms;
+	unlock(w);
+	double spent = now_ms() - w->live_t0;
+	if (spent * (r->layers - done) / done < least)
+		return;
+	w->live_sent = true;
+	attn_result part, trash;
+	memset(&trash, 0, sizeof trash);
+	if (!attn_result_partial_copy(r, done, &part))
+		return; /* out of memory: the complete result comes as before */
+	lock(w);
+	bool publish = w->cur_seq == w->text_seq;
+	if (publish) {
+		if (w->attn_ready)
+			keep_spare(w, &w->attn.r, &trash);
+		memset(&w->attn, 0, sizeof w->attn);
+		w->attn.seq = w->cur_seq;
+		w->attn.ok = true;
+		w->attn.ms = spent;
+		w->attn.r = part;
+		w->attn_ready = true;
+		w->stats.partials++;
+	}
+	unlock(w);
+	attn_result_free(&trash);
+	if (publish)
+		wake(w);
+	else
+		attn_result_free(&part);
+}
+
+/* The text's pass between two layers: give up if a newer text is waiting,
+ * else perhaps publish what is done (rule 8). */
+static bool between_layers(void *p)
+{
+	worker *w = p;
+	if (text_waiting(w))
+		return true;
+	publish_partial(w);
+	return false;
+}
+
 /* Keep r's arrays as the spare if there is none, else move them to *trash
  * for the caller to free once it has let go of w->mu: freeing 100 MB takes
  * milliseconds, which a post must not wait for (rule 2). (w->mu held) */
@@ -193,8 +262,12 @@ static void run_text(worker *w)
 
 	av_error err = {{0}};
 	double t0 = now_ms();
+	w->live = &r;
+	w->live_t0 = t0;
+	w->live_sent = false;
 	bool ok =
-	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, text_waiting, w, &err);
+	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, between_layers, w, &err);
+	w->live = NULL;
 	double ms = now_ms() - t0;
 	w->cur_ok = ok;
 
@@ -378,6 +451,7 @@ worker *worker_create(const worker_ops *ops, av_error *err)
 		return NULL;
 	}
 	w->ops = *ops;
+	w->partial_ms = PARTIAL_MS;
 	w->pipe_rd = w->pipe_wr = -1;
 	w->text = calloc(AV_MAX_CONTEXT, sizeof *w->text);
 	w->cur = calloc(AV_MAX_CONTEXT, sizeof *w->cur);
@@ -626,6 +700,13 @@ bool worker_take_pred(worker *w, worker_pred *out)
 	}
 	unlock(w);
 	return got;
+}
+
+void worker_set_partial_ms(worker *w, double ms)
+{
+	lock(w);
+	w->partial_ms = ms;
+	unlock(w);
 }
 
 worker_stats worker_get_stats(worker *w)

@@ -28,6 +28,10 @@ typedef struct worker_text_opts {
 	 * model's are otherwise computed when first read (model.h), on the
 	 * interface's thread; the overview and a layer's summaries read them all. */
 	bool every_head;
+	/* 0, or the layer on screen + 1: a masked model's pass long enough to
+	 * be seen publishes the layers done once that one is among them, as a
+	 * partial result (attn_result.partial), before the complete one. */
+	int partial_layer;
 } worker_text_opts;
 
 /* Work asked for the latest text beyond its attention and predictions. */
@@ -183,7 +187,9 @@ typedef struct worker_attn {
 } worker_attn;
 
 /* If a result for the latest posted text is waiting, move it to *out and
- * return true. Results for older texts are never returned. */
+ * return true. Results for older texts are never returned. A partial one
+ * (out->r.partial > 0) is followed by the complete one of the same text,
+ * unless a newer text replaced it. */
 bool worker_take_attn(worker *w, worker_attn *out);
 /* Give back a result taken from worker_take_attn once done with it, instead of
  * attn_result_free: its arrays (at 512 tokens of a 6-layer, 8-head, d=256
@@ -210,10 +216,15 @@ typedef struct worker_stats {
 	uint64_t jobs;	   /* jobs run */
 	uint64_t dropped;  /* results computed for texts replaced meanwhile */
 	uint64_t gave_up;  /* of those, computations that stopped early (stale()) */
+	uint64_t partials; /* partial results published (worker_text_opts) */
 	uint64_t latest;   /* sequence number of the latest post */
 	bool busy;	   /* a computation is under way or waiting */
 } worker_stats;
 
 worker_stats worker_get_stats(worker *w);
+
+/* The least time the rest of a pass must be expected to take for a partial
+ * result to be published (about a frame by default); tests set 0. */
+void worker_set_partial_ms(worker *w, double ms);
 
 #endif
