@@ -242,10 +242,13 @@ static void test_learns(void)
 		o.steps = 300;
 		o.warmup = 20;
 		/* A masked row has 2 targets where a causal one has 16, and
-		 * masked models sit on the unigram plateau a while longer. */
+		 * masked models sit on the unigram plateau a while longer: at
+		 * 800 steps the loss had just left it on the Haswell kernel
+		 * (1.55 against the 1.56 checked) and not yet on SkylakeX or
+		 * Prescott; at 1600 it is 0.46-0.52 on all four. */
 		if (obj == OBJ_MASKED) {
 			o.batch = 32;
-			o.steps = 800;
+			o.steps = 1600;
 		}
 		o.lr = 1e-2f;
 		o.checkpoint_every = 0;
