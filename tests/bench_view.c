@@ -165,6 +165,7 @@ typedef struct timing {
 	double p50, p99, cpu50, flops;
 	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
 	double ratio; /* typing at the end: median of the keys' time / a full pass's */
+	double full50; /* and the p50 of those full passes */
 	int reused, computed;
 	double bytes, dense_bytes;
 } timing;
@@ -243,16 +244,20 @@ static void typer_finish(typer *ty, timing *out)
 	activations_finish(&ty->ws);
 }
 
-/* `reps` keystrokes typing a text up to n tokens (typer). Typing at the end
- * of a causal model's text, each key is followed by a full pass of the same
- * model on a text typed at the start, and the ratio of the two times is
- * taken key by key: both see the machine's load of the same moment. */
-static bool time_keys(const model *m, int n, bool at_start, int reps, timing *out)
+/* `reps` keystrokes typing a text up to n tokens (typer), each followed by
+ * a product that measures the sgemm peak, unless !paired. Typing at the end
+ * of a causal model's text with `paired`, each key is followed by a full pass
+ * of the same model on a text typed at the start, and the ratio of the two
+ * times is taken key by key: both see the machine's load of the same
+ * moment, and each key starts from the caches a full pass leaves (its
+ * weights, keys and values read from memory). Without, the keys follow one
+ * another as when someone types, nothing between them. */
+static bool time_keys(const model *m, int n, bool at_start, bool paired, int reps, timing *out)
 {
 	static infer_cache cache, full_cache;
 	static token t[AV_MAX_CONTEXT], ft[AV_MAX_CONTEXT];
 	const int warm = 2, keys = reps + warm;
-	const bool pair = !at_start && m->cfg.objective == OBJ_CAUSAL;
+	const bool pair = paired && !at_start && m->cfg.objective == OBJ_CAUSAL;
 	typer ty, full;
 	if (!typer_init(&ty, m, n, at_start, keys, &cache, t))
 		return false;
@@ -260,8 +265,8 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 		typer_finish(&ty, out);
 		return false;
 	}
-	double *ms = malloc((size_t)reps * 4 * sizeof *ms), *cpu = ms + reps, *share = ms + 2 * reps;
-	double *ratio = ms + 3 * reps;
+	double *ms = malloc((size_t)reps * 5 * sizeof *ms), *cpu = ms + reps, *share = ms + 2 * reps;
+	double *ratio = ms + 3 * reps, *full_ms = ms + 4 * reps;
 	double flops = 0;
 	bool ok = ms != NULL;
 	for (int k = -1; k < keys && ok; k++) {
@@ -271,7 +276,9 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 			double f = pass_flops(&m->cfg, cache.reused, ty.r.n);
 			ms[k - warm] = dt;
 			cpu[k - warm] = dc;
-			share[k - warm] = f / (dt * 1e-3) * 1e-9 / pool_peak();
+			/* (The peak's product between two keys would empty the caches
+			 * the keys typed one after another find full.) */
+			share[k - warm] = paired ? f / (dt * 1e-3) * 1e-9 / pool_peak() : 0;
 			flops += f;
 			out->reused = cache.reused;
 			out->computed = cache.computed;
@@ -279,7 +286,7 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 		if (ok && pair) {
 			ok = typer_key(&full, k, &ft_ms, &fc);
 			if (k >= warm)
-				ratio[k - warm] = dt / ft_ms;
+				ratio[k - warm] = dt / ft_ms, full_ms[k - warm] = ft_ms;
 		}
 	}
 	if (ok) {
@@ -288,6 +295,7 @@ static bool time_keys(const model *m, int n, bool at_start, int reps, timing *ou
 		out->cpu50 = bench_pct(cpu, reps, 0.5);
 		out->share = bench_pct(share, reps, 0.5);
 		out->ratio = pair ? bench_pct(ratio, reps, 0.5) : 0;
+		out->full50 = pair ? bench_pct(full_ms, reps, 0.5) : 0;
 		out->flops = flops / reps;
 	}
 	free(ms);
@@ -458,8 +466,12 @@ int main(int argc, char **argv)
 		for (int where = 0; where < 2; where++) {
 			if (where == 1 && c->objective != OBJ_CAUSAL)
 				break;
-			timing tm = {0};
-			if (!time_keys(models[i].m, n, where == 1, reps, &tm))
+			timing tm = {0}, alone = {0};
+			if (!time_keys(models[i].m, n, where == 1, true, reps, &tm))
+				return 1;
+			/* Typing at the end of a causal text, also the keys alone. */
+			const bool typing = where == 0 && c->objective == OBJ_CAUSAL;
+			if (typing && !time_keys(models[i].m, n, false, false, reps, &alone))
 				return 1;
 			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
 			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
@@ -479,6 +491,11 @@ int main(int argc, char **argv)
 				printf("    a keystroke at the end over a full pass (at the start) "
 				       "run after it: median %.1f%% over %d keys\n",
 				       100.0 * tm.ratio, reps);
+			if (typing)
+				printf("    the keys typed one after another, no full pass between: "
+				       "p50 %7.2f ms, p99 %7.2f ms (%.1f%% of the paired full "
+				       "passes' p50 %.2f ms)\n",
+				       alone.p50, alone.p99, 100.0 * alone.p50 / tm.full50, tm.full50);
 			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
 			       "first_share %.3f cpu_share %.3f result_mb %.2f dense_mb %.2f "
 			       "end_over_full %.4f\n",
