@@ -564,6 +564,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 	r->heads = (int)cfg->heads;
 	r->dim = (int)cfg->dim;
 	r->topk = 0;
+	r->partial = 0;
 	r->causal = causal;
 	r->qk_rows = n;
 	memcpy(r->tokens, tokens, (size_t)n * sizeof *tokens);
@@ -572,7 +573,6 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	r->partial = 0;
 	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, &r->partial, stale, stale_ctx, err);
 }
 
