@@ -4,7 +4,10 @@
 #         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
 #         bounded libFuzzer run of every fuzz target (suite "fuzzing"); the
 #         numeric checks on each OpenBLAS kernel (suite "kernels") run once,
-#         in the plain build: they test sums, not memory;
+#         in the plain build: they test sums, not memory; so does the PyTorch
+#         package's suite ("python"), whose time goes to PyTorch (the
+#         program's hostile files and names run here in the "hostile" suite
+#         and the fuzzers);
 #   tsan: a gcc ThreadSanitizer build: the training and CLI suites (but train_cli, and
 #         hostile, whose PNG exports race inside fontconfig, which TSan does not
 #         instrument; the figure suite stays out for the same reason) and the
@@ -48,7 +51,7 @@ for stage in "${stages[@]}"; do
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
-			--no-suite kernels || status=1
+			--no-suite kernels --no-suite python || status=1
 		;;
 	tsan)
 		dir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
