@@ -2,17 +2,20 @@
 # Runs attnview's whole test suite from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
 # root or through sudo), then three stages:
-#   1. build/ (gcc): `meson test`, which includes the ThreadSanitizer run of
-#      the worker (worker_tsan), valgrind memcheck of the program, the crash
-#      and full-disk save tests, the replay of every fuzz input and the
-#      PyTorch package against the program (suite python, python3-torch);
-#      then build-nocairo/ (-Dcairo=disabled): the program without cairo and
-#      pango, whose figure tests check that SVG works and PNG/PDF say what
-#      to install;
-#   2. build-asan/ (clang, tests/sanitize.sh): the suite again (but the
-#      kernels and PyTorch suites) under AddressSanitizer +
+#   1. build/ (gcc): the suites that only a plain build can run: the
+#      numeric checks on each OpenBLAS kernel (kernels), the PyTorch package
+#      against the program (python, python3-torch), valgrind memcheck of the
+#      program (valgrind) and the ThreadSanitizer runs of the worker, the
+#      view's forward pass and the thread pool (tsan); then build-nocairo/
+#      (-Dcairo=disabled): the program without cairo and pango, whose figure
+#      tests check that SVG works and PNG/PDF say what to install;
+#   2. build-asan/ (clang, tests/sanitize.sh): every other test (the crash
+#      and full-disk saves, the replay of every fuzz input, the real view in
+#      tmux, the lab, ...) under AddressSanitizer +
 #      UndefinedBehaviorSanitizer + LeakSanitizer, and each libFuzzer target
-#      for ATTNVIEW_FUZZ_SECONDS (20) seconds;
+#      for ATTNVIEW_FUZZ_SECONDS (20) seconds. Those tests run with the plain
+#      gcc flags too, in stage 4's tarball (its quick setup), but the tmux
+#      and 1 GB ones, which run under ASan only;
 #   3. build-tsan/ (gcc, tests/sanitize.sh): the training and CLI tests and
 #      the real view in tmux under ThreadSanitizer;
 #   4. the release: tests/dist.sh (meson dist in build-dist/: the tarball
@@ -26,7 +29,8 @@
 # It prints "N passed, N failed" over all stages last (after a line with the
 # number skipped, if any) and exits non-zero if any test failed or a stage
 # did not run.
-# ATTNVIEW_QUICK=1 runs stage 1 only (not in CI).
+# ATTNVIEW_QUICK=1 runs stage 1 only, with every test of the plain build
+# (not in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,7 +72,11 @@ fi
 ninja -C "$builddir"
 
 status=0
-meson test -C "$builddir" --print-errorlogs --num-processes 2 || status=$?
+# Stage 1 runs the whole suite when it is the only stage; otherwise what the
+# sanitized build of stage 2 leaves out.
+plain_only=()
+[ "${ATTNVIEW_QUICK:-0}" = 1 ] || plain_only=(--suite kernels --suite python --suite valgrind --suite tsan)
+meson test -C "$builddir" --print-errorlogs --num-processes 2 "${plain_only[@]}" || status=$?
 
 # Without cairo and pango: only what the figure suite needs.
 nocairo_builddir=${ATTNVIEW_NOCAIRO_BUILD:-build-nocairo}
@@ -119,19 +127,22 @@ need_ok() { # LOG TESTNAME
 		status=1
 	fi
 }
+# The log holding the tests stage 1 leaves to stage 2.
+full=${logs[0]}
+[ "${ATTNVIEW_QUICK:-0}" = 1 ] || full=${logs[2]}
 need_ok "${logs[0]}" worker_tsan
 need_ok "${logs[0]}" infer_tsan
 need_ok "${logs[0]}" valgrind
-need_ok "${logs[0]}" crash_save
-need_ok "${logs[0]}" fuzz_replay
+need_ok "$full" crash_save
+need_ok "$full" fuzz_replay
 # The translations: gettext and the zh_CN.UTF-8 locale are installed above.
-need_ok "${logs[0]}" i18n_po
-need_ok "${logs[0]}" i18n_cli
-need_ok "${logs[0]}" tui_i18n
+need_ok "$full" i18n_po
+need_ok "$full" i18n_cli
+need_ok "$full" tui_i18n
 for t in format vocab ddp attnview resume reference pip; do
 	need_ok "${logs[0]}" "python_$t"
 done
-need_ok "${logs[0]}" figure
+need_ok "$full" figure
 # The numeric checks on OpenBLAS's kernels (tests/kernel.sh): the generic one
 # everywhere, Haswell's and Zen's on every AVX2 CPU, SkylakeX's with AVX-512.
 kernels=(Prescott)

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The sanitizer stages of CI (issue 5):
-#   asan: the whole suite again in a clang AddressSanitizer +
+#   asan: the suite in a clang AddressSanitizer +
 #         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
 #         bounded libFuzzer run of every fuzz target (suite "fuzzing"); the
-#         numeric checks on each OpenBLAS kernel (suite "kernels") run once,
-#         in the plain build: they test sums, not memory; so does the PyTorch
-#         package's suite ("python"), whose time goes to PyTorch (the
-#         program's hostile files and names run here in the "hostile" suite
-#         and the fuzzers);
+#         numeric checks on each OpenBLAS kernel (suite "kernels") run in
+#         the plain build only (tests/run.sh's first stage): they test sums,
+#         not memory; so does the PyTorch package's suite ("python"), whose
+#         time goes to PyTorch (the program's hostile files and names run
+#         here in the "hostile" suite and the fuzzers). In CI this is the
+#         only run of the other tests on the built tree: the plain build runs
+#         what this one cannot, and the release tarball's quick tests the
+#         rest with gcc's flags;
 #   tsan: a gcc ThreadSanitizer build: the training and CLI suites (but train_cli, and
 #         hostile, whose PNG exports race inside fontconfig, which TSan does not
 #         instrument; the figure suite stays out for the same reason) and the
