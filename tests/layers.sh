@@ -41,8 +41,9 @@ check() { # LABEL FILES ALLOWED_ATTNVIEW_HEADERS ALLOW_CURSES ALLOW_LOCAL
 	done
 }
 
-view_base="src/view/worker.c src/view/worker.h src/view/lineedit.c src/view/lineedit.h"
-view_rest=$(ls src/view/*.c src/view/*.h | grep -v -E 'src/view/(worker|lineedit)\.[ch]$')
+view_base="src/view/worker.c src/view/worker_job.c src/view/worker.h src/view/worker_internal.h
+	src/view/lineedit.c src/view/lineedit.h"
+view_rest=$(ls src/view/*.c src/view/*.h | grep -v -E 'src/view/(worker|worker_job|worker_internal|lineedit)\.[ch]$')
 view_local=$(cd src/view && ls *.h | tr '\n' ' ')
 
 # The public headers of a layer (a brace list would not expand a variable).
@@ -58,7 +59,7 @@ check core "$(ls src/core/*.c src/core/*.h; headers $core_h)" \
 check render "$(ls src/render/*.c src/render/*.h src/render/*/*.c; headers $render_h)" \
 	"$core_h $render_h" no "colormap_tables.h json_out.h dump_explain.h figure_draw.h chart.h"
 check train "$(ls src/train/*.c src/train/*.h 2>/dev/null)" "$core_h $train_h" no "vec8.h corpus_internal.h train_internal.h"
-check "the view's worker and input line" "$view_base" "$core_h" no "worker.h lineedit.h"
+check "the view's worker and input line" "$view_base" "$core_h" no "worker.h worker_internal.h lineedit.h"
 check view "$view_rest" "$core_h $render_h" yes "$view_local"
 for h in $train_h; do
 	[ -f include/attnview/$h.h ] && check train include/attnview/$h.h "$core_h $train_h" no ""

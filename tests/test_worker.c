@@ -707,9 +707,11 @@ static void on_alarm(int sig)
 }
 
 /* Two small real models with different vocabularies and shapes. */
-static model *reload_model(int V, int heads, int layers, uint64_t seed)
+/* A random model of context 16 over the specials and the letters from 'a'
+ * (V of at most 16 tokens). */
+static model *small_model(objective obj, int V, int dim, int heads, int layers, uint64_t seed)
 {
-	model_config c = {OBJ_MASKED, (uint32_t)V, 8, (uint32_t)heads, (uint32_t)layers, 16};
+	model_config c = {obj, (uint32_t)V, (uint32_t)dim, (uint32_t)heads, (uint32_t)layers, 16};
 	uint32_t cps[16];
 	for (int i = 0; i < V; i++)
 		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
@@ -720,6 +722,12 @@ static model *reload_model(int V, int heads, int layers, uint64_t seed)
 		exit(1);
 	}
 	model_init_random(m, seed);
+	return m;
+}
+
+static model *reload_model(int V, int heads, int layers, uint64_t seed)
+{
+	model *m = small_model(OBJ_MASKED, V, 8, heads, layers, seed);
 	m->meta.steps = seed * 100;
 	return m;
 }
@@ -913,18 +921,7 @@ static void test_real_give_up(void)
  * seed; the test program ends if it cannot be made. */
 static model *letters_model(objective obj, uint64_t seed)
 {
-	model_config c = {obj, 16, 16, 2, 2, 16};
-	uint32_t cps[16];
-	for (int i = 0; i < 16; i++)
-		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
-	av_error err;
-	model *m = model_create(&c, cps, &err);
-	if (!m) {
-		fprintf(stderr, "%s\n", err.msg);
-		exit(1);
-	}
-	model_init_random(m, seed);
-	return m;
+	return small_model(obj, 16, 16, 2, 2, seed);
 }
 
 /* Issue 26's jobs with the real model: patching the job's other text

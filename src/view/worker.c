@@ -37,9 +37,9 @@
  *     result holds.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
-#include "worker.h"
-#include "attnview/i18n.h"
+#include "worker_internal.h"
 
+#include "attnview/i18n.h"
 #include "attnview/infer.h"
 
 #include <errno.h>
@@ -50,128 +50,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-struct worker {
-	/* fixed */
-	worker_ops ops;
-	int pipe_rd, pipe_wr;
-	pthread_t thread;
-	void *owned; /* the model context of worker_create_for_model */
-	void (*free_owned)(void *);
-
-	/* shared, under mu */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool stop;
-	token *text; /* [AV_MAX_CONTEXT] latest posted text */
-	int text_n;
-	uint64_t text_seq;
-	worker_text_opts text_opts;
-	bool text_pending; /* posted and not yet picked up */
-	uint64_t pred_seq;
-	int pred_pos, pred_topk;
-	bool pred_pending;
-	bool attn_ready, pred_ready;
-	worker_attn attn;
-	worker_pred pred;
-	worker_job job[JOB_NKINDS]; /* requests, by kind */
-	bool job_pending[JOB_NKINDS];
-	worker_job_result job_res[JOB_NKINDS];
-	bool job_ready[JOB_NKINDS];
-	char reload_path[4096];
-	bool reload_pending, model_ready;
-	worker_model model;
-	bool computing;
-	worker_stats stats;
-	attn_result spare; /* arrays of a result given back (worker_recycle) */
-	bool have_spare;
-	double partial_ms; /* rule 8's least time for the rest of a pass */
-
-	/* thread */
-	token *cur; /* [AV_MAX_CONTEXT] text being or last computed */
-	int cur_n;
-	uint64_t cur_seq;
-	worker_text_opts cur_opts;
-	bool cur_ok;
-	attn_result *live; /* the text's result being computed, or NULL */
-	double live_t0;	   /* when its pass began */
-	bool live_sent;	   /* a partial copy of it was published (rule 8) */
-};
-
-/* A partial result is published when the rest of the pass would take longer
- * than this: about a frame (a faster pass draws every layer at once). */
-#define PARTIAL_MS 12.0
-
-void worker_job_result_free(worker_job_result *r)
-{
-	if (!r)
-		return;
-	free(r->q);
-	free(r->k);
-	free(r->logits);
-	free(r->lens_id);
-	free(r->lens_p);
-	free(r->dla_heads);
-	circuits_finish(r->circ);
-	free(r->circ);
-	r->circ = NULL;
-	free(r->faith_effect);
-	free(r->faith_sp);
-	free(r->faith_att);
-	r->faith_effect = r->faith_sp = r->faith_att = NULL;
-	patch_result_free(&r->patch);
-	score_split_free(&r->split);
-	r->q = r->k = NULL;
-	r->logits = NULL;
-	r->lens_id = NULL;
-	r->lens_p = NULL;
-	r->dla_heads = NULL;
-}
-
-static void must(int rc, const char *what)
-{
-	if (rc != 0) {
-		fprintf(stderr, _("attnview: worker: %s failed: %s\n"), what, strerror(rc));
-		abort();
-	}
-}
-
-static void lock(worker *w)
-{
-	must(pthread_mutex_lock(&w->mu), "pthread_mutex_lock");
-}
-
-static void unlock(worker *w)
-{
-	must(pthread_mutex_unlock(&w->mu), "pthread_mutex_unlock");
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void wake(worker *w)
-{
-	/* Non-blocking: a full pipe already holds a wake-up. */
-	char b = 1;
-	ssize_t r;
-	do
-		r = write(w->pipe_wr, &b, 1);
-	while (r < 0 && errno == EINTR);
-}
-
-/* For long computations: a newer text is waiting (called without w->mu). */
-static bool text_waiting(void *p)
-{
-	worker *w = p;
-	lock(w);
-	bool waiting = w->text_pending || w->stop;
-	unlock(w);
-	return waiting;
-}
 
 static void keep_spare(worker *w, attn_result *r, attn_result *trash);
 
@@ -337,45 +215,6 @@ static void run_predict(worker *w)
 	lock(w);
 }
 
-/* A job of kind k (w->mu held on entry and on return). */
-static void run_job(worker *w, int k)
-{
-	w->job_pending[k] = false;
-	worker_job j = w->job[k];
-	if (j.seq != w->cur_seq || !w->cur_ok)
-		return;
-	w->computing = true;
-	unlock(w);
-
-	worker_job_result res;
-	memset(&res, 0, sizeof res);
-	res.job = j;
-	double t0 = now_ms();
-	if (w->ops.job)
-		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
-				    text_waiting, w);
-	else
-		res.ok = av_fail(&res.err, _("this worker computes no jobs"));
-	res.ms = now_ms() - t0;
-
-	lock(w);
-	w->computing = false;
-	w->stats.jobs++;
-	if (j.seq != w->text_seq) {
-		w->stats.dropped++;
-		w->stats.gave_up += !res.ok;
-		worker_job_result_free(&res);
-		return;
-	}
-	if (w->job_ready[k])
-		worker_job_result_free(&w->job_res[k]);
-	w->job_res[k] = res;
-	w->job_ready[k] = true;
-	unlock(w);
-	wake(w);
-	lock(w);
-}
-
 /* A new model from a file (w->mu held on entry and on return). Nothing
  * computed from here on uses the old one. */
 static void run_reload(worker *w)
@@ -412,21 +251,13 @@ static void run_reload(worker *w)
 	lock(w);
 }
 
-static int pending_job(const worker *w)
-{
-	for (int k = 0; k < JOB_NKINDS; k++)
-		if (w->job_pending[k])
-			return k;
-	return -1;
-}
-
 static void *worker_main(void *arg)
 {
 	worker *w = arg;
 	lock(w);
 	for (;;) {
 		while (!w->stop && !w->reload_pending && !w->text_pending && !w->pred_pending &&
-		       pending_job(w) < 0)
+		       worker_pending_job(w) < 0)
 			must(pthread_cond_wait(&w->cv, &w->mu), "pthread_cond_wait");
 		if (w->stop)
 			break;
@@ -437,7 +268,7 @@ static void *worker_main(void *arg)
 		else if (w->pred_pending)
 			run_predict(w);
 		else
-			run_job(w, pending_job(w));
+			worker_run_job(w, worker_pending_job(w));
 	}
 	unlock(w);
 	return NULL;
@@ -548,13 +379,6 @@ void worker_drain(worker *w)
 		;
 }
 
-/* A model loaded and not yet taken: whatever the interface posts now was
- * made with the old one (w->mu held). */
-static bool new_model_waiting(const worker *w)
-{
-	return w->model_ready && w->model.ok;
-}
-
 bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 		      const worker_text_opts *opts, av_error *err)
 {
@@ -562,7 +386,7 @@ bool worker_post_text(worker *w, const token *tokens, int n, uint64_t seq,
 		return av_fail(err, _("text of %d tokens is longer than the limit of %d"), n,
 			       AV_MAX_CONTEXT);
 	lock(w);
-	if (new_model_waiting(w)) {
+	if (worker_new_model_waiting(w)) {
 		unlock(w); /* tokenized with the old vocabulary (rule 7) */
 		return true;
 	}
@@ -585,7 +409,7 @@ void worker_post_predict(worker *w, uint64_t seq, int pos, int topk)
 	if (topk > WORKER_MAX_TOPK)
 		topk = WORKER_MAX_TOPK;
 	lock(w);
-	if (seq == w->text_seq && !new_model_waiting(w)) {
+	if (seq == w->text_seq && !worker_new_model_waiting(w)) {
 		w->pred_seq = seq;
 		w->pred_pos = pos;
 		w->pred_topk = topk;
@@ -612,40 +436,6 @@ bool worker_take_model(worker *w, worker_model *out)
 		*out = w->model;
 		w->model_ready = false;
 		memset(&w->model, 0, sizeof w->model);
-	}
-	unlock(w);
-	return got;
-}
-
-void worker_post_job(worker *w, const worker_job *j)
-{
-	if (j->kind < 0 || j->kind >= JOB_NKINDS)
-		return;
-	lock(w);
-	if (j->seq == w->text_seq && !new_model_waiting(w)) {
-		w->job[j->kind] = *j;
-		w->job_pending[j->kind] = true;
-		must(pthread_cond_signal(&w->cv), "pthread_cond_signal");
-	}
-	unlock(w);
-}
-
-bool worker_take_job(worker *w, worker_job_result *out)
-{
-	bool got = false;
-	lock(w);
-	for (int k = 0; k < JOB_NKINDS && !got; k++) {
-		if (!w->job_ready[k])
-			continue;
-		w->job_ready[k] = false;
-		if (w->job_res[k].job.seq == w->text_seq) {
-			*out = w->job_res[k];
-			got = true;
-		} else {
-			w->stats.dropped++;
-			worker_job_result_free(&w->job_res[k]);
-		}
-		memset(&w->job_res[k], 0, sizeof w->job_res[k]);
 	}
 	unlock(w);
 	return got;
@@ -714,7 +504,7 @@ worker_stats worker_get_stats(worker *w)
 	lock(w);
 	worker_stats s = w->stats;
 	s.busy = w->computing || w->text_pending || w->pred_pending || w->reload_pending ||
-		 pending_job(w) >= 0;
+		 worker_pending_job(w) >= 0;
 	unlock(w);
 	return s;
 }
