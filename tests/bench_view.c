@@ -121,6 +121,116 @@ static double pass_flops(const model_config *c, int p, int n)
 	return c->layers * (24.0 * d * d * (n - p) + 4.0 * d * pairs);
 }
 
+/* The products of a masked pass over n tokens alone: the same OpenBLAS calls
+ * with the same shapes, dealt to the pool as infer.c deals them (the four
+ * linear layers by slices of rows, the attention by (head, block of
+ * INFER_ATT_BLOCK query rows) tasks round-robin), each layer with weights of
+ * its own, and nothing else: no LayerNorm, softmax, GELU, residual or copy.
+ * Its share of the peak is what a pass whose products are OpenBLAS's could
+ * reach at most. */
+typedef struct products {
+	int n, d, H, hs, nt, nblk, phase;
+	const float *w; /* this layer's qkv (3d x d), proj (d x d), fc (4d x d), fc2 (d x 4d) */
+	float *x, *qkv, *y, *h, *out, *S;
+} products;
+
+static void products_slices(void *ctx, int begin, int end)
+{
+	const products *p = ctx;
+	const int n = p->n, d = p->d, C3 = 3 * d;
+	const float *wq = p->w, *wp = wq + (size_t)C3 * d, *wf = wp + (size_t)d * d;
+	const float *wf2 = wf + (size_t)4 * d * d;
+	for (int s = begin; s < end; s++) {
+		if (p->phase == 1) { /* (head, query block) tasks */
+			float *S = p->S + (size_t)s * INFER_ATT_BLOCK * n;
+			for (int t = s; t < p->H * p->nblk; t += p->nt) {
+				int h = t / p->nblk, i0 = t % p->nblk * INFER_ATT_BLOCK;
+				int rows = i0 + INFER_ATT_BLOCK < n ? INFER_ATT_BLOCK : n - i0;
+				const float *q = p->qkv + (size_t)i0 * C3 + (size_t)h * p->hs;
+				const float *k = p->qkv + d + (size_t)h * p->hs, *v = k + d;
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, p->hs,
+					    1.0f, q, C3, k, C3, 0.0f, S, n);
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, p->hs,
+					    n, 1.0f, S, n, v, C3, 0.0f,
+					    p->y + (size_t)i0 * d + (size_t)h * p->hs, d);
+			}
+			continue;
+		}
+		int r = n * s / p->nt, cnt = n * (s + 1) / p->nt - r;
+		const size_t R = (size_t)r;
+#define ROWS_TIMES(out, ldo, in, ldi, w, oc, c)                                                    \
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cnt, oc, c, 1.0f, in + R * ldi, ldi,  \
+		    w, c, 0.0f, out + R * ldo, ldo)
+		if (p->phase == 0) {
+			ROWS_TIMES(p->qkv, C3, p->x, d, wq, C3, d);
+		} else {
+			ROWS_TIMES(p->out, d, p->y, d, wp, d, d);
+			ROWS_TIMES(p->h, 4 * d, p->x, d, wf, 4 * d, d);
+			ROWS_TIMES(p->out, d, p->h, 4 * d, wf2, d, 4 * d);
+		}
+#undef ROWS_TIMES
+	}
+}
+
+/* Median ms of the products of `layers` layers, and the median share of
+ * the pool's peak measured just after each repetition; *attn_ms: the
+ * attention's products' median ms. False when out of memory. */
+static bool products_alone(const model_config *c, int n, int reps, double *ms, double *share,
+			   double *attn_ms)
+{
+	const int d = (int)c->dim, L = (int)c->layers, nt = parallel_threads();
+	const size_t per_layer = (size_t)12 * d * d, N = (size_t)n;
+	products p = {
+	    n,	  d,	(int)c->heads, d / (int)c->heads, nt, 0, 0, NULL, NULL, NULL, NULL,
+	    NULL, NULL, NULL};
+	p.nblk = (n + INFER_ATT_BLOCK - 1) / INFER_ATT_BLOCK;
+	float *w = malloc(per_layer * (size_t)L * sizeof *w);
+	float *buf = malloc(
+	    (N * (1 + 3 + 1 + 4 + 1) * (size_t)d + (size_t)nt * INFER_ATT_BLOCK * N) * sizeof *buf);
+	double *t = malloc((size_t)reps * 3 * sizeof *t), *sh = t + reps, *ta = t + 2 * reps;
+	bool ok = w && buf && t;
+	if (ok) {
+		for (size_t i = 0; i < per_layer * (size_t)L; i++)
+			w[i] = (float)(i % 13) * 0.01f - 0.06f;
+		p.x = buf;
+		p.qkv = p.x + N * d;
+		p.y = p.qkv + 3 * N * d;
+		p.h = p.y + N * d;
+		p.out = p.h + 4 * N * d;
+		p.S = p.out + N * d;
+		for (size_t i = 0; i < N * d; i++)
+			p.x[i] = p.y[i] = (float)(i % 11) * 0.01f - 0.05f;
+		memset(p.qkv, 0, 3 * N * d * sizeof *p.qkv);
+	}
+	for (int r = -1; ok && r < reps; r++) { /* the first warms up */
+		double t0 = bench_now_ms(), tatt = 0;
+		for (int l = 0; l < L; l++) {
+			p.w = w + per_layer * (size_t)l;
+			for (p.phase = 0; p.phase < 3; p.phase++) {
+				double a0 = bench_now_ms();
+				parallel_for_n(nt, nt, products_slices, &p);
+				if (p.phase == 1)
+					tatt += bench_now_ms() - a0;
+			}
+		}
+		double dt = bench_now_ms() - t0;
+		if (r >= 0) {
+			t[r] = dt;
+			ta[r] = tatt;
+			sh[r] = pass_flops(c, 0, n) / (dt * 1e-3) * 1e-9 / pool_peak();
+		}
+	}
+	if (ok) {
+		*ms = bench_pct(t, reps, 0.5);
+		*share = bench_pct(sh, reps, 0.5);
+		*attn_ms = bench_pct(ta, reps, 0.5);
+	}
+	free(w);
+	free(buf);
+	free(t);
+	return ok;
+}
+
 /* The text of n tokens of bench_pty's sample text, in m's vocabulary. */
 static void text_tokens(const model *m, token *t, int n)
 {
@@ -496,6 +606,20 @@ int main(int argc, char **argv)
 				       "p50 %7.2f ms, p99 %7.2f ms (%.1f%% of the paired full "
 				       "passes' p50 %.2f ms)\n",
 				       alone.p50, alone.p99, 100.0 * alone.p50 / tm.full50, tm.full50);
+			if (c->objective == OBJ_MASKED && i > 0) {
+				double pm, psh, pa;
+				if (!products_alone(c, n, reps, &pm, &psh, &pa))
+					return 1;
+				printf(
+				    "    its products alone (the same OpenBLAS calls, no softmax, "
+				    "LayerNorm or GELU): p50 %7.2f ms, share %3.0f%%, the "
+				    "attention's "
+				    "%.2f ms of them; the pass is %.0f%% of that ceiling\n",
+				    pm, 100.0 * psh, pa, 100.0 * tm.share / psh);
+				printf(
+				    "view_products_alone %s p50 %.3f share %.3f attention %.3f\n",
+				    models[i].label, pm, psh, pa);
+			}
 			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
 			       "first_share %.3f cpu_share %.3f result_mb %.2f dense_mb %.2f "
 			       "end_over_full %.4f\n",
