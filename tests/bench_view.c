@@ -486,6 +486,66 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 	       res.screen_p50, res.screen_p99, res.model_p50, res.full_p50, res.partial);
 }
 
+/* The rows of one model: its keystrokes at the end (and at the start for a
+ * causal model), against the peaks measured at start-up (peak on every core,
+ * cpu1 per CPU-second on one). */
+static bool report_model(const bench_model *bm, int reps, int cores, double peak, double cpu1)
+{
+	const model_config *c = &bm->m->cfg;
+	int n = (int)c->context;
+	printf("  %-19s L=%u H=%u d=%u, context %d, %s\n", bm->label, c->layers, c->heads, c->dim,
+	       n, objective_name((objective)c->objective));
+	for (int where = 0; where < 2; where++) {
+		if (where == 1 && c->objective != OBJ_CAUSAL)
+			break;
+		timing tm = {0}, alone = {0};
+		if (!time_keys(bm->m, n, where == 1, true, reps, &tm))
+			return false;
+		/* Typing at the end of a causal text, also the keys alone. */
+		const bool typing = where == 0 && c->objective == OBJ_CAUSAL;
+		if (typing && !time_keys(bm->m, n, false, false, reps, &alone))
+			return false;
+		double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
+		double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
+		printf("    at the %-5s p50 %7.2f ms, p99 %7.2f ms, CPU %7.2f ms; rows "
+		       "computed %3d, reused %3d; %.3f GFLOP; share %3.0f%% (first %3.0f%%, "
+		       "CPU %3.0f%%)\n",
+		       where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed, tm.reused,
+		       tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak, 100.0 * gc / cpu1);
+		printf("    result's weights (as the view reads them), q and k: %.1f MB (n x n "
+		       "weights and scores per head: %.1f MB, %.2fx)\n",
+		       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0, tm.dense_bytes / tm.bytes);
+		if (tm.ratio > 0)
+			printf("    a keystroke at the end over a full pass (at the start) "
+			       "run after it: median %.1f%% over %d keys\n",
+			       100.0 * tm.ratio, reps);
+		if (typing)
+			printf("    the keys typed one after another, no full pass between: "
+			       "p50 %7.2f ms, p99 %7.2f ms (%.1f%% of the paired full "
+			       "passes' p50 %.2f ms)\n",
+			       alone.p50, alone.p99, 100.0 * alone.p50 / tm.full50, tm.full50);
+		if (c->objective == OBJ_MASKED) {
+			double pm, psh, pa;
+			if (!products_alone(c, n, reps, &pm, &psh, &pa))
+				return false;
+			printf("    its products alone (the same OpenBLAS calls, no softmax, "
+			       "LayerNorm or GELU): p50 %7.2f ms, share %3.0f%%, the "
+			       "attention's %.2f ms of them; the pass is %.0f%% of that "
+			       "ceiling\n",
+			       pm, 100.0 * psh, pa, 100.0 * tm.share / psh);
+			printf("view_products_alone %s p50 %.3f share %.3f attention %.3f\n",
+			       bm->label, pm, psh, pa);
+		}
+		printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
+		       "first_share %.3f cpu_share %.3f result_mb %.2f dense_mb %.2f "
+		       "end_over_full %.4f\n",
+		       bm->label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.share,
+		       gf / peak, gc / cpu1, tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0,
+		       tm.ratio);
+	}
+	return true;
+}
+
 /* The model files written for the program, removed however main returns. */
 static char files[2][256];
 
@@ -568,66 +628,9 @@ int main(int argc, char **argv)
 	       "ratios); first: against the %d-thread peak above; CPU: GFLOP per CPU-second "
 	       "against the 1-thread peak per CPU-second\n",
 	       reps, cores);
-	for (int i = 0; i < 3; i++) {
-		const model_config *c = &models[i].m->cfg;
-		int n = (int)c->context;
-		printf("  %-19s L=%u H=%u d=%u, context %d, %s\n", models[i].label, c->layers,
-		       c->heads, c->dim, n, objective_name((objective)c->objective));
-		for (int where = 0; where < 2; where++) {
-			if (where == 1 && c->objective != OBJ_CAUSAL)
-				break;
-			timing tm = {0}, alone = {0};
-			if (!time_keys(models[i].m, n, where == 1, true, reps, &tm))
-				return 1;
-			/* Typing at the end of a causal text, also the keys alone. */
-			const bool typing = where == 0 && c->objective == OBJ_CAUSAL;
-			if (typing && !time_keys(models[i].m, n, false, false, reps, &alone))
-				return 1;
-			double gf = tm.flops / (tm.p50 * 1e-3) * 1e-9;
-			double gc = tm.flops / (tm.cpu50 * 1e-3) * 1e-9;
-			printf(
-			    "    at the %-5s p50 %7.2f ms, p99 %7.2f ms, CPU %7.2f ms; rows "
-			    "computed %3d, reused %3d; %.3f GFLOP; share %3.0f%% (first %3.0f%%, "
-			    "CPU %3.0f%%)\n",
-			    where ? "start" : "end", tm.p50, tm.p99, tm.cpu50, tm.computed,
-			    tm.reused, tm.flops * 1e-9, 100.0 * tm.share, 100.0 * gf / peak,
-			    100.0 * gc / cpu1);
-			printf("    result's weights (as the view reads them), q and k: %.1f MB (n x n "
-			       "weights and scores "
-			       "per head: %.1f MB, %.2fx)\n",
-			       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0,
-			       tm.dense_bytes / tm.bytes);
-			if (tm.ratio > 0)
-				printf("    a keystroke at the end over a full pass (at the start) "
-				       "run after it: median %.1f%% over %d keys\n",
-				       100.0 * tm.ratio, reps);
-			if (typing)
-				printf("    the keys typed one after another, no full pass between: "
-				       "p50 %7.2f ms, p99 %7.2f ms (%.1f%% of the paired full "
-				       "passes' p50 %.2f ms)\n",
-				       alone.p50, alone.p99, 100.0 * alone.p50 / tm.full50, tm.full50);
-			if (c->objective == OBJ_MASKED && i > 0) {
-				double pm, psh, pa;
-				if (!products_alone(c, n, reps, &pm, &psh, &pa))
-					return 1;
-				printf(
-				    "    its products alone (the same OpenBLAS calls, no softmax, "
-				    "LayerNorm or GELU): p50 %7.2f ms, share %3.0f%%, the "
-				    "attention's "
-				    "%.2f ms of them; the pass is %.0f%% of that ceiling\n",
-				    pm, 100.0 * psh, pa, 100.0 * tm.share / psh);
-				printf(
-				    "view_products_alone %s p50 %.3f share %.3f attention %.3f\n",
-				    models[i].label, pm, psh, pa);
-			}
-			printf("view_model_ms %s %s p50 %.3f p99 %.3f cpu %.3f share %.3f "
-			       "first_share %.3f cpu_share %.3f result_mb %.2f dense_mb %.2f "
-			       "end_over_full %.4f\n",
-			       models[i].label, where ? "start" : "end", tm.p50, tm.p99, tm.cpu50,
-			       tm.share, gf / peak, gc / cpu1, tm.bytes / 1048576.0,
-			       tm.dense_bytes / 1048576.0, tm.ratio);
-		}
-	}
+	for (int i = 0; i < 3; i++)
+		if (!report_model(&models[i], reps, cores, peak, cpu1))
+			return 1;
 	const char *bin = getenv("ATTNVIEW_BIN");
 	if (screen && bin) {
 		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "
