@@ -445,7 +445,7 @@ static model *big_model(const model *like, objective obj)
  * of a text that reaches the context with the last one; p50 and p99 of the
  * view's own clock (key read -> the heatmap of its text out) and the model
  * time the program logged. */
-static void screen_row(const char *bin, const bench_model *bm, int nkeys)
+static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool overview)
 {
 	int n = (int)bm->m->cfg.context;
 	if (nkeys > n - 2)
@@ -460,30 +460,37 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys)
 	}
 	args[k++] = "--text";
 	args[k++] = text;
+	if (overview) {
+		args[k++] = "--show";
+		args[k++] = "overview";
+	}
 	args[k] = NULL;
 	bench_run r;
 	bench_keys_result res;
+	char label[64];
+	snprintf(label, sizeof label, "%s%s", bm->label, overview ? " overview" : "");
 	if (!bench_start(&r, bin, args, 120, 40) || !bench_wait_ready(&r, 60000)) {
-		printf("  %-19s the program did not start\n", bm->label);
+		printf("  %-19s the program did not start\n", label);
 		bench_stop(&r);
 		return;
 	}
 	bool ok = bench_type_keys(&r, nkeys, true, &res);
 	bench_stop(&r);
 	if (!ok && res.got == 0) {
-		printf("  %-19s no frames\n", bm->label);
+		printf("  %-19s no frames\n", label);
 		return;
 	}
 	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
 	       "(%d keys, %d to %d tokens)\n",
-	       bm->label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
+	       label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
 	if (res.partial)
 		printf("  %-19s %d of %d first frames drew layer 0 before the pass ended; "
 		       "every layer in p50 %7.2f ms (first frame / that: %.0f%%)\n",
 		       "", res.partial, res.got, res.full_p50,
 		       100.0 * res.screen_p50 / res.full_p50);
-	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n", bm->label,
-	       res.screen_p50, res.screen_p99, res.model_p50, res.full_p50, res.partial);
+	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n",
+	       overview ? "overview" : bm->label, res.screen_p50, res.screen_p99, res.model_p50,
+	       res.full_p50, res.partial);
 }
 
 /* The rows of one model: its keystrokes at the end (and at the start for a
@@ -637,7 +644,10 @@ int main(int argc, char **argv)
 		       "heatmap of its text out), %d characters typed at the end:\n",
 		       nkeys);
 		for (int i = 0; i < 3; i++)
-			screen_row(bin, &models[i], nkeys);
+			screen_row(bin, &models[i], nkeys, false);
+		/* The overview of the bigger masked model: every head drawn and
+		 * labelled with its role on every keystroke. */
+		screen_row(bin, &models[1], nkeys, true);
 	} else if (screen) {
 		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
 	}

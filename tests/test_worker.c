@@ -1025,6 +1025,45 @@ static void test_real_every_head(void)
 	model_destroy(m);
 }
 
+/* Every head's roles (worker_text_opts.roles) come with the result that
+ * asked for them, the same as head_roles on it; a result that did not ask
+ * has none. */
+static void test_real_roles(void)
+{
+	av_error err;
+	model *m = letters_model(OBJ_MASKED, 12);
+	worker *w = worker_create_for_model(m, 0, &err);
+	CHECKF(w, "%s", err.msg);
+	if (!w) {
+		model_destroy(m);
+		return;
+	}
+	token t[16];
+	model_text(m, t, 12);
+	worker_text_opts with = {.every_head = true, .roles = true}, without = {.every_head = true};
+	worker_attn a, b;
+	CHECK(worker_post_text(w, t, 12, 1, &with, &err) && wait_attn(w, &a, 5000));
+	CHECK(worker_post_text(w, t, 12, 2, &without, &err) && wait_attn(w, &b, 5000));
+	CHECK(a.ok && a.roles && b.ok && !b.roles);
+	int same = 0, named = 0;
+	for (int l = 0; a.ok && a.roles && l < a.r.layers; l++)
+		for (int h = 0; h < a.r.heads; h++) {
+			role_scores rs;
+			attn_matrix mat = attn_result_head(&a.r, l, h);
+			head_roles(&rs, &mat, a.r.tokens);
+			const role_scores *got = &a.roles[l * a.r.heads + h];
+			same += got->role == rs.role && !memcmp(got->s, rs.s, sizeof rs.s);
+			named += got->role != ROLE_BROAD;
+		}
+	CHECKF(same == 4, "%d of 4 heads' roles as head_roles gives them", same);
+	printf("worker roles: %d of 4 heads named\n", named);
+	free(a.roles);
+	attn_result_free(&a.r);
+	attn_result_free(&b.r);
+	worker_destroy(w);
+	model_destroy(m);
+}
+
 /* The real model behind a gate between its layers (partial results): the
  * pass stops after the layer given, once the worker has had its say there,
  * until the test opens the gate. */
@@ -1090,7 +1129,7 @@ static void test_real_partial(void)
 	worker_set_partial_ms(w, 0);
 	token t[16];
 	model_text(m, t, 12);
-	worker_text_opts o = {.partial_layer = 1};
+	worker_text_opts o = {.partial_layer = 1, .roles = true};
 	CHECK(worker_post_text(w, t, 12, 1, &o, &err));
 	worker_attn part, full;
 	CHECK(wait_attn(w, &part, 5000));
@@ -1101,9 +1140,13 @@ static void test_real_partial(void)
 	const float *w0 = attn_head_weights(&part.r, 0, 1);
 	CHECK(w0 != NULL);
 	CHECK(worker_get_stats(w).partials == 1 && worker_get_stats(w).busy);
+	CHECKF(!part.roles, "a partial result with roles"); /* they come with the whole */
 	fake_gate(&g.f, false);
 	CHECK(wait_attn(w, &full, 5000));
 	CHECKF(full.ok && full.seq == 1 && full.r.partial == 0, "then: partial %d", full.r.partial);
+	CHECK(full.roles != NULL);
+	free(full.roles);
+	o.roles = false;
 	const float *f0 = attn_head_weights(&full.r, 0, 1);
 	CHECK(w0 && f0 && !memcmp(w0, f0, 12 * 12 * sizeof *f0));
 	CHECK(attn_head_weights(&full.r, 1, 0) != NULL);
@@ -1163,6 +1206,7 @@ int main(void)
 	test_stress();
 	test_recycle();
 	test_real_every_head();
+	test_real_roles();
 	test_real_partial();
 	test_give_up();
 	test_real_give_up();

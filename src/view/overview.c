@@ -46,6 +46,10 @@ void overview_open(view *v, focus back)
 	o->sel = v->layer * nheads(v) + h;
 	o->back = back;
 	v->focus = F_OVERVIEW;
+	/* The text again, for the worker to label every head: on the
+	 * interface's thread that could take longer than a frame. */
+	if (v->have && !v->all_roles)
+		text_changed(v);
 }
 
 void overview_toggle(view *v)
@@ -142,11 +146,15 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 		}
 }
 
-/* The roles of every head, made once per result. */
+/* The roles of every head: the worker's (view_roles_of), else made here
+ * once per result. */
 static role_scores tile_roles(view *v, int l, int h)
 {
 	ov_state *o = ov_of(v);
 	size_t nh = (size_t)nlayers(v) * (size_t)nheads(v);
+	const role_scores *done = view_roles_of(v, l, h);
+	if (done)
+		return *done;
 	if (o->roles_seq != v->res_gen) {
 		if (!o->roles)
 			o->roles = calloc(nh, sizeof *o->roles);
@@ -258,7 +266,8 @@ static void overview_draw(view *v)
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
-	if (v->have && !v->r.partial && g->fits && sel < L * H) {
+	bool waiting = v->r.partial || (v->pending && !v->all_roles);
+	if (v->have && !waiting && g->fits && sel < L * H) {
 		/* What the selected head does, in words. */
 		role_scores rs = tile_roles(v, sel / H, sel % H);
 		char says[512];
@@ -275,7 +284,9 @@ static void overview_draw(view *v)
 		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("No text yet: type some first."));
 		return;
 	}
-	if (v->r.partial) { /* every head is drawn once every layer is in */
+	/* Every head is drawn once every layer is in, with its role, which the
+	 * worker is labelling when it was asked after the result came. */
+	if (waiting) {
 		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("computing..."));
 		return;
 	}

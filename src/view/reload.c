@@ -103,9 +103,7 @@ static void adopt(view *v, model *m)
 	view_matrix_invalidate(v);
 	/* The result on screen came from the old model (its arrays, plain
 	 * floats, go back to the worker for the new one's). */
-	if (v->have)
-		worker_recycle(v->w, &v->r);
-	v->have = false;
+	view_let_go(v);
 	model_destroy((model *)old);
 }
 

@@ -89,6 +89,10 @@ typedef struct view {
 	uint64_t res_gen; /* counts the results taken: what caches of r key on */
 	double res_ms;
 	char error[sizeof(av_error)];
+	/* Every head's roles of r, [layer * heads + head], computed by the
+	 * worker (worker_text_opts.roles), or NULL: read through
+	 * view_roles_of. */
+	role_scores *all_roles;
 	role_scores hr; /* of the selected head, cached for the head line */
 	uint64_t hr_seq;
 	int hr_layer, hr_head;
@@ -242,6 +246,11 @@ const map_geom *view_map_geom(const view *v);
 /* The selected head of the result on screen (v->have), and its roles. */
 attn_matrix view_head(const view *v);
 const role_scores *view_head_roles(view *v);
+/* The roles of head h of layer l of the result on screen as the worker
+ * computed them, or NULL (not asked for that result). */
+const role_scores *view_roles_of(const view *v, int l, int h);
+/* Give the result on screen back to the worker (v->have: false). */
+void view_let_go(view *v);
 
 /* Styles that depend on the terminal's colours (chrome.c). */
 style accent(view *v, attr_t a);

@@ -31,11 +31,32 @@ attn_matrix view_head(const view *v)
 	return attn_result_head(&v->r, v->layer, v->head);
 }
 
+const role_scores *view_roles_of(const view *v, int l, int h)
+{
+	if (!v->have || !v->all_roles || l < 0 || l >= v->r.layers || h < 0 || h >= v->r.heads)
+		return NULL;
+	return &v->all_roles[l * v->r.heads + h];
+}
+
+void view_let_go(view *v)
+{
+	if (v->have)
+		worker_recycle(v->w, &v->r);
+	free(v->all_roles);
+	v->all_roles = NULL;
+	v->have = false;
+}
+
 const role_scores *view_head_roles(view *v)
 {
 	if (v->hr_seq != v->res_gen || v->hr_layer != v->layer || v->hr_head != v->head) {
-		attn_matrix a = view_head(v);
-		head_roles(&v->hr, &a, v->r.tokens);
+		const role_scores *done = view_roles_of(v, v->layer, v->head);
+		if (done) {
+			v->hr = *done;
+		} else {
+			attn_matrix a = view_head(v);
+			head_roles(&v->hr, &a, v->r.tokens);
+		}
 		v->hr_seq = v->res_gen, v->hr_layer = v->layer, v->hr_head = v->head;
 	}
 	return &v->hr;
@@ -131,15 +152,14 @@ void text_changed(view *v)
 		/* Nothing to compute: the map empties now, and whatever the worker
 		 * still returns is for an older sequence number and dropped. */
 		v->pending = false;
-		if (v->have)
-			worker_recycle(v->w, &v->r);
-		v->have = false;
+		view_let_go(v);
 		v->hv = (heat_view){0, 0, 0, 0};
 		return;
 	}
 	av_error err;
 	v->topts.value_norms = v->contrib;
 	v->topts.every_head = v->focus == F_OVERVIEW || view_sel(v) != SEL_HEAD;
+	v->topts.roles = v->focus == F_OVERVIEW; /* every tile's label */
 	/* A long pass shows the head on screen as soon as its layer is done. */
 	v->topts.partial_layer = v->topts.every_head || v->contrib ? 0 : v->layer + 1;
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
@@ -194,6 +214,7 @@ static void take_attn(view *v, worker_attn *a)
 	if (a->seq != v->seq) {
 		if (a->ok)
 			worker_recycle(v->w, &a->r);
+		free(a->roles);
 		return;
 	}
 	/* A partial result (worker.h) stands for its text until the complete
@@ -204,14 +225,14 @@ static void take_attn(view *v, worker_attn *a)
 	v->pending = part;
 	if (!part)
 		v->busy_shown = false;
-	if (v->have)
-		worker_recycle(v->w, &v->r);
+	view_let_go(v);
 	v->have = a->ok;
 	if (!a->ok) {
 		snprintf(v->error, sizeof v->error, "%s", a->err.msg);
 		return;
 	}
 	v->r = a->r;
+	v->all_roles = a->roles;
 	v->res_gen++;
 	v->res_seq = a->seq;
 	v->res_ms = a->ms;

@@ -194,6 +194,7 @@ static void view_finish(view *v)
 	model_destroy((model *)v->m);
 	if (v->have)
 		attn_result_free(&v->r);
+	free(v->all_roles);
 	lineedit_finish(&v->le);
 	figure_prompt_finish(v);
 	writing_finish(v);

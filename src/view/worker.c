@@ -35,6 +35,10 @@
  *     draws that layer while the others are computed. The complete result
  *     of the same text replaces it; the pass never writes what a published
  *     result holds.
+ *  9. Every head's roles (worker_text_opts.roles) are computed on the worker
+ *     thread after a complete pass, with `mu` released, asking stale()
+ *     between heads, and published with the result they describe (rules 3
+ *     and 4): whoever drops a result frees its roles.
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker_internal.h"
@@ -52,6 +56,7 @@
 #include <unistd.h>
 
 static void keep_spare(worker *w, attn_result *r, attn_result *trash);
+static void drop_published(worker *w, attn_result *trash);
 
 /* Rule 8: the layers of w->live done so far, published if the layer on
  * screen is among them and the rest of the pass is long enough to see. */
@@ -76,8 +81,7 @@ static void publish_partial(worker *w)
 	bool publish = w->cur_seq == w->text_seq;
 	if (publish) {
 		if (w->attn_ready)
-			keep_spare(w, &w->attn.r, &trash);
-		memset(&w->attn, 0, sizeof w->attn);
+			drop_published(w, &trash);
 		w->attn.seq = w->cur_seq;
 		w->attn.ok = true;
 		w->attn.ms = spent;
@@ -119,6 +123,33 @@ static void keep_spare(worker *w, attn_result *r, attn_result *trash)
 	memset(r, 0, sizeof *r);
 }
 
+/* Rule 9: every head's roles of r, [layer * heads + head]; NULL when a newer
+ * text is waiting (this result will not be published) or memory ran out
+ * (the interface then labels the heads itself). */
+static role_scores *every_roles(worker *w, const attn_result *r)
+{
+	role_scores *out = malloc((size_t)r->layers * (size_t)r->heads * sizeof *out);
+	for (int l = 0; out && l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			if (text_waiting(w)) {
+				free(out);
+				return NULL;
+			}
+			attn_matrix a = attn_result_head(r, l, h);
+			head_roles(&out[l * r->heads + h], &a, r->tokens);
+		}
+	return out;
+}
+
+/* Let go of the result waiting to be taken (w->mu held): its arrays to the
+ * spare or *trash, its roles freed. */
+static void drop_published(worker *w, attn_result *trash)
+{
+	keep_spare(w, &w->attn.r, trash);
+	free(w->attn.roles);
+	memset(&w->attn, 0, sizeof w->attn);
+}
+
 /* The text's attention (w->mu held on entry and on return). */
 static void run_text(worker *w)
 {
@@ -146,6 +177,7 @@ static void run_text(worker *w)
 	bool ok =
 	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, between_layers, w, &err);
 	w->live = NULL;
+	role_scores *roles = ok && w->cur_opts.roles ? every_roles(w, &r) : NULL;
 	double ms = now_ms() - t0;
 	w->cur_ok = ok;
 
@@ -157,15 +189,16 @@ static void run_text(worker *w)
 		w->stats.dropped++;
 		w->stats.gave_up += !ok;
 		keep_spare(w, &r, &trash[0]);
+		free(roles);
 	} else {
 		if (w->attn_ready)
-			keep_spare(w, &w->attn.r, &trash[0]);
-		memset(&w->attn, 0, sizeof w->attn);
+			drop_published(w, &trash[0]);
 		w->attn.seq = w->cur_seq;
 		w->attn.ok = ok;
 		w->attn.ms = ms;
 		if (ok) {
 			w->attn.r = r;
+			w->attn.roles = roles;
 		} else {
 			w->attn.err = err;
 			keep_spare(w, &r, &trash[1]);
@@ -349,8 +382,10 @@ void worker_destroy(worker *w)
 	must(pthread_join(w->thread, NULL), "pthread_join");
 	must(pthread_cond_destroy(&w->cv), "pthread_cond_destroy");
 	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
-	if (w->attn_ready)
+	if (w->attn_ready) {
 		attn_result_free(&w->attn.r);
+		free(w->attn.roles);
+	}
 	if (w->have_spare)
 		attn_result_free(&w->spare);
 	for (int k = 0; k < JOB_NKINDS; k++)
@@ -454,7 +489,7 @@ bool worker_take_attn(worker *w, worker_attn *out)
 			got = true;
 		} else {
 			w->stats.dropped++;
-			keep_spare(w, &w->attn.r, &trash);
+			drop_published(w, &trash);
 		}
 		memset(&w->attn, 0, sizeof w->attn);
 	}

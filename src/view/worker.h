@@ -11,6 +11,7 @@
 #ifndef ATTNVIEW_WORKER_H
 #define ATTNVIEW_WORKER_H
 
+#include "attnview/analysis.h"
 #include "attnview/circuits.h"
 #include "attnview/model.h"
 #include "attnview/patch.h"
@@ -32,6 +33,11 @@ typedef struct worker_text_opts {
 	 * be seen publishes the layers done once that one is among them, as a
 	 * partial result (attn_result.partial), before the complete one. */
 	int partial_layer;
+	/* Also every head's roles (analysis.h), in worker_attn.roles: the
+	 * overview labels every tile, and at 512 tokens of a 6-layer, 8-head
+	 * model that takes 140 ms, too long for the interface's thread. Asks
+	 * for every_head too. */
+	bool roles;
 } worker_text_opts;
 
 /* Work asked for the latest text beyond its attention and predictions. */
@@ -182,6 +188,10 @@ typedef struct worker_attn {
 	uint64_t seq; /* the text this is for */
 	bool ok;
 	attn_result r; /* when ok; the caller owns it (attn_result_free) */
+	/* When ok, complete and the text asked for them (worker_text_opts):
+	 * every head's roles, [layer * heads + head]; else NULL. The caller
+	 * frees it. */
+	role_scores *roles;
 	double ms;     /* wall time of the computation */
 	av_error err;  /* when !ok */
 } worker_attn;
