@@ -17,8 +17,9 @@
 # doc/training.md, "The built-in models", for how long that takes. The data
 # mix: POEMS (the poems' records that many times over, every other extra
 # copy with its couplets on one line), DOUBLE (short records twice in a
-# row), INDUCTION (lines of repeated random strings) and TRAD (the Chinese
-# again in traditional characters), below; doc/training.md, "Towards models
+# row), INDUCTION (lines of repeated random strings), PHRASES (lines of the
+# text itself, repeated) and TRAD (the Chinese again in traditional
+# characters), below; doc/training.md, "Towards models
 # that teach", says what they did.
 #
 # Reproducible: the same packages, attnview and thread count give the same
@@ -168,8 +169,34 @@ awk -v n="$induction" 'BEGIN {
 		print out
 	}
 }' >"$work/induction.txt"
+# PHRASES=N: N lines, each a line of the training text itself (10 to 60
+# bytes without its colour escapes, indentation and runs of blanks) written two or three times, spaces
+# between: copying in the corpus's own words and phrases, as in "Mr Dursley
+# and Mrs Dursley. Mr Dursley and Mrs Dursley.", where INDUCTION's random
+# strings teach copying of strings that are not words. 0: none. The same
+# mawk, training text and N give the same lines.
+phrases=${PHRASES:-0}
+cat "$work/zh.txt" "$work/en.txt" | awk -v n="$phrases" '
+	{
+		gsub(/\033\[[0-9;]*[A-Za-z]/, "")
+		gsub(/[ \t]+/, " ")
+		sub(/^ /, "")
+		sub(/ $/, "")
+	}
+	length($0) >= 10 && length($0) <= 60 { line[k++] = $0 }
+	END {
+		if (n <= 0 || k == 0) exit
+		srand(2)
+		for (i = 0; i < n; i++) {
+			s = line[int(rand() * k)]
+			reps = 2 + int(rand() * 2)
+			out = s
+			for (r = 1; r < reps; r++) out = out " " s
+			print out
+		}
+	}' >"$work/phrases.txt"
 cat "$work/zh.txt" "$work/poems-more.txt" "$work/zh-hant.txt" "$work/en.txt" \
-	"$work/induction.txt" >"$corpus"
+	"$work/induction.txt" "$work/phrases.txt" >"$corpus"
 cat "$work/zh-val.txt" "$work/zh-hant-val.txt" "$work/en-val.txt" >"$val"
 
 # KEEP=DIR: the corpus and the validation text of each language kept there
