@@ -115,6 +115,83 @@ static void pooling(void)
 	CHECKF(near(out[0], 1) && near(out[1], 1), "row-scaled pooling %g %g", out[0], out[1]);
 }
 
+/* scale_pool as its header defines it, cell by cell: the largest scale_pos
+ * of a block's visible cells, or under lift the sharp cell's or the mean
+ * lift. */
+static float pool_by_cells(const attn_matrix *a, const scale *s, int q0, int q1, int k0, int k1,
+			   bool *any)
+{
+	float best = 0, sharp = -1;
+	double lift = 0;
+	int seen = 0;
+	for (int q = q0; q < q1; q++)
+		for (int k = k0; k < k1; k++) {
+			if (attn_masked(a, q, k))
+				continue;
+			float w = attn_at(a, q, k), t = scale_pos(s, q, w);
+			float keys = s->row_max	 ? s->row_max[q]
+				     : s->causal ? (float)(q + 1)
+						 : s->max;
+			best = t > best ? t : best;
+			if (w >= SCALE_LIFT_SHARP && w * keys >= 2 && t > sharp)
+				sharp = t;
+			lift += w * keys;
+			seen++;
+		}
+	*any = seen > 0;
+	if (s->kind != SCALE_LIFT || !seen)
+		return best;
+	float mean = (float)(lift / seen);
+	return sharp >= 0 ? sharp : mean > 0 ? 0.5f + 0.5f * log10f(mean) / SCALE_LIFT_DECADES : 0;
+}
+
+/* The pooling takes a block's largest weight and places it on the ramp
+ * once: the same numbers, to the bit, as placing every cell, on random
+ * heads of every scale, causal or not, pooled smaller and larger. */
+static void pooling_by_block(void)
+{
+	uint64_t x = 7;
+	int bad = 0, samples = 0;
+	for (int trial = 0; trial < 120; trial++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int n = 1 + (int)(x >> 58), rows = 1 + (int)(x >> 40) % 20;
+		int cols = 1 + (int)(x >> 30) % 30;
+		bool causal = trial % 2;
+		float w[64 * 64], keys[64], out[600];
+		uint8_t m[600];
+		for (int q = 0; q < n; q++) {
+			float sum = 0;
+			for (int k = 0; k < n; k++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				float u = (float)(x >> 40) / (float)(1 << 24);
+				w[q * n + k] =
+				    causal && k > q ? 0 : powf(u, 1 + (float)(trial % 7));
+				sum += w[q * n + k];
+			}
+			for (int k = 0; k < n; k++)
+				w[q * n + k] = sum > 0 ? w[q * n + k] / sum : 0;
+		}
+		attn_matrix a = {w, n, causal, 0};
+		for (int kind = 0; kind <= SCALE_DIFF; kind++) {
+			scale s;
+			scale_init(&s, (scale_kind)kind, &a, keys);
+			scale_pool(out, m, &a, &s, rows, cols);
+			for (int r = 0; r < rows; r++)
+				for (int c = 0; c < cols; c++) {
+					int q0 = r * n / rows, q1 = (r + 1) * n / rows;
+					int k0 = c * n / cols, k1 = (c + 1) * n / cols;
+					q1 = q1 > q0 ? q1 : q0 + 1;
+					k1 = k1 > k0 ? k1 : k0 + 1;
+					bool any;
+					float want = pool_by_cells(&a, &s, q0, q1, k0, k1, &any);
+					bad += out[r * cols + c] != want || m[r * cols + c] != !any;
+					samples++;
+				}
+		}
+	}
+	CHECKF(bad == 0, "%d of %d pooled samples differ from the cells' maximum", bad, samples);
+}
+
 static void differences(void)
 {
 	/* A difference of -0.4 .. 0.2: 0 in the middle, -0.4 at the bottom. */
@@ -211,6 +288,7 @@ int main(void)
 	masked_maxima();
 	ticks();
 	pooling();
+	pooling_by_block();
 	differences();
 	lifts();
 	tick_labels();

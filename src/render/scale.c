@@ -154,6 +154,31 @@ static void block(int i, int parts, int n, int *b0, int *b1)
 		*b1 = *b0 + 1;
 }
 
+/* A sample of scale_pool under lift over queries [q0, q1) and keys [k0, k1)
+ * (*seen: the visible cells): a key holding a quarter of a row's attention,
+ * twice uniform's or more, shows as itself (a diagonal stays a line); else
+ * the block's mean lift, its weight against uniform's (noise averages
+ * out). */
+static float pool_lift(const attn_matrix *a, const scale *s, int q0, int q1, int k0, int k1,
+		       int *seen)
+{
+	float sharp = -1;
+	double lift = 0;
+	for (int q = q0; q < q1; q++) {
+		float keys = row_keys_of(s, q);
+		for (int k = k0; k < k1 && !attn_masked(a, q, k); k++) {
+			float w = attn_at(a, q, k), lq = w * keys;
+			if (w >= SCALE_LIFT_SHARP && lq >= 2 && lq > sharp)
+				sharp = lq;
+			lift += lq;
+			++*seen;
+		}
+	}
+	if (!*seen)
+		return 0;
+	return sharp >= 0 ? ramp(lift_pos(sharp)) : lift_pos((float)(lift / *seen));
+}
+
 /* One sample of scale_pool over queries [q0, q1) and keys [k0, k1); *any:
  * some cell is visible. The ramps are monotone in w (in w times the row's
  * keys under lift, and within a row under the row scale), so the largest
@@ -165,26 +190,9 @@ static float pool_block(const attn_matrix *a, const scale *s, int q0, int q1, in
 {
 	int seen = 0;
 	if (s->kind == SCALE_LIFT) {
-		float sharp = -1;
-		double lift = 0;
-		for (int q = q0; q < q1; q++) {
-			float keys = row_keys_of(s, q);
-			for (int k = k0; k < k1 && !attn_masked(a, q, k); k++) {
-				float w = attn_at(a, q, k), lq = w * keys;
-				if (w >= SCALE_LIFT_SHARP && lq >= 2 && lq > sharp)
-					sharp = lq;
-				lift += lq;
-				seen++;
-			}
-		}
+		float t = pool_lift(a, s, q0, q1, k0, k1, &seen);
 		*any = seen > 0;
-		/* Lift: a key holding a quarter of a row's attention, twice
-		 * uniform's or more, shows as itself (a diagonal stays a line);
-		 * else the block's mean lift, its weight against uniform's
-		 * (noise averages out). */
-		if (!seen)
-			return 0;
-		return sharp >= 0 ? ramp(lift_pos(sharp)) : lift_pos((float)(lift / seen));
+		return t;
 	}
 	float best = 0, top = -INFINITY;
 	for (int q = q0; q < q1; q++) {
