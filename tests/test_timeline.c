@@ -203,10 +203,39 @@ static void test_records(void)
 	model_destroy(m);
 }
 
+/* A kept model's path names the model it was kept beside; other paths,
+ * however close, do not. */
+static void test_kept_owner(void)
+{
+	char buf[64];
+	CHECK(timeline_kept_owner("/a/ind.attn.steps/step-000080.attn", buf, sizeof buf) &&
+	      strcmp(buf, "/a/ind.attn") == 0);
+	char back[64]; /* and back */
+	CHECK(timeline_kept_path(buf, 80, back, sizeof back) &&
+	      strcmp(back, "/a/ind.attn.steps/step-000080.attn") == 0);
+	CHECK(timeline_kept_owner("m.steps/step-1234567.attn", buf, sizeof buf) &&
+	      strcmp(buf, "m") == 0);
+	const char *not_kept[] = {
+	    "/a/ind.attn",
+	    "/a/ind.attn.steps/step-80.attn",
+	    "/a/ind/step-000080.attn",
+	    "/a/ind.attn.steps/step-00008x.attn",
+	    "/a/.steps/step-000080.attn",
+	    ".steps/step-000080.attn",
+	    "step-000080.attn",
+	    "/a/ind.attn.steps/step-000080.attn.tmp",
+	};
+	for (size_t i = 0; i < sizeof not_kept / sizeof *not_kept; i++)
+		CHECKF(!timeline_kept_owner(not_kept[i], buf, sizeof buf), "%s: owner %s",
+		       not_kept[i], buf);
+	CHECK(!timeline_kept_owner("/a/ind.attn.steps/step-000080.attn", buf, 8)); /* too long */
+}
+
 int main(void)
 {
 	test_round_trip();
 	test_damage();
 	test_records();
+	test_kept_owner();
 	return test_summary("timeline");
 }

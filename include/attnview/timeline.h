@@ -132,6 +132,10 @@ timeline *timeline_parse(const uint8_t *buf, size_t off, size_t len, const model
 bool timeline_kept_path(const char *out, uint64_t step, char *buf, size_t size);
 /* Is there a kept model of step beside out? */
 bool timeline_kept_exists(const char *out, uint64_t step);
+/* When path names a kept model (OUT.steps/step-SSSSSS.attn, as
+ * timeline_kept_path makes it), the OUT beside which it was kept into buf;
+ * false for any other name (nothing is read from the disk). */
+bool timeline_kept_owner(const char *path, char *buf, size_t size);
 /* Is record `rec` (of step, in a run of total steps) one to keep when
  * every N-th is kept (every 0: none)? */
 bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total);

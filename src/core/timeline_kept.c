@@ -29,6 +29,25 @@ bool timeline_kept_exists(const char *out, uint64_t step)
 	       S_ISREG(st.st_mode);
 }
 
+/* A kept model's file name: "step-", at least 6 digits, ".attn". */
+static bool kept_name(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 16 && strncmp(name, "step-", 5) == 0 &&
+	       strspn(name + 5, "0123456789") == n - 10 && strcmp(name + n - 5, ".attn") == 0;
+}
+
+bool timeline_kept_owner(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t suffix = strlen(TL_KEPT_DIR);
+	if (!slash || !kept_name(slash + 1) || (size_t)(slash - path) <= suffix ||
+	    strncmp(slash - suffix, TL_KEPT_DIR, suffix) != 0 || slash[-suffix - 1] == '/')
+		return false;
+	int n = snprintf(buf, size, "%.*s", (int)(slash - path - suffix), path);
+	return n >= 0 && (size_t)n < size;
+}
+
 bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total)
 {
 	return every && (rec % every == 0 || step == total);
@@ -45,9 +64,7 @@ static bool clear_earlier(const char *dir, av_error *err)
 	bool ok = true;
 	struct dirent *e;
 	while (ok && (e = readdir(d))) {
-		size_t n = strlen(e->d_name), digits = strspn(e->d_name + 5, "0123456789");
-		if (n < 16 || strncmp(e->d_name, "step-", 5) != 0 || digits != n - 10 ||
-		    strcmp(e->d_name + n - 5, ".attn") != 0)
+		if (!kept_name(e->d_name))
 			continue;
 		if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT)
 			ok = av_fail_errno(err, errno,

@@ -7,8 +7,9 @@
  * where the induction score of the head that rises most reaches the middle
  * of its rise, timeline_phase_change) in the accent colour. The heads are
  * reconstructed from the recorded statistics. Where the run kept the model
- * of a step (--keep-steps: timeline_kept_path beside the model file, marked
- * on the curve's axis), Enter has the worker load it as it loads a reloaded
+ * of a step (--keep-steps: timeline_kept_path beside the model file, or
+ * beside the one it was kept beside when the file is a kept one; marked on
+ * the curve's axis), Enter has the worker load it as it loads a reloaded
  * file (reload.c) and the view shows that step's weights on the same text;
  * the screen keeps the final model's timeline meanwhile, and Enter at the
  * last record loads the final model again. */
@@ -38,6 +39,7 @@ typedef struct tls_state {
 	uint64_t shown, pending; /* the step shown; the one being loaded */
 	bool loading;
 	timeline *final_tl;
+	char owner[4200]; /* final_path of a kept model opened as such */
 } tls_state;
 
 static tls_state *tls_of(const view *v)
@@ -54,10 +56,15 @@ static const timeline *tl_of(const view *v)
 }
 
 /* The final model's file, beside which the kept models are (NULL: the
- * built-in model). */
+ * built-in model): the file opened, or the model beside which it was kept
+ * when it is a kept one (--model OUT --step S, or its path). */
 static const char *final_path(const view *v)
 {
-	return v->watching ? v->watch[0].path : NULL;
+	if (!v->watching)
+		return NULL;
+	tls_state *s = tls_of(v);
+	const char *path = v->watch[0].path;
+	return timeline_kept_owner(path, s->owner, sizeof s->owner) ? s->owner : path;
 }
 
 static bool tls_init(view *v, void *state)

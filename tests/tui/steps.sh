@@ -50,4 +50,20 @@ wait_result
 got=$(panel_weight)
 check "the weight shown is the final model's: panel $got, --dump $final" close "$got" "$final" 0.000001
 keys C-q
+
+# A kept model opened as such (its path, or --model OUT --step 80): its
+# timeline, records 0, 40 and 80, marks the steps kept beside OUT.
+for how in "--model $step80" "--model $out --step 80"; do
+	# shellcheck disable=SC2086
+	tui_start 160 36 TERM=xterm-256color -- $how --text "$text"
+	wait_result
+	keys M-h
+	check "$how: the timeline ends at step 80" wait_for "Training timeline: step 80 of 80"
+	axis=$(screen | grep -E '^ {8}[◆─▲┼]+ *$' | head -1)
+	check "$how: the axis marks steps 0 and 80 kept: '$axis'" test "${axis:8:3}" = "◆─▲"
+	keys Home
+	check "$how: Enter on step 0 would show it" \
+		wait_for "◆ The model of this step is kept: Enter shows its weights"
+	keys C-q
+done
 finish
