@@ -58,6 +58,9 @@ DATA_SALT = 0x6461746162617463  # as attnview's: batches from seed ^ this
 EVAL_SALT = 0x6576616c6d61736B  # evaluation masks
 EVAL_BATCHES, FINAL_BATCHES = 4, 64  # evaluation windows: at most this many batches
 RECENT = 256  # training losses kept
+# --keep-steps: OUT.steps/step-SSSSSS.attn (timeline_kept_path)
+KEPT_DIR = ".steps"
+KEPT_NAME = re.compile(r"step-[0-9]{6,}\.attn")
 PROG = "python3 -m attnview_torch.train"
 
 # Test hooks (the test suite only): stop as if by SIGINT after this step;
@@ -135,6 +138,10 @@ def build_parser():
     ap.add_argument("--timeline-every", type=u, metavar="N",
                     help="record every head's role scores on a fixed probe every N steps, for "
                     "the training timeline; 0 = none (default: about 100 records a run)")
+    ap.add_argument("--keep-steps", type=u, metavar="N",
+                    help="keep the model of every N-th recorded step of the timeline and of "
+                    "the last as FILE.steps/step-SSSSSS.attn (attnview --model FILE --step S "
+                    "opens one); 0 = none (default)")
     ap.add_argument("--resume", metavar="CHECKPOINT",
                     help="continue a stopped run of this trainer with its options")
     ap.add_argument("--init", metavar="MODEL",
@@ -220,6 +227,9 @@ def resolve_options(a):
         if "steps" in given:
             raise UsageError("--steps and --epochs cannot both be given: choose one")
         o["steps"] = 0
+    if getattr(a, "keep_steps", None) and "timeline_every" in given and not o["timeline_every"]:
+        raise UsageError("--keep-steps keeps the models of the steps the timeline records, and "
+                         "--timeline-every 0 records none: choose one")
     o["val_file"] = a.val_file
     o["init"] = a.init
     o["fixed_vocab"] = bool(a.init)
@@ -592,6 +602,7 @@ class Trainer:
         self.timeline = timeline.create(self.model.config, probe, W, n, o["timeline_every"],
                                         o["seed"])
         timeline.record(self.timeline, self.model, 0, float("nan"), held)
+        self.keep_step()
 
     def timeline_step(self):
         tl = self.timeline
@@ -601,6 +612,33 @@ class Trainer:
         k = min(self.step - prev, len(self.recent))
         loss = sum(self.recent[-k:]) / k if k else float("nan")
         timeline.record(tl, self.model, self.step, loss, self.corpus.nval >= tl.n)
+        self.keep_step()
+
+    def keep_step(self):
+        """--keep-steps (attnview(1); timeline_keep): the model of the step
+        just recorded, when its record is one to keep, as a model file beside
+        the output, without validation figures; step 0 (a new run) first
+        removes the models an earlier run kept there, and nothing else."""
+        tl, every = self.timeline, self.args.keep_steps or 0
+        if not self.ctx.main or not every or tl is None or not tl.steps:
+            return
+        rec = len(tl.steps) - 1
+        if tl.steps[-1] != self.step or not (rec % every == 0 or self.step == self.total):
+            return
+        d = self.out + KEPT_DIR
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise TrainError("%s: cannot create the directory of the kept models "
+                             "(--keep-steps): %s; choose another -o or make it writable"
+                             % (quote(d), e.strerror)) from None
+        if self.step == 0:
+            for name in os.listdir(d):
+                if KEPT_NAME.fullmatch(name):
+                    os.unlink(os.path.join(d, name))
+        write_atomic(os.path.join(d, "step-%06d.attn" % self.step), self.model_bytes())
 
     # -- data
 

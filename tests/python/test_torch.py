@@ -32,6 +32,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import struct
@@ -965,6 +966,30 @@ def case_timeline():
     none = path("tl_none.attn")
     pytrain(c, "-o", none, *TINY, "--steps", "5", "--eval-every", "0", "--timeline-every", "0")
     check(av.load(none).timeline is None, "--timeline-every 0 records nothing")
+    # --keep-steps 2 (attnview(1)): records 0, 5, ..., 20 keep 0, 10 and 20,
+    # which attnview opens with --step; an earlier run's kept model goes.
+    kept = path("tl_kept.attn")
+    os.mkdir(kept + ".steps")
+    write("tl_kept.attn.steps/step-000999.attn", "old")
+    write("tl_kept.attn.steps/notes.txt", "notes")
+    pytrain(c, "-o", kept, *TINY, "--steps", "20", "--eval-every", "0", "--timeline-every", "5",
+            "--keep-steps", "2")
+    names = sorted(os.listdir(kept + ".steps"))
+    check(names == ["notes.txt", "step-000000.attn", "step-000010.attn", "step-000020.attn"],
+          "--keep-steps 2 keeps %s" % names)
+    info = attnview("--info", "--model", kept, "--step", "10").stdout
+    check(re.search(r"(?m)^steps: 10$", info) is not None, "--step 10's file: %s" % info[:200])
+    tl10 = av.load(kept + ".steps/step-000010.attn").timeline
+    check(tl10 is not None and tl10.steps == [0, 5, 10],
+          "the kept model's timeline ends at its step: %s" % (tl10 and tl10.steps))
+    last, final = av.load(kept + ".steps/step-000020.attn"), av.load(kept)
+    fp = dict(final.named_parameters())
+    check(all(torch.equal(p, fp[k]) for k, p in last.named_parameters()),
+          "the last kept model has the final parameters")
+    r = pytrain(c, "-o", path("tl_k0.attn"), *TINY, "--steps", "5", "--timeline-every", "0",
+                "--keep-steps", "1", want=2)
+    check("--keep-steps keeps the models of the steps the timeline records" in r.stderr,
+          "--keep-steps without a timeline: %s" % r.stderr.strip())
 
 
 CASES = dict(format=case_format, vocab=case_vocab, ddp=case_ddp, attnview=case_attnview,
