@@ -29,3 +29,6 @@ en="Time flies like an arrow; fruit flies like a banana."
 figure pattern-offset --layer 0 --head 6 --text "$en"
 figure pattern-keyword --layer 0 --head 3 --text "$poem"
 figure pattern-delimiter --layer 0 --head 0 --text "$poem"
+# The built-in causal model's induction head on a sentence written twice.
+figure pattern-induction --model builtin-causal --layer 2 --head 1 \
+	--text "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley."

@@ -11,10 +11,14 @@
 #   OBJECTIVE=causal assets/train_builtin.sh            # the causal one
 #   meson compile -C build                              # embeds the new models
 #
-# Both are d=128, 8 heads, 4 layers, context 128, 32 sequences a step: the
-# masked model 4000 steps, the causal one 3000 (STEPS, DIM, HEADS, LAYERS,
-# THREADS and OUT change that; the committed models are the defaults). See
-# doc/training.md, "The built-in models", for how long that takes. The data
+# Both are d=128, 4 layers, context 128, 32 sequences a step. The masked
+# model: 8 heads, 4000 steps on 2 threads, the text as it is. The causal
+# one: 4 heads, 8000 steps on 1 thread, the poems 20 times over, short
+# records twice (DOUBLE=2), 15,000 lines of repeated random strings and
+# 15,000 of repeated lines of the text (what grows its induction head).
+# STEPS, DIM, HEADS, LAYERS, THREADS, OUT and the data mix below change
+# that; the committed models are the defaults. See doc/training.md, "The
+# built-in models", for how long that takes. The data
 # mix: POEMS (the poems' records that many times over, every other extra
 # copy with its couplets on one line), DOUBLE (short records twice in a
 # row), INDUCTION (lines of repeated random strings), PHRASES (lines of the
@@ -41,18 +45,19 @@ masked) out=${OUT:-$here/builtin.attn} ;;
 causal) out=${OUT:-$here/builtin-causal.attn} ;;
 *) echo "train_builtin.sh: OBJECTIVE is masked or causal, not $objective" >&2; exit 2 ;;
 esac
-threads=${THREADS:-2}
+# Each objective's recipe (the committed models).
 case $objective in
-masked) steps=${STEPS:-4000} ;;
-causal) steps=${STEPS:-3000} ;;
+masked) steps=${STEPS:-4000} heads=${HEADS:-8} threads=${THREADS:-2} poems=${POEMS:-1}
+	double=${DOUBLE:-0} induction=${INDUCTION:-0} phrases=${PHRASES:-0} ;;
+causal) steps=${STEPS:-8000} heads=${HEADS:-4} threads=${THREADS:-1} poems=${POEMS:-20}
+	double=${DOUBLE:-2} induction=${INDUCTION:-15000} phrases=${PHRASES:-15000} ;;
 esac
 dim=${DIM:-128}
-heads=${HEADS:-8}
 layers=${LAYERS:-4}
 context=${CONTEXT:-128}
-# The Tang and Song poems' training records POEMS times over (1: once, as
-# the rest), and the traditional-character copy of the Chinese (TRAD=0: none).
-poems=${POEMS:-1}
+# POEMS: the Tang and Song poems' training records that many times over (1:
+# once, as the rest); TRAD: the traditional-character copy of the Chinese
+# (0: none).
 trad=${TRAD:-1}
 lr=${LR:-5e-3}
 
@@ -89,7 +94,6 @@ val="$work/fortunes-validation.txt"
 # DOUBLE=N: every Nth training record of at most 100 bytes is written twice
 # in a row, so that a window often holds a text and its copy (what an
 # induction head predicts: the lab's induction task in real words). 0: none.
-double=${DOUBLE:-0}
 # Records in, record-separator lines out; every 20th record to validation;
 # the poems' training records (of tang300 and song100) also to POEMS.
 split_records() { # TRAIN VAL POEMS FILES...
@@ -149,7 +153,6 @@ done
 # by finding the earlier copy, which is what an induction head does (the
 # lab's induction task, in the corpus's characters). 0: none. The same mawk
 # and N give the same lines.
-induction=${INDUCTION:-0}
 awk -v n="$induction" 'BEGIN {
 	zh = "的不之有人一件用子文是以在如可其行使中下者本和我上包天而也作系曰無自能山何你語语花來大日手青命心到程生春月於版爲为令来君于修置相所小事水要知風考无年了木江得多安道明言理個个出示通面方它名成式配目新软軟參参提夜表時去地好字雨王里意同统統三分接此或南矣时器見重白风流第工根更未思清序入經前定秋過信列菜过看见增高空些路由这這今管情已酒家千李兮常西具二"
 	k = 0
@@ -175,7 +178,6 @@ awk -v n="$induction" 'BEGIN {
 # and Mrs Dursley. Mr Dursley and Mrs Dursley.", where INDUCTION's random
 # strings teach copying of strings that are not words. 0: none. The same
 # mawk, training text and N give the same lines.
-phrases=${PHRASES:-0}
 cat "$work/zh.txt" "$work/en.txt" | awk -v n="$phrases" '
 	{
 		gsub(/\033\[[0-9;]*[A-Za-z]/, "")
