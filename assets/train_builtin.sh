@@ -173,11 +173,12 @@ awk -v n="$induction" 'BEGIN {
 	}
 }' >"$work/induction.txt"
 # PHRASES=N: N lines, each a line of the training text itself (10 to 60
-# bytes without its colour escapes, indentation and runs of blanks) written two or three times, spaces
-# between: copying in the corpus's own words and phrases, as in "Mr Dursley
-# and Mrs Dursley. Mr Dursley and Mrs Dursley.", where INDUCTION's random
-# strings teach copying of strings that are not words. 0: none. The same
-# mawk, training text and N give the same lines.
+# bytes without its colour escapes, indentation and runs of blanks)
+# written two or three times, spaces between: copying in the corpus's own
+# words and phrases, as in "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs
+# Dursley.", where INDUCTION's random strings teach copying of strings that
+# are not words. 0: none. The same mawk, training text and N give the same
+# lines.
 cat "$work/zh.txt" "$work/en.txt" | awk -v n="$phrases" '
 	{
 		gsub(/\033\[[0-9;]*[A-Za-z]/, "")

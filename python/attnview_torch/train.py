@@ -522,6 +522,7 @@ class Trainer:
         if ck is not None:
             self.restore(ck)
             self.timeline = ck[1].timeline if o["timeline_every"] else None
+            self.keep_step()  # a run stopped at step 0 starts its kept models now
         elif o["timeline_every"]:
             self.timeline_start()  # every process: each holds the whole model
         if ctx.distributed and not os.environ.get(NO_SYNC_ENV):
@@ -637,7 +638,10 @@ class Trainer:
         if self.step == 0:
             for name in os.listdir(d):
                 if KEPT_NAME.fullmatch(name):
-                    os.unlink(os.path.join(d, name))
+                    try:
+                        os.unlink(os.path.join(d, name))
+                    except FileNotFoundError:
+                        pass
         write_atomic(os.path.join(d, "step-%06d.attn" % self.step), self.model_bytes())
 
     # -- data

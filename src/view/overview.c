@@ -46,10 +46,10 @@ void overview_open(view *v, focus back)
 	o->sel = v->layer * nheads(v) + h;
 	o->back = back;
 	v->focus = F_OVERVIEW;
-	/* The text again, for the worker to label every head: on the
-	 * interface's thread that could take longer than a frame. */
-	if (v->have && !v->all_roles)
-		text_changed(v);
+	/* The result on screen came without the roles: the tiles label
+	 * themselves this once (tile_roles), since posting the text again
+	 * would drop what was computed for it (predictions, jobs); the next
+	 * text asks the worker for them. */
 }
 
 void overview_toggle(view *v)
@@ -266,7 +266,7 @@ static void overview_draw(view *v)
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
-	bool waiting = v->r.partial || (v->pending && !v->all_roles);
+	bool waiting = v->r.partial;
 	if (v->have && !waiting && g->fits && sel < L * H) {
 		/* What the selected head does, in words. */
 		role_scores rs = tile_roles(v, sel / H, sel % H);
@@ -284,9 +284,7 @@ static void overview_draw(view *v)
 		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("No text yet: type some first."));
 		return;
 	}
-	/* Every head is drawn once every layer is in, with its role, which the
-	 * worker is labelling when it was asked after the result came. */
-	if (waiting) {
+	if (waiting) { /* every head is drawn once every layer is in */
 		put_str(g->y0, 0, COLS, st(A_DIM, 0), _("computing..."));
 		return;
 	}

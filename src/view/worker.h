@@ -35,8 +35,9 @@ typedef struct worker_text_opts {
 	int partial_layer;
 	/* Also every head's roles (analysis.h), in worker_attn.roles: the
 	 * overview labels every tile, and at 512 tokens of a 6-layer, 8-head
-	 * model that takes 140 ms, too long for the interface's thread. Asks
-	 * for every_head too. */
+	 * model that takes 140 ms, too long for the interface's thread. They
+	 * read every head's weights, so those are then computed on the
+	 * worker too, as with every_head. */
 	bool roles;
 } worker_text_opts;
 
