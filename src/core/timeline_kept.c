@@ -40,11 +40,14 @@ static bool kept_name(const char *name)
 bool timeline_kept_owner(const char *path, char *buf, size_t size)
 {
 	const char *slash = strrchr(path, '/');
-	size_t suffix = strlen(TL_KEPT_DIR);
-	if (!slash || !kept_name(slash + 1) || (size_t)(slash - path) <= suffix ||
-	    strncmp(slash - suffix, TL_KEPT_DIR, suffix) != 0 || slash[-suffix - 1] == '/')
+	if (!slash || !kept_name(slash + 1))
 		return false;
-	int n = snprintf(buf, size, "%.*s", (int)(slash - path - suffix), path);
+	/* The directory's name, OUT.steps, without its suffix: OUT. */
+	size_t dir = (size_t)(slash - path), suffix = strlen(TL_KEPT_DIR);
+	if (dir <= suffix || strncmp(path + dir - suffix, TL_KEPT_DIR, suffix) != 0 ||
+	    path[dir - suffix - 1] == '/')
+		return false;
+	int n = snprintf(buf, size, "%.*s", (int)(dir - suffix), path);
 	return n >= 0 && (size_t)n < size;
 }
 
