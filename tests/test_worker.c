@@ -924,6 +924,19 @@ static model *letters_model(objective obj, uint64_t seed)
 	return small_model(obj, 16, 16, 2, 2, seed);
 }
 
+/* A worker for letters_model(obj, seed), the model in *m; NULL (the failure
+ * checked, the model freed) if the worker cannot be made. */
+static worker *letters_worker(objective obj, uint64_t seed, model **m)
+{
+	av_error err;
+	*m = letters_model(obj, seed);
+	worker *w = worker_create_for_model(*m, 0, &err);
+	CHECKF(w, "%s", err.msg);
+	if (!w)
+		model_destroy(*m);
+	return w;
+}
+
 /* Issue 26's jobs with the real model: patching the job's other text
  * (JOB_PATCH) gives what activation_patch gives directly, and none for a
  * text of another length; the breakdown brings the cell's score split,
@@ -931,13 +944,10 @@ static model *letters_model(objective obj, uint64_t seed)
 static void test_real_why_jobs(void)
 {
 	av_error err;
-	model *m = letters_model(OBJ_CAUSAL, 11);
-	worker *w = worker_create_for_model(m, 0, &err);
-	CHECKF(w, "%s", err.msg);
-	if (!w) {
-		model_destroy(m);
+	model *m;
+	worker *w = letters_worker(OBJ_CAUSAL, 11, &m);
+	if (!w)
 		return;
-	}
 	token t[16];
 	model_text(m, t, 11);
 	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
@@ -993,13 +1003,10 @@ static void test_real_why_jobs(void)
 static void test_real_every_head(void)
 {
 	av_error err;
-	model *m = letters_model(OBJ_MASKED, 12);
-	worker *w = worker_create_for_model(m, 0, &err);
-	CHECKF(w, "%s", err.msg);
-	if (!w) {
-		model_destroy(m);
+	model *m;
+	worker *w = letters_worker(OBJ_MASKED, 12, &m);
+	if (!w)
 		return;
-	}
 	token t[16];
 	model_text(m, t, 12);
 	worker_text_opts o = {.every_head = true};
@@ -1031,13 +1038,10 @@ static void test_real_every_head(void)
 static void test_real_roles(void)
 {
 	av_error err;
-	model *m = letters_model(OBJ_MASKED, 12);
-	worker *w = worker_create_for_model(m, 0, &err);
-	CHECKF(w, "%s", err.msg);
-	if (!w) {
-		model_destroy(m);
+	model *m;
+	worker *w = letters_worker(OBJ_MASKED, 12, &m);
+	if (!w)
 		return;
-	}
 	token t[16];
 	model_text(m, t, 12);
 	worker_text_opts with = {.every_head = true, .roles = true}, without = {.every_head = true};
