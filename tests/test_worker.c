@@ -1034,7 +1034,7 @@ static void test_real_every_head(void)
 
 /* Every head's roles (worker_text_opts.roles) come with the result that
  * asked for them, the same as head_roles on it; a result that did not ask
- * has none. */
+ * has none, and a JOB_ROLES for its text brings them. */
 static void test_real_roles(void)
 {
 	av_error err;
@@ -1061,6 +1061,24 @@ static void test_real_roles(void)
 		}
 	CHECKF(same == 4, "%d of 4 heads' roles as head_roles gives them", same);
 	printf("worker roles: %d of 4 heads named\n", named);
+	/* JOB_ROLES: the roles of the text without them (the overview opened
+	 * on it), the same as head_roles on its result. */
+	worker_job j = {.kind = JOB_ROLES, .seq = 2};
+	worker_post_job(w, &j);
+	worker_job_result jr;
+	CHECK(wait_job(w, &jr, 5000));
+	CHECKF(jr.ok && jr.job.kind == JOB_ROLES && jr.roles, "%s", jr.err.msg);
+	same = 0;
+	for (int l = 0; jr.ok && jr.roles && b.ok && l < b.r.layers; l++)
+		for (int h = 0; h < b.r.heads; h++) {
+			role_scores rs;
+			attn_matrix mat = attn_result_head(&b.r, l, h);
+			head_roles(&rs, &mat, b.r.tokens);
+			const role_scores *got = &jr.roles[l * b.r.heads + h];
+			same += got->role == rs.role && !memcmp(got->s, rs.s, sizeof rs.s);
+		}
+	CHECKF(same == 4, "JOB_ROLES: %d of 4 heads' roles as head_roles gives them", same);
+	worker_job_result_free(&jr);
 	free(a.roles);
 	attn_result_free(&a.r);
 	attn_result_free(&b.r);

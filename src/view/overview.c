@@ -23,8 +23,6 @@ typedef struct ov_geom {
 typedef struct ov_state {
 	ov_geom g;
 	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
-	role_scores *roles; /* [L*H], of the result roles_seq */
-	uint64_t roles_seq;
 	int sel;    /* the selected tile: layer * H + head */
 	focus back; /* where F3 and Esc return */
 } ov_state;
@@ -34,11 +32,6 @@ static ov_state *ov_of(const view *v)
 	return v->screen[SCREEN_OVERVIEW];
 }
 
-static void overview_finish(void *state)
-{
-	free(((ov_state *)state)->roles);
-}
-
 void overview_open(view *v, focus back)
 {
 	ov_state *o = ov_of(v);
@@ -46,10 +39,10 @@ void overview_open(view *v, focus back)
 	o->sel = v->layer * nheads(v) + h;
 	o->back = back;
 	v->focus = F_OVERVIEW;
-	/* The result on screen came without the roles: the tiles label
-	 * themselves this once (tile_roles), since posting the text again
-	 * would drop what was computed for it (predictions, jobs); the next
-	 * text asks the worker for them. */
+	/* A result computed before the overview opened came without the
+	 * roles: request_jobs asks the worker for them (JOB_ROLES), since
+	 * posting the text again would drop what was computed for it
+	 * (predictions, jobs); the tiles have no role until they come. */
 }
 
 void overview_toggle(view *v)
@@ -65,9 +58,6 @@ void overview_model_changed(view *v)
 	ov_state *o = ov_of(v);
 	if (o->sel >= nlayers(v) * nheads(v))
 		o->sel = 0;
-	free(o->roles);
-	o->roles = NULL;
-	o->roles_seq = 0;
 }
 
 /* The grid on a screen of lines x cols; the colour bar takes the last
@@ -146,28 +136,11 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 		}
 }
 
-/* The roles of every head: the worker's (view_roles_of), else made here
- * once per result. */
-static role_scores tile_roles(view *v, int l, int h)
+/* The roles of head (l, h), computed by the worker (view_roles_of), or
+ * NULL while they are on their way (request_jobs). */
+static const role_scores *tile_roles(const view *v, int l, int h)
 {
-	ov_state *o = ov_of(v);
-	size_t nh = (size_t)nlayers(v) * (size_t)nheads(v);
-	const role_scores *done = view_roles_of(v, l, h);
-	if (done)
-		return *done;
-	if (o->roles_seq != v->res_gen) {
-		if (!o->roles)
-			o->roles = calloc(nh, sizeof *o->roles);
-		if (!o->roles)
-			return (role_scores){.role = ROLE_BROAD};
-		for (int ll = 0; ll < nlayers(v); ll++)
-			for (int hh = 0; hh < nheads(v); hh++) {
-				attn_matrix a = attn_result_head(&v->r, ll, hh);
-				head_roles(&o->roles[ll * nheads(v) + hh], &a, v->r.tokens);
-			}
-		o->roles_seq = v->res_gen;
-	}
-	return o->roles[l * nheads(v) + h];
+	return view_roles_of(v, l, h);
 }
 
 /* A role's short code for a narrow title: one a role, from a translated
@@ -240,11 +213,12 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
 	bool sel = l * nheads(v) + h == ov_of(v)->sel;
 	attn_matrix a = attn_result_head(&v->r, l, h);
-	role_scores rs = tile_roles(v, l, h);
+	const role_scores *rs = tile_roles(v, l, h);
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d%s", l, h, off ? _(" OFF") : "");
-	draw_tile_role(v, by, x, bx + g->bw, rs, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
+	if (rs)
+		draw_tile_role(v, by, x, bx + g->bw, *rs, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
 	scale sc;
 	scale_init(&sc, v->ov_scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
@@ -267,11 +241,12 @@ static void overview_draw(view *v)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
 	bool waiting = v->r.partial;
-	if (v->have && !waiting && g->fits && sel < L * H) {
+	const role_scores *rs =
+	    v->have && !waiting && g->fits && sel < L * H ? tile_roles(v, sel / H, sel % H) : NULL;
+	if (rs) {
 		/* What the selected head does, in words. */
-		role_scores rs = tile_roles(v, sel / H, sel % H);
 		char says[512];
-		role_sentence(&rs, v->r.causal, true, says, sizeof says);
+		role_sentence(rs, v->r.causal, true, says, sizeof says);
 		put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), _("  L%d H%d: %s"), sel / H, sel % H,
 			says);
 	}
@@ -364,7 +339,6 @@ const screen_ops overview_screen = {
     .text_visible = true,
     .state_size = sizeof(ov_state),
     .init = NULL,
-    .finish = overview_finish,
     .layout = overview_layout,
     .draw = overview_draw,
     .key = NULL,

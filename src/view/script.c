@@ -178,7 +178,8 @@ static bool quiet(const view *v)
 {
 	return v->have && !v->pending && v->res_seq == v->seq && v->pred_due == 0 &&
 	       v->pred_req < 0 && !v->bd_asked && !v->why_asked && !v->circ_asked &&
-	       !v->faith_asked && !v->patch_asked && !v->loss_asked && !v->reloading;
+	       !v->faith_asked && !v->patch_asked && !v->loss_asked && !v->roles_asked &&
+	       !v->reloading;
 }
 
 /* A wait of s->cmd: met, still waiting, or timed out (false with err). */

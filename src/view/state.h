@@ -90,9 +90,12 @@ typedef struct view {
 	double res_ms;
 	char error[sizeof(av_error)];
 	/* Every head's roles of r, [layer * heads + head], computed by the
-	 * worker (worker_text_opts.roles), or NULL: read through
+	 * worker (worker_text_opts.roles, or JOB_ROLES for a result that came
+	 * without them, asked for roles_seq), or NULL: read through
 	 * view_roles_of. */
 	role_scores *all_roles;
+	bool roles_asked;
+	uint64_t roles_seq;
 	role_scores hr; /* of the selected head, cached for the head line */
 	uint64_t hr_seq;
 	int hr_layer, hr_head;

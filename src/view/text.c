@@ -246,6 +246,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->faith_valid = v->faith_asked = false;
 	v->patch_valid = v->patch_asked = false;
 	v->loss_valid = v->loss_asked = false;
+	v->roles_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
 	clamp_cursor(v);
@@ -335,6 +336,15 @@ void request_jobs(view *v)
 		v->circ_seq = v->res_seq;
 	}
 	request_patch(v);
+	/* The overview labels every tile: a text typed there brings the roles
+	 * with its result; one computed before it opened asks for them. */
+	if (v->focus == F_OVERVIEW && !v->all_roles && !v->r.partial &&
+	    !(v->roles_asked && v->roles_seq == v->res_seq)) {
+		worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq};
+		worker_post_job(v->w, &j);
+		v->roles_asked = true;
+		v->roles_seq = v->res_seq;
+	}
 	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
 		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
@@ -348,8 +358,13 @@ static void take_job(view *v, worker_job_result *j)
 {
 	if (!v->have || j->job.seq != v->res_seq || !j->ok)
 		return;
-	if (j->job.kind == JOB_BREAKDOWN && j->hs == v->bd.hs && j->job.layer == v->bd_layer &&
-	    j->job.head == v->bd_head && j->job.query == v->bd_q && j->job.key == v->bd_k) {
+	if (j->job.kind == JOB_ROLES && j->roles && !v->all_roles && !v->r.partial) {
+		v->all_roles = j->roles; /* taken: the job's result lets go of it */
+		j->roles = NULL;
+		v->roles_asked = false;
+	} else if (j->job.kind == JOB_BREAKDOWN && j->hs == v->bd.hs &&
+		   j->job.layer == v->bd_layer && j->job.head == v->bd_head &&
+		   j->job.query == v->bd_q && j->job.key == v->bd_k) {
 		float row[AV_MAX_CONTEXT];
 		attn_score_row(&v->r, j->job.layer, j->job.head, j->job.query, row);
 		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,

@@ -38,7 +38,10 @@
  *  9. Every head's roles (worker_text_opts.roles) are computed on the worker
  *     thread after a complete pass, with `mu` released, asking stale()
  *     between heads, and published with the result they describe (rules 3
- *     and 4): whoever drops a result frees its roles.
+ *     and 4): whoever drops a result frees its roles. A result published
+ *     without them gets them as a job (JOB_ROLES, worker_model.c): the
+ *     text's pass again, then the roles, after texts and predictions
+ *     (rule 5).
  * A pthread_mutex/cond call failing on an initialised object means memory is
  * corrupt; that aborts (the view's SIGABRT handler restores the terminal). */
 #include "worker_internal.h"

@@ -43,6 +43,7 @@ typedef struct worker_text_opts {
 
 /* Work asked for the latest text beyond its attention and predictions. */
 typedef enum worker_job_kind {
+	JOB_ROLES,     /* every head's roles (the overview opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
@@ -94,6 +95,10 @@ typedef struct worker_job_result {
 	float *faith_effect, *faith_sp, *faith_att;
 	int nfaith;
 	patch_result patch; /* JOB_PATCH; worker_job_result_free frees it */
+	/* JOB_ROLES: every head's, [layer * heads + head], as worker_attn.roles
+	 * gives them; the taker may keep it (and set it NULL), else
+	 * worker_job_result_free frees it. */
+	role_scores *roles;
 	av_error err;	    /* when !ok */
 	double ms;
 } worker_job_result;

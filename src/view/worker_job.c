@@ -23,6 +23,8 @@ void worker_job_result_free(worker_job_result *r)
 	free(r->faith_att);
 	r->faith_effect = r->faith_sp = r->faith_att = NULL;
 	patch_result_free(&r->patch);
+	free(r->roles);
+	r->roles = NULL;
 	score_split_free(&r->split);
 	r->q = r->k = NULL;
 	r->logits = NULL;

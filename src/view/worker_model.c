@@ -127,6 +127,37 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
 	return ok;
 }
 
+/* JOB_ROLES: every head's roles (analysis.h), for the overview opened on a
+ * result that came without them: the text's pass again (a causal model's
+ * rows come from the cache, the same numbers; a masked model's pass makes
+ * the same calls, so the same bits), every head's weights, then the roles,
+ * asking between heads whether a newer text waits. */
+static bool roles_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out,
+		      worker_stale_fn stale, void *stale_ctx)
+{
+	attn_result r;
+	memset(&r, 0, sizeof r);
+	bool ok =
+	    infer_attend(mc->m, &mc->ws, &mc->cache, tokens, n, &r, stale, stale_ctx, &out->err);
+	if (ok && !attn_result_all_weights(&r))
+		ok = av_fail(&out->err, _("out of memory for the attention of %d tokens"), n);
+	size_t nh = ok ? (size_t)r.layers * (size_t)r.heads : 0;
+	out->roles = ok ? malloc(nh * sizeof *out->roles) : NULL;
+	if (ok && !out->roles)
+		ok = av_fail(&out->err, _("out of memory"));
+	for (int l = 0; ok && l < r.layers; l++)
+		for (int h = 0; ok && h < r.heads; h++) {
+			if (stale(stale_ctx)) {
+				ok = av_fail(&out->err, _("a newer text came"));
+				break;
+			}
+			attn_matrix a = attn_result_head(&r, l, h);
+			head_roles(&out->roles[l * r.heads + h], &a, r.tokens);
+		}
+	attn_result_free(&r);
+	return ok;
+}
+
 /* JOB_WHY: the lens and the attribution at the job's query (lens.h: a plain
  * pass of the text, written behind the cache's back, then that row). */
 static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
@@ -208,6 +239,8 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 {
 	model_ctx *mc = ctx;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
+	if (j->kind == JOB_ROLES)
+		return roles_job(mc, tokens, n, out, stale, stale_ctx);
 	if (j->kind == JOB_BREAKDOWN)
 		return breakdown_job(mc, tokens, n, j, out, stale, stale_ctx);
 	if (j->kind == JOB_NEXT)
