@@ -89,17 +89,21 @@ typedef struct role_text {
 	int *start; /* [line]: its first token */
 	int *len;   /* [line]: its length */
 	int *best;  /* each row's largest weight's key */
-	double *mass; /* per character (at its cls): the weight on it, all rows */
+	int *next_delim;	 /* the first delimiter at or after each token, or -1 */
+	double *mass;		 /* per character (at its cls): the weight on it, all rows */
+	double *diag_w, *diag_u; /* [c], 0 <= c <= 2n - 2: the weight on the
+				    anti-diagonal i + j = c, and a uniform head's */
 	int nlines;
 } role_text;
 
 /* The memory of a role_text of up to AV_MAX_CONTEXT tokens, on the stack of
- * head_roles (34 KiB): scoring a head allocates nothing, so it cannot fail
+ * head_roles (50 KiB): scoring a head allocates nothing, so it cannot fail
  * on a text a model can read. */
 typedef struct role_text_mem {
 	uint8_t b[2 * AV_MAX_CONTEXT];
-	int i[6 * AV_MAX_CONTEXT];
+	int i[7 * AV_MAX_CONTEXT];
 	double mass[AV_MAX_CONTEXT];
+	double diag[2][2 * AV_MAX_CONTEXT];
 } role_text_mem;
 
 static bool same_token(const token *tok, int i, int j)
@@ -113,9 +117,10 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 	x->delim = mem->b;
 	x->cls = mem->i;
 	x->mass = mem->mass;
+	x->diag_w = mem->diag[0], x->diag_u = mem->diag[1];
 	x->script = x->delim + n;
 	x->line = x->cls + n, x->col = x->cls + 2 * n, x->start = x->cls + 3 * n;
-	x->len = x->cls + 4 * n, x->best = x->cls + 5 * n;
+	x->len = x->cls + 4 * n, x->best = x->cls + 5 * n, x->next_delim = x->cls + 6 * n;
 	x->nlines = 0;
 	for (int i = 0; i < n; i++) {
 		x->delim[i] = cp_is_delimiter(tok[i].cp);
@@ -133,6 +138,10 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 		x->line[i] = x->nlines - 1;
 		x->col[i] = x->len[x->nlines - 1]++;
 	}
+	for (int i = n - 1, next = -1; i >= 0; i--)
+		x->next_delim[i] = next = x->delim[i] ? i : next;
+	memset(x->mass, 0, (size_t)n * sizeof *x->mass);
+	memset(mem->diag, 0, sizeof mem->diag);
 }
 
 /* ---- the scores ---------------------------------------------------------------- */
@@ -140,57 +149,81 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 /* What a uniform head scores (the mean share of visible keys that count). */
 typedef double uniform_shares[ROLE_NKINDS];
 
-static bool is_induction(const token *tok, int i, int j)
-{
-	return j >= 1 && j - 1 != i && same_token(tok, i, j - 1);
-}
+/* What the pass over the weights sums besides out->s and u: the script
+ * score's and the delimiter share's parts. */
+typedef struct pass_sums {
+	int script_rows;
+	double script_same, script_uni; /* sums of the rows' shares */
+	double delim_all, delim_ahead;	/* weight on delimiters, on the one ahead */
+} pass_sums;
 
-/* The scores TransformerLens's detectors generalise, the entropy, each
- * row's largest weight, and a uniform head's shares. */
-static void base_sums(role_scores *out, double *u, const attn_matrix *a, const token *tok,
-		      role_text *x)
+/* Row i of the pass: every visible weight read once. The sums add the same
+ * terms in the same order as a pass per score would (rows in order, keys
+ * in order within a row; an anti-diagonal's cells by row), so the scores
+ * are those of the formulas in analysis.h to the bit. */
+static void pass_row(role_scores *out, double *u, pass_sums *p, const attn_matrix *a, role_text *x,
+		     int i)
 {
-	int n = a->n;
+	const int n = a->n, vis = a->causal ? i + 1 : n, ci = x->cls[i];
+	const double uni_cell = 1.0 / (a->causal ? i + 1 : n);
+	const bool scripted = x->script[i] != SCRIPT_NONE;
+	int delim = 0, dup = 0, ind = 0, near = 0, best = -1, any = 0, in_script = 0;
+	double ent = 0, bw = -1, wany = 0, wsame = 0;
 	double *s = out->s;
-	for (int i = 0; i < n; i++) {
-		int visible = 0, delim = 0, dup = 0, ind = 0, near = 0, best = -1;
-		double ent = 0, bw = -1;
-		for (int j = 0; j < n; j++) {
-			if (attn_masked(a, i, j))
-				continue;
-			double w = attn_at(a, i, j);
-			bool du = j != i && same_token(tok, i, j), in = is_induction(tok, i, j);
-			visible++;
-			delim += x->delim[j], dup += du, ind += in, near += abs(i - j) <= 2;
-			s[ROLE_DELIMITER] += x->delim[j] ? w : 0;
-			s[ROLE_DUPLICATE] += du ? w : 0;
-			s[ROLE_INDUCTION] += in ? w : 0;
-			s[ROLE_LOCAL] += abs(i - j) <= 2 ? w : 0;
-			if (w > 0)
-				ent -= w * log(w);
-			if (w > bw)
-				bw = w, best = j;
-			else if (w == bw)
-				best = -1; /* a tie: no single key */
+	for (int j = 0; j < vis; j++) {
+		double w = attn_at(a, i, j);
+		bool du = j != i && x->cls[j] == ci;
+		bool in = j >= 1 && j - 1 != i && x->cls[j - 1] == ci;
+		bool nb = abs(i - j) <= 2;
+		if (x->delim[j]) {
+			delim++;
+			s[ROLE_DELIMITER] += w;
+			p->delim_all += w;
+			if (j == x->next_delim[i])
+				p->delim_ahead += w;
 		}
-		x->best[i] = best;
-		s[ROLE_BROAD] += ent;
-		if (visible) {
-			u[ROLE_PREVIOUS] += i >= 1 ? 1.0 / visible : 0;
-			u[ROLE_NEXT] += i < n - 1 && !attn_masked(a, i, i + 1) ? 1.0 / visible : 0;
-			u[ROLE_SELF] += 1.0 / visible;
-			u[ROLE_FIRST] += 1.0 / visible;
-			u[ROLE_DELIMITER] += (double)delim / visible;
-			u[ROLE_DUPLICATE] += (double)dup / visible;
-			u[ROLE_INDUCTION] += (double)ind / visible;
-			u[ROLE_LOCAL] += (double)near / visible;
+		if (du)
+			dup++, s[ROLE_DUPLICATE] += w;
+		if (in)
+			ind++, s[ROLE_INDUCTION] += w;
+		if (nb)
+			near++, s[ROLE_LOCAL] += w;
+		if (w > 0)
+			ent -= w * log(w);
+		if (w > bw)
+			bw = w, best = j;
+		else if (w == bw)
+			best = -1; /* a tie: no single key */
+		x->mass[x->cls[j]] += w;
+		if (scripted && x->script[j] != SCRIPT_NONE) {
+			any++;
+			wany += w;
+			if (x->script[j] == x->script[i])
+				in_script++, wsame += w;
 		}
-		if (i >= 1)
-			s[ROLE_PREVIOUS] += attn_at(a, i, i - 1);
-		if (i < n - 1 && !attn_masked(a, i, i + 1))
-			s[ROLE_NEXT] += attn_at(a, i, i + 1);
-		s[ROLE_SELF] += attn_at(a, i, i);
-		s[ROLE_FIRST] += attn_at(a, i, 0);
+		x->diag_w[i + j] += w;
+		x->diag_u[i + j] += uni_cell;
+	}
+	x->best[i] = best;
+	s[ROLE_BROAD] += ent;
+	u[ROLE_PREVIOUS] += i >= 1 ? 1.0 / vis : 0;
+	u[ROLE_NEXT] += i < n - 1 && !attn_masked(a, i, i + 1) ? 1.0 / vis : 0;
+	u[ROLE_SELF] += 1.0 / vis;
+	u[ROLE_FIRST] += 1.0 / vis;
+	u[ROLE_DELIMITER] += (double)delim / vis;
+	u[ROLE_DUPLICATE] += (double)dup / vis;
+	u[ROLE_INDUCTION] += (double)ind / vis;
+	u[ROLE_LOCAL] += (double)near / vis;
+	if (i >= 1)
+		s[ROLE_PREVIOUS] += attn_at(a, i, i - 1);
+	if (i < n - 1 && !attn_masked(a, i, i + 1))
+		s[ROLE_NEXT] += attn_at(a, i, i + 1);
+	s[ROLE_SELF] += attn_at(a, i, i);
+	s[ROLE_FIRST] += attn_at(a, i, 0);
+	if (scripted && wany > 0) {
+		p->script_rows++;
+		p->script_same += wsame / wany;
+		p->script_uni += (double)in_script / any;
 	}
 }
 
@@ -222,17 +255,13 @@ static void offset_score(role_scores *out, const attn_matrix *a, const role_text
 		}
 }
 
-/* The one or two characters with the most weight over all rows. */
+/* The one or two characters with the most weight over all rows (x->mass,
+ * from the pass). */
 static bool keyword_score(role_scores *out, double *u, const attn_matrix *a, const token *tok,
 			  const role_text *x)
 {
 	int n = a->n;
-	double *mass = x->mass;
-	memset(mass, 0, (size_t)n * sizeof *mass);
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			if (!attn_masked(a, i, j))
-				mass[x->cls[j]] += attn_at(a, i, j);
+	const double *mass = x->mass;
 	/* Characters only: the mask and the unknown token are not keywords. */
 	int c1 = -1, c2 = -1;
 	for (int c = 0; c < n; c++) {
@@ -251,46 +280,25 @@ static bool keyword_score(role_scores *out, double *u, const attn_matrix *a, con
 	out->nkeys = 1;
 	if (c2 >= 0 && mass[c2] >= 0.25 * total)
 		out->keys[out->nkeys++] = tok[c2].cp;
+	/* A uniform head's share of the two: keys of theirs among a row's
+	 * visible ones, counted as a running sum (a causal row sees a prefix). */
+	int seen = 0, all = 0;
+	for (int j = 0; j < n; j++)
+		all += x->cls[j] == c1 || x->cls[j] == c2;
 	for (int i = 0; i < n; i++) {
-		int visible = 0, in = 0;
-		for (int j = 0; j < n; j++)
-			if (!attn_masked(a, i, j)) {
-				visible++;
-				in += x->cls[j] == c1 || x->cls[j] == c2;
-			}
-		u[ROLE_KEYWORD] += visible ? (double)in / visible : 0;
+		seen += x->cls[i] == c1 || x->cls[i] == c2;
+		int visible = a->causal ? i + 1 : n;
+		u[ROLE_KEYWORD] += (double)(a->causal ? seen : all) / visible;
 	}
 	return true;
 }
 
 /* Over the keys that have a script: the weight on the query's own script
  * against a uniform head's share. */
-static void script_score(role_scores *out, const attn_matrix *a, const role_text *x)
+static void script_score(role_scores *out, const pass_sums *p)
 {
-	int n = a->n, rows = 0;
-	double same = 0, uni = 0;
-	for (int i = 0; i < n; i++) {
-		if (x->script[i] == SCRIPT_NONE)
-			continue;
-		int in = 0, any = 0;
-		double w = 0, wany = 0;
-		for (int j = 0; j < n; j++) {
-			if (attn_masked(a, i, j) || x->script[j] == SCRIPT_NONE)
-				continue;
-			any++;
-			wany += attn_at(a, i, j);
-			if (x->script[j] == x->script[i]) {
-				in++;
-				w += attn_at(a, i, j);
-			}
-		}
-		if (wany <= 0)
-			continue;
-		rows++;
-		same += w / wany;
-		uni += (double)in / any;
-	}
-	double S = rows ? same / rows : 0, U = rows ? uni / rows : 1;
+	int rows = p->script_rows;
+	double S = rows ? p->script_same / rows : 0, U = rows ? p->script_uni / rows : 1;
 	double v = 1 - U >= 0.05 ? (S - U) / (1 - U) : 0;
 	out->s[ROLE_SCRIPT] = v < 0 ? 0 : v > 1 ? 1 : v;
 }
@@ -302,10 +310,8 @@ static void parallel_score(role_scores *out, double *u, const attn_matrix *a, co
 	int n = a->n, rows = 0;
 	double w = 0, uni = 0;
 	for (int i = 0; i < n; i++) {
-		int visible = 0, in = 0;
+		int visible = a->causal ? i + 1 : n, in = 0;
 		double wi = 0;
-		for (int j = 0; j < n; j++)
-			visible += !attn_masked(a, i, j);
 		for (int d = -1; d <= 1; d += 2) {
 			int l = x->line[i] + d;
 			if (l < 0 || l >= x->nlines || x->col[i] >= x->len[l])
@@ -327,45 +333,18 @@ static void parallel_score(role_scores *out, double *u, const attn_matrix *a, co
 	u[ROLE_PARALLEL] = enough ? uni / rows : 0;
 }
 
-/* The anti-diagonal j = c - i with the most weight. */
-static void mirror_score(role_scores *out, double *u, const attn_matrix *a)
+/* The anti-diagonal j = c - i with the most weight (x->diag_w, from the
+ * pass). */
+static void mirror_score(role_scores *out, double *u, const attn_matrix *a, const role_text *x)
 {
 	int n = a->n;
 	out->mirror = 0;
-	for (int c = 0; c <= 2 * n - 2; c++) {
-		double w = 0, uni = 0;
-		for (int i = c - n + 1 > 0 ? c - n + 1 : 0; i < n && i <= c; i++) {
-			if (attn_masked(a, i, c - i))
-				continue;
-			w += attn_at(a, i, c - i);
-			uni += 1.0 / (a->causal ? i + 1 : n);
-		}
-		if (w / n > out->s[ROLE_MIRROR]) {
-			out->s[ROLE_MIRROR] = w / n;
+	for (int c = 0; c <= 2 * n - 2; c++)
+		if (x->diag_w[c] / n > out->s[ROLE_MIRROR]) {
+			out->s[ROLE_MIRROR] = x->diag_w[c] / n;
 			out->mirror = c;
-			u[ROLE_MIRROR] = uni / n;
+			u[ROLE_MIRROR] = x->diag_u[c] / n;
 		}
-	}
-}
-
-/* Share of the delimiter weight on the first delimiter at or after the
- * query. */
-static void delimiter_ahead(role_scores *out, const attn_matrix *a, const role_text *x)
-{
-	int n = a->n;
-	double ahead = 0, all = 0;
-	for (int i = 0; i < n; i++) {
-		int next = -1;
-		for (int j = i; j < n && next < 0; j++)
-			if (x->delim[j])
-				next = j;
-		for (int j = 0; j < n; j++)
-			if (x->delim[j] && !attn_masked(a, i, j)) {
-				all += attn_at(a, i, j);
-				ahead += j == next ? attn_at(a, i, j) : 0;
-			}
-	}
-	out->ahead = all > 0 ? ahead / all : 0;
 }
 
 /* ---- the label ------------------------------------------------------------------ */
@@ -393,17 +372,19 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		return;
 	role_text_init(&x, &mem, tok, n);
 	uniform_shares u = {0};
-	base_sums(out, u, a, tok, &x);
+	pass_sums p = {0};
+	for (int i = 0; i < n; i++)
+		pass_row(out, u, &p, a, &x, i);
 	for (int r = 0; r <= ROLE_LOCAL; r++)
 		out->s[r] /= n, u[r] /= n;
 	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / n / log((double)n) : 0;
 	offset_score(out, a, &x);
 	bool ok = keyword_score(out, u, a, tok, &x);
 	u[ROLE_KEYWORD] /= n;
-	script_score(out, a, &x);
+	script_score(out, &p);
 	parallel_score(out, u, a, &x);
-	mirror_score(out, u, a);
-	delimiter_ahead(out, a, &x);
+	mirror_score(out, u, a, &x);
+	out->ahead = p.delim_all > 0 ? p.delim_ahead / p.delim_all : 0;
 	for (int r = 0; r < ROLE_NKINDS; r++) { /* rounding can pass 1 by an ulp */
 		out->s[r] = out->s[r] > 1 ? 1 : out->s[r];
 		out->uniform[r] = u[r];
