@@ -32,3 +32,6 @@ figure pattern-delimiter --layer 0 --head 0 --text "$poem"
 # The built-in causal model's induction head on a sentence written twice.
 figure pattern-induction --model builtin-causal --layer 2 --head 1 \
 	--text "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley."
+# Its word-start head: each letter looks at the first letter of its word.
+figure pattern-wordstart --model builtin-causal --layer 1 --head 3 \
+	--text "The quick brown fox jumps over the lazy dog."

@@ -165,8 +165,8 @@ static void report_tasks(void)
 				if (count[r])
 					printf(" %s %d", role_name((role_kind)r), count[r]);
 			printf("\n    mean scores (uniform):");
-			for (int r = 0; r < ROLE_BROAD; r++)
-				if (mean[r] / n >= 0.15)
+			for (int r = 0; r < ROLE_NKINDS; r++)
+				if (r != ROLE_BROAD && mean[r] / n >= 0.15)
 					printf(" %s %.2f (%.2f)", role_name((role_kind)r), mean[r] / n,
 					       uni[r] / n);
 			printf("\n");
@@ -180,7 +180,9 @@ static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
-	for (int r = 0; r < ROLE_BROAD; r++) {
+	for (int r = 0; r < ROLE_NKINDS; r++) {
+		if (r == ROLE_BROAD)
+			continue;
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
 			bool want = inst[i].truth == (role_kind)r, got = inst[i].rs.role == (role_kind)r;
@@ -197,7 +199,7 @@ static void report_labels(void)
 static void report_sweep(void)
 {
 	printf("\neach bar alone, its minimum swept (TP FP FN precision recall):\n");
-	for (int r = 0; r < ROLE_BROAD; r++) {
+	for (int r = 0; r < ROLE_NKINDS; r++) {
 		int pos = 0;
 		for (size_t i = 0; i < ninst; i++)
 			pos += inst[i].truth == (role_kind)r;

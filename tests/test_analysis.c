@@ -255,6 +255,53 @@ static int parallel_of(int i, int n)
 	return i < 4 ? i + 4 : i - 4;
 }
 
+/* In "ab cdef": each row on the first character of its word. */
+static int word_start_of(int i, int n)
+{
+	(void)n;
+	return i < 3 ? 0 : 3;
+}
+
+static int one_left(int i, int n)
+{
+	(void)n;
+	return i > 0 ? i - 1 : 0;
+}
+
+/* Word start, causal: every row on its word's first character is labelled
+ * so, with the sentence; a head on the previous character scores 0 (the
+ * rows counted stand two or more into their word); a text of short words
+ * has too few rows for a score. */
+static void word_start(void)
+{
+	token t[8];
+	role_scores rs;
+	float w[64];
+	char text[256];
+	attn_matrix a = {w, 8, true, 0};
+	toks(t, "ab cdefg");
+	one_key_rows(w, 8, word_start_of, 8);
+	head_roles(&rs, &a, t);
+	/* The rows counted are e, f and g (two or more into "cdefg"; "ab" is
+	 * too short): all on c. */
+	CHECKF(rs.role == ROLE_WORDSTART && near(rs.score, 1) &&
+		   near(rs.uniform[ROLE_WORDSTART], (1.0 / 6 + 1.0 / 7 + 1.0 / 8) / 3),
+	       "word start: %s %g (uniform %g)", role_name(rs.role), rs.score,
+	       rs.uniform[ROLE_WORDSTART]);
+	role_sentence(&rs, true, false, text, sizeof text);
+	CHECKF(strcmp(text, "each character looks at the first character of its word (after "
+			    "the last space or punctuation mark)") == 0,
+	       "%s", text);
+	one_key_rows(w, 8, one_left, 8);
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_PREVIOUS && near(rs.s[ROLE_WORDSTART], 0),
+	       "previous: %s, word start %g", role_name(rs.role), rs.s[ROLE_WORDSTART]);
+	toks(t, "ab cd ef");
+	one_key_rows(w, 8, word_start_of, 8);
+	head_roles(&rs, &a, t);
+	CHECK(near(rs.s[ROLE_WORDSTART], 0));
+}
+
 static void new_roles(void)
 {
 	token t[8];
@@ -402,6 +449,7 @@ int main(void)
 	patterns();
 	roles();
 	new_roles();
+	word_start();
 	aggregates_and_rollout();
 	words();
 	differences();

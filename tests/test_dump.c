@@ -195,8 +195,8 @@ static void check_timeline(model *m)
 	CHECK(heads && heads->n == m->cfg.heads && json_get(json_at(heads, 0), "layer")->num == 1);
 	const json *h0 = heads ? json_at(heads, 0) : NULL;
 	const json *sc = h0 ? json_get(h0, "scores") : NULL;
-	CHECK(sc && sc->n == ROLE_NKINDS);
-	for (int k = 0; sc && tl && k < ROLE_NKINDS; k++) {
+	CHECK(sc && sc->n == TL_NVALUES);
+	for (int k = 0; sc && tl && k < TL_NVALUES; k++) {
 		const json *v = json_get(sc, role_score_key((role_kind)k));
 		CHECKF(v && (float)v->num == timeline_head(tl, 1, 1, 0)[k], "score %s",
 		       role_score_key((role_kind)k));

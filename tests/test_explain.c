@@ -403,8 +403,9 @@ static void dump_checks(fixture *f, const explain_case *c)
 	free(tv);
 	const json *heads = json_get(j, "heads");
 	static const char *const keys[ROLE_NKINDS] = {
-	    "previous", "next",	  "self",   "first",	"delimiter", "duplicate", "induction",
-	    "local",	"offset", "keyword", "script", "parallel",  "mirror",	   "entropy"};
+	    "previous",	 "next",      "self",	"first",   "delimiter",
+	    "duplicate", "induction", "local",	"offset",  "keyword",
+	    "script",	 "parallel",  "mirror", "entropy", "word_start"};
 	for (size_t i = 0; heads && i < heads->n && i < L * H; i++) {
 		const json *sc = json_get(json_at(heads, i), "scores");
 		for (int s = 0; s < ROLE_NKINDS; s++) {

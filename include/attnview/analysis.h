@@ -113,7 +113,14 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              break or a punctuation mark (0 where fewer than n/4 rows have
  *              such a key)
  *   mirror     max over c of sum_{i: 0 <= c - i < n} A[i][c - i] / n
- *   entropy    mean over rows of -sum_j A[i][j] ln A[i][j], divided by ln n */
+ *   entropy    mean over rows of -sum_j A[i][j] ln A[i][j], divided by ln n
+ *   word start the mean of A[i][w(i)] over the rows R whose character is not
+ *              a delimiter and stands at least two places into its word,
+ *              w(i) <= i - 2, w(i) the word's first character (the first after
+ *              the last space, line break or punctuation mark at or before
+ *              i - 1, else 0); 0 where R has fewer than 3 rows
+ * Word start comes after broad: the training timeline (timeline.h) records
+ * the scores up to broad's, the roles it was made with. */
 typedef enum role_kind {
 	ROLE_PREVIOUS,
 	ROLE_NEXT,
@@ -129,6 +136,7 @@ typedef enum role_kind {
 	ROLE_PARALLEL,
 	ROLE_MIRROR,
 	ROLE_BROAD,
+	ROLE_WORDSTART,
 	ROLE_NKINDS
 } role_kind;
 
@@ -149,10 +157,12 @@ typedef struct role_scores {
 
 /* Names as the dump and the screen print them: "previous", "next", "self",
  * "first", "delimiter", "duplicate", "induction", "local", "offset",
- * "keyword", "same script", "line-parallel", "mirror", "broad". */
+ * "keyword", "same script", "line-parallel", "mirror", "broad", "word
+ * start". */
 const char *role_name(role_kind r);
 /* The names of the scores in the dump's "scores" ("entropy" for broad,
- * "script" and "parallel" for the two names with a space or a dash). */
+ * "script", "parallel" and "word_start" for the names with a space or a
+ * dash). */
 const char *role_score_key(role_kind r);
 
 /* The scores of a head, tokens tok[0..n) (ids compare tokens: two unknown

@@ -7,7 +7,8 @@
  *   0      4    magic "ATTL"
  *   4      4    section version (1)
  *   8      8    section size in bytes, from the magic to its last byte
- *   16     4    S, values per head (TL_NVALUES: the role scores, role_kind order)
+ *   16     4    S, values per head (TL_NVALUES: the role scores, role_kind
+ *               order, up to broad's entropy)
  *   20     4    W, probe windows
  *   24     4    n, characters of a probe window (2 <= n <= context T)
  *   28     8    K, steps between records (>= 1)
@@ -44,7 +45,7 @@
 
 #define TL_MAGIC	"ATTL"
 #define TL_VERSION	1u
-#define TL_NVALUES	ROLE_NKINDS /* values per head */
+#define TL_NVALUES	(ROLE_BROAD + 1) /* values per head: the roles up to broad */
 #define TL_MAX_WINDOWS	8
 #define TL_WINDOWS	4	/* text probe windows the trainers take */
 #define TL_PROBE_LEN	64	/* ... of at most this many characters (the cost) */

@@ -11,15 +11,15 @@
 #include <string.h>
 
 static const char *const role_names[] = {
-    N_("previous"), N_("next"),	    N_("self"),	       N_("first"),	    N_("delimiter"),
-    N_("duplicate"), N_("induction"), N_("local"),       N_("offset"),	    N_("keyword"),
-    N_("same script"), N_("line-parallel"), N_("mirror"), N_("broad")};
+    N_("previous"),    N_("next"),	    N_("self"),	  N_("first"),	N_("delimiter"),
+    N_("duplicate"),   N_("induction"),	    N_("local"),  N_("offset"), N_("keyword"),
+    N_("same script"), N_("line-parallel"), N_("mirror"), N_("broad"),	N_("word start")};
 _Static_assert(sizeof role_names / sizeof role_names[0] == ROLE_NKINDS,
 	       "a name for every role");
 
 static const char *const score_keys[] = {
-    "previous", "next",	   "self",  "first",   "delimiter", "duplicate", "induction",
-    "local",	"offset", "keyword", "script", "parallel",  "mirror",	  "entropy"};
+    "previous", "next",	   "self",   "first",	 "delimiter", "duplicate", "induction", "local",
+    "offset",	"keyword", "script", "parallel", "mirror",    "entropy",   "word_start"};
 _Static_assert(sizeof score_keys / sizeof score_keys[0] == ROLE_NKINDS,
 	       "a dump key for every role");
 
@@ -42,11 +42,11 @@ typedef struct bar_spec {
 } bar_spec;
 
 static const bar_spec bars[ROLE_NKINDS] = {
-    [ROLE_PREVIOUS] = {0.4, 2},	 [ROLE_NEXT] = {0.4, 2},      [ROLE_SELF] = {0.4, 2},
+    [ROLE_PREVIOUS] = {0.4, 2},	 [ROLE_NEXT] = {0.4, 2},	[ROLE_SELF] = {0.4, 2},
     [ROLE_FIRST] = {0.4, 2},	 [ROLE_DELIMITER] = {0.4, 1.5}, [ROLE_DUPLICATE] = {0.3, 3},
-    [ROLE_INDUCTION] = {0.4, 3}, [ROLE_LOCAL] = {0.6, 1.4},   [ROLE_OFFSET] = {0.5, 0},
-    [ROLE_KEYWORD] = {0.4, 3},	 [ROLE_SCRIPT] = {0.6, 0},    [ROLE_PARALLEL] = {0.3, 3},
-    [ROLE_MIRROR] = {0.4, 3},	 [ROLE_BROAD] = {0, 0},
+    [ROLE_INDUCTION] = {0.4, 3}, [ROLE_LOCAL] = {0.6, 1.4},	[ROLE_OFFSET] = {0.5, 0},
+    [ROLE_KEYWORD] = {0.4, 3},	 [ROLE_SCRIPT] = {0.6, 0},	[ROLE_PARALLEL] = {0.3, 3},
+    [ROLE_MIRROR] = {0.4, 3},	 [ROLE_BROAD] = {0, 0},		[ROLE_WORDSTART] = {0.5, 3},
 };
 
 /* ---- what the scores need to know about the text ----------------------------- */
@@ -90,6 +90,7 @@ typedef struct role_text {
 	int *len;   /* [line]: its length */
 	int *best;  /* each row's largest weight's key */
 	int *next_delim;	 /* the first delimiter at or after each token, or -1 */
+	int *word;		 /* the first token of each token's word (analysis.h) */
 	double *mass;		 /* per character (at its cls): the weight on it, all rows */
 	double *diag_w, *diag_u; /* [c], 0 <= c <= 2n - 2: the weight on the
 				    anti-diagonal i + j = c, and a uniform head's */
@@ -101,7 +102,7 @@ typedef struct role_text {
  * on a text a model can read. */
 typedef struct role_text_mem {
 	uint8_t b[2 * AV_MAX_CONTEXT];
-	int i[7 * AV_MAX_CONTEXT];
+	int i[8 * AV_MAX_CONTEXT];
 	double mass[AV_MAX_CONTEXT];
 	double diag[2][2 * AV_MAX_CONTEXT];
 } role_text_mem;
@@ -121,6 +122,7 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 	x->script = x->delim + n;
 	x->line = x->cls + n, x->col = x->cls + 2 * n, x->start = x->cls + 3 * n;
 	x->len = x->cls + 4 * n, x->best = x->cls + 5 * n, x->next_delim = x->cls + 6 * n;
+	x->word = x->cls + 7 * n;
 	x->nlines = 0;
 	for (int i = 0; i < n; i++) {
 		x->delim[i] = cp_is_delimiter(tok[i].cp);
@@ -137,6 +139,7 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 		}
 		x->line[i] = x->nlines - 1;
 		x->col[i] = x->len[x->nlines - 1]++;
+		x->word[i] = i == 0 || x->delim[i - 1] ? i : x->word[i - 1];
 	}
 	for (int i = n - 1, next = -1; i >= 0; i--)
 		x->next_delim[i] = next = x->delim[i] ? i : next;
@@ -149,12 +152,14 @@ static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, i
 /* What a uniform head scores (the mean share of visible keys that count). */
 typedef double uniform_shares[ROLE_NKINDS];
 
-/* What the pass over the weights sums besides out->s and u: the script
- * score's and the delimiter share's parts. */
+/* What the pass over the weights sums besides out->s and u: the script,
+ * word start and delimiter share's parts. */
 typedef struct pass_sums {
 	int script_rows;
 	double script_same, script_uni; /* sums of the rows' shares */
 	double delim_all, delim_ahead;	/* weight on delimiters, on the one ahead */
+	int word_rows;			/* rows two or more into their word */
+	double word_w, word_u;		/* their weight on its start, a uniform head's */
 } pass_sums;
 
 /* Row i of the pass: every visible weight read once. The sums add the same
@@ -220,6 +225,11 @@ static void pass_row(role_scores *out, double *u, pass_sums *p, const attn_matri
 		s[ROLE_NEXT] += attn_at(a, i, i + 1);
 	s[ROLE_SELF] += attn_at(a, i, i);
 	s[ROLE_FIRST] += attn_at(a, i, 0);
+	if (!x->delim[i] && x->word[i] <= i - 2) {
+		p->word_rows++;
+		p->word_w += attn_at(a, i, x->word[i]);
+		p->word_u += 1.0 / vis;
+	}
 	if (scripted && wany > 0) {
 		p->script_rows++;
 		p->script_same += wsame / wany;
@@ -385,6 +395,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	parallel_score(out, u, a, &x);
 	mirror_score(out, u, a, &x);
 	out->ahead = p.delim_all > 0 ? p.delim_ahead / p.delim_all : 0;
+	if (p.word_rows >= 3) {
+		out->s[ROLE_WORDSTART] = p.word_w / p.word_rows;
+		u[ROLE_WORDSTART] = p.word_u / p.word_rows;
+	}
 	for (int r = 0; r < ROLE_NKINDS; r++) { /* rounding can pass 1 by an ulp */
 		out->s[r] = out->s[r] > 1 ? 1 : out->s[r];
 		out->uniform[r] = u[r];
@@ -490,6 +504,8 @@ void role_sentence(const role_scores *rs, bool causal, bool translate, char *out
 	    [ROLE_SCRIPT] = N_("each character looks at characters of its own script: Chinese "
 			       "at Chinese, Latin letters at Latin letters"),
 	    [ROLE_BROAD] = N_("each character spreads its attention over the whole text"),
+	    [ROLE_WORDSTART] = N_("each character looks at the first character of its word (after "
+				  "the last space or punctuation mark)"),
 	};
 	char keys[32];
 	switch (rs->role) {

@@ -27,9 +27,9 @@
 #define SHOWN	3 /* role scores drawn a panel */
 
 /* A colour per role, the same in every panel. */
-static const uint32_t role_rgb[ROLE_NKINDS] = {0x1f77b4, 0x17becf, 0x8c564b, 0x9467bd, 0xbcbd22,
-					       0xe377c2, 0xff7f0e, 0x2ca02c, 0x7f7f7f, 0x393b79,
-					       0x637939, 0x8c6d31, 0x843c39, ENTROPY};
+static const uint32_t role_rgb[TL_NVALUES] = {0x1f77b4, 0x17becf, 0x8c564b, 0x9467bd, 0xbcbd22,
+					      0xe377c2, 0xff7f0e, 0x2ca02c, 0x7f7f7f, 0x393b79,
+					      0x637939, 0x8c6d31, 0x843c39, ENTROPY};
 
 typedef struct frame {
 	double x, y, w, h;   /* the plot area */

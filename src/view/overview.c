@@ -150,8 +150,8 @@ static int role_code(role_kind r, char *out, size_t size)
 	/* TRANSLATORS: a short code for each head role in the overview's narrow
 	 * tile titles, separated by spaces, all different, in the order previous,
 	 * next, self, first, delimiter, duplicate, induction, local, offset,
-	 * keyword, same script, line-parallel, mirror, broad. */
-	const char *codes = _("p n s f d u i l o k c a m b");
+	 * keyword, same script, line-parallel, mirror, broad, word start. */
+	const char *codes = _("p n s f d u i l o k c a m b w");
 	int i = 0;
 	for (const char *c = codes; *c; i++) {
 		size_t len = strcspn(c, " ");

@@ -37,7 +37,7 @@ CASES = [
 ]
 
 ROLES = ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
-         "local", "offset", "keyword", "script", "parallel", "mirror", "entropy")
+         "local", "offset", "keyword", "script", "parallel", "mirror", "entropy", "word_start")
 
 
 def is_delimiter(cp):
@@ -148,8 +148,21 @@ def mirror_score(A):
                for c in range(2 * n - 1))
 
 
+def word_start_score(A, cps):
+    """The mean weight on the first character of the query's word, over the
+    rows two or more characters into their word (at least 3 of them)."""
+    n = A.shape[0]
+    start = []
+    for i in range(n):
+        start.append(i if i == 0 or is_delimiter(cps[i - 1]) else start[i - 1])
+    rows = [i for i in range(n) if not is_delimiter(cps[i]) and start[i] <= i - 2]
+    if len(rows) < 3:
+        return 0.0
+    return sum(A[i, start[i]].item() for i in rows) / len(rows)
+
+
 def role_scores(A, cps, causal):
-    """The fourteen scores of one head (n,n) in float64, from the formulas."""
+    """The fifteen scores of one head (n,n) in float64, from the formulas."""
     n = A.shape[0]
     A = A.double()
     s = dict.fromkeys(ROLES, 0.0)
@@ -181,6 +194,7 @@ def role_scores(A, cps, causal):
     s["script"] = script_score(A, cps, causal)
     s["parallel"] = parallel_score(A, cps, causal)
     s["mirror"] = mirror_score(A)
+    s["word_start"] = word_start_score(A, cps)
     return [min(1.0, s[r]) for r in ROLES]
 
 
