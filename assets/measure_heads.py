@@ -78,14 +78,16 @@ def per_language(exe, model, corpus, files):
         for s0 in starts:
             window = text[s0:s0 + T]
             d = dump(exe, model, window, ["--top", "1", "--ablate", "0.0"])
-            toks, preds = d["tokens"], d["predictions"]
+            # --ablate's predictions and attention are the ablated model's;
+            # "ablation" has the loss and the predictions with every head.
+            toks, preds = d["tokens"], d["ablation"]["predictions_before"]
             m = d["ablation"]["loss_positions"]
             loss += d["ablation"]["loss_before"] * m
             n += m
             for p, t in enumerate(toks):
-                tgt = toks[p + 1] if causal else t
                 if causal and p + 1 >= len(toks):
                     break
+                tgt = toks[p + 1] if causal else t
                 if tgt["unknown"]:
                     continue
                 right += bool(preds[p]) and preds[p][0]["id"] == tgt["id"]
@@ -103,13 +105,16 @@ def main():
     texts = [("text", t) for t in sys.argv[3:]] or TEXTS
     causal = dump(exe, model, "a", ["--top", "0"])["model"].get("objective") == "causal"
     for kind, text in texts:
+        # The roles from the model with every head; the loss and the
+        # predictions with every head from --ablate's "ablation" (its
+        # attention and its own predictions are the ablated model's).
+        named, total, distinct, _ = roles(dump(exe, model, text, ["--top", "0"]))
         d = dump(exe, model, text, ["--top", "1", "--ablate", "0.0"])
-        named, total, distinct, _ = roles(d)
         line = "%-7s %s: %d of %d heads named (%.0f%%), %d roles %s" % (
             kind, text[:24], named, total, 100 * named / total, len(distinct),
             " ".join(distinct))
         if not causal:
-            toks, preds = d["tokens"], d["predictions"]
+            toks, preds = d["tokens"], d["ablation"]["predictions_before"]
             right = sum(p and p[0]["id"] == t["id"] and not t["unknown"]
                         for t, p in zip(toks, preds))
             line += "; top-1 %d of %d" % (right, len(toks))
