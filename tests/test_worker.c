@@ -1084,6 +1084,19 @@ static void test_real_roles(void)
 	attn_result_free(&b.r);
 	worker_destroy(w);
 	model_destroy(m);
+	/* A causal model's result keeps its weights packed: the job reads them. */
+	w = letters_worker(OBJ_CAUSAL, 13, &m);
+	if (!w)
+		return;
+	CHECK(worker_post_text(w, t, 12, 1, NULL, &err) && wait_attn(w, &a, 5000));
+	j.seq = 1;
+	worker_post_job(w, &j);
+	CHECK(wait_job(w, &jr, 5000));
+	CHECKF(jr.ok && jr.roles, "JOB_ROLES of a causal model: %s", jr.err.msg);
+	worker_job_result_free(&jr);
+	attn_result_free(&a.r);
+	worker_destroy(w);
+	model_destroy(m);
 }
 
 /* The real model behind a gate between its layers (partial results): the

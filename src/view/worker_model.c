@@ -139,7 +139,9 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, worker_job_resu
 	memset(&r, 0, sizeof r);
 	bool ok =
 	    infer_attend(mc->m, &mc->ws, &mc->cache, tokens, n, &r, stale, stale_ctx, &out->err);
-	if (ok && !attn_result_all_weights(&r))
+	/* A masked result keeps no weights: compute them here (a causal one
+	 * reads its packed rows). */
+	if (ok && !r.att && !attn_result_all_weights(&r))
 		ok = av_fail(&out->err, _("out of memory for the attention of %d tokens"), n);
 	size_t nh = ok ? (size_t)r.layers * (size_t)r.heads : 0;
 	out->roles = ok ? malloc(nh * sizeof *out->roles) : NULL;
