@@ -22,7 +22,7 @@ figure() {
 }
 
 # The commands doc/design.md shows, one for one.
-figure head --text "$line" --layer 0 --head 1 --values
+figure head --text "$line" --layer 0 --head 3 --values
 figure overview --overview --text "$poem"
 figure words --words --show mean --layer 1 --text "我|爱|北京|天安门。I love Beijing."
 figure compare --compare "她说他累了。" --text "他说她累了。" --values
@@ -34,3 +34,6 @@ figure why-split --query 9 --key 2 --layer 1 --head 1 --text "$line"
 # README.md and doc/timeline.md: how the built-in causal model's heads formed
 # while it trained (issue 25; the model carries its training timeline).
 figure timeline-causal --timeline --model builtin-causal
+# doc/timeline.md: the built-in masked model's heads sharpening in its
+# --sharpen run.
+figure timeline-masked --timeline

@@ -26,9 +26,11 @@ figure lab-induction --model "$work/induction.attn" --overview --text 'xqbmkwtrj
 
 poem="床前明月光，疑是地上霜。举头望明月，低头思故乡。"
 en="Time flies like an arrow; fruit flies like a banana."
-figure pattern-offset --layer 0 --head 6 --text "$en"
-figure pattern-keyword --layer 0 --head 3 --text "$poem"
-figure pattern-delimiter --layer 0 --head 0 --text "$poem"
+# The built-in causal model's "2 left" head, the built-in model's keyword
+# and delimiter heads.
+figure pattern-offset --model builtin-causal --layer 0 --head 2 --text "$en"
+figure pattern-keyword --layer 0 --head 2 --text "$poem"
+figure pattern-delimiter --layer 0 --head 1 --text "$en"
 # The built-in causal model's induction head on a sentence written twice.
 figure pattern-induction --model builtin-causal --layer 2 --head 1 \
 	--text "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley."

@@ -40,21 +40,21 @@ screen() {
 	echo "$out/$name.png"
 }
 
-screen map 120 32 -- --text "$poem" -- Enter Down Down Right
+screen map 120 32 -- --head 2 --text "$poem" -- Enter Down Down Right
 screen values 200 60 -- --text "$poem" -- Enter F2 Down Right
 screen overview 120 40 -- --text "$en" -- F3
-screen compact 120 40 -- --head 1 --text "$(printf '%s' "$en $poem $en")" -- Enter
-screen breakdown 120 36 -- --head 1 --text "$poem" -- Enter Down Down Right F12
+SETTLE=6 screen compact 120 40 -- --cells compact --head 3 --text "$(printf '%s' "$en $poem $en")" -- Enter
+screen breakdown 120 36 -- --head 3 --text "$poem" -- Enter Down Down Right F12
 screen rollout 120 36 -- --layer 1 --show rollout --text "$en" -- Enter
 # Why the causal model predicts the t after "frui" (Alt-L, row 29): the
 # logit lens after each block and the heads' parts of the logit.
 screen why 120 36 -- --model builtin-causal --layer 3 --text "$en" -- Enter \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-l
-# What layer 0, head 1 does from its weights alone (Alt-I): a strip of its
+# What layer 0, head 3 does from its weights alone (Alt-I): a strip of its
 # positional QK profile peaking at -1, its copying score and maps, its QK
 # table of the most frequent characters.
-screen circuits 120 40 -- --layer 0 --head 1 --text "$poem" -- M-i
+screen circuits 120 40 -- --layer 0 --head 3 --text "$poem" -- M-i
 # The faithfulness meter at the i of "fruit" (Alt-U, row 29, which predicts the t): the keys whose
 # blanking costs the most beside the head's weight, every head's Spearman;
 # a pass per key on the worker, so the picture waits for it.

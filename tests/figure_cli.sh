@@ -52,9 +52,9 @@ wrote='^attnview: wrote .+\.(svg|png|pdf) \((svg|png|pdf), [0-9]+ KB\)$'
 views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--show rollout --layer 0"
 	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"
 	"--scale log --colormap cividis --values" "--scale head --title 静夜思"
-	"--contributions --layer 2 --head 3" "--show contributions --words --values"
+	"--contributions --layer 1 --head 3" "--show contributions --words --values"
 	"--contributions --compare 床前明月光，疑是地上雪。"
-	"--query 9 --key 2 --layer 3 --head 1 --values" "--lens --values" "--dla"
+	"--query 9 --key 2 --layer 1 --head 1 --values" "--lens --values" "--dla"
 	"--patch 床前明月光，疑是地上雪。")
 for e in "${formats[@]}"; do
 	i=0
@@ -89,21 +89,21 @@ grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
 checks=$((checks + 1))
 grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
 # --query/--key: the score split's terms, named by part, summing to the
-# title's q·k (the built-in model's layer 3: 3 + 3 x 10 parts a side).
+# title's q·k (the built-in model's layer 1: 3 + 1 x 6 parts a side).
 split=$tmp/v$((${#views[@]} - 3)).svg
 checks=$((checks + 1))
-[ "$(grep -c 'class="cell"' "$split")" -eq $((33 * 33)) ] && grep -q '>L2H7</text>' "$split" &&
-	grep -q '>Score by source: layer 3, head 1, query 9' "$split" ||
-	fail "--query --key: not the score split's 33 x 33 terms"
-# --lens: 4 blocks x 12 positions; --dla and --patch: 32 heads x 12
+[ "$(grep -c 'class="cell"' "$split")" -eq $((9 * 9)) ] && grep -q '>L0H3</text>' "$split" &&
+	grep -q '>Score by source: layer 1, head 1, query 9' "$split" ||
+	fail "--query --key: not the score split's 9 x 9 terms"
+# --lens: 2 blocks x 12 positions; --dla and --patch: 8 heads x 12
 # positions (and a last column "all" of a head patched everywhere), each
 # cell's tooltip naming its row and column.
 checks=$((checks + 1))
 lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$tmp/v${#views[@]}.svg
-[ "$(grep -c 'class="cell"' "$lens")" -eq $((4 * 12)) ] && grep -q '>L3</text>' "$lens" &&
-	grep -q '<title>block 3 L3 · position 11 。' "$lens" &&
-	[ "$(grep -c 'class="cell"' "$dla")" -eq $((32 * 12)) ] && grep -q '>L3H7</text>' "$dla" &&
-	[ "$(grep -c 'class="cell"' "$patch")" -eq $((32 * 13)) ] &&
+[ "$(grep -c 'class="cell"' "$lens")" -eq $((2 * 12)) ] && grep -q '>L1</text>' "$lens" &&
+	grep -q '<title>block 1 L1 · position 11 。' "$lens" &&
+	[ "$(grep -c 'class="cell"' "$dla")" -eq $((8 * 12)) ] && grep -q '>L1H3</text>' "$dla" &&
+	[ "$(grep -c 'class="cell"' "$patch")" -eq $((8 * 13)) ] &&
 	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
 	fail "--lens, --dla, --patch: not their tables"
 expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
@@ -144,7 +144,7 @@ expect 2 "--show takes head, mean, max, rollout, all, contributions or overview,
 	"$bin" --export "$tmp/u.svg" --text a --show heads
 expect 2 "--scale takes fixed, head, row, log or lift" -- "$bin" --export "$tmp/u.svg" --text a --scale x
 expect 2 "--colormap takes viridis or cividis" -- "$bin" --export "$tmp/u.svg" --text a --colormap x
-expect 2 'layers 0\.\.3 and heads 0\.\.7' -- "$bin" --export "$tmp/u.svg" --text a --layer 4
+expect 2 'layers 0\.\.1 and heads 0\.\.3' -- "$bin" --export "$tmp/u.svg" --text a --layer 2
 expect 2 'cannot be combined' -- "$bin" --export "$tmp/u.svg" --dump --text a
 expect 2 "unknown or incomplete option '--bogus' for --export" -- \
 	"$bin" --export "$tmp/u.svg" --text a --bogus

@@ -431,6 +431,32 @@ static void golden_grads(const char *name)
 			golden_grad_check(name, what, again, tt, nt, &gd);
 		}
 
+	/* --sharpen: the loss plus S times the attention's mean entropy
+	 * (gen_sharpen_golden.py), on 1 and 2 threads; the loss reported is
+	 * still the cross-entropy alone. */
+	golden gs;
+	snprintf(path, sizeof path, "golden/%s_sharpen.golden", name);
+	ok = golden_load(&gs, test_path(path));
+	CHECKF(ok, "cannot load %s", path);
+	const golden_tensor *sv = ok ? golden_get(&gs, "sharpen") : NULL;
+	CHECK(!ok || sv);
+	for (int th = 1; sv && th <= 2; th++) {
+		parallel_set_threads(th);
+		g.sharpen = sv->v[0];
+		memset(again, 0, m->nparams * sizeof(float));
+		float l1 = train_step(m, &a, &g, tok, tgt, B, T, again, NULL, NULL);
+		g.sharpen = 0.0f;
+		parallel_set_threads(0);
+		snprintf(what, sizeof what, "%s loss with --sharpen %g, %d thread(s)", name,
+			 (double)sv->v[0], th);
+		compare(what, &l1, gl->v, 1, 1e-6, 1e-5);
+		snprintf(what, sizeof what, " with --sharpen %g, %d thread(s)", (double)sv->v[0],
+			 th);
+		golden_grad_check(name, what, again, tt, nt, &gs);
+	}
+	if (ok)
+		golden_free(&gs);
+
 	free(again);
 	free(tt);
 	free(grads);

@@ -50,13 +50,15 @@ static void reseal(uint8_t *buf, size_t n)
 /* A training state laid out as man 5 attnview ("Training state") says, for a
  * checkpoint of m: a run of 40 steps with 10 done, `nrecent` recent losses,
  * `nevals` evaluations and `nbest` best parameters (P with --patience 3 once
- * evaluated, else 0). Written from the page, not with the trainer's code. */
+ * evaluated, else 0); version 3 with --sharpen `sharpen`, or version 2 (no
+ * such field) if it is negative. Written from the page, not with the
+ * trainer's code. */
 static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_t nrecent,
-		      uint32_t nevals, uint32_t nbest, uint64_t patience)
+		      uint32_t nevals, uint32_t nbest, uint64_t patience, float sharpen)
 {
 	const model_config *c = &m->cfg;
 	bb_bytes(s, "ATCK", 4);
-	bb_u32(s, 2); /* state version */
+	bb_u32(s, sharpen < 0.0f ? 2 : 3); /* state version */
 	bb_u32(s, c->objective);
 	bb_u32(s, c->dim);
 	bb_u32(s, c->heads);
@@ -74,6 +76,8 @@ static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_
 	bb_u64(s, 0);	  /* checkpoint every */
 	bb_u32(s, 1);	  /* threads, at byte 96 */
 	bb_u64(s, patience);
+	if (sharpen >= 0.0f)
+		bb_f32(s, sharpen);
 	bb_u32(s, (uint32_t)strlen(val_path));
 	bb_bytes(s, val_path, strlen(val_path));
 	bb_u64(s, 1000);   /* training characters */
@@ -101,6 +105,18 @@ static void put_state(byte_buf *s, const model *m, const char *val_path, uint32_
 	bb_u32(s, nbest);
 	for (uint32_t i = 0; i < nbest; i++)
 		bb_f32(s, 0.125f);
+}
+
+/* The file parses; its training state's range in eoff, elen. */
+static bool model_parse_ok(const uint8_t *buf, size_t n, size_t *eoff, size_t *elen)
+{
+	av_error err;
+	uint32_t kind;
+	model *r = model_parse(buf, n, "ckpt", &kind, eoff, elen, &err);
+	bool ok = r != NULL;
+	CHECKF(ok, "%s", ok ? "" : err.msg);
+	model_destroy(r);
+	return ok;
 }
 
 static bool refused(const uint8_t *buf, size_t n, const char *expect)
@@ -158,7 +174,7 @@ static void check_round_trip(void)
 	/* A checkpoint's tail, the training state, comes back as the extra
 	 * range, and decodes to what was written. */
 	byte_buf extra = {0};
-	put_state(&extra, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3);
+	put_state(&extra, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3, 0.5f);
 	byte_buf c;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &extra, &c, &err));
 	uint32_t kind;
@@ -174,11 +190,29 @@ static void check_round_trip(void)
 	      st.adam_step == 10 && st.lr == 1e-3f && st.val_path_len == 7 &&
 	      memcmp(st.val_path, "val.txt", 7) == 0 && st.ntrain == 1000 && st.hash == 0x1234 &&
 	      st.rng[3] == 102 && st.nrecent == 3 && st.nevals == 2 && st.patience == 3 &&
-	      st.nbest == m->nparams);
-	CHECK(st.m == c.v + eoff + 119 + 80 && st.v == st.m + 4 * m->nparams);
+	      st.nbest == m->nparams && st.sharpen == 0.5f);
+	CHECK(st.m == c.v + eoff + 123 + 80 && st.v == st.m + 4 * m->nparams);
 	CHECK(st.evals == st.recent + 4 * 3 + 4 && st.best == st.evals + 2 * 28 + 4);
 	bb_free(&c);
 	bb_free(&extra);
+	/* A version-2 state, from before --sharpen: read as --sharpen 0. */
+	byte_buf v2 = {0};
+	put_state(&v2, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3, -1.0f);
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &v2, &c, &err));
+	CHECK(model_parse_ok(c.v, c.n, &eoff, &elen));
+	CHECKF(training_state_parse(c.v, eoff, elen, &m->cfg, "ckpt", &st, &err), "%s", err.msg);
+	CHECK(st.sharpen == 0.0f && st.patience == 3 && st.val_path_len == 7 &&
+	      st.nbest == m->nparams && st.m == c.v + eoff + 119 + 80);
+	bb_free(&c);
+	bb_free(&v2);
+	/* A weight past --sharpen's range is damage, at its byte (108). */
+	byte_buf big = {0};
+	put_state(&big, m, "", 0, 0, 0, 0, 200.0f);
+	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &big, &c, &err));
+	CHECK(refused(c.v, c.n,
+		      "(byte 108 of the state): the --sharpen weight is not between 0 and 100"));
+	bb_free(&c);
+	bb_free(&big);
 	bb_free(&b);
 	model_destroy(m);
 }
@@ -325,7 +359,7 @@ static void check_state_damage(void)
 	model *m = small_model();
 	av_error err;
 	byte_buf good = {0};
-	put_state(&good, m, "", 3, 2, 0, 0);
+	put_state(&good, m, "", 3, 2, 0, 0, -1.0f);
 	const size_t S = good.n, P = m->nparams;
 	const size_t steps = 136, adam = 184, recent = 192 + 8 * P; /* offsets in the state */
 	char best_want[128];
@@ -352,7 +386,7 @@ static void check_state_damage(void)
 	    {"4 bytes long", 0, S + 4, 0, "4 bytes follow its last field", S},
 	    {"another magic", 0, S, 0x58435441 /* "ATCX" */, "does not start with \"ATCK\"", 0},
 	    {"state version 1", 4, S, 1,
-	     "training state version 1 at byte @, but this attnview reads version 2: the "
+	     "training state version 1 at byte @, but this attnview reads version 3: the "
 	     "checkpoint is from another version",
 	     SIZE_MAX},
 	    {"another objective", 8, S, OBJ_MASKED,
@@ -404,7 +438,7 @@ static void check_state_damage(void)
 	bb_free(&c);
 	/* A NUL in the --val-file path (a file name). */
 	byte_buf nul = {0};
-	put_state(&nul, m, "a\x01b", 0, 0, 0, 0);
+	put_state(&nul, m, "a\x01b", 0, 0, 0, 0, -1.0f);
 	nul.v[112 + 1] = 0;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nul, &c, &err));
 	CHECK(refused(c.v, c.n, "(byte 113 of the state): the --val-file path holds a NUL byte"));
@@ -412,7 +446,7 @@ static void check_state_damage(void)
 	bb_free(&nul);
 	/* With patience and an evaluation, the best parameters must be there. */
 	byte_buf nobest = {0};
-	put_state(&nobest, m, "", 0, 1, 0, 3);
+	put_state(&nobest, m, "", 0, 1, 0, 3, -1.0f);
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nobest, &c, &err));
 	snprintf(want, sizeof want,
 		 "(byte %zu of the state): it keeps 0 best parameters where the run's patience "

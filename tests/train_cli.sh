@@ -295,5 +295,27 @@ grep -qE '^attnview: the text is short' <(sed -n 6p "$tmp/order2") &&
 	grep -qE '^model: ' <(sed -n 10p "$tmp/order2") ||
 	fail "notes out of order: $(cat "$tmp/order2")"
 
+# -- --sharpen: the same run with the attention's entropy in the loss gives
+# heads that look at fewer keys (their mean normalised entropy on a text at
+# most half of the run without), and reports the cross-entropy as before.
+mean_entropy() {
+	"$bin" --dump --model "$1" --text 'The cat sat on the mat and looked at the rain.' |
+		tr ',' '\n' | sed -n 's/.*"entropy": *\([0-9.e-]*\).*/\1/p' |
+		awk '{ s += $1; n++ } END { if (n) printf "%.4f", s / n }'
+}
+sharp=(--dim 32 --heads 4 --layers 2 --context 32 --batch 8 --steps 150 --threads 1 --timeline-every 0)
+for s in 0 5; do
+	"$bin" --train "$corpus" "${sharp[@]}" --sharpen "$s" -o "$tmp/sharp$s.attn" >"$tmp/sharp$s.out" 2>&1 ||
+		fail "--sharpen $s: $(tail -3 "$tmp/sharp$s.out")"
+done
+e0=$(mean_entropy "$tmp/sharp0.attn") e5=$(mean_entropy "$tmp/sharp5.attn")
+checks=$((checks + 1))
+awk -v a="$e0" -v b="$e5" 'BEGIN { exit !(a > 0 && b <= a / 2) }' ||
+	fail "--sharpen 5: mean entropy $e5, against $e0 without"
+for v in 101 -1 two; do
+	expect 2 "--sharpen: '$v' is not a valid value" -- \
+		"$bin" --train "$corpus" "${tiny[@]}" --sharpen "$v" -o "$tmp/x.attn"
+done
+
 echo "train_cli: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

@@ -43,13 +43,18 @@ void attention_backward(float *dqkv, float *work, const float *dout, const float
 			const float *att, int B, int T, int C, int NH, bool causal);
 void attention_backward_ref(float *dqkv, float *work, const float *dout, const float *qkv,
 			    const float *att, int B, int T, int C, int NH, bool causal);
-/* The same, writing dqkv instead of adding to it. */
+/* The same, writing dqkv instead of adding to it, and with the gradient of
+ * sharpen * sum over the rows of the row's entropy -sum_j a_j log a_j added
+ * to the loss's (0: none). */
 void attention_backward_write(float *dqkv, float *work, const float *dout, const float *qkv,
-			      const float *att, int B, int T, int C, int NH, bool causal);
+			      const float *att, int B, int T, int C, int NH, bool causal,
+			      float sharpen);
 /* The softmax's backward on rows of attention weights a (rows, T): dp holds
  * dL/da on entry and scale * dL/ds on exit, s the scores before the scaling
- * (scale = 1/sqrt(hs)); causal: row i has i + 1 keys, zeros after. */
-void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale);
+ * (scale = 1/sqrt(hs)); causal: row i has i + 1 keys, zeros after. sharpen:
+ * as attention_backward_write's, for these rows. */
+void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale,
+			   float sharpen);
 
 /* dout (N), inp (N) the GELU input -> dinp (N) += gelu'(inp) * dout (tanh form) */
 void gelu_backward(float *dinp, const float *inp, const float *dout, int N);

@@ -64,7 +64,7 @@ model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kin
  * accepts, the same corpus) is for --resume to decide. The arrays stay
  * little-endian bytes inside the file image. */
 #define AV_STATE_MAGIC	    "ATCK"
-#define AV_STATE_VERSION    2u
+#define AV_STATE_VERSION    3u /* 3 adds --sharpen; 2 is read as --sharpen 0 */
 #define AV_STATE_MAX_RECENT 256
 #define AV_STATE_EVAL_BYTES 28 /* one evaluation record */
 
@@ -78,6 +78,7 @@ typedef struct training_state {
 	uint64_t eval_every, checkpoint_every;
 	uint32_t threads;
 	uint64_t patience; /* 0: none */
+	float sharpen;	   /* --sharpen; 0 in a version-2 state */
 	const uint8_t *val_path; /* val_path_len bytes, no NUL; 0 bytes: none */
 	uint32_t val_path_len;
 	uint64_t ntrain, nval, hash; /* the corpus: its sizes and FNV-1a hash */

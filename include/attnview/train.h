@@ -119,6 +119,9 @@ typedef struct train_options {
 	 * 0: none; TRAIN_TIMELINE_AUTO: about TL_RECORDS a run. A resumed run
 	 * takes the K of its checkpoint's timeline. */
 	uint64_t timeline_every;
+	/* --sharpen: the weight of the attention rows' mean entropy (divided by
+	 * log of the context) added to the training loss; 0: none. */
+	float sharpen;
 } train_options;
 
 /* The defaults of attnview --train (attnview(1) lists them). */

@@ -19,6 +19,9 @@ void train_step_set_group_rows(int rows);
  * the step's bookkeeping. */
 typedef struct grad_acts {
 	int B, T, max_rows;
+	/* --sharpen: the weight of the attention entropy added to the loss
+	 * (model_train_step_grads); 0 after grad_acts_init: none. */
+	float sharpen;
 	float *mem;
 	size_t nfloats;
 	/* The rest is private to train_step.c. */
@@ -31,6 +34,7 @@ typedef struct grad_acts {
 	int32_t *seq_row0;    /* (B+1): the same, counted from row 0 of the batch */
 	float *slice_grads;   /* per-thread gradient copies of a step, zero between steps */
 	size_t slice_grads_n; /* floats allocated there */
+	float sharpen_row;    /* a step's sharpen / (L H B T log T): each row's share */
 } grad_acts;
 
 /* Room for a batch of B sequences of T tokens, including the per-thread
@@ -48,7 +52,11 @@ typedef struct step_stats {
 } step_stats;
 
 /* Forward, loss and backward in one call for a training batch.
- * Targets outside [0, V) take no loss. Afterwards a->logits holds the gradient
+ * Targets outside [0, V) take no loss. With g->sharpen = s > 0 the gradients
+ * are those of the loss plus s times the mean, over the attention rows the
+ * step computes (every row of every layer but the last, the target rows of
+ * the last), of the row's entropy divided by log T; st->loss stays the
+ * cross-entropy alone. Afterwards a->logits holds the gradient
  * of the loss with respect to the logits of the target rows, not the logits,
  * and the last block's activations are those of the target rows only (its
  * attention, feed-forward and final LayerNorm are computed for those rows

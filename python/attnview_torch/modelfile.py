@@ -338,7 +338,7 @@ def read_file(path):
 # ---------------------------------------------------------------- kind 1: the training state
 
 STATE_MAGIC = b"ATCK"
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3 adds --sharpen; 2 is read as --sharpen 0
 TRAIN_RECENT = 256
 
 
@@ -436,7 +436,7 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
         if r.take("<4s", "the magic") != STATE_MAGIC:
             raise _Damaged(0, 'it does not start with "ATCK"')
         version = r.take("<I", "the state version")
-        if version != STATE_VERSION:
+        if version not in (2, STATE_VERSION):
             raise FormatError("%s: training state version %d at byte %d, but this attnview "
                               "reads version %d: the checkpoint is from another version; start "
                               "the training again" % (shown, version, state_offset + 4,
@@ -447,6 +447,10 @@ def parse_training_state(state, cfg, what="checkpoint", state_offset=0):
         if o["threads"] == 0:
             raise _Damaged(at, "the thread count is 0")
         o["patience"] = r.take("<Q", "the patience")
+        at = r.off
+        o["sharpen"] = r.take("<f", "the --sharpen weight") if version >= 3 else 0.0
+        if not 0.0 <= o["sharpen"] <= 100.0:
+            raise _Damaged(at, "the --sharpen weight is not between 0 and 100")
         at = r.off
         n = r.take("<I", "the --val-file path length")
         if n > MAX_STRING:

@@ -63,10 +63,12 @@ void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *
 		layer_line(l, rs + l * H, H);
 	}
 	if (broad == L * H)
-		cli_printf(_("advice: every head is broad on this sample: the heads have not found "
-			 "patterns yet. Train longer (more --steps), give more text, or train a "
-			 "smaller model (fewer --heads or --layers, a smaller --dim); the lab's "
-			 "tasks (attnview --train --task list) show heads that have.\n"));
+		cli_printf(
+		    _("advice: every head is broad on this sample: the heads have not found "
+		      "patterns yet. Train longer (more --steps), give more text, or train a "
+		      "smaller model (fewer --heads or --layers, a smaller --dim), or continue "
+		      "this one with --init and --sharpen 2 for a tenth of its steps; the lab's "
+		      "tasks (attnview --train --task list) show heads that have.\n"));
 	free(rs);
 	attn_result_free(&r);
 }

@@ -123,6 +123,14 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_PATIENCE:
 		ok = parse_u64(optarg, &o->patience);
 		break;
+	case OPT_SHARPEN: {
+		char *end;
+		errno = 0;
+		double v = strtod(optarg, &end);
+		ok = !errno && *optarg && !*end && v >= 0 && v <= 100;
+		o->sharpen = (float)v;
+		break;
+	}
 	case OPT_EVAL_EVERY:
 		ok = parse_u64(optarg, &o->eval_every);
 		break;

@@ -37,6 +37,7 @@ static bool check_resume_options(const bool *given, const train_options *o, cons
 	    {OPT_MAX_VOCAB, "--max-vocab", o->max_vocab == ck->max_vocab},
 	    {OPT_EVAL_EVERY, "--eval-every", o->eval_every == ck->eval_every},
 	    {OPT_PATIENCE, "--patience", o->patience == ck->patience},
+	    {OPT_SHARPEN, "--sharpen", o->sharpen == ck->sharpen},
 	    {OPT_CKPT_EVERY, "--checkpoint-every", o->checkpoint_every == ck->checkpoint_every},
 	    {OPT_TIMELINE_EVERY, "--timeline-every", o->timeline_every == ck->timeline_every},
 	};

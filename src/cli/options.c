@@ -161,6 +161,9 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_PATIENCE, "patience", 0, "N", M_TRAIN,
       N_("stop after N evaluations without a new best validation loss, and write the "
 	 "best model (default 0: never)")),
+    O(OPT_SHARPEN, "sharpen", 0, "X", M_TRAIN,
+      N_("add X times the attention rows' mean entropy to the loss: sharper heads, "
+	 "easier to name; 0 to 100 (default 0: none)")),
     O(OPT_CKPT_EVERY, "checkpoint-every", 0, "N", M_TRAIN,
       N_("write OUT.ckpt at the start and every N steps, 0 = only on Ctrl-C (default "
 	 "500)")),

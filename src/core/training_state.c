@@ -101,7 +101,7 @@ static bool state_options(state_reader *s, training_state *st)
 		return state_damaged(s, 0, "it does not start with \"" AV_STATE_MAGIC "\"");
 	if (!state_u32(s, &version, _("the state version")))
 		return false;
-	if (version != AV_STATE_VERSION)
+	if (version != AV_STATE_VERSION && version != 2)
 		return av_fail(s->err,
 			       _("%s: training state version %u at byte %zu, but this attnview "
 				 "reads version %u: the checkpoint is from another version; start "
@@ -128,6 +128,12 @@ static bool state_options(state_reader *s, training_state *st)
 		return state_damaged(s, at, _("the thread count is 0"));
 	if (!state_u64(s, &st->patience, _("the patience")))
 		return false;
+	st->sharpen = 0.0f;
+	at = s->r.off;
+	if (version >= 3 && !state_f32(s, &st->sharpen, _("the --sharpen weight")))
+		return false;
+	if (!(st->sharpen >= 0.0f && st->sharpen <= 100.0f))
+		return state_damaged(s, at, _("the --sharpen weight is not between 0 and 100"));
 	at = s->r.off;
 	if (!state_u32(s, &st->val_path_len, _("the --val-file path length")))
 		return false;

@@ -205,20 +205,31 @@ typedef struct att_ctx {
 	const float *dout, *qkv, *att;
 	int T, C, NH;
 	bool acc, causal;
+	float sharpen;
 } att_ctx;
 
 /* dp (rows,T): dA in, the scaled score gradient s dS out; a: A; the rows are
  * query rows i0, i0 + 1, ... (for the causal mask). Rows 8 lanes at a time;
  * the row dot product is summed per lane, then across lanes in a fixed
- * order. */
+ * order.
+ *
+ * sharpen = c > 0 adds c times each row's entropy H_i = -sum_j A_ij log A_ij
+ * to the loss: dH_i/dA_ij = -(log A_ij + 1), and the constant -1 drops out
+ * of the softmax's backward (its row sum is subtracted again), so dA_ij gets
+ * -c log A_ij. A weight of exactly 0 (a masked key, or one that underflowed)
+ * adds nothing, as A log A -> 0. */
 AV_CLONES static void softmax_backward_from(float *dp, const float *a, int rows, int i0, int T,
-					    bool causal, float scale)
+					    bool causal, float scale, float sharpen)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	for (int i = 0; i < rows; i++) {
 		float *d = dp + (size_t)i * T;
 		const float *ar = a + (size_t)i * T;
 		int nj = causal ? i0 + i + 1 : T, j;
+		if (sharpen > 0.0f)
+			for (j = 0; j < nj; j++)
+				if (ar[j] > 0.0f)
+					d[j] -= sharpen * logf(ar[j]);
 		v8f dot8 = zero;
 		for (j = 0; j + 8 <= nj; j += 8)
 			dot8 += load8(ar + j) * load8(d + j);
@@ -241,9 +252,10 @@ AV_CLONES static void softmax_backward_from(float *dp, const float *a, int rows,
 	}
 }
 
-void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale)
+void softmax_backward_rows(float *dp, const float *a, int rows, int T, bool causal, float scale,
+			   float sharpen)
 {
-	softmax_backward_from(dp, a, rows, 0, T, causal, scale);
+	softmax_backward_from(dp, a, rows, 0, T, causal, scale, sharpen);
 }
 
 static void attention_backward_range(void *p, int begin, int end)
@@ -276,7 +288,7 @@ static void attention_backward_range(void *p, int begin, int end)
 				    v, C3, 0.0f, dpb, T);
 			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, ab, T,
 				    dOb, C, bkv, dv, C3);
-			softmax_backward_from(dpb, ab, n, i0, T, x->causal, scale);
+			softmax_backward_from(dpb, ab, n, i0, T, x->causal, scale, x->sharpen);
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hs, T, 1.0f, dpb,
 				    T, k, C3, beta, dq + (size_t)i0 * C3, C3);
 			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, n, 1.0f, dpb, T,
@@ -287,22 +299,23 @@ static void attention_backward_range(void *p, int begin, int end)
 
 static void attention_backward_to(float *dqkv, bool acc, float *work, const float *dout,
 				  const float *qkv, const float *att, int B, int T, int C, int NH,
-				  bool causal)
+				  bool causal, float sharpen)
 {
-	att_ctx x = {dqkv, work, dout, qkv, att, T, C, NH, acc, causal};
+	att_ctx x = {dqkv, work, dout, qkv, att, T, C, NH, acc, causal, sharpen};
 	parallel_for_blas(B * NH, attention_backward_range, &x);
 }
 
 void attention_backward(float *dqkv, float *work, const float *dout, const float *qkv,
 			const float *att, int B, int T, int C, int NH, bool causal)
 {
-	attention_backward_to(dqkv, true, work, dout, qkv, att, B, T, C, NH, causal);
+	attention_backward_to(dqkv, true, work, dout, qkv, att, B, T, C, NH, causal, 0.0f);
 }
 
 void attention_backward_write(float *dqkv, float *work, const float *dout, const float *qkv,
-			      const float *att, int B, int T, int C, int NH, bool causal)
+			      const float *att, int B, int T, int C, int NH, bool causal,
+			      float sharpen)
 {
-	attention_backward_to(dqkv, false, work, dout, qkv, att, B, T, C, NH, causal);
+	attention_backward_to(dqkv, false, work, dout, qkv, att, B, T, C, NH, causal, sharpen);
 }
 
 void attention_backward_ref(float *dqkv, float *work, const float *dout, const float *qkv,

@@ -33,6 +33,7 @@ static void put_options(byte_buf *b, const train_options *o, uint64_t total, con
 	bb_u64(b, o->checkpoint_every);
 	bb_u32(b, o->threads);
 	bb_u64(b, o->patience);
+	bb_f32(b, o->sharpen);
 	uint32_t n = val_path ? (uint32_t)strlen(val_path) : 0;
 	bb_u32(b, n);
 	bb_bytes(b, val_path, n);
@@ -123,6 +124,7 @@ static bool take_options(train_checkpoint *ck, av_error *err)
 	o->checkpoint_every = st->checkpoint_every;
 	o->threads = st->threads;
 	o->patience = st->patience;
+	o->sharpen = st->sharpen;
 	/* The timeline goes on with the K it was recorded at (none: none). */
 	o->timeline_every = ck->model->timeline ? ck->model->timeline->every : 0;
 	ck->epochs = st->epochs;

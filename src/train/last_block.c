@@ -129,7 +129,7 @@ static void sel_attention_backward_range(void *p, int begin, int end)
 			    0.0f, dp, T);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, a, T, dO, C,
 			    0.0f, dv, C3);
-		softmax_backward_rows(dp, a, nr, T, false, scale);
+		softmax_backward_rows(dp, a, nr, T, false, scale, x->g->sharpen_row);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, T, 1.0f, dp, T, k,
 			    C3, 0.0f, x->g->dqrows + (size_t)r0 * C + (size_t)h * hs, C);
 		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, nr, 1.0f, dp, T, q, C,

@@ -211,6 +211,7 @@ static bool alloc_buffers(trainer *t, av_error *err)
 	    !activations_init(&t->acts, &m->cfg, B, T, B * t->nmask, err) ||
 	    !grad_acts_init(&t->gacts, &m->cfg, B, T, err))
 		return false;
+	t->gacts.sharpen = t->opt.sharpen;
 	t->grads = malloc(m->nparams * sizeof *t->grads);
 	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
 	t->targets = malloc((size_t)B * T * sizeof *t->targets);

@@ -39,6 +39,7 @@ void train_options_default(train_options *o)
 	o->patience = 0;
 	o->checkpoint_every = 500;
 	o->timeline_every = TRAIN_TIMELINE_AUTO;
+	o->sharpen = 0.0f;
 }
 
 bool train_options_check(const train_options *o, av_error *err)
@@ -76,6 +77,8 @@ bool train_options_check(const train_options *o, av_error *err)
 		return av_fail(err, _("--steps or --epochs is too large"));
 	if (!(o->lr > 0.0f) || !(o->lr < 10.0f))
 		return av_fail(err, _("--lr must be a number above 0 and below 10 (e.g. 1e-3)"));
+	if (!(o->sharpen >= 0.0f) || !(o->sharpen <= 100.0f))
+		return av_fail(err, _("--sharpen must be a number from 0 to 100 (e.g. 2)"));
 	if (o->steps && o->warmup != TRAIN_WARMUP_AUTO && o->warmup >= o->steps)
 		return av_fail(err,
 			       _("--warmup %" PRIu64 " is not below --steps %" PRIu64

@@ -215,7 +215,7 @@ static void body_backward(const model *m, activations *a, grad_acts *g, model_pa
 		matmul_backward_write(g->datty, lg->proj_w, lg->proj_b, g->dresidual, C, la->atty,
 				      lp->proj_w, N, C, C);
 		attention_backward_write(g->dqkv, g->datt, g->datty, la->qkv, la->att, B, T, C, NH,
-					 causal);
+					 causal, g->sharpen_row);
 		matmul_backward_write(g->dln, lg->qkv_w, lg->qkv_b, g->dqkv, 3 * C, la->ln1,
 				      lp->qkv_w, N, C, 3 * C);
 		layernorm_backward(g->dresidual, lg->ln1_w, lg->ln1_b, g->dln, xin, lp->ln1_w,
@@ -518,6 +518,12 @@ bool model_train_step_grads(const model *m, activations *a, grad_acts *g, const 
 	int nt = step_slices(B);
 	if (!reserve_slice_grads(g, nt, m->nparams, err))
 		return false;
+	/* --sharpen: the mean entropy over L H B T rows, each divided by log T
+	 * (a row of the last block counts as one of those, so a masked model's
+	 * last layer weighs less, as most of its rows reach no loss). */
+	const double rows = (double)m->cfg.layers * (double)m->cfg.heads * (double)B * (double)T;
+	g->sharpen_row =
+	    g->sharpen > 0.0f && T > 1 ? (float)(g->sharpen / (rows * log((double)T))) : 0.0f;
 	step_ctx x = {m, a, g, tokens, targets, grads, g->slice_grads, T, 0, 1, {{0}}};
 	plan_slices(&x, g, targets, B, T, nt);
 	int max_rows = a->max_rows < g->max_rows ? a->max_rows : g->max_rows;

@@ -28,20 +28,20 @@ role=$(grep -A4 -m1 '"layer": 0, "head": 0, "scores"' "$j" | sed -n 's/.*"label"
 check "head line names the role of L0 H0 as --dump does ($role)" wait_for_re "Head 0 .*$role [01]\\.[0-9][0-9]"
 keys Enter Down Down Right
 expect_screen "Query 2 "
-keys Tab Tab Tab Tab Tab Tab Tab Tab
-check "after the 8th head: the mean of the layer's heads" wait_for "Layer 0  mean of heads 0-7"
+keys Tab Tab Tab Tab
+check "after the 4th head: the mean of the layer's heads" wait_for "Layer 0  mean of heads 0-3"
 want=$(json_cell "$j" '"layer": 0, "kind": "mean"' 2 1)
 got=$(panel_weight)
 check "mean of layer 0 at (2,1): panel $got, dump $want" close "$got" "$want" 0.000001
 keys Tab
-check "then the max" wait_for "Layer 0  max of heads 0-7"
+check "then the max" wait_for "Layer 0  max of heads 0-3"
 keys Tab
 check "then the rollout" wait_for "rollout through layer 0"
 want=$(json_cell "$j" '"rollout": \[' 2 1)
 got=$(panel_weight)
 check "rollout R_0 at (2,1): panel $got, dump $want" close "$got" "$want" 0.000001
 keys Tab
-check "then all heads" wait_for "mean of all 32 heads"
+check "then all heads" wait_for "mean of all 8 heads"
 keys Tab
 check "and round to head 0" wait_for "Layer 0  Head 0"
 

@@ -57,14 +57,14 @@ check "its title says so" grep -q "Layer 0, head 1, value contributions" \
 keys F11
 wait_result
 
-# from head 1 past the last of the built-in model's 8 heads
-keys Tab Tab Tab Tab Tab Tab Tab F2
-check "the mean of layer 0" wait_for "Layer 0  mean of heads 0-7"
+# from head 1 past the last of the built-in model's 4 heads a layer
+keys Tab Tab Tab F2
+check "the mean of layer 0" wait_for "Layer 0  mean of heads 0-3"
 save_offered attnview-L0-mean.svg
 export_same attnview-L0-mean.svg --text "$text" --layer 0 --show mean --scale fixed --values
 
 keys F2 F3
-check "the overview" wait_for "L1 H7"
+check "the overview" wait_for "L1 H3"
 save_offered attnview-overview.svg
 export_same attnview-overview.svg --text "$text" --overview --scale fixed
 keys Escape
