@@ -65,6 +65,12 @@ context=${CONTEXT:-128}
 trad=${TRAD:-1}
 lr=${LR:-5e-3}
 sharpen_steps=${SHARPEN_STEPS:-1500}
+sharpening=$(awk -v s="$sharpen" 'BEGIN { print (s + 0 > 0) ? 1 : 0 }')
+if [ -n "${FROM:-}" ] && [ "$sharpening" = 0 ]; then
+	echo "train_builtin.sh: FROM=$FROM continues a model with --sharpen, and SHARPEN is" \
+		"$sharpen: give SHARPEN=2, or leave FROM out" >&2
+	exit 2
+fi
 
 if [ ! -x "$bin" ]; then
 	echo "train_builtin.sh: no attnview at $bin; build it first (meson setup build &&" \
@@ -224,12 +230,13 @@ for f in $zh $en; do
 	[ "$t" -gt "$newest" ] && newest=$t
 done
 
-# With SHARPEN=X (the masked recipe's 2), the run's model is $out.base,
-# and a second run of SHARPEN_STEPS steps at a tenth of the learning rate
-# continues from it (--init) with --sharpen X, to $out: the same model with
-# sharper heads. FROM=MODEL skips the first run and continues from MODEL.
+# With SHARPEN=X above 0 (the masked recipe's 2), the run's model is
+# $out.base, and a second run of SHARPEN_STEPS steps at lr 1e-3 (a fifth of
+# the first run's) continues from it (--init) with --sharpen X, to $out: the
+# same model with sharper heads. FROM=MODEL skips the first run and
+# continues from MODEL (so it needs SHARPEN above 0).
 base=$out
-[ "$sharpen" != 0 ] && base=$out.base
+[ "$sharpening" = 1 ] && base=$out.base
 if [ -n "${FROM:-}" ]; then
 	base=$FROM
 else
@@ -239,7 +246,7 @@ else
 		--steps "$steps" --lr "$lr" --warmup 200 --seed 1 --min-count 3 \
 		--eval-every 250 --checkpoint-every 500 --threads "$threads"
 fi
-if [ "$sharpen" != 0 ]; then
+if [ "$sharpening" = 1 ]; then
 	echo "sharpening $base's heads into $out (--sharpen $sharpen, $sharpen_steps steps)"
 	SOURCE_DATE_EPOCH=$newest "$bin" --train "$corpus" --val-file "$val" -o "$out" \
 		--init "$base" --steps "$sharpen_steps" --lr 1e-3 --warmup 100 --seed 1 \

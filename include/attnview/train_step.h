@@ -56,7 +56,9 @@ typedef struct step_stats {
  * are those of the loss plus s times the mean, over the attention rows the
  * step computes (every row of every layer but the last, the target rows of
  * the last), of the row's entropy divided by log T; st->loss stays the
- * cross-entropy alone. Afterwards a->logits holds the gradient
+ * cross-entropy alone. A sequence without a target is skipped whole (no
+ * backward), so its rows add no entropy though they count in B T; the
+ * trainer's batches give every sequence a target. Afterwards a->logits holds the gradient
  * of the loss with respect to the logits of the target rows, not the logits,
  * and the last block's activations are those of the target rows only (its
  * attention, feed-forward and final LayerNorm are computed for those rows

@@ -271,7 +271,19 @@ def state_differential(rng):
     st = av.check_training_state(f.state, f.config)
     threads = str(st["options"]["threads"])
     muts = [("unchanged", data)]
-    for off, fmt, v, label in ((0, "<4s", b"ATCX", "magic"), (4, "<I", 2, "version"),
+    # The seed's state is version 2 (before --sharpen); the same state as
+    # version 3, with a weight of 0.5 after the patience (attnview(5)).
+    assert struct.unpack_from("<I", f.state, 4)[0] == 2
+    v3 = bytearray(f.state[:108]) + struct.pack("<f", 0.5) + f.state[108:]
+    struct.pack_into("<I", v3, 4, 3)
+    data3 = mf.encode(f.config, f.vocab, f.params, f.meta, kind=f.kind, state=bytes(v3),
+                      timeline=f.timeline)
+    so3 = mf.decode(data3).state_offset
+    muts.append(("version 3", data3))
+    for v, label in ((float("nan"), "NaN"), (200.0, "200"), (-1.0, "-1")):
+        muts.append(("state --sharpen %s" % label, put(data3, so3 + 108, "<f", v)))
+    muts.append(("state version 4", put(data3, so3 + 4, "<I", 4)))
+    for off, fmt, v, label in ((0, "<4s", b"ATCX", "magic"), (4, "<I", 1, "version"),
                                (8, "<I", 1, "objective"), (12, "<I", 16, "dim"),
                                (16, "<I", 3, "heads"), (24, "<I", 1, "context"),
                                (28, "<I", 0, "batch"), (32, "<Q", 0, "steps"),
