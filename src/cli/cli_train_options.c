@@ -35,6 +35,18 @@ static bool parse_u32(const char *s, uint32_t *out)
 	return true;
 }
 
+/* A number in [lo, hi] (hi_open: below hi), all of s. */
+static bool parse_real(const char *s, double lo, double hi, bool hi_open, float *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || !*s || *end || !(v >= lo) || !(hi_open ? v < hi : v <= hi))
+		return false;
+	*out = (float)v;
+	return true;
+}
+
 static int bad_value(cli_opt_id id, const char *arg)
 {
 	char name[64];
@@ -87,14 +99,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_EPOCHS:
 		ok = parse_u64(optarg, &o->epochs) && o->epochs > 0;
 		break;
-	case OPT_LR: {
-		char *end;
-		errno = 0;
-		double v = strtod(optarg, &end);
-		ok = !errno && *optarg && !*end && v > 0 && v < 10;
-		o->lr = (float)v;
+	case OPT_LR:
+		ok = parse_real(optarg, 0, 10, true, &o->lr) && o->lr > 0.0f;
 		break;
-	}
 	case OPT_WARMUP:
 		ok = parse_u64(optarg, &o->warmup);
 		break;
@@ -123,14 +130,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	case OPT_PATIENCE:
 		ok = parse_u64(optarg, &o->patience);
 		break;
-	case OPT_SHARPEN: {
-		char *end;
-		errno = 0;
-		double v = strtod(optarg, &end);
-		ok = !errno && *optarg && !*end && v >= 0 && v <= 100;
-		o->sharpen = (float)v;
+	case OPT_SHARPEN:
+		ok = parse_real(optarg, 0, 100, false, &o->sharpen);
 		break;
-	}
 	case OPT_EVAL_EVERY:
 		ok = parse_u64(optarg, &o->eval_every);
 		break;
