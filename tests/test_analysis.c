@@ -221,6 +221,25 @@ static void roles(void)
 	CHECKF(rs.role == ROLE_LOCAL && near(rs.score, 1), "local head: %s %g (previous %g)",
 	       role_name(rs.role), rs.score, rs.s[ROLE_PREVIOUS]);
 	CHECK(strcmp(role_name(ROLE_LOCAL), "local") == 0);
+	char text[128];
+	role_sentence(&rs, false, false, text, sizeof text);
+	CHECKF(strcmp(text, "each character looks at its neighbours, two places either side") == 0,
+	       "%s", text);
+
+	/* The causal window, each row even over itself and the two before: the
+	 * sentence speaks of no neighbour to the right, which it cannot see. */
+	float cloc[64] = {0};
+	for (int i = 0; i < 8; i++) {
+		int lo = i - 2 < 0 ? 0 : i - 2;
+		for (int j = lo; j <= i; j++)
+			cloc[i * 8 + j] = 1.0f / (float)(i - lo + 1);
+	}
+	attn_matrix cc = {cloc, 8, true, 0};
+	head_roles(&rs, &cc, t);
+	role_sentence(&rs, true, false, text, sizeof text);
+	CHECKF(rs.role == ROLE_LOCAL && strcmp(text, "each character looks at its neighbours, "
+						     "the two before it") == 0,
+	       "causal local head: %s, %s", role_name(rs.role), text);
 }
 
 /* A matrix with every row on one key: key_of(i) for row i. */

@@ -500,7 +500,6 @@ void role_sentence(const role_scores *rs, bool causal, bool translate, char *out
 	    [ROLE_DUPLICATE] = N_("each character looks at other copies of itself"),
 	    [ROLE_INDUCTION] = N_("each character looks at what came after an earlier copy of "
 				  "itself (an induction head)"),
-	    [ROLE_LOCAL] = N_("each character looks at its neighbours, two places either side"),
 	    [ROLE_SCRIPT] = N_("each character looks at characters of its own script: Chinese "
 			       "at Chinese, Latin letters at Latin letters"),
 	    [ROLE_BROAD] = N_("each character spreads its attention over the whole text"),
@@ -524,6 +523,13 @@ void role_sentence(const role_scores *rs, bool causal, bool translate, char *out
 				       : tr(N_("every character looks at the same character, %s"),
 					    translate),
 			 keys);
+		break;
+	case ROLE_LOCAL: /* a causal row sees no neighbour to its right */
+		snprintf(out, size, "%s",
+			 causal ? tr(N_("each character looks at its neighbours, the two before it"),
+				     translate)
+				: tr(N_("each character looks at its neighbours, two places either "
+					"side"), translate));
 		break;
 	case ROLE_DELIMITER:
 		snprintf(out, size, "%s",
