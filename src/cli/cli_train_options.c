@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,6 @@ static bool parse_u64(const char *s, uint64_t *out)
 	if (errno || *end)
 		return false;
 	*out = v;
-	return true;
-}
-
-static bool parse_u32(const char *s, uint32_t *out)
-{
-	uint64_t v;
-	if (!parse_u64(s, &v) || v > UINT32_MAX)
-		return false;
-	*out = (uint32_t)v;
 	return true;
 }
 
@@ -55,6 +47,65 @@ static int bad_value(cli_opt_id id, const char *arg)
 			   AV_Q(name), AV_Q(arg));
 }
 
+/* The options that take a whole number, where it goes in the request and
+ * the values accepted (the options check says why a value is refused that
+ * parses here: --heads that do not divide --dim, say). */
+typedef struct whole_option {
+	cli_opt_id id;
+	size_t at, size; /* the field in train_request: a uint32_t or uint64_t */
+	uint64_t least;	 /* the smallest value accepted */
+	uint64_t most;	 /* the largest, 0: the field's */
+} whole_option;
+
+#define WHOLE(id, field, least, most)                                                              \
+	{                                                                                          \
+		id, offsetof(train_request, field), sizeof(((train_request *)0)->field), least,    \
+		    most                                                                           \
+	}
+static const whole_option whole_options[] = {
+    WHOLE(OPT_DIM, o.dim, 0, 0),
+    WHOLE(OPT_HEADS, o.heads, 0, 0),
+    WHOLE(OPT_LAYERS, o.layers, 0, 0),
+    WHOLE(OPT_CONTEXT, o.context, 0, 0),
+    WHOLE(OPT_BATCH, o.batch, 0, 0),
+    WHOLE(OPT_MAX_VOCAB, o.max_vocab, 0, 0),
+    WHOLE(OPT_VAL_SHARE, o.val_percent, 0, 50),
+    WHOLE(OPT_STEPS, o.steps, 1, 0),
+    WHOLE(OPT_EPOCHS, o.epochs, 1, 0),
+    WHOLE(OPT_WARMUP, o.warmup, 0, 0),
+    WHOLE(OPT_SEED, o.seed, 0, 0),
+    WHOLE(OPT_MIN_COUNT, o.min_count, 1, 0),
+    WHOLE(OPT_PATIENCE, o.patience, 0, 0),
+    WHOLE(OPT_EVAL_EVERY, o.eval_every, 0, 0),
+    WHOLE(OPT_CKPT_EVERY, o.checkpoint_every, 0, 0),
+    WHOLE(OPT_TIMELINE_EVERY, o.timeline_every, 0, 0),
+    WHOLE(OPT_KEEP_STEPS, keep_every, 0, 0),
+};
+#undef WHOLE
+
+/* If id takes a whole number, reads it into q: 1 when it is valid, 0 when
+ * not; -1 for the other options. */
+static int take_whole(train_request *q, cli_opt_id id, const char *arg)
+{
+	for (size_t i = 0; i < sizeof whole_options / sizeof whole_options[0]; i++) {
+		const whole_option *w = &whole_options[i];
+		if (w->id != id)
+			continue;
+		uint64_t v, most = w->most ? w->most : w->size == 8 ? UINT64_MAX : UINT32_MAX;
+		if (!parse_u64(arg, &v) || v < w->least || v > most)
+			return 0;
+		char *field = (char *)q + w->at;
+		if (w->size == 8) {
+			memcpy(field, &v, 8);
+		} else {
+			uint32_t v32 = (uint32_t)v;
+			memcpy(field, &v32, 4);
+		}
+		return 1;
+	}
+	return -1;
+}
+
 /* One option into q; returns -1, or the exit status (help, usage error). */
 static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 {
@@ -63,6 +114,9 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 	uint64_t u;
 	bool ok = true;
 	q->given[id - OPT_FIRST] = true;
+	int whole = take_whole(q, id, optarg);
+	if (whole >= 0)
+		return whole ? -1 : bad_value(id, optarg);
 	switch (id) {
 	case OPT_TRAIN:
 		q->corpus[q->ncorpus++] = optarg;
@@ -78,72 +132,21 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 			}
 		return usage_error(_("--objective must be masked or causal, not '%s'"),
 				   AV_Q(optarg));
-	case OPT_DIM:
-		ok = parse_u32(optarg, &o->dim);
-		break;
-	case OPT_HEADS:
-		ok = parse_u32(optarg, &o->heads);
-		break;
-	case OPT_LAYERS:
-		ok = parse_u32(optarg, &o->layers);
-		break;
-	case OPT_CONTEXT:
-		ok = parse_u32(optarg, &o->context);
-		break;
-	case OPT_BATCH:
-		ok = parse_u32(optarg, &o->batch);
-		break;
-	case OPT_STEPS:
-		ok = parse_u64(optarg, &o->steps) && o->steps > 0;
-		break;
-	case OPT_EPOCHS:
-		ok = parse_u64(optarg, &o->epochs) && o->epochs > 0;
-		break;
 	case OPT_LR:
 		ok = parse_real(optarg, 0, 10, true, &o->lr) && o->lr > 0.0f;
 		break;
-	case OPT_WARMUP:
-		ok = parse_u64(optarg, &o->warmup);
-		break;
-	case OPT_SEED:
-		ok = parse_u64(optarg, &o->seed);
+	case OPT_SHARPEN:
+		ok = parse_real(optarg, 0, 100, false, &o->sharpen);
 		break;
 	case OPT_THREADS:
 		ok = parse_u64(optarg, &u) && u >= 1 && u <= 256;
 		q->threads = (int)u;
 		break;
-	case OPT_MIN_COUNT:
-		ok = parse_u64(optarg, &o->min_count) && o->min_count >= 1;
-		break;
-	case OPT_MAX_VOCAB:
-		ok = parse_u32(optarg, &o->max_vocab);
-		break;
 	case OPT_VAL_FILE:
 		q->val_path = optarg;
 		break;
-	case OPT_VAL_SHARE:
-		ok = parse_u32(optarg, &o->val_percent) && o->val_percent <= 50;
-		break;
 	case OPT_NO_VAL:
 		o->val_percent = 0;
-		break;
-	case OPT_PATIENCE:
-		ok = parse_u64(optarg, &o->patience);
-		break;
-	case OPT_SHARPEN:
-		ok = parse_real(optarg, 0, 100, false, &o->sharpen);
-		break;
-	case OPT_EVAL_EVERY:
-		ok = parse_u64(optarg, &o->eval_every);
-		break;
-	case OPT_CKPT_EVERY:
-		ok = parse_u64(optarg, &o->checkpoint_every);
-		break;
-	case OPT_TIMELINE_EVERY:
-		ok = parse_u64(optarg, &o->timeline_every);
-		break;
-	case OPT_KEEP_STEPS:
-		ok = parse_u64(optarg, &q->keep_every);
 		break;
 	case OPT_RESUME:
 		q->resume = optarg;
