@@ -1032,6 +1032,24 @@ static void test_real_every_head(void)
 	model_destroy(m);
 }
 
+/* How many of r's heads have the roles `got` says, as head_roles gives them
+ * (the same role and scores); *named (if not NULL): how many are not broad. */
+static int roles_as_computed(const attn_result *r, const role_scores *got, int *named)
+{
+	int same = 0;
+	for (int l = 0; l < r->layers; l++)
+		for (int h = 0; h < r->heads; h++) {
+			role_scores rs;
+			attn_matrix mat = attn_result_head(r, l, h);
+			head_roles(&rs, &mat, r->tokens);
+			const role_scores *g = &got[l * r->heads + h];
+			same += g->role == rs.role && !memcmp(g->s, rs.s, sizeof rs.s);
+			if (named)
+				*named += g->role != ROLE_BROAD;
+		}
+	return same;
+}
+
 /* Every head's roles (worker_text_opts.roles) come with the result that
  * asked for them, the same as head_roles on it; a result that did not ask
  * has none, and a JOB_ROLES for its text brings them. */
@@ -1049,16 +1067,7 @@ static void test_real_roles(void)
 	CHECK(worker_post_text(w, t, 12, 1, &with, &err) && wait_attn(w, &a, 5000));
 	CHECK(worker_post_text(w, t, 12, 2, &without, &err) && wait_attn(w, &b, 5000));
 	CHECK(a.ok && a.roles && b.ok && !b.roles);
-	int same = 0, named = 0;
-	for (int l = 0; a.ok && a.roles && l < a.r.layers; l++)
-		for (int h = 0; h < a.r.heads; h++) {
-			role_scores rs;
-			attn_matrix mat = attn_result_head(&a.r, l, h);
-			head_roles(&rs, &mat, a.r.tokens);
-			const role_scores *got = &a.roles[l * a.r.heads + h];
-			same += got->role == rs.role && !memcmp(got->s, rs.s, sizeof rs.s);
-			named += got->role != ROLE_BROAD;
-		}
+	int named = 0, same = a.ok && a.roles ? roles_as_computed(&a.r, a.roles, &named) : 0;
 	CHECKF(same == 4, "%d of 4 heads' roles as head_roles gives them", same);
 	printf("worker roles: %d of 4 heads named\n", named);
 	/* JOB_ROLES: the roles of the text without them (the overview opened
@@ -1068,15 +1077,7 @@ static void test_real_roles(void)
 	worker_job_result jr;
 	CHECK(wait_job(w, &jr, 5000));
 	CHECKF(jr.ok && jr.job.kind == JOB_ROLES && jr.roles, "%s", jr.err.msg);
-	same = 0;
-	for (int l = 0; jr.ok && jr.roles && b.ok && l < b.r.layers; l++)
-		for (int h = 0; h < b.r.heads; h++) {
-			role_scores rs;
-			attn_matrix mat = attn_result_head(&b.r, l, h);
-			head_roles(&rs, &mat, b.r.tokens);
-			const role_scores *got = &jr.roles[l * b.r.heads + h];
-			same += got->role == rs.role && !memcmp(got->s, rs.s, sizeof rs.s);
-		}
+	same = jr.ok && jr.roles && b.ok ? roles_as_computed(&b.r, jr.roles, NULL) : 0;
 	CHECKF(same == 4, "JOB_ROLES: %d of 4 heads' roles as head_roles gives them", same);
 	worker_job_result_free(&jr);
 	free(a.roles);
