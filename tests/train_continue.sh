@@ -108,6 +108,37 @@ expect 1 "junk.attn" -- "$bin" --train "$tmp/mix.txt" --init "$tmp/junk.attn"
 printf 'the cat\n' >"$tmp/tiny.txt"
 expect 2 "with --init the context is .*en.attn's, 16 characters: give a longer text" -- \
 	"$bin" --train "$tmp/tiny.txt" --init "$tmp/en.attn" -o "$tmp/t.attn"
+# The timeline goes on: the model's records, then this run's, at the model's
+# step count and this run's K, on the model's probe; its kept models are named
+# by those steps, the first of them (step 20, the model it started from)
+# starting the run's (on another text: the probe is still the model's).
+# --timeline-every 0 drops it.
+tl_steps() { "$bin" --dump --timeline --format tsv --model "$1" | awk -F'\t' 'NR > 1 { print $1 }' |
+	uniq | tr '\n' ' '; }
+"$bin" --train "$tmp/en.txt" "${tiny[@]}" --steps 20 --timeline-every 5 -o "$tmp/tl.attn" \
+	>/dev/null 2>&1
+"$bin" --train "$tmp/mix.txt" --init "$tmp/tl.attn" --steps 10 --timeline-every 2 \
+	--keep-steps 2 --threads 1 -o "$tmp/tl2.attn" >/dev/null 2>&1
+checks=$((checks + 1))
+[ "$(tl_steps "$tmp/tl2.attn")" = "0 5 10 15 20 22 24 26 28 30 " ] ||
+	fail "--init: the timeline does not go on from the model's: $(tl_steps "$tmp/tl2.attn")"
+checks=$((checks + 1))
+cmp -s <("$bin" --dump --timeline --format tsv --model "$tmp/tl.attn") \
+	<("$bin" --dump --timeline --format tsv --model "$tmp/tl2.attn" | awk -F'\t' 'NR == 1 || $1 <= 20') ||
+	fail "--init: the model's records changed"
+checks=$((checks + 1))
+probe() { "$bin" --dump --timeline --model "$1" | grep -E '"(every|probe|repeated_probe)"'; }
+[ "$(probe "$tmp/tl.attn" | grep -v every)" = "$(probe "$tmp/tl2.attn" | grep -v every)" ] &&
+	probe "$tmp/tl2.attn" | grep -q '"every": 2,' ||
+	fail "--init: the timeline's probe or K: $(probe "$tmp/tl2.attn")"
+checks=$((checks + 1))
+[ "$(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')" = "step-000020.attn step-000024.attn step-000028.attn step-000030.attn " ] ||
+	fail "--init --keep-steps 2 kept $(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')"
+info_is "$tmp/tl2.attn.steps/step-000020.attn" steps 20
+"$bin" --train "$tmp/en.txt" --init "$tmp/tl.attn" --steps 4 --timeline-every 0 --threads 1 \
+	-o "$tmp/tl0.attn" >/dev/null 2>&1
+checks=$((checks + 1))
+[ -z "$(tl_steps "$tmp/tl0.attn" 2>/dev/null)" ] || fail "--timeline-every 0 kept the model's timeline"
 # the built-in model by name
 expect 0 "starting from builtin's weights" -- "$bin" --train "$tmp/mix.txt" --init builtin \
 	--steps 1 --batch 1 --threads 1 --eval-every 0 --no-val -o "$tmp/b.attn"

@@ -11,7 +11,8 @@
  *               order, up to broad's entropy)
  *   20     4    W, probe windows
  *   24     4    n, characters of a probe window (2 <= n <= context T)
- *   28     8    K, steps between records (>= 1)
+ *   28     8    K, steps between records of the last run (>= 1; a run
+ *               from a model with a timeline, --init, appends to it)
  *   36     8    seed of the repeated probe
  *   44     4    R, records
  *   48     4Wn  the text probe: W windows of n codepoints
@@ -140,11 +141,12 @@ bool timeline_kept_owner(const char *path, char *buf, size_t size);
 /* Is record `rec` (of step, in a run of total steps) one to keep when
  * every N-th is kept (every 0: none)? */
 bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total);
-/* Keep m, with the metadata meta (its losses dropped), as the model of the
- * run's step beside out, creating OUT.steps when it is missing. Step 0
- * starts a run: the models kept there before (step-*.attn) are removed. */
+/* Keep m, with the metadata meta (its losses dropped), as the model of
+ * `step` (the model's count) beside out, creating OUT.steps when it is
+ * missing. The first record of a run (first) starts it: the models kept
+ * there before (step-*.attn) are removed. */
 bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint64_t step,
-		   av_error *err);
+		   bool first, av_error *err);
 
 /* The phase change: with h* the head whose induction score rises most
  * (its largest value over the records minus its first), and that rise at

@@ -345,6 +345,7 @@ class Trainer:
         self.recent = []
         self.evals = []
         self.base = dict(steps=0, tokens=0)
+        self.init_timeline = None  # --init's model's timeline, which the run goes on with
 
     def say(self, text, end="\n"):
         if self.ctx.main:
@@ -426,6 +427,7 @@ class Trainer:
             o.update(have)
             check_options(o)
             self.base = dict(steps=init.meta["steps"], tokens=init.meta["tokens"])
+            self.init_timeline = init.timeline
         self.opt = o
 
         # outputs
@@ -590,8 +592,20 @@ class Trainer:
     def timeline_start(self):
         """The probe, as attnview --train takes it (train_timeline.c): 4
         windows of the context (64 characters at most) spread evenly over the
-        validation text (the training text without one); the record of step 0."""
+        validation text (the training text without one); the record of step 0.
+        A model given with --init that carries a timeline brings it: the run
+        goes on with its probe and records, at this run's K, the model's state
+        at the start recorded unless its last record is of that step."""
         c, o = self.corpus, self.opt
+        tl = self.init_timeline
+        if tl is not None:
+            tl.every = o["timeline_every"]
+            now = self.base["steps"]
+            if not (tl.steps and tl.steps[-1] == now):
+                timeline.record(tl, self.model, now, float("nan"), self.probe_held_out(tl))
+            self.timeline = tl
+            self.keep_step()
+            return
         n = min(o["context"], timeline.PROBE_LEN)
         W = timeline.WINDOWS
         held = c.nval >= n
@@ -605,14 +619,22 @@ class Trainer:
         timeline.record(self.timeline, self.model, 0, float("nan"), held)
         self.keep_step()
 
+    @staticmethod
+    def probe_held_out(tl):
+        """The probe is held-out text when the timeline began with a probe loss."""
+        return bool(tl.probe_loss) and not math.isnan(tl.probe_loss[0])
+
     def timeline_step(self):
         tl = self.timeline
         if not timeline.due(tl, self.step, self.total):
             return
-        prev = tl.steps[-1] if tl.steps and tl.steps[-1] < self.step else 0
-        k = min(self.step - prev, len(self.recent))
+        # records carry the model's step count, which goes on from --init's
+        now, base = self.base["steps"] + self.step, self.base["steps"]
+        prev = tl.steps[-1] if tl.steps else 0
+        since = now - prev if base <= prev < now else self.step
+        k = min(since, len(self.recent))
         loss = sum(self.recent[-k:]) / k if k else float("nan")
-        timeline.record(tl, self.model, self.step, loss, self.corpus.nval >= tl.n)
+        timeline.record(tl, self.model, now, loss, self.probe_held_out(tl))
         self.keep_step()
 
     def keep_step(self):
@@ -623,8 +645,9 @@ class Trainer:
         tl, every = self.timeline, self.args.keep_steps or 0
         if not self.ctx.main or not every or tl is None or not tl.steps:
             return
-        rec = len(tl.steps) - 1
-        if tl.steps[-1] != self.step or not (rec % every == 0 or self.step == self.total):
+        now, base = self.base["steps"] + self.step, self.base["steps"]
+        rec = sum(1 for s in tl.steps if s >= base) - 1  # this run's records before it
+        if tl.steps[-1] != now or not (rec % every == 0 or self.step == self.total):
             return
         d = self.out + KEPT_DIR
         try:
@@ -642,7 +665,7 @@ class Trainer:
                         os.unlink(os.path.join(d, name))
                     except FileNotFoundError:
                         pass
-        write_atomic(os.path.join(d, "step-%06d.attn" % self.step), self.model_bytes())
+        write_atomic(os.path.join(d, "step-%06d.attn" % now), self.model_bytes())
 
     # -- data
 

@@ -56,7 +56,7 @@ bool timeline_keep_due(uint64_t every, size_t rec, uint64_t step, uint64_t total
 	return every && (rec % every == 0 || step == total);
 }
 
-/* A new run (its record of step 0) removes the models an earlier run kept
+/* A new run (its first record) removes the models an earlier run kept
  * in dir, so that the timeline marks only its own: the files named as
  * timeline_kept_path names them, nothing else. */
 static bool clear_earlier(const char *dir, av_error *err)
@@ -79,7 +79,7 @@ static bool clear_earlier(const char *dir, av_error *err)
 }
 
 bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint64_t step,
-		   av_error *err)
+		   bool first, av_error *err)
 {
 	char dir[4200], path[4200];
 	int n = snprintf(dir, sizeof dir, "%s" TL_KEPT_DIR, out);
@@ -91,7 +91,7 @@ bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint
 				     _("%s: cannot create the directory of the kept models "
 				       "(--keep-steps); choose another -o or make it writable"),
 				     AV_Q(dir));
-	if (step == 0 && !clear_earlier(dir, err))
+	if (first && !clear_earlier(dir, err))
 		return false;
 	/* The same parameters, vocabulary and timeline; the step's metadata. */
 	model kept = *m;

@@ -192,9 +192,9 @@ bool figure_timeline(const model *m, const char *what, const char *path, bool re
 	char title[256], sub[256];
 	snprintf(title, sizeof title, "How the heads formed: %s", m->meta.name ? m->meta.name : "");
 	snprintf(sub, sizeof sub,
-		 "%zu records, every %llu steps; the three strongest role scores of each head "
+		 "%zu records over %llu steps; the three strongest role scores of each head "
 		 "and its entropy (dashed)",
-		 tl->count, (unsigned long long)tl->every);
+		 tl->count, (unsigned long long)tl->step[tl->count - 1]);
 	chart_text(&c, MARGIN, 30, 16, 's', FIG_INK, true, title);
 	chart_text(&c, MARGIN, 48, 10, 's', FIG_GREY, false, sub);
 	loss_panel(&c, tl, c.width, pc);

@@ -308,7 +308,7 @@ static bool keep_step(const model *m, const lab_task *t, const lab_options *o, u
 	model_meta meta = m->meta;
 	meta.steps = s;
 	meta.tokens = s * (uint64_t)t->batch * (uint64_t)t->context;
-	return timeline_keep(m, &meta, o->out, s, err);
+	return timeline_keep(m, &meta, o->out, s, s == 0, err);
 }
 
 /* The timeline (timeline.h): its probe the first TL_WINDOWS samples of the

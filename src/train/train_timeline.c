@@ -11,27 +11,62 @@
 
 #include <math.h>
 
+/* The step a record of the run's step `step` carries: the model's count,
+ * which goes on from the model it started from (--init). */
+static uint64_t model_step(const trainer *t, uint64_t step)
+{
+	return t->base_steps + step;
+}
+
+/* How many records this run has made before its last (a model trained from
+ * another brings that one's records, of steps before the run's first). */
+static size_t run_record(const trainer *t, const timeline *tl)
+{
+	size_t r = 0;
+	while (r < tl->count && tl->step[r] < t->base_steps)
+		r++;
+	return tl->count - 1 - r;
+}
+
 bool train_timeline_keep(const trainer *t, av_error *err)
 {
 	const timeline *tl = t->model->timeline;
-	if (!tl || !tl->count || tl->step[tl->count - 1] != t->step ||
-	    !timeline_keep_due(t->keep_every, tl->count - 1, t->step, t->total))
+	uint64_t now = model_step(t, t->step);
+	if (!tl || !tl->count || tl->step[tl->count - 1] != now ||
+	    !timeline_keep_due(t->keep_every, run_record(t, tl), t->step, t->total))
 		return true;
 	model_meta meta = t->model->meta;
-	meta.steps = t->base_steps + t->step;
+	meta.steps = now;
 	meta.tokens = t->base_tokens + t->tokens_seen;
 	meta.seed = t->opt.seed;
-	return timeline_keep(t->model, &meta, t->out_path, t->step, err);
+	return timeline_keep(t->model, &meta, t->out_path, now, t->step == 0, err);
+}
+
+/* A run from a model that carries a timeline (--init) goes on with it: the
+ * same probe, so that the records compare, the new ones after the old, at
+ * this run's K. The model's state at the start is the old timeline's last
+ * record when it was taken at the model's step count; otherwise it is
+ * recorded now. */
+static bool continue_timeline(trainer *t, timeline *tl, av_error *err)
+{
+	tl->every = t->opt.timeline_every;
+	uint64_t now = model_step(t, 0);
+	if (tl->count && tl->step[tl->count - 1] == now)
+		return true;
+	bool held_out = tl->count && !isnan(tl->probe_loss[0]);
+	return timeline_record(tl, t->model, now, NAN, held_out, err);
 }
 
 bool train_timeline_start(trainer *t, av_error *err)
 {
-	/* A model trained from another (--init) brings that run's timeline:
-	 * this run's is its own, or none. */
-	timeline_destroy(t->model->timeline);
-	t->model->timeline = NULL;
-	if (!t->opt.timeline_every)
+	model *m = t->model;
+	if (!t->opt.timeline_every) { /* none, even from a model with one */
+		timeline_destroy(m->timeline);
+		m->timeline = NULL;
 		return true;
+	}
+	if (m->timeline)
+		return continue_timeline(t, m->timeline, err);
 	const corpus *c = t->data;
 	uint32_t W = TL_WINDOWS, n = t->opt.context;
 	if (n > TL_PROBE_LEN)
@@ -43,16 +78,14 @@ bool train_timeline_start(trainer *t, av_error *err)
 		for (uint32_t i = 0; i < n; i++)
 			probe[w * n + i] = c->vocab.cps[corpus_id(c, start + i)];
 	}
-	model *m = t->model;
 	m->timeline = timeline_create(m, probe, W, n, t->opt.timeline_every, t->opt.seed, err);
 	return m->timeline && timeline_record(m->timeline, m, 0, NAN, c->nval >= n, err);
 }
 
-/* The mean training loss of the steps since the record before (those still
- * in the ring of recent losses). */
-static float loss_since(const trainer *t, uint64_t prev)
+/* The mean training loss of the last k steps (those still in the ring of
+ * recent losses). */
+static float loss_of_last(const trainer *t, uint64_t k)
 {
-	uint64_t k = t->step - prev;
 	uint64_t have = t->nrecent < TRAIN_RECENT ? t->nrecent : TRAIN_RECENT;
 	if (k > have)
 		k = have;
@@ -69,10 +102,13 @@ bool train_timeline_step(trainer *t, av_error *err)
 	timeline *tl = t->model->timeline;
 	if (!tl || !timeline_due(tl, t->step, t->total))
 		return true;
-	uint64_t prev = tl->count ? tl->step[tl->count - 1] : 0;
-	if (prev >= t->step)
-		prev = 0;
-	return timeline_record(tl, t->model, t->step, loss_since(t, prev), t->data->nval >= tl->n,
-			       err) &&
+	/* The steps since the record before, in this run (none before it: a
+	 * resumed run records its checkpoint's step again). */
+	uint64_t now = model_step(t, t->step), prev = tl->count ? tl->step[tl->count - 1] : 0;
+	uint64_t since = prev < now && prev >= t->base_steps ? now - prev : t->step;
+	/* The probe is held-out text when the timeline began with a probe loss
+	 * (train_timeline_start: the validation split was long enough). */
+	bool held_out = !isnan(tl->probe_loss[0]);
+	return timeline_record(tl, t->model, now, loss_of_last(t, since), held_out, err) &&
 	       train_timeline_keep(t, err);
 }

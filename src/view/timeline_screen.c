@@ -257,9 +257,9 @@ static void draw_header(view *v, size_t cur, long phase, int head)
 {
 	const timeline *tl = tl_of(v);
 	put_fmt(0, 0, COLS, st(A_BOLD, 0),
-		_("Training timeline: step %llu of %llu (record %zu of %zu, every %llu steps)"),
+		_("Training timeline: step %llu of %llu (record %zu of %zu)"),
 		(unsigned long long)tl->step[cur], (unsigned long long)tl->step[tl->count - 1],
-		cur + 1, tl->count, (unsigned long long)tl->every);
+		cur + 1, tl->count);
 	/* The screen hides the info line: its notice (a model loaded, or
 	 * not) goes here until the next key. */
 	if (v->notice[0])

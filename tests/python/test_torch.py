@@ -975,6 +975,29 @@ def case_timeline():
         d = json.loads(attnview("--dump", "--timeline", "--model", out).stdout)
         check([r["step"] for r in d["timeline"]] == p.steps,
               "%s: attnview reads PyTorch's timeline" % obj)
+    # --init from a model with a timeline: both trainers go on with its
+    # records and probe, at the model's step count and the run's K, and
+    # measure the new ones on that probe (the last record is the final model's)
+    base = av.load(ref).timeline
+    for who in ("attnview", "PyTorch"):
+        out = path("tl_init_%s.attn" % who)
+        args = (c, "--init", ref, "-o", out, "--steps", "6", "--eval-every", "0",
+                "--timeline-every", "3", "--batch", "8", "--keep-steps", "2")
+        attnview("--train", *args, "--threads", "1") if who == "attnview" else pytrain(*args)
+        fm = av.load(out)
+        g = fm.timeline
+        check(g is not None and g.steps == [0, 5, 10, 15, 20, 23, 26] and g.every == 3
+              and g.probe == base.probe and g.repeated == base.repeated
+              and g.values[:5] == base.values,
+              "%s --init: the timeline goes on from the model's: %s"
+              % (who, g and (g.steps, g.every)))
+        names = sorted(os.listdir(out + ".steps"))
+        check(names == ["step-000020.attn", "step-000026.attn"],
+              "%s --init --keep-steps 2 keeps %s" % (who, names))
+        if g is not None:
+            vals, _, _ = tlm.measure(g, fm)
+            worst = max(abs(a - b) for a, b in zip(vals, g.values[-1]))
+            check(worst <= 1e-4, "%s --init: the last record, %.2g from the model's" % (who, worst))
     none = path("tl_none.attn")
     pytrain(c, "-o", none, *TINY, "--steps", "5", "--eval-every", "0", "--timeline-every", "0")
     check(av.load(none).timeline is None, "--timeline-every 0 records nothing")
