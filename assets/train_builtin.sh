@@ -19,7 +19,9 @@
 # heads. The causal
 # one: 4 layers of 4 heads, d=128, 8000 steps on 1 thread, the poems 20
 # times over, short records twice, 15,000 lines of repeated random strings
-# and 15,000 of repeated lines of the text (what grows its induction head).
+# and 15,000 of repeated lines of the text (what grows its induction head),
+# then 1500 steps of --sharpen 2 in the same way. Each model's timeline
+# shows both runs (--init goes on with the first run's).
 # STEPS, DIM, HEADS, LAYERS, THREADS, OUT, SHARPEN and the data mix below change
 # that; the committed models are the defaults. See doc/training.md, "The
 # built-in models", for how long that takes. The data
@@ -56,7 +58,7 @@ masked) steps=${STEPS:-10000} heads=${HEADS:-4} threads=${THREADS:-1} poems=${PO
 	dim=${DIM:-192} layers=${LAYERS:-2} sharpen=${SHARPEN:-2} ;;
 causal) steps=${STEPS:-8000} heads=${HEADS:-4} threads=${THREADS:-1} poems=${POEMS:-20}
 	double=${DOUBLE:-2} induction=${INDUCTION:-15000} phrases=${PHRASES:-15000}
-	dim=${DIM:-128} layers=${LAYERS:-4} sharpen=${SHARPEN:-0} ;;
+	dim=${DIM:-128} layers=${LAYERS:-4} sharpen=${SHARPEN:-2} ;;
 esac
 context=${CONTEXT:-128}
 # POEMS: the Tang and Song poems' training records that many times over (1:
@@ -230,7 +232,7 @@ for f in $zh $en; do
 	[ "$t" -gt "$newest" ] && newest=$t
 done
 
-# With SHARPEN=X above 0 (the masked recipe's 2), the run's model is
+# With SHARPEN=X above 0 (both recipes' 2), the run's model is
 # $out.base, and a second run of SHARPEN_STEPS steps at lr 1e-3 (a fifth of
 # the first run's) continues from it (--init) with --sharpen X, to $out: the
 # same model with sharper heads. FROM=MODEL skips the first run and

@@ -307,9 +307,12 @@ void dump_info(FILE *out, const model *m, const char *source)
 					  m->meta.base_acc, 0, v, sizeof v);
 		fprintf(out, "verdict: %s\n", v);
 	}
-	if (m->timeline)
-		fprintf(out, "timeline: %zu records, every %llu steps\n", m->timeline->count,
-			(unsigned long long)m->timeline->every);
+	const timeline *tl = m->timeline;
+	if (tl && tl->count) /* a run from another model (--init) appends to its records */
+		fprintf(out, "timeline: %zu records, steps %llu to %llu\n", tl->count,
+			(unsigned long long)tl->step[0], (unsigned long long)tl->step[tl->count - 1]);
+	else if (tl)
+		fprintf(out, "timeline: no records\n");
 	if (m->meta.created > 0) {
 		time_t t = (time_t)m->meta.created;
 		struct tm tm;
