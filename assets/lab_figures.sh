@@ -31,9 +31,12 @@ en="Time flies like an arrow; fruit flies like a banana."
 figure pattern-offset --model builtin-causal --layer 0 --head 2 --text "$en"
 figure pattern-keyword --layer 0 --head 2 --text "$poem"
 figure pattern-delimiter --layer 0 --head 1 --text "$en"
-# The built-in causal model's induction head on a sentence written twice.
+# The built-in causal model's induction head on a sentence written twice
+# (without the full stop: with it the two copies are two lines, and the
+# same place in the line before is where the head looks, so the labeller
+# names it line-parallel there).
 figure pattern-induction --model builtin-causal --layer 2 --head 1 \
-	--text "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley."
+	--text "Mr Dursley and Mrs Dursley Mr Dursley and Mrs Dursley"
 # Its word-start head: each letter looks at the first letter of its word.
 figure pattern-wordstart --model builtin-causal --layer 1 --head 3 \
 	--text "The quick brown fox jumps over the lazy dog."
