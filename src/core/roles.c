@@ -526,10 +526,12 @@ void role_sentence(const role_scores *rs, bool causal, bool translate, char *out
 		break;
 	case ROLE_LOCAL: /* a causal row sees no neighbour to its right */
 		snprintf(out, size, "%s",
-			 causal ? tr(N_("each character looks at its neighbours, the two before it"),
-				     translate)
-				: tr(N_("each character looks at its neighbours, two places either "
-					"side"), translate));
+			 causal
+			     ? tr(N_("each character looks at its neighbours, the two before it"),
+				  translate)
+			     : tr(N_("each character looks at its neighbours, two places either "
+				     "side"),
+				  translate));
 		break;
 	case ROLE_DELIMITER:
 		snprintf(out, size, "%s",

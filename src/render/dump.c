@@ -310,7 +310,8 @@ void dump_info(FILE *out, const model *m, const char *source)
 	const timeline *tl = m->timeline;
 	if (tl && tl->count) /* a run from another model (--init) appends to its records */
 		fprintf(out, "timeline: %zu records, steps %llu to %llu\n", tl->count,
-			(unsigned long long)tl->step[0], (unsigned long long)tl->step[tl->count - 1]);
+			(unsigned long long)tl->step[0],
+			(unsigned long long)tl->step[tl->count - 1]);
 	else if (tl)
 		fprintf(out, "timeline: no records\n");
 	if (m->meta.created > 0) {
