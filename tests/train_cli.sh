@@ -317,5 +317,14 @@ for v in 101 -1 two; do
 		"$bin" --train "$corpus" "${tiny[@]}" --sharpen "$v" -o "$tmp/x.attn"
 done
 
+# Whole numbers are digits only: strtoull would skip a space and read a
+# minus sign as a huge number.
+for v in " -1" " 5" "0x10"; do
+	expect 2 "--timeline-every: '$v' is not a valid value" -- \
+		"$bin" --train "$corpus" "${tiny[@]}" --timeline-every "$v" -o "$tmp/x.attn"
+done
+expect 2 "--seed: ' 1' is not a valid value" -- \
+	"$bin" --train --task previous --seed " 1" -o "$tmp/x.attn"
+
 echo "train_cli: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

@@ -135,6 +135,27 @@ checks=$((checks + 1))
 [ "$(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')" = "step-000020.attn step-000024.attn step-000028.attn step-000030.attn " ] ||
 	fail "--init --keep-steps 2 kept $(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')"
 info_is "$tmp/tl2.attn.steps/step-000020.attn" steps 20
+# From a model without a timeline: the run's own, from the model's step (the
+# model it started from kept, an earlier run's kept model removed); with
+# --no-val the probe, the model's validation text, may be trained on: no
+# probe loss after the model's records.
+"$bin" --train "$tmp/en.txt" "${tiny[@]}" --steps 20 --timeline-every 0 -o "$tmp/none.attn" \
+	>/dev/null 2>&1
+mkdir "$tmp/tl3.attn.steps" && echo old >"$tmp/tl3.attn.steps/step-000999.attn"
+"$bin" --train "$tmp/en.txt" --init "$tmp/none.attn" --steps 10 --timeline-every 2 \
+	--keep-steps 2 --threads 1 -o "$tmp/tl3.attn" >/dev/null 2>&1
+checks=$((checks + 1))
+[ "$(tl_steps "$tmp/tl3.attn")" = "20 22 24 26 28 30 " ] ||
+	fail "--init from a model without a timeline: $(tl_steps "$tmp/tl3.attn")"
+checks=$((checks + 1))
+[ "$(ls "$tmp/tl3.attn.steps" | tr '\n' ' ')" = "step-000020.attn step-000024.attn step-000028.attn step-000030.attn " ] ||
+	fail "--init from a model without a timeline kept $(ls "$tmp/tl3.attn.steps" | tr '\n' ' ')"
+"$bin" --train "$tmp/en.txt" --init "$tmp/tl.attn" --steps 4 --timeline-every 2 --no-val \
+	--threads 1 -o "$tmp/nv.attn" >/dev/null 2>&1
+checks=$((checks + 1))
+[ "$("$bin" --dump --timeline --format tsv --model "$tmp/nv.attn" |
+	awk -F'\t' 'NR > 1 && ($1 > 20) != ($3 == "nan") { print $1 }' | head -1)" = "" ] ||
+	fail "--init --no-val: a probe loss on a probe the run may train on, or none before"
 "$bin" --train "$tmp/en.txt" --init "$tmp/tl.attn" --steps 4 --timeline-every 0 --threads 1 \
 	-o "$tmp/tl0.attn" >/dev/null 2>&1
 checks=$((checks + 1))

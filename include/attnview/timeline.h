@@ -125,7 +125,8 @@ timeline *timeline_parse(const uint8_t *buf, size_t off, size_t len, const model
 /* The models of recorded steps a run keeps (--keep-steps N: the model of
  * every N-th record, the last one's too): model files (not checkpoints:
  * no optimizer state) named OUT.steps/step-SSSSSS.attn beside the model
- * file OUT, S the run's step (6 digits at least), written atomically. A
+ * file OUT, S the record's step, the model's count (6 digits at least),
+ * written atomically. A
  * kept model's metadata counts `steps` and `tokens` (the run's base
  * included), no validation loss (NaN), and its timeline the records up to
  * that step. */

@@ -594,14 +594,23 @@ class Trainer:
         windows of the context (64 characters at most) spread evenly over the
         validation text (the training text without one); the record of step 0.
         A model given with --init that carries a timeline brings it: the run
-        goes on with its probe and records, at this run's K, the model's state
-        at the start recorded unless its last record is of that step."""
+        goes on with its probe and records (those after the model's step
+        count dropped), at this run's K, the model's state at the start
+        recorded unless its last record is of that step; one that ends before
+        the model's step count with nothing dropped (attnview 0.2.0 numbered
+        a --init run's records from 0) is replaced by the run's own."""
         c, o = self.corpus, self.opt
-        tl = self.init_timeline
+        tl, now = self.init_timeline, self.base["steps"]
+        if tl is not None:
+            had = len(tl.steps)
+            while tl.steps and tl.steps[-1] > now:
+                for a in (tl.steps, tl.loss, tl.probe_loss, tl.icl, tl.values):
+                    a.pop()
+            if not tl.steps or (len(tl.steps) == had and tl.steps[-1] < now):
+                tl = None
         if tl is not None:
             tl.every = o["timeline_every"]
-            now = self.base["steps"]
-            if not (tl.steps and tl.steps[-1] == now):
+            if tl.steps[-1] != now:
                 timeline.record(tl, self.model, now, float("nan"), self.probe_held_out(tl))
             self.timeline = tl
             self.keep_step()
@@ -616,13 +625,15 @@ class Trainer:
             probe += [c.vocab[c.id(start + i)] for i in range(n)]
         self.timeline = timeline.create(self.model.config, probe, W, n, o["timeline_every"],
                                         o["seed"])
-        timeline.record(self.timeline, self.model, 0, float("nan"), held)
+        timeline.record(self.timeline, self.model, now, float("nan"), held)
         self.keep_step()
 
-    @staticmethod
-    def probe_held_out(tl):
-        """The probe is held-out text when the timeline began with a probe loss."""
-        return bool(tl.probe_loss) and not math.isnan(tl.probe_loss[0])
+    def probe_held_out(self, tl):
+        """The probe is held-out text when the timeline began with a probe loss
+        (the validation text of the run that made it) and this run holds out
+        text too (train_timeline.c, probe_held_out)."""
+        return (bool(tl.probe_loss) and not math.isnan(tl.probe_loss[0])
+                and self.corpus.nval >= tl.n)
 
     def timeline_step(self):
         tl = self.timeline

@@ -129,9 +129,8 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g)
 			    AV_Q(arg));
 		return -1;
 	}
-	errno = 0;
-	unsigned long long seed = strtoull(arg, &end, 10);
-	if (end == arg || *end || errno || arg[0] == '-')
+	uint64_t seed;
+	if (!cli_parse_u64(arg, &seed))
 		return cli_usage_error("attnview --help",
 				       _("--seed takes a whole number, not '%s'"), AV_Q(arg));
 	g->seed = seed;
@@ -145,10 +144,7 @@ int cli_gen_option(const char *name, const char *arg, cli_gen *g)
 
 static int take_step(const char *arg, cli_common *c)
 {
-	char *end;
-	errno = 0;
-	c->step = strtoull(arg, &end, 10);
-	if (end == arg || *end || errno || arg[0] == '-')
+	if (!cli_parse_u64(arg, &c->step))
 		return usage_error(_("--step takes a step number, not '%s'"), AV_Q(arg));
 	c->has_step = true;
 	return -1;

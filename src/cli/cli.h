@@ -123,6 +123,9 @@ int cli_check_layer_head(const cli_common *c, const model *m);
 
 /* s as a whole number in [lo, hi]. */
 bool cli_parse_int(const char *s, int lo, int hi, int *out);
+/* A whole number of 64 bits, written in decimal digits only (no sign, no
+ * space): false for anything else or one out of range. */
+bool cli_parse_u64(const char *s, uint64_t *out);
 
 /* What the program prints goes through these: s (or the formatted text)
  * with every control character escaped as av_char_shown says, line breaks

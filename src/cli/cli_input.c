@@ -8,6 +8,8 @@
 #include "attnview/modelfile.h"
 #include "cli.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,19 @@ bool cli_parse_int(const char *s, int lo, int hi, int *out)
 	if (end == s || *end || v < lo || v > hi)
 		return false;
 	*out = (int)v;
+	return true;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
 	return true;
 }
 

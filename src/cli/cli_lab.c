@@ -77,9 +77,7 @@ static int take(int c, const char *name, lab_request *q)
 		q->out = optarg;
 		break;
 	case OPT_SEED:
-		errno = 0;
-		q->o.seed = strtoull(optarg, &end, 10);
-		ok = !errno && *optarg && *optarg != '-' && !*end;
+		ok = cli_parse_u64(optarg, &q->o.seed);
 		break;
 	case OPT_STEPS:
 		ok = parse_uint(optarg, 1, 1000000, &q->o.steps);
@@ -103,16 +101,12 @@ static int take(int c, const char *name, lab_request *q)
 		q->threads = (int)u;
 		break;
 	case OPT_TIMELINE_EVERY:
-		errno = 0;
-		q->o.timeline_every = strtoull(optarg, &end, 10);
-		ok = !errno && *optarg && *optarg != '-' && !*end;
+		ok = cli_parse_u64(optarg, &q->o.timeline_every);
 		if (q->o.timeline_every == 0)
 			q->o.timeline_every = LAB_NO_TIMELINE;
 		break;
 	case OPT_KEEP_STEPS:
-		errno = 0;
-		q->o.keep_every = strtoull(optarg, &end, 10);
-		ok = !errno && *optarg && *optarg != '-' && !*end;
+		ok = cli_parse_u64(optarg, &q->o.keep_every);
 		break;
 	case 'h':
 	case OPT_HELP:

@@ -14,19 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	if (!s || !*s || *s == '-' || *s == '+')
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* A number in [lo, hi] (hi_open: below hi), all of s. */
 static bool parse_real(const char *s, double lo, double hi, bool hi_open, float *out)
 {
@@ -92,7 +79,7 @@ static int take_whole(train_request *q, cli_opt_id id, const char *arg)
 		if (w->id != id)
 			continue;
 		uint64_t v, most = w->most ? w->most : w->size == 8 ? UINT64_MAX : UINT32_MAX;
-		if (!parse_u64(arg, &v) || v < w->least || v > most)
+		if (!cli_parse_u64(arg, &v) || v < w->least || v > most)
 			return 0;
 		char *field = (char *)q + w->at;
 		if (w->size == 8) {
@@ -139,7 +126,7 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 		ok = parse_real(optarg, 0, 100, false, &o->sharpen);
 		break;
 	case OPT_THREADS:
-		ok = parse_u64(optarg, &u) && u >= 1 && u <= 256;
+		ok = cli_parse_u64(optarg, &u) && u >= 1 && u <= 256;
 		q->threads = (int)u;
 		break;
 	case OPT_VAL_FILE:

@@ -12,9 +12,10 @@ static inline int window_of(const train_options *o)
 	return (int)o->context + (o->objective == OBJ_CAUSAL);
 }
 
-/* The training timeline (timeline.h, train_timeline.c): a fresh run's
- * timeline on its probe with the record of step 0; the record after a step
- * when one is due. Both do nothing with timeline_every 0. */
+/* The training timeline (timeline.h, train_timeline.c): at the start, the
+ * timeline of the model the run starts from (--init) going on, or a new one
+ * on the run's probe, with the record of the model's state; the record
+ * after a step when one is due. Both do nothing with timeline_every 0. */
 bool train_timeline_start(trainer *t, av_error *err);
 bool train_timeline_step(trainer *t, av_error *err);
 /* The model of the step just recorded, kept beside out_path when

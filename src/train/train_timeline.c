@@ -42,32 +42,22 @@ bool train_timeline_keep(const trainer *t, av_error *err)
 	return timeline_keep(t->model, &meta, t->out_path, now, t->step == 0, err);
 }
 
-/* A run from a model that carries a timeline (--init) goes on with it: the
- * same probe, so that the records compare, the new ones after the old, at
- * this run's K. The model's state at the start is the old timeline's last
- * record when it was taken at the model's step count; otherwise it is
- * recorded now. */
-static bool continue_timeline(trainer *t, timeline *tl, av_error *err)
+/* Is the probe held-out text for this run? It began as the validation
+ * text of the run that made the timeline (its first record has a probe
+ * loss), and this run holds out text too: a run from that model on its
+ * corpus with --no-val may train on the probe. */
+static bool probe_held_out(const trainer *t, const timeline *tl)
 {
-	tl->every = t->opt.timeline_every;
-	uint64_t now = model_step(t, 0);
-	if (tl->count && tl->step[tl->count - 1] == now)
-		return true;
-	bool held_out = tl->count && !isnan(tl->probe_loss[0]);
-	return timeline_record(tl, t->model, now, NAN, held_out, err);
+	return tl->count && !isnan(tl->probe_loss[0]) && t->data->nval >= tl->n;
 }
 
-bool train_timeline_start(trainer *t, av_error *err)
+/* A timeline of this run's own: the probe from its corpus, and the record
+ * of the model's state at the start (step 0, or the step count of the
+ * model it started from). */
+static bool new_timeline(trainer *t, av_error *err)
 {
-	model *m = t->model;
-	if (!t->opt.timeline_every) { /* none, even from a model with one */
-		timeline_destroy(m->timeline);
-		m->timeline = NULL;
-		return true;
-	}
-	if (m->timeline)
-		return continue_timeline(t, m->timeline, err);
 	const corpus *c = t->data;
+	model *m = t->model;
 	uint32_t W = TL_WINDOWS, n = t->opt.context;
 	if (n > TL_PROBE_LEN)
 		n = TL_PROBE_LEN;
@@ -79,7 +69,43 @@ bool train_timeline_start(trainer *t, av_error *err)
 			probe[w * n + i] = c->vocab.cps[corpus_id(c, start + i)];
 	}
 	m->timeline = timeline_create(m, probe, W, n, t->opt.timeline_every, t->opt.seed, err);
-	return m->timeline && timeline_record(m->timeline, m, 0, NAN, c->nval >= n, err);
+	return m->timeline &&
+	       timeline_record(m->timeline, m, model_step(t, 0), NAN, c->nval >= n, err);
+}
+
+/* A run from a model that carries a timeline (--init) goes on with it: the
+ * same probe, so that the records compare, the new ones after the old, at
+ * this run's K. Records after the model's step count go (a run with
+ * --patience keeps an earlier step's weights); the model's state is then
+ * its last record when that was taken at the model's step count, otherwise
+ * it is recorded now. A timeline that ends before the model's step count
+ * with nothing cut (attnview 0.2.0 numbered a --init run's records from 0)
+ * cannot go on: the run starts its own. */
+static bool continue_timeline(trainer *t, timeline *tl, av_error *err)
+{
+	uint64_t now = model_step(t, 0);
+	size_t had = tl->count;
+	timeline_truncate(tl, now);
+	if (!tl->count || (tl->count == had && tl->step[tl->count - 1] < now)) {
+		timeline_destroy(tl);
+		t->model->timeline = NULL;
+		return new_timeline(t, err);
+	}
+	tl->every = t->opt.timeline_every;
+	if (tl->step[tl->count - 1] == now)
+		return true;
+	return timeline_record(tl, t->model, now, NAN, probe_held_out(t, tl), err);
+}
+
+bool train_timeline_start(trainer *t, av_error *err)
+{
+	model *m = t->model;
+	if (!t->opt.timeline_every) { /* none, even from a model with one */
+		timeline_destroy(m->timeline);
+		m->timeline = NULL;
+		return true;
+	}
+	return m->timeline ? continue_timeline(t, m->timeline, err) : new_timeline(t, err);
 }
 
 /* The mean training loss of the last k steps (those still in the ring of
@@ -106,9 +132,7 @@ bool train_timeline_step(trainer *t, av_error *err)
 	 * resumed run records its checkpoint's step again). */
 	uint64_t now = model_step(t, t->step), prev = tl->count ? tl->step[tl->count - 1] : 0;
 	uint64_t since = prev < now && prev >= t->base_steps ? now - prev : t->step;
-	/* The probe is held-out text when the timeline began with a probe loss
-	 * (train_timeline_start: the validation split was long enough). */
-	bool held_out = !isnan(tl->probe_loss[0]);
-	return timeline_record(tl, t->model, now, loss_of_last(t, since), held_out, err) &&
+	return timeline_record(tl, t->model, now, loss_of_last(t, since), probe_held_out(t, tl),
+			       err) &&
 	       train_timeline_keep(t, err);
 }

@@ -1001,6 +1001,13 @@ def case_timeline():
     none = path("tl_none.attn")
     pytrain(c, "-o", none, *TINY, "--steps", "5", "--eval-every", "0", "--timeline-every", "0")
     check(av.load(none).timeline is None, "--timeline-every 0 records nothing")
+    # --init from a model without a timeline: the run's own, from its step
+    own = path("tl_own.attn")
+    pytrain(c, "--init", none, "-o", own, "--steps", "6", "--eval-every", "0",
+            "--timeline-every", "3", "--batch", "8")
+    g = av.load(own).timeline
+    check(g is not None and g.steps == [5, 8, 11],
+          "--init from a model without a timeline: %s" % (g and g.steps))
     # --keep-steps 2 (attnview(1)): records 0, 5, ..., 20 keep 0, 10 and 20,
     # which attnview opens with --step; an earlier run's kept model goes.
     kept = path("tl_kept.attn")
