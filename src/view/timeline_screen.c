@@ -158,27 +158,44 @@ static role_kind recorded_role(const float *v, float *score)
 	return best;
 }
 
-/* Column c of w shows record index_of(c): every record once when they fit,
- * else evenly spaced ones. */
-static size_t index_of(size_t count, int w, int c)
+/* The curves take min(records, w) columns laid out by step, so that the
+ * runs of a timeline that went on from another model's (--init, with
+ * another K) take their share of the steps: column c stands for the step
+ * c/(n-1) of the way from the first record's to the last's, and shows the
+ * record nearest to it. Records evenly spaced that fit get a column each. */
+static int columns(const timeline *tl, int w)
 {
-	if (count <= (size_t)w || w < 2)
-		return (size_t)c < count ? (size_t)c : count - 1;
-	return (size_t)((double)c * (double)(count - 1) / (double)(w - 1) + 0.5);
+	return tl->count < (size_t)w ? (int)tl->count : w;
 }
 
-static int columns(size_t count, int w)
+static size_t index_of(const timeline *tl, int w, int c)
 {
-	return count < (size_t)w ? (int)count : w;
+	int n = columns(tl, w);
+	uint64_t first = tl->step[0], span = tl->step[tl->count - 1] - first;
+	if (n < 2 || span == 0)
+		return 0;
+	double at = (double)first + (double)c * (double)span / (double)(n - 1);
+	size_t lo = 0, hi = tl->count - 1; /* the first record at or after `at` */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((double)tl->step[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && at - (double)tl->step[lo - 1] < (double)tl->step[lo] - at)
+		lo--;
+	return lo;
 }
 
 /* The column of record r. */
-static int column_of(size_t count, int w, size_t r)
+static int column_of(const timeline *tl, int w, size_t r)
 {
-	int n = columns(count, w);
-	if (count <= (size_t)w)
-		return (int)r;
-	return (int)((double)r * (double)(n - 1) / (double)(count - 1) + 0.5);
+	int n = columns(tl, w);
+	uint64_t first = tl->step[0], span = tl->step[tl->count - 1] - first;
+	if (n < 2 || span == 0)
+		return 0;
+	return (int)((double)(tl->step[r] - first) * (double)(n - 1) / (double)span + 0.5);
 }
 
 static const wchar_t *const eighths[9] = {L" ", L"▁", L"▂", L"▃", L"▄", L"▅", L"▆", L"▇", L"█"};
@@ -198,11 +215,11 @@ static void sparkline(view *v, int y, int x0, int w, const float *x, size_t stri
 		      size_t cur, long phase)
 {
 	const timeline *tl = tl_of(v);
-	int n = columns(tl->count, w), c_cur = column_of(tl->count, w, cur);
-	int c_ph = phase >= 0 ? column_of(tl->count, w, (size_t)phase) : -1;
+	int n = columns(tl, w), c_cur = column_of(tl, w, cur);
+	int c_ph = phase >= 0 ? column_of(tl, w, (size_t)phase) : -1;
 	for (int c = 0; c < n; c++) {
 		/* From ▁ (0) to █ (top); nothing where nothing was measured. */
-		float val = x[index_of(tl->count, w, c) * stride];
+		float val = x[index_of(tl, w, c) * stride];
 		int e = isfinite(val) && top > 0 ? 1 + (int)lroundf(7 * fminf(val / top, 1)) : 0;
 		put_wc(y, x0 + c, eighths[e < 1 ? 0 : e], col_style(v, c, c_cur, c_ph));
 	}
@@ -213,8 +230,8 @@ static void sparkline(view *v, int y, int x0, int w, const float *x, size_t stri
 static void curve_axis(view *v, int y, int x0, int w, int c_cur, int c_ph, const uint8_t *kept)
 {
 	const timeline *tl = tl_of(v);
-	for (int c = 0; c < columns(tl->count, w); c++) {
-		bool k = kept && kept[index_of(tl->count, w, c)];
+	for (int c = 0; c < columns(tl, w); c++) {
+		bool k = kept && kept[index_of(tl, w, c)];
 		const wchar_t *mark = c == c_cur ? L"▲" : c == c_ph ? L"┼" : k ? L"◆" : L"─";
 		style s = c == c_cur  ? st(A_BOLD, 0)
 			  : c == c_ph ? accent(v, A_BOLD)
@@ -233,10 +250,10 @@ static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long
 	for (size_t r = 0; r < tl->count; r++)
 		if (isfinite(tl->loss[r]) && tl->loss[r] > top)
 			top = tl->loss[r];
-	int n = columns(tl->count, w), c_cur = column_of(tl->count, w, cur);
-	int c_ph = phase >= 0 ? column_of(tl->count, w, (size_t)phase) : -1;
+	int n = columns(tl, w), c_cur = column_of(tl, w, cur);
+	int c_ph = phase >= 0 ? column_of(tl, w, (size_t)phase) : -1;
 	for (int c = 0; c < n; c++) {
-		float val = tl->loss[index_of(tl->count, w, c)];
+		float val = tl->loss[index_of(tl, w, c)];
 		int e = isfinite(val) && top > 0 ? (int)lroundf(8.0f * rows * val / top) : 0;
 		style s = col_style(v, c, c_cur, c_ph);
 		for (int k = 0; k < rows; k++) {
@@ -247,8 +264,9 @@ static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long
 	put_fmt(y, 0, x0 - 1, st(A_DIM, 0), "%.2f", (double)top);
 	put_str(y + rows - 1, 0, x0 - 1, st(A_DIM, 0), "0");
 	curve_axis(v, y + rows, x0, w, c_cur, c_ph, kept);
-	put_str(y + rows + 1, x0, w, st(A_DIM, 0), "0");
-	char last[32];
+	char first[32], last[32];
+	snprintf(first, sizeof first, "%llu", (unsigned long long)tl->step[0]);
+	put_str(y + rows + 1, x0, w, st(A_DIM, 0), first);
 	snprintf(last, sizeof last, "%llu", (unsigned long long)tl->step[tl->count - 1]);
 	put_str(y + rows + 1, x0 + n - str_width(last), str_width(last), st(A_DIM, 0), last);
 }
@@ -390,9 +408,9 @@ static void tls_mouse(view *v, const MEVENT *ev)
 	const timeline *tl = tl_of(v);
 	if (!tl || !tl->count || !(ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) ||
 	    ev->y < s->curve_y || ev->y >= s->curve_y + s->curve_rows || ev->x < s->curve_x ||
-	    ev->x >= s->curve_x + columns(tl->count, s->curve_w))
+	    ev->x >= s->curve_x + columns(tl, s->curve_w))
 		return;
-	s->rec = index_of(tl->count, s->curve_w, ev->x - s->curve_x);
+	s->rec = index_of(tl, s->curve_w, ev->x - s->curve_x);
 }
 
 /* The file of the chosen record's model: the kept one, or at the last
