@@ -66,4 +66,23 @@ for how in "--model $step80" "--model $out --step 80"; do
 		wait_for "◆ The model of this step is kept: Enter shows its weights"
 	keys C-q
 done
+
+# A timeline that went on from another model's (--init) at another K: 20
+# steps recorded every 2, then 20 every 10; 13 records, laid out by step, so
+# step 20 (record 11) is the middle column of 13, not the 11th.
+printf 'the cat sat on the mat; the dog sat on the log. %.0s' $(seq 1 60) >"$tmpdir/en.txt"
+"$bin" --train "$tmpdir/en.txt" --dim 16 --heads 2 --layers 1 --context 16 --batch 4 \
+	--steps 20 --timeline-every 2 --threads 1 -o "$tmpdir/a.attn" >/dev/null 2>&1
+"$bin" --train "$tmpdir/en.txt" --init "$tmpdir/a.attn" --steps 20 --timeline-every 10 \
+	--threads 1 -o "$tmpdir/b.attn" >/dev/null 2>&1
+tui_start 160 36 TERM=xterm-256color -- --model "$tmpdir/b.attn" --text "the cat"
+wait_result
+keys M-h
+check "the continued timeline opens on its last step" wait_for "step 40 of 40 (record 13 of 13)"
+keys Home
+for _ in $(seq 10); do keys Right; done
+check "record 11 is step 20" wait_for "step 20 of 40 (record 11 of 13)"
+axis=$(screen | grep -E '^ {8}[◆─▲┼]+ *$' | head -1)
+check "step 20 is drawn half way along the axis: '$axis'" test "${axis:8:13}" = "──────▲──────"
+keys C-q
 finish
