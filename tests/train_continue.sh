@@ -115,13 +115,21 @@ expect 2 "with --init the context is .*en.attn's, 16 characters: give a longer t
 # --timeline-every 0 drops it.
 tl_steps() { "$bin" --dump --timeline --format tsv --model "$1" | awk -F'\t' 'NR > 1 { print $1 }' |
 	uniq | tr '\n' ' '; }
+# steps_are WHAT MODEL STEPS: its timeline's steps; kept_are WHAT MODEL FILES:
+# the files of MODEL.steps (each list ending in a space).
+steps_are() {
+	checks=$((checks + 1))
+	[ "$(tl_steps "$2")" = "$3" ] || fail "$1: the timeline's steps are $(tl_steps "$2")"
+}
+kept_are() {
+	checks=$((checks + 1))
+	[ "$(ls "$2.steps" | tr '\n' ' ')" = "$3" ] || fail "$1 kept $(ls "$2.steps" | tr '\n' ' ')"
+}
 "$bin" --train "$tmp/en.txt" "${tiny[@]}" --steps 20 --timeline-every 5 -o "$tmp/tl.attn" \
 	>/dev/null 2>&1
 "$bin" --train "$tmp/mix.txt" --init "$tmp/tl.attn" --steps 10 --timeline-every 2 \
 	--keep-steps 2 --threads 1 -o "$tmp/tl2.attn" >/dev/null 2>&1
-checks=$((checks + 1))
-[ "$(tl_steps "$tmp/tl2.attn")" = "0 5 10 15 20 22 24 26 28 30 " ] ||
-	fail "--init: the timeline does not go on from the model's: $(tl_steps "$tmp/tl2.attn")"
+steps_are "--init: the model's timeline goes on" "$tmp/tl2.attn" "0 5 10 15 20 22 24 26 28 30 "
 checks=$((checks + 1))
 cmp -s <("$bin" --dump --timeline --format tsv --model "$tmp/tl.attn") \
 	<("$bin" --dump --timeline --format tsv --model "$tmp/tl2.attn" | awk -F'\t' 'NR == 1 || $1 <= 20') ||
@@ -131,9 +139,8 @@ probe() { "$bin" --dump --timeline --model "$1" | grep -E '"(every|probe|repeate
 [ "$(probe "$tmp/tl.attn" | grep -v every)" = "$(probe "$tmp/tl2.attn" | grep -v every)" ] &&
 	probe "$tmp/tl2.attn" | grep -q '"every": 2,' ||
 	fail "--init: the timeline's probe or K: $(probe "$tmp/tl2.attn")"
-checks=$((checks + 1))
-[ "$(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')" = "step-000020.attn step-000024.attn step-000028.attn step-000030.attn " ] ||
-	fail "--init --keep-steps 2 kept $(ls "$tmp/tl2.attn.steps" | tr '\n' ' ')"
+kept4="step-000020.attn step-000024.attn step-000028.attn step-000030.attn "
+kept_are "--init --keep-steps 2" "$tmp/tl2.attn" "$kept4"
 info_is "$tmp/tl2.attn.steps/step-000020.attn" steps 20
 # From a model without a timeline: the run's own, from the model's step (the
 # model it started from kept, an earlier run's kept model removed); with
@@ -144,12 +151,8 @@ info_is "$tmp/tl2.attn.steps/step-000020.attn" steps 20
 mkdir "$tmp/tl3.attn.steps" && echo old >"$tmp/tl3.attn.steps/step-000999.attn"
 "$bin" --train "$tmp/en.txt" --init "$tmp/none.attn" --steps 10 --timeline-every 2 \
 	--keep-steps 2 --threads 1 -o "$tmp/tl3.attn" >/dev/null 2>&1
-checks=$((checks + 1))
-[ "$(tl_steps "$tmp/tl3.attn")" = "20 22 24 26 28 30 " ] ||
-	fail "--init from a model without a timeline: $(tl_steps "$tmp/tl3.attn")"
-checks=$((checks + 1))
-[ "$(ls "$tmp/tl3.attn.steps" | tr '\n' ' ')" = "step-000020.attn step-000024.attn step-000028.attn step-000030.attn " ] ||
-	fail "--init from a model without a timeline kept $(ls "$tmp/tl3.attn.steps" | tr '\n' ' ')"
+steps_are "--init from a model without a timeline" "$tmp/tl3.attn" "20 22 24 26 28 30 "
+kept_are "--init from a model without a timeline" "$tmp/tl3.attn" "$kept4"
 "$bin" --train "$tmp/en.txt" --init "$tmp/tl.attn" --steps 4 --timeline-every 2 --no-val \
 	--threads 1 -o "$tmp/nv.attn" >/dev/null 2>&1
 checks=$((checks + 1))
