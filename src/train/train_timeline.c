@@ -3,8 +3,10 @@
  * windows of the context's length (TL_PROBE_LEN at most: the role scores
  * cost n^2 a head) spread evenly over the validation split
  * (over the training split when there is none: then no probe loss is
- * recorded). Recording reads the model and changes nothing the training
- * reads, so a run gives the same parameters with or without it. */
+ * recorded); a run from a model that has a timeline (--init) goes on with
+ * that one's probe and records, numbered by the model's step count.
+ * Recording reads the model and changes nothing the training reads, so a
+ * run gives the same parameters with or without it. */
 #include "attnview/timeline.h"
 #include "attnview/train.h"
 #include "train_internal.h"
