@@ -110,6 +110,17 @@ expect 2 'json or tsv' -- "$bin" --dump --format xml --text a --model "$model"
 expect 2 'cannot be combined' -- "$bin" --dump --info --model "$model"
 expect 2 'cannot be combined' -- "$bin" --dump --train x --text a
 expect 2 'unknown or incomplete option' -- "$bin" --dump --text a --bogus
+# Options are written in full: getopt_long would take "--hel" for --help in
+# the mode's parser, where main() has already decided the mode by whole
+# names, and "--tas" for --task after cli_train chose a corpus run.
+expect 2 "'--hel' is short for --help" -- "$bin" --dump --text a --hel --model "$model"
+expect 2 "'--vers' is short for --version" -- "$bin" --dump --text a --vers --model "$model"
+expect 2 "'--tex' is short for --text" -- "$bin" --dump --tex a --model "$model"
+expect 2 "'--mod' is short for --model" -- "$bin" --info --mod "$model"
+expect 2 "'--tas' is short for --task" -- "$bin" --train "$tmp/none.txt" --tas previous
+expect 2 "'--see' is short for --seed" -- "$bin" --train --task previous --see 3
+expect 2 "unknown or incomplete option '--help=x'" -- "$bin" --dump --text a --help=x
+expect 0 '"n_tokens": 1' -- "$bin" --dump --text=a --model="$model"
 expect 2 'layers 0\.\.1' -- "$bin" --dump --text a --layer 5 --model "$model"
 # --generate: the sampler's options, their ranges, a masked model, the names
 # of the built-in models.

@@ -80,6 +80,12 @@ expect 1 'has no training timeline' -- "$bin" --export "$tmp/nt.svg" --timeline 
 absent "$tmp/nt.svg"
 expect 2 '--timeline draws the training timeline, every head, without a text' -- \
 	"$bin" --export "$tmp/u.svg" --timeline --text a --model "$causal"
+# Options that would be ignored beside the timeline are refused.
+for o in --words "--compare b" --faithfulness --lens "--query 0 --key 0"; do
+	# shellcheck disable=SC2086
+	expect 2 '--timeline draws the training timeline' -- "$bin" --export "$tmp/u.svg" \
+		--timeline $o --model "$data/fuzz/seeds/model/timeline_causal.attn"
+done
 # The word marks split Chinese words and are not text the model reads.
 checks=$((checks + 1))
 grep -q '>天安门</text>' "$tmp/words.svg" && ! grep -q '>|</text>' "$tmp/words.svg" ||
@@ -176,6 +182,12 @@ expect 1 'circ2-composition\.svg: exists; it was left untouched' -- \
 	"$bin" --export "$tmp/circ2.svg" --model "$causal" --circuits
 absent "$tmp/circ2.svg"
 expect 2 'weights alone: leave out the text' -- "$bin" --export "$tmp/u.svg" --circuits --text a
+# ... and the other figures, which it would leave out.
+for o in --lens --dla --faithfulness "--patch b" "--query 0 --key 0" --timeline; do
+	# shellcheck disable=SC2086
+	expect 2 'and the other figures' -- "$bin" --export "$tmp/u.svg" --circuits $o \
+		--model "$causal"
+done
 
 # -- an existing file is never overwritten without asking.
 echo mine >"$tmp/keep.svg"

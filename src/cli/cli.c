@@ -296,6 +296,21 @@ int cli_take_why(cli_opt_id id, const char *arg, cli_why *w)
 	}
 }
 
+const char *cli_shortened(char **argv, int optind_now, const char *value, const char *name)
+{
+	/* The option's own argument: the one before optind, or the one before
+	 * its value when the value was an argument of its own. */
+	int k = optind_now - 1;
+	if (value && k > 0 && value == argv[k])
+		k--;
+	const char *a = argv[k];
+	size_t n = strlen(name);
+	if (a[0] == '-' && a[1] == '-' && strncmp(a + 2, name, n) == 0 &&
+	    (a[2 + n] == '\0' || a[2 + n] == '='))
+		return NULL;
+	return a;
+}
+
 int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx)
 {
 	static const char *const mode_names[MODE_NMODES] = {N_("the view"), "--dump", "--info",
@@ -309,6 +324,10 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 	int ch, li = -1, st;
 	while ((ch = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
 		char name[64];
+		const char *part = li >= 0 ? cli_shortened(argv, optind, optarg, opts[li].name) : NULL;
+		if (part)
+			return cli_usage_error(help, _("'%s' is short for --%s: write options in full"),
+					       AV_Q(part), opts[li].name);
 		if (li >= 0)
 			snprintf(name, sizeof name, "--%s", opts[li].name);
 		else if (optopt > 0 && optopt < 128 && (ch == ':' || ch == '?'))

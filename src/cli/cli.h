@@ -114,6 +114,15 @@ typedef int (*cli_take_fn)(cli_opt_id id, const char *arg, void *ctx);
  * argv[optind..argc) for the caller. Returns -1, or the exit status. */
 int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn take, void *ctx);
 
+/* getopt_long takes any unambiguous beginning of a long option's name, and
+ * attnview does not: main() and cli_train find the modes, --help and --task
+ * by their whole names, so "--hel" or "--tas" would be read as one thing
+ * there and another here. After getopt_long returned the long option
+ * `name` (without its dashes), with optind now and its value (NULL: none):
+ * NULL when the argument that held it was the whole name (or "--name="),
+ * else that argument. */
+const char *cli_shortened(char **argv, int optind_now, const char *value, const char *name);
+
 /* A usage error: --show does not take `arg` (the names of select.h). */
 int cli_show_error(const char *arg);
 

@@ -70,16 +70,22 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 static int check_request(const export_request *q)
 {
 	const cli_common *c = &q->c;
+	/* The other figures of their own, which these two leave no room for. */
+	const bool others = q->why.lens || q->why.dla || q->why.faith || q->why.patch ||
+			    q->why.query >= 0 || q->why.key >= 0;
 	if (q->why.circuits && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
-				c->head >= 0 || q->show != SEL_HEAD || q->values))
+				c->head >= 0 || q->show != SEL_HEAD || q->values || others ||
+				q->why.timeline))
 		return usage_error("%s", _("--export --circuits draws every head from the weights "
 					   "alone: leave out the text, --layer, --head, --show, "
-					   "--words, --compare and --values"));
+					   "--words, --compare and --values, and the other figures "
+					   "(--timeline, --lens, --dla, --faithfulness, --patch, "
+					   "--query, --key)"));
 	if (q->why.circuits)
 		return -1;
-	if (q->why.timeline && (c->text || c->input || c->layer >= 0 || c->head >= 0 ||
-				q->show != SEL_HEAD || q->values || q->title || q->why.lens ||
-				q->why.dla || q->why.patch || q->why.query >= 0))
+	if (q->why.timeline && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
+				c->head >= 0 || q->show != SEL_HEAD || q->values || q->title ||
+				others))
 		return usage_error("%s", _("--timeline draws the training timeline, every head, "
 					   "without a text: attnview --export F.svg --timeline "
 					   "--model FILE"));

@@ -39,9 +39,11 @@ int main(int argc, char **argv)
 			break;
 		if (is_opt(a, "--completions"))
 			shell = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : "";
-		help |= strcmp(a, "-h") == 0 || is_opt(a, "--help");
-		version |= strcmp(a, "-V") == 0 || is_opt(a, "--version");
-		list |= is_opt(a, "--list-options");
+		/* These take no value: "--help=x" is left to the mode's parser,
+		 * which refuses it. */
+		help |= strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+		version |= strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0;
+		list |= strcmp(a, "--list-options") == 0;
 		cli_mode m = is_opt(a, "--train")    ? MODE_TRAIN
 			     : is_opt(a, "--export") ? MODE_EXPORT
 			     : is_opt(a, "--dump")   ? MODE_DUMP

@@ -395,8 +395,9 @@ static const char *const usage_text =
     N_("Usage: attnview [OPTION...]\n"
        "       attnview --dump (--text TEXT | --input FILE) [OPTION...]\n"
        "       attnview --export FILE.svg|.png|.pdf (--text TEXT | --input FILE) [OPTION...]\n"
-       "       attnview --info [--model FILE]\n"
+       "       attnview --info [--model FILE [--step S]]\n"
        "       attnview --train CORPUS [CORPUS...] [-o OUT] [OPTION...]\n"
+       "       attnview --train --task NAME|list [-o OUT] [OPTION...]\n"
        "\n"
        "See multi-head self-attention: type Chinese or English text and watch every\n"
        "head of a small transformer attend, character by character.\n");
