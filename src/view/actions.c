@@ -400,6 +400,9 @@ void handle_key(view *v, int ch, bool is_code)
 	unsigned ctx = v->focus == F_INPUT ? KC_INPUT : s->keys;
 	for (size_t i = 0; i < VIEW_NKEYS; i++) {
 		const key_binding *b = &view_keys[i];
+		/* A screen that hides the text does not edit it either. */
+		if ((b->ctx & KC_TEXT) && !s->text_visible)
+			continue;
 		if (b->key == ch && b->is_code == is_code && (b->ctx & ctx)) {
 			if (v->focus != F_INPUT)
 				v->notice[0] = '\0';

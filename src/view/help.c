@@ -125,7 +125,7 @@ static void help_draw(view *v)
 	help_state *h0 = help_of(v);
 	int cols = COLS, rows = LINES - 2;
 	int tx =
-	    put_str(0, 0, cols, st(A_BOLD, 0), _("attnview keys: a printable key always types. "));
+	    put_str(0, 0, cols, st(A_BOLD, 0), _("attnview keys: a printable key types text. "));
 	/* Whole or not at all (the status line says how to leave). */
 	const char *how = _("Up/Down/PageUp/PageDown scroll; any other key closes.");
 	if (tx + str_width(how) <= cols)

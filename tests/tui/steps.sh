@@ -42,11 +42,14 @@ check "not the final model's ($final)" test "$want" != "$final"
 
 keys M-h
 check "back in the timeline, on step 80" wait_for "Training timeline: step 80 of 240"
+# The timeline hides the text, and its editing keys leave it alone.
+keys C-u C-w C-k
 keys End Enter
 check "End, Enter: the final model again" wait_for "◆ The model of this step is kept" 10
 keys Escape
 check "the status line names the final model" wait_for "| induction (step 240, val " 10
 wait_result
+check "the editing keys in the timeline left the text" grep -qF "text> $text" <<<"$(line 0)"
 got=$(panel_weight)
 check "the weight shown is the final model's: panel $got, --dump $final" close "$got" "$final" 0.000001
 keys C-q
