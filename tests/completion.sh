@@ -51,6 +51,7 @@ expect 'json tsv' attnview --dump --format ''
 expect 'causal masked' attnview --train corpus.txt --objective ''
 expect 'all contributions head max mean overview rollout' attnview --show ''
 expect 'bash fish zsh' attnview --completions ''
+expect 'class delimiter induction list previous reverse two-back' attnview --train --task ''
 # --model: the built-in models, model files and folders, not other files.
 expect 'builtin builtin-causal figures model.attn' attnview --model ''
 expect 'builtin builtin-causal figures model.attn' attnview -m ''
@@ -71,6 +72,7 @@ expect '--layers --lr' attnview --train corpus.txt --l
 expect '--layer --lens --list-options' attnview --l
 expect '' attnview --dump --patie
 expect '--patience' attnview --train corpus.txt --patie
+expect '--layers --lr' attnview --train=corpus.txt --l
 expect '--train' attnview --tra
 
 # Every option of the table is offered, before --train or after it.

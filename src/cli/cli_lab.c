@@ -25,6 +25,7 @@
 static const char *const lab_help =
     N_("Usage: attnview --train --task NAME [-o OUT] [--seed S] [--steps N] [--dim D]\n"
        "                [--heads N] [--layers L] [--lr X] [--threads N]\n"
+       "                [--timeline-every K] [--keep-steps N]\n"
        "       attnview --train --task list\n"
        "\n"
        "Train a tiny model on generated text whose mechanism is known (the lab), then\n"

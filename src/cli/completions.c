@@ -9,6 +9,7 @@
 #include "attnview/dump.h"
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/lab.h"
 #include "attnview/model.h"
 #include "attnview/modelfile.h"
 #include "attnview/scale.h"
@@ -75,6 +76,11 @@ static comp_kind values_of(const cli_option *o, const char *w[MAX_WORDS], int *n
 	case OPT_COMPLETIONS:
 		for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++)
 			w[(*n)++] = shells[i];
+		return COMP_WORDS;
+	case OPT_TASK: /* the lab's tasks, and "list" */
+		w[(*n)++] = "list";
+		for (int i = 0; i < lab_ntasks() && *n < MAX_WORDS; i++)
+			w[(*n)++] = lab_task_at(i)->name;
 		return COMP_WORDS;
 	case OPT_FIGURE_DIR:
 		return COMP_DIRS;
@@ -176,7 +182,7 @@ static void put_bash(FILE *out)
 	      "\t\tprev=${COMP_WORDS[COMP_CWORD - 2]}\n"
 	      "\tfi\n"
 	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
-	      "\t\t[[ ${COMP_WORDS[i]} == --train ]] && mode=train\n"
+	      "\t\t[[ ${COMP_WORDS[i]} == --train || ${COMP_WORDS[i]} == --train=* ]] && mode=train\n"
 	      "\tdone\n"
 	      "\tcase $prev in\n",
 	      out);
