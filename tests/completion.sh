@@ -73,6 +73,13 @@ expect '--layer --lens --list-options' attnview --l
 expect '' attnview --dump --patie
 expect '--patience' attnview --train corpus.txt --patie
 expect '--layers --lr' attnview --train=corpus.txt --l
+# After --dump, --info or --export, that mode's options alone: --dump and
+# --info refuse --scale, which the view and --export take.
+expect '--scale --seed --show --step' attnview --s
+expect '--seed --step' attnview --dump --s
+expect '--step' attnview --info --s
+expect '--scale --show --step' attnview --export x.svg --s
+expect '--scale --show --step' attnview --export=x.svg --s
 expect '--train' attnview --tra
 
 # Every option of the table is offered, before --train or after it.
@@ -108,7 +115,8 @@ if command -v fish >/dev/null; then
 			cut -f1 | sort | paste -sd' '
 	}
 	for c in '--sc|--scale' '--scale |fixed head lift log row' '--train corpus.txt --l|--layers --lr' \
-		'--l|--layer --lens --list-options'; do
+		'--l|--layer --lens --list-options' '--dump --s|--seed --step' \
+		'--export x.svg --s|--scale --show --step' '--train --task |class delimiter induction list previous reverse two-back'; do
 		checks=$((checks + 1))
 		got=$(fishes "attnview ${c%%|*}")
 		[ "$got" = "${c#*|}" ] || fail "fish: attnview ${c%%|*}<Tab> offers [$got], want [${c#*|}]"

@@ -38,7 +38,7 @@ packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libope
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
 	python3-pip python3-setuptools python3-wheel
 	libcairo2-dev libpango1.0-dev fonts-noto-cjk fonts-noto-color-emoji librsvg2-bin poppler-utils
-	libxml2-utils groff-base gettext locales
+	libxml2-utils groff-base gettext locales zsh fish
 	dpkg-dev debhelper dh-python pybuild-plugin-pyproject python3-all lintian debootstrap)
 missing=()
 for p in "${packages[@]}"; do

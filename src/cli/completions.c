@@ -1,6 +1,7 @@
 /* The shell completions (completions.h): every option of the table, offered
- * in the modes that take it (before --train, the options of the other
- * modes; after it, the training options), and the values of each option
+ * in the modes that take it (before a mode's option, those of the view,
+ * --dump, --info and --export, and the mode options; after --train,
+ * --dump, --info or --export, that mode's), and the values of each option
  * from the name tables its parser reads. The descriptions are the help
  * texts untranslated (the scripts are made once, at build time, whatever
  * the language of the build machine), cut to their first clause. */
@@ -92,11 +93,22 @@ static comp_kind values_of(const cli_option *o, const char *w[MAX_WORDS], int *n
 	}
 }
 
-/* Offered before any mode option (the view's, --dump's, --info's and
- * --export's options, and --train), or after --train (its own). */
-static bool offered(const cli_option *o, bool train)
+/* What the words typed so far say the mode is: no mode option yet (the
+ * view, or a mode option still to come), or the one given. */
+typedef enum comp_mode { CM_NONE, CM_TRAIN, CM_DUMP, CM_INFO, CM_EXPORT, CM_N } comp_mode;
+
+/* The mode option's name, as the scripts match it (--train=CORPUS and
+ * --export=FILE too). */
+static const char *const cm_names[CM_N] = {NULL, "train", "dump", "info", "export"};
+
+/* Offered in completion mode m: before any mode option, every option but
+ * training's (and --train); after one, that mode's. */
+static bool offered(const cli_option *o, comp_mode m)
 {
-	return train ? (o->modes & M_TRAIN) != 0 : (o->modes & ~M_TRAIN) || o->id == OPT_TRAIN;
+	static const unsigned bits[CM_N] = {0, M_TRAIN, M_DUMP, M_INFO, M_EXPORT};
+	if (m == CM_NONE)
+		return (o->modes & ~M_TRAIN) || o->id == OPT_TRAIN;
+	return (o->modes & bits[m]) != 0;
 }
 
 /* The names joined by spaces. */
@@ -182,7 +194,12 @@ static void put_bash(FILE *out)
 	      "\t\tprev=${COMP_WORDS[COMP_CWORD - 2]}\n"
 	      "\tfi\n"
 	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
-	      "\t\t[[ ${COMP_WORDS[i]} == --train || ${COMP_WORDS[i]} == --train=* ]] && mode=train\n"
+	      "\t\tcase ${COMP_WORDS[i]} in\n"
+	      "\t\t--train | --train=*) mode=train ;;\n"
+	      "\t\t--dump) mode=dump ;;\n"
+	      "\t\t--info) mode=info ;;\n"
+	      "\t\t--export | --export=*) mode=export ;;\n"
+	      "\t\tesac\n"
 	      "\tdone\n"
 	      "\tcase $prev in\n",
 	      out);
@@ -198,13 +215,17 @@ static void put_bash(FILE *out)
 			bash_names(out, &cli_options[i]);
 		}
 	fputs(")\n\t\tCOMPREPLY=()\n\t\treturn ;;\n\tesac\n", out);
-	for (int train = 1; train >= 0; train--) {
-		fputs(train ? "\tif [[ $mode == train ]]; then\n\t\topts='" : "\telse\n\t\topts='",
-		      out);
+	for (int m = CM_TRAIN; m <= CM_N; m++) {
+		comp_mode cm = m == CM_N ? CM_NONE : (comp_mode)m;
+		if (cm == CM_NONE)
+			fputs("\telse\n\t\topts='", out);
+		else
+			fprintf(out, "\t%s [[ $mode == %s ]]; then\n\t\topts='",
+				cm == CM_TRAIN ? "if" : "elif", cm_names[cm]);
 		int col = 16;
 		for (size_t i = 0; i < CLI_NOPTS; i++) {
 			const cli_option *o = &cli_options[i];
-			if (!offered(o, train))
+			if (!offered(o, cm))
 				continue;
 			int len = 3 + (int)strlen(o->name);
 			if (col + len > 90) {
@@ -290,18 +311,23 @@ static void put_zsh(FILE *out)
 	      "\n"
 	      "_attnview()\n"
 	      "{\n"
-	      "\tlocal -a specs\n"
-	      "\tif ((${words[(I)--train(|=*)]})); then\n"
-	      "\t\tspecs=(\n",
+	      "\tlocal -a specs\n",
 	      out);
-	for (int train = 1; train >= 0; train--) {
+	for (int m = CM_TRAIN; m <= CM_N; m++) {
+		comp_mode cm = m == CM_N ? CM_NONE : (comp_mode)m;
+		if (cm == CM_NONE)
+			fputs("\telse\n", out);
+		else
+			fprintf(out, "\t%s ((${words[(I)--%s%s]})); then\n",
+				cm == CM_TRAIN ? "if" : "elif", cm_names[cm],
+				cm == CM_TRAIN || cm == CM_EXPORT ? "(|=*)" : "");
+		fputs("\t\tspecs=(\n", out);
 		for (size_t i = 0; i < CLI_NOPTS; i++)
-			if (offered(&cli_options[i], train))
+			if (offered(&cli_options[i], cm))
 				zsh_spec(out, &cli_options[i]);
-		fputs(train ? "\t\t'*:corpus:_files'\n\t\t)\n\telse\n\t\tspecs=(\n"
-			    : "\t\t)\n\tfi\n",
-		      out);
+		fputs(cm == CM_TRAIN ? "\t\t'*:corpus:_files'\n\t\t)\n" : "\t\t)\n", out);
 	}
+	fputs("\tfi\n", out);
 	fputs("\t_arguments $specs\n"
 	      "}\n"
 	      "\n"
@@ -317,10 +343,17 @@ static void fish_option(FILE *out, const cli_option *o)
 	int n;
 	comp_kind k = values_of(o, w, &n);
 	fputs("complete -c attnview", out);
-	if (!offered(o, false))
-		fputs(" -n '__fish_contains_opt train'", out);
-	else if (!offered(o, true))
-		fputs(" -n 'not __fish_contains_opt train'", out);
+	/* The modes it is offered in, unless it is offered in all. */
+	int in = 0;
+	for (int m = 0; m < CM_N; m++)
+		in += offered(o, (comp_mode)m);
+	if (in < CM_N) {
+		fputs(" -n 'contains (__attnview_mode)", out);
+		for (int m = 0; m < CM_N; m++)
+			if (offered(o, (comp_mode)m))
+				fprintf(out, " %s", m == CM_NONE ? "none" : cm_names[m]);
+		fputc('\'', out);
+	}
 	if (o->letter)
 		fprintf(out, " -s %c", o->letter);
 	fprintf(out, " -l %s", o->name);
@@ -344,9 +377,26 @@ static void put_fish(FILE *out)
 	fputs("# fish completion for attnview, written by `attnview --completions fish` from\n"
 	      "# its option table (src/cli/options.c): make it again rather than edit it.\n"
 	      "\n"
+	      "# The mode the words typed so far give: the first mode option's, or none.\n"
+	      "function __attnview_mode\n"
+	      "\tfor w in (commandline -opc)\n"
+	      "\t\tswitch $w\n"
+	      "\t\t\tcase --train '--train=*'\n"
+	      "\t\t\t\techo train; return\n"
+	      "\t\t\tcase --dump\n"
+	      "\t\t\t\techo dump; return\n"
+	      "\t\t\tcase --info\n"
+	      "\t\t\t\techo info; return\n"
+	      "\t\t\tcase --export '--export=*'\n"
+	      "\t\t\t\techo export; return\n"
+	      "\t\tend\n"
+	      "\tend\n"
+	      "\techo none\n"
+	      "end\n"
+	      "\n"
 	      "# No files unless an option asks for one; after --train, the corpora.\n"
 	      "complete -c attnview -f\n"
-	      "complete -c attnview -n '__fish_contains_opt train' -F\n",
+	      "complete -c attnview -n 'test (__attnview_mode) = train' -F\n",
 	      out);
 	for (size_t i = 0; i < CLI_NOPTS; i++)
 		fish_option(out, &cli_options[i]);
