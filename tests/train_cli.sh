@@ -323,8 +323,13 @@ for v in " -1" " 5" "0x10"; do
 	expect 2 "--timeline-every: '$v' is not a valid value" -- \
 		"$bin" --train "$corpus" "${tiny[@]}" --timeline-every "$v" -o "$tmp/x.attn"
 done
-expect 2 "--seed: ' 1' is not a valid value" -- \
+expect 2 "--seed takes a whole number of decimal digits, not ' 1'" -- \
 	"$bin" --train --task previous --seed " 1" -o "$tmp/x.attn"
+# The lab's bounds, named in the message.
+expect 2 "--dim takes a whole number from 1 to 512 in the lab, not '600'" -- \
+	"$bin" --train --task previous --dim 600 -o "$tmp/x.attn"
+expect 2 "--lr takes a number above 0 and below 1 in the lab, not '1'" -- \
+	"$bin" --train --task previous --lr 1 -o "$tmp/x.attn"
 
 echo "train_cli: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

@@ -65,7 +65,7 @@ static bool parse_uint(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 static int take(int c, const char *name, lab_request *q)
 {
 	bool ok = true;
-	uint32_t u = 0;
+	uint32_t u = 0, lo = 0, hi = 0; /* hi > 0: the range of a whole number */
 	char *end;
 	switch (c) {
 	case OPT_TRAIN:
@@ -81,16 +81,20 @@ static int take(int c, const char *name, lab_request *q)
 		ok = cli_parse_u64(optarg, &q->o.seed);
 		break;
 	case OPT_STEPS:
-		ok = parse_uint(optarg, 1, 1000000, &q->o.steps);
+		lo = 1, hi = 1000000;
+		ok = parse_uint(optarg, lo, hi, &q->o.steps);
 		break;
 	case OPT_DIM:
-		ok = parse_uint(optarg, 1, 512, &q->o.dim);
+		lo = 1, hi = 512;
+		ok = parse_uint(optarg, lo, hi, &q->o.dim);
 		break;
 	case OPT_HEADS:
-		ok = parse_uint(optarg, 1, 16, &q->o.heads);
+		lo = 1, hi = 16;
+		ok = parse_uint(optarg, lo, hi, &q->o.heads);
 		break;
 	case OPT_LAYERS:
-		ok = parse_uint(optarg, 1, 4, &q->o.layers);
+		lo = 1, hi = 4;
+		ok = parse_uint(optarg, lo, hi, &q->o.layers);
 		break;
 	case OPT_LR:
 		errno = 0;
@@ -98,7 +102,8 @@ static int take(int c, const char *name, lab_request *q)
 		ok = !errno && *optarg && !*end && q->o.lr > 0 && q->o.lr < 1;
 		break;
 	case OPT_THREADS:
-		ok = parse_uint(optarg, 1, 256, &u);
+		lo = 1, hi = 256;
+		ok = parse_uint(optarg, lo, hi, &u);
 		q->threads = (int)u;
 		break;
 	case OPT_TIMELINE_EVERY:
@@ -121,10 +126,15 @@ static int take(int c, const char *name, lab_request *q)
 		return lab_usage(_("%s is an option of --train on a corpus, not of --train --task"),
 				 name);
 	}
+	if (!ok && hi > 0)
+		return lab_usage(_("%s takes a whole number from %u to %u in the lab, not '%s'"),
+				 name, lo, hi, AV_Q(optarg));
+	if (!ok && c == OPT_LR)
+		return lab_usage(_("--lr takes a number above 0 and below 1 in the lab, not '%s'"),
+				 AV_Q(optarg));
 	if (!ok)
-		return lab_usage(_("%s: '%s' is not a valid value (see attnview --train --task "
-				   "--help)"),
-				 name, AV_Q(optarg));
+		return lab_usage(_("%s takes a whole number of decimal digits, not '%s'"), name,
+				 AV_Q(optarg));
 	return -1;
 }
 
