@@ -324,9 +324,11 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 	int ch, li = -1, st;
 	while ((ch = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
 		char name[64];
-		const char *part = li >= 0 ? cli_shortened(argv, optind, optarg, opts[li].name) : NULL;
+		const char *part =
+		    li >= 0 ? cli_shortened(argv, optind, optarg, opts[li].name) : NULL;
 		if (part)
-			return cli_usage_error(help, _("'%s' is short for --%s: write options in full"),
+			return cli_usage_error(help,
+					       _("'%s' is short for --%s: write options in full"),
 					       AV_Q(part), opts[li].name);
 		if (li >= 0)
 			snprintf(name, sizeof name, "--%s", opts[li].name);

@@ -73,9 +73,9 @@ static int check_request(const export_request *q)
 	/* The other figures of their own, which these two leave no room for. */
 	const bool others = q->why.lens || q->why.dla || q->why.faith || q->why.patch ||
 			    q->why.query >= 0 || q->why.key >= 0;
-	if (q->why.circuits && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
-				c->head >= 0 || q->show != SEL_HEAD || q->values || others ||
-				q->why.timeline))
+	if (q->why.circuits &&
+	    (c->text || c->input || c->compare || c->words || c->layer >= 0 || c->head >= 0 ||
+	     q->show != SEL_HEAD || q->values || others || q->why.timeline))
 		return usage_error("%s", _("--export --circuits draws every head from the weights "
 					   "alone: leave out the text, --layer, --head, --show, "
 					   "--words, --compare and --values, and the other figures "
@@ -83,9 +83,9 @@ static int check_request(const export_request *q)
 					   "--query, --key)"));
 	if (q->why.circuits)
 		return -1;
-	if (q->why.timeline && (c->text || c->input || c->compare || c->words || c->layer >= 0 ||
-				c->head >= 0 || q->show != SEL_HEAD || q->values || q->title ||
-				others))
+	if (q->why.timeline &&
+	    (c->text || c->input || c->compare || c->words || c->layer >= 0 || c->head >= 0 ||
+	     q->show != SEL_HEAD || q->values || q->title || others))
 		return usage_error("%s", _("--timeline draws the training timeline, every head, "
 					   "without a text: attnview --export F.svg --timeline "
 					   "--model FILE"));

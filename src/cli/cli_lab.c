@@ -161,7 +161,8 @@ static int parse_lab(int argc, char **argv, lab_request *q)
 	int c, st, li = -1;
 	while ((c = getopt_long(argc, argv, shorts, opts, &li)) != -1) {
 		char name[64];
-		const char *part = li >= 0 ? cli_shortened(argv, optind, optarg, opts[li].name) : NULL;
+		const char *part =
+		    li >= 0 ? cli_shortened(argv, optind, optarg, opts[li].name) : NULL;
 		if (part)
 			return lab_usage(_("'%s' is short for --%s: write options in full"),
 					 AV_Q(part), opts[li].name);
