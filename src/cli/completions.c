@@ -111,6 +111,24 @@ static bool offered(const cli_option *o, comp_mode m)
 	return (o->modes & bits[m]) != 0;
 }
 
+/* The modes in the order the scripts test them: the mode options', then
+ * none (the last branch, "else"). */
+static const comp_mode branch_order[] = {CM_TRAIN, CM_DUMP, CM_INFO, CM_EXPORT, CM_NONE};
+#define NBRANCHES (sizeof branch_order / sizeof branch_order[0])
+
+/* The line that opens the k-th branch: "if TEST; then", "elif TEST; then"
+ * or "else", TEST written by `test` for the branch's mode. */
+static void open_branch(FILE *out, size_t k, void (*test)(FILE *, comp_mode))
+{
+	if (branch_order[k] == CM_NONE) {
+		fputs("\telse\n", out);
+		return;
+	}
+	fputs(k == 0 ? "\tif " : "\telif ", out);
+	test(out, branch_order[k]);
+	fputs("; then\n", out);
+}
+
 /* The names joined by spaces. */
 static void put_words(FILE *out, const char *const *w, int n)
 {
@@ -178,6 +196,12 @@ static void bash_value(FILE *out, const cli_option *o)
 	fputs(")\n\t\treturn ;;\n", out);
 }
 
+/* bash's test for mode m, set by the loop over the words. */
+static void bash_test(FILE *out, comp_mode m)
+{
+	fprintf(out, "[[ $mode == %s ]]", cm_names[m]);
+}
+
 static void put_bash(FILE *out)
 {
 	fputs("# bash completion for attnview, written by `attnview --completions bash` from\n"
@@ -215,13 +239,10 @@ static void put_bash(FILE *out)
 			bash_names(out, &cli_options[i]);
 		}
 	fputs(")\n\t\tCOMPREPLY=()\n\t\treturn ;;\n\tesac\n", out);
-	for (int m = CM_TRAIN; m <= CM_N; m++) {
-		comp_mode cm = m == CM_N ? CM_NONE : (comp_mode)m;
-		if (cm == CM_NONE)
-			fputs("\telse\n\t\topts='", out);
-		else
-			fprintf(out, "\t%s [[ $mode == %s ]]; then\n\t\topts='",
-				cm == CM_TRAIN ? "if" : "elif", cm_names[cm]);
+	for (size_t k = 0; k < NBRANCHES; k++) {
+		comp_mode cm = branch_order[k];
+		open_branch(out, k, bash_test);
+		fputs("\t\topts='", out);
 		int col = 16;
 		for (size_t i = 0; i < CLI_NOPTS; i++) {
 			const cli_option *o = &cli_options[i];
@@ -292,6 +313,14 @@ static void zsh_spec(FILE *out, const cli_option *o)
 	}
 }
 
+/* zsh's test for mode m: its option among the words (with a value after
+ * '=' for those that take one). */
+static void zsh_test(FILE *out, comp_mode m)
+{
+	fprintf(out, "((${words[(I)--%s%s]}))", cm_names[m],
+		m == CM_TRAIN || m == CM_EXPORT ? "(|=*)" : "");
+}
+
 static void put_zsh(FILE *out)
 {
 	const char *w[MAX_WORDS];
@@ -313,14 +342,9 @@ static void put_zsh(FILE *out)
 	      "{\n"
 	      "\tlocal -a specs\n",
 	      out);
-	for (int m = CM_TRAIN; m <= CM_N; m++) {
-		comp_mode cm = m == CM_N ? CM_NONE : (comp_mode)m;
-		if (cm == CM_NONE)
-			fputs("\telse\n", out);
-		else
-			fprintf(out, "\t%s ((${words[(I)--%s%s]})); then\n",
-				cm == CM_TRAIN ? "if" : "elif", cm_names[cm],
-				cm == CM_TRAIN || cm == CM_EXPORT ? "(|=*)" : "");
+	for (size_t k = 0; k < NBRANCHES; k++) {
+		comp_mode cm = branch_order[k];
+		open_branch(out, k, zsh_test);
 		fputs("\t\tspecs=(\n", out);
 		for (size_t i = 0; i < CLI_NOPTS; i++)
 			if (offered(&cli_options[i], cm))
