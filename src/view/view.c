@@ -277,7 +277,10 @@ static int poll_timeout(const view *v)
 	double wake = v->watching ? v->watch_due : 0;
 	if (v->pending && !v->busy_shown)
 		wake = earliest(wake, v->post_ms + VIEW_BUSY_MS);
-	wake = earliest(wake, v->pred_due);
+	/* Deferred predictions wait for the complete result (timers), whose
+	 * arrival wakes poll through the worker's pipe. */
+	if (!v->pending)
+		wake = earliest(wake, v->pred_due);
 	/* An outstanding prediction is looked after (timers). */
 	if (v->pred_req >= 0)
 		wake = earliest(wake, now_ms() + VIEW_PRED_RETRY_MS);
@@ -326,12 +329,15 @@ static void timers(view *v)
 {
 	if (v->pending && !v->busy_shown && now_ms() - v->post_ms >= VIEW_BUSY_MS)
 		v->busy_shown = true;
-	if (v->pred_due > 0 && (v->pending || now_ms() >= v->pred_due)) {
+	if (v->pred_due > 0 && v->res_seq != v->seq) {
 		/* A newer text is on its way: its result will set a new time. */
-		if (!v->pending) {
-			request_pred(v);
-			request_jobs(v);
-		}
+		v->pred_due = 0;
+	} else if (v->pred_due > 0 && !v->pending && now_ms() >= v->pred_due) {
+		/* Not while a partial result stands for the text (pending, of
+		 * the same text): its complete result comes next, and the
+		 * predictions and jobs are asked of that. */
+		request_pred(v);
+		request_jobs(v);
 		v->pred_due = 0;
 	}
 	/* A prediction the worker dropped without an answer (it gave up for a

@@ -33,18 +33,50 @@ typedef struct model_ctx {
 	int delay_ms;
 } model_ctx;
 
+static void sleep_ms(int ms)
+{
+	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&d, &d) != 0 && errno == EINTR)
+		;
+}
+
+/* The test's slow model (delay_ms): half of the delay before the pass, half
+ * after its first layer, so that a model of several layers publishes a
+ * partial result (worker.c, rule 8) well before the complete one, as a big
+ * model does: the view must take both in turn. */
+typedef struct slow_stale {
+	worker_stale_fn stale;
+	void *ctx;
+	int ms, calls; /* the pass asks before each layer: the second call is after one */
+} slow_stale;
+
+static bool slow_between_layers(void *p)
+{
+	slow_stale *s = p;
+	bool gave_up = s->stale(s->ctx);
+	if (s->ms > 0 && !gave_up && ++s->calls == 2) {
+		sleep_ms(s->ms);
+		s->ms = 0;
+	}
+	return gave_up;
+}
+
 static bool model_attend_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
 			    attn_result *r, worker_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	model_ctx *mc = ctx;
+	slow_stale slow = {stale, stale_ctx, 0, 0};
 	if (mc->delay_ms > 0) {
-		struct timespec d = {mc->delay_ms / 1000, (long)(mc->delay_ms % 1000) * 1000000L};
-		while (nanosleep(&d, &d) != 0 && errno == EINTR)
-			;
+		sleep_ms(mc->delay_ms - mc->delay_ms / 2);
+		slow.ms = mc->delay_ms / 2;
+		stale = slow_between_layers;
+		stale_ctx = &slow;
 	}
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
 	if (!infer_attend(mc->m, &mc->ws, &mc->cache, tokens, n, r, stale, stale_ctx, err))
 		return false;
+	if (slow.ms > 0) /* one layer: no step between layers */
+		sleep_ms(slow.ms);
 	if (o->every_head && !attn_result_all_weights(r))
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	if (!o->value_norms)

@@ -119,12 +119,25 @@ def read(name):
 
 
 def corpus_text():
-    """Some real text: the Chinese fortunes if installed, else the test corpus."""
-    zh = "/usr/share/games/fortunes/chinese"
-    if os.path.exists(zh):
-        with open(zh, "rb") as f:
-            return f.read(120000)
-    return read(os.path.join(TESTS, "data", "corpus", "mixed.txt")) * 4
+    """Text with a real corpus's shape, the same on every machine (no test
+    reads what happens to be installed): the test corpus, then lines of
+    Chinese drawn from 700 characters with Zipf's frequencies (1/rank), so
+    that some occur once or twice (--min-count bites) and there are more
+    than 300 (--max-vocab 300 bites), with the colour escapes the Debian
+    fortunes files carry. About 120 kB."""
+    rng = random.Random(7)
+    chars = [chr(0x4E00 + 37 * k % 20902) for k in range(700)]
+    weights = [1.0 / (k + 1) for k in range(len(chars))]
+    lines = []
+    size = 0
+    while size < 112000:
+        line = "".join(rng.choices(chars, weights, k=rng.randint(8, 40)))
+        if rng.random() < 0.1:
+            line = "\x1b[1;33m" + line + "\x1b[m"
+        line += rng.choice("，。！？") + "\n"
+        lines.append(line)
+        size += len(line.encode())
+    return read(os.path.join(TESTS, "data", "corpus", "mixed.txt")) + "".join(lines).encode()
 
 
 def dump_matches(model_path, text, what, tol=1e-5):
@@ -512,6 +525,8 @@ def case_vocab():
             pieces.append(rng.choice(NASTY))
     nasty = write("nasty.txt", b"\xef\xbb\xbf" + b"".join(pieces))
     base = same_vocabulary([nasty], "damaged corpus")
+    check(len(base) > 300 + 3, "the corpus has more than 300 characters (%d ids): --max-vocab "
+          "300 below must change the vocabulary" % len(base))
     # 2. --min-count, --max-vocab, --val-file
     same_vocabulary([nasty], "--min-count 3 --max-vocab 300", ["--min-count", "3", "--max-vocab",
                                                               "300"],

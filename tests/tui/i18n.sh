@@ -25,6 +25,19 @@ ntok=$("$bin" --dump --format tsv --text "$text" --model "$model_masked" |
 	awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
 roles='(前字|后字|自身|首字|分隔符|重复|归纳|局部|广泛|左 [2-8]|右 [2-8]|关键字 [^ ]+( [^ ]+)?|同文字|对行|镜像)'
 
+# wait_tiles_named N: until N tiles of the overview are titled with a role
+# and its score (10 s at most).
+wait_tiles_named() {
+	local i=0
+	while [ $i -lt 200 ]; do
+		[ "$(screen | grep -oE "L[01] H[0-3] $roles [0-9]\.[0-9]{2}" | wc -l)" -ge "$1" ] &&
+			return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 last_line() { # the status line, trailing blanks removed
 	screen | tail -1 | sed 's/ *$//'
 }
@@ -114,8 +127,8 @@ for size in "80 24" "120 40" "200 60"; do
 
 	keys F3
 	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 lift"
-	check "$at: overview tiles named with roles" \
-		test "$(screen | grep -oE "L[01] H[0-3] $roles [0-9]\.[0-9]{2}" | wc -l)" -ge 4
+	# The roles come from the worker (JOB_ROLES) after the tiles: wait for them.
+	check "$at: overview tiles named with roles" wait_tiles_named 4
 	ends_with "$at: overview status hint whole" "$(last_line)" \
 		"方向键选择，Enter 打开，打字编辑文本 | F1 帮助"
 done

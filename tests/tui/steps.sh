@@ -29,6 +29,9 @@ keys Enter
 check "Enter shows it" wait_for "The view shows the model of step 80; End, then Enter" 10
 check "the timeline is still the whole run's" wait_for "step 80 of 240"
 keys Escape
+# The status line names the screen first: the timeline's is TIMELINE, so
+# the model's name alone would not tell whether Esc was read yet.
+check "Esc leaves the timeline" wait_for_re '^ (TYPE|MAP) \|' 10
 check "the status line names step 80" wait_for "| induction (step 80) |" 10
 wait_result
 check "the text stays" grep -qF "text> $text" <<<"$(line 0)"
@@ -47,6 +50,7 @@ keys C-u C-w C-k
 keys End Enter
 check "End, Enter: the final model again" wait_for "◆ The model of this step is kept" 10
 keys Escape
+check "Esc leaves the timeline again" wait_for_re '^ (TYPE|MAP) \|' 10
 check "the status line names the final model" wait_for "| induction (step 240, val " 10
 wait_result
 check "the editing keys in the timeline left the text" grep -qF "text> $text" <<<"$(line 0)"
