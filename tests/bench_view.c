@@ -425,7 +425,7 @@ typedef struct bench_model {
 
 static model *big_model(const model *like, objective obj)
 {
-	model_config cfg = {(uint32_t)obj, like->cfg.vocab_size, 256, 8, 6, 512};
+	model_config cfg = {(uint32_t)obj, like->cfg.vocab_size, 256, 8, 6, 512, {0}};
 	av_error err;
 	model *m = model_create(&cfg, like->vocab.cps, &err);
 	if (!m) {

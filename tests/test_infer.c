@@ -64,7 +64,7 @@ static double check_pass(const char *what, const fwd_bound *b, const float *att,
 static model *random_model(objective obj, uint32_t L, uint32_t H, uint32_t d, uint32_t T,
 			   float scale, uint64_t seed)
 {
-	model_config cfg = {(uint32_t)obj, 300, d, H, L, T};
+	model_config cfg = {(uint32_t)obj, 300, d, H, L, T, {0}};
 	uint32_t cps[300];
 	for (uint32_t i = 0; i < 300; i++)
 		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i : 0x4E00u + i;

@@ -19,7 +19,7 @@ modelfile (the .attn format), timeline (its training timeline), tokenizer
 """
 
 from .model import (NSPECIAL, OBJ_CAUSAL, OBJ_MASKED, OBJECTIVES, SPECIAL_CP, TOK_MASK,
-                     TOK_PAD, TOK_UNK, AttnviewModel, Config, ConfigError, attend, forward,
+                     TOK_PAD, TOK_UNK, Arch, AttnviewModel, Config, ConfigError, attend, forward,
                      loss_fn, num_params, tensor_table)
 from .modelfile import (KIND_CHECKPOINT, KIND_MODEL, FormatError, check_training_state,
                         decode, encode, parse_training_state)
@@ -27,7 +27,7 @@ from .tokenizer import CleanStats, Cleaner, clean_bytes, tokenize_text
 
 __version__ = "0.2.0"
 __all__ = ["NSPECIAL", "OBJ_CAUSAL", "OBJ_MASKED", "OBJECTIVES", "SPECIAL_CP", "TOK_MASK",
-           "TOK_PAD", "TOK_UNK", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
+           "TOK_PAD", "TOK_UNK", "Arch", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
            "loss_fn", "num_params", "tensor_table", "KIND_CHECKPOINT", "KIND_MODEL",
            "FormatError", "check_training_state", "decode", "encode", "parse_training_state",
            "CleanStats", "Cleaner", "clean_bytes", "tokenize_text", "from_bytes", "load",

@@ -126,7 +126,7 @@ static void mlp_rows(void *ctx, int begin, int end)
 				  la->res2 + r * D, p->ln2_w, p->ln2_b, cnt, d);
 		matmul_forward(la->fch + r * 4 * D, la->ln2 + r * D, p->fc_w, p->fc_b, cnt, d,
 			       4 * d);
-		gelu_forward(la->fch_gelu + r * 4 * D, la->fch + r * 4 * D, cnt * 4 * d);
+		model_gelu(lp->m, la->fch_gelu + r * 4 * D, la->fch + r * 4 * D, cnt * 4 * d);
 		matmul_forward(scr, la->fch_gelu + r * 4 * D, p->fc2_w, p->fc2_b, cnt, 4 * d, d);
 		residual_forward(la->res3 + r * D, la->res2 + r * D, scr, cnt * d);
 	}
@@ -437,7 +437,7 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 		if (!lp.work)
 			return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
-			      1, n - p, d);
+			      m->emb_scale, 1, n - p, d);
 		int saved = blas_single_thread_begin();
 		bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
 		blas_single_thread_end(saved);
@@ -587,8 +587,7 @@ bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int
 	const size_t r = (size_t)row * (size_t)d;
 	layernorm_forward(ws->lnf + r, ws->lnf_mean + row, ws->lnf_rstd + row,
 			  ws->layer[L - 1].res3 + r, m->p.lnf_w, m->p.lnf_b, 1, d);
-	/* Tied output projection, as model_logits computes one row. */
-	matmul_forward(logits, ws->lnf + r, m->p.wte, m->p.out_b, 1, d, (int)m->cfg.vocab_size);
+	model_unembed(m, logits, ws->lnf + r, 1); /* as model_logits computes one row */
 	return true;
 }
 
@@ -617,11 +616,9 @@ static void top_k(const float *p, int V, int k, int32_t *ids, float *vals)
 	}
 }
 
-bool infer_predict(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
-		   int pos, int topk, int32_t *ids, float *probs, infer_stale_fn stale,
-		   void *stale_ctx, av_error *err)
+bool infer_pred_logits(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
+		       int pos, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err)
 {
-	const int V = (int)m->cfg.vocab_size;
 	if (n < 1 || n > (int)m->cfg.context || n > ws->T || ws->max_rows < 1)
 		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
 			       m->cfg.context);
@@ -630,7 +627,15 @@ bool infer_predict(const model *m, activations *ws, infer_cache *c, const token 
 		x[i] = tokens[i].id;
 	if (m->cfg.objective == OBJ_MASKED && pos >= 0 && pos < n)
 		x[pos] = TOK_MASK;
-	if (!infer_row_logits(m, ws, c, x, n, pos, ws->logits, stale, stale_ctx, err))
+	return infer_row_logits(m, ws, c, x, n, pos, logits, stale, stale_ctx, err);
+}
+
+bool infer_predict(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
+		   int pos, int topk, int32_t *ids, float *probs, infer_stale_fn stale,
+		   void *stale_ctx, av_error *err)
+{
+	const int V = (int)m->cfg.vocab_size;
+	if (!infer_pred_logits(m, ws, c, tokens, n, pos, ws->logits, stale, stale_ctx, err))
 		return false;
 	softmax_rows(ws->logits, 1, V);
 	top_k(ws->logits, V, topk, ids, probs);
