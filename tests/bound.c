@@ -129,8 +129,7 @@ static void gelu_erf_b(double *o, double *os, const double *x, const double *xs,
 /* GELU, tanh form. The propagated error goes through gelu'; the rounding
  * covers both 1 + tanh(v) and the 2e/(e + 1) form: |x| (ELEM + 3u), plus the
  * rounding of v = S (x + A x^3) through d gelu / dv = x/2 (1 - t^2). */
-static void gelu_b(double *o, double *os, const double *x, const double *xs, size_t n,
-		   bool erf)
+static void gelu_b(double *o, double *os, const double *x, const double *xs, size_t n, bool erf)
 {
 	const double S = sqrt(2 / M_PI), A = 0.044715;
 	if (erf) {
@@ -340,7 +339,8 @@ double bound_ratio(const float *got, const double *want, const double *err, size
 	for (size_t i = 0; i < n; i++) {
 		if (isnan(want[i]) || isnan(got[i]) || isinf(want[i])) {
 			/* NAN where masked; -INFINITY where a model has no logit */
-			if (isnan(want[i]) != isnan(got[i]) || (isinf(want[i]) && want[i] != got[i]))
+			if (isnan(want[i]) != isnan(got[i]) ||
+			    (isinf(want[i]) && want[i] != got[i]))
 				worst = INFINITY;
 			continue;
 		}
