@@ -25,27 +25,19 @@ written unless every check passes; the file is written atomically.
 Exit status: 0 converted, 1 refused or failed, 2 a usage error.
 """
 
-import json
 import os
 import pickle
-import random
-import shutil
-import subprocess
 import sys
-import tempfile
-import unicodedata
 import zipfile
 from collections import OrderedDict
 
 import torch
 
 from . import gpt
-from .bound import forward_bound
 from .model import (MAX_VOCAB, NSPECIAL, OBJ_CAUSAL, SPECIAL_CP, Arch, AttnviewModel, Config,
-                    ConfigError, forward, logits_of)
-from .modelfile import MAGIC, encode, decode, may_replace, write_atomic
-from .shown import ArgumentParser, error_text, quote, visible
-from .tokenizer import tokenize_text
+                    ConfigError, tensor_table)
+from .modelfile import MAGIC, encode, may_replace, write_atomic
+from .shown import ArgumentParser, error_text, quote, shell_quote, visible
 
 PREFIX = "_orig_mod."  # what torch.compile puts before every name
 
@@ -88,10 +80,24 @@ class _SafePickle:
         return _SafeUnpickler(f, **kw).load()
 
 
+def _restricted_load(path):
+    """A zip checkpoint (torch.save since PyTorch 1.6) through _SafePickle.
+    torch.load(pickle_module=...) cannot be trusted with it: PyTorch 1.13
+    replaces the module by pickle when weights_only is False; its _load,
+    which torch.load calls, takes it as given."""
+    ser = torch.serialization
+    if not zipfile.is_zipfile(path) or not hasattr(ser, "_open_zipfile_reader") \
+            or not hasattr(ser, "_load"):
+        raise pickle.UnpicklingError("Unsupported: a checkpoint in PyTorch's legacy format")
+    with open(path, "rb") as f, ser._open_zipfile_reader(f) as z:
+        return ser._load(z, "cpu", _SafePickle, encoding="utf-8")
+
+
 def _trusted_load(path, trust):
     """torch.load with weights_only (tensors and plain data only) where this
-    torch has it, else (or where its unpickler lacks an opcode) with the same
-    allowlist here; the full pickle only with --trust-pickle."""
+    torch has it, else (or where its unpickler lacks an opcode: PyTorch 1.13's
+    has no floats) with the same allowlist here; the full pickle only with
+    --trust-pickle."""
     import inspect
     if trust:
         return torch.load(path, map_location="cpu")
@@ -102,7 +108,7 @@ def _trusted_load(path, trust):
             except pickle.UnpicklingError as e:
                 if "Unsupported operand" not in str(e):
                     raise
-        return torch.load(path, map_location="cpu", pickle_module=_SafePickle)
+        return _restricted_load(path)
     except pickle.UnpicklingError as e:
         what = str(e).splitlines()[-1]
         if "Unsupported" in what:
@@ -129,6 +135,10 @@ def load_checkpoint(path, trust=False):
     if head == MAGIC:
         raise ConvertError("%s: this is already an attnview model; open it with attnview "
                            "--model" % quote(path))
+    if head[:2] != b"PK" and head[:1] != b"\x80":
+        raise ConvertError("%s: not a PyTorch checkpoint (neither the zip archive torch.save "
+                           "writes nor a pickle); give the ckpt.pt nanoGPT's train.py saves or "
+                           "a minGPT state dict" % quote(path))
     if head[:2] == b"PK" and not zipfile.is_zipfile(path):
         raise ConvertError("%s: truncated or damaged: it starts as a PyTorch checkpoint (a zip "
                            "archive) but its end is missing; copy it again" % quote(path))
@@ -358,7 +368,7 @@ def build(kind, sd, args, chars, gelu_erf, heads, path):
         return torch.cat([torch.zeros(NSPECIAL, *x.shape[1:]), x])
 
     params = OrderedDict()
-    for name, shape in _table(cfg):
+    for name, shape in tensor_table(cfg):
         leaf = name.split(".")[-1]
         if name in ("wte", "out_w"):
             params[name] = rows(t["lm_head" if name == "out_w" else "wte"])
@@ -371,11 +381,6 @@ def build(kind, sd, args, chars, gelu_erf, heads, path):
         else:
             raise ConvertError("%s: nothing for %s" % (quote(path), name))
     return cfg, params, note
-
-
-def _table(cfg):
-    from .model import tensor_table
-    return tensor_table(cfg)
 
 
 # ---------------------------------------------------------------- metadata
@@ -512,7 +517,7 @@ def main(argv=None):
         print(visible(lines[-1]))
         write_atomic(a.output, data, force=a.force)
         print(visible("wrote %s: open it with  attnview --model %s" % (quote(a.output),
-                                                                      quote(a.output))))
+                                                                      shell_quote(a.output))))
     except (ConvertError, OSError) as e:
         sys.stderr.write(visible("attnview-torch-convert: %s; nothing was written\n"
                                  % error_text(e)))
