@@ -479,21 +479,34 @@ def convert(a, out=sys.stdout):
     meta = metadata(kind, a.checkpoint, full, os.path.basename(where), len(chars))
     data = encode(cfg, vocab, params, meta)
     model = AttnviewModel.from_params(cfg, vocab, params, meta)
-    lines = describe(kind, a.checkpoint, cfg, model, meta, where, gelu, note)
+    lines = describe(kind, a.checkpoint, cfg, sd, meta, where, gelu, note)
     lines += certify(model, data, sd, chars, program(a.attnview))
     return data, lines
 
 
-def describe(kind, ckpt, cfg, model, meta, where, gelu, note):
+def _count(sd, tied):
+    """The checkpoint's parameters (the mask buffers aside, a tied lm_head
+    once), and as its program counts them: nanoGPT without wpe, minGPT
+    without lm_head."""
+    n = {k: t.numel() for k, t in sd.items() if not gpt.mask_buffer(k)}
+    total = sum(n.values()) - (n["lm_head.weight"] if tied else 0)
+    return total, total - n.get("transformer.wpe.weight", 0), sum(
+        v for k, v in n.items() if k.startswith("transformer."))
+
+
+def describe(kind, ckpt, cfg, sd, meta, where, gelu, note):
     a = cfg.arch
-    P = sum(p.numel() for p in model.parameters())
+    total, nano, mini = _count(sd, a.output == 0)
+    P = "%d (%.2fM %s)" % (total, (nano if kind == "nanoGPT" else mini) / 1e6,
+                           "without wpe, as nanoGPT counts them" if kind == "nanoGPT"
+                           else "without lm_head, as minGPT counts them")
     val = meta["val_loss"]
     return [
         "%s: %s model, %d layers x %d heads, width %d, context %d%s"
         % (quote(ckpt), kind, cfg.layers, cfg.heads, cfg.dim, cfg.context, note),
         "  vocabulary: %d characters from %s (attnview's ids 3..%d; an unknown character is "
         "embedded as 0)" % (cfg.vocab_size - NSPECIAL, quote(where), cfg.vocab_size - 1),
-        "  parameters: %d (%s; biases %s; GELU %s, which a checkpoint does not record)"
+        "  parameters: %s; %s; biases %s; GELU %s, which a checkpoint does not record"
         % (P, "lm_head tied to wte" if a.output == 0 else "lm_head of its own",
            a.name("biases"), gelu),
         "  trained: %d steps%s" % (meta["steps"], "" if val != val
