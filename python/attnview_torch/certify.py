@@ -30,7 +30,10 @@ PROBE = 256  # the probe's characters at most (the context, if shorter)
 
 
 def program(given=None):
-    """The attnview to certify with, or None."""
+    """The attnview to certify with (--attnview, ATTNVIEW_BIN, PATH), or None;
+    one given that is not a program is an error."""
+    if given and not (os.path.isfile(given) and os.access(given, os.X_OK)):
+        raise ValueError("--attnview %s: not a program that can be run" % given)
     p = given or os.environ.get("ATTNVIEW_BIN") or shutil.which("attnview")
     return p if p and os.access(p, os.X_OK) else None
 

@@ -531,7 +531,7 @@ def main(argv=None):
         write_atomic(a.output, data, force=a.force)
         print(visible("wrote %s: open it with  attnview --model %s" % (quote(a.output),
                                                                       shell_quote(a.output))))
-    except (ConvertError, OSError) as e:
+    except (ConvertError, OSError, ValueError) as e:
         sys.stderr.write(visible("attnview-torch-convert: %s; nothing was written\n"
                                  % error_text(e)))
         return 1
