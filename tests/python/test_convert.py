@@ -324,6 +324,14 @@ def case_convert():
     # one command from nanoGPT's folder: the default output beside CKPT
     convert("out-n0/ckpt.pt")
     check(os.path.exists(path("out-n0", "ckpt.attn")), "the default output, CKPT with .attn")
+    # neither trainer trains a converted model (--init), and says why
+    for who, cmd in (("attnview", [BIN, "--train", path("input.txt"), "--init",
+                                   path("n0.attn"), "-o", path("t.attn")]),
+                     ("PyTorch", [PY, "-m", "attnview_torch.train", path("input.txt"),
+                                  "--init", path("n0.attn"), "-o", path("t.attn")])):
+        p = run(cmd, want=1)
+        check("nanoGPT's architecture" in p.stderr and not os.path.exists(path("t.attn")),
+              "%s --train --init a converted model: %s" % (who, p.stderr))
 
 
 def check_forms(chars):
