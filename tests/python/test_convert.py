@@ -19,6 +19,10 @@ Run by meson (suite 'python', through run.sh). Cases:
                checkpoint writes; --info. A file read with the wrong GELU or
                embedding scale, and a certificate of a changed checkpoint,
                fail.
+               The numpy reading of attnview(5) (tests/reference/
+               numpy_attn.py, which imports neither attnview's C nor the
+               package) computes the same weights and logits in binary64,
+               on these files and on attnview's own (version 1).
   convert_bad  what is refused, with a message naming the file and the
                problem, writing nothing: GPT-2's byte-pair vocabulary, a
                vocabulary of another size, truncated and non-checkpoint
@@ -324,6 +328,9 @@ def case_convert():
     # one command from nanoGPT's folder: the default output beside CKPT
     convert("out-n0/ckpt.pt")
     check(os.path.exists(path("out-n0", "ckpt.attn")), "the default output, CKPT with .attn")
+    check_numpy([path(n + ".attn") for n in ("n0", "n1", "n3", "min", "nano")]
+                + [os.path.join(TESTS, "golden", g + ".attn")
+                   for g in ("nanogpt", "fwd_causal", "fwd_masked")])
     # neither trainer trains a converted model (--init), and says why
     for who, cmd in (("attnview", [BIN, "--train", path("input.txt"), "--init",
                                    path("n0.attn"), "-o", path("t.attn")]),
@@ -332,6 +339,37 @@ def case_convert():
         p = run(cmd, want=1)
         check("nanoGPT's architecture" in p.stderr and not os.path.exists(path("t.attn")),
               "%s --train --init a converted model: %s" % (who, p.stderr))
+
+
+def check_numpy(files):
+    """attnview's weights and prediction logits against the independent
+    numpy pass of attnview(5) in binary64, each within its bound
+    (bound_tool); a masked model's logits of each position with it alone
+    masked (section 6)."""
+    sys.path.insert(0, os.path.join(TESTS, "reference"))
+    import numpy as np
+    import numpy_attn
+    text = "O Romeo, art 😀 thou?"
+    for f in files:
+        m = numpy_attn.read(f)
+        ids = numpy_attn.ids_of(m, text)
+        got_ids, att, lg = dumped(f, text)
+        want_att, want_lg = numpy_attn.forward(m, ids)
+        if m.objective == 0:
+            for p in range(len(ids)):
+                x = list(ids)
+                x[p] = 2
+                want_lg[p] = numpy_attn.forward(m, x)[1][p]
+        b = bounds(f, got_ids)
+        ra = float(np.max(np.abs(att.numpy().reshape(want_att.shape) - want_att)
+                          / b["att_err"].numpy().reshape(want_att.shape)))
+        fin = np.isfinite(want_lg)
+        lerr = b["pred_err"].numpy().reshape(want_lg.shape)
+        rl = float(np.max(np.abs(lg.numpy()[fin] - want_lg[fin]) / lerr[fin]))
+        same_inf = bool(np.all(np.isinf(lg.numpy()[~fin])))
+        print("numpy's attnview(5) on %s: %.3f of the bound" % (os.path.basename(f), max(ra, rl)))
+        check(got_ids == ids and max(ra, rl) <= 1 and same_inf,
+              "%s: attnview is %.2f times its bound from numpy's pass" % (f, max(ra, rl)))
 
 
 def check_forms(chars):
