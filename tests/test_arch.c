@@ -291,6 +291,20 @@ static void check_file(void)
 	CHECK(refused(buf, AV_HEADER_FIXED + 10, NULL));
 	free(buf);
 	bb_free(&b);
+	/* the converter's file (tests/reference/gen_nanogpt_golden.py), written
+	 * back byte for byte */
+	size_t fn;
+	uint8_t *file = test_read_file(test_path("golden/nanogpt.attn"), &fn);
+	model *conv = file ? model_parse(file, fn, "nanogpt.attn", NULL, NULL, NULL, &err) : NULL;
+	CHECKF(conv != NULL, "golden/nanogpt.attn: %s", file ? err.msg : "cannot read it");
+	if (conv) {
+		CHECK(conv->cfg.arch.origin == ORIGIN_NANOGPT && conv->cfg.arch.gelu == GELU_ERF);
+		CHECK(model_serialize(conv, AV_KIND_MODEL, NULL, &b, &err));
+		CHECK(b.n == fn && memcmp(b.v, file, fn) == 0);
+		bb_free(&b);
+	}
+	model_destroy(conv);
+	free(file);
 	/* attnview's own architecture: version 1 */
 	model *own = arch_model(OBJ_MASKED, (model_arch){0}, 1.0f, 2);
 	CHECK(model_serialize(own, AV_KIND_MODEL, NULL, &b, &err));
