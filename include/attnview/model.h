@@ -285,7 +285,7 @@ typedef struct attn_result {
 	size_t cap, cap_qk;
 	int cap_tokens;
 	/* 0: every layer is in the result. Else it holds layers 0..partial-1
-	 * only: a masked model's result published while its pass goes on (the
+	 * only: a result published while its pass goes on (the
 	 * view's worker, worker.h), read through attn_layer_ready; while
 	 * infer_attend runs, the layers it has finished. */
 	int partial;
@@ -296,9 +296,10 @@ static inline bool attn_layer_ready(const attn_result *r, int l)
 {
 	return r->partial == 0 || l < r->partial;
 }
-/* A copy of the first `layers` layers of a masked model's result r (its
- * tokens, queries and keys; the weights are computed when read) into *out,
- * marked partial; false when memory ran out. */
+/* A copy of the first `layers` layers of a result r into *out, marked
+ * partial: a masked model's tokens, queries and keys (the weights are
+ * computed when read); a causal model's tokens and a reference to the store
+ * its pass fills (infer.c). False when memory ran out. */
 bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out);
 
 /* Offset of row i in a packed head's block. */

@@ -403,11 +403,58 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 	return true;
 }
 
+/* Rows p..n-1 of ids through every layer (run_layers), with forward's
+ * arguments; false when memory ran out or a newer text came. */
+static bool compute_rows(const model *m, activations *ws, infer_cache *c, const int32_t *ids,
+			 int p, int n, float *att, float *scores, float *qk, int *done,
+			 infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	const model_config *cfg = &m->cfg;
+	const bool causal = cfg->objective == OBJ_CAUSAL;
+	const int d = (int)cfg->dim;
+	layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
+	lp.hs = d / lp.H;
+	lp.causal = causal;
+	lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
+	lp.qk_base = c && causal ? c->st->qk : qk;
+	lp.qk_rows = c && causal ? c->st->cap : n;
+	lp.p = p;
+	lp.n = n;
+	lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
+	if (!lp.work)
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
+		      m->emb_scale, 1, n - p, d);
+	int saved = blas_single_thread_begin();
+	bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
+	blas_single_thread_end(saved);
+	free(lp.work);
+	if (done)
+		*done = 0;
+	return ran || av_fail(err, _("a newer text came"));
+}
+
+/* A causal model's result reading the cache's store while the pass fills
+ * it: its layers done so far (attn_result.partial) can be published, and
+ * rows 0..n-1 are the result's from now on (the store's hi), so that a
+ * later pass that would rewrite them writes into a spare store instead. */
+static void share_store(attn_result *r, attn_store *st, int n)
+{
+	r->st = store_ref(st);
+	r->att = st->att;
+	r->qk = st->qk;
+	r->qk_rows = r->pack = st->cap;
+	if (st->hi < n)
+		st->hi = n;
+}
+
 /* infer_forward; qk (or NULL): every layer's q and k rows, [L][n][2d] (a
- * causal model's with a cache go to its store instead); done (or NULL): the
- * layers finished so far while the pass runs (run_layers), 0 once it ends. */
+ * causal model's with a cache go to its store instead); live (or NULL):
+ * the result the pass fills, its layers finished so far in live->partial
+ * while the pass runs (run_layers), 0 once it ends, and for a causal model
+ * with a cache the store it shares (share_store). */
 static bool forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		    float *att, float *scores, float *qk, int *done, infer_stale_fn stale,
+		    float *att, float *scores, float *qk, attn_result *live, infer_stale_fn stale,
 		    void *stale_ctx, av_error *err)
 {
 	const model_config *cfg = &m->cfg;
@@ -422,31 +469,11 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 	}
 	if (c)
 		cache_begin(c, m, ws, p, n);
-	if (p < n) {
-		const int d = (int)cfg->dim;
-		layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
-		lp.hs = d / lp.H;
-		lp.causal = causal;
-		lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
-		lp.qk_base = c && causal ? c->st->qk : qk;
-		lp.qk_rows = c && causal ? c->st->cap : n;
-		lp.p = p;
-		lp.n = n;
-		lp.work =
-		    malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
-		if (!lp.work)
-			return av_fail(err, _("out of memory for the attention of %d tokens"), n);
-		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
-			      m->emb_scale, 1, n - p, d);
-		int saved = blas_single_thread_begin();
-		bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
-		blas_single_thread_end(saved);
-		free(lp.work);
-		if (done)
-			*done = 0;
-		if (!ran)
-			return av_fail(err, _("a newer text came"));
-	}
+	if (live && c && causal)
+		share_store(live, c->st, n);
+	if (p < n && !compute_rows(m, ws, c, ids, p, n, att, scores, qk,
+				   live ? &live->partial : NULL, stale, stale_ctx, err))
+		return false;
 	if (c) {
 		memcpy(c->ids, ids, (size_t)n * sizeof *ids);
 		c->n = n;
@@ -533,15 +560,9 @@ static bool attend_shared(const model *m, activations *ws, infer_cache *c, const
 	if (!c && !(c = own = calloc(1, sizeof *own)))
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	result_drop_arrays(r, c);
-	bool ok = infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err);
-	if (ok) {
-		r->st = store_ref(c->st);
-		r->att = r->st->att;
-		r->qk = r->st->qk;
-		r->qk_rows = r->pack = r->st->cap;
-		if (r->st->hi < n)
-			r->st->hi = n;
-	}
+	/* The result shares the store from the start of the pass (forward), so
+	 * that the layers it has done can be published (worker.c, rule 8). */
+	bool ok = forward(m, ws, c, ids, n, NULL, NULL, NULL, r, stale, stale_ctx, err);
 	if (own) {
 		infer_cache_clear(own);
 		free(own);
@@ -573,7 +594,7 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, &r->partial, stale, stale_ctx, err);
+	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, r, stale, stale_ctx, err);
 }
 
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
