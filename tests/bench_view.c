@@ -481,16 +481,19 @@ static model *shakespeare_model(void)
 }
 
 /* keystroke -> frame on the real program: nkeys characters typed at the end
- * of a text that reaches the context with the last one; p50 and p99 of the
- * view's own clock (key read -> the heatmap of its text out) and the model
- * time the program logged. */
-static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool overview)
+ * of a text that reaches the context with the last one (start: a text one
+ * character short of the context, the cursor moved to its start with
+ * Ctrl-A, a character typed there and taken back in turn, so that a causal
+ * model computes every row again); p50 and p99 of the view's own clock
+ * (key read -> the heatmap of its text out) and the model time the program
+ * logged. */
+static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool overview, bool start)
 {
 	int n = (int)bm->m->cfg.context;
 	if (nkeys > n - 2)
 		nkeys = n - 2;
 	static char text[65536];
-	bench_text(text, sizeof text, n - nkeys);
+	bench_text(text, sizeof text, start ? n - 1 : n - nkeys);
 	const char *args[12];
 	int k = 0;
 	if (bm->path[0]) {
@@ -507,13 +510,19 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool o
 	bench_run r;
 	bench_keys_result res;
 	char label[64];
-	snprintf(label, sizeof label, "%s%s", bm->label, overview ? " overview" : "");
+	snprintf(label, sizeof label, "%s%s", bm->label,
+		 overview ? " overview"
+		 : start  ? " start"
+			  : "");
 	if (!bench_start(&r, bin, args, 120, 40) || !bench_wait_ready(&r, 60000)) {
 		printf("  %-19s the program did not start\n", label);
 		bench_stop(&r);
 		return;
 	}
-	bool ok = bench_type_keys(&r, nkeys, true, &res);
+	if (start && write(r.pty, "\x01", 1) == 1) /* Ctrl-A: the start of the line */
+		while (bench_log_line(&r, 300))
+			;
+	bool ok = bench_type_keys(&r, nkeys, !start, &res);
 	bench_stop(&r);
 	if (!ok && res.got == 0) {
 		printf("  %-19s no frames\n", label);
@@ -521,15 +530,16 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool o
 	}
 	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
 	       "(%d keys, %d to %d tokens)\n",
-	       label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
+	       label, res.screen_p50, res.screen_p99, res.model_p50, res.got,
+	       start ? n : n - nkeys + 1, n);
 	if (res.partial)
 		printf("  %-19s %d of %d first frames drew layer 0 before the pass ended; "
 		       "every layer in p50 %7.2f ms (first frame / that: %.0f%%)\n",
 		       "", res.partial, res.got, res.full_p50,
 		       100.0 * res.screen_p50 / res.full_p50);
-	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n",
-	       overview ? "overview" : bm->label, res.screen_p50, res.screen_p99, res.model_p50,
-	       res.full_p50, res.partial);
+	printf("view_frame_ms %s%s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n",
+	       overview ? "overview" : bm->label, start ? "-start" : "", res.screen_p50,
+	       res.screen_p99, res.model_p50, res.full_p50, res.partial);
 }
 
 /* The rows of one model: its keystrokes at the end (and at the start for a
@@ -686,10 +696,14 @@ int main(int argc, char **argv)
 		       "heatmap of its text out), %d characters typed at the end:\n",
 		       nkeys);
 		for (int i = 0; i < NMODELS; i++)
-			screen_row(bin, &models[i], nkeys, false);
+			screen_row(bin, &models[i], nkeys, false, false);
 		/* The overview of the bigger masked model: every head drawn and
 		 * labelled with its role on every keystroke. */
-		screen_row(bin, &models[1], nkeys, true);
+		screen_row(bin, &models[1], nkeys, true, false);
+		/* Causal models edited at the start: every row again, the layer
+		 * on screen first. */
+		screen_row(bin, &models[2], nkeys, false, true);
+		screen_row(bin, &models[3], nkeys, false, true);
 	} else if (screen) {
 		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
 	}
