@@ -80,15 +80,19 @@ def _worst(got, want, err):
     return float(diff.max()), float((diff / (2 * err)).max())
 
 
-def certify(model, data, sd, chars, prog):
+def certify(model, data, sd, chars, prog, order=None):
     """Report lines; the last starts with "certificate: ok" when every number
-    is within its bound."""
+    is within its bound. chars: the checkpoint's vocabulary by its ids;
+    order (or None: the same): the checkpoint's ids in the file's order."""
     cfg = model.config
     n = min(cfg.context, PROBE)
     ids, text = probe_ids(chars, n)
-    aids = [i + NSPECIAL for i in ids]
+    order = order or list(range(len(chars)))
+    rank = {src: k for k, src in enumerate(order)}
+    aids = [rank[i] + NSPECIAL for i in ids]
     with torch.no_grad():
         want_logits, want_att = gpt.forward(sd, cfg.heads, ids, cfg.arch.gelu)
+        want_logits = want_logits[:, order]
         b = forward_bound(cfg, model.file_parameters(), aids)
         if prog:
             got_ids, got_att, got_logits = _attnview_side(prog, data, text)

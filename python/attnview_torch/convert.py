@@ -235,14 +235,39 @@ def find_meta(ckpt, config):
 
 def vocab_from_text(path):
     """The sorted set of a text's characters, read as minGPT's chargpt and
-    nanoGPT's prepare.py read it (UTF-8, line ends as Python's text mode)."""
+    nanoGPT's prepare.py read it (UTF-8, line ends as Python's text mode),
+    and how often each occurs."""
+    from collections import Counter
     try:
         with open(path, encoding="utf-8") as f:
-            return sorted(set(f.read()))
+            counts = Counter(f.read())
+        chars = sorted(counts)
+        return chars, [counts[c] for c in chars]
     except OSError as e:
         raise ConvertError("%s: %s" % (quote(path), e.strerror or e)) from None
     except UnicodeDecodeError as e:
         raise ConvertError("%s: not UTF-8 text (byte %d)" % (quote(path), e.start)) from None
+
+
+def train_counts(meta_path, V):
+    """How often each id occurs in nanoGPT's train.bin beside its meta.pkl
+    (uint16 ids, as prepare.py writes them), or None when it is not there or
+    not of this vocabulary."""
+    import numpy as np
+    path = os.path.join(os.path.dirname(os.path.abspath(meta_path)), "train.bin")
+    try:
+        ids = np.fromfile(path, dtype="<u2")
+    except (OSError, ValueError):
+        return None
+    if ids.size == 0 or int(ids.max()) >= V:
+        return None
+    return np.bincount(ids, minlength=V).tolist()
+
+
+def frequency_order(counts):
+    """The ids most frequent first (ties: the lower id first): attnview's
+    order, which its circuits read (the most frequent characters)."""
+    return sorted(range(len(counts)), key=lambda i: (-counts[i], i))
 
 
 def check_chars(chars, where):
@@ -333,8 +358,10 @@ def _check_masks(sd, T, path):
                                    "a causal model attnview can open" % (quote(path), k, T))
 
 
-def build(kind, sd, args, chars, gelu_erf, heads, path):
-    """(Config, the model file's tensors, a note on the sizes)."""
+def build(kind, sd, args, chars, gelu_erf, heads, path, order=None):
+    """(Config, the model file's tensors, a note on the sizes); order (or
+    None: the checkpoint's): the checkpoint's ids in the order of the
+    file's ids 3..V-1."""
     L, H, d, T, V, bias, note = _sizes(kind, sd, args, heads, path)
     if V != len(chars):
         raise ConvertError("%s: the weights have %d vocabulary rows but the vocabulary has %d "
@@ -365,7 +392,7 @@ def build(kind, sd, args, chars, gelu_erf, heads, path):
         raise ConvertError("%s: beyond attnview's limits: %s" % (quote(path), e)) from None
 
     def rows(x):  # ids 0..2, attnview's specials, have no rows: zeros
-        return torch.cat([torch.zeros(NSPECIAL, *x.shape[1:]), x])
+        return torch.cat([torch.zeros(NSPECIAL, *x.shape[1:]), x if order is None else x[order]])
 
     params = OrderedDict()
     for name, shape in tensor_table(cfg):
@@ -454,8 +481,9 @@ def convert(a, out=sys.stdout):
     from .certify import certify, program
     obj = load_checkpoint(a.checkpoint, a.trust_pickle)
     kind, sd, args, full = identify(obj, a.checkpoint)
+    counts = None
     if a.vocab_from_text:
-        chars, where = vocab_from_text(a.vocab_from_text), a.vocab_from_text
+        (chars, counts), where = vocab_from_text(a.vocab_from_text), a.vocab_from_text
     elif a.meta:
         chars, where = read_meta(a.meta), a.meta
     else:
@@ -473,14 +501,18 @@ def convert(a, out=sys.stdout):
                                % (quote(a.checkpoint), hint, ", ".join(map(quote, looked))))
         chars = read_meta(where)
     check_chars(chars, quote(where))
+    if counts is None and not a.vocab_from_text:
+        counts = train_counts(where, len(chars))
+    order = frequency_order(counts) if counts else None
     gelu = a.gelu or ("tanh" if kind == "minGPT" else "erf")
-    cfg, params, note = build(kind, sd, args, chars, gelu == "erf", a.heads, a.checkpoint)
-    vocab = [SPECIAL_CP + i for i in range(NSPECIAL)] + [ord(c) for c in chars]
+    cfg, params, note = build(kind, sd, args, chars, gelu == "erf", a.heads, a.checkpoint, order)
+    mine = chars if order is None else [chars[i] for i in order]
+    vocab = [SPECIAL_CP + i for i in range(NSPECIAL)] + [ord(c) for c in mine]
     meta = metadata(kind, a.checkpoint, full, os.path.basename(where), len(chars))
     data = encode(cfg, vocab, params, meta)
     model = AttnviewModel.from_params(cfg, vocab, params, meta)
-    lines = describe(kind, a.checkpoint, cfg, sd, meta, where, gelu, note)
-    lines += certify(model, data, sd, chars, program(a.attnview))
+    lines = describe(kind, a.checkpoint, cfg, sd, meta, where, gelu, note, order)
+    lines += certify(model, data, sd, chars, program(a.attnview), order)
     return data, lines
 
 
@@ -494,7 +526,7 @@ def _count(sd, tied):
         v for k, v in n.items() if k.startswith("transformer."))
 
 
-def describe(kind, ckpt, cfg, sd, meta, where, gelu, note):
+def describe(kind, ckpt, cfg, sd, meta, where, gelu, note, order):
     a = cfg.arch
     total, nano, mini = _count(sd, a.output == 0)
     P = "%d (%.2fM %s)" % (total, (nano if kind == "nanoGPT" else mini) / 1e6,
@@ -504,8 +536,11 @@ def describe(kind, ckpt, cfg, sd, meta, where, gelu, note):
     return [
         "%s: %s model, %d layers x %d heads, width %d, context %d%s"
         % (quote(ckpt), kind, cfg.layers, cfg.heads, cfg.dim, cfg.context, note),
-        "  vocabulary: %d characters from %s (attnview's ids 3..%d; an unknown character is "
-        "embedded as 0)" % (cfg.vocab_size - NSPECIAL, quote(where), cfg.vocab_size - 1),
+        "  vocabulary: %d characters from %s, at attnview's ids 3..%d %s; an unknown "
+        "character is embedded as 0" % (cfg.vocab_size - NSPECIAL, quote(where),
+                                        cfg.vocab_size - 1,
+                                        "in its order" if order is None else
+                                        "most frequent first (counted in its training data)"),
         "  parameters: %s; %s; biases %s; GELU %s, which a checkpoint does not record"
         % (P, "lm_head tied to wte" if a.output == 0 else "lm_head of its own",
            a.name("biases"), gelu),

@@ -243,6 +243,13 @@ def bounds(model_path, ids):
     return {k: torch.tensor(v, dtype=torch.float64) for k, v in json.loads(p.stdout).items()}
 
 
+def file_ids(model_path, chars):
+    """The file's id of each of the checkpoint's (the converter may order
+    them by frequency)."""
+    index = {cp: i for i, cp in enumerate(av.load(model_path).vocab)}
+    return [index[ord(c)] for c in chars]
+
+
 def ratio(model_path, gptm, chars, n=40):
     """attnview's logits and weights of a probe against TinyGPT's, as a share
     of twice their bound (bound_tool); also checks the ids and that ids 0..2
@@ -250,15 +257,16 @@ def ratio(model_path, gptm, chars, n=40):
     ids = probe(chars, n)
     text = "".join(chars[i] for i in ids)
     got_ids, att, lg = dumped(model_path, text)
-    check(got_ids == [i + 3 for i in ids], "%s: the probe's ids" % model_path)
+    fid = file_ids(model_path, chars)
+    check(got_ids == [fid[i] for i in ids], "%s: the probe's ids" % model_path)
     with torch.no_grad():
         want_lg, want_att = gptm(ids)
     b = bounds(model_path, got_ids)
     att = att.reshape(want_att.shape)
     aerr = b["att_err"].reshape(att.shape)
-    lerr = b["pred_err"].reshape(lg.shape)[:, 3:]
+    lerr = b["pred_err"].reshape(lg.shape)[:, fid]
     ra = float(((att - want_att.double()).abs() / (2 * aerr)).max())
-    rl = float(((lg[:, 3:] - want_lg.double()).abs() / (2 * lerr)).max())
+    rl = float(((lg[:, fid] - want_lg.double()).abs() / (2 * lerr)).max())
     check(bool(torch.isinf(lg[:, :3]).all()), "%s: ids 0..2 have logits" % model_path)
     return max(ra, rl), b, got_ids
 
@@ -325,6 +333,19 @@ def case_convert():
     p = converted("gpt-nano", ck, path("nano.attn"), "--vocab-from-text", path("input.txt"))
     check("gpt-nano" in p.stdout, "gpt-nano's heads: %s" % p.stdout)
     check(ratio(path("nano.attn"), gptm, chars)[0] <= 1, "gpt-nano within the bound")
+    # nanoGPT's train.bin beside meta.pkl: the ids most frequent first
+    gptm, ck = nanogpt_checkpoint("freq", chars, dataset="freq", seed=7)
+    import numpy as np
+    np.array([chars.index(c) for c in TEXT * 3], dtype="<u2").tofile(
+        path("data", "freq", "train.bin"))
+    p = converted("frequency", ck, path("freq.attn"))
+    v = av.load(path("freq.attn")).vocab
+    counts = {c: TEXT.count(c) for c in chars}
+    check("most frequent first" in p.stdout
+          and [counts[chr(x)] for x in v[3:]] == sorted(counts.values(), reverse=True),
+          "the ids by frequency: %r" % "".join(chr(x) for x in v[3:]))
+    r = ratio(path("freq.attn"), gptm, chars)[0]
+    check(r <= 1, "ordered by frequency: %.2f times twice the bound" % r)
     # one command from nanoGPT's folder: the default output beside CKPT
     convert("out-n0/ckpt.pt")
     check(os.path.exists(path("out-n0", "ckpt.attn")), "the default output, CKPT with .attn")
