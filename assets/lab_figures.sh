@@ -26,17 +26,16 @@ figure lab-induction --model "$work/induction.attn" --overview --text 'xqbmkwtrj
 
 poem="床前明月光，疑是地上霜。举头望明月，低头思故乡。"
 en="Time flies like an arrow; fruit flies like a banana."
-# The built-in causal model's "2 left" head, the built-in model's keyword
-# and delimiter heads.
-figure pattern-offset --model builtin-causal --layer 0 --head 2 --text "$en"
+# An offset head: the lab's two-back task (the built-in models' heads near
+# the diagonal split their rows between one and two to the left: local).
+"$bin" --train --task two-back --seed 1 --threads 2 -o "$work/two-back.attn" >"$work/two-back.log"
+figure pattern-offset --model "$work/two-back.attn" --text 'kbtkqexqzfozwaiwkbtkqexqzfozwaiw'
+# The built-in model's keyword and delimiter heads.
 figure pattern-keyword --layer 0 --head 2 --text "$poem"
 figure pattern-delimiter --layer 0 --head 1 --text "$en"
-# The built-in causal model's induction head on a sentence written twice
-# (without the full stop: with it the two copies are two lines, and the
-# same place in the line before is where the head looks, so the labeller
-# names it line-parallel there).
+# The built-in causal model's induction head on a sentence written twice.
 figure pattern-induction --model builtin-causal --layer 2 --head 1 \
-	--text "Mr Dursley and Mrs Dursley Mr Dursley and Mrs Dursley"
+	--text "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley."
 # Its word-start head: each letter looks at the first letter of its word.
 figure pattern-wordstart --model builtin-causal --layer 1 --head 3 \
 	--text "The quick brown fox jumps over the lazy dog."

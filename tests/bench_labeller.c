@@ -149,29 +149,37 @@ static void report_tasks(void)
 		printf("\n%s:\n", lab_task_at(t)->name);
 		for (int carry = 1; carry >= 0; carry--) {
 			int count[ROLE_NKINDS] = {0}, n = 0;
-			double mean[ROLE_NKINDS] = {0}, uni[ROLE_NKINDS] = {0};
+			double mean[ROLE_NKINDS] = {0};
 			for (size_t i = 0; i < ninst; i++) {
 				if (inst[i].task != t || (inst[i].truth < ROLE_NKINDS) != carry)
 					continue;
 				n++;
 				count[inst[i].rs.role]++;
 				for (int r = 0; r < ROLE_NKINDS; r++)
-					mean[r] += inst[i].rs.s[r], uni[r] += inst[i].rs.uniform[r];
+					mean[r] += inst[i].rs.s[r];
 			}
 			if (!n)
 				continue;
-			printf("  %s (%d head-texts): labelled", carry ? "carrying" : "the others", n);
+			printf("  %s (%d head-texts): labelled", carry ? "carrying" : "the others",
+			       n);
 			for (int r = 0; r < ROLE_NKINDS; r++)
 				if (count[r])
 					printf(" %s %d", role_name((role_kind)r), count[r]);
-			printf("\n    mean scores (uniform):");
+			printf("\n    mean scores:");
 			for (int r = 0; r < ROLE_NKINDS; r++)
-				if (r != ROLE_BROAD && mean[r] / n >= 0.15)
-					printf(" %s %.2f (%.2f)", role_name((role_kind)r), mean[r] / n,
-					       uni[r] / n);
+				if (mean[r] / n >= 0.15)
+					printf(" %s %.2f", role_name((role_kind)r), mean[r] / n);
 			printf("\n");
 		}
 	}
+}
+
+/* Does the label name role r (alone, or as one of two)? "unclear" names
+ * none. */
+static bool named(const role_scores *rs, role_kind r)
+{
+	return (rs->verdict == ROLE_SURE && rs->role == r) ||
+	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
 }
 
 /* Precision and recall of the labeller as it is, role by role ("broad" on
@@ -185,7 +193,8 @@ static void report_labels(void)
 			continue;
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
-			bool want = inst[i].truth == (role_kind)r, got = inst[i].rs.role == (role_kind)r;
+			bool want = inst[i].truth == (role_kind)r,
+			     got = named(&inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
 		}
 		char line[96];
@@ -194,44 +203,32 @@ static void report_labels(void)
 	}
 }
 
-/* Each bar alone, its minimum and its ratio to the uniform head swept: a
- * head-text passes when its score clears it, whatever the other roles. */
+/* Each bar alone, swept: a head-text passes when its score clears it,
+ * whatever the other roles. */
 static void report_sweep(void)
 {
-	printf("\neach bar alone, its minimum swept (TP FP FN precision recall):\n");
+	printf("\neach bar alone, swept (precision / recall):\n");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
 		int pos = 0;
 		for (size_t i = 0; i < ninst; i++)
 			pos += inst[i].truth == (role_kind)r;
 		if (!pos)
 			continue;
-		double min, ratio;
-		role_bar((role_kind)r, &min, &ratio);
-		printf("%s (now %.2f, ratio %.1f): precision/recall at minimum x ratio\n",
-		       role_name((role_kind)r), min, ratio);
-		static const double ratios[] = {0, 1.5, 2, 3};
-		printf("        ");
-		for (int q = 0; q < 4; q++)
-			printf("   ratio %.1f  ", ratios[q]);
-		printf("\n");
+		printf("%-14s (now %.2f):", role_name((role_kind)r), role_bar((role_kind)r));
 		for (int k = 1; k <= 9; k++) {
 			double th = k / 10.0;
-			printf("  >= %.1f", th);
-			for (int q = 0; q < 4; q++) {
-				int tp = 0, fp = 0, fn = 0;
-				for (size_t i = 0; i < ninst; i++) {
-					const role_scores *s = &inst[i].rs;
-					bool want = inst[i].truth == (role_kind)r;
-					bool got = s->s[r] >= th && s->s[r] >= ratios[q] * s->uniform[r];
-					tp += want && got, fp += !want && got, fn += want && !got;
-				}
-				char p[8], rc[8];
-				snprintf(p, sizeof p, tp + fp ? "%.2f" : "  -", tp + fp ? (double)tp / (tp + fp) : 0);
-				snprintf(rc, sizeof rc, "%.2f", (double)tp / (tp + fn));
-				printf("   %4s / %4s ", p, rc);
+			int tp = 0, fp = 0, fn = 0;
+			for (size_t i = 0; i < ninst; i++) {
+				bool want = inst[i].truth == (role_kind)r;
+				bool got = inst[i].rs.s[r] >= th;
+				tp += want && got, fp += !want && got, fn += want && !got;
 			}
-			printf("\n");
+			char p[8];
+			snprintf(p, sizeof p, tp + fp ? "%.2f" : "  -",
+				 tp + fp ? (double)tp / (tp + fp) : 0);
+			printf("  %.1f: %s/%.2f", th, p, (double)tp / (tp + fn));
 		}
+		printf("\n");
 	}
 }
 

@@ -20,6 +20,7 @@
  * --verbose`. */
 #include "bench_pty.h"
 
+#include "attnview/analysis.h"
 #include "attnview/blas.h"
 #include "attnview/infer.h"
 #include "attnview/modelfile.h"
@@ -277,8 +278,8 @@ static double cpu_ms(void)
  * n x n weights and scores per head would. */
 typedef struct timing {
 	double p50, p99, cpu50, flops;
-	double share; /* median over the keys of GFLOP/s / pool_peak() just after */
-	double ratio; /* typing at the end: median of the keys' time / a full pass's */
+	double share;  /* median over the keys of GFLOP/s / pool_peak() just after */
+	double ratio;  /* typing at the end: median of the keys' time / a full pass's */
 	double full50; /* and the p50 of those full passes */
 	int reused, computed;
 	double bytes, dense_bytes;
@@ -379,7 +380,8 @@ static bool time_keys(const model *m, int n, bool at_start, bool paired, int rep
 		typer_finish(&ty, out);
 		return false;
 	}
-	double *ms = malloc((size_t)reps * 5 * sizeof *ms), *cpu = ms + reps, *share = ms + 2 * reps;
+	double *ms = malloc((size_t)reps * 5 * sizeof *ms), *cpu = ms + reps,
+	       *share = ms + 2 * reps;
 	double *ratio = ms + 3 * reps, *full_ms = ms + 4 * reps;
 	double flops = 0;
 	bool ok = ms != NULL;
@@ -603,6 +605,51 @@ static bool report_model(const bench_model *bm, int reps, int cores, double peak
 }
 
 /* The model files written for the program, removed however main returns. */
+/* The labeller (head_roles) on every head of a result at n tokens, on the
+ * thread that draws (the overview labels every tile): median ms of 5, and
+ * its share of a 60 Hz frame. */
+static bool report_labeller(const bench_model *bm, int n)
+{
+	const model *m = bm->m;
+	if (n > (int)m->cfg.context)
+		return true;
+	static token t[AV_MAX_CONTEXT];
+	text_tokens(m, t, n);
+	activations ws;
+	attn_result r;
+	av_error err;
+	memset(&r, 0, sizeof r);
+	if (!activations_init(&ws, &m->cfg, 1, n, n, &err) ||
+	    !model_attend(m, &ws, t, n, 0, &r, &err)) {
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+		return false;
+	}
+	double ms[5];
+	for (int k = 0; k < 5; k++) {
+		double t0 = bench_now_ms();
+		for (int l = 0; l < r.layers; l++)
+			for (int h = 0; h < r.heads; h++) {
+				attn_matrix a = attn_result_head(&r, l, h);
+				role_scores rs;
+				head_roles(&rs, &a, r.tokens);
+			}
+		ms[k] = bench_now_ms() - t0;
+	}
+	for (int i = 1; i < 5; i++) /* sorted, for the median */
+		for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+			double x = ms[j];
+			ms[j] = ms[j - 1];
+			ms[j - 1] = x;
+		}
+	int heads = r.layers * r.heads;
+	printf("  %-18s %4d tokens: %3d heads labelled in %7.2f ms (%.2f ms a head), "
+	       "%.0f%% of a 60 Hz frame\n",
+	       bm->label, n, heads, ms[2], ms[2] / heads, 100 * ms[2] / (1000.0 / 60));
+	attn_result_free(&r);
+	activations_finish(&ws);
+	return true;
+}
+
 #define NMODELS 4
 static char files[NMODELS - 1][256];
 
@@ -690,6 +737,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NMODELS; i++)
 		if (!report_model(&models[i], reps, cores, peak, cpu1))
 			return 1;
+	printf("the head labeller, every head of the text (the overview's tiles):\n");
+	for (int i = 0; i < 2; i++)
+		for (int n = 128; n <= 512; n *= 4)
+			if (!report_labeller(&models[i], n))
+				return 1;
 	const char *bin = getenv("ATTNVIEW_BIN");
 	if (screen && bin) {
 		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "

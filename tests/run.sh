@@ -77,6 +77,15 @@ status=0
 plain_only=()
 [ "${ATTNVIEW_QUICK:-0}" = 1 ] || plain_only=(--suite kernels --suite python --suite valgrind --suite tsan)
 meson test -C "$builddir" --print-errorlogs --num-processes 2 "${plain_only[@]}" || status=$?
+# The real view in tmux on each kernel: these tests mostly wait for the
+# screen, so four run at a time (their own log: another run of meson test
+# would overwrite the first's).
+kernels_tui=()
+if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
+	meson test -C "$builddir" --no-rebuild --print-errorlogs --num-processes 4 \
+		--suite kernels_tui --logbase kernels_tui || status=$?
+	kernels_tui=("$builddir/meson-logs/kernels_tui.json")
+fi
 
 # Without cairo and pango: only what the figure suite needs.
 nocairo_builddir=${ATTNVIEW_NOCAIRO_BUILD:-build-nocairo}
@@ -88,7 +97,8 @@ fi
 ninja -C "$nocairo_builddir" src/attnview tests/test_figure
 meson test -C "$nocairo_builddir" --no-rebuild --print-errorlogs --suite figure || status=$?
 
-logs=("$builddir/meson-logs/testlog.json" "$nocairo_builddir/meson-logs/testlog.json")
+logs=("$builddir/meson-logs/testlog.json" "$nocairo_builddir/meson-logs/testlog.json"
+	"${kernels_tui[@]}")
 asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
 tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
@@ -128,8 +138,8 @@ need_ok() { # LOG TESTNAME
 	fi
 }
 # The log holding the tests stage 1 leaves to stage 2.
-full=${logs[0]}
-[ "${ATTNVIEW_QUICK:-0}" = 1 ] || full=${logs[2]}
+full=${logs[0]} tuilog=${logs[0]}
+[ "${ATTNVIEW_QUICK:-0}" = 1 ] || full=${logs[3]} tuilog=${logs[2]}
 need_ok "${logs[0]}" worker_tsan
 need_ok "${logs[0]}" infer_tsan
 need_ok "${logs[0]}" valgrind
@@ -149,16 +159,20 @@ kernels=(Prescott)
 grep -q -w avx2 /proc/cpuinfo && kernels+=(Haswell Zen)
 grep -q -w avx512bw /proc/cpuinfo && kernels+=(SkylakeX)
 for k in "${kernels[@]}"; do
-	for t in model infer explain generate dump backward python_reference; do
+	for t in model infer explain generate dump backward python_reference screens; do
 		need_ok "${logs[0]}" "${t}_$k"
+	done
+	for t in $(sed -n '/^tui_names = \[/,/\]/p' tests/meson.build | grep -o "'[a-z0-9_]*'" |
+		tr -d "'"); do
+		need_ok "$tuilog" "tui_${t}_$k"
 	done
 done
 need_ok "${logs[1]}" figure_cli
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do
-		need_ok "${logs[2]}" "fuzz_$t"
+		need_ok "$full" "fuzz_$t"
 	done
-	need_ok "${logs[3]}" tsan_view
+	need_ok "${logs[4]}" tsan_view
 fi
 
 passed=0 failed=0 skipped=0

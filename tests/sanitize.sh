@@ -54,7 +54,7 @@ for stage in "${stages[@]}"; do
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
-			--no-suite kernels --no-suite python || status=1
+			--no-suite kernels --no-suite kernels_tui --no-suite python || status=1
 		;;
 	tsan)
 		dir=${ATTNVIEW_TSAN_BUILD:-build-tsan}

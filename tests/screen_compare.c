@@ -80,9 +80,9 @@ static bool text_bound(const model *m, const char *text, double *out, av_error *
 typedef struct piece {
 	const char *s;
 	int len;
-	bool num;	/* a number: with a point or an exponent, or whole */
-	bool whole;	/* no point, no exponent: compared exactly */
-	double v, ulp;	/* its value and one unit of its last digit */
+	bool num;      /* a number: with a point or an exponent, or whole */
+	bool whole;    /* no point, no exponent: compared exactly */
+	double v, ulp; /* its value and one unit of its last digit */
 } piece;
 
 /* A number starts at s[i]: a digit, or a sign or a point before one, not
@@ -281,7 +281,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: screen_compare [--model MODEL] [--text TEXT]... WANT GOT\n");
+		fprintf(stderr,
+			"usage: screen_compare [--model MODEL] [--text TEXT]... WANT GOT\n");
 		return 2;
 	}
 	compare c = {.where = argv[i + 1]};
@@ -310,7 +311,8 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < na && k < nb; k++)
 		if (!lines_equal(&c, a[k], b[k], k + 1)) {
-			fprintf(stderr, "%s:%d differs:\n-%s\n+%s\n", argv[i + 1], k + 1, a[k], b[k]);
+			fprintf(stderr, "%s:%d differs:\n-%s\n+%s\n", argv[i + 1], k + 1, a[k],
+				b[k]);
 			c.diffs++;
 		}
 	printf("largest number difference %.2f of its tolerance (bound %.3g)\n", c.worst, c.tol);

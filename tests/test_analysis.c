@@ -1,5 +1,6 @@
 /* Head statistics, top keys, ranks and pooling (src/core/analysis.c) on
- * matrices whose answers can be worked out by hand. */
+ * matrices whose answers can be worked out by hand (the head roles:
+ * test_roles.c). */
 #include "attnview/analysis.h"
 #include "harness.h"
 
@@ -144,236 +145,6 @@ static void patterns(void)
 }
 
 /* Tokens from an ASCII string. */
-static void toks(token *t, const char *s)
-{
-	for (int i = 0; s[i]; i++)
-		t[i] = (token){.cp = (uint32_t)(unsigned char)s[i], .id = 3 + s[i], .width = 1};
-}
-
-static void roles(void)
-{
-	token t[8];
-	role_scores rs;
-	/* Previous-token head on 4 tokens: 3 of 4 rows on the key before. */
-	float prev[16] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-	attn_matrix a = {prev, 4, false, 0};
-	toks(t, "wxyz");
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_PREVIOUS && near(rs.score, 0.75) && near(rs.s[ROLE_PREVIOUS], 0.75),
-	       "previous head: %s %g", role_name(rs.role), rs.score);
-	CHECK(near(rs.s[ROLE_SELF], 0.25) && near(rs.s[ROLE_FIRST], 0.5) && near(rs.s[ROLE_NEXT], 0));
-	CHECK(near(rs.s[ROLE_LOCAL], 1)); /* a previous head is local too: previous wins */
-	CHECK(near(rs.s[ROLE_BROAD], 0)); /* every row sure: no entropy */
-
-	/* Every row on key 0: the first-token (sink) head. */
-	float first[16] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-	a.w = first;
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_FIRST && near(rs.score, 1), "first head: %s", role_name(rs.role));
-
-	/* Uniform: broad, normalised entropy 1. */
-	float u[16];
-	for (int i = 0; i < 16; i++)
-		u[i] = 0.25f;
-	a.w = u;
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_BROAD && near(rs.score, 1) && near(rs.s[ROLE_SELF], 0.25),
-	       "uniform head: %s %g", role_name(rs.role), rs.score);
-
-	/* "a b,c": every row on the space (key 1) — delimiter 1 against a
-	 * uniform share of 2/5. */
-	float d[25] = {0};
-	for (int i = 0; i < 5; i++)
-		d[i * 5 + 1] = 1;
-	attn_matrix b = {d, 5, false, 0};
-	toks(t, "a b,c");
-	head_roles(&rs, &b, t);
-	CHECKF(rs.role == ROLE_DELIMITER && near(rs.score, 1), "delimiter head: %s",
-	       role_name(rs.role));
-
-	/* "abab", each row on the other copy of its character: duplicate. */
-	float dup[16] = {0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0};
-	a.w = dup;
-	toks(t, "abab");
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_DUPLICATE && near(rs.score, 1) && near(rs.s[ROLE_INDUCTION], 0),
-	       "duplicate head: %s, induction %g", role_name(rs.role), rs.s[ROLE_INDUCTION]);
-
-	/* "abab", each row on the token after an earlier copy of itself: rows
-	 * 0 (a -> 3), 2 (a -> 1), 3 (b -> 2); row 1 has none and looks at itself. */
-	float ind[16] = {0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
-	a.w = ind;
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_INDUCTION && near(rs.score, 0.75), "induction head: %s %g",
-	       role_name(rs.role), rs.s[ROLE_INDUCTION]);
-
-	/* Each row even over the keys within 2 of it: a local window, with no
-	 * neighbour above 1/3. */
-	float loc[64] = {0};
-	for (int i = 0; i < 8; i++) {
-		int lo = i - 2 < 0 ? 0 : i - 2, hi = i + 2 > 7 ? 7 : i + 2;
-		for (int j = lo; j <= hi; j++)
-			loc[i * 8 + j] = 1.0f / (float)(hi - lo + 1);
-	}
-	attn_matrix c = {loc, 8, false, 0};
-	toks(t, "stuvwxyz");
-	head_roles(&rs, &c, t);
-	CHECKF(rs.role == ROLE_LOCAL && near(rs.score, 1), "local head: %s %g (previous %g)",
-	       role_name(rs.role), rs.score, rs.s[ROLE_PREVIOUS]);
-	CHECK(strcmp(role_name(ROLE_LOCAL), "local") == 0);
-	char text[128];
-	role_sentence(&rs, false, false, text, sizeof text);
-	CHECKF(strcmp(text, "each character looks at its neighbours, two places either side") == 0,
-	       "%s", text);
-
-	/* The causal window, each row even over itself and the two before: the
-	 * sentence speaks of no neighbour to the right, which it cannot see. */
-	float cloc[64] = {0};
-	for (int i = 0; i < 8; i++) {
-		int lo = i - 2 < 0 ? 0 : i - 2;
-		for (int j = lo; j <= i; j++)
-			cloc[i * 8 + j] = 1.0f / (float)(i - lo + 1);
-	}
-	attn_matrix cc = {cloc, 8, true, 0};
-	head_roles(&rs, &cc, t);
-	role_sentence(&rs, true, false, text, sizeof text);
-	CHECKF(rs.role == ROLE_LOCAL && strcmp(text, "each character looks at its neighbours, "
-						     "the two before it") == 0,
-	       "causal local head: %s, %s", role_name(rs.role), text);
-}
-
-/* A matrix with every row on one key: key_of(i) for row i. */
-static void one_key_rows(float *w, int n, int (*key_of)(int, int), int arg)
-{
-	for (int i = 0; i < n * n; i++)
-		w[i] = 0;
-	for (int i = 0; i < n; i++)
-		w[i * n + key_of(i, arg)] = 1;
-}
-
-static int two_right(int i, int n)
-{
-	return i + 2 < n ? i + 2 : i;
-}
-
-static int mirror_of(int i, int n)
-{
-	return n - 1 - i;
-}
-
-static int key_three(int i, int n)
-{
-	(void)i, (void)n;
-	return 3;
-}
-
-/* In "abc,def." each row on the same place of the other line. */
-static int parallel_of(int i, int n)
-{
-	(void)n;
-	return i < 4 ? i + 4 : i - 4;
-}
-
-/* In "ab cdef": each row on the first character of its word. */
-static int word_start_of(int i, int n)
-{
-	(void)n;
-	return i < 3 ? 0 : 3;
-}
-
-static int one_left(int i, int n)
-{
-	(void)n;
-	return i > 0 ? i - 1 : 0;
-}
-
-/* Word start, causal: every row on its word's first character is labelled
- * so, with the sentence; a head on the previous character scores 0 (the
- * rows counted stand two or more into their word); a text of short words
- * has too few rows for a score. */
-static void word_start(void)
-{
-	token t[8];
-	role_scores rs;
-	float w[64];
-	char text[256];
-	attn_matrix a = {w, 8, true, 0};
-	toks(t, "ab cdefg");
-	one_key_rows(w, 8, word_start_of, 8);
-	head_roles(&rs, &a, t);
-	/* The rows counted are e, f and g (two or more into "cdefg"; "ab" is
-	 * too short): all on c. */
-	CHECKF(rs.role == ROLE_WORDSTART && near(rs.score, 1) &&
-		   near(rs.uniform[ROLE_WORDSTART], (1.0 / 6 + 1.0 / 7 + 1.0 / 8) / 3),
-	       "word start: %s %g (uniform %g)", role_name(rs.role), rs.score,
-	       rs.uniform[ROLE_WORDSTART]);
-	role_sentence(&rs, true, false, text, sizeof text);
-	CHECKF(strcmp(text, "each character looks at the first character of its word (after "
-			    "the last space or punctuation mark)") == 0,
-	       "%s", text);
-	one_key_rows(w, 8, one_left, 8);
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_PREVIOUS && near(rs.s[ROLE_WORDSTART], 0),
-	       "previous: %s, word start %g", role_name(rs.role), rs.s[ROLE_WORDSTART]);
-	toks(t, "ab cd ef");
-	one_key_rows(w, 8, word_start_of, 8);
-	head_roles(&rs, &a, t);
-	CHECK(near(rs.s[ROLE_WORDSTART], 0));
-}
-
-static void new_roles(void)
-{
-	token t[8];
-	role_scores rs;
-	float w[64];
-	char text[256];
-	attn_matrix a = {w, 8, false, 0};
-	toks(t, "stuvwxyz");
-
-	one_key_rows(w, 8, two_right, 8);
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_OFFSET && rs.offset == 2 && near(rs.score, 1),
-	       "two to the right: %s, k %d, %g", role_name(rs.role), rs.offset, rs.score);
-	role_label(&rs, false, text, sizeof text);
-	CHECKF(strcmp(text, "2 right") == 0, "label %s", text);
-	role_sentence(&rs, false, false, text, sizeof text);
-	CHECKF(strcmp(text, "each character looks 2 places to its right") == 0, "%s", text);
-
-	one_key_rows(w, 8, mirror_of, 8);
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_MIRROR && rs.mirror == 7 && near(rs.score, 1),
-	       "mirror: %s, c %d, %g", role_name(rs.role), rs.mirror, rs.score);
-
-	one_key_rows(w, 8, key_three, 8);
-	head_roles(&rs, &a, t);
-	role_label(&rs, false, text, sizeof text);
-	CHECKF(rs.role == ROLE_KEYWORD && rs.nkeys == 1 && rs.keys[0] == 'v' &&
-		   strcmp(text, "keyword v") == 0,
-	       "every row on v: %s (%s)", role_name(rs.role), text);
-
-	toks(t, "abc,def.");
-	one_key_rows(w, 8, parallel_of, 8);
-	head_roles(&rs, &a, t);
-	CHECKF(rs.role == ROLE_PARALLEL && near(rs.s[ROLE_PARALLEL], 1),
-	       "the same place of the other line: %s %g", role_name(rs.role),
-	       rs.s[ROLE_PARALLEL]);
-
-	/* "ab中文cd国家": each row even over the keys of its own script. */
-	const uint32_t cps[8] = {'a', 'b', 0x4E2D, 0x6587, 'c', 'd', 0x56FD, 0x5BB6};
-	for (int i = 0; i < 8; i++)
-		t[i] = (token){.cp = cps[i], .id = 3 + i, .width = 1};
-	for (int i = 0; i < 8; i++)
-		for (int j = 0; j < 8; j++)
-			w[i * 8 + j] = (cps[i] < 128) == (cps[j] < 128) ? 0.25f : 0;
-	head_roles(&rs, &a, t);
-	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && rs.role == ROLE_SCRIPT, "same script: %s %g",
-	       role_name(rs.role), rs.s[ROLE_SCRIPT]);
-	/* One script only: no score. */
-	toks(t, "abcdefgh");
-	head_roles(&rs, &a, t);
-	CHECK(near(rs.s[ROLE_SCRIPT], 0));
-}
-
 static void aggregates_and_rollout(void)
 {
 	/* 2 layers x 2 heads of 2 x 2. */
@@ -400,6 +171,12 @@ static void aggregates_and_rollout(void)
 	attention_rollout(roll, work, &r);
 	float want[8] = {0.75f, 0.25f, 0.25f, 0.75f, 0.6875f, 0.3125f, 0.4375f, 0.5625f};
 	check_close("rollout", roll, want, 8, 1e-6f);
+}
+
+static void toks(token *t, const char *s)
+{
+	for (int i = 0; s[i]; i++)
+		t[i] = (token){.cp = (uint32_t)(unsigned char)s[i], .id = 3 + s[i], .width = 1};
 }
 
 static void words(void)
@@ -466,9 +243,6 @@ int main(void)
 	top_keys_and_rank();
 	pooling();
 	patterns();
-	roles();
-	new_roles();
-	word_start();
 	aggregates_and_rollout();
 	words();
 	differences();

@@ -117,6 +117,48 @@ static void damaged(const byte_buf *b, size_t sec, size_t at, uint32_t value, co
 	free(c);
 }
 
+/* A timeline of attnview 0.2 (version 1: 14 values a head, shares of
+ * weight) is read and written back as it is, labelled from its values by
+ * the same labeller, and cannot take records of this version's. */
+static void test_version1(void)
+{
+	model *m = small_model(OBJ_CAUSAL);
+	add_timeline(m);
+	timeline *tl = m->timeline;
+	tl->version = 1;
+	tl->nvalues = TL_V1_NVALUES;
+	float vals[2 * 2 * TL_V1_NVALUES] = {0};
+	for (size_t r = 0; r < tl->count; r++) {
+		for (int k = 0; k < 2 * 2; k++) {
+			vals[k * TL_V1_NVALUES + ROLE_DELIMITER] = 0.7f;
+			vals[k * TL_V1_NVALUES + ROLE_INDUCTION] = r == 2 && k == 3 ? 0.6f : 0.1f;
+		}
+		memcpy(tl->v + r * 2 * 2 * TL_V1_NVALUES, vals, sizeof vals);
+	}
+	byte_buf b;
+	av_error err;
+	CHECK(model_serialize(m, AV_KIND_MODEL, NULL, &b, &err));
+	model *back = model_parse(b.v, b.n, "v1.attn", NULL, NULL, NULL, &err);
+	CHECKF(back && back->timeline, "%s", back ? "no timeline" : err.msg);
+	if (back && back->timeline) {
+		const timeline *t1 = back->timeline;
+		CHECK(t1->version == 1 && t1->nvalues == TL_V1_NVALUES && t1->count == 3);
+		CHECK(timeline_head(t1, 2, 1, 1)[ROLE_INDUCTION] == 0.6f);
+		role_scores rs;
+		timeline_head_roles(t1, 2, 1, 1, &rs);
+		CHECKF(rs.role == ROLE_INDUCTION, "v1 induction head: %s", role_name(rs.role));
+		timeline_head_roles(t1, 2, 1, 0, &rs);
+		CHECKF(rs.role == ROLE_DELIMITER, "v1 delimiter head: %s", role_name(rs.role));
+		int head = -1;
+		CHECK(timeline_phase_change(t1, &head) == 2 && head == 3);
+		CHECK(!timeline_record(back->timeline, back, 20, 1.0f, true, &err) &&
+		      strstr(err.msg, "older attnview"));
+	}
+	model_destroy(back);
+	bb_free(&b);
+	model_destroy(m);
+}
+
 static void test_damage(void)
 {
 	model *m = small_model(OBJ_MASKED);
@@ -127,7 +169,8 @@ static void test_damage(void)
 	size_t sec = find(b.v, b.n, TL_MAGIC);
 	CHECK(sec < b.n);
 	size_t probe = TL_HEADER_BYTES, rec = probe + 4 * 3 * 12, vals = rec + 20;
-	damaged(&b, sec, 4, 2, "upgrade attnview", sec);
+	damaged(&b, sec, 4, TL_VERSION + 1, "upgrade attnview", sec);
+	damaged(&b, sec, 4, 1, "values per head", sec + 16); /* version 1 had 14 */
 	damaged(&b, sec, 16, TL_NVALUES + 1, "values per head", sec + 16);
 	damaged(&b, sec, 24, 17, "longer than the context", sec + 24);
 	damaged(&b, sec, 28, 0, "every 0 steps", sec + 28);
@@ -235,6 +278,7 @@ int main(void)
 {
 	test_round_trip();
 	test_damage();
+	test_version1();
 	test_records();
 	test_kept_owner();
 	return test_summary("timeline");

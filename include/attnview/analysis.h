@@ -83,44 +83,56 @@ typedef enum pool_kind {
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
 	       pool_kind kind);
 
-/* ---- head roles (roles.c) -----------------------------------------------
- * Scores in [0, 1] of one head on one text (TransformerLens's detector
- * scores, generalised to bidirectional models, and more), A the head's n x n
- * weights, masked cells counted as 0; attnview(1), HEAD ROLES, has the
- * formulas as a reader meets them and the measured precision and recall of
- * every bar below:
- *   previous   sum_{i>=1} A[i][i-1] / n
- *   next       sum_{i<n-1} A[i][i+1] / n
- *   self       sum_i A[i][i] / n
- *   first      sum_i A[i][0] / n
- *   delimiter  sum_i sum_{j: tok_j space, line break or punctuation} A[i][j] / n
- *   duplicate  sum_i sum_{j != i, tok_j = tok_i} A[i][j] / n
- *   induction  sum_i sum_{j >= 1, j - 1 != i, tok_{j-1} = tok_i} A[i][j] / n
- *   local      sum_i sum_{|i - j| <= 2} A[i][j] / n
- *   offset     max over k, 2 <= |k| <= 8, of the share of the rows i with
- *              key i + k in the text and visible whose largest weight is at
- *              i + k and larger than every other (0 where fewer than 3 such
- *              rows)
- *   keyword    sum_i sum_{j: tok_j in K} A[i][j] / n, K the one or two
- *              characters with the most weight summed over all rows
- *   script     (S - U) / (1 - U), clipped to [0, 1], over the rows whose
- *              character has a script (Han, Latin, kana, Hangul, Cyrillic,
- *              Greek): S the mean weight on keys of the query's script, U a
- *              uniform head's (0 where 1 - U < 0.05: one script only)
- *   parallel   the mean over rows that have one of the weight on the keys
- *              at the same place (the same distance from the start of its
- *              line) in the line before or after; a line ends after a line
- *              break or a punctuation mark (0 where fewer than n/4 rows have
- *              such a key)
- *   mirror     max over c of sum_{i: 0 <= c - i < n} A[i][c - i] / n
- *   entropy    mean over rows of -sum_j A[i][j] ln A[i][j], divided by ln n
- *   word start the mean of A[i][w(i)] over the rows R whose character is not
- *              a delimiter and stands at least two places into its word,
- *              w(i) <= i - 2, w(i) the word's first character (the first after
- *              the last space, line break or punctuation mark at or before
- *              i - 1, else 0); 0 where R has fewer than 3 rows
- * Word start comes after broad: the training timeline (timeline.h) records
- * the scores up to broad's, the roles it was made with. */
+/* ---- head roles (roles.c, role_words.c) --------------------------------
+ * What a head does on one text, in terms a person can check in its picture:
+ * every role is a statement about the rows' strongest keys. A row "looks
+ * at" its strongest key when that key is the only largest of the row and
+ * holds at least ROLE_FOCUS times the weight an even spread would give it
+ * (halfway to all of it in a row of few keys: min(3/v, (1 + 1/v)/2), v the
+ * row's visible keys). Rows with one visible key (a causal model's first)
+ * have no choice and are not counted. A role's score is the share of its
+ * rows whose strongest key fits it (attnview(1), HEAD ROLES):
+ *   previous   rows i >= 1 that look at i - 1
+ *   next       rows that see i + 1 and look at it
+ *   self       rows that look at i
+ *   first      rows i >= 1 that look at key 0
+ *   delimiter  rows that see a space, line break or punctuation mark and
+ *              look at the nearest one before or after them (the last at or
+ *              before i, the first at or after i); 0 unless the rows that do
+ *              look at two or more different ones (one key for most rows is
+ *              a column: keyword or first)
+ *   duplicate  rows that see another copy of their character and look at one
+ *   induction  rows that see the character after an earlier copy of their
+ *              own (key j, tok[j - 1] = tok[i], j - 1 != i, j != i) and
+ *              look at one such key; 0 under ROLE_MIN_ROWS such rows
+ *   local      rows that look within two places of themselves
+ *   offset     the largest, over k with 2 <= |k| <= 8, of the share of the
+ *              rows that see i + k and look at it
+ *   keyword    rows that look at a copy of the one or two characters most
+ *              rows look at (the second only with a quarter of the two's rows)
+ *   script     over the rows of a character with a script (Han, Latin, kana,
+ *              Hangul, Cyrillic, Greek) in a text of two scripts or more:
+ *              (S - C) / (1 - C), S the share that look at their own script,
+ *              C the share an even spread would give it
+ *   parallel   in a text of lines (line breaks, or verses of one length
+ *              closed by punctuation), rows that look at the same place of
+ *              the line before (or after, in a masked model); 0 without lines
+ *   mirror     the largest, over c, of the share of rows that see c - i and
+ *              look at it (only c that half the rows or more can see)
+ *   broad      rows that look nowhere: no key holds ROLE_FOCUS times an even
+ *              share
+ *   word start rows two places or more into their word or phrase (after the
+ *              last space or punctuation mark) that look at its first
+ *              character; 0 unless they look at two different starts or more
+ * The label (role_decide): too short to tell under ROLE_MIN_ROWS rows; else
+ * induction when its score clears its bar, whatever else does (a repeated
+ * text puts its keys at a fixed offset too); else the highest score among
+ * the roles that clear their bars (local, same script and broad only when no
+ * other does: a band, script-mates and spread attention come with other
+ * patterns), and when the second is within ROLE_CLOSE of it, both; else
+ * broad when most rows look nowhere; else "unclear", with the closest role
+ * and its share. The bars are measured on the lab's heads
+ * (tests/bench/labeller.c, attnview(1)). */
 typedef enum role_kind {
 	ROLE_PREVIOUS,
 	ROLE_NEXT,
@@ -140,19 +152,48 @@ typedef enum role_kind {
 	ROLE_NKINDS
 } role_kind;
 
+#define ROLE_FOCUS 3.0	  /* times an even share: a row looks at its strongest key */
+#define ROLE_MIN_ROWS 3	  /* rows a score needs; fewer: too short to tell */
+#define ROLE_CLOSE 0.1	  /* two roles this close both name the head */
+
+/* How sure the label is. */
+typedef enum role_verdict {
+	ROLE_SURE,   /* one role clears its bar (or broad: most rows look nowhere) */
+	ROLE_TWO,    /* two clear their bars within ROLE_CLOSE: both are named */
+	ROLE_UNSURE, /* none clears its bar: "unclear", the closest named */
+	ROLE_SHORT,  /* fewer than ROLE_MIN_ROWS rows with a choice */
+} role_verdict;
+
 typedef struct role_scores {
-	double s[ROLE_NKINDS]; /* ROLE_BROAD holds the entropy */
-	role_kind role;	       /* the label */
-	double score;	       /* the score that earned it */
+	double s[ROLE_NKINDS];	/* each role's score in [0, 1] */
+	int hits[ROLE_NKINDS];	/* its rows that fit (script: that look at their own) */
+	int rows[ROLE_NKINDS];	/* the rows it counts */
+	int n;			/* rows with a choice */
+	role_kind role;		/* the label */
+	double score;		/* its score */
+	role_verdict verdict;
+	role_kind second;	/* ROLE_TWO: the other role named; else the runner-up
+				   (ROLE_NKINDS: none) */
+	double second_score;
 	/* What the label and the sentence name: */
 	int offset;	    /* the k of the offset score (0: none) */
-	uint32_t keys[2];   /* the keyword's characters, most weight first */
-	int nkeys;	    /* 1 or 2 (a second only with a quarter of the weight) */
+	uint32_t keys[2];   /* the keyword's characters, most rows first */
+	int nkeys;	    /* 1 or 2 */
+	int key_places;	    /* positions of the keyword's characters the rows look at */
+	int column;	    /* the key most rows look at (-1: none) */
+	int column_rows;    /* ... and how many do */
+	uint32_t before[8]; /* the word before the column's key (a space, a mark) */
+	int nbefore;
 	int mirror;	    /* the c of the mirror score */
-	double ahead;	    /* share of the delimiter weight on the first delimiter
-			       at or after the query (a segment's end) */
-	double uniform[ROLE_NKINDS]; /* what a head spreading each row evenly over
-					its visible keys scores (where a bar compares) */
+	int ahead;	    /* delimiter rows that look at the one ahead (a phrase's end) */
+	int places;	    /* different keys the delimiter or word start rows look at */
+	int left1, left2;   /* local: rows that look one and two to the left */
+	double chance;	    /* script: the share an even spread would give */
+	bool causal;
+	/* The bars role_decide holds the scores to: NULL, the labeller's
+	 * (role_bar); else one a role (a version 1 timeline's shares of
+	 * weight: timeline_head_roles). */
+	const double *bars;
 } role_scores;
 
 /* Names as the dump and the screen print them: "previous", "next", "self",
@@ -160,31 +201,40 @@ typedef struct role_scores {
  * "keyword", "same script", "line-parallel", "mirror", "broad", "word
  * start". */
 const char *role_name(role_kind r);
-/* The names of the scores in the dump's "scores" ("entropy" for broad,
- * "script", "parallel" and "word_start" for the names with a space or a
- * dash). */
+/* The names of the scores in the dump's "scores" ("script", "parallel",
+ * "word_start" for the names with a space or a dash). */
 const char *role_score_key(role_kind r);
 
 /* The scores of a head, tokens tok[0..n) (ids compare tokens: two unknown
  * characters count as the same only if their codepoints are equal), and its
- * label (n at most AV_MAX_CONTEXT; scoring allocates nothing): among the
- * roles whose score clears its bar (attnview(1), HEAD
- * ROLES) the one with the highest score, the first in role_kind's order on a
- * tie; else "same script", else "local", if that clears its bar; else
- * "broad" with the entropy as its score. */
+ * label (role_decide). n at most AV_MAX_CONTEXT; allocates nothing, so it
+ * cannot fail on a text a model can read. */
 void head_roles(role_scores *out, const attn_matrix *a, const token *tok);
 
-/* The bar of role r: its score must be at least *min and at least *ratio
- * times the uniform head's (ratio 0: no such comparison). */
-void role_bar(role_kind r, double *min, double *ratio);
+/* The label from out->s and out->n alone (the training timeline keeps the
+ * scores, not the weights): role, score, verdict, second and second_score. */
+void role_decide(role_scores *out);
+
+/* The bar of role r: its score must be at least this. */
+double role_bar(role_kind r);
 
 /* The label in a few words: the role's name, or for an offset "2 left" /
- * "3 right", for a keyword "keyword 是 头". translate: in the messages'
+ * "3 right", for a keyword "keyword 是 头", two roles "keyword 人 / first",
+ * "unclear: 38% previous", "too short to tell". translate: in the messages'
  * language (the screen) or in English (the dump, the figures). */
 void role_label(const role_scores *rs, bool translate, char *out, size_t size);
-/* What the head does, in one sentence ("each character looks at the one
- * before it"). */
-void role_sentence(const role_scores *rs, bool causal, bool translate, char *out, size_t size);
+/* The label with its score where the label does not say it already:
+ * "keyword 月 0.67", "keyword 人 / first 0.74", "unclear: 44% keyword t",
+ * "too short to tell" (headings, tiles, figure titles). */
+void role_title(const role_scores *rs, bool translate, char *out, size_t size);
+/* The role's name alone, for a label of a few columns. */
+void role_short_label(const role_scores *rs, bool translate, char *out, size_t size);
+/* What the head does, in one sentence with its evidence ("47 of 74 rows look
+ * at the character before"). */
+void role_sentence(const role_scores *rs, bool translate, char *out, size_t size);
+/* The runner-up in a few words ("runner-up: keyword 人, 41 of 74 rows"), or
+ * "" when there is none. */
+void role_runner_up(const role_scores *rs, bool translate, char *out, size_t size);
 
 /* ---- aggregates and rollout ---------------------------------------------- */
 /* out (n, n): an aggregate of result r, kind SEL_MEAN (over a layer's

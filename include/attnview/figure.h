@@ -54,7 +54,7 @@ typedef struct fig_heatmap {
 	char row_axis[24], col_axis[24]; /* the axes' names; "": Query and Key */
 	scale_kind kind;		 /* SCALE_DIFF for a difference */
 	cm_ramp ramp;			 /* RAMP_DIVERGING for a difference */
-	char title[128];		 /* a tile's title ("L0 H1 next 0.74"), may be empty */
+	char title[224];		 /* a tile's title ("L0 H1 next 0.74"), may be empty */
 	char unit[24];			 /* the colour bar's unit instead of the scale's, or "" */
 	scale sc;			 /* prepared from w */
 	float *row_max;			 /* [n], sc's */

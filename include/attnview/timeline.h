@@ -5,10 +5,12 @@
  *
  *   offset size
  *   0      4    magic "ATTL"
- *   4      4    section version (1)
+ *   4      4    section version (2; 1 is read too)
  *   8      8    section size in bytes, from the magic to its last byte
- *   16     4    S, values per head (TL_NVALUES: the role scores, role_kind
- *               order, up to broad's entropy)
+ *   16     4    S, values per head: version 2 TL_NVALUES, the role scores of
+ *               head_roles in role_kind order (shares of rows); version 1
+ *               TL_V1_NVALUES, attnview 0.2's scores (shares of weight) up
+ *               to broad's entropy
  *   20     4    W, probe windows
  *   24     4    n, characters of a probe window (2 <= n <= context T)
  *   28     8    K, steps between records of the last run (>= 1; a run
@@ -45,8 +47,15 @@
 #include "attnview/rng.h"
 
 #define TL_MAGIC	"ATTL"
-#define TL_VERSION	1u
-#define TL_NVALUES	(ROLE_BROAD + 1) /* values per head: the roles up to broad */
+#define TL_VERSION	2u
+#define TL_NVALUES	ROLE_NKINDS /* values per head: every role's score */
+#define TL_V1_NVALUES	14u	    /* version 1's: attnview 0.2's, up to broad */
+/* The file stores the scores in role_kind's order: a role added, removed or
+ * moved is a new version of the section (and of python/attnview_torch's
+ * timeline.py, whose NVALUES its tests tie to this). */
+_Static_assert(ROLE_NKINDS == 15 && ROLE_INDUCTION == 6 && ROLE_BROAD == 13 &&
+		   ROLE_WORDSTART == 14,
+	       "the timeline's values are the role scores in role_kind order");
 #define TL_MAX_WINDOWS	8
 #define TL_WINDOWS	4	/* text probe windows the trainers take */
 #define TL_PROBE_LEN	64	/* ... of at most this many characters (the cost) */
@@ -56,6 +65,8 @@
 #define TL_PROBE_SALT	0x74696d656c696e65ull /* repeated probe: seed ^ this */
 
 typedef struct timeline {
+	uint32_t version;	/* of the section: TL_VERSION, or 1 read from a file */
+	uint32_t nvalues;	/* values per head: TL_NVALUES, or version 1's */
 	uint32_t layers, heads; /* of the model */
 	uint32_t windows, n;	/* the text probe: windows x n codepoints */
 	uint64_t every, seed;
@@ -64,7 +75,7 @@ typedef struct timeline {
 	size_t count, cap;  /* records */
 	uint64_t *step;
 	float *loss, *probe_loss, *icl;
-	float *v; /* (count, layers, heads, TL_NVALUES) */
+	float *v; /* (count, layers, heads, nvalues) */
 	/* Not in the file: (windows, n) flags of the positions whose loss is
 	 * measured, or NULL: all (timeline_set_scored). */
 	uint8_t *scored;
@@ -73,8 +84,14 @@ typedef struct timeline {
 /* The values of head (l, h) at record r. */
 static inline const float *timeline_head(const timeline *tl, size_t r, int l, int h)
 {
-	return tl->v + ((r * tl->layers + (size_t)l) * tl->heads + (size_t)h) * TL_NVALUES;
+	return tl->v + ((r * tl->layers + (size_t)l) * tl->heads + (size_t)h) * tl->nvalues;
 }
+
+/* What the labeller (role_decide) says of head (l, h) at record r, from its
+ * recorded scores (a version 1 timeline's stand in for them: shares of
+ * weight, broad's entropy, held to the bars attnview 0.2 measured for
+ * weight); word start, which version 1 lacks, 0. */
+void timeline_head_roles(const timeline *tl, size_t r, int l, int h, role_scores *out);
 
 /* A timeline without records for a model of cfg, every K steps, on the
  * text probe (windows x n codepoints, n <= cfg->context) and a repeated
@@ -97,7 +114,8 @@ uint64_t timeline_auto_every(uint64_t total);
 bool timeline_due(const timeline *tl, uint64_t step, uint64_t total);
 
 /* Measure the model on the probes and append a record for `step` (a step
- * already recorded is measured again and replaces it). loss: the training
+ * already recorded is measured again and replaces it; a version 1
+ * timeline, which measured otherwise, is refused). loss: the training
  * loss to record; held_out: the probe is text the model does not train on
  * (its loss is recorded, else NaN). */
 bool timeline_record(timeline *tl, const model *m, uint64_t step, float loss, bool held_out,
@@ -151,9 +169,10 @@ bool timeline_keep(const model *m, const model_meta *meta, const char *out, uint
 
 /* The phase change: with h* the head whose induction score rises most
  * (its largest value over the records minus its first), and that rise at
- * least TL_PHASE_RISE, the first record where h*'s induction score reaches
- * the middle of its first and largest values; -1 when no head rose so far.
- * *head (may be NULL) gets h* as l * H + h. */
+ * least TL_PHASE_RISE, the first record where the labeller names h* an
+ * induction head (timeline_head_roles), so that the head's row says so
+ * from there; -1 when no head rose so far or none is named so. *head (may
+ * be NULL) gets h* as l * H + h. */
 #define TL_PHASE_RISE 0.2
 long timeline_phase_change(const timeline *tl, int *head);
 

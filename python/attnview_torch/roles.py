@@ -1,17 +1,20 @@
 """The labeller's role scores of a head (attnview(1), HEAD ROLES; src/core/
-roles.c, head_roles): the fourteen scores in [0, 1] the training timeline
-records, computed in float64 as attnview computes them. Only the scores: the
-label and its bars are attnview's.
+roles.c, head_roles): the fifteen scores in [0, 1] the training timeline
+records, each a share of the rows whose strongest key fits the role,
+computed as attnview computes them. Only the scores: the label is
+attnview's (role_decide).
 """
 
-import math
 import unicodedata
 
-NKINDS = 14
+NKINDS = 15
 (PREVIOUS, NEXT, SELF, FIRST, DELIMITER, DUPLICATE, INDUCTION, LOCAL, OFFSET, KEYWORD,
- SCRIPT, PARALLEL, MIRROR, BROAD) = range(NKINDS)
+ SCRIPT, PARALLEL, MIRROR, BROAD, WORDSTART) = range(NKINDS)
 SPECIAL_CP = 0x110000
 TOK_UNK = 1
+FOCUS = 3.0     # times an even share: a row looks at its strongest key
+MIN_ROWS = 3    # rows a score needs
+FAR = 3         # the least distance of a duplicate's or an induction key
 
 _DELIM_CATEGORIES = {"Zs", "Zl", "Zp", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}
 
@@ -47,125 +50,168 @@ def _script(cp):
     return 0
 
 
-def _same(tok, i, j):
-    return tok[i][1] == tok[j][1] and (tok[i][1] != TOK_UNK or tok[i][0] == tok[j][0])
-
-
 class Text:
     """What the scores need to know about a text of n (codepoint, id) pairs,
     made once for every head (role_text_init)."""
 
     def __init__(self, tok):
-        import torch
         n = self.n = len(tok)
-        cps = [cp for cp, _ in tok]
-        ids = torch.tensor([t for _, t in tok])
-        cp = torch.tensor(cps)
-        self.same = (ids[:, None] == ids[None, :]) & ((ids[:, None] != TOK_UNK)
-                                                      | (cp[:, None] == cp[None, :]))
-        self.idx = torch.arange(n)
-        self.delim = torch.tensor([is_delimiter(c) for c in cps], dtype=torch.bool)
-        self.cls = self.same.int().argmax(dim=1).tolist()  # the first equal token
+        self.cps = cps = [cp for cp, _ in tok]
+        ids = [t for _, t in tok]
+        key = [(t, cp if t == TOK_UNK else None) for cp, t in tok]
+        first = {}
+        self.cls = [first.setdefault(key[i], i) for i in range(n)]
+        self.delim = [is_delimiter(c) for c in cps]
+        self.script = [_script(c) for c in cps]
         self.special = [c >= SPECIAL_CP for c in cps]
-        self.script = torch.tensor([_script(c) for c in cps])
-        self.line, self.col, self.start, self.length = [], [], [], []
-        for i in range(n):
-            if i == 0 or _ends_line(cps[i - 1]):
-                self.start.append(i)
-                self.length.append(0)
-            self.line.append(len(self.start) - 1)
-            self.col.append(self.length[-1])
-            self.length[-1] += 1
+        del ids
+        self.prev_delim = [None] * n
+        self.word = [0] * n
+        for i in range(1, n):
+            self.prev_delim[i] = i - 1 if self.delim[i - 1] else self.prev_delim[i - 1]
+            self.word[i] = i if self.delim[i - 1] else self.word[i - 1]
+        self.next_delim = [None] * n
+        for i in range(n - 2, -1, -1):
+            self.next_delim[i] = i + 1 if self.delim[i + 1] else self.next_delim[i + 1]
+        self.lines = self._lines()
+        self.nscripts = len({s for s in self.script if s})
+
+    def _lines(self):
+        """Line starts: at line breaks; else verses closed by punctuation when
+        most of them (two or more) have one length of four or more."""
+        cps, n = self.cps, self.n
+        breaks = 10 in cps
+        starts = [0] + [i + 1 for i in range(n - 1)
+                        if (cps[i] == 10 if breaks else _ends_line(cps[i]))]
+        if not breaks:
+            lens = [b - a for a, b in zip(starts, starts[1:] + [n])]
+            same = max([lens.count(x) for x in lens if x >= 4] or [0])
+            if len(starts) < 2 or 2 * same < len(starts) + 1:
+                return [0]
+        return starts
+
+    def parallel(self, i, causal):
+        starts = self.lines
+        if len(starts) < 2:
+            return []
+        ends = starts[1:] + [self.n]
+        line = max(k for k, a in enumerate(starts) if a <= i)
+        keys = []
+        for m in (line - 1,) if causal else (line - 1, line + 1):
+            if 0 <= m < len(starts):
+                j = starts[m] + i - starts[line]
+                if j < ends[m]:
+                    keys.append(j)
+        return keys
+
+
+def _looks_at(A, causal):
+    """Each row's key: its only largest weight when it holds at least
+    min(FOCUS / v, (1 + 1/v) / 2) of the row (v visible keys); else None."""
+    best = []
+    for i, row in enumerate(A.tolist()):
+        vis = i + 1 if causal else len(row)
+        if vis < 2:
+            best.append(None)
+            continue
+        top = max(row[:vis])
+        j = row.index(top)
+        focus = min(FOCUS / vis, 0.5 * (1 + 1 / vis))
+        unique = row[:vis].count(top) == 1
+        best.append(j if unique and top >= focus else None)
+    return best
+
+
+def _share(hits, rows):
+    return hits / rows if rows >= MIN_ROWS else 0.0
 
 
 def scores(A, x, causal):
-    """A: the n x n weights of a head (a float64 tensor, masked cells 0) on
-    the text x (Text). The fourteen scores, role order (head_roles's sums,
-    as tensor operations)."""
-    import torch
+    """A: the n x n weights of a head (a float tensor, masked cells 0) on the
+    text x (Text). The fifteen scores, role order (head_roles)."""
     n = x.n
     s = [0.0] * NKINDS
     if n <= 0:
         return s
-    idx = x.idx
-    vis = ~(idx[None, :] > idx[:, None]) if causal else torch.ones(n, n, dtype=torch.bool)
-    eye = idx[:, None] == idx[None, :]
-    s[DELIMITER] = float(A[:, x.delim].sum()) / n
-    s[DUPLICATE] = float(A[x.same & ~eye].sum()) / n
-    prev_same = torch.zeros(n, n, dtype=torch.bool)  # key j: tok[j - 1] is the query's
-    prev_same[:, 1:] = x.same[:, :-1]
-    s[INDUCTION] = float(A[prev_same & (idx[None, :] - 1 != idx[:, None])].sum()) / n
-    s[LOCAL] = float(A[(idx[:, None] - idx[None, :]).abs() <= 2].sum()) / n
-    pos = A > 0
-    ent = -float((A[pos] * torch.log(A[pos])).sum())
-    s[BROAD] = ent / n / math.log(n) if n > 1 else 0.0
-    s[PREVIOUS] = float(torch.diagonal(A, -1).sum()) / n
-    s[NEXT] = float(torch.diagonal(A, 1).sum()) / n if not causal else 0.0
-    s[SELF] = float(torch.diagonal(A).sum()) / n
-    s[FIRST] = float(A[:, 0].sum()) / n
-    # each row's largest visible weight's key, -1 on a tie
-    Am = torch.where(vis, A, torch.full_like(A, -1.0))
-    top = Am.max(dim=1)
-    unique = (Am == top.values[:, None]).sum(dim=1) == 1
-    # rows whose single largest weight is k away, k = d + n (bincount's index)
-    hits = torch.bincount((top.indices - idx)[unique] + n, minlength=2 * n + 1).tolist()
-    for d in range(2, 9):
-        for k in (-d, d):
-            if causal and k > 0:
-                continue  # the key is masked in every row: no rows
-            rows = n - abs(k)  # the rows with key i + k in the text
-            v = hits[k + n] / rows if rows >= 3 else 0.0
-            if v > s[OFFSET]:
-                s[OFFSET] = v
-    # keyword: the weight on each character, all rows
-    col = A.sum(dim=0).tolist()
-    mass = [0.0] * n
-    for j in range(n):
-        mass[x.cls[j]] += col[j]
-    c1 = c2 = -1
-    for c in range(n):
-        if x.cls[c] != c or x.special[c]:
+    best = _looks_at(A, causal)
+    choice = [i for i in range(n) if (i + 1 if causal else n) >= 2]
+
+    def sees(i, j):
+        return 0 <= j < n and not (causal and j > i)
+
+    same = lambda i, j: x.cls[i] == x.cls[j]  # noqa: E731
+    hits, rows = [0] * NKINDS, [0] * NKINDS
+
+    def add(r, eligible, fits):
+        if eligible:
+            rows[r] += 1
+            hits[r] += bool(fits)
+
+    delim_places, word_places = set(), set()
+    for i in choice:
+        b = best[i]
+        near = [j for j in (x.prev_delim[i], x.next_delim[i]) if j is not None and sees(i, j)]
+        in_word = not x.delim[i] and x.word[i] <= i - 2
+        pk = x.parallel(i, causal)
+        far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
+        add(PREVIOUS, i >= 1, b == i - 1)
+        add(NEXT, sees(i, i + 1), b is not None and b == i + 1)
+        add(SELF, True, b == i)
+        add(FIRST, i >= 1, b == 0)
+        add(LOCAL, True, b is not None and abs(b - i) <= 2)
+        add(BROAD, True, b is None)
+        add(DUPLICATE, any(same(j, i) for j in far),
+            b is not None and abs(b - i) >= FAR and same(b, i))
+        add(INDUCTION, any(j >= 1 and j - 1 != i and same(j - 1, i) for j in far),
+            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i and same(b - 1, i))
+        add(DELIMITER, bool(near), b is not None and b in near)
+        add(WORDSTART, in_word, b == x.word[i])
+        add(PARALLEL, bool(pk), b is not None and b in pk)
+        if b is not None and b in near:
+            delim_places.add(b)
+        if in_word and b == x.word[i]:
+            word_places.add(b)
+    for r in range(NKINDS):
+        s[r] = _share(hits[r], rows[r])
+    if len(delim_places) < 2:
+        s[DELIMITER] = 0.0
+    if len(word_places) < 2:
+        s[WORDSTART] = 0.0
+    s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
+                           sum(1 for i in choice if sees(i, i + k)))
+                    for d in range(2, 9) for k in (-d, d))
+    by_cls = {}
+    for i in choice:
+        b = best[i]
+        if b is not None and not x.special[b]:
+            by_cls[x.cls[b]] = by_cls.get(x.cls[b], 0) + 1
+    top = sorted(by_cls.values(), reverse=True)[:2]
+    if len(top) == 2 and 4 * top[1] < top[0] + top[1]:
+        top = top[:1]
+    s[KEYWORD] = _share(sum(top), len(choice))
+    s[SCRIPT] = _script_score(x, best, choice, sees)
+    s[MIRROR] = 0.0
+    for c in range(2 * n - 1):
+        mrows = [i for i in choice if c - i != i and sees(i, c - i)]
+        mhits = sum(best[i] == c - i for i in mrows)
+        if mhits >= MIN_ROWS and 2 * len(mrows) >= len(choice):
+            s[MIRROR] = max(s[MIRROR], _share(mhits, len(mrows)))
+    return [min(max(v, 0.0), 1.0) for v in s]
+
+
+def _script_score(x, best, choice, sees):
+    """Own script against an even spread's share, in a text of two scripts."""
+    if x.nscripts < 2:
+        return 0.0
+    rows = hits = 0
+    chance = 0.0
+    for i in choice:
+        keys = [j for j in range(x.n) if sees(i, j) and x.script[j]]
+        if not x.script[i] or not keys:
             continue
-        if c1 < 0 or mass[c] > mass[c1]:
-            c2, c1 = c1, c
-        elif c2 < 0 or mass[c] > mass[c2]:
-            c2 = c
-    if c1 >= 0:
-        s[KEYWORD] = (mass[c1] + (mass[c2] if c2 >= 0 else 0)) / n
-    # script
-    sc = x.script
-    has = (sc[None, :] != 0) & vis
-    own = has & (sc[None, :] == sc[:, None])
-    wany = (A * has).sum(dim=1)
-    rows = (sc != 0) & (wany > 0)
-    if bool(rows.any()):
-        S = float(((A * own).sum(dim=1)[rows] / wany[rows]).mean())
-        U = float((own.sum(dim=1)[rows].double() / has.sum(dim=1)[rows].double()).mean())
-    else:
-        S, U = 0.0, 1.0
-    v = (S - U) / (1 - U) if 1 - U >= 0.05 else 0.0
-    s[SCRIPT] = min(max(v, 0.0), 1.0)
-    # parallel: the same place in the line before and after
-    rows = 0
-    w = 0.0
-    Al = None
-    for i in range(n):
-        keys = []
-        for dl in (-1, 1):
-            ln = x.line[i] + dl
-            if 0 <= ln < len(x.start) and x.col[i] < x.length[ln]:
-                j = x.start[ln] + x.col[i]
-                if not causal or j <= i:
-                    keys.append(j)
-        if keys:
-            Al = Al if Al is not None else A.tolist()
-            rows += 1
-            w += sum(Al[i][j] for j in keys)
-    s[PARALLEL] = w / rows if rows >= 1 and 4 * rows >= n else 0.0
-    # mirror: the anti-diagonal with the most weight
-    anti = torch.zeros(2 * n - 1, dtype=A.dtype).index_add_(
-        0, (idx[:, None] + idx[None, :]).flatten(), A.flatten())
-    for v in (anti / n).tolist():
-        if v > s[MIRROR]:
-            s[MIRROR] = v
-    return [min(v, 1.0) for v in s]
+        rows += 1
+        chance += sum(x.script[j] == x.script[i] for j in keys) / len(keys)
+        hits += best[i] is not None and x.script[best[i]] == x.script[i]
+    C = chance / rows if rows else 1.0
+    S = _share(hits, rows)
+    return (S - C) / (1 - C) if 1 - C >= 0.05 else 0.0

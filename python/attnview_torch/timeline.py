@@ -12,10 +12,15 @@ import struct
 from .shown import quote
 
 MAGIC = b"ATTL"
-VERSION = 1
-NVALUES = 14  # the labeller's role scores, role_kind order (analysis.h)
+VERSION = 2
+# The labeller's role scores, role_kind order (analysis.h): version 2 every
+# role's share of rows; version 1 (attnview 0.2) fourteen shares of weight,
+# up to broad's entropy. timeline.h ties them to the roles with a static
+# assert, and tests/python/test_torch.py ties these to attnview's.
+NVALUES = 15
+NVALUES_V1 = 14
 SCORE_KEYS = ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
-              "local", "offset", "keyword", "script", "parallel", "mirror", "entropy")
+              "local", "offset", "keyword", "script", "parallel", "mirror", "broad", "word_start")
 MAX_WINDOWS = 8
 MAX_RECORDS = 100000
 HEADER = struct.Struct("<4sIQIIIQQI")
@@ -27,22 +32,25 @@ class Timeline:
     the records: step, loss, probe_loss, icl (floats, NaN allowed) and values
     (layers x heads x NVALUES floats, flat, per record)."""
 
-    def __init__(self, layers, heads, probe, windows, n, repeated, every, seed):
+    def __init__(self, layers, heads, probe, windows, n, repeated, every, seed,
+                 version=VERSION):
+        self.version = version
+        self.nvalues = NVALUES if version == VERSION else NVALUES_V1
         self.layers, self.heads = layers, heads
         self.probe, self.windows, self.n = list(probe), windows, n
         self.repeated, self.every, self.seed = list(repeated), every, seed
         self.steps, self.loss, self.probe_loss, self.icl, self.values = [], [], [], [], []
 
     def head(self, r, layer, head):
-        k = (layer * self.heads + head) * NVALUES
-        return self.values[r][k:k + NVALUES]
+        k = (layer * self.heads + head) * self.nvalues
+        return self.values[r][k:k + self.nvalues]
 
 
 def serialize(tl):
-    rec = 20 + 4 * tl.layers * tl.heads * NVALUES
+    rec = 20 + 4 * tl.layers * tl.heads * tl.nvalues
     size = HEADER.size + 4 * (tl.windows + 1) * tl.n + len(tl.steps) * rec
-    out = [HEADER.pack(MAGIC, VERSION, size, NVALUES, tl.windows, tl.n, tl.every, tl.seed,
-                       len(tl.steps)),
+    out = [HEADER.pack(MAGIC, tl.version, size, tl.nvalues, tl.windows, tl.n, tl.every,
+                       tl.seed, len(tl.steps)),
            struct.pack("<%dI" % (tl.windows * tl.n), *tl.probe),
            struct.pack("<%dI" % tl.n, *tl.repeated)]
     for r, step in enumerate(tl.steps):
@@ -69,13 +77,13 @@ def _head(data, off, end, cfg, what):
         raise _damaged(what, off, "the header is cut short", end)
     (_, version, size, nvalues, windows, n, every, seed, count) = \
         HEADER.unpack_from(data, off)
-    if version != VERSION:
+    if version not in (1, VERSION):
         raise FormatError("%s: the timeline at byte %d has version %d, but this attnview "
                           "reads version %d%s" % (quote(what), off, version, VERSION,
                                                  ": upgrade attnview to read it"
                                                  if version > VERSION
                                                  else ": the file is damaged"))
-    if nvalues != NVALUES:
+    if nvalues != (NVALUES_V1 if version == 1 else NVALUES):
         raise _damaged(what, off, "not the number of values per head this version has",
                        off + 16)
     if windows < 1 or windows > MAX_WINDOWS:
@@ -85,12 +93,12 @@ def _head(data, off, end, cfg, what):
                        off + 24)
     if every < 1:
         raise _damaged(what, off, "records every 0 steps", off + 28)
-    rec = 20 + 4 * cfg.layers * cfg.heads * NVALUES
+    rec = 20 + 4 * cfg.layers * cfg.heads * nvalues
     if count > MAX_RECORDS or size != HEADER.size + 4 * (windows + 1) * n + count * rec:
         raise _damaged(what, off, "a size that does not match its records", off + 8)
     if size > end - off:
         raise _damaged(what, off, "more bytes than the file holds", off + 8)
-    return size, windows, n, every, seed, count
+    return size, version, windows, n, every, seed, count
 
 
 def _probe(data, at, count, base, what):
@@ -104,14 +112,14 @@ def _probe(data, at, count, base, what):
 def parse(data, off, end, cfg, what="model"):
     """The section at data[off:end] (end: where what follows it may begin at
     the latest) of a file whose header says cfg: (Timeline, its size)."""
-    size, windows, n, every, seed, count = _head(data, off, end, cfg, what)
+    size, version, windows, n, every, seed, count = _head(data, off, end, cfg, what)
     at = off + HEADER.size
     probe = _probe(data, at, windows * n, off, what)
     at += 4 * windows * n
     repeated = _probe(data, at, n, off, what)
     at += 4 * n
-    tl = Timeline(cfg.layers, cfg.heads, probe, windows, n, repeated, every, seed)
-    nv = cfg.layers * cfg.heads * NVALUES
+    tl = Timeline(cfg.layers, cfg.heads, probe, windows, n, repeated, every, seed, version)
+    nv = cfg.layers * cfg.heads * tl.nvalues
     for k in range(count):
         step, loss, pl, icl = struct.unpack_from("<Qfff", data, at)
         if k and step <= tl.steps[-1]:
@@ -265,6 +273,9 @@ def measure(tl, model, scored=None):
 
 def record(tl, model, step, loss, held_out, scored=None):
     """Measure model and append (or replace) the record of `step`."""
+    if tl.version != VERSION:
+        raise ValueError("the training timeline was recorded by an older attnview, which "
+                         "measured the heads otherwise: it cannot go on")
     while tl.steps and tl.steps[-1] > step:
         for a in (tl.steps, tl.loss, tl.probe_loss, tl.icl, tl.values):
             a.pop()

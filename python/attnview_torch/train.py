@@ -604,7 +604,8 @@ class Trainer:
         count dropped), at this run's K, the model's state at the start
         recorded unless its last record is of that step; one that ends before
         the model's step count with nothing dropped (attnview 0.2.0 numbered
-        a --init run's records from 0) is replaced by the run's own."""
+        a --init run's records from 0), or that an older attnview measured
+        otherwise (version 1), is replaced by the run's own."""
         c, o = self.corpus, self.opt
         tl, now = self.init_timeline, self.base["steps"]
         if tl is not None:
@@ -612,8 +613,9 @@ class Trainer:
             while tl.steps and tl.steps[-1] > now:
                 for a in (tl.steps, tl.loss, tl.probe_loss, tl.icl, tl.values):
                     a.pop()
-            if not tl.steps or (len(tl.steps) == had and tl.steps[-1] < now):
-                tl = None
+            if (not tl.steps or (len(tl.steps) == had and tl.steps[-1] < now)
+                    or tl.version != timeline.VERSION):
+                tl = None  # measured otherwise by an older attnview: the run's own
         if tl is not None:
             tl.every = o["timeline_every"]
             if tl.steps[-1] != now:

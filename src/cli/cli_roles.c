@@ -58,17 +58,21 @@ void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *
 		for (int h = 0; h < H; h++) {
 			attn_matrix a = attn_result_head(&r, l, h);
 			head_roles(&rs[l * H + h], &a, r.tokens);
-			broad += rs[l * H + h].role == ROLE_BROAD;
+			/* broad, or no role for most rows */
+			broad += rs[l * H + h].role == ROLE_BROAD ||
+				 rs[l * H + h].verdict == ROLE_UNSURE ||
+				 rs[l * H + h].verdict == ROLE_SHORT;
 		}
 		layer_line(l, rs + l * H, H);
 	}
 	if (broad == L * H)
-		cli_printf(
-		    _("advice: every head is broad on this sample: the heads have not found "
-		      "patterns yet. Train longer (more --steps), give more text, or train a "
-		      "smaller model (fewer --heads or --layers, a smaller --dim), or continue "
-		      "this one with --init and --sharpen 2 for a tenth of its steps; the lab's "
-		      "tasks (attnview --train --task list) show heads that have.\n"));
+		cli_printf(_(
+		    "advice: no head has a role on this sample (broad or unclear): the heads have "
+		    "not found patterns yet. Train longer (more --steps), give more text, or train "
+		    "a "
+		    "smaller model (fewer --heads or --layers, a smaller --dim), or continue "
+		    "this one with --init and --sharpen 2 for a tenth of its steps; the lab's "
+		    "tasks (attnview --train --task list) show heads that have.\n"));
 	free(rs);
 	attn_result_free(&r);
 }

@@ -1,12 +1,12 @@
-/* Head roles (analysis.h): the scores of a head on a text, the label they
- * earn, and what the head does in words. The bars are measured on the lab's
- * heads (lab.h; tests/bench_labeller.c prints the measurement, attnview(1)
- * the figures beside each bar). */
+/* Head roles (analysis.h): where each row of a head looks, counted role by
+ * role, and the label those counts earn. Every score is a share of rows, so
+ * the label's evidence is something a person can count in the picture; the
+ * words are in role_words.c. The bars are measured on the lab's heads
+ * (lab.h; tests/bench/labeller.c prints the measurement). */
 #include "attnview/analysis.h"
 #include "attnview/i18n.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +14,11 @@ static const char *const role_names[] = {
     N_("previous"),    N_("next"),	    N_("self"),	  N_("first"),	N_("delimiter"),
     N_("duplicate"),   N_("induction"),	    N_("local"),  N_("offset"), N_("keyword"),
     N_("same script"), N_("line-parallel"), N_("mirror"), N_("broad"),	N_("word start")};
-_Static_assert(sizeof role_names / sizeof role_names[0] == ROLE_NKINDS,
-	       "a name for every role");
+_Static_assert(sizeof role_names / sizeof role_names[0] == ROLE_NKINDS, "a name for every role");
 
 static const char *const score_keys[] = {
     "previous", "next",	   "self",   "first",	 "delimiter", "duplicate", "induction", "local",
-    "offset",	"keyword", "script", "parallel", "mirror",    "entropy",   "word_start"};
+    "offset",	"keyword", "script", "parallel", "mirror",    "broad",	   "word_start"};
 _Static_assert(sizeof score_keys / sizeof score_keys[0] == ROLE_NKINDS,
 	       "a dump key for every role");
 
@@ -33,26 +32,33 @@ const char *role_score_key(role_kind r)
 	return r < ROLE_NKINDS ? score_keys[r] : "?";
 }
 
-/* ---- the bars --------------------------------------------------------------
- * A role passes when its score is at least `min` and at least `ratio` times
- * what a head spreading each row evenly over its visible keys would score
- * (ratio 0: no such comparison). Measured on the lab: attnview(1). */
-typedef struct bar_spec {
-	double min, ratio;
-} bar_spec;
-
-static const bar_spec bars[ROLE_NKINDS] = {
-    [ROLE_PREVIOUS] = {0.4, 2},	 [ROLE_NEXT] = {0.4, 2},	[ROLE_SELF] = {0.4, 2},
-    [ROLE_FIRST] = {0.4, 2},	 [ROLE_DELIMITER] = {0.4, 1.5}, [ROLE_DUPLICATE] = {0.3, 3},
-    [ROLE_INDUCTION] = {0.4, 3}, [ROLE_LOCAL] = {0.6, 1.4},	[ROLE_OFFSET] = {0.5, 0},
-    [ROLE_KEYWORD] = {0.4, 3},	 [ROLE_SCRIPT] = {0.6, 0},	[ROLE_PARALLEL] = {0.3, 3},
-    [ROLE_MIRROR] = {0.4, 3},	 [ROLE_BROAD] = {0, 0},		[ROLE_WORDSTART] = {0.5, 3},
+/* The bars: "most rows" for every role, the choice a person makes when
+ * counting rows; tests/bench/labeller.c measures their precision and recall
+ * on the lab's heads. */
+static const double bars[ROLE_NKINDS] = {
+    [ROLE_PREVIOUS] = 0.5,  [ROLE_NEXT] = 0.5,	    [ROLE_SELF] = 0.5,	    [ROLE_FIRST] = 0.5,
+    [ROLE_DELIMITER] = 0.5, [ROLE_DUPLICATE] = 0.5, [ROLE_INDUCTION] = 0.5, [ROLE_LOCAL] = 0.5,
+    [ROLE_OFFSET] = 0.5,    [ROLE_KEYWORD] = 0.5,   [ROLE_SCRIPT] = 0.5,    [ROLE_PARALLEL] = 0.5,
+    [ROLE_MIRROR] = 0.5,    [ROLE_BROAD] = 0.5,	    [ROLE_WORDSTART] = 0.5,
 };
+
+double role_bar(role_kind r)
+{
+	return r < ROLE_NKINDS ? bars[r] : 1;
+}
 
 /* ---- what the scores need to know about the text ----------------------------- */
 
-enum { SCRIPT_NONE, SCRIPT_HAN, SCRIPT_LATIN, SCRIPT_KANA, SCRIPT_HANGUL, SCRIPT_CYRILLIC,
-       SCRIPT_GREEK };
+enum {
+	SCRIPT_NONE,
+	SCRIPT_HAN,
+	SCRIPT_LATIN,
+	SCRIPT_KANA,
+	SCRIPT_HANGUL,
+	SCRIPT_CYRILLIC,
+	SCRIPT_GREEK,
+	NSCRIPTS
+};
 
 static uint8_t cp_script(uint32_t cp)
 {
@@ -74,487 +80,496 @@ static uint8_t cp_script(uint32_t cp)
 	return SCRIPT_NONE;
 }
 
-/* A line ends after a line break or a punctuation mark (not after a space). */
+/* Punctuation that closes a verse or a line (not a space). */
 static bool ends_line(uint32_t cp)
 {
 	return cp_is_delimiter(cp) && cp != ' ' && cp != '\t' && cp != 0x3000;
 }
 
+/* Facts about the text, made once per head. The memory is on head_roles's
+ * stack (about 64 KiB at AV_MAX_CONTEXT tokens): scoring allocates nothing. */
 typedef struct role_text {
 	int n;
-	uint8_t *delim, *script;
-	int *cls;   /* the index of the first token with the same character */
-	int *line;  /* the line of each token */
-	int *col;   /* its place in the line */
-	int *start; /* [line]: its first token */
-	int *len;   /* [line]: its length */
-	int *best;  /* each row's largest weight's key */
-	int *next_delim;	 /* the first delimiter at or after each token, or -1 */
-	int *word;		 /* the first token of each token's word (analysis.h) */
-	double *mass;		 /* per character (at its cls): the weight on it, all rows */
-	double *diag_w, *diag_u; /* [c], 0 <= c <= 2n - 2: the weight on the
-				    anti-diagonal i + j = c, and a uniform head's */
-	int nlines;
+	const token *tok;
+	uint8_t delim[AV_MAX_CONTEXT], script[AV_MAX_CONTEXT], mark[AV_MAX_CONTEXT];
+	int cls[AV_MAX_CONTEXT];	/* the first token with the same character */
+	int prev_copy[AV_MAX_CONTEXT];	/* the last earlier copy, or -1 */
+	int next_copy[AV_MAX_CONTEXT];	/* the first later copy, or -1 */
+	int prev_delim[AV_MAX_CONTEXT]; /* the last delimiter before i, or -1 */
+	int next_delim[AV_MAX_CONTEXT]; /* the first delimiter after i, or -1 */
+	int word[AV_MAX_CONTEXT];	/* the first token of i's word or phrase */
+	int par[AV_MAX_CONTEXT][2];	/* the same place in the line before, after (-1) */
+	int best[AV_MAX_CONTEXT];	/* the key row i looks at, or -1 */
+	int count[AV_MAX_CONTEXT];	/* rows that look at key j */
+	int cls_count[AV_MAX_CONTEXT];	/* ... at a copy of character cls */
+	int diag[2 * AV_MAX_CONTEXT];	/* rows that look at c - i, by c */
+	uint16_t prefix[NSCRIPTS][AV_MAX_CONTEXT + 1]; /* tokens of each script before i */
+	int nscripts;
 } role_text;
-
-/* The memory of a role_text of up to AV_MAX_CONTEXT tokens, on the stack of
- * head_roles (50 KiB): scoring a head allocates nothing, so it cannot fail
- * on a text a model can read. */
-typedef struct role_text_mem {
-	uint8_t b[2 * AV_MAX_CONTEXT];
-	int i[8 * AV_MAX_CONTEXT];
-	double mass[AV_MAX_CONTEXT];
-	double diag[2][2 * AV_MAX_CONTEXT];
-} role_text_mem;
 
 static bool same_token(const token *tok, int i, int j)
 {
 	return tok[i].id == tok[j].id && (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
 }
 
-static void role_text_init(role_text *x, role_text_mem *mem, const token *tok, int n)
+static void find_copies(role_text *x)
+{
+	const int n = x->n;
+	for (int i = 0; i < n; i++) {
+		x->prev_copy[i] = -1;
+		for (int j = i - 1; j >= 0; j--)
+			if (same_token(x->tok, i, j)) {
+				x->prev_copy[i] = j;
+				break;
+			}
+		x->cls[i] = x->prev_copy[i] >= 0 ? x->cls[x->prev_copy[i]] : i;
+		x->next_copy[i] = -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (x->prev_copy[i] >= 0)
+			x->next_copy[x->prev_copy[i]] = i;
+}
+
+/* Lines: at line breaks; without one, verses closed by punctuation when
+ * most of them (two or more) have one length of four or more. */
+static void find_lines(role_text *x)
+{
+	const int n = x->n;
+	int start[AV_MAX_CONTEXT + 1], nl = 0;
+	bool breaks = false;
+	for (int i = 0; i < n; i++)
+		breaks |= x->tok[i].cp == '\n';
+	start[nl++] = 0;
+	for (int i = 0; i + 1 < n; i++)
+		if (breaks ? x->tok[i].cp == '\n' : ends_line(x->tok[i].cp))
+			start[nl++] = i + 1;
+	start[nl] = n;
+	if (!breaks) { /* verses: most of one length */
+		int same = 0;
+		for (int l = 0; l < nl; l++) {
+			int len = start[l + 1] - start[l], k = 0;
+			for (int m = 0; m < nl; m++)
+				k += start[m + 1] - start[m] == len;
+			same = len >= 4 && k > same ? k : same;
+		}
+		if (nl < 2 || 2 * same < nl + 1)
+			nl = 1; /* no lines */
+	}
+	for (int i = 0; i < n; i++)
+		x->par[i][0] = x->par[i][1] = -1;
+	for (int l = 0; l < nl && nl > 1; l++)
+		for (int i = start[l]; i < start[l + 1]; i++)
+			for (int d = 0; d < 2; d++) {
+				int m = d == 0 ? l - 1 : l + 1,
+				    at = m >= 0 && m < nl ? start[m] + i - start[l] : -1;
+				x->par[i][d] = at >= 0 && at < start[m + 1] ? at : -1;
+			}
+}
+
+static void role_text_init(role_text *x, const token *tok, int n)
 {
 	x->n = n;
-	x->delim = mem->b;
-	x->cls = mem->i;
-	x->mass = mem->mass;
-	x->diag_w = mem->diag[0], x->diag_u = mem->diag[1];
-	x->script = x->delim + n;
-	x->line = x->cls + n, x->col = x->cls + 2 * n, x->start = x->cls + 3 * n;
-	x->len = x->cls + 4 * n, x->best = x->cls + 5 * n, x->next_delim = x->cls + 6 * n;
-	x->word = x->cls + 7 * n;
-	x->nlines = 0;
+	x->tok = tok;
+	bool seen[NSCRIPTS] = {false};
+	for (int s = 0; s < NSCRIPTS; s++)
+		x->prefix[s][0] = 0;
 	for (int i = 0; i < n; i++) {
 		x->delim[i] = cp_is_delimiter(tok[i].cp);
 		x->script[i] = cp_script(tok[i].cp);
-		x->cls[i] = i;
-		for (int j = 0; j < i; j++)
-			if (same_token(tok, i, j)) {
-				x->cls[i] = j;
-				break;
-			}
-		if (i == 0 || ends_line(tok[i - 1].cp)) {
-			x->start[x->nlines] = i;
-			x->len[x->nlines++] = 0;
-		}
-		x->line[i] = x->nlines - 1;
-		x->col[i] = x->len[x->nlines - 1]++;
+		seen[x->script[i]] = true;
+		for (int s = 0; s < NSCRIPTS; s++)
+			x->prefix[s][i + 1] = (uint16_t)(x->prefix[s][i] + (x->script[i] == s));
 		x->word[i] = i == 0 || x->delim[i - 1] ? i : x->word[i - 1];
+		x->prev_delim[i] = i == 0 ? -1 : x->delim[i - 1] ? i - 1 : x->prev_delim[i - 1];
+		x->count[i] = x->cls_count[i] = 0;
 	}
-	for (int i = n - 1, next = -1; i >= 0; i--)
-		x->next_delim[i] = next = x->delim[i] ? i : next;
-	memset(x->mass, 0, (size_t)n * sizeof *x->mass);
-	memset(mem->diag, 0, sizeof mem->diag);
+	for (int i = n - 1; i >= 0; i--)
+		x->next_delim[i] = i == n - 1 ? -1 : x->delim[i + 1] ? i + 1 : x->next_delim[i + 1];
+	x->nscripts = 0;
+	for (int s = SCRIPT_NONE + 1; s < NSCRIPTS; s++)
+		x->nscripts += seen[s];
+	memset(x->diag, 0, (size_t)(2 * n) * sizeof x->diag[0]);
+	find_copies(x);
+	find_lines(x);
 }
 
-/* ---- the scores ---------------------------------------------------------------- */
+/* ---- where each row looks ------------------------------------------------------ */
 
-/* What a uniform head scores (the mean share of visible keys that count). */
-typedef double uniform_shares[ROLE_NKINDS];
-
-/* What the pass over the weights sums besides out->s and u: the script,
- * word start and delimiter share's parts. */
-typedef struct pass_sums {
-	int script_rows;
-	double script_same, script_uni; /* sums of the rows' shares */
-	double delim_all, delim_ahead;	/* weight on delimiters, on the one ahead */
-	int word_rows;			/* rows two or more into their word */
-	double word_w, word_u;		/* their weight on its start, a uniform head's */
-} pass_sums;
-
-/* Row i of the pass: every visible weight read once. The sums add the same
- * terms in the same order as a pass per score would (rows in order, keys
- * in order within a row; an anti-diagonal's cells by row), so the scores
- * are those of the formulas in analysis.h to the bit. */
-static void pass_row(role_scores *out, double *u, pass_sums *p, const attn_matrix *a, role_text *x,
-		     int i)
+/* The key row i looks at: its only largest weight, when that holds at least
+ * min(ROLE_FOCUS / v, (1 + 1/v) / 2) of the row (v visible keys); else -1. */
+static int row_looks_at(const attn_matrix *a, int i, int vis)
 {
-	const int n = a->n, vis = a->causal ? i + 1 : n, ci = x->cls[i];
-	const double uni_cell = 1.0 / (a->causal ? i + 1 : n);
-	const bool scripted = x->script[i] != SCRIPT_NONE;
-	int delim = 0, dup = 0, ind = 0, near = 0, best = -1, any = 0, in_script = 0;
-	double ent = 0, bw = -1, wany = 0, wsame = 0;
-	double *s = out->s;
+	int best = -1;
+	float bw = -1;
 	for (int j = 0; j < vis; j++) {
-		double w = attn_at(a, i, j);
-		bool du = j != i && x->cls[j] == ci;
-		bool in = j >= 1 && j - 1 != i && x->cls[j - 1] == ci;
-		bool nb = abs(i - j) <= 2;
-		if (x->delim[j]) {
-			delim++;
-			s[ROLE_DELIMITER] += w;
-			p->delim_all += w;
-			if (j == x->next_delim[i])
-				p->delim_ahead += w;
-		}
-		if (du)
-			dup++, s[ROLE_DUPLICATE] += w;
-		if (in)
-			ind++, s[ROLE_INDUCTION] += w;
-		if (nb)
-			near++, s[ROLE_LOCAL] += w;
-		if (w > 0)
-			ent -= w * log(w);
+		float w = attn_at(a, i, j);
 		if (w > bw)
 			bw = w, best = j;
 		else if (w == bw)
-			best = -1; /* a tie: no single key */
-		x->mass[x->cls[j]] += w;
-		if (scripted && x->script[j] != SCRIPT_NONE) {
-			any++;
-			wany += w;
-			if (x->script[j] == x->script[i])
-				in_script++, wsame += w;
+			best = -1;
+	}
+	double focus = fmin(ROLE_FOCUS / vis, 0.5 * (1.0 + 1.0 / vis));
+	return best >= 0 && bw >= focus ? best : -1;
+}
+
+static bool visible(const attn_matrix *a, int i, int j)
+{
+	return j >= 0 && j < a->n && !attn_masked(a, i, j);
+}
+
+#define FAR 3 /* the least distance of a duplicate's or an induction key */
+
+/* Does row i see a key FAR or more away at a copy of its character
+ * (after = 0: a duplicate's key) or just after one (after = 1: an
+ * induction key)? */
+static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
+{
+	for (int p = x->prev_copy[i]; p >= 0; p = x->prev_copy[p])
+		if (abs(p + after - i) >= FAR && p + after != i && visible(a, i, p + after))
+			return true;
+	for (int p = x->next_copy[i]; p >= 0; p = x->next_copy[p])
+		if (abs(p + after - i) >= FAR && visible(a, i, p + after))
+			return true;
+	return false;
+}
+
+/* Counts one row: hits[] and rows[] of the roles that look at one key. */
+static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i, int b,
+		      int *off_rows, int *off_hits)
+{
+	const bool causal = a->causal;
+	int *rows = o->rows, *hits = o->hits;
+#define COUNT(r, eligible, fits)                                                                   \
+	do {                                                                                       \
+		if (eligible) {                                                                    \
+			rows[r]++;                                                                 \
+			hits[r] += b >= 0 && (fits);                                               \
+		}                                                                                  \
+	} while (0)
+	COUNT(ROLE_PREVIOUS, i >= 1, b == i - 1);
+	COUNT(ROLE_NEXT, visible(a, i, i + 1), b == i + 1);
+	COUNT(ROLE_SELF, true, b == i);
+	COUNT(ROLE_FIRST, i >= 1, b == 0);
+	COUNT(ROLE_LOCAL, true, abs(b - i) <= 2);
+	rows[ROLE_BROAD]++;
+	hits[ROLE_BROAD] += b < 0;
+	/* Keys of a copy, or after one, count from FAR places away: nearer, the
+	 * picture cannot tell them from a band (previous, two to the left). */
+	COUNT(ROLE_DUPLICATE, copy_key(x, a, i, 0), abs(b - i) >= FAR && same_token(x->tok, b, i));
+	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1),
+	      b >= 1 && abs(b - i) >= FAR && b - 1 != i && same_token(x->tok, b - 1, i));
+	int pd = x->prev_delim[i], nd = visible(a, i, x->next_delim[i]) ? x->next_delim[i] : -1;
+	COUNT(ROLE_DELIMITER, pd >= 0 || nd >= 0, b == pd || b == nd);
+	if (b >= 0 && (b == pd || b == nd) && (pd >= 0 || nd >= 0)) {
+		o->ahead += b == nd;
+		x->mark[b] |= 1;
+	}
+	bool in_word = !x->delim[i] && x->word[i] <= i - 2;
+	COUNT(ROLE_WORDSTART, in_word, b == x->word[i]);
+	if (in_word && b == x->word[i])
+		x->mark[b] |= 2;
+	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
+	COUNT(ROLE_PARALLEL, p0 >= 0 || p1 >= 0, b == p0 || b == p1);
+	if (b >= 0 && b == i - 1)
+		o->left1++;
+	if (b >= 0 && b == i - 2)
+		o->left2++;
+#undef COUNT
+	for (int k = -8; k <= 8; k++)
+		if (abs(k) >= 2 && visible(a, i, i + k)) {
+			off_rows[k + 8]++;
+			off_hits[k + 8] += b == i + k;
 		}
-		x->diag_w[i + j] += w;
-		x->diag_u[i + j] += uni_cell;
-	}
-	x->best[i] = best;
-	s[ROLE_BROAD] += ent;
-	u[ROLE_PREVIOUS] += i >= 1 ? 1.0 / vis : 0;
-	u[ROLE_NEXT] += i < n - 1 && !attn_masked(a, i, i + 1) ? 1.0 / vis : 0;
-	u[ROLE_SELF] += 1.0 / vis;
-	u[ROLE_FIRST] += 1.0 / vis;
-	u[ROLE_DELIMITER] += (double)delim / vis;
-	u[ROLE_DUPLICATE] += (double)dup / vis;
-	u[ROLE_INDUCTION] += (double)ind / vis;
-	u[ROLE_LOCAL] += (double)near / vis;
-	if (i >= 1)
-		s[ROLE_PREVIOUS] += attn_at(a, i, i - 1);
-	if (i < n - 1 && !attn_masked(a, i, i + 1))
-		s[ROLE_NEXT] += attn_at(a, i, i + 1);
-	s[ROLE_SELF] += attn_at(a, i, i);
-	s[ROLE_FIRST] += attn_at(a, i, 0);
-	if (!x->delim[i] && x->word[i] <= i - 2) {
-		p->word_rows++;
-		p->word_w += attn_at(a, i, x->word[i]);
-		p->word_u += 1.0 / vis;
-	}
-	if (scripted && wany > 0) {
-		p->script_rows++;
-		p->script_same += wsame / wany;
-		p->script_uni += (double)in_script / any;
+	if (b >= 0) {
+		x->count[b]++;
+		x->cls_count[x->cls[b]]++;
+		if (b != i)
+			x->diag[i + b]++;
 	}
 }
 
-/* The share of the rows whose largest weight is k away (and larger than
- * every other weight of the row), among the rows where that key is in the
- * text and visible (0 under 3 such rows). */
-static double offset_share(const attn_matrix *a, const role_text *x, int k)
+/* The rows that can see c - i (not i itself), with a choice. */
+static int mirror_rows(const attn_matrix *a, int c)
 {
-	int rows = 0, hits = 0;
+	int rows = 0;
 	for (int i = 0; i < a->n; i++) {
-		if (i + k < 0 || i + k >= a->n || attn_masked(a, i, i + k))
-			continue;
-		rows++;
-		hits += x->best[i] == i + k;
+		int j = c - i;
+		rows += j != i && visible(a, i, j) && (!a->causal || i >= 1);
 	}
-	return rows >= 3 ? (double)hits / rows : 0;
+	return rows;
 }
 
-static void offset_score(role_scores *out, const attn_matrix *a, const role_text *x)
+static double share(int hits, int rows)
 {
-	out->offset = 0;
+	return rows >= ROLE_MIN_ROWS ? (double)hits / rows : 0;
+}
+
+static void offset_score(role_scores *o, const int *off_rows, const int *off_hits)
+{
+	o->offset = 0;
 	for (int d = 2; d <= 8; d++)
 		for (int sign = -1; sign <= 1; sign += 2) {
-			double v = offset_share(a, x, sign * d);
-			if (v > out->s[ROLE_OFFSET]) {
-				out->s[ROLE_OFFSET] = v;
-				out->offset = sign * d;
+			int k = sign * d;
+			double v = share(off_hits[k + 8], off_rows[k + 8]);
+			if (v > o->s[ROLE_OFFSET]) {
+				o->s[ROLE_OFFSET] = v;
+				o->offset = k;
+				o->rows[ROLE_OFFSET] = off_rows[k + 8];
+				o->hits[ROLE_OFFSET] = off_hits[k + 8];
 			}
 		}
 }
 
-/* The one or two characters with the most weight over all rows (x->mass,
- * from the pass). */
-static bool keyword_score(role_scores *out, double *u, const attn_matrix *a, const token *tok,
-			  const role_text *x)
+/* The characters and the key most rows look at, and the word before it. */
+static void column_score(role_scores *o, const role_text *x)
 {
-	int n = a->n;
-	const double *mass = x->mass;
-	/* Characters only: the mask and the unknown token are not keywords. */
+	const int n = x->n;
 	int c1 = -1, c2 = -1;
-	for (int c = 0; c < n; c++) {
-		if (x->cls[c] != c || tok[c].cp >= AV_SPECIAL_CP)
-			continue;
-		if (c1 < 0 || mass[c] > mass[c1])
-			c2 = c1, c1 = c;
-		else if (c2 < 0 || mass[c] > mass[c2])
-			c2 = c;
+	o->column = -1;
+	for (int j = 0; j < n; j++) {
+		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
+			o->column = j;
+		if (x->cls[j] != j || x->tok[j].cp >= AV_SPECIAL_CP || !x->cls_count[j])
+			continue; /* the mask and the unknown token are not keywords */
+		if (c1 < 0 || x->cls_count[j] > x->cls_count[c1])
+			c2 = c1, c1 = j;
+		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])
+			c2 = j;
 	}
+	o->column_rows = o->column >= 0 ? x->count[o->column] : 0;
+	o->nbefore = 0;
+	for (int j = o->column - 1; j >= 0 && o->nbefore < 8 && !x->delim[j]; j--)
+		o->nbefore++;
+	for (int k = 0; k < o->nbefore; k++)
+		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
 	if (c1 < 0)
-		return false;
-	double total = mass[c1] + (c2 >= 0 ? mass[c2] : 0);
-	out->s[ROLE_KEYWORD] = total / n;
-	out->keys[0] = tok[c1].cp;
-	out->nkeys = 1;
-	if (c2 >= 0 && mass[c2] >= 0.25 * total)
-		out->keys[out->nkeys++] = tok[c2].cp;
-	/* A uniform head's share of the two: keys of theirs among a row's
-	 * visible ones, counted as a running sum (a causal row sees a prefix). */
-	int seen = 0, all = 0;
-	for (int j = 0; j < n; j++)
-		all += x->cls[j] == c1 || x->cls[j] == c2;
-	for (int i = 0; i < n; i++) {
-		seen += x->cls[i] == c1 || x->cls[i] == c2;
-		int visible = a->causal ? i + 1 : n;
-		u[ROLE_KEYWORD] += (double)(a->causal ? seen : all) / visible;
+		return;
+	int h = x->cls_count[c1];
+	o->keys[0] = x->tok[c1].cp;
+	o->nkeys = 1;
+	if (c2 >= 0 && 4 * x->cls_count[c2] >= h + x->cls_count[c2]) {
+		o->keys[o->nkeys++] = x->tok[c2].cp;
+		h += x->cls_count[c2];
 	}
-	return true;
+	o->hits[ROLE_KEYWORD] = h;
+	o->rows[ROLE_KEYWORD] = o->n;
+	o->s[ROLE_KEYWORD] = share(h, o->n);
+	o->key_places = 0;
+	for (int j = 0; j < n; j++)
+		o->key_places += x->count[j] > 0 && (x->cls[j] == c1 || x->cls[j] == c2);
 }
 
-/* Over the keys that have a script: the weight on the query's own script
- * against a uniform head's share. */
-static void script_score(role_scores *out, const pass_sums *p)
+/* Over the rows of a character with a script: the share that look at
+ * their own script, against an even spread's. */
+static void script_score(role_scores *o, const role_text *x, const attn_matrix *a)
 {
-	int rows = p->script_rows;
-	double S = rows ? p->script_same / rows : 0, U = rows ? p->script_uni / rows : 1;
-	double v = 1 - U >= 0.05 ? (S - U) / (1 - U) : 0;
-	out->s[ROLE_SCRIPT] = v < 0 ? 0 : v > 1 ? 1 : v;
-}
-
-/* Weight on the same place in the line before and after, over the rows
- * that have such a key. */
-static void parallel_score(role_scores *out, double *u, const attn_matrix *a, const role_text *x)
-{
-	int n = a->n, rows = 0;
-	double w = 0, uni = 0;
-	for (int i = 0; i < n; i++) {
-		int visible = a->causal ? i + 1 : n, in = 0;
-		double wi = 0;
-		for (int d = -1; d <= 1; d += 2) {
-			int l = x->line[i] + d;
-			if (l < 0 || l >= x->nlines || x->col[i] >= x->len[l])
-				continue;
-			int j = x->start[l] + x->col[i];
-			if (attn_masked(a, i, j))
-				continue;
-			in++;
-			wi += attn_at(a, i, j);
-		}
-		if (!in)
+	if (x->nscripts < 2)
+		return;
+	int rows = 0, hits = 0;
+	double chance = 0;
+	for (int i = 0; i < a->n; i++) {
+		int vis = a->causal ? i + 1 : a->n, s = x->script[i];
+		int scripted = vis - x->prefix[SCRIPT_NONE][vis];
+		if (s == SCRIPT_NONE || vis < 2 || scripted == 0)
 			continue;
 		rows++;
-		w += wi;
-		uni += (double)in / visible;
+		chance += (double)x->prefix[s][vis] / scripted;
+		hits += x->best[i] >= 0 && x->script[x->best[i]] == s;
 	}
-	bool enough = rows >= 1 && 4 * rows >= n;
-	out->s[ROLE_PARALLEL] = enough ? w / rows : 0;
-	u[ROLE_PARALLEL] = enough ? uni / rows : 0;
+	o->rows[ROLE_SCRIPT] = rows;
+	o->hits[ROLE_SCRIPT] = hits;
+	o->chance = rows ? chance / rows : 1;
+	double S = share(hits, rows), C = o->chance;
+	double v = 1 - C >= 0.05 ? (S - C) / (1 - C) : 0;
+	o->s[ROLE_SCRIPT] = v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-/* The anti-diagonal j = c - i with the most weight (x->diag_w, from the
- * pass). */
-static void mirror_score(role_scores *out, double *u, const attn_matrix *a, const role_text *x)
+static void mirror_score(role_scores *o, const role_text *x, const attn_matrix *a)
 {
-	int n = a->n;
-	out->mirror = 0;
-	for (int c = 0; c <= 2 * n - 2; c++)
-		if (x->diag_w[c] / n > out->s[ROLE_MIRROR]) {
-			out->s[ROLE_MIRROR] = x->diag_w[c] / n;
-			out->mirror = c;
-			u[ROLE_MIRROR] = x->diag_u[c] / n;
+	o->mirror = 0;
+	for (int c = 0; c <= 2 * a->n - 2; c++) {
+		if (x->diag[c] < ROLE_MIN_ROWS)
+			continue;
+		int rows = mirror_rows(a, c);
+		double v = share(x->diag[c], rows);
+		if (2 * rows >= o->n && v > o->s[ROLE_MIRROR]) {
+			o->s[ROLE_MIRROR] = v;
+			o->mirror = c;
+			o->rows[ROLE_MIRROR] = rows;
+			o->hits[ROLE_MIRROR] = x->diag[c];
 		}
+	}
 }
 
-/* ---- the label ------------------------------------------------------------------ */
-
-void role_bar(role_kind r, double *min, double *ratio)
+/* Delimiter and word start name a different key per phrase: one key for
+ * most rows is a column, not either. */
+static int marked_places(const role_text *x, uint8_t bit)
 {
-	*min = r < ROLE_NKINDS ? bars[r].min : 0;
-	*ratio = r < ROLE_NKINDS ? bars[r].ratio : 0;
-}
-
-static bool passes(const role_scores *out, const double *u, role_kind r)
-{
-	const bar_spec *b = &bars[r];
-	return out->s[r] >= b->min && (b->ratio == 0 || out->s[r] >= b->ratio * u[r]);
+	int k = 0;
+	for (int j = 0; j < x->n; j++)
+		k += (x->mark[j] & bit) != 0;
+	return k;
 }
 
 void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 {
 	memset(out, 0, sizeof *out);
+	out->causal = a->causal;
+	out->column = -1;
 	int n = a->n;
-	out->role = ROLE_BROAD;
+	if (n <= 0 || n > AV_MAX_CONTEXT) {
+		role_decide(out);
+		return;
+	}
 	role_text x;
-	role_text_mem mem;
-	if (n <= 0 || n > AV_MAX_CONTEXT)
-		return;
-	role_text_init(&x, &mem, tok, n);
-	uniform_shares u = {0};
-	pass_sums p = {0};
-	for (int i = 0; i < n; i++)
-		pass_row(out, u, &p, a, &x, i);
-	for (int r = 0; r <= ROLE_LOCAL; r++)
-		out->s[r] /= n, u[r] /= n;
-	out->s[ROLE_BROAD] = n > 1 ? out->s[ROLE_BROAD] / n / log((double)n) : 0;
-	offset_score(out, a, &x);
-	bool ok = keyword_score(out, u, a, tok, &x);
-	u[ROLE_KEYWORD] /= n;
-	script_score(out, &p);
-	parallel_score(out, u, a, &x);
-	mirror_score(out, u, a, &x);
-	out->ahead = p.delim_all > 0 ? p.delim_ahead / p.delim_all : 0;
-	if (p.word_rows >= 3) {
-		out->s[ROLE_WORDSTART] = p.word_w / p.word_rows;
-		u[ROLE_WORDSTART] = p.word_u / p.word_rows;
-	}
-	for (int r = 0; r < ROLE_NKINDS; r++) { /* rounding can pass 1 by an ulp */
-		out->s[r] = out->s[r] > 1 ? 1 : out->s[r];
-		out->uniform[r] = u[r];
-	}
-	/* The label: the highest score among the roles that pass (the first
-	 * in role_kind's order on a tie), then the roles that name a kind of
-	 * key rather than a place (keyword, same script), then a local
-	 * window, else broad. */
-	out->score = out->s[ROLE_BROAD];
-	double best = -1;
-	for (int r = 0; r < ROLE_NKINDS; r++) {
-		if (r == ROLE_LOCAL || r == ROLE_SCRIPT || r == ROLE_BROAD || r == ROLE_KEYWORD)
+	role_text_init(&x, tok, n);
+	memset(x.mark, 0, (size_t)n);
+	int off_rows[17] = {0}, off_hits[17] = {0};
+	for (int i = 0; i < n; i++) {
+		int vis = a->causal ? i + 1 : n;
+		x.best[i] = vis >= 2 ? row_looks_at(a, i, vis) : -1;
+		if (vis < 2)
 			continue;
-		if (passes(out, u, (role_kind)r) && out->s[r] > best) {
-			best = out->s[r];
-			out->role = (role_kind)r;
-		}
+		out->n++;
+		count_row(out, &x, a, i, x.best[i], off_rows, off_hits);
 	}
-	/* In a text that repeats itself every m characters the keys of an
-	 * induction head are m - 1 to the left, and in lines of one length the
-	 * parallel keys are a line's length away: offsets too. Induction and
-	 * line-parallel say why. */
-	for (int k = 0; k < 2 && out->role == ROLE_OFFSET; k++) {
-		role_kind r = k == 0 ? ROLE_INDUCTION : ROLE_PARALLEL;
-		if (passes(out, u, r)) {
-			best = out->s[r];
-			out->role = r;
-		}
-	}
-	static const role_kind fallbacks[] = {ROLE_KEYWORD, ROLE_SCRIPT, ROLE_LOCAL};
-	for (int k = 0; k < 3 && best < 0; k++) {
-		role_kind r = fallbacks[k];
-		if (r == ROLE_KEYWORD && !ok)
-			continue;
-		if (passes(out, u, r)) {
-			best = out->s[r];
-			out->role = r;
-		}
-	}
-	if (best >= 0)
-		out->score = best;
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		out->s[r] = share(out->hits[r], out->rows[r]);
+	int dp = marked_places(&x, 1), wp = marked_places(&x, 2);
+	out->places = dp;
+	if (dp < 2)
+		out->s[ROLE_DELIMITER] = 0;
+	if (wp < 2)
+		out->s[ROLE_WORDSTART] = 0;
+	else if (out->s[ROLE_WORDSTART] > out->s[ROLE_DELIMITER])
+		out->places = wp;
+	offset_score(out, off_rows, off_hits);
+	column_score(out, &x);
+	script_score(out, &x, a);
+	mirror_score(out, &x, a);
+	role_decide(out);
 }
 
-/* ---- in words --------------------------------------------------------------------- */
+/* ---- the label ------------------------------------------------------------------ */
 
-AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
+static bool passes(const role_scores *o, role_kind r)
 {
-	return translate ? _(msg) : msg;
+	return o->s[r] > 0 && o->s[r] >= (o->bars ? o->bars : bars)[r];
 }
 
-/* A character as a label shows it: a space as the view draws it. */
-static void put_char(uint32_t cp, char *out, size_t size)
+/* Roles that come with other patterns: named only when no other is. */
+static bool fallback(role_kind r)
 {
-	if (cp == ' ')
-		cp = 0x2423;
-	else if (cp == '\n')
-		cp = 0x23CE;
-	else if (cp >= AV_SPECIAL_CP)
-		cp = 0x2588; /* the mask */
-	char b[4];
-	size_t k = cp_to_utf8(cp, b);
-	snprintf(out, size, "%.*s", (int)k, b);
+	return r == ROLE_LOCAL || r == ROLE_SCRIPT || r == ROLE_BROAD;
 }
 
-static void keys_text(const role_scores *rs, char *out, size_t size)
+/* The role with the highest score among those that pass (skip excluded;
+ * ties: the first in role_kind's order), or ROLE_NKINDS. */
+static role_kind best_passing(const role_scores *o, role_kind skip, bool fallbacks)
 {
-	char a[8], b[8];
-	put_char(rs->keys[0], a, sizeof a);
-	if (rs->nkeys < 2) {
-		snprintf(out, size, "%s", a);
+	role_kind best = ROLE_NKINDS;
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		if ((role_kind)r != skip && fallback((role_kind)r) == fallbacks &&
+		    passes(o, (role_kind)r) && (best == ROLE_NKINDS || o->s[r] > o->s[best]))
+			best = (role_kind)r;
+	return best;
+}
+
+/* The highest score but the label's and broad's (the runner-up). */
+static role_kind runner_up(const role_scores *o, role_kind label)
+{
+	role_kind best = ROLE_NKINDS;
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		if ((role_kind)r != label && r != ROLE_BROAD && o->s[r] > 0 &&
+		    (best == ROLE_NKINDS || o->s[r] > o->s[best]))
+			best = (role_kind)r;
+	return best;
+}
+
+/* The keyword's characters are spaces or marks (none known: the training
+ * timeline keeps no characters). */
+static bool keys_are_delimiters(const role_scores *o)
+{
+	for (int k = 0; k < o->nkeys; k++)
+		if (!cp_is_delimiter(o->keys[k]))
+			return false;
+	return true;
+}
+
+/* A place within two of the row: where a band's rows look too. */
+static bool positional(const role_scores *o, role_kind r)
+{
+	return r == ROLE_PREVIOUS || r == ROLE_SELF || r == ROLE_NEXT ||
+	       (r == ROLE_OFFSET && abs(o->offset) <= 2);
+}
+
+/* Two roles that clear their bars on the same rows for one reason: the
+ * label names the one that says more. */
+static bool nested(const role_scores *o, role_kind a, role_kind b)
+{
+	role_kind lo = a < b ? a : b, hi = a < b ? b : a;
+	if (a == ROLE_INDUCTION) /* a repeat's keys, at an offset or a place */
+		return true;
+	if (lo == ROLE_OFFSET && hi == ROLE_PARALLEL)
+		return true;
+	if (lo == ROLE_FIRST && hi == ROLE_KEYWORD) /* a column at key 0 */
+		return o->key_places <= 1;
+	if (lo == ROLE_DELIMITER && hi == ROLE_KEYWORD)
+		return keys_are_delimiters(o);
+	return false;
+}
+
+static void set_label(role_scores *o, role_kind r, role_verdict v)
+{
+	o->role = r;
+	o->score = r < ROLE_NKINDS ? o->s[r] : 0;
+	o->verdict = v;
+}
+
+void role_decide(role_scores *o)
+{
+	o->second = ROLE_NKINDS;
+	o->second_score = 0;
+	if (o->n < ROLE_MIN_ROWS) {
+		set_label(o, ROLE_BROAD, ROLE_SHORT);
+		o->score = 0;
 		return;
 	}
-	put_char(rs->keys[1], b, sizeof b);
-	snprintf(out, size, "%s %s", a, b);
-}
-
-void role_label(const role_scores *rs, bool translate, char *out, size_t size)
-{
-	char keys[32];
-	if (rs->role == ROLE_OFFSET) {
-		snprintf(out, size,
-			 rs->offset < 0 ? tr(N_("%d left"), translate) : tr(N_("%d right"), translate),
-			 abs(rs->offset));
-	} else if (rs->role == ROLE_KEYWORD) {
-		keys_text(rs, keys, sizeof keys);
-		snprintf(out, size, tr(N_("keyword %s"), translate), keys);
+	role_kind best =
+	    passes(o, ROLE_INDUCTION) ? ROLE_INDUCTION : best_passing(o, ROLE_NKINDS, false);
+	/* A place that a reason explains: line-parallel keys sit a line's
+	 * length away, an induction head's a repeat's. */
+	if (best == ROLE_OFFSET && passes(o, ROLE_PARALLEL))
+		best = ROLE_PARALLEL;
+	/* Rows split between neighbouring places (one and two to the left) are
+	 * a band: local, when the best place holds under 60% of the
+	 * rows and a quarter or more look near but elsewhere. */
+	if (positional(o, best) && passes(o, ROLE_LOCAL) && o->s[best] < 0.6 &&
+	    o->s[ROLE_LOCAL] - o->s[best] >= 0.25)
+		best = ROLE_NKINDS;
+	/* Rows on every space are a keyword ␣ head, unless most look at the
+	 * nearest: a delimiter head. */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o))
+		best = ROLE_DELIMITER;
+	if (best < ROLE_NKINDS) {
+		set_label(o, best, ROLE_SURE);
+		role_kind two = best_passing(o, best, false);
+		if (two < ROLE_NKINDS && !nested(o, best, two) &&
+		    o->s[two] >= o->s[best] - ROLE_CLOSE) {
+			o->verdict = ROLE_TWO;
+			o->second = two;
+			o->second_score = o->s[two];
+			return;
+		}
+	} else if ((best = best_passing(o, ROLE_BROAD, true)) < ROLE_NKINDS) {
+		set_label(o, best, ROLE_SURE); /* local or same script */
+	} else if (passes(o, ROLE_BROAD)) {
+		set_label(o, ROLE_BROAD, ROLE_SURE);
 	} else {
-		snprintf(out, size, "%s", tr(role_name(rs->role), translate));
+		role_kind r = runner_up(o, ROLE_BROAD);
+		set_label(o, r < ROLE_NKINDS ? r : ROLE_BROAD, ROLE_UNSURE);
+		return;
 	}
-}
-
-void role_sentence(const role_scores *rs, bool causal, bool translate, char *out, size_t size)
-{
-	static const char *const says[ROLE_NKINDS] = {
-	    [ROLE_PREVIOUS] = N_("each character looks at the one before it"),
-	    [ROLE_NEXT] = N_("each character looks at the one after it"),
-	    [ROLE_SELF] = N_("each character looks at itself"),
-	    [ROLE_FIRST] = N_("each character looks at the first character of the text"),
-	    [ROLE_DUPLICATE] = N_("each character looks at other copies of itself"),
-	    [ROLE_INDUCTION] = N_("each character looks at what came after an earlier copy of "
-				  "itself (an induction head)"),
-	    [ROLE_SCRIPT] = N_("each character looks at characters of its own script: Chinese "
-			       "at Chinese, Latin letters at Latin letters"),
-	    [ROLE_BROAD] = N_("each character spreads its attention over the whole text"),
-	    [ROLE_WORDSTART] = N_("each character looks at the first character of its word (after "
-				  "the last space or punctuation mark)"),
-	};
-	char keys[32];
-	switch (rs->role) {
-	case ROLE_OFFSET:
-		snprintf(out, size,
-			 rs->offset < 0
-			     ? tr(N_("each character looks %d places to its left"), translate)
-			     : tr(N_("each character looks %d places to its right"), translate),
-			 abs(rs->offset));
-		break;
-	case ROLE_KEYWORD:
-		keys_text(rs, keys, sizeof keys);
-		snprintf(out, size,
-			 rs->nkeys > 1 ? tr(N_("every character looks at the same two characters, "
-					       "%s"), translate)
-				       : tr(N_("every character looks at the same character, %s"),
-					    translate),
-			 keys);
-		break;
-	case ROLE_LOCAL: /* a causal row sees no neighbour to its right */
-		snprintf(out, size, "%s",
-			 causal
-			     ? tr(N_("each character looks at its neighbours, the two before it"),
-				  translate)
-			     : tr(N_("each character looks at its neighbours, two places either "
-				     "side"),
-				  translate));
-		break;
-	case ROLE_DELIMITER:
-		snprintf(out, size, "%s",
-			 rs->ahead >= 0.5
-			     ? tr(N_("each character looks at the punctuation or space that ends its "
-				     "phrase"), translate)
-			     : tr(N_("each character looks at the punctuation and spaces"), translate));
-		break;
-	case ROLE_PARALLEL:
-		snprintf(out, size, "%s",
-			 causal ? tr(N_("each character looks at the same place in the line before"),
-				     translate)
-				: tr(N_("each character looks at the same place in the lines before "
-					"and after"), translate));
-		break;
-	case ROLE_MIRROR:
-		snprintf(out, size,
-			 tr(N_("each character looks at its mirror image: position i looks at %d - i"),
-			    translate),
-			 rs->mirror);
-		break;
-	default:
-		snprintf(out, size, "%s", tr(says[rs->role < ROLE_NKINDS ? rs->role : ROLE_BROAD],
-					    translate));
-	}
+	o->second = runner_up(o, o->role);
+	o->second_score = o->second < ROLE_NKINDS ? o->s[o->second] : 0;
 }

@@ -11,7 +11,7 @@
 
 static size_t head_values(const timeline *tl)
 {
-	return (size_t)tl->layers * tl->heads * TL_NVALUES;
+	return (size_t)tl->layers * tl->heads * tl->nvalues;
 }
 
 static timeline *tl_alloc(uint32_t layers, uint32_t heads, uint32_t windows, uint32_t n)
@@ -19,6 +19,8 @@ static timeline *tl_alloc(uint32_t layers, uint32_t heads, uint32_t windows, uin
 	timeline *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
+	tl->version = TL_VERSION;
+	tl->nvalues = TL_NVALUES;
 	tl->layers = layers;
 	tl->heads = heads;
 	tl->windows = windows;
@@ -134,6 +136,10 @@ bool timeline_set_scored(timeline *tl, const uint8_t *flags, av_error *err)
 timeline *timeline_copy(const timeline *src, av_error *err)
 {
 	timeline *tl = tl_alloc(src->layers, src->heads, src->windows, src->n);
+	if (tl) {
+		tl->version = src->version;
+		tl->nvalues = src->nvalues;
+	}
 	if (!tl || !tl_reserve(tl, src->count ? src->count : 1)) {
 		timeline_destroy(tl);
 		av_fail(err, _("out of memory for the timeline"));
@@ -184,11 +190,32 @@ void timeline_truncate(timeline *tl, uint64_t step)
 		tl->count--;
 }
 
+/* Version 1's scores were shares of weight, which run lower than shares of
+ * rows: the bars attnview 0.2 measured for them (its offset was a share of
+ * rows already; broad held the entropy). */
+static const double v1_bars[ROLE_NKINDS] = {
+    [ROLE_PREVIOUS] = 0.4,  [ROLE_NEXT] = 0.4,	    [ROLE_SELF] = 0.4,	    [ROLE_FIRST] = 0.4,
+    [ROLE_DELIMITER] = 0.4, [ROLE_DUPLICATE] = 0.3, [ROLE_INDUCTION] = 0.4, [ROLE_LOCAL] = 0.6,
+    [ROLE_OFFSET] = 0.5,    [ROLE_KEYWORD] = 0.4,   [ROLE_SCRIPT] = 0.6,    [ROLE_PARALLEL] = 0.3,
+    [ROLE_MIRROR] = 0.4,    [ROLE_BROAD] = 0,	    [ROLE_WORDSTART] = 1,
+};
+
+void timeline_head_roles(const timeline *tl, size_t r, int l, int h, role_scores *out)
+{
+	memset(out, 0, sizeof *out);
+	const float *v = timeline_head(tl, r, l, h);
+	for (uint32_t k = 0; k < tl->nvalues && k < ROLE_NKINDS; k++)
+		out->s[k] = v[k];
+	out->n = (int)tl->n;
+	out->column = -1;
+	out->bars = tl->version == 1 ? v1_bars : NULL;
+	role_decide(out);
+}
+
 long timeline_phase_change(const timeline *tl, int *head)
 {
 	int nh = (int)(tl->layers * tl->heads), best = -1;
 	double rise = TL_PHASE_RISE;
-	float top = 0;
 	for (int k = 0; k < nh && tl->count; k++) {
 		float first =
 		    timeline_head(tl, 0, k / (int)tl->heads, k % (int)tl->heads)[ROLE_INDUCTION];
@@ -198,7 +225,6 @@ long timeline_phase_change(const timeline *tl, int *head)
 			if (x - first >= rise + 1e-9) {
 				rise = x - first;
 				best = k;
-				top = x;
 			}
 		}
 	}
@@ -207,10 +233,12 @@ long timeline_phase_change(const timeline *tl, int *head)
 	if (best < 0)
 		return -1;
 	int l = best / (int)tl->heads, h = best % (int)tl->heads;
-	float mid = (timeline_head(tl, 0, l, h)[ROLE_INDUCTION] + top) / 2;
-	for (size_t r = 1; r < tl->count; r++)
-		if (timeline_head(tl, r, l, h)[ROLE_INDUCTION] >= mid)
+	for (size_t r = 1; r < tl->count; r++) {
+		role_scores rs;
+		timeline_head_roles(tl, r, l, h, &rs);
+		if (rs.role == ROLE_INDUCTION)
 			return (long)r;
+	}
 	return -1;
 }
 
@@ -226,9 +254,9 @@ void timeline_serialize(const timeline *tl, byte_buf *out)
 	size_t size =
 	    TL_HEADER_BYTES + 4 * ((size_t)tl->windows + 1) * tl->n + tl->count * record_bytes(tl);
 	bb_bytes(out, TL_MAGIC, 4);
-	bb_u32(out, TL_VERSION);
+	bb_u32(out, tl->version);
 	bb_u64(out, size);
-	bb_u32(out, TL_NVALUES);
+	bb_u32(out, tl->nvalues);
 	bb_u32(out, tl->windows);
 	bb_u32(out, tl->n);
 	bb_u64(out, tl->every);
@@ -272,14 +300,14 @@ static bool parse_head(byte_reader *r, const model_config *cfg, size_t len, cons
 	    !br_u64(r, &h->seed) || !br_u32(r, &h->count))
 		return av_fail(err, TL_DAMAGED, AV_Q(what), base, _("the header is cut short"),
 			       r->n);
-	if (h->version != TL_VERSION)
+	if (h->version != TL_VERSION && h->version != 1)
 		return av_fail(err,
 			       _("%s: the timeline at byte %zu has version %u, but this attnview "
 				 "reads version %u%s"),
 			       AV_Q(what), base, h->version, TL_VERSION,
 			       h->version > TL_VERSION ? _(": upgrade attnview to read it")
 						       : _(": the file is damaged"));
-	if (h->nvalues != TL_NVALUES)
+	if (h->nvalues != (h->version == 1 ? TL_V1_NVALUES : TL_NVALUES))
 		return av_fail(err, TL_DAMAGED, AV_Q(what), base,
 			       _("not the number of values per head this version has"), base + 16);
 	if (h->windows < 1 || h->windows > TL_MAX_WINDOWS)
@@ -291,7 +319,7 @@ static bool parse_head(byte_reader *r, const model_config *cfg, size_t len, cons
 	if (h->every < 1)
 		return av_fail(err, TL_DAMAGED, AV_Q(what), base, _("records every 0 steps"),
 			       base + 28);
-	size_t rec = 20 + 4 * (size_t)cfg->layers * cfg->heads * TL_NVALUES;
+	size_t rec = 20 + 4 * (size_t)cfg->layers * cfg->heads * h->nvalues;
 	size_t fixed = TL_HEADER_BYTES + 4 * ((size_t)h->windows + 1) * h->n;
 	if (h->count > TL_MAX_RECORDS || h->size != fixed + (uint64_t)h->count * rec)
 		return av_fail(err, TL_DAMAGED, AV_Q(what), base,
@@ -355,6 +383,10 @@ timeline *timeline_parse(const uint8_t *buf, size_t off, size_t len, const model
 	if (!parse_head(&r, cfg, len, what, &h, err))
 		return NULL;
 	timeline *tl = tl_alloc(cfg->layers, cfg->heads, h.windows, h.n);
+	if (tl) {
+		tl->version = h.version;
+		tl->nvalues = h.nvalues;
+	}
 	if (!tl || !tl_reserve(tl, h.count ? h.count : 1)) {
 		timeline_destroy(tl);
 		av_fail(err, _("out of memory for the timeline"));

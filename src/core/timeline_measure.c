@@ -69,7 +69,7 @@ static void head_values(probe_run *p, float *out)
 	bool causal = c->objective == OBJ_CAUSAL;
 	for (int l = 0; l < (int)c->layers; l++)
 		for (int h = 0; h < H; h++) {
-			double sum[TL_NVALUES] = {0};
+			double sum[TL_NVALUES] = {0}; /* version 2: every role's score */
 			role_scores rs;
 			for (int b = 0; b <= W; b++) {
 				const float *w = p->ws.layer[l].att + ((size_t)b * H + (size_t)h) *
@@ -161,6 +161,9 @@ static bool losses(probe_run *p, double *mean, double *icl, av_error *err)
 bool timeline_record(timeline *tl, const model *m, uint64_t step, float loss, bool held_out,
 		     av_error *err)
 {
+	if (tl->version != TL_VERSION)
+		return av_fail(err, _("the training timeline was recorded by an older attnview, "
+				      "which measured the heads otherwise: it cannot go on"));
 	size_t index;
 	float *v = timeline_slot(tl, step, &index);
 	if (!v) {

@@ -34,20 +34,39 @@ static void write_head(FILE *out, const attn_result *r, int l, int h)
 		fprintf(out, "%s\"%s\": ", k ? ", " : "", role_score_key((role_kind)k));
 		json_double(out, rs.s[k]);
 	}
-	fprintf(out, "},\n     \"offset\": %d, \"keywords\": [", rs.offset);
+	/* the panel's statistics of the head: mean row entropy (nats), that of
+	 * rows spread evenly, mean distance looked */
+	head_stats hs;
+	head_stats_compute(&hs, &a);
+	fputs("},\n     \"entropy\": ", out);
+	json_double(out, hs.entropy);
+	fputs(", \"max_entropy\": ", out);
+	json_double(out, hs.max_entropy);
+	fputs(", \"distance\": ", out);
+	json_double(out, hs.distance);
+	fprintf(out, ",\n     \"offset\": %d, \"keywords\": [", rs.offset);
 	for (int k = 0; k < rs.nkeys; k++) {
 		fputs(k ? ", " : "", out);
 		json_cp(out, rs.keys[k]);
 	}
-	fprintf(out, "], \"mirror\": %d, \"delimiter_ahead\": ", rs.mirror);
-	json_double(out, rs.ahead);
-	fprintf(out, ",\n     \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
+	fprintf(out, "], \"mirror\": %d, \"column\": %d, \"rows\": %d,\n     \"evidence\": {",
+		rs.mirror, rs.column, rs.n);
+	for (int k = 0; k < ROLE_NKINDS; k++)
+		fprintf(out, "%s\"%s\": [%d, %d]", k ? ", " : "", role_score_key((role_kind)k),
+			rs.hits[k], rs.rows[k]);
+	static const char *const verdicts[] = {"sure", "two", "unsure", "short"};
+	fprintf(out, "},\n     \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
 	json_double(out, rs.score);
-	char text[256];
+	fprintf(out, ", \"verdict\": \"%s\", \"second\": ", verdicts[rs.verdict]);
+	if (rs.second < ROLE_NKINDS)
+		fprintf(out, "\"%s\"", role_name(rs.second));
+	else
+		fputs("null", out);
+	char text[512];
 	role_label(&rs, false, text, sizeof text);
 	fputs(", \"label\": ", out);
 	json_string(out, text, strlen(text));
-	role_sentence(&rs, r->causal, false, text, sizeof text);
+	role_sentence(&rs, false, text, sizeof text);
 	fputs(", \"sentence\": ", out);
 	json_string(out, text, strlen(text));
 	fputc('}', out);
@@ -123,12 +142,12 @@ typedef void (*head_matrix_fn)(float *buf, const attn_result *r, const dump_extr
 static void contributions_of(float *buf, const attn_result *r, const dump_extras *x, int l, int h)
 {
 	attn_matrix a = attn_result_head(r, l, h);
-	const float *vn = x->value_norms + ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
+	const float *vn =
+	    x->value_norms + ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
 	dump_contributions(buf, &a, vn);
 }
 
-static void write_contributions(FILE *out, const attn_result *r, const dump_options *o,
-				float *buf)
+static void write_contributions(FILE *out, const attn_result *r, const dump_options *o, float *buf)
 {
 	const dump_extras *x = o->x;
 	fputs(",\n  \"contributions\": [", out);
@@ -137,9 +156,10 @@ static void write_contributions(FILE *out, const attn_result *r, const dump_opti
 		for (int h = 0; h < r->heads; h++) {
 			if (!shown(o, l, h))
 				continue;
-			const float *vn =
-			    x->value_norms + ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
-			fprintf(out, "%s\n    {\"layer\": %d, \"head\": %d,\n     \"value_norms\": ",
+			const float *vn = x->value_norms +
+					  ((size_t)l * (size_t)r->heads + (size_t)h) * (size_t)r->n;
+			fprintf(out,
+				"%s\n    {\"layer\": %d, \"head\": %d,\n     \"value_norms\": ",
 				first ? "" : ",", l, h);
 			json_floats(out, vn, r->n);
 			fputs(",\n     \"contributions\": ", out);
@@ -160,7 +180,8 @@ static void write_aggregates(FILE *out, const attn_result *r, const dump_options
 			continue;
 		for (sel_kind k = SEL_MEAN; k <= SEL_MAX; k++) {
 			aggregate_heads(buf, r, l, k);
-			fprintf(out, "%s\n    {\"layer\": %d, \"kind\": \"%s\",\n     \"weights\": ",
+			fprintf(out,
+				"%s\n    {\"layer\": %d, \"kind\": \"%s\",\n     \"weights\": ",
 				first ? "" : ",", l, sel_name(k));
 			json_matrix(out, buf, r->n, "     ");
 			fputc('}', out);
@@ -168,8 +189,9 @@ static void write_aggregates(FILE *out, const attn_result *r, const dump_options
 		}
 	}
 	aggregate_heads(buf, r, 0, SEL_ALL);
-	fprintf(out, "%s\n    {\"layer\": null, \"kind\": \"%s\",\n     \"weights\": ",
-		first ? "" : ",", sel_name(SEL_ALL));
+	fprintf(out,
+		"%s\n    {\"layer\": null, \"kind\": \"%s\",\n     \"weights\": ", first ? "" : ",",
+		sel_name(SEL_ALL));
 	json_matrix(out, buf, r->n, "     ");
 	fputs("}\n  ]", out);
 }
@@ -219,7 +241,8 @@ static void write_words(FILE *out, const attn_result *r, const dump_options *o, 
 				continue;
 			attn_matrix a = attn_result_head(r, l, h);
 			words_aggregate(buf, &a, x->words, x->nwords);
-			fprintf(out, "%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
+			fprintf(out,
+				"%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
 				first ? "" : ",", l, h);
 			json_matrix(out, buf, x->nwords, "       ");
 			fputc('}', out);
@@ -243,7 +266,8 @@ static void write_compare(FILE *out, const attn_result *r, const dump_options *o
 				continue;
 			attn_matrix a = attn_result_head(r, l, h), b = attn_result_head(c, l, h);
 			matrix_difference(buf, &a, &b, n);
-			fprintf(out, "%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
+			fprintf(out,
+				"%s\n      {\"layer\": %d, \"head\": %d,\n       \"weights\": ",
 				first ? "" : ",", l, h);
 			json_matrix(out, buf, n, "       ");
 			fputc('}', out);
@@ -259,7 +283,8 @@ static void write_ablation(FILE *out, const model *m, const attn_result *r, cons
 	for (int l = 0; l < r->layers; l++)
 		for (int h = 0; h < r->heads; h++)
 			if (x->ablate[l * r->heads + h]) {
-				fprintf(out, "%s{\"layer\": %d, \"head\": %d}", first ? "" : ", ", l, h);
+				fprintf(out, "%s{\"layer\": %d, \"head\": %d}", first ? "" : ", ",
+					l, h);
 				first = false;
 			}
 	fprintf(out, "],\n    \"loss_positions\": %d, \"loss_before\": ", x->loss_positions);

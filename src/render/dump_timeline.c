@@ -32,14 +32,18 @@ static void json_head(FILE *out, const timeline *tl, size_t r, int l, int h)
 {
 	const float *v = timeline_head(tl, r, l, h);
 	fprintf(out, "{\"layer\": %d, \"head\": %d, \"scores\": {", l, h);
-	for (int k = 0; k < TL_NVALUES; k++) {
+	for (int k = 0; k < (int)tl->nvalues; k++) {
 		fprintf(out, "%s\"%s\": ", k ? ", " : "", role_score_key((role_kind)k));
 		json_float(out, v[k]);
 	}
-	fputs("}, \"entropy\": ", out);
-	json_float(out, v[ROLE_BROAD]);
-	fputs(", \"first\": ", out);
-	json_float(out, v[ROLE_FIRST]);
+	/* The labeller's word on the recorded scores, as the timeline screen
+	 * shows it. */
+	role_scores rs;
+	timeline_head_roles(tl, r, l, h, &rs);
+	char label[160];
+	role_label(&rs, false, label, sizeof label);
+	fprintf(out, "}, \"role\": \"%s\", \"label\": ", role_name(rs.role));
+	json_string(out, label, strlen(label));
 	fputc('}', out);
 }
 
@@ -51,6 +55,8 @@ static void json_header(FILE *out, const model *m, const timeline *tl)
 	fprintf(out, ", \"objective\": \"%s\", \"layers\": %u, \"heads\": %u, \"steps\": %llu},\n",
 		objective_name((objective)m->cfg.objective), m->cfg.layers, m->cfg.heads,
 		(unsigned long long)m->meta.steps);
+	/* Version 1's scores are shares of weight, version 2's of rows. */
+	fprintf(out, "  \"version\": %u,\n", tl->version);
 	fprintf(out, "  \"every\": %llu,\n  \"probe\": [", (unsigned long long)tl->every);
 	for (uint32_t w = 0; w < tl->windows; w++) {
 		fputs(w ? ", " : "", out);
@@ -109,8 +115,9 @@ static void tsv_float(FILE *out, float x)
 static void write_tsv(FILE *out, const timeline *tl, const dump_options *o)
 {
 	fputs("step\tloss\tval_loss\ticl\tlayer\thead", out);
-	for (int k = 0; k < TL_NVALUES; k++)
+	for (int k = 0; k < (int)tl->nvalues; k++)
 		fprintf(out, "\t%s", role_score_key((role_kind)k));
+	fputs("\trole", out);
 	fputc('\n', out);
 	for (size_t r = 0; r < tl->count; r++)
 		for (int l = 0; l < (int)tl->layers; l++)
@@ -125,11 +132,13 @@ static void write_tsv(FILE *out, const timeline *tl, const dump_options *o)
 				tsv_float(out, tl->icl[r]);
 				fprintf(out, "\t%d\t%d", l, h);
 				const float *v = timeline_head(tl, r, l, h);
-				for (int k = 0; k < TL_NVALUES; k++) {
+				for (int k = 0; k < (int)tl->nvalues; k++) {
 					fputc('\t', out);
 					tsv_float(out, v[k]);
 				}
-				fputc('\n', out);
+				role_scores rs;
+				timeline_head_roles(tl, r, l, h, &rs);
+				fprintf(out, "\t%s\n", role_name(rs.role));
 			}
 }
 

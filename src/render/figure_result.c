@@ -239,9 +239,9 @@ static void make_titles(char *title, char *sub, size_t size, const attn_result *
 	if (q->compare)
 		at += (size_t)snprintf(title + at, size - at, ", difference");
 	if (role && role->role < ROLE_NKINDS) {
-		char label[128];
-		role_label(role, false, label, sizeof label);
-		snprintf(title + at, size - at, " (%s %.2f)", label, role->score);
+		char label[192];
+		role_title(role, false, label, sizeof label);
+		snprintf(title + at, size - at, " (%s)", label);
 	}
 
 	char t1[TEXT_MAX_COLS * 4 + 16] = "", t2[sizeof t1] = "";
@@ -271,13 +271,12 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
 		for (int l = 0; l < r->layers && ok; l++)
 			for (int h = 0; h < r->heads && ok; h++) {
 				role_scores rs;
-				char tt[64], label[48];
+				char tt[224], label[192];
 				ok = make_tile(f, l * r->heads + h, &x, SEL_HEAD, l, h, false, &rs);
 				int at = snprintf(tt, sizeof tt, "L%d H%d", l, h);
 				if (ok && rs.role < ROLE_NKINDS) {
-					role_label(&rs, false, label, sizeof label);
-					snprintf(tt + at, sizeof tt - (size_t)at, " %s %.2f", label,
-						 rs.score);
+					role_title(&rs, false, label, sizeof label);
+					snprintf(tt + at, sizeof tt - (size_t)at, " %s", label);
 				}
 				snprintf(f->tiles[l * r->heads + h].title, sizeof f->tiles[0].title,
 					 "%s", tt);

@@ -29,7 +29,7 @@
 /* A colour per role, the same in every panel. */
 static const uint32_t role_rgb[TL_NVALUES] = {0x1f77b4, 0x17becf, 0x8c564b, 0x9467bd, 0xbcbd22,
 					      0xe377c2, 0xff7f0e, 0x2ca02c, 0x7f7f7f, 0x393b79,
-					      0x637939, 0x8c6d31, 0x843c39, ENTROPY};
+					      0x637939, 0x8c6d31, 0x843c39, ENTROPY, 0x6b8e23};
 
 typedef struct frame {
 	double x, y, w, h;   /* the plot area */
@@ -120,19 +120,20 @@ static void loss_panel(chart *c, const timeline *tl, double width, long pc)
 	series(c, &f, tl, tl->probe_loss, 1, 0xff7f0e, 1.5, false);
 }
 
-/* The head's SHOWN roles of the highest peak (entropy aside), strongest first. */
+/* The head's SHOWN roles of the highest peak (broad aside), strongest first. */
 static int strongest(const timeline *tl, int l, int h, role_kind *out)
 {
 	float peak[ROLE_NKINDS] = {0};
+	int nv = (int)tl->nvalues;
 	for (size_t r = 0; r < tl->count; r++)
-		for (int k = 0; k < ROLE_BROAD; k++)
-			if (timeline_head(tl, r, l, h)[k] > peak[k])
+		for (int k = 0; k < nv; k++)
+			if (k != ROLE_BROAD && timeline_head(tl, r, l, h)[k] > peak[k])
 				peak[k] = timeline_head(tl, r, l, h)[k];
 	int n = 0;
 	for (; n < SHOWN; n++) {
 		int best = -1;
-		for (int k = 0; k < ROLE_BROAD; k++) {
-			bool taken = false;
+		for (int k = 0; k < nv; k++) {
+			bool taken = k == ROLE_BROAD;
 			for (int j = 0; j < n; j++)
 				taken |= out[j] == (role_kind)k;
 			if (!taken && (best < 0 || peak[k] > peak[best]))
@@ -165,7 +166,7 @@ static void head_panel(chart *c, const timeline *tl, int l, int h, long pc, int 
 		x += fig_text_width(name, 9) + 8;
 	}
 	axes(c, &f, tl, pc, l == (int)tl->layers - 1, "1");
-	size_t stride = (size_t)tl->layers * tl->heads * TL_NVALUES;
+	size_t stride = (size_t)tl->layers * tl->heads * tl->nvalues;
 	const float *base = timeline_head(tl, 0, l, h);
 	series(c, &f, tl, base + ROLE_BROAD, stride, ENTROPY, 1, true);
 	for (int i = n - 1; i >= 0; i--)

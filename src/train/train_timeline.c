@@ -82,13 +82,17 @@ static bool new_timeline(trainer *t, av_error *err)
  * its last record when that was taken at the model's step count, otherwise
  * it is recorded now. A timeline that ends before the model's step count
  * with nothing cut (attnview 0.2.0 numbered a --init run's records from 0)
- * cannot go on: the run starts its own. */
+ * or that an older attnview measured otherwise (version 1) cannot go on:
+ * the run starts its own. */
 static bool continue_timeline(trainer *t, timeline *tl, av_error *err)
 {
 	uint64_t now = model_step(t, 0);
 	size_t had = tl->count;
 	timeline_truncate(tl, now);
-	if (!tl->count || (tl->count == had && tl->step[tl->count - 1] < now)) {
+	/* A timeline measured by an older attnview (version 1: shares of
+	 * weight) cannot take records of this one's (shares of rows). */
+	if (!tl->count || (tl->count == had && tl->step[tl->count - 1] < now) ||
+	    tl->version != TL_VERSION) {
 		timeline_destroy(tl);
 		t->model->timeline = NULL;
 		return new_timeline(t, err);

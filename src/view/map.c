@@ -236,10 +236,9 @@ static void draw_head_line(view *v)
 			said_words = true;
 		} else if (view_layer_ready(v, v->layer)) {
 			const role_scores *rs = view_head_roles(v);
-			char label[128];
-			role_label(rs, true, label, sizeof label);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s %.2f", label,
-				    rs->score);
+			char label[192];
+			role_title(rs, true, label, sizeof label);
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
 		}
 	} else {
 		char sel[48];

@@ -23,8 +23,8 @@ typedef struct ov_geom {
 typedef struct ov_state {
 	ov_geom g;
 	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
-	int sel;    /* the selected tile: layer * H + head */
-	focus back; /* where F3 and Esc return */
+	int sel;		 /* the selected tile: layer * H + head */
+	focus back;		 /* where F3 and Esc return */
 } ov_state;
 
 static ov_state *ov_of(const view *v)
@@ -167,16 +167,21 @@ static int role_code(role_kind r, char *out, size_t size)
 }
 
 /* The role after "L1 H2": the name and score, or only the name (a cut score
- * reads as another number), or its code (the legend says it), or nothing. */
+ * reads as another number), or its code (the legend says it), or nothing.
+ * A head no role fits says "unclear" (or "?") before it says any role. */
 static void draw_tile_role(view *v, int y, int x, int end, role_scores rs, style s)
 {
-	char code[32], name[128];
+	char code[32], name[160], title[192];
 	role_label(&rs, true, name, sizeof name);
+	role_title(&rs, true, title, sizeof title);
 	int w = end - x, nw = str_width(name);
-	if (1 + nw + 5 <= w) {
-		put_fmt(y, x, w, s, " %s %.2f", name, rs.score);
+	const char *unsure = _("unclear");
+	if (1 + str_width(title) <= w) {
+		put_fmt(y, x, w, s, " %s", title);
 	} else if (1 + nw <= w) {
 		put_fmt(y, x, w, s, " %s", name);
+	} else if (rs.verdict == ROLE_UNSURE || rs.verdict == ROLE_SHORT) {
+		put_fmt(y, x, w, s, " %s", 1 + str_width(unsure) <= w ? unsure : "?");
 	} else if (1 + role_code(rs.role, code, sizeof code) <= w) {
 		put_fmt(y, x, w, s, " %s", code);
 		ov_of(v)->coded[rs.role] = true;
@@ -235,8 +240,9 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
-	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
-			L, H, scale_name(v->ov_scale));
+	int x =
+	    put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
+		    L, H, scale_name(v->ov_scale));
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
@@ -246,7 +252,7 @@ static void overview_draw(view *v)
 	if (rs) {
 		/* What the selected head does, in words. */
 		char says[512];
-		role_sentence(rs, v->r.causal, true, says, sizeof says);
+		role_sentence(rs, true, says, sizeof says);
 		put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), _("  L%d H%d: %s"), sel / H, sel % H,
 			says);
 	}
@@ -282,8 +288,7 @@ static void overview_draw(view *v)
 		if (y < LINES - 1)
 			draw_legend(v, y);
 	} else
-		put_str(g->y0, 0, COLS, accent(v, A_BOLD),
-			_("out of memory drawing the overview"));
+		put_str(g->y0, 0, COLS, accent(v, A_BOLD), _("out of memory drawing the overview"));
 	colors_use_diverging(&v->col, false);
 	free(px);
 	free(masked);

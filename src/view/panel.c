@@ -202,15 +202,17 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	char sel[48];
 	sel_describe(v, sel, sizeof sel);
 	if (!v->words) {
-		char label[128], says[512];
-		role_label(&v->roles, true, label, sizeof label);
-		line(p, st(A_BOLD, 0), _("Layer %d %s: %s %.2f"), v->layer, sel, label,
-		     v->roles.score);
-		role_sentence(&v->roles, v->r.causal, true, says, sizeof says);
-		/* In words, where it leaves room for the statistics and the
-		 * predictions below (5 + 1 + 6 lines). */
+		char label[192], says[512];
+		role_title(&v->roles, true, label, sizeof label);
+		line(p, st(A_BOLD, 0), _("Layer %d %s: %s"), v->layer, sel, label);
+		role_sentence(&v->roles, true, says, sizeof says);
+		/* In words, with the runner-up, where it leaves room for the
+		 * statistics and the predictions below (5 + 1 + 6 lines). */
 		if (p->ymax - p->y >= 15)
 			wrapped(p, plain(), says);
+		role_runner_up(&v->roles, true, says, sizeof says);
+		if (says[0] && p->ymax - p->y >= 15)
+			wrapped(p, st(A_DIM, 0), says);
 	} else
 		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel,
 		     _(head_pattern(hs)));

@@ -142,20 +142,18 @@ static size_t chosen(view *v)
 	return s->rec;
 }
 
-/* The role the recorded scores give a head: the highest score that clears
- * its bar's minimum (the ratio to a uniform head was not recorded), else
- * broad with its entropy. */
-static role_kind recorded_role(const float *v, float *score)
+/* The role the labeller gives a head at record r, from its recorded
+ * scores (timeline_head_roles), in a few columns: "previous 0.74", "local?
+ * 0.38" when no role holds for most rows, "keyword+ 0.61" when two do. */
+static role_kind recorded_role(const timeline *tl, size_t r, int l, int h, char *out, size_t size)
 {
-	role_kind best = ROLE_BROAD;
-	for (int k = 0; k < ROLE_BROAD; k++) {
-		double min, ratio;
-		role_bar((role_kind)k, &min, &ratio);
-		if (v[k] >= min && (best == ROLE_BROAD || v[k] > v[best]))
-			best = (role_kind)k;
-	}
-	*score = v[best];
-	return best;
+	role_scores rs;
+	timeline_head_roles(tl, r, l, h, &rs);
+	char name[64];
+	role_short_label(&rs, true, name, sizeof name);
+	const char *mark = rs.verdict == ROLE_UNSURE ? "?" : rs.verdict == ROLE_TWO ? "+" : "";
+	snprintf(out, size, "%s%s %.2f", name, mark, rs.score);
+	return rs.role;
 }
 
 /* The curves take min(records, w) columns laid out by step, so that the
@@ -298,17 +296,17 @@ static void draw_heads(view *v, int y0, size_t cur, long phase)
 	tls_state *s = tls_of(v);
 	put_str(y0, 0, COLS, st(A_BOLD, 0), _("head   role at this step"));
 	put_str(y0, 27, w, st(A_BOLD, 0), _("score over the steps"));
-	put_str(y0, 29 + w, COLS - 29 - w, st(A_BOLD, 0), _("entropy"));
+	put_str(y0, 29 + w, COLS - 29 - w, st(A_BOLD, 0), _("broad"));
 	int rows = LINES - 2 - y0;
 	if (s->top > N - rows)
 		s->top = N - rows > 0 ? N - rows : 0;
-	size_t stride = (size_t)tl->layers * tl->heads * TL_NVALUES;
+	size_t stride = (size_t)tl->layers * tl->heads * tl->nvalues;
 	for (int i = 0; i < rows && s->top + i < N; i++) {
 		int k = s->top + i, l = k / H, h = k % H, y = y0 + 1 + i;
-		float score;
-		role_kind role = recorded_role(timeline_head(tl, cur, l, h), &score);
+		char label[96];
+		role_kind role = recorded_role(tl, cur, l, h, label, sizeof label);
 		put_fmt(y, 0, 7, st(A_BOLD, 0), "L%d H%d", l, h);
-		put_fmt(y, 7, 19, plain(), "%s %.2f", _(role_name(role)), (double)score);
+		put_str(y, 7, 19, plain(), label);
 		const float *base = timeline_head(tl, 0, l, h);
 		sparkline(v, y, 27, w, base + role, stride, 1, cur, phase);
 		sparkline(v, y, 29 + w, w, base + ROLE_BROAD, stride, 1, cur, phase);

@@ -149,8 +149,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		return false;
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->wmarks ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) ||
-	    !writing_init(v, opt ? opt->temperature : GEN_TEMPERATURE,
-			  opt ? opt->top_k : GEN_TOP_K, opt ? opt->seed : 1) ||
+	    !writing_init(v, opt ? opt->temperature : GEN_TEMPERATURE, opt ? opt->top_k : GEN_TOP_K,
+			  opt ? opt->seed : 1) ||
 	    !figure_prompt_init(v, opt ? opt->figure_dir : NULL, opt ? opt->figure_format : -1))
 		return av_fail(err, _("out of memory starting the view"));
 	if (opt)

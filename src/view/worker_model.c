@@ -10,13 +10,13 @@
  * work space (the loss) clears the cache first. */
 #include "worker.h"
 
-#include "attnview/explain.h"
 #include "attnview/circuits.h"
+#include "attnview/explain.h"
 #include "attnview/faith.h"
-#include "attnview/lens.h"
 #include "attnview/generate.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
+#include "attnview/lens.h"
 #include "attnview/modelfile.h"
 
 #include <errno.h>

@@ -436,7 +436,8 @@ def case_format():
     data = read(files[-3])
     at = data.index(b"ATTL")
     rec = at + 48 + 4 * 5 * struct.unpack_from("<I", data, at + 24)[0]
-    for label, off, fmt, value in (("version", at + 4, "<I", 2), ("values", at + 16, "<I", 15),
+    for label, off, fmt, value in (("version", at + 4, "<I", 3), ("values", at + 16, "<I", 16),
+                                   ("version 1 of 15 values", at + 4, "<I", 1),
                                    ("probe length", at + 24, "<I", 10 ** 6),
                                    ("interval", at + 28, "<Q", 0),
                                    ("probe character", at + 48, "<I", 0xD800),
@@ -990,6 +991,13 @@ def case_timeline():
         d = json.loads(attnview("--dump", "--timeline", "--model", out).stdout)
         check([r["step"] for r in d["timeline"]] == p.steps,
               "%s: attnview reads PyTorch's timeline" % obj)
+        # the file's values are the roles in attnview's order (timeline.h's
+        # static assert ties them to role_kind)
+        from attnview_torch import roles as rl
+        keys = list(d["timeline"][0]["heads"][0]["scores"])
+        check(keys == list(tlm.SCORE_KEYS) and tlm.NVALUES == rl.NKINDS == len(keys)
+              and d["version"] == tlm.VERSION,
+              "%s: the timeline's values are attnview's roles: %s" % (obj, keys))
     # --init from a model with a timeline: both trainers go on with its
     # records and probe, at the model's step count and the run's K, and
     # measure the new ones on that probe (the last record is the final model's)

@@ -37,7 +37,7 @@ CASES = [
 ]
 
 ROLES = ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
-         "local", "offset", "keyword", "script", "parallel", "mirror", "entropy", "word_start")
+         "local", "offset", "keyword", "script", "parallel", "mirror", "broad", "word_start")
 
 
 def is_delimiter(cp):
@@ -69,133 +69,156 @@ def script_of(cp):
     return None
 
 
-def offset_score(A, causal):
-    """The best k, 2 <= |k| <= 8, by the share of rows whose single largest
-    weight is at i + k."""
+FOCUS, MIN_ROWS, FAR = 3.0, 3, 3
+
+
+def looks_at(A, causal):
+    """Each row's key (its only largest weight, when that holds at least
+    min(3/v, (1 + 1/v)/2) of the row, v its visible keys) or None, and how
+    near the row's weights come to changing that (the margin: the gap to the
+    second largest or to the threshold, infinite for rows without a choice)."""
     n = A.shape[0]
-    best = [None] * n
+    best, margin = [None] * n, [math.inf] * n
     for i in range(n):
-        row = [A[i, j].item() for j in range(n) if not (causal and j > i)]
-        m = max(row)
-        best[i] = row.index(m) if row.count(m) == 1 else None
-    top = 0.0
-    for d in range(2, 9):
-        for k in (-d, d):
-            rows = [i for i in range(n) if 0 <= i + k < n and not (causal and k > 0)]
-            if len(rows) >= 3:
-                top = max(top, sum(best[i] == i + k for i in rows) / len(rows))
-    return top
-
-
-def keyword_score(A, cps, causal):
-    n = A.shape[0]
-    mass = {}
-    for j in range(n):
-        if cps[j] < 0x110000:  # characters, not the mask or the unknown token
-            mass[cps[j]] = mass.get(cps[j], 0.0) + A[:, j].sum().item()
-    top = sorted(mass.values(), reverse=True)[:2]
-    return sum(top) / n
-
-
-def script_score(A, cps, causal):
-    n = A.shape[0]
-    sc = [script_of(c) for c in cps]
-    same = uni = 0.0
-    rows = 0
-    for i in range(n):
-        if sc[i] is None:
+        vis = i + 1 if causal else n
+        if vis < 2:
             continue
-        keys = [j for j in range(n) if sc[j] is not None and not (causal and j > i)]
-        wany = sum(A[i, j].item() for j in keys)
-        if wany <= 0:
-            continue
-        own = [j for j in keys if sc[j] == sc[i]]
-        same += sum(A[i, j].item() for j in own) / wany
-        uni += len(own) / len(keys)
-        rows += 1
-    S, U = (same / rows, uni / rows) if rows else (0.0, 1.0)
-    v = (S - U) / (1 - U) if 1 - U >= 0.05 else 0.0
-    return min(1.0, max(0.0, v))
+        row = sorted(((A[i, j].item(), -j) for j in range(vis)), reverse=True)
+        (top, j), second = row[0], row[1][0]
+        focus = min(FOCUS / vis, 0.5 * (1 + 1 / vis))
+        margin[i] = min(top - second, abs(top - focus))
+        if top > second and top >= focus:
+            best[i] = -j
+    return best, margin
 
 
-def parallel_score(A, cps, causal):
-    n = A.shape[0]
-    line, col, starts, lens = [], [], [], []
-    for i in range(n):
-        if i == 0 or (is_delimiter(cps[i - 1]) and cps[i - 1] not in (0x20, 0x09, 0x3000)):
-            starts.append(i)
-            lens.append(0)
-        line.append(len(starts) - 1)
-        col.append(lens[-1])
-        lens[-1] += 1
-    w, rows = 0.0, 0
-    for i in range(n):
-        keys = []
-        for l in (line[i] - 1, line[i] + 1):
-            if 0 <= l < len(starts) and col[i] < lens[l]:
-                j = starts[l] + col[i]
-                if not (causal and j > i):
-                    keys.append(j)
-        if keys:
-            rows += 1
-            w += sum(A[i, j].item() for j in keys)
-    return w / rows if rows and 4 * rows >= n else 0.0
+def share(hits, rows):
+    return hits / rows if rows >= MIN_ROWS else 0.0
 
 
-def mirror_score(A):
-    n = A.shape[0]
-    return max(sum(A[i, c - i].item() for i in range(n) if 0 <= c - i < n) / n
-               for c in range(2 * n - 1))
+def text_lines(cps):
+    """Line starts: at line breaks; without one, verses closed by punctuation
+    when most of them (two or more) have one length of four or more."""
+    n = len(cps)
+    breaks = 0x0A in cps
+    starts = [0] + [i + 1 for i in range(n - 1)
+                    if (cps[i] == 0x0A if breaks
+                        else is_delimiter(cps[i]) and cps[i] not in (0x20, 0x09, 0x3000))]
+    if not breaks:
+        lens = [b - a for a, b in zip(starts, starts[1:] + [n])]
+        same = max([lens.count(x) for x in lens if x >= 4] or [0])
+        if len(starts) < 2 or 2 * same < len(starts) + 1:
+            return [0]
+    return starts
 
 
-def word_start_score(A, cps):
-    """The mean weight on the first character of the query's word, over the
-    rows two or more characters into their word (at least 3 of them)."""
-    n = A.shape[0]
-    start = []
-    for i in range(n):
-        start.append(i if i == 0 or is_delimiter(cps[i - 1]) else start[i - 1])
-    rows = [i for i in range(n) if not is_delimiter(cps[i]) and start[i] <= i - 2]
-    if len(rows) < 3:
-        return 0.0
-    return sum(A[i, start[i]].item() for i in rows) / len(rows)
+def parallel_keys(starts, i, causal, n):
+    """The same place as i in the line before (and after, unless causal)."""
+    if len(starts) < 2:
+        return []
+    ends = starts[1:] + [n]
+    line = max(k for k, a in enumerate(starts) if a <= i)
+    keys = []
+    for m in (line - 1,) if causal else (line - 1, line + 1):
+        if 0 <= m < len(starts):
+            j = starts[m] + i - starts[line]
+            if j < ends[m]:
+                keys.append(j)
+    return keys
 
 
 def role_scores(A, cps, causal):
-    """The fifteen scores of one head (n,n) in float64, from the formulas."""
+    """The fifteen scores of one head (n,n), from the definitions of man 1
+    attnview, HEAD ROLES, and each row's margin (looks_at)."""
     n = A.shape[0]
     A = A.double()
-    s = dict.fromkeys(ROLES, 0.0)
-    for i in range(n):
-        if i >= 1:
-            s["previous"] += A[i, i - 1].item()
-        if i < n - 1:
-            s["next"] += A[i, i + 1].item()
-        s["self"] += A[i, i].item()
-        s["first"] += A[i, 0].item()
-        for j in range(n):
-            w = A[i, j].item()
-            if is_delimiter(cps[j]):
-                s["delimiter"] += w
-            if j != i and cps[j] == cps[i]:
-                s["duplicate"] += w
-            if j >= 1 and j - 1 != i and cps[j - 1] == cps[i]:
-                s["induction"] += w
-            if abs(i - j) <= 2:
-                s["local"] += w
-            if w > 0:
-                s["entropy"] -= w * math.log(w)
-    for r in ("previous", "next", "self", "first", "delimiter", "duplicate", "induction",
-              "local", "entropy"):
-        s[r] /= n
-    s["entropy"] = s["entropy"] / math.log(n) if n > 1 else 0.0
-    s["offset"] = offset_score(A, causal)
-    s["keyword"] = keyword_score(A, cps, causal)
-    s["script"] = script_score(A, cps, causal)
-    s["parallel"] = parallel_score(A, cps, causal)
-    s["mirror"] = mirror_score(A)
-    s["word_start"] = word_start_score(A, cps)
-    return [min(1.0, s[r]) for r in ROLES]
+    best, margin = looks_at(A, causal)
+    choice = [i for i in range(n) if (i + 1 if causal else n) >= 2]
+    N = len(choice)
+    starts = text_lines(cps)
+
+    def sees(i, j):
+        return 0 <= j < n and not (causal and j > i)
+
+    count = {r: [0, 0] for r in ROLES}
+
+    def add(r, eligible, fits):
+        if eligible:
+            count[r][1] += 1
+            count[r][0] += bool(fits)
+
+    prev_delim = [max([j for j in range(i) if is_delimiter(cps[j])], default=None)
+                  for i in range(n)]
+    next_delim = [min([j for j in range(i + 1, n) if is_delimiter(cps[j])], default=None)
+                  for i in range(n)]
+    word = [max([j + 1 for j in range(i) if is_delimiter(cps[j])], default=0) for i in range(n)]
+    delim_places, word_places = set(), set()
+    for i in choice:
+        b = best[i]
+        add("previous", i >= 1, b == i - 1)
+        add("next", sees(i, i + 1), b is not None and b == i + 1)
+        add("self", True, b == i)
+        add("first", i >= 1, b == 0)
+        add("local", True, b is not None and abs(b - i) <= 2)
+        add("broad", True, b is None)
+        far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
+        add("duplicate", any(cps[j] == cps[i] for j in far),
+            b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
+        add("induction", any(j >= 1 and j - 1 != i and cps[j - 1] == cps[i] for j in far),
+            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i
+            and cps[b - 1] == cps[i])
+        near = [j for j in (prev_delim[i], next_delim[i]) if j is not None and sees(i, j)]
+        add("delimiter", bool(near), b is not None and b in near)
+        if b is not None and b in near:
+            delim_places.add(b)
+        in_word = not is_delimiter(cps[i]) and word[i] <= i - 2
+        add("word_start", in_word, b == word[i])
+        if in_word and b == word[i]:
+            word_places.add(b)
+        pk = parallel_keys(starts, i, causal, n)
+        add("parallel", bool(pk), b is not None and b in pk)
+    s = {r: share(*count[r]) for r in ROLES}
+    if len(delim_places) < 2:
+        s["delimiter"] = 0.0
+    if len(word_places) < 2:
+        s["word_start"] = 0.0
+    # offset: the best k by share of the rows that see i + k
+    s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
+                            sum(1 for i in choice if sees(i, i + k)))
+                      for d in range(2, 9) for k in (-d, d))
+    # keyword: the one or two characters most rows look at
+    by_char = {}
+    for i in choice:
+        if best[i] is not None and cps[best[i]] < 0x110000:
+            by_char[cps[best[i]]] = by_char.get(cps[best[i]], 0) + 1
+    top = sorted(by_char.values(), reverse=True)[:2]
+    if len(top) == 2 and 4 * top[1] < top[0] + top[1]:
+        top = top[:1]
+    s["keyword"] = share(sum(top), N)
+    # script: own script against an even spread's share, in a text of two
+    sc = [script_of(c) for c in cps]
+    s["script"] = 0.0
+    if len({x for x in sc if x is not None}) >= 2:
+        rows = hits = 0
+        chance = 0.0
+        for i in choice:
+            keys = [j for j in range(n) if sees(i, j) and sc[j] is not None]
+            if sc[i] is None or not keys:
+                continue
+            rows += 1
+            chance += sum(sc[j] == sc[i] for j in keys) / len(keys)
+            hits += best[i] is not None and sc[best[i]] == sc[i]
+        C = chance / rows if rows else 1.0
+        S = share(hits, rows)
+        s["script"] = min(1.0, max(0.0, (S - C) / (1 - C))) if 1 - C >= 0.05 else 0.0
+    # mirror: the anti-diagonal c that most of its rows look at
+    s["mirror"] = 0.0
+    for c in range(2 * n - 1):
+        rows = [i for i in choice if c - i != i and sees(i, c - i)]
+        hits = sum(best[i] == c - i for i in rows)
+        if hits >= MIN_ROWS and 2 * len(rows) >= N:
+            s["mirror"] = max(s["mirror"], share(hits, len(rows)))
+    return [s[r] for r in ROLES], margin
 
 
 def words(cps):
@@ -282,9 +305,13 @@ def gen(case):
                 v = trace[l]["v"][0, h].double()  # (n,hs)
                 vn[l, h] = (v @ wo[:, h * hs:(h + 1) * hs].T).norm(dim=-1).float()
         write_tensor(f, "value_norms", vn)
-        roles = torch.tensor([[role_scores(att[l, h], cps, cfg.causal) for h in range(H)]
-                              for l in range(L)])
-        write_tensor(f, "roles", roles)
+        scored = [[role_scores(att[l, h], cps, cfg.causal) for h in range(H)]
+                  for l in range(L)]
+        write_tensor(f, "roles", torch.tensor([[s for s, _ in row] for row in scored]))
+        # each row's margin: a row within the weights' bound of it may go
+        # either way in binary32 (test_explain.c allows for those rows)
+        write_tensor(f, "role_margins", torch.tensor(
+            [[[min(x, 1e30) for x in m] for _, m in row] for row in scored], dtype=torch.float64))
         write_tensor(f, "mean", att.double().mean(dim=1))
         write_tensor(f, "max", att.max(dim=1).values)
         write_tensor(f, "all", att.double().mean(dim=(0, 1)))

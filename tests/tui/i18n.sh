@@ -23,14 +23,17 @@ fi
 text='他说北京的天气很好 today'
 ntok=$("$bin" --dump --format tsv --text "$text" --model "$model_masked" |
 	awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
-roles='(前字|后字|自身|首字|分隔符|重复|归纳|局部|广泛|左 [2-8]|右 [2-8]|关键字 [^ ]+( [^ ]+)?|同文字|对行|镜像)'
+role='(前字|后字|自身|首字|分隔符|重复|归纳|局部|广泛|左 [2-8]|右 [2-8]|关键字 [^ ]+( [^ ]+)?|同文字|对行|镜像|词首)'
+# a role with its score (two that both fit), or "unclear" with a share
+titled="($role( / $role)? [0-9]\.[0-9]{2}|不明：[0-9]+% $role)"
+named="($role( / $role)?|不明(：[0-9]+% $role)?)" # a tile's, the score where it fits
 
 # wait_tiles_named N: until N tiles of the overview are titled with a role
 # and its score (10 s at most).
 wait_tiles_named() {
 	local i=0
 	while [ $i -lt 200 ]; do
-		[ "$(screen | grep -oE "L[01] H[0-3] $roles [0-9]\.[0-9]{2}" | wc -l)" -ge "$1" ] &&
+		[ "$(screen | grep -oE "L[01] H[0-3] $named" | wc -l)" -ge "$1" ] &&
 			return 0
 		sleep 0.05
 		i=$((i + 1))
@@ -64,7 +67,7 @@ for size in "80 24" "120 40" "200 60"; do
 	at="${cols}x$rows"
 	check "$at: input line label" test "$(line 0)" = "文本> $text"
 	check "$at: heading whole" \
-		grep -qE '^第 0 层  注意力头 0  （层 0-1，头 0-3）  '"$roles"' [0-9]\.[0-9][0-9]  掩码' \
+		grep -qE '^第 0 层  注意力头 0  （层 0-1，头 0-3）  '"$titled"'  掩码' \
 		<<<"$(line 2)"
 	check "$at: status line starts with the mode" grep -q '^ 输入 | ' <<<"$(last_line)"
 	ends_with "$at: status hint whole" "$(last_line)" "Enter：方向键移到热图 | F1 帮助"

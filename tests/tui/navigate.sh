@@ -19,8 +19,13 @@ for l in 0 1; do
 done
 check "no head numbered past the count" wait_gone "L2 H"
 check "no head 4" bash -c '! grep -q "L[0-9] H4" <<<"$1"' _ "$(screen)"
-check "every tile says what its head does, with its score" \
-	test "$(screen | grep -oE 'L[01] H[0-3] (previous|next|self|first|delimiter|duplicate|induction|local|broad|[2-8] left|[2-8] right|keyword [^ ]+( [^ ]+)?|same script|line-parallel|mirror) [01]\.[0-9][0-9]' | wc -l)" = 8
+# A tile says its role with its score, two roles that both fit, or
+# "unclear" with the share of rows of the closest.
+role='(previous|next|self|first|delimiter|duplicate|induction|local|broad|[2-8] left|[2-8] right|keyword [^ ]+( [^ ]+)?|same script|line-parallel|mirror|word start)'
+check "every tile says what its head does" \
+	test "$(screen | grep -oE "L[01] H[0-3] ($role( / $role)?|unclear(: [0-9]+% $role)?)" | wc -l)" = 8
+check "with its score where it fits" \
+	test "$(screen | grep -oE "L[01] H[0-3] $role( / $role)? [01]\.[0-9][0-9]" | wc -l)" -ge 1
 check "overview status" wait_for " OVERVIEW |"
 keys Right Right Down Enter
 check "Enter opens the selected head (layer 1, head 2)" wait_for "| layer 1 head 2 |"

@@ -1,0 +1,290 @@
+/* Head roles in words (analysis.h): the label a heading or a tile shows, and
+ * the sentence that gives its evidence in rows a person can count. */
+#include "attnview/analysis.h"
+#include "attnview/i18n.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
+{
+	return translate ? _(msg) : msg;
+}
+
+/* A character as a label shows it: a space and a line break as the view
+ * draws them, the mask as a block. */
+static void put_char(uint32_t cp, char *out, size_t size)
+{
+	if (cp == ' ')
+		cp = 0x2423;
+	else if (cp == '\n')
+		cp = 0x23CE;
+	else if (cp >= AV_SPECIAL_CP)
+		cp = 0x2588;
+	char b[4];
+	size_t k = cp_to_utf8(cp, b);
+	snprintf(out, size, "%.*s", (int)k, b);
+}
+
+static void keys_text(const role_scores *rs, const char *sep, char *out, size_t size)
+{
+	char a[8], b[8];
+	put_char(rs->keys[0], a, sizeof a);
+	if (rs->nkeys < 2) {
+		snprintf(out, size, "%s", a);
+		return;
+	}
+	put_char(rs->keys[1], b, sizeof b);
+	snprintf(out, size, "%s%s%s", a, sep, b);
+}
+
+/* The name of role r on this head: "2 left", "keyword 是 头", "previous". */
+static void name_of(const role_scores *rs, role_kind r, bool translate, char *out, size_t size)
+{
+	char keys[32];
+	if (r == ROLE_OFFSET && rs->offset != 0) {
+		snprintf(out, size,
+			 rs->offset < 0 ? tr(N_("%d left"), translate)
+					: tr(N_("%d right"), translate),
+			 abs(rs->offset));
+	} else if (r == ROLE_KEYWORD && rs->nkeys > 0) {
+		keys_text(rs, " ", keys, sizeof keys);
+		snprintf(out, size, tr(N_("keyword %s"), translate), keys);
+	} else {
+		snprintf(out, size, "%s", tr(role_name(r), translate));
+	}
+}
+
+void role_short_label(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	if (rs->verdict == ROLE_SHORT)
+		snprintf(out, size, "%s", tr(N_("too short"), translate));
+	else
+		name_of(rs, rs->role, translate, out, size);
+}
+
+void role_label(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	char a[64], b[64];
+	name_of(rs, rs->role, translate, a, sizeof a);
+	switch (rs->verdict) {
+	case ROLE_SHORT:
+		snprintf(out, size, "%s", tr(N_("too short to tell"), translate));
+		break;
+	case ROLE_UNSURE:
+		/* TRANSLATORS: a head whose rows follow no role; %d%% the share of
+		 * rows of the closest, %s its name. */
+		snprintf(out, size, tr(N_("unclear: %d%% %s"), translate),
+			 (int)(100 * rs->score + 0.5), a);
+		break;
+	case ROLE_TWO:
+		name_of(rs, rs->second, translate, b, sizeof b);
+		snprintf(out, size, "%s / %s", a, b);
+		break;
+	default:
+		snprintf(out, size, "%s", a);
+	}
+}
+
+void role_title(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	char label[160];
+	role_label(rs, translate, label, sizeof label);
+	if (rs->verdict == ROLE_SURE || rs->verdict == ROLE_TWO)
+		snprintf(out, size, "%s %.2f", label, rs->score);
+	else
+		snprintf(out, size, "%s", label);
+}
+
+/* The key most rows look at, as a person finds it: "the space after
+ * “fruit”", "疑 at position 6". */
+static void column_text(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	char c[8], before[40] = "";
+	uint32_t cp = rs->column >= 0 && rs->nkeys > 0 ? rs->keys[0] : 0;
+	put_char(cp, c, sizeof c);
+	size_t at = 0;
+	for (int k = 0; k < rs->nbefore && at + 5 < sizeof before; k++) {
+		char b[4];
+		size_t len = cp_to_utf8(rs->before[k], b);
+		memcpy(before + at, b, len);
+		at += len;
+	}
+	before[at] = '\0';
+	if (cp == ' ' && at > 0)
+		snprintf(out, size, tr(N_("the space after “%s”"), translate), before);
+	else if (at > 0)
+		snprintf(out, size, tr(N_("%s after “%s”"), translate), c, before);
+	else
+		snprintf(out, size, tr(N_("%s at position %d"), translate), c, rs->column);
+}
+
+/* A keyword's evidence: its characters, or the one place most rows look. */
+static void keyword_evidence(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	const int h = rs->hits[ROLE_KEYWORD], n = rs->rows[ROLE_KEYWORD];
+	char what[96];
+	if (rs->nkeys > 1) {
+		keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
+		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), h, n, what);
+	} else if (rs->key_places > 1 && 5 * rs->column_rows < 4 * h) {
+		keys_text(rs, "", what, sizeof what);
+		snprintf(out, size,
+			 tr(N_("%d of %d rows look at %s (%d places in the text)"), translate), h,
+			 n, what, rs->key_places);
+	} else { /* one key for most of them: a column, said by its place */
+		column_text(rs, translate, what, sizeof what);
+		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), rs->column_rows,
+			 n, what);
+	}
+}
+
+/* The evidence of role r: "47 of 74 rows look at the character before". */
+static void evidence(const role_scores *rs, role_kind r, bool translate, char *out, size_t size)
+{
+	const int h = rs->hits[r], n = rs->rows[r];
+	switch (r) {
+	case ROLE_DELIMITER:
+		snprintf(out, size,
+			 2 * rs->ahead >= h
+			     ? tr(N_("%d of %d rows look at the nearest space or punctuation mark, "
+				     "mostly the one that ends their phrase (%d different ones)"),
+				  translate)
+			     : tr(N_("%d of %d rows look at the nearest space or punctuation mark "
+				     "(%d different ones)"),
+				  translate),
+			 h, n, rs->places);
+		break;
+	case ROLE_LOCAL:
+		if (rs->causal)
+			snprintf(out, size,
+				 tr(N_("%d of %d rows look at themselves or one or two to the left "
+				       "(%d one, %d two to the left)"),
+				    translate),
+				 h, n, rs->left1, rs->left2);
+		else
+			snprintf(
+			    out, size,
+			    tr(N_("%d of %d rows look within two places of themselves"), translate),
+			    h, n);
+		break;
+	case ROLE_OFFSET:
+		snprintf(out, size,
+			 rs->offset < 0
+			     ? tr(N_("%d of %d rows look %d places to the left"), translate)
+			     : tr(N_("%d of %d rows look %d places to the right"), translate),
+			 h, n, abs(rs->offset));
+		break;
+	case ROLE_KEYWORD:
+		keyword_evidence(rs, translate, out, size);
+		break;
+	case ROLE_SCRIPT:
+		snprintf(
+		    out, size,
+		    tr(N_("%d of %d rows look at a character of their own script (%d%% would by "
+			  "chance)"),
+		       translate),
+		    h, n, (int)(100 * rs->chance + 0.5));
+		break;
+	case ROLE_PARALLEL:
+		snprintf(out, size,
+			 rs->causal
+			     ? tr(N_("%d of %d rows look at the same place in the line before"),
+				  translate)
+			     : tr(N_("%d of %d rows look at the same place in the line before "
+				     "or after"),
+				  translate),
+			 h, n);
+		break;
+	case ROLE_MIRROR:
+		snprintf(out, size,
+			 tr(N_("%d of %d rows look at their mirror image: row i at key %d - i"),
+			    translate),
+			 h, n, rs->mirror);
+		break;
+	case ROLE_WORDSTART:
+		snprintf(
+		    out, size,
+		    tr(N_("%d of %d rows look at the first character of their own word or phrase "
+			  "(%d different ones)"),
+		       translate),
+		    h, n, rs->places);
+		break;
+	case ROLE_PREVIOUS:
+		snprintf(out, size, tr(N_("%d of %d rows look at the character before"), translate),
+			 h, n);
+		break;
+	case ROLE_NEXT:
+		snprintf(out, size, tr(N_("%d of %d rows look at the character after"), translate),
+			 h, n);
+		break;
+	case ROLE_SELF:
+		snprintf(out, size, tr(N_("%d of %d rows look at their own character"), translate),
+			 h, n);
+		break;
+	case ROLE_FIRST:
+		snprintf(out, size,
+			 tr(N_("%d of %d rows look at the first character of the text"), translate),
+			 h, n);
+		break;
+	case ROLE_DUPLICATE:
+		snprintf(out, size,
+			 tr(N_("%d of %d rows with another copy of their character look at it"),
+			    translate),
+			 h, n);
+		break;
+	case ROLE_INDUCTION:
+		snprintf(out, size,
+			 tr(N_("%d of %d rows with an earlier copy of their character look at the "
+			       "character after it (an induction head)"),
+			    translate),
+			 h, n);
+		break;
+	default:
+		snprintf(
+		    out, size,
+		    tr(N_("%d of %d rows look nowhere in particular: no key gets three times an "
+			  "even share"),
+		       translate),
+		    h, n);
+	}
+}
+
+void role_sentence(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	char a[256], b[256];
+	switch (rs->verdict) {
+	case ROLE_SHORT:
+		snprintf(out, size,
+			 tr(N_("too short to tell: %d rows have a choice of keys, a role needs %d"),
+			    translate),
+			 rs->n, ROLE_MIN_ROWS);
+		return;
+	case ROLE_UNSURE:
+		evidence(rs, rs->role, translate, a, sizeof a);
+		snprintf(out, size,
+			 tr(N_("no role holds for most rows; the closest: %s"), translate), a);
+		return;
+	case ROLE_TWO:
+		evidence(rs, rs->role, translate, a, sizeof a);
+		evidence(rs, rs->second, translate, b, sizeof b);
+		/* TRANSLATORS: two roles fit a head: their evidence, joined. */
+		snprintf(out, size, tr(N_("%s; and %s"), translate), a, b);
+		return;
+	default:
+		evidence(rs, rs->role, translate, out, size);
+	}
+}
+
+void role_runner_up(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	if (rs->verdict == ROLE_TWO || rs->verdict == ROLE_SHORT || rs->second >= ROLE_NKINDS) {
+		out[0] = '\0';
+		return;
+	}
+	char name[64];
+	name_of(rs, rs->second, translate, name, sizeof name);
+	snprintf(out, size, tr(N_("runner-up: %s, %d of %d rows"), translate), name,
+		 rs->hits[rs->second], rs->rows[rs->second]);
+}

@@ -1,0 +1,138 @@
+/* The head labeller on real heads: the built-in models on texts of each
+ * kind (a Tang poem, English sentences, a sentence written twice), each
+ * head's expected role written down here from its rows' maxima, counted by
+ * this file's own code, not the labeller's: the share of rows whose
+ * largest weight is one to the left, one to the right, on one key, after
+ * an earlier copy of the row's character. Prints, head by head, the counts,
+ * the expectation and the label, and the agreement; never asserted.
+ * `meson test --benchmark labeller_real --verbose`. */
+#include "attnview/analysis.h"
+#include "attnview/modelfile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct expect {
+	const char *model; /* a built-in model's name */
+	const char *text;
+	int layer, head;
+	role_kind role; /* what most rows' maxima say (see stats()) */
+} expect;
+
+static const char poem[] = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
+static const char en[] =
+    "Time flies like an arrow; fruit flies like a banana, said the old teacher.";
+static const char twice[] = "Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley.";
+static const char fox[] = "The quick brown fox jumps over the lazy dog.";
+
+/* Each written down from the counts stats() prints (the rows' maxima):
+ * e.g. the built-in model's layer 0, head 0 on the poem has its maximum one
+ * to the right on 19 of 23 rows. */
+static const expect expects[] = {
+    {"builtin", poem, 0, 0, ROLE_NEXT},
+    {"builtin", poem, 0, 3, ROLE_PREVIOUS},
+    {"builtin", poem, 0, 2, ROLE_KEYWORD},
+    {"builtin", poem, 1, 0, ROLE_KEYWORD},
+    {"builtin", en, 0, 0, ROLE_NEXT},
+    {"builtin", en, 0, 3, ROLE_PREVIOUS},
+    {"builtin", en, 0, 2, ROLE_KEYWORD},
+    {"builtin-causal", en, 0, 3, ROLE_PREVIOUS},
+    {"builtin-causal", en, 0, 2, ROLE_LOCAL},	  /* one and two to the left */
+    {"builtin-causal", poem, 1, 2, ROLE_KEYWORD}, /* 疑 for lines 2 to 4 */
+    {"builtin-causal", en, 1, 2, ROLE_KEYWORD},
+    {"builtin-causal", twice, 0, 3, ROLE_PREVIOUS},
+    {"builtin-causal", twice, 2, 1, ROLE_INDUCTION},
+    {"builtin-causal", twice, 1, 2, ROLE_KEYWORD},
+    {"builtin-causal", fox, 0, 3, ROLE_PREVIOUS},
+    {"builtin-causal", fox, 2, 0, ROLE_KEYWORD},
+};
+
+/* The rows' maxima, counted plainly: one to the left, one to the right, the
+ * key most rows take, and after an earlier copy (three or more away). */
+typedef struct stats {
+	int rows, left, left2, right, column, ind_rows, ind;
+} stats;
+
+static void count(stats *s, const attn_matrix *a, const token *t)
+{
+	int n = a->n, at[AV_MAX_CONTEXT] = {0};
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < n; i++) {
+		int vis = a->causal ? i + 1 : n, best = 0;
+		if (vis < 2)
+			continue;
+		for (int j = 1; j < vis; j++)
+			if (attn_at(a, i, j) > attn_at(a, i, best))
+				best = j;
+		s->rows++;
+		s->left += best == i - 1;
+		s->left2 += best == i - 2;
+		s->right += best == i + 1;
+		at[best]++;
+		bool copy = false;
+		for (int p = 0; p < n; p++)
+			copy |= p != i && p + 1 < vis && p + 1 != i && abs(p + 1 - i) >= 3 &&
+				t[p].id == t[i].id;
+		if (copy) {
+			s->ind_rows++;
+			s->ind += best >= 1 && best - 1 != i && abs(best - i) >= 3 &&
+				  t[best - 1].id == t[i].id;
+		}
+	}
+	for (int j = 0; j < n; j++)
+		s->column = at[j] > s->column ? at[j] : s->column;
+}
+
+static bool run(const expect *e, int *agree)
+{
+	av_error err;
+	model *m = model_builtin_named(e->model, &err);
+	cp_buf cps = {0};
+	if (!m || !tokenize_text(e->text, strlen(e->text), "text", &cps, NULL, &err)) {
+		fprintf(stderr, "bench_heads: %s\n", err.msg);
+		return false;
+	}
+	int n = (int)cps.n;
+	token *t = malloc((size_t)n * sizeof *t);
+	activations ws;
+	attn_result r;
+	memset(&r, 0, sizeof r);
+	bool ok = t && activations_init(&ws, &m->cfg, 1, n, n, &err);
+	if (ok) {
+		vocab_tokenize(&m->vocab, cps.v, cps.n, t);
+		ok = model_attend(m, &ws, t, n, 0, &r, &err);
+	}
+	if (ok) {
+		attn_matrix a = attn_result_head(&r, e->layer, e->head);
+		stats s;
+		count(&s, &a, t);
+		role_scores rs;
+		head_roles(&rs, &a, r.tokens);
+		char label[160];
+		role_label(&rs, false, label, sizeof label);
+		bool same = rs.role == e->role && rs.verdict != ROLE_UNSURE;
+		*agree += same;
+		printf("%-15s L%d H%d %-12.12s rows %2d: left %2d, %2d two; right %2d; column %2d; "
+		       "induction %2d/%2d | expected %-9s labelled %-24s %s\n",
+		       e->model, e->layer, e->head, e->text, s.rows, s.left, s.left2, s.right,
+		       s.column, s.ind, s.ind_rows, role_name(e->role), label,
+		       same ? "agree" : "DIFFER");
+		attn_result_free(&r);
+		activations_finish(&ws);
+	}
+	free(t);
+	cp_buf_free(&cps);
+	model_destroy(m);
+	return ok;
+}
+
+int main(void)
+{
+	int agree = 0, total = (int)(sizeof expects / sizeof expects[0]);
+	for (int i = 0; i < total; i++)
+		if (!run(&expects[i], &agree))
+			return 1;
+	printf("the labeller agrees with the rows' maxima on %d of %d heads\n", agree, total);
+	return 0;
+}

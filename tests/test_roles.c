@@ -1,0 +1,312 @@
+/* The head labeller (src/core/roles.c, role_words.c) on matrices whose rows
+ * look where the test puts them: each role, its evidence in rows, and the
+ * cases where a label could contradict the picture (an induction head on a
+ * repeated text, one column on a space, a band of two, a column on one
+ * phrase's start, lines where there are none), uncertainty, and texts too
+ * short to tell. */
+#include "attnview/analysis.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 32
+
+static float w[N * N];
+static token t[N];
+static role_scores rs;
+static char text[512];
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-9;
+}
+
+/* The tokens of an ASCII (or 8-bit) text; the same character, the same id. */
+static int toks(const char *s)
+{
+	int n = (int)strlen(s);
+	for (int i = 0; i < n; i++)
+		t[i] = (token){
+		    .cp = (uint32_t)(unsigned char)s[i], .id = 3 + (unsigned char)s[i], .width = 1};
+	return n;
+}
+
+/* Every row on key_of[i] (-1: spread evenly); causal rows see keys 0..i. */
+static const role_scores *label(int n, bool causal, const int *key_of)
+{
+	for (int i = 0; i < n; i++) {
+		int vis = causal ? i + 1 : n;
+		for (int j = 0; j < n; j++)
+			w[i * n + j] = j >= vis ? 0 : key_of[i] < 0 ? 1.0f / (float)vis : 0;
+		if (key_of[i] >= 0)
+			w[i * n + key_of[i]] = 1;
+	}
+	attn_matrix a = {w, n, causal, 0};
+	head_roles(&rs, &a, t);
+	role_sentence(&rs, false, text, sizeof text);
+	return &rs;
+}
+
+static const char *label_text(void)
+{
+	static char l[160];
+	role_label(&rs, false, l, sizeof l);
+	return l;
+}
+
+static void positional(void)
+{
+	int key[N];
+	int n = toks("abcdefgh");
+	for (int i = 0; i < n; i++)
+		key[i] = i > 0 ? i - 1 : 0;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PREVIOUS && rs.verdict == ROLE_SURE && near(rs.score, 1) &&
+		   strcmp(text, "7 of 7 rows look at the character before") == 0,
+	       "previous: %s %g '%s'", label_text(), rs.score, text);
+	for (int i = 0; i < n; i++)
+		key[i] = i + 1 < n ? i + 1 : i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_NEXT && strcmp(text, "7 of 7 rows look at the character after") == 0,
+	       "next: %s '%s'", label_text(), text);
+	for (int i = 0; i < n; i++)
+		key[i] = i + 2 < n ? i + 2 : i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_OFFSET && rs.offset == 2 && strcmp(label_text(), "2 right") == 0 &&
+		   strcmp(text, "6 of 6 rows look 2 places to the right") == 0,
+	       "two right: %s '%s'", label_text(), text);
+	for (int i = 0; i < n; i++)
+		key[i] = 0;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_SURE &&
+		   strcmp(text, "7 of 7 rows look at the first character of the text") == 0,
+	       "first: %s '%s'", label_text(), text);
+	for (int i = 0; i < n; i++)
+		key[i] = n - 1 - i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_MIRROR && rs.mirror == 7, "mirror: %s c %d", label_text(),
+	       rs.mirror);
+	for (int i = 0; i < n; i++)
+		key[i] = -1;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_BROAD && rs.verdict == ROLE_SURE && near(rs.s[ROLE_BROAD], 1),
+	       "uniform: %s %g", label_text(), rs.s[ROLE_BROAD]);
+}
+
+/* A band two wide (one and two to the left in turn) is local, not an
+ * offset, not a delimiter; the sentence counts both. */
+static void band(void)
+{
+	int key[N];
+	int n = toks("time flies like an arrow; fruit");
+	for (int i = 0; i < n; i++)
+		key[i] = i == 0 ? 0 : i == 1 || i % 2 ? i - 1 : i - 2;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_LOCAL && rs.s[ROLE_PREVIOUS] < 0.6 &&
+		   strstr(text, "one or two to the left (15 one, 15 two to the left)"),
+	       "band: %s prev %g '%s'", label_text(), rs.s[ROLE_PREVIOUS], text);
+	CHECK(rs.s[ROLE_DELIMITER] < 0.5);
+}
+
+/* One column on the space after "fruit": a keyword (column) head, said by
+ * its place; never delimiter. */
+static void column(void)
+{
+	int key[N];
+	int n = toks("time flies; fruit flies like it");
+	for (int i = 0; i < n; i++)
+		key[i] = 17; /* the space after "fruit" */
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.column == 17 &&
+		   strcmp(text, "31 of 31 rows look at the space after \xE2\x80\x9C"
+				"fruit\xE2\x80\x9D") == 0,
+	       "column on a space: %s '%s'", label_text(), text);
+	CHECK(rs.s[ROLE_DELIMITER] == 0 && rs.s[ROLE_WORDSTART] == 0);
+	/* the same on the final full stop */
+	n = toks("time flies; fruit flies like it.");
+	for (int i = 0; i < n; i++)
+		key[i] = n - 1;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && strcmp(label_text(), "keyword .") == 0,
+	       "column on the full stop: %s", label_text());
+}
+
+/* Each row on the nearest mark ahead, a different one per phrase. */
+static void delimiter(void)
+{
+	int key[N];
+	int n = toks("abc,defg.hi!jklm?");
+	for (int i = 0; i < n; i++) {
+		int j = i + 1;
+		while (j < n && !cp_is_delimiter(t[j].cp))
+			j++;
+		key[i] = j < n ? j : i - 1;
+	}
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_DELIMITER && rs.places == 4 &&
+		   strstr(text, "mostly the one that ends their phrase (4 different ones)"),
+	       "delimiter: %s places %d '%s'", label_text(), rs.places, text);
+}
+
+/* Rows on their own phrase's start are word start; rows of every phrase on
+ * one phrase's start are a column (the poem's 疑 for lines 2 to 4). */
+static void word_start(void)
+{
+	int key[N];
+	int n = toks("abcdef,ghijkl.mnopqr,stuvwx.");
+	for (int i = 0; i < n; i++)
+		key[i] = cp_is_delimiter(t[i].cp) ? i : i - i % 7;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_WORDSTART && rs.places == 4, "word start: %s places %d '%s'",
+	       label_text(), rs.places, text);
+	for (int i = 0; i < n; i++)
+		key[i] = i < 7 ? 0 : 7;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.column == 7 &&
+		   strcmp(label_text(), "keyword g a") == 0,
+	       "one phrase's start for the others: %s word start %g", label_text(),
+	       rs.s[ROLE_WORDSTART]);
+}
+
+/* A text repeated: the keys after the earlier copy sit at a fixed offset
+ * too, and the head is named induction all the same. */
+static void induction(void)
+{
+	int key[N];
+	int n = toks("xqbmkwtrxqbmkwtrxqbmkwtr");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 8 ? i - 7 : i;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_INDUCTION && rs.verdict == ROLE_SURE &&
+		   rs.hits[ROLE_INDUCTION] == 16 && rs.rows[ROLE_INDUCTION] == 16,
+	       "induction: %s hits %d/%d", label_text(), rs.hits[ROLE_INDUCTION],
+	       rs.rows[ROLE_INDUCTION]);
+	/* with the period 7 within the offsets' reach */
+	n = toks("xqbmkwtxqbmkwtxqbmkwt");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 7 ? i - 6 : i;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_INDUCTION && rs.s[ROLE_OFFSET] > 0.5 &&
+		   strstr(text, "look at the character after it (an induction head)"),
+	       "induction at an offset: %s offset %g '%s'", label_text(), rs.s[ROLE_OFFSET], text);
+	/* the other copy itself: duplicate */
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 7 ? i - 7 : i;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_DUPLICATE || (rs.verdict == ROLE_TWO && rs.second == ROLE_DUPLICATE),
+	       "duplicate: %s", label_text());
+}
+
+/* Line-parallel needs lines: line breaks, or verses of one length. */
+static void lines(void)
+{
+	int key[N];
+	int n = toks("abcd\nefgh\nijkl");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 5 ? i - 5 : i;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_PARALLEL, "lines: %s", label_text());
+	n = toks("Mr Dursley and Mrs Dursley. Mr");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 10 ? i - 10 : i;
+	label(n, true, key);
+	CHECKF(rs.s[ROLE_PARALLEL] == 0 && rs.role != ROLE_PARALLEL, "no lines: %s", label_text());
+}
+
+static void script(void)
+{
+	int key[N];
+	const uint32_t cps[8] = {'a', 'b', 0x4E2D, 0x6587, 'c', 'd', 0x56FD, 0x5BB6};
+	for (int i = 0; i < 8; i++)
+		t[i] = (token){.cp = cps[i], .id = 3 + i, .width = 1};
+	/* each on a character of its script two or more places away */
+	static const int other[8] = {4, 5, 6, 7, 0, 1, 2, 3};
+	memcpy(key, other, sizeof other);
+	label(8, false, key);
+	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && near(rs.chance, 0.5), "script %g chance %g",
+	       rs.s[ROLE_SCRIPT], rs.chance);
+}
+
+/* Honest uncertainty: no role for most rows; two roles close together. */
+static void uncertain(void)
+{
+	int key[N];
+	int n = toks("abcdefgh");
+	static const int mixed[8] = {3, 5, 0, 6, 1, 7, 2, 4};
+	memcpy(key, mixed, sizeof mixed);
+	label(n, false, key);
+	CHECKF(rs.verdict == ROLE_UNSURE && strncmp(label_text(), "unclear: ", 9) == 0 &&
+		   strncmp(text, "no role holds for most rows; the closest: ", 42) == 0,
+	       "mixed: %s '%s'", label_text(), text);
+	n = toks("abcabc");
+	for (int i = 0; i < n; i++)
+		key[i] = i < 3 ? i + 3 : i - 3;
+	label(n, false, key);
+	CHECKF(rs.verdict == ROLE_TWO && strchr(label_text(), '/'), "two: %s '%s'", label_text(),
+	       text);
+	char up[160];
+	n = toks("abcdefgh");
+	static const int most_prev[8] = {0, 0, 1, 2, 3, 4, 6, 5};
+	memcpy(key, most_prev, sizeof most_prev);
+	label(n, false, key);
+	role_runner_up(&rs, false, up, sizeof up);
+	CHECKF(rs.role == ROLE_PREVIOUS && strncmp(up, "runner-up: ", 11) == 0, "runner-up: %s",
+	       up);
+}
+
+/* Texts too short to tell, and odd ones, get a label without a crash. */
+static void short_and_odd(void)
+{
+	int key[N] = {0};
+	int n = toks("ab");
+	label(n, true, key);
+	CHECKF(rs.verdict == ROLE_SHORT && strcmp(label_text(), "too short to tell") == 0,
+	       "two characters, causal: %s", label_text());
+	label(1, false, key);
+	CHECK(rs.verdict == ROLE_SHORT);
+	n = toks("        ");
+	for (int i = 0; i < n; i++)
+		key[i] = -1;
+	label(n, false, key);
+	CHECK(rs.role == ROLE_BROAD && rs.verdict == ROLE_SURE);
+	attn_matrix none = {w, 0, false, 0};
+	head_roles(&rs, &none, t);
+	CHECK(rs.verdict == ROLE_SHORT);
+}
+
+/* The timeline keeps scores only: role_decide gives the label from them,
+ * and an induction score that clears its bar names the head whatever else
+ * scores high. */
+static void decide_from_scores(void)
+{
+	role_scores s;
+	memset(&s, 0, sizeof s);
+	s.n = 64;
+	s.s[ROLE_PARALLEL] = 0.66;
+	s.s[ROLE_INDUCTION] = 0.6;
+	s.s[ROLE_DELIMITER] = 0.7;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_INDUCTION, "induction first: %s", role_name(s.role));
+	s.s[ROLE_INDUCTION] = 0.3;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_DELIMITER && s.verdict == ROLE_TWO && s.second == ROLE_PARALLEL,
+	       "delimiter and parallel: %s", role_name(s.role));
+}
+
+int main(void)
+{
+	positional();
+	band();
+	column();
+	delimiter();
+	word_start();
+	induction();
+	lines();
+	script();
+	uncertain();
+	short_and_odd();
+	decide_from_scores();
+	return test_summary("roles");
+}
