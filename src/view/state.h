@@ -116,6 +116,7 @@ typedef struct view {
 	scale_kind ov_scale; /* the overview's (F4 there changes this one) */
 	heat_cells cells;  /* fit, scroll or compact */
 	bool panel;	   /* the details panel is wanted (shown if there is room) */
+	bool panel_forced; /* ... even where the map would show every column without it */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	bool contrib;	   /* the map shows value contributions, not weights */
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
