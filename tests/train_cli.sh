@@ -274,11 +274,22 @@ expect 1 'elf.txt is mostly not text: .*looks like a binary file.*--any-encoding
 	"$bin" --train "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
 expect 1 'elf.txt is mostly not text: .*binary file' -- \
 	"$bin" --train "$corpus" --val-file "$tmp/elf.txt" "${tiny[@]}" -o "$tmp/elf.attn"
+# --dump and --export refuse it as --train does, and look at it with --any-encoding
+expect 1 'elf.txt is mostly not text: .*looks like a binary file.*--any-encoding' -- \
+	"$bin" --dump --input "$tmp/elf.txt" --model "$tmp/file/m.attn"
+expect 1 'elf.txt is mostly not text: .*binary file' -- \
+	"$bin" --export "$tmp/elf.svg" --input "$tmp/elf.txt" --model "$tmp/file/m.attn"
+expect 0 'elf.txt: .*invalid UTF-8' -- \
+	"$bin" --dump --input "$tmp/elf.txt" --model "$tmp/file/m.attn" --any-encoding
+expect 1 'gb.txt is mostly not text: .*gb.txt looks like GB18030.*--any-encoding' -- \
+	"$bin" --dump --input "$tmp/gb.txt" --model "$tmp/file/m.attn"
 expect 0 'attnview: warning: .*gb.txt looks like GB18030' -- "$bin" --dump --input "$tmp/gb.txt" \
-	--model "$tmp/file/m.attn"
+	--model "$tmp/file/m.attn" --any-encoding
 printf '\xff\xfeh\0e\0l\0l\0o\0 \0w\0o\0r\0l\0d\0\n\0' >"$tmp/u16.txt"
-expect 0 'warning: .*u16.txt looks like UTF-16LE text, not UTF-8 .*iconv -f UTF-16LE' -- \
+expect 1 'u16.txt looks like UTF-16LE text, not UTF-8 .*iconv -f UTF-16LE' -- \
 	"$bin" --dump --input "$tmp/u16.txt" --model "$tmp/file/m.attn"
+expect 0 'warning: .*u16.txt looks like UTF-16LE text, not UTF-8 .*iconv -f UTF-16LE' -- \
+	"$bin" --dump --input "$tmp/u16.txt" --model "$tmp/file/m.attn" --any-encoding
 
 # -- stdout and stderr in the order they were written, both to one pipe: the
 # corpus summary (stdout) before the refusal (stderr); the notes of a short

@@ -197,6 +197,9 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 	case OPT_WORDS:
 		c->words = true;
 		return -1;
+	case OPT_ANY_ENCODING:
+		c->any_encoding = true;
+		return -1;
 	case OPT_STEP:
 		return take_step(arg, c);
 	case OPT_LAYER:
@@ -237,6 +240,7 @@ static bool is_common(cli_opt_id id)
 	case OPT_INPUT:
 	case OPT_COMPARE:
 	case OPT_WORDS:
+	case OPT_ANY_ENCODING:
 	case OPT_STEP:
 	case OPT_LAYER:
 	case OPT_HEAD:

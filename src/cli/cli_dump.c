@@ -222,7 +222,7 @@ static int parse_ablate(const char *spec, dump_run *d)
 /* The text, its word marks (--words) and its tokens up to the context. */
 static bool take_text(dump_request *q, dump_run *d, av_error *err)
 {
-	if (!cli_read_text(q->c.text, q->c.input, &d->cps, err))
+	if (!cli_read_text(&q->c, &d->cps, err))
 		return false;
 	if (q->c.words) {
 		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);

@@ -182,9 +182,10 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("start from MODEL's weights (a file, builtin or builtin-causal) instead of "
 	 "random ones: its objective, sizes and vocabulary (characters it lacks are "
 	 "read as unknown); AdamW starts afresh")),
-    O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN,
-      N_("train on a file that is mostly not UTF-8 text (a binary file, GB18030, "
-	 "UTF-16) instead of refusing it: on what is left after cleaning")),
+    O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN | M_DUMP | M_EXPORT,
+      N_("read a file that is mostly not UTF-8 text (a binary file, GB18030, UTF-16) "
+	 "instead of refusing it: train on, or look at (--input), what is left after "
+	 "cleaning")),
     O(OPT_TASK, "task", 0, "NAME", M_TRAIN,
       N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
 	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
