@@ -86,7 +86,10 @@ typedef struct cli_common {
 	uint64_t step;
 	char step_path[4200];
 } cli_common;
-#define CLI_COMMON_INIT {.layer = -1, .head = -1, .scale = -1, .ramp = -1, .gen = CLI_GEN_INIT}
+#define CLI_COMMON_INIT                                                                            \
+	{                                                                                          \
+		.layer = -1, .head = -1, .scale = -1, .ramp = -1, .gen = CLI_GEN_INIT              \
+	}
 
 /* What --dump and --export both show besides the attention: the score
  * split of a cell (--query, --key), issue 26's sections (--lens, --dla,

@@ -234,8 +234,7 @@ typedef struct side_text {
 static bool run_side(side_text *s, const model *m, const export_request *q, const char *arg,
 		     const char *what, av_error *err)
 {
-	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err)
-		      : cli_read_text(&q->c, &s->cps, err);
+	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err) : cli_read_text(&q->c, &s->cps, err);
 	if (ok && q->c.words && !strip_marks(&s->cps, &s->marks))
 		ok = av_fail(err, _("out of memory"));
 	const char *name = arg ? what : q->c.text ? "--text" : q->c.input;

@@ -84,7 +84,8 @@ static bool read_input(const char *path, bool any_encoding, cp_buf *cps, av_erro
 	const char *name = input_name(path);
 	if (!any_encoding &&
 	    !encoding_check_text(&st, guess, name,
-				 _("--any-encoding reads it anyway, what remains after cleaning"), err))
+				 _("--any-encoding reads it anyway, what remains after cleaning"),
+				 err))
 		return false;
 	report_cleaning(&st, name);
 	char hint[2400];
