@@ -410,7 +410,8 @@ void cli_print_help(FILE *out)
 	put_heading(out, _("Interactive view (the default):"));
 	put_section(out, M_VIEW, &shown, 20);
 	fputs(_("  (keys: press F1 in the view, or see attnview(1); a printable key types\n"
-		"  into the text everywhere but the training timeline, Ctrl-Q quits)\n"),
+		"  into the text everywhere but the help and the training timeline, Ctrl-Q\n"
+		"  quits)\n"),
 	      out);
 	put_heading(out, _("Non-interactive (attnview --dump, attnview --info):"));
 	put_section(out, M_DUMP | M_INFO, &shown, 20);

@@ -387,15 +387,16 @@ static bool handle_paste(view *v, int ch, bool is_code)
 	return true;
 }
 
-/* A printable key types, wherever the focus is: from the map it goes back
- * to the text cursor; the overview stays and follows the text. */
+/* A printable key types, wherever the text is: from the map it goes back
+ * to the text cursor; the overview stays and follows the text. (The help
+ * and the timeline hide the text: there it is a key like any other.) */
 static bool type_key(view *v, int ch, bool is_code)
 {
-	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE)
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE ||
+	    v->focus == F_HELP)
 		return false;
-	if (v->focus == F_MAP || v->focus == F_HELP)
-		v->focus =
-		    v->focus == F_HELP && help_returns_to(v) == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
+	if (v->focus == F_MAP)
+		v->focus = F_INPUT;
 	uint32_t cp = (uint32_t)ch;
 	insert_text(v, &cp, 1);
 	return true;

@@ -111,7 +111,7 @@ static const char *status_hint(const view *v)
 		return _("[ ] Left Right: step, Home End: first, last | Esc back | F1 help");
 	case F_HELP:
 	default:
-		return _("any key: back (a letter is typed) | Ctrl-Q quit");
+		return _("any key: back | Ctrl-Q quit");
 	}
 }
 

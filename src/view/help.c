@@ -164,7 +164,8 @@ static void help_draw(view *v)
 }
 
 /* Scrolling keys scroll; quitting goes to the key table (it asks first);
- * any other key closes the help (a printable one is typed, actions.c). */
+ * any other key closes the help, a printable one too (it is not typed: the
+ * help hides the text). */
 static bool help_key(view *v, int ch, bool is_code)
 {
 	help_state *h0 = help_of(v);

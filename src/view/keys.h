@@ -4,7 +4,8 @@
  * (it needs curses.h for the KEY_* codes).
  *
  * The rule a person can rely on: a printable key always types into the text,
- * wherever the focus is (test_keys checks no printable key is bound). Commands
+ * wherever the text is shown (not in the help and the training timeline,
+ * which hide it; test_keys checks no printable key is bound). Commands
  * are function keys, Ctrl- and Alt- keys, arrows and the like; quitting takes
  * Ctrl-Q or F10, and asks first when the text would be lost. */
 #ifndef ATTNVIEW_KEYS_H

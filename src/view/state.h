@@ -77,6 +77,7 @@ typedef struct view {
 	token *toks; /* [context] */
 	int ntok, ntot;
 	size_t cut_cp; /* input-line index from which the text is cut off */
+	size_t text_given; /* characters --text had, when more than the line holds */
 	uint64_t seq;  /* of the latest text */
 	bool pending;  /* latest text posted, no result yet */
 	double post_ms;

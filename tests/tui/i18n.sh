@@ -98,7 +98,7 @@ for size in "80 24" "120 40" "200 60"; do
 
 	keys F1
 	expect_screen "attnview 按键：可打印的键输入文字。" || continue
-	ends_with "$at: help status hint whole" "$(last_line)" "任意键：返回（字母会被输入）| Ctrl-Q 退出"
+	ends_with "$at: help status hint whole" "$(last_line)" "任意键：返回 | Ctrl-Q 退出"
 	check "$at: help heading" grep -q '^任何位置' <<<"$(line 1)"
 	d1=$(col_of "$(screen | grep -F '帮助（本屏幕）')" "帮助（本屏幕）")
 	d2=$(col_of "$(screen | grep -F '退出（有文本时先询问）')" "退出（有文本时先询问）")

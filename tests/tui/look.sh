@@ -255,7 +255,12 @@ typed() { # WHAT [KEY]: go there with KEY, type, check, back to the line, clear
 typed "input line"
 typed "heatmap" Enter
 typed "overview" F3
-typed "help" F1
+# The help hides the text: a letter closes it and is not typed.
+keys F1
+check "help: open" wait_for "attnview keys"
+type_text "q"
+check "help: a letter closes it" wait_for " TYPE |"
+check "help: the letter is not typed" test "$(line 0 | sed 's/ *$//')" = "text> x"
 keys C-q
 check "Ctrl-Q with text asks first" wait_for "Quit? The text will be lost"
 keys Right
