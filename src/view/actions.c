@@ -149,10 +149,10 @@ static bool do_look(view *v, view_action act)
 	case ACT_SCALE:
 		if (v->focus == F_OVERVIEW) {
 			v->ov_scale = (scale_kind)((v->ov_scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("overview's colour scale: %s"), scale_name(v->ov_scale));
+			set_notice(v, _("overview's colour scale: %s"), scale_title(v->ov_scale));
 		} else {
 			v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("colour scale: %s"), scale_name(v->scale));
+			set_notice(v, _("colour scale: %s"), scale_title(v->scale));
 		}
 		return true;
 	case ACT_PANEL:

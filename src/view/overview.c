@@ -235,8 +235,9 @@ static void overview_draw(view *v)
 {
 	const ov_geom *g = &ov_of(v)->g;
 	int L = nlayers(v), H = nheads(v);
-	int x = put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
-			L, H, scale_name(v->ov_scale));
+	int x =
+	    put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
+		    L, H, scale_title(v->ov_scale));
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
@@ -273,8 +274,10 @@ static void overview_draw(view *v)
 			for (int h = 0; h < H; h++)
 				draw_tile(v, l, h, px, masked);
 		/* The bar's ticks hold for every tile (under the head scale:
-		 * fractions of each head's maximum). */
-		scale bar = {v->ov_scale, 1.0f, NULL, false};
+		 * fractions of each head's maximum; under lift, up to the
+		 * text's size). */
+		scale bar = {v->ov_scale, v->ov_scale == SCALE_LIFT ? (float)v->r.n : 1.0f, NULL,
+			     false, scale_lift_decades(v->r.n)};
 		heat_draw_bar(&v->col, &bar, COLS - VIEW_OV_BAR_W + 1, g->y0, g->y0 + 1,
 			      L * g->bh - 2, COLS);
 		/* The last tiles' blank line, above the status line. */
