@@ -161,8 +161,8 @@ lines=$(grep -c '▀' <<<"$s")
 check "two Query rows per line: $lines lines of half blocks for $n rows" \
 	test "$lines" -ge $((n / 4)) -a "$lines" -le $(((n + 1) / 2 + 1))
 # The next-character head stays a sharp line: nearly every line has a cell of
-# the ramp's top colour (220 on 256 colours) in its upper or lower half.
-top_lines=$(screen_esc | sed -n '6,40p' | grep -c '5;220m')
+# the ramp's top colour (227 on 256 colours) in its upper or lower half.
+top_lines=$(screen_esc | sed -n '6,40p' | grep -c '5;227m')
 check "next-character diagonal kept by max pooling: $top_lines of $lines lines" \
 	test "$top_lines" -ge $((lines * 8 / 10))
 keys F6
