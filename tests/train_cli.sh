@@ -126,8 +126,12 @@ expect 0 '^verdict: beats the unigram baseline: loss [0-9.]+ against [0-9.]+ nat
 	--batch 32 --steps 400 --lr 1e-2 --objective causal --threads 1 -o "$tmp/learned.attn"
 "$bin" --train "$corpus" "${tiny[@]}" --steps 3 --eval-every 1 -o "$tmp/none.attn" \
 	>"$tmp/none.out" 2>&1
+# (still falling: more steps may help) and the state kept beside the model is
+# said, with what it is for
+kept='^kept .*none.attn.ckpt \([0-9]+\.[0-9] MB\) beside it, the run.s last state: '
+kept="$kept"'attnview --train .* --resume .*none.attn --steps N goes on from it'
 for want in '^step 1/3: .* \| unigram [0-9.]+, [0-9.]+%: not beaten$' \
-	'^verdict: does not beat the unigram baseline' '^what to do: train longer'; do
+	'^verdict: does not beat the unigram baseline' '^what to do: train longer' "$kept"; do
 	checks=$((checks + 1))
 	grep -qE -- "$want" "$tmp/none.out" || fail "untrained: no '$want':$(cat "$tmp/none.out")"
 done
@@ -188,18 +192,26 @@ else
 fi
 # random letters: nothing to learn, the validation loss rises from the start
 # (no over-fitting warning: the best never beat the baseline); the summary
-# says where the best was, not "train longer"
+# says that no step beat the baseline and what helps (more text, how much, a
+# smaller model, the lab), never "train longer", never a losing step to keep
+# (--steps N, --patience 3); with --patience too, after it stopped the run
 awk 'BEGIN { x = 11; s = ""; while (length(s) < 600) {
 	x = (x * 1103515245 + 12345) % 2147483648
 	s = s substr("abcdefghijklmnopqrst", 1 + int(x / 65536) % 20, 1) }
 	printf "%s", s }' >"$tmp/rnd.txt"
-"$bin" --train "$tmp/rnd.txt" "${over[@]}" --steps 400 --warmup 20 -o "$tmp/rnd.attn" \
-	>"$tmp/rnd.out" 2>&1
-checks=$((checks + 1))
-grep -qE '^note: the validation loss was lowest at step [0-9]+ .*--steps [0-9]+ or --patience 3' \
-	"$tmp/rnd.out" && ! grep -q 'train longer' "$tmp/rnd.out" ||
-	fail "random letters: the summary does not say where the best was: $(grep -A3 '^verdict' \
-		"$tmp/rnd.out")"
+unlearnt='^what to do: no evaluation beat the unigram baseline \(the best, step [0-9]+: .*'
+unlearnt="$unlearnt"'more text \(this one has [0-9]+ training characters for [0-9]+ distinct ones;'
+unlearnt="$unlearnt"' about [0-9]+ or more, 20 for each.*a smaller model \(--dim 8 --layers 1\).*'
+unlearnt="$unlearnt"'the lab \(attnview --train --task induction\)$'
+for extra in "" "--patience 2"; do
+	"$bin" --train "$tmp/rnd.txt" "${over[@]}" --steps 400 --warmup 20 --dim 16 --heads 2 \
+		$extra -o "$tmp/rnd.attn" >"$tmp/rnd.out" 2>&1
+	checks=$((checks + 1))
+	grep -qE "$unlearnt" "$tmp/rnd.out" && ! grep -qE 'train longer|--patience 3 keeps' \
+		"$tmp/rnd.out" ||
+		fail "random letters ${extra:-}: the summary does not say nothing was learnt: $(grep \
+			-A3 '^verdict' "$tmp/rnd.out")"
+done
 best=$(sed -n 's/.*lowest at step \([0-9]*\).*/\1/p' "$tmp/over.out")
 "$bin" --train "$tmp/syl.txt" "${over[@]}" --patience 3 -o "$tmp/pat.attn" >"$tmp/pat.out" 2>&1
 checks=$((checks + 1))
