@@ -370,10 +370,21 @@ static void ablation_lines(view *v, pen *p)
 	p->y++;
 	line(p, st(A_BOLD, 0), ngettext("%d head off (Alt-A)", "%d heads off (Alt-A)", v->nablated),
 	     v->nablated);
-	if (v->loss_valid && v->loss_seq == v->res_seq)
-		line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
-	else
+	if (!v->loss_valid || v->loss_seq != v->res_seq) {
 		line(p, plain(), _("loss: computing..."));
+		return;
+	}
+	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
+	/* Lower without them: what that means, on one text. */
+	if (v->loss_after < v->loss_before) {
+		char says[512];
+		snprintf(says, sizeof says,
+			 _("lower without them: on one text of %d characters that happens; a head "
+			   "can hurt here and help on most texts (a sink head, weight where it has "
+			   "no use, often does): try other texts"),
+			 v->loss_positions);
+		wrapped(p, st(A_DIM, 0), says);
+	}
 }
 
 void panel_draw(view *v)
