@@ -375,6 +375,20 @@ static void ablation_lines(view *v, pen *p)
 		return;
 	}
 	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
+	if (v->task_positions >= 0) {
+		/* A lab model: the loss that means something is its task's. */
+		line(p, accent(v, A_BOLD),
+		     ngettext("at its task's %d position:", "at its task's %d positions:",
+			      v->task_positions),
+		     v->task_positions);
+		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->task_before,
+		     v->task_after);
+		wrapped(p, st(A_DIM, 0),
+			_("a lab model learns only where its task decides the answer (the lab's "
+			  "loss counts those positions only) and may be sure of a wrong letter "
+			  "anywhere else"));
+		return;
+	}
 	/* Lower without them: what that means, on one text. */
 	if (v->loss_after < v->loss_before) {
 		char says[512];

@@ -166,6 +166,10 @@ typedef struct view {
 	uint64_t loss_seq;
 	double loss_before, loss_after;
 	int loss_positions;
+	/* ... and for a lab model at the positions its task decides (worker.h),
+	 * task_positions of them (-1: not a lab model) */
+	double task_before, task_after;
+	int task_positions;
 	focus focus;
 	void *screen[SCREEN_N]; /* each screen's own state (screen.h) */
 

@@ -405,6 +405,9 @@ static void take_job(view *v, worker_job_result *j)
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;
 		v->loss_positions = j->positions;
+		v->task_before = j->task_before;
+		v->task_after = j->task_after;
+		v->task_positions = j->task_positions;
 		v->loss_valid = true;
 		v->loss_asked = false;
 	}

@@ -73,6 +73,10 @@ typedef struct worker_job_result {
 	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
+	/* JOB_LOSS of a lab model (lab_positions.h): the same at the positions
+	 * its task decides, task_positions of them (-1: not a lab model) */
+	double task_before, task_after;
+	int task_positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
 	int nlogits;
 	/* JOB_WHY (lens.h) at the job's query: the lens's WHY_K top ids and
