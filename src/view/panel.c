@@ -70,6 +70,16 @@ static void wrapped(pen *p, style s, const char *text)
 	pen_wrapped(p, s, text);
 }
 
+void sign_key(view *v, int y, int x, int w, const char *pos, const char *neg)
+{
+	const int end = x + w;
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_POSITIVE, A_BOLD), " ██");
+	x = put_fmt(y, x, end - x, st(A_DIM, 0), " %s ", pos);
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_NEGATIVE, A_BOLD), "██");
+	x = put_fmt(y, x, end - x, st(A_DIM, 0), " %s ", neg);
+	put_str(y, x, end - x, st(A_DIM, 0), _("· small"));
+}
+
 /* "Query 2 明 U+660E", "Key   1 北京 (word: tokens 1-2)". */
 static void label_line(view *v, pen *p, const char *what, int i, const heat_label *l)
 {

@@ -16,6 +16,9 @@ typedef struct pen {
 void pen_vline(pen *p, style s, const char *fmt, va_list ap);
 void pen_line(pen *p, style s, const char *fmt, ...) AV_PRINTF(3, 4);
 void pen_wrapped(pen *p, style s, const char *text);
+/* A grid's key on one line at y from x, w wide: "██ pos  ██ neg  · small",
+ * the blocks in the colours of a positive and a negative value. */
+void sign_key(view *v, int y, int x, int w, const char *pos, const char *neg);
 
 /* What the matrix on the map does on this text (its statistics, and for
  * characters its roles in v->roles), made once per matrix: what the panel

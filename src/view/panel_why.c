@@ -30,6 +30,7 @@ static void why_heads(view *v, pen *p)
 		int x = put_fmt(p->y, p->x, p->w, st(A_DIM, 0), " L%-2d", l);
 		for (int h = 0; h < fit; h++, x += 2) {
 			float a = v->why_heads[l * H + h], r = big > 0 ? fabsf(a) / big : 0;
+			/* (the key is below the grid) */
 			style s = ui_style(&v->col, a >= 0 ? UI_POSITIVE : UI_NEGATIVE,
 					   r >= 0.5f ? A_BOLD : 0);
 			put_str(p->y, x, 2, r < 0.125f ? st(A_DIM, 0) : s,
@@ -38,6 +39,9 @@ static void why_heads(view *v, pen *p)
 					   : "██");
 		}
 	}
+	if (p->y <= p->ymax)
+		sign_key(v, p->y, p->x, p->w, _("adds"), _("takes away"));
+	p->y++;
 	/* The three largest parts. */
 	int best[3] = {-1, -1, -1};
 	for (int k = 0; k < L * H; k++)
@@ -56,6 +60,7 @@ static void why_heads(view *v, pen *p)
 		sum += v->why_heads[k];
 	pen_line(p, plain(), _("heads %+.3f  rest %+.3f"), sum, v->why_rest);
 	pen_line(p, accent(v, A_BOLD), _("= logit %.3f"), v->why_logit);
+	pen_wrapped(p, st(A_DIM, 0), _("rest: the embeddings, the MLPs and the biases"));
 }
 
 /* Why the model predicts what it does at the Query's row (lens.h): the
@@ -68,12 +73,17 @@ void why_lines(view *v, pen *p)
 		pen_line(p, plain(), _(" for characters (F8 off, F9 unpinned)"));
 		return;
 	}
-	pen_line(p, st(A_BOLD, 0), _("why: row %d, one plain pass"), q);
+	pen_line(p, st(A_BOLD, 0), _("why: row %d, nothing masked"), q);
+	/* The details page's prediction of a masked model hides the row's
+	 * character: another pass, other numbers. */
+	if (v->m->cfg.objective != OBJ_CAUSAL)
+		pen_wrapped(p, st(A_DIM, 0),
+			    _("(the details page masks the row's character: other numbers)"));
 	if (!v->why_valid || v->why_q != q || v->why_seq != v->res_seq) {
 		pen_line(p, plain(), _(" computing..."));
 		return;
 	}
-	pen_line(p, st(A_DIM, 0), _("logit lens after each block"));
+	pen_line(p, st(A_DIM, 0), _("logit lens: read after each block"));
 	for (int l = 0; l < nlayers(v); l++, p->y++) {
 		if (p->y > p->ymax)
 			continue;
