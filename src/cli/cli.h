@@ -38,6 +38,13 @@ model *cli_load_model(const char *path, av_error *err);
  * result is refused. */
 struct cli_common;
 bool cli_read_text(const struct cli_common *c, cp_buf *cps, av_error *err);
+/* Patching's two characters for ids2 (n) patched into ids, into out:
+ * --targets (each in the model's vocabulary, else an error), else where
+ * the texts differ in one place; *targets is out, or NULL when neither
+ * (activation_patch's default, the top-1s); *from says which. */
+bool cli_patch_targets(const model *m, const struct cli_common *c, const int32_t *ids,
+		       const int32_t *ids2, int n, int32_t out[2], const int32_t **targets,
+		       int *from, av_error *err);
 /* The same for the text of another option (`what` names it: "--compare"). */
 bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
 
@@ -79,6 +86,8 @@ typedef struct cli_common {
 	int ramp;	 /* cm_ramp, -1: not given */
 	bool words;
 	bool any_encoding; /* --any-encoding: --input FILE read even if it is not text */
+	bool has_targets;  /* --targets A B: patching's two characters */
+	uint32_t targets[2];
 	cli_gen gen;
 	/* --step S: model_path becomes the model of step S kept beside the
 	 * file --model names (timeline_kept_path), held in step_path. */

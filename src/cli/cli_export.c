@@ -313,7 +313,12 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 		vocab_tokenize(&m->vocab, cps.v, (size_t)n, t);
 		for (int i = 0; i < n; i++)
 			ids2[i] = t[i].id;
-		ok = activation_patch(m, ws, ids, ids2, n, n - 1, NULL, p, err);
+		int32_t tg[2];
+		const int32_t *targets;
+		int from;
+		ok = cli_patch_targets(m, &q->c, ids, ids2, n, tg, &targets, &from, err) &&
+		     activation_patch(m, ws, ids, ids2, n, n - 1, targets, p, err);
+		p->from = (patch_targets_from)from;
 	}
 	free(t);
 	free(ids2);

@@ -2,10 +2,11 @@
  * --input, and the model run on it. */
 #include "attnview/encoding.h"
 #include "attnview/explain.h"
-#include "attnview/infer.h"
 #include "attnview/i18n.h"
+#include "attnview/infer.h"
 #include "attnview/input.h"
 #include "attnview/modelfile.h"
+#include "attnview/patch.h"
 #include "cli.h"
 
 #include <ctype.h>
@@ -164,4 +165,33 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_re
 	activations_finish(&ws);
 	free(toks);
 	return ok;
+}
+
+bool cli_patch_targets(const model *m, const struct cli_common *c, const int32_t *ids,
+		       const int32_t *ids2, int n, int32_t out[2], const int32_t **targets,
+		       int *from, av_error *err)
+{
+	*targets = out;
+	if (c->has_targets) {
+		*from = PATCH_GIVEN;
+		for (int k = 0; k < 2; k++) {
+			out[k] = vocab_id(&m->vocab, c->targets[k]);
+			if (out[k] < TOK_NSPECIAL) {
+				char g[32];
+				cp_glyph(c->targets[k], g);
+				return av_fail(
+				    err,
+				    _("--targets: '%s' is not in the model's vocabulary: "
+				      "give characters it knows"),
+				    g);
+			}
+		}
+		return true;
+	}
+	*from = PATCH_DIFFERENCE;
+	if (!patch_difference_targets(ids, ids2, n, out)) {
+		*targets = NULL;
+		*from = PATCH_TOP1;
+	}
+	return true;
 }

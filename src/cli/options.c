@@ -92,6 +92,11 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "taken from TEXT2, of the same length, and the change of the logit difference of "
 	 "two characters at the last position (or --query; --export: the heads by positions "
 	 "as a figure)")),
+    O(OPT_TARGETS, "targets", 0, "A B", M_LOOK,
+      N_("patching's two characters: the change of z_A - z_B at the row read (default: "
+	 "where the texts differ in one place, the text's character there and TEXT2's; "
+	 "else each text's top-1); the view starts Alt-X with them, and Alt-D changes "
+	 "them")),
     O(OPT_LENS, "lens", 0, NULL, M_DUMP | M_EXPORT,
       N_("the logit lens: the top-K (--top) characters after each block at every position, "
 	 "and the block from which the prediction stays top-1 (--export: the probability of "

@@ -78,6 +78,9 @@ static bool do_focus(view *v, view_action act)
 	case ACT_TEMPERATURE:
 		writing_temperature(v);
 		return true;
+	case ACT_TARGETS:
+		targets_prompt_open(v);
+		return true;
 	default:
 		return false;
 	}
@@ -413,7 +416,7 @@ void handle_key(view *v, int ch, bool is_code)
 	}
 	if (handle_paste(v, ch, is_code))
 		return;
-	if (figure_prompt_key(v, ch, is_code))
+	if (figure_prompt_key(v, ch, is_code) || targets_prompt_key(v, ch, is_code))
 		return;
 	if (is_code && ch == KEY_MOUSE) {
 		handle_mouse(v);

@@ -123,6 +123,10 @@ void draw_status(view *v)
 		draw_figure_prompt(v, y);
 		return;
 	}
+	if (targets_prompt_shown(v)) {
+		draw_targets_prompt(v, y);
+		return;
+	}
 	fill(y, 0, cols, s);
 	if (v->confirm_quit) {
 		put_str(

@@ -75,6 +75,7 @@ typedef enum view_action {
 	ACT_CIRCUITS,	 /* the panel shows the head's circuits from its weights */
 	ACT_FAITH,	 /* the panel shows the faithfulness meter at the Query row */
 	ACT_PATCH,	 /* the panel shows patching from the pinned text */
+	ACT_TARGETS,	 /* patching's two characters: a prompt */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
@@ -162,6 +163,7 @@ static const key_binding view_keys[] = {
 	{ALT('i'), false, KC_ALL, ACT_CIRCUITS, "Alt-I", N_("panel: the head's circuits")},
 	{ALT('u'), false, KC_ALL, ACT_FAITH, "Alt-U", N_("panel: faithfulness meter")},
 	{ALT('x'), false, KC_ALL, ACT_PATCH, "Alt-X", N_("panel: patching from the pin")},
+	{ALT('d'), false, KC_ALL, ACT_TARGETS, "Alt-D", N_("patching: its two characters")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},

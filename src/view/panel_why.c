@@ -163,6 +163,24 @@ static void patch_grid(view *v, pen *p)
 	p->y++;
 }
 
+/* The question the page answers, in words, and where its two characters
+ * come from. */
+static void patch_question(view *v, pen *p, const patch_result *r)
+{
+	char a[32], b[32], q[256];
+	cp_glyph(v->m->vocab.cps[r->target[0]], a);
+	cp_glyph(v->m->vocab.cps[r->target[1]], b);
+	snprintf(q, sizeof q, _("which heads carry %s rather than %s at row %d"), b, a, r->pos);
+	pen_wrapped(p, st(A_BOLD, 0), q);
+	pen_wrapped(p, st(A_DIM, 0),
+		    r->from == PATCH_DIFFERENCE ? _("(the characters where the texts differ; "
+						    "Alt-D chooses others)")
+		    : r->from == PATCH_GIVEN
+			? _("(chosen: --targets or Alt-D)")
+			: _("(each text's top-1: the texts differ in more than one place; Alt-D "
+			    "chooses)"));
+}
+
 /* Activation patching (Alt-X; patch.h): the pinned text's (or --compare's)
  * head outputs patched into this text, and the change of z_a - z_b at the
  * Query row. */
@@ -172,8 +190,8 @@ void patch_lines(view *v, pen *p)
 	bool pinned;
 	const void *src = patch_source(v, &n2, &pinned);
 	pen_line(p, st(A_BOLD, 0),
-		 src && !pinned ? _("patching: --compare → this, row %d")
-				: _("patching: pinned text → this, row %d"),
+		 src && !pinned ? _("patching: --compare → text, row %d")
+				: _("patching: the pin → text, row %d"),
 		 q);
 	if (v->words || !src || n2 != v->r.n) {
 		pen_line(p, plain(), _(" pin a text of the same length"));
@@ -198,6 +216,7 @@ void patch_lines(view *v, pen *p)
 		put_str(p->y, x, p->w - (x - p->x), plain(), ")");
 	}
 	p->y++;
+	patch_question(v, p, r);
 	pen_line(p, plain(), _(" %.3f here, %.3f other"), (double)r->diff, (double)r->diff2);
 	pen_line(p, st(A_DIM, 0), _("its change with a head patched"));
 	patch_grid(v, p);

@@ -161,6 +161,14 @@ typedef struct view {
 	const void *patch_src;
 	patch_result patch;
 	cp_buf patch_other; /* --compare TEXT2, cleaned */
+	/* patching's two characters (--targets, Alt-D), or the default */
+	bool patch_has_targets;
+	uint32_t patch_targets[2];
+	struct {
+		bool active; /* the Alt-D prompt has the status line */
+		int n;	     /* characters typed so far */
+		uint32_t cps[2];
+	} tp;
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;
@@ -308,6 +316,14 @@ bool figure_prompt_shown(const view *v);
 void draw_figure_prompt(view *v, int y);
 int figure_prompt_cursor(const view *v);
 const char *figure_prompt_done(const view *v);
+
+/* The patching targets' key (targets_key.c, its state v->tp): open its
+ * prompt; its keys (true: taken); whether it has the status line, drawn
+ * there. */
+void targets_prompt_open(view *v);
+bool targets_prompt_key(view *v, int ch, bool is_code);
+bool targets_prompt_shown(const view *v);
+void draw_targets_prompt(view *v, int y);
 
 /* The model writes (writing.c), its state its own: made with the sampler's
  * settings, and freed; whether it is writing; start or stop (Ctrl-G), the

@@ -166,6 +166,11 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->text_given = full ? cps.n : 0;
 		cp_buf_free(&cps);
 	}
+	if (opt && opt->has_targets) {
+		v->patch_has_targets = true;
+		v->patch_targets[0] = opt->targets[0];
+		v->patch_targets[1] = opt->targets[1];
+	}
 	if (opt && opt->compare &&
 	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
 			   err))

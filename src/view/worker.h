@@ -58,9 +58,12 @@ typedef struct worker_job {
 	worker_job_kind kind;
 	uint64_t seq; /* the text it is for */
 	int layer, head, query, key;
-	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's */
+	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's, and
+	 * the two characters of the logit difference (from PATCH_TOP1: none) */
 	int nother;
 	int32_t other[AV_MAX_CONTEXT];
+	int32_t targets[2];
+	int from; /* patch_targets_from */
 } worker_job;
 
 #define WHY_K 3 /* the lens's characters per block in the panel */

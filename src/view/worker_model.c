@@ -293,8 +293,10 @@ static bool patch_job(model_ctx *mc, const token *tokens, int n, const worker_te
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
-	bool ok = activation_patch_until(mc->m, &mc->ws, ids, j->other, n, j->query, NULL, stale,
+	const int32_t *targets = j->from == PATCH_TOP1 ? NULL : j->targets;
+	bool ok = activation_patch_until(mc->m, &mc->ws, ids, j->other, n, j->query, targets, stale,
 					 stale_ctx, &out->patch, &out->err);
+	out->patch.from = (patch_targets_from)j->from;
 	mc->ws.ablate = NULL;
 	free(ids);
 	return ok;
