@@ -7,6 +7,7 @@
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
 #include "attnview/i18n.h"
+#include "attnview/timeline.h"
 #include "attnview/train.h"
 #include "attnview/verdict.h"
 #include "cli.h"
@@ -205,6 +206,20 @@ static void say_start(const train_request *q, const trainer *t)
 
 /* The trainer, named after the output file, and a line saying what it will
  * do. load_start: when reading the corpus began. */
+/* A run too short for the default timeline to cost under TL_MAX_SHARE of
+ * its training time (its first and last records alone): say what it costs. */
+static void say_timeline_cost(const train_request *q, const trainer *t)
+{
+	uint64_t k = t->opt.timeline_every;
+	double share = timeline_auto_share(t->total, t->opt.batch, t->opt.context, k);
+	if (!t->model->timeline || q->resume || q->given[OPT_TIMELINE_EVERY - OPT_FIRST] ||
+	    share <= TL_MAX_SHARE)
+		return;
+	cli_note(_("the training timeline's first and last records cost about %.0f%% of this "
+		   "short run's training time (--timeline-every 0 records none)"),
+		 100 * share);
+}
+
 static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpoint *ck,
 			      double load_start, av_error *err)
 {
@@ -226,6 +241,7 @@ static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpo
 		   t->total, (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
 		   now_seconds() - load_start);
 	say_start(q, t);
+	say_timeline_cost(q, t);
 	fflush(stdout);
 	return t;
 }
