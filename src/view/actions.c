@@ -166,6 +166,10 @@ static bool do_look(view *v, view_action act)
 			show_panel(v, _("details"));
 		return true;
 	case ACT_CELLS:
+		if (v->focus == F_OVERVIEW) {
+			overview_toggle_cells(v);
+			return true;
+		}
 		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
 		set_notice(v, _("cells: %s"), heat_cells_name(v->cells));
 		return true;

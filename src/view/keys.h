@@ -146,7 +146,7 @@ static const key_binding view_keys[] = {
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", N_("hide or show the details panel")},
 	{ALT('p'), false, KC_ALL, ACT_PANEL, "Alt-P", NULL},
-	{KEY_F(6), true, KC_ALL, ACT_CELLS, "F6", N_("cells: fit, scroll, compact")},
+	{KEY_F(6), true, KC_ALL, ACT_CELLS, "F6", N_("cells: fit, scroll, compact; overview: 1:1")},
 	{ALT('c'), false, KC_ALL, ACT_CELLS, "Alt-C", NULL},
 	{KEY_F(7), true, KC_ALL, ACT_RAMP, "F7", N_("colours: viridis, cividis")},
 	{ALT('m'), false, KC_ALL, ACT_RAMP, "Alt-M", NULL},
