@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void pen_vline(pen *p, style s, const char *fmt, va_list ap)
 {
@@ -39,11 +40,21 @@ static void line(pen *p, style s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Chinese punctuation that does not start a line. */
+static bool closing_mark(const char *c)
+{
+	static const char *const marks[] = {"，", "。", "、", "：", "；", "！", "？", "）", "”"};
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (strncmp(c, marks[i], strlen(marks[i])) == 0)
+			return true;
+	return false;
+}
+
 void pen_wrapped(pen *p, style s, const char *text)
 {
 	while (*text && p->y <= p->ymax) {
-		const char *t = text, *brk = NULL;
-		int w = 0;
+		const char *t = text, *brk = NULL, *prev = text;
+		int w = 0, wbrk = 0;
 		while (*t) {
 			const char *c = t;
 			int cw = cp_display_width((uint32_t)utf8_next(&t), NULL);
@@ -51,11 +62,18 @@ void pen_wrapped(pen *p, style s, const char *text)
 				t = c;
 				break;
 			}
+			prev = c;
 			w += cw;
 			if (*c == ' ')
-				brk = t;
+				brk = t, wbrk = w;
 		}
-		const char *end = *t && brk ? brk : t;
+		/* After a space, unless that wastes a third of the line (Chinese
+		 * has spaces only around numbers: it breaks anywhere), and never
+		 * before a closing mark. */
+		bool at_space = brk && 3 * (w - wbrk) < p->w;
+		if (*t && !at_space && closing_mark(t) && prev > text)
+			t = prev;
+		const char *end = *t && at_space ? brk : t;
 		if (end == text) /* a character wider than the panel */
 			break;
 		char buf[512];
