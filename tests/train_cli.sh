@@ -145,8 +145,8 @@ if command -v script >/dev/null; then
 	kept=$(tr '\r' '\n' <"$tmp/tty.out" | sed 's/\x1b\[K//g' |
 		grep -cE '^step [24]/4: train loss .*, val loss ')
 	[ "$kept" -eq 2 ] || fail "on a terminal the evaluations are not kept: $(cat -v "$tmp/tty.out")"
-	# The sparkline says what it draws (issue 24, item 7: it had no label
-	# and rescaled at every redraw), on a scale that changes only when the
+	# The sparkline says what it draws (a label: it once had none and
+	# rescaled at every redraw), on a scale that changes only when the
 	# losses leave it or use a small part of it, so that it is not flat when
 	# the loss moves within a small part of a range fixed at the start.
 	script -q -c "stty cols 160; $(printf '%q ' "$bin" --train "$corpus" "${tiny[@]}" \
