@@ -3,7 +3,13 @@
  * (d=64, h=4, L=2, T=128, B=32, masked) on one thread, and their ratio at the
  * default interval of a 2000-step run (K = 20).
  *
- *   bench_timeline CORPUS [--causal] [--steps N]
+ *   bench_timeline CORPUS [--causal] [--steps N] [--batch B]
+ *
+ * It also prints a record's cost in training characters (what a step of
+ * B x T characters costs, times the record's share of it: the constant
+ * TL_RECORD_CHARS of timeline.h is the largest of these measured), and the
+ * default interval's share of the training time for runs of 80 to 2000
+ * steps (timeline_auto_every_cost).
  *
  * Process CPU time, not wall time: on a shared machine, the time the work
  * was actually running. Run by `meson test --benchmark timeline_cost
@@ -63,6 +69,8 @@ int main(int argc, char **argv)
 			o.objective = OBJ_CAUSAL;
 		else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
 			o.steps = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc)
+			o.batch = (uint32_t)strtoul(argv[++i], NULL, 10);
 	}
 	parallel_set_threads(1);
 	blas_set_threads(1);
@@ -110,6 +118,19 @@ int main(int argc, char **argv)
 	       o.objective == OBJ_CAUSAL ? "causal" : "masked", o.dim, o.heads, o.layers,
 	       t->opt.context, t->opt.batch, 1e3 * step, ck.n, 1e3 * one, R, 100 * one / (K * step),
 	       (unsigned long long)K, 100 * one / step);
+	double chars = (double)t->opt.batch * t->opt.context;
+	printf("a record costs what training on %.0f characters does (TL_RECORD_CHARS %d); "
+	       "the default interval of a run of\n",
+	       chars * one / step, TL_RECORD_CHARS);
+	static const uint64_t runs[] = {80, 300, 750, 2000, 10000};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		uint64_t k = timeline_auto_every_cost(runs[i], t->opt.batch, t->opt.context);
+		printf("  %5llu steps: K = %llu, %llu records, %.2f%% of the training time\n",
+		       (unsigned long long)runs[i], (unsigned long long)k,
+		       (unsigned long long)(runs[i] / k + 1 + (runs[i] % k != 0)),
+		       100 * one * (double)(runs[i] / k + 1 + (runs[i] % k != 0)) /
+			   (step * (double)runs[i]));
+	}
 	free(ck.dt);
 	trainer_destroy(t);
 	corpus_finish(&c);

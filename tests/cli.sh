@@ -101,6 +101,29 @@ awk -F'\t' -v score="$score" 'NR == 1 { if ($0 != "query_part\tkey_part\tvalue")
 	<<<"$split" || { fails=$((fails + 1)); printf 'FAIL: the split (score %s):\n%s\n' \
 	"$score" "$(head -5 <<<"$split")" >&2; }
 expect 1 'same length' -- "$bin" --dump --patch 'ab' --text 'abc' --model "$model"
+# Patching's two characters: by default, where the texts differ in one place,
+# the text's character there and TEXT2's (the question: which heads carry 他
+# rather than 她); --targets A B (or AB) chooses, its D the opposite; each
+# must be one character the model knows; --export takes it too.
+pt=(--text 她说他累了。 --patch 他说他累了。)
+expect 0 '"position": 5, "targets": \[[0-9]+, [0-9]+\], "chars": \["她", "他"\], "targets_from": "difference",' \
+	-- "$bin" --dump "${pt[@]}"
+expect 0 '"chars": \["他", "她"\], "targets_from": "given",' -- "$bin" --dump "${pt[@]}" --targets 他 她
+expect 0 '"chars": \["他", "她"\], "targets_from": "given",' -- "$bin" --dump "${pt[@]}" --targets 他她
+d1=$("$bin" --dump "${pt[@]}" | sed -n 's/.*"diff": \([^,]*\),.*/\1/p')
+d2=$("$bin" --dump "${pt[@]}" --targets 他 她 | sed -n 's/.*"diff": \([^,]*\),.*/\1/p')
+checks=$((checks + 1))
+awk -v a="$d1" -v b="$d2" 'BEGIN { exit !(a != "" && a + b < 1e-4 && a + b > -1e-4) }' ||
+	{ fails=$((fails + 1)); printf 'FAIL: --targets 他 她: D %s, not -(%s)\n' "$d2" "$d1" >&2; }
+expect 0 '"targets_from": "top-1"' -- \
+	"$bin" --dump --patch 'xyz' --text 'abc' --model "$model"
+expect 2 '--targets takes two characters.*not .他.' -- "$bin" --dump "${pt[@]}" --targets 他
+expect 1 "--targets: '龘' is not in the model's vocabulary" -- "$bin" --dump "${pt[@]}" \
+	--targets 他 龘
+expect 0 '' -- "$bin" --export "$tmp/targets.svg" "${pt[@]}" --targets 他 她
+checks=$((checks + 1))
+grep -q 'change of z(他) - z(她)' "$tmp/targets.svg" ||
+	{ fails=$((fails + 1)); echo "FAIL: --export --targets: no z(他) - z(她) in the title" >&2; }
 expect 2 'tables of their own' -- "$bin" --dump --format tsv --patch a --lens --text a \
 	--model "$model"
 

@@ -21,7 +21,7 @@ fail=0
 
 # 1. POTFILES lists every source with a marked message.
 grep -v '^#' po/POTFILES | sed '/^$/d' | sort >"$tmp/listed"
-find src -name '*.[ch]' -exec grep -l -E '(^|[^A-Za-z0-9_])(N?_|ngettext)\(' {} + | sort >"$tmp/marked"
+find src -name '*.[ch]' -exec grep -l -E '(^|[^A-Za-z0-9_])(N?_|NC_|ngettext)\(' {} + | sort >"$tmp/marked"
 missing=$(comm -13 "$tmp/listed" "$tmp/marked")
 if [ -n "$missing" ]; then
 	echo "FAIL: messages in files missing from po/POTFILES: $missing"
@@ -29,7 +29,8 @@ if [ -n "$missing" ]; then
 fi
 
 # 2. The template is up to date (the keywords of po/meson.build).
-xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=ngettext:1,2 \
+xgettext --language=C --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=NC_:1c,2 \
+	--keyword=ngettext:1,2 \
 	--files-from=po/POTFILES --directory="$root" -o "$tmp/now.pot" || exit 1
 msgids() { # the msgid and msgid_plural lines of a catalogue, sorted, without the header
 	msgcat --no-wrap --no-location --sort-output "$1" |

@@ -163,10 +163,78 @@ static void test_diverging_levels(void)
 	}
 }
 
-/* The palette colours follow the ramp as closely as monotone lightness
- * allows: the mean OKLab distance over 16 levels of viridis was 0.057 with
- * the nearest-lighter-colour choice (0.051 now), and its middle levels took
- * no grey (a grey viridis mid-tone reads as mud). */
+/* OKLab lightness, chroma and hue (radians) of a colour, from its a and b
+ * through colormap_lightness's space: the hue by the angle of (a, b). */
+static void lch(cm_rgb c, double *l, double *ch, double *h)
+{
+	/* a and b from the linear sRGB, as colormap.c computes them. */
+	double r = lin(c.r), g = lin(c.g), b = lin(c.b);
+	double L = cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+	double M = cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+	double S = cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+	double A = 1.9779984951 * L - 2.4285922050 * M + 0.4505937099 * S;
+	double B = 0.0259040371 * L + 0.7827717662 * M - 0.8086757660 * S;
+	*l = colormap_lightness(c);
+	*ch = hypot(A, B);
+	*h = atan2(B, A);
+}
+
+/* The 256-colour ramps tested as the 24-bit ones are: brightness (relative
+ * luminance) strictly monotone along each ramp, level by level (on the
+ * diverging ramp, falling from the middle outwards on each side); and more:
+ * each level 0.03 of OKLab lightness at least from the next (a step a person
+ * sees), and on the view's diverging ramp (15 steps: lift, differences)
+ * every coloured level within 20 degrees of its ramp colour's hue (a teal or
+ * lavender step among blues read as structure on the lift scale's blue
+ * half). */
+static void test_palette_monotone(void)
+{
+	static const struct {
+		cm_ramp ramp;
+		int levels;
+		bool hue;
+	} ramps[] = {{RAMP_VIRIDIS, 16, false},
+		     {RAMP_CIVIDIS, 16, false},
+		     {RAMP_DIVERGING, 15, true},
+		     {RAMP_DIVERGING, 16, false}};
+	for (size_t r = 0; r < sizeof ramps / sizeof ramps[0]; r++) {
+		colormap cm;
+		colormap_init(&cm, ramps[r].ramp, ramps[r].levels);
+		int n = cm.levels, mid = n / 2, bad_lum = 0, small = 0, hue = 0;
+		bool div = ramps[r].ramp == RAMP_DIVERGING;
+		for (int i = 1; i < n; i++) {
+			/* +1: brighter upwards; -1: darker (the diverging red side). */
+			int dir = !div || i <= mid - (n % 2 == 0) ? 1 : i > mid ? -1 : 0;
+			if (dir == 0)
+				continue;
+			cm_rgb a = colormap_xterm_rgb(cm.xterm[i - 1]),
+			       b = colormap_xterm_rgb(cm.xterm[i]);
+			bad_lum += (lum(b) - lum(a)) * dir <= 0;
+			small +=
+			    (colormap_lightness(b) - colormap_lightness(a)) * dir < 0.03 - 1e-9;
+		}
+		for (int i = 0; ramps[r].hue && i < n; i++) {
+			double l0, c0, h0, l1, c1, h1;
+			lch(cm.rgb[i], &l0, &c0, &h0);
+			lch(colormap_xterm_rgb(cm.xterm[i]), &l1, &c1, &h1);
+			double dh = fabs(remainder(h1 - h0, 2 * M_PI)) * 180 / M_PI;
+			hue += c0 > 0.05 && c1 > 0.03 && dh > 20;
+		}
+		const char *name = colormap_ramp_name(ramps[r].ramp);
+		CHECKF(bad_lum == 0, "%s, %d levels: %d palette steps not brighter", name, n,
+		       bad_lum);
+		CHECKF(small == 0, "%s, %d levels: %d palette steps under 0.03 of lightness", name,
+		       n, small);
+		CHECKF(hue == 0, "%s, %d levels: %d levels more than 20 degrees off the hue", name,
+		       n, hue);
+	}
+}
+
+/* The palette colours follow the ramp as closely as steps of 0.03 in
+ * lightness and the ramp's hue allow: the mean OKLab distance over 16
+ * levels of viridis is 0.087 (0.051 without the steps and the hue, 0.057
+ * with the nearest lighter colour), and its middle levels take no grey (a
+ * grey viridis mid-tone reads as mud). */
 static void test_palette_fit(void)
 {
 	colormap cm;
@@ -174,7 +242,7 @@ static void test_palette_fit(void)
 	colormap_init(&cm, RAMP_VIRIDIS, 16);
 	double mean = colormap_xterm_error(&cm, &worst);
 	printf("viridis on 256 colours: mean OKLab distance %.4f, worst %.4f\n", mean, worst);
-	CHECKF(mean < 0.053, "viridis: mean distance %.4f", mean);
+	CHECKF(mean < 0.09, "viridis: mean distance %.4f", mean);
 	for (int i = 0; i < 16; i++) {
 		cm_rgb x = colormap_xterm_rgb(cm.xterm[i]);
 		CHECKF(!(x.r == x.g && x.g == x.b), "viridis level %d is grey %d", i, cm.xterm[i]);
@@ -182,7 +250,7 @@ static void test_palette_fit(void)
 	colormap_init(&cm, RAMP_DIVERGING, 15);
 	mean = colormap_xterm_error(&cm, &worst);
 	printf("diverging on 256 colours: mean OKLab distance %.4f, worst %.4f\n", mean, worst);
-	CHECKF(mean < 0.037, "diverging: mean distance %.4f", mean);
+	CHECKF(mean < 0.048, "diverging: mean distance %.4f", mean);
 }
 
 static void test_shades(void)
@@ -235,6 +303,7 @@ int main(void)
 	test_diverging();
 	test_diverging_levels();
 	test_palette_fit();
+	test_palette_monotone();
 	test_shades();
 	test_no_color();
 	return test_summary("colormap");

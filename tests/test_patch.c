@@ -185,8 +185,19 @@ static void run_case(const patch_case *c)
 	model_destroy(m);
 }
 
+/* The default targets: the two characters where the texts differ in one
+ * place, and none where they differ in none or several. */
+static void difference_targets(void)
+{
+	int32_t a[4] = {5, 6, 7, 8}, b[4] = {5, 9, 7, 8}, c[4] = {5, 9, 7, 3}, t[2];
+	CHECK(patch_difference_targets(a, b, 4, t) && t[0] == 6 && t[1] == 9);
+	CHECK(!patch_difference_targets(a, a, 4, t) && !patch_difference_targets(a, c, 4, t));
+	CHECK(strcmp(patch_targets_from_name(PATCH_DIFFERENCE), "difference") == 0);
+}
+
 int main(void)
 {
+	difference_targets();
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		run_case(&cases[i]);
 	return test_summary("patch");

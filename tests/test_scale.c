@@ -142,7 +142,7 @@ static float pool_by_cells(const attn_matrix *a, const scale *s, int q0, int q1,
 	if (s->kind != SCALE_LIFT || !seen)
 		return best;
 	float mean = (float)(lift / seen);
-	return sharp >= 0 ? sharp : mean > 0 ? 0.5f + 0.5f * log10f(mean) / SCALE_LIFT_DECADES : 0;
+	return sharp >= 0 ? sharp : scale_lift_pos(s, mean);
 }
 
 /* The pooling takes a block's largest weight and places it on the ramp
@@ -208,11 +208,43 @@ static void differences(void)
 	       "diff ticks %s %s %s", t[0].label, t[2].label, t[4].label);
 }
 
+/* The lift scale's ends follow the text's length: on 24 characters a row's
+ * whole weight on one key (lift 24) is the top of the ramp and the bar's top
+ * tick says 24; lifts near uniform sit where they do on a long text; from
+ * 316 characters on the scale is 10^-2.5 .. 10^2.5, ticks .01 .. 100. */
+static void lift_lengths(void)
+{
+	static float w24[24 * 24], w400[400 * 400];
+	attn_matrix a24 = {w24, 24, false, 0}, a400 = {w400, 400, false, 0};
+	scale s24, s400;
+	scale_init(&s24, SCALE_LIFT, &a24, NULL);
+	scale_init(&s400, SCALE_LIFT, &a400, NULL);
+	CHECK(near(scale_pos(&s24, 0, 1), 1) &&
+	      near(scale_pos(&s24, 0, 0.5f),
+		   0.5f + 0.5f * (0.2f + 0.8f * (log10f(12) - 0.5f) / (log10f(24) - 0.5f))));
+	CHECK(near(scale_pos(&s24, 0, 2.0f / 24), scale_pos(&s400, 0, 2.0f / 400)));
+	CHECK(near(scale_pos(&s24, 0, 0.5f / 24), scale_pos(&s400, 0, 0.5f / 400)));
+	CHECK(near(scale_pos(&s400, 0, 10.0f / 400), 0.5f + 0.5f / SCALE_LIFT_DECADES));
+	CHECK(scale_pos(&s400, 0, 1) == 1 && near(scale_pos(&s400, 0, 316.2278f / 400), 1));
+	scale_tick t[8];
+	int n = scale_ticks(&s24, t, 8);
+	CHECKF(n == 4 && strcmp(t[0].label, ".1") == 0 && strcmp(t[1].label, "1") == 0 &&
+		   strcmp(t[2].label, "10") == 0 && strcmp(t[3].label, "24") == 0 &&
+		   near(t[3].t, 1),
+	       "lift ticks at 24: %d, %s .. %s", n, t[0].label, t[n - 1].label);
+	n = scale_ticks(&s400, t, 8);
+	CHECKF(n == 5 && strcmp(t[0].label, ".01") == 0 && strcmp(t[4].label, "100") == 0 &&
+		   near(t[4].t, 0.9f),
+	       "lift ticks at 400: %d, %s .. %s", n, t[0].label, t[n - 1].label);
+}
+
 /* Lift: a weight against uniform attention over the keys the row sees. A
  * uniform row is the middle of the ramp at any length and under the causal
- * mask; 10 times uniform is a decade up. Pooled, a broad block shows its mean
- * lift (the largest cell of noise does not), a key with a quarter of a row's
- * attention shows as itself. */
+ * mask; near uniform (1/3.16 .. 3.16 times) 10 times is 2.5 steps of 5, at
+ * every length; the ends are the text's largest lift, n (at least 10, at
+ * most 316), so that a row's whole weight on one key is the far colour.
+ * Pooled, a broad block shows its mean lift (the largest cell of noise does
+ * not), a key with a quarter of a row's attention shows as itself. */
 static void lifts(void)
 {
 	float w[9] = {0.5f, 0.25f, 0.25f, 0.25f, 0.5f, 0.25f, 0.1f, 0.1f, 0.8f};
@@ -222,7 +254,8 @@ static void lifts(void)
 	scale_init(&s, SCALE_LIFT, &a, keys);
 	CHECK(scale_diverging(SCALE_LIFT) && !scale_diverging(SCALE_LOG));
 	CHECK(near(keys[0], 3) && near(scale_pos(&s, 0, 1.0f / 3), 0.5f));
-	CHECK(near(scale_pos(&s, 0, 10.0f / 3), 0.5f + 0.5f / SCALE_LIFT_DECADES));
+	CHECK(near(scale_pos(&s, 0, 3.0f / 3), 0.5f + 0.5f * log10f(3) / SCALE_LIFT_DECADES));
+	CHECK(near(scale_pos(&s, 0, 10.0f / 3), 1)); /* 3 keys: the range is 1/10 .. 10 */
 	CHECK(scale_pos(&s, 0, 0) == 0 && scale_pos(&s, 0, NAN) == 0);
 	float c[4] = {1, 0.9f, 0.5f, 0.5f};
 	attn_matrix b = {c, 2, true, 0}; /* row 0 sees 1 key, row 1 two */
@@ -230,10 +263,11 @@ static void lifts(void)
 	CHECK(near(scale_pos(&s, 0, 1), 0.5f) && near(scale_pos(&s, 1, 0.5f), 0.5f));
 	scale_tick t[8];
 	int n = scale_ticks(&s, t, 8);
-	CHECKF(n == 5 && strcmp(t[0].label, ".01") == 0 && strcmp(t[2].label, "1") == 0 &&
-		   strcmp(t[4].label, "100") == 0 && near(t[2].t, 0.5f),
-	       "lift ticks: %d, %s %s %s", n, t[0].label, t[2].label, t[4].label);
-	CHECK(near(scale_pos(&s, 1, 50.0f), t[4].t)); /* 50 of 2 keys' 0.5: 100 times */
+	CHECKF(n == 3 && strcmp(t[0].label, ".1") == 0 && strcmp(t[1].label, "1") == 0 &&
+		   strcmp(t[2].label, "10") == 0 && near(t[1].t, 0.5f) && near(t[2].t, 1),
+	       "lift ticks: %d, %s %s %s", n, t[0].label, t[1].label, t[2].label);
+	CHECK(near(scale_pos(&s, 1, 50.0f), 1)); /* 50 of 2 keys' 0.5: 100 times, clamped */
+	lift_lengths();
 	/* 4 x 4, broad: weights .15 .. .35 in every row; pooled into one cell,
 	 * the mean lift 1 (the middle), not the largest cell (lift 1.4). */
 	float u[16] = {.35f, .15f, .25f, .25f, .15f, .35f, .25f, .25f,

@@ -274,8 +274,34 @@ static void test_kept_owner(void)
 	CHECK(!timeline_kept_owner("/a/ind.attn.steps/step-000080.attn", buf, 8)); /* too long */
 }
 
+/* --train's default interval keeps the records under 2% of the training
+ * time at every run length (estimated: a record costs TL_RECORD_CHARS
+ * characters of training), as far as the first and last records allow;
+ * a 2000-step run at the default sizes records every 20 steps as before. */
+static void auto_every_cost(void)
+{
+	static const uint32_t sizes[][2] = {{32, 128}, {12, 128}, {8, 32}, {4, 16}};
+	int over = 0, runs = 0;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		for (uint64_t total = 1; total <= 20000; total += total < 200 ? 1 : 97) {
+			uint32_t B = sizes[i][0], T = sizes[i][1];
+			uint64_t k = timeline_auto_every_cost(total, B, T);
+			double share = timeline_auto_share(total, B, T, k);
+			/* Only the first and last records: what they cost is said. */
+			bool two = k >= total;
+			runs++;
+			over += share > TL_MAX_SHARE && !two;
+			CHECK(k >= 1 && k >= timeline_auto_every(total) / 2);
+		}
+	CHECKF(over == 0, "%d of %d runs record more than 2%% of their training", over, runs);
+	CHECK(timeline_auto_every_cost(2000, 32, 128) == 20);
+	CHECK(timeline_auto_every_cost(80, 12, 128) >= 20);
+	CHECK(timeline_auto_share(80, 12, 128, 1) > 0.3); /* the old default: every step */
+}
+
 int main(void)
 {
+	auto_every_cost();
 	test_round_trip();
 	test_damage();
 	test_version1();

@@ -69,10 +69,13 @@ typedef struct colormap {
 /* Fill cm with `levels` (2..CM_MAX_LEVELS) steps of the ramp. The xterm
  * colours are distinct and monotone in lightness: rising level by level on
  * a sequential ramp, falling from the light middle outwards on each side of
- * the diverging one. Among such choices the levels take the one nearest the
- * ramp (the least sum of OKLab distances); ramps longer than the palette can
- * follow that way (more than 64 levels, only drawn in 24-bit) take the
- * nearest lighter colour level by level, repeating the last. */
+ * the diverging one, by 0.03 of OKLab lightness at least where the palette
+ * has the colours (every ramp of the view: a step a person sees). Among such
+ * choices the levels take the one nearest the ramp (the least sum of OKLab
+ * distances, the hue's part weighted 9 times: a teal among blues reads as
+ * structure); ramps longer than the palette can follow that way (more than
+ * 64 levels, only drawn in 24-bit) take the nearest lighter colour level by
+ * level, repeating the last. */
 void colormap_init(colormap *cm, cm_ramp ramp, int levels);
 /* Level of t in [0, 1]; out-of-range values are clamped, NaN gives 0. */
 int colormap_level(const colormap *cm, float t);

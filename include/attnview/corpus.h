@@ -145,11 +145,9 @@ static inline int32_t corpus_id(const corpus *c, uint64_t i)
  * escape sequences and 1 control character; 2 CRLF line ends made LF; ...". */
 void clean_stats_summary(const clean_stats *s, const char *what, char *buf, size_t n);
 
-/* A file is mostly not UTF-8 text when more than CORPUS_NOT_TEXT_PERCENT of
- * what it gave (characters, and the control characters removed) was invalid
- * UTF-8 or control characters: a binary file, or text in another encoding
- * (GB18030, UTF-16) that would train on replacement characters. */
-#define CORPUS_NOT_TEXT_PERCENT 25
+/* A file is mostly not UTF-8 text (encoding_not_text, encoding.h): a binary
+ * file, or text in another encoding that would train on replacement
+ * characters. */
 bool corpus_not_text(const clean_stats *st);
 
 /* The encoding warnings of the corpus summary ("warning: ..." lines, each

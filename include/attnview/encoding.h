@@ -48,4 +48,17 @@ const char *encoding_name(text_encoding e);
 bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name, char *buf,
 		   size_t n);
 
+/* A text is mostly not UTF-8 text when more than ENCODING_NOT_TEXT_PERCENT
+ * of what it gave (characters, and the control characters removed) was
+ * invalid UTF-8 or control characters: a binary file, or text in another
+ * encoding (GB18030, UTF-16) that reads as replacement characters. */
+#define ENCODING_NOT_TEXT_PERCENT 25
+bool encoding_not_text(const clean_stats *st);
+
+/* False, with a message naming `name`, what was found and what to do, when
+ * the text is mostly not text; `anyway` (e.g. "--any-encoding trains on it
+ * anyway") ends the message. */
+bool encoding_check_text(const clean_stats *st, text_encoding guess, const char *name,
+			 const char *anyway, av_error *err);
+
 #endif

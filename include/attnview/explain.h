@@ -59,5 +59,11 @@ bool value_norms(const model *m, const activations *ws, int n, float *out, av_er
  * positions that took part (0: *loss is NAN). The softmax is summed in double. */
 bool model_text_loss(const model *m, activations *ws, const token *tokens, int n, double *loss,
 		     int *count, av_error *err);
+/* The same, and in the same passes the loss at the positions at[i] marks
+ * only (a lab task's: lab_positions.h; at NULL: *loss_at NAN, *count_at 0;
+ * for a causal model position i is the prediction of character i + 1). */
+bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
+			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
+			av_error *err);
 
 #endif

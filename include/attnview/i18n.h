@@ -11,6 +11,10 @@
 #define AV_TEXTDOMAIN "attnview"
 #define _(s)	      gettext(s)
 #define N_(s)	      s
+/* NC_("context", "s") marks s in a static table with a context, for a word
+ * that is translated differently elsewhere ("head": a scale, a count);
+ * av_pgettext("context", s) translates it where it is used. */
+#define NC_(c, s) s
 
 /* A function returning its argument's translation, or the argument: the
  * compiler checks the format of the literal passed in. */
@@ -19,6 +23,8 @@
 #else
 #define AV_FORMAT_ARG(n)
 #endif
+
+const char *av_pgettext(const char *context, const char *s) AV_FORMAT_ARG(2);
 
 /* The locale from the environment (LANG, LC_ALL, LC_MESSAGES, LANGUAGE),
  * except LC_NUMERIC, which stays "C" so that numbers are printed and read

@@ -8,11 +8,22 @@
 
 #include "attnview/model.h"
 
+/* Where the two characters of the logit difference come from. */
+typedef enum patch_targets_from {
+	PATCH_TOP1,	  /* the text's top-1 at pos and the other text's */
+	PATCH_GIVEN,	  /* the caller's (--targets, the view's Alt-D) */
+	PATCH_DIFFERENCE, /* the characters where the two texts differ */
+	PATCH_NFROMS
+} patch_targets_from;
+/* "top-1", "given", "difference": the dump's "targets_from". */
+const char *patch_targets_from_name(patch_targets_from f);
+
 /* What patching found. Cells are indexed [l * H + h]. */
 typedef struct patch_result {
 	int n, L, H;	   /* tokens, blocks, heads per block */
 	int pos;	   /* the row whose logits are read */
 	int32_t target[2]; /* a and b: the logit difference is z_a - z_b */
+	patch_targets_from from;
 	float diff;	   /* z_a - z_b in the run of the text */
 	float diff2;	   /* the same in the run of the other text */
 	float *heads;	   /* (L, H): head l.h patched at every position */
@@ -40,5 +51,11 @@ bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
 			    const int32_t *ids2, int n, int pos, const int32_t *targets,
 			    bool (*stop)(void *), void *ctx, patch_result *r, av_error *err);
 void patch_result_free(patch_result *r);
+
+/* Where ids and ids2 (n each) differ in one place only, d: a = ids[d] and
+ * b = ids2[d], the question "which heads carry b rather than a" (the two
+ * characters of 她 -> 他); true. Else (no difference, or several) false:
+ * activation_patch's own default, the top-1s, is the question then. */
+bool patch_difference_targets(const int32_t *ids, const int32_t *ids2, int n, int32_t out[2]);
 
 #endif

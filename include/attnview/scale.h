@@ -7,14 +7,18 @@
  *   row    t = w / (the row's max)       where each Query looks, row by row
  *   log    t = 1 + log10(w) / 3          1e-3 .. 1, for the long tail
  *   lift   t = 1/2 + log10(w n_q) / 5    w against uniform attention: n_q is
- *                                        the number of keys row q sees, so a
+ *          (within 1/3.16 .. 3.16)       the number of keys row q sees, so a
  *                                        uniform row is the middle of a
- *                                        diverging ramp; 1/316 .. 316 times
+ *                                        diverging ramp; beyond, the rest of
+ *                                        each half is log-linear up to n, the
+ *                                        text's largest lift (at most 316)
  *
- * Why 2.5 decades each way: on the 15 steps of the diverging ramp the three
- * nearest uniform span lifts 0.3 .. 3 (where the broad heads of the
- * built-in model draw at least 93% of their cells), and a key holding a
- * third of a row of 24 keys (lift 8) is three steps away (test_overview).
+ * Why 2.5 decades each way about uniform: on the 15 steps of the diverging
+ * ramp the three nearest uniform span lifts 0.3 .. 3 (where the broad heads
+ * of the built-in model draw at least 93% of their cells). Why the ends at n:
+ * a row's whole weight on one key is lift n, 24 on a 24-character text, and
+ * it takes the ramp's far colour rather than a pale one; a key holding a
+ * third of a row of 24 keys (lift 8) is five steps away (test_overview).
  *
  * Masked cells take no part in a maximum. Used by the view and the figures. */
 #ifndef ATTNVIEW_SCALE_H
@@ -38,7 +42,10 @@ typedef enum scale_kind {
 #define SCALE_LIFT_SHARP                                                                           \
 	0.25f			/* pooled lift: a weight this large (and twice uniform)            \
 				   shows as itself, not as the block's mean */
-#define SCALE_LIFT_DECADES 2.5f /* the lift scale spans 10^-2.5 .. 10^2.5 */
+#define SCALE_LIFT_DECADES     2.5f /* the lift scale spans at most 10^-2.5 .. 10^2.5 */
+#define SCALE_LIFT_MIN_DECADES 1.0f /* ... and at least 10^-1 .. 10 */
+#define SCALE_LIFT_NEAR                                                                            \
+	0.5f /* lifts 10^-0.5 .. 10^0.5 sit where they do on the full range at any length */
 
 /* The defaults: a head's map shows where each row looks (row); the overview
  * shows each weight against uniform attention (lift), which draws a broad
@@ -48,6 +55,9 @@ typedef enum scale_kind {
 #define SCALE_DEFAULT_OVERVIEW SCALE_LIFT
 
 const char *scale_name(scale_kind k); /* "fixed", "head", "row", "log", "lift" */
+/* The name as a person reads it, in the interface's language (the colour
+ * bar, the overview's heading); option values keep scale_name. */
+const char *scale_title(scale_kind k);
 bool scale_parse(const char *name, scale_kind *k);
 /* The names as a list for a message, the last after `last` (" or "): in a
  * static buffer. */
@@ -62,6 +72,7 @@ typedef struct scale {
 	float *row_max; /* SCALE_ROW: [n], the caller's memory; SCALE_LIFT: the
 			 * number of keys each row sees */
 	bool causal;	/* SCALE_LIFT without row_max: row q sees q + 1 keys */
+	float decades;	/* SCALE_LIFT: the scale spans 10^-decades .. 10^decades */
 } scale;
 
 /* A scale for matrix a. row_max: n floats the caller owns, used by
@@ -69,6 +80,13 @@ typedef struct scale {
  * lift of row q counts every key the mask leaves it). A zero maximum counts
  * as 1. */
 void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *row_max);
+/* The lift scale's decades each way for a matrix of n tokens: log10(n), the
+ * largest lift a weight can have, between SCALE_LIFT_MIN_DECADES and
+ * SCALE_LIFT_DECADES. */
+float scale_lift_decades(int n);
+/* Position on the ramp of a lift (a weight times the keys its row sees)
+ * under lift scale s. */
+float scale_lift_pos(const scale *s, float lift);
 /* Position on the ramp of weight w in row q, in [0, 1]; NaN gives 0. */
 float scale_pos(const scale *s, int q, float w);
 

@@ -110,6 +110,21 @@ bool timeline_set_scored(timeline *tl, const uint8_t *flags, av_error *err);
 
 /* The default K for a run of `total` steps: about TL_RECORDS records. */
 uint64_t timeline_auto_every(uint64_t total);
+/* --train's default K for a run of `total` steps of `batch` sequences of
+ * `context` characters: about TL_RECORDS records, but no more often than
+ * keeps the records (those every K steps, at step 0 and at the end) under
+ * TL_MAX_SHARE of the training time. A record costs about what training on
+ * TL_RECORD_CHARS characters does at --train's default sizes (508 to 523
+ * measured by tests/bench_timeline.c for a masked model, 173 to 181 for a
+ * causal one; doc/timeline.md, "What it costs"). A run too short for even
+ * the first and last records under that share gets only those two
+ * (timeline_auto_share says what they cost). */
+#define TL_RECORD_CHARS 640
+#define TL_MAX_SHARE	0.02
+uint64_t timeline_auto_every_cost(uint64_t total, uint32_t batch, uint32_t context);
+/* The estimated share of the training time that recording every K steps
+ * takes in such a run. */
+double timeline_auto_share(uint64_t total, uint32_t batch, uint32_t context, uint64_t every);
 /* Is step s one to record (0, every K-th, and the last)? */
 bool timeline_due(const timeline *tl, uint64_t step, uint64_t total);
 

@@ -177,6 +177,53 @@ static int resolve_step(cli_common *c)
 }
 
 /* One shared option into c; -1, or the exit status of a usage error. */
+/* --targets A B (two_values joined them with a tab), or --targets AB: two
+ * characters, each one codepoint after cleaning. */
+static int take_targets(const char *arg, cli_common *c)
+{
+	cp_buf cps = {0};
+	av_error err;
+	const char *tab = strchr(arg, '\t');
+	size_t k = 0;
+	bool ok = true;
+	/* The two arguments one by one (a tab is no character of a text). */
+	for (int part = 0; ok && part < (tab ? 2 : 1); part++) {
+		const char *s = part ? tab + 1 : arg;
+		size_t len = part || !tab ? strlen(s) : (size_t)(tab - arg);
+		cps.n = 0;
+		ok = tokenize_text(s, len, "--targets", &cps, NULL, &err);
+		for (size_t i = 0; ok && i < cps.n; i++)
+			if (k++ < 2)
+				c->targets[k - 1] = cps.v[i];
+	}
+	cp_buf_free(&cps);
+	if (!ok || k != 2) {
+		char shown[128];
+		snprintf(shown, sizeof shown, "%s", arg);
+		for (char *t = strchr(shown, '\t'); t; t = strchr(t, '\t'))
+			*t = ' ';
+		return usage_error(_("--targets takes two characters, the one whose logit counts "
+				     "and the one taken away (--targets 他 她), not '%s'"),
+				   AV_Q(shown));
+	}
+	c->has_targets = true;
+	return -1;
+}
+
+/* An option of two values (--targets A B): the second is the argument after
+ * the first, unless the first holds both; joined by a tab. */
+static const char *two_values(int argc, char **argv, const char *first)
+{
+	static char joined[128];
+	int ncp = 0; /* codepoints: the bytes that do not continue one */
+	for (const char *s = first; s && *s; s++)
+		ncp += ((unsigned char)*s & 0xC0) != 0x80;
+	if (ncp != 1 || optind >= argc || (argv[optind][0] == '-' && argv[optind][1]))
+		return first;
+	snprintf(joined, sizeof joined, "%s\t%s", first, argv[optind++]);
+	return joined;
+}
+
 static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 {
 	scale_kind sk;
@@ -197,6 +244,11 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 	case OPT_WORDS:
 		c->words = true;
 		return -1;
+	case OPT_ANY_ENCODING:
+		c->any_encoding = true;
+		return -1;
+	case OPT_TARGETS:
+		return take_targets(arg, c);
 	case OPT_STEP:
 		return take_step(arg, c);
 	case OPT_LAYER:
@@ -237,6 +289,8 @@ static bool is_common(cli_opt_id id)
 	case OPT_INPUT:
 	case OPT_COMPARE:
 	case OPT_WORDS:
+	case OPT_ANY_ENCODING:
+	case OPT_TARGETS:
 	case OPT_STEP:
 	case OPT_LAYER:
 	case OPT_HEAD:
@@ -345,7 +399,8 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 		if (ch == '?' || id == OPT_END)
 			return cli_usage_error(help, _("unknown or incomplete option '%s' for %s"),
 					       AV_Q(argv[optind - 1]), _(mode_names[mode]));
-		st = c && is_common(id) ? take_common(id, optarg, c) : take(id, optarg, ctx);
+		const char *value = id == OPT_TARGETS ? two_values(argc, argv, optarg) : optarg;
+		st = c && is_common(id) ? take_common(id, value, c) : take(id, value, ctx);
 		if (st >= 0)
 			return st;
 	}

@@ -31,11 +31,20 @@ int cli_view(int argc, char **argv);  /* the interactive view */
  * as ./builtin. */
 model *cli_load_model(const char *path, av_error *err);
 
-/* The text of --text TEXT or --input FILE (exactly one is non-NULL), cleaned
+/* The text of c's --text TEXT or --input FILE (exactly one is non-NULL), cleaned
  * (cleaning is reported on stderr; invalid UTF-8 is an error in TEXT and
- * replaced in FILE; a file's final line breaks are dropped); an empty
+ * replaced in FILE, which is refused if it is mostly not text unless
+ * --any-encoding; a file's final line breaks are dropped); an empty
  * result is refused. */
-bool cli_read_text(const char *text, const char *input, cp_buf *cps, av_error *err);
+struct cli_common;
+bool cli_read_text(const struct cli_common *c, cp_buf *cps, av_error *err);
+/* Patching's two characters for ids2 (n) patched into ids, into out:
+ * --targets (each in the model's vocabulary, else an error), else where
+ * the texts differ in one place; *targets is out, or NULL when neither
+ * (activation_patch's default, the top-1s); *from says which. */
+bool cli_patch_targets(const model *m, const struct cli_common *c, const int32_t *ids,
+		       const int32_t *ids2, int n, int32_t out[2], const int32_t **targets,
+		       int *from, av_error *err);
 /* The same for the text of another option (`what` names it: "--compare"). */
 bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
 
@@ -76,6 +85,9 @@ typedef struct cli_common {
 	int scale;	 /* scale_kind, -1: not given */
 	int ramp;	 /* cm_ramp, -1: not given */
 	bool words;
+	bool any_encoding; /* --any-encoding: --input FILE read even if it is not text */
+	bool has_targets;  /* --targets A B: patching's two characters */
+	uint32_t targets[2];
 	cli_gen gen;
 	/* --step S: model_path becomes the model of step S kept beside the
 	 * file --model names (timeline_kept_path), held in step_path. */
@@ -83,7 +95,10 @@ typedef struct cli_common {
 	uint64_t step;
 	char step_path[4200];
 } cli_common;
-#define CLI_COMMON_INIT {NULL, NULL, NULL, NULL, -1, -1, -1, -1, false, CLI_GEN_INIT, false, 0, ""}
+#define CLI_COMMON_INIT                                                                            \
+	{                                                                                          \
+		.layer = -1, .head = -1, .scale = -1, .ramp = -1, .gen = CLI_GEN_INIT              \
+	}
 
 /* What --dump and --export both show besides the attention: the score
  * split of a cell (--query, --key), issue 26's sections (--lens, --dla,

@@ -228,7 +228,7 @@ static int parse_ablate(const char *spec, dump_run *d)
 /* The text, its word marks (--words) and its tokens up to the context. */
 static bool take_text(dump_request *q, dump_run *d, av_error *err)
 {
-	if (!cli_read_text(q->c.text, q->c.input, &d->cps, err))
+	if (!cli_read_text(&q->c, &d->cps, err))
 		return false;
 	if (q->c.words) {
 		d->marks = calloc(d->cps.n + 1, sizeof *d->marks);
@@ -406,7 +406,8 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 }
 
 /* --patch TEXT2: TEXT2 patched into the text (with --ablate, without those
- * heads), read at --query or the last position; patch.h. */
+ * heads), read at --query or the last position, the logit difference of
+ * --targets or of the texts' difference (cli_patch_targets); patch.h. */
 static bool patching(dump_request *q, dump_run *d, av_error *err)
 {
 	cp_buf cps = {0};
@@ -428,8 +429,13 @@ static bool patching(dump_request *q, dump_run *d, av_error *err)
 			ids[i] = d->toks[i].id;
 			ids[n + i] = t[i].id;
 		}
+		int32_t tg[2];
+		const int32_t *targets;
+		int from;
 		d->ws.ablate = d->ablate;
-		ok = activation_patch(d->m, &d->ws, ids, ids + n, n, pos, NULL, &d->patch, err);
+		ok = cli_patch_targets(d->m, &q->c, ids, ids + n, n, tg, &targets, &from, err) &&
+		     activation_patch(d->m, &d->ws, ids, ids + n, n, pos, targets, &d->patch, err);
+		d->patch.from = (patch_targets_from)from;
 		d->ws.ablate = NULL;
 	}
 	free(ids);

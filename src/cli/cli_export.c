@@ -234,8 +234,7 @@ typedef struct side_text {
 static bool run_side(side_text *s, const model *m, const export_request *q, const char *arg,
 		     const char *what, av_error *err)
 {
-	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err)
-		      : cli_read_text(q->c.text, q->c.input, &s->cps, err);
+	bool ok = arg ? cli_read_arg(arg, what, &s->cps, err) : cli_read_text(&q->c, &s->cps, err);
 	if (ok && q->c.words && !strip_marks(&s->cps, &s->marks))
 		ok = av_fail(err, _("out of memory"));
 	const char *name = arg ? what : q->c.text ? "--text" : q->c.input;
@@ -314,7 +313,12 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 		vocab_tokenize(&m->vocab, cps.v, (size_t)n, t);
 		for (int i = 0; i < n; i++)
 			ids2[i] = t[i].id;
-		ok = activation_patch(m, ws, ids, ids2, n, n - 1, NULL, p, err);
+		int32_t tg[2];
+		const int32_t *targets;
+		int from;
+		ok = cli_patch_targets(m, &q->c, ids, ids2, n, tg, &targets, &from, err) &&
+		     activation_patch(m, ws, ids, ids2, n, n - 1, targets, p, err);
+		p->from = (patch_targets_from)from;
 	}
 	free(t);
 	free(ids2);

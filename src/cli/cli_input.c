@@ -2,10 +2,11 @@
  * --input, and the model run on it. */
 #include "attnview/encoding.h"
 #include "attnview/explain.h"
-#include "attnview/infer.h"
 #include "attnview/i18n.h"
+#include "attnview/infer.h"
 #include "attnview/input.h"
 #include "attnview/modelfile.h"
+#include "attnview/patch.h"
 #include "cli.h"
 
 #include <ctype.h>
@@ -63,9 +64,11 @@ static void say_waiting(const char *name, void *ctx)
 }
 
 /* Read --input FILE ("-": standard input; pipes and FIFOs too): like a
- * corpus, invalid UTF-8 is replaced and reported, and text that looks like
- * another encoding gets the same hint as attnview --train gives. */
-static bool read_input(const char *path, cp_buf *cps, av_error *err)
+ * corpus, invalid UTF-8 is replaced and reported, text that looks like
+ * another encoding gets the same hint as attnview --train gives, and a file
+ * that is mostly not text is refused as --train refuses it (unless
+ * any_encoding). */
+static bool read_input(const char *path, bool any_encoding, cp_buf *cps, av_error *err)
 {
 	uint8_t *buf;
 	size_t n;
@@ -80,6 +83,11 @@ static bool read_input(const char *path, cp_buf *cps, av_error *err)
 	if (!ok)
 		return false;
 	const char *name = input_name(path);
+	if (!any_encoding &&
+	    !encoding_check_text(&st, guess, name,
+				 _("--any-encoding reads it anyway, what remains after cleaning"),
+				 err))
+		return false;
 	report_cleaning(&st, name);
 	char hint[2400];
 	if (encoding_hint(guess, &st, name, hint, sizeof hint))
@@ -108,11 +116,11 @@ bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err)
 	return not_empty(cps, err);
 }
 
-bool cli_read_text(const char *text, const char *input, cp_buf *cps, av_error *err)
+bool cli_read_text(const struct cli_common *c, cp_buf *cps, av_error *err)
 {
-	if (text)
-		return cli_read_arg(text, "--text", cps, err);
-	return read_input(input, cps, err) && not_empty(cps, err);
+	if (c->text)
+		return cli_read_arg(c->text, "--text", cps, err);
+	return read_input(c->input, c->any_encoding, cps, err) && not_empty(cps, err);
 }
 
 /* The value norms of every head need q, k and v of the text: the view's
@@ -157,4 +165,33 @@ bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_re
 	activations_finish(&ws);
 	free(toks);
 	return ok;
+}
+
+bool cli_patch_targets(const model *m, const struct cli_common *c, const int32_t *ids,
+		       const int32_t *ids2, int n, int32_t out[2], const int32_t **targets,
+		       int *from, av_error *err)
+{
+	*targets = out;
+	if (c->has_targets) {
+		*from = PATCH_GIVEN;
+		for (int k = 0; k < 2; k++) {
+			out[k] = vocab_id(&m->vocab, c->targets[k]);
+			if (out[k] < TOK_NSPECIAL) {
+				char g[32];
+				cp_glyph(c->targets[k], g);
+				return av_fail(
+				    err,
+				    _("--targets: '%s' is not in the model's vocabulary: "
+				      "give characters it knows"),
+				    g);
+			}
+		}
+		return true;
+	}
+	*from = PATCH_DIFFERENCE;
+	if (!patch_difference_targets(ids, ids2, n, out)) {
+		*targets = NULL;
+		*from = PATCH_TOP1;
+	}
+	return true;
 }

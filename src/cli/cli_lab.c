@@ -208,8 +208,8 @@ static void lab_step(const lab_progress *p, void *ctx)
 	(void)ctx;
 	uint64_t every = p->total >= 10 ? p->total / 10 : 1;
 	if (p->step % every == 0 || p->step == p->total) {
-		cli_printf(_("step %llu/%llu: loss %.4f\n"), (unsigned long long)p->step,
-		       (unsigned long long)p->total, (double)p->loss);
+		cli_printf(_("step %llu/%llu: task loss %.4f\n"), (unsigned long long)p->step,
+			   (unsigned long long)p->total, (double)p->loss);
 		fflush(stdout);
 	}
 }
@@ -222,8 +222,11 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 	if (!lab_evaluate(m, t, seed, NULL, all, err))
 		return false;
 	cli_printf(_("task accuracy: %.1f%% of %d positions the mechanism decides (chance %.1f%%); "
-		 "loss %.3f nats\n"),
-	       100 * all->acc, all->count, 100 * chance, all->loss);
+		     "loss %.3f nats/char there (the task loss: the lab trains and scores these "
+		     "positions only; the rest of its texts is random letters, where the model "
+		     "may be sure of a wrong one, so a loss over every position, as the view's "
+		     "Alt-A gives beside this one, means nothing for the task)\n"),
+		   100 * all->acc, all->count, 100 * chance, all->loss);
 	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
 	double acc[AV_MAX_HEADS * 4];
 	if (!lab_ablate_each(m, t, seed, acc, err))

@@ -7,6 +7,7 @@
 #include "attnview/checkpoint.h"
 #include "attnview/corpus.h"
 #include "attnview/i18n.h"
+#include "attnview/timeline.h"
 #include "attnview/train.h"
 #include "attnview/verdict.h"
 #include "cli.h"
@@ -17,7 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* A text that gives a model something to learn has this many characters for
+ * each distinct one at least (measured: doc/training.md, "Did it learn
+ * anything?"). */
+#define CLI_TEXT_PER_CHAR 20
 
 /* "dir/name.attn" -> "name" */
 static void base_name(const char *path, char *out, size_t n, bool strip_ext)
@@ -199,6 +206,20 @@ static void say_start(const train_request *q, const trainer *t)
 
 /* The trainer, named after the output file, and a line saying what it will
  * do. load_start: when reading the corpus began. */
+/* A run too short for the default timeline to cost under TL_MAX_SHARE of
+ * its training time (its first and last records alone): say what it costs. */
+static void say_timeline_cost(const train_request *q, const trainer *t)
+{
+	uint64_t k = t->opt.timeline_every;
+	double share = timeline_auto_share(t->total, t->opt.batch, t->opt.context, k);
+	if (!t->model->timeline || q->resume || q->given[OPT_TIMELINE_EVERY - OPT_FIRST] ||
+	    share <= TL_MAX_SHARE)
+		return;
+	cli_note(_("the training timeline's first and last records cost about %.0f%% of this "
+		   "short run's training time (--timeline-every 0 records none)"),
+		 100 * share);
+}
+
 static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpoint *ck,
 			      double load_start, av_error *err)
 {
@@ -220,6 +241,7 @@ static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpo
 		   t->total, (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
 		   now_seconds() - load_start);
 	say_start(q, t);
+	say_timeline_cost(q, t);
 	fflush(stdout);
 	return t;
 }
@@ -266,6 +288,87 @@ static const train_eval *best_of(const trainer *t)
 	return b;
 }
 
+/* Some evaluation beat the unigram baseline. */
+static bool ever_beat(const trainer *t)
+{
+	for (size_t i = 0; i < t->nevals; i++)
+		if (verdict_of(t->evals[i].loss, t->evals[i].base_loss) == VERDICT_BETTER)
+			return true;
+	return false;
+}
+
+/* No evaluation beat the baseline: neither more steps nor an earlier step
+ * helps (never advise keeping a losing one); more text, a smaller model or
+ * the lab do. */
+static void advise_unlearnt(const trainer *t, const corpus *cor, const train_eval *best)
+{
+	uint64_t want = CLI_TEXT_PER_CHAR * (uint64_t)t->model->vocab.size;
+	/* Half the width, whole heads (4 columns each at least). */
+	uint32_t heads = t->model->cfg.heads, dim = t->model->cfg.dim / 2 / heads * heads;
+	dim = dim >= 4 * heads ? dim : 4 * heads;
+	cli_printf(_("what to do: no evaluation beat the unigram baseline (the best, step %" PRIu64
+		     ": %.3f against %.3f nats/char): the model learned no more than how often "
+		     "each character occurs, and neither more steps nor an earlier step would "
+		     "give a better one. What helps: more text (this one has %" PRIu64
+		     " training characters for %u distinct ones; about %" PRIu64
+		     " or more, %d for each, give this model enough to learn from), a smaller "
+		     "model (--dim %u --layers 1), or, to see heads learn a known job in seconds, "
+		     "the lab (attnview --train --task induction)\n"),
+		   best->step, (double)best->loss, (double)best->base_loss, cor->ntrain,
+		   t->model->vocab.size, want > cor->ntrain ? want : 2 * cor->ntrain,
+		   CLI_TEXT_PER_CHAR, dim);
+}
+
+/* What to do after the verdict: over-fitting, nothing learnt, a better
+ * step before the last. */
+static void report_advice(const trainer *t, const corpus *cor, verdict_kind vk)
+{
+	const train_eval *best = best_of(t);
+	bool beat = ever_beat(t);
+	bool past_best = best && best->step != t->step && !t->opt.patience;
+	/* The loss rose after its best even if the warning did not fire (it
+	 * needs a best that beat the baseline): more steps would not help. */
+	bool rose = past_best && t->evals[t->nevals - 1].loss > 1.02f * best->loss;
+	/* Never beaten, and more steps did not help: the loss was lowest
+	 * before the end, or patience stopped the run. */
+	bool stalled = best && (best->step != t->step || t->stopped_early);
+	if (vk == VERDICT_NOT_BETTER && !beat && stalled)
+		advise_unlearnt(t, cor, best);
+	else if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
+		cli_printf(
+		    _("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
+		      "rose after it while the training loss fell (over-fitting): train fewer "
+		      "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
+		      "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
+		    best->step, (double)best->loss, best->step);
+	else if (vk == VERDICT_NOT_BETTER && !rose)
+		cli_printf(
+		    _("what to do: train longer (more --steps), give more text, or check that "
+		      "the text is what you meant to train on\n"));
+	/* The model of the best step, only where it beat the baseline. */
+	if (past_best && beat && (t->overfit_warned || rose) &&
+	    !(vk == VERDICT_NOT_BETTER && t->overfit_warned))
+		cli_printf(
+		    _("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
+		      "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
+		      "model of the best step\n"),
+		    best->step, (double)best->loss, best->step);
+}
+
+/* A finished run's state, kept beside the model: what it is for. */
+static void report_state_kept(const train_request *q, const trainer *t)
+{
+	struct stat st;
+	if (t->state_lost || stat(q->ckpt, &st) != 0)
+		return;
+	char qo[4200], files[8192];
+	av_shell_quote(q->out, qo, sizeof qo);
+	corpus_args(q, files, sizeof files);
+	cli_printf(_("kept %s (%.1f MB) beside it, the run's last state: attnview --train %s "
+		     "--resume %s --steps N goes on from it; delete it if you will not\n"),
+		   AV_Q(q->ckpt), (double)st.st_size / 1e6, files, qo);
+}
+
 /* The end: the final evaluation, the verdict and what to do about it, and
  * which model was written. */
 static int report_done(const train_request *q, const trainer *t, const corpus *cor, double t0)
@@ -290,29 +393,8 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 	cli_printf(_("verdict: %s\n"), v);
 	corpus_encoding_warnings(cor, warn, sizeof warn); /* again, beside the verdict */
 	cli_printf("%s", warn);
+	report_advice(t, cor, vk);
 	const train_eval *best = best_of(t);
-	bool past_best = best && best->step != t->step && !t->opt.patience;
-	/* The loss rose after its best even if the warning did not fire (it
-	 * needs a best that beat the baseline): more steps would not help. */
-	bool rose = past_best && t->evals[t->nevals - 1].loss > 1.02f * best->loss;
-	if (vk == VERDICT_NOT_BETTER && t->overfit_warned && best)
-		cli_printf(
-		    _("what to do: the validation loss was lowest at step %" PRIu64 " (%.3f) and "
-		      "rose after it while the training loss fell (over-fitting): train fewer "
-		      "steps (--steps %" PRIu64 "), add --patience 3 to keep the best model, "
-		      "give more text, or train a smaller model (--dim 32 --layers 1)\n"),
-		    best->step, (double)best->loss, best->step);
-	else if (vk == VERDICT_NOT_BETTER && !rose)
-		cli_printf(
-		    _("what to do: train longer (more --steps), give more text, or check that "
-		      "the text is what you meant to train on\n"));
-	if (past_best && (t->overfit_warned || rose) &&
-	    !(vk == VERDICT_NOT_BETTER && t->overfit_warned))
-		cli_printf(
-		    _("note: the validation loss was lowest at step %" PRIu64 " (%.3f) and rose "
-		      "after it (over-fitting); --steps %" PRIu64 " or --patience 3 keeps the "
-		      "model of the best step\n"),
-		    best->step, (double)best->loss, best->step);
 	if (t->opt.patience && best && t->stopped_early)
 		cli_printf(_("patience: stopped at step %" PRIu64 " of %" PRIu64 ", %" PRIu64
 			     " evaluations without a new best; the model written is step %" PRIu64
@@ -327,6 +409,7 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 		cli_note(_("the finished run's state was not kept, so --resume --steps cannot "
 			   "continue it (the model is written): %s"),
 			 t->state_err.msg);
+	report_state_kept(q, t);
 	return EXIT_OK;
 }
 

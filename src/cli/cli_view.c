@@ -121,6 +121,9 @@ int cli_view(int argc, char **argv)
 	const char *model_path = c.model_path;
 	vo.text = c.text;
 	vo.compare = c.compare;
+	vo.has_targets = c.has_targets;
+	vo.targets[0] = c.targets[0];
+	vo.targets[1] = c.targets[1];
 	vo.layer = c.layer;
 	vo.head = c.head;
 	vo.scale = c.scale;

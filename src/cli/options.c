@@ -95,6 +95,11 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "taken from TEXT2, of the same length, and the change of the logit difference of "
 	 "two characters at the last position (or --query; --export: the heads by positions "
 	 "as a figure)")),
+    O(OPT_TARGETS, "targets", 0, "A B", M_LOOK,
+      N_("patching's two characters: the change of z_A - z_B at the row read (default: "
+	 "where the texts differ in one place, the text's character there and TEXT2's; "
+	 "else each text's top-1); the view starts Alt-X with them, and Alt-D changes "
+	 "them")),
     O(OPT_LENS, "lens", 0, NULL, M_DUMP | M_EXPORT,
       N_("the logit lens: the top-K (--top) characters after each block at every position, "
 	 "and the block from which the prediction stays top-1 (--export: the probability of "
@@ -185,9 +190,10 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("start from MODEL's weights (a file, builtin or builtin-causal) instead of "
 	 "random ones: its objective, sizes and vocabulary (characters it lacks are "
 	 "read as unknown); AdamW starts afresh")),
-    O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN,
-      N_("train on a file that is mostly not UTF-8 text (a binary file, GB18030, "
-	 "UTF-16) instead of refusing it: on what is left after cleaning")),
+    O(OPT_ANY_ENCODING, "any-encoding", 0, NULL, M_TRAIN | M_DUMP | M_EXPORT,
+      N_("read a file that is mostly not UTF-8 text (a binary file, GB18030, UTF-16) "
+	 "instead of refusing it: train on, or look at (--input), what is left after "
+	 "cleaning")),
     O(OPT_TASK, "task", 0, "NAME", M_TRAIN,
       N_("instead of a corpus: a tiny model on generated text whose mechanism is known, "
 	 "and which heads carry it (--task list names the tasks; attnview(1), THE LAB); "
@@ -412,7 +418,8 @@ void cli_print_help(FILE *out)
 	put_heading(out, _("Interactive view (the default):"));
 	put_section(out, M_VIEW, &shown, 20);
 	fputs(_("  (keys: press F1 in the view, or see attnview(1); a printable key types\n"
-		"  into the text everywhere but the training timeline, Ctrl-Q quits)\n"),
+		"  into the text everywhere but the help and the training timeline, Ctrl-Q\n"
+		"  quits)\n"),
 	      out);
 	put_heading(out, _("Non-interactive (attnview --dump, attnview --info):"));
 	put_section(out, M_DUMP | M_INFO, &shown, 20);

@@ -67,6 +67,7 @@ typedef enum cli_opt_id {
 	OPT_ABLATE,
 	OPT_GENERATE,
 	OPT_PATCH,
+	OPT_TARGETS,
 	OPT_LENS,
 	OPT_DLA,
 	OPT_CIRCUITS,

@@ -40,13 +40,13 @@ void progress_begin(progress_ui *ui, uint64_t step0)
 	*ui = (progress_ui){.tty = isatty(STDOUT_FILENO), .t0 = now_seconds(), .step0 = step0};
 }
 
-/* A sparkline of up to `width` buckets of the recent losses, on the fixed
- * scale 0 .. hi (a bar's height means the same loss all run long). */
-static void sparkline(const float *v, int n, int width, float hi, char *out, size_t cap)
+/* A sparkline of up to `width` buckets of the recent losses on the scale
+ * lo .. hi. */
+static void sparkline(const float *v, int n, int width, float lo, float hi, char *out, size_t cap)
 {
 	static const char *bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
 	out[0] = '\0';
-	if (n < 2 || !(hi > 0))
+	if (n < 2 || !(hi > lo))
 		return;
 	int nb = n < width ? n : width;
 	float b[64];
@@ -59,13 +59,40 @@ static void sparkline(const float *v, int n, int width, float hi, char *out, siz
 	}
 	size_t k = 0;
 	for (int i = 0; i < nb && k + 4 < cap; i++) {
-		float f = b[i] / hi;
+		float f = (b[i] - lo) / (hi - lo);
 		int level = f >= 1 ? 7 : f > 0 ? (int)(f * 7.0f + 0.5f) : 0;
 		size_t l = strlen(bars[level]);
 		memcpy(out + k, bars[level], l);
 		k += l;
 	}
 	out[k] = '\0';
+}
+
+/* The sparkline's scale: kept from redraw to redraw (a bar's height is the
+ * same loss), and fitted again to the recent losses, rounded out to a round
+ * step, when one falls outside it or they use less than a quarter of it
+ * (else a loss that moves within a small part of it draws a flat line). */
+static void spark_scale(progress_ui *ui, const float *v, int n)
+{
+	float mn = INFINITY, mx = -INFINITY;
+	for (int i = 0; i < n; i++) {
+		mn = v[i] < mn ? v[i] : mn;
+		mx = v[i] > mx ? v[i] : mx;
+	}
+	if (n < 2 || !(mx >= mn) || !isfinite(mx))
+		return;
+	bool set = ui->spark_hi > ui->spark_lo;
+	if (set && mn >= ui->spark_lo && mx <= ui->spark_hi &&
+	    4 * (mx - mn) >= ui->spark_hi - ui->spark_lo)
+		return;
+	static const float steps[] = {0.01f, 0.02f, 0.05f, 0.1f, 0.2f, 0.5f, 1, 2, 5, 10};
+	size_t k = 0;
+	while (k + 1 < sizeof steps / sizeof steps[0] && (mx - mn) / steps[k] > 6)
+		k++;
+	float st = steps[k], lo = floorf(mn / st) * st, hi = ceilf(mx / st) * st;
+	ui->spark_lo = lo > 0 ? lo : 0;
+	ui->spark_hi = hi > ui->spark_lo ? hi : ui->spark_lo + st;
+	ui->spark_digits = st >= 1 ? 0 : st >= 0.1f ? 1 : 2;
 }
 
 /* The validation loss rose while the training loss fell: say so, with what
@@ -175,15 +202,11 @@ void progress_report(const train_progress *p, void *ctx)
 			   "ETA %s"),
 			 p->step, p->total, (double)p->loss, vl, vs, tps / 1000.0, eta);
 		int len = fit_columns(line, cols > 1 ? cols - 1 : 0);
-		/* The scale is set once, by the first losses the run shows
-		 * (rounded up to a half), and labelled. */
-		for (int i = 0; ui->spark_hi <= 0 && i < p->nrecent; i++)
-			if (p->recent[i] > ui->spark_max)
-				ui->spark_max = p->recent[i];
-		if (ui->spark_hi <= 0 && p->nrecent >= 2)
-			ui->spark_hi = ceilf(ui->spark_max * 2.0f) / 2.0f;
+		/* The scale, labelled (spark_scale). */
+		spark_scale(ui, p->recent, p->nrecent);
 		char spark[320], label[64];
-		snprintf(label, sizeof label, _("loss 0-%.1f "), (double)ui->spark_hi);
+		snprintf(label, sizeof label, _("loss %.*f-%.*f "), ui->spark_digits,
+			 (double)ui->spark_lo, ui->spark_digits, (double)ui->spark_hi);
 		int room = cols - 2 - len - (int)strlen(label);
 		if (room > 48)
 			room = 48;
@@ -191,8 +214,8 @@ void progress_report(const train_progress *p, void *ctx)
 		if (room >= 8) {
 			size_t l = strlen(label);
 			memcpy(spark, label, l + 1);
-			sparkline(p->recent, p->nrecent, room, ui->spark_hi, spark + l,
-				  sizeof spark - l);
+			sparkline(p->recent, p->nrecent, room, ui->spark_lo, ui->spark_hi,
+				  spark + l, sizeof spark - l);
 			if (!spark[l])
 				spark[0] = '\0';
 		}

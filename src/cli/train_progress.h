@@ -1,7 +1,7 @@
 /* What attnview --train shows while it runs: on a terminal one status line,
- * redrawn, with a sparkline of the recent losses ("loss 0-4.5 ▇▆▅▄": a fixed
- * scale from 0 to the first losses, labelled); otherwise one plain line per
- * evaluation. */
+ * redrawn, with a sparkline of the recent losses ("loss 3.8-4.4 ▇▆▅▄": a
+ * labelled scale, kept until the losses leave it or use less than a quarter
+ * of it); otherwise one plain line per evaluation. */
 #ifndef ATTNVIEW_CLI_TRAIN_PROGRESS_H
 #define ATTNVIEW_CLI_TRAIN_PROGRESS_H
 
@@ -15,8 +15,8 @@ typedef struct progress_ui {
 	uint64_t step0;	  /* the step it started at */
 	bool line_open;	  /* a live status line is on screen */
 	double last_draw; /* when the status line was last drawn */
-	float spark_max;  /* the largest of the first losses shown */
-	float spark_hi;	  /* the sparkline's fixed top (0: not set yet) */
+	float spark_lo, spark_hi; /* the sparkline's scale (equal: not set yet) */
+	int spark_digits;	  /* its label's decimals */
 } progress_ui;
 
 /* Start the clock for a run beginning at step0. */

@@ -2,6 +2,7 @@
 #include "attnview/encoding.h"
 #include "attnview/i18n.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -257,4 +258,34 @@ bool encoding_hint(text_encoding guess, const clean_stats *st, const char *name,
 	snprintf(buf, n, _("%s looks like %s text, not UTF-8 (%s): convert it first: %s"),
 		 AV_Q(name), encoding_what(guess), why, cmd);
 	return true;
+}
+
+bool encoding_not_text(const clean_stats *st)
+{
+	uint64_t bad = st->invalid + st->controls, seen = st->codepoints + st->controls;
+	return seen > 0 && bad * 100 > seen * ENCODING_NOT_TEXT_PERCENT;
+}
+
+bool encoding_check_text(const clean_stats *st, text_encoding guess, const char *name,
+			 const char *anyway, av_error *err)
+{
+	if (!encoding_not_text(st))
+		return true;
+	uint64_t seen = st->codepoints + st->controls;
+	char found[256], hint[2400];
+	snprintf(found, sizeof found,
+		 _("%.0f%% of it is invalid UTF-8 or control characters (%" PRIu64
+		   " invalid sequences and %" PRIu64 " control characters in %" PRIu64 " bytes)"),
+		 100.0 * (double)(st->invalid + st->controls) / (double)seen, st->invalid,
+		 st->controls, st->bytes);
+	bool wide = guess >= ENC_UTF16LE && guess <= ENC_UTF32BE;
+	/* Text in any 8-bit encoding has few control characters; a binary file
+	 * (an ELF, an image) has many, whatever its high bytes look like. */
+	if (!wide && st->controls * 10 > seen)
+		snprintf(hint, sizeof hint,
+			 _("it looks like a binary file, not text: give a text file"));
+	else if (!encoding_hint(guess, st, name, hint, sizeof hint))
+		snprintf(hint, sizeof hint, _("give a UTF-8 text file"));
+	return av_fail(err, _("%s is mostly not text: %s; %s (%s)"), AV_Q(name), found, hint,
+		       anyway);
 }

@@ -119,6 +119,15 @@ static double row_nll(const float *logits, int V, int target)
 bool model_text_loss(const model *m, activations *ws, const token *tokens, int n, double *loss,
 		     int *count, av_error *err)
 {
+	double at;
+	int nat;
+	return model_text_loss_at(m, ws, tokens, n, NULL, loss, count, &at, &nat, err);
+}
+
+bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
+			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
+			av_error *err)
+{
 	const int V = (int)m->cfg.vocab_size;
 	if (n < 1 || n > ws->T || n > ws->max_rows)
 		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
@@ -138,8 +147,8 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 		free(x);
 		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
 	}
-	double sum = 0;
-	int cnt = 0;
+	double sum = 0, sum_at = 0;
+	int cnt = 0, cnt_at = 0;
 	bool ok = true;
 	const bool causal = m->cfg.objective == OBJ_CAUSAL;
 	for (int p = 0; ok && p < n - causal; p++) {
@@ -150,20 +159,25 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 			x[p] = TOK_MASK;
 		ok = infer_row_logits(m, ws, c, x, n, p, logits, NULL, NULL, err);
 		if (ok) {
-			sum += row_nll(logits, V, t->id);
+			double nll = row_nll(logits, V, t->id);
+			sum += nll;
 			cnt++;
+			if (at && at[p]) {
+				sum_at += nll;
+				cnt_at++;
+			}
 		}
 		x[p] = tokens[p].id;
 	}
 	infer_cache_clear(c);
 	free(c);
 	free(logits);
-	if (!ok) {
-		free(x);
-		return false;
-	}
 	free(x);
+	if (!ok)
+		return false;
 	*count = cnt;
 	*loss = cnt ? sum / cnt : NAN;
+	*count_at = cnt_at;
+	*loss_at = cnt_at ? sum_at / cnt_at : NAN;
 	return true;
 }

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,4 +43,15 @@ void i18n_init(void)
 	}
 	bindtextdomain(AV_TEXTDOMAIN, dir);
 	textdomain(AV_TEXTDOMAIN);
+}
+
+const char *av_pgettext(const char *context, const char *s)
+{
+	/* The catalogue's key: the context, EOT, the message (as pgettext). */
+	char key[256];
+	int n = snprintf(key, sizeof key, "%s\004%s", context, s);
+	if (n < 0 || (size_t)n >= sizeof key)
+		return s;
+	const char *t = gettext(key);
+	return t == key ? s : t;
 }

@@ -235,6 +235,7 @@ bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
 	const int32_t top2 = top_of(w.logits2, V, -1);
 	keep_pass(m, ws, &w, ids, n, pos, w.atty, w.res);
 	int32_t *t = r->target;
+	r->from = targets ? PATCH_GIVEN : PATCH_TOP1;
 	t[0] = targets ? targets[0] : top_of(w.logits, V, -1);
 	t[1] = targets ? targets[1] : top2 != t[0] ? top2 : top_of(w.logits, V, t[0]);
 	const size_t nd = (size_t)n * m->cfg.dim;
@@ -264,4 +265,28 @@ void patch_result_free(patch_result *r)
 	free(r->heads);
 	free(r->cells);
 	r->heads = r->cells = NULL;
+}
+
+bool patch_difference_targets(const int32_t *ids, const int32_t *ids2, int n, int32_t out[2])
+{
+	int d = -1;
+	for (int i = 0; i < n; i++)
+		if (ids[i] != ids2[i]) {
+			if (d >= 0)
+				return false;
+			d = i;
+		}
+	if (d < 0)
+		return false;
+	out[0] = ids[d];
+	out[1] = ids2[d];
+	return true;
+}
+
+static const char *const from_names[] = {"top-1", "given", "difference"};
+_Static_assert(sizeof from_names / sizeof from_names[0] == PATCH_NFROMS, "a name each");
+
+const char *patch_targets_from_name(patch_targets_from f)
+{
+	return f < PATCH_NFROMS ? from_names[f] : "?";
 }

@@ -164,6 +164,35 @@ uint64_t timeline_auto_every(uint64_t total)
 	return k ? k : 1;
 }
 
+/* Records in a run of total steps at K: step 0, every K-th, the last. */
+static uint64_t records_of(uint64_t total, uint64_t every)
+{
+	return total / every + 1 + (total % every != 0);
+}
+
+uint64_t timeline_auto_every_cost(uint64_t total, uint32_t batch, uint32_t context)
+{
+	double chars = (double)(batch ? batch : 1) * (context ? context : 1);
+	/* How many records the share affords, beside step 0 and the last. */
+	double afford = TL_MAX_SHARE * (double)total * chars / TL_RECORD_CHARS - 2;
+	uint64_t k = timeline_auto_every(total);
+	if (afford < 1)
+		return total > 0 ? total : 1;
+	uint64_t least = (uint64_t)ceil((double)total / afford);
+	k = k > least ? k : least;
+	while (k < total && (double)records_of(total, k) > afford + 2)
+		k++;
+	return k;
+}
+
+double timeline_auto_share(uint64_t total, uint32_t batch, uint32_t context, uint64_t every)
+{
+	double chars = (double)(batch ? batch : 1) * (context ? context : 1);
+	return total && every
+		   ? (double)records_of(total, every) * TL_RECORD_CHARS / ((double)total * chars)
+		   : 0;
+}
+
 bool timeline_due(const timeline *tl, uint64_t step, uint64_t total)
 {
 	return tl && (step % tl->every == 0 || step == total);

@@ -167,23 +167,34 @@ static void palette_sorted(palette *p)
 	}
 }
 
+#define CM_FIT_HUE  9.0	 /* the weight of a hue difference in fit_dist */
+#define CM_MIN_STEP 0.03 /* the least lightness step between palette levels */
+
 /* How far palette colour x is from ramp colour y for the fit: the OKLab
- * distance; a grey for a clearly coloured level counts as far (it reads as
- * mud in the middle of a coloured ramp, however near its lightness). */
+ * distance with its hue part weighted CM_FIT_HUE times (a teal or lavender
+ * step in a blue ramp reads as structure, not as a lighter blue); a grey for
+ * a clearly coloured level counts as far (it reads as mud in the middle of a
+ * coloured ramp, however near its lightness). */
 static double fit_dist(oklab x, oklab y)
 {
-	double d = sqrt(dist2(x, y));
-	return hypot(x.a, x.b) < 0.01 && hypot(y.a, y.b) > 0.05 ? d + 1.0 : d;
+	double cx = hypot(x.a, x.b), cy = hypot(y.a, y.b);
+	/* |Δab|² = ΔC² + ΔH²: the hue part is what the chroma does not explain. */
+	double dab2 = (x.a - y.a) * (x.a - y.a) + (x.b - y.b) * (x.b - y.b);
+	double dh2 = dab2 - (cx - cy) * (cx - cy);
+	double dl = x.l - y.l;
+	double d = sqrt(dl * dl + (cx - cy) * (cx - cy) + CM_FIT_HUE * (dh2 > 0 ? dh2 : 0));
+	return cx < 0.01 && cy > 0.05 ? d + 1.0 : d;
 }
 
 #define CHAIN_MAX 64 /* longer ramps are never drawn with palette colours */
 
-/* Palette colours for targets[0..n), each strictly darker than the one
- * before and than max_l, with the least sum of OKLab distances to the
- * targets (a shortest path over the palette sorted by lightness; the greedy
- * choice, nearest among those left, spends the dark colours early and
- * leaves the mid-tones far from the ramp). False if no such chain exists. */
-static bool fit_chain(const palette *p, const cm_rgb *targets, int n, double max_l, int *out)
+/* Palette colours for targets[0..n), each darker than the one before by
+ * gap at least and strictly darker than max_l, with the least sum of
+ * distances (fit_dist) to the targets (a shortest path over the palette sorted by lightness; the
+ * greedy choice, nearest among those left, spends the dark colours early and leaves the mid-tones
+ * far from the ramp). False if no such chain exists. */
+static bool fit_chain(const palette *p, const cm_rgb *targets, int n, double max_l, double gap,
+		      int *out)
 {
 	static double cost[CHAIN_MAX][240];
 	static short from[CHAIN_MAX][240];
@@ -199,7 +210,7 @@ static bool fit_chain(const palette *p, const cm_rgb *targets, int n, double max
 			if (p->lab[j].l >= max_l)
 				continue;
 			if (i > 0) {
-				while (k > j && p->lab[k].l > p->lab[j].l) {
+				while (k > j && p->lab[k].l > p->lab[j].l + gap) {
 					if (cost[i - 1][k] >= 0 && (best < 0 || cost[i - 1][k] < best)) {
 						best = cost[i - 1][k];
 						best_j = k;
@@ -224,6 +235,15 @@ static bool fit_chain(const palette *p, const cm_rgb *targets, int n, double max
 		end = from[i][end];
 	}
 	return true;
+}
+
+/* fit_chain with steps of CM_MIN_STEP in lightness at least, that a person
+ * sees as steps (the 24-bit ramps' are 0.03 to 0.07), or, where the palette
+ * has too few colours for that (long ramps), any steps. */
+static bool fit_steps(const palette *p, const cm_rgb *targets, int n, double max_l, int *out)
+{
+	return fit_chain(p, targets, n, max_l, CM_MIN_STEP, out) ||
+	       fit_chain(p, targets, n, max_l, 0.0, out);
 }
 
 /* The greedy fallback for ramps too long for fit_chain: each level the
@@ -253,13 +273,13 @@ static void fit_palette(colormap *cm)
 {
 	palette p;
 	palette_sorted(&p);
-	cm_rgb tg[CHAIN_MAX];
+	cm_rgb tg[CHAIN_MAX] = {{0, 0, 0}};
 	int out[CHAIN_MAX], n = cm->levels;
 	bool ok = true;
 	if (cm->ramp != RAMP_DIVERGING) {
 		for (int i = 0; i < n && n <= CHAIN_MAX; i++)
 			tg[i] = cm->rgb[n - 1 - i];
-		ok = fit_chain(&p, tg, n, 2.0, out);
+		ok = fit_steps(&p, tg, n, 2.0, out);
 		for (int i = 0; ok && i < n; i++)
 			cm->xterm[n - 1 - i] = out[i];
 	} else {
@@ -272,15 +292,15 @@ static void fit_palette(colormap *cm)
 		}
 		for (int i = 0; i < lo && n <= CHAIN_MAX; i++)
 			tg[i] = cm->rgb[lo - 1 - i];
-		ok = fit_chain(&p, tg, lo, max_l, out);
+		ok = fit_steps(&p, tg, lo, max_l, out);
 		for (int i = 0; ok && i < lo; i++)
 			cm->xterm[lo - 1 - i] = out[i];
 		for (int i = 0; ok && i < hi; i++)
 			tg[i] = cm->rgb[n - hi + i];
-		ok = ok && fit_chain(&p, tg, hi, max_l, out);
+		ok = ok && fit_steps(&p, tg, hi, max_l, out);
 		/* Without a middle level the two sides must not meet in one colour. */
 		if (ok && mid < 0 && lo > 0 && out[0] == cm->xterm[lo - 1])
-			ok = fit_chain(&p, tg, hi, to_oklab(colormap_xterm_rgb(out[0])).l, out);
+			ok = fit_steps(&p, tg, hi, to_oklab(colormap_xterm_rgb(out[0])).l, out);
 		for (int i = 0; ok && i < hi; i++)
 			cm->xterm[n - hi + i] = out[i];
 	}

@@ -16,7 +16,8 @@ void dump_json_patch(FILE *out, const model *m, const attn_result *r, const dump
 	json_cp(out, m->vocab.cps[p->target[0]]);
 	fputs(", ", out);
 	json_cp(out, m->vocab.cps[p->target[1]]);
-	fputs("],\n    \"diff\": ", out);
+	fprintf(out,
+		"], \"targets_from\": \"%s\",\n    \"diff\": ", patch_targets_from_name(p->from));
 	json_float(out, p->diff);
 	fputs(", \"diff_other\": ", out);
 	json_float(out, p->diff2);

@@ -347,7 +347,7 @@ int fig_ticks(const figure *f, scale_tick *out, int max, const char **unit)
 	*unit = h->unit[0] ? h->unit : scale_unit(h->kind);
 	if (f->rows * f->cols > 1 && h->kind == SCALE_HEAD) {
 		/* Each tile has its own maximum: the bar says fractions of it. */
-		scale rel = {SCALE_ROW, 1, NULL, false};
+		scale rel = {SCALE_ROW, 1, NULL, false, SCALE_LIFT_DECADES};
 		n = scale_ticks(&rel, out, max);
 		*unit = "÷ head max";
 	}

@@ -1,16 +1,25 @@
 /* Colour scales (scale.h). */
 #include "attnview/scale.h"
+#include "attnview/i18n.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[SCALE_NKINDS + 1] = {"fixed", "head", "row", "log", "lift", "diff"};
+/* The names of --scale; a person reads them translated (scale_title). */
+static const char *const names[SCALE_NKINDS + 1] = {
+    NC_("colour scale", "fixed"), NC_("colour scale", "head"), NC_("colour scale", "row"),
+    NC_("colour scale", "log"),	  NC_("colour scale", "lift"), NC_("colour scale", "diff")};
 _Static_assert(sizeof names / sizeof names[0] == SCALE_NKINDS + 1, "one name a scale");
 
 const char *scale_name(scale_kind k)
 {
 	return k <= SCALE_DIFF ? names[k] : "?";
+}
+
+const char *scale_title(scale_kind k)
+{
+	return av_pgettext("colour scale", scale_name(k));
 }
 
 bool scale_parse(const char *name, scale_kind *k)
@@ -73,6 +82,7 @@ void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
 	s->max = 1.0f;
 	s->row_max = NULL;
 	s->causal = false;
+	s->decades = SCALE_LIFT_DECADES;
 	if (kind == SCALE_DIFF) {
 		float m = 0;
 		for (int q = 0; q < a->n; q++)
@@ -97,7 +107,16 @@ void scale_init(scale *s, scale_kind kind, const attn_matrix *a, float *rmax)
 		s->row_max = rmax;
 		s->max = (float)a->n;
 		s->causal = a->causal;
+		s->decades = scale_lift_decades(a->n);
 	}
+}
+
+float scale_lift_decades(int n)
+{
+	float d = n > 1 ? log10f((float)n) : 0;
+	return d < SCALE_LIFT_MIN_DECADES ? SCALE_LIFT_MIN_DECADES
+	       : d > SCALE_LIFT_DECADES	  ? SCALE_LIFT_DECADES
+					  : d;
 }
 
 /* The number of keys row q sees; without the counts, what the mask leaves. */
@@ -106,9 +125,23 @@ static float row_keys_of(const scale *s, int q)
 	return s->row_max ? s->row_max[q] : s->causal ? (float)(q + 1) : s->max;
 }
 
-static float lift_pos(float lift)
+float scale_lift_pos(const scale *s, float lift)
 {
-	return lift > 0 ? 0.5f + 0.5f * log10f(lift) / SCALE_LIFT_DECADES : 0.0f;
+	if (!(lift > 0))
+		return 0.0f;
+	/* Within SCALE_LIFT_NEAR decades of uniform, a fixed log scale (the
+	 * broad heads' colours do not depend on the text's length); beyond,
+	 * the rest of each half of the ramp up to the text's largest lift. */
+	const float near = SCALE_LIFT_NEAR, u0 = SCALE_LIFT_NEAR / SCALE_LIFT_DECADES;
+	float x = log10f(lift), a = fabsf(x);
+	float u = a <= near ? a / SCALE_LIFT_DECADES
+			    : u0 + (1.0f - u0) * (a - near) / (s->decades - near);
+	return 0.5f + 0.5f * (x < 0 ? -u : u);
+}
+
+static float lift_pos(const scale *s, float lift)
+{
+	return scale_lift_pos(s, lift);
 }
 
 /* t clamped to the ramp, [0, 1]; NaN gives 0. */
@@ -133,7 +166,7 @@ float scale_pos(const scale *s, int q, float w)
 		t = w > 0 ? 1.0f + log10f(w) / SCALE_LOG_DECADES : 0.0f;
 		break;
 	case SCALE_LIFT:
-		t = lift_pos(w * row_keys_of(s, q));
+		t = lift_pos(s, w * row_keys_of(s, q));
 		break;
 	case SCALE_DIFF:
 		t = 0.5f + 0.5f * w / s->max;
@@ -176,7 +209,7 @@ static float pool_lift(const attn_matrix *a, const scale *s, int q0, int q1, int
 	}
 	if (!*seen)
 		return 0;
-	return sharp >= 0 ? ramp(lift_pos(sharp)) : lift_pos((float)(lift / *seen));
+	return sharp >= 0 ? ramp(lift_pos(s, sharp)) : lift_pos(s, (float)(lift / *seen));
 }
 
 /* One sample of scale_pool over queries [q0, q1) and keys [k0, k1); *any:
@@ -270,6 +303,20 @@ static void tick_at(scale_tick *t, float pos, double v)
 	tick_label(t->label, v, 2);
 }
 
+/* The lift scale's whole decades inside its range (.01 .. 100 at most), and
+ * above them the largest lift the text can have, its size n (a row's whole
+ * weight on one key), where the range reaches it. */
+static int lift_ticks(const scale *s, scale_tick *out, int max)
+{
+	int n = 0, top = (int)floorf(s->decades);
+	for (int d = -top; d <= top && n < max; d++, n++)
+		tick_at(&out[n], lift_pos(s, powf(10.0f, (float)d)), pow(10.0, d));
+	float tn = lift_pos(s, s->max);
+	if (n < max && tn <= 1.0f + 1e-6f && log10f(s->max) > (float)top + 0.05f)
+		tick_at(&out[n++], tn > 1 ? 1 : tn, s->max);
+	return n;
+}
+
 int scale_ticks(const scale *s, scale_tick *out, int max)
 {
 	int n = 0;
@@ -280,11 +327,7 @@ int scale_ticks(const scale *s, scale_tick *out, int max)
 		}
 		break;
 	case SCALE_LIFT:
-		/* The whole decades inside the range: .01 .. 100. */
-		for (int d = -(int)SCALE_LIFT_DECADES; d <= (int)SCALE_LIFT_DECADES && n < max;
-		     d++, n++) {
-			tick_at(&out[n], 0.5f + 0.5f * (float)d / SCALE_LIFT_DECADES, pow(10.0, d));
-		}
+		n = lift_ticks(s, out, max);
 		break;
 	case SCALE_DIFF:
 		for (int i = -2; i <= 2 && n < max; i++, n++) {

@@ -168,35 +168,17 @@ static void total_stats(corpus *c)
 
 bool corpus_not_text(const clean_stats *st)
 {
-	uint64_t bad = st->invalid + st->controls, seen = st->codepoints + st->controls;
-	return seen > 0 && bad * 100 > seen * CORPUS_NOT_TEXT_PERCENT;
+	return encoding_not_text(st);
 }
 
 /* Refuses the file f if it is mostly not text: what was found and what to do. */
 static bool check_text(const corpus_file *f, bool any_encoding, av_error *err)
 {
-	const clean_stats *st = &f->stats;
-	if (any_encoding || !corpus_not_text(st))
-		return true;
-	uint64_t seen = st->codepoints + st->controls;
-	char found[256], hint[2400];
-	snprintf(found, sizeof found,
-		 _("%.0f%% of it is invalid UTF-8 or control characters (%" PRIu64
-		   " invalid sequences and %" PRIu64 " control characters in %" PRIu64 " bytes)"),
-		 100.0 * (double)(st->invalid + st->controls) / (double)seen, st->invalid,
-		 st->controls, st->bytes);
-	bool wide = f->guess >= ENC_UTF16LE && f->guess <= ENC_UTF32BE;
-	/* Text in any 8-bit encoding has few control characters; a binary file
-	 * (an ELF, an image) has many, whatever its high bytes look like. */
-	if (!wide && st->controls * 10 > seen)
-		snprintf(hint, sizeof hint,
-			 _("it looks like a binary file, not text: give a text file"));
-	else if (!encoding_hint(f->guess, st, f->name, hint, sizeof hint))
-		snprintf(hint, sizeof hint, _("give a UTF-8 text file"));
-	return av_fail(err,
-		       _("%s is mostly not text: %s; %s (--any-encoding trains on it anyway, on "
-			 "what remains after cleaning)"),
-		       AV_Q(f->name), found, hint);
+	return any_encoding ||
+	       encoding_check_text(&f->stats, f->guess, f->name,
+				   _("--any-encoding trains on it anyway, on what remains after "
+				     "cleaning"),
+				   err);
 }
 
 /* Pass 1: how many characters, which ones; a corpus with nothing to learn

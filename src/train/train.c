@@ -104,7 +104,8 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 	if (t->opt.warmup == TRAIN_WARMUP_AUTO)
 		t->opt.warmup = train_auto_warmup(t->total);
 	if (t->opt.timeline_every == TRAIN_TIMELINE_AUTO)
-		t->opt.timeline_every = timeline_auto_every(t->total);
+		t->opt.timeline_every =
+		    timeline_auto_every_cost(t->total, t->opt.batch, t->opt.context);
 	uint32_t nt = (uint32_t)parallel_threads();
 	if (t->opt.threads && t->opt.threads != nt) {
 		if (resume)

@@ -78,6 +78,9 @@ static bool do_focus(view *v, view_action act)
 	case ACT_TEMPERATURE:
 		writing_temperature(v);
 		return true;
+	case ACT_TARGETS:
+		targets_prompt_open(v);
+		return true;
 	default:
 		return false;
 	}
@@ -104,6 +107,44 @@ static void toggle_ablation(view *v)
 		   v->layer, v->head, v->nablated);
 }
 
+/* The panel on screen at the map's last layout. */
+static bool panel_shown(const view *v)
+{
+	return v->focus != F_OVERVIEW && v->focus != F_TIMELINE && view_map_geom(v)->panel_w > 0;
+}
+
+/* Show the panel (F5, or a page's key where it was hidden): beside the map
+ * even where it had stepped aside for the map's columns (the map scrolls
+ * then), or say why it cannot be and what to do. */
+static void show_panel(view *v, const char *page)
+{
+	bool aside = v->panel && v->have && view_map_geom(v)->panel_w == 0;
+	v->panel = v->panel_forced = true;
+	if (v->focus == F_OVERVIEW || v->focus == F_TIMELINE) {
+		set_notice(v, _("%s: the panel is beside the map (Esc goes back to it)"), page);
+		return;
+	}
+	if (COLS - VIEW_PANEL_W - 1 < VIEW_MIN_MAP_W)
+		set_notice(v, _("the panel needs %d columns, this terminal has %d: widen it"),
+			   VIEW_PANEL_W + 1 + VIEW_MIN_MAP_W, COLS);
+	else if (aside)
+		set_notice(v, _("%s: the panel is beside the map, which scrolls now (F5 hides it)"),
+			   page);
+	else
+		v->notice[0] = '\0';
+}
+
+/* A panel page's key: its page on, or off when it is on screen; the panel
+ * shown where it was hidden. */
+static void panel_page(view *v, bool *page, const char *name)
+{
+	bool shown = panel_shown(v), on = shown ? !*page : true;
+	v->breakdown = v->why = v->circ_on = v->faith_on = v->patching = false;
+	*page = on;
+	if (!shown)
+		show_panel(v, name);
+}
+
 /* How the map looks: scale, panel, cell size, colours, words, comparison. */
 static bool do_look(view *v, view_action act)
 {
@@ -111,16 +152,24 @@ static bool do_look(view *v, view_action act)
 	case ACT_SCALE:
 		if (v->focus == F_OVERVIEW) {
 			v->ov_scale = (scale_kind)((v->ov_scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("overview's colour scale: %s"), scale_name(v->ov_scale));
+			set_notice(v, _("overview's colour scale: %s"), scale_title(v->ov_scale));
 		} else {
 			v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("colour scale: %s"), scale_name(v->scale));
+			set_notice(v, _("colour scale: %s"), scale_title(v->scale));
 		}
 		return true;
 	case ACT_PANEL:
-		v->panel = !v->panel;
+		if (panel_shown(v)) {
+			v->panel = v->panel_forced = false;
+			set_notice(v, _("details panel hidden (F5 shows it)"));
+		} else
+			show_panel(v, _("details"));
 		return true;
 	case ACT_CELLS:
+		if (v->focus == F_OVERVIEW) {
+			overview_toggle_cells(v);
+			return true;
+		}
 		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
 		set_notice(v, _("cells: %s"), heat_cells_name(v->cells));
 		return true;
@@ -148,24 +197,19 @@ static bool do_look(view *v, view_action act)
 				      : _("attention weights"));
 		return true;
 	case ACT_BREAKDOWN:
-		v->breakdown = !v->breakdown;
-		v->why = v->circ_on = v->faith_on = v->patching = false;
+		panel_page(v, &v->breakdown, _("q·k breakdown"));
 		return true;
 	case ACT_WHY:
-		v->why = !v->why;
-		v->breakdown = v->circ_on = v->faith_on = v->patching = false;
+		panel_page(v, &v->why, _("logit lens"));
 		return true;
 	case ACT_CIRCUITS:
-		v->circ_on = !v->circ_on;
-		v->breakdown = v->why = v->faith_on = v->patching = false;
+		panel_page(v, &v->circ_on, _("circuits"));
 		return true;
 	case ACT_FAITH:
-		v->faith_on = !v->faith_on;
-		v->breakdown = v->why = v->circ_on = v->patching = false;
+		panel_page(v, &v->faith_on, _("faithfulness"));
 		return true;
 	case ACT_PATCH:
-		v->patching = !v->patching;
-		v->breakdown = v->why = v->circ_on = v->faith_on = false;
+		panel_page(v, &v->patching, _("patching"));
 		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);
@@ -350,15 +394,16 @@ static bool handle_paste(view *v, int ch, bool is_code)
 	return true;
 }
 
-/* A printable key types, wherever the focus is: from the map it goes back
- * to the text cursor; the overview stays and follows the text. */
+/* A printable key types, wherever the text is: from the map it goes back
+ * to the text cursor; the overview stays and follows the text. (The help
+ * and the timeline hide the text: there it is a key like any other.) */
 static bool type_key(view *v, int ch, bool is_code)
 {
-	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE)
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE ||
+	    v->focus == F_HELP)
 		return false;
-	if (v->focus == F_MAP || v->focus == F_HELP)
-		v->focus =
-		    v->focus == F_HELP && help_returns_to(v) == F_OVERVIEW ? F_OVERVIEW : F_INPUT;
+	if (v->focus == F_MAP)
+		v->focus = F_INPUT;
 	uint32_t cp = (uint32_t)ch;
 	insert_text(v, &cp, 1);
 	return true;
@@ -375,7 +420,7 @@ void handle_key(view *v, int ch, bool is_code)
 	}
 	if (handle_paste(v, ch, is_code))
 		return;
-	if (figure_prompt_key(v, ch, is_code))
+	if (figure_prompt_key(v, ch, is_code) || targets_prompt_key(v, ch, is_code))
 		return;
 	if (is_code && ch == KEY_MOUSE) {
 		handle_mouse(v);

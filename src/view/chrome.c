@@ -111,7 +111,7 @@ static const char *status_hint(const view *v)
 		return _("[ ] Left Right: step, Home End: first, last | Esc back | F1 help");
 	case F_HELP:
 	default:
-		return _("any key: back (a letter is typed) | Ctrl-Q quit");
+		return _("any key: back | Ctrl-Q quit");
 	}
 }
 
@@ -121,6 +121,10 @@ void draw_status(view *v)
 	style s = st(A_REVERSE, 0);
 	if (figure_prompt_shown(v)) {
 		draw_figure_prompt(v, y);
+		return;
+	}
+	if (targets_prompt_shown(v)) {
+		draw_targets_prompt(v, y);
 		return;
 	}
 	fill(y, 0, cols, s);

@@ -361,7 +361,7 @@ void heat_draw_bar(colors *col, const scale *sc, int x, int y_name, int y0, int 
 	/* The bar, a tick, a label of 3 columns, a free one before a border. */
 	if (x + 6 + (x_end < COLS) > x_end || h < 2)
 		return;
-	put_str(y_name, x, x_end - x - 1, st(A_BOLD, 0), scale_name(sc->kind));
+	put_str(y_name, x, x_end - x - 1, st(A_BOLD, 0), scale_title(sc->kind));
 	/* What the ticks count, where a line is free for it. */
 	const char *unit = sc->kind == SCALE_ROW    ? _("÷max")
 			   : sc->kind == SCALE_LIFT ? _("×unif")

@@ -10,6 +10,7 @@ typedef struct help_line {
 	char names[64];
 	const char *text;
 	bool heading;
+	bool colours; /* its text says the terminal's colours (help_colours) */
 } help_line;
 
 /* The lines, built once from keys.h, and where the screen is. */
@@ -57,7 +58,7 @@ static bool help_init(view *v, void *state)
 {
 	help_state *hs = state;
 	(void)v;
-	help_line *lines = hs->lines = calloc(VIEW_NKEYS * 2 + 32, sizeof *hs->lines);
+	help_line *lines = hs->lines = calloc(VIEW_NKEYS * 2 + 34, sizeof *hs->lines);
 	if (!lines)
 		return false;
 	int n = 0;
@@ -93,6 +94,13 @@ static bool help_init(view *v, void *state)
 		snprintf(lines[n].names, sizeof lines[n].names, "%s", _(view_mouse_help[i][0]));
 		lines[n++].text = _(view_mouse_help[i][1]);
 	}
+	/* How to get 24-bit colour, said once for every terminal (the info
+	 * line says it at the start only where the terminal says it has it). */
+	lines[n].heading = true;
+	lines[n++].text = _("Colours");
+	snprintf(lines[n].names, sizeof lines[n].names, "%s", _("24-bit colour"));
+	lines[n].colours = true; /* the longest of help_colours' texts */
+	lines[n++].text = _("COLORTERM=truecolor, if the terminal has it (now 256)");
 	hs->n = n;
 	/* Descriptions start after the widest names (in columns: the mouse's
 	 * are translated), so none is cut. */
@@ -108,6 +116,21 @@ static bool help_init(view *v, void *state)
 			hs->line_w = w;
 	}
 	return true;
+}
+
+/* The colours line: what the terminal draws with now. */
+static const char *help_colours(const view *v)
+{
+	switch (v->col.mode) {
+	case CM_DIRECT:
+		return _("on");
+	case CM_256:
+		return _("COLORTERM=truecolor, if the terminal has it (now 256)");
+	case CM_SHADE:
+		return _("needs a 256-colour TERM first (xterm-256color; now: shades)");
+	default:
+		return _("none: NO_COLOR is set, or the terminal has no colours");
+	}
 }
 
 static void help_finish(void *state)
@@ -158,13 +181,15 @@ static void help_draw(view *v)
 			/* Two columns between the names and their description. */
 			put_str(y, x0 + 2, h0->keys_w, st(A_BOLD, 0), h->names);
 			int x = x0 + 2 + h0->keys_w + 2;
-			put_str(y, x, colw - 1 - (x - x0), plain(), h->text);
+			put_str(y, x, colw - 1 - (x - x0), plain(),
+				h->colours ? help_colours(v) : h->text);
 		}
 	}
 }
 
 /* Scrolling keys scroll; quitting goes to the key table (it asks first);
- * any other key closes the help (a printable one is typed, actions.c). */
+ * any other key closes the help, a printable one too (it is not typed: the
+ * help hides the text). */
 static bool help_key(view *v, int ch, bool is_code)
 {
 	help_state *h0 = help_of(v);

@@ -4,7 +4,8 @@
  * (it needs curses.h for the KEY_* codes).
  *
  * The rule a person can rely on: a printable key always types into the text,
- * wherever the focus is (test_keys checks no printable key is bound). Commands
+ * wherever the text is shown (not in the help and the training timeline,
+ * which hide it; test_keys checks no printable key is bound). Commands
  * are function keys, Ctrl- and Alt- keys, arrows and the like; quitting takes
  * Ctrl-Q or F10, and asks first when the text would be lost. */
 #ifndef ATTNVIEW_KEYS_H
@@ -74,6 +75,7 @@ typedef enum view_action {
 	ACT_CIRCUITS,	 /* the panel shows the head's circuits from its weights */
 	ACT_FAITH,	 /* the panel shows the faithfulness meter at the Query row */
 	ACT_PATCH,	 /* the panel shows patching from the pinned text */
+	ACT_TARGETS,	 /* patching's two characters: a prompt */
 	ACT_ABLATE,	 /* switch the head on the map off, or on again */
 	ACT_FIGURE,	 /* write what is shown as a figure (a prompt for the name) */
 	ACT_WRITE,	 /* the model writes on from the end of the text, or stops */
@@ -144,7 +146,7 @@ static const key_binding view_keys[] = {
 	{ALT('s'), false, KC_ALL, ACT_SCALE, "Alt-S", NULL},
 	{KEY_F(5), true, KC_ALL, ACT_PANEL, "F5", N_("hide or show the details panel")},
 	{ALT('p'), false, KC_ALL, ACT_PANEL, "Alt-P", NULL},
-	{KEY_F(6), true, KC_ALL, ACT_CELLS, "F6", N_("cells: fit, scroll, compact")},
+	{KEY_F(6), true, KC_ALL, ACT_CELLS, "F6", N_("cells: fit, scroll, compact; overview: 1:1")},
 	{ALT('c'), false, KC_ALL, ACT_CELLS, "Alt-C", NULL},
 	{KEY_F(7), true, KC_ALL, ACT_RAMP, "F7", N_("colours: viridis, cividis")},
 	{ALT('m'), false, KC_ALL, ACT_RAMP, "Alt-M", NULL},
@@ -161,6 +163,7 @@ static const key_binding view_keys[] = {
 	{ALT('i'), false, KC_ALL, ACT_CIRCUITS, "Alt-I", N_("panel: the head's circuits")},
 	{ALT('u'), false, KC_ALL, ACT_FAITH, "Alt-U", N_("panel: faithfulness meter")},
 	{ALT('x'), false, KC_ALL, ACT_PATCH, "Alt-X", N_("panel: patching from the pin")},
+	{ALT('d'), false, KC_ALL, ACT_TARGETS, "Alt-D", N_("patching: its two characters")},
 	{ALT('a'), false, KC_ALL, ACT_ABLATE, "Alt-A", N_("ablation: this head off / on")},
 	{CTRL('s'), false, KC_ALL, ACT_FIGURE, "Ctrl-S", N_("write a figure (svg, png, pdf)")},
 	{ALT('f'), false, KC_ALL, ACT_FIGURE, "Alt-F", NULL},

@@ -200,8 +200,9 @@ static void map_layout(view *v)
 	bool halves = v->col.mode >= CM_256;
 	heat_layout(&g->heat, n, label_w, 0, Y_BODY, g->map_w, body_h, v->cells, v->values, halves);
 	/* Fitting, the map's labels win: the panel steps aside when without it
-	 * every Key column would be on screen and with it they would not. */
-	if (g->panel_w && v->cells == CELLS_FIT && g->heat.vis_cols < n) {
+	 * every Key column would be on screen and with it they would not (but
+	 * where a key asked for it: actions.c, show_panel). */
+	if (g->panel_w && !v->panel_forced && v->cells == CELLS_FIT && g->heat.vis_cols < n) {
 		heat_geom alone;
 		heat_layout(&alone, n, label_w, 0, Y_BODY, COLS, body_h, v->cells, v->values, halves);
 		if (alone.vis_cols >= n) {

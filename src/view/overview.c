@@ -5,7 +5,9 @@
  * rather than in a corner. With colours a tile's pixels are half blocks
  * (square: two per line, one per column); with shades they are two columns
  * wide and the tile has a frame, so a uniform head is not blank space.
- * Arrows select a head, Enter opens it. */
+ * Arrows select a head, Enter opens it. F6 draws a cell a token (1:1: no
+ * diagonal merges with its neighbour), as many tiles a row as fit, the rows
+ * scrolled to the selected head. */
 #include "attnview/i18n.h"
 #include "screen.h"
 
@@ -13,18 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The grid of layers x heads, each tile a title line and sh x sw samples,
- * bw columns wide. */
+/* The grid of tiles, `across` a row (the heads of a layer, or in 1:1 as
+ * many as fit), `rows` of them on screen from grid row `top`; each tile a
+ * title line and sh x sw samples, bw columns wide, bh lines with the gap
+ * below it. Tile t (layer * H + head) is at grid row t / across. */
 typedef struct ov_geom {
 	bool fits;
 	int y0, bw, bh, sw, sh, gap;
+	int across, rows, top;
 } ov_geom;
 
 typedef struct ov_state {
 	ov_geom g;
 	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
-	int sel;		 /* the selected tile: layer * H + head */
-	focus back;		 /* where F3 and Esc return */
+	int sel;    /* the selected tile: layer * H + head */
+	focus back; /* where F3 and Esc return */
+	bool one;   /* 1:1: a cell a token (F6) */
+	int top;    /* the first grid row on screen in 1:1 */
 } ov_state;
 
 static ov_state *ov_of(const view *v)
@@ -60,11 +67,33 @@ void overview_model_changed(view *v)
 		o->sel = 0;
 }
 
+/* The 1:1 grid: tiles of n x n samples, as many a row as fit; where the
+ * screen is too low or narrow for n, as many rows or columns as it has
+ * (a tile then wider than tall, or taller than wide). */
+static void ov_one_geometry(ov_geom *g, int lines, int cols, int N, int n, bool halves)
+{
+	int frame = halves ? 0 : 1, avail = lines - 1 - g->y0, side = n > 0 ? n : 1;
+	int high = halves ? 2 * (avail - 2) : avail - 2 - 2;
+	int wide = halves ? cols - 1 - VIEW_OV_BAR_W : (cols - 1 - VIEW_OV_BAR_W - 2) / 2;
+	g->sh = side < high ? side : high;
+	g->sw = side < wide ? side : wide;
+	g->gap = 2;
+	g->bw = halves ? g->sw : 2 * g->sw + 2;
+	g->bh = 2 + 2 * frame + (halves ? (g->sh + 1) / 2 : g->sh);
+	g->across = (cols - 1 - VIEW_OV_BAR_W + g->gap) / (g->bw + g->gap);
+	g->across = g->across < 1 ? 1 : g->across > N ? N : g->across;
+	g->rows = avail / g->bh;
+	g->fits = g->sh >= VIEW_OV_MIN_BOX_H && g->sw >= VIEW_OV_MIN_BOX_W && g->rows >= 1;
+}
+
 /* The grid on a screen of lines x cols; the colour bar takes the last
  * VIEW_OV_BAR_W columns. */
 static void ov_geometry(ov_geom *g, int lines, int cols, int L, int H, int n, bool halves)
 {
 	g->y0 = Y_BODY;
+	g->across = H;
+	g->rows = L;
+	g->top = 0;
 	/* Two columns between tiles, one where the bar would otherwise
 	 * narrow the tiles' titles. */
 	g->gap = (cols - 1 - VIEW_OV_BAR_W) / H < (cols - 1) / H ? 1 : 2;
@@ -89,8 +118,24 @@ int overview_tile_side(int lines, int cols, int L, int H, int n, bool halves)
 
 static void overview_layout(view *v)
 {
-	int n = v->have ? v->r.n : 0;
-	ov_geometry(&ov_of(v)->g, LINES, COLS, nlayers(v), nheads(v), n, v->col.mode >= CM_256);
+	ov_state *o = ov_of(v);
+	int n = v->have ? v->r.n : 0, N = nlayers(v) * nheads(v);
+	bool halves = v->col.mode >= CM_256;
+	ov_geometry(&o->g, LINES, COLS, nlayers(v), nheads(v), n, halves);
+	if (!o->one)
+		return;
+	ov_geom *g = &o->g;
+	ov_one_geometry(g, LINES, COLS, N, n, halves);
+	/* The rows scrolled to the selected head. */
+	int row = o->sel / g->across, nrows = (N + g->across - 1) / g->across;
+	if (row < o->top)
+		o->top = row;
+	if (row >= o->top + g->rows)
+		o->top = row - g->rows + 1;
+	if (o->top > nrows - g->rows)
+		o->top = nrows - g->rows > 0 ? nrows - g->rows : 0;
+	g->top = o->top;
+	g->rows = g->rows < nrows - g->top ? g->rows : nrows - g->top;
 }
 
 static void draw_frame(int y, int x, int w, int h, style s)
@@ -109,17 +154,19 @@ static void draw_frame(int y, int x, int w, int h, style s)
 	}
 }
 
-static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *masked, int side)
+/* rows x cols samples from (y, x). */
+static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *masked, int rows,
+			int cols)
 {
 	bool halves = v->col.mode >= CM_256;
 	int masked_c = ui_color_number(&v->col, UI_MASKED);
 	if (halves) {
-		for (int r = 0; r < side; r += 2)
-			for (int c = 0; c < side; c++) {
-				size_t up = (size_t)r * (size_t)side + (size_t)c,
-				       lo = up + (size_t)side;
+		for (int r = 0; r < rows; r += 2)
+			for (int c = 0; c < cols; c++) {
+				size_t up = (size_t)r * (size_t)cols + (size_t)c,
+				       lo = up + (size_t)cols;
 				int fg = masked[up] ? masked_c : ramp_color(&v->col, px[up]);
-				int bg = r + 1 >= side ? -1
+				int bg = r + 1 >= rows ? -1
 					 : masked[lo]  ? masked_c
 						       : ramp_color(&v->col, px[lo]);
 				put_wc(y + r / 2, x + c, L"▀",
@@ -127,9 +174,9 @@ static void draw_pixels(view *v, int y, int x, const float *px, const uint8_t *m
 			}
 		return;
 	}
-	for (int r = 0; r < side; r++)
-		for (int c = 0; c < side; c++) {
-			size_t i = (size_t)r * (size_t)side + (size_t)c;
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			size_t i = (size_t)r * (size_t)cols + (size_t)c;
 			wchar_t wc[2] = {(wchar_t)(masked[i] ? L'·' : colormap_shade(px[i])), 0};
 			put_wc(y + r, x + 2 * c, wc, plain());
 			put_wc(y + r, x + 2 * c + 1, wc, plain());
@@ -201,13 +248,36 @@ static void draw_legend(view *v, int y)
 			x = put_fmt(y, x, COLS - x, st(A_DIM, 0), "%s %s  ", code,
 				    _(role_name((role_kind)r)));
 		}
-	if (o->g.sw >= n)
-		return;
 	/* Said whole or in its short form, never cut. */
 	char note[160];
-	snprintf(note, sizeof note, _("%d tokens in %d cells: diagonals merge"), n, o->g.sw);
-	if (str_width(note) > COLS - x)
-		snprintf(note, sizeof note, _("%d tokens in %d cells"), n, o->g.sw);
+	const ov_geom *g = &o->g;
+	int N = nlayers(v) * nheads(v), first = g->top * g->across;
+	int last = (g->top + g->rows) * g->across;
+	last = last < N ? last : N;
+	if (o->one && (first > 0 || last < N)) {
+		char shown[64];
+		if (last - first > 1)
+			snprintf(shown, sizeof shown, _("heads %d-%d of %d"), first + 1, last, N);
+		else
+			snprintf(shown, sizeof shown, _("head %d of %d"), last, N);
+		if (g->sw >= n && g->sh >= n)
+			snprintf(note, sizeof note, _("a cell a token: %s, the arrows scroll"),
+				 shown);
+		else
+			snprintf(note, sizeof note,
+				 _("%d tokens in %d x %d cells (as many as the screen has): %s, "
+				   "the arrows scroll"),
+				 n, g->sh, g->sw, shown);
+		if (str_width(note) > COLS - x)
+			snprintf(note, sizeof note, _("%s, the arrows scroll"), shown);
+	} else if (g->sw < n) {
+		snprintf(note, sizeof note, _("%d tokens in %d cells: diagonals merge (F6: 1:1)"),
+			 n, g->sw);
+		if (str_width(note) > COLS - x)
+			snprintf(note, sizeof note, _("%d tokens in %d cells"), n, g->sw);
+	} else {
+		return;
+	}
 	if (str_width(note) <= COLS - x)
 		put_fmt(y, x, COLS - x, st(A_DIM, 0), "%s", note);
 }
@@ -215,7 +285,10 @@ static void draw_legend(view *v, int y)
 static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 {
 	const ov_geom *g = &ov_of(v)->g;
-	int bx = h * (g->bw + g->gap), by = g->y0 + l * g->bh;
+	int t = l * nheads(v) + h, row = t / g->across - g->top;
+	if (row < 0 || row >= g->rows)
+		return;
+	int bx = (t % g->across) * (g->bw + g->gap), by = g->y0 + row * g->bh;
 	bool sel = l * nheads(v) + h == ov_of(v)->sel;
 	attn_matrix a = attn_result_head(&v->r, l, h);
 	const role_scores *rs = tile_roles(v, l, h);
@@ -228,11 +301,11 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 	scale_init(&sc, v->ov_scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);
 	if (v->col.mode >= CM_256) {
-		draw_pixels(v, by + 1, bx, px, masked, g->sw);
+		draw_pixels(v, by + 1, bx, px, masked, g->sh, g->sw);
 	} else {
 		draw_frame(by + 1, bx, 2 * g->sw + 2, g->sh + 2,
 			   sel ? accent(v, A_BOLD) : st(A_DIM, 0));
-		draw_pixels(v, by + 2, bx + 1, px, masked, g->sw);
+		draw_pixels(v, by + 2, bx + 1, px, masked, g->sh, g->sw);
 	}
 }
 
@@ -242,7 +315,7 @@ static void overview_draw(view *v)
 	int L = nlayers(v), H = nheads(v);
 	int x =
 	    put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Overview: %d layers x %d heads, scale %s"),
-		    L, H, scale_name(v->ov_scale));
+		    L, H, scale_title(v->ov_scale));
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
 	int sel = ov_of(v)->sel;
@@ -279,12 +352,14 @@ static void overview_draw(view *v)
 			for (int h = 0; h < H; h++)
 				draw_tile(v, l, h, px, masked);
 		/* The bar's ticks hold for every tile (under the head scale:
-		 * fractions of each head's maximum). */
-		scale bar = {v->ov_scale, 1.0f, NULL, false};
+		 * fractions of each head's maximum; under lift, up to the
+		 * text's size). */
+		scale bar = {v->ov_scale, v->ov_scale == SCALE_LIFT ? (float)v->r.n : 1.0f, NULL,
+			     false, scale_lift_decades(v->r.n)};
 		heat_draw_bar(&v->col, &bar, COLS - VIEW_OV_BAR_W + 1, g->y0, g->y0 + 1,
-			      L * g->bh - 2, COLS);
+			      g->rows * g->bh - 2, COLS);
 		/* The last tiles' blank line, above the status line. */
-		int y = g->y0 + L * g->bh - 1;
+		int y = g->y0 + g->rows * g->bh - 1;
 		if (y < LINES - 1)
 			draw_legend(v, y);
 	} else
@@ -300,28 +375,40 @@ static void overview_mouse(view *v, const MEVENT *ev)
 	const ov_geom *g = &o->g;
 	if (!g->fits || ev->y < g->y0)
 		return;
-	int l = (ev->y - g->y0) / g->bh, h = ev->x / (g->bw + g->gap);
-	if (l >= nlayers(v) || h >= nheads(v) || ev->x % (g->bw + g->gap) > g->bw)
+	int row = (ev->y - g->y0) / g->bh, col = ev->x / (g->bw + g->gap);
+	int sel = (g->top + row) * g->across + col;
+	if (row >= g->rows || col >= g->across || sel >= nlayers(v) * nheads(v) ||
+	    ev->x % (g->bw + g->gap) > g->bw)
 		return;
-	int sel = l * nheads(v) + h;
 	if (sel == o->sel)
 		do_action(v, ACT_OPEN, 0);
 	else
 		o->sel = sel;
 }
 
+void overview_toggle_cells(view *v)
+{
+	ov_state *o = ov_of(v);
+	o->one = !o->one;
+	set_notice(v, "%s",
+		   o->one ? _("overview: a cell a token, the rows scrolled to the head chosen (F6: "
+			      "fit the screen)")
+			  : _("overview: every head on the screen (F6: a cell a token)"));
+}
+
 /* The arrows select a tile, Enter opens it. */
 static bool overview_action(view *v, view_action act)
 {
 	ov_state *o = ov_of(v);
-	int H = nheads(v), N = nlayers(v) * H;
+	int H = nheads(v), N = nlayers(v) * H, A = o->g.across > 0 ? o->g.across : H;
 	switch (act) {
-	case ACT_UP:
-		o->sel = (o->sel - H + N) % N;
+	case ACT_UP: /* a row of tiles up: a layer, or in 1:1 a row of the grid */
+		o->sel = o->sel - A >= 0 ? o->sel - A : (o->sel + (N + A - 1) / A * A - A) % N;
 		return true;
 	case ACT_DOWN:
-		o->sel = (o->sel + H) % N;
+		o->sel = o->sel + A < N ? o->sel + A : o->sel % A;
 		return true;
+
 	case ACT_LEFT:
 		o->sel = (o->sel - 1 + N) % N;
 		return true;

@@ -11,33 +11,50 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-/* Lines are written from y on while they fit above ymax. */
-typedef struct pen {
-	int x, w, y, ymax;
-} pen;
-
-static void line(pen *p, style s, const char *fmt, ...) AV_PRINTF(3, 4);
-static void line(pen *p, style s, const char *fmt, ...)
+void pen_vline(pen *p, style s, const char *fmt, va_list ap)
 {
 	if (p->y <= p->ymax) {
 		char buf[256];
-		va_list ap;
-		va_start(ap, fmt);
 		vsnprintf(buf, sizeof buf, fmt, ap);
-		va_end(ap);
 		put_str(p->y, p->x, p->w, s, buf);
 	}
 	p->y++;
 }
 
-/* text over as many lines as it needs at the panel's width, broken after a
- * space where there is one (Chinese has none: anywhere). */
-static void wrapped(pen *p, style s, const char *text)
+void pen_line(pen *p, style s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pen_vline(p, s, fmt, ap);
+	va_end(ap);
+}
+
+static void line(pen *p, style s, const char *fmt, ...) AV_PRINTF(3, 4);
+static void line(pen *p, style s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pen_vline(p, s, fmt, ap);
+	va_end(ap);
+}
+
+/* Chinese punctuation that does not start a line. */
+static bool closing_mark(const char *c)
+{
+	static const char *const marks[] = {"，", "。", "、", "：", "；", "！", "？", "）", "”"};
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (strncmp(c, marks[i], strlen(marks[i])) == 0)
+			return true;
+	return false;
+}
+
+void pen_wrapped(pen *p, style s, const char *text)
 {
 	while (*text && p->y <= p->ymax) {
-		const char *t = text, *brk = NULL;
-		int w = 0;
+		const char *t = text, *brk = NULL, *prev = text;
+		int w = 0, wbrk = 0;
 		while (*t) {
 			const char *c = t;
 			int cw = cp_display_width((uint32_t)utf8_next(&t), NULL);
@@ -45,11 +62,18 @@ static void wrapped(pen *p, style s, const char *text)
 				t = c;
 				break;
 			}
+			prev = c;
 			w += cw;
 			if (*c == ' ')
-				brk = t;
+				brk = t, wbrk = w;
 		}
-		const char *end = *t && brk ? brk : t;
+		/* After a space, unless that wastes a third of the line (Chinese
+		 * has spaces only around numbers: it breaks anywhere), and never
+		 * before a closing mark. */
+		bool at_space = brk && 3 * (w - wbrk) < p->w;
+		if (*t && !at_space && closing_mark(t) && prev > text)
+			t = prev;
+		const char *end = *t && at_space ? brk : t;
 		if (end == text) /* a character wider than the panel */
 			break;
 		char buf[512];
@@ -57,6 +81,21 @@ static void wrapped(pen *p, style s, const char *text)
 		put_str(p->y++, p->x, p->w, s, buf);
 		text = end;
 	}
+}
+
+static void wrapped(pen *p, style s, const char *text)
+{
+	pen_wrapped(p, s, text);
+}
+
+void sign_key(view *v, int y, int x, int w, const char *pos, const char *neg)
+{
+	const int end = x + w;
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_POSITIVE, A_BOLD), " ██");
+	x = put_fmt(y, x, end - x, st(A_DIM, 0), " %s ", pos);
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_NEGATIVE, A_BOLD), "██");
+	x = put_fmt(y, x, end - x, st(A_DIM, 0), " %s ", neg);
+	put_str(y, x, end - x, st(A_DIM, 0), _("· small"));
 }
 
 /* "Query 2 明 U+660E", "Key   1 北京 (word: tokens 1-2)". */
@@ -353,187 +392,6 @@ static void breakdown_lines(view *v, pen *p, const heat_src *s)
 	line(p, accent(v, A_BOLD), _("= weight %.6f"), b->weight);
 }
 
-/* The heads' parts of the logit (lens.h) as a grid, a layer per line, a
- * head per two columns: the sign's colour, solid from half the largest
- * part up, a dot below an eighth of it; then the largest parts in numbers. */
-static void why_heads(view *v, pen *p)
-{
-	const int L = nlayers(v), H = nheads(v);
-	const int fit = (p->w - 4) / 2 < H ? (p->w - 4) / 2 : H;
-	float big = 0;
-	for (int k = 0; k < L * H; k++)
-		big = fabsf(v->why_heads[k]) > big ? fabsf(v->why_heads[k]) : big;
-	if (p->y <= p->ymax)
-		for (int h = 0; h < fit; h++)
-			put_fmt(p->y, p->x + 4 + 2 * h, 2, st(A_DIM, 0), "%d", h % 10);
-	p->y++;
-	for (int l = 0; l < L; l++, p->y++) {
-		if (p->y > p->ymax)
-			continue;
-		int x = put_fmt(p->y, p->x, p->w, st(A_DIM, 0), " L%-2d", l);
-		for (int h = 0; h < fit; h++, x += 2) {
-			float a = v->why_heads[l * H + h], r = big > 0 ? fabsf(a) / big : 0;
-			style s = ui_style(&v->col, a >= 0 ? UI_POSITIVE : UI_NEGATIVE,
-					   r >= 0.5f ? A_BOLD : 0);
-			put_str(p->y, x, 2, r < 0.125f ? st(A_DIM, 0) : s,
-				r < 0.125f ? "· " : r < 0.5f ? "▄▄" : "██");
-		}
-	}
-	/* The three largest parts. */
-	int best[3] = {-1, -1, -1};
-	for (int k = 0; k < L * H; k++)
-		for (int i = 0; i < 3; i++)
-			if (best[i] < 0 || fabsf(v->why_heads[k]) > fabsf(v->why_heads[best[i]])) {
-				for (int j = 2; j > i; j--)
-					best[j] = best[j - 1];
-				best[i] = k;
-				break;
-			}
-	for (int i = 0; i < 3 && best[i] >= 0; i++)
-		line(p, plain(), "  L%dH%d %+.3f", best[i] / H, best[i] % H,
-		     v->why_heads[best[i]]);
-	double sum = 0;
-	for (int k = 0; k < L * H; k++)
-		sum += v->why_heads[k];
-	line(p, plain(), _("heads %+.3f  rest %+.3f"), sum, v->why_rest);
-	line(p, accent(v, A_BOLD), _("= logit %.3f"), v->why_logit);
-}
-
-/* Why the model predicts what it does at the Query's row (lens.h): the
- * logit lens after each block, the commitment, the heads' logit parts. */
-static void why_lines(view *v, pen *p)
-{
-	int q = v->hv.qrow;
-	if (v->words || view_pin(v)->on) {
-		line(p, st(A_BOLD, 0), _("why this prediction"));
-		line(p, plain(), _(" for characters (F8 off, F9 unpinned)"));
-		return;
-	}
-	line(p, st(A_BOLD, 0), _("why: row %d, one plain pass"), q);
-	if (!v->why_valid || v->why_q != q || v->why_seq != v->res_seq) {
-		line(p, plain(), _(" computing..."));
-		return;
-	}
-	line(p, st(A_DIM, 0), _("logit lens after each block"));
-	for (int l = 0; l < nlayers(v); l++, p->y++) {
-		if (p->y > p->ymax)
-			continue;
-		int x = put_fmt(p->y, p->x, p->w, l >= v->why_commit ? st(A_BOLD, 0) : plain(),
-				" L%-2d", l);
-		for (int k = 0; k < WHY_K && x < p->x + p->w - 8; k++) {
-			int32_t id = v->why_lens_id[l * WHY_K + k];
-			x += put_glyph(p->y, x, v->m->vocab.cps[id], k ? plain() : st(A_BOLD, 0));
-			x = put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " %.2f ",
-				    (double)v->why_lens_p[l * WHY_K + k]);
-		}
-	}
-	line(p, plain(), _("top-1 from block %d on"), v->why_commit);
-	if (p->y <= p->ymax) {
-		int x = put_str(p->y, p->x, p->w, st(A_DIM, 0), _("heads' parts of the logit of "));
-		put_glyph(p->y, x, v->m->vocab.cps[v->why_id], st(A_BOLD, 0));
-	}
-	p->y++;
-	why_heads(v, p);
-}
-
-/* One cell of the patching grid: the sign's colour, solid from half the
- * largest change up, a dot below an eighth of it (as the heads' parts). */
-static void patch_cell(view *v, int y, int x, float a, float big)
-{
-	float r = big > 0 ? fabsf(a) / big : 0;
-	style s = ui_style(&v->col, a >= 0 ? UI_POSITIVE : UI_NEGATIVE, r >= 0.5f ? A_BOLD : 0);
-	put_str(y, x, 1, r < 0.125f ? st(A_DIM, 0) : s, r < 0.125f ? "·" : r < 0.5f ? "▄" : "█");
-}
-
-/* The patching grid (patch.h): a column per head, layer after layer; the
- * first line each head patched at every position (*), then a line per
- * position around the Query row; then the largest changes in numbers. */
-static void patch_grid(view *v, pen *p)
-{
-	const patch_result *r = &v->patch;
-	const int LH = r->L * r->H, fit = p->w - 3 < LH ? p->w - 3 : LH;
-	float big = 0;
-	int best = 0, bestc = 0;
-	for (int k = 0; k < LH; k++)
-		if (fabsf(r->heads[k]) > fabsf(r->heads[best]))
-			best = k;
-	for (int k = 0; k < r->n * LH; k++)
-		if (fabsf(r->cells[k]) > fabsf(r->cells[bestc]))
-			bestc = k;
-	big = fmaxf(fabsf(r->heads[best]), fabsf(r->cells[bestc]));
-	for (int l = 0; l < r->L && p->y <= p->ymax; l++)
-		if (l * r->H < fit)
-			put_fmt(p->y, p->x + 3 + l * r->H, r->H, st(A_DIM, 0), "L%d", l);
-	p->y++;
-	if (p->y <= p->ymax) {
-		put_str(p->y, p->x, 3, st(A_BOLD, 0), " * ");
-		for (int k = 0; k < fit; k++)
-			patch_cell(v, p->y, p->x + 3 + k, r->heads[k], big);
-	}
-	p->y++;
-	/* Positions: as many as fit above the four lines below, the Query's
-	 * row among them. */
-	int rows = p->ymax - 4 - p->y + 1, t0 = r->pos - rows / 2;
-	rows = rows < r->n ? rows : r->n;
-	t0 = t0 + rows > r->n ? r->n - rows : t0 < 0 ? 0 : t0;
-	for (int t = t0; t < t0 + rows && p->y <= p->ymax; t++, p->y++) {
-		style s = t == r->pos ? accent(v, A_BOLD) : plain();
-		put_glyph(p->y, p->x + 1, v->r.tokens[t].cp, s);
-		for (int k = 0; k < fit; k++)
-			patch_cell(v, p->y, p->x + 3 + k, r->cells[(size_t)t * LH + k], big);
-	}
-	line(p, plain(), _("all positions: L%dH%d %+.3f"), best / r->H, best % r->H,
-	     r->heads[best]);
-	if (p->y <= p->ymax) {
-		const int t = bestc / LH, k = bestc % LH;
-		int x = put_fmt(p->y, p->x, p->w, plain(), _("one: L%dH%d at %d "), k / r->H,
-				k % r->H, t);
-		x += put_glyph(p->y, x, v->r.tokens[t].cp, plain());
-		put_fmt(p->y, x, p->w - (x - p->x), plain(), " %+.3f", r->cells[bestc]);
-	}
-	p->y++;
-}
-
-/* Activation patching (Alt-X; patch.h): the pinned text's (or --compare's)
- * head outputs patched into this text, and the change of z_a - z_b at the
- * Query row. */
-static void patch_lines(view *v, pen *p)
-{
-	int q = v->hv.qrow, n2;
-	bool pinned;
-	const void *src = patch_source(v, &n2, &pinned);
-	line(p, st(A_BOLD, 0),
-	     src && !pinned ? _("patching: --compare → this, row %d")
-			    : _("patching: pinned text → this, row %d"),
-	     q);
-	if (v->words || !src || n2 != v->r.n) {
-		line(p, plain(), _(" pin a text of the same length"));
-		line(p, plain(), _(" (F9, characters), then edit it"));
-		if (src && pinned)
-			line(p, plain(), _(" pinned %d, now %d characters"), n2, v->r.n);
-		else if (src)
-			line(p, plain(), _(" --compare %d, now %d characters"), n2, v->r.n);
-		return;
-	}
-	if (!v->patch_valid || v->patch_q != q || v->patch_seq != v->res_seq ||
-	    v->patch_src != src) {
-		line(p, plain(), _(" computing..."));
-		return;
-	}
-	const patch_result *r = &v->patch;
-	if (p->y <= p->ymax) {
-		int x = put_str(p->y, p->x, p->w, plain(), "D = z(");
-		x += put_glyph(p->y, x, v->m->vocab.cps[r->target[0]], st(A_BOLD, 0));
-		x = put_str(p->y, x, p->w - (x - p->x), plain(), ") - z(");
-		x += put_glyph(p->y, x, v->m->vocab.cps[r->target[1]], st(A_BOLD, 0));
-		put_str(p->y, x, p->w - (x - p->x), plain(), ")");
-	}
-	p->y++;
-	line(p, plain(), _(" %.3f here, %.3f other"), (double)r->diff, (double)r->diff2);
-	line(p, st(A_DIM, 0), _("its change with a head patched"));
-	patch_grid(v, p);
-}
-
 /* With heads switched off: which, and the loss on the text before and after. */
 static void ablation_lines(view *v, pen *p)
 {
@@ -542,10 +400,35 @@ static void ablation_lines(view *v, pen *p)
 	p->y++;
 	line(p, st(A_BOLD, 0), ngettext("%d head off (Alt-A)", "%d heads off (Alt-A)", v->nablated),
 	     v->nablated);
-	if (v->loss_valid && v->loss_seq == v->res_seq)
-		line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
-	else
+	if (!v->loss_valid || v->loss_seq != v->res_seq) {
 		line(p, plain(), _("loss: computing..."));
+		return;
+	}
+	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
+	if (v->task_positions >= 0) {
+		/* A lab model: the loss that means something is its task's. */
+		line(p, accent(v, A_BOLD),
+		     ngettext("at its task's %d position:", "at its task's %d positions:",
+			      v->task_positions),
+		     v->task_positions);
+		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->task_before,
+		     v->task_after);
+		wrapped(p, st(A_DIM, 0),
+			_("a lab model learns only where its task decides the answer (the lab's "
+			  "loss counts those positions only) and may be sure of a wrong letter "
+			  "anywhere else"));
+		return;
+	}
+	/* Lower without them: what that means, on one text. */
+	if (v->loss_after < v->loss_before) {
+		char says[512];
+		snprintf(says, sizeof says,
+			 _("lower without them: on one text of %d characters that happens; a head "
+			   "can hurt here and help on most texts (a sink head, weight where it has "
+			   "no use, often does): try other texts"),
+			 v->loss_positions);
+		wrapped(p, st(A_DIM, 0), says);
+	}
 }
 
 void panel_draw(view *v)

@@ -23,7 +23,7 @@ static int row(int y, int ymax, int x, int w, style s, const char *text)
 
 /* The profile over the offsets that fit in w columns, centred on 0 (a
  * masked model) or ending at 0 (a causal one): an eighth-block per offset
- * from the window's smallest to its largest, offset 0 in the accent; under
+ * from the window's smallest to its largest, the peak in the accent; under
  * it the window's ends, 0, and ▲ at the peak. */
 static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x, int w, int y,
 			 int ymax)
@@ -40,11 +40,13 @@ static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x,
 		mn = fminf(mn, s);
 		mx = fmaxf(mx, s);
 	}
+	const int peak =
+	    circuits_peak(c, (int)(ch - c->head) / c->heads, (int)(ch - c->head) % c->heads);
 	if (y <= ymax)
 		for (int o = lo; o <= hi; o++) {
 			float s = ch->positional[o - c->offset0];
 			int k = mx > mn ? (int)((s - mn) / (mx - mn) * 7.999f) : 0;
-			put_str(y, x + o - lo, 1, o == 0 ? accent(v, A_BOLD) : plain(), bars[k]);
+			put_str(y, x + o - lo, 1, o == peak ? accent(v, A_BOLD) : plain(), bars[k]);
 		}
 	char buf[64];
 	snprintf(buf, sizeof buf, "%-+4d", lo);
@@ -54,8 +56,6 @@ static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x,
 		snprintf(buf, sizeof buf, "%+d", hi);
 		if (hi > 0)
 			put_str(y, x + hi - lo - (int)strlen(buf) + 1, w, st(A_DIM, 0), buf);
-		const int peak = circuits_peak(c, (int)(ch - c->head) / c->heads,
-					       (int)(ch - c->head) % c->heads);
 		if (peak >= lo && peak <= hi)
 			put_str(y, x + peak - lo, 1, accent(v, A_BOLD), "▲");
 	}
@@ -95,8 +95,8 @@ static int maps_line(view *v, const circ_head *ch, int x, int w, int y, int ymax
 static void qk_lines(view *v, const circuits *c, const circ_head *ch, int x, int w, int y, int ymax)
 {
 	int N = c->nqk < (w - 3) / 2 ? c->nqk : (w - 3) / 2;
-	if (N > ymax - y - 1)
-		N = ymax - y - 1;
+	if (N > ymax - y - 2)
+		N = ymax - y - 2;
 	if (N < 2)
 		return;
 	float big = 0;
@@ -104,6 +104,9 @@ static void qk_lines(view *v, const circuits *c, const circ_head *ch, int x, int
 		for (int b = 0; b < N; b++)
 			big = fmaxf(big, fabsf(ch->qk[a][b]));
 	y = row(y, ymax, x, w, st(A_DIM, 0), _("QK, most frequent characters"));
+	if (y <= ymax)
+		sign_key(v, y, x, w, _("prefers"), _("avoids"));
+	y++;
 	for (int b = 0; b < N; b++)
 		put_glyph(y, x + 3 + 2 * b, v->m->vocab.cps[c->qk_ids[b]], st(A_DIM, 0));
 	for (int a = 0; a < N; a++) {
@@ -138,6 +141,7 @@ void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 	}
 	const circ_head *ch = &c->head[l * c->heads + h];
 	y = row(y, ymax, x, w, st(A_DIM, 0), _("positional QK by offset"));
+	y = row(y, ymax, x, w, st(A_DIM, 0), _(" a query's preference by distance"));
 	y = profile_strip(v, c, ch, x + 1, w - 1, y, ymax);
 	snprintf(buf, sizeof buf, _(" peak at offset %+d"), circuits_peak(c, l, h));
 	y = row(y, ymax, x, w, plain(), buf);

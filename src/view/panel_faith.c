@@ -69,6 +69,18 @@ static int heads_grid(view *v, const float *sp, int x, int w, int y, int ymax)
 	return y;
 }
 
+/* The grid's key: the signs' colours, then what the heights mean. */
+static void grid_key(view *v, int x, int w, int y, int ymax)
+{
+	if (y > ymax)
+		return;
+	const int end = x + w;
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_POSITIVE, A_BOLD), " ██");
+	x = put_str(y, x, end - x, st(A_DIM, 0), " + ");
+	x = put_str(y, x, end - x, ui_style(&v->col, UI_NEGATIVE, A_BOLD), "██");
+	put_str(y, x, end - x, st(A_DIM, 0), _(" -  █ .5+ ▄ .2+ · none"));
+}
+
 void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 {
 	char buf[128];
@@ -105,7 +117,7 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 		int xx = put_fmt(y, x, w, plain(), " %3d ", j);
 		xx += put_glyph(y, xx, v->r.tokens[j].cp, st(A_BOLD, 0));
 		if (head)
-			snprintf(buf, sizeof buf, _(" %+7.3f  weight %.2f"),
+			snprintf(buf, sizeof buf, _(" %+7.3f  weight %.3f"),
 				 (double)f->faith_effect[j],
 				 (double)f->faith_att[((size_t)l * H + h) * n + j]);
 		else
@@ -119,8 +131,19 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 		else
 			snprintf(buf, sizeof buf, _("Spearman %+.2f for this head"), (double)s);
 		y = row(y, ymax, x, w, s > 0.5f ? accent(v, A_BOLD) : plain(), buf);
+		pen pn = {x, w, y, ymax};
+		int seen = 0;
+		for (int j = 0; j < n; j++)
+			seen += !isnan(f->faith_effect[j]);
+		snprintf(buf, sizeof buf,
+			 _("(the rank correlation, over all %d keys the row sees, of its weights "
+			   "with what blanking each adds)"),
+			 seen);
+		pen_wrapped(&pn, st(A_DIM, 0), buf);
+		y = pn.y;
 	}
 	y++;
 	y = row(y, ymax, x, w, st(A_DIM, 0), _("every head's Spearman"));
-	heads_grid(v, f->faith_sp, x, w, y, ymax);
+	y = heads_grid(v, f->faith_sp, x, w, y, ymax);
+	grid_key(v, x, w, y, ymax);
 }

@@ -48,6 +48,8 @@ void screens_finish(view *v);
 void overview_toggle(view *v);
 void overview_open(view *v, focus back);
 void overview_model_changed(view *v);
+/* F6 in the overview: a cell a token (tiles scrolled), or every head fit. */
+void overview_toggle_cells(view *v);
 /* The side of an overview tile's square grid of pooled cells on a screen of
  * lines x cols, for L x H heads over n tokens; 0 when the grid does not fit.
  * halves: two cells a line (colour), else a framed tile of shades. */

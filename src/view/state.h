@@ -77,6 +77,7 @@ typedef struct view {
 	token *toks; /* [context] */
 	int ntok, ntot;
 	size_t cut_cp; /* input-line index from which the text is cut off */
+	size_t text_given; /* characters --text had, when more than the line holds */
 	uint64_t seq;  /* of the latest text */
 	bool pending;  /* latest text posted, no result yet */
 	double post_ms;
@@ -116,6 +117,7 @@ typedef struct view {
 	scale_kind ov_scale; /* the overview's (F4 there changes this one) */
 	heat_cells cells;  /* fit, scroll or compact */
 	bool panel;	   /* the details panel is wanted (shown if there is room) */
+	bool panel_forced; /* ... even where the map would show every column without it */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	bool contrib;	   /* the map shows value contributions, not weights */
 	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
@@ -159,11 +161,23 @@ typedef struct view {
 	const void *patch_src;
 	patch_result patch;
 	cp_buf patch_other; /* --compare TEXT2, cleaned */
+	/* patching's two characters (--targets, Alt-D), or the default */
+	bool patch_has_targets;
+	uint32_t patch_targets[2];
+	struct {
+		bool active; /* the Alt-D prompt has the status line */
+		int n;	     /* characters typed so far */
+		uint32_t cps[2];
+	} tp;
 	/* the loss with and without the ablation, for res_seq */
 	bool loss_valid, loss_asked;
 	uint64_t loss_seq;
 	double loss_before, loss_after;
 	int loss_positions;
+	/* ... and for a lab model at the positions its task decides (worker.h),
+	 * task_positions of them (-1: not a lab model) */
+	double task_before, task_after;
+	int task_positions;
 	focus focus;
 	void *screen[SCREEN_N]; /* each screen's own state (screen.h) */
 
@@ -302,6 +316,14 @@ bool figure_prompt_shown(const view *v);
 void draw_figure_prompt(view *v, int y);
 int figure_prompt_cursor(const view *v);
 const char *figure_prompt_done(const view *v);
+
+/* The patching targets' key (targets_key.c, its state v->tp): open its
+ * prompt; its keys (true: taken); whether it has the status line, drawn
+ * there. */
+void targets_prompt_open(view *v);
+bool targets_prompt_key(view *v, int ch, bool is_code);
+bool targets_prompt_shown(const view *v);
+void draw_targets_prompt(view *v, int y);
 
 /* The model writes (writing.c), its state its own: made with the sampler's
  * settings, and freed; whether it is writing; start or stop (Ctrl-G), the

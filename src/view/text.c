@@ -264,6 +264,28 @@ const void *patch_source(const view *v, int *n, bool *pinned)
 	return *pinned ? (const void *)p->ids : v->patch_other.n ? v->patch_other.v : NULL;
 }
 
+/* Patching's two characters for the other text's ids (n): the chosen ones
+ * (--targets, Alt-D) where the model knows them, else where the texts
+ * differ in one place, else none (the top-1s). */
+static void patch_targets_of(view *v, const int32_t *other, int n, int32_t *targets, int *from)
+{
+	int32_t ids[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		ids[i] = v->r.tokens[i].id;
+	if (v->patch_has_targets) {
+		targets[0] = vocab_id(&v->m->vocab, v->patch_targets[0]);
+		targets[1] = vocab_id(&v->m->vocab, v->patch_targets[1]);
+		if (targets[0] >= TOK_NSPECIAL && targets[1] >= TOK_NSPECIAL) {
+			*from = PATCH_GIVEN;
+			return;
+		}
+		set_notice(v, "%s",
+			   _("patching: the model does not know a character chosen (Alt-D): the "
+			     "default instead"));
+	}
+	*from = patch_difference_targets(ids, other, n, targets) ? PATCH_DIFFERENCE : PATCH_TOP1;
+}
+
 /* Patching (Alt-X): the other text into this one, at the Query row, when
  * the two have as many characters. */
 static void request_patch(view *v)
@@ -286,6 +308,7 @@ static void request_patch(view *v)
 		for (int i = 0; i < n2; i++)
 			j.other[i] = other[i].id;
 	}
+	patch_targets_of(v, j.other, n2, j.targets, &j.from);
 	worker_post_job(v->w, &j);
 	v->patch_valid = false;
 	v->patch_asked = true;
@@ -405,6 +428,9 @@ static void take_job(view *v, worker_job_result *j)
 		v->loss_before = j->loss_before;
 		v->loss_after = j->loss_after;
 		v->loss_positions = j->positions;
+		v->task_before = j->task_before;
+		v->task_after = j->task_after;
+		v->task_positions = j->task_positions;
 		v->loss_valid = true;
 		v->loss_asked = false;
 	}

@@ -3,7 +3,9 @@
  * chosen recorded step (Left/Right or [ ], Home/End): the losses, and every
  * head with the role its recorded scores give it then; the loss curve over
  * the steps, and per head a sparkline of that role's score and one of its
- * entropy, the chosen step in reverse and the phase change (the record
+ * entropy, the chosen step bright among dim columns (a dotted line above the
+ * loss curve)
+ * and the phase change (the record
  * where the induction score of the head that rises most reaches the middle
  * of its rise, timeline_phase_change) in the accent colour. The heads are
  * reconstructed from the recorded statistics. Where the run kept the model
@@ -14,6 +16,7 @@
  * the screen keeps the final model's timeline meanwhile, and Enter at the
  * last record loads the final model again. */
 #include "attnview/i18n.h"
+#include "attnview/lab_positions.h"
 #include "attnview/timeline.h"
 #include "screen.h"
 
@@ -198,14 +201,15 @@ static int column_of(const timeline *tl, int w, size_t r)
 
 static const wchar_t *const eighths[9] = {L" ", L"▁", L"▂", L"▃", L"▄", L"▅", L"▆", L"▇", L"█"};
 
-/* Style of column c: the chosen step reversed, the phase change accented. */
+/* Style of column c of a sparkline: the phase change accented, the chosen
+ * step bright and underlined among dim columns (the bars keep their height:
+ * a reversed column read as a jump). */
 static style col_style(view *v, int c, int cur, int phase)
 {
-	if (c == cur)
-		return st(A_REVERSE, 0);
+	attr_t under = c == cur ? A_UNDERLINE | A_BOLD : 0;
 	if (c == phase)
-		return accent(v, A_BOLD);
-	return plain();
+		return accent(v, A_BOLD | under);
+	return st(c == cur ? under : A_DIM, 0);
 }
 
 /* A sparkline of x[r * stride] / top over the records, w columns at (y, x0). */
@@ -223,18 +227,19 @@ static void sparkline(view *v, int y, int x0, int w, const float *x, size_t stri
 	}
 }
 
-/* The axis under the curve: the chosen step's column marked, the phase
- * change's, and the steps whose model is kept. */
+/* The axis under the curve: the chosen step's column marked (in the accent
+ * where it is the phase change's too), the phase change's, and the steps
+ * whose model is kept. */
 static void curve_axis(view *v, int y, int x0, int w, int c_cur, int c_ph, const uint8_t *kept)
 {
 	const timeline *tl = tl_of(v);
 	for (int c = 0; c < columns(tl, w); c++) {
 		bool k = kept && kept[index_of(tl, w, c)];
 		const wchar_t *mark = c == c_cur ? L"▲" : c == c_ph ? L"┼" : k ? L"◆" : L"─";
-		style s = c == c_cur  ? st(A_BOLD, 0)
-			  : c == c_ph ? accent(v, A_BOLD)
-			  : k	      ? plain()
-				      : st(A_DIM, 0);
+		style s = c == c_ph    ? accent(v, A_BOLD)
+			  : c == c_cur ? st(A_BOLD, 0)
+			  : k	       ? plain()
+				       : st(A_DIM, 0);
 		put_wc(y, x0 + c, mark, s);
 	}
 }
@@ -253,10 +258,18 @@ static void loss_curve(view *v, int y, int x0, int w, int rows, size_t cur, long
 	for (int c = 0; c < n; c++) {
 		float val = tl->loss[index_of(tl, w, c)];
 		int e = isfinite(val) && top > 0 ? (int)lroundf(8.0f * rows * val / top) : 0;
-		style s = col_style(v, c, c_cur, c_ph);
+		style s = c == c_ph ? accent(v, A_BOLD) : plain();
 		for (int k = 0; k < rows; k++) {
 			int left = e - 8 * (rows - 1 - k);
-			put_wc(y + k, x0 + c, eighths[left < 0 ? 0 : left > 8 ? 8 : left], s);
+			/* The chosen step: a dotted line above the curve, which
+			 * stays whole (a full column read as a jump of the loss). */
+			bool guide = c == c_cur && left <= 0;
+			put_wc(y + k, x0 + c,
+			       guide ? L"┊"
+				     : eighths[left < 0	  ? 0
+					       : left > 8 ? 8
+							  : left],
+			       guide ? (c == c_ph ? accent(v, A_BOLD) : st(A_BOLD, 0)) : s);
 		}
 	}
 	put_fmt(y, 0, x0 - 1, st(A_DIM, 0), "%.2f", (double)top);
@@ -282,7 +295,11 @@ static void draw_header(view *v, size_t cur, long phase, int head)
 		put_str(1, 0, COLS, accent(v, A_BOLD), v->notice);
 	else if (phase >= 0)
 		put_fmt(1, 0, COLS, accent(v, A_BOLD),
-			_("Phase change at step %llu: head L%d H%d becomes an induction head"),
+			(size_t)phase == cur
+			    ? _("Phase change at step %llu, this one (▲): head L%d H%d becomes an "
+				"induction head")
+			    : _("Phase change at step %llu (┼): head L%d H%d becomes an induction "
+				"head"),
 			(unsigned long long)tl->step[phase], head / nheads(v), head % nheads(v));
 	else
 		put_str(1, 0, COLS, st(A_DIM, 0),
@@ -313,14 +330,28 @@ static void draw_heads(view *v, int y0, size_t cur, long phase)
 	}
 }
 
-/* x with three decimals, or "-" where nothing was measured (NaN). */
-static const char *num(char out[16], float x)
+/* The chosen record's losses; where one was not measured (NaN), why. */
+static void draw_losses(view *v, int y, size_t cur)
 {
+	const timeline *tl = tl_of(v);
+	char a[64], b[96], c[96];
+	float x = tl->loss[cur], pl = tl->probe_loss[cur], icl = tl->icl[cur];
 	if (isfinite(x))
-		snprintf(out, 16, "%.3f", (double)x);
+		snprintf(a, sizeof a, "%.3f", (double)x);
 	else
-		snprintf(out, 16, "-");
-	return out;
+		snprintf(a, sizeof a, "%s", _("- (untrained)"));
+	if (isfinite(pl))
+		snprintf(b, sizeof b, "%.3f", (double)pl);
+	else
+		snprintf(b, sizeof b, "%s", _("- (no validation)"));
+	if (isfinite(icl))
+		snprintf(c, sizeof c, "%+.3f", (double)icl);
+	else if (tl->scored || lab_model_task(v->m))
+		snprintf(c, sizeof c, "%s", _("- (lab task)"));
+	else
+		snprintf(c, sizeof c, "%s", _("- (not measured)"));
+	put_fmt(y, 0, COLS, plain(), _("this step: loss %s, probe loss %s, in-context learning %s"),
+		a, b, c);
 }
 
 /* What Enter does here: the model shown, the chosen step's kept one. */
@@ -377,10 +408,7 @@ static void tls_draw(view *v)
 	const uint8_t *kept = kept_marks(v, tl);
 	put_str(2, 0, COLS, st(A_BOLD, 0), _("training loss"));
 	loss_curve(v, 3, x0, w, rows, cur, phase, kept);
-	char a[16], b[16], c[16];
-	put_fmt(5 + rows, 0, COLS, plain(),
-		_("at this step: training loss %s, probe loss %s, in-context learning %s"),
-		num(a, tl->loss[cur]), num(b, tl->probe_loss[cur]), num(c, tl->icl[cur]));
+	draw_losses(v, 5 + rows, cur);
 	draw_kept(v, 6 + rows, cur, kept);
 	draw_heads(v, 7 + rows, cur, phase);
 }

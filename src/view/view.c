@@ -163,11 +163,13 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		}
 		bool full;
 		lineedit_set(&v->le, cps.v, cps.n, &full);
+		v->text_given = full ? cps.n : 0;
 		cp_buf_free(&cps);
-		if (full)
-			set_notice(v,
-				   _("--text is longer than the input line (%d characters); cut"),
-				   VIEW_MAX_LINE);
+	}
+	if (opt && opt->has_targets) {
+		v->patch_has_targets = true;
+		v->patch_targets[0] = opt->targets[0];
+		v->patch_targets[1] = opt->targets[1];
 	}
 	if (opt && opt->compare &&
 	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
@@ -446,6 +448,12 @@ bool view_run(model *m, const view_options *opt, int *signo, av_error *err)
 	if (ok) {
 		if (v->le.n)
 			text_changed(v);
+		/* After the text's first pass (which clears the info line's notice). */
+		if (v->text_given)
+			set_notice(v,
+				   _("--text: %zu characters, the input line keeps %d, the model "
+				     "reads %d"),
+				   v->text_given, VIEW_MAX_LINE, v->ntok);
 		ok = main_loop(v, err);
 	}
 	term_stop();

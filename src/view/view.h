@@ -27,12 +27,19 @@ typedef struct view_options {
 	uint64_t seed;
 	const char *script; /* keys from this script, headless (script.h), or NULL */
 	const char *compare; /* --compare: patching's other text (Alt-X), or NULL */
+	bool has_targets;    /* --targets A B: patching's two characters */
+	uint32_t targets[2];
 } view_options;
 
 /* Options with nothing chosen. */
-#define VIEW_OPTIONS_INIT                                                                   \
-	{NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE, GEN_TOP_K, 1, \
-	 NULL, NULL}
+#define VIEW_OPTIONS_INIT                                                                          \
+	{                                                                                          \
+		NULL, NULL, 0, -1, -1, -1, -1, -1, false, -1, NULL, NULL, -1, GEN_TEMPERATURE,     \
+		    GEN_TOP_K, 1, NULL, NULL, false,                                               \
+		{                                                                                  \
+			0, 0                                                                       \
+		}                                                                                  \
+	}
 
 /* Check that the view can run here: stdin and stdout are terminals (not
  * when headless: a script gives the keys) and the locale's character set

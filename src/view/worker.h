@@ -58,9 +58,12 @@ typedef struct worker_job {
 	worker_job_kind kind;
 	uint64_t seq; /* the text it is for */
 	int layer, head, query, key;
-	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's */
+	/* JOB_PATCH: the other text's ids (patch.h), as many as the text's, and
+	 * the two characters of the logit difference (from PATCH_TOP1: none) */
 	int nother;
 	int32_t other[AV_MAX_CONTEXT];
+	int32_t targets[2];
+	int from; /* patch_targets_from */
 } worker_job;
 
 #define WHY_K 3 /* the lens's characters per block in the panel */
@@ -73,6 +76,10 @@ typedef struct worker_job_result {
 	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
+	/* JOB_LOSS of a lab model (lab_positions.h): the same at the positions
+	 * its task decides, task_positions of them (-1: not a lab model) */
+	double task_before, task_after;
+	int task_positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
 	int nlogits;
 	/* JOB_WHY (lens.h) at the job's query: the lens's WHY_K top ids and

@@ -16,6 +16,7 @@
 #include "attnview/generate.h"
 #include "attnview/i18n.h"
 #include "attnview/infer.h"
+#include "attnview/lab_positions.h"
 #include "attnview/lens.h"
 #include "attnview/modelfile.h"
 
@@ -244,6 +245,38 @@ static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_jo
 	return ok;
 }
 
+/* JOB_LOSS: with every head, then with the ablation, over every position
+ * and, for a lab model, at the positions its task decides (the only ones
+ * it was trained on); model_text_loss_at writes the work space behind the
+ * cache's back. */
+static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		     worker_job_result *out, bool (*stale)(void *), void *stale_ctx)
+{
+	uint32_t cps[AV_MAX_CONTEXT];
+	uint8_t decided[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		cps[i] = tokens[i].cp;
+	const char *task = lab_model_task(mc->m);
+	const uint8_t *at = task && lab_decided(task, cps, n, decided) >= 0 ? decided : NULL;
+	int count_at;
+	infer_cache_clear(&mc->cache);
+	mc->ws.ablate = NULL;
+	if (!model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_before, &out->positions,
+				&out->task_before, &count_at, &out->err))
+		return false;
+	out->task_positions = at ? count_at : -1;
+	if (stale(stale_ctx))
+		return av_fail(&out->err, _("a newer text came"));
+	if (!o->any_ablated) {
+		out->loss_after = out->loss_before;
+		out->task_after = out->task_before;
+		return true;
+	}
+	mc->ws.ablate = o->ablate;
+	return model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
+				  &out->task_after, &count_at, &out->err);
+}
+
 /* JOB_PATCH: the job's other text patched into the text, read at the job's
  * query (patch.h: plain passes, written behind the cache's back), giving
  * up between heads when a newer text comes. */
@@ -260,8 +293,10 @@ static bool patch_job(model_ctx *mc, const token *tokens, int n, const worker_te
 	for (int i = 0; i < n; i++)
 		ids[i] = tokens[i].id;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
-	bool ok = activation_patch_until(mc->m, &mc->ws, ids, j->other, n, j->query, NULL, stale,
+	const int32_t *targets = j->from == PATCH_TOP1 ? NULL : j->targets;
+	bool ok = activation_patch_until(mc->m, &mc->ws, ids, j->other, n, j->query, targets, stale,
 					 stale_ctx, &out->patch, &out->err);
+	out->patch.from = (patch_targets_from)j->from;
 	mc->ws.ablate = NULL;
 	free(ids);
 	return ok;
@@ -295,22 +330,7 @@ static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_tex
 	}
 	if (j->kind == JOB_PATCH)
 		return patch_job(mc, tokens, n, o, j, out, stale, stale_ctx);
-	/* JOB_LOSS: with every head, then with the ablation; model_text_loss
-	 * writes the work space behind the cache's back. */
-	infer_cache_clear(&mc->cache);
-	mc->ws.ablate = NULL;
-	if (!model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_before, &out->positions,
-			     &out->err))
-		return false;
-	if (stale(stale_ctx))
-		return av_fail(&out->err, _("a newer text came"));
-	if (!o->any_ablated) {
-		out->loss_after = out->loss_before;
-		return true;
-	}
-	mc->ws.ablate = o->ablate;
-	return model_text_loss(mc->m, &mc->ws, tokens, n, &out->loss_after, &out->positions,
-			       &out->err);
+	return loss_job(mc, tokens, n, o, out, stale, stale_ctx);
 }
 
 static bool model_reload_cb(void *ctx, const char *path, model **out, av_error *err)

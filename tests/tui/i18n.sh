@@ -69,6 +69,7 @@ for size in "80 24" "120 40" "200 60"; do
 	check "$at: heading whole" \
 		grep -qE '^第 0 层  注意力头 0  （层 0-1，头 0-3）  '"$titled"'  掩码' \
 		<<<"$(line 2)"
+	check "$at: the colour bar's scale translated" grep -qE ' 按行 +(│|$)' <<<"$(line 3)"
 	check "$at: status line starts with the mode" grep -q '^ 输入 | ' <<<"$(last_line)"
 	ends_with "$at: status hint whole" "$(last_line)" "Enter：方向键移到热图 | F1 帮助"
 	check "$at: status line has the result's time" \
@@ -101,7 +102,7 @@ for size in "80 24" "120 40" "200 60"; do
 
 	keys F1
 	expect_screen "attnview 按键：可打印的键输入文字。" || continue
-	ends_with "$at: help status hint whole" "$(last_line)" "任意键：返回（字母会被输入）| Ctrl-Q 退出"
+	ends_with "$at: help status hint whole" "$(last_line)" "任意键：返回 | Ctrl-Q 退出"
 	check "$at: help heading" grep -q '^任何位置' <<<"$(line 1)"
 	d1=$(col_of "$(screen | grep -F '帮助（本屏幕）')" "帮助（本屏幕）")
 	d2=$(col_of "$(screen | grep -F '退出（有文本时先询问）')" "退出（有文本时先询问）")
@@ -129,7 +130,7 @@ for size in "80 24" "120 40" "200 60"; do
 	wait_gone "attnview 按键" || fail "$at: the help does not close"
 
 	keys F3
-	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 lift"
+	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 提升"
 	# The roles come from the worker (JOB_ROLES) after the tiles: wait for them.
 	check "$at: overview tiles named with roles" wait_tiles_named 4
 	ends_with "$at: overview status hint whole" "$(last_line)" \

@@ -161,8 +161,8 @@ lines=$(grep -c '▀' <<<"$s")
 check "two Query rows per line: $lines lines of half blocks for $n rows" \
 	test "$lines" -ge $((n / 4)) -a "$lines" -le $(((n + 1) / 2 + 1))
 # The next-character head stays a sharp line: nearly every line has a cell of
-# the ramp's top colour (220 on 256 colours) in its upper or lower half.
-top_lines=$(screen_esc | sed -n '6,40p' | grep -c '5;220m')
+# the ramp's top colour (227 on 256 colours) in its upper or lower half.
+top_lines=$(screen_esc | sed -n '6,40p' | grep -c '5;227m')
 check "next-character diagonal kept by max pooling: $top_lines of $lines lines" \
 	test "$top_lines" -ge $((lines * 8 / 10))
 keys F6
@@ -255,7 +255,12 @@ typed() { # WHAT [KEY]: go there with KEY, type, check, back to the line, clear
 typed "input line"
 typed "heatmap" Enter
 typed "overview" F3
-typed "help" F1
+# The help hides the text: a letter closes it and is not typed.
+keys F1
+check "help: open" wait_for "attnview keys"
+type_text "q"
+check "help: a letter closes it" wait_for " TYPE |"
+check "help: the letter is not typed" test "$(line 0 | sed 's/ *$//')" = "text> x"
 keys C-q
 check "Ctrl-Q with text asks first" wait_for "Quit? The text will be lost"
 keys Right

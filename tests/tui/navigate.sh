@@ -76,7 +76,8 @@ help_find() {
 }
 for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
 	"overview of all heads" "values mode" "Mouse" "edit the text" \
-	"head 0..9, from 0 as in --dump" "training timeline"; do
+	"head 0..9, from 0 as in --dump" "training timeline" \
+	"COLORTERM=truecolor, if the terminal has it (now 256)"; do
 	check "help mentions '$want'" help_find wait_for "$want" 1
 done
 # Each key group on one row: its full names, at least two spaces, then the
