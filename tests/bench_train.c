@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 			    (uint32_t)d,
 			    (uint32_t)h,
 			    (uint32_t)L,
-			    (uint32_t)T};
+			    (uint32_t)T, {0}};
 	av_error err;
 	if (B < 1 || !model_config_check(&cfg, &err)) {
 		fprintf(stderr, "bench_train: %s\n",

@@ -7,8 +7,12 @@
  * The bigger model is the one of the issue: 6 layers, 8 heads, d=256,
  * context 512, random weights (the cost does not depend on their values),
  * the built-in model's vocabulary; masked (every keystroke recomputes every
- * row) and causal (typing at the end computes one row per layer). It is
- * written to a temporary file for the program to open.
+ * row) and causal (typing at the end computes one row per layer). Then
+ * nanoGPT's shakespeare_char as the converter writes it (6 layers, 6 heads,
+ * d=384, context 256, its 65 characters; learned positions, the exact
+ * GELU, no embedding scale, no special tokens, bias=False: attnview(5),
+ * Architecture), random weights. Each is written to a temporary file for the
+ * program to open.
  *
  *   bench_view [--reps N] [--keys N] [--no-screen]   (ATTNVIEW_BIN: the program)
  *
@@ -427,7 +431,7 @@ typedef struct bench_model {
 
 static model *big_model(const model *like, objective obj)
 {
-	model_config cfg = {(uint32_t)obj, like->cfg.vocab_size, 256, 8, 6, 512};
+	model_config cfg = {(uint32_t)obj, like->cfg.vocab_size, 256, 8, 6, 512, {0}};
 	av_error err;
 	model *m = model_create(&cfg, like->vocab.cps, &err);
 	if (!m) {
@@ -443,17 +447,55 @@ static model *big_model(const model *like, objective obj)
 	return m;
 }
 
+/* nanoGPT's config/train_shakespeare_char.py, converted: its vocabulary
+ * (data/shakespeare_char's 65 characters after attnview's three markers),
+ * random weights with the zeros its architecture promises. */
+static model *shakespeare_model(void)
+{
+	static const char chars[] = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "abcdefghijklmnopqrstuvwxyz";
+	enum { NC = sizeof chars - 1 };
+	uint32_t cps[TOK_NSPECIAL + NC];
+	for (uint32_t i = 0; i < TOK_NSPECIAL + NC; i++)
+		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i
+					  : (uint32_t)(unsigned char)chars[i - TOK_NSPECIAL];
+	model_arch a = {POS_LEARNED,   GELU_ERF,    SCALE_ONE,	   OUT_TIED,
+			SPECIALS_NONE, BIASES_NONE, ORIGIN_NANOGPT};
+	model_config cfg = {OBJ_CAUSAL, TOK_NSPECIAL + NC, 384, 6, 6, 256, a};
+	av_error err;
+	model *m = model_create(&cfg, cps, &err);
+	if (!m) {
+		fprintf(stderr, "bench_view: %s\n", err.msg);
+		return NULL;
+	}
+	model_init_random(m, 15);
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t))
+		if (t.init == INIT_ZERO) /* every bias: none */
+			memset(m->params + t.offset, 0, t.size * sizeof(float));
+	memset(m->p.wte, 0, TOK_NSPECIAL * cfg.dim * sizeof(float)); /* no special rows */
+	if (!model_set_meta_strings(m, "bench-shakespeare_char", "random weights", &err)) {
+		model_destroy(m);
+		return NULL;
+	}
+	return m;
+}
+
 /* keystroke -> frame on the real program: nkeys characters typed at the end
- * of a text that reaches the context with the last one; p50 and p99 of the
- * view's own clock (key read -> the heatmap of its text out) and the model
- * time the program logged. */
-static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool overview)
+ * of a text that reaches the context with the last one (start: a text one
+ * character short of the context, the cursor moved to its start with
+ * Ctrl-A, a character typed there and taken back in turn, so that a causal
+ * model computes every row again); p50 and p99 of the view's own clock
+ * (key read -> the heatmap of its text out) and the model time the program
+ * logged. */
+static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool overview, bool start)
 {
 	int n = (int)bm->m->cfg.context;
 	if (nkeys > n - 2)
 		nkeys = n - 2;
 	static char text[65536];
-	bench_text(text, sizeof text, n - nkeys);
+	bench_text(text, sizeof text, start ? n - 1 : n - nkeys);
 	const char *args[12];
 	int k = 0;
 	if (bm->path[0]) {
@@ -470,13 +512,19 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool o
 	bench_run r;
 	bench_keys_result res;
 	char label[64];
-	snprintf(label, sizeof label, "%s%s", bm->label, overview ? " overview" : "");
+	snprintf(label, sizeof label, "%s%s", bm->label,
+		 overview ? " overview"
+		 : start  ? " start"
+			  : "");
 	if (!bench_start(&r, bin, args, 120, 40) || !bench_wait_ready(&r, 60000)) {
 		printf("  %-19s the program did not start\n", label);
 		bench_stop(&r);
 		return;
 	}
-	bool ok = bench_type_keys(&r, nkeys, true, &res);
+	if (start && write(r.pty, "\x01", 1) == 1) /* Ctrl-A: the start of the line */
+		while (bench_log_line(&r, 300))
+			;
+	bool ok = bench_type_keys(&r, nkeys, !start, &res);
 	bench_stop(&r);
 	if (!ok && res.got == 0) {
 		printf("  %-19s no frames\n", label);
@@ -484,15 +532,16 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool o
 	}
 	printf("  %-19s keystroke -> frame p50 %7.2f ms, p99 %7.2f ms; model %7.2f ms p50 "
 	       "(%d keys, %d to %d tokens)\n",
-	       label, res.screen_p50, res.screen_p99, res.model_p50, res.got, n - nkeys + 1, n);
+	       label, res.screen_p50, res.screen_p99, res.model_p50, res.got,
+	       start ? n : n - nkeys + 1, n);
 	if (res.partial)
 		printf("  %-19s %d of %d first frames drew layer 0 before the pass ended; "
 		       "every layer in p50 %7.2f ms (first frame / that: %.0f%%)\n",
 		       "", res.partial, res.got, res.full_p50,
 		       100.0 * res.screen_p50 / res.full_p50);
-	printf("view_frame_ms %s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n",
-	       overview ? "overview" : bm->label, res.screen_p50, res.screen_p99, res.model_p50,
-	       res.full_p50, res.partial);
+	printf("view_frame_ms %s%s p50 %.3f p99 %.3f model %.3f full %.3f partial %d\n",
+	       overview ? "overview" : bm->label, start ? "-start" : "", res.screen_p50,
+	       res.screen_p99, res.model_p50, res.full_p50, res.partial);
 }
 
 /* The rows of one model: its keystrokes at the end (and at the start for a
@@ -601,11 +650,12 @@ static bool report_labeller(const bench_model *bm, int n)
 	return true;
 }
 
-static char files[2][256];
+#define NMODELS 4
+static char files[NMODELS - 1][256];
 
 static void remove_files(void)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < NMODELS - 1; i++)
 		if (files[i][0])
 			unlink(files[i]);
 }
@@ -638,16 +688,18 @@ int main(int argc, char **argv)
 	blas_set_threads(1);
 
 	av_error err;
-	bench_model models[3] = {{"built-in", NULL, ""},
-				 {"6L/8H/d256 masked", NULL, ""},
-				 {"6L/8H/d256 causal", NULL, ""}};
+	bench_model models[NMODELS] = {{"built-in", NULL, ""},
+				       {"6L/8H/d256 masked", NULL, ""},
+				       {"6L/8H/d256 causal", NULL, ""},
+				       {"shakespeare_char", NULL, ""}};
 	models[0].m = model_builtin(&err);
 	if (!models[0].m) {
 		fprintf(stderr, "bench_view: %s\n", err.msg);
 		return 1;
 	}
-	for (int i = 1; i < 3; i++) {
-		models[i].m = big_model(models[0].m, i == 1 ? OBJ_MASKED : OBJ_CAUSAL);
+	for (int i = 1; i < NMODELS; i++) {
+		models[i].m = i == 3 ? shakespeare_model()
+				     : big_model(models[0].m, i == 1 ? OBJ_MASKED : OBJ_CAUSAL);
 		if (!models[i].m)
 			return 1;
 		snprintf(models[i].path, sizeof models[i].path, "/tmp/attnview-bench-%d-%d.attn",
@@ -682,7 +734,7 @@ int main(int argc, char **argv)
 	       "ratios); first: against the %d-thread peak above; CPU: GFLOP per CPU-second "
 	       "against the 1-thread peak per CPU-second\n",
 	       reps, cores);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NMODELS; i++)
 		if (!report_model(&models[i], reps, cores, peak, cpu1))
 			return 1;
 	printf("the head labeller, every head of the text (the overview's tiles):\n");
@@ -695,15 +747,19 @@ int main(int argc, char **argv)
 		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "
 		       "heatmap of its text out), %d characters typed at the end:\n",
 		       nkeys);
-		for (int i = 0; i < 3; i++)
-			screen_row(bin, &models[i], nkeys, false);
+		for (int i = 0; i < NMODELS; i++)
+			screen_row(bin, &models[i], nkeys, false, false);
 		/* The overview of the bigger masked model: every head drawn and
 		 * labelled with its role on every keystroke. */
-		screen_row(bin, &models[1], nkeys, true);
+		screen_row(bin, &models[1], nkeys, true, false);
+		/* Causal models edited at the start: every row again, the layer
+		 * on screen first. */
+		screen_row(bin, &models[2], nkeys, false, true);
+		screen_row(bin, &models[3], nkeys, false, true);
 	} else if (screen) {
 		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NMODELS; i++)
 		model_destroy(models[i].m);
 	return 0;
 }

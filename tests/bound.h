@@ -29,7 +29,8 @@ bool fwd_bound_compute_row(fwd_bound *b, const model *m, const int32_t *ids, int
 void fwd_bound_finish(fwd_bound *b);
 
 /* The largest |got - want| / err over n elements (got binary32 from the code
- * under test); NAN in want must be NAN in got. Returns INFINITY where a
+ * under test); NAN in want must be NAN in got, an infinity the same
+ * infinity. Returns INFINITY where a
  * difference exceeds a zero bound or the NANs disagree. A result <= 1 means
  * every element is within its bound. *worst_abs receives the largest
  * |got - want| (may be NULL). Differences within 2^-125 (subnormals, which

@@ -69,7 +69,7 @@ expect '' attnview --text ''
 expect '' attnview --train corpus.txt --lr ''
 # The options of the mode: training's after --train, the others' before.
 expect '--layers --lr' attnview --train corpus.txt --l
-expect '--layer --lens --list-options' attnview --l
+expect '--layer --lens --list-options --logits' attnview --l
 expect '' attnview --dump --patie
 expect '--patience' attnview --train corpus.txt --patie
 expect '--layers --lr' attnview --train=corpus.txt --l
@@ -115,7 +115,7 @@ if command -v fish >/dev/null; then
 			cut -f1 | sort | paste -sd' '
 	}
 	for c in '--sc|--scale' '--scale |fixed head lift log row' '--train corpus.txt --l|--layers --lr' \
-		'--l|--layer --lens --list-options' '--dump --s|--seed --step' \
+		'--l|--layer --lens --list-options --logits' '--dump --s|--seed --step' \
 		'--export x.svg --s|--scale --show --step' '--train --task |class delimiter induction list previous reverse two-back'; do
 		checks=$((checks + 1))
 		got=$(fishes "attnview ${c%%|*}")

@@ -38,7 +38,7 @@ static model *make_model(uint32_t dim, uint32_t layers, uint64_t seed, const cha
 	uint32_t cps[64];
 	for (uint32_t i = 0; i < 64; i++)
 		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i : 0x4e00 + i;
-	model_config cfg = {OBJ_MASKED, 64, dim, 4, layers, 32};
+	model_config cfg = {OBJ_MASKED, 64, dim, 4, layers, 32, {0}};
 	av_error err;
 	model *m = model_create(&cfg, cps, &err);
 	if (!m) {

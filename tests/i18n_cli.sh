@@ -61,6 +61,7 @@ same "tsv, one layer" --dump --format tsv --text "$text" --model "$model" --laye
 same "aggregates and rollout" --dump --text "$text" --model "$model" --aggregates --rollout
 same "aggregates, tsv" --dump --format tsv --text "$text" --model "$model" --aggregates --rollout
 same "contributions" --dump --text "$text" --model "$model" --contributions
+same "logits" --dump --text "$text" --model "$model" --logits --top 0
 same "q·k breakdown" --dump --text "$text" --model "$model" --query 3 --key 1
 same "words" --dump --text '北京|的 天气|很好' --model "$model" --words
 same "compare" --dump --text '他说北京' --compare '她说上海' --model "$model"

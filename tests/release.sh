@@ -23,7 +23,7 @@ check "attnview --version" "$("$ATTNVIEW_BIN" --version | sed -n '1s/^attnview /
 # NEWS: the first line that starts with a version, "0.2.0 (date)".
 check NEWS "$(grep -m1 -E '^[0-9]+\.[0-9]+\.[0-9]+ ' "NEWS" | cut -d' ' -f1)"
 for page in man/attnview.1 man/attnview.5 man/zh_CN/attnview.1 man/zh_CN/attnview.5 \
-	python/attnview-torch-train.1; do
+	python/attnview-torch-train.1 python/attnview-torch-convert.1; do
 	check "$page (.TH)" "$(sed -n 's/^\.TH .*"attnview \([^"]*\)".*/\1/p' "$page")"
 done
 for po in po/attnview.pot po/*.po; do

@@ -105,7 +105,7 @@ static bool same_file(const char *a, const char *b)
 static model *tiny_model(int V, int d, int h, int L, int T)
 {
 	model_config cfg = {OBJ_MASKED,	 (uint32_t)V, (uint32_t)d,
-			    (uint32_t)h, (uint32_t)L, (uint32_t)T};
+			    (uint32_t)h, (uint32_t)L, (uint32_t)T, {0}};
 	uint32_t cps[64];
 	for (int i = 0; i < V && i < 64; i++)
 		cps[i] = i < TOK_NSPECIAL ? 0x110000u + (uint32_t)i : 'a' + (uint32_t)i;

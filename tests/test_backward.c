@@ -39,7 +39,7 @@ static void fill(float *x, size_t n, rng *r, float std)
 
 static model *tiny_model(objective obj, int V, int d, int h, int L, int T, uint64_t seed)
 {
-	model_config cfg = {obj, (uint32_t)V, (uint32_t)d, (uint32_t)h, (uint32_t)L, (uint32_t)T};
+	model_config cfg = {obj, (uint32_t)V, (uint32_t)d, (uint32_t)h, (uint32_t)L, (uint32_t)T, {0}};
 	uint32_t *cps = malloc((size_t)V * sizeof *cps);
 	for (int i = 0; i < V; i++)
 		cps[i] = i < TOK_NSPECIAL ? 0x110000u + (uint32_t)i : 'a' + (uint32_t)i;

@@ -225,6 +225,37 @@ static void check_timeline(model *m)
 	m->timeline = NULL;
 }
 
+/* "logits": a row per position, a number per id, each the float given;
+ * -INFINITY (a model without the special tokens) as null. */
+static void check_logits(const model *m)
+{
+	const size_t V = m->cfg.vocab_size;
+	const char *text = "月光";
+	float *lg = malloc(2 * V * sizeof *lg);
+	for (size_t i = 0; i < 2 * V; i++)
+		lg[i] = i % V < TOK_NSPECIAL ? -INFINITY : (float)i * 0.25f - 3.0f;
+	dump_extras x = {.logits = lg};
+	dump_options o = {DUMP_JSON, -1, -1, 0, &x};
+	capture c;
+	run(m, text, &o, &c);
+	size_t off = 0;
+	json *j = json_parse(c.buf, c.len, &off);
+	const json *rows = j ? json_get(j, "logits") : NULL;
+	CHECK(rows && rows->n == 2);
+	for (size_t r = 0; rows && r < 2; r++) {
+		const json *row = json_at(rows, r);
+		CHECK(row && row->n == V);
+		for (size_t i = 0; row && i < V; i++) {
+			const json *v = json_at(row, i);
+			CHECK(i < TOK_NSPECIAL ? v->type == J_NULL
+					       : v->type == J_NUM && v->num == lg[r * V + i]);
+		}
+	}
+	json_free(j);
+	free(c.buf);
+	free(lg);
+}
+
 int main(void)
 {
 	const char *texts[] = {"床前明月光，疑是地上霜。", "Yes, the cat's mat!",
@@ -242,6 +273,7 @@ int main(void)
 		}
 		check_escaping(m);
 		check_timeline(m);
+		check_logits(m);
 		model_destroy(m);
 	}
 	return test_summary("dump");

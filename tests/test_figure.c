@@ -819,7 +819,7 @@ static void end_to_end(void)
  * timeline is refused. */
 static void timeline_figure(void)
 {
-	model_config cfg = {OBJ_CAUSAL, 9, 8, 2, 2, 16};
+	model_config cfg = {OBJ_CAUSAL, 9, 8, 2, 2, 16, {0}};
 	uint32_t cps[9] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', 'c',
 			   'd', 'e', ' '};
 	av_error err;

@@ -64,7 +64,7 @@ static double check_pass(const char *what, const fwd_bound *b, const float *att,
 static model *random_model(objective obj, uint32_t L, uint32_t H, uint32_t d, uint32_t T,
 			   float scale, uint64_t seed)
 {
-	model_config cfg = {(uint32_t)obj, 300, d, H, L, T};
+	model_config cfg = {(uint32_t)obj, 300, d, H, L, T, {0}};
 	uint32_t cps[300];
 	for (uint32_t i = 0; i < 300; i++)
 		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i : 0x4E00u + i;
@@ -607,6 +607,69 @@ static void check_golden_typed(void)
 	model_destroy(m);
 }
 
+/* A causal model's partial result (the view's worker publishes one while a
+ * long pass goes on): a copy made between layers 1 and 2 holds layer 0 and
+ * 1 as the complete result has them, and keeps them while a later pass
+ * through the same cache rewrites those rows (into a spare store). */
+typedef struct part_ctx {
+	attn_result *live, part;
+	bool made;
+} part_ctx;
+
+static bool take_part(void *p)
+{
+	part_ctx *x = p;
+	if (!x->made && x->live->partial == 2)
+		x->made = attn_result_partial_copy(x->live, 2, &x->part);
+	return false;
+}
+
+static void check_partial_causal(void)
+{
+	model *m = random_model(OBJ_CAUSAL, 3, 2, 16, 24, 2.0f, 5);
+	activations ws;
+	av_error err;
+	CHECK(activations_init(&ws, &m->cfg, 1, 24, 24, &err));
+	infer_cache c = {0};
+	int32_t ids[24], other[24];
+	token t[24], o[24];
+	random_ids(ids, 24, 3, 300);
+	memcpy(other, ids, sizeof ids);
+	other[0] = ids[0] == 5 ? 6 : 5;
+	to_tokens(ids, 24, t);
+	to_tokens(other, 24, o);
+	attn_result r = {0}, r2 = {0};
+	part_ctx x = {.live = &r};
+	CHECK(infer_attend(m, &ws, &c, t, 24, &r, take_part, &x, &err));
+	CHECK(x.made && x.part.partial == 2 && x.part.causal);
+	CHECK(attn_layer_ready(&x.part, 1) && !attn_layer_ready(&x.part, 2));
+	float keep[2][24][24];
+	bool same = x.made;
+	for (int l = 0; x.made && l < 2; l++)
+		for (int i = 0; i < 24; i++)
+			for (int j = 0; j < 24; j++) {
+				keep[l][i][j] = attn_weight(&x.part, l, 1, i, j);
+				same = same && keep[l][i][j] == attn_weight(&r, l, 1, i, j);
+			}
+	CHECKF(same, "the partial result's layers 0 and 1 are not the complete one's");
+	/* The first character changed: every row again, through the same cache. */
+	CHECK(infer_attend(m, &ws, &c, o, 24, &r2, NULL, NULL, &err));
+	bool kept = x.made, moved = false;
+	for (int l = 0; x.made && l < 2; l++)
+		for (int i = 0; i < 24; i++)
+			for (int j = 0; j <= i; j++) {
+				kept = kept && keep[l][i][j] == attn_weight(&x.part, l, 1, i, j);
+				moved = moved || keep[l][i][j] != attn_weight(&r2, l, 1, i, j);
+			}
+	CHECKF(kept && moved, "a later pass changed the partial result's weights (kept %d)", kept);
+	attn_result_free(&x.part);
+	attn_result_free(&r);
+	attn_result_free(&r2);
+	infer_cache_clear(&c);
+	activations_finish(&ws);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	parallel_set_threads(2);
@@ -619,5 +682,6 @@ int main(void)
 	check_scores_on_demand(OBJ_MASKED);
 	check_scores_on_demand(OBJ_CAUSAL);
 	check_golden_typed();
+	check_partial_causal();
 	return test_summary("infer");
 }

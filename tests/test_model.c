@@ -215,7 +215,7 @@ static void check_model(const char *stem)
 /* The size table and the carving agree, and cover every parameter once. */
 static void check_layout(void)
 {
-	model_config c = {OBJ_MASKED, 50, 8, 2, 3, 16};
+	model_config c = {OBJ_MASKED, 50, 8, 2, 3, 16, {0}};
 	size_t nt = model_tensor_table(&c, NULL, 0);
 	CHECK(nt == 1 + 12 * 3 + 3);
 	tensor_info *t = malloc(nt * sizeof *t);
@@ -256,7 +256,7 @@ static void check_layout(void)
  * sqrt(2L); and the same seed gives the same model. */
 static void check_init(void)
 {
-	model_config c = {OBJ_CAUSAL, 40, 16, 2, 2, 8};
+	model_config c = {OBJ_CAUSAL, 40, 16, 2, 2, 8, {0}};
 	uint32_t cps[40];
 	for (uint32_t i = 0; i < 40; i++)
 		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 'A' + i;

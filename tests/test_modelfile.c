@@ -14,7 +14,7 @@
 
 static model *small_model(void)
 {
-	model_config c = {OBJ_CAUSAL, 9, 8, 2, 2, 16};
+	model_config c = {OBJ_CAUSAL, 9, 8, 2, 2, 16, {0}};
 	uint32_t cps[9] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', ' ',
 			   0x4F60, 0x1F600, '\n'};
 	av_error err;
@@ -260,7 +260,7 @@ static void check_damage(void)
 
 	/* A newer format version asks for a newer attnview. */
 	memcpy(buf, b.v, n);
-	put_u32(buf + 8, 2);
+	put_u32(buf + 8, AV_FORMAT_VERSION_ARCH + 1);
 	reseal(buf, n);
 	CHECK(refused(buf, n, "upgrade attnview"));
 

@@ -144,7 +144,7 @@ static void clipping_and_decay(void)
  * for several chunks. */
 static void thread_independence(void)
 {
-	model_config cfg = {OBJ_MASKED, 9000, 16, 2, 1, 8};
+	model_config cfg = {OBJ_MASKED, 9000, 16, 2, 1, 8, {0}};
 	uint32_t *cps = malloc(9000 * sizeof *cps);
 	for (uint32_t i = 0; i < 9000; i++)
 		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 0x4E00u + i;
@@ -310,7 +310,7 @@ static void ten_steps(const char *name)
  * clipped (scale < 1), one not. */
 static void lanes_exact(void)
 {
-	model_config cfg = {OBJ_MASKED, 1001, 24, 3, 1, 8}; /* nparams not a multiple of 8 */
+	model_config cfg = {OBJ_MASKED, 1001, 24, 3, 1, 8, {0}}; /* nparams not a multiple of 8 */
 	uint32_t *cps = malloc(1001 * sizeof *cps);
 	for (uint32_t i = 0; i < 1001; i++)
 		cps[i] = i < TOK_NSPECIAL ? 0x110000u + i : 0x4E00u + i;

@@ -15,7 +15,7 @@
 
 static model *small_model(objective obj)
 {
-	model_config c = {obj, 9, 8, 2, 2, 16};
+	model_config c = {obj, 9, 8, 2, 2, 16, {0}};
 	uint32_t cps[9] = {
 	    AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2, 'a', 'b', 'c', 'd', 'e', ' '};
 	av_error err;

@@ -711,7 +711,7 @@ static void on_alarm(int sig)
  * (V of at most 16 tokens). */
 static model *small_model(objective obj, int V, int dim, int heads, int layers, uint64_t seed)
 {
-	model_config c = {obj, (uint32_t)V, (uint32_t)dim, (uint32_t)heads, (uint32_t)layers, 16};
+	model_config c = {obj, (uint32_t)V, (uint32_t)dim, (uint32_t)heads, (uint32_t)layers, 16, {0}};
 	uint32_t cps[16];
 	for (int i = 0; i < V; i++)
 		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;
@@ -868,7 +868,7 @@ static void test_reload(void)
  * why not bit for bit). */
 static void test_real_give_up(void)
 {
-	model_config c = {OBJ_CAUSAL, 16, 16, 2, 2, 16};
+	model_config c = {OBJ_CAUSAL, 16, 16, 2, 2, 16, {0}};
 	uint32_t cps[16];
 	for (int i = 0; i < 16; i++)
 		cps[i] = i < 3 ? AV_SPECIAL_CP + (uint32_t)i : 'a' + (uint32_t)i - 3;

@@ -73,6 +73,10 @@ typedef struct dump_extras {
 	/* "faithfulness" (faith.h, faith_rows of every row): loss (n), effect
 	 * (n, n), spearman (n, L, H); all heads, whatever --layer and --head. */
 	const float *faith_loss, *faith_effect, *faith_spearman;
+	/* "logits" (--logits): (n, V) every position's prediction logits
+	 * (infer_pred_logits); -INFINITY, null in JSON, where the model has
+	 * none. */
+	const float *logits;
 } dump_extras;
 
 typedef struct dump_options {

@@ -101,6 +101,13 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
 		      int row, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err);
 
+/* The prediction logits (V) at pos (man 5 attnview, section 6: a masked
+ * model's of the pass with pos alone masked, a causal model's of the pass),
+ * through the cache: what infer_predict takes its predictions from. */
+bool infer_pred_logits(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
+		       int pos, float *logits, infer_stale_fn stale, void *stale_ctx,
+		       av_error *err);
+
 /* model_predict through the cache: the top-k predictions at pos (man 5
  * attnview, Predictions). False if it gave up or failed; ids and probs are
  * then not set. */

@@ -17,6 +17,48 @@ typedef enum objective { OBJ_MASKED = 0, OBJ_CAUSAL = 1 } objective;
 
 const char *objective_name(objective o); /* "masked", "causal" */
 
+/* The architecture variants a model can have besides attnview's own, for
+ * the models other programs train (nanoGPT, minGPT: converted by the PyTorch
+ * package, attnview(5) "Architecture"). Zero in every field is attnview's own
+ * architecture, and a file with it is written as before (format version 1). */
+typedef enum arch_positions { POS_SINUSOIDAL = 0, POS_LEARNED = 1 } arch_positions;
+typedef enum arch_gelu { GELU_TANH = 0, GELU_ERF = 1 } arch_gelu;
+typedef enum arch_scale { SCALE_SQRT_D = 0, SCALE_ONE = 1 } arch_scale;
+typedef enum arch_output { OUT_TIED = 0, OUT_UNTIED = 1 } arch_output;
+typedef enum arch_specials { SPECIALS_OWN = 0, SPECIALS_NONE = 1 } arch_specials;
+typedef enum arch_biases { BIASES_ON = 0, BIASES_NONE = 1 } arch_biases;
+typedef enum arch_origin { ORIGIN_ATTNVIEW = 0, ORIGIN_NANOGPT = 1, ORIGIN_MINGPT = 2 } arch_origin;
+
+typedef struct model_arch {
+	uint32_t positions; /* pe: sinusoids (section 1), or a learned table wpe (T, d) */
+	uint32_t gelu;	    /* the tanh form, or the exact one with erf */
+	uint32_t scale;	    /* of the token embedding: sqrt(d), or 1 */
+	uint32_t output;    /* logits from wte (tied), or from a matrix out_w (V, d) */
+	uint32_t specials;  /* ids 0..2 have rows of their own, or none: zero rows, no logit */
+	uint32_t biases;    /* biases as stored, or none (every bias and LN shift 0) */
+	uint32_t origin;    /* the program that trained it (informational) */
+} model_arch;
+
+/* One field of model_arch: its name, where it is, and the names of its
+ * values (0..count-1), for the file, --info and the messages. The file holds
+ * the fields as u32 in this order. */
+typedef struct arch_field {
+	const char *name;
+	size_t offset; /* in model_arch */
+	uint32_t count;
+	const char *const *values;
+} arch_field;
+#define ARCH_NFIELDS 7
+#define ARCH_ORIGIN  (ARCH_NFIELDS - 1) /* the origin is the last field */
+extern const arch_field model_arch_fields[ARCH_NFIELDS];
+
+static inline uint32_t arch_value(const model_arch *a, const arch_field *f)
+{
+	return *(const uint32_t *)(const void *)((const char *)a + f->offset);
+}
+/* Whether a is attnview's own architecture (every field 0, the origin aside). */
+bool model_arch_is_own(const model_arch *a);
+
 typedef struct model_config {
 	uint32_t objective;  /* enum objective */
 	uint32_t vocab_size; /* V, including the specials */
@@ -24,6 +66,7 @@ typedef struct model_config {
 	uint32_t heads;	     /* h; d % h == 0 */
 	uint32_t layers;     /* L */
 	uint32_t context;    /* T: longest sequence */
+	model_arch arch;     /* zero: attnview's own */
 } model_config;
 
 /* Checks the limits of common.h and the relations between fields; the message
@@ -45,8 +88,10 @@ typedef struct layer_params {
 
 typedef struct model_params {
 	float *wte; /* (V, d) */
+	float *wpe; /* (T, d) learned positions, or NULL (sinusoids) */
 	layer_params layer[AV_MAX_LAYERS];
 	float *lnf_w, *lnf_b; /* (d) */
+	float *out_w;	      /* (V, d) an untied output matrix, or NULL (wte) */
 	float *out_b;	      /* (V) */
 } model_params;
 
@@ -110,7 +155,11 @@ typedef struct model {
 	size_t nparams;
 	float *params; /* one allocation, carved by p */
 	model_params p;
-	float *pe; /* (context, d) sinusoidal positions */
+	/* (context, d): the sinusoids (owned), or the learned table p.wpe. */
+	float *pe;
+	/* (V, d): the output matrix, p.out_w or (tied) p.wte. */
+	const float *out_w;
+	float emb_scale; /* sqrt(d) rounded to binary32, or 1 */
 	/* How its heads formed while it trained (timeline.h), or NULL: owned,
 	 * written and read with the model file. */
 	struct timeline *timeline;
@@ -178,6 +227,13 @@ const float *model_block_forward(const model *m, activations *a, int layer, cons
 /* logits[r] = lnf[rows[r]] wte^T + out_b for nrows rows (indices into B*T);
  * rows == NULL means rows 0..nrows-1. nrows <= a->max_rows. */
 void model_logits(const model *m, activations *a, const int32_t *rows, int nrows);
+/* logits (nrows, V) = h (nrows, d) out_w^T + out_b: the output projection
+ * (tied: out_w is wte); a model without the special tokens has no logit for
+ * ids 0..2, -INFINITY there, so every softmax gives them 0. Every pass that
+ * makes logits calls it. */
+void model_unembed(const model *m, float *logits, const float *h, int nrows);
+/* The model's GELU (its architecture's form) on n values. */
+void model_gelu(const model *m, float *out, const float *in, int n);
 
 /* Everything the view and the dump show for one text. */
 /* The weights of a causal model's passes, and each layer's queries and keys,
@@ -229,7 +285,7 @@ typedef struct attn_result {
 	size_t cap, cap_qk;
 	int cap_tokens;
 	/* 0: every layer is in the result. Else it holds layers 0..partial-1
-	 * only: a masked model's result published while its pass goes on (the
+	 * only: a result published while its pass goes on (the
 	 * view's worker, worker.h), read through attn_layer_ready; while
 	 * infer_attend runs, the layers it has finished. */
 	int partial;
@@ -240,9 +296,10 @@ static inline bool attn_layer_ready(const attn_result *r, int l)
 {
 	return r->partial == 0 || l < r->partial;
 }
-/* A copy of the first `layers` layers of a masked model's result r (its
- * tokens, queries and keys; the weights are computed when read) into *out,
- * marked partial; false when memory ran out. */
+/* A copy of the first `layers` layers of a result r into *out, marked
+ * partial: a masked model's tokens, queries and keys (the weights are
+ * computed when read); a causal model's tokens and a reference to the store
+ * its pass fills (infer.c). False when memory ran out. */
 bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out);
 
 /* Offset of row i in a packed head's block. */

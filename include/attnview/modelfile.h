@@ -2,7 +2,7 @@
  *
  *   offset size
  *   0      8    magic "ATTNVIEW"
- *   8      4    format version (1)
+ *   8      4    format version (1; 2 with the architecture)
  *   12     4    kind: 0 model, 1 training checkpoint
  *   16     8    file size in bytes, checksum included
  *   24     4    objective: 0 masked, 1 causal
@@ -19,6 +19,9 @@
  *   84     4    validation accuracy (f32)
  *   88     4    unigram baseline loss (f32)
  *   92     4    unigram baseline accuracy (f32)
+ *   96    28    version 2 only: the architecture, 7 u32 (positions, gelu, scale,
+ *               output, specials, biases, origin: model_arch); the offsets
+ *               below are then 28 further
  *   96     4    n1, then n1 bytes: model name (UTF-8, no NUL)
  *          4    n2, then n2 bytes: corpus description (UTF-8, no NUL)
  *          4V   vocabulary: u32 codepoints; entries 0..2 = 0x110000..0x110002
@@ -36,8 +39,13 @@
 
 #define AV_MAGIC "ATTNVIEW"
 #define AV_FORMAT_VERSION 1u
+/* Version 2: version 1 with the architecture (model_arch, ARCH_NFIELDS u32
+ * in model_arch_fields' order) after the fixed header; written only for a
+ * model whose architecture is not attnview's own (every field 0). */
+#define AV_FORMAT_VERSION_ARCH 2u
 enum { AV_KIND_MODEL = 0, AV_KIND_CHECKPOINT = 1 };
 #define AV_HEADER_FIXED 96u
+#define AV_ARCH_BYTES	(4u * ARCH_NFIELDS)
 
 /* Serialise a model (kind AV_KIND_MODEL), checksum included. `extra` (may be
  * NULL) is appended before the checksum and the kind set to `kind`. */

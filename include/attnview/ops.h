@@ -18,9 +18,10 @@
 void positions_init(float *pe, int T, int C);
 
 /* tokens (B,T), wte (V,C), pe (T,C) -> out (B,T,C)
- * out[b][t] = sqrt(C) * wte[tokens[b][t]] + pe[t] */
-void embed_forward(float *out, const int32_t *tokens, const float *wte, const float *pe, int B,
-		   int T, int C);
+ * out[b][t] = scale * wte[tokens[b][t]] + pe[t]; scale is sqrt(C) rounded to
+ * binary32 (attnview's models) or 1 (model.emb_scale). */
+void embed_forward(float *out, const int32_t *tokens, const float *wte, const float *pe,
+		   float scale, int B, int T, int C);
 
 /* inp (N,C) -> out (N,C); mean, rstd (N) kept for the backward pass (may be NULL).
  * out = (inp - mean) * rstd * w + b, rstd = 1/sqrt(var + 1e-5), var biased (1/C). */
@@ -58,6 +59,10 @@ void gelu_forward(float *out, const float *inp, int N);
 /* The same, and inp (N) replaced by gelu'(inp): all the backward needs of
  * the GELU's input, one exponential fewer per element than recomputing it. */
 void gelu_forward_grad(float *out, float *inp, int N);
+/* inp (N) -> out (N), the exact form: gelu(x) = x (1 + erf(x / sqrt 2)) / 2
+ * (vec8.h: within 2.3 u |x| of the exact value); the _grad twin as above. */
+void gelu_erf_forward(float *out, const float *inp, int N);
+void gelu_erf_forward_grad(float *out, float *inp, int N);
 
 /* out (N) = a (N) + b (N) */
 void residual_forward(float *out, const float *a, const float *b, int N);

@@ -9,17 +9,21 @@ many, CPU or GPU), look at it with attnview.
 
     python3 -m attnview_torch.train CORPUS -o MODEL [attnview --train's options]
     python3 -m attnview_torch info|dump|compare|export ...
+    python3 -m attnview_torch.convert CKPT -o OUT.attn   (nanoGPT, minGPT)
 
 Modules: model (the nn.Module and the forward pass of man 5 attnview),
 modelfile (the .attn format), timeline (its training timeline), tokenizer
 (attnview's text cleaning), corpus (vocabulary and training data), optimizer
 (the learning-rate schedule and a reference AdamW), checkpoint (the trainer's resumable state), distributed
 (processes and devices), train (the trainer), tool (the command line), shown
-(names and metadata quoted for a terminal, as attnview quotes them).
+(names and metadata quoted for a terminal, as attnview quotes them), convert
+(nanoGPT's and minGPT's checkpoints into model files), gpt (their layout and
+forward pass), certify (the converter's certificate), bound (the float32
+bound of man 5 attnview, NOTES).
 """
 
 from .model import (NSPECIAL, OBJ_CAUSAL, OBJ_MASKED, OBJECTIVES, SPECIAL_CP, TOK_MASK,
-                     TOK_PAD, TOK_UNK, AttnviewModel, Config, ConfigError, attend, forward,
+                     TOK_PAD, TOK_UNK, Arch, AttnviewModel, Config, ConfigError, attend, forward,
                      loss_fn, num_params, tensor_table)
 from .modelfile import (KIND_CHECKPOINT, KIND_MODEL, FormatError, check_training_state,
                         decode, encode, parse_training_state)
@@ -27,7 +31,7 @@ from .tokenizer import CleanStats, Cleaner, clean_bytes, tokenize_text
 
 __version__ = "0.2.0"
 __all__ = ["NSPECIAL", "OBJ_CAUSAL", "OBJ_MASKED", "OBJECTIVES", "SPECIAL_CP", "TOK_MASK",
-           "TOK_PAD", "TOK_UNK", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
+           "TOK_PAD", "TOK_UNK", "Arch", "AttnviewModel", "Config", "ConfigError", "attend", "forward",
            "loss_fn", "num_params", "tensor_table", "KIND_CHECKPOINT", "KIND_MODEL",
            "FormatError", "check_training_state", "decode", "encode", "parse_training_state",
            "CleanStats", "Cleaner", "clean_bytes", "tokenize_text", "from_bytes", "load",

@@ -46,16 +46,61 @@ class ConfigError(ValueError):
     """Impossible hyperparameters."""
 
 
-class Config:
-    """Objective, vocabulary size and the four sizes of the header."""
+# The architecture variants (man 5 attnview, "Architecture"; model_arch in
+# include/attnview/model.h): each field with the names of its values, in the
+# order a version-2 file holds them. 0 everywhere is attnview's own.
+ARCH_FIELDS = (("positions", ("sinusoidal", "learned")),
+               ("gelu", ("tanh", "erf")),
+               ("scale", ("sqrt(d)", "1")),
+               ("output", ("tied", "untied")),
+               ("specials", ("own", "none")),
+               ("biases", ("yes", "none")),
+               ("origin", ("attnview", "nanoGPT", "minGPT")))
+ARCH_NAMES = tuple(f for f, _ in ARCH_FIELDS)
 
-    def __init__(self, objective, vocab_size, dim, heads, layers, context):
+
+class Arch:
+    """A model's architecture: an int per field of ARCH_FIELDS, by name or by
+    value name (Arch(positions="learned", gelu="erf")); every field 0 is
+    attnview's own architecture."""
+
+    def __init__(self, **fields):
+        for name, values in ARCH_FIELDS:
+            v = fields.pop(name, 0)
+            setattr(self, name, values.index(v) if isinstance(v, str) else int(v))
+        if fields:
+            raise TypeError("no architecture field %s" % ", ".join(sorted(fields)))
+
+    def as_tuple(self):
+        return tuple(getattr(self, n) for n in ARCH_NAMES)
+
+    @property
+    def own(self):
+        """attnview's own architecture (the origin aside)."""
+        return not any(self.as_tuple()[:-1])
+
+    def name(self, field):
+        return dict(ARCH_FIELDS)[field][getattr(self, field)]
+
+    def __eq__(self, other):
+        return isinstance(other, Arch) and self.as_tuple() == other.as_tuple()
+
+    def __repr__(self):
+        return "Arch(%s)" % ", ".join("%s=%r" % (n, self.name(n)) for n in ARCH_NAMES)
+
+
+class Config:
+    """Objective, vocabulary size, the four sizes of the header and the
+    architecture (Arch; None: attnview's own)."""
+
+    def __init__(self, objective, vocab_size, dim, heads, layers, context, arch=None):
         self.objective = objective
         self.vocab_size = vocab_size
         self.dim = dim
         self.heads = heads
         self.layers = layers
         self.context = context
+        self.arch = arch if arch is not None else Arch()
 
     @property
     def causal(self):
@@ -66,18 +111,28 @@ class Config:
                 self.context)
 
     def __eq__(self, other):
-        return isinstance(other, Config) and self.as_tuple() == other.as_tuple()
+        return (isinstance(other, Config) and self.as_tuple() == other.as_tuple()
+                and self.arch == other.arch)
 
     def __repr__(self):
         return ("Config(objective=%s, vocab_size=%d, dim=%d, heads=%d, layers=%d, "
-                "context=%d)" % ((OBJECTIVES.get(self.objective, self.objective),)
-                                 + self.as_tuple()[1:]))
+                "context=%d%s)" % ((OBJECTIVES.get(self.objective, self.objective),)
+                                   + self.as_tuple()[1:]
+                                   + ("" if not any(self.arch.as_tuple())
+                                      else ", arch=%r" % self.arch,)))
 
     def check(self):
         """The rules of attnview's loader (model_config_check); raises
         ConfigError naming the first one broken."""
         if self.objective not in OBJECTIVES:
             raise ConfigError("objective %d is unknown (0 masked, 1 causal)" % self.objective)
+        for name, values in ARCH_FIELDS:
+            if not 0 <= getattr(self.arch, name) < len(values):
+                raise ConfigError("architecture field %s is %d, which is unknown (0..%d)"
+                                  % (name, getattr(self.arch, name), len(values) - 1))
+        if self.arch.specials and not self.causal:
+            raise ConfigError("a model without the special tokens must be causal: the masked "
+                              "objective needs the mask token")
         if not NSPECIAL + 1 <= self.vocab_size <= MAX_VOCAB:
             raise ConfigError("vocabulary size %d is outside %d..%d"
                               % (self.vocab_size, NSPECIAL + 1, MAX_VOCAB))
@@ -108,15 +163,27 @@ def tensor_table(cfg):
               "proj_w": (d, d), "proj_b": (d,), "ln2_w": (d,), "ln2_b": (d,),
               "fc_w": (4 * d, d), "fc_b": (4 * d,), "fc2_w": (d, 4 * d), "fc2_b": (d,)}
     t = [("wte", (V, d))]
+    if cfg.arch.positions:
+        t.append(("wpe", (cfg.context, d)))
     for l in range(cfg.layers):
         t += [("h%d.%s" % (l, leaf), shapes[leaf]) for leaf in LAYER_TENSORS]
-    t += [("lnf_w", (d,)), ("lnf_b", (d,)), ("out_b", (V,))]
-    return t
+    t += [("lnf_w", (d,)), ("lnf_b", (d,))]
+    if cfg.arch.output:
+        t.append(("out_w", (V, d)))
+    return t + [("out_b", (V,))]
 
 
 def num_params(cfg):
     d, V = cfg.dim, cfg.vocab_size
-    return V * d + cfg.layers * (12 * d * d + 13 * d) + 2 * d + V
+    return (V * d + cfg.layers * (12 * d * d + 13 * d) + 2 * d + V
+            + cfg.arch.positions * cfg.context * d + cfg.arch.output * V * d)
+
+
+def is_bias(name):
+    """The tensors a model without biases has as zeros (every bias and
+    LayerNorm shift): those attnview initialises to zero."""
+    return name.split(".")[-1] in ("ln1_b", "ln2_b", "qkv_b", "proj_b", "fc_b", "fc2_b",
+                                   "lnf_b", "out_b")
 
 
 def is_decayed(name):
@@ -149,8 +216,9 @@ def positions(T, d, device=None):
     return _positions_on(T, d, torch.device(device))
 
 
-def gelu(x):
-    return F.gelu(x, approximate="tanh")
+def gelu(x, erf=False):
+    """The tanh form (attnview's), or the exact one with erf."""
+    return F.gelu(x) if erf else F.gelu(x, approximate="tanh")
 
 
 @functools.lru_cache(maxsize=32)
@@ -182,8 +250,11 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None, h
     hs = d // nh
     assert n <= cfg.context, "%d tokens, the context is %d" % (n, cfg.context)
     dev = tokens.device
-    scale = torch.tensor(math.sqrt(d), dtype=torch.float32).to(dtype)
-    x = scale * P["wte"][tokens] + positions(n, d, dev).to(dtype)
+    arch = cfg.arch
+    # sqrt(d) rounded to float32 (section 2), or 1
+    scale = torch.tensor(1.0 if arch.scale else math.sqrt(d), dtype=torch.float32).to(dtype)
+    pe = P["wpe"][:n] if arch.positions else positions(n, d, dev).to(dtype)
+    x = scale * P["wte"][tokens] + pe
     mask = _causal_mask(n, dev) if cfg.causal else None
     atts, scores = [], []
     for l in range(cfg.layers):
@@ -213,7 +284,7 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None, h
         y = heads_out.transpose(1, 2).reshape(B, n, d)
         x = x + (y @ p("proj_w").T + p("proj_b"))
         b = F.layer_norm(x, (d,), p("ln2_w"), p("ln2_b"), eps=LN_EPS)
-        x = x + (gelu(b @ p("fc_w").T + p("fc_b")) @ p("fc2_w").T + p("fc2_b"))
+        x = x + (gelu(b @ p("fc_w").T + p("fc_b"), arch.gelu) @ p("fc2_w").T + p("fc2_b"))
         if trace is not None:
             trace[-1]["x"] = x
         if keep:
@@ -223,10 +294,16 @@ def forward(cfg, params, tokens, dtype=None, keep=True, ablate=(), trace=None, h
     return final, atts, scores
 
 
-def logits_of(params, final, dtype=None):
-    """Output projection tied to the embedding (section 5)."""
+def logits_of(params, final, dtype=None, cfg=None):
+    """The output projection (section 5): tied to the embedding, or the
+    untied matrix out_w when params has one; a model without the special
+    tokens (cfg.arch.specials) has no logit for ids 0..2: -inf."""
     dtype = dtype or final.dtype
-    return final @ params["wte"].to(dtype).T + params["out_b"].to(dtype)
+    w = params["out_w"] if "out_w" in params else params["wte"]
+    out = final @ w.to(dtype).T + params["out_b"].to(dtype)
+    if cfg is not None and cfg.arch.specials:
+        out[..., :NSPECIAL] = float("-inf")
+    return out
 
 
 def target_logits(cfg, params, tokens, targets, rows=None):
@@ -238,7 +315,7 @@ def target_logits(cfg, params, tokens, targets, rows=None):
     y = targets.reshape(-1)
     if rows is None:
         rows = (y >= 0).nonzero().squeeze(1)
-    return logits_of(params, h[rows]), y[rows]
+    return logits_of(params, h[rows], cfg=cfg), y[rows]
 
 
 def loss_fn(cfg, params, tokens, targets, rows=None):
@@ -285,9 +362,13 @@ class AttnviewModel(nn.Module):
         self.meta = dict(meta or {})
         d, V = config.dim, config.vocab_size
         self.wte = nn.Parameter(torch.zeros(V, d))
+        if config.arch.positions:
+            self.wpe = nn.Parameter(torch.zeros(config.context, d))
         self.h = nn.ModuleList(Block(d) for _ in range(config.layers))
         self.lnf_w = nn.Parameter(torch.ones(d))
         self.lnf_b = nn.Parameter(torch.zeros(d))
+        if config.arch.output:
+            self.out_w = nn.Parameter(torch.zeros(V, d))
         self.out_b = nn.Parameter(torch.zeros(V))
         for b in self.h:
             b.ln1_w.data.fill_(1.0)
@@ -360,7 +441,7 @@ class AttnviewModel(nn.Module):
         P = self.file_parameters()
         if targets is None:
             final, _, _ = forward(self.config, P, tokens, keep=False)
-            return logits_of(P, final)
+            return logits_of(P, final, cfg=self.config)
         return loss_fn(self.config, P, tokens, targets, rows)
 
     def hidden(self, tokens):
@@ -382,7 +463,7 @@ def attend(model, ids, dtype=torch.float32):
     dev = params["wte"].device
     toks = torch.tensor([ids], dtype=torch.long, device=dev)
     final, atts, scores = forward(cfg, params, toks, dtype)
-    logits = logits_of(params, final, dtype)[0]
+    logits = logits_of(params, final, dtype, cfg)[0]
     if cfg.causal:
         pred = logits.clone()
     else:
@@ -391,7 +472,7 @@ def attend(model, ids, dtype=torch.float32):
         idx = torch.arange(n, device=dev)
         batch[idx, idx] = TOK_MASK
         f, _, _ = forward(cfg, params, batch, dtype, keep=False)
-        pred = logits_of(params, f[idx, idx], dtype)
+        pred = logits_of(params, f[idx, idx], dtype, cfg)
     att = torch.stack([a[0] for a in atts])
     sc = torch.stack([s[0] for s in scores])
     return att, sc, logits, pred

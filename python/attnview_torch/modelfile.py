@@ -24,12 +24,17 @@ from collections import OrderedDict
 
 import torch
 
-from .model import (NSPECIAL, SPECIAL_CP, Config, ConfigError, num_params, tensor_table)
+from .model import (ARCH_FIELDS, NSPECIAL, SPECIAL_CP, Arch, Config, ConfigError, is_bias,
+                    num_params, tensor_table)
 from .shown import file_string, quote
 from . import timeline as _timeline
 
 MAGIC = b"ATTNVIEW"
 FORMAT_VERSION = 1
+# Version 2 holds the architecture (7 u32 at byte 96, ARCH_FIELDS' order);
+# attnview writes it only for a model whose architecture is not its own.
+FORMAT_VERSION_ARCH = 2
+ARCH_BYTES = 4 * len(ARCH_FIELDS)
 KIND_MODEL, KIND_CHECKPOINT = 0, 1
 MAX_STRING = 4096
 
@@ -122,7 +127,9 @@ def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b"", timelin
     if len(vocab) != config.vocab_size:
         raise ValueError("the vocabulary has %d entries, the config says %d"
                          % (len(vocab), config.vocab_size))
-    body = [_string(m["name"], "model name"), _string(m["corpus"], "corpus description"),
+    v2 = any(config.arch.as_tuple())
+    body = [struct.pack("<%dI" % len(ARCH_FIELDS), *config.arch.as_tuple()) if v2 else b"",
+            _string(m["name"], "model name"), _string(m["corpus"], "corpus description"),
             struct.pack("<%dI" % len(vocab), *vocab)]
     for name, shape in tensor_table(config):
         t = params[name]
@@ -133,7 +140,8 @@ def encode(config, vocab, params, meta=None, kind=KIND_MODEL, state=b"", timelin
         body.append(_timeline.serialize(timeline))
     body.append(bytes(state))
     size = HEADER.size + sum(len(b) for b in body) + 4
-    head = struct.pack("<8sIIQIIIIIIQQqQ", MAGIC, FORMAT_VERSION, kind, size, config.objective,
+    head = struct.pack("<8sIIQIIIIIIQQqQ", MAGIC, FORMAT_VERSION_ARCH if v2 else FORMAT_VERSION,
+                       kind, size, config.objective,
                        config.vocab_size, config.dim, config.heads, config.layers,
                        config.context, m["steps"] & (2**64 - 1), m["tokens"] & (2**64 - 1),
                        m["created"], m["seed"] & (2**64 - 1))
@@ -208,11 +216,12 @@ def decode(data, what="model"):
     if n < 12:
         raise _truncated_header(shown, n)
     version = struct.unpack_from("<I", data, 8)[0]
-    if version != FORMAT_VERSION:
+    if version not in (FORMAT_VERSION, FORMAT_VERSION_ARCH):
         raise FormatError("%s: model format version %d, but this reader reads version %d%s"
-                          % (shown, version, FORMAT_VERSION,
-                             ": upgrade to read it" if version > FORMAT_VERSION
+                          % (shown, version, FORMAT_VERSION_ARCH,
+                             ": upgrade to read it" if version > FORMAT_VERSION_ARCH
                              else ": the file is damaged"))
+    v2 = version == FORMAT_VERSION_ARCH
     if n < 24:
         raise _truncated_header(shown, n)
     kind, size = struct.unpack_from("<IQ", data, 12)
@@ -225,7 +234,7 @@ def decode(data, what="model"):
                               "copy it again or retrain" % (shown, size, n))
         raise FormatError("%s: the header says %d bytes but the file has %d: it was damaged or "
                           "something was appended; restore it or retrain" % (shown, size, n))
-    if n < HEADER.size + 12:
+    if n < HEADER.size + (ARCH_BYTES if v2 else 0) + 12:
         raise FormatError("%s: only %d bytes, too short for a model header" % (shown, n))
     stored = struct.unpack_from("<I", data, n - 4)[0]
     actual = zlib.crc32(data[:n - 4]) & 0xFFFFFFFF
@@ -245,13 +254,23 @@ def decode(data, what="model"):
             nan_bits[key] = struct.unpack_from("<I", data, 80 + 4 * i)[0]
     if nan_bits:
         meta["_nan_bits"] = nan_bits
-    cfg = Config(obj, V, d, h, L, T)
+    arch = Arch()
+    off = HEADER.size
+    if v2:
+        for name, values in ARCH_FIELDS:
+            v = struct.unpack_from("<I", data, off)[0]
+            if v >= len(values):
+                raise FormatError("%s: the architecture's %s at byte %d is %d, which this "
+                                  "attnview does not know (0..%d): the file is damaged or from "
+                                  "a newer attnview" % (shown, name, off, v, len(values) - 1))
+            setattr(arch, name, v)
+            off += 4
+    cfg = Config(obj, V, d, h, L, T, arch)
     try:
         cfg.check()
     except ConfigError as e:
         raise FormatError("%s: impossible hyperparameters in the header (bytes 24..47): %s; the "
                           "file is damaged" % (shown, e)) from None
-    off = HEADER.size
     for key, label in (("name", "model name"), ("corpus", "corpus description")):
         if off + 4 > end:
             raise FormatError("%s: truncated at byte %d (the %s length): the file is "
@@ -297,6 +316,7 @@ def decode(data, what="model"):
     for name, shape in tensor_table(cfg):
         cnt = math.prod(shape)
         params[name] = flat[at:at + cnt].reshape(shape).clone()
+        _check_zeros(cfg, name, params[name], off + 4 * at, shown)
         at += cnt
     off += 4 * P
     tl = None
@@ -313,6 +333,27 @@ def decode(data, what="model"):
     if kind == KIND_CHECKPOINT:
         parse_training_state(state, cfg, what, off)
     return ModelFile(cfg, vocab, params, meta, kind, state, off, tl)
+
+
+def _check_zeros(cfg, name, t, at, shown):
+    """The zeros the architecture promises (attnview's check_zeros): no biases
+    at all, or no rows for ids 0..2 (wte, out_w, out_b). at: the tensor's
+    byte."""
+    a = cfg.arch
+    bias = a.biases and is_bias(name)
+    if bias:
+        flat = t.reshape(-1)
+    elif a.specials and name in ("wte", "out_w", "out_b"):
+        flat = t[:NSPECIAL].reshape(-1)
+    else:
+        return
+    nz = flat.nonzero()
+    if len(nz):
+        i = int(nz[0])
+        raise FormatError("%s: parameter %s[%d] (byte %d) is not 0, but the architecture says "
+                          "%s: the file is damaged; convert the model again"
+                          % (shown, name, i, at + 4 * i,
+                             "the model has no biases" if bias else "ids 0..2 have no rows"))
 
 
 def read_file(path):

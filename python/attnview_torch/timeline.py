@@ -253,7 +253,7 @@ def measure(tl, model, scored=None):
         if not causal:
             final, _, _ = forward(cfg, params, torch.tensor(inp, dtype=torch.long, device=dev),
                                   keep=False)
-        logits = logits_of(params, final).double()
+        logits = logits_of(params, final, cfg=model.cfg).double()
         q = max(np_ // 4, 1)
         allx = early = late = 0.0
         ne = nl = 0

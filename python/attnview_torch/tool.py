@@ -23,7 +23,7 @@ import sys
 import torch
 
 from . import load
-from .model import OBJECTIVES, SPECIAL_CP, TOK_UNK, attend, num_params
+from .model import ARCH_FIELDS, OBJECTIVES, SPECIAL_CP, TOK_UNK, attend, num_params
 from .modelfile import FormatError
 from .shown import ArgumentParser, error_text, json_visible, visible
 from .tokenizer import tokenize_text
@@ -144,6 +144,8 @@ def info(path):
     d = dict(objective=OBJECTIVES[c.objective], vocab_size=c.vocab_size, dim=c.dim,
              heads=c.heads, layers=c.layers, context=c.context, params=num_params(c),
              kind=m.kind)
+    if any(c.arch.as_tuple()):
+        d["architecture"] = {n: c.arch.name(n) for n, _ in ARCH_FIELDS}
     d.update({k: (None if isinstance(v, float) and math.isnan(v) else v)
               for k, v in m.meta.items() if not k.startswith("_")})
     return d

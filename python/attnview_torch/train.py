@@ -418,6 +418,12 @@ class Trainer:
                 self.error(error_text(e))
                 raise _Failed(EXIT_RUNTIME) from None
             c = init.config
+            if not c.arch.own:
+                self.error("%s: this model has %s's architecture (learned positions, its GELU, "
+                           "embedding and output), which attnview's trainer does not train: go "
+                           "on training it where it was trained and convert it again, or train "
+                           "a new model without --init" % (quote(a.init), c.arch.name("origin")))
+                raise _Failed(EXIT_RUNTIME)
             have = dict(objective=OBJECTIVES[c.objective], dim=c.dim, heads=c.heads,
                         layers=c.layers, context=c.context)
             for k in INIT_FIXED:

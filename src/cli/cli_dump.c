@@ -23,6 +23,7 @@ typedef struct dump_request {
 	cli_common c;	  /* --model, --text, --input, --layer, --head, --words, ... */
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
+	bool logits; /* --logits: every position's prediction logits */
 	/* issue 11's sections (dump.h, dump_extras) */
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
@@ -56,6 +57,9 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		if (!cli_parse_int(arg, 0, 100, &q->topk))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
 					   AV_Q(arg));
+		break;
+	case OPT_LOGITS:
+		q->logits = true;
 		break;
 	case OPT_CONTRIBUTIONS:
 		q->contributions = true;
@@ -123,9 +127,9 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 		return usage_error("%s", _("--query/--key, --patch, --lens, --dla, --circuits and "
 					   "--faithfulness are tables of their own: in TSV ask for "
 					   "one"));
-	if (q->out.format == DUMP_TSV && (c->words || c->compare || q->ablate))
-		return usage_error("%s", _("--words, --compare and --ablate are in the JSON dump "
-					   "only (--format json)"));
+	if (q->out.format == DUMP_TSV && (c->words || c->compare || q->ablate || q->logits))
+		return usage_error("%s", _("--words, --compare, --ablate and --logits are in the "
+					   "JSON dump only (--format json)"));
 	return -1;
 }
 
@@ -154,7 +158,8 @@ typedef struct dump_run {
 	float *lens_p, *dla_logit, *dla_heads, *dla_rest;
 	int *lens_commit;
 	circuits circ;
-	float *faith; /* loss (n), effect (n, n), spearman (n, L, H) */
+	float *faith;  /* loss (n), effect (n, n), spearman (n, L, H) */
+	float *logits; /* --logits: (n, V) */
 	patch_result patch;
 	score_split split;
 	dump_extras x;
@@ -180,6 +185,7 @@ static void dump_run_free(dump_run *d)
 	free(d->dla_rest);
 	circuits_finish(&d->circ);
 	free(d->faith);
+	free(d->logits);
 	attn_result_free(&d->r);
 	attn_result_free(&d->before);
 	attn_result_free(&d->cmp);
@@ -512,6 +518,30 @@ static bool faithfulness(dump_run *d, av_error *err)
 	return ok;
 }
 
+/* --logits: every position's prediction logits (man 5 attnview, section 6),
+ * each row as the predictions ask for it (infer_pred_logits), so that they
+ * are the bits the predictions come from; with --ablate, of the ablated
+ * model, as the predictions of the dump. */
+static bool logits(dump_run *d, av_error *err)
+{
+	const size_t V = d->m->cfg.vocab_size;
+	infer_cache *c = calloc(1, sizeof *c);
+	d->logits = malloc((size_t)d->n * V * sizeof *d->logits);
+	bool ok = c && d->logits;
+	if (!ok)
+		av_fail(err, _("out of memory"));
+	d->ws.ablate = d->ablate;
+	for (int p = 0; ok && p < d->n; p++)
+		ok = infer_pred_logits(d->m, &d->ws, c, d->toks, d->n, p, d->logits + (size_t)p * V,
+				       NULL, NULL, err);
+	d->ws.ablate = NULL;
+	if (c)
+		infer_cache_clear(c);
+	free(c);
+	d->x.logits = ok ? d->logits : NULL;
+	return ok;
+}
+
 /* --words: words at spaces and punctuation, and at the text's '|' marks. */
 static bool words(dump_run *d, av_error *err)
 {
@@ -575,7 +605,7 @@ static int run_dump(dump_request *q, const model *m)
 	    ((q->why.lens || q->why.dla) && !lens(q, &d, &err)) ||
 	    (q->why.circuits &&
 	     !(d.x.circuits = circuits_init(&d.circ, m, &err) ? &d.circ : NULL)) ||
-	    (q->why.faith && !faithfulness(&d, &err)) ||
+	    (q->why.faith && !faithfulness(&d, &err)) || (q->logits && !logits(&d, &err)) ||
 	    !dump_write(stdout, m, &d.r, &q->out, &err))
 		goto out;
 	status = EXIT_OK;

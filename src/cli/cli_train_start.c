@@ -186,6 +186,16 @@ int take_init(train_request *q)
 	}
 	q->init_model = m;
 	const model_config *c = &m->cfg;
+	if (!model_arch_is_own(&c->arch)) {
+		av_fail(&err,
+			_("%s: this model has %s's architecture (learned positions, its GELU, "
+			  "embedding and output), which attnview's trainer does not train: go on "
+			  "training it where it was trained and convert it again, or train a new "
+			  "model without --init"),
+			AV_Q(q->init), model_arch_fields[ARCH_ORIGIN].values[c->arch.origin]);
+		cli_error(err.msg);
+		return EXIT_RUNTIME;
+	}
 	const struct {
 		int opt;
 		uint32_t mine, model;

@@ -65,6 +65,9 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "text in another encoding gets an iconv hint)")),
     O(OPT_TOP, "top", 0, "K", M_DUMP,
       N_("top-K predictions per position in JSON (default 5, 0 = none)")),
+    O(OPT_LOGITS, "logits", 0, NULL, M_DUMP,
+      N_("the prediction logits of every position, one per id, in JSON (null where a model "
+	 "has none: ids 0..2 of a converted model)")),
     O(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, NULL),
     O(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT,
       N_("the q·k breakdown of that cell in every head shown, and its score split by source "

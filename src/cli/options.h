@@ -56,6 +56,7 @@ typedef enum cli_opt_id {
 	OPT_FORMAT,
 	OPT_INPUT,
 	OPT_TOP,
+	OPT_LOGITS,
 	OPT_QUERY,
 	OPT_KEY,
 	OPT_CONTRIBUTIONS,

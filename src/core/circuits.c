@@ -64,27 +64,35 @@ static void head_matrices(const circ_work *w, int l, int h, head_mats *hm)
 			hm->o[(size_t)c * d + k] = p->proj_w[(size_t)k * d + h * hs + c];
 }
 
+/* The embedding's scale in binary64: sqrt(d), or 1 (a converted model). */
+static double emb_scale64(const model *m)
+{
+	return m->cfg.arch.scale == SCALE_ONE ? 1.0 : sqrt((double)m->cfg.dim);
+}
+
 /* The frozen scale s0 = 1 / sqrt(var + eps), var the mean over every
- * character v and position t of the variance of sqrt(d) wte[v] + pe[t]:
+ * id v (a model without the special tokens: every character) and position t
+ * of the variance of e wte[v] + pe[t], e the embedding scale:
  * mean_v var(a_v) + mean_t var(p_t) + 2 cov(mean_v a_v, mean_t p_t). */
 static double frozen_scale(const model *m, double *abar, double *pbar)
 {
 	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size, T = (int)m->cfg.context;
-	const double sq = sqrt((double)d);
+	const int v0 = m->cfg.arch.specials == SPECIALS_NONE ? TOK_NSPECIAL : 0, NV = V - v0;
+	const double sq = emb_scale64(m);
 	double va = 0, vp = 0;
 	memset(abar, 0, (size_t)d * sizeof *abar);
 	memset(pbar, 0, (size_t)d * sizeof *pbar);
 	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < (pass ? T : V); i++) {
+		for (int i = pass ? 0 : v0; i < (pass ? T : V); i++) {
 			const float *x = pass ? m->pe + (size_t)i * d : m->p.wte + (size_t)i * d;
 			const double f = pass ? 1.0 : sq;
 			double s = 0, s2 = 0;
 			for (int k = 0; k < d; k++) {
 				s += f * x[k];
 				s2 += f * x[k] * f * x[k];
-				(pass ? pbar : abar)[k] += f * x[k] / (pass ? T : V);
+				(pass ? pbar : abar)[k] += f * x[k] / (pass ? T : NV);
 			}
-			*(pass ? &vp : &va) += (s2 / d - (s / d) * (s / d)) / (pass ? T : V);
+			*(pass ? &vp : &va) += (s2 / d - (s / d) * (s / d)) / (pass ? T : NV);
 		}
 	double ma = 0, mp = 0, cov = 0;
 	for (int k = 0; k < d; k++) {
@@ -156,7 +164,8 @@ static void positional(const circ_work *w, const head_mats *hm, float *out, floa
 }
 
 /* The QK table of the nqk most frequent characters: the token rows
- * s0 sqrt(d) wte[a] read as in positional(), each row centred. */
+ * s0 e wte[a] (e the embedding scale) read as in positional(), each row
+ * centred. */
 static void qk_table(const circ_work *w, const head_mats *hm, circuits *c, circ_head *ch, double *q,
 		     double *k, double *x)
 {
@@ -164,7 +173,7 @@ static void qk_table(const circ_work *w, const head_mats *hm, circuits *c, circ_
 	for (int i = 0; i < N; i++) {
 		const float *e = w->m->p.wte + (size_t)c->qk_ids[i] * d;
 		for (int j = 0; j < d; j++)
-			x[j] = w->s0 * sqrt((double)d) * e[j];
+			x[j] = w->s0 * emb_scale64(w->m) * e[j];
 		row_times(q + (size_t)i * hs, x, hm->r[0], hm->bq, d, hs);
 		row_times(k + (size_t)i * hs, x, hm->r[1], hm->bk, d, hs);
 	}
@@ -241,21 +250,22 @@ static bool ov_circuit(const circ_work *w, const head_mats *hm, const layer_para
 	return true;
 }
 
-/* xa = sqrt(d) P(wte), xb = P(gammaf . wte) (V, d) and gp = xb^T xa (d, d). */
+/* xa = e P(wte) (e the embedding scale), xb = P(gammaf . out_w) (V, d;
+ * out_w is wte when the output is tied) and gp = xb^T xa (d, d). */
 static void ov_shared(circ_work *w)
 {
 	const int d = w->d, V = w->V;
 	const float *gf = w->m->p.lnf_w;
 	for (int v = 0; v < V; v++) {
-		const float *e = w->m->p.wte + (size_t)v * d;
+		const float *e = w->m->p.wte + (size_t)v * d, *o = w->m->out_w + (size_t)v * d;
 		double ma = 0, mb = 0;
 		for (int k = 0; k < d; k++) {
 			ma += e[k] / (double)d;
-			mb += (double)gf[k] * e[k] / d;
+			mb += (double)gf[k] * o[k] / d;
 		}
 		for (int k = 0; k < d; k++) {
-			w->xa[(size_t)v * d + k] = sqrt((double)d) * (e[k] - ma);
-			w->xb[(size_t)v * d + k] = (double)gf[k] * e[k] - mb;
+			w->xa[(size_t)v * d + k] = emb_scale64(w->m) * (e[k] - ma);
+			w->xb[(size_t)v * d + k] = (double)gf[k] * o[k] - mb;
 		}
 	}
 	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, V, 1.0, w->xb, d, w->xa, d, 0.0,

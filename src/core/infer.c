@@ -10,7 +10,8 @@
  * then a copy of every weight and score into it, each costing as much as a
  * third of the pass. Here the weights go into the result once, from a block
  * that is still in the cache, the work is spread over the pool's threads, and
- * the result's arrays are reused (attn_result_recycle; the worker keeps one). */
+ * the result's arrays are reused (attn_result_recycle; the worker keeps one).
+ * The predictions made from the pass are in predict.c. */
 #include "attnview/infer.h"
 #include "attnview/i18n.h"
 
@@ -126,7 +127,7 @@ static void mlp_rows(void *ctx, int begin, int end)
 				  la->res2 + r * D, p->ln2_w, p->ln2_b, cnt, d);
 		matmul_forward(la->fch + r * 4 * D, la->ln2 + r * D, p->fc_w, p->fc_b, cnt, d,
 			       4 * d);
-		gelu_forward(la->fch_gelu + r * 4 * D, la->fch + r * 4 * D, cnt * 4 * d);
+		model_gelu(lp->m, la->fch_gelu + r * 4 * D, la->fch + r * 4 * D, cnt * 4 * d);
 		matmul_forward(scr, la->fch_gelu + r * 4 * D, p->fc2_w, p->fc2_b, cnt, 4 * d, d);
 		residual_forward(la->res3 + r * D, la->res2 + r * D, scr, cnt * d);
 	}
@@ -403,11 +404,58 @@ static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores
 	return true;
 }
 
+/* Rows p..n-1 of ids through every layer (run_layers), with forward's
+ * arguments; false when memory ran out or a newer text came. */
+static bool compute_rows(const model *m, activations *ws, infer_cache *c, const int32_t *ids,
+			 int p, int n, float *att, float *scores, float *qk, int *done,
+			 infer_stale_fn stale, void *stale_ctx, av_error *err)
+{
+	const model_config *cfg = &m->cfg;
+	const bool causal = cfg->objective == OBJ_CAUSAL;
+	const int d = (int)cfg->dim;
+	layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
+	lp.hs = d / lp.H;
+	lp.causal = causal;
+	lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
+	lp.qk_base = c && causal ? c->st->qk : qk;
+	lp.qk_rows = c && causal ? c->st->cap : n;
+	lp.p = p;
+	lp.n = n;
+	lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
+	if (!lp.work)
+		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
+		      m->emb_scale, 1, n - p, d);
+	int saved = blas_single_thread_begin();
+	bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
+	blas_single_thread_end(saved);
+	free(lp.work);
+	if (done)
+		*done = 0;
+	return ran || av_fail(err, _("a newer text came"));
+}
+
+/* A causal model's result reading the cache's store while the pass fills
+ * it: its layers done so far (attn_result.partial) can be published, and
+ * rows 0..n-1 are the result's from now on (the store's hi), so that a
+ * later pass that would rewrite them writes into a spare store instead. */
+static void share_store(attn_result *r, attn_store *st, int n)
+{
+	r->st = store_ref(st);
+	r->att = st->att;
+	r->qk = st->qk;
+	r->qk_rows = r->pack = st->cap;
+	if (st->hi < n)
+		st->hi = n;
+}
+
 /* infer_forward; qk (or NULL): every layer's q and k rows, [L][n][2d] (a
- * causal model's with a cache go to its store instead); done (or NULL): the
- * layers finished so far while the pass runs (run_layers), 0 once it ends. */
+ * causal model's with a cache go to its store instead); live (or NULL):
+ * the result the pass fills, its layers finished so far in live->partial
+ * while the pass runs (run_layers), 0 once it ends, and for a causal model
+ * with a cache the store it shares (share_store). */
 static bool forward(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		    float *att, float *scores, float *qk, int *done, infer_stale_fn stale,
+		    float *att, float *scores, float *qk, attn_result *live, infer_stale_fn stale,
 		    void *stale_ctx, av_error *err)
 {
 	const model_config *cfg = &m->cfg;
@@ -422,31 +470,11 @@ static bool forward(const model *m, activations *ws, infer_cache *c, const int32
 	}
 	if (c)
 		cache_begin(c, m, ws, p, n);
-	if (p < n) {
-		const int d = (int)cfg->dim;
-		layer_pass lp = {.m = m, .a = ws, .d = d, .H = (int)cfg->heads, .T = ws->T};
-		lp.hs = d / lp.H;
-		lp.causal = causal;
-		lp.cstride = c && causal ? attn_packed_row(c->st->cap) : 0;
-		lp.qk_base = c && causal ? c->st->qk : qk;
-		lp.qk_rows = c && causal ? c->st->cap : n;
-		lp.p = p;
-		lp.n = n;
-		lp.work =
-		    malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
-		if (!lp.work)
-			return av_fail(err, _("out of memory for the attention of %d tokens"), n);
-		embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
-			      1, n - p, d);
-		int saved = blas_single_thread_begin();
-		bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
-		blas_single_thread_end(saved);
-		free(lp.work);
-		if (done)
-			*done = 0;
-		if (!ran)
-			return av_fail(err, _("a newer text came"));
-	}
+	if (live && c && causal)
+		share_store(live, c->st, n);
+	if (p < n && !compute_rows(m, ws, c, ids, p, n, att, scores, qk,
+				   live ? &live->partial : NULL, stale, stale_ctx, err))
+		return false;
 	if (c) {
 		memcpy(c->ids, ids, (size_t)n * sizeof *ids);
 		c->n = n;
@@ -533,15 +561,9 @@ static bool attend_shared(const model *m, activations *ws, infer_cache *c, const
 	if (!c && !(c = own = calloc(1, sizeof *own)))
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	result_drop_arrays(r, c);
-	bool ok = infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err);
-	if (ok) {
-		r->st = store_ref(c->st);
-		r->att = r->st->att;
-		r->qk = r->st->qk;
-		r->qk_rows = r->pack = r->st->cap;
-		if (r->st->hi < n)
-			r->st->hi = n;
-	}
+	/* The result shares the store from the start of the pass (forward), so
+	 * that the layers it has done can be published (worker.c, rule 8). */
+	bool ok = forward(m, ws, c, ids, n, NULL, NULL, NULL, r, stale, stale_ctx, err);
 	if (own) {
 		infer_cache_clear(own);
 		free(own);
@@ -573,112 +595,5 @@ bool infer_attend(const model *m, activations *ws, infer_cache *c, const token *
 		ids[i] = tokens[i].id;
 	if (causal)
 		return attend_shared(m, ws, c, ids, n, r, stale, stale_ctx, err);
-	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, &r->partial, stale, stale_ctx, err);
-}
-
-bool infer_row_logits(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int n,
-		      int row, float *logits, infer_stale_fn stale, void *stale_ctx, av_error *err)
-{
-	const int d = (int)m->cfg.dim, L = (int)m->cfg.layers;
-	if (row < 0 || row >= n)
-		return av_fail(err, _("no row %d in a text of %d tokens"), row, n);
-	if (!infer_forward(m, ws, c, ids, n, NULL, NULL, stale, stale_ctx, err))
-		return false;
-	const size_t r = (size_t)row * (size_t)d;
-	layernorm_forward(ws->lnf + r, ws->lnf_mean + row, ws->lnf_rstd + row,
-			  ws->layer[L - 1].res3 + r, m->p.lnf_w, m->p.lnf_b, 1, d);
-	/* Tied output projection, as model_logits computes one row. */
-	matmul_forward(logits, ws->lnf + r, m->p.wte, m->p.out_b, 1, d, (int)m->cfg.vocab_size);
-	return true;
-}
-
-/* The k most probable characters in p (V), largest first, ties by lower id.
- * The special tokens (pad, unknown, mask) are never predictions a person can
- * read, so they are left out; the probabilities are those of the full
- * distribution. */
-static void top_k(const float *p, int V, int k, int32_t *ids, float *vals)
-{
-	int n = 0;
-	for (int i = TOK_NSPECIAL; i < V; i++) {
-		if (n == k && p[i] <= vals[n - 1])
-			continue;
-		int j = n < k ? n++ : k - 1;
-		while (j > 0 && vals[j - 1] < p[i]) {
-			vals[j] = vals[j - 1];
-			ids[j] = ids[j - 1];
-			j--;
-		}
-		vals[j] = p[i];
-		ids[j] = i;
-	}
-	for (int i = n; i < k; i++) {
-		ids[i] = -1;
-		vals[i] = 0.0f;
-	}
-}
-
-bool infer_predict(const model *m, activations *ws, infer_cache *c, const token *tokens, int n,
-		   int pos, int topk, int32_t *ids, float *probs, infer_stale_fn stale,
-		   void *stale_ctx, av_error *err)
-{
-	const int V = (int)m->cfg.vocab_size;
-	if (n < 1 || n > (int)m->cfg.context || n > ws->T || ws->max_rows < 1)
-		return av_fail(err, _("%d tokens do not fit the model's context of %u"), n,
-			       m->cfg.context);
-	int32_t x[AV_MAX_CONTEXT];
-	for (int i = 0; i < n; i++)
-		x[i] = tokens[i].id;
-	if (m->cfg.objective == OBJ_MASKED && pos >= 0 && pos < n)
-		x[pos] = TOK_MASK;
-	if (!infer_row_logits(m, ws, c, x, n, pos, ws->logits, stale, stale_ctx, err))
-		return false;
-	softmax_rows(ws->logits, 1, V);
-	top_k(ws->logits, V, topk, ids, probs);
-	return true;
-}
-
-void model_predict(const model *m, activations *ws, const token *tokens, int n, int pos, int topk,
-		   int32_t *ids, float *probs)
-{
-	av_error err;
-	if (!infer_predict(m, ws, NULL, tokens, n, pos, topk, ids, probs, NULL, NULL, &err))
-		top_k(NULL, 0, topk, ids, probs);
-}
-
-/* Every row's predictions, each as the view asks for it (infer_predict, one
- * row of logits at a time), so that the two print the same bits: a causal
- * model's rows from the pass in the cache, a masked model's from one pass
- * per position with that position masked. */
-static bool predict_all(const model *m, activations *ws, infer_cache *c, const token *tokens,
-			int n, attn_result *r, av_error *err)
-{
-	const int k = r->topk;
-	for (int p = 0; p < n; p++)
-		if (!infer_predict(m, ws, c, tokens, n, p, k, r->pred_id + (size_t)p * k,
-				   r->pred_p + (size_t)p * k, NULL, NULL, err))
-			return false;
-	return true;
-}
-
-bool model_attend(const model *m, activations *ws, const token *tokens, int n, int topk,
-		  attn_result *r, av_error *err)
-{
-	memset(r, 0, sizeof *r);
-	infer_cache *c = calloc(1, sizeof *c);
-	if (!c)
-		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
-	bool ok = infer_attend(m, ws, c, tokens, n, r, NULL, NULL, err);
-	r->topk = topk > 0 ? topk : 0;
-	if (ok && r->topk) {
-		r->pred_id = malloc((size_t)n * r->topk * sizeof *r->pred_id);
-		r->pred_p = malloc((size_t)n * r->topk * sizeof *r->pred_p);
-		ok = (r->pred_id && r->pred_p) ||
-		     av_fail(err, _("out of memory for the attention of %d tokens"), n);
-		ok = ok && predict_all(m, ws, c, tokens, n, r, err);
-	}
-	infer_cache_clear(c);
-	free(c);
-	if (!ok)
-		attn_result_free(r);
-	return ok;
+	return forward(m, ws, c, ids, n, NULL, NULL, r->qk, r, stale, stale_ctx, err);
 }

@@ -44,7 +44,8 @@ static void lens_row(const model *m, const float *x, float *ln, float *logits, d
 	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
 	float mean, rstd;
 	layernorm_forward(ln, &mean, &rstd, x, m->p.lnf_w, m->p.lnf_b, 1, d);
-	matmul_forward(logits, ln, m->p.wte, m->p.out_b, 1, d, V);
+	/* the output projection (wte^T, or the untied out_w^T) */
+	model_unembed(m, logits, ln, 1);
 	double lse = log_sum_exp(logits, V);
 	for (int v = 0; v < V; v++)
 		p[v] = exp((double)logits[v] - lse);
@@ -179,7 +180,7 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 	bool ok = run_pass(m, ws, ids, n, rs, err);
 	for (int i = 0; ok && i < rs.nrows; i++) {
 		const int t = rs.row0 + i;
-		matmul_forward(logits, ws->lnf + (size_t)t * d, m->p.wte, m->p.out_b, 1, d, V);
+		model_unembed(m, logits, ws->lnf + (size_t)t * d, 1);
 		int32_t v = target ? target[i] : 0;
 		for (int u = 1; !target && u < V; u++)
 			if (logits[u] > logits[v])
@@ -189,7 +190,7 @@ bool logit_attribution(const model *m, activations *ws, const int32_t *ids, int 
 			    av_fail(err, _("character id %d is not in the vocabulary of %d"), v, V);
 			break;
 		}
-		const float *w = m->p.wte + (size_t)v * d;
+		const float *w = m->out_w + (size_t)v * d;
 		double G = 0, bias = m->p.out_b[v];
 		for (int k = 0; k < d; k++) {
 			g[k] = (double)m->p.lnf_w[k] * w[k];

@@ -18,11 +18,68 @@ const char *objective_name(objective o)
 	return o == OBJ_CAUSAL ? "causal" : "masked";
 }
 
+/* ---- the architecture ---- */
+
+static const char *const positions_names[] = {"sinusoidal", "learned"};
+static const char *const gelu_names[] = {"tanh", "erf"};
+static const char *const scale_names[] = {"sqrt(d)", "1"};
+static const char *const output_names[] = {"tied", "untied"};
+static const char *const specials_names[] = {"own", "none"};
+static const char *const biases_names[] = {"yes", "none"};
+static const char *const origin_names[] = {"attnview", "nanoGPT", "minGPT"};
+
+#define ARCH_FIELD(f, names)                                                                       \
+	{                                                                                          \
+#f, offsetof(model_arch, f), sizeof names / sizeof names[0], names                 \
+	}
+const arch_field model_arch_fields[ARCH_NFIELDS] = {
+    ARCH_FIELD(positions, positions_names), ARCH_FIELD(gelu, gelu_names),
+    ARCH_FIELD(scale, scale_names),	    ARCH_FIELD(output, output_names),
+    ARCH_FIELD(specials, specials_names),   ARCH_FIELD(biases, biases_names),
+    ARCH_FIELD(origin, origin_names),
+};
+_Static_assert(sizeof(model_arch) == ARCH_NFIELDS * sizeof(uint32_t) &&
+		   offsetof(model_arch, origin) == ARCH_ORIGIN * sizeof(uint32_t),
+	       "model_arch_fields names every field of model_arch, the origin last");
+_Static_assert(sizeof positions_names / sizeof *positions_names == POS_LEARNED + 1 &&
+		   sizeof gelu_names / sizeof *gelu_names == GELU_ERF + 1 &&
+		   sizeof scale_names / sizeof *scale_names == SCALE_ONE + 1 &&
+		   sizeof output_names / sizeof *output_names == OUT_UNTIED + 1 &&
+		   sizeof specials_names / sizeof *specials_names == SPECIALS_NONE + 1 &&
+		   sizeof biases_names / sizeof *biases_names == BIASES_NONE + 1 &&
+		   sizeof origin_names / sizeof *origin_names == ORIGIN_MINGPT + 1,
+	       "a name for every value of the architecture's enums");
+
+bool model_arch_is_own(const model_arch *a)
+{
+	for (int i = 0; i < ARCH_NFIELDS; i++)
+		if (i != ARCH_ORIGIN && arch_value(a, &model_arch_fields[i]))
+			return false;
+	return true;
+}
+
+static bool arch_check(const model_config *c, av_error *err)
+{
+	for (int i = 0; i < ARCH_NFIELDS; i++) {
+		const arch_field *f = &model_arch_fields[i];
+		if (arch_value(&c->arch, f) >= f->count)
+			return av_fail(err,
+				       _("architecture field %s is %u, which is unknown (0..%u)"),
+				       f->name, arch_value(&c->arch, f), f->count - 1);
+	}
+	if (c->arch.specials == SPECIALS_NONE && c->objective != OBJ_CAUSAL)
+		return av_fail(err, _("a model without the special tokens must be causal: the "
+				      "masked objective needs the mask token"));
+	return true;
+}
+
 bool model_config_check(const model_config *c, av_error *err)
 {
 	if (c->objective > OBJ_CAUSAL)
 		return av_fail(err, _("objective %u is unknown (0 masked, 1 causal)"),
 			       c->objective);
+	if (!arch_check(c, err))
+		return false;
 	if (c->vocab_size < TOK_NSPECIAL + 1 || c->vocab_size > AV_MAX_VOCAB)
 		return av_fail(err, _("vocabulary size %u is outside 4..%u"), c->vocab_size,
 			       AV_MAX_VOCAB);
@@ -59,10 +116,14 @@ bool model_config_check(const model_config *c, av_error *err)
 /* ---- the size table ---- */
 
 /* A dimension of a tensor as a function of the configuration. */
-typedef enum param_dim { DIM_1, DIM_D, DIM_3D, DIM_4D, DIM_V } param_dim;
+typedef enum param_dim { DIM_1, DIM_D, DIM_3D, DIM_4D, DIM_V, DIM_T } param_dim;
+
+/* Which models have a tensor: all, or those of an architecture variant. */
+typedef enum param_when { WHEN_ALWAYS, WHEN_LEARNED_POS, WHEN_UNTIED } param_when;
 
 typedef struct param_spec {
 	const char *name;
+	param_when when;
 	bool per_layer; /* one per block, named "h<l>.<name>" */
 	size_t field;	/* offset of its pointer in model_params or layer_params */
 	param_dim rows, cols;
@@ -83,23 +144,25 @@ typedef struct param_spec {
  * through tensor_iter_next. (llm.c's fill_in_parameter_sizes is the model.) */
 /* clang-format off */
 static const param_spec param_table[] = {
-	/* name    where               rows    cols    init           decay */
-	{"wte",    MODEL_WIDE(wte),    DIM_V,  DIM_D,  INIT_NORMAL,   true},
-	{"ln1_w",  PER_LAYER(ln1_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
-	{"ln1_b",  PER_LAYER(ln1_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
-	{"qkv_w",  PER_LAYER(qkv_w),   DIM_3D, DIM_D,  INIT_NORMAL,   true},
-	{"qkv_b",  PER_LAYER(qkv_b),   DIM_3D, DIM_1,  INIT_ZERO,     false},
-	{"proj_w", PER_LAYER(proj_w),  DIM_D,  DIM_D,  INIT_RESIDUAL, true},
-	{"proj_b", PER_LAYER(proj_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
-	{"ln2_w",  PER_LAYER(ln2_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
-	{"ln2_b",  PER_LAYER(ln2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
-	{"fc_w",   PER_LAYER(fc_w),    DIM_4D, DIM_D,  INIT_NORMAL,   true},
-	{"fc_b",   PER_LAYER(fc_b),    DIM_4D, DIM_1,  INIT_ZERO,     false},
-	{"fc2_w",  PER_LAYER(fc2_w),   DIM_D,  DIM_4D, INIT_RESIDUAL, true},
-	{"fc2_b",  PER_LAYER(fc2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
-	{"lnf_w",  MODEL_WIDE(lnf_w),  DIM_D,  DIM_1,  INIT_ONE,      false},
-	{"lnf_b",  MODEL_WIDE(lnf_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
-	{"out_b",  MODEL_WIDE(out_b),  DIM_V,  DIM_1,  INIT_ZERO,     false},
+	/* name    when              where               rows    cols    init           decay */
+	{"wte",    WHEN_ALWAYS,      MODEL_WIDE(wte),    DIM_V,  DIM_D,  INIT_NORMAL,   true},
+	{"wpe",    WHEN_LEARNED_POS, MODEL_WIDE(wpe),    DIM_T,  DIM_D,  INIT_NORMAL,   true},
+	{"ln1_w",  WHEN_ALWAYS,      PER_LAYER(ln1_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"ln1_b",  WHEN_ALWAYS,      PER_LAYER(ln1_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"qkv_w",  WHEN_ALWAYS,      PER_LAYER(qkv_w),   DIM_3D, DIM_D,  INIT_NORMAL,   true},
+	{"qkv_b",  WHEN_ALWAYS,      PER_LAYER(qkv_b),   DIM_3D, DIM_1,  INIT_ZERO,     false},
+	{"proj_w", WHEN_ALWAYS,      PER_LAYER(proj_w),  DIM_D,  DIM_D,  INIT_RESIDUAL, true},
+	{"proj_b", WHEN_ALWAYS,      PER_LAYER(proj_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"ln2_w",  WHEN_ALWAYS,      PER_LAYER(ln2_w),   DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"ln2_b",  WHEN_ALWAYS,      PER_LAYER(ln2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"fc_w",   WHEN_ALWAYS,      PER_LAYER(fc_w),    DIM_4D, DIM_D,  INIT_NORMAL,   true},
+	{"fc_b",   WHEN_ALWAYS,      PER_LAYER(fc_b),    DIM_4D, DIM_1,  INIT_ZERO,     false},
+	{"fc2_w",  WHEN_ALWAYS,      PER_LAYER(fc2_w),   DIM_D,  DIM_4D, INIT_RESIDUAL, true},
+	{"fc2_b",  WHEN_ALWAYS,      PER_LAYER(fc2_b),   DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"lnf_w",  WHEN_ALWAYS,      MODEL_WIDE(lnf_w),  DIM_D,  DIM_1,  INIT_ONE,      false},
+	{"lnf_b",  WHEN_ALWAYS,      MODEL_WIDE(lnf_b),  DIM_D,  DIM_1,  INIT_ZERO,     false},
+	{"out_w",  WHEN_UNTIED,      MODEL_WIDE(out_w),  DIM_V,  DIM_D,  INIT_NORMAL,   true},
+	{"out_b",  WHEN_ALWAYS,      MODEL_WIDE(out_b),  DIM_V,  DIM_1,  INIT_ZERO,     false},
 };
 /* clang-format on */
 #define NSPEC (sizeof param_table / sizeof param_table[0])
@@ -115,6 +178,8 @@ static uint32_t dim_value(const model_config *c, param_dim k)
 		return 4 * c->dim;
 	case DIM_V:
 		return c->vocab_size;
+	case DIM_T:
+		return c->context;
 	case DIM_1:
 	default:
 		return 1;
@@ -128,10 +193,21 @@ tensor_iter tensor_iter_start(const model_config *cfg)
 
 /* The next tensor without its name (the carving runs this every step);
  * returns its row of the table, NULL after the last. */
+static bool has_tensor(const model_config *c, const param_spec *s)
+{
+	return s->when == WHEN_ALWAYS ||
+	       (s->when == WHEN_LEARNED_POS && c->arch.positions == POS_LEARNED) ||
+	       (s->when == WHEN_UNTIED && c->arch.output == OUT_UNTIED);
+}
+
 static const param_spec *next_tensor(tensor_iter *it, tensor_info *t)
 {
 	while (it->row < NSPEC) {
 		const param_spec *s = &param_table[it->row];
+		if (!s->per_layer && !has_tensor(it->cfg, s)) {
+			it->row++; /* a model-wide tensor of another architecture */
+			continue;
+		}
 		if (s->per_layer && it->layer >= it->cfg->layers) {
 			/* Past the last block: on to the rows after the per-layer ones. */
 			while (it->row < NSPEC && param_table[it->row].per_layer)
@@ -222,14 +298,21 @@ model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error
 	}
 	m->nparams = model_num_params(cfg);
 	m->params = calloc(m->nparams, sizeof(float));
-	m->pe = malloc((size_t)cfg->context * cfg->dim * sizeof(float));
-	if (!m->params || !m->pe) {
+	const bool learned = cfg->arch.positions == POS_LEARNED;
+	if (!learned)
+		m->pe = malloc((size_t)cfg->context * cfg->dim * sizeof(float));
+	if (!m->params || (!learned && !m->pe)) {
 		av_fail(err, _("out of memory for %zu parameters"), m->nparams);
 		model_destroy(m);
 		return NULL;
 	}
 	model_params_map(&m->p, m->params, cfg);
-	positions_init(m->pe, (int)cfg->context, (int)cfg->dim);
+	if (learned)
+		m->pe = m->p.wpe;
+	else
+		positions_init(m->pe, (int)cfg->context, (int)cfg->dim);
+	m->out_w = cfg->arch.output == OUT_UNTIED ? m->p.out_w : m->p.wte;
+	m->emb_scale = cfg->arch.scale == SCALE_ONE ? 1.0f : sqrtf((float)cfg->dim);
 	return m;
 }
 
@@ -240,8 +323,9 @@ void model_destroy(model *m)
 	vocab_finish(&m->vocab);
 	free(m->meta.name);
 	free(m->meta.corpus);
+	if (m->pe != m->p.wpe)
+		free(m->pe);
 	free(m->params);
-	free(m->pe);
 	timeline_destroy(m->timeline);
 	free(m);
 }
@@ -411,10 +495,12 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 	/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */
 	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, N, d);
 	matmul(la->fch, la->ln2, p->fc_w, p->fc_b, N, d, 4 * d);
-	if (training)
+	if (training && c->arch.gelu == GELU_ERF)
+		gelu_erf_forward_grad(la->fch_gelu, la->fch, N * 4 * d);
+	else if (training)
 		gelu_forward_grad(la->fch_gelu, la->fch, N * 4 * d);
 	else
-		gelu_forward(la->fch_gelu, la->fch, N * 4 * d);
+		model_gelu(m, la->fch_gelu, la->fch, N * 4 * d);
 	matmul(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, N, 4 * d, d);
 	residual_forward(la->res3, la->res2, a->scratch, N * d);
 	return la->res3;
@@ -432,7 +518,7 @@ static void forward(const model *m, activations *a, const int32_t *tokens, int B
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, N = B * T;
 
-	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, d);
+	embed_forward(a->encoded, tokens, m->p.wte, m->pe, m->emb_scale, B, T, d);
 	const float *x = a->encoded; /* the residual stream, (N, d) */
 	for (int l = 0; l < (int)c->layers; l++)
 		x = block_forward(m, a, l, x, B, T, matmul, attention, false);
@@ -451,7 +537,7 @@ void model_forward_ref(const model *m, activations *a, const int32_t *tokens, in
 
 void model_logits(const model *m, activations *a, const int32_t *rows, int nrows)
 {
-	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	const int d = (int)m->cfg.dim;
 	const float *h = a->lnf;
 	if (rows) {
 		/* Gather the selected rows so one product covers them all. */
@@ -460,8 +546,25 @@ void model_logits(const model *m, activations *a, const int32_t *rows, int nrows
 			memcpy(g + (size_t)r * d, a->lnf + (size_t)rows[r] * d, d * sizeof(float));
 		h = g;
 	}
-	/* Tied output projection: logits = h wte^T + out_b. */
-	matmul_forward(a->logits, h, m->p.wte, m->p.out_b, nrows, d, V);
+	model_unembed(m, a->logits, h, nrows);
+}
+
+void model_unembed(const model *m, float *logits, const float *h, int nrows)
+{
+	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	matmul_forward(logits, h, m->out_w, m->p.out_b, nrows, d, V);
+	if (m->cfg.arch.specials == SPECIALS_NONE)
+		for (int r = 0; r < nrows; r++)
+			for (int i = 0; i < TOK_NSPECIAL; i++)
+				logits[(size_t)r * V + i] = -INFINITY;
+}
+
+void model_gelu(const model *m, float *out, const float *in, int n)
+{
+	if (m->cfg.arch.gelu == GELU_ERF)
+		gelu_erf_forward(out, in, n);
+	else
+		gelu_forward(out, in, n);
 }
 
 /* model_attend and model_predict, what the view and the dump show, are in

@@ -26,13 +26,22 @@ static void bb_string(byte_buf *b, const char *s)
 	bb_bytes(b, s, n);
 }
 
+static bool arch_zero(const model_arch *a)
+{
+	for (int i = 0; i < ARCH_NFIELDS; i++)
+		if (arch_value(a, &model_arch_fields[i]))
+			return false;
+	return true;
+}
+
 bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_buf *out,
 		     av_error *err)
 {
 	const model_config *c = &m->cfg;
+	const bool v2 = !arch_zero(&c->arch);
 	memset(out, 0, sizeof *out);
 	bb_bytes(out, AV_MAGIC, 8);
-	bb_u32(out, AV_FORMAT_VERSION);
+	bb_u32(out, v2 ? AV_FORMAT_VERSION_ARCH : AV_FORMAT_VERSION);
 	bb_u32(out, kind);
 	bb_u64(out, 0); /* file size, patched below */
 	bb_u32(out, c->objective);
@@ -49,6 +58,8 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 	bb_f32(out, m->meta.val_acc);
 	bb_f32(out, m->meta.base_loss);
 	bb_f32(out, m->meta.base_acc);
+	for (int i = 0; v2 && i < ARCH_NFIELDS; i++)
+		bb_u32(out, arch_value(&c->arch, &model_arch_fields[i]));
 	bb_string(out, m->meta.name);
 	bb_string(out, m->meta.corpus);
 	for (uint32_t i = 0; i < c->vocab_size; i++)
@@ -138,12 +149,12 @@ static bool read_string(byte_reader *r, char **out, const char *field, const cha
 	"retrain"
 
 /* Magic, version, kind, size and checksum: is this a whole attnview file? */
-static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_error *err)
+static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, uint32_t *version,
+			   av_error *err)
 {
 	const uint8_t *buf = r->p;
 	const size_t n = r->n;
 	uint8_t magic[8];
-	uint32_t version;
 	uint64_t size;
 	if (n == 0)
 		return av_fail(err,
@@ -158,14 +169,14 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 				 "\"ATTNVIEW\"); give a file written by attnview --train"),
 			       AV_Q(what));
 	}
-	if (!br_u32(r, &version))
+	if (!br_u32(r, version))
 		return av_fail(err, TRUNCATED_HEADER, AV_Q(what), n);
-	if (version != AV_FORMAT_VERSION)
+	if (*version != AV_FORMAT_VERSION && *version != AV_FORMAT_VERSION_ARCH)
 		return av_fail(
 		    err, _("%s: model format version %u, but this attnview reads version %u%s"),
-		    AV_Q(what), version, AV_FORMAT_VERSION,
-		    version > AV_FORMAT_VERSION ? _(": upgrade attnview to read it")
-						: _(": the file is damaged"));
+		    AV_Q(what), *version, AV_FORMAT_VERSION_ARCH,
+		    *version > AV_FORMAT_VERSION_ARCH ? _(": upgrade attnview to read it")
+						      : _(": the file is damaged"));
 	if (!br_u32(r, kind) || !br_u64(r, &size))
 		return av_fail(err, TRUNCATED_HEADER, AV_Q(what), n);
 	if (*kind != AV_KIND_MODEL && *kind != AV_KIND_CHECKPOINT)
@@ -183,7 +194,8 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 			       _("%s: the header says %llu bytes but the file has %zu: it was "
 				 "damaged or something was appended; restore it or retrain"),
 			       AV_Q(what), (unsigned long long)size, n);
-	if (n < AV_HEADER_FIXED + 4 + 4 + 4)
+	if (n <
+	    AV_HEADER_FIXED + (*version == AV_FORMAT_VERSION_ARCH ? AV_ARCH_BYTES : 0) + 4 + 4 + 4)
 		return av_fail(err, _("%s: only %zu bytes, too short for a model header"),
 			       AV_Q(what), n);
 	uint32_t stored = (uint32_t)buf[n - 4] | (uint32_t)buf[n - 3] << 8 |
@@ -198,12 +210,33 @@ static bool check_envelope(byte_reader *r, const char *what, uint32_t *kind, av_
 	return true;
 }
 
-/* Hyperparameters, metadata and the two strings (bytes 24 on). On failure
- * nothing is left allocated in meta. */
-static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, const char *what,
-			av_error *err)
+/* The architecture of a version-2 file (bytes 96..123), each field within
+ * its values. */
+static bool read_arch(byte_reader *r, model_arch *a, const char *what, av_error *err)
+{
+	for (int i = 0; i < ARCH_NFIELDS; i++) {
+		const arch_field *f = &model_arch_fields[i];
+		size_t at = r->off;
+		uint32_t *v = (uint32_t *)(void *)((char *)a + f->offset);
+		br_u32(r, v); /* the envelope checked that the bytes are there */
+		if (*v >= f->count)
+			return av_fail(
+			    err,
+			    _("%s: the architecture's %s at byte %zu is %u, which this "
+			      "attnview does not know (0..%u): the file is damaged or from "
+			      "a newer attnview"),
+			    AV_Q(what), f->name, at, *v, f->count - 1);
+	}
+	return true;
+}
+
+/* Hyperparameters, metadata, the architecture (version 2) and the two
+ * strings (bytes 24 on). On failure nothing is left allocated in meta. */
+static bool read_header(byte_reader *r, uint32_t version, model_config *cfg, model_meta *meta,
+			const char *what, av_error *err)
 {
 	uint64_t created;
+	memset(&cfg->arch, 0, sizeof cfg->arch);
 	/* The envelope was checked: these bytes are there. */
 	br_u32(r, &cfg->objective);
 	br_u32(r, &cfg->vocab_size);
@@ -220,6 +253,8 @@ static bool read_header(byte_reader *r, model_config *cfg, model_meta *meta, con
 	br_f32(r, &meta->val_acc);
 	br_f32(r, &meta->base_loss);
 	br_f32(r, &meta->base_acc);
+	if (version == AV_FORMAT_VERSION_ARCH && !read_arch(r, &cfg->arch, what, err))
+		return false;
 	av_error cerr;
 	if (!model_config_check(cfg, &cerr))
 		return av_fail(err,
@@ -291,19 +326,57 @@ static bool read_params(byte_reader *r, model *m, const char *what, av_error *er
 	return true;
 }
 
+/* The zeros an architecture promises (attnview(5), Architecture): a model
+ * without the special tokens has none of their rows (ids 0..2 of wte, out_w
+ * and out_b), a model without biases none of them (the tensors the table
+ * initialises to zero: every bias and LayerNorm shift). end: the byte after
+ * the parameters. */
+static bool check_zeros(const model *m, size_t end, const char *what, av_error *err)
+{
+	const model_arch *a = &m->cfg.arch;
+	const size_t start = end - 4 * m->nparams;
+	const uint32_t d = m->cfg.dim;
+	tensor_iter it = tensor_iter_start(&m->cfg);
+	tensor_info t;
+	while (tensor_iter_next(&it, &t)) {
+		const float *x = m->params + t.offset;
+		bool bias = t.init == INIT_ZERO;
+		bool vrows = strcmp(t.name, "wte") == 0 || strcmp(t.name, "out_w") == 0 ||
+			     strcmp(t.name, "out_b") == 0;
+		size_t k = 0;
+		if (a->biases == BIASES_NONE && bias)
+			k = t.size;
+		if (a->specials == SPECIALS_NONE && vrows && k == 0)
+			k = (size_t)TOK_NSPECIAL * (t.cols == 1 ? 1 : d);
+		for (size_t i = 0; i < k; i++)
+			if (x[i] != 0.0f)
+				return av_fail(
+				    err,
+				    _("%s: parameter %s[%zu] (byte %zu) is not 0, but the "
+				      "architecture says %s: the file is damaged; convert the "
+				      "model again"),
+				    AV_Q(what), t.name, i, start + 4 * (t.offset + i),
+				    a->biases == BIASES_NONE && bias ? _("the model has no biases")
+								     : _("ids 0..2 have no rows"));
+	}
+	return true;
+}
+
 model *model_parse(const uint8_t *buf, size_t n, const char *what, uint32_t *kind_out,
 		   size_t *extra_off, size_t *extra_len, av_error *err)
 {
 	byte_reader r = {buf, n, 0};
-	uint32_t kind;
+	uint32_t kind, version;
 	model_config cfg;
 	model_meta meta = {0};
 	uint32_t *cps = NULL;
 	model *m = NULL;
-	if (!check_envelope(&r, what, &kind, err) || !read_header(&r, &cfg, &meta, what, err))
+	if (!check_envelope(&r, what, &kind, &version, err) ||
+	    !read_header(&r, version, &cfg, &meta, what, err))
 		return NULL;
 	if (!read_vocab(&r, &cfg, &cps, what, err) || !params_fit(&r, &cfg, what, err) ||
-	    !(m = model_create(&cfg, cps, err)) || !read_params(&r, m, what, err))
+	    !(m = model_create(&cfg, cps, err)) || !read_params(&r, m, what, err) ||
+	    !check_zeros(m, r.off, what, err))
 		goto fail;
 	if (timeline_present(buf, r.off, r.n - r.off)) {
 		size_t used;

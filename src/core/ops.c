@@ -27,9 +27,8 @@ void positions_init(float *pe, int T, int C)
  * V * C floats (1.6 MB at the reference configuration): the row a few tokens
  * ahead is prefetched. 8 lanes, the same two roundings per element. */
 AV_CLONES void embed_forward(float *out, const int32_t *tokens, const float *wte, const float *pe,
-			     int B, int T, int C)
+			     float scale, int B, int T, int C)
 {
-	const float scale = sqrtf((float)C);
 	const v8f s8 = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + scale;
 	const long N = (long)B * T;
 	for (long i = 0; i < N; i++) {
@@ -280,21 +279,28 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 	}
 }
 
-/* gelu(inp) into out (the formulas are in vec8.h); with grad, also
- * gelu'(inp) into grad (which may be inp itself). */
-AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int N)
+/* gelu(inp) into out (the formulas are in vec8.h), the tanh form or (erf)
+ * the exact one; with grad, also gelu'(inp) into grad (which may be inp
+ * itself). */
+AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int N, bool erf)
 {
 	for (int i = 0; i < N; i += 8) {
 		int n = N - i < 8 ? N - i : 8;
 		v8f x = n == 8 ? load8(inp + i) : load_part(inp + i, n, 0.0f);
-		v8f e = gelu_e8(x);
-		v8f y = gelu_y8(x, e);
+		v8f y, dg;
+		if (erf) {
+			y = gelu_erf8(x, grad ? &dg : NULL);
+		} else {
+			v8f e = gelu_e8(x);
+			y = gelu_y8(x, e);
+			if (grad)
+				dg = gelu_dg8(x, e);
+		}
 		if (n == 8)
 			store8(out + i, y);
 		else
 			store_part(out + i, n, y);
 		if (grad) {
-			v8f dg = gelu_dg8(x, e);
 			if (n == 8)
 				store8(grad + i, dg);
 			else
@@ -305,12 +311,22 @@ AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int 
 
 void gelu_forward(float *out, const float *inp, int N)
 {
-	gelu_lanes(out, NULL, inp, N);
+	gelu_lanes(out, NULL, inp, N, false);
 }
 
 void gelu_forward_grad(float *out, float *inp, int N)
 {
-	gelu_lanes(out, inp, inp, N);
+	gelu_lanes(out, inp, inp, N, false);
+}
+
+void gelu_erf_forward(float *out, const float *inp, int N)
+{
+	gelu_lanes(out, NULL, inp, N, true);
+}
+
+void gelu_erf_forward_grad(float *out, float *inp, int N)
+{
+	gelu_lanes(out, inp, inp, N, true);
 }
 
 void residual_forward(float *out, const float *a, const float *b, int N)

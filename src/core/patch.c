@@ -43,7 +43,7 @@ static void block_rows(const model *m, activations *ws, int l, const float *x, c
 	layernorm_forward(la->ln2 + o, la->ln2_mean + r0, la->ln2_rstd + r0, la->res2 + o, p->ln2_w,
 			  p->ln2_b, N, d);
 	matmul_forward(la->fch + 4 * o, la->ln2 + o, p->fc_w, p->fc_b, N, d, 4 * d);
-	gelu_forward(la->fch_gelu + 4 * o, la->fch + 4 * o, N * 4 * d);
+	model_gelu(m, la->fch_gelu + 4 * o, la->fch + 4 * o, N * 4 * d);
 	matmul_forward(ws->scratch, la->fch_gelu + 4 * o, p->fc2_w, p->fc2_b, N, 4 * d, d);
 	residual_forward(out + o, la->res2 + o, ws->scratch, N * d);
 }
@@ -64,10 +64,10 @@ static void block_attention(const model *m, activations *ws, int l, const float 
 /* The logits at one row x (d) of the last block's output, into w->logits. */
 static void row_logits(const model *m, patch_work *w, const float *x)
 {
-	const int d = (int)m->cfg.dim, V = (int)m->cfg.vocab_size;
+	const int d = (int)m->cfg.dim;
 	float mean, rstd;
 	layernorm_forward(w->ln, &mean, &rstd, x, m->p.lnf_w, m->p.lnf_b, 1, d);
-	matmul_forward(w->logits, w->ln, m->p.wte, m->p.out_b, 1, d, V);
+	model_unembed(m, w->logits, w->ln, 1);
 }
 
 /* D = z_a - z_b at row pos from the last block's input x (n, d): its

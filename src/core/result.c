@@ -245,8 +245,39 @@ bool attn_result_dense(const attn_result *r, float *att, float *scores)
 	return !scores || S;
 }
 
+/* A causal model's partial result: its tokens, and a reference to the store
+ * the pass fills (rows 0..n-1 of the layers done are final; the pass writes
+ * only the layers after them, which the copy does not show, and a later pass
+ * that would rewrite these rows writes into a spare store: attn_store.hi). */
+static bool partial_shared(const attn_result *r, int layers, attn_result *out)
+{
+	attn_result p = {.n = r->n,
+			 .layers = r->layers,
+			 .heads = r->heads,
+			 .dim = r->dim,
+			 .causal = true,
+			 .att = r->att,
+			 .qk = r->qk,
+			 .qk_rows = r->qk_rows,
+			 .pack = r->pack,
+			 .cap_tokens = r->n,
+			 .partial = layers};
+	p.tokens = malloc((size_t)r->n * sizeof *p.tokens);
+	if (!r->st || layers < 1 || layers > r->layers || !p.tokens) {
+		free(p.tokens);
+		return false;
+	}
+	memcpy(p.tokens, r->tokens, (size_t)r->n * sizeof *p.tokens);
+	atomic_fetch_add(&r->st->refs, 1);
+	p.st = r->st;
+	*out = p;
+	return true;
+}
+
 bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out)
 {
+	if (r->causal)
+		return partial_shared(r, layers, out);
 	const size_t n = (size_t)r->n, qk = (size_t)layers * n * 2 * (size_t)r->dim;
 	attn_result p = {.n = r->n,
 			 .layers = r->layers,

@@ -282,6 +282,24 @@ static void info_string(FILE *out, const char *key, const char *s)
 	free(q);
 }
 
+/* Where a model came from and how its architecture differs from attnview's
+ * own (attnview(5), Architecture), from the one table of its fields; nothing
+ * for attnview's own. */
+static void info_arch(FILE *out, const model_arch *a)
+{
+	bool own = true;
+	for (int i = 0; i < ARCH_NFIELDS; i++)
+		own = own && arch_value(a, &model_arch_fields[i]) == 0;
+	if (own)
+		return;
+	fprintf(out, "origin: %s\narchitecture:", model_arch_fields[ARCH_ORIGIN].values[a->origin]);
+	for (int i = 0; i < ARCH_ORIGIN; i++) {
+		const arch_field *f = &model_arch_fields[i];
+		fprintf(out, "%s %s %s", i ? "," : "", f->name, f->values[arch_value(a, f)]);
+	}
+	fputc('\n', out);
+}
+
 void dump_info(FILE *out, const model *m, const char *source)
 {
 	const model_config *c = &m->cfg;
@@ -290,8 +308,15 @@ void dump_info(FILE *out, const model *m, const char *source)
 	fprintf(out, "objective: %s\n", objective_name((objective)c->objective));
 	fprintf(out, "layers: %u\nheads: %u\ndim: %u\nhead size: %u\ncontext: %u\n", c->layers,
 		c->heads, c->dim, c->dim / c->heads, c->context);
-	fprintf(out, "vocabulary: %u (%u characters + pad, unk, mask)\n", c->vocab_size,
-		c->vocab_size - TOK_NSPECIAL);
+	if (c->arch.specials == SPECIALS_NONE)
+		fprintf(out,
+			"vocabulary: %u (%u characters; ids 0..2, pad, unk and mask, have no "
+			"rows: an unknown character is embedded as 0)\n",
+			c->vocab_size, c->vocab_size - TOK_NSPECIAL);
+	else
+		fprintf(out, "vocabulary: %u (%u characters + pad, unk, mask)\n", c->vocab_size,
+			c->vocab_size - TOK_NSPECIAL);
+	info_arch(out, &c->arch);
 	fprintf(out, "parameters: %zu\n", m->nparams);
 	info_string(out, "corpus", m->meta.corpus);
 	fprintf(out, "steps: %llu\ntokens seen: %llu\nseed: %llu\n",

@@ -369,6 +369,8 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 		dump_json_dla(out, m, r, o);
 	if (ok && x->circuits)
 		dump_json_circuits(out, m, r, o);
+	if (ok && x->logits)
+		dump_json_logits(out, m, r, o);
 	if (ok && x->faith_loss)
 		dump_json_faith(out, m, r, o);
 	free(buf);

@@ -27,6 +27,7 @@ void dump_tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_
  * the other extras, and as the TSV's one table. */
 void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+void dump_json_logits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o);
 

@@ -1,5 +1,5 @@
-/* The dump's "lens" and "dla" sections (dump.h, dump_extras; attnview(1),
- * DUMP FORMATS), JSON and TSV. */
+/* The dump's "lens", "dla" and "logits" sections (dump.h, dump_extras;
+ * attnview(1), DUMP FORMATS), JSON and TSV. */
 #include "dump_explain.h"
 
 #include "json_out.h"
@@ -104,4 +104,15 @@ void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_op
 		tsv_float(out, x->dla_rest[t]);
 		fputc('\n', out);
 	}
+}
+
+void dump_json_logits(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+{
+	const size_t V = m->cfg.vocab_size;
+	fputs(",\n  \"logits\": [", out);
+	for (int t = 0; t < r->n; t++) {
+		fputs(t ? ",\n    " : "\n    ", out);
+		json_floats(out, o->x->logits + (size_t)t * V, (int)V);
+	}
+	fputs("\n  ]", out);
 }

@@ -247,9 +247,12 @@ void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cp
 static void apply_options(model_config *cfg, const lab_task *t, const lab_options *o)
 {
 	uint32_t nalpha = (uint32_t)strlen(LAB_ALPHABET);
-	*cfg = (model_config){t->obj,	    TOK_NSPECIAL + nalpha, o->dim ? o->dim : t->dim,
-			      o->heads ? o->heads : t->heads, o->layers ? o->layers : t->layers,
-			      t->context};
+	*cfg = (model_config){.objective = t->obj,
+			      .vocab_size = TOK_NSPECIAL + nalpha,
+			      .dim = o->dim ? o->dim : t->dim,
+			      .heads = o->heads ? o->heads : t->heads,
+			      .layers = o->layers ? o->layers : t->layers,
+			      .context = t->context};
 }
 
 model *lab_model_create(const lab_task *t, const lab_options *o, av_error *err)

@@ -178,7 +178,10 @@ void last_block_forward(const model *m, activations *a, grad_acts *g, const floa
 	}
 	layernorm_forward(la->ln2, la->ln2_mean, la->ln2_rstd, la->res2, p->ln2_w, p->ln2_b, R, d);
 	matmul_forward(la->fch, la->ln2, p->fc_w, p->fc_b, R, d, 4 * d);
-	gelu_forward_grad(la->fch_gelu, la->fch, R * 4 * d);
+	if (m->cfg.arch.gelu == GELU_ERF)
+		gelu_erf_forward_grad(la->fch_gelu, la->fch, R * 4 * d);
+	else
+		gelu_forward_grad(la->fch_gelu, la->fch, R * 4 * d);
 	matmul_forward(a->scratch, la->fch_gelu, p->fc2_w, p->fc2_b, R, 4 * d, d);
 	residual_forward(la->res3, la->res2, a->scratch, R * d);
 	layernorm_forward(g->lnf_rows, a->lnf_mean, a->lnf_rstd, la->res3, m->p.lnf_w, m->p.lnf_b,

@@ -163,8 +163,12 @@ static bool new_model(trainer *t, model *init, const char *name, const char *cor
 		      av_error *err)
 {
 	const corpus *c = t->data;
-	model_config cfg = {t->opt.objective, c->vocab.size, t->opt.dim,
-			    t->opt.heads,     t->opt.layers, t->opt.context};
+	model_config cfg = {.objective = t->opt.objective,
+			    .vocab_size = c->vocab.size,
+			    .dim = t->opt.dim,
+			    .heads = t->opt.heads,
+			    .layers = t->opt.layers,
+			    .context = t->opt.context};
 	if (init) {
 		const model_config *ic = &init->cfg;
 		const vocab *v = &init->vocab;

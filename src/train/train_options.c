@@ -114,7 +114,12 @@ bool train_options_check(const train_options *o, av_error *err)
 				 "%.1f GB for attention weights alone: use a smaller --batch or "
 				 "--context"),
 			       o->batch, o->context, o->heads, o->layers, att / 1e9);
-	model_config cfg = {o->objective, AV_MAX_VOCAB, o->dim, o->heads, o->layers, o->context};
+	model_config cfg = {.objective = o->objective,
+			    .vocab_size = AV_MAX_VOCAB,
+			    .dim = o->dim,
+			    .heads = o->heads,
+			    .layers = o->layers,
+			    .context = o->context};
 	cfg.vocab_size = o->max_vocab ? o->max_vocab : 1000;
 	return model_config_check(&cfg, err);
 }

@@ -154,7 +154,7 @@ float model_eval_loss(const model *m, activations *a, const int32_t *tokens, con
 static const float *forward_body(const model *m, activations *a, const int32_t *tokens, int B,
 				 int T)
 {
-	embed_forward(a->encoded, tokens, m->p.wte, m->pe, B, T, (int)m->cfg.dim);
+	embed_forward(a->encoded, tokens, m->p.wte, m->pe, m->emb_scale, B, T, (int)m->cfg.dim);
 	const float *x = a->encoded;
 	for (int l = 0; l + 1 < (int)m->cfg.layers; l++)
 		x = model_block_forward(m, a, l, x, B, T);

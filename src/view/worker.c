@@ -28,7 +28,9 @@
  *     new model: every text the new model runs was tokenized with its
  *     vocabulary. The interface posts its text again after taking it.
  *  8. A partial result (attn_result.partial) is a copy of the layers a
- *     masked model's pass has finished, made on the worker thread between
+ *     pass has finished (a causal model's: a reference to the store the
+ *     pass fills, whose finished layers it no longer writes), made on the
+ *     worker thread between
  *     two layers and published under `mu` by rules 3 and 4 when the layer
  *     on screen is among them (worker_text_opts.partial_layer) and the
  *     layers still to come would take more than PARTIAL_MS: the interface
@@ -67,7 +69,7 @@ static void publish_partial(worker *w)
 {
 	const attn_result *r = w->live;
 	int done = r ? r->partial : 0, want = w->cur_opts.partial_layer;
-	if (!r || w->live_sent || want < 1 || r->causal || done < want || done >= r->layers)
+	if (!r || w->live_sent || want < 1 || done < want || done >= r->layers)
 		return;
 	lock(w);
 	double least = w->partial_ms;

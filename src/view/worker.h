@@ -29,7 +29,7 @@ typedef struct worker_text_opts {
 	 * model's are otherwise computed when first read (model.h), on the
 	 * interface's thread; the overview and a layer's summaries read them all. */
 	bool every_head;
-	/* 0, or the layer on screen + 1: a masked model's pass long enough to
+	/* 0, or the layer on screen + 1: a pass long enough to
 	 * be seen publishes the layers done once that one is among them, as a
 	 * partial result (attn_result.partial), before the complete one. */
 	int partial_layer;

@@ -47,7 +47,7 @@ static model *tiny_model(bool causal, int scale, av_error *err)
 	for (uint32_t i = 0; i < TOK_NSPECIAL; i++)
 		cps[i] = AV_SPECIAL_CP + i;
 	memcpy(cps + TOK_NSPECIAL, chars, sizeof chars);
-	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED, TOK_NSPECIAL + NCHARS, 8, 2, 2, 24};
+	model_config cfg = {causal ? OBJ_CAUSAL : OBJ_MASKED, TOK_NSPECIAL + NCHARS, 8, 2, 2, 24, {0}};
 	model *m = model_create(&cfg, cps, err);
 	if (!m)
 		return NULL;

@@ -87,11 +87,19 @@ for opt in --steps --objective --nproc --resume; do
 	grep -q -e "$opt" help.txt || fail "attnview-torch-train --help names no $opt: $(cat help.txt)"
 done
 echo "attnview-torch-train --help: $(wc -l <help.txt) lines"
-# Its manual page (installed by the Debian package) has every option.
-page="$src/attnview-torch-train.1"
-for opt in $(grep -o -E -- '--[a-z][a-z-]*' help.txt | sort -u); do
-	grep -q -F -e "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$page" ||
-		fail "$opt of attnview-torch-train --help is not in python/attnview-torch-train.1"
+# Its manual page (installed by the Debian package) has every option; the
+# converter's entry and page the same.
+conv=$(find "$tmp/prefix" -path '*/bin/attnview-torch-convert')
+[ -n "$conv" ] && [ -x "$conv" ] || fail "no console entry bin/attnview-torch-convert"
+"$conv" --help >convert-help.txt 2>&1 || fail "attnview-torch-convert --help exits $?"
+for cmd in attnview-torch-train attnview-torch-convert; do
+	h=help.txt
+	[ $cmd = attnview-torch-convert ] && h=convert-help.txt
+	page="$src/$cmd.1"
+	for opt in $(grep -o -E -- '--[a-z][a-z-]*' $h | sort -u); do
+		grep -q -F -e "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$page" ||
+			fail "$opt of $cmd --help is not in python/$cmd.1"
+	done
 done
 
 # Two training steps on a tiny text, and the model opens in attnview.

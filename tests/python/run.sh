@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs one case of tests/python/test_torch.py with Debian's /usr/bin/python3
+# Runs one case of tests/python/test_torch.py (or test_convert.py) with Debian's /usr/bin/python3
 # (python3-torch); meson's skip status 77 when that Python has no torch.
 #   tests/python/run.sh CASE       (ATTNVIEW_BIN, ATTNVIEW_TEST_DATA from meson)
 py=${ATTNVIEW_PYTHON:-/usr/bin/python3}
@@ -10,4 +10,6 @@ if ! "$py" -c 'import torch' >/dev/null 2>&1; then
 fi
 # One thread per process: PyTorch's threads only slow these tiny models down,
 # and the suite runs two tests at once on two cores.
-OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 exec "$py" "$(dirname "$0")/test_torch.py" "$@"
+# The converter's cases are in test_convert.py.
+case $1 in convert*) script=test_convert.py ;; *) script=test_torch.py ;; esac
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 exec "$py" "$(dirname "$0")/$script" "$@"

@@ -912,7 +912,7 @@ def case_reference():
         for script in ("gen_golden.py", "gen_explain_golden.py", "gen_generate_golden.py",
                        "gen_lens_golden.py", "gen_circuits_golden.py",
                        "gen_faith_golden.py", "gen_patch_golden.py",
-                       "gen_split_golden.py", "gen_sharpen_golden.py"):
+                       "gen_split_golden.py", "gen_sharpen_golden.py", "gen_nanogpt_golden.py"):
             run([PY, os.path.join(ref, script), out], OPENBLAS_CORETYPE="Haswell",
                 OPENBLAS_NUM_THREADS=2, OMP_NUM_THREADS=None)
         for n in sorted(os.listdir(golden)):
