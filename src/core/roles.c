@@ -551,6 +551,10 @@ void role_decide(role_scores *o)
 	 * nearest: a delimiter head. */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o))
 		best = ROLE_DELIMITER;
+	/* Most rows on key 0: the first column, however many rows a keyword of
+	 * its character and another one gathers (the runner-up says it). */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_FIRST))
+		best = ROLE_FIRST;
 	if (best < ROLE_NKINDS) {
 		set_label(o, best, ROLE_SURE);
 		role_kind two = best_passing(o, best, false);
