@@ -107,9 +107,12 @@ typedef struct role_text {
 	int nscripts;
 } role_text;
 
+/* The same character: the same id (an unknown one, the same codepoint). The
+ * mask is no character: two masks are not copies of each other. */
 static bool same_token(const token *tok, int i, int j)
 {
-	return tok[i].id == tok[j].id && (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
+	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP &&
+	       (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
 }
 
 static void find_copies(role_text *x)

@@ -196,20 +196,18 @@ static void gen_word_start(const lab_task *t, rng *r, int T, uint32_t *text, uin
 	}
 }
 
-/* Two lines of LAB_LINE letters closed by '.', the second a copy of the
- * first; of each letter and its copy, one is hidden with probability 0.8
- * (never both), and scored: the same place in the other line tells. */
+/* Three lines of LAB_LINE letters closed by '.', all the same; the first
+ * and the last hidden (the model reads only the middle one and the full
+ * stops), and scored: the same place in the middle line tells. */
 static void gen_line_parallel(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
 	const int L = LAB_LINE + 1;
-	memset(flag, 0, (size_t)T);
-	for (int i = 0; i <= T; i++)
+	for (int i = 0; i <= T; i++) {
 		text[i] = i % L == LAB_LINE ? '.' : i < L ? letter(r) : text[i % L];
-	for (int j = 0; j < LAB_LINE; j++) {
-		int which = rng_uniform(r) < 0.5f ? j : j + L;
-		if (rng_uniform(r) < 0.8f && which < T)
-			flag[which] = LAB_MASKED | LAB_SCORED;
+		if (i < T)
+			flag[i] = i % L != LAB_LINE && (i < L || i >= 2 * L) ? LAB_MASKED | LAB_SCORED
+									       : 0;
 	}
 }
 
@@ -247,8 +245,8 @@ static void gen_duplicate(const lab_task *t, rng *r, int T, uint32_t *text, uint
 	}
 }
 
-/* Latin and Greek letters, the script of each place at random; seven of
- * ten places after the first letter of their script hidden behind their
+/* Latin and Greek letters, the script of each place at random; 85 of 100
+ * places after the first letter of their script hidden behind their
  * script's placeholder (z, ω), each the nearest letter of its script before
  * it. Scored: the hidden ones, which only the letters of their own script
  * tell. */
@@ -258,7 +256,7 @@ static void gen_script(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t
 	int last[2] = {-1, -1}; /* the last letter shown of each script */
 	for (int i = 0; i <= T; i++) {
 		int s = (int)rng_below(r, 2);
-		bool hide = last[s] >= 0 && rng_uniform(r) < 0.7f;
+		bool hide = last[s] >= 0 && rng_uniform(r) < 0.85f;
 		uint32_t shown = s == 0 ? 'a' + (uint32_t)rng_below(r, 25)
 					: LAB_GREEK_FIRST + (uint32_t)rng_below(r, LAB_GREEK_COUNT - 1);
 		text[i] = hide ? text[last[s]] : shown;
@@ -327,10 +325,10 @@ static const lab_task tasks[] = {
      "kkkk.bbb;qqqqq!eeeeee,xxx", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 26, 0,
      {ROLE_WORDSTART, ROLE_NKINDS}, gen_word_start, false},
     {"line-parallel",
-     N_("two lines of seven letters, each closed by a full stop, the second a copy of the "
-	"first (\"kbqexzf.kbqexzf.\"), one of most pairs hidden: a hidden letter is the one "
-	"at the same place in the other line, where a head looks"),
-     "kbqexzf.kbqexzf.", OBJ_MASKED, 32, 1, 1, 16, 32, 2500, 3e-3f, 26, 0,
+     N_("three lines of seven letters, each closed by a full stop, all the same "
+	"(\"kbqexzf.kbqexzf.kbqexzf.\"), the first and the last hidden: a hidden letter is "
+	"the one at the same place in the middle line, where a head looks"),
+     "kbqexzf.kbqexzf.kbqexzf.", OBJ_MASKED, 32, 1, 1, 24, 32, 2500, 3e-3f, 26, 0,
      {ROLE_PARALLEL, ROLE_NKINDS}, gen_line_parallel, false},
     {"duplicate",
      N_("six pairs of letters, a value before its key (\"bkeqfz\"), then the keys again "
