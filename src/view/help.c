@@ -33,7 +33,7 @@ void help_open(view *v)
 	help_state *h = help_of(v);
 	h->back = v->focus;
 	h->scroll = 0;
-	v->focus = F_HELP;
+	v->focus = FOCUS_ON(SCREEN_HELP);
 }
 
 focus help_returns_to(const view *v)
@@ -41,16 +41,22 @@ focus help_returns_to(const view *v)
 	return help_of(v)->back;
 }
 
+/* A group of keys' heading: where they apply, a screen's from its row. */
 static const char *section_name(unsigned ctx)
 {
+	static const char *const screen_keys[SCREEN_N] = {
+#define SCREEN_KEYS_(id, ops, title) [SCREEN_##id] = title,
+	    VIEW_SCREENS(SCREEN_KEYS_)
+#undef SCREEN_KEYS_
+	};
+	for (int i = 0; i < SCREEN_N; i++)
+		if (ctx == KC_OF(i) && screen_keys[i])
+			return _(screen_keys[i]);
 	return ctx == KC_ALL				  ? _("Everywhere")
 	       : ctx == (KC_ALL | KC_TEXT)		  ? _("Editing the text, everywhere")
 	       : ctx == (KC_INPUT | KC_MAP)		  ? _("Input line and heatmap")
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? _("Input line and heatmap")
-	       : ctx == KC_INPUT			  ? _("Input line")
-	       : ctx == KC_MAP	    ? _("Heatmap (after Enter; typing goes back to the text)")
-	       : ctx == KC_TIMELINE ? _("Training timeline (Alt-H)")
-				    : _("Overview (typing edits the text)");
+							  : _("Input line");
 }
 
 /* The help lines of the key table and the mouse, and their widths. */
@@ -213,8 +219,8 @@ static void help_mouse(view *v, const MEVENT *ev)
 
 const screen_ops help_screen = {
     .name = N_("HELP"),
-    .keys = KC_ALL, /* only quitting reaches the table: help_key takes the rest */
-    .text_visible = false,
+    .hint = N_("any key: back | Ctrl-Q quit"),
+    .text_visible = false, /* only quitting reaches the key table: help_key takes the rest */
     .state_size = sizeof(help_state),
     .init = help_init,
     .finish = help_finish,

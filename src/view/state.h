@@ -24,16 +24,15 @@
 
 #include <stdio.h>
 
-typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP, F_TIMELINE } focus;
-
-/* The screens (screen.h); each has its own state, at v->screen[id]. */
-typedef enum screen_id {
-	SCREEN_MAP,
-	SCREEN_OVERVIEW,
-	SCREEN_HELP,
-	SCREEN_TIMELINE,
-	SCREEN_N
-} screen_id;
+/* Where the keys go: the screen on display (keys.h's list of screens, each
+ * with its own state at v->screen[id]: screen.h) and, on the map, whether
+ * the input line has them (typing) or the heatmap does. */
+typedef struct focus {
+	screen_id screen;
+	bool typing; /* only on SCREEN_MAP */
+} focus;
+#define FOCUS_TYPING ((focus){SCREEN_MAP, true})
+#define FOCUS_ON(id) ((focus){(id), false})
 
 /* What tells one version of a file from the next. */
 typedef struct file_stamp {

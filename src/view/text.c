@@ -2,7 +2,7 @@
  * worker, taking back the attention and the predictions that belong to the
  * latest text (older ones are dropped by sequence number). */
 #include "attnview/i18n.h"
-#include "state.h"
+#include "screen.h"
 
 #include "attnview/vocab.h"
 
@@ -158,8 +158,9 @@ void text_changed(view *v)
 	}
 	av_error err;
 	v->topts.value_norms = v->contrib;
-	v->topts.every_head = v->focus == F_OVERVIEW || view_sel(v) != SEL_HEAD;
-	v->topts.roles = v->focus == F_OVERVIEW; /* every tile's label */
+	const bool all = view_screen(v)->every_head;
+	v->topts.every_head = all || view_sel(v) != SEL_HEAD;
+	v->topts.roles = all; /* the overview's: every tile's label */
 	/* A long pass shows the head on screen as soon as its layer is done. */
 	v->topts.partial_layer = v->topts.every_head || v->contrib ? 0 : v->layer + 1;
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
@@ -361,7 +362,7 @@ void request_jobs(view *v)
 	request_patch(v);
 	/* The overview labels every tile: a text typed there brings the roles
 	 * with its result; one computed before it opened asks for them. */
-	if (v->focus == F_OVERVIEW && !v->all_roles && !v->r.partial &&
+	if (view_screen(v)->every_head && !v->all_roles && !v->r.partial &&
 	    !(v->roles_asked && v->roles_seq == v->res_seq)) {
 		worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq};
 		worker_post_job(v->w, &j);

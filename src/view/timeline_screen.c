@@ -123,12 +123,12 @@ static void model_arrived(view *v, tls_state *s)
 void timeline_screen_toggle(view *v)
 {
 	tls_state *s = tls_of(v);
-	if (v->focus == F_TIMELINE) {
+	if (v->focus.screen == SCREEN_TIMELINE) {
 		v->focus = s->back;
 		return;
 	}
-	s->back = v->focus == F_HELP ? help_returns_to(v) : v->focus;
-	v->focus = F_TIMELINE;
+	s->back = v->focus.screen == SCREEN_HELP ? help_returns_to(v) : v->focus;
+	v->focus = FOCUS_ON(SCREEN_TIMELINE);
 }
 
 /* The chosen record, kept in range (the model may have been reloaded). */
@@ -523,9 +523,25 @@ static bool tls_action(view *v, view_action act)
 	}
 }
 
+/* Ctrl-S: the timeline's figure (--export --timeline). */
+static bool tls_figure_name(view *v, char *stem, size_t size)
+{
+	if (!(v->m && v->m->timeline)) {
+		set_notice(v, _("this model has no training timeline to draw"));
+		return false;
+	}
+	snprintf(stem, size, "attnview-timeline");
+	return true;
+}
+
+static bool tls_figure(view *v, const char *path, bool replace, av_error *err)
+{
+	return figure_timeline(v->m, figure_model_name(v), path, replace, err);
+}
+
 const screen_ops timeline_screen = {
     .name = N_("TIMELINE"),
-    .keys = KC_TIMELINE,
+    .hint = N_("[ ] Left Right: step, Home End: first, last | Esc back | F1 help"),
     .text_visible = false,
     .state_size = sizeof(tls_state),
     .init = tls_init,
@@ -535,4 +551,6 @@ const screen_ops timeline_screen = {
     .key = tls_key,
     .action = tls_action,
     .mouse = tls_mouse,
+    .figure_name = tls_figure_name,
+    .figure = tls_figure,
 };

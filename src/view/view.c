@@ -28,10 +28,9 @@
 #include <unistd.h>
 
 const screen_ops *const view_screens[SCREEN_N] = {
-    [SCREEN_MAP] = &map_screen,
-    [SCREEN_OVERVIEW] = &overview_screen,
-    [SCREEN_HELP] = &help_screen,
-    [SCREEN_TIMELINE] = &timeline_screen,
+#define SCREEN_ROW_(id, ops, title) [SCREEN_##id] = &ops,
+    VIEW_SCREENS(SCREEN_ROW_)
+#undef SCREEN_ROW_
 };
 
 bool screens_init(view *v, av_error *err)
@@ -60,22 +59,6 @@ void screens_finish(view *v)
 	}
 }
 
-const screen_ops *view_screen(const view *v)
-{
-	switch (v->focus) {
-	case F_OVERVIEW:
-		return &overview_screen;
-	case F_HELP:
-		return &help_screen;
-	case F_TIMELINE:
-		return &timeline_screen;
-	case F_INPUT:
-	case F_MAP:
-	default:
-		return &map_screen;
-	}
-}
-
 static void draw(view *v)
 {
 	erase();
@@ -98,7 +81,7 @@ static void draw(view *v)
 	if (!v->too_small && figure_prompt_cursor(v) >= 0) {
 		move(LINES - 1, figure_prompt_cursor(v));
 		curs_set(1);
-	} else if (!v->too_small && v->focus == F_INPUT) {
+	} else if (!v->too_small && v->focus.typing) {
 		move(Y_INPUT, v->field_x + lineedit_fit(&v->le, v->field_w));
 		curs_set(1);
 	} else {
@@ -121,7 +104,7 @@ static void start_at(view *v, const view_options *opt)
 		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY;
 	v->contrib = opt->show == SEL_CONTRIB;
 	if (opt->show == SEL_OVERVIEW)
-		overview_open(v, F_INPUT);
+		overview_open(v, FOCUS_TYPING);
 }
 
 static bool view_init(view *v, const model *m, const view_options *opt, av_error *err)
@@ -131,7 +114,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	v->pred_req = -1;
-	v->focus = F_INPUT;
+	v->focus = FOCUS_TYPING;
 	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
 	v->ov_scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_OV_DEFAULT_SCALE;
 	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
