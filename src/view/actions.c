@@ -2,6 +2,7 @@
  * the actions it names are carried out here, in four groups (focus and
  * screens, the cursor, heads and layers, editing the text). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -134,15 +135,20 @@ static void show_panel(view *v, const char *page)
 		v->notice[0] = '\0';
 }
 
-/* A panel page's key: its page on, or off when it is on screen; the panel
- * shown where it was hidden. */
-static void panel_page(view *v, bool *page, const char *name)
+/* A panel page's key (panel.h): its page on, or off when it is on screen;
+ * the panel shown where it was hidden. */
+static bool page_key(view *v, view_action act)
 {
-	bool shown = panel_shown(v), on = shown ? !*page : true;
-	v->breakdown = v->why = v->circ_on = v->faith_on = v->patching = false;
-	*page = on;
-	if (!shown)
-		show_panel(v, name);
+	for (int i = 0; i < PAGE_N; i++) {
+		if (panel_pages[i]->act != act)
+			continue;
+		bool shown = panel_shown(v);
+		v->page = shown && v->page == (page_id)i ? PAGE_DETAILS : (page_id)i;
+		if (!shown)
+			show_panel(v, _(panel_pages[i]->name));
+		return true;
+	}
+	return false;
 }
 
 /* How the map looks: scale, panel, cell size, colours, words, comparison. */
@@ -187,26 +193,11 @@ static bool do_look(view *v, view_action act)
 			   v->contrib ? _("value contributions: A[i][j] |v_j W_O|, per row")
 				      : _("attention weights"));
 		return true;
-	case ACT_BREAKDOWN:
-		panel_page(v, &v->breakdown, _("q·k breakdown"));
-		return true;
-	case ACT_WHY:
-		panel_page(v, &v->why, _("logit lens"));
-		return true;
-	case ACT_CIRCUITS:
-		panel_page(v, &v->circ_on, _("circuits"));
-		return true;
-	case ACT_FAITH:
-		panel_page(v, &v->faith_on, _("faithfulness"));
-		return true;
-	case ACT_PATCH:
-		panel_page(v, &v->patching, _("patching"));
-		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);
 		return true;
 	default:
-		return false;
+		return page_key(v, act);
 	}
 }
 

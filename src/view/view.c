@@ -15,6 +15,7 @@
  * help.c (screens, screen.h), heatmap.c, panel.c, actions.c (keys and
  * mouse), text.c (the text and its results), term.c (the terminal). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include "attnview/figure.h"
@@ -128,7 +129,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pps = calloc(cap * VIEW_TOPK, sizeof *v->pps);
 	v->row_max = calloc(cap, sizeof *v->row_max);
 	v->wmarks = calloc(cap, sizeof *v->wmarks);
-	if (!qk_breakdown_init(&v->bd, v->head_dim, err) || !screens_init(v, err))
+	v->page = PAGE_DETAILS;
+	if (!screens_init(v, err) || !pages_init(v, err))
 		return false;
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->wmarks ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) ||
@@ -149,14 +151,9 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->text_given = full ? cps.n : 0;
 		cp_buf_free(&cps);
 	}
-	if (opt && opt->has_targets) {
-		v->patch_has_targets = true;
-		v->patch_targets[0] = opt->targets[0];
-		v->patch_targets[1] = opt->targets[1];
-	}
-	if (opt && opt->compare &&
-	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
-			   err))
+	if (opt && opt->has_targets)
+		patch_set_targets(v, true, opt->targets);
+	if (opt && opt->compare && !patch_set_compare(v, opt->compare, err))
 		return false;
 	if (opt && opt->bench_log) {
 		v->bench = fopen(opt->bench_log, "w");
@@ -184,6 +181,7 @@ static void view_finish(view *v)
 	figure_prompt_finish(v);
 	writing_finish(v);
 	screens_finish(v);
+	pages_finish(v);
 	cp_buf_free(&v->cps);
 	cp_buf_free(&v->paste);
 	free(v->toks);
@@ -192,13 +190,6 @@ static void view_finish(view *v)
 	free(v->pps);
 	free(v->row_max);
 	free(v->wmarks);
-	circuits_finish(v->circ);
-	free(v->circ);
-	worker_job_result_free(&v->faith);
-	qk_breakdown_finish(&v->bd);
-	patch_result_free(&v->patch);
-	cp_buf_free(&v->patch_other);
-	score_split_free(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
