@@ -49,9 +49,6 @@ static bool do_focus(view *v, view_action act)
 		else
 			v->confirm_quit = true;
 		return true;
-	case ACT_HELP:
-		help_open(v);
-		return true;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);
 		return true;
@@ -60,12 +57,6 @@ static bool do_focus(view *v, view_action act)
 		return true;
 	case ACT_FOCUS_INPUT:
 		v->focus = FOCUS_TYPING;
-		return true;
-	case ACT_OVERVIEW:
-		overview_toggle(v);
-		return true;
-	case ACT_TIMELINE:
-		timeline_screen_toggle(v);
 		return true;
 	case ACT_VALUES:
 		v->values = !v->values;
@@ -83,7 +74,7 @@ static bool do_focus(view *v, view_action act)
 		targets_prompt_open(v);
 		return true;
 	default:
-		return false;
+		return screen_toggle(v, act);
 	}
 }
 

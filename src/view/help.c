@@ -20,7 +20,6 @@ typedef struct help_state {
 	int keys_w; /* widest line of key names: the description column */
 	int line_w; /* widest help line, names and description */
 	int scroll;
-	focus back; /* where any other key returns */
 } help_state;
 
 static help_state *help_of(const view *v)
@@ -28,17 +27,10 @@ static help_state *help_of(const view *v)
 	return v->screen[SCREEN_HELP];
 }
 
-void help_open(view *v)
+/* Opened (F1) at its top. */
+static void help_opened(view *v)
 {
-	help_state *h = help_of(v);
-	h->back = v->focus;
-	h->scroll = 0;
-	v->focus = FOCUS_ON(SCREEN_HELP);
-}
-
-focus help_returns_to(const view *v)
-{
-	return help_of(v)->back;
+	help_of(v)->scroll = 0;
 }
 
 /* A group of keys' heading: where they apply, a screen's from its row. */
@@ -207,20 +199,23 @@ static bool help_key(view *v, int ch, bool is_code)
 	else if ((!is_code && ch == CTRL('q')) || (is_code && ch == KEY_F(10)))
 		return false;
 	else
-		v->focus = help_of(v)->back;
+		screen_back(v);
 	return true;
 }
 
 static void help_mouse(view *v, const MEVENT *ev)
 {
 	if (ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
-		v->focus = help_of(v)->back;
+		screen_back(v);
 }
 
 const screen_ops help_screen = {
     .name = N_("HELP"),
     .hint = N_("any key: back | Ctrl-Q quit"),
     .text_visible = false, /* only quitting reaches the key table: help_key takes the rest */
+    .toggle = ACT_HELP,
+    .opened = help_opened,
+    .passing = true,
     .state_size = sizeof(help_state),
     .init = help_init,
     .finish = help_finish,

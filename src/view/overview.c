@@ -28,10 +28,9 @@ typedef struct ov_geom {
 typedef struct ov_state {
 	ov_geom g;
 	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
-	int sel;    /* the selected tile: layer * H + head */
-	focus back; /* where F3 and Esc return */
-	bool one;   /* 1:1: a cell a token (F6) */
-	int top;    /* the first grid row on screen in 1:1 */
+	int sel;  /* the selected tile: layer * H + head */
+	bool one; /* 1:1: a cell a token (F6) */
+	int top;  /* the first grid row on screen in 1:1 */
 } ov_state;
 
 static ov_state *ov_of(const view *v)
@@ -39,25 +38,16 @@ static ov_state *ov_of(const view *v)
 	return v->screen[SCREEN_OVERVIEW];
 }
 
-void overview_open(view *v, focus back)
+/* Opened (F3) on the current head. */
+static void overview_opened(view *v)
 {
 	ov_state *o = ov_of(v);
 	int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
 	o->sel = v->layer * nheads(v) + h;
-	o->back = back;
-	v->focus = FOCUS_ON(SCREEN_OVERVIEW);
 	/* A result computed before the overview opened came without the
 	 * roles: request_jobs asks the worker for them (JOB_ROLES), since
 	 * posting the text again would drop what was computed for it
 	 * (predictions, jobs); the tiles have no role until they come. */
-}
-
-void overview_toggle(view *v)
-{
-	if (v->focus.screen == SCREEN_OVERVIEW)
-		v->focus = ov_of(v)->back;
-	else
-		overview_open(v, v->focus);
 }
 
 void overview_model_changed(view *v)
@@ -456,6 +446,8 @@ const screen_ops overview_screen = {
     .hint = N_("arrows select, Enter opens, typing edits the text | F1 help"),
     .text_visible = true,
     .every_head = true,
+    .toggle = ACT_OVERVIEW,
+    .opened = overview_opened,
     .state_size = sizeof(ov_state),
     .init = NULL,
     .layout = overview_layout,

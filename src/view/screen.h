@@ -22,7 +22,15 @@ typedef struct screen_ops {
 	 * weights and roles (worker_text_opts), and a result that came without
 	 * them asks for the roles (JOB_ROLES). */
 	bool every_head;
-	size_t state_size; /* its own state, at screen_state(v, id) */
+	/* The action that opens it and, on it, goes back to where it was
+	 * opened (ACT_NONE: none: the map is where the others go back to);
+	 * what it does as it opens (NULL: nothing). */
+	view_action toggle;
+	void (*opened)(view *v);
+	/* It passes (the help): a screen opened from it goes back where it
+	 * would have. */
+	bool passing;
+	size_t state_size; /* its own state, at v->screen[id] */
 	/* After the state is zeroed (NULL: zeroed is ready); false: out of
 	 * memory. finish frees what init and the screen allocated (NULL:
 	 * nothing). */
@@ -60,6 +68,12 @@ static inline const screen_ops *view_screen(const view *v)
 /* Every screen's state allocated and initialised; all freed. */
 bool screens_init(view *v, av_error *err);
 void screens_finish(view *v);
+/* Open a screen, remembering where it goes back to; go back from the one
+ * on display; the screen an action toggles (its key), opened or left
+ * (false: the action toggles none). */
+void screen_open(view *v, screen_id id);
+void screen_back(view *v);
+bool screen_toggle(view *v, view_action act);
 
 /* What the figure key writes for the map and the overview (figure_key.c):
  * what --export draws for q (its text, model name and ablation filled in)
@@ -71,23 +85,11 @@ bool figure_write_map(view *v, const char *path, bool replace, av_error *err);
 /* The model's name in a figure's titles ("model" when it has none). */
 const char *figure_model_name(const view *v);
 
-/* The overview (overview.c): open it on the current head, or go back to
- * where it was opened from (F3); open it at the start (--show overview);
- * forget the roles of the last model (a reload). */
-void overview_toggle(view *v);
-void overview_open(view *v, focus back);
+/* The overview (overview.c): forget the roles of the last model (a
+ * reload); the side of a tile's square grid of pooled cells on a screen of
+ * lines x cols, for L x H heads over n tokens, 0 when the grid does not fit
+ * (halves: two cells a line (colour), else a framed tile of shades). */
 void overview_model_changed(view *v);
-/* The side of an overview tile's square grid of pooled cells on a screen of
- * lines x cols, for L x H heads over n tokens; 0 when the grid does not fit.
- * halves: two cells a line (colour), else a framed tile of shades. */
 int overview_tile_side(int lines, int cols, int L, int H, int n, bool halves);
-
-/* The timeline (timeline_screen.c): open it, or go back to where it was
- * opened from (Alt-H, Esc). */
-void timeline_screen_toggle(view *v);
-
-/* The help (help.c): open it over the current screen; where it returns. */
-void help_open(view *v);
-focus help_returns_to(const view *v);
 
 #endif

@@ -160,6 +160,7 @@ typedef struct view {
 		int task_positions;
 	} loss;
 	focus focus;
+	focus back[SCREEN_N];	/* where each screen goes back to (screen_back) */
 	void *screen[SCREEN_N]; /* each screen's own state (screen.h) */
 
 	bool words;	/* the word view */

@@ -50,6 +50,34 @@ bool screens_init(view *v, av_error *err)
 	return true;
 }
 
+void screen_open(view *v, screen_id id)
+{
+	const focus here = v->focus;
+	v->back[id] = view_screens[here.screen]->passing ? v->back[here.screen] : here;
+	v->focus = FOCUS_ON(id);
+	if (view_screens[id]->opened)
+		view_screens[id]->opened(v);
+}
+
+void screen_back(view *v)
+{
+	v->focus = v->back[v->focus.screen];
+}
+
+bool screen_toggle(view *v, view_action act)
+{
+	for (int i = 0; act != ACT_NONE && i < SCREEN_N; i++) {
+		if (view_screens[i]->toggle != act)
+			continue;
+		if (v->focus.screen == (screen_id)i)
+			screen_back(v);
+		else
+			screen_open(v, (screen_id)i);
+		return true;
+	}
+	return false;
+}
+
 void screens_finish(view *v)
 {
 	for (int i = 0; i < SCREEN_N; i++) {
@@ -105,7 +133,7 @@ static void start_at(view *v, const view_options *opt)
 		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY;
 	v->contrib = opt->show == SEL_CONTRIB;
 	if (opt->show == SEL_OVERVIEW)
-		overview_open(v, FOCUS_TYPING);
+		screen_open(v, SCREEN_OVERVIEW);
 }
 
 static bool view_init(view *v, const model *m, const view_options *opt, av_error *err)
