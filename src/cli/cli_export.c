@@ -1,5 +1,6 @@
 /* attnview --export FILE: a heatmap, an aggregate, the rollout or every head
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
+#include "attnview/analysis.h"
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
 #include "attnview/faith.h"
@@ -14,7 +15,6 @@
 #include <sys/stat.h>
 
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
-#define WORD_MARK	 '|' /* --words: a word starts after it (as in the view) */
 
 /* What --export was asked for: parse_export_options fills it, the other
  * phases read it. */
@@ -190,25 +190,14 @@ static int check_layer_head(export_request *q, const model *m)
 }
 
 /* The word view: '|' marks where a word starts and is not read by the
- * model. marks[i] (i < the new length) gets whether one stood before
- * codepoint i. */
+ * model (words_strip_marks, analysis.h). marks[i] (i < the new length) gets
+ * whether one stood before codepoint i. */
 static bool strip_marks(cp_buf *cps, bool **marks)
 {
 	*marks = calloc(cps->n + 1, sizeof **marks);
 	if (!*marks)
 		return false;
-	size_t out = 0;
-	bool starts = false;
-	for (size_t i = 0; i < cps->n; i++) {
-		if (cps->v[i] == WORD_MARK) {
-			starts = true;
-			continue;
-		}
-		(*marks)[out] = starts;
-		starts = false;
-		cps->v[out++] = cps->v[i];
-	}
-	cps->n = out;
+	cps->n = words_strip_marks(cps->v, cps->n, *marks);
 	return true;
 }
 

@@ -9,14 +9,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void set_notice(view *v, const char *fmt, ...)
 {
@@ -167,7 +159,7 @@ void text_changed(view *v)
 		return;
 	}
 	v->pending = true;
-	v->post_ms = now_ms();
+	v->post_ms = av_now_ms();
 }
 
 void insert_text(view *v, const uint32_t *cps, size_t n)
@@ -253,7 +245,7 @@ static void take_attn(view *v, worker_attn *a)
 	/* Predictions are a second forward pass: start it a moment later, so
 	 * that while someone types it does not delay the next keystroke's
 	 * heatmap. The jobs wait as long. */
-	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+	v->pred_due = av_now_ms() + VIEW_PRED_DELAY_MS;
 }
 
 const void *patch_source(const view *v, int *n, bool *pinned)

@@ -236,7 +236,7 @@ static void bench_frame(view *v)
 {
 	if (!v->bench)
 		return;
-	double t = now_ms();
+	double t = av_now_ms();
 	if (!v->bench_ready && v->have && v->res_seq == v->seq && !v->r.partial) {
 		fprintf(v->bench, "ready %d\n", v->r.n);
 		fflush(v->bench);
@@ -285,11 +285,11 @@ static int poll_timeout(const view *v)
 		wake = earliest(wake, v->pred_due);
 	/* An outstanding prediction is looked after (timers). */
 	if (v->pred_req >= 0)
-		wake = earliest(wake, now_ms() + VIEW_PRED_RETRY_MS);
+		wake = earliest(wake, av_now_ms() + VIEW_PRED_RETRY_MS);
 	wake = earliest(wake, writing_due(v));
 	if (wake == 0)
 		return -1;
-	double left = wake - now_ms();
+	double left = wake - av_now_ms();
 	return left > 0 ? (int)left + 1 : 0;
 }
 
@@ -302,7 +302,7 @@ static void read_keys(view *v)
 	wint_t wc;
 	int rc;
 	while ((rc = get_wch(&wc)) != ERR) {
-		double t = now_ms();
+		double t = av_now_ms();
 		int ch = (int)wc;
 		bool code = rc == KEY_CODE_YES;
 		while (!code && ch == 27) {
@@ -329,12 +329,12 @@ static void read_keys(view *v)
 
 static void timers(view *v)
 {
-	if (v->pending && !v->busy_shown && now_ms() - v->post_ms >= VIEW_BUSY_MS)
+	if (v->pending && !v->busy_shown && av_now_ms() - v->post_ms >= VIEW_BUSY_MS)
 		v->busy_shown = true;
 	if (v->pred_due > 0 && v->res_seq != v->seq) {
 		/* A newer text is on its way: its result will set a new time. */
 		v->pred_due = 0;
-	} else if (v->pred_due > 0 && !v->pending && now_ms() >= v->pred_due) {
+	} else if (v->pred_due > 0 && !v->pending && av_now_ms() >= v->pred_due) {
 		/* Not while a partial result stands for the text (pending, of
 		 * the same text): its complete result comes next, and the
 		 * predictions and jobs are asked of that. */

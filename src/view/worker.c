@@ -74,7 +74,7 @@ static void publish_partial(worker *w)
 	lock(w);
 	double least = w->partial_ms;
 	unlock(w);
-	double spent = now_ms() - w->live_t0;
+	double spent = av_now_ms() - w->live_t0;
 	if (spent * (r->layers - done) / done < least)
 		return;
 	w->live_sent = true;
@@ -175,7 +175,7 @@ static void run_text(worker *w)
 	unlock(w);
 
 	av_error err = {{0}};
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	w->live = &r;
 	w->live_t0 = t0;
 	w->live_sent = false;
@@ -183,7 +183,7 @@ static void run_text(worker *w)
 	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, between_layers, w, &err);
 	w->live = NULL;
 	role_scores *roles = ok && w->cur_opts.roles ? every_roles(w, &r) : NULL;
-	double ms = now_ms() - t0;
+	double ms = av_now_ms() - t0;
 	w->cur_ok = ok;
 
 	lock(w);
@@ -233,10 +233,10 @@ static void run_predict(worker *w)
 	p.seq = w->cur_seq;
 	p.pos = pos;
 	p.topk = topk;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	bool ok = w->ops.predict(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, pos, topk, p.ids,
 				 p.probs, text_waiting, w);
-	p.ms = now_ms() - t0;
+	p.ms = av_now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
@@ -263,12 +263,12 @@ static void run_reload(worker *w)
 	memcpy(res.path, w->reload_path, sizeof res.path);
 	w->computing = true;
 	unlock(w);
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (w->ops.reload)
 		res.ok = w->ops.reload(w->ops.ctx, res.path, &res.m, &res.err);
 	else
 		res.ok = av_fail(&res.err, _("this worker cannot load models"));
-	res.ms = now_ms() - t0;
+	res.ms = av_now_ms() - t0;
 	lock(w);
 	w->computing = false;
 	if (res.ok) {

@@ -53,13 +53,13 @@ void worker_run_job(worker *w, int k)
 	worker_job_result res;
 	memset(&res, 0, sizeof res);
 	res.job = j;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (w->ops.job)
 		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
 				    text_waiting, w);
 	else
 		res.ok = av_fail(&res.err, _("this worker computes no jobs"));
-	res.ms = now_ms() - t0;
+	res.ms = av_now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
