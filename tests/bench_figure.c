@@ -72,7 +72,7 @@ int main(void)
 		return 1;
 	double t_model[REPS];
 	for (int i = 0; i < REPS; i++) {
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		double t0 = now();
 		if (!model_attend(m, &ws, toks, n, 0, &r, &err))
 			return 1;
@@ -141,10 +141,10 @@ int main(void)
 	}
 	rmdir(dir);
 	free(cli_text);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	free(toks);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	model_destroy(m);
 	return 0;
 }

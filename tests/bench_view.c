@@ -353,8 +353,8 @@ static void typer_finish(typer *ty, timing *out)
 	const double LH = (double)r->layers * r->heads;
 	out->bytes = (double)attn_result_bytes(r);
 	out->dense_bytes = 2.0 * LH * (double)r->n * r->n * sizeof(float);
-	attn_result_free(&ty->r);
-	attn_result_free(&ty->spare);
+	attn_result_finish(&ty->r);
+	attn_result_finish(&ty->spare);
 	infer_cache_clear(ty->cache);
 	activations_finish(&ty->ws);
 }
@@ -645,7 +645,7 @@ static bool report_labeller(const bench_model *bm, int n)
 	printf("  %-18s %4d tokens: %3d heads labelled in %7.2f ms (%.2f ms a head), "
 	       "%.0f%% of a 60 Hz frame\n",
 	       bm->label, n, heads, ms[2], ms[2] / heads, 100 * ms[2] / (1000.0 / 60));
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	return true;
 }

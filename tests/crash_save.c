@@ -246,8 +246,8 @@ int main(void)
 	count_temps(true);
 	unlink(path);
 	rmdir(dir);
-	bb_free(&fa);
-	bb_free(&fb);
+	bb_finish(&fa);
+	bb_finish(&fb);
 	model_destroy(a);
 	model_destroy(b);
 	return test_summary("crash_save");

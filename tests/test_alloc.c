@@ -358,7 +358,7 @@ static void dump_sweep(void)
 		printf("dump %s: %ld allocations failed one by one\n", fmt ? "tsv" : "json", n);
 		free(want);
 	}
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	model_destroy(m);
 }

@@ -168,7 +168,7 @@ static bool run(const model *m, const char *text, attn_result *r, token **tok)
 	if (!ok)
 		fprintf(stderr, "the built-in model on '%s': %s\n", text, err.msg);
 	activations_finish(&ws);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return ok;
 }
 
@@ -235,7 +235,7 @@ static void measure_model(const char *name, tally *t, bool broad)
 				measure_broad(t, tok, r.n, side);
 		}
 		if (ok)
-			attn_result_free(&r);
+			attn_result_finish(&r);
 		free(tok);
 	}
 	model_destroy(m);

@@ -335,10 +335,10 @@ bool attn_result_all_weights(const attn_result *r);
 /* Bytes r's numbers take now: weights (kept or computed so far), q and k. */
 size_t attn_result_bytes(const attn_result *r);
 
-void attn_result_free(attn_result *r);
+void attn_result_finish(attn_result *r);
 
 /* Run the model on tokens[0..n) (n <= context, ids already set) and fill r
- * (which it allocates; free with attn_result_free), through the view's pass
+ * (which it allocates; free with attn_result_finish), through the view's pass
  * (infer.h) without a cache. ws must have B >= 1,
  * T >= n, max_rows >= n. If topk > 0, predictions are computed for every
  * position: for a masked model, what it predicts at position p when p alone is

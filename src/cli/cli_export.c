@@ -236,12 +236,12 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 	return ok && cli_attend(m, &s->cps, 0, q->show == SEL_CONTRIB, &s->r, NULL, err);
 }
 
-static void side_free(side_text *s)
+static void side_finish(side_text *s)
 {
-	cp_buf_free(&s->cps);
+	cp_buf_finish(&s->cps);
 	free(s->marks);
 	free(s->utf8);
-	attn_result_free(&s->r);
+	attn_result_finish(&s->r);
 }
 
 /* --query I --key J: the score split of that cell in the head of --layer
@@ -277,7 +277,7 @@ static figure *split_figure(const export_request *q, const model *m, const side_
 	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->why.query, q->why.key,
 				      &s, err))
 		f = figure_score_split(m, &s, &a->r, fr, err);
-	score_split_free(&s);
+	score_split_finish(&s);
 	activations_finish(&ws);
 	free(ids);
 	return f;
@@ -311,7 +311,7 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 	}
 	free(t);
 	free(ids2);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return ok;
 }
 
@@ -361,7 +361,7 @@ static figure *why_figure(const export_request *q, const model *m, const side_te
 	fr->text2 = q->why.patch;
 	if (ok && q->why.patch && patch_of(q, m, &ws, ids, n, &p, err))
 		f = figure_patch(m, &a->r, &p, fr, err);
-	patch_result_free(&p);
+	patch_result_finish(&p);
 	activations_finish(&ws);
 	free(ids);
 	free(top);
@@ -409,8 +409,8 @@ static int run_export(const export_request *q, const model *m)
 	else
 		said_written(q->path);
 	figure_destroy(f);
-	side_free(&a);
-	side_free(&b);
+	side_finish(&a);
+	side_finish(&b);
 	return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 

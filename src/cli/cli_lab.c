@@ -244,7 +244,7 @@ static bool write_model(const model *m, const char *path, av_error *err)
 	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
 		return false;
 	bool ok = write_file_atomic(path, &b, true, err);
-	bb_free(&b);
+	bb_finish(&b);
 	return ok;
 }
 

@@ -43,7 +43,7 @@ static bool labels_make(why_labels *wl, const attn_result *r, bool heads, int ex
 	return true;
 }
 
-static void labels_free(why_labels *wl)
+static void labels_finish(why_labels *wl)
 {
 	free(wl->rows);
 	free(wl->cols);
@@ -73,7 +73,7 @@ static figure *table_figure(const attn_result *r, const float *w, bool heads, in
 		f->values = q->values;
 		ok = figure_set_titles(f, q->title ? q->title : title, sub, err);
 	}
-	labels_free(&wl);
+	labels_finish(&wl);
 	if (!ok) {
 		figure_destroy(f);
 		return NULL;

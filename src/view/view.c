@@ -158,13 +158,13 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	if (opt && opt->text) {
 		cp_buf cps = {0};
 		if (!tokenize_text(opt->text, strlen(opt->text), "--text", &cps, NULL, err)) {
-			cp_buf_free(&cps);
+			cp_buf_finish(&cps);
 			return false;
 		}
 		bool full;
 		lineedit_set(&v->le, cps.v, cps.n, &full);
 		v->text_given = full ? cps.n : 0;
-		cp_buf_free(&cps);
+		cp_buf_finish(&cps);
 	}
 	if (opt && opt->has_targets) {
 		v->patch_has_targets = true;
@@ -195,14 +195,14 @@ static void view_finish(view *v)
 	worker_destroy(v->w);
 	model_destroy((model *)v->m);
 	if (v->have)
-		attn_result_free(&v->r);
+		attn_result_finish(&v->r);
 	free(v->all_roles);
 	lineedit_finish(&v->le);
 	figure_prompt_finish(v);
 	writing_finish(v);
 	screens_finish(v);
-	cp_buf_free(&v->cps);
-	cp_buf_free(&v->paste);
+	cp_buf_finish(&v->cps);
+	cp_buf_finish(&v->paste);
 	free(v->toks);
 	free(v->pstate);
 	free(v->pids);
@@ -211,11 +211,11 @@ static void view_finish(view *v)
 	free(v->wmarks);
 	circuits_finish(v->circ);
 	free(v->circ);
-	worker_job_result_free(&v->faith);
+	worker_job_result_finish(&v->faith);
 	qk_breakdown_finish(&v->bd);
-	patch_result_free(&v->patch);
-	cp_buf_free(&v->patch_other);
-	score_split_free(&v->bd_split);
+	patch_result_finish(&v->patch);
+	cp_buf_finish(&v->patch_other);
+	score_split_finish(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
