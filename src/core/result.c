@@ -1,5 +1,6 @@
-/* A result's numbers (model.h): its arrays, and reading them, the raw
+/* A result's numbers (result.h): its arrays, and reading them, the raw
  * scores computed from its queries and keys by the pass's own products. */
+#include "attnview/result.h"
 #include "attnview/infer.h"
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
