@@ -1,6 +1,7 @@
 /* Checkpoints (checkpoint.h): the training state after the model, written,
  * read back and restored into a trainer. */
 #include "attnview/checkpoint.h"
+#include "attnview/train.h"
 #include "attnview/timeline.h"
 #include "attnview/i18n.h"
 
