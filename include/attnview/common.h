@@ -66,6 +66,9 @@ void av_shell_quote(const char *s, char *out, size_t n);
  * training's progress). */
 double av_now_ms(void);
 
+/* The decimal digits of n >= 0 (1 for 0), for the width of an index. */
+int av_digits(int n);
+
 /* Hard limits, shared by the loader, the trainer and the view. */
 #define AV_MAX_CONTEXT 1024	 /* tokens per sequence */
 #define AV_MAX_DIM 2048		 /* model width d */

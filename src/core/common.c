@@ -13,6 +13,16 @@ double av_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+int av_digits(int n)
+{
+	int d = 1;
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
 bool av_fail(av_error *err, const char *fmt, ...)
 {
 	if (!err)
