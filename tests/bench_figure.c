@@ -1,4 +1,4 @@
-/* How long a figure takes (issue 12: the all-heads grid of the built-in
+/* How long a figure takes (the all-heads grid of the built-in
  * model at 128 tokens in under a second): printed figures, no assertions.
  *   meson test -C build --benchmark figure --verbose
  * In the process: the model on 128 tokens, the overview's description (head

@@ -1,10 +1,10 @@
-/* The view's speed on the built-in model and on a bigger one (issue 14, item
- * 4): for each, the model time of one keystroke (the view's forward pass,
+/* The view's speed on the built-in model and on a bigger one: for
+ * each, the model time of one keystroke (the view's forward pass,
  * infer_attend, as the worker runs it: a recycled result, the work space's
  * cache), its share of the sgemm peak measured in the same run, and
  * keystroke -> frame on the real program on a pseudo-terminal (bench_pty.h).
  *
- * The bigger model is the one of the issue: 6 layers, 8 heads, d=256,
+ * The bigger model is the one view speed is measured on (doc/speed.md): 6 layers, 8 heads, d=256,
  * context 512, random weights (the cost does not depend on their values),
  * the built-in model's vocabulary; masked (every keystroke recomputes every
  * row) and causal (typing at the end computes one row per layer). Then

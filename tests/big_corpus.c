@@ -1,4 +1,4 @@
-/* A 1 GB corpus (issue 5, bad-input matrix): attnview --train streams it
+/* A 1 GB corpus (the bad-input matrix): attnview --train streams it
  * (corpus.h: read twice in chunks, never held whole), counts every character,
  * and its peak memory is the 2-byte ids plus bounded tables, not the file.
  *

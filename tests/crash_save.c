@@ -1,4 +1,4 @@
-/* Crash-safe saves (issue 5, point 4).
+/* Crash-safe saves.
  *
  * SIGKILL at random moments: a child saves two different models to the same
  * path in a loop (model_save: temporary file, fsync, rename), the parent kills

@@ -1,4 +1,4 @@
-/* What attnview computes from the weights (issue 11) against the PyTorch
+/* What attnview computes from the weights against the PyTorch
  * reference (tests/golden/explain_*.golden, from
  * tests/reference/gen_explain_golden.py): the q and k of the breakdown,
  * value norms, head role scores, aggregates, rollout, words and word

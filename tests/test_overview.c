@@ -1,4 +1,4 @@
-/* The overview's default colour scale (issue 24, item 3), measured on the
+/* The overview's default colour scale, measured on the
  * 256-colour steps the overview draws with, at 80x24, 120x40 and 200x60,
  * over the README's two texts, on the heads of the two built-in models and
  * on synthetic broad heads (measure_broad),

@@ -1,4 +1,4 @@
-/* Activation patching between two texts (patch.h, issue 26, item 3)
+/* Activation patching between two texts (patch.h)
  * against the PyTorch reference (tests/golden/patch_*.golden, from
  * tests/reference/gen_patch_golden.py, in float64); its promise that
  * patching the text into itself changes nothing, exactly; then the same

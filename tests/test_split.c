@@ -1,4 +1,4 @@
-/* The score split by source (score_split.h, issue 26, item 4) against the
+/* The score split by source (score_split.h) against the
  * PyTorch reference (tests/golden/split_*.golden, from
  * tests/reference/gen_split_golden.py, in float64); its promise that the
  * terms add up to the raw score; the parts' order and names; then the same

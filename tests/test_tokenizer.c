@@ -71,7 +71,7 @@ static void test_widths(void)
 	ph = false;
 	CHECK(cp_display_width(0x200B, &ph) == 1 && ph); /* zero width space */
 	/* Codepoints that make terminals join neighbours get stand-ins without
-	 * them (issue 10: a ZWJ sequence shifted every later column by 2). */
+	 * them (a ZWJ sequence shifted every later column by 2). */
 	ph = true;
 	CHECK(cp_display_width(0xFE0F, &ph) == 1 && !ph);  /* variation selector: "ᵛ" */
 	CHECK(cp_display_width(0x200D, &ph) == 1 && !ph);  /* ZWJ: "⨝" */

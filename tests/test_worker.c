@@ -937,7 +937,7 @@ static worker *letters_worker(objective obj, uint64_t seed, model **m)
 	return w;
 }
 
-/* Issue 26's jobs with the real model: patching the job's other text
+/* The why jobs with the real model: patching the job's other text
  * (JOB_PATCH) gives what activation_patch gives directly, and none for a
  * text of another length; the breakdown brings the cell's score split,
  * whose terms add up to the score. */
@@ -1141,10 +1141,10 @@ static bool gated_attend(void *ctx, const token *t, int n, const worker_text_opt
 	return infer_attend(g->m, &g->ws, &g->cache, t, n, r, gated_stale, g, err);
 }
 
-/* A masked model's long pass shows the layer on screen before the others
- * (issue 27): the worker publishes a partial result holding the layers done
- * once that layer is among them, and the complete one after it; the partial
- * one's numbers are the complete one's, layers not yet computed read as
+/* A masked model's long pass shows the layer on screen before the others:
+ * the worker publishes a partial result holding the layers done once that
+ * layer is among them, and the complete one after it; the partial one's
+ * numbers are the complete one's, layers not yet computed read as
  * absent, and a newer text still wins over both. */
 static void test_real_partial(void)
 {

@@ -1,5 +1,5 @@
-/* Activation patching between two texts of the same length (issue 26,
- * item 3): run the text, and again with one head's output (at one
+/* Activation patching between two texts of the same length: run
+ * the text, and again with one head's output (at one
  * position, or at all of them) taken from the run of the other text, and
  * say how much the logit difference of two characters at one position
  * moves. Exact formulas in man 5 attnview. */

@@ -1,4 +1,4 @@
-/* The score split by source (issue 26, item 4): the raw score q_i . k_j of
+/* The score split by source: the raw score q_i . k_j of
  * one head at one cell taken apart by where the residual stream's parts
  * come from, on the query side and on the key side: the token's embedding,
  * its position, each earlier head's output, each earlier block's projection

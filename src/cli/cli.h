@@ -101,7 +101,8 @@ typedef struct cli_common {
 	}
 
 /* What --dump and --export both show besides the attention: the score
- * split of a cell (--query, --key), issue 26's sections (--lens, --dla,
+ * split of a cell (--query, --key), why the model predicts what it does
+ * and whether the attention matters (--lens, --dla,
  * --patch, --circuits, --faithfulness) and the training timeline. */
 typedef struct cli_why {
 	int query, key;	   /* -1: not given */

@@ -24,11 +24,11 @@ typedef struct dump_request {
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
 	bool logits; /* --logits: every position's prediction logits */
-	/* issue 11's sections (dump.h, dump_extras) */
+	/* what the weights add up to (dump.h, dump_extras) */
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
-	cli_why why;	    /* --query/--key (the breakdown of that cell), issue 26's, --timeline */
+	cli_why why;	    /* --query/--key (that cell's breakdown), the lens ... --timeline */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,

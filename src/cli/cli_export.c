@@ -23,7 +23,7 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
-	cli_why why; /* the score split of a cell, issue 26's tables, the timeline */
+	cli_why why; /* a cell's score split, the lens's tables..., the timeline */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -333,7 +333,7 @@ static figure *faith_figure(const model *m, const attn_result *r, const int32_t 
 	return f;
 }
 
-/* --lens, --dla, --patch, --faithfulness: issue 26's tables, from plain passes
+/* --lens, --dla, --patch, --faithfulness: tables of rows x columns, from plain passes
  * of the text. */
 static figure *why_figure(const export_request *q, const model *m, const side_text *a,
 			  fig_request *fr, av_error *err)

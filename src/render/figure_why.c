@@ -1,4 +1,4 @@
-/* Issue 26's tables as figures (figure.h): the logit lens, the direct logit
+/* The tables of why the model predicts what it does, as figures (figure.h): the logit lens, the direct logit
  * attribution and activation patching, each a table of blocks or heads
  * down the left and the text's positions across (figure_set_table). */
 #include "attnview/figure.h"
