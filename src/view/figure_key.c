@@ -292,7 +292,7 @@ static void write_figure(view *v, const char *path, bool replace)
 	wnoutrefresh(stdscr);
 	doupdate();
 	v->fig->writing = false;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	bool ok;
 	if (v->focus == F_TIMELINE) {
 		/* The timeline screen: its figure (--export --timeline). */
@@ -308,7 +308,7 @@ static void write_figure(view *v, const char *path, bool replace)
 	}
 	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
 	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), AV_Q(path), fig_format_ext(fmt), kb,
-		   now_ms() - t0);
+		   av_now_ms() - t0);
 	snprintf(v->fig->done, sizeof v->fig->done, _("wrote %s"), AV_Q(path));
 	remember(v, path, fmt);
 	v->fig->active = false;

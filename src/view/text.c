@@ -9,14 +9,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void set_notice(view *v, const char *fmt, ...)
 {
@@ -79,7 +71,7 @@ static size_t find_cut(view *v, const char *s, const size_t *off)
 		else
 			hi = mid;
 	}
-	cp_buf_free(&tmp);
+	cp_buf_finish(&tmp);
 	return lo;
 }
 
@@ -167,7 +159,7 @@ void text_changed(view *v)
 		return;
 	}
 	v->pending = true;
-	v->post_ms = now_ms();
+	v->post_ms = av_now_ms();
 }
 
 void insert_text(view *v, const uint32_t *cps, size_t n)
@@ -253,7 +245,7 @@ static void take_attn(view *v, worker_attn *a)
 	/* Predictions are a second forward pass: start it a moment later, so
 	 * that while someone types it does not delay the next keystroke's
 	 * heatmap. The jobs wait as long. */
-	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+	v->pred_due = av_now_ms() + VIEW_PRED_DELAY_MS;
 }
 
 const void *patch_source(const view *v, int *n, bool *pinned)
@@ -392,7 +384,7 @@ static void take_job(view *v, worker_job_result *j)
 		attn_score_row(&v->r, j->job.layer, j->job.head, j->job.query, row);
 		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
 				     j->q, j->k, row, v->r.n);
-		score_split_free(&v->bd_split);
+		score_split_finish(&v->bd_split);
 		v->bd_split = j->split; /* taken: the job's result lets go of it */
 		memset(&j->split, 0, sizeof j->split);
 		v->bd_valid = true;
@@ -409,7 +401,7 @@ static void take_job(view *v, worker_job_result *j)
 		v->why_valid = true;
 		v->why_asked = false;
 	} else if (j->job.kind == JOB_FAITH && j->job.query == v->faith_q) {
-		worker_job_result_free(&v->faith);
+		worker_job_result_finish(&v->faith);
 		v->faith = *j; /* the view keeps the arrays */
 		j->faith_effect = j->faith_sp = j->faith_att = NULL;
 		v->faith_valid = true;
@@ -419,7 +411,7 @@ static void take_job(view *v, worker_job_result *j)
 		j->circ = NULL;
 		v->circ_asked = false;
 	} else if (j->job.kind == JOB_PATCH && j->job.query == v->patch_q) {
-		patch_result_free(&v->patch);
+		patch_result_finish(&v->patch);
 		v->patch = j->patch; /* taken: the job's result lets go of it */
 		memset(&j->patch, 0, sizeof j->patch);
 		v->patch_valid = true;
@@ -448,7 +440,7 @@ void take_results(view *v)
 			writing_take(v, &jr);
 		else
 			take_job(v, &jr);
-		worker_job_result_free(&jr);
+		worker_job_result_finish(&jr);
 	}
 	worker_pred p;
 	if (worker_take_pred(v->w, &p) && v->have && p.seq == v->res_seq && p.pos < v->r.n) {

@@ -189,7 +189,7 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, worker_job_resu
 			attn_matrix a = attn_result_head(&r, l, h);
 			head_roles(&out->roles[l * r.heads + h], &a, r.tokens);
 		}
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	return ok;
 }
 
