@@ -48,7 +48,7 @@ static int labelled(const model *m, const lab_task *t, uint64_t seed, int l, int
 		role_scores rs;
 		head_roles(&rs, &a, res.tokens);
 		hits += rs.role == r;
-		attn_result_free(&res);
+		attn_result_finish(&res);
 	}
 	activations_finish(&ws);
 	return hits;

@@ -260,14 +260,14 @@ static void write_figure(view *v, const char *path, bool replace)
 	wnoutrefresh(stdscr);
 	doupdate();
 	v->fig->writing = false;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (!view_screen(v)->figure(v, path, replace, &err)) {
 		prompt_error(v, err.msg);
 		return;
 	}
 	long long kb = stat(path, &st) == 0 ? ((long long)st.st_size + 1023) / 1024 : 0;
 	set_notice(v, _("wrote %s (%s, %lld KB, %.0f ms)"), AV_Q(path), fig_format_ext(fmt), kb,
-		   now_ms() - t0);
+		   av_now_ms() - t0);
 	snprintf(v->fig->done, sizeof v->fig->done, _("wrote %s"), AV_Q(path));
 	remember(v, path, fmt);
 	v->fig->active = false;

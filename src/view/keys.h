@@ -227,7 +227,7 @@ static const key_binding view_keys[] = {
 	{127, false, KC_INPUT, ACT_EDIT_BACKSPACE, NULL, NULL},
 	{KEY_DC, true, KC_INPUT, ACT_EDIT_DELETE, "Delete", N_("delete the character at")},
 
-	/* Editing the text with Ctrl: the same in every focus (issue 24). */
+	/* Editing the text with Ctrl: the same in every focus. */
 	{CTRL('b'), false, KC_ALL | KC_TEXT, ACT_EDIT_LEFT, "Ctrl-B",
 	 N_("cursor a character left")},
 	{CTRL('f'), false, KC_ALL | KC_TEXT, ACT_EDIT_RIGHT, "Ctrl-F",

@@ -27,7 +27,7 @@ static void breakdown_finish(void *state)
 {
 	bd_state *b = state;
 	qk_breakdown_finish(&b->bd);
-	score_split_free(&b->split);
+	score_split_finish(&b->split);
 }
 
 /* A model with another head size. */
@@ -73,7 +73,7 @@ static void breakdown_take(view *v, void *state, worker_job_result *j)
 	attn_score_row(&v->r, j->job.layer, j->job.head, j->job.query, row);
 	qk_breakdown_compute(&b->bd, j->job.layer, j->job.head, j->job.query, j->job.key, j->q,
 			     j->k, row, v->r.n);
-	score_split_free(&b->split);
+	score_split_finish(&b->split);
 	b->split = j->split; /* taken: the job's result lets go of it */
 	memset(&j->split, 0, sizeof j->split);
 	b->job.valid = true;

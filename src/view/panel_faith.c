@@ -22,7 +22,7 @@ typedef struct faith_state {
 
 static void faith_finish(void *state)
 {
-	worker_job_result_free(&((faith_state *)state)->res);
+	worker_job_result_finish(&((faith_state *)state)->res);
 }
 
 /* In characters, at the Query row. */
@@ -45,7 +45,7 @@ static void faith_take(view *v, void *state, worker_job_result *j)
 	(void)v;
 	if (j->job.query != f->q)
 		return;
-	worker_job_result_free(&f->res);
+	worker_job_result_finish(&f->res);
 	f->res = *j; /* the page keeps the arrays */
 	j->faith_effect = j->faith_sp = j->faith_att = NULL;
 	f->job.valid = true;

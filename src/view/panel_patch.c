@@ -32,8 +32,8 @@ static patch_state *patch_of(const view *v)
 static void patch_finish(void *state)
 {
 	patch_state *ps = state;
-	patch_result_free(&ps->patch);
-	cp_buf_free(&ps->other);
+	patch_result_finish(&ps->patch);
+	cp_buf_finish(&ps->other);
 }
 
 void patch_set_targets(view *v, bool given, const uint32_t targets[2])
@@ -122,7 +122,7 @@ static void patch_take(view *v, void *state, worker_job_result *j)
 	(void)v;
 	if (j->job.query != ps->q)
 		return;
-	patch_result_free(&ps->patch);
+	patch_result_finish(&ps->patch);
 	ps->patch = j->patch; /* taken: the job's result lets go of it */
 	memset(&j->patch, 0, sizeof j->patch);
 	ps->job.valid = true;

@@ -37,16 +37,16 @@ void watch_init(view *v, const char *path)
 	for (int i = 0; i < 2; i++)
 		v->watch[i].ok = file_id(v->watch[i].path, &v->watch[i].st);
 	v->watching = true;
-	v->watch_due = now_ms() + VIEW_WATCH_MS;
+	v->watch_due = av_now_ms() + VIEW_WATCH_MS;
 }
 
 /* The model file and the checkpoint beside it: a new version of either is
  * loaded; if both changed since the last look, the newer one. */
 void watch_model(view *v)
 {
-	if (!v->watching || now_ms() < v->watch_due)
+	if (!v->watching || av_now_ms() < v->watch_due)
 		return;
-	v->watch_due = now_ms() + VIEW_WATCH_MS;
+	v->watch_due = av_now_ms() + VIEW_WATCH_MS;
 	int pick = -1;
 	for (int i = 0; i < 2; i++) {
 		watched *wf = &v->watch[i];

@@ -193,9 +193,9 @@ static bool wait_step(view_script *s, view *v, bool *met, av_error *err)
 	}
 	if (!s->waiting) {
 		s->waiting = true;
-		s->wait_since = now_ms();
+		s->wait_since = av_now_ms();
 	}
-	if (now_ms() - s->wait_since > SCRIPT_WAIT_MS)
+	if (av_now_ms() - s->wait_since > SCRIPT_WAIT_MS)
 		return av_fail(err, _("%s:%d: '%s' did not happen in %d s"), AV_Q(s->path), s->line,
 			       AV_Q(s->cmd), SCRIPT_WAIT_MS / 1000);
 	return true;

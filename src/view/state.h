@@ -210,7 +210,6 @@ static inline bool view_layer_ready(const view *v, int l)
 	return v->have && attn_layer_ready(&v->r, l);
 }
 
-double now_ms(void);
 void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
 
 /* The map and what it shows (map.c; the matrix itself is made by matrix.c

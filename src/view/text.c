@@ -10,14 +10,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void set_notice(view *v, const char *fmt, ...)
 {
@@ -80,7 +72,7 @@ static size_t find_cut(view *v, const char *s, const size_t *off)
 		else
 			hi = mid;
 	}
-	cp_buf_free(&tmp);
+	cp_buf_finish(&tmp);
 	return lo;
 }
 
@@ -169,7 +161,7 @@ void text_changed(view *v)
 		return;
 	}
 	v->pending = true;
-	v->post_ms = now_ms();
+	v->post_ms = av_now_ms();
 }
 
 void insert_text(view *v, const uint32_t *cps, size_t n)
@@ -252,7 +244,7 @@ static void take_attn(view *v, worker_attn *a)
 	/* Predictions are a second forward pass: start it a moment later, so
 	 * that while someone types it does not delay the next keystroke's
 	 * heatmap. The jobs wait as long. */
-	v->pred_due = now_ms() + VIEW_PRED_DELAY_MS;
+	v->pred_due = av_now_ms() + VIEW_PRED_DELAY_MS;
 }
 
 /* The overview labels every tile: a text typed there brings the roles with
@@ -321,7 +313,7 @@ void take_results(view *v)
 			writing_take(v, &jr);
 		else
 			take_job(v, &jr);
-		worker_job_result_free(&jr);
+		worker_job_result_finish(&jr);
 	}
 	worker_pred p;
 	if (worker_take_pred(v->w, &p) && v->have && p.seq == v->res_seq && p.pos < v->r.n) {

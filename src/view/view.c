@@ -171,13 +171,13 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	if (opt && opt->text) {
 		cp_buf cps = {0};
 		if (!tokenize_text(opt->text, strlen(opt->text), "--text", &cps, NULL, err)) {
-			cp_buf_free(&cps);
+			cp_buf_finish(&cps);
 			return false;
 		}
 		bool full;
 		lineedit_set(&v->le, cps.v, cps.n, &full);
 		v->text_given = full ? cps.n : 0;
-		cp_buf_free(&cps);
+		cp_buf_finish(&cps);
 	}
 	if (opt && opt->has_targets)
 		patch_set_targets(v, true, opt->targets);
@@ -203,15 +203,15 @@ static void view_finish(view *v)
 	worker_destroy(v->w);
 	model_destroy((model *)v->m);
 	if (v->have)
-		attn_result_free(&v->r);
+		attn_result_finish(&v->r);
 	free(v->all_roles);
 	lineedit_finish(&v->le);
 	figure_prompt_finish(v);
 	writing_finish(v);
 	screens_finish(v);
 	pages_finish(v);
-	cp_buf_free(&v->cps);
-	cp_buf_free(&v->paste);
+	cp_buf_finish(&v->cps);
+	cp_buf_finish(&v->paste);
 	free(v->toks);
 	free(v->pstate);
 	free(v->pids);
@@ -238,7 +238,7 @@ static void bench_frame(view *v)
 {
 	if (!v->bench)
 		return;
-	double t = now_ms();
+	double t = av_now_ms();
 	if (!v->bench_ready && v->have && v->res_seq == v->seq && !v->r.partial) {
 		fprintf(v->bench, "ready %d\n", v->r.n);
 		fflush(v->bench);
@@ -287,11 +287,11 @@ static int poll_timeout(const view *v)
 		wake = earliest(wake, v->pred_due);
 	/* An outstanding prediction is looked after (timers). */
 	if (v->pred_req >= 0)
-		wake = earliest(wake, now_ms() + VIEW_PRED_RETRY_MS);
+		wake = earliest(wake, av_now_ms() + VIEW_PRED_RETRY_MS);
 	wake = earliest(wake, writing_due(v));
 	if (wake == 0)
 		return -1;
-	double left = wake - now_ms();
+	double left = wake - av_now_ms();
 	return left > 0 ? (int)left + 1 : 0;
 }
 
@@ -304,7 +304,7 @@ static void read_keys(view *v)
 	wint_t wc;
 	int rc;
 	while ((rc = get_wch(&wc)) != ERR) {
-		double t = now_ms();
+		double t = av_now_ms();
 		int ch = (int)wc;
 		bool code = rc == KEY_CODE_YES;
 		while (!code && ch == 27) {
@@ -331,12 +331,12 @@ static void read_keys(view *v)
 
 static void timers(view *v)
 {
-	if (v->pending && !v->busy_shown && now_ms() - v->post_ms >= VIEW_BUSY_MS)
+	if (v->pending && !v->busy_shown && av_now_ms() - v->post_ms >= VIEW_BUSY_MS)
 		v->busy_shown = true;
 	if (v->pred_due > 0 && v->res_seq != v->seq) {
 		/* A newer text is on its way: its result will set a new time. */
 		v->pred_due = 0;
-	} else if (v->pred_due > 0 && !v->pending && now_ms() >= v->pred_due) {
+	} else if (v->pred_due > 0 && !v->pending && av_now_ms() >= v->pred_due) {
 		/* Not while a partial result stands for the text (pending, of
 		 * the same text): its complete result comes next, and the
 		 * predictions and jobs are asked of that. */

@@ -25,13 +25,13 @@ void worker_run_job(worker *w, int k)
 	worker_job_result res;
 	memset(&res, 0, sizeof res);
 	res.job = j;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (w->ops.job)
 		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
 				    text_waiting, w);
 	else
 		res.ok = av_fail(&res.err, _("this worker computes no jobs"));
-	res.ms = now_ms() - t0;
+	res.ms = av_now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
@@ -39,11 +39,11 @@ void worker_run_job(worker *w, int k)
 	if (j.seq != w->text_seq) {
 		w->stats.dropped++;
 		w->stats.gave_up += !res.ok;
-		worker_job_result_free(&res);
+		worker_job_result_finish(&res);
 		return;
 	}
 	if (w->job_ready[k])
-		worker_job_result_free(&w->job_res[k]);
+		worker_job_result_finish(&w->job_res[k]);
 	w->job_res[k] = res;
 	w->job_ready[k] = true;
 	unlock(w);
@@ -77,7 +77,7 @@ bool worker_take_job(worker *w, worker_job_result *out)
 			got = true;
 		} else {
 			w->stats.dropped++;
-			worker_job_result_free(&w->job_res[k]);
+			worker_job_result_finish(&w->job_res[k]);
 		}
 		memset(&w->job_res[k], 0, sizeof w->job_res[k]);
 	}

@@ -195,7 +195,7 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, const worker_te
 			attn_matrix a = attn_result_head(&r, l, h);
 			head_roles(&out->roles[l * r.heads + h], &a, r.tokens);
 		}
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	return ok;
 }
 
@@ -330,28 +330,28 @@ static bool circuits_job(model_ctx *mc, const token *tokens, int n, const worker
 	return false;
 }
 
-/* What frees each kind's arrays of a result (NULL after). */
-static void roles_free(worker_job_result *r)
+/* What empties each kind's arrays of a result (NULL after). */
+static void job_roles_finish(worker_job_result *r)
 {
 	free(r->roles);
 	r->roles = NULL;
 }
 
-static void breakdown_free(worker_job_result *r)
+static void job_breakdown_finish(worker_job_result *r)
 {
 	free(r->q);
 	free(r->k);
 	r->q = r->k = NULL;
-	score_split_free(&r->split);
+	score_split_finish(&r->split);
 }
 
-static void next_free(worker_job_result *r)
+static void job_next_finish(worker_job_result *r)
 {
 	free(r->logits);
 	r->logits = NULL;
 }
 
-static void why_free(worker_job_result *r)
+static void job_why_finish(worker_job_result *r)
 {
 	free(r->lens_id);
 	free(r->lens_p);
@@ -360,14 +360,14 @@ static void why_free(worker_job_result *r)
 	r->lens_p = r->dla_heads = NULL;
 }
 
-static void circuits_free(worker_job_result *r)
+static void job_circuits_finish(worker_job_result *r)
 {
 	circuits_finish(r->circ);
 	free(r->circ);
 	r->circ = NULL;
 }
 
-static void faith_free(worker_job_result *r)
+static void job_faith_finish(worker_job_result *r)
 {
 	free(r->faith_effect);
 	free(r->faith_sp);
@@ -375,38 +375,38 @@ static void faith_free(worker_job_result *r)
 	r->faith_effect = r->faith_sp = r->faith_att = NULL;
 }
 
-static void patch_free(worker_job_result *r)
+static void job_patch_finish(worker_job_result *r)
 {
-	patch_result_free(&r->patch);
+	patch_result_finish(&r->patch);
 }
 
 /* The kinds of job, a row each (worker.h): how the model runs it, on the
- * worker thread, and what frees the arrays of its result (NULL: none). */
+ * worker thread, and what empties the arrays of its result (NULL: none). */
 typedef bool (*job_run)(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
 			const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 			void *stale_ctx);
 static const struct {
 	job_run run;
-	void (*free)(worker_job_result *r);
+	void (*finish)(worker_job_result *r);
 } job_kinds[] = {
-    [JOB_ROLES] = {roles_job, roles_free},
-    [JOB_BREAKDOWN] = {breakdown_job, breakdown_free},
+    [JOB_ROLES] = {roles_job, job_roles_finish},
+    [JOB_BREAKDOWN] = {breakdown_job, job_breakdown_finish},
     [JOB_LOSS] = {loss_job, NULL},
-    [JOB_NEXT] = {next_job, next_free},
-    [JOB_WHY] = {why_job, why_free},
-    [JOB_CIRCUITS] = {circuits_job, circuits_free},
-    [JOB_FAITH] = {faith_job, faith_free},
-    [JOB_PATCH] = {patch_job, patch_free},
+    [JOB_NEXT] = {next_job, job_next_finish},
+    [JOB_WHY] = {why_job, job_why_finish},
+    [JOB_CIRCUITS] = {circuits_job, job_circuits_finish},
+    [JOB_FAITH] = {faith_job, job_faith_finish},
+    [JOB_PATCH] = {patch_job, job_patch_finish},
 };
 _Static_assert(sizeof job_kinds / sizeof job_kinds[0] == JOB_NKINDS,
 	       "a row of job_kinds for every worker_job_kind");
 
-void worker_job_result_free(worker_job_result *r)
+void worker_job_result_finish(worker_job_result *r)
 {
 	/* Every kind's arrays: a result's are its kind's, the others NULL. */
 	for (int k = 0; r && k < JOB_NKINDS; k++)
-		if (job_kinds[k].free)
-			job_kinds[k].free(r);
+		if (job_kinds[k].finish)
+			job_kinds[k].finish(r);
 }
 
 static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
