@@ -26,13 +26,13 @@ figure head --text "$line" --layer 0 --head 3 --values
 figure overview --overview --text "$poem"
 figure words --words --show mean --layer 1 --text "我|爱|北京|天安门。I love Beijing."
 figure compare --compare "她说他累了。" --text "他说她累了。" --values
-# doc/why.md: issue 26's figures.
+# doc/why.md: the lens, the attribution, patching and the score split.
 figure why-lens --lens --values --model builtin-causal --text "fruit flies like a banana"
 figure why-dla --dla --model builtin-causal --text "fruit flies like a banana"
 figure why-patch --patch "她说他累了。" --text "他说她累了。"
 figure why-split --query 9 --key 2 --layer 1 --head 1 --text "$line"
 # README.md and doc/timeline.md: how the built-in causal model's heads formed
-# while it trained (issue 25; the model carries its training timeline).
+# while it trained (the model carries its training timeline).
 figure timeline-causal --timeline --model builtin-causal
 # doc/timeline.md: the built-in masked model's heads sharpening in its
 # --sharpen run.

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """What a model's heads do and how well it predicts, measured with
-attnview --dump (issue 23): for each text, how many heads carry a role other
+attnview --dump: for each text, how many heads carry a role other
 than broad and how many distinct roles there are; for a masked model the
 top-1 accuracy with one position masked at a time and the loss on the text;
 for a causal model the induction score on a repeated sentence.

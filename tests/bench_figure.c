@@ -1,4 +1,4 @@
-/* How long a figure takes (issue 12: the all-heads grid of the built-in
+/* How long a figure takes (the all-heads grid of the built-in
  * model at 128 tokens in under a second): printed figures, no assertions.
  *   meson test -C build --benchmark figure --verbose
  * In the process: the model on 128 tokens, the overview's description (head
@@ -72,7 +72,7 @@ int main(void)
 		return 1;
 	double t_model[REPS];
 	for (int i = 0; i < REPS; i++) {
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		double t0 = now();
 		if (!model_attend(m, &ws, toks, n, 0, &r, &err))
 			return 1;
@@ -141,10 +141,10 @@ int main(void)
 	}
 	rmdir(dir);
 	free(cli_text);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	free(toks);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	model_destroy(m);
 	return 0;
 }

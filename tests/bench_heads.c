@@ -118,11 +118,11 @@ static bool run(const expect *e, int *agree)
 		       e->model, e->layer, e->head, e->text, s.rows, s.left, s.left2, s.right,
 		       s.column, s.ind, s.ind_rows, role_name(e->role), label,
 		       same ? "agree" : "DIFFER");
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		activations_finish(&ws);
 	}
 	free(t);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	model_destroy(m);
 	return ok;
 }

@@ -69,7 +69,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 				head_roles(&rs, &a, r.tokens);
 				push(truth[l * H + h], &rs);
 			}
-		attn_result_free(&r);
+		attn_result_finish(&r);
 	}
 	activations_finish(&ws);
 }

@@ -1,5 +1,5 @@
-/* Keystroke -> redrawn screen latency of the interactive view (issue 4,
- * point 10), measured on the real path: attnview runs on a pseudo-terminal,
+/* Keystroke -> redrawn screen latency of the interactive view,
+ * measured on the real path: attnview runs on a pseudo-terminal,
  * this program types into it, and the view's hidden benchmark log
  * (ATTNVIEW_BENCH_LOG) timestamps, on the same CLOCK_MONOTONIC, when each key
  * arrived, when the screen echoing it was out (doupdate returned) and when the

@@ -1,4 +1,4 @@
-/* How long issue 26's items take on the built-in models at their full
+/* How long the tools of why and whether (doc/why.md, doc/circuits.md) take on the built-in models at their full
  * context, each in ms and as a share of a 60 Hz frame (16.7 ms): the logit
  * lens and the direct logit attribution (lens.h) for one row, as the view's
  * Alt-L asks on its worker for the Query row, and every row, as --dump

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 14: training throughput of the PyTorch trainer (python3 -m
+# Training throughput of the PyTorch trainer (python3 -m
 # attnview_torch.train) with 1 and 2 processes beside attnview --train, on the
 # same corpus and configuration (d=64 h=4 L=2 T=128, masked, 32 sequences a
 # step, STEPS steps, one evaluation at the end).

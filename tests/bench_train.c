@@ -1,4 +1,4 @@
-/* Training throughput on the reference configuration of issue 3 (d=64, h=4,
+/* Training throughput on the reference configuration (d=64, h=4,
  * L=2, T=128, B=32, masked, V about 6000 for a Chinese + English vocabulary),
  * or another size, against the sgemm peak of this machine measured in the
  * same run.
@@ -7,7 +7,7 @@
  *               [--dim D] [--heads H] [--layers L] [--context T]
  *               [--train-only] [--group-rows N]
  *
- * Issue 13's bigger configuration: --dim 128 --heads 8 --layers 4 --context 256.
+ * The bigger configuration: --dim 128 --heads 8 --layers 4 --context 256.
  * --train-only skips the forward-alone timing (for profiling the step);
  * --group-rows sets the step's cache blocking (train_step_set_group_rows).
  *

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 27, item 2: `attnview --train` end to end against its own training
+# `attnview --train` end to end against its own training
 # step, side by side in the same run, on the reference configuration (the
 # defaults: d=64 h=4 L=2 T=128 B=32, masked, 2000 steps, an evaluation every
 # 100 steps, a checkpoint every 500, the timeline) and the corpus of the

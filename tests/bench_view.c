@@ -1,10 +1,10 @@
-/* The view's speed on the built-in model and on a bigger one (issue 14, item
- * 4): for each, the model time of one keystroke (the view's forward pass,
+/* The view's speed on the built-in model and on a bigger one: for
+ * each, the model time of one keystroke (the view's forward pass,
  * infer_attend, as the worker runs it: a recycled result, the work space's
  * cache), its share of the sgemm peak measured in the same run, and
  * keystroke -> frame on the real program on a pseudo-terminal (bench_pty.h).
  *
- * The bigger model is the one of the issue: 6 layers, 8 heads, d=256,
+ * The bigger model is the one view speed is measured on (doc/speed.md): 6 layers, 8 heads, d=256,
  * context 512, random weights (the cost does not depend on their values),
  * the built-in model's vocabulary; masked (every keystroke recomputes every
  * row) and causal (typing at the end computes one row per layer). Then
@@ -353,8 +353,8 @@ static void typer_finish(typer *ty, timing *out)
 	const double LH = (double)r->layers * r->heads;
 	out->bytes = (double)attn_result_bytes(r);
 	out->dense_bytes = 2.0 * LH * (double)r->n * r->n * sizeof(float);
-	attn_result_free(&ty->r);
-	attn_result_free(&ty->spare);
+	attn_result_finish(&ty->r);
+	attn_result_finish(&ty->spare);
 	infer_cache_clear(ty->cache);
 	activations_finish(&ty->ws);
 }
@@ -645,7 +645,7 @@ static bool report_labeller(const bench_model *bm, int n)
 	printf("  %-18s %4d tokens: %3d heads labelled in %7.2f ms (%.2f ms a head), "
 	       "%.0f%% of a 60 Hz frame\n",
 	       bm->label, n, heads, ms[2], ms[2] / heads, 100 * ms[2] / (1000.0 / 60));
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	return true;
 }

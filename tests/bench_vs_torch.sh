@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 3, point 9 and issue 13, item 7: attnview's training throughput
+# attnview's training throughput
 # against PyTorch's, in the same run, on two configurations (masked, B=32):
 #   ref  d=64  h=4 L=2 T=128   the reference configuration (the built-in model's)
 #   big  d=128 h=8 L=4 T=256   a bigger one

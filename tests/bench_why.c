@@ -60,7 +60,7 @@ static void bench(const char *name)
 	bool ok = activation_patch(m, &ws, ids, ids + n, n, n - 1, NULL, &r, &err);
 	double tp = now_ms() - t0, cp = cpu_ms() - c0;
 	if (ok)
-		patch_result_free(&r);
+		patch_result_finish(&r);
 	double t[RUNS];
 	model_forward(m, &ws, ids, 1, n);
 	for (int k = 0; k < RUNS; k++) {
@@ -68,7 +68,7 @@ static void bench(const char *name)
 		t0 = now_ms();
 		ok = score_split_compute(m, &ws, n, L - 1, 0, n - 1, 0, &s, &err);
 		t[k] = ok ? now_ms() - t0 : -1;
-		score_split_free(&s);
+		score_split_finish(&s);
 	}
 	qsort(t, RUNS, sizeof *t, cmp);
 	printf("%s, %d tokens: patching %.0f ms (%.0f ms of CPU; %d heads x %d positions); "

@@ -1,4 +1,4 @@
-/* A 1 GB corpus (issue 5, bad-input matrix): attnview --train streams it
+/* A 1 GB corpus (the bad-input matrix): attnview --train streams it
  * (corpus.h: read twice in chunks, never held whole), counts every character,
  * and its peak memory is the 2-byte ids plus bounded tables, not the file.
  *
@@ -66,7 +66,7 @@ int main(void)
 	CHECK(clean_text((const char *)one, n1, &cps, NULL, &err));
 	uint64_t copies = ((mb << 20) + n1 - 1) / n1;
 	uint64_t want_chars = copies * cps.n;
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 
 	char corpus[512], model[512], log[512];
 	snprintf(corpus, sizeof corpus, "%s/big.txt", dir);

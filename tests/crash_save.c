@@ -1,4 +1,4 @@
-/* Crash-safe saves (issue 5, point 4).
+/* Crash-safe saves.
  *
  * SIGKILL at random moments: a child saves two different models to the same
  * path in a loop (model_save: temporary file, fsync, rename), the parent kills
@@ -246,8 +246,8 @@ int main(void)
 	count_temps(true);
 	unlink(path);
 	rmdir(dir);
-	bb_free(&fa);
-	bb_free(&fb);
+	bb_finish(&fa);
+	bb_finish(&fb);
 	model_destroy(a);
 	model_destroy(b);
 	return test_summary("crash_save");

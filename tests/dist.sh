@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The release tarball (issue 28, item 3):
+# The release tarball:
 #   1. `meson dist` in a build tree set up with -Dtest_setup=quick: it packs
 #      the last commit (git archive), unpacks it elsewhere, builds it, runs
 #      its quick tests (the quick setup of tests/meson.build: no terminal,

@@ -47,7 +47,7 @@ else
 fi
 
 # -- every view, in every format this build writes; each run says what it
-# wrote, on standard error (issue 24, item 7: it used to say nothing).
+# wrote, on standard error (it used to say nothing).
 wrote='^attnview: wrote .+\.(svg|png|pdf) \((svg|png|pdf), [0-9]+ KB\)$'
 views=("--layer 1 --head 2" "--show mean --layer 1" "--show max" "--rollout" "--show rollout --layer 0"
 	"--show all" "--overview" "--words --show mean" "--compare 床前明月光，疑是地上雪。"

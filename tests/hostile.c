@@ -1,4 +1,4 @@
-/* Helpers of tests/hostile.sh (issue 21: names and model files must not
+/* Helpers of tests/hostile.sh (names and model files must not
  * write control sequences to the terminal).
  *
  *   hostile check [--lines] FILE...

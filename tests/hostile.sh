@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Untrusted names and model files (issue 21): a corpus, a model and folders
+# Untrusted names and model files: a corpus, a model and folders
 # whose names hold terminal commands (OSC, CSI, SGR, BEL, DEL, C1 controls,
 # invalid UTF-8, a tab, a line break, a bidirectional override), and a model
 # whose metadata holds every control character, go through every mode that

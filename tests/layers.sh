@@ -10,9 +10,9 @@ set -u
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
 fail=0
-core_h="common i18n tokenizer vocab ops parallel model infer binio modelfile atomicfile blas rng analysis select explain lens circuits faith patch score_split generate input encoding verdict timeline lab_positions"
+core_h="common i18n tokenizer vocab ops parallel model result infer binio modelfile atomicfile blas rng analysis select explain lens circuits faith patch score_split generate input encoding verdict timeline lab_positions"
 render_h="colormap scale figure dump"
-train_h="corpus backward train_step optimizer checkpoint train lab"
+train_h="corpus backward train_step optimizer checkpoint train_options train lab"
 
 check() { # LABEL FILES ALLOWED_ATTNVIEW_HEADERS ALLOW_CURSES ALLOW_LOCAL
 	local label=$1 files=$2 allowed=$3 curses=$4 local_ok=$5 f inc name

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian packages (issue 28, item 1):
+# The Debian packages:
 #   1. `dpkg-buildpackage -us -uc -b` on a fresh copy of the sources (the
 #      release tarball given, else the last commit): attnview and
 #      python3-attnview-torch, with dh_auto_test running the quick tests;

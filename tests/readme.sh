@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README.md stays a newcomer's page (issue 24, item 12): under 320 lines; the
+# README.md stays a newcomer's page: under 320 lines; the
 # quick start's two commands (the install-build-run line and tests/run.sh);
 # every key it names (<kbd>...</kbd>) is a key of the view (src/view/keys.h);
 # every file and picture it or a doc/ page links exists, and every #anchor

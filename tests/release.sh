@@ -1,5 +1,5 @@
 #!/bin/sh
-# One version everywhere a user reads one (issue 28, item 3): the version
+# One version everywhere a user reads one: the version
 # meson.build gives (the argument) is what `attnview --version` prints, the
 # newest entry of NEWS, the version in the head of all five manual pages, of
 # the catalogues, of the PyTorch package (pyproject.toml and __version__) and

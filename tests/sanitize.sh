@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer stages of CI (issue 5):
+# The sanitizer stages of CI:
 #   asan: the suite in a clang AddressSanitizer +
 #         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
 #         bounded libFuzzer run of every fuzz target (suite "fuzzing"); the

@@ -45,7 +45,7 @@ static bool text_bound(const model *m, const char *text, double *out, av_error *
 		return false;
 	int n = (int)cps.n < (int)m->cfg.context ? (int)cps.n : (int)m->cfg.context;
 	if (n == 0) {
-		cp_buf_free(&cps);
+		cp_buf_finish(&cps);
 		return true;
 	}
 	token *t = malloc((size_t)n * sizeof *t);
@@ -73,7 +73,7 @@ static bool text_bound(const model *m, const char *text, double *out, av_error *
 	}
 	free(t);
 	free(ids);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return ok;
 }
 

@@ -1,4 +1,4 @@
-/* Running out of memory is reported, never papered over (issue 9). The
+/* Running out of memory is reported, never papered over. The
  * engine's malloc, calloc, realloc and strdup are wrapped at link time
  * (-Wl,--wrap=..., tests/meson.build) by the functions below, which fail the
  * Nth call once armed; nothing in the library knows. Every case must either
@@ -358,7 +358,7 @@ static void dump_sweep(void)
 		printf("dump %s: %ld allocations failed one by one\n", fmt ? "tsv" : "json", n);
 		free(want);
 	}
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	model_destroy(m);
 }

@@ -290,7 +290,7 @@ static void check_file(void)
 	memcpy(buf, b.v, b.n);
 	CHECK(refused(buf, AV_HEADER_FIXED + 10, NULL));
 	free(buf);
-	bb_free(&b);
+	bb_finish(&b);
 	model_destroy(m);
 }
 
@@ -308,7 +308,7 @@ static void check_versions(void)
 		CHECK(conv->cfg.arch.origin == ORIGIN_NANOGPT && conv->cfg.arch.gelu == GELU_ERF);
 		CHECK(model_serialize(conv, AV_KIND_MODEL, NULL, &b, &err));
 		CHECK(b.n == fn && memcmp(b.v, file, fn) == 0);
-		bb_free(&b);
+		bb_finish(&b);
 	}
 	model_destroy(conv);
 	free(file);
@@ -316,7 +316,7 @@ static void check_versions(void)
 	model *own = arch_model(OBJ_MASKED, (model_arch){0}, 1.0f, 2);
 	CHECK(model_serialize(own, AV_KIND_MODEL, NULL, &b, &err));
 	CHECK(b.v[8] == AV_FORMAT_VERSION);
-	bb_free(&b);
+	bb_finish(&b);
 	model_destroy(own);
 }
 

@@ -69,7 +69,7 @@ static void round_trip(void)
 	CHECK(!br_f32s(&r, g, 1) && !br_bytes(&r, NULL, 4) && br_bytes(&r, NULL, 3));
 	r.off = 0;
 	CHECK(!br_f32s(&r, g, (SIZE_MAX / 4) + 1) && r.off == 0); /* no overflow */
-	bb_free(&b);
+	bb_finish(&b);
 	CHECK(!b.v && b.n == 0);
 }
 
@@ -111,8 +111,8 @@ static void files(void)
 	unlink(at("p"));
 	unlink(at("e"));
 	rmdir(dir);
-	bb_free(&b);
-	bb_free(&small);
+	bb_finish(&b);
+	bb_finish(&small);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* The weight-only circuits (circuits.h, issue 26 item 5) against the
+/* The weight-only circuits (circuits.h) against the
  * PyTorch reference (tests/golden/circuits_*.golden, from
  * tests/reference/gen_circuits_golden.py), then the known answer: on the
  * lab's previous-character model (lab.h) the head that carries the task

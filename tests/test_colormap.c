@@ -92,7 +92,7 @@ static void test_levels(void)
 	CHECK(colormap_level(&cm, 2) == 15);
 	CHECK(rgb_eq(cm.rgb[0], 0x44, 0x01, 0x54) && rgb_eq(cm.rgb[15], 0xfd, 0xe7, 0x25));
 	/* On the 256-colour palette every step of either ramp is a colour of
-	 * its own, each lighter than the one below (issue 10: 16 steps used to
+	 * its own, each lighter than the one below (16 steps used to
 	 * share 10 colours). */
 	for (int r = 0; r < RAMP_NRAMPS; r++) {
 		colormap_init(&cm, (cm_ramp)r, 16);
@@ -134,7 +134,7 @@ static void test_diverging(void)
 }
 
 /* Each side of the diverging ramp darkens from the light middle outwards,
- * in 24-bit and on the 256-colour palette (issue 24: the palette's blue half
+ * in 24-bit and on the 256-colour palette (the palette's blue half
  * went lighter and darker again), for the view's odd count of steps and for
  * an even one. */
 static void test_diverging_levels(void)

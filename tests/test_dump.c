@@ -32,10 +32,10 @@ static void run(const model *m, const char *text, const dump_options *o, capture
 	FILE *f = open_memstream(&out->buf, &out->len);
 	CHECKF(dump_write(f, m, &r, o, &err), "%s", err.msg);
 	fclose(f);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	free(t);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 }
 
 static json *run_json(const model *m, const char *text, int layer, int head)

@@ -1,4 +1,4 @@
-/* What attnview computes from the weights (issue 11) against the PyTorch
+/* What attnview computes from the weights against the PyTorch
  * reference (tests/golden/explain_*.golden, from
  * tests/reference/gen_explain_golden.py): the q and k of the breakdown,
  * value norms, head role scores, aggregates, rollout, words and word
@@ -140,7 +140,7 @@ static bool setup(fixture *f, const explain_case *c)
 	CHECKF((int)cps.n == f->n, "%zu tokens, golden %d", cps.n, f->n);
 	f->tok = malloc((size_t)f->n * sizeof *f->tok);
 	vocab_tokenize(&f->m->vocab, cps.v, cps.n, f->tok);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	for (int i = 0; i < f->n; i++)
 		CHECKF(f->tok[i].id == f->ids[i], "token %d: id %d, golden %d", i, f->tok[i].id,
 		       f->ids[i]);
@@ -153,7 +153,7 @@ static bool setup(fixture *f, const explain_case *c)
 static void teardown(fixture *f)
 {
 	fwd_bound_finish(&f->b);
-	attn_result_free(&f->r);
+	attn_result_finish(&f->r);
 	activations_finish(&f->ws);
 	free(f->tok);
 	free(f->ids);
@@ -351,7 +351,7 @@ static void ablation_checks(fixture *f, const char *name)
 	CHECK(count == count2);
 	/* The ablation changes something: a test of it that cannot fail is none. */
 	CHECKF(fabs(after - before) > 1e-4, "%s: ablation left the loss at %g", name, before);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 }
 
 /* ---- the same numbers in the program's dump ------------------------------ */

@@ -1,4 +1,4 @@
-/* The faithfulness meter (faith.h, issue 26 item 6) against the PyTorch
+/* The faithfulness meter (faith.h) against the PyTorch
  * reference (tests/golden/faith_*.golden, from
  * tests/reference/gen_faith_golden.py, in float64), faith_spearman on
  * known cases, and the known answer: on the lab's previous-character model

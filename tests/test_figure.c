@@ -475,8 +475,8 @@ static void from_result(void)
 	fig_ticks(f, ticks, 8, &unit);
 	CHECK(strcmp(unit, "÷ head max") == 0);
 	figure_destroy(f);
-	attn_result_free(&r);
-	attn_result_free(&r2);
+	attn_result_finish(&r);
+	attn_result_finish(&r2);
 }
 
 static void layout(void)

@@ -188,7 +188,7 @@ static void draw_small(colors *col)
 static void draw_long(colors *col)
 {
 	/* 100 tokens in 40 columns: compact, every row and key on screen; fit
-	 * keeps labelled cells that scroll (issue 24: readable over whole). */
+	 * keeps labelled cells that scroll (readable over whole). */
 	char text[101];
 	for (int i = 0; i < 100; i++)
 		text[i] = (char)('a' + i % 26);

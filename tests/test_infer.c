@@ -365,7 +365,7 @@ static void check_recycle(void)
 	      attn_result_dense(&r, a + 2 * cells, a + 3 * cells));
 	CHECK(a && memcmp(a, a + 2 * cells, 2 * cells * sizeof *a) == 0);
 	free(a);
-	attn_result_free(&fresh);
+	attn_result_finish(&fresh);
 	/* Typing at the end: the same arrays up to 58 tokens. */
 	for (int n = 41; n <= 58; n++) {
 		attn_result_recycle(&r);
@@ -376,7 +376,7 @@ static void check_recycle(void)
 	CHECK(infer_attend(m, &ws, NULL, t, 59, &r, NULL, NULL, &err));
 	/* Never more room than the context. */
 	CHECK(r.n == 59 && r.cap_qk == 2u * 64 * 64 && r.cap_tokens == 64);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	model_destroy(m);
 }
@@ -444,7 +444,7 @@ static void check_shared(void)
 	free(after);
 	free(before);
 	/* Nobody else reads b's store: an edit at 20 goes into it. */
-	attn_result_free(&a);
+	attn_result_finish(&a);
 	attn_store *st = b.st;
 	t[20].id = ids[20] == 5 ? 6 : 5;
 	attn_result_recycle(&b);
@@ -461,8 +461,8 @@ static void check_shared(void)
 	CHECKF(worst < 1e-4, "cached and fresh results differ by %g", worst);
 	free(fd);
 	free(gd);
-	attn_result_free(&fresh);
-	attn_result_free(&b);
+	attn_result_finish(&fresh);
+	attn_result_finish(&b);
 	infer_cache_clear(&c);
 	activations_finish(&ws);
 	model_destroy(m);
@@ -516,7 +516,7 @@ static void check_scores_on_demand(objective obj)
 	free(d);
 	free(att);
 	free(sc);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	model_destroy(m);
 }
@@ -597,7 +597,7 @@ static void check_golden_typed(void)
 		}
 		CHECK(n < 2 || c.computed == 1);
 		check_golden_pair(m, ids, n, &r, ga->v, gs->v, i);
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		free(ids);
 		inputs++;
 	}
@@ -662,9 +662,9 @@ static void check_partial_causal(void)
 				moved = moved || keep[l][i][j] != attn_weight(&r2, l, 1, i, j);
 			}
 	CHECKF(kept && moved, "a later pass changed the partial result's weights (kept %d)", kept);
-	attn_result_free(&x.part);
-	attn_result_free(&r);
-	attn_result_free(&r2);
+	attn_result_finish(&x.part);
+	attn_result_finish(&r);
+	attn_result_finish(&r2);
 	infer_cache_clear(&c);
 	activations_finish(&ws);
 	model_destroy(m);

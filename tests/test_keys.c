@@ -47,8 +47,7 @@ static void test_reachable(void)
 	}
 	/* The first binding of each group carries the help text. */
 	CHECK(view_keys[0].help != NULL);
-	/* A printable key bound anywhere would swallow typed text (issue 10:
-	 * typing "quick" on the map quit at the q). Alt-keys are not printable. */
+	/* A printable key bound anywhere would swallow typed text (typing "quick" on the map quit at the q). Alt-keys are not printable. */
 	for (size_t i = 0; i < VIEW_NKEYS; i++) {
 		const key_binding *b = &view_keys[i];
 		CHECKF(b->is_code || b->key < 0x20 || b->key == 0x7f || (b->key & ALT_BIT),

@@ -50,7 +50,7 @@ static int labelled(const model *m, const lab_task *t, uint64_t seed, int l, int
 		head_roles(&rs, &a, res.tokens);
 		hits += (rs.verdict == ROLE_SURE && rs.role == r) ||
 			(rs.verdict == ROLE_TWO && (rs.role == r || rs.second == r));
-		attn_result_free(&res);
+		attn_result_finish(&res);
 	}
 	activations_finish(&ws);
 	return hits;

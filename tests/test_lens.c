@@ -1,4 +1,4 @@
-/* The logit lens and the direct logit attribution (lens.h, issue 26)
+/* The logit lens and the direct logit attribution (lens.h)
  * against the PyTorch reference (tests/golden/lens_*.golden, from
  * tests/reference/gen_lens_golden.py, in float64), and the attribution's
  * promise that the parts plus the rest are the logit; then the same numbers

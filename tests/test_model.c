@@ -66,7 +66,7 @@ static void check_tokens(const model *m, const golden *g, int i, const char *tex
 	}
 	*out = t;
 	*nout = (int)cps.n;
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 }
 
 /* got (attnview) against want (PyTorch's golden, or another binary32 pass
@@ -201,7 +201,7 @@ static void check_model(const char *stem)
 		free(pe);
 		free(ids);
 		fwd_bound_finish(&b);
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		free(t);
 	}
 	activations_finish(&ws);

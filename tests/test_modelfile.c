@@ -159,7 +159,7 @@ static void check_round_trip(void)
 		byte_buf b2;
 		CHECK(model_serialize(r, AV_KIND_MODEL, NULL, &b2, &err));
 		CHECK(b2.n == b.n && memcmp(b2.v, b.v, b.n) == 0);
-		bb_free(&b2);
+		bb_finish(&b2);
 		model_destroy(r);
 	}
 	/* The layout is little-endian at the documented offsets. */
@@ -193,8 +193,8 @@ static void check_round_trip(void)
 	      st.nbest == m->nparams && st.sharpen == 0.5f);
 	CHECK(st.m == c.v + eoff + 123 + 80 && st.v == st.m + 4 * m->nparams);
 	CHECK(st.evals == st.recent + 4 * 3 + 4 && st.best == st.evals + 2 * 28 + 4);
-	bb_free(&c);
-	bb_free(&extra);
+	bb_finish(&c);
+	bb_finish(&extra);
 	/* A version-2 state, from before --sharpen: read as --sharpen 0. */
 	byte_buf v2 = {0};
 	put_state(&v2, m, "val.txt", 3, 2, (uint32_t)m->nparams, 3, -1.0f);
@@ -203,17 +203,17 @@ static void check_round_trip(void)
 	CHECKF(training_state_parse(c.v, eoff, elen, &m->cfg, "ckpt", &st, &err), "%s", err.msg);
 	CHECK(st.sharpen == 0.0f && st.patience == 3 && st.val_path_len == 7 &&
 	      st.nbest == m->nparams && st.m == c.v + eoff + 119 + 80);
-	bb_free(&c);
-	bb_free(&v2);
+	bb_finish(&c);
+	bb_finish(&v2);
 	/* A weight past --sharpen's range is damage, at its byte (108). */
 	byte_buf big = {0};
 	put_state(&big, m, "", 0, 0, 0, 0, 200.0f);
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &big, &c, &err));
 	CHECK(refused(c.v, c.n,
 		      "(byte 108 of the state): the --sharpen weight is not between 0 and 100"));
-	bb_free(&c);
-	bb_free(&big);
-	bb_free(&b);
+	bb_finish(&c);
+	bb_finish(&big);
+	bb_finish(&b);
 	model_destroy(m);
 }
 
@@ -346,7 +346,7 @@ static void check_damage(void)
 	CHECK(refused(buf, n, "finite"));
 
 	free(buf);
-	bb_free(&b);
+	bb_finish(&b);
 	model_destroy(m);
 }
 
@@ -370,7 +370,7 @@ static void check_state_damage(void)
 	byte_buf c;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &good, &c, &err));
 	const size_t off = c.n - 4 - S; /* the state's first byte in the file */
-	bb_free(&c);
+	bb_finish(&c);
 	uint8_t *st = malloc(S + 300);
 	char want[256];
 	struct {
@@ -427,7 +427,7 @@ static void check_state_damage(void)
 				 off + cases[i].byte, cases[i].byte);
 			CHECKF(refused(c.v, c.n, want), "%s: the offsets", cases[i].what);
 		}
-		bb_free(&c);
+		bb_finish(&c);
 	}
 	/* Garbage: whatever it holds, refused. */
 	for (size_t i = 0; i < S; i++)
@@ -435,15 +435,15 @@ static void check_state_damage(void)
 	byte_buf junk = {st, S, S + 300, false};
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &junk, &c, &err));
 	CHECK(refused(c.v, c.n, "the training state"));
-	bb_free(&c);
+	bb_finish(&c);
 	/* A NUL in the --val-file path (a file name). */
 	byte_buf nul = {0};
 	put_state(&nul, m, "a\x01b", 0, 0, 0, 0, -1.0f);
 	nul.v[112 + 1] = 0;
 	CHECK(model_serialize(m, AV_KIND_CHECKPOINT, &nul, &c, &err));
 	CHECK(refused(c.v, c.n, "(byte 113 of the state): the --val-file path holds a NUL byte"));
-	bb_free(&c);
-	bb_free(&nul);
+	bb_finish(&c);
+	bb_finish(&nul);
 	/* With patience and an evaluation, the best parameters must be there. */
 	byte_buf nobest = {0};
 	put_state(&nobest, m, "", 0, 1, 0, 3, -1.0f);
@@ -453,10 +453,10 @@ static void check_state_damage(void)
 		 "and evaluations call for %zu",
 		 nobest.n - 4, P);
 	CHECK(refused(c.v, c.n, want));
-	bb_free(&c);
-	bb_free(&nobest);
+	bb_finish(&c);
+	bb_finish(&nobest);
 	free(st);
-	bb_free(&good);
+	bb_finish(&good);
 	model_destroy(m);
 }
 

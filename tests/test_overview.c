@@ -1,4 +1,4 @@
-/* The overview's default colour scale (issue 24, item 3), measured on the
+/* The overview's default colour scale, measured on the
  * 256-colour steps the overview draws with, at 80x24, 120x40 and 200x60,
  * over the README's two texts, on the heads of the two built-in models and
  * on synthetic broad heads (measure_broad),
@@ -168,7 +168,7 @@ static bool run(const model *m, const char *text, attn_result *r, token **tok)
 	if (!ok)
 		fprintf(stderr, "the built-in model on '%s': %s\n", text, err.msg);
 	activations_finish(&ws);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return ok;
 }
 
@@ -235,7 +235,7 @@ static void measure_model(const char *name, tally *t, bool broad)
 				measure_broad(t, tok, r.n, side);
 		}
 		if (ok)
-			attn_result_free(&r);
+			attn_result_finish(&r);
 		free(tok);
 	}
 	model_destroy(m);

@@ -1,4 +1,4 @@
-/* Activation patching between two texts (patch.h, issue 26, item 3)
+/* Activation patching between two texts (patch.h)
  * against the PyTorch reference (tests/golden/patch_*.golden, from
  * tests/reference/gen_patch_golden.py, in float64); its promise that
  * patching the text into itself changes nothing, exactly; then the same
@@ -101,7 +101,7 @@ static void check_exact(const model *m, activations *ws, const int32_t *ids, con
 		for (size_t k = 0; k < (size_t)n * LH; k++)
 			CHECKF(r.cells[k] == 0, "itself: cell %zu moves by %g", k, r.cells[k]);
 		CHECK(r.target[0] != r.target[1]);
-		patch_result_free(&r);
+		patch_result_finish(&r);
 	}
 	free(off);
 	const int32_t tg[2] = {ids[0], ids[1] == ids[0] ? ids[2] : ids[1]};
@@ -110,7 +110,7 @@ static void check_exact(const model *m, activations *ws, const int32_t *ids, con
 	for (int p = n / 2 + 1; m->cfg.objective == OBJ_CAUSAL && p < n; p++)
 		for (int k = 0; k < LH; k++)
 			CHECK(r.cells[(size_t)p * LH + k] == 0);
-	patch_result_free(&r);
+	patch_result_finish(&r);
 	CHECK(!activation_patch(m, ws, ids, ids2, n, n, NULL, &r, &err));
 	const int32_t bad[2] = {0, (int32_t)m->cfg.vocab_size};
 	CHECK(!activation_patch(m, ws, ids, ids2, n, 0, bad, &r, &err));
@@ -175,7 +175,7 @@ static void run_case(const patch_case *c)
 	if (pos) {
 		check_golden(&r, &g, t);
 		check_dump(c, &r, t);
-		patch_result_free(&r);
+		patch_result_finish(&r);
 	}
 	check_exact(m, &ws, ids, ids2, n);
 	activations_finish(&ws);

@@ -287,7 +287,7 @@ static void lifts(void)
 	       "pooled identity: %g %g %g", out[0], out[1], out[3]);
 }
 
-/* Tick labels fit the room the bar has, rounded, never cut (issue 24: -.04
+/* Tick labels fit the room the bar has, rounded, never cut (-.04
  * for -0.048). */
 static void tick_labels(void)
 {

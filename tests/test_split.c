@@ -1,4 +1,4 @@
-/* The score split by source (score_split.h, issue 26, item 4) against the
+/* The score split by source (score_split.h) against the
  * PyTorch reference (tests/golden/split_*.golden, from
  * tests/reference/gen_split_golden.py, in float64); its promise that the
  * terms add up to the raw score; the parts' order and names; then the same
@@ -153,7 +153,7 @@ static void run_case(const split_case *c)
 	for (int i = 0; i < P * P; i++)
 		CHECK(fabs(s.terms[i]) <= fabs(s.terms[best]));
 	check_dump(c, m, &s, t);
-	score_split_free(&s);
+	score_split_finish(&s);
 	CHECK(!score_split_compute(m, &ws, n, l, h, n, k, &s, &err));
 	check_parts(m);
 	activations_finish(&ws);

@@ -81,7 +81,7 @@ static void test_round_trip(void)
 		byte_buf b2;
 		CHECK(model_serialize(r, AV_KIND_MODEL, NULL, &b2, &err));
 		CHECK(b2.n == b.n && memcmp(b2.v, b.v, b.n) == 0);
-		bb_free(&b2);
+		bb_finish(&b2);
 	}
 	model_destroy(r);
 	/* Without a timeline: the file of before, byte for byte (no section). */
@@ -93,8 +93,8 @@ static void test_round_trip(void)
 	r = model_parse(plain.v, plain.n, "old.attn", NULL, NULL, NULL, &err);
 	CHECK(r && r->timeline == NULL);
 	model_destroy(r);
-	bb_free(&plain);
-	bb_free(&b);
+	bb_finish(&plain);
+	bb_finish(&b);
 	model_destroy(m);
 }
 
@@ -155,7 +155,7 @@ static void test_version1(void)
 		      strstr(err.msg, "older attnview"));
 	}
 	model_destroy(back);
-	bb_free(&b);
+	bb_finish(&b);
 	model_destroy(m);
 }
 
@@ -201,7 +201,7 @@ static void test_damage(void)
 		model_destroy(r);
 		b.v[i] ^= 0x41;
 	}
-	bb_free(&b);
+	bb_finish(&b);
 	model_destroy(m);
 }
 

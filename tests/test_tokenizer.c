@@ -29,7 +29,7 @@ static bool cleans_to(const char *s, size_t n, const uint32_t *want, clean_stats
 			fprintf(stderr, " U+%04X", want[i]);
 		fputc('\n', stderr);
 	}
-	cp_buf_free(&out);
+	cp_buf_finish(&out);
 	return same;
 }
 
@@ -71,7 +71,7 @@ static void test_widths(void)
 	ph = false;
 	CHECK(cp_display_width(0x200B, &ph) == 1 && ph); /* zero width space */
 	/* Codepoints that make terminals join neighbours get stand-ins without
-	 * them (issue 10: a ZWJ sequence shifted every later column by 2). */
+	 * them (a ZWJ sequence shifted every later column by 2). */
 	ph = true;
 	CHECK(cp_display_width(0xFE0F, &ph) == 1 && !ph);  /* variation selector: "ᵛ" */
 	CHECK(cp_display_width(0x200D, &ph) == 1 && !ph);  /* ZWJ: "⨝" */
@@ -190,7 +190,7 @@ static void rejects(const char *s, const char *what, const char *needle1, const 
 	CHECKF(strstr(err.msg, needle1) != NULL, "\"%s\" not in \"%s\"", needle1, err.msg);
 	CHECKF(strstr(err.msg, needle2) != NULL, "\"%s\" not in \"%s\"", needle2, err.msg);
 	CHECK(cps.n == 0);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 }
 
 static void test_tokenize_text(void)
@@ -224,7 +224,7 @@ static void test_tokenize_text(void)
 	CHECK(st.escapes == 1 && st.controls == 1 && st.invalid == 0);
 	ok = tokenize_text("", 0, "--text", &cps, NULL, &err);
 	CHECK(ok && cps.n == 0);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 }
 
 static void test_escapes(void)
@@ -345,9 +345,9 @@ static void check_chunking(const char *s, size_t n, const char *name)
 		       "%s: chunks of %zu give %zu codepoints, at once %zu", name, sizes[k], part.n,
 		       whole.n);
 		CHECKF(same_stats(&ps, &ws), "%s: chunks of %zu change the counts", name, sizes[k]);
-		cp_buf_free(&part);
+		cp_buf_finish(&part);
 	}
-	cp_buf_free(&whole);
+	cp_buf_finish(&whole);
 }
 
 static void test_chunking(void)
@@ -368,7 +368,7 @@ static void test_chunking(void)
 	}
 	CHECK(has_e_acute && has_han && has_angstrom);
 	CHECK(out.v[out.n - 1] == FFFD && out.v[out.n - 2] == 0x4E2D);
-	cp_buf_free(&out);
+	cp_buf_finish(&out);
 	check_chunking(mixed, n, "mixed");
 
 	/* a base with more combining marks than the cleaner holds back at once */
@@ -410,7 +410,7 @@ static void test_file(void)
 	      st.invalid == 0);
 	CHECK(st.bytes == n && st.codepoints == out.n);
 	check_chunking((const char *)buf, n, "fortune.txt");
-	cp_buf_free(&out);
+	cp_buf_finish(&out);
 	free(buf);
 }
 
@@ -458,7 +458,7 @@ static void test_streaming(void)
 	ok = cleaner_feed(c, "\xef\xbb\xbfhi", 5, &out, &err) && cleaner_finish(c, &out, &err);
 	CHECK(ok && out.n == 2 && out.v[0] == 'h');
 	CHECK(cleaner_stats(c)->boms == 1 && cleaner_stats(c)->bytes == 5);
-	cp_buf_free(&out);
+	cp_buf_finish(&out);
 	cleaner_destroy(c);
 	cleaner_destroy(NULL);
 }

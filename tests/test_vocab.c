@@ -13,7 +13,7 @@ static void add_text(vocab_counter *c, const char *s)
 	bool ok = clean_text(s, strlen(s), &cps, NULL, &err);
 	CHECKF(ok, "%s", err.msg);
 	vocab_counter_add(c, cps.v, cps.n);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 }
 
 static bool cps_are(const vocab *v, const uint32_t *want, uint32_t n)

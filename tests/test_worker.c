@@ -100,7 +100,7 @@ static bool fake_attend(void *ctx, const token *t, int n, const worker_text_opts
 		f->reused++;
 		fake_unlock(f);
 	} else {
-		attn_result_free(r);
+		attn_result_finish(r);
 		r->tokens = malloc(sizeof(token) * (size_t)(n ? n : 1));
 		r->att = malloc(cells * sizeof(float));
 		if (!r->tokens || !r->att)
@@ -310,19 +310,19 @@ static void test_jobs(void)
 	CHECK(worker_post_text(w, t, 6, 1, &o, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	worker_job j = {.kind = JOB_BREAKDOWN, .seq = 1, .layer = 1, .query = 3, .key = 2};
 	worker_post_job(w, &j);
 	worker_job_result r;
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.job.kind == JOB_BREAKDOWN && r.hs == 2);
 	CHECK(r.q && r.k && r.q[0] == 3 && r.q[1] == 1 && r.k[0] == 2 && r.k[1] == 0);
-	worker_job_result_free(&r);
+	worker_job_result_finish(&r);
 	worker_job loss = {.kind = JOB_LOSS, .seq = 1};
 	worker_post_job(w, &loss);
 	CHECK(wait_job(w, &r, 5000));
 	CHECK(r.ok && r.loss_before == 6 && r.loss_after == 12); /* the ablation came along */
-	worker_job_result_free(&r);
+	worker_job_result_finish(&r);
 	/* A job for a text that is not the latest is dropped. */
 	j.seq = 0;
 	worker_post_job(w, &j);
@@ -341,7 +341,7 @@ static void test_jobs(void)
 	fake_unlock(&f);
 	CHECK(wait_attn(w, &a, 1000)); /* well before the 2 s of the loss */
 	CHECK(a.seq == 2);
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	CHECK(!wait_job(w, &r, 100));
 	worker_destroy(w);
 	fake_finish(&f);
@@ -365,7 +365,7 @@ static void test_basic(void)
 	CHECK(a.ok && a.seq == 1 && a.r.n == 3);
 	CHECK(a.r.att && a.r.att[0] == 33.0f);
 	CHECK(a.ms >= 0);
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	/* Nothing more comes for the same text. */
 	CHECK(!wait_attn(w, &a, 50));
 
@@ -373,7 +373,7 @@ static void test_basic(void)
 	CHECK(worker_post_text(w, t, 0, 2, NULL, &err));
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.ok && a.seq == 2 && a.r.n == 0);
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 
 	/* Too long is refused with a message, not truncated silently. */
 	static token big[AV_MAX_CONTEXT + 1];
@@ -412,7 +412,7 @@ static void test_stale_dropped(void)
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.ok && a.seq == 2 && a.r.n == 5);
 	CHECK(a.r.att && a.r.att[0] == text_sum(t2, 5));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	s = worker_get_stats(w);
 	CHECK(s.attends == 2);
 	CHECK(s.dropped >= 1);
@@ -443,7 +443,7 @@ static void test_burst(void)
 	CHECK(a.ok && a.seq == 50 && a.r.n == 50);
 	make_text(t, 50, 50);
 	CHECK(a.r.att && a.r.att[0] == text_sum(t, 50));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	CHECKF(fake_calls(&f) < 50, "%d computations for 50 posts", fake_calls(&f));
 	worker_destroy(w);
 	fake_finish(&f);
@@ -464,7 +464,7 @@ static void test_predict(void)
 	CHECK(worker_post_text(w, t, 6, 7, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	worker_post_predict(w, 7, 2, 5);
 	worker_pred p;
 	CHECK(wait_pred(w, &p, 5000));
@@ -482,7 +482,7 @@ static void test_predict(void)
 	CHECK(worker_post_text(w, t, 6, 8, NULL, &err));
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.seq == 8);
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	CHECK(!worker_take_pred(w, &p));
 	worker_post_predict(w, 8, 0, 20); /* topk is capped */
 	CHECK(wait_pred(w, &p, 5000));
@@ -571,7 +571,7 @@ static void test_stress(void)
 			last_taken = a.seq;
 			if (a.seq != seq || a.r.n != n || a.r.att[0] != text_sum(t, n))
 				bad++;
-			attn_result_free(&a.r);
+			attn_result_finish(&a.r);
 		}
 		worker_pred p;
 		if (worker_take_pred(w, &p) && (p.seq != seq || p.ids[0] != t[n / 2].id))
@@ -582,7 +582,7 @@ static void test_stress(void)
 	if (last_taken != seq) {
 		CHECK(wait_attn(w, &a, 5000));
 		CHECK(a.seq == seq);
-		attn_result_free(&a.r);
+		attn_result_finish(&a.r);
 	}
 	CHECKF(bad == 0, "%d stale or mismatched results out of %d", bad, got);
 	worker_destroy(w);
@@ -639,7 +639,7 @@ static void test_recycle(void)
 	fake_gate(&f, false);
 	CHECK(wait_attn(w, &a1, 5000));
 	CHECK(a1.seq == 6 && f.reused == 3);
-	attn_result_free(&a1.r);
+	attn_result_finish(&a1.r);
 	worker_destroy(w); /* frees the spare */
 	fake_finish(&f);
 }
@@ -767,7 +767,7 @@ static bool same_as_direct(const model *m, const token *t, int n, const attn_res
 		return false;
 	bool same = got->n == n && got->layers == (int)m->cfg.layers &&
 		    got->heads == (int)m->cfg.heads && weight_diff(got, &want) == 0;
-	attn_result_free(&want);
+	attn_result_finish(&want);
 	activations_finish(&ws);
 	return same;
 }
@@ -806,7 +806,7 @@ static void test_reload(void)
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(same_as_direct(old, t, 11, &a.r));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 
 	/* A file that is not a model: an error naming it; the old model stays. */
 	worker_model wm;
@@ -816,7 +816,7 @@ static void test_reload(void)
 	CHECK(worker_post_text(w, t, 11, 2, NULL, &err));
 	CHECK(wait_attn(w, &a, 5000));
 	CHECK(a.seq == 2 && same_as_direct(old, t, 11, &a.r));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 
 	/* A reload, then at once a text with the old ids: dropped. */
 	worker_post_reload(w, path);
@@ -850,7 +850,7 @@ static void test_reload(void)
 		CHECK(wait_attn(w, &a, 5000));
 		CHECK(a.seq == 5 && same_as_direct(old, t, 11, &a.r));
 		CHECK(same_as_direct(next, t, 11, &a.r));
-		attn_result_free(&a.r);
+		attn_result_finish(&a.r);
 	}
 	worker_destroy(w);
 	model_destroy(old);
@@ -909,9 +909,9 @@ static void test_real_give_up(void)
 	CHECK(model_attend(m, &ws, u, 12, 0, &want, &err));
 	double worst = weight_diff(&a.r, &want);
 	CHECKF(worst <= 1e-6, "one character appended: %.3e from a direct pass", worst);
-	attn_result_free(&want);
+	attn_result_finish(&want);
 	activations_finish(&ws);
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	worker_destroy(w);
 	model_destroy(m);
 }
@@ -937,7 +937,7 @@ static worker *letters_worker(objective obj, uint64_t seed, model **m)
 	return w;
 }
 
-/* Issue 26's jobs with the real model: patching the job's other text
+/* The why jobs with the real model: patching the job's other text
  * (JOB_PATCH) gives what activation_patch gives directly, and none for a
  * text of another length; the breakdown brings the cell's score split,
  * whose terms add up to the score. */
@@ -953,7 +953,7 @@ static void test_real_why_jobs(void)
 	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 5000));
-	attn_result_free(&a.r);
+	attn_result_finish(&a.r);
 	static worker_job j;
 	j = (worker_job){.kind = JOB_PATCH, .seq = 1, .query = 10, .nother = 11};
 	int32_t ids[11];
@@ -974,12 +974,12 @@ static void test_real_why_jobs(void)
 	for (int k = 0; r.patch.cells && k < 11 * 4; k++)
 		worst = fmax(worst, fabs(r.patch.cells[k] - want.cells[k]));
 	CHECKF(worst <= 1e-6 && r.patch.target[0] == want.target[0], "patching: %.3e", worst);
-	patch_result_free(&want);
-	worker_job_result_free(&r);
+	patch_result_finish(&want);
+	worker_job_result_finish(&r);
 	j.nother = 10;
 	worker_post_job(w, &j);
 	CHECK(wait_job(w, &r, 10000) && !r.ok);
-	worker_job_result_free(&r);
+	worker_job_result_finish(&r);
 	worker_job b = {
 	    .kind = JOB_BREAKDOWN, .seq = 1, .layer = 1, .head = 1, .query = 9, .key = 3};
 	worker_post_job(w, &b);
@@ -991,7 +991,7 @@ static void test_real_why_jobs(void)
 	for (int e = 0; r.ok && e < r.hs; e++)
 		dot += (double)r.q[e] * r.k[e];
 	CHECKF(r.ok && fabs(sum - dot) <= 1e-5 * (1 + fabs(dot)), "split %.9g, q·k %.9g", sum, dot);
-	worker_job_result_free(&r);
+	worker_job_result_finish(&r);
 	activations_finish(&ws);
 	worker_destroy(w);
 	model_destroy(m);
@@ -1026,8 +1026,8 @@ static void test_real_every_head(void)
 			       !memcmp(attn_head_weights(&a.r, l, h), attn_head_weights(&b.r, l, h),
 				       heads / 4);
 	CHECK(same);
-	attn_result_free(&a.r);
-	attn_result_free(&b.r);
+	attn_result_finish(&a.r);
+	attn_result_finish(&b.r);
 	worker_destroy(w);
 	model_destroy(m);
 }
@@ -1079,10 +1079,10 @@ static void test_real_roles(void)
 	CHECKF(jr.ok && jr.job.kind == JOB_ROLES && jr.roles, "%s", jr.err.msg);
 	same = jr.ok && jr.roles && b.ok ? roles_as_computed(&b.r, jr.roles, NULL) : 0;
 	CHECKF(same == 4, "JOB_ROLES: %d of 4 heads' roles as head_roles gives them", same);
-	worker_job_result_free(&jr);
+	worker_job_result_finish(&jr);
 	free(a.roles);
-	attn_result_free(&a.r);
-	attn_result_free(&b.r);
+	attn_result_finish(&a.r);
+	attn_result_finish(&b.r);
 	worker_destroy(w);
 	model_destroy(m);
 	/* A causal model's result keeps its weights packed: the job reads them. */
@@ -1094,8 +1094,8 @@ static void test_real_roles(void)
 	worker_post_job(w, &j);
 	CHECK(wait_job(w, &jr, 5000));
 	CHECKF(jr.ok && jr.roles, "JOB_ROLES of a causal model: %s", jr.err.msg);
-	worker_job_result_free(&jr);
-	attn_result_free(&a.r);
+	worker_job_result_finish(&jr);
+	attn_result_finish(&a.r);
 	worker_destroy(w);
 	model_destroy(m);
 }
@@ -1141,10 +1141,10 @@ static bool gated_attend(void *ctx, const token *t, int n, const worker_text_opt
 	return infer_attend(g->m, &g->ws, &g->cache, t, n, r, gated_stale, g, err);
 }
 
-/* A masked model's long pass shows the layer on screen before the others
- * (issue 27): the worker publishes a partial result holding the layers done
- * once that layer is among them, and the complete one after it; the partial
- * one's numbers are the complete one's, layers not yet computed read as
+/* A masked model's long pass shows the layer on screen before the others:
+ * the worker publishes a partial result holding the layers done once that
+ * layer is among them, and the complete one after it; the partial one's
+ * numbers are the complete one's, layers not yet computed read as
  * absent, and a newer text still wins over both. */
 static void test_real_partial(void)
 {
@@ -1193,13 +1193,13 @@ static void test_real_partial(void)
 	o.partial_layer = 2;
 	CHECK(worker_post_text(w, t, 11, 2, &o, &err) && wait_attn(w, &full, 5000));
 	CHECK(full.ok && full.seq == 2 && full.r.partial == 0);
-	attn_result_free(&full.r);
+	attn_result_finish(&full.r);
 	/* Nor when the rest of the pass is quicker than a frame (the default). */
 	worker_set_partial_ms(w, 12.0);
 	o.partial_layer = 1;
 	CHECK(worker_post_text(w, t, 10, 3, &o, &err) && wait_attn(w, &full, 5000));
 	CHECK(full.ok && full.seq == 3 && full.r.partial == 0);
-	attn_result_free(&full.r);
+	attn_result_finish(&full.r);
 	CHECK(worker_get_stats(w).partials == 1);
 
 	/* A newer text posted while a pass waits after its partial result:
@@ -1218,7 +1218,7 @@ static void test_real_partial(void)
 		CHECKF(full.seq == 5 && full.r.n == 8, "seq %llu of %d tokens",
 		       (unsigned long long)full.seq, full.r.n);
 		complete = full.ok && full.r.partial == 0;
-		attn_result_free(&full.r);
+		attn_result_finish(&full.r);
 	}
 	CHECK(complete);
 	worker_destroy(w);

@@ -1,4 +1,4 @@
-/* Whether text is safe to show on a terminal (issue 21), checked without the
+/* Whether text is safe to show on a terminal, checked without the
  * program's own av_char_shown so that the check is independent of what it
  * checks: shared by tests/hostile.c and the model fuzz target. */
 #ifndef ATTNVIEW_TESTS_TEXTCHECK_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attnview --train as a user meets it (issue 13): a 300-character text in one
+# attnview --train as a user meets it: a 300-character text in one
 # command, with heads that differ; the verdict against the unigram baseline,
 # the over-fitting warning and --patience on crafted runs; several corpus
 # files, standard input, pipes and FIFOs; the encoding hint; stdout and stderr

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# attnview --train after a first run (issue 24, item 11): a finished run
+# attnview --train after a first run: a finished run
 # continued with more --steps (from OUT.ckpt, or from OUT), --steps that is not
 # more refused; --init MODEL: a run from a model's weights, its sizes and
 # vocabulary, the characters it lacks said; options that contradict the model

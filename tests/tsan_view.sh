@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real program's threads under ThreadSanitizer (issue 5, point 1): in a
+# The real program's threads under ThreadSanitizer: in a
 # -Db_sanitize=thread build, run the interactive view in tmux and drive it hard
 # (typing faster than the worker computes, a paste, heads, layers, the
 # overview, resizes), then quit. Passes when attnview exits 0 and TSan wrote

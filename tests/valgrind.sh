@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# valgrind memcheck on the program (issue 5, point 1): --dump, --info, a
+# valgrind memcheck on the program: --dump, --info, a
 # short --train and --export in each format, on their success paths and on the error paths a user meets
 # (a damaged model, an empty corpus). Any memory error or definite/indirect
 # leak makes valgrind exit 99 and fails the test; the program's own exit

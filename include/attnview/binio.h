@@ -10,7 +10,7 @@
  *	bb_u32(&b, 1);                         // little-endian
  *	bb_u32(&b, av_crc32(0, b.v, b.n));     // b.failed: out of memory
  *	ok = binio_write_file("x.bin", &b, ATOMIC_REPLACE, &err);
- *	bb_free(&b);
+ *	bb_finish(&b);
  *
  *	byte_reader r = {buf, n, 0};
  *	uint32_t v;
@@ -41,7 +41,7 @@ void bb_u64(byte_buf *b, uint64_t x);
 void bb_f32(byte_buf *b, float x); /* IEEE 754 single, its bits as a u32 */
 void bb_bytes(byte_buf *b, const void *p, size_t n);
 void bb_f32s(byte_buf *b, const float *x, size_t n);
-void bb_free(byte_buf *b);
+void bb_finish(byte_buf *b);
 
 /* A reader over the bytes p[0..n) from off; a read past the end fails and
  * leaves off where it was. */

@@ -52,10 +52,13 @@
 #define ATTNVIEW_CHECKPOINT_H
 
 #include "attnview/modelfile.h"
-#include "attnview/train.h"
+#include "attnview/train_options.h"
+
+/* The run a checkpoint is restored into (train.h). */
+typedef struct trainer trainer;
 
 /* A checkpoint file read back (the layout above). */
-struct train_checkpoint {
+typedef struct train_checkpoint {
 	train_options opt;     /* steps = the resolved total, epochs = 0 */
 	uint64_t epochs;       /* the --epochs the run was started with (0: --steps) */
 	char *val_path;	       /* NULL: the end of the corpus */
@@ -68,7 +71,7 @@ struct train_checkpoint {
 	uint8_t *buf; /* the file; the state is buf[state_off..+state_len) */
 	size_t n, state_off, state_len;
 	training_state state; /* decoded; its arrays point into buf */
-};
+} train_checkpoint;
 
 /* Read and check a checkpoint file: its model and training state (as every
  * reader checks them), and that this attnview can continue the run (its

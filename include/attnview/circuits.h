@@ -1,4 +1,4 @@
-/* Weight-only circuits (issue 26, item 5): what each head does from its
+/* Weight-only circuits: what each head does from its
  * weights alone, no text needed. Per head: the positional QK profile (the
  * score against the relative offset of key and query from the sinusoidal
  * positions), the QK table over the most frequent characters, the OV

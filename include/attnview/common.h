@@ -60,6 +60,15 @@ const char *av_quote(const char *s, char *out, size_t n);
  * is escaped above, in $'...' with those escapes; out is always terminated. */
 void av_shell_quote(const char *s, char *out, size_t n);
 
+/* Milliseconds on the monotonic clock (CLOCK_MONOTONIC: never steps back
+ * when the wall clock is set), from an arbitrary start: the one clock of the
+ * program, for durations only (the view's timers, the worker's timings, the
+ * training's progress). */
+double av_now_ms(void);
+
+/* The decimal digits of n >= 0 (1 for 0), for the width of an index. */
+int av_digits(int n);
+
 /* Hard limits, shared by the loader, the trainer and the view. */
 #define AV_MAX_CONTEXT 1024	 /* tokens per sequence */
 #define AV_MAX_DIM 2048		 /* model width d */

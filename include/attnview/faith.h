@@ -1,4 +1,4 @@
-/* The faithfulness meter (issue 26, item 6): does a head's attention point
+/* The faithfulness meter: does a head's attention point
  * at the keys that matter? For a row (a query position), the effect of
  * blanking each key it sees (its id replaced by the mask id in a masked
  * model, the unknown id in a causal one) on the loss at that row, and per

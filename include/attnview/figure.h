@@ -118,7 +118,7 @@ figure *figure_from_result(const attn_result *r, const fig_request *q, av_error 
  * score, the subtitle q's model and text (q's values and title are used). */
 figure *figure_score_split(const model *m, const score_split *s, const attn_result *r,
 			   const fig_request *q, av_error *err);
-/* Issue 26's tables as figures (figure_why.c), blocks or heads down the
+/* The tables of why and whether as figures (figure_why.c), blocks or heads down the
  * left, r's positions across, q's model, text, values and title used:
  * figure_lens: p (L, n), the lens's probability of the model's own
  * prediction after each block (lens.h, logit_lens_p), on the fixed scale;

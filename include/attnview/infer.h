@@ -115,8 +115,4 @@ bool infer_predict(const model *m, activations *ws, infer_cache *c, const token 
 		   int pos, int topk, int32_t *ids, float *probs, infer_stale_fn stale,
 		   void *stale_ctx, av_error *err);
 
-/* The arrays of r kept for the next infer_attend (everything else freed),
- * the rest zeroed. */
-void attn_result_recycle(attn_result *r);
-
 #endif

@@ -1,4 +1,4 @@
-/* Why the model predicts what it predicts (issue 26): the logit lens (what
+/* Why the model predicts what it predicts: the logit lens (what
  * the residual stream after each block would predict through the final
  * LayerNorm and the tied unembedding) and the direct logit attribution of
  * each head (what its output, through the final LayerNorm with its scale

@@ -1,5 +1,5 @@
-/* Activation patching between two texts of the same length (issue 26,
- * item 3): run the text, and again with one head's output (at one
+/* Activation patching between two texts of the same length: run
+ * the text, and again with one head's output (at one
  * position, or at all of them) taken from the run of the other text, and
  * say how much the logit difference of two characters at one position
  * moves. Exact formulas in man 5 attnview. */
@@ -41,7 +41,7 @@ typedef struct patch_result {
  * row pos. targets (2) may be NULL: a = the text's top-1 at pos, b
  * = the other text's (or the text's second when the two agree). Heads off
  * in ws->ablate stay off in every run. ws: B >= 1, T >= n. Fills r (free
- * with patch_result_free). */
+ * with patch_result_finish). */
 bool activation_patch(const model *m, activations *ws, const int32_t *ids, const int32_t *ids2,
 		      int n, int pos, const int32_t *targets, patch_result *r, av_error *err);
 /* The same, asking stop(ctx) between heads (stop may be NULL): when it says
@@ -50,7 +50,7 @@ bool activation_patch(const model *m, activations *ws, const int32_t *ids, const
 bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
 			    const int32_t *ids2, int n, int pos, const int32_t *targets,
 			    bool (*stop)(void *), void *ctx, patch_result *r, av_error *err);
-void patch_result_free(patch_result *r);
+void patch_result_finish(patch_result *r);
 
 /* Where ids and ids2 (n each) differ in one place only, d: a = ids[d] and
  * b = ids2[d], the question "which heads carry b rather than a" (the two

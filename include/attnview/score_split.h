@@ -1,4 +1,4 @@
-/* The score split by source (issue 26, item 4): the raw score q_i . k_j of
+/* The score split by source: the raw score q_i . k_j of
  * one head at one cell taken apart by where the residual stream's parts
  * come from, on the query side and on the key side: the token's embedding,
  * its position, each earlier head's output, each earlier block's projection
@@ -47,10 +47,10 @@ typedef struct score_split {
 
 /* The split of head `head` of block `layer` at (query, key) from ws, which
  * holds a plain pass of n tokens (model_forward, or infer_forward: the same
- * layout). Fills s (free with score_split_free). */
+ * layout). Fills s (free with score_split_finish). */
 bool score_split_compute(const model *m, const activations *ws, int n, int layer, int head,
 			 int query, int key, score_split *s, av_error *err);
-void score_split_free(score_split *s);
+void score_split_finish(score_split *s);
 
 /* The index of the term with the largest |value|, and its share of the sum
  * of all |values| (0..1). */

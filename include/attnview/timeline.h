@@ -1,4 +1,4 @@
-/* The training timeline (issue 25): how every head formed while a model
+/* The training timeline: how every head formed while a model
  * trained. Every K steps the trainer measures each head on a fixed probe
  * and appends a record; the records travel in the model file and its
  * checkpoints as an optional section (man 5 attnview, "Timeline"):
@@ -52,10 +52,18 @@
 #define TL_V1_NVALUES	14u	    /* version 1's: attnview 0.2's, up to broad */
 /* The file stores the scores in role_kind's order: a role added, removed or
  * moved is a new version of the section (and of python/attnview_torch's
- * timeline.py, whose NVALUES its tests tie to this). */
-_Static_assert(ROLE_NKINDS == 15 && ROLE_INDUCTION == 6 && ROLE_BROAD == 13 &&
-		   ROLE_WORDSTART == 14,
-	       "the timeline's values are the role scores in role_kind order");
+ * timeline.py, whose NVALUES and SCORE_KEYS tests/python/timeline_format.py
+ * ties to these). Version 1's fourteen are the first fourteen roles, up to
+ * broad; version 2 adds word start. Every role is pinned to its place. */
+_Static_assert(ROLE_PREVIOUS == 0 && ROLE_NEXT == 1 && ROLE_SELF == 2 && ROLE_FIRST == 3 &&
+		   ROLE_DELIMITER == 4 && ROLE_DUPLICATE == 5 && ROLE_INDUCTION == 6 &&
+		   ROLE_LOCAL == 7 && ROLE_OFFSET == 8 && ROLE_KEYWORD == 9 &&
+		   ROLE_SCRIPT == 10 && ROLE_PARALLEL == 11 && ROLE_MIRROR == 12 &&
+		   ROLE_BROAD == 13,
+	       "version 1 of the timeline stores the first fourteen roles in this order");
+_Static_assert(TL_V1_NVALUES == ROLE_BROAD + 1, "version 1's values end with broad");
+_Static_assert(TL_VERSION == 2 && ROLE_WORDSTART == 14 && ROLE_NKINDS == 15,
+	       "version 2 of the timeline stores the fifteen roles; a new role is version 3");
 #define TL_MAX_WINDOWS	8
 #define TL_WINDOWS	4	/* text probe windows the trainers take */
 #define TL_PROBE_LEN	64	/* ... of at most this many characters (the cost) */

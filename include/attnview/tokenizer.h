@@ -57,7 +57,7 @@ typedef struct cp_buf {
 } cp_buf;
 
 bool cp_buf_push(cp_buf *b, uint32_t cp);
-void cp_buf_free(cp_buf *b);
+void cp_buf_finish(cp_buf *b);
 
 /* Streaming cleaner: bytes in, NFC codepoints out, in chunks of any size
  * (a UTF-8 sequence, an escape sequence, a CRLF pair or a combining sequence may

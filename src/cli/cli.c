@@ -196,7 +196,7 @@ static int take_targets(const char *arg, cli_common *c)
 			if (k++ < 2)
 				c->targets[k - 1] = cps.v[i];
 	}
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	if (!ok || k != 2) {
 		char shown[128];
 		snprintf(shown, sizeof shown, "%s", arg);

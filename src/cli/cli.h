@@ -51,7 +51,7 @@ bool cli_read_arg(const char *s, const char *what, cp_buf *cps, av_error *err);
 /* The model on the first `context` codepoints of cps (the rest is reported
  * on stderr and left out; *dropped, may be NULL, says how many): r filled,
  * with r->value_norms when `norms` (for value contributions); free it with
- * attn_result_free. */
+ * attn_result_finish. */
 bool cli_attend(const model *m, const cp_buf *cps, int topk, bool norms, attn_result *r,
 		int *dropped, av_error *err);
 
@@ -101,7 +101,8 @@ typedef struct cli_common {
 	}
 
 /* What --dump and --export both show besides the attention: the score
- * split of a cell (--query, --key), issue 26's sections (--lens, --dla,
+ * split of a cell (--query, --key), why the model predicts what it does
+ * and whether the attention matters (--lens, --dla,
  * --patch, --circuits, --faithfulness) and the training timeline. */
 typedef struct cli_why {
 	int query, key;	   /* -1: not given */

@@ -24,11 +24,11 @@ typedef struct dump_request {
 	dump_options out; /* format, layer and head; `dropped` is set by run_dump */
 	int topk;
 	bool logits; /* --logits: every position's prediction logits */
-	/* issue 11's sections (dump.h, dump_extras) */
+	/* what the weights add up to (dump.h, dump_extras) */
 	bool contributions, aggregates, rollout;
 	const char *ablate; /* --ablate L.H[,L.H...] */
 	int generate;	    /* --generate N: characters the model writes; 0: none */
-	cli_why why;	    /* --query/--key (the breakdown of that cell), issue 26's, --timeline */
+	cli_why why;	    /* --query/--key (that cell's breakdown), the lens ... --timeline */
 } dump_request;
 
 /* One option of --dump or --info (the shared ones are in q->c); returns -1,
@@ -139,7 +139,7 @@ static int run_info(const dump_request *q, const model *m)
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
 }
 
-/* Everything one --dump run holds; dump_run_free lets go of all of it. */
+/* Everything one --dump run holds; dump_run_finish lets go of all of it. */
 typedef struct dump_run {
 	const model *m;
 	cp_buf cps;
@@ -165,7 +165,7 @@ typedef struct dump_run {
 	dump_extras x;
 } dump_run;
 
-static void dump_run_free(dump_run *d)
+static void dump_run_finish(dump_run *d)
 {
 	for (int i = 0; i < d->nbd; i++)
 		qk_breakdown_finish(&d->bd[i]);
@@ -174,8 +174,8 @@ static void dump_run_free(dump_run *d)
 	free(d->words);
 	free(d->ablate);
 	free(d->gen_p);
-	patch_result_free(&d->patch);
-	score_split_free(&d->split);
+	patch_result_finish(&d->patch);
+	score_split_finish(&d->split);
 	free(d->lens_id);
 	free(d->lens_p);
 	free(d->lens_commit);
@@ -186,13 +186,13 @@ static void dump_run_free(dump_run *d)
 	circuits_finish(&d->circ);
 	free(d->faith);
 	free(d->logits);
-	attn_result_free(&d->r);
-	attn_result_free(&d->before);
-	attn_result_free(&d->cmp);
+	attn_result_finish(&d->r);
+	attn_result_finish(&d->before);
+	attn_result_finish(&d->cmp);
 	activations_finish(&d->ws);
 	free(d->toks);
 	free(d->marks);
-	cp_buf_free(&d->cps);
+	cp_buf_finish(&d->cps);
 }
 
 /* --ablate L.H[,L.H...] into d->ablate; -1, or EXIT_USAGE with a message. */
@@ -440,7 +440,7 @@ static bool patching(dump_request *q, dump_run *d, av_error *err)
 	}
 	free(ids);
 	free(t);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	d->x.patching = ok ? &d->patch : NULL;
 	return ok;
 }
@@ -578,7 +578,7 @@ static bool compare(dump_request *q, dump_run *d, av_error *err)
 		ok = model_attend(d->m, &d->ws, t, n, 0, &d->cmp, err);
 	}
 	free(t);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	d->x.compare = ok ? &d->cmp : NULL;
 	d->x.compare_text = q->c.compare;
 	return ok;
@@ -613,7 +613,7 @@ out:
 	if (status != EXIT_OK)
 		cli_error(err.msg);
 out_quiet:
-	dump_run_free(&d);
+	dump_run_finish(&d);
 	return status;
 }
 

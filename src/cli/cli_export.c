@@ -1,5 +1,6 @@
 /* attnview --export FILE: a heatmap, an aggregate, the rollout or every head
  * as an SVG, PNG or PDF figure (figure.h), from the numbers --dump prints. */
+#include "attnview/analysis.h"
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
 #include "attnview/faith.h"
@@ -14,7 +15,6 @@
 #include <sys/stat.h>
 
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
-#define WORD_MARK	 '|' /* --words: a word starts after it (as in the view) */
 
 /* What --export was asked for: parse_export_options fills it, the other
  * phases read it. */
@@ -23,7 +23,7 @@ typedef struct export_request {
 	const char *path, *title;
 	sel_kind show;
 	bool values, force;
-	cli_why why; /* the score split of a cell, issue 26's tables, the timeline */
+	cli_why why; /* a cell's score split, the lens's tables..., the timeline */
 } export_request;
 
 /* One option of --export (the shared ones are in q->c); returns -1, or the
@@ -190,25 +190,14 @@ static int check_layer_head(export_request *q, const model *m)
 }
 
 /* The word view: '|' marks where a word starts and is not read by the
- * model. marks[i] (i < the new length) gets whether one stood before
- * codepoint i. */
+ * model (words_strip_marks, analysis.h). marks[i] (i < the new length) gets
+ * whether one stood before codepoint i. */
 static bool strip_marks(cp_buf *cps, bool **marks)
 {
 	*marks = calloc(cps->n + 1, sizeof **marks);
 	if (!*marks)
 		return false;
-	size_t out = 0;
-	bool starts = false;
-	for (size_t i = 0; i < cps->n; i++) {
-		if (cps->v[i] == WORD_MARK) {
-			starts = true;
-			continue;
-		}
-		(*marks)[out] = starts;
-		starts = false;
-		cps->v[out++] = cps->v[i];
-	}
-	cps->n = out;
+	cps->n = words_strip_marks(cps->v, cps->n, *marks);
 	return true;
 }
 
@@ -247,12 +236,12 @@ static bool run_side(side_text *s, const model *m, const export_request *q, cons
 	return ok && cli_attend(m, &s->cps, 0, q->show == SEL_CONTRIB, &s->r, NULL, err);
 }
 
-static void side_free(side_text *s)
+static void side_finish(side_text *s)
 {
-	cp_buf_free(&s->cps);
+	cp_buf_finish(&s->cps);
 	free(s->marks);
 	free(s->utf8);
-	attn_result_free(&s->r);
+	attn_result_finish(&s->r);
 }
 
 /* --query I --key J: the score split of that cell in the head of --layer
@@ -288,7 +277,7 @@ static figure *split_figure(const export_request *q, const model *m, const side_
 	if (ok && score_split_compute(m, &ws, n, q->c.layer, q->c.head, q->why.query, q->why.key,
 				      &s, err))
 		f = figure_score_split(m, &s, &a->r, fr, err);
-	score_split_free(&s);
+	score_split_finish(&s);
 	activations_finish(&ws);
 	free(ids);
 	return f;
@@ -322,7 +311,7 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 	}
 	free(t);
 	free(ids2);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return ok;
 }
 
@@ -344,7 +333,7 @@ static figure *faith_figure(const model *m, const attn_result *r, const int32_t 
 	return f;
 }
 
-/* --lens, --dla, --patch, --faithfulness: issue 26's tables, from plain passes
+/* --lens, --dla, --patch, --faithfulness: tables of rows x columns, from plain passes
  * of the text. */
 static figure *why_figure(const export_request *q, const model *m, const side_text *a,
 			  fig_request *fr, av_error *err)
@@ -372,7 +361,7 @@ static figure *why_figure(const export_request *q, const model *m, const side_te
 	fr->text2 = q->why.patch;
 	if (ok && q->why.patch && patch_of(q, m, &ws, ids, n, &p, err))
 		f = figure_patch(m, &a->r, &p, fr, err);
-	patch_result_free(&p);
+	patch_result_finish(&p);
 	activations_finish(&ws);
 	free(ids);
 	free(top);
@@ -420,8 +409,8 @@ static int run_export(const export_request *q, const model *m)
 	else
 		said_written(q->path);
 	figure_destroy(f);
-	side_free(&a);
-	side_free(&b);
+	side_finish(&a);
+	side_finish(&b);
 	return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 

@@ -250,7 +250,7 @@ static bool write_model(const model *m, const char *path, av_error *err)
 	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
 		return false;
 	bool ok = write_file_atomic(path, &b, true, err);
-	bb_free(&b);
+	bb_finish(&b);
 	return ok;
 }
 
@@ -276,7 +276,7 @@ static int run_lab(const lab_request *q)
 	       objective_name((objective)m->cfg.objective), m->cfg.dim, m->cfg.heads,
 	       m->cfg.layers, m->cfg.context, m->cfg.vocab_size, m->nparams, t->batch,
 	       (unsigned long long)steps, (unsigned long long)q->o.seed, parallel_threads());
-	double t0 = now_seconds();
+	double t0 = av_now_ms() / 1e3;
 	lab_score all;
 	bool ok = lab_train(m, t, &q->o, lab_step, NULL, &err) &&
 		  report_ablation(m, t, q->o.seed, &all, &err);
@@ -292,7 +292,7 @@ static int run_lab(const lab_request *q)
 	}
 	if (ok) {
 		char took[32], qo[600];
-		format_duration(now_seconds() - t0, took, sizeof took);
+		format_duration(av_now_ms() / 1e3 - t0, took, sizeof took);
 		av_shell_quote(q->out, qo, sizeof qo);
 		cli_printf(_("wrote %s (%llu steps, %s); look at it: attnview --model %s --text '%s'\n"),
 			   AV_Q(q->out), (unsigned long long)steps, took, qo, t->example);

@@ -50,7 +50,7 @@ void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *
 	int L = r.layers, H = r.heads, broad = 0;
 	role_scores *rs = malloc((size_t)(L * H) * sizeof *rs);
 	if (!rs) {
-		attn_result_free(&r);
+		attn_result_finish(&r);
 		return;
 	}
 	cli_printf(_("what the heads do on %s (attnview(1), HEAD ROLES):\n"), sample);
@@ -74,5 +74,5 @@ void cli_print_roles(const model *m, const uint32_t *cps, size_t n, const char *
 		    "this one with --init and --sharpen 2 for a tenth of its steps; the lab's "
 		    "tasks (attnview --train --task list) show heads that have.\n"));
 	free(rs);
-	attn_result_free(&r);
+	attn_result_finish(&r);
 }

@@ -239,7 +239,7 @@ static trainer *start_trainer(train_request *q, const corpus *cor, train_checkpo
 		   objective_name((objective)t->opt.objective), t->opt.dim, t->opt.heads,
 		   t->opt.layers, t->opt.context, cor->vocab.size, t->model->nparams, t->opt.batch,
 		   t->total, (double)t->opt.lr, t->opt.warmup, blas_threads(), blas_corename(),
-		   now_seconds() - load_start);
+		   av_now_ms() / 1e3 - load_start);
 	say_start(q, t);
 	say_timeline_cost(q, t);
 	fflush(stdout);
@@ -375,7 +375,7 @@ static int report_done(const train_request *q, const trainer *t, const corpus *c
 {
 	const train_result *r = &t->final;
 	char took[32], v[1024], warn[8192];
-	format_duration(now_seconds() - t0, took, sizeof took);
+	format_duration(av_now_ms() / 1e3 - t0, took, sizeof took);
 	if (r->count)
 		cli_printf(
 		    t->opt.objective == OBJ_MASKED
@@ -466,7 +466,7 @@ static int run_training(train_request *q, train_checkpoint *ck)
 	}
 	if (q->threads)
 		blas_set_threads(q->threads);
-	double load_start = now_seconds();
+	double load_start = av_now_ms() / 1e3;
 	if ((status = load_corpus(q, ck, &cor)) >= 0)
 		goto out;
 	status = EXIT_RUNTIME;

@@ -10,15 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
-
-double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void format_duration(double s, char *out, size_t n)
 {
@@ -37,7 +29,7 @@ void format_duration(double s, char *out, size_t n)
 
 void progress_begin(progress_ui *ui, uint64_t step0)
 {
-	*ui = (progress_ui){.tty = isatty(STDOUT_FILENO), .t0 = now_seconds(), .step0 = step0};
+	*ui = (progress_ui){.tty = isatty(STDOUT_FILENO), .t0 = av_now_ms() / 1e3, .step0 = step0};
 }
 
 /* A sparkline of up to `width` buckets of the recent losses on the scale
@@ -171,7 +163,7 @@ static void eval_line(const train_progress *p, const char *vl, double tps, const
 void progress_report(const train_progress *p, void *ctx)
 {
 	progress_ui *ui = ctx;
-	double el = now_seconds() - ui->t0;
+	double el = av_now_ms() / 1e3 - ui->t0;
 	uint64_t done = p->step - ui->step0;
 	uint64_t per_step = p->step ? p->tokens / p->step : 0;
 	double tps = el > 0 ? (double)(done * per_step) / el : 0;
@@ -184,7 +176,7 @@ void progress_report(const train_progress *p, void *ctx)
 		snprintf(vl, sizeof vl, "%.3f", (double)p->val_loss);
 	if (ui->tty) {
 		/* Redraw at most ~10 times a second, and always at evaluations. */
-		double t = now_seconds();
+		double t = av_now_ms() / 1e3;
 		if (!p->evaluated && p->step != p->total && t - ui->last_draw < 0.1)
 			return;
 		ui->last_draw = t;

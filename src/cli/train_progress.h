@@ -26,8 +26,6 @@ void progress_report(const train_progress *p, void *ctx);
 /* End the status line, if one is open, before anything else is printed. */
 void progress_end(progress_ui *ui);
 
-/* Monotonic seconds. */
-double now_seconds(void);
 /* "42s", "3m07s", "1h05m"; "?" for a negative or absurd duration. */
 void format_duration(double s, char *out, size_t n);
 

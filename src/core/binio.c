@@ -107,7 +107,7 @@ void bb_f32s(byte_buf *b, const float *x, size_t n)
 		bb_f32(b, x[i]);
 }
 
-void bb_free(byte_buf *b)
+void bb_finish(byte_buf *b)
 {
 	free(b->v);
 	memset(b, 0, sizeof *b);

@@ -172,7 +172,7 @@ void cleaner_destroy(cleaner *c)
 {
 	if (!c)
 		return;
-	cp_buf_free(&c->pend);
+	cp_buf_finish(&c->pend);
 	free(c->work);
 	free(c->enc);
 	free(c);

@@ -536,7 +536,7 @@ static bool result_reserve(attn_result *r, const model_config *c, int n, av_erro
 	r->heads = (int)c->heads;
 	r->head_w = calloc(LH, sizeof *r->head_w);
 	if (!r->head_w || !tokens_reserve(r, c, n, err)) {
-		attn_result_free(r);
+		attn_result_finish(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
 	if (r->cap_qk >= qk && r->qk)
@@ -545,7 +545,7 @@ static bool result_reserve(attn_result *r, const model_config *c, int n, av_erro
 	r->cap_qk = c->layers * (size_t)room_for(c, n) * row;
 	r->qk = malloc(r->cap_qk * sizeof(float));
 	if (!r->qk) {
-		attn_result_free(r);
+		attn_result_finish(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
 	}
 	return true;

@@ -74,7 +74,7 @@ bool model_serialize(const model *m, uint32_t kind, const byte_buf *extra, byte_
 	if (extra)
 		bb_bytes(out, extra->v, extra->n);
 	if (!bb_reserve(out, 4)) {
-		bb_free(out);
+		bb_finish(out);
 		return av_fail(err, _("out of memory while building the model file"));
 	}
 	uint64_t size = out->n + 4;
@@ -466,7 +466,7 @@ bool model_save(const model *m, const char *path, av_error *err)
 	if (!model_serialize(m, AV_KIND_MODEL, NULL, &b, err))
 		return false;
 	bool ok = write_file_atomic(path, &b, false, err);
-	bb_free(&b);
+	bb_finish(&b);
 	return ok;
 }
 

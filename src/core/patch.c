@@ -227,7 +227,7 @@ bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
 	*r = (patch_result){.n = n, .L = L, .H = H, .pos = pos};
 	if (!alloc_work(m, &w, r, n)) {
 		free_work(&w);
-		patch_result_free(r);
+		patch_result_finish(r);
 		return av_fail(err, _("out of memory for patching %d tokens"), n);
 	}
 	keep_pass(m, ws, &w, ids2, n, pos, w.atty2, NULL);
@@ -254,11 +254,11 @@ bool activation_patch_until(const model *m, activations *ws, const int32_t *ids,
 		}
 	free_work(&w);
 	if (!ok)
-		patch_result_free(r);
+		patch_result_finish(r);
 	return ok;
 }
 
-void patch_result_free(patch_result *r)
+void patch_result_finish(patch_result *r)
 {
 	if (!r)
 		return;

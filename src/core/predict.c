@@ -118,6 +118,6 @@ bool model_attend(const model *m, activations *ws, const token *tokens, int n, i
 	infer_cache_clear(c);
 	free(c);
 	if (!ok)
-		attn_result_free(r);
+		attn_result_finish(r);
 	return ok;
 }

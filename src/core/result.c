@@ -1,5 +1,6 @@
-/* A result's numbers (model.h): its arrays, and reading them, the raw
+/* A result's numbers (result.h): its arrays, and reading them, the raw
  * scores computed from its queries and keys by the pass's own products. */
+#include "attnview/result.h"
 #include "attnview/infer.h"
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
@@ -37,7 +38,7 @@ static void head_w_free(attn_result *r)
 	r->head_w = NULL;
 }
 
-void attn_result_free(attn_result *r)
+void attn_result_finish(attn_result *r)
 {
 	if (!r)
 		return;
@@ -292,7 +293,7 @@ bool attn_result_partial_copy(const attn_result *r, int layers, attn_result *out
 	p.head_w = calloc((size_t)r->layers * (size_t)r->heads, sizeof *p.head_w);
 	if (r->causal || !r->qk || layers < 1 || layers > r->layers || !p.tokens || !p.qk ||
 	    !p.head_w) {
-		attn_result_free(&p);
+		attn_result_finish(&p);
 		return false;
 	}
 	memcpy(p.tokens, r->tokens, n * sizeof *p.tokens);

@@ -124,7 +124,7 @@ bool score_split_compute(const model *m, const activations *ws, int n, int layer
 	s->terms = malloc((size_t)P * P * sizeof *s->terms);
 	if (!u || !z || !qp || !s->terms) {
 		free(u), free(z), free(qp);
-		score_split_free(s);
+		score_split_finish(s);
 		return av_fail(err, _("out of memory for the score split"));
 	}
 	row_parts(m, ws, layer, query, u);
@@ -148,7 +148,7 @@ bool score_split_compute(const model *m, const activations *ws, int n, int layer
 	return true;
 }
 
-void score_split_free(score_split *s)
+void score_split_finish(score_split *s)
 {
 	if (!s)
 		return;

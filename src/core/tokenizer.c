@@ -38,7 +38,7 @@ bool cp_buf_push(cp_buf *b, uint32_t cp)
 	return true;
 }
 
-void cp_buf_free(cp_buf *b)
+void cp_buf_finish(cp_buf *b)
 {
 	free(b->v);
 	b->v = NULL;

@@ -77,7 +77,7 @@ char *fig_dup_cut(const char *s, int max_cols)
 
 /* ---- the description ---------------------------------------------------------- */
 
-static void heatmap_free(fig_heatmap *h)
+static void heatmap_finish(fig_heatmap *h)
 {
 	if (h->labels)
 		for (int i = 0; i < h->n; i++)
@@ -119,7 +119,7 @@ void figure_destroy(figure *f)
 	if (!f)
 		return;
 	for (int i = 0; i < f->rows * f->cols; i++)
-		heatmap_free(&f->tiles[i]);
+		heatmap_finish(&f->tiles[i]);
 	free(f->tiles);
 	free(f->title);
 	free(f->subtitle);
@@ -180,13 +180,13 @@ bool figure_set_tile(figure *f, int i, const attn_matrix *a, const fig_label *la
 				       _("the tiles of a figure have the same size (%d, not %d)"),
 				       f->tiles[j].n, a->n);
 	fig_heatmap *h = &f->tiles[i];
-	heatmap_free(h);
+	heatmap_finish(h);
 	size_t nn = (size_t)a->n * (size_t)a->n;
 	h->n = h->nk = a->n;
 	h->w = malloc(nn * sizeof *h->w);
 	h->row_max = malloc((size_t)a->n * sizeof *h->row_max);
 	if (!h->w || !h->row_max || (labels && !set_labels(h, labels))) {
-		heatmap_free(h);
+		heatmap_finish(h);
 		return av_fail(err, _("out of memory for a %dx%d figure"), a->n, a->n);
 	}
 	attn_matrix_copy(h->w, a);
@@ -209,14 +209,14 @@ bool figure_set_table(figure *f, const float *w, int rows, int cols, const fig_l
 		return av_fail(err, _("a figure's matrix has 1 to %d rows, not %d"), AV_MAX_CONTEXT,
 			       rows < 1 || rows > AV_MAX_CONTEXT + 1 ? rows : cols);
 	fig_heatmap *h = &f->tiles[0];
-	heatmap_free(h);
+	heatmap_finish(h);
 	const size_t nn = (size_t)rows * (size_t)cols;
 	h->n = rows;
 	h->nk = cols;
 	h->w = malloc(nn * sizeof *h->w);
 	if (!h->w || !copy_labels(&h->labels, &h->unknown, rows, row_labels) ||
 	    !copy_labels(&h->klabels, &h->kunknown, cols, col_labels)) {
-		heatmap_free(h);
+		heatmap_finish(h);
 		return av_fail(err, _("out of memory for a %dx%d figure"), rows, cols);
 	}
 	memcpy(h->w, w, nn * sizeof *h->w);

@@ -25,16 +25,6 @@ static double clampd(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int digits(int n)
-{
-	int d = 1;
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}
-
 /* Cells are shown as one image per tile past this many cells in all: an
  * SVG of 4096 rectangles with their tooltips is about 700 KB already, and
  * PDF viewers draw seams between many small rectangles. */
@@ -112,7 +102,7 @@ static void layout_single(const figure *f, fig_geom *g, double y)
 	g->axis_font = AXIS_FONT;
 	g->index_font = clampd(0.42 * c, 6, 10);
 	g->label_font = labels ? label_font(c) : 0;
-	double numw = 0.6 * g->index_font * digits(n - 1);
+	double numw = 0.6 * g->index_font * av_digits(n - 1);
 	g->index_every = numw + 2 <= c ? 1 : numw + 4 <= 5 * c ? 5 : numw + 4 <= 10 * c ? 10 : 0;
 	/* "Key" over the columns, then the numbers, then the labels. */
 	g->key_axis_y = y + AXIS_FONT;

@@ -62,7 +62,7 @@ typedef struct fig_side {
 	bool *unknown; /* [n] */
 } fig_side;
 
-static void side_free(fig_side *s)
+static void side_finish(fig_side *s)
 {
 	if (s->labels)
 		for (int i = 0; i < s->n; i++)
@@ -179,8 +179,8 @@ out:
 			free(both[k]);
 	free(both);
 	free(labels);
-	side_free(&a);
-	side_free(&b);
+	side_finish(&a);
+	side_finish(&b);
 	return ok;
 }
 

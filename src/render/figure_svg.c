@@ -101,9 +101,9 @@ static bool png_encode(byte_buf *out, const uint8_t *rgb, int w, int h)
 	if (ok)
 		png_chunk(out, "IDAT", z.v, z.n);
 	png_chunk(out, "IEND", NULL, 0);
-	bb_free(&z);
+	bb_finish(&z);
 	if (!ok || out->failed) {
-		bb_free(out);
+		bb_finish(out);
 		return false;
 	}
 	return true;
@@ -254,7 +254,7 @@ static bool cells_image(FILE *s, const figure *f, const fig_geom *g, int i)
 		x, y, h->nk * g->cell, h->n * g->cell, i, h->n);
 	base64(s, png.v, png.n);
 	fputs("\"/>\n", s);
-	bb_free(&png);
+	bb_finish(&png);
 	return true;
 }
 

@@ -1,4 +1,4 @@
-/* Issue 26's tables as figures (figure.h): the logit lens, the direct logit
+/* The tables of why the model predicts what it does, as figures (figure.h): the logit lens, the direct logit
  * attribution and activation patching, each a table of blocks or heads
  * down the left and the text's positions across (figure_set_table). */
 #include "attnview/figure.h"
@@ -43,7 +43,7 @@ static bool labels_make(why_labels *wl, const attn_result *r, bool heads, int ex
 	return true;
 }
 
-static void labels_free(why_labels *wl)
+static void labels_finish(why_labels *wl)
 {
 	free(wl->rows);
 	free(wl->cols);
@@ -73,7 +73,7 @@ static figure *table_figure(const attn_result *r, const float *w, bool heads, in
 		f->values = q->values;
 		ok = figure_set_titles(f, q->title ? q->title : title, sub, err);
 	}
-	labels_free(&wl);
+	labels_finish(&wl);
 	if (!ok) {
 		figure_destroy(f);
 		return NULL;

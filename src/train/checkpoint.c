@@ -1,6 +1,7 @@
 /* Checkpoints (checkpoint.h): the training state after the model, written,
  * read back and restored into a trainer. */
 #include "attnview/checkpoint.h"
+#include "attnview/train.h"
 #include "attnview/timeline.h"
 #include "attnview/i18n.h"
 
@@ -74,7 +75,7 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 	if (nb)
 		bb_f32s(&s, t->best_params, nb);
 	if (s.failed) {
-		bb_free(&s);
+		bb_finish(&s);
 		return av_fail(err, _("out of memory building the checkpoint"));
 	}
 	t->model->meta.steps = t->base_steps + t->step;
@@ -85,7 +86,7 @@ bool trainer_checkpoint(trainer *t, byte_buf *out, av_error *err)
 		t->model->meta.val_acc = t->evals[t->nevals - 1].acc;
 	}
 	bool ok = model_serialize(t->model, AV_KIND_CHECKPOINT, &s, out, err);
-	bb_free(&s);
+	bb_finish(&s);
 	return ok;
 }
 
@@ -95,7 +96,7 @@ bool trainer_save_checkpoint(trainer *t, av_error *err)
 	if (!trainer_checkpoint(t, &b, err))
 		return false;
 	bool ok = write_file_atomic(t->ckpt_path, &b, false, err);
-	bb_free(&b);
+	bb_finish(&b);
 	return ok;
 }
 

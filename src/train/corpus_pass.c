@@ -209,5 +209,5 @@ void pass_io_finish(pass_io *io)
 {
 	free(io->buf);
 	free(io->sample);
-	cp_buf_free(&io->out);
+	cp_buf_finish(&io->out);
 }

@@ -121,7 +121,7 @@ static bool resolve_options(trainer *t, const train_options *o, const train_chec
 			       t->opt.threads, nt, nt);
 	}
 	t->opt.threads = nt;
-	t->window = window_of(&t->opt);
+	t->window = train_window(&t->opt);
 	t->nmask = t->opt.objective == OBJ_MASKED
 		       ? (int)(((uint64_t)t->opt.context * 15 + 50) / 100)
 		       : (int)t->opt.context;

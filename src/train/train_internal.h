@@ -1,16 +1,9 @@
-/* Shared by train.c and the files it uses (train_options.c,
- * train_eval.c, train_timeline.c); not part of the public API. */
+/* Shared by train.c and the files it uses (train_eval.c,
+ * train_timeline.c); not part of the public API. */
 #ifndef ATTNVIEW_TRAIN_INTERNAL_H
 #define ATTNVIEW_TRAIN_INTERNAL_H
 
 #include "attnview/train.h"
-
-/* The characters of a window: the context, and for a causal model the
- * next character of its last position. */
-static inline int window_of(const train_options *o)
-{
-	return (int)o->context + (o->objective == OBJ_CAUSAL);
-}
 
 /* The training timeline (timeline.h, train_timeline.c): at the start, the
  * timeline of the model the run starts from (--init) going on, or a new one

@@ -1,12 +1,11 @@
 /* Training options: the defaults and their checks, the total and warmup
  * steps, the data against the options, fitting the options to a small
- * corpus, the output file and the creation time (train.h has the
- * definitions; the loop is in train.c). */
+ * corpus, the output file and the creation time (train_options.h; the loop
+ * is in train.c). */
+#include "attnview/train_options.h"
 #include "attnview/i18n.h"
-#include "attnview/train.h"
 
 #include "attnview/modelfile.h"
-#include "train_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -140,7 +139,7 @@ uint64_t train_auto_warmup(uint64_t total)
 
 bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err)
 {
-	uint64_t w = (uint64_t)window_of(o);
+	uint64_t w = (uint64_t)train_window(o);
 	if (c->ntrain < w * o->batch)
 		return av_fail(err,
 			       _("%s: the training split has %" PRIu64 " characters, fewer than "

@@ -135,13 +135,3 @@ void fmt_cell_value(char out[8], float w)
 	else
 		snprintf(out, 8, ".%03d", (int)lroundf(w * 1000.0f));
 }
-
-int digits(int n)
-{
-	int d = 1;
-	while (n >= 10) {
-		n /= 10;
-		d++;
-	}
-	return d;
-}

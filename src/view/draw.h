@@ -51,6 +51,5 @@ void fmt_weight(char out[32], float w);
 /* A weight as the cells print it: ".123", "1.00". */
 void fmt_cell_value(char out[8], float w);
 
-int digits(int n);
 
 #endif

@@ -76,7 +76,7 @@ void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, h
 	g->tick_y = y;
 	g->keys_y = y + 1;
 	g->cells_y = y + 2;
-	g->posw = digits(n > 0 ? n - 1 : 0);
+	g->posw = av_digits(n > 0 ? n - 1 : 0);
 	if (g->posw < 2)
 		g->posw = 2;
 	/* marker, position, space, label, space */

@@ -5,6 +5,7 @@
  * the text, the cursor, the head and the scale, and frees the old model (the
  * worker no longer reads it: worker.c, rule 7). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include <stdlib.h>
@@ -36,16 +37,16 @@ void watch_init(view *v, const char *path)
 	for (int i = 0; i < 2; i++)
 		v->watch[i].ok = file_id(v->watch[i].path, &v->watch[i].st);
 	v->watching = true;
-	v->watch_due = now_ms() + VIEW_WATCH_MS;
+	v->watch_due = av_now_ms() + VIEW_WATCH_MS;
 }
 
 /* The model file and the checkpoint beside it: a new version of either is
  * loaded; if both changed since the last look, the newer one. */
 void watch_model(view *v)
 {
-	if (!v->watching || now_ms() < v->watch_due)
+	if (!v->watching || av_now_ms() < v->watch_due)
 		return;
-	v->watch_due = now_ms() + VIEW_WATCH_MS;
+	v->watch_due = av_now_ms() + VIEW_WATCH_MS;
 	int pick = -1;
 	for (int i = 0; i < 2; i++) {
 		watched *wf = &v->watch[i];
@@ -75,20 +76,8 @@ static void adopt(view *v, model *m)
 	v->m = m;
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
-	if (v->head_dim != v->bd.hs) {
-		qk_breakdown_finish(&v->bd);
-		av_error err;
-		if (!qk_breakdown_init(&v->bd, v->head_dim, &err))
-			set_notice(v, "%s", err.msg);
-	}
-	v->bd_valid = v->bd_asked = v->loss_valid = v->loss_asked = false;
-	v->why_valid = v->why_asked = false;
-	circuits_finish(v->circ);
-	free(v->circ);
-	v->circ = NULL;
-	v->circ_asked = false;
-	v->faith_valid = v->faith_asked = false;
-	v->patch_valid = v->patch_asked = false;
+	pages_new_model(v);
+	v->loss.valid = v->loss.asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

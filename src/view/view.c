@@ -15,6 +15,7 @@
  * help.c (screens, screen.h), heatmap.c, panel.c, actions.c (keys and
  * mouse), text.c (the text and its results), term.c (the terminal). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include "attnview/figure.h"
@@ -28,10 +29,9 @@
 #include <unistd.h>
 
 const screen_ops *const view_screens[SCREEN_N] = {
-    [SCREEN_MAP] = &map_screen,
-    [SCREEN_OVERVIEW] = &overview_screen,
-    [SCREEN_HELP] = &help_screen,
-    [SCREEN_TIMELINE] = &timeline_screen,
+#define SCREEN_ROW_(id, ops, title) [SCREEN_##id] = &ops,
+    VIEW_SCREENS(SCREEN_ROW_)
+#undef SCREEN_ROW_
 };
 
 bool screens_init(view *v, av_error *err)
@@ -50,6 +50,34 @@ bool screens_init(view *v, av_error *err)
 	return true;
 }
 
+void screen_open(view *v, screen_id id)
+{
+	const focus here = v->focus;
+	v->back[id] = view_screens[here.screen]->passing ? v->back[here.screen] : here;
+	v->focus = FOCUS_ON(id);
+	if (view_screens[id]->opened)
+		view_screens[id]->opened(v);
+}
+
+void screen_back(view *v)
+{
+	v->focus = v->back[v->focus.screen];
+}
+
+bool screen_toggle(view *v, view_action act)
+{
+	for (int i = 0; act != ACT_NONE && i < SCREEN_N; i++) {
+		if (view_screens[i]->toggle != act)
+			continue;
+		if (v->focus.screen == (screen_id)i)
+			screen_back(v);
+		else
+			screen_open(v, (screen_id)i);
+		return true;
+	}
+	return false;
+}
+
 void screens_finish(view *v)
 {
 	for (int i = 0; i < SCREEN_N; i++) {
@@ -57,22 +85,6 @@ void screens_finish(view *v)
 			view_screens[i]->finish(v->screen[i]);
 		free(v->screen[i]);
 		v->screen[i] = NULL;
-	}
-}
-
-const screen_ops *view_screen(const view *v)
-{
-	switch (v->focus) {
-	case F_OVERVIEW:
-		return &overview_screen;
-	case F_HELP:
-		return &help_screen;
-	case F_TIMELINE:
-		return &timeline_screen;
-	case F_INPUT:
-	case F_MAP:
-	default:
-		return &map_screen;
 	}
 }
 
@@ -98,7 +110,7 @@ static void draw(view *v)
 	if (!v->too_small && figure_prompt_cursor(v) >= 0) {
 		move(LINES - 1, figure_prompt_cursor(v));
 		curs_set(1);
-	} else if (!v->too_small && v->focus == F_INPUT) {
+	} else if (!v->too_small && v->focus.typing) {
 		move(Y_INPUT, v->field_x + lineedit_fit(&v->le, v->field_w));
 		curs_set(1);
 	} else {
@@ -121,7 +133,7 @@ static void start_at(view *v, const view_options *opt)
 		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY;
 	v->contrib = opt->show == SEL_CONTRIB;
 	if (opt->show == SEL_OVERVIEW)
-		overview_open(v, F_INPUT);
+		screen_open(v, SCREEN_OVERVIEW);
 }
 
 static bool view_init(view *v, const model *m, const view_options *opt, av_error *err)
@@ -131,7 +143,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	v->pred_req = -1;
-	v->focus = F_INPUT;
+	v->focus = FOCUS_TYPING;
 	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
 	v->ov_scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_OV_DEFAULT_SCALE;
 	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
@@ -145,7 +157,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pps = calloc(cap * VIEW_TOPK, sizeof *v->pps);
 	v->row_max = calloc(cap, sizeof *v->row_max);
 	v->wmarks = calloc(cap, sizeof *v->wmarks);
-	if (!qk_breakdown_init(&v->bd, v->head_dim, err) || !screens_init(v, err))
+	v->page = PAGE_DETAILS;
+	if (!screens_init(v, err) || !pages_init(v, err))
 		return false;
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->wmarks ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) ||
@@ -158,22 +171,17 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	if (opt && opt->text) {
 		cp_buf cps = {0};
 		if (!tokenize_text(opt->text, strlen(opt->text), "--text", &cps, NULL, err)) {
-			cp_buf_free(&cps);
+			cp_buf_finish(&cps);
 			return false;
 		}
 		bool full;
 		lineedit_set(&v->le, cps.v, cps.n, &full);
 		v->text_given = full ? cps.n : 0;
-		cp_buf_free(&cps);
+		cp_buf_finish(&cps);
 	}
-	if (opt && opt->has_targets) {
-		v->patch_has_targets = true;
-		v->patch_targets[0] = opt->targets[0];
-		v->patch_targets[1] = opt->targets[1];
-	}
-	if (opt && opt->compare &&
-	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
-			   err))
+	if (opt && opt->has_targets)
+		patch_set_targets(v, true, opt->targets);
+	if (opt && opt->compare && !patch_set_compare(v, opt->compare, err))
 		return false;
 	if (opt && opt->bench_log) {
 		v->bench = fopen(opt->bench_log, "w");
@@ -195,27 +203,21 @@ static void view_finish(view *v)
 	worker_destroy(v->w);
 	model_destroy((model *)v->m);
 	if (v->have)
-		attn_result_free(&v->r);
+		attn_result_finish(&v->r);
 	free(v->all_roles);
 	lineedit_finish(&v->le);
 	figure_prompt_finish(v);
 	writing_finish(v);
 	screens_finish(v);
-	cp_buf_free(&v->cps);
-	cp_buf_free(&v->paste);
+	pages_finish(v);
+	cp_buf_finish(&v->cps);
+	cp_buf_finish(&v->paste);
 	free(v->toks);
 	free(v->pstate);
 	free(v->pids);
 	free(v->pps);
 	free(v->row_max);
 	free(v->wmarks);
-	circuits_finish(v->circ);
-	free(v->circ);
-	worker_job_result_free(&v->faith);
-	qk_breakdown_finish(&v->bd);
-	patch_result_free(&v->patch);
-	cp_buf_free(&v->patch_other);
-	score_split_free(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);
@@ -236,7 +238,7 @@ static void bench_frame(view *v)
 {
 	if (!v->bench)
 		return;
-	double t = now_ms();
+	double t = av_now_ms();
 	if (!v->bench_ready && v->have && v->res_seq == v->seq && !v->r.partial) {
 		fprintf(v->bench, "ready %d\n", v->r.n);
 		fflush(v->bench);
@@ -285,11 +287,11 @@ static int poll_timeout(const view *v)
 		wake = earliest(wake, v->pred_due);
 	/* An outstanding prediction is looked after (timers). */
 	if (v->pred_req >= 0)
-		wake = earliest(wake, now_ms() + VIEW_PRED_RETRY_MS);
+		wake = earliest(wake, av_now_ms() + VIEW_PRED_RETRY_MS);
 	wake = earliest(wake, writing_due(v));
 	if (wake == 0)
 		return -1;
-	double left = wake - now_ms();
+	double left = wake - av_now_ms();
 	return left > 0 ? (int)left + 1 : 0;
 }
 
@@ -302,7 +304,7 @@ static void read_keys(view *v)
 	wint_t wc;
 	int rc;
 	while ((rc = get_wch(&wc)) != ERR) {
-		double t = now_ms();
+		double t = av_now_ms();
 		int ch = (int)wc;
 		bool code = rc == KEY_CODE_YES;
 		while (!code && ch == 27) {
@@ -329,12 +331,12 @@ static void read_keys(view *v)
 
 static void timers(view *v)
 {
-	if (v->pending && !v->busy_shown && now_ms() - v->post_ms >= VIEW_BUSY_MS)
+	if (v->pending && !v->busy_shown && av_now_ms() - v->post_ms >= VIEW_BUSY_MS)
 		v->busy_shown = true;
 	if (v->pred_due > 0 && v->res_seq != v->seq) {
 		/* A newer text is on its way: its result will set a new time. */
 		v->pred_due = 0;
-	} else if (v->pred_due > 0 && !v->pending && now_ms() >= v->pred_due) {
+	} else if (v->pred_due > 0 && !v->pending && av_now_ms() >= v->pred_due) {
 		/* Not while a partial result stands for the text (pending, of
 		 * the same text): its complete result comes next, and the
 		 * predictions and jobs are asked of that. */

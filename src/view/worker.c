@@ -74,7 +74,7 @@ static void publish_partial(worker *w)
 	lock(w);
 	double least = w->partial_ms;
 	unlock(w);
-	double spent = now_ms() - w->live_t0;
+	double spent = av_now_ms() - w->live_t0;
 	if (spent * (r->layers - done) / done < least)
 		return;
 	w->live_sent = true;
@@ -95,11 +95,11 @@ static void publish_partial(worker *w)
 		w->stats.partials++;
 	}
 	unlock(w);
-	attn_result_free(&trash);
+	attn_result_finish(&trash);
 	if (publish)
 		wake(w);
 	else
-		attn_result_free(&part);
+		attn_result_finish(&part);
 }
 
 /* The text's pass between two layers: give up if a newer text is waiting,
@@ -175,7 +175,7 @@ static void run_text(worker *w)
 	unlock(w);
 
 	av_error err = {{0}};
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	w->live = &r;
 	w->live_t0 = t0;
 	w->live_sent = false;
@@ -183,7 +183,7 @@ static void run_text(worker *w)
 	    w->ops.attend(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &r, between_layers, w, &err);
 	w->live = NULL;
 	role_scores *roles = ok && w->cur_opts.roles ? every_roles(w, &r) : NULL;
-	double ms = now_ms() - t0;
+	double ms = av_now_ms() - t0;
 	w->cur_ok = ok;
 
 	lock(w);
@@ -211,8 +211,8 @@ static void run_text(worker *w)
 		w->attn_ready = true;
 	}
 	unlock(w);
-	attn_result_free(&trash[0]);
-	attn_result_free(&trash[1]);
+	attn_result_finish(&trash[0]);
+	attn_result_finish(&trash[1]);
 	if (publish)
 		wake(w);
 	lock(w);
@@ -233,10 +233,10 @@ static void run_predict(worker *w)
 	p.seq = w->cur_seq;
 	p.pos = pos;
 	p.topk = topk;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	bool ok = w->ops.predict(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, pos, topk, p.ids,
 				 p.probs, text_waiting, w);
-	p.ms = now_ms() - t0;
+	p.ms = av_now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
@@ -263,12 +263,12 @@ static void run_reload(worker *w)
 	memcpy(res.path, w->reload_path, sizeof res.path);
 	w->computing = true;
 	unlock(w);
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (w->ops.reload)
 		res.ok = w->ops.reload(w->ops.ctx, res.path, &res.m, &res.err);
 	else
 		res.ok = av_fail(&res.err, _("this worker cannot load models"));
-	res.ms = now_ms() - t0;
+	res.ms = av_now_ms() - t0;
 	lock(w);
 	w->computing = false;
 	if (res.ok) {
@@ -388,14 +388,14 @@ void worker_destroy(worker *w)
 	must(pthread_cond_destroy(&w->cv), "pthread_cond_destroy");
 	must(pthread_mutex_destroy(&w->mu), "pthread_mutex_destroy");
 	if (w->attn_ready) {
-		attn_result_free(&w->attn.r);
+		attn_result_finish(&w->attn.r);
 		free(w->attn.roles);
 	}
 	if (w->have_spare)
-		attn_result_free(&w->spare);
+		attn_result_finish(&w->spare);
 	for (int k = 0; k < JOB_NKINDS; k++)
 		if (w->job_ready[k])
-			worker_job_result_free(&w->job_res[k]);
+			worker_job_result_finish(&w->job_res[k]);
 	if (w->model_ready && w->model.ok)
 		model_destroy(w->model.m);
 	close(w->pipe_rd);
@@ -499,14 +499,14 @@ bool worker_take_attn(worker *w, worker_attn *out)
 		memset(&w->attn, 0, sizeof w->attn);
 	}
 	unlock(w);
-	attn_result_free(&trash);
+	attn_result_finish(&trash);
 	return got;
 }
 
 void worker_recycle(worker *w, attn_result *r)
 {
 	if (!r || (!r->att && !r->qk && !r->tokens)) {
-		attn_result_free(r);
+		attn_result_finish(r);
 		return;
 	}
 	attn_result trash;
@@ -514,7 +514,7 @@ void worker_recycle(worker *w, attn_result *r)
 	lock(w);
 	keep_spare(w, r, &trash);
 	unlock(w);
-	attn_result_free(&trash);
+	attn_result_finish(&trash);
 }
 
 bool worker_take_pred(worker *w, worker_pred *out)

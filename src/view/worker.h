@@ -41,7 +41,9 @@ typedef struct worker_text_opts {
 	bool roles;
 } worker_text_opts;
 
-/* Work asked for the latest text beyond its attention and predictions. */
+/* Work asked for the latest text beyond its attention and predictions. Each
+ * kind is a row of worker_model.c's job_kinds: what runs it on the model
+ * and what frees its result's arrays. */
 typedef enum worker_job_kind {
 	JOB_ROLES,     /* every head's roles (the overview opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
@@ -72,7 +74,7 @@ typedef struct worker_job_result {
 	worker_job job;
 	bool ok;
 	int hs;
-	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_free frees */
+	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_finish frees */
 	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
 	double loss_before, loss_after; /* JOB_LOSS, nats per character */
 	int positions;
@@ -80,12 +82,12 @@ typedef struct worker_job_result {
 	 * its task decides, task_positions of them (-1: not a lab model) */
 	double task_before, task_after;
 	int task_positions;
-	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_free frees */
+	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_finish frees */
 	int nlogits;
 	/* JOB_WHY (lens.h) at the job's query: the lens's WHY_K top ids and
 	 * probabilities after each block (L, WHY_K), the commitment block, the
 	 * top-1 of the pass, its logit, every head's part (L, H) and the rest.
-	 * worker_job_result_free frees the arrays. */
+	 * worker_job_result_finish frees the arrays. */
 	int32_t *lens_id;
 	float *lens_p;
 	int commit;
@@ -93,24 +95,24 @@ typedef struct worker_job_result {
 	float dla_logit, dla_rest;
 	float *dla_heads;
 	/* JOB_CIRCUITS (circuits.h): every head's; the taker may keep it (and
-	 * set it NULL), else worker_job_result_free frees it. */
+	 * set it NULL), else worker_job_result_finish frees it. */
 	circuits *circ;
 	/* JOB_FAITH (faith.h) at the job's query: the loss, the effect of
 	 * blanking each key (n, nfaith), every head's Spearman (L H) and its
-	 * attention at the row (L H, n). worker_job_result_free frees them. */
+	 * attention at the row (L H, n). worker_job_result_finish frees them. */
 	float faith_loss;
 	float *faith_effect, *faith_sp, *faith_att;
 	int nfaith;
-	patch_result patch; /* JOB_PATCH; worker_job_result_free frees it */
+	patch_result patch; /* JOB_PATCH; worker_job_result_finish frees it */
 	/* JOB_ROLES: every head's, [layer * heads + head], as worker_attn.roles
 	 * gives them; the taker may keep it (and set it NULL), else
-	 * worker_job_result_free frees it. */
+	 * worker_job_result_finish frees it. */
 	role_scores *roles;
 	av_error err;	    /* when !ok */
 	double ms;
 } worker_job_result;
 
-void worker_job_result_free(worker_job_result *r);
+void worker_job_result_finish(worker_job_result *r);
 
 /* Asked between the steps of a long computation: true when a newer text is
  * waiting and it should give up (its result would be dropped anyway), so that
@@ -191,7 +193,7 @@ typedef struct worker_model {
 bool worker_take_model(worker *w, worker_model *out);
 
 /* A finished job for the latest text, if any (the caller frees it with
- * worker_job_result_free). Results for older texts are never returned. */
+ * worker_job_result_finish). Results for older texts are never returned. */
 bool worker_take_job(worker *w, worker_job_result *out);
 /* Ask for the top-k predictions at pos of the text posted as seq. Replaces an
  * earlier request not yet started; dropped if seq is no longer the latest. */
@@ -200,7 +202,7 @@ void worker_post_predict(worker *w, uint64_t seq, int pos, int topk);
 typedef struct worker_attn {
 	uint64_t seq; /* the text this is for */
 	bool ok;
-	attn_result r; /* when ok; the caller owns it (attn_result_free) */
+	attn_result r; /* when ok; the caller owns it (attn_result_finish) */
 	/* When ok, complete and the text asked for them (worker_text_opts):
 	 * every head's roles, [layer * heads + head]; else NULL. The caller
 	 * frees it. */
@@ -215,7 +217,7 @@ typedef struct worker_attn {
  * unless a newer text replaced it. */
 bool worker_take_attn(worker *w, worker_attn *out);
 /* Give back a result taken from worker_take_attn once done with it, instead of
- * attn_result_free: its arrays (at 512 tokens of a 6-layer, 8-head, d=256
+ * attn_result_finish: its arrays (at 512 tokens of a 6-layer, 8-head, d=256
  * model: 6 MB of queries and keys, and a causal model's 24 MB of weights) go
  * to the next computation, which would otherwise spend as long on the page
  * faults of fresh memory as on the model. *r is zeroed. NULL or a zeroed r

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct worker {
@@ -84,13 +83,6 @@ static inline void lock(worker *w)
 static inline void unlock(worker *w)
 {
 	must(pthread_mutex_unlock(&w->mu), "pthread_mutex_unlock");
-}
-
-static inline double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static inline void wake(worker *w)

@@ -5,34 +5,6 @@
  * if its text is still the latest. */
 #include "worker_internal.h"
 
-void worker_job_result_free(worker_job_result *r)
-{
-	if (!r)
-		return;
-	free(r->q);
-	free(r->k);
-	free(r->logits);
-	free(r->lens_id);
-	free(r->lens_p);
-	free(r->dla_heads);
-	circuits_finish(r->circ);
-	free(r->circ);
-	r->circ = NULL;
-	free(r->faith_effect);
-	free(r->faith_sp);
-	free(r->faith_att);
-	r->faith_effect = r->faith_sp = r->faith_att = NULL;
-	patch_result_free(&r->patch);
-	free(r->roles);
-	r->roles = NULL;
-	score_split_free(&r->split);
-	r->q = r->k = NULL;
-	r->logits = NULL;
-	r->lens_id = NULL;
-	r->lens_p = NULL;
-	r->dla_heads = NULL;
-}
-
 int worker_pending_job(const worker *w)
 {
 	for (int k = 0; k < JOB_NKINDS; k++)
@@ -53,13 +25,13 @@ void worker_run_job(worker *w, int k)
 	worker_job_result res;
 	memset(&res, 0, sizeof res);
 	res.job = j;
-	double t0 = now_ms();
+	double t0 = av_now_ms();
 	if (w->ops.job)
 		res.ok = w->ops.job(w->ops.ctx, w->cur, w->cur_n, &w->cur_opts, &j, &res,
 				    text_waiting, w);
 	else
 		res.ok = av_fail(&res.err, _("this worker computes no jobs"));
-	res.ms = now_ms() - t0;
+	res.ms = av_now_ms() - t0;
 
 	lock(w);
 	w->computing = false;
@@ -67,11 +39,11 @@ void worker_run_job(worker *w, int k)
 	if (j.seq != w->text_seq) {
 		w->stats.dropped++;
 		w->stats.gave_up += !res.ok;
-		worker_job_result_free(&res);
+		worker_job_result_finish(&res);
 		return;
 	}
 	if (w->job_ready[k])
-		worker_job_result_free(&w->job_res[k]);
+		worker_job_result_finish(&w->job_res[k]);
 	w->job_res[k] = res;
 	w->job_ready[k] = true;
 	unlock(w);
@@ -105,7 +77,7 @@ bool worker_take_job(worker *w, worker_job_result *out)
 			got = true;
 		} else {
 			w->stats.dropped++;
-			worker_job_result_free(&w->job_res[k]);
+			worker_job_result_finish(&w->job_res[k]);
 		}
 		memset(&w->job_res[k], 0, sizeof w->job_res[k]);
 	}

@@ -82,7 +82,7 @@ void writing_toggle(view *v)
 	v->wr->due = 0;
 	/* From the end of the text, with the text cursor there. */
 	v->le.cur = v->le.n;
-	v->focus = F_INPUT;
+	v->focus = FOCUS_TYPING;
 	v->notice[0] = '\0'; /* the info line says how it writes */
 }
 
@@ -107,7 +107,7 @@ void writing_step(view *v)
 {
 	if (!v->wr->on || v->wr->asked || !v->have || v->pending || v->res_seq != v->seq)
 		return;
-	if (now_ms() < v->wr->due)
+	if (av_now_ms() < v->wr->due)
 		return;
 	worker_job j = {.kind = JOB_NEXT, .seq = v->res_seq};
 	worker_post_job(v->w, &j);
@@ -148,7 +148,7 @@ void writing_take(view *v, const worker_job_result *j)
 	}
 	v->wr->count++;
 	v->wr->last_p = p;
-	v->wr->due = now_ms() + VIEW_WRITE_MS;
+	v->wr->due = av_now_ms() + VIEW_WRITE_MS;
 }
 
 void writing_describe(const view *v, char *out, size_t size)

@@ -163,9 +163,9 @@ int fuzz_dump(const uint8_t *data, size_t size)
 		check_tsv(buf, len, m, &r, &o);
 	free(buf);
 out:
-	attn_result_free(&r);
+	attn_result_finish(&r);
 	activations_finish(&ws);
 	free(toks);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	return 0;
 }

@@ -67,7 +67,7 @@ static void check_line(lineedit *le, int width, bool redraw)
 	FUZZ_CHECK(tokenize_text(s, len, "the input line", &cps, NULL, &err), "%s", err.msg);
 	/* NFC can expand a character to at most three (Unicode's bound). */
 	FUZZ_CHECK(cps.n <= 3 * le->n, "%zu tokens from %zu codepoints", cps.n, le->n);
-	cp_buf_free(&cps);
+	cp_buf_finish(&cps);
 	free(s);
 }
 

@@ -70,7 +70,7 @@ static void check_accepted(const model *m, uint32_t kind, const uint8_t *buf, si
 	FUZZ_CHECK(model_serialize(m, kind, len ? &extra : NULL, &out, &err), "%s", err.msg);
 	FUZZ_CHECK(out.n == n && memcmp(out.v, buf, n) == 0,
 		   "re-serialised file differs (%zu bytes vs %zu)", out.n, n);
-	bb_free(&out);
+	bb_finish(&out);
 }
 
 static void parse_one(const uint8_t *buf, size_t n)

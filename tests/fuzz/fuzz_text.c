@@ -136,9 +136,9 @@ int fuzz_text(const uint8_t *data, size_t size)
 			   err.msg);
 	}
 
-	cp_buf_free(&typed);
-	cp_buf_free(&parts);
-	cp_buf_free(&whole);
+	cp_buf_finish(&typed);
+	cp_buf_finish(&parts);
+	cp_buf_finish(&whole);
 	return 0;
 }
 
@@ -148,6 +148,6 @@ int fuzz_corpus(const uint8_t *data, size_t n)
 	av_error err;
 	FUZZ_CHECK(clean_text((const char *)data, n, &want, NULL, &err), "%s", err.msg);
 	check_corpus((const char *)data, n, &want);
-	cp_buf_free(&want);
+	cp_buf_finish(&want);
 	return 0;
 }

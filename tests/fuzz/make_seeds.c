@@ -48,7 +48,7 @@ static bool timeline_seeds(train_options *o, const corpus *c, const char *dir)
 		trainer_destroy(t);
 		const char *name = causal ? "timeline_causal.attn" : "timeline_masked.ckpt";
 		ok = ok && write_bytes(dir, name, &b);
-		bb_free(&b);
+		bb_finish(&b);
 		if (!ok) {
 			fprintf(stderr, "make_seeds: %s\n", err.msg);
 			return false;
@@ -107,9 +107,9 @@ int main(int argc, char **argv)
 		ok = write_bytes(argv[2], causal ? "tiny_causal.attn" : "tiny_masked.attn", &m) &&
 		     write_bytes(argv[2], causal ? "tiny_causal.ckpt" : "tiny_masked.ckpt", &ck) &&
 		     (causal || write_bytes(argv[2], "hostile_meta.attn", &hm));
-		bb_free(&m);
-		bb_free(&ck);
-		bb_free(&hm);
+		bb_finish(&m);
+		bb_finish(&ck);
+		bb_finish(&hm);
 		if (!ok)
 			goto out;
 	}

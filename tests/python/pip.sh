@@ -1,5 +1,5 @@
 #!/bin/sh
-# The PyTorch package as pip installs it (issue 28, item 4): ./python is
+# The PyTorch package as pip installs it: ./python is
 # installed with /usr/bin/python3's pip into a temporary prefix, offline
 # (--no-index --no-deps --no-build-isolation: the build backend is Debian's
 # python3-setuptools, torch is Debian's python3-torch), then its console entry

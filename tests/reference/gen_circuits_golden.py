@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden files for the weight-only circuits (issue 26, item 5; man 5
+"""Golden files for the weight-only circuits (man 5
 attnview, section 9), from the parameters of python/attnview_torch in
 float64 and the formulas of the man page written again here with full
 matrices (the V x V OV circuit and its eigenvalues, the d x d products of

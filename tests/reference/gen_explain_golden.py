@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden files for what attnview computes from the weights (issue 11; man 5
+"""Golden files for what attnview computes from the weights (man 5
 attnview, section 7; man 1 attnview, HEAD ROLES): the q.k breakdown's q and
 k, value norms, ablation (attention and loss), head role scores, aggregates,
 rollout and word attention, from the PyTorch forward of python/attnview_torch

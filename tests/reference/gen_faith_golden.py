@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden files for the faithfulness meter (issue 26, item 6; man 5
+"""Golden files for the faithfulness meter (man 5
 attnview, section 10), from the PyTorch forward of python/attnview_torch in
 float64 and the definitions of the man page written again here,
 independently of the C code: for every row, one pass per key with that key

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden file for text written by a causal model (issue 13; man 1 attnview,
+"""Golden file for text written by a causal model (man 1 attnview,
 WRITING TEXT): the logits after a text from the PyTorch forward of
 python/attnview_torch, and the characters the sampler picks, greedy and at
 two temperatures, with the sampler and its random number generator written

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Golden files for activation patching between two texts (issue 26, item
-3; man 5 attnview, section 11), from the PyTorch forward of
+"""Golden files for activation patching between two texts (man
+5 attnview, section 11), from the PyTorch forward of
 python/attnview_torch in float64 (its hook replaces a head's output) and
 the formulas of the man page written again here, independently of the C
 code.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden files for the score split by source (issue 26, item 4; man 5
+"""Golden files for the score split by source (man 5
 attnview, section 12), from the PyTorch forward of python/attnview_torch in
 float64 (its trace hook gives each head's output, q, k and the residual
 stream after each block) and the formulas of the man page written again

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Training throughput of attnview's architecture in PyTorch (issue 3's
-comparison). Trains the model of attnview_ref.py on a UTF-8 corpus for a few
+"""Training throughput of attnview's architecture in PyTorch (the
+training speed comparison of doc/speed.md). Trains the model of attnview_ref.py on a UTF-8 corpus for a few
 steps, once per thread count, and prints tokens/s: B*T input tokens per
 optimizer step divided by the median step time of the measured steps (the
 warm-up steps are not measured). Step time covers making the batch, forward,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why a weight is what it is (issue 11), on the screen and against --dump:
+# Why a weight is what it is, on the screen and against --dump:
 # the summaries after a layer's heads, the head's role, the q·k breakdown,
 # value contributions, the word view, the comparison with a pinned map, and
 # ablation with its loss.

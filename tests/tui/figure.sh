@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The figure key (issue 12): Ctrl-S writes what the screen shows. The file
+# The figure key: Ctrl-S writes what the screen shows. The file
 # is byte for byte the one `attnview --export` writes for the same text and
 # options (a head, its value contributions, a summary with values, the
 # overview, the word view); a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A model whose name is a terminal command (issue 21): the view's status line
+# A model whose name is a terminal command: the view's status line
 # shows the name quoted as --info does (\e, \a, \xc2\x9b), the key hint whole
 # after it; the terminal's title and colours are untouched; a reload notice
 # quotes the file's name too.

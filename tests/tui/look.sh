@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a person sees (issue 10): colour scales that tell the built-in model's
+# What a person sees: colour scales that tell the built-in model's
 # broad heads apart, the colour bar, 24-bit colour, cells that fill the screen,
 # the compact mode for long texts, the panel hidden on request, headings and
 # panel words, emoji sequences that keep every column in place, pasted text
@@ -129,7 +129,7 @@ last=$(screen | grep -n '^ *23 ' | cut -d: -f1)
 check "the whole poem on screen: row 23 at line $last" test "${last:-99}" -le 60
 
 # At 80x24 the colour bar still shows, and the panel steps aside for the
-# map's labels (issue 24); scrolling cells (F6) have it beside them.
+# map's labels; scrolling cells (F6) have it beside them.
 tui_start 80 24 TERM=xterm-256color -- --text "$poem"
 expect_screen "24 tokens"
 wait_result
@@ -147,7 +147,7 @@ check "Alt-P shows it again" wait_for "│Query 0 "
 # ---- compact mode on 128 tokens --------------------------------------------------
 long=$(printf 'The quick brown fox jumps over the lazy dog while 学生们在教室里认真地学习注意力机制。%.0s' 1 2 3 | cut -c1-128)
 n=$("$bin" --dump --format tsv --text "$long" | awk -F'\t' 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0' | wc -l)
-# Fit keeps labelled cells that scroll (issue 24); compact is asked for.
+# Fit keeps labelled cells that scroll; compact is asked for.
 tui_start 120 40 TERM=xterm-256color -- --head 1 --text "$long"
 expect_screen "$n tokens"
 wait_result

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Watching a model learn (issue 13): attnview --model FILE loads FILE again
+# Watching a model learn: attnview --model FILE loads FILE again
 # when it is replaced, and FILE.ckpt while a --train run writing FILE has
 # only its checkpoint; the text, cursor, head and scale stay; the status line
 # shows the step and validation loss; a file that does not load is reported

@@ -35,7 +35,7 @@ check "256-colour backgrounds in the heatmap" grep -q $'\e\\[48;5;' <<<"$(screen
 check "no 24-bit suggestion where nothing says the terminal has it" \
 	bash -c '! grep -q COLORTERM <<<"$1"' _ "$(line 1)"
 # A terminal that says in its own variable that it shows 24-bit colour, with
-# no COLORTERM: the info line says how to get the exact ramp (issue 24).
+# no COLORTERM: the info line says how to get the exact ramp.
 tui_start 100 30 TERM=xterm-256color VTE_VERSION=7600 -- --model "$model_masked" --text "$text"
 expect_screen "Query 0 "
 check "COLORTERM suggested on a VTE terminal" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The model writes (issue 13): Ctrl-G makes a causal model go on from the
+# The model writes: Ctrl-G makes a causal model go on from the
 # end of the text one character at a time, the Query row on the newest; any
 # key stops it (and is not typed); the characters are the ones
 # --dump --generate writes with the same seed, temperature and top-k; a
