@@ -1,13 +1,11 @@
-/* The head labeller measured on the lab (issue 23): every task trained on
- * several seeds, with one head a layer and with two; the truth about each
- * head from ablation (a head whose switching off costs at least half of what
- * the model gained over chance carries the task's mechanism, and so do both
- * heads of a pair of one layer that do so together where no head of the
- * layer does alone; these should get the task's role for their layer, every
- * other head none of those roles); then each head labelled on texts of its
- * task. Prints, for every
- * role, precision and recall of the labeller as it is, and of each role's
- * bar alone at other minimums (the sweep the bars were chosen from).
+/* The head labeller measured on the lab: every task trained on several
+ * seeds, with one head a layer and with two; the truth about each head from
+ * switching heads off (lab.h, lab_head_parts: the heads that carry the
+ * task's mechanism should get the task's role for their layer, the idle
+ * ones none of those roles; a head that carries part of it is left out);
+ * then each head labelled on texts of its task. Prints, for every role,
+ * precision and recall of the labeller as it is, and of each role's bar
+ * alone at other minimums (the sweep the bars were chosen from).
  * Printed, never asserted: `meson test --benchmark labeller --verbose`.
  *
  *   bench_labeller [SEEDS [TEXTS]]      (default 3 seeds, 8 texts a head) */
@@ -30,8 +28,14 @@ static size_t ninst, cap;
 
 static int cur_task;
 
+/* A head that carries part of the mechanism (lab.h, LAB_PARTLY): neither
+ * side of the measurement. */
+#define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
+
 static void push(role_kind truth, const role_scores *rs)
 {
+	if (truth == EXCLUDED)
+		return;
 	if (ninst == cap) {
 		cap = cap ? 2 * cap : 256;
 		inst = realloc(inst, cap * sizeof *inst);
@@ -70,30 +74,6 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 	activations_finish(&ws);
 }
 
-/* Two heads of a layer that do the same thing: where no head of the layer
- * carries the mechanism alone, a pair whose switching off together takes
- * away half of the gain carries it, both heads. */
-static void shared_carriers(const model *m, const lab_task *t, uint64_t seed, double acc_all,
-			    bool *carries)
-{
-	int H = (int)m->cfg.heads;
-	av_error err;
-	for (int l = 0; l < (int)m->cfg.layers; l++) {
-		bool any = false;
-		for (int h = 0; h < H; h++)
-			any |= carries[l * H + h];
-		for (int a = 0; !any && a < H; a++)
-			for (int b = a + 1; b < H; b++) {
-				uint8_t off[AV_MAX_HEADS * 4] = {0};
-				off[l * H + a] = off[l * H + b] = 1;
-				lab_score s;
-				if (lab_evaluate(m, t, seed, off, &s, &err) &&
-				    lab_carries(acc_all, s.acc, 1.0 / t->answers))
-					carries[l * H + a] = carries[l * H + b] = true;
-			}
-	}
-}
-
 static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 {
 	av_error err;
@@ -114,18 +94,29 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 		model_destroy(m);
 		return;
 	}
-	double acc[AV_MAX_HEADS * 4], chance = 1.0 / t->answers;
+	double acc[AV_MAX_HEADS * 4];
 	role_kind truth[AV_MAX_HEADS * 4];
-	bool carries[AV_MAX_HEADS * 4] = {false};
-	lab_ablate_each(m, t, seed, acc, &err);
-	for (int k = 0; k < nh; k++)
-		carries[k] = lab_carries(all.acc, acc[k], chance);
-	shared_carriers(m, t, seed, all.acc, carries);
+	lab_part part[AV_MAX_HEADS * 4];
+	if (!lab_ablate_each(m, t, seed, acc, &err) ||
+	    !lab_head_parts(m, t, seed, all.acc, acc, part, &err)) {
+		printf(": %s\n", err.msg);
+		model_destroy(m);
+		return;
+	}
 	printf("; without each head:");
 	for (int k = 0; k < nh; k++) {
 		int l = k / H;
-		truth[k] = carries[k] && l < 2 ? t->roles[l] : ROLE_NKINDS;
-		printf(" %d.%d %.1f%%%s", l, k % H, 100 * acc[k], carries[k] ? "*" : "");
+		/* A carrier of a layer whose role the task does not say (the
+		 * duplicate task's previous-character heads, which only a
+		 * quarter of the rows need) is left out too. */
+		role_kind want = l < 2 ? t->roles[l] : ROLE_NKINDS;
+		truth[k] = part[k] == LAB_IDLE ? ROLE_NKINDS
+			   : part[k] == LAB_CARRIES && want < ROLE_NKINDS ? want
+									  : EXCLUDED;
+		printf(" %d.%d %.1f%%%s", l, k % H, 100 * acc[k],
+		       part[k] == LAB_CARRIES  ? "*"
+		       : part[k] == LAB_PARTLY ? "~"
+					       : "");
 	}
 	printf("\n");
 	fflush(stdout);

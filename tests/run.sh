@@ -3,10 +3,16 @@
 # installs the build and test dependencies if they are missing (apt-get, as
 # root or through sudo), then three stages:
 #   1. build/ (gcc): the suites that only a plain build can run: the
-#      numeric checks on each OpenBLAS kernel (kernels), the PyTorch package
-#      against the program (python, python3-torch), valgrind memcheck of the
-#      program (valgrind) and the ThreadSanitizer runs of the worker, the
-#      view's forward pass and the thread pool (tsan); then build-nocairo/
+#      numeric checks on each OpenBLAS kernel (kernels; the PyTorch
+#      reference on the kernel OpenBLAS picks is one of them, so its plain
+#      run, python_native, is left out), the PyTorch package against the
+#      program (python, python3-torch), valgrind memcheck of the program
+#      (valgrind) and the ThreadSanitizer runs of the worker, the view's
+#      forward pass and the thread pool (tsan); the lab's trainings (lab:
+#      arithmetic, whose memory the train suites and the lab's generators,
+#      lab_positions, check under ASan); each tmux test on one OpenBLAS
+#      kernel (kernels_tui_one; ATTNVIEW_KERNELS_TUI=all: on all four);
+#      then build-nocairo/
 #      (-Dcairo=disabled): the program without cairo and pango, whose figure
 #      tests check that SVG works and PNG/PDF say what to install;
 #   2. build-asan/ (clang, tests/sanitize.sh): every other test (the crash
@@ -75,15 +81,20 @@ status=0
 # Stage 1 runs the whole suite when it is the only stage; otherwise what the
 # sanitized build of stage 2 leaves out.
 plain_only=()
-[ "${ATTNVIEW_QUICK:-0}" = 1 ] || plain_only=(--suite kernels --suite python --suite valgrind --suite tsan)
+[ "${ATTNVIEW_QUICK:-0}" = 1 ] || plain_only=(--suite kernels --suite python --suite valgrind
+	--suite tsan --suite lab --no-suite python_native)
 meson test -C "$builddir" --print-errorlogs --num-processes 2 "${plain_only[@]}" || status=$?
-# The real view in tmux on each kernel: these tests mostly wait for the
-# screen, so four run at a time (their own log: another run of meson test
-# would overwrite the first's).
+# The real view in tmux on the kernels: each tmux test under one of them
+# (suite kernels_tui_one; ATTNVIEW_KERNELS_TUI=all: each under all four,
+# before a change to what the view computes or draws is called done). These
+# tests mostly wait for the screen, so four run at a time (their own log:
+# another run of meson test would overwrite the first's).
 kernels_tui=()
+tui_suite=kernels_tui_one
+[ "${ATTNVIEW_KERNELS_TUI:-one}" != all ] || tui_suite=kernels_tui
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	meson test -C "$builddir" --no-rebuild --print-errorlogs --num-processes 4 \
-		--suite kernels_tui --logbase kernels_tui || status=$?
+		--suite "$tui_suite" --logbase kernels_tui || status=$?
 	kernels_tui=("$builddir/meson-logs/kernels_tui.json")
 fi
 
@@ -149,12 +160,14 @@ need_ok "$full" fuzz_replay
 need_ok "$full" i18n_po
 need_ok "$full" i18n_cli
 need_ok "$full" tui_i18n
-for t in format vocab ddp attnview resume reference pip; do
+for t in format vocab ddp attnview resume pip; do
 	need_ok "${logs[0]}" "python_$t"
 done
+need_ok "${logs[0]}" lab
 need_ok "$full" figure
 # The numeric checks on OpenBLAS's kernels (tests/kernel.sh): the generic one
 # everywhere, Haswell's and Zen's on every AVX2 CPU, SkylakeX's with AVX-512.
+all_kernels=(Haswell Zen SkylakeX Prescott) # the order of tests/meson.build
 kernels=(Prescott)
 grep -q -w avx2 /proc/cpuinfo && kernels+=(Haswell Zen)
 grep -q -w avx512bw /proc/cpuinfo && kernels+=(SkylakeX)
@@ -162,9 +175,14 @@ for k in "${kernels[@]}"; do
 	for t in model infer explain generate dump backward python_reference screens; do
 		need_ok "${logs[0]}" "${t}_$k"
 	done
+	n=0
 	for t in $(sed -n '/^tui_names = \[/,/\]/p' tests/meson.build | grep -o "'[a-z0-9_]*'" |
 		tr -d "'"); do
-		need_ok "$tuilog" "tui_${t}_$k"
+		# kernels_tui_one: the n-th test under the (n mod 4)-th kernel.
+		if [ "$tui_suite" = kernels_tui ] || [ "${all_kernels[$((n % 4))]}" = "$k" ]; then
+			need_ok "$tuilog" "tui_${t}_$k"
+		fi
+		n=$((n + 1))
 	done
 done
 need_ok "${logs[1]}" figure_cli

@@ -5,7 +5,9 @@
 #         bounded libFuzzer run of every fuzz target (suite "fuzzing"); the
 #         numeric checks on each OpenBLAS kernel (suite "kernels") run in
 #         the plain build only (tests/run.sh's first stage): they test sums,
-#         not memory; so does the PyTorch package's suite ("python"), whose
+#         not memory; so do the lab's trainings ("lab": the training code's
+#         memory is the train suites', its generators' lab_positions's,
+#         here) and the PyTorch package's suite ("python"), whose
 #         time goes to PyTorch (the program's hostile files and names run
 #         here in the "hostile" suite and the fuzzers). In CI this is the
 #         only run of the other tests on the built tree: the plain build runs
@@ -54,7 +56,8 @@ for stage in "${stages[@]}"; do
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1} \
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
-			--no-suite kernels --no-suite kernels_tui --no-suite python || status=1
+			--no-suite kernels --no-suite kernels_tui --no-suite python \
+			--no-suite lab || status=1
 		;;
 	tsan)
 		dir=${ATTNVIEW_TSAN_BUILD:-build-tsan}

@@ -48,8 +48,13 @@ static int decided(const char *task, const char *s, uint8_t *d)
 {
 	uint32_t cps[64];
 	int n = 0;
-	for (; s[n]; n++)
-		cps[n] = (uint8_t)s[n];
+	for (const unsigned char *p = (const unsigned char *)s; *p && n < 64; n++)
+		if (*p < 0x80)
+			cps[n] = *p++;
+		else { /* two bytes: the Greek letters */
+			cps[n] = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+			p += 2;
+		}
 	return lab_decided(task, cps, n, d);
 }
 
@@ -62,7 +67,18 @@ static void typed(void)
 	CHECK(decided("previous", "kbkqeq", d) == 2 && d[1] && d[4]);
 	CHECK(decided("two-back", "kbtkqexq", d) == 2 && d[2] && d[6]);
 	CHECK(decided("reverse", "abc|cba", d) == 6 && !d[3]);
-	CHECK(decided("delimiter", "!abc!?de?.x,", d) == 2 && d[0] && d[5] && !d[9]);
+	/* ! stands for o, ? for u, . for a. */
+	CHECK(decided("delimiter", "!ooo!?uk?.a", d) == 5 && d[1] && d[3] && d[6] && !d[7] &&
+	      d[10] && !d[0]);
+	CHECK(decided("next", "kkbbqx", d) == 2 && d[0] && d[2] && !d[1] && !d[4]);
+	CHECK(decided("first", "7b7q7", d) == 2 && d[2] && d[4] && !d[0]);
+	CHECK(decided("first", "kbkqk", d) == 0);
+	CHECK(decided("word-start", "kkk.bbx;q", d) == 3 && d[1] && d[2] && d[5] && !d[6] &&
+	      !d[8]);
+	CHECK(decided("line-parallel", "kbq.kxq.", d) == 4 && d[0] && d[4] && !d[1] && !d[5]);
+	CHECK(decided("duplicate", "bkeqqe", d) == 1 && d[4]);
+	/* k, then β, then k again after β: the nearest of its own script. */
+	CHECK(decided("script", "kβkβdk", d) == 2 && d[2] && d[3] && !d[4] && !d[5]);
 	CHECK(decided("class", "kb7qe7x3", d) == 2 && d[2] && d[5] && !d[7]);
 	CHECK(decided("no-such-task", "abc", d) == -1);
 }

@@ -131,6 +131,22 @@ static void column(void)
 	label(n, false, key);
 	CHECKF(rs.role == ROLE_KEYWORD && strcmp(label_text(), "keyword .") == 0,
 	       "column on the full stop: %s", label_text());
+	/* Most rows on key 0 and the rest on one r: the first column, with
+	 * the keyword of both characters named beside it (the lab's first
+	 * task). */
+	n = toks("7kbr7q7e7r7x7z77");
+	for (int i = 0; i < n; i++)
+		key[i] = i % 3 == 2 ? 3 : 0;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_TWO && rs.second == ROLE_KEYWORD &&
+		   strcmp(label_text(), "first / keyword 7 r") == 0,
+	       "first column and another: %s", label_text());
+	/* All rows on key 0: first alone. */
+	for (int i = 0; i < n; i++)
+		key[i] = 0;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_SURE && strcmp(label_text(), "first") == 0,
+	       "first column: %s", label_text());
 }
 
 /* Each row on the nearest mark ahead, a different one per phrase. */

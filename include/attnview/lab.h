@@ -22,6 +22,7 @@
 #define ATTNVIEW_LAB_H
 
 #include "attnview/analysis.h"
+#include "attnview/lab_positions.h"
 #include "attnview/model.h"
 #include "attnview/rng.h"
 
@@ -37,12 +38,19 @@
  * special ids), in vocabulary order. */
 #define LAB_ALPHABET "abcdefghijklmnopqrstuvwxyz0123456789.,;!?|="
 
-/* A position of a generated text. */
-enum { LAB_SCORED = 1, LAB_MASKED = 2 };
+/* The Greek letters α to ω (U+03B1 to U+03C9), in the vocabulary of a task
+ * that sets `greek`, after LAB_ALPHABET: two scripts in one text. */
+#define LAB_GREEK_FIRST 0x3B1u
+#define LAB_GREEK_COUNT 25
+
+/* A position of a generated text: scored; hidden behind the mask; hidden
+ * behind its script's placeholder (z, ω), which the model reads instead. */
+enum { LAB_SCORED = 1, LAB_MASKED = 2, LAB_PLACEHOLDER = 4 };
 
 typedef struct lab_task lab_task;
 /* Fills text[0..T] (T + 1 characters: a causal task predicts text[i + 1]
- * at i) and flag[0..T) with LAB_SCORED and LAB_MASKED bits. */
+ * at i) and flag[0..T) with LAB_SCORED, LAB_MASKED and LAB_PLACEHOLDER
+ * bits. */
 typedef void (*lab_gen_fn)(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag);
 
 struct lab_task {
@@ -58,6 +66,7 @@ struct lab_task {
 	 * (ROLE_NKINDS: none expected there). */
 	role_kind roles[2];
 	lab_gen_fn gen;
+	bool greek; /* the vocabulary holds the Greek letters too */
 };
 
 int lab_ntasks(void);
@@ -120,5 +129,22 @@ bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *a
 /* A head carries the mechanism when switching it off takes away at least
  * half of what the model gained over chance. */
 bool lab_carries(double acc_all, double acc_without, double chance);
+
+/* What switching heads off says about each head, part[l * H + h]:
+ *   LAB_CARRIES  switching it off alone takes away at least half of what
+ *                the model gained over chance (lab_carries); or, in a layer
+ *                of two heads or more whose switching off takes half, it
+ *                alone keeps half with the layer's other heads off (a second
+ *                copy of the mechanism, which switching off one head cannot
+ *                find); or, where no head of its layer does either, it and
+ *                one other head of the layer switched off together take half
+ *                (the two share it);
+ *   LAB_IDLE     none of those, and switching it off alone takes away under
+ *                a tenth of the gain;
+ *   LAB_PARTLY   between the two (part of the mechanism, or a helper).
+ * acc_all the accuracy with every head, acc_without as lab_ablate_each. */
+typedef enum lab_part { LAB_IDLE, LAB_PARTLY, LAB_CARRIES } lab_part;
+bool lab_head_parts(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+		    const double *acc_without, lab_part *part, av_error *err);
 
 #endif

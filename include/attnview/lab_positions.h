@@ -15,15 +15,30 @@
  *                       one is the one after its latest earlier copy
  *   reverse             (masked) the character equals its mirror image
  *                       about the first '|'
- *   delimiter           (masked) an opening mark whose segment is closed by
- *                       the same mark
- *   class               (masked) a digit that is written elsewhere too */
+ *   delimiter           (masked) the letter the nearest mark before it
+ *                       stands for (LAB_MARK_LETTERS)
+ *   class               (masked) a digit that is written elsewhere too
+ *   next                (masked) a letter the same as the next character
+ *   first               (masked) the first character, a digit, again
+ *   word-start          (masked) a letter one or more into its word that
+ *                       is the word's first
+ *   line-parallel       (masked) a letter the same as the one at its place
+ *                       in the line before or after (lines end in '.')
+ *   duplicate           (causal) the character occurred before, and the
+ *                       next one is the one before its latest earlier copy
+ *   script              (masked) a Latin or Greek letter the same as the
+ *                       nearest letter of its script before it */
 #ifndef ATTNVIEW_LAB_POSITIONS_H
 #define ATTNVIEW_LAB_POSITIONS_H
 
 #include "attnview/model.h"
 
 #include <stdint.h>
+
+/* The delimiter task: the letter each of the marks ".,;!?" stands for. */
+#define LAB_MARK_LETTERS "aeiou"
+/* The line-parallel task: letters a line (a full stop closes each). */
+#define LAB_LINE 7
 
 /* The lab task a model was trained on, from its metadata (a lab model's
  * corpus is "lab task NAME (generated, seed S)"), if this module has its

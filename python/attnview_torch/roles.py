@@ -58,7 +58,9 @@ class Text:
         n = self.n = len(tok)
         self.cps = cps = [cp for cp, _ in tok]
         ids = [t for _, t in tok]
-        key = [(t, cp if t == TOK_UNK else None) for cp, t in tok]
+        # the mask is no character: each is a class of its own
+        key = [(-1, i) if cp >= SPECIAL_CP else (t, cp if t == TOK_UNK else None)
+               for i, (cp, t) in enumerate(tok)]
         first = {}
         self.cls = [first.setdefault(key[i], i) for i in range(n)]
         self.delim = [is_delimiter(c) for c in cps]

@@ -30,8 +30,9 @@ static const char *const lab_help =
        "\n"
        "Train a tiny model on generated text whose mechanism is known (the lab), then\n"
        "measure it: task accuracy at the positions the mechanism decides, the same with\n"
-       "each head switched off (the heads whose loss costs at least half of what the\n"
-       "model gained over chance carry the mechanism), and what each head does. The\n"
+       "each head switched off (a head carries the mechanism when losing it costs at\n"
+       "least half of what the model gained over chance, or when it alone keeps half\n"
+       "with the other heads of its layer off), and what each head does. The\n"
        "model goes to OUT (default NAME.attn). Everything follows from --seed (1).\n"
        "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
 
@@ -231,10 +232,15 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 	double acc[AV_MAX_HEADS * 4];
 	if (!lab_ablate_each(m, t, seed, acc, err))
 		return false;
+	lab_part part[AV_MAX_HEADS * 4];
+	if (!lab_head_parts(m, t, seed, all->acc, acc, part, err))
+		return false;
 	cli_printf(_("task accuracy with one head switched off:\n"));
 	for (int k = 0; k < nh; k++)
 		cli_printf(_("  layer %d head %d off: %.1f%%%s\n"), k / H, k % H, 100 * acc[k],
-		       lab_carries(all->acc, acc[k], chance) ? _("  carries the mechanism") : "");
+			   part[k] == LAB_CARRIES  ? _("  carries the mechanism")
+			   : part[k] == LAB_PARTLY ? _("  carries part of it")
+						   : "");
 	return true;
 }
 

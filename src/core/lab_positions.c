@@ -55,20 +55,22 @@ static void rule_reverse(const uint32_t *cps, int n, uint8_t *d)
 	}
 }
 
-/* An opening mark whose segment is closed by the same mark: marks pair
- * off from the start, the first of each pair opening. */
+/* The letter the nearest mark before it (the first after it, at the
+ * start of the text) stands for (lab.h: LAB_MARK_LETTERS). */
 static void rule_delimiter(const uint32_t *cps, int n, uint8_t *d)
 {
-	int open = -1;
+	static const char marks[] = ".,;!?";
 	for (int i = 0; i < n; i++) {
-		if (!is_mark(cps[i]))
+		if (!is_letter(cps[i]))
 			continue;
-		if (open < 0) {
-			open = i;
-			continue;
-		}
-		d[open] = cps[open] == cps[i];
-		open = -1;
+		int m = i - 1;
+		while (m >= 0 && !is_mark(cps[m]))
+			m--;
+		if (m < 0)
+			for (m = i + 1; m < n && !is_mark(cps[m]); m++)
+				;
+		if (m >= 0 && m < n)
+			d[i] = cps[i] == (uint32_t)LAB_MARK_LETTERS[strchr(marks, (int)cps[m]) - marks];
 	}
 }
 
@@ -83,19 +85,116 @@ static void rule_class(const uint32_t *cps, int n, uint8_t *d)
 	}
 }
 
+/* A letter the same as the next character. */
+static void rule_next(const uint32_t *cps, int n, uint8_t *d)
+{
+	for (int i = 0; i + 1 < n; i++)
+		d[i] = is_letter(cps[i]) && cps[i + 1] == cps[i];
+}
+
+/* A character the same as the first, a digit. */
+static void rule_first(const uint32_t *cps, int n, uint8_t *d)
+{
+	for (int i = 1; i < n; i++)
+		d[i] = cps[0] >= '0' && cps[0] <= '9' && cps[i] == cps[0];
+}
+
+/* A letter one or more into its word (after the last mark) that is the
+ * word's first. */
+static void rule_word_start(const uint32_t *cps, int n, uint8_t *d)
+{
+	int start = 0;
+	for (int i = 0; i < n; i++) {
+		if (!is_letter(cps[i])) {
+			start = i + 1;
+			continue;
+		}
+		d[i] = i > start && cps[i] == cps[start];
+	}
+}
+
+/* A letter the same as the one at its place in the line before or after
+ * (lines closed by full stops). */
+static void rule_line_parallel(const uint32_t *cps, int n, uint8_t *d)
+{
+	int start = 0, prev = -1;
+	for (int i = 0; i < n; i++) {
+		if (cps[i] == '.') {
+			prev = start;
+			start = i + 1;
+			continue;
+		}
+		int place = i - start;
+		if (!is_letter(cps[i]))
+			continue;
+		bool before = prev >= 0 && prev + place < start - 1 && cps[prev + place] == cps[i];
+		int next = i + 1;
+		while (next < n && cps[next] != '.')
+			next++;
+		int after = next + 1 + place;
+		bool ahead = after < n && cps[after] == cps[i];
+		for (int k = next + 1; ahead && k < after; k++)
+			ahead = cps[k] != '.';
+		d[i] = before || ahead;
+	}
+}
+
+/* A letter's script: 1 Latin (a to z), 2 Greek (α to ω), else 0. */
+static int script_of(uint32_t c)
+{
+	return is_letter(c) ? 1 : c >= 0x3B1 && c <= 0x3C9 ? 2 : 0;
+}
+
+/* A Latin or Greek letter the same as the nearest letter of its script
+ * before it. */
+static void rule_script(const uint32_t *cps, int n, uint8_t *d)
+{
+	int last[3] = {-1, -1, -1};
+	for (int i = 0; i < n; i++) {
+		int s = script_of(cps[i]);
+		if (!s)
+			continue;
+		d[i] = last[s] >= 0 && cps[last[s]] == cps[i];
+		last[s] = i;
+	}
+}
+
+/* The character occurred before, and the next one is the one before its
+ * latest earlier copy. */
+static void rule_duplicate(const uint32_t *cps, int n, uint8_t *d)
+{
+	for (int i = 1; i + 1 < n; i++) {
+		int j = i - 1;
+		while (j >= 0 && cps[j] != cps[i])
+			j--;
+		d[i] = j >= 1 && is_letter(cps[i]) && cps[j - 1] == cps[i + 1];
+	}
+}
+
 typedef struct lab_rule {
 	const char *name;
 	void (*rule)(const uint32_t *cps, int n, uint8_t *decided);
 } lab_rule;
 
 static const lab_rule rules[] = {
-    {"previous", rule_previous}, {"two-back", rule_two_back},	{"induction", rule_induction},
-    {"reverse", rule_reverse},	 {"delimiter", rule_delimiter}, {"class", rule_class},
+    {"previous", rule_previous},
+    {"two-back", rule_two_back},
+    {"induction", rule_induction},
+    {"reverse", rule_reverse},
+    {"delimiter", rule_delimiter},
+    {"class", rule_class},
+    {"next", rule_next},
+    {"first", rule_first},
+    {"word-start", rule_word_start},
+    {"line-parallel", rule_line_parallel},
+    {"duplicate", rule_duplicate},
+    {"script", rule_script},
 };
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
-const char *const lab_rule_names[] = {"previous",  "two-back", "induction", "reverse",
-				      "delimiter", "class",    NULL};
+const char *const lab_rule_names[] = {
+    "previous", "two-back", "induction",     "reverse",	  "delimiter", "class",
+    "next",	"first",    "word-start", "line-parallel", "duplicate", "script", NULL};
 _Static_assert(sizeof lab_rule_names / sizeof lab_rule_names[0] == NRULES + 1,
 	       "a name for every rule");
 

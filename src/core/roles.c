@@ -107,9 +107,12 @@ typedef struct role_text {
 	int nscripts;
 } role_text;
 
+/* The same character: the same id (an unknown one, the same codepoint). The
+ * mask is no character: two masks are not copies of each other. */
 static bool same_token(const token *tok, int i, int j)
 {
-	return tok[i].id == tok[j].id && (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
+	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP &&
+	       (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
 }
 
 static void find_copies(role_text *x)
@@ -551,6 +554,10 @@ void role_decide(role_scores *o)
 	 * nearest: a delimiter head. */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o))
 		best = ROLE_DELIMITER;
+	/* Most rows on key 0: the first column, however many rows a keyword of
+	 * its character and another one gathers (the runner-up says it). */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_FIRST))
+		best = ROLE_FIRST;
 	if (best < ROLE_NKINDS) {
 		set_label(o, best, ROLE_SURE);
 		role_kind two = best_passing(o, best, false);

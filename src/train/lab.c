@@ -99,29 +99,32 @@ static void gen_reverse(const lab_task *t, rng *r, int T, uint32_t *text, uint8_
 
 static const char lab_marks[] = ".,;!?";
 
-/* Segments of 2 to 6 random letters, each enclosed in one punctuation mark
- * on both sides ("!abc!?de?"). Half of the opening marks are hidden; scored
- * where the segment's closing mark is in the text. */
+/* Segments of 2 to 6 hidden letters, each enclosed in one punctuation mark
+ * on both sides ("!ooo!?uu?"): every letter of a segment is the one its mark
+ * stands for (LAB_MARK_LETTERS, in the order of lab_marks). Scored: every
+ * letter, which only the marks around it tell. */
 static void gen_delimiter(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
 	memset(flag, 0, (size_t)T);
 	int i = 0;
 	while (i <= T) {
-		uint32_t mark = (uint32_t)lab_marks[rng_below(r, 5)];
-		int len = 2 + (int)rng_below(r, 5), open = i;
+		int which = (int)rng_below(r, 5), len = 2 + (int)rng_below(r, 5);
+		uint32_t mark = (uint32_t)lab_marks[which];
 		text[i++] = mark;
-		for (int k = 0; k < len && i <= T; k++)
-			text[i++] = letter(r);
+		for (int k = 0; k < len && i <= T; k++, i++) {
+			text[i] = (uint32_t)LAB_MARK_LETTERS[which];
+			if (i < T)
+				flag[i] = LAB_MASKED | LAB_SCORED;
+		}
 		if (i <= T)
 			text[i++] = mark;
-		if (open < T && rng_uniform(r) < 0.5f)
-			flag[open] = LAB_MASKED | (open + len + 1 < T ? LAB_SCORED : 0);
 	}
 }
 
-/* Random letters, and one digit written at 8 random places, all hidden
- * but one. Scored: the hidden ones, which only the one digit shown tells. */
+/* Random letters, and one digit written at 16 to 24 random places, all
+ * hidden but one. Scored: the hidden ones, which only the one digit shown
+ * tells. */
 static void gen_class(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
@@ -129,14 +132,138 @@ static void gen_class(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t 
 	uint32_t digit = '0' + (uint32_t)rng_below(r, 10);
 	for (int i = 0; i <= T; i++)
 		text[i] = letter(r);
-	int shown = -1;
-	for (int k = 0; k < 8; k++) {
+	int shown = -1, places = T / 2 + (int)rng_below(r, (uint64_t)(T / 4 + 1));
+	for (int k = 0; k < places; k++) {
 		int i = (int)rng_below(r, (uint64_t)T);
 		text[i] = digit;
 		if (shown < 0)
 			shown = i;
 		else if (i != shown)
 			flag[i] = LAB_MASKED | LAB_SCORED;
+	}
+}
+
+/* Pairs of one letter ("kkbbqq"), from a random place in the first pair;
+ * the first of each pair hidden. Scored: the hidden ones whose pair ends in
+ * the text, which only the next character tells. */
+static void gen_next(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	int p = (int)rng_below(r, 2);
+	uint32_t c = letter(r);
+	for (int i = 0; i <= T; i++) {
+		if ((i + p) % 2 == 0)
+			c = letter(r);
+		text[i] = c;
+	}
+	for (int i = 0; i < T; i++)
+		flag[i] = (i + p) % 2 == 0 && i + 1 < T ? LAB_MASKED | LAB_SCORED : 0;
+}
+
+/* A digit, then random letters, three quarters of the places hidden;
+ * every hidden one is the digit, which only the first place tells. */
+static void gen_first(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	text[0] = '0' + (uint32_t)rng_below(r, 10);
+	flag[0] = 0;
+	for (int i = 1; i <= T; i++) {
+		bool hide = rng_uniform(r) < 0.75f;
+		text[i] = hide ? text[0] : letter(r);
+		if (i < T)
+			flag[i] = hide ? LAB_MASKED | LAB_SCORED : 0;
+	}
+}
+
+/* Words of 3 to 7 copies of one letter between punctuation marks
+ * ("kkkk.bbb;qqqqq!"), all but each word's first letter hidden. Scored:
+ * the hidden ones, which only their word's first letter tells. */
+static void gen_word_start(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	memset(flag, 0, (size_t)T);
+	int i = 0;
+	while (i <= T) {
+		int len = 3 + (int)rng_below(r, 5);
+		uint32_t c = letter(r);
+		for (int k = 0; k < len && i <= T; k++, i++) {
+			text[i] = c;
+			if (k > 0 && i < T)
+				flag[i] = LAB_MASKED | LAB_SCORED;
+		}
+		if (i <= T)
+			text[i++] = (uint32_t)lab_marks[rng_below(r, 5)];
+	}
+}
+
+/* Three lines of LAB_LINE letters closed by '.', all the same; the first
+ * and the last hidden (the model reads only the middle one and the full
+ * stops), and scored: the same place in the middle line tells. */
+static void gen_line_parallel(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	const int L = LAB_LINE + 1;
+	for (int i = 0; i <= T; i++) {
+		text[i] = i % L == LAB_LINE ? '.' : i < L ? letter(r) : text[i % L];
+		if (i < T)
+			flag[i] = i % L != LAB_LINE && (i < L || i >= 2 * L) ? LAB_MASKED | LAB_SCORED
+									       : 0;
+	}
+}
+
+/* Six pairs of distinct letters, a value before its key ("bkeqfz"), then
+ * the six keys again in another order, each followed by its value
+ * ("qekbzf"). Scored: the keys of the second half, whose next character is
+ * the one before the key's earlier copy: a head of layer 0 looks at the
+ * previous character, a head of layer 1 at the earlier copy of the current
+ * one. */
+static void gen_duplicate(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	enum { PAIRS = 6 };
+	uint32_t l[26], rest[26];
+	distinct_letters(r, 2 * PAIRS, l, rest);
+	int order[PAIRS];
+	for (int k = 0; k < PAIRS; k++)
+		order[k] = k;
+	for (int k = PAIRS - 1; k > 0; k--) {
+		int j = (int)rng_below(r, (uint64_t)(k + 1)), x = order[k];
+		order[k] = order[j];
+		order[j] = x;
+	}
+	memset(flag, 0, (size_t)T);
+	for (int i = 0; i <= T; i++) {
+		int half = i / (2 * PAIRS), k = (i % (2 * PAIRS)) / 2, second = i % 2;
+		if (half == 0) /* value, key */
+			text[i] = l[2 * k + 1 - second];
+		else if (half == 1) /* key, value */
+			text[i] = l[2 * order[k] + second];
+		else
+			text[i] = rest[rng_below(r, (uint64_t)(26 - 2 * PAIRS))];
+		if (i < T && half == 1 && !second)
+			flag[i] = LAB_SCORED;
+	}
+}
+
+/* Latin and Greek letters, the script of each place at random; 85 of 100
+ * places after the first letter of their script hidden behind their
+ * script's placeholder (z, ω), each the nearest letter of its script before
+ * it. Scored: the hidden ones, which only the letters of their own script
+ * tell. */
+static void gen_script(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	int last[2] = {-1, -1}; /* the last letter shown of each script */
+	for (int i = 0; i <= T; i++) {
+		int s = (int)rng_below(r, 2);
+		bool hide = last[s] >= 0 && rng_uniform(r) < 0.85f;
+		uint32_t shown = s == 0 ? 'a' + (uint32_t)rng_below(r, 25)
+					: LAB_GREEK_FIRST + (uint32_t)rng_below(r, LAB_GREEK_COUNT - 1);
+		text[i] = hide ? text[last[s]] : shown;
+		if (i < T)
+			flag[i] = hide ? LAB_PLACEHOLDER | LAB_SCORED : 0;
+		if (!hide)
+			last[s] = i;
 	}
 }
 
@@ -148,13 +275,13 @@ static const lab_task tasks[] = {
 	"letter comes the one before it, which a head must fetch by looking at the "
 	"previous character"),
      "kbkqeqzfzwawmjm", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 1,
-     {ROLE_PREVIOUS, ROLE_NKINDS}, gen_copy_back},
+     {ROLE_PREVIOUS, ROLE_NKINDS}, gen_copy_back, false},
     {"two-back",
      N_("blocks of four letters whose last repeats the first (\"xyzx\"): after the third "
 	"letter comes the one two before it, which a head must fetch by looking two "
 	"characters to the left"),
      "kbtkqexqzfozwaiw", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 2,
-     {ROLE_OFFSET, ROLE_NKINDS}, gen_copy_back},
+     {ROLE_OFFSET, ROLE_NKINDS}, gen_copy_back, false},
     {"induction",
      N_("a string of 5 to 12 distinct letters written again and again, of another length "
 	"in every text: from the second copy on, the next letter is the one that followed "
@@ -162,25 +289,61 @@ static const lab_task tasks[] = {
 	"character, and a head of layer 1 at the character after the earlier copy of the "
 	"current one (an induction head)"),
      "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
-     {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction},
+     {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction, false},
     {"reverse",
      N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of most "
 	"pairs hidden: a hidden letter is its mirror image's, which a head finds by looking "
 	"at the mirror position"),
      "kbqexzfwamjo|ojmawfzxeqbk", OBJ_MASKED, 32, 1, 1, 25, 32, 2500, 3e-3f, 26, 0,
-     {ROLE_MIRROR, ROLE_NKINDS}, gen_reverse},
+     {ROLE_MIRROR, ROLE_NKINDS}, gen_reverse, false},
     {"delimiter",
-     N_("segments of letters enclosed in one punctuation mark on both sides "
-	"(\"!abc!?de?\"): a hidden opening mark is the mark that ends its segment, which a "
-	"head finds by looking at the punctuation to its right"),
-     "!kbq!?ex?.zfwa.;mj;,oqs,", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 5, 0,
-     {ROLE_DELIMITER, ROLE_NKINDS}, gen_delimiter},
+     N_("segments of hidden letters, each enclosed in one punctuation mark on both sides "
+	"(\"!ooo!?uu?\"): every letter of a segment is the one its mark stands for (. a, "
+	", e, ; i, ! o, ? u), which a head finds by looking at the nearest mark"),
+     "!ooo!?uu?.aaaa.;ii;,eee,!oo!", OBJ_MASKED, 32, 1, 1, 32, 32, 5000, 3e-3f, 5, 0,
+     {ROLE_DELIMITER, ROLE_NKINDS}, gen_delimiter, false},
     {"class",
-     N_("random letters and one digit written at eight places, all hidden but one "
-	"(\"kb7qe\"): a hidden place holds the digit shown, which a head finds by looking "
-	"at the one character of its class"),
-     "kbqe7xzfwamjoqsl", OBJ_MASKED, 32, 1, 1, 32, 32, 1000, 3e-3f, 10, 0,
-     {ROLE_KEYWORD, ROLE_NKINDS}, gen_class},
+     N_("random letters and one digit written at half the places or more, all hidden "
+	"but one (\"kb7q7e77\"): a hidden place holds the digit shown, which a head finds "
+	"by looking at the one character of its class"),
+     "kb7q7e77xz7fw7a7mjo7q7sl7", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 10, 0,
+     {ROLE_KEYWORD, ROLE_NKINDS}, gen_class, false},
+    {"next",
+     N_("pairs of one letter (\"kkbbqq\"), the first of each pair hidden: a hidden "
+	"letter is the next one, which a head fetches by looking at the next character"),
+     "kkbbqqeexxzzffwwaa", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 0,
+     {ROLE_NEXT, ROLE_NKINDS}, gen_next, false},
+    {"first",
+     N_("a digit, then letters, three of four places hidden (\"7kb7q\"): every hidden "
+	"place holds the digit, which a head finds by looking at the first character"),
+     "7k77b777q77e7x77z7", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 1e-3f, 10, 0,
+     {ROLE_FIRST, ROLE_NKINDS}, gen_first, false},
+    {"word-start",
+     N_("words of three to seven copies of one letter between punctuation marks "
+	"(\"kkkk.bbb;qqqqq!\"), all but each word's first letter hidden: a hidden letter "
+	"is its word's first, which a head finds by looking at the start of its word"),
+     "kkkk.bbb;qqqqq!eeeeee,xxx", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 26, 0,
+     {ROLE_WORDSTART, ROLE_NKINDS}, gen_word_start, false},
+    {"line-parallel",
+     N_("three lines of seven letters, each closed by a full stop, all the same "
+	"(\"kbqexzf.kbqexzf.kbqexzf.\"), the first and the last hidden: a hidden letter is "
+	"the one at the same place in the middle line, where a head looks"),
+     "kbqexzf.kbqexzf.kbqexzf.", OBJ_MASKED, 32, 1, 1, 24, 32, 2500, 3e-3f, 26, 0,
+     {ROLE_PARALLEL, ROLE_NKINDS}, gen_line_parallel, false},
+    {"duplicate",
+     N_("six pairs of letters, a value before its key (\"bkeqfz\"), then the keys again "
+	"in another order, each followed by its value (\"qekbzf\"): a head of layer 0 "
+	"looks at the previous character, and a head of layer 1 at the earlier copy of the "
+	"current one, whose neighbour is the value"),
+     "bkeqfzmxoupsqekbzfpsmxou", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
+     {ROLE_NKINDS, ROLE_DUPLICATE}, gen_duplicate, false},
+    {"script",
+     N_("Latin and Greek letters mixed, most of them hidden behind their script's "
+	"placeholder, z or ω (\"kzβωzdω\"): a hidden letter is the "
+	"nearest letter of its own script before it, which a head finds by looking at "
+	"the letters of its script"),
+     "kzβωzdωγzωqωzzλω", OBJ_MASKED, 64, 1, 1, 32,
+     32, 8000, 3e-3f, 25, 0, {ROLE_SCRIPT, ROLE_NKINDS}, gen_script, true},
 };
 
 int lab_ntasks(void)
@@ -203,10 +366,28 @@ const lab_task *lab_find(const char *name)
 
 /* ---- batches --------------------------------------------------------------- */
 
+#define LAB_NALPHA ((int32_t)sizeof LAB_ALPHABET - 1)
+
 static int32_t lab_id(uint32_t cp)
 {
+	if (cp >= LAB_GREEK_FIRST && cp < LAB_GREEK_FIRST + LAB_GREEK_COUNT)
+		return TOK_NSPECIAL + LAB_NALPHA + (int32_t)(cp - LAB_GREEK_FIRST);
 	const char *p = strchr(LAB_ALPHABET, (int)cp);
 	return cp && cp < 128 && p ? TOK_NSPECIAL + (int32_t)(p - LAB_ALPHABET) : TOK_UNK;
+}
+
+/* The placeholder of cp's script: ω for a Greek letter, z for the rest. */
+static uint32_t placeholder(uint32_t cp)
+{
+	return cp >= LAB_GREEK_FIRST ? LAB_GREEK_FIRST + LAB_GREEK_COUNT - 1 : 'z';
+}
+
+/* What the model reads at a place: the mask, a placeholder or the text. */
+static uint32_t shown_cp(uint32_t cp, uint8_t flag)
+{
+	return flag & LAB_MASKED ? AV_SPECIAL_CP + TOK_MASK
+	       : flag & LAB_PLACEHOLDER ? placeholder(cp)
+					: cp;
 }
 
 /* One text as the model's input ids and targets (-1 where not scored). */
@@ -216,7 +397,7 @@ static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt
 	uint8_t flag[LAB_MAX_CONTEXT];
 	t->gen(t, r, T, text, flag);
 	for (int i = 0; i < T; i++) {
-		tok[i] = flag[i] & LAB_MASKED ? TOK_MASK : lab_id(text[i]);
+		tok[i] = flag[i] & LAB_MASKED ? TOK_MASK : lab_id(shown_cp(text[i], flag[i]));
 		uint32_t y = t->obj == OBJ_CAUSAL ? text[i + 1] : text[i];
 		tgt[i] = flag[i] & LAB_SCORED ? lab_id(y) : -1;
 	}
@@ -233,7 +414,7 @@ static void sample_text(const lab_task *t, uint64_t seed, int index, int T, uint
 	for (int k = 0; k <= index; k++)
 		t->gen(t, &r, T, text, flag);
 	for (int i = 0; i < T; i++)
-		cps[i] = masked && flag[i] & LAB_MASKED ? AV_SPECIAL_CP + TOK_MASK : text[i];
+		cps[i] = masked ? shown_cp(text[i], flag[i]) : text[i];
 }
 
 void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps)
@@ -246,7 +427,7 @@ void lab_sample(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cp
 
 static void apply_options(model_config *cfg, const lab_task *t, const lab_options *o)
 {
-	uint32_t nalpha = (uint32_t)strlen(LAB_ALPHABET);
+	uint32_t nalpha = (uint32_t)LAB_NALPHA + (t->greek ? LAB_GREEK_COUNT : 0);
 	*cfg = (model_config){.objective = t->obj,
 			      .vocab_size = TOK_NSPECIAL + nalpha,
 			      .dim = o->dim ? o->dim : t->dim,
@@ -261,10 +442,13 @@ model *lab_model_create(const lab_task *t, const lab_options *o, av_error *err)
 	apply_options(&cfg, t, o);
 	if (!model_config_check(&cfg, err))
 		return NULL;
-	uint32_t cps[TOK_NSPECIAL + sizeof LAB_ALPHABET];
-	for (uint32_t i = 0; i < cfg.vocab_size; i++)
-		cps[i] = i < TOK_NSPECIAL ? AV_SPECIAL_CP + i
-					  : (uint32_t)LAB_ALPHABET[i - TOK_NSPECIAL];
+	uint32_t cps[TOK_NSPECIAL + LAB_NALPHA + LAB_GREEK_COUNT];
+	for (uint32_t i = 0; i < cfg.vocab_size; i++) {
+		uint32_t k = i - TOK_NSPECIAL;
+		cps[i] = i < TOK_NSPECIAL		 ? AV_SPECIAL_CP + i
+			 : k < (uint32_t)LAB_NALPHA ? (uint32_t)LAB_ALPHABET[k]
+						    : LAB_GREEK_FIRST + k - (uint32_t)LAB_NALPHA;
+	}
 	model *m = model_create(&cfg, cps, err);
 	if (!m)
 		return NULL;
@@ -461,4 +645,76 @@ bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *a
 bool lab_carries(double acc_all, double acc_without, double chance)
 {
 	return acc_all - acc_without >= 0.5 * (acc_all - chance);
+}
+
+/* Accuracy with the heads of layer l switched off where keep is not one of
+ * them (keep -1: all of them), or with just heads a and b off (pair). */
+static bool ablate_layer(const model *m, const lab_task *t, uint64_t seed, int l, int keep,
+			 double *acc, av_error *err)
+{
+	int H = (int)m->cfg.heads;
+	uint8_t off[AV_MAX_HEADS * 4] = {0};
+	for (int h = 0; h < H; h++)
+		off[l * H + h] = h != keep;
+	lab_score s;
+	if (!lab_evaluate(m, t, seed, off, &s, err))
+		return false;
+	*acc = s.acc;
+	return true;
+}
+
+static bool ablate_pair(const model *m, const lab_task *t, uint64_t seed, int a, int b,
+			double *acc, av_error *err)
+{
+	uint8_t off[AV_MAX_HEADS * 4] = {0};
+	off[a] = off[b] = 1;
+	lab_score s;
+	if (!lab_evaluate(m, t, seed, off, &s, err))
+		return false;
+	*acc = s.acc;
+	return true;
+}
+
+/* The heads of layer l that a second copy, or a pair, shows to carry the
+ * mechanism when no head of the layer is needed alone. */
+static bool layer_parts(const model *m, const lab_task *t, uint64_t seed, int l, double acc_all,
+			lab_part *part, av_error *err)
+{
+	int H = (int)m->cfg.heads;
+	double chance = 1.0 / t->answers, gain = acc_all - chance, acc;
+	if (!ablate_layer(m, t, seed, l, -1, &acc, err))
+		return false;
+	if (acc_all - acc < 0.5 * gain)
+		return true; /* the layer does not carry it */
+	bool any = false;
+	for (int h = 0; h < H; h++) {
+		if (!ablate_layer(m, t, seed, l, h, &acc, err))
+			return false;
+		if (acc - chance >= 0.5 * gain)
+			part[l * H + h] = LAB_CARRIES;
+		any |= part[l * H + h] == LAB_CARRIES;
+	}
+	for (int a = 0; !any && a < H; a++)
+		for (int b = a + 1; b < H; b++) {
+			if (!ablate_pair(m, t, seed, l * H + a, l * H + b, &acc, err))
+				return false;
+			if (lab_carries(acc_all, acc, chance))
+				part[l * H + a] = part[l * H + b] = LAB_CARRIES;
+		}
+	return true;
+}
+
+bool lab_head_parts(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+		    const double *acc_without, lab_part *part, av_error *err)
+{
+	int H = (int)m->cfg.heads, L = (int)m->cfg.layers;
+	double chance = 1.0 / t->answers, gain = acc_all - chance;
+	for (int k = 0; k < L * H; k++)
+		part[k] = lab_carries(acc_all, acc_without[k], chance) ? LAB_CARRIES
+			  : acc_all - acc_without[k] < 0.1 * gain     ? LAB_IDLE
+								      : LAB_PARTLY;
+	for (int l = 0; H >= 2 && l < L; l++)
+		if (!layer_parts(m, t, seed, l, acc_all, part, err))
+			return false;
+	return true;
 }
