@@ -83,5 +83,10 @@ for b in "--steps x" "--steps 0" "--lr x" "--dim 7" "--heads 0" "--batch 0" "--c
 	# shellcheck disable=SC2086
 	same --train /dev/null -o "$work/m.attn" $b
 done
+for b in "--dim 0" "--dim 513" "--heads 17" "--layers 5" "--steps 0" "--steps 1000001" \
+	"--lr 1" "--lr 0" "--lr x" "--threads 0" "--seed x" "--timeline-every x" "--keep-steps -1"; do
+	# shellcheck disable=SC2086
+	same --train --task previous -o "$work/lab.attn" $b
+done
 echo "same_output: $runs cases, $diffs differ"
 [ "$diffs" -eq 0 ]
