@@ -2,6 +2,7 @@
  * the actions it names are carried out here, in four groups (focus and
  * screens, the cursor, heads and layers, editing the text). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -48,23 +49,14 @@ static bool do_focus(view *v, view_action act)
 		else
 			v->confirm_quit = true;
 		return true;
-	case ACT_HELP:
-		help_open(v);
-		return true;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);
 		return true;
 	case ACT_FOCUS_MAP:
-		v->focus = F_MAP;
+		v->focus = FOCUS_ON(SCREEN_MAP);
 		return true;
 	case ACT_FOCUS_INPUT:
-		v->focus = F_INPUT;
-		return true;
-	case ACT_OVERVIEW:
-		overview_toggle(v);
-		return true;
-	case ACT_TIMELINE:
-		timeline_screen_toggle(v);
+		v->focus = FOCUS_TYPING;
 		return true;
 	case ACT_VALUES:
 		v->values = !v->values;
@@ -82,7 +74,7 @@ static bool do_focus(view *v, view_action act)
 		targets_prompt_open(v);
 		return true;
 	default:
-		return false;
+		return screen_toggle(v, act);
 	}
 }
 
@@ -110,7 +102,7 @@ static void toggle_ablation(view *v)
 /* The panel on screen at the map's last layout. */
 static bool panel_shown(const view *v)
 {
-	return v->focus != F_OVERVIEW && v->focus != F_TIMELINE && view_map_geom(v)->panel_w > 0;
+	return v->focus.screen == SCREEN_MAP && view_map_geom(v)->panel_w > 0;
 }
 
 /* Show the panel (F5, or a page's key where it was hidden): beside the map
@@ -120,7 +112,7 @@ static void show_panel(view *v, const char *page)
 {
 	bool aside = v->panel && v->have && view_map_geom(v)->panel_w == 0;
 	v->panel = v->panel_forced = true;
-	if (v->focus == F_OVERVIEW || v->focus == F_TIMELINE) {
+	if (v->focus.screen != SCREEN_MAP) {
 		set_notice(v, _("%s: the panel is beside the map (Esc goes back to it)"), page);
 		return;
 	}
@@ -134,15 +126,20 @@ static void show_panel(view *v, const char *page)
 		v->notice[0] = '\0';
 }
 
-/* A panel page's key: its page on, or off when it is on screen; the panel
- * shown where it was hidden. */
-static void panel_page(view *v, bool *page, const char *name)
+/* A panel page's key (panel.h): its page on, or off when it is on screen;
+ * the panel shown where it was hidden. */
+static bool page_key(view *v, view_action act)
 {
-	bool shown = panel_shown(v), on = shown ? !*page : true;
-	v->breakdown = v->why = v->circ_on = v->faith_on = v->patching = false;
-	*page = on;
-	if (!shown)
-		show_panel(v, name);
+	for (int i = 0; i < PAGE_N; i++) {
+		if (panel_pages[i]->act != act)
+			continue;
+		bool shown = panel_shown(v);
+		v->page = shown && v->page == (page_id)i ? PAGE_DETAILS : (page_id)i;
+		if (!shown)
+			show_panel(v, _(panel_pages[i]->name));
+		return true;
+	}
+	return false;
 }
 
 /* How the map looks: scale, panel, cell size, colours, words, comparison. */
@@ -150,13 +147,8 @@ static bool do_look(view *v, view_action act)
 {
 	switch (act) {
 	case ACT_SCALE:
-		if (v->focus == F_OVERVIEW) {
-			v->ov_scale = (scale_kind)((v->ov_scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("overview's colour scale: %s"), scale_title(v->ov_scale));
-		} else {
-			v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
-			set_notice(v, _("colour scale: %s"), scale_title(v->scale));
-		}
+		v->scale = (scale_kind)((v->scale + 1) % SCALE_NKINDS);
+		set_notice(v, _("colour scale: %s"), scale_title(v->scale));
 		return true;
 	case ACT_PANEL:
 		if (panel_shown(v)) {
@@ -166,10 +158,6 @@ static bool do_look(view *v, view_action act)
 			show_panel(v, _("details"));
 		return true;
 	case ACT_CELLS:
-		if (v->focus == F_OVERVIEW) {
-			overview_toggle_cells(v);
-			return true;
-		}
 		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
 		set_notice(v, _("cells: %s"), heat_cells_name(v->cells));
 		return true;
@@ -196,26 +184,11 @@ static bool do_look(view *v, view_action act)
 			   v->contrib ? _("value contributions: A[i][j] |v_j W_O|, per row")
 				      : _("attention weights"));
 		return true;
-	case ACT_BREAKDOWN:
-		panel_page(v, &v->breakdown, _("q·k breakdown"));
-		return true;
-	case ACT_WHY:
-		panel_page(v, &v->why, _("logit lens"));
-		return true;
-	case ACT_CIRCUITS:
-		panel_page(v, &v->circ_on, _("circuits"));
-		return true;
-	case ACT_FAITH:
-		panel_page(v, &v->faith_on, _("faithfulness"));
-		return true;
-	case ACT_PATCH:
-		panel_page(v, &v->patching, _("patching"));
-		return true;
 	case ACT_ABLATE:
 		toggle_ablation(v);
 		return true;
 	default:
-		return false;
+		return page_key(v, act);
 	}
 }
 
@@ -280,8 +253,8 @@ static bool do_edit(view *v, view_action act)
 	lineedit *le = &v->le;
 	bool changed = false;
 	/* Moving the text cursor from the map goes back to it, as typing does. */
-	if (v->focus == F_MAP && act >= ACT_EDIT_LEFT && act <= ACT_EDIT_END)
-		v->focus = F_INPUT;
+	if (v->focus.screen == SCREEN_MAP && act >= ACT_EDIT_LEFT && act <= ACT_EDIT_END)
+		v->focus = FOCUS_TYPING;
 	switch (act) {
 	case ACT_EDIT_LEFT:
 		lineedit_left(le);
@@ -320,13 +293,11 @@ static bool do_edit(view *v, view_action act)
 
 void do_action(view *v, view_action act, int key)
 {
-	if (act == ACT_NONE || do_focus(v, act) || do_look(v, act))
-		return;
-	/* The screen's own (the overview's arrows), then the view's. */
+	/* The screen's own (the overview's arrows and scale), then the view's. */
 	const screen_ops *s = view_screen(v);
-	if (s->action && s->action(v, act))
+	if (act == ACT_NONE || (s->action && s->action(v, act)))
 		return;
-	if (do_cursor(v, act) || do_head(v, act, key))
+	if (do_focus(v, act) || do_look(v, act) || do_cursor(v, act) || do_head(v, act, key))
 		return;
 	do_edit(v, act);
 }
@@ -358,7 +329,7 @@ static void handle_mouse(view *v)
 	if (ev.y == Y_INPUT) {
 		if (ev.x >= v->field_x)
 			lineedit_click(&v->le, ev.x - v->field_x);
-		v->focus = F_INPUT;
+		v->focus = FOCUS_TYPING;
 		return;
 	}
 	s->mouse(v, &ev);
@@ -376,8 +347,8 @@ static bool handle_paste(view *v, int ch, bool is_code)
 		return is_code && ch == VIEW_KEY_PASTE_END;
 	if (is_code && ch == VIEW_KEY_PASTE_END) {
 		v->pasting = false;
-		if (v->focus != F_INPUT && v->focus != F_HELP)
-			v->focus = F_INPUT;
+		if (v->focus.screen != SCREEN_HELP)
+			v->focus = FOCUS_TYPING;
 		/* A file's final line break is not part of its text (as for
 		 * --dump --input), and a pasted file ends with one. */
 		while (v->paste.n &&
@@ -399,11 +370,10 @@ static bool handle_paste(view *v, int ch, bool is_code)
  * and the timeline hide the text: there it is a key like any other.) */
 static bool type_key(view *v, int ch, bool is_code)
 {
-	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || v->focus == F_TIMELINE ||
-	    v->focus == F_HELP)
+	if (is_code || ch < 0x20 || ch == 0x7f || (ch & ALT_BIT) || !view_screen(v)->text_visible)
 		return false;
-	if (v->focus == F_MAP)
-		v->focus = F_INPUT;
+	if (v->focus.screen == SCREEN_MAP)
+		v->focus = FOCUS_TYPING;
 	uint32_t cp = (uint32_t)ch;
 	insert_text(v, &cp, 1);
 	return true;
@@ -442,14 +412,14 @@ void handle_key(view *v, int ch, bool is_code)
 	const screen_ops *s = view_screen(v);
 	if (s->key && s->key(v, ch, is_code))
 		return;
-	unsigned ctx = v->focus == F_INPUT ? KC_INPUT : s->keys;
+	unsigned ctx = v->focus.typing ? KC_INPUT : KC_OF(v->focus.screen);
 	for (size_t i = 0; i < VIEW_NKEYS; i++) {
 		const key_binding *b = &view_keys[i];
 		/* A screen that hides the text does not edit it either. */
 		if ((b->ctx & KC_TEXT) && !s->text_visible)
 			continue;
 		if (b->key == ch && b->is_code == is_code && (b->ctx & ctx)) {
-			if (v->focus != F_INPUT)
+			if (!v->focus.typing)
 				v->notice[0] = '\0';
 			v->confirm_quit = confirming && b->act == ACT_QUIT;
 			do_action(v, b->act, ch);

@@ -30,7 +30,7 @@ int put_head_title(view *v, int y, int x, int maxw, int layer, int head)
 
 void draw_input(view *v)
 {
-	bool on = v->focus == F_INPUT;
+	bool on = v->focus.typing;
 	put_str(Y_INPUT, 0, 6, on ? accent(v, A_BOLD) : st(A_DIM, 0), _("text> "));
 	lineedit *le = &v->le;
 	lineedit_fit(le, v->field_w);
@@ -100,19 +100,7 @@ void draw_info(view *v)
 /* What the keys do here, the way back to typing first. */
 static const char *status_hint(const view *v)
 {
-	switch (v->focus) {
-	case F_INPUT:
-		return _("Enter: arrows on the map | F1 help");
-	case F_MAP:
-		return _("arrows move, typing edits the text | F1 help");
-	case F_OVERVIEW:
-		return _("arrows select, Enter opens, typing edits the text | F1 help");
-	case F_TIMELINE:
-		return _("[ ] Left Right: step, Home End: first, last | Esc back | F1 help");
-	case F_HELP:
-	default:
-		return _("any key: back | Ctrl-Q quit");
-	}
+	return v->focus.typing ? _("Enter: arrows on the map | F1 help") : _(view_screen(v)->hint);
 }
 
 void draw_status(view *v)
@@ -144,7 +132,7 @@ void draw_status(view *v)
 		 step[0] ? ")" : "", v->reloading ? _(" loading...") : "");
 	snprintf(short_name, sizeof short_name, "%s%s", mname,
 		 v->reloading ? _(" loading...") : "");
-	const char *mode = v->focus == F_INPUT ? _("TYPE") : _(view_screen(v)->name);
+	const char *mode = v->focus.typing ? _("TYPE") : _(view_screen(v)->name);
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);

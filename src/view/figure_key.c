@@ -69,35 +69,6 @@ const char *figure_prompt_done(const view *v)
 	return v->fig->done;
 }
 
-/* The file name's stem for what is on screen: attnview-L0H1, -L1-mean,
- * -overview, ... with -words, -compare, -contributions as they apply. */
-static void figure_stem(const view *v, char *out, size_t size)
-{
-	int len;
-	if (v->focus == F_OVERVIEW || v->focus == F_TIMELINE) {
-		len = snprintf(out, size, v->focus == F_OVERVIEW ? "attnview-overview"
-								  : "attnview-timeline");
-	} else {
-		switch (view_sel(v)) {
-		case SEL_HEAD:
-			len = snprintf(out, size, "attnview-L%dH%d", v->layer, v->head);
-			break;
-		case SEL_ALL:
-			len = snprintf(out, size, "attnview-all-heads");
-			break;
-		default:
-			len = snprintf(out, size, "attnview-L%d-%s", v->layer, sel_name(view_sel(v)));
-			break;
-		}
-		bool contrib = view_map_kind(v) == SEL_CONTRIB;
-		const char *extra[] = {v->words ? "-words" : "", contrib ? "-contributions" : "",
-				       view_pin(v)->on ? "-compare" : ""};
-		for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-			if (len >= 0 && (size_t)len < size)
-				len += snprintf(out + len, size - (size_t)len, "%s", extra[i]);
-	}
-}
-
 /* The text the model read (word marks taken out), as UTF-8. */
 static char *text_utf8(const view *v)
 {
@@ -109,7 +80,7 @@ static char *text_utf8(const view *v)
 	return s;
 }
 
-static const char *model_name(const view *v)
+const char *figure_model_name(const view *v)
 {
 	return v->m->meta.name && v->m->meta.name[0] ? v->m->meta.name : "model";
 }
@@ -143,9 +114,10 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 	if (view_pin(v)->on && len >= 0 && (size_t)len < sizeof title)
 		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", view_pin(v)->what);
 	if (s.diverging)
-		snprintf(sub, sizeof sub, "%s, difference by position: \"%s\"", model_name(v), text);
+		snprintf(sub, sizeof sub, "%s, difference by position: \"%s\"", figure_model_name(v),
+			 text);
 	else
-		snprintf(sub, sizeof sub, "%s, %s scale (%s), %s: \"%s\"", model_name(v),
+		snprintf(sub, sizeof sub, "%s, %s scale (%s), %s: \"%s\"", figure_model_name(v),
 			 scale_name(v->scale), scale_unit(v->scale),
 			 colormap_ramp_name(scale_diverging(v->scale) ? RAMP_DIVERGING : v->col.ramp),
 			 text);
@@ -179,62 +151,58 @@ static bool title_ablation(const view *v, figure *f, av_error *err)
 	return ok;
 }
 
-static figure *figure_of_view(view *v, av_error *err)
+/* A figure made, its titles saying which heads are off, written. */
+static bool write_made(view *v, figure *f, const char *path, bool replace, av_error *err)
 {
-	if (v->have && v->r.partial && v->focus != F_TIMELINE) {
-		av_fail(err, _("the text is still being computed: write the figure once it is"));
-		return NULL;
-	}
+	bool ok = f && title_ablation(v, f, err) && figure_write(f, path, replace, err);
+	figure_destroy(f);
+	return ok;
+}
+
+bool figure_write_result(view *v, fig_request q, const char *path, bool replace,
+			 av_error *err)
+{
+	if (v->have && v->r.partial)
+		return av_fail(err, _("the text is still being computed: write the figure once it is"));
 	char *text = text_utf8(v);
-	if (!text) {
-		av_fail(err, _("out of memory"));
-		return NULL;
-	}
-	figure *f;
-	if (v->focus != F_OVERVIEW && view_pin(v)->on) {
-		f = figure_of_map(v, text, err);
-	} else {
-		/* What --export draws for the same request, from the same result. */
-		fig_request q = {
-		    .show = v->focus == F_OVERVIEW ? SEL_OVERVIEW : view_map_kind(v),
-		    .layer = v->layer,
-		    .head = view_sel(v) == SEL_HEAD ? v->head : 0,
-		    .words = v->words && v->focus != F_OVERVIEW,
-		    .marks = v->has_marks && v->r.n == v->ntok ? v->wmarks : NULL,
-		    .scale = v->focus == F_OVERVIEW ? v->ov_scale : v->scale,
-		    .ramp = v->col.ramp,
-		    .values = v->values,
-		    .model_name = model_name(v),
-		    .text = text,
-		};
-		f = figure_from_result(&v->r, &q, err);
-	}
+	if (!text)
+		return av_fail(err, _("out of memory"));
+	q.layer = v->layer;
+	q.head = view_sel(v) == SEL_HEAD ? v->head : 0;
+	q.marks = v->has_marks && v->r.n == v->ntok ? v->wmarks : NULL;
+	q.ramp = v->col.ramp;
+	q.values = v->values;
+	q.model_name = figure_model_name(v);
+	q.text = text;
+	figure *f = figure_from_result(&v->r, &q, err);
 	free(text);
-	if (f && !title_ablation(v, f, err)) {
-		figure_destroy(f);
-		f = NULL;
-	}
-	return f;
+	return write_made(v, f, path, replace, err);
+}
+
+bool figure_write_map(view *v, const char *path, bool replace, av_error *err)
+{
+	if (v->have && v->r.partial)
+		return av_fail(err, _("the text is still being computed: write the figure once it is"));
+	char *text = text_utf8(v);
+	if (!text)
+		return av_fail(err, _("out of memory"));
+	figure *f = figure_of_map(v, text, err);
+	free(text);
+	return write_made(v, f, path, replace, err);
 }
 
 /* ---- the prompt ------------------------------------------------------------ */
 
 void figure_prompt_open(view *v)
 {
-	if (v->focus == F_TIMELINE && !(v->m && v->m->timeline)) {
-		set_notice(v, _("this model has no training timeline to draw"));
+	const screen_ops *s = view_screen(v);
+	char stem[96], path[VIEW_MAX_PATH * 4];
+	if (!s->figure_name || !s->figure_name(v, stem, sizeof stem))
 		return;
-	}
-	if (!v->have && v->focus != F_TIMELINE) {
-		set_notice(v, _("nothing to write yet: type some text first"));
-		return;
-	}
 	if (!v->fig->le.cps && !lineedit_init(&v->fig->le, VIEW_MAX_PATH)) {
 		set_notice(v, _("out of memory for the file name"));
 		return;
 	}
-	char stem[96], path[VIEW_MAX_PATH * 4];
-	figure_stem(v, stem, sizeof stem);
 	if (!fig_free_path(path, sizeof path, v->fig->dir, stem, (fig_format)v->fig->format)) {
 		set_notice(v, _("no free file name for %s in %s"), stem,
 			   v->fig->dir[0] ? AV_Q(v->fig->dir) : _("this folder"));
@@ -293,16 +261,7 @@ static void write_figure(view *v, const char *path, bool replace)
 	doupdate();
 	v->fig->writing = false;
 	double t0 = av_now_ms();
-	bool ok;
-	if (v->focus == F_TIMELINE) {
-		/* The timeline screen: its figure (--export --timeline). */
-		ok = figure_timeline(v->m, model_name(v), path, replace, &err);
-	} else {
-		figure *f = figure_of_view(v, &err);
-		ok = f && figure_write(f, path, replace, &err);
-		figure_destroy(f);
-	}
-	if (!ok) {
+	if (!view_screen(v)->figure(v, path, replace, &err)) {
 		prompt_error(v, err.msg);
 		return;
 	}

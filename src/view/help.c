@@ -20,7 +20,6 @@ typedef struct help_state {
 	int keys_w; /* widest line of key names: the description column */
 	int line_w; /* widest help line, names and description */
 	int scroll;
-	focus back; /* where any other key returns */
 } help_state;
 
 static help_state *help_of(const view *v)
@@ -28,29 +27,28 @@ static help_state *help_of(const view *v)
 	return v->screen[SCREEN_HELP];
 }
 
-void help_open(view *v)
+/* Opened (F1) at its top. */
+static void help_opened(view *v)
 {
-	help_state *h = help_of(v);
-	h->back = v->focus;
-	h->scroll = 0;
-	v->focus = F_HELP;
+	help_of(v)->scroll = 0;
 }
 
-focus help_returns_to(const view *v)
-{
-	return help_of(v)->back;
-}
-
+/* A group of keys' heading: where they apply, a screen's from its row. */
 static const char *section_name(unsigned ctx)
 {
+	static const char *const screen_keys[SCREEN_N] = {
+#define SCREEN_KEYS_(id, ops, title) [SCREEN_##id] = title,
+	    VIEW_SCREENS(SCREEN_KEYS_)
+#undef SCREEN_KEYS_
+	};
+	for (int i = 0; i < SCREEN_N; i++)
+		if (ctx == KC_OF(i) && screen_keys[i])
+			return _(screen_keys[i]);
 	return ctx == KC_ALL				  ? _("Everywhere")
 	       : ctx == (KC_ALL | KC_TEXT)		  ? _("Editing the text, everywhere")
 	       : ctx == (KC_INPUT | KC_MAP)		  ? _("Input line and heatmap")
 	       : ctx == (KC_INPUT | KC_MAP | KC_OVERVIEW) ? _("Input line and heatmap")
-	       : ctx == KC_INPUT			  ? _("Input line")
-	       : ctx == KC_MAP	    ? _("Heatmap (after Enter; typing goes back to the text)")
-	       : ctx == KC_TIMELINE ? _("Training timeline (Alt-H)")
-				    : _("Overview (typing edits the text)");
+							  : _("Input line");
 }
 
 /* The help lines of the key table and the mouse, and their widths. */
@@ -201,20 +199,23 @@ static bool help_key(view *v, int ch, bool is_code)
 	else if ((!is_code && ch == CTRL('q')) || (is_code && ch == KEY_F(10)))
 		return false;
 	else
-		v->focus = help_of(v)->back;
+		screen_back(v);
 	return true;
 }
 
 static void help_mouse(view *v, const MEVENT *ev)
 {
 	if (ev->bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
-		v->focus = help_of(v)->back;
+		screen_back(v);
 }
 
 const screen_ops help_screen = {
     .name = N_("HELP"),
-    .keys = KC_ALL, /* only quitting reaches the table: help_key takes the rest */
-    .text_visible = false,
+    .hint = N_("any key: back | Ctrl-Q quit"),
+    .text_visible = false, /* only quitting reaches the key table: help_key takes the rest */
+    .toggle = ACT_HELP,
+    .opened = help_opened,
+    .passing = true,
     .state_size = sizeof(help_state),
     .init = help_init,
     .finish = help_finish,

@@ -108,15 +108,34 @@ typedef enum view_action {
 	ACT_COUNT
 } view_action;
 
-/* Where a binding applies (a bit set). */
+/* The screens, one row each (as tig's VIEW_INFO): X(ID, ops, keys_title).
+ * ID names the screen (SCREEN_ID, its state at v->screen[SCREEN_ID]) and the
+ * context of its bindings below (KC_ID); ops is its screen_ops (screen.h, in
+ * the screen's own file); keys_title heads its keys in the help. */
+#define VIEW_SCREENS(X)                                                                    \
+	X(MAP, map_screen, N_("Heatmap (after Enter; typing goes back to the text)"))      \
+	X(OVERVIEW, overview_screen, N_("Overview (typing edits the text)"))               \
+	X(HELP, help_screen, NULL)                                                         \
+	X(TIMELINE, timeline_screen, N_("Training timeline (Alt-H)"))
+
+typedef enum screen_id {
+#define SCREEN_ID_(id, ops, title) SCREEN_##id,
+	VIEW_SCREENS(SCREEN_ID_)
+#undef SCREEN_ID_
+	SCREEN_N
+} screen_id;
+
+/* Where a binding applies (a bit set): the input line, or a screen (the
+ * help takes its keys itself: only quitting reaches the table there). */
 enum {
-	KC_INPUT = 1,	 /* typing in the input line */
-	KC_MAP = 2,	 /* moving over the heatmap */
-	KC_OVERVIEW = 4, /* the overview of all heads */
-	KC_TIMELINE = 16, /* the training timeline */
-	KC_ALL = 23,
-	KC_TEXT = 8, /* with KC_ALL: editing the text, in every focus (its own help section) */
+	KC_INPUT = 1, /* typing in the input line */
+	KC_TEXT = 2,  /* with KC_ALL: editing the text, in every focus (its own help section) */
+#define KC_ID_(id, ops, title) KC_##id = 4 << SCREEN_##id,
+	VIEW_SCREENS(KC_ID_)
+#undef KC_ID_
+	KC_ALL = KC_INPUT | ((4 << SCREEN_N) - 4),
 };
+#define KC_OF(screen) (4u << (screen)) /* the context of a screen_id */
 
 typedef struct key_binding {
 	int key; /* a character (ALT(c) for Alt-c), or a KEY_* code when is_code */

@@ -1,6 +1,6 @@
 /* The map screen: the selected head's heatmap with its heading and colour
  * bar, and the details panel beside it (F5 hides it). The input line above
- * it has the focus in F_INPUT, the heatmap in F_MAP. Its state: the
+ * it has the keys while typing (focus.typing), else the heatmap. Its state: the
  * geometry, the matrix it draws (matrix.h, asked for with what the view
  * selects) and the pinned matrix of a comparison (F9). */
 #include "attnview/i18n.h"
@@ -282,14 +282,53 @@ static void map_mouse(view *v, const MEVENT *ev)
 		return;
 	v->hv.qrow = q;
 	v->hv.kcol = k;
-	if (v->focus == F_INPUT)
-		v->focus = F_MAP;
+	v->focus = FOCUS_ON(SCREEN_MAP);
 	request_pred(v);
+}
+
+/* Ctrl-S: the file name's stem for what the map shows: attnview-L0H1,
+ * -L1-mean, -all-heads ... with -words, -contributions, -compare as they
+ * apply. */
+static bool map_figure_name(view *v, char *stem, size_t size)
+{
+	if (!v->have) {
+		set_notice(v, _("nothing to write yet: type some text first"));
+		return false;
+	}
+	int len;
+	switch (view_sel(v)) {
+	case SEL_HEAD:
+		len = snprintf(stem, size, "attnview-L%dH%d", v->layer, v->head);
+		break;
+	case SEL_ALL:
+		len = snprintf(stem, size, "attnview-all-heads");
+		break;
+	default:
+		len = snprintf(stem, size, "attnview-L%d-%s", v->layer, sel_name(view_sel(v)));
+		break;
+	}
+	bool contrib = view_map_kind(v) == SEL_CONTRIB;
+	const char *extra[] = {v->words ? "-words" : "", contrib ? "-contributions" : "",
+			       view_pin(v)->on ? "-compare" : ""};
+	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+		if (len >= 0 && (size_t)len < size)
+			len += snprintf(stem + len, size - (size_t)len, "%s", extra[i]);
+	return true;
+}
+
+/* What --export draws for the same text and options; a comparison with
+ * the pinned map, which only the view has, from the map's matrix. */
+static bool map_figure(view *v, const char *path, bool replace, av_error *err)
+{
+	if (view_pin(v)->on)
+		return figure_write_map(v, path, replace, err);
+	fig_request q = {.show = view_map_kind(v), .words = v->words, .scale = v->scale};
+	return figure_write_result(v, q, path, replace, err);
 }
 
 const screen_ops map_screen = {
     .name = N_("MAP"),
-    .keys = KC_MAP,
+    .hint = N_("arrows move, typing edits the text | F1 help"),
     .text_visible = true,
     .state_size = sizeof(map_state),
     .init = map_init,
@@ -298,4 +337,6 @@ const screen_ops map_screen = {
     .draw = map_draw,
     .key = NULL,
     .mouse = map_mouse,
+    .figure_name = map_figure_name,
+    .figure = map_figure,
 };

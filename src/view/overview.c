@@ -28,10 +28,9 @@ typedef struct ov_geom {
 typedef struct ov_state {
 	ov_geom g;
 	bool coded[ROLE_NKINDS]; /* roles drawn as a code this frame: the legend */
-	int sel;    /* the selected tile: layer * H + head */
-	focus back; /* where F3 and Esc return */
-	bool one;   /* 1:1: a cell a token (F6) */
-	int top;    /* the first grid row on screen in 1:1 */
+	int sel;  /* the selected tile: layer * H + head */
+	bool one; /* 1:1: a cell a token (F6) */
+	int top;  /* the first grid row on screen in 1:1 */
 } ov_state;
 
 static ov_state *ov_of(const view *v)
@@ -39,25 +38,16 @@ static ov_state *ov_of(const view *v)
 	return v->screen[SCREEN_OVERVIEW];
 }
 
-void overview_open(view *v, focus back)
+/* Opened (F3) on the current head. */
+static void overview_opened(view *v)
 {
 	ov_state *o = ov_of(v);
 	int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
 	o->sel = v->layer * nheads(v) + h;
-	o->back = back;
-	v->focus = F_OVERVIEW;
 	/* A result computed before the overview opened came without the
 	 * roles: request_jobs asks the worker for them (JOB_ROLES), since
 	 * posting the text again would drop what was computed for it
 	 * (predictions, jobs); the tiles have no role until they come. */
-}
-
-void overview_toggle(view *v)
-{
-	if (v->focus == F_OVERVIEW)
-		v->focus = ov_of(v)->back;
-	else
-		overview_open(v, v->focus);
 }
 
 void overview_model_changed(view *v)
@@ -386,7 +376,8 @@ static void overview_mouse(view *v, const MEVENT *ev)
 		o->sel = sel;
 }
 
-void overview_toggle_cells(view *v)
+/* F6: a cell a token (tiles scrolled), or every head fit. */
+static void toggle_cells(view *v)
 {
 	ov_state *o = ov_of(v);
 	o->one = !o->one;
@@ -396,7 +387,8 @@ void overview_toggle_cells(view *v)
 			  : _("overview: every head on the screen (F6: a cell a token)"));
 }
 
-/* The arrows select a tile, Enter opens it. */
+/* The arrows select a tile, Enter opens it; the overview has its own colour
+ * scale (F4) and cells (F6). */
 static bool overview_action(view *v, view_action act)
 {
 	ov_state *o = ov_of(v);
@@ -415,20 +407,47 @@ static bool overview_action(view *v, view_action act)
 	case ACT_RIGHT:
 		o->sel = (o->sel + 1) % N;
 		return true;
+	case ACT_SCALE:
+		v->ov_scale = (scale_kind)((v->ov_scale + 1) % SCALE_NKINDS);
+		set_notice(v, _("overview's colour scale: %s"), scale_title(v->ov_scale));
+		return true;
+	case ACT_CELLS:
+		toggle_cells(v);
+		return true;
 	case ACT_OPEN:
 		v->layer = o->sel / H;
 		v->head = o->sel % H;
-		v->focus = F_MAP;
+		v->focus = FOCUS_ON(SCREEN_MAP);
 		return true;
 	default:
 		return false;
 	}
 }
 
+/* Ctrl-S: every head, as --export --show overview draws them. */
+static bool overview_figure_name(view *v, char *stem, size_t size)
+{
+	if (!v->have) {
+		set_notice(v, _("nothing to write yet: type some text first"));
+		return false;
+	}
+	snprintf(stem, size, "attnview-overview");
+	return true;
+}
+
+static bool overview_figure(view *v, const char *path, bool replace, av_error *err)
+{
+	fig_request q = {.show = SEL_OVERVIEW, .words = false, .scale = v->ov_scale};
+	return figure_write_result(v, q, path, replace, err);
+}
+
 const screen_ops overview_screen = {
     .name = N_("OVERVIEW"),
-    .keys = KC_OVERVIEW,
+    .hint = N_("arrows select, Enter opens, typing edits the text | F1 help"),
     .text_visible = true,
+    .every_head = true,
+    .toggle = ACT_OVERVIEW,
+    .opened = overview_opened,
     .state_size = sizeof(ov_state),
     .init = NULL,
     .layout = overview_layout,
@@ -436,4 +455,6 @@ const screen_ops overview_screen = {
     .key = NULL,
     .action = overview_action,
     .mouse = overview_mouse,
+    .figure_name = overview_figure_name,
+    .figure = overview_figure,
 };

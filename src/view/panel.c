@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void pen_vline(pen *p, style s, const char *fmt, va_list ap)
@@ -286,133 +287,27 @@ static void prediction_lines(view *v, pen *p)
 	}
 }
 
-/* A part of the score split (score_split.h) in words: a side's token or
- * position, or where in the earlier blocks it comes from. */
-static void split_words(view *v, const split_part *s, int t, bool key, char *out, size_t size)
-{
-	char g[32];
-	switch (s->source) {
-	case SPLIT_TOKEN:
-		cp_glyph(v->r.tokens[t].cp, g);
-		snprintf(out, size, key ? _("key token %s") : _("query token %s"), g);
-		break;
-	case SPLIT_POSITION:
-		snprintf(out, size, key ? _("key position %d") : _("query position %d"), t);
-		break;
-	case SPLIT_HEAD:
-		snprintf(out, size,
-			 key ? _("key side: output of L%dH%d, an earlier head")
-			     : _("query side: output of L%dH%d, an earlier head"),
-			 s->layer, s->head);
-		break;
-	case SPLIT_PROJ_B:
-		snprintf(out, size,
-			 key ? _("key side: L%d's projection bias") : _("query side: L%d's projection bias"),
-			 s->layer);
-		break;
-	case SPLIT_MLP:
-		snprintf(out, size, key ? _("key side: L%d's MLP") : _("query side: L%d's MLP"),
-			 s->layer);
-		break;
-	default:
-		snprintf(out, size, "%s", key ? _("key side: the biases") : _("query side: the biases"));
-		break;
-	}
-}
-
-/* The largest term of the cursor cell's score split, in words. */
-static void split_lines(view *v, pen *p)
-{
-	const score_split *s = &v->bd_split;
-	if (s->nparts == 0 || s->layer != v->bd.layer || s->head != v->bd.head ||
-	    s->query != v->bd.query || s->key != v->bd.key)
-		return;
-	double share;
-	const int best = score_split_largest(s, &share), P = s->nparts;
-	const split_part a = split_part_at(v->m, s->layer, best / P);
-	const split_part b = split_part_at(v->m, s->layer, best % P);
-	char qa[96], kb[96], text[256];
-	split_words(v, &a, s->query, false, qa, sizeof qa);
-	split_words(v, &b, s->key, true, kb, sizeof kb);
-	snprintf(text, sizeof text, _("%.0f%%: %s × %s (%+.3f)"), 100 * share, qa, kb,
-		 s->terms[best]);
-	line(p, st(A_DIM, 0), ngettext("by source, largest of %d term:",
-				       "by source, largest of %d terms:", P * P),
-	     P * P);
-	wrapped(p, plain(), text);
-}
-
-/* The path from q and k to the weight of the cursor cell (explain.h):
- * the largest products first, coloured by sign, then the sum, the scale and
- * the row's softmax. */
-static void breakdown_lines(view *v, pen *p, const heat_src *s)
-{
-	int q = v->hv.qrow, k = v->hv.kcol;
-	if (view_sel(v) != SEL_HEAD || v->words || view_pin(v)->on) {
-		line(p, st(A_BOLD, 0), _("q·k breakdown"));
-		line(p, plain(), _(" for one head's cells (Tab to a head)"));
-		return;
-	}
-	if (p->y <= p->ymax) {
-		int x = put_fmt(p->y, p->x, p->w, st(A_BOLD, 0), "q·k L%d H%d: ", v->layer, v->head);
-		x += put_glyph(p->y, x, s->labels[q].cp, st(A_BOLD, 0));
-		x = put_str(p->y, x, p->w - (x - p->x), plain(), " → ");
-		put_glyph(p->y, x, s->labels[k].cp, st(A_BOLD, 0));
-	}
-	p->y++;
-	const qk_breakdown *b = &v->bd;
-	if (!v->bd_valid || b->query != q || b->key != k || b->layer != v->layer ||
-	    b->head != v->head) {
-		line(p, plain(), _(" computing..."));
-		return;
-	}
-	split_lines(v, p);
-	line(p, st(A_DIM, 0), _("  dim      q       k     q×k"));
-	/* As many products as fit, leaving room for the seven lines after. */
-	int room = p->ymax - p->y + 1 - 8, shown = b->hs < room ? b->hs : (room > 0 ? room : 0);
-	double rest = b->dot;
-	for (int i = 0; i < shown; i++, p->y++) {
-		int c = b->order[i];
-		rest -= b->prod[c];
-		style ps = ui_style(&v->col, b->prod[c] >= 0 ? UI_POSITIVE : UI_NEGATIVE, A_BOLD);
-		int x = put_fmt(p->y, p->x, p->w, plain(), "  %3d %7.3f %7.3f ", c, b->q[c], b->k[c]);
-		put_fmt(p->y, x, p->w - (x - p->x), ps, "%+7.3f", b->prod[c]);
-	}
-	if (shown < b->hs)
-		line(p, st(A_DIM, 0), _("  %d more dims  %+9.3f"), b->hs - shown, rest);
-	line(p, plain(), _("sum  q·k = %.4f"), b->score);
-	line(p, plain(), "× 1/√%d = %.4f", b->hs, b->scaled);
-	if (b->masked) {
-		line(p, plain(), _("masked: the key is after the query"));
-		return;
-	}
-	line(p, plain(), _("− row max %.4f = %.4f"), b->row_max, b->shifted);
-	line(p, plain(), _("exp(%.4f) = %.6g"), b->shifted, b->e);
-	line(p, plain(), _("÷ Σ exp over the row %.6g"), b->sum_exp);
-	line(p, accent(v, A_BOLD), _("= weight %.6f"), b->weight);
-}
-
 /* With heads switched off: which, and the loss on the text before and after. */
-static void ablation_lines(view *v, pen *p)
+void ablation_lines(view *v, pen *p)
 {
 	if (!v->nablated)
 		return;
 	p->y++;
 	line(p, st(A_BOLD, 0), ngettext("%d head off (Alt-A)", "%d heads off (Alt-A)", v->nablated),
 	     v->nablated);
-	if (!v->loss_valid || v->loss_seq != v->res_seq) {
+	if (!v->loss.valid || v->loss.seq != v->res_seq) {
 		line(p, plain(), _("loss: computing..."));
 		return;
 	}
-	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss_before, v->loss_after);
-	if (v->task_positions >= 0) {
+	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss.before, v->loss.after);
+	if (v->loss.task_positions >= 0) {
 		/* A lab model: the loss that means something is its task's. */
 		line(p, accent(v, A_BOLD),
 		     ngettext("at its task's %d position:", "at its task's %d positions:",
-			      v->task_positions),
-		     v->task_positions);
-		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->task_before,
-		     v->task_after);
+			      v->loss.task_positions),
+		     v->loss.task_positions);
+		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->loss.task_before,
+		     v->loss.task_after);
 		wrapped(p, st(A_DIM, 0),
 			_("a lab model learns only where its task decides the answer (the lab's "
 			  "loss counts those positions only) and may be sure of a wrong letter "
@@ -420,13 +315,13 @@ static void ablation_lines(view *v, pen *p)
 		return;
 	}
 	/* Lower without them: what that means, on one text. */
-	if (v->loss_after < v->loss_before) {
+	if (v->loss.after < v->loss.before) {
 		char says[512];
 		snprintf(says, sizeof says,
 			 _("lower without them: on one text of %d characters that happens; a head "
 			   "can hurt here and help on most texts (a sink head, weight where it has "
 			   "no use, often does): try other texts"),
-			 v->loss_positions);
+			 v->loss.positions);
 		wrapped(p, st(A_DIM, 0), says);
 	}
 }
@@ -442,22 +337,11 @@ void panel_draw(view *v)
 	heat_src s;
 	if (!view_matrix(v, &s) || v->hv.qrow >= s.m.n || v->hv.kcol >= s.m.n)
 		return;
-	if (v->circ_on) {
-		circuits_panel_draw(v, p.x, p.w, p.y, p.ymax);
-		return;
-	}
-	if (v->faith_on) {
-		faith_panel_draw(v, p.x, p.w, p.y, p.ymax);
-		return;
-	}
-	if (v->breakdown || v->why || v->patching) {
-		if (v->patching)
-			patch_lines(v, &p);
-		else if (v->why)
-			why_lines(v, &p);
-		else
-			breakdown_lines(v, &p, &s);
-		ablation_lines(v, &p);
+	if (v->page != PAGE_DETAILS) {
+		const panel_page *pg = panel_pages[v->page];
+		pg->draw(v, v->pages[v->page], &p, &s);
+		if (pg->ablation)
+			ablation_lines(v, &p);
 		return;
 	}
 	cell_lines(v, &p, &s);
@@ -468,4 +352,76 @@ void panel_draw(view *v)
 	p.y++;
 	prediction_lines(v, &p);
 	ablation_lines(v, &p);
+}
+
+/* ---- the pages ------------------------------------------------------------- */
+
+const panel_page *const panel_pages[PAGE_N] = {
+#define PAGE_ROW_(id, ops) [PAGE_##id] = &ops,
+    PANEL_PAGES(PAGE_ROW_)
+#undef PAGE_ROW_
+};
+
+bool pages_init(view *v, av_error *err)
+{
+	for (int i = 0; i < PAGE_N; i++) {
+		const panel_page *pg = panel_pages[i];
+		v->pages[i] = calloc(1, pg->state_size);
+		if (!v->pages[i] || (pg->init && !pg->init(v, v->pages[i])))
+			return av_fail(err, _("out of memory starting the view"));
+	}
+	return true;
+}
+
+void pages_finish(view *v)
+{
+	for (int i = 0; i < PAGE_N; i++) {
+		if (v->pages[i] && panel_pages[i]->finish)
+			panel_pages[i]->finish(v->pages[i]);
+		free(v->pages[i]);
+		v->pages[i] = NULL;
+	}
+}
+
+void pages_request(view *v)
+{
+	if (v->page != PAGE_DETAILS)
+		panel_pages[v->page]->request(v, v->pages[v->page]);
+}
+
+bool pages_take(view *v, worker_job_result *j)
+{
+	for (int i = 0; i < PAGE_N; i++)
+		if (panel_pages[i]->job == j->job.kind) {
+			panel_pages[i]->take(v, v->pages[i], j);
+			return true;
+		}
+	return false;
+}
+
+void pages_new_result(view *v)
+{
+	for (int i = 0; i < PAGE_N; i++)
+		if (!panel_pages[i]->per_model) {
+			page_job *pj = v->pages[i];
+			pj->valid = pj->asked = false;
+		}
+}
+
+void pages_new_model(view *v)
+{
+	for (int i = 0; i < PAGE_N; i++) {
+		page_job *pj = v->pages[i];
+		pj->valid = pj->asked = false;
+		if (panel_pages[i]->model_changed)
+			panel_pages[i]->model_changed(v, v->pages[i]);
+	}
+}
+
+bool pages_waiting(const view *v)
+{
+	for (int i = 0; i < PAGE_N; i++)
+		if (((const page_job *)v->pages[i])->asked)
+			return true;
+	return false;
 }

@@ -11,7 +11,55 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Every head's circuits, once per model; NULL until the worker gives them
+ * (asked for job.seq). */
+typedef struct circ_state {
+	page_job job;
+	circuits *circ;
+} circ_state;
+
+static void circ_forget(circ_state *c)
+{
+	circuits_finish(c->circ);
+	free(c->circ);
+	c->circ = NULL;
+}
+
+static void circ_finish(void *state)
+{
+	circ_forget(state);
+}
+
+static void circ_model_changed(view *v, void *state)
+{
+	(void)v;
+	circ_forget(state);
+}
+
+static void circ_request(view *v, void *state)
+{
+	circ_state *c = state;
+	if (c->circ || (c->job.asked && c->job.seq == v->res_seq))
+		return;
+	worker_job j = {.kind = JOB_CIRCUITS, .seq = v->res_seq};
+	worker_post_job(v->w, &j);
+	c->job.asked = true;
+	c->job.seq = v->res_seq;
+}
+
+static void circ_take(view *v, void *state, worker_job_result *j)
+{
+	circ_state *c = state;
+	(void)v;
+	if (!j->circ || c->circ)
+		return;
+	c->circ = j->circ; /* kept until the model changes */
+	j->circ = NULL;
+	c->job.asked = false;
+}
 
 /* One line at y (if it fits), then the next. */
 static int row(int y, int ymax, int x, int w, style s, const char *text)
@@ -123,9 +171,12 @@ static void qk_lines(view *v, const circuits *c, const circ_head *ch, int x, int
 	}
 }
 
-void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
+static void circ_draw(view *v, void *state, pen *p, const heat_src *s)
 {
+	const int x = p->x, w = p->w, ymax = p->ymax;
+	int y = p->y;
 	char buf[128];
+	(void)s;
 	const int l = v->layer, h = v->head;
 	if (view_sel(v) != SEL_HEAD) {
 		y = row(y, ymax, x, w, st(A_BOLD, 0), _("circuits, weights alone"));
@@ -134,7 +185,7 @@ void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 	}
 	snprintf(buf, sizeof buf, _("circuits: L%dH%d, weights alone"), l, h);
 	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
-	const circuits *c = v->circ;
+	const circuits *c = ((const circ_state *)state)->circ;
 	if (!c || l < 0 || l >= c->layers || h < 0 || h >= c->heads) {
 		row(y, ymax, x, w, plain(), _(" computing..."));
 		return;
@@ -164,3 +215,16 @@ void circuits_panel_draw(view *v, int x, int w, int y, int ymax)
 	}
 	qk_lines(v, c, ch, x, w, y + 1, ymax);
 }
+
+const panel_page circuits_page = {
+    .name = N_("circuits"),
+    .act = ACT_CIRCUITS,
+    .job = JOB_CIRCUITS,
+    .per_model = true,
+    .state_size = sizeof(circ_state),
+    .finish = circ_finish,
+    .request = circ_request,
+    .take = circ_take,
+    .model_changed = circ_model_changed,
+    .draw = circ_draw,
+};

@@ -12,6 +12,46 @@
 
 #define FAITH_KEYS 6 /* the keys listed, largest effect first */
 
+/* The meter at row q, for job.seq: the worker's result, kept (its
+ * faith_effect etc. owned). */
+typedef struct faith_state {
+	page_job job;
+	int q;
+	worker_job_result res;
+} faith_state;
+
+static void faith_finish(void *state)
+{
+	worker_job_result_finish(&((faith_state *)state)->res);
+}
+
+/* In characters, at the Query row. */
+static void faith_request(view *v, void *state)
+{
+	faith_state *f = state;
+	int q = v->hv.qrow;
+	if (v->words || q >= v->r.n ||
+	    (f->job.seq == v->res_seq && f->q == q && (f->job.valid || f->job.asked)))
+		return;
+	worker_job j = {.kind = JOB_FAITH, .seq = v->res_seq, .query = q};
+	worker_post_job(v->w, &j);
+	f->job = (page_job){.valid = false, .asked = true, .seq = v->res_seq};
+	f->q = q;
+}
+
+static void faith_take(view *v, void *state, worker_job_result *j)
+{
+	faith_state *f = state;
+	(void)v;
+	if (j->job.query != f->q)
+		return;
+	worker_job_result_finish(&f->res);
+	f->res = *j; /* the page keeps the arrays */
+	j->faith_effect = j->faith_sp = j->faith_att = NULL;
+	f->job.valid = true;
+	f->job.asked = false;
+}
+
 static int row(int y, int ymax, int x, int w, style s, const char *text)
 {
 	if (y <= ymax)
@@ -81,9 +121,13 @@ static void grid_key(view *v, int x, int w, int y, int ymax)
 	put_str(y, x, end - x, st(A_DIM, 0), _(" -  █ .5+ ▄ .2+ · none"));
 }
 
-void faith_panel_draw(view *v, int x, int w, int y, int ymax)
+static void faith_draw(view *v, void *state, pen *pn0, const heat_src *hs)
 {
+	const faith_state *fs = state;
+	const int x = pn0->x, w = pn0->w, ymax = pn0->ymax;
+	int y = pn0->y;
 	char buf[128];
+	(void)hs;
 	const int q = v->hv.qrow, l = v->layer, h = v->head;
 	const bool head =
 	    view_sel(v) == SEL_HEAD && l >= 0 && l < nlayers(v) && h >= 0 && h < nheads(v);
@@ -92,12 +136,12 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 	else
 		snprintf(buf, sizeof buf, _("faithfulness: row %d"), q);
 	y = row(y, ymax, x, w, st(A_BOLD, 0), buf);
-	const worker_job_result *f = &v->faith;
+	const worker_job_result *f = &fs->res;
 	if (v->words) {
 		row(y, ymax, x, w, plain(), _(" for characters (F8 off)"));
 		return;
 	}
-	if (!v->faith_valid || v->faith_q != q || v->faith_seq != v->res_seq || !f->faith_effect) {
+	if (!fs->job.valid || fs->q != q || fs->job.seq != v->res_seq || !f->faith_effect) {
 		row(y, ymax, x, w, plain(), _(" computing... (a pass per key)"));
 		return;
 	}
@@ -147,3 +191,14 @@ void faith_panel_draw(view *v, int x, int w, int y, int ymax)
 	y = heads_grid(v, f->faith_sp, x, w, y, ymax);
 	grid_key(v, x, w, y, ymax);
 }
+
+const panel_page faith_page = {
+    .name = N_("faithfulness"),
+    .act = ACT_FAITH,
+    .job = JOB_FAITH,
+    .state_size = sizeof(faith_state),
+    .finish = faith_finish,
+    .request = faith_request,
+    .take = faith_take,
+    .draw = faith_draw,
+};

@@ -5,6 +5,7 @@
  * the text, the cursor, the head and the scale, and frees the old model (the
  * worker no longer reads it: worker.c, rule 7). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include <stdlib.h>
@@ -75,20 +76,8 @@ static void adopt(view *v, model *m)
 	v->m = m;
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
-	if (v->head_dim != v->bd.hs) {
-		qk_breakdown_finish(&v->bd);
-		av_error err;
-		if (!qk_breakdown_init(&v->bd, v->head_dim, &err))
-			set_notice(v, "%s", err.msg);
-	}
-	v->bd_valid = v->bd_asked = v->loss_valid = v->loss_asked = false;
-	v->why_valid = v->why_asked = false;
-	circuits_finish(v->circ);
-	free(v->circ);
-	v->circ = NULL;
-	v->circ_asked = false;
-	v->faith_valid = v->faith_asked = false;
-	v->patch_valid = v->patch_asked = false;
+	pages_new_model(v);
+	v->loss.valid = v->loss.asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

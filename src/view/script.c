@@ -2,7 +2,7 @@
 #include "script.h"
 #include "attnview/i18n.h"
 
-#include "state.h"
+#include "panel.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -177,8 +177,7 @@ static void run_type(view *v, const char *text)
 static bool quiet(const view *v)
 {
 	return v->have && !v->pending && v->res_seq == v->seq && v->pred_due == 0 &&
-	       v->pred_req < 0 && !v->bd_asked && !v->why_asked && !v->circ_asked &&
-	       !v->faith_asked && !v->patch_asked && !v->loss_asked && !v->roles_asked &&
+	       v->pred_req < 0 && !pages_waiting(v) && !v->loss.asked && !v->roles_asked &&
 	       !v->reloading;
 }
 

@@ -24,16 +24,15 @@
 
 #include <stdio.h>
 
-typedef enum focus { F_INPUT, F_MAP, F_OVERVIEW, F_HELP, F_TIMELINE } focus;
-
-/* The screens (screen.h); each has its own state, at v->screen[id]. */
-typedef enum screen_id {
-	SCREEN_MAP,
-	SCREEN_OVERVIEW,
-	SCREEN_HELP,
-	SCREEN_TIMELINE,
-	SCREEN_N
-} screen_id;
+/* Where the keys go: the screen on display (keys.h's list of screens, each
+ * with its own state at v->screen[id]: screen.h) and, on the map, whether
+ * the input line has them (typing) or the heatmap does. */
+typedef struct focus {
+	screen_id screen;
+	bool typing; /* only on SCREEN_MAP */
+} focus;
+#define FOCUS_TYPING ((focus){SCREEN_MAP, true})
+#define FOCUS_ON(id) ((focus){(id), false})
 
 /* What tells one version of a file from the next. */
 typedef struct file_stamp {
@@ -45,6 +44,25 @@ typedef struct watched {
 	file_stamp st;
 	bool ok; /* the file existed at the last look, with stamp st */
 } watched;
+
+/* The details panel's pages beside its first (the cell, the row's top keys,
+ * the statistics, the predictions), one row each: X(ID, ops). ID names the
+ * page (PAGE_ID, its state at v->pages[PAGE_ID]); ops is its panel_page
+ * (panel.h, in the page's own file). */
+#define PANEL_PAGES(X)                                                                     \
+	X(BREAKDOWN, breakdown_page)                                                       \
+	X(WHY, why_page)                                                                   \
+	X(CIRCUITS, circuits_page)                                                         \
+	X(FAITH, faith_page)                                                               \
+	X(PATCH, patch_page)
+
+typedef enum page_id {
+#define PAGE_ID_(id, ops) PAGE_##id,
+	PANEL_PAGES(PAGE_ID_)
+#undef PAGE_ID_
+	PAGE_N,
+	PAGE_DETAILS = PAGE_N /* the first page, which needs no job */
+} page_id;
 
 /* Screen lines shared by the screens that show the text. */
 enum { Y_INPUT = 0, Y_INFO = 1, Y_HEAD = 2, Y_BODY = 3 };
@@ -120,65 +138,29 @@ typedef struct view {
 	bool panel_forced; /* ... even where the map would show every column without it */
 	bool confirm_quit; /* Ctrl-Q was pressed with text: the next one quits */
 	bool contrib;	   /* the map shows value contributions, not weights */
-	bool breakdown;	   /* the panel shows the q·k breakdown of the cursor cell */
-	bool why;	   /* the panel shows the lens and the heads' logit parts */
-	bool circ_on;	   /* the panel shows the head's circuits (Alt-I) */
-	bool faith_on;	   /* the panel shows the faithfulness meter (Alt-U) */
-	bool patching;	   /* the panel shows patching from the pinned text (Alt-X) */
+	page_id page;		/* the details panel's page (panel.h) */
+	void *pages[PAGE_N];	/* each page's own state */
 	worker_text_opts topts; /* ablation, value norms: what texts are posted with */
 	int nablated;
-
-	/* the breakdown of the cursor cell (explain.h), for res_seq */
-	qk_breakdown bd;
-	bool bd_valid, bd_asked;
-	uint64_t bd_seq;
-	int bd_layer, bd_head, bd_q, bd_k;
-	score_split bd_split; /* with bd: its score by source (nparts 0: none) */
-	/* the lens and the attribution at row why_q (JOB_WHY), for res_seq */
-	bool why_valid, why_asked;
-	uint64_t why_seq;
-	int why_q, why_commit;
-	int32_t why_lens_id[AV_MAX_LAYERS * WHY_K], why_id;
-	float why_lens_p[AV_MAX_LAYERS * WHY_K], why_logit, why_rest;
-	float why_heads[AV_MAX_LAYERS * AV_MAX_HEADS];
-	/* every head's circuits (JOB_CIRCUITS), once per model; NULL until
-	 * the worker gives them (asked for circ_seq) */
-	circuits *circ;
-	bool circ_asked;
-	uint64_t circ_seq;
-	/* the faithfulness meter at row faith_q (JOB_FAITH), for res_seq: the
-	 * worker's result, kept (faith.effect etc. owned) */
-	bool faith_valid, faith_asked;
-	uint64_t faith_seq;
-	int faith_q;
-	worker_job_result faith;
-	/* patching the pinned text (or --compare's) into this one at row
-	 * patch_q (JOB_PATCH), for res_seq and the source patch_src (the pin's
-	 * ids' address, or patch_other's codepoints') */
-	bool patch_valid, patch_asked;
-	uint64_t patch_seq;
-	int patch_q;
-	const void *patch_src;
-	patch_result patch;
-	cp_buf patch_other; /* --compare TEXT2, cleaned */
-	/* patching's two characters (--targets, Alt-D), or the default */
-	bool patch_has_targets;
-	uint32_t patch_targets[2];
+	/* the Alt-D prompt of patching's two characters (targets_key.c) */
 	struct {
-		bool active; /* the Alt-D prompt has the status line */
+		bool active; /* it has the status line */
 		int n;	     /* characters typed so far */
 		uint32_t cps[2];
 	} tp;
-	/* the loss with and without the ablation, for res_seq */
-	bool loss_valid, loss_asked;
-	uint64_t loss_seq;
-	double loss_before, loss_after;
-	int loss_positions;
-	/* ... and for a lab model at the positions its task decides (worker.h),
+	/* the loss on the text with and without the ablation (JOB_LOSS), for
+	 * res_seq; for a lab model also at the positions its task decides,
 	 * task_positions of them (-1: not a lab model) */
-	double task_before, task_after;
-	int task_positions;
+	struct {
+		bool valid, asked;
+		uint64_t seq;
+		double before, after;
+		int positions;
+		double task_before, task_after;
+		int task_positions;
+	} loss;
 	focus focus;
+	focus back[SCREEN_N];	/* where each screen goes back to (screen_back) */
 	void *screen[SCREEN_N]; /* each screen's own state (screen.h) */
 
 	bool words;	/* the word view */
@@ -272,18 +254,13 @@ void view_let_go(view *v);
 style accent(view *v, attr_t a);
 style token_style(view *v, const token *t, attr_t a);
 
-/* Patching's other text (Alt-X): the pinned text's ids when a text of
- * characters is pinned, else --compare's codepoints, else NULL; *n its
- * length, *pinned which (text.c). */
-const void *patch_source(const view *v, int *n, bool *pinned);
-
 /* The text and its results (text.c). */
 void text_changed(view *v);
 void insert_text(view *v, const uint32_t *cps, size_t n);
 void take_results(view *v);
 void request_pred(view *v);
-/* Ask the worker for what the screen needs of the result: the breakdown of
- * the cursor cell (breakdown page), the loss (ablation). */
+/* Ask the worker for what the screen needs of the result: the panel page's
+ * numbers, every head's roles (the overview), the loss (ablation). */
 void request_jobs(view *v);
 void clamp_cursor(view *v); /* into the matrix on the map */
 

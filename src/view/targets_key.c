@@ -5,6 +5,7 @@
  * characters; else each text's top-1), Esc leaves them as they were.
  * Its state is the view's tp (state.h). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include <stdio.h>
@@ -24,10 +25,8 @@ bool targets_prompt_shown(const view *v)
 static void set_targets(view *v, int n)
 {
 	v->tp.active = false;
-	v->patch_has_targets = n == 2;
+	patch_set_targets(v, n == 2, v->tp.cps);
 	if (n == 2) {
-		v->patch_targets[0] = v->tp.cps[0];
-		v->patch_targets[1] = v->tp.cps[1];
 		char a[32], b[32];
 		cp_glyph(v->tp.cps[0], a);
 		cp_glyph(v->tp.cps[1], b);
@@ -35,8 +34,7 @@ static void set_targets(view *v, int n)
 	} else {
 		set_notice(v, "%s", _("patching's characters: the default again"));
 	}
-	v->patch_valid = v->patch_asked = false;
-	if (!v->patching)
+	if (v->page != PAGE_PATCH)
 		do_action(v, ACT_PATCH, 0);
 }
 

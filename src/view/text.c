@@ -2,7 +2,8 @@
  * worker, taking back the attention and the predictions that belong to the
  * latest text (older ones are dropped by sequence number). */
 #include "attnview/i18n.h"
-#include "state.h"
+#include "panel.h"
+#include "screen.h"
 
 #include "attnview/vocab.h"
 
@@ -150,8 +151,9 @@ void text_changed(view *v)
 	}
 	av_error err;
 	v->topts.value_norms = v->contrib;
-	v->topts.every_head = v->focus == F_OVERVIEW || view_sel(v) != SEL_HEAD;
-	v->topts.roles = v->focus == F_OVERVIEW; /* every tile's label */
+	const bool all = view_screen(v)->every_head;
+	v->topts.every_head = all || view_sel(v) != SEL_HEAD;
+	v->topts.roles = all; /* the overview's: every tile's label */
 	/* A long pass shows the head on screen as soon as its layer is done. */
 	v->topts.partial_layer = v->topts.every_head || v->contrib ? 0 : v->layer + 1;
 	if (!worker_post_text(v->w, v->toks, v->ntok, v->seq, &v->topts, &err)) {
@@ -233,11 +235,8 @@ static void take_attn(view *v, worker_attn *a)
 	v->error[0] = '\0';
 	memset(v->pstate, 0, (size_t)v->context);
 	v->pred_req = -1;
-	v->bd_valid = v->bd_asked = false;
-	v->why_valid = v->why_asked = false;
-	v->faith_valid = v->faith_asked = false;
-	v->patch_valid = v->patch_asked = false;
-	v->loss_valid = v->loss_asked = false;
+	pages_new_result(v);
+	v->loss.valid = v->loss.asked = false;
 	v->roles_asked = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -248,183 +247,57 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_due = av_now_ms() + VIEW_PRED_DELAY_MS;
 }
 
-const void *patch_source(const view *v, int *n, bool *pinned)
+/* The overview labels every tile: a text typed there brings the roles with
+ * its result; one computed before it opened asks for them. */
+static void request_roles(view *v)
 {
-	const pin *p = view_pin(v);
-	*pinned = p->on && p->ids;
-	*n = *pinned ? p->nids : (int)v->patch_other.n;
-	return *pinned ? (const void *)p->ids : v->patch_other.n ? v->patch_other.v : NULL;
-}
-
-/* Patching's two characters for the other text's ids (n): the chosen ones
- * (--targets, Alt-D) where the model knows them, else where the texts
- * differ in one place, else none (the top-1s). */
-static void patch_targets_of(view *v, const int32_t *other, int n, int32_t *targets, int *from)
-{
-	int32_t ids[AV_MAX_CONTEXT];
-	for (int i = 0; i < n; i++)
-		ids[i] = v->r.tokens[i].id;
-	if (v->patch_has_targets) {
-		targets[0] = vocab_id(&v->m->vocab, v->patch_targets[0]);
-		targets[1] = vocab_id(&v->m->vocab, v->patch_targets[1]);
-		if (targets[0] >= TOK_NSPECIAL && targets[1] >= TOK_NSPECIAL) {
-			*from = PATCH_GIVEN;
-			return;
-		}
-		set_notice(v, "%s",
-			   _("patching: the model does not know a character chosen (Alt-D): the "
-			     "default instead"));
-	}
-	*from = patch_difference_targets(ids, other, n, targets) ? PATCH_DIFFERENCE : PATCH_TOP1;
-}
-
-/* Patching (Alt-X): the other text into this one, at the Query row, when
- * the two have as many characters. */
-static void request_patch(view *v)
-{
-	int q = v->hv.qrow, n2;
-	bool pinned;
-	const void *src = patch_source(v, &n2, &pinned);
-	if (!v->patching || v->words || !src || n2 != v->r.n || q >= v->r.n ||
-	    (v->patch_seq == v->res_seq && v->patch_q == q && v->patch_src == src &&
-	     (v->patch_valid || v->patch_asked)))
+	if (!view_screen(v)->every_head || v->all_roles || v->r.partial ||
+	    (v->roles_asked && v->roles_seq == v->res_seq))
 		return;
-	/* 4 kB each: not on the stack; the UI thread's alone. */
-	static worker_job j;
-	static token other[AV_MAX_CONTEXT]; /* --compare's, in this model's vocabulary */
-	j = (worker_job){.kind = JOB_PATCH, .seq = v->res_seq, .query = q, .nother = n2};
-	if (pinned) {
-		memcpy(j.other, src, (size_t)n2 * sizeof *j.other);
-	} else {
-		vocab_tokenize(&v->m->vocab, v->patch_other.v, (size_t)n2, other);
-		for (int i = 0; i < n2; i++)
-			j.other[i] = other[i].id;
-	}
-	patch_targets_of(v, j.other, n2, j.targets, &j.from);
+	worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq};
 	worker_post_job(v->w, &j);
-	v->patch_valid = false;
-	v->patch_asked = true;
-	v->patch_seq = v->res_seq, v->patch_q = q, v->patch_src = src;
+	v->roles_asked = true;
+	v->roles_seq = v->res_seq;
+}
+
+/* With heads switched off, the loss with and without them. */
+static void request_loss(view *v)
+{
+	if (!v->nablated || (v->loss.seq == v->res_seq && (v->loss.valid || v->loss.asked)))
+		return;
+	worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
+	worker_post_job(v->w, &j);
+	v->loss.valid = false;
+	v->loss.asked = true;
+	v->loss.seq = v->res_seq;
 }
 
 void request_jobs(view *v)
 {
 	if (!v->have)
 		return;
-	int q = v->hv.qrow, k = v->hv.kcol;
-	bool cell = view_sel(v) == SEL_HEAD && !v->words && !view_pin(v)->on;
-	if (v->breakdown && cell && q < v->r.n && k < v->r.n &&
-	    !(v->bd_seq == v->res_seq && v->bd_layer == v->layer && v->bd_head == v->head &&
-	      v->bd_q == q && v->bd_k == k && (v->bd_valid || v->bd_asked))) {
-		worker_job j = {.kind = JOB_BREAKDOWN,
-				.seq = v->res_seq,
-				.layer = v->layer,
-				.head = v->head,
-				.query = q,
-				.key = k};
-		worker_post_job(v->w, &j);
-		v->bd_valid = false;
-		v->bd_asked = true;
-		v->bd_seq = v->res_seq, v->bd_layer = v->layer, v->bd_head = v->head;
-		v->bd_q = q, v->bd_k = k;
-	}
-	if (v->why && q < v->r.n &&
-	    !(v->why_seq == v->res_seq && v->why_q == q && (v->why_valid || v->why_asked))) {
-		worker_job j = {.kind = JOB_WHY, .seq = v->res_seq, .query = q};
-		worker_post_job(v->w, &j);
-		v->why_valid = false;
-		v->why_asked = true;
-		v->why_seq = v->res_seq, v->why_q = q;
-	}
-	if (v->faith_on && !v->words && q < v->r.n &&
-	    !(v->faith_seq == v->res_seq && v->faith_q == q && (v->faith_valid || v->faith_asked))) {
-		worker_job j = {.kind = JOB_FAITH, .seq = v->res_seq, .query = q};
-		worker_post_job(v->w, &j);
-		v->faith_valid = false;
-		v->faith_asked = true;
-		v->faith_seq = v->res_seq, v->faith_q = q;
-	}
-	if (v->circ_on && !v->circ && !(v->circ_asked && v->circ_seq == v->res_seq)) {
-		worker_job j = {.kind = JOB_CIRCUITS, .seq = v->res_seq};
-		worker_post_job(v->w, &j);
-		v->circ_asked = true;
-		v->circ_seq = v->res_seq;
-	}
-	request_patch(v);
-	/* The overview labels every tile: a text typed there brings the roles
-	 * with its result; one computed before it opened asks for them. */
-	if (v->focus == F_OVERVIEW && !v->all_roles && !v->r.partial &&
-	    !(v->roles_asked && v->roles_seq == v->res_seq)) {
-		worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq};
-		worker_post_job(v->w, &j);
-		v->roles_asked = true;
-		v->roles_seq = v->res_seq;
-	}
-	if (v->nablated && !(v->loss_seq == v->res_seq && (v->loss_valid || v->loss_asked))) {
-		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
-		worker_post_job(v->w, &j);
-		v->loss_valid = false;
-		v->loss_asked = true;
-		v->loss_seq = v->res_seq;
-	}
+	pages_request(v);
+	request_roles(v);
+	request_loss(v);
 }
 
 static void take_job(view *v, worker_job_result *j)
 {
-	if (!v->have || j->job.seq != v->res_seq || !j->ok)
+	if (!v->have || j->job.seq != v->res_seq || !j->ok || pages_take(v, j))
 		return;
 	if (j->job.kind == JOB_ROLES && j->roles && !v->all_roles && !v->r.partial) {
 		v->all_roles = j->roles; /* taken: the job's result lets go of it */
 		j->roles = NULL;
 		v->roles_asked = false;
-	} else if (j->job.kind == JOB_BREAKDOWN && j->hs == v->bd.hs &&
-		   j->job.layer == v->bd_layer && j->job.head == v->bd_head &&
-		   j->job.query == v->bd_q && j->job.key == v->bd_k) {
-		float row[AV_MAX_CONTEXT];
-		attn_score_row(&v->r, j->job.layer, j->job.head, j->job.query, row);
-		qk_breakdown_compute(&v->bd, j->job.layer, j->job.head, j->job.query, j->job.key,
-				     j->q, j->k, row, v->r.n);
-		score_split_finish(&v->bd_split);
-		v->bd_split = j->split; /* taken: the job's result lets go of it */
-		memset(&j->split, 0, sizeof j->split);
-		v->bd_valid = true;
-		v->bd_asked = false;
-	} else if (j->job.kind == JOB_WHY && j->job.query == v->why_q) {
-		const size_t L = (size_t)v->r.layers;
-		memcpy(v->why_lens_id, j->lens_id, L * WHY_K * sizeof *j->lens_id);
-		memcpy(v->why_lens_p, j->lens_p, L * WHY_K * sizeof *j->lens_p);
-		memcpy(v->why_heads, j->dla_heads, L * (size_t)v->r.heads * sizeof *j->dla_heads);
-		v->why_commit = j->commit;
-		v->why_id = j->dla_id;
-		v->why_logit = j->dla_logit;
-		v->why_rest = j->dla_rest;
-		v->why_valid = true;
-		v->why_asked = false;
-	} else if (j->job.kind == JOB_FAITH && j->job.query == v->faith_q) {
-		worker_job_result_finish(&v->faith);
-		v->faith = *j; /* the view keeps the arrays */
-		j->faith_effect = j->faith_sp = j->faith_att = NULL;
-		v->faith_valid = true;
-		v->faith_asked = false;
-	} else if (j->job.kind == JOB_CIRCUITS && j->circ && !v->circ) {
-		v->circ = j->circ; /* the view keeps it until the model changes */
-		j->circ = NULL;
-		v->circ_asked = false;
-	} else if (j->job.kind == JOB_PATCH && j->job.query == v->patch_q) {
-		patch_result_finish(&v->patch);
-		v->patch = j->patch; /* taken: the job's result lets go of it */
-		memset(&j->patch, 0, sizeof j->patch);
-		v->patch_valid = true;
-		v->patch_asked = false;
 	} else if (j->job.kind == JOB_LOSS) {
-		v->loss_before = j->loss_before;
-		v->loss_after = j->loss_after;
-		v->loss_positions = j->positions;
-		v->task_before = j->task_before;
-		v->task_after = j->task_after;
-		v->task_positions = j->task_positions;
-		v->loss_valid = true;
-		v->loss_asked = false;
+		v->loss.before = j->loss_before;
+		v->loss.after = j->loss_after;
+		v->loss.positions = j->positions;
+		v->loss.task_before = j->task_before;
+		v->loss.task_after = j->task_after;
+		v->loss.task_positions = j->task_positions;
+		v->loss.valid = true;
+		v->loss.asked = false;
 	}
 }
 

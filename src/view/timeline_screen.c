@@ -30,7 +30,6 @@
 typedef struct tls_state {
 	size_t rec;	/* the chosen record */
 	int top;	/* first head line shown */
-	focus back;	/* where Alt-H and Esc return */
 	const model *m; /* the model rec is of (a reload starts at its end) */
 	int curve_y, curve_x, curve_w, curve_rows; /* the loss curve, for clicks */
 	/* The kept models: kept[r] says record r has one (for kept_of's
@@ -118,17 +117,6 @@ static void model_arrived(view *v, tls_state *s)
 			s->rec = SIZE_MAX; /* a new model: its last record */
 	}
 	s->m = v->m;
-}
-
-void timeline_screen_toggle(view *v)
-{
-	tls_state *s = tls_of(v);
-	if (v->focus == F_TIMELINE) {
-		v->focus = s->back;
-		return;
-	}
-	s->back = v->focus == F_HELP ? help_returns_to(v) : v->focus;
-	v->focus = F_TIMELINE;
 }
 
 /* The chosen record, kept in range (the model may have been reloaded). */
@@ -523,10 +511,27 @@ static bool tls_action(view *v, view_action act)
 	}
 }
 
+/* Ctrl-S: the timeline's figure (--export --timeline). */
+static bool tls_figure_name(view *v, char *stem, size_t size)
+{
+	if (!(v->m && v->m->timeline)) {
+		set_notice(v, _("this model has no training timeline to draw"));
+		return false;
+	}
+	snprintf(stem, size, "attnview-timeline");
+	return true;
+}
+
+static bool tls_figure(view *v, const char *path, bool replace, av_error *err)
+{
+	return figure_timeline(v->m, figure_model_name(v), path, replace, err);
+}
+
 const screen_ops timeline_screen = {
     .name = N_("TIMELINE"),
-    .keys = KC_TIMELINE,
+    .hint = N_("[ ] Left Right: step, Home End: first, last | Esc back | F1 help"),
     .text_visible = false,
+    .toggle = ACT_TIMELINE,
     .state_size = sizeof(tls_state),
     .init = tls_init,
     .finish = tls_finish,
@@ -535,4 +540,6 @@ const screen_ops timeline_screen = {
     .key = tls_key,
     .action = tls_action,
     .mouse = tls_mouse,
+    .figure_name = tls_figure_name,
+    .figure = tls_figure,
 };

@@ -15,6 +15,7 @@
  * help.c (screens, screen.h), heatmap.c, panel.c, actions.c (keys and
  * mouse), text.c (the text and its results), term.c (the terminal). */
 #include "attnview/i18n.h"
+#include "panel.h"
 #include "screen.h"
 
 #include "attnview/figure.h"
@@ -28,10 +29,9 @@
 #include <unistd.h>
 
 const screen_ops *const view_screens[SCREEN_N] = {
-    [SCREEN_MAP] = &map_screen,
-    [SCREEN_OVERVIEW] = &overview_screen,
-    [SCREEN_HELP] = &help_screen,
-    [SCREEN_TIMELINE] = &timeline_screen,
+#define SCREEN_ROW_(id, ops, title) [SCREEN_##id] = &ops,
+    VIEW_SCREENS(SCREEN_ROW_)
+#undef SCREEN_ROW_
 };
 
 bool screens_init(view *v, av_error *err)
@@ -50,6 +50,34 @@ bool screens_init(view *v, av_error *err)
 	return true;
 }
 
+void screen_open(view *v, screen_id id)
+{
+	const focus here = v->focus;
+	v->back[id] = view_screens[here.screen]->passing ? v->back[here.screen] : here;
+	v->focus = FOCUS_ON(id);
+	if (view_screens[id]->opened)
+		view_screens[id]->opened(v);
+}
+
+void screen_back(view *v)
+{
+	v->focus = v->back[v->focus.screen];
+}
+
+bool screen_toggle(view *v, view_action act)
+{
+	for (int i = 0; act != ACT_NONE && i < SCREEN_N; i++) {
+		if (view_screens[i]->toggle != act)
+			continue;
+		if (v->focus.screen == (screen_id)i)
+			screen_back(v);
+		else
+			screen_open(v, (screen_id)i);
+		return true;
+	}
+	return false;
+}
+
 void screens_finish(view *v)
 {
 	for (int i = 0; i < SCREEN_N; i++) {
@@ -57,22 +85,6 @@ void screens_finish(view *v)
 			view_screens[i]->finish(v->screen[i]);
 		free(v->screen[i]);
 		v->screen[i] = NULL;
-	}
-}
-
-const screen_ops *view_screen(const view *v)
-{
-	switch (v->focus) {
-	case F_OVERVIEW:
-		return &overview_screen;
-	case F_HELP:
-		return &help_screen;
-	case F_TIMELINE:
-		return &timeline_screen;
-	case F_INPUT:
-	case F_MAP:
-	default:
-		return &map_screen;
 	}
 }
 
@@ -98,7 +110,7 @@ static void draw(view *v)
 	if (!v->too_small && figure_prompt_cursor(v) >= 0) {
 		move(LINES - 1, figure_prompt_cursor(v));
 		curs_set(1);
-	} else if (!v->too_small && v->focus == F_INPUT) {
+	} else if (!v->too_small && v->focus.typing) {
 		move(Y_INPUT, v->field_x + lineedit_fit(&v->le, v->field_w));
 		curs_set(1);
 	} else {
@@ -121,7 +133,7 @@ static void start_at(view *v, const view_options *opt)
 		v->head = nheads(v) + opt->show - SEL_FIRST_SUMMARY;
 	v->contrib = opt->show == SEL_CONTRIB;
 	if (opt->show == SEL_OVERVIEW)
-		overview_open(v, F_INPUT);
+		screen_open(v, SCREEN_OVERVIEW);
 }
 
 static bool view_init(view *v, const model *m, const view_options *opt, av_error *err)
@@ -131,7 +143,7 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	v->pred_req = -1;
-	v->focus = F_INPUT;
+	v->focus = FOCUS_TYPING;
 	v->scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_DEFAULT_SCALE;
 	v->ov_scale = opt && opt->scale >= 0 ? (scale_kind)opt->scale : VIEW_OV_DEFAULT_SCALE;
 	v->cells = opt && opt->cells >= 0 ? (heat_cells)opt->cells : CELLS_FIT;
@@ -145,7 +157,8 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 	v->pps = calloc(cap * VIEW_TOPK, sizeof *v->pps);
 	v->row_max = calloc(cap, sizeof *v->row_max);
 	v->wmarks = calloc(cap, sizeof *v->wmarks);
-	if (!qk_breakdown_init(&v->bd, v->head_dim, err) || !screens_init(v, err))
+	v->page = PAGE_DETAILS;
+	if (!screens_init(v, err) || !pages_init(v, err))
 		return false;
 	if (!v->toks || !v->pstate || !v->pids || !v->pps || !v->row_max || !v->wmarks ||
 	    !lineedit_init(&v->le, VIEW_MAX_LINE) ||
@@ -166,14 +179,9 @@ static bool view_init(view *v, const model *m, const view_options *opt, av_error
 		v->text_given = full ? cps.n : 0;
 		cp_buf_finish(&cps);
 	}
-	if (opt && opt->has_targets) {
-		v->patch_has_targets = true;
-		v->patch_targets[0] = opt->targets[0];
-		v->patch_targets[1] = opt->targets[1];
-	}
-	if (opt && opt->compare &&
-	    !tokenize_text(opt->compare, strlen(opt->compare), "--compare", &v->patch_other, NULL,
-			   err))
+	if (opt && opt->has_targets)
+		patch_set_targets(v, true, opt->targets);
+	if (opt && opt->compare && !patch_set_compare(v, opt->compare, err))
 		return false;
 	if (opt && opt->bench_log) {
 		v->bench = fopen(opt->bench_log, "w");
@@ -201,6 +209,7 @@ static void view_finish(view *v)
 	figure_prompt_finish(v);
 	writing_finish(v);
 	screens_finish(v);
+	pages_finish(v);
 	cp_buf_finish(&v->cps);
 	cp_buf_finish(&v->paste);
 	free(v->toks);
@@ -209,13 +218,6 @@ static void view_finish(view *v)
 	free(v->pps);
 	free(v->row_max);
 	free(v->wmarks);
-	circuits_finish(v->circ);
-	free(v->circ);
-	worker_job_result_finish(&v->faith);
-	qk_breakdown_finish(&v->bd);
-	patch_result_finish(&v->patch);
-	cp_buf_finish(&v->patch_other);
-	score_split_finish(&v->bd_split);
 	colors_finish(&v->col);
 	if (v->bench)
 		fclose(v->bench);

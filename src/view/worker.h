@@ -41,7 +41,9 @@ typedef struct worker_text_opts {
 	bool roles;
 } worker_text_opts;
 
-/* Work asked for the latest text beyond its attention and predictions. */
+/* Work asked for the latest text beyond its attention and predictions. Each
+ * kind is a row of worker_model.c's job_kinds: what runs it on the model
+ * and what frees its result's arrays. */
 typedef enum worker_job_kind {
 	JOB_ROLES,     /* every head's roles (the overview opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */

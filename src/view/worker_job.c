@@ -5,34 +5,6 @@
  * if its text is still the latest. */
 #include "worker_internal.h"
 
-void worker_job_result_finish(worker_job_result *r)
-{
-	if (!r)
-		return;
-	free(r->q);
-	free(r->k);
-	free(r->logits);
-	free(r->lens_id);
-	free(r->lens_p);
-	free(r->dla_heads);
-	circuits_finish(r->circ);
-	free(r->circ);
-	r->circ = NULL;
-	free(r->faith_effect);
-	free(r->faith_sp);
-	free(r->faith_att);
-	r->faith_effect = r->faith_sp = r->faith_att = NULL;
-	patch_result_finish(&r->patch);
-	free(r->roles);
-	r->roles = NULL;
-	score_split_finish(&r->split);
-	r->q = r->k = NULL;
-	r->logits = NULL;
-	r->lens_id = NULL;
-	r->lens_p = NULL;
-	r->dla_heads = NULL;
-}
-
 int worker_pending_job(const worker *w)
 {
 	for (int k = 0; k < JOB_NKINDS; k++)

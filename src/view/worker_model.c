@@ -102,9 +102,11 @@ static bool model_predict_cb(void *ctx, const token *tokens, int n, const worker
 }
 
 /* q and k of one head at one cell: a forward pass of the text, then read. */
-static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
-			  worker_job_result *out, worker_stale_fn stale, void *stale_ctx)
+static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+			  const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			  void *stale_ctx)
 {
+	(void)o;
 	const model_config *c = &mc->m->cfg;
 	int hs = (int)(c->dim / c->heads);
 	if (j->layer < 0 || j->layer >= (int)c->layers || j->head < 0 || j->head >= (int)c->heads ||
@@ -139,9 +141,11 @@ static bool breakdown_job(model_ctx *mc, const token *tokens, int n, const worke
 /* JOB_NEXT: what the model (ablated as the text is) says comes next: one row
  * through the cache, which holds the text's pass, when the text was computed
  * (the view writes a character, waits for its attention, then asks). */
-static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out,
-		     worker_stale_fn stale, void *stale_ctx)
+static bool next_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		     const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		     void *stale_ctx)
 {
+	(void)o, (void)j;
 	const int V = (int)mc->m->cfg.vocab_size;
 	int32_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
 	out->logits = malloc((size_t)V * sizeof *out->logits);
@@ -165,9 +169,11 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, worker_job_resul
  * rows come from the cache, the same numbers; a masked model's pass makes
  * the same calls, so the same bits), every head's weights, then the roles,
  * asking between heads whether a newer text waits. */
-static bool roles_job(model_ctx *mc, const token *tokens, int n, worker_job_result *out,
-		      worker_stale_fn stale, void *stale_ctx)
+static bool roles_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		      const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		      void *stale_ctx)
 {
+	(void)o, (void)j;
 	attn_result r;
 	memset(&r, 0, sizeof r);
 	bool ok =
@@ -195,9 +201,11 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, worker_job_resu
 
 /* JOB_WHY: the lens and the attribution at the job's query (lens.h: a plain
  * pass of the text, written behind the cache's back, then that row). */
-static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
-		    worker_job_result *out)
+static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		    const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		    void *stale_ctx)
 {
+	(void)o, (void)stale, (void)stale_ctx;
 	const model_config *c = &mc->m->cfg;
 	if (j->query < 0 || j->query >= n)
 		return av_fail(&out->err, _("no such position"));
@@ -223,9 +231,11 @@ static bool why_job(model_ctx *mc, const token *tokens, int n, const worker_job 
 
 /* JOB_FAITH: the meter at the job's query (faith.h), a pass per key on its
  * own work space; it gives up between passes when a newer text waits. */
-static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_job *j,
-		      worker_job_result *out, worker_stale_fn stale, void *stale_ctx)
+static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+		      const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		      void *stale_ctx)
 {
+	(void)o;
 	const size_t LH = (size_t)mc->m->cfg.layers * mc->m->cfg.heads, N = (size_t)n;
 	if (j->query < 0 || j->query >= n)
 		return av_fail(&out->err, _("no such position"));
@@ -250,8 +260,10 @@ static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_jo
  * it was trained on); model_text_loss_at writes the work space behind the
  * cache's back. */
 static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
-		     worker_job_result *out, bool (*stale)(void *), void *stale_ctx)
+		     const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+		     void *stale_ctx)
 {
+	(void)j;
 	uint32_t cps[AV_MAX_CONTEXT];
 	uint8_t decided[AV_MAX_CONTEXT];
 	for (int i = 0; i < n; i++)
@@ -302,35 +314,109 @@ static bool patch_job(model_ctx *mc, const token *tokens, int n, const worker_te
 	return ok;
 }
 
+/* JOB_CIRCUITS: every head's circuits, from the weights alone. */
+static bool circuits_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			 void *stale_ctx)
+{
+	(void)tokens, (void)n, (void)o, (void)j, (void)stale, (void)stale_ctx;
+	out->circ = malloc(sizeof *out->circ);
+	if (!out->circ)
+		return av_fail(&out->err, _("out of memory"));
+	if (circuits_init(out->circ, mc->m, &out->err))
+		return true;
+	free(out->circ);
+	out->circ = NULL;
+	return false;
+}
+
+/* What empties each kind's arrays of a result (NULL after). */
+static void job_roles_finish(worker_job_result *r)
+{
+	free(r->roles);
+	r->roles = NULL;
+}
+
+static void job_breakdown_finish(worker_job_result *r)
+{
+	free(r->q);
+	free(r->k);
+	r->q = r->k = NULL;
+	score_split_finish(&r->split);
+}
+
+static void job_next_finish(worker_job_result *r)
+{
+	free(r->logits);
+	r->logits = NULL;
+}
+
+static void job_why_finish(worker_job_result *r)
+{
+	free(r->lens_id);
+	free(r->lens_p);
+	free(r->dla_heads);
+	r->lens_id = NULL;
+	r->lens_p = r->dla_heads = NULL;
+}
+
+static void job_circuits_finish(worker_job_result *r)
+{
+	circuits_finish(r->circ);
+	free(r->circ);
+	r->circ = NULL;
+}
+
+static void job_faith_finish(worker_job_result *r)
+{
+	free(r->faith_effect);
+	free(r->faith_sp);
+	free(r->faith_att);
+	r->faith_effect = r->faith_sp = r->faith_att = NULL;
+}
+
+static void job_patch_finish(worker_job_result *r)
+{
+	patch_result_finish(&r->patch);
+}
+
+/* The kinds of job, a row each (worker.h): how the model runs it, on the
+ * worker thread, and what empties the arrays of its result (NULL: none). */
+typedef bool (*job_run)(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+			const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			void *stale_ctx);
+static const struct {
+	job_run run;
+	void (*finish)(worker_job_result *r);
+} job_kinds[] = {
+    [JOB_ROLES] = {roles_job, job_roles_finish},
+    [JOB_BREAKDOWN] = {breakdown_job, job_breakdown_finish},
+    [JOB_LOSS] = {loss_job, NULL},
+    [JOB_NEXT] = {next_job, job_next_finish},
+    [JOB_WHY] = {why_job, job_why_finish},
+    [JOB_CIRCUITS] = {circuits_job, job_circuits_finish},
+    [JOB_FAITH] = {faith_job, job_faith_finish},
+    [JOB_PATCH] = {patch_job, job_patch_finish},
+};
+_Static_assert(sizeof job_kinds / sizeof job_kinds[0] == JOB_NKINDS,
+	       "a row of job_kinds for every worker_job_kind");
+
+void worker_job_result_finish(worker_job_result *r)
+{
+	/* Every kind's arrays: a result's are its kind's, the others NULL. */
+	for (int k = 0; r && k < JOB_NKINDS; k++)
+		if (job_kinds[k].finish)
+			job_kinds[k].finish(r);
+}
+
 static bool model_job_cb(void *ctx, const token *tokens, int n, const worker_text_opts *o,
 			 const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 			 void *stale_ctx)
 {
 	model_ctx *mc = ctx;
 	mc->ws.ablate = o->any_ablated ? o->ablate : NULL;
-	if (j->kind == JOB_ROLES)
-		return roles_job(mc, tokens, n, out, stale, stale_ctx);
-	if (j->kind == JOB_BREAKDOWN)
-		return breakdown_job(mc, tokens, n, j, out, stale, stale_ctx);
-	if (j->kind == JOB_NEXT)
-		return next_job(mc, tokens, n, out, stale, stale_ctx);
-	if (j->kind == JOB_WHY)
-		return why_job(mc, tokens, n, j, out);
-	if (j->kind == JOB_FAITH)
-		return faith_job(mc, tokens, n, j, out, stale, stale_ctx);
-	if (j->kind == JOB_CIRCUITS) {
-		out->circ = malloc(sizeof *out->circ);
-		if (!out->circ)
-			return av_fail(&out->err, _("out of memory"));
-		if (circuits_init(out->circ, mc->m, &out->err))
-			return true;
-		free(out->circ);
-		out->circ = NULL;
-		return false;
-	}
-	if (j->kind == JOB_PATCH)
-		return patch_job(mc, tokens, n, o, j, out, stale, stale_ctx);
-	return loss_job(mc, tokens, n, o, out, stale, stale_ctx);
+	/* (worker_post_job takes only the kinds of worker_job_kind) */
+	return job_kinds[j->kind].run(mc, tokens, n, o, j, out, stale, stale_ctx);
 }
 
 static bool model_reload_cb(void *ctx, const char *path, model **out, av_error *err)

@@ -82,7 +82,7 @@ void writing_toggle(view *v)
 	v->wr->due = 0;
 	/* From the end of the text, with the text cursor there. */
 	v->le.cur = v->le.n;
-	v->focus = F_INPUT;
+	v->focus = FOCUS_TYPING;
 	v->notice[0] = '\0'; /* the info line says how it writes */
 }
 
