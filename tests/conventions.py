@@ -12,6 +12,10 @@ debt paid once that must not come back:
   _finish          a function that empties a struct the caller owns is
                    x_finish, one that frees its argument x_destroy: no header
                    declares a function named *_free;
+  one parser       no option value is read with strtol, strtoul(l), strtod
+                   or strtof in src/cli/ outside options.c's
+                   cli_option_value, which reads every row's kind and range
+                   (--ablate's list of LAYER.HEAD is read by parse_ablate);
   one header each  the public functions of result.c are declared in
                    result.h, those of train_options.c in train_options.h;
   commit messages  (in a git checkout) every commit since the rule was
@@ -84,6 +88,19 @@ for f in sources + glob.glob("src/**/*.h", recursive=True):
 for f in sources:
     if f != "src/core/analysis.c" and re.search(r"==\s*(WORD_MARK|'\|')", code(f)):
         fail("%s strips word marks itself; call words_strip_marks (analysis.h)" % f)
+
+# One parser of option values.
+lists = {"src/cli/cli_dump.c": "parse_ablate"}  # values that are lists, not a number
+for f in glob.glob("src/cli/*.c"):
+    if f == "src/cli/options.c":
+        continue
+    c = code(f)
+    if f in lists:
+        m = re.search(r"^static int %s\(.*?^\}" % lists[f], c, re.S | re.M)
+        c = c[:m.start()] + c[m.end():] if m else c
+    for m in re.finditer(r"\b(strto(?:l|ul|ull|ll|d|f))\(", c):
+        fail("%s reads a number with %s; the option's row and cli_option_value say it"
+             % (f, m.group(1)))
 
 # _finish, not _free.
 for h in headers:

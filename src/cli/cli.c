@@ -105,47 +105,46 @@ model *cli_load_model(const char *path, av_error *err)
 	return model_load(path, err);
 }
 
-int cli_gen_option(const char *name, const char *arg, cli_gen *g)
+int cli_gen_option(cli_opt_id id, const char *arg, cli_gen *g)
 {
-	char *end;
+	cli_value v;
 	g->given = true;
-	if (strcmp(name, "--temperature") == 0) {
-		double t = strtod(arg, &end);
-		if (end == arg || *end || !(t >= 0 && t <= GEN_MAX_TEMPERATURE))
+	bool ok = cli_option_value(id, arg, &v);
+	if (id == OPT_TEMPERATURE) {
+		if (!ok)
 			return cli_usage_error(
 			    "attnview --help",
 			    _("--temperature takes a number from 0 (always the most "
 			      "likely character) to %g, not '%s'"),
 			    (double)GEN_MAX_TEMPERATURE, AV_Q(arg));
-		g->temperature = (float)t;
+		g->temperature = (float)v.x;
 		return -1;
 	}
-	if (strcmp(name, "--top-k") == 0) {
-		if (!cli_parse_int(arg, 0, 1000000, &g->top_k))
+	if (id == OPT_TOP_K) {
+		if (!ok)
 			return cli_usage_error(
 			    "attnview --help",
 			    _("--top-k takes a number of characters (0: all), not "
 			      "'%s'"),
 			    AV_Q(arg));
+		g->top_k = v.i;
 		return -1;
 	}
-	uint64_t seed;
-	if (!cli_parse_u64(arg, &seed))
+	if (!ok)
 		return cli_usage_error("attnview --help",
 				       _("--seed takes a whole number, not '%s'"), AV_Q(arg));
-	g->seed = seed;
+	g->seed = v.u;
 	return -1;
 }
 
-/* --layer and --head are checked against the model later: here, any index
- * a model could have. */
-#define CLI_MAX_INDEX 1000000
 #define usage_error(...) cli_usage_error("attnview --help", __VA_ARGS__)
 
 static int take_step(const char *arg, cli_common *c)
 {
-	if (!cli_parse_u64(arg, &c->step))
+	cli_value v;
+	if (!cli_option_value(OPT_STEP, arg, &v))
 		return usage_error(_("--step takes a step number, not '%s'"), AV_Q(arg));
+	c->step = v.u;
 	c->has_step = true;
 	return -1;
 }
@@ -228,6 +227,7 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 {
 	scale_kind sk;
 	cm_ramp rk;
+	cli_value v;
 	switch (id) {
 	case OPT_MODEL:
 		c->model_path = arg;
@@ -252,14 +252,16 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 	case OPT_STEP:
 		return take_step(arg, c);
 	case OPT_LAYER:
-		if (!cli_parse_int(arg, 0, CLI_MAX_INDEX, &c->layer))
+		if (!cli_option_value(id, arg, &v))
 			return usage_error(_("--layer takes a layer number from 0, not '%s'"),
 					   AV_Q(arg));
+		c->layer = v.i;
 		return -1;
 	case OPT_HEAD:
-		if (!cli_parse_int(arg, 0, CLI_MAX_INDEX, &c->head))
+		if (!cli_option_value(id, arg, &v))
 			return usage_error(_("--head takes a head number from 0, not '%s'"),
 					   AV_Q(arg));
+		c->head = v.i;
 		return -1;
 	case OPT_SCALE:
 		if (!scale_parse(arg, &sk))
@@ -274,10 +276,7 @@ static int take_common(cli_opt_id id, const char *arg, cli_common *c)
 		c->ramp = (int)rk;
 		return -1;
 	default: /* OPT_TEMPERATURE, OPT_TOP_K, OPT_SEED */
-		return cli_gen_option(id == OPT_TEMPERATURE ? "--temperature"
-				      : id == OPT_TOP_K	     ? "--top-k"
-							     : "--seed",
-				      arg, &c->gen);
+		return cli_gen_option(id, arg, &c->gen);
 	}
 }
 
@@ -320,13 +319,15 @@ int cli_take_why(cli_opt_id id, const char *arg, cli_why *w)
 {
 	switch (id) {
 	case OPT_QUERY:
-	case OPT_KEY:
-		if (!cli_parse_int(arg, 0, AV_MAX_CONTEXT - 1,
-				   id == OPT_QUERY ? &w->query : &w->key))
+	case OPT_KEY: {
+		cli_value v;
+		if (!cli_option_value(id, arg, &v))
 			return cli_usage_error("attnview --help",
 					       _("%s takes a token position from 0, not '%s'"),
 					       id == OPT_QUERY ? "--query" : "--key", AV_Q(arg));
+		*(id == OPT_QUERY ? &w->query : &w->key) = v.i;
 		return -1;
+	}
 	case OPT_LENS:
 		w->lens = true;
 		return -1;

@@ -72,9 +72,9 @@ typedef struct cli_gen {
 	bool given; /* one of the three was on the command line */
 } cli_gen;
 #define CLI_GEN_INIT {GEN_TEMPERATURE, GEN_TOP_K, 1, false}
-/* One of those options (name as typed, its value) into g; -1, or the exit
- * status of a usage error, printed. */
-int cli_gen_option(const char *name, const char *arg, cli_gen *g);
+/* One of those options (its id, its value) into g; -1, or the exit status
+ * of a usage error, printed. */
+int cli_gen_option(cli_opt_id id, const char *arg, cli_gen *g);
 
 /* The values of the options several modes share (options.h: --model,
  * --text, --input, --layer, --head, --scale, --colormap, --words,
@@ -146,11 +146,6 @@ int cli_show_error(const char *arg);
  * note naming the model's range. */
 int cli_check_layer_head(const cli_common *c, const model *m);
 
-/* s as a whole number in [lo, hi]. */
-bool cli_parse_int(const char *s, int lo, int hi, int *out);
-/* A whole number of 64 bits, written in decimal digits only (no sign, no
- * space): false for anything else or one out of range. */
-bool cli_parse_u64(const char *s, uint64_t *out);
 
 /* What the program prints goes through these: s (or the formatted text)
  * with every control character escaped as av_char_shown says, line breaks

@@ -36,6 +36,7 @@ typedef struct dump_request {
 static int take_option(cli_opt_id id, const char *arg, void *ctx)
 {
 	dump_request *q = ctx;
+	cli_value v;
 	int st = cli_take_why(id, arg, &q->why);
 	if (st != -2)
 		return st;
@@ -54,9 +55,10 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 			}
 		return usage_error(_("--format must be json or tsv, not '%s'"), AV_Q(arg));
 	case OPT_TOP:
-		if (!cli_parse_int(arg, 0, 100, &q->topk))
+		if (!cli_option_value(id, arg, &v))
 			return usage_error(_("--top takes a number from 0 to 100, not '%s'"),
 					   AV_Q(arg));
+		q->topk = v.i;
 		break;
 	case OPT_LOGITS:
 		q->logits = true;
@@ -74,11 +76,12 @@ static int take_option(cli_opt_id id, const char *arg, void *ctx)
 		q->ablate = arg;
 		break;
 	case OPT_GENERATE:
-		if (!cli_parse_int(arg, 1, AV_MAX_CONTEXT, &q->generate))
+		if (!cli_option_value(id, arg, &v))
 			return usage_error(
 			    _("--generate takes a number of characters from 1 to %d, "
 			      "not '%s'"),
 			    AV_MAX_CONTEXT, AV_Q(arg));
+		q->generate = v.i;
 		break;
 	default: /* --help, --version: main.c took them */
 		break;

@@ -9,8 +9,6 @@
 #include "attnview/patch.h"
 #include "cli.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,29 +16,6 @@
 
 /* The most --input reads (only the model's context is looked at). */
 #define CLI_INPUT_MAX ((size_t)64 << 20)
-
-bool cli_parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < lo || v > hi)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-bool cli_parse_u64(const char *s, uint64_t *out)
-{
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
 
 static void report_cleaning(const clean_stats *st, const char *what)
 {

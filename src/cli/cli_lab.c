@@ -13,7 +13,6 @@
 
 #include <math.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,12 +52,14 @@ static void list_tasks(void)
 	}
 }
 
-static bool parse_uint(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+/* A whole number of option c in [lo, hi], the lab's range (narrower than
+ * --train's: the lab's models are tiny). */
+static bool lab_whole(int c, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
-	int v;
-	if (!cli_parse_int(s, (int)lo, (int)hi, &v))
+	cli_value v;
+	if (!cli_option_value_in((cli_opt_id)c, s, lo, hi, &v))
 		return false;
-	*out = (uint32_t)v;
+	*out = (uint32_t)v.u;
 	return true;
 }
 
@@ -67,7 +68,7 @@ static int take(int c, const char *name, lab_request *q)
 {
 	bool ok = true;
 	uint32_t u = 0, lo = 0, hi = 0; /* hi > 0: the range of a whole number */
-	char *end;
+	cli_value v;
 	switch (c) {
 	case OPT_TRAIN:
 		break;
@@ -79,41 +80,45 @@ static int take(int c, const char *name, lab_request *q)
 		q->out = optarg;
 		break;
 	case OPT_SEED:
-		ok = cli_parse_u64(optarg, &q->o.seed);
+		if ((ok = cli_option_value(OPT_SEED, optarg, &v)))
+			q->o.seed = v.u;
 		break;
 	case OPT_STEPS:
 		lo = 1, hi = 1000000;
-		ok = parse_uint(optarg, lo, hi, &q->o.steps);
+		ok = lab_whole(c, optarg, lo, hi, &q->o.steps);
 		break;
 	case OPT_DIM:
 		lo = 1, hi = 512;
-		ok = parse_uint(optarg, lo, hi, &q->o.dim);
+		ok = lab_whole(c, optarg, lo, hi, &q->o.dim);
 		break;
 	case OPT_HEADS:
 		lo = 1, hi = 16;
-		ok = parse_uint(optarg, lo, hi, &q->o.heads);
+		ok = lab_whole(c, optarg, lo, hi, &q->o.heads);
 		break;
 	case OPT_LAYERS:
 		lo = 1, hi = 4;
-		ok = parse_uint(optarg, lo, hi, &q->o.layers);
+		ok = lab_whole(c, optarg, lo, hi, &q->o.layers);
 		break;
 	case OPT_LR:
-		errno = 0;
-		q->o.lr = strtof(optarg, &end);
-		ok = !errno && *optarg && !*end && q->o.lr > 0 && q->o.lr < 1;
+		ok = cli_option_value_in(OPT_LR, optarg, 0, 1, &v) && (float)v.x > 0 &&
+		     (float)v.x < 1;
+		if (ok)
+			q->o.lr = (float)v.x;
 		break;
 	case OPT_THREADS:
 		lo = 1, hi = 256;
-		ok = parse_uint(optarg, lo, hi, &u);
+		ok = lab_whole(c, optarg, lo, hi, &u);
 		q->threads = (int)u;
 		break;
 	case OPT_TIMELINE_EVERY:
-		ok = cli_parse_u64(optarg, &q->o.timeline_every);
+		if ((ok = cli_option_value(OPT_TIMELINE_EVERY, optarg, &v)))
+			q->o.timeline_every = v.u;
 		if (q->o.timeline_every == 0)
 			q->o.timeline_every = LAB_NO_TIMELINE;
 		break;
 	case OPT_KEEP_STEPS:
-		ok = cli_parse_u64(optarg, &q->o.keep_every);
+		if ((ok = cli_option_value(OPT_KEEP_STEPS, optarg, &v)))
+			q->o.keep_every = v.u;
 		break;
 	case 'h':
 	case OPT_HELP:

@@ -6,25 +6,12 @@
 #include "cli.h"
 #include "cli_train.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* A number in [lo, hi] (hi_open: below hi), all of s. */
-static bool parse_real(const char *s, double lo, double hi, bool hi_open, float *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || !*s || *end || !(v >= lo) || !(hi_open ? v < hi : v <= hi))
-		return false;
-	*out = (float)v;
-	return true;
-}
 
 static int bad_value(cli_opt_id id, const char *arg)
 {
@@ -34,39 +21,34 @@ static int bad_value(cli_opt_id id, const char *arg)
 			   AV_Q(name), AV_Q(arg));
 }
 
-/* The options that take a whole number, where it goes in the request and
- * the values accepted (the options check says why a value is refused that
- * parses here: --heads that do not divide --dim, say). */
+/* Where each option that takes a whole number goes in the request; its
+ * row in options.c says which values it accepts (the options check says
+ * why a value is refused that parses here: --heads that do not divide
+ * --dim, say). */
 typedef struct whole_option {
 	cli_opt_id id;
 	size_t at, size; /* the field in train_request: a uint32_t or uint64_t */
-	uint64_t least;	 /* the smallest value accepted */
-	uint64_t most;	 /* the largest, 0: the field's */
 } whole_option;
 
-#define WHOLE(id, field, least, most)                                                              \
-	{                                                                                          \
-		id, offsetof(train_request, field), sizeof(((train_request *)0)->field), least,    \
-		    most                                                                           \
-	}
+#define WHOLE(id, field) {id, offsetof(train_request, field), sizeof(((train_request *)0)->field)}
 static const whole_option whole_options[] = {
-    WHOLE(OPT_DIM, o.dim, 0, 0),
-    WHOLE(OPT_HEADS, o.heads, 0, 0),
-    WHOLE(OPT_LAYERS, o.layers, 0, 0),
-    WHOLE(OPT_CONTEXT, o.context, 0, 0),
-    WHOLE(OPT_BATCH, o.batch, 0, 0),
-    WHOLE(OPT_MAX_VOCAB, o.max_vocab, 0, 0),
-    WHOLE(OPT_VAL_SHARE, o.val_percent, 0, 50),
-    WHOLE(OPT_STEPS, o.steps, 1, 0),
-    WHOLE(OPT_EPOCHS, o.epochs, 1, 0),
-    WHOLE(OPT_WARMUP, o.warmup, 0, 0),
-    WHOLE(OPT_SEED, o.seed, 0, 0),
-    WHOLE(OPT_MIN_COUNT, o.min_count, 1, 0),
-    WHOLE(OPT_PATIENCE, o.patience, 0, 0),
-    WHOLE(OPT_EVAL_EVERY, o.eval_every, 0, 0),
-    WHOLE(OPT_CKPT_EVERY, o.checkpoint_every, 0, 0),
-    WHOLE(OPT_TIMELINE_EVERY, o.timeline_every, 0, 0),
-    WHOLE(OPT_KEEP_STEPS, keep_every, 0, 0),
+    WHOLE(OPT_DIM, o.dim),
+    WHOLE(OPT_HEADS, o.heads),
+    WHOLE(OPT_LAYERS, o.layers),
+    WHOLE(OPT_CONTEXT, o.context),
+    WHOLE(OPT_BATCH, o.batch),
+    WHOLE(OPT_MAX_VOCAB, o.max_vocab),
+    WHOLE(OPT_VAL_SHARE, o.val_percent),
+    WHOLE(OPT_STEPS, o.steps),
+    WHOLE(OPT_EPOCHS, o.epochs),
+    WHOLE(OPT_WARMUP, o.warmup),
+    WHOLE(OPT_SEED, o.seed),
+    WHOLE(OPT_MIN_COUNT, o.min_count),
+    WHOLE(OPT_PATIENCE, o.patience),
+    WHOLE(OPT_EVAL_EVERY, o.eval_every),
+    WHOLE(OPT_CKPT_EVERY, o.checkpoint_every),
+    WHOLE(OPT_TIMELINE_EVERY, o.timeline_every),
+    WHOLE(OPT_KEEP_STEPS, keep_every),
 };
 #undef WHOLE
 
@@ -76,16 +58,17 @@ static int take_whole(train_request *q, cli_opt_id id, const char *arg)
 {
 	for (size_t i = 0; i < sizeof whole_options / sizeof whole_options[0]; i++) {
 		const whole_option *w = &whole_options[i];
+		cli_value v;
 		if (w->id != id)
 			continue;
-		uint64_t v, most = w->most ? w->most : w->size == 8 ? UINT64_MAX : UINT32_MAX;
-		if (!cli_parse_u64(arg, &v) || v < w->least || v > most)
+		_Static_assert(sizeof v.u == 8, "a whole number is 64 bits");
+		if (!cli_option_value(id, arg, &v))
 			return 0;
 		char *field = (char *)q + w->at;
 		if (w->size == 8) {
-			memcpy(field, &v, 8);
+			memcpy(field, &v.u, 8);
 		} else {
-			uint32_t v32 = (uint32_t)v;
+			uint32_t v32 = (uint32_t)v.u;
 			memcpy(field, &v32, 4);
 		}
 		return 1;
@@ -98,7 +81,7 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 {
 	train_request *q = ctx;
 	train_options *o = &q->o;
-	uint64_t u;
+	cli_value v;
 	bool ok = true;
 	q->given[id - OPT_FIRST] = true;
 	int whole = take_whole(q, id, optarg);
@@ -120,14 +103,17 @@ static int take_option(cli_opt_id id, const char *optarg, void *ctx)
 		return usage_error(_("--objective must be masked or causal, not '%s'"),
 				   AV_Q(optarg));
 	case OPT_LR:
-		ok = parse_real(optarg, 0, 10, true, &o->lr) && o->lr > 0.0f;
+		ok = cli_option_value(id, optarg, &v) && (float)v.x > 0.0f;
+		if (ok)
+			o->lr = (float)v.x;
 		break;
 	case OPT_SHARPEN:
-		ok = parse_real(optarg, 0, 100, false, &o->sharpen);
+		if ((ok = cli_option_value(id, optarg, &v)))
+			o->sharpen = (float)v.x;
 		break;
 	case OPT_THREADS:
-		ok = cli_parse_u64(optarg, &u) && u >= 1 && u <= 256;
-		q->threads = (int)u;
+		if ((ok = cli_option_value(id, optarg, &v)))
+			q->threads = (int)v.u;
 		break;
 	case OPT_VAL_FILE:
 		q->val_path = optarg;

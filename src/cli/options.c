@@ -2,13 +2,19 @@
  * --train --help and --list-options. */
 #include "options.h"
 #include "attnview/i18n.h"
+#include "attnview/generate.h"
 #include "attnview/tokenizer.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #define O(id_, name_, letter_, arg_, modes_, help_)                                                \
-	[id_ - OPT_FIRST] = {id_, name_, letter_, arg_, modes_, help_}
+	[id_ - OPT_FIRST] = {id_, name_, letter_, arg_, modes_, help_, CLI_OTHER, 0, 0}
+/* An option whose value is a number: its kind and the values accepted. */
+#define V(id_, name_, letter_, arg_, modes_, kind_, lo_, hi_, help_)                               \
+	[id_ - OPT_FIRST] = {id_, name_, letter_, arg_, modes_, help_, kind_, lo_, hi_}
 
 /* The modes that show pictures of the weights, and those that read a text. */
 #define M_LOOK	  (M_VIEW | M_DUMP | M_EXPORT)
@@ -25,8 +31,8 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_TEXT, "text", 't', "TEXT", M_LOOK,
       N_("the text to look at (invalid UTF-8 is an error); the view starts with it in "
 	 "the input line")),
-    O(OPT_LAYER, "layer", 0, "L", M_LOOK, NULL),
-    O(OPT_HEAD, "head", 0, "H", M_LOOK,
+    V(OPT_LAYER, "layer", 0, "L", M_LOOK, CLI_INT, 0, CLI_MAX_INDEX, NULL),
+    V(OPT_HEAD, "head", 0, "H", M_LOOK, CLI_INT, 0, CLI_MAX_INDEX,
       N_("the layer and head, numbered from 0: the view starts on them, --dump prints "
 	 "only them, --export draws them")),
     O(OPT_SHOW, "show", 0, "WHAT", M_PICTURE,
@@ -41,7 +47,7 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "with 1 in the middle)")),
     O(OPT_COLORMAP, "colormap", 0, "R", M_PICTURE,
       N_("viridis (default) or cividis (for colour-blind viewers)")),
-    O(OPT_STEP, "step", 0, "S", M_LOOK | M_INFO,
+    V(OPT_STEP, "step", 0, "S", M_LOOK | M_INFO, CLI_WHOLE, 0, UINT64_MAX,
       N_("instead of the model FILE, its model of step S that the run writing it kept "
 	 "(--train --keep-steps): FILE.steps/step-SSSSSS.attn")),
     O(OPT_CELLS, "cells", 0, "C", M_VIEW,
@@ -51,10 +57,10 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_FIGURE_FORMAT, "figure-format", 0, "F", M_VIEW,
       N_("where Ctrl-S writes figures of the view, and as what: png (default), svg or "
 	 "pdf")),
-    O(OPT_TEMPERATURE, "temperature", 0, "T", M_VIEW | M_DUMP,
+    V(OPT_TEMPERATURE, "temperature", 0, "T", M_VIEW | M_DUMP, CLI_REAL, 0, GEN_MAX_TEMPERATURE,
       N_("the model writes (Ctrl-G, --generate) at temperature T (0.8; 0: always the "
 	 "most likely character)")),
-    O(OPT_TOP_K, "top-k", 0, "K", M_VIEW | M_DUMP,
+    V(OPT_TOP_K, "top-k", 0, "K", M_VIEW | M_DUMP, CLI_INT, 0, 1000000,
       N_("the model writes among the K most likely characters (20; 0: all)")),
     O(OPT_DUMP, "dump", 0, NULL, M_DUMP, N_("print the tokens and every attention weight")),
     O(OPT_INFO, "info", 0, NULL, M_INFO,
@@ -63,13 +69,13 @@ const cli_option cli_options[CLI_NOPTS] = {
     O(OPT_INPUT, "input", 0, "FILE", M_DUMP | M_EXPORT,
       N_("read the text from FILE, - for standard input (invalid UTF-8 is replaced; "
 	 "text in another encoding gets an iconv hint)")),
-    O(OPT_TOP, "top", 0, "K", M_DUMP,
+    V(OPT_TOP, "top", 0, "K", M_DUMP, CLI_INT, 0, 100,
       N_("top-K predictions per position in JSON (default 5, 0 = none)")),
     O(OPT_LOGITS, "logits", 0, NULL, M_DUMP,
       N_("the prediction logits of every position, one per id, in JSON (null where a model "
 	 "has none: ids 0..2 of a converted model)")),
-    O(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, NULL),
-    O(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT,
+    V(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, CLI_INT, 0, AV_MAX_CONTEXT - 1, NULL),
+    V(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT, CLI_INT, 0, AV_MAX_CONTEXT - 1,
       N_("the q·k breakdown of that cell in every head shown, and its score split by source "
 	 "(--export: the split's terms in the --layer/--head head as a figure)")),
     O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
@@ -87,7 +93,7 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "text patched in by Alt-X when no text is pinned)")),
     O(OPT_ABLATE, "ablate", 0, "L.H,...", M_DUMP,
       N_("switch heads off; adds the loss before and after")),
-    O(OPT_GENERATE, "generate", 0, "N", M_DUMP,
+    V(OPT_GENERATE, "generate", 0, "N", M_DUMP, CLI_INT, 1, AV_MAX_CONTEXT,
       N_("a causal model writes N characters after the text first (with --temperature, "
 	 "--top-k, --seed as in the view)")),
     O(OPT_PATCH, "patch", 0, "TEXT2", M_DUMP | M_EXPORT,
@@ -134,51 +140,51 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("the model file (default model.attn); checkpoints go to FILE.ckpt")),
     O(OPT_OBJECTIVE, "objective", 0, "masked|causal", M_TRAIN,
       N_("masked-character (default) or next-character")),
-    O(OPT_DIM, "dim", 0, "D", M_TRAIN, N_("model width (default 64)")),
-    O(OPT_HEADS, "heads", 0, "N", M_TRAIN,
+    V(OPT_DIM, "dim", 0, "D", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("model width (default 64)")),
+    V(OPT_HEADS, "heads", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
       N_("attention heads; D must be divisible by N (default 4)")),
-    O(OPT_LAYERS, "layers", 0, "L", M_TRAIN, N_("transformer blocks (default 2)")),
-    O(OPT_CONTEXT, "context", 0, "T", M_TRAIN,
+    V(OPT_LAYERS, "layers", 0, "L", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("transformer blocks (default 2)")),
+    V(OPT_CONTEXT, "context", 0, "T", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
       N_("characters per sequence, at most 1024 (default 128; a short text gets less, "
 	 "as it does --batch and --lr)")),
-    O(OPT_BATCH, "batch", 0, "B", M_TRAIN, N_("sequences per step (default 32)")),
-    O(OPT_STEPS, "steps", 0, "N", M_TRAIN, N_("optimizer steps (default 2000)")),
-    O(OPT_EPOCHS, "epochs", 0, "N", M_TRAIN,
+    V(OPT_BATCH, "batch", 0, "B", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("sequences per step (default 32)")),
+    V(OPT_STEPS, "steps", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX, N_("optimizer steps (default 2000)")),
+    V(OPT_EPOCHS, "epochs", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX,
       N_("instead of --steps: N passes' worth of the training text")),
-    O(OPT_LR, "lr", 0, "X", M_TRAIN, N_("peak learning rate (default 5e-3)")),
-    O(OPT_WARMUP, "warmup", 0, "N", M_TRAIN,
+    V(OPT_LR, "lr", 0, "X", M_TRAIN, CLI_REAL_BELOW, 0, 10, N_("peak learning rate (default 5e-3)")),
+    V(OPT_WARMUP, "warmup", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("linear warmup steps, then cosine decay (default min(100, steps/10))")),
-    O(OPT_SEED, "seed", 0, "S", M_TRAIN | M_VIEW | M_DUMP,
+    V(OPT_SEED, "seed", 0, "S", M_TRAIN | M_VIEW | M_DUMP, CLI_WHOLE, 0, UINT64_MAX,
       N_("random seed (default 1): of the training run, or of the model writing")),
-    O(OPT_THREADS, "threads", 0, "N", M_TRAIN,
+    V(OPT_THREADS, "threads", 0, "N", M_TRAIN, CLI_WHOLE, 1, 256,
       N_("threads (default: all cores; with --resume, the checkpoint's, which must not "
 	 "change)")),
-    O(OPT_MIN_COUNT, "min-count", 0, "N", M_TRAIN,
+    V(OPT_MIN_COUNT, "min-count", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX,
       N_("keep characters seen at least N times (default 1)")),
-    O(OPT_MAX_VOCAB, "max-vocab", 0, "N", M_TRAIN,
+    V(OPT_MAX_VOCAB, "max-vocab", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
       N_("at most N vocabulary ids, 3 specials included (default: all)")),
-    O(OPT_VAL_SHARE, "val-share", 0, "P", M_TRAIN,
+    V(OPT_VAL_SHARE, "val-share", 0, "P", M_TRAIN, CLI_WHOLE, 0, 50,
       /* xgettext:no-c-format */
       N_("hold out P% of the corpus for validation, 0 to 50 (default 5), in pieces "
 	 "spread evenly over it")),
     O(OPT_NO_VAL, "no-val", 0, NULL, M_TRAIN, N_("no validation (the same as --val-share 0)")),
     O(OPT_VAL_FILE, "val-file", 0, "FILE", M_TRAIN,
       N_("validation text instead of pieces of the corpus")),
-    O(OPT_EVAL_EVERY, "eval-every", 0, "N", M_TRAIN,
+    V(OPT_EVAL_EVERY, "eval-every", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("validate every N steps, 0 = only at the end (default 100)")),
-    O(OPT_PATIENCE, "patience", 0, "N", M_TRAIN,
+    V(OPT_PATIENCE, "patience", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("stop after N evaluations without a new best validation loss, and write the "
 	 "best model (default 0: never)")),
-    O(OPT_SHARPEN, "sharpen", 0, "X", M_TRAIN,
+    V(OPT_SHARPEN, "sharpen", 0, "X", M_TRAIN, CLI_REAL, 0, 100,
       N_("add X times the attention rows' mean entropy to the loss: sharper heads, "
 	 "easier to name; 0 to 100 (default 0: none)")),
-    O(OPT_CKPT_EVERY, "checkpoint-every", 0, "N", M_TRAIN,
+    V(OPT_CKPT_EVERY, "checkpoint-every", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("write OUT.ckpt at the start and every N steps, 0 = only on Ctrl-C (default "
 	 "500)")),
-    O(OPT_TIMELINE_EVERY, "timeline-every", 0, "N", M_TRAIN,
+    V(OPT_TIMELINE_EVERY, "timeline-every", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("record every head's role scores on a fixed probe every N steps, for the "
 	 "training timeline; 0 = none (default: about 100 records a run)")),
-    O(OPT_KEEP_STEPS, "keep-steps", 0, "N", M_TRAIN,
+    V(OPT_KEEP_STEPS, "keep-steps", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("keep the model of every N-th recorded step, and of the last, as "
 	 "OUT.steps/step-SSSSSS.attn: the timeline (Alt-H, Enter) and --model OUT --step S "
 	 "open them (default 0: none)")),
@@ -214,6 +220,52 @@ _Static_assert(sizeof cli_options / sizeof cli_options[0] == CLI_NOPTS, "a row f
 const cli_option *cli_option_of(cli_opt_id id)
 {
 	return id >= OPT_FIRST && id < OPT_END ? &cli_options[id - OPT_FIRST] : NULL;
+}
+
+bool cli_option_value_in(cli_opt_id id, const char *arg, double lo, double hi, cli_value *v)
+{
+	const cli_option *o = cli_option_of(id);
+	char *end;
+	if (!o || !arg)
+		return false;
+	if (!(lo <= hi))
+		lo = o->lo, hi = o->hi;
+	switch (o->kind) {
+	case CLI_INT: {
+		long x = strtol(arg, &end, 10);
+		if (end == arg || *end || x < lo || x > hi)
+			return false;
+		v->i = (int)x;
+		return true;
+	}
+	case CLI_WHOLE: {
+		if (*arg < '0' || *arg > '9')
+			return false;
+		errno = 0;
+		unsigned long long x = strtoull(arg, &end, 10);
+		if (errno || *end || (double)x < lo || (double)x > hi)
+			return false;
+		v->u = x;
+		return true;
+	}
+	case CLI_REAL:
+	case CLI_REAL_BELOW: {
+		errno = 0;
+		double x = strtod(arg, &end);
+		if (errno || end == arg || *end || !(x >= lo) ||
+		    !(o->kind == CLI_REAL_BELOW ? x < hi : x <= hi))
+			return false;
+		v->x = x;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+bool cli_option_value(cli_opt_id id, const char *arg, cli_value *v)
+{
+	return cli_option_value_in(id, arg, 1, 0, v);
 }
 
 void cli_getopt_table(cli_mode mode, struct option *out, char *shorts)

@@ -2,14 +2,17 @@
  * the modes that take it, as llama.cpp's common/arg.cpp does: the parsers
  * build getopt_long's tables from it, --help and --train --help are printed
  * from it, --list-options prints it for tests/man.sh, and --completions
- * writes the shell completions from it (completions.c). Adding an option is adding a row here and its case in the
- * parser of each mode that takes it (or in cli_common_take, when several
- * modes share its value). */
+ * writes the shell completions from it (completions.c). A number's row
+ * carries its kind and range, and cli_option_value reads every one of
+ * them, in every mode and the lab. Adding an option is adding a row here
+ * and its case in the parser of each mode that takes it (or in
+ * take_common, cli.c, when several modes share its value). */
 #ifndef ATTNVIEW_CLI_OPTIONS_H
 #define ATTNVIEW_CLI_OPTIONS_H
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* The modes of the command line; main.c picks one. */
@@ -118,6 +121,19 @@ typedef enum cli_opt_id {
 } cli_opt_id;
 #define CLI_NOPTS (OPT_END - OPT_FIRST)
 
+/* --layer and --head are checked against the model later: here, any index
+ * a model could have. */
+#define CLI_MAX_INDEX 1000000
+
+/* What an option's value is, for the one parser (cli_option_value). */
+typedef enum cli_value_kind {
+	CLI_OTHER = 0,	/* none, a text or a path, or a name of a table: the mode reads it */
+	CLI_INT,	/* an int in [lo, hi], as strtol reads it (the view's and --dump's) */
+	CLI_WHOLE,	/* decimal digits only: a uint64_t in [lo, hi] */
+	CLI_REAL,	/* a number in [lo, hi] */
+	CLI_REAL_BELOW, /* a number in [lo, hi) */
+} cli_value_kind;
+
 typedef struct cli_option {
 	cli_opt_id id;
 	const char *name; /* the long name, without "--" */
@@ -128,7 +144,25 @@ typedef struct cli_option {
 	 * NULL: described together with the next option, on one line
 	 * ("--layer L, --head H  ..."). */
 	const char *help;
+	/* Its value's kind and the values accepted (CLI_OTHER: none here). */
+	cli_value_kind kind;
+	double lo, hi;
 } cli_option;
+
+/* A value as cli_option_value read it: .i for CLI_INT, .u for CLI_WHOLE,
+ * .x for the reals. */
+typedef union cli_value {
+	int i;
+	uint64_t u;
+	double x;
+} cli_value;
+
+/* The one parser of option values: arg read as option id's row says (its
+ * kind and range); false when arg is not such a value. The caller says why
+ * in its message. cli_option_value_in narrows the row's range to [lo, hi]
+ * (the lab's smaller models). */
+bool cli_option_value(cli_opt_id id, const char *arg, cli_value *v);
+bool cli_option_value_in(cli_opt_id id, const char *arg, double lo, double hi, cli_value *v);
 
 extern const cli_option cli_options[CLI_NOPTS];
 

@@ -234,19 +234,9 @@ static bool write_tsv(FILE *out, const attn_result *r, const dump_options *o, av
 bool dump_write(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		av_error *err)
 {
-	const dump_extras *x = o->x;
-	if (o->format == DUMP_TSV && x && x->split) {
-		dump_tsv_split(out, m, o);
-	} else if (o->format == DUMP_TSV && x && x->patching) {
-		dump_tsv_patch(out, m, r, o);
-	} else if (o->format == DUMP_TSV && x && x->lens_id) {
-		dump_tsv_lens(out, m, r, o);
-	} else if (o->format == DUMP_TSV && x && x->dla_id) {
-		dump_tsv_dla(out, m, r, o);
-	} else if (o->format == DUMP_TSV && x && x->circuits) {
-		dump_tsv_circuits(out, m, r, o);
-	} else if (o->format == DUMP_TSV && x && x->faith_loss) {
-		dump_tsv_faith(out, m, r, o);
+	dump_tsv_fn table = o->format == DUMP_TSV ? dump_tsv_table(o->x) : NULL;
+	if (table) {
+		table(out, m, r, o);
 	} else if (o->format == DUMP_TSV) {
 		if (!write_tsv(out, r, o, err))
 			return false;

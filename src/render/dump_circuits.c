@@ -65,7 +65,8 @@ static void json_head(FILE *out, const model *m, const circuits *c, int l, int h
 	fputs("}}", out);
 }
 
-void dump_json_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			  float *buf, av_error *err)
 {
 	const circuits *c = o->x->circuits;
 	bool first = true;
@@ -84,6 +85,7 @@ void dump_json_circuits(FILE *out, const model *m, const attn_result *r, const d
 			}
 	fputs("\n  ]", out);
 	(void)r;
+	return true;
 }
 
 /* The largest of a composition kind's scores, and its writer. */
@@ -99,7 +101,7 @@ static float comp_max(const circuits *c, const float *v, int l, int *writer)
 	return best;
 }
 
-void dump_tsv_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static void tsv_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const circuits *c = o->x->circuits;
 	char g[32];
@@ -138,3 +140,10 @@ void dump_tsv_circuits(FILE *out, const model *m, const attn_result *r, const du
 		}
 	(void)r;
 }
+
+static bool has_circuits(const dump_extras *x)
+{
+	return x->circuits != NULL;
+}
+const dump_section dump_section_circuits = {
+    .key = "circuits", .present = has_circuits, .json = json_circuits, .tsv = tsv_circuits};

@@ -1,8 +1,9 @@
 /* The dump's sections beyond the weights (dump.h, dump_extras): head roles,
  * the q·k breakdown, value contributions, aggregates, rollout, words, a
- * comparison with another text, ablation. JSON only, except for what fits
- * the TSV's one row per weight (contributions, aggregates, rollout: see
- * dump.c). */
+ * comparison with another text, ablation, the text written; and the table
+ * of sections (DUMP_SECTIONS, dump_explain.h) that writes every one asked
+ * for. These are JSON only, except for what fits the TSV's one row per
+ * weight (contributions, aggregates, rollout: see dump.c). */
 #include "dump_explain.h"
 #include "attnview/i18n.h"
 
@@ -95,8 +96,10 @@ static void write_ints(FILE *out, const int *x, int n)
 	fputc(']', out);
 }
 
-static void write_breakdown(FILE *out, const dump_extras *x)
+static bool write_breakdown(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			    float *buf, av_error *err)
 {
+	const dump_extras *x = o->x;
 	fputs(",\n  \"breakdown\": [", out);
 	for (int i = 0; i < x->nbreakdown; i++) {
 		const qk_breakdown *b = &x->breakdown[i];
@@ -133,6 +136,7 @@ static void write_breakdown(FILE *out, const dump_extras *x)
 		fputc('}', out);
 	}
 	fputs("\n  ]", out);
+	return true;
 }
 
 /* One n x n matrix per head shown, made by fn into buf. */
@@ -147,7 +151,8 @@ static void contributions_of(float *buf, const attn_result *r, const dump_extras
 	dump_contributions(buf, &a, vn);
 }
 
-static void write_contributions(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+static bool write_contributions(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+				float *buf, av_error *err)
 {
 	const dump_extras *x = o->x;
 	fputs(",\n  \"contributions\": [", out);
@@ -169,9 +174,11 @@ static void write_contributions(FILE *out, const attn_result *r, const dump_opti
 			first = false;
 		}
 	fputs("\n  ]", out);
+	return true;
 }
 
-static void write_aggregates(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+static bool write_aggregates(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			     float *buf, av_error *err)
 {
 	fputs(",\n  \"aggregates\": [", out);
 	bool first = true;
@@ -194,10 +201,11 @@ static void write_aggregates(FILE *out, const attn_result *r, const dump_options
 		sel_name(SEL_ALL));
 	json_matrix(out, buf, r->n, "     ");
 	fputs("}\n  ]", out);
+	return true;
 }
 
-static bool write_rollout(FILE *out, const attn_result *r, const dump_options *o, float *buf,
-			  av_error *err)
+static bool write_rollout(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			  float *buf, av_error *err)
 {
 	size_t nn = (size_t)r->n * (size_t)r->n;
 	float *roll = malloc((size_t)r->layers * nn * sizeof *roll);
@@ -219,7 +227,8 @@ static bool write_rollout(FILE *out, const attn_result *r, const dump_options *o
 	return true;
 }
 
-static void write_words(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+static bool write_words(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			float *buf, av_error *err)
 {
 	const dump_extras *x = o->x;
 	fputs(",\n  \"words\": {\n    \"spans\": [", out);
@@ -249,9 +258,11 @@ static void write_words(FILE *out, const attn_result *r, const dump_options *o, 
 			first = false;
 		}
 	fputs("\n    ]\n  }", out);
+	return true;
 }
 
-static void write_compare(FILE *out, const attn_result *r, const dump_options *o, float *buf)
+static bool write_compare(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			  float *buf, av_error *err)
 {
 	const attn_result *c = o->x->compare;
 	int n = r->n < c->n ? r->n : c->n;
@@ -274,10 +285,13 @@ static void write_compare(FILE *out, const attn_result *r, const dump_options *o
 			first = false;
 		}
 	fputs("\n    ]\n  }", out);
+	return true;
 }
 
-static void write_ablation(FILE *out, const model *m, const attn_result *r, const dump_extras *x)
+static bool write_ablation(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			   float *buf, av_error *err)
 {
+	const dump_extras *x = o->x;
 	fputs(",\n  \"ablation\": {\"heads\": [", out);
 	bool first = true;
 	for (int l = 0; l < r->layers; l++)
@@ -296,10 +310,13 @@ static void write_ablation(FILE *out, const model *m, const attn_result *r, cons
 		dump_json_predictions(out, m, x->before, "    ");
 	}
 	fputs("\n  }", out);
+	return true;
 }
 
-static void write_generated(FILE *out, const model *m, const attn_result *r, const dump_extras *x)
+static bool write_generated(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			    float *buf, av_error *err)
 {
+	const dump_extras *x = o->x;
 	/* the temperature as given (0.8, not 0.800000012) */
 	fprintf(out,
 		",\n  \"generated\": {\"from\": %d, \"count\": %d, \"temperature\": %.6g, "
@@ -327,7 +344,14 @@ static void write_generated(FILE *out, const model *m, const attn_result *r, con
 		fputc('}', out);
 	}
 	fputs("\n    ]\n  }", out);
+	return true;
 }
+
+static const dump_section *const sections[] = {
+#define DUMP_SECTION_ROW(name) &dump_section_##name,
+    DUMP_SECTIONS(DUMP_SECTION_ROW)
+#undef DUMP_SECTION_ROW
+};
 
 bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		      av_error *err)
@@ -343,38 +367,19 @@ bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dum
 	if (!buf)
 		return av_fail(err, _("out of memory for the dump of %d tokens"), r->n);
 	bool ok = true;
-	if (x->breakdown)
-		write_breakdown(out, x);
-	if (x->split)
-		dump_json_split(out, m, o);
-	if (x->value_norms)
-		write_contributions(out, r, o, buf);
-	if (x->aggregates)
-		write_aggregates(out, r, o, buf);
-	if (x->rollout)
-		ok = write_rollout(out, r, o, buf, err);
-	if (ok && x->words)
-		write_words(out, r, o, buf);
-	if (ok && x->compare)
-		write_compare(out, r, o, buf);
-	if (ok && x->ablate)
-		write_ablation(out, m, r, x);
-	if (ok && x->generated)
-		write_generated(out, m, r, x);
-	if (ok && x->patching)
-		dump_json_patch(out, m, r, o);
-	if (ok && x->lens_id)
-		dump_json_lens(out, m, r, o);
-	if (ok && x->dla_id)
-		dump_json_dla(out, m, r, o);
-	if (ok && x->circuits)
-		dump_json_circuits(out, m, r, o);
-	if (ok && x->logits)
-		dump_json_logits(out, m, r, o);
-	if (ok && x->faith_loss)
-		dump_json_faith(out, m, r, o);
+	for (size_t i = 0; ok && i < sizeof sections / sizeof sections[0]; i++)
+		if (sections[i]->present(x))
+			ok = sections[i]->json(out, m, r, o, buf, err);
 	free(buf);
 	return ok;
+}
+
+dump_tsv_fn dump_tsv_table(const dump_extras *x)
+{
+	for (size_t i = 0; x && i < sizeof sections / sizeof sections[0]; i++)
+		if (sections[i]->tsv && sections[i]->present(x))
+			return sections[i]->tsv;
+	return NULL;
 }
 
 void dump_contributions(float *out, const attn_matrix *a, const float *value_norms)
@@ -384,3 +389,59 @@ void dump_contributions(float *out, const attn_matrix *a, const float *value_nor
 			out[(size_t)i * (size_t)a->n + (size_t)j] =
 			    attn_masked(a, i, j) ? 0.0f : attn_at(a, i, j) * value_norms[j];
 }
+
+static bool has_breakdown(const dump_extras *x)
+{
+	return x->breakdown != NULL;
+}
+const dump_section dump_section_breakdown = {
+    .key = "breakdown", .present = has_breakdown, .json = write_breakdown, .tsv = NULL};
+
+static bool has_contributions(const dump_extras *x)
+{
+	return x->value_norms != NULL;
+}
+const dump_section dump_section_contributions = {
+    .key = "contributions", .present = has_contributions, .json = write_contributions, .tsv = NULL};
+
+static bool has_aggregates(const dump_extras *x)
+{
+	return x->aggregates;
+}
+const dump_section dump_section_aggregates = {
+    .key = "aggregates", .present = has_aggregates, .json = write_aggregates, .tsv = NULL};
+
+static bool has_rollout(const dump_extras *x)
+{
+	return x->rollout;
+}
+const dump_section dump_section_rollout = {
+    .key = "rollout", .present = has_rollout, .json = write_rollout, .tsv = NULL};
+
+static bool has_words(const dump_extras *x)
+{
+	return x->words != NULL;
+}
+const dump_section dump_section_words = {
+    .key = "words", .present = has_words, .json = write_words, .tsv = NULL};
+
+static bool has_compare(const dump_extras *x)
+{
+	return x->compare != NULL;
+}
+const dump_section dump_section_compare = {
+    .key = "compare", .present = has_compare, .json = write_compare, .tsv = NULL};
+
+static bool has_ablation(const dump_extras *x)
+{
+	return x->ablate != NULL;
+}
+const dump_section dump_section_ablation = {
+    .key = "ablation", .present = has_ablation, .json = write_ablation, .tsv = NULL};
+
+static bool has_generated(const dump_extras *x)
+{
+	return x->generated;
+}
+const dump_section dump_section_generated = {
+    .key = "generated", .present = has_generated, .json = write_generated, .tsv = NULL};

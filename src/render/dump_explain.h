@@ -5,8 +5,8 @@
 
 #include "attnview/dump.h"
 
-/* After "attention" and "predictions": "heads" always, then the extras asked
- * for. False, with a message, when memory runs out. */
+/* After "attention" and "predictions": "heads" always, then the sections
+ * asked for (DUMP_SECTIONS). False, with a message, when memory runs out. */
 bool dump_json_extras(FILE *out, const model *m, const attn_result *r, const dump_options *o,
 		      av_error *err);
 /* "predictions" of r as a JSON array (dump.c). */
@@ -15,29 +15,47 @@ void dump_json_predictions(FILE *out, const model *m, const attn_result *r, cons
  * masked). */
 void dump_contributions(float *out, const attn_matrix *a, const float *value_norms);
 
-/* "score_split" (dump_split.c), in JSON after "breakdown", and as the
- * TSV's one table. */
-void dump_json_split(FILE *out, const model *m, const dump_options *o);
-void dump_tsv_split(FILE *out, const model *m, const dump_options *o);
-/* "patching" (dump_patch.c), in JSON after the other extras, and as the
- * TSV's one table. */
-void dump_json_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-/* "lens" (with "lens_commitment") and "dla" (dump_lens.c), in JSON after
- * the other extras, and as the TSV's one table. */
-void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_json_logits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+/* A section of the dump after "heads": whether the caller asked for it
+ * (its data is in dump_extras), its JSON (",\n  \"key\": ..."; buf holds
+ * side x side floats, side the longer of the text and --compare's; false,
+ * with a message, when memory runs out) and, for a section that is a table
+ * of its own in TSV, that table (NULL: JSON only, or columns and rows of
+ * the weights' TSV, dump.c). */
+typedef bool (*dump_json_fn)(FILE *out, const model *m, const attn_result *r,
+			     const dump_options *o, float *buf, av_error *err);
+typedef void (*dump_tsv_fn)(FILE *out, const model *m, const attn_result *r,
+			    const dump_options *o);
+typedef struct dump_section {
+	const char *key;
+	bool (*present)(const dump_extras *x);
+	dump_json_fn json;
+	dump_tsv_fn tsv;
+} dump_section;
 
-/* "circuits" (dump_circuits.c), in JSON after the other extras, and as the
- * TSV's one table. */
-void dump_json_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_tsv_circuits(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-/* "faithfulness" and "faithfulness_rows" (dump_faith.c), in JSON after the
- * other extras, and as the TSV's one table. */
-void dump_json_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o);
-void dump_tsv_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o);
+/* The sections, one row each, in the order the JSON writes them; a TSV
+ * dump is the table of the first one present that has a table, else the
+ * weights. Each is defined in its file as dump_section_<name>. */
+#define DUMP_SECTIONS(X)                                                                           \
+	X(breakdown)                                                                               \
+	X(score_split)                                                                             \
+	X(contributions)                                                                           \
+	X(aggregates)                                                                              \
+	X(rollout)                                                                                 \
+	X(words)                                                                                   \
+	X(compare)                                                                                 \
+	X(ablation)                                                                                \
+	X(generated)                                                                               \
+	X(patching)                                                                                \
+	X(lens)                                                                                    \
+	X(dla)                                                                                     \
+	X(circuits)                                                                                \
+	X(logits)                                                                                  \
+	X(faithfulness)
+/* The TSV table of the first section present that has one, or NULL. */
+dump_tsv_fn dump_tsv_table(const dump_extras *x);
+
+#define DUMP_SECTION_DECLARE(name) extern const dump_section dump_section_##name;
+DUMP_SECTIONS(DUMP_SECTION_DECLARE)
+#undef DUMP_SECTION_DECLARE
 
 #endif

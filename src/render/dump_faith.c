@@ -28,7 +28,8 @@ static float mean_of(const float *sp, int n, int LH, int k)
 	return c ? (float)(s / c) : NAN;
 }
 
-void dump_json_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		       float *buf, av_error *err)
 {
 	const dump_extras *x = o->x;
 	const int n = r->n, H = r->heads, LH = r->layers * H;
@@ -59,6 +60,7 @@ void dump_json_faith(FILE *out, const model *m, const attn_result *r, const dump
 	}
 	fputs("\n  ]", out);
 	(void)m;
+	return true;
 }
 
 static void tsv_float(FILE *out, float v)
@@ -66,7 +68,7 @@ static void tsv_float(FILE *out, float v)
 	fprintf(out, "%.9g", (double)v);
 }
 
-void dump_tsv_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static void tsv_faith(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const dump_extras *x = o->x;
 	const int n = r->n, H = r->heads, LH = r->layers * H;
@@ -89,3 +91,10 @@ void dump_tsv_faith(FILE *out, const model *m, const attn_result *r, const dump_
 	}
 	(void)m;
 }
+
+static bool has_faithfulness(const dump_extras *x)
+{
+	return x->faith_loss != NULL;
+}
+const dump_section dump_section_faithfulness = {
+    .key = "faithfulness", .present = has_faithfulness, .json = json_faith, .tsv = tsv_faith};

@@ -6,7 +6,8 @@
 
 #include "attnview/tokenizer.h"
 
-void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		      float *buf, av_error *err)
 {
 	const dump_extras *x = o->x;
 	const int n = r->n, K = x->lens_k;
@@ -32,9 +33,11 @@ void dump_json_lens(FILE *out, const model *m, const attn_result *r, const dump_
 	for (int t = 0; t < n; t++)
 		fprintf(out, "%s%d", t ? ", " : "", x->lens_commit[t]);
 	fputc(']', out);
+	return true;
 }
 
-void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		     float *buf, av_error *err)
 {
 	const dump_extras *x = o->x;
 	const int H = r->heads, LH = r->layers * H;
@@ -55,6 +58,7 @@ void dump_json_dla(FILE *out, const model *m, const attn_result *r, const dump_o
 		fputc('}', out);
 	}
 	fputs("\n  ]", out);
+	return true;
 }
 
 static void tsv_float(FILE *out, float v)
@@ -62,7 +66,7 @@ static void tsv_float(FILE *out, float v)
 	fprintf(out, "%.9g", (double)v);
 }
 
-void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static void tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const dump_extras *x = o->x;
 	const int n = r->n, K = x->lens_k;
@@ -81,7 +85,7 @@ void dump_tsv_lens(FILE *out, const model *m, const attn_result *r, const dump_o
 			}
 }
 
-void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static void tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const dump_extras *x = o->x;
 	const int LH = r->layers * r->heads;
@@ -106,7 +110,8 @@ void dump_tsv_dla(FILE *out, const model *m, const attn_result *r, const dump_op
 	}
 }
 
-void dump_json_logits(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_logits(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+			float *buf, av_error *err)
 {
 	const size_t V = m->cfg.vocab_size;
 	fputs(",\n  \"logits\": [", out);
@@ -115,4 +120,26 @@ void dump_json_logits(FILE *out, const model *m, const attn_result *r, const dum
 		json_floats(out, o->x->logits + (size_t)t * V, (int)V);
 	}
 	fputs("\n  ]", out);
+	return true;
 }
+
+static bool has_lens(const dump_extras *x)
+{
+	return x->lens_id != NULL;
+}
+const dump_section dump_section_lens = {
+    .key = "lens", .present = has_lens, .json = json_lens, .tsv = tsv_lens};
+
+static bool has_dla(const dump_extras *x)
+{
+	return x->dla_id != NULL;
+}
+const dump_section dump_section_dla = {
+    .key = "dla", .present = has_dla, .json = json_dla, .tsv = tsv_dla};
+
+static bool has_logits(const dump_extras *x)
+{
+	return x->logits != NULL;
+}
+const dump_section dump_section_logits = {
+    .key = "logits", .present = has_logits, .json = json_logits, .tsv = NULL};

@@ -6,7 +6,8 @@
 
 #include "attnview/tokenizer.h"
 
-void dump_json_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static bool json_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		       float *buf, av_error *err)
 {
 	const patch_result *p = o->x->patching;
 	const int H = p->H, LH = p->L * p->H;
@@ -37,6 +38,7 @@ void dump_json_patch(FILE *out, const model *m, const attn_result *r, const dump
 	}
 	fputs("\n    ]\n  }", out);
 	(void)r;
+	return true;
 }
 
 static void tsv_row(FILE *out, int l, int h, const char *pos, const char *g, float v)
@@ -44,7 +46,7 @@ static void tsv_row(FILE *out, int l, int h, const char *pos, const char *g, flo
 	fprintf(out, "%d\t%d\t%s\t%s\t%.9g\n", l, h, pos, g, (double)v);
 }
 
-void dump_tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o)
+static void tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const patch_result *p = o->x->patching;
 	const int H = p->H, LH = p->L * p->H;
@@ -61,3 +63,10 @@ void dump_tsv_patch(FILE *out, const model *m, const attn_result *r, const dump_
 			}
 		}
 }
+
+static bool has_patching(const dump_extras *x)
+{
+	return x->patching != NULL;
+}
+const dump_section dump_section_patching = {
+    .key = "patching", .present = has_patching, .json = json_patch, .tsv = tsv_patch};

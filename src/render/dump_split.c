@@ -4,7 +4,8 @@
 
 #include "json_out.h"
 
-void dump_json_split(FILE *out, const model *m, const dump_options *o)
+static bool json_split(FILE *out, const model *m, const attn_result *r, const dump_options *o,
+		       float *buf, av_error *err)
 {
 	const score_split *s = o->x->split;
 	const int P = s->nparts;
@@ -21,9 +22,10 @@ void dump_json_split(FILE *out, const model *m, const dump_options *o)
 			i ? "," : "", a, b, s->terms[i]);
 	}
 	fputs("\n    ]}", out);
+	return true;
 }
 
-void dump_tsv_split(FILE *out, const model *m, const dump_options *o)
+static void tsv_split(FILE *out, const model *m, const attn_result *r, const dump_options *o)
 {
 	const score_split *s = o->x->split;
 	const int P = s->nparts;
@@ -35,3 +37,10 @@ void dump_tsv_split(FILE *out, const model *m, const dump_options *o)
 		fprintf(out, "%s\t%s\t%.9g\n", a, b, s->terms[i]);
 	}
 }
+
+static bool has_score_split(const dump_extras *x)
+{
+	return x->split != NULL;
+}
+const dump_section dump_section_score_split = {
+    .key = "score_split", .present = has_score_split, .json = json_split, .tsv = tsv_split};
