@@ -889,7 +889,9 @@ static void test_real_give_up(void)
 	model_text(m, u, 12);
 	u[0] = t[5];
 	CHECK(worker_post_text(w, t, 11, 1, NULL, &err));
-	usleep(100000); /* the worker has taken it and waits out its delay */
+	/* Once the thread has taken it, it waits out its delay (300 ms). */
+	while (worker_get_stats(w).taken < 1)
+		usleep(1000);
 	CHECK(worker_post_text(w, u, 11, 2, NULL, &err));
 	worker_attn a;
 	CHECK(wait_attn(w, &a, 20000));

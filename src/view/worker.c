@@ -159,6 +159,7 @@ static void drop_published(worker *w, attn_result *trash)
 static void run_text(worker *w)
 {
 	w->text_pending = false;
+	w->stats.taken++;
 	memcpy(w->cur, w->text, (size_t)w->text_n * sizeof *w->cur);
 	w->cur_n = w->text_n;
 	w->cur_seq = w->text_seq;

@@ -236,6 +236,7 @@ bool worker_take_pred(worker *w, worker_pred *out);
 
 /* Statistics for tests and the status line. */
 typedef struct worker_stats {
+	uint64_t taken;	   /* texts the thread has taken to compute */
 	uint64_t attends;  /* attention passes run */
 	uint64_t predicts; /* prediction passes run */
 	uint64_t jobs;	   /* jobs run */
