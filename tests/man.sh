@@ -30,6 +30,16 @@ for page in "$man/attnview.1" "$man/attnview.5" "$zh/attnview.1" "$zh/attnview.5
 	checks=$((checks + 1))
 	leak=$(render "$page" | grep -nE '\.(SH|SS|TP|PP|IP|EX|EE|TH)( |$)')
 	[ -z "$leak" ] || fail "$name: roff requests in the rendered text: $leak"
+	# A merge that kept both sides of a change leaves a section, or a
+	# paragraph of one, twice.
+	checks=$((checks + 1))
+	twice=$(grep -E '^\.S[HS] ' "$page" | sort | uniq -d)
+	[ -z "$twice" ] || fail "$name: a heading twice: $twice"
+	checks=$((checks + 1))
+	twice=$(awk 'length($0) >= 40 && length(p1) >= 40 && length(p2) >= 40 {
+		w = p2 "\n" p1 "\n" $0; if (w in seen) { print FNR ": " $0; exit } seen[w] = 1 }
+		{ p2 = p1; p1 = $0 }' "$page")
+	[ -z "$twice" ] || fail "$name: three lines twice (a paragraph kept twice?) at line $twice"
 done
 
 # flat PAGE: the rendered page on one line, runs of spaces made one.
