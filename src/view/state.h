@@ -191,6 +191,12 @@ typedef struct view {
 	double bench_key, bench_echo;
 	bool bench_echo_pending, bench_done_pending, bench_ready;
 	bool bench_full_pending; /* the key's first frame was partial */
+	/* a key that opened another screen: when it came, the heads this
+	 * thread had computed by then; whether the screen's frame, then every
+	 * head of it, are still to be logged */
+	double bench_switch_key;
+	uint64_t bench_switch_heads;
+	bool bench_switch_pending, bench_switch_full_pending;
 } view;
 
 static inline int nlayers(const view *v)
