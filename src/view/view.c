@@ -249,24 +249,16 @@ static void bench_switch(view *v, screen_id from, double t)
 /* "switch SCREEN KEY FRAME HEADS": the screen's first frame, and the heads'
  * weights this thread computed for it (the key's time to the frame is all
  * this thread's); "switched SCREEN T" when every head it draws is in. */
-static bool every_head_kept(const view *v)
-{
-	for (int l = 0; l < v->r.layers; l++)
-		for (int h = 0; h < v->r.heads; h++)
-			if (!attn_head_kept(&v->r, l, h))
-				return false;
-	return v->have;
-}
-
 static void bench_switch_frame(view *v, double t)
 {
 	const char *name = view_screen(v)->name;
+	const int L = nlayers(v);
 	if (v->bench_switch_pending) {
 		fprintf(v->bench, "switch %s %.3f %.3f %llu\n", name, v->bench_switch_key, t,
 			(unsigned long long)(attn_weights_computed_here() - v->bench_switch_heads));
 		v->bench_switch_pending = false;
 		v->bench_switch_full_pending = view_screen(v)->every_head;
-	} else if (v->bench_switch_full_pending && every_head_kept(v) && v->all_roles) {
+	} else if (v->bench_switch_full_pending && view_heads_ready(v, 0, L) && v->all_roles) {
 		fprintf(v->bench, "switched %s %.3f\n", name, t);
 		v->bench_switch_full_pending = false;
 	} else {
