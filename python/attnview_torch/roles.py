@@ -175,6 +175,8 @@ def scores(A, x, causal):
             word_places.add(b)
     for r in range(NKINDS):
         s[r] = _share(hits[r], rows[r])
+    if 4 * rows[INDUCTION] < len(choice):  # too few rows after a copy to show it
+        s[INDUCTION] = 0.0
     if len(delim_places) < 2:
         s[DELIMITER] = 0.0
     if len(word_places) < 2:

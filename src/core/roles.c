@@ -438,6 +438,11 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	}
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		out->s[r] = share(out->hits[r], out->rows[r]);
+	/* Induction names what a head does with a repeat: a text whose
+	 * earlier copies reach under a quarter of its rows (two full stops,
+	 * two masks' neighbours) has too few rows to show it. */
+	if (4 * out->rows[ROLE_INDUCTION] < out->n)
+		out->s[ROLE_INDUCTION] = 0;
 	int dp = marked_places(&x, 1), wp = marked_places(&x, 2);
 	out->places = dp;
 	if (dp < 2)

@@ -178,6 +178,9 @@ def role_scores(A, cps, causal):
         pk = parallel_keys(starts, i, causal, n)
         add("parallel", bool(pk), b is not None and b in pk)
     s = {r: share(*count[r]) for r in ROLES}
+    # induction needs a quarter of the rows to have a character after a copy
+    if 4 * count["induction"][1] < N:
+        s["induction"] = 0.0
     if len(delim_places) < 2:
         s["delimiter"] = 0.0
     if len(word_places) < 2:

@@ -207,7 +207,30 @@ static void induction(void)
 	CHECKF(rs.role == ROLE_INDUCTION && rs.s[ROLE_OFFSET] > 0.5 &&
 		   strstr(text, "look at the character after it (an induction head)"),
 	       "induction at an offset: %s offset %g '%s'", label_text(), rs.s[ROLE_OFFSET], text);
+	/* Four full stops in letters that never repeat: the three later
+	 * stops' rows look after the first stop (all the rows that can), the
+	 * others at themselves. Three rows of 26 show no copying: not
+	 * induction, though every row that could looks after its copy. */
+	n = toks("abcde.fgh.ijk.lmn.opqrstuvw");
+	for (int i = 0; i < n; i++)
+		key[i] = i;
+	key[9] = key[13] = key[17] = 6;
+	label(n, true, key);
+	CHECKF(rs.rows[ROLE_INDUCTION] == 3 && rs.hits[ROLE_INDUCTION] == 3 &&
+		   rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
+	       "three rows after a copy: %s rows %d score %g", label_text(), rs.rows[ROLE_INDUCTION],
+	       rs.s[ROLE_INDUCTION]);
+	/* Six rows of 23 (over a quarter) after their copy: the bar holds. */
+	n = toks("ab.cd.ef.gh.ij.kl.mn.op.");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 8 && t[i].cp == '.' ? 3 : i;
+	label(n, true, key);
+	CHECKF(rs.rows[ROLE_INDUCTION] == 6 && rs.hits[ROLE_INDUCTION] == 6 &&
+		   rs.role == ROLE_INDUCTION,
+	       "a quarter of the rows after a copy: %s rows %d score %g", label_text(),
+	       rs.rows[ROLE_INDUCTION], rs.s[ROLE_INDUCTION]);
 	/* the other copy itself: duplicate */
+	n = toks("xqbmkwtxqbmkwtxqbmkwt");
 	for (int i = 0; i < n; i++)
 		key[i] = i >= 7 ? i - 7 : i;
 	label(n, true, key);
