@@ -180,6 +180,7 @@ typedef struct role_scores {
 	uint32_t keys[2];   /* the keyword's characters, most rows first */
 	int nkeys;	    /* 1 or 2 */
 	int key_places;	    /* positions of the keyword's characters the rows look at */
+	int key_near;	    /* the keyword's rows that look within two of themselves */
 	int column;	    /* the key most rows look at (-1: none) */
 	int column_rows;    /* ... and how many do */
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */

@@ -102,6 +102,7 @@ typedef struct role_text {
 	int best[AV_MAX_CONTEXT];	/* the key row i looks at, or -1 */
 	int count[AV_MAX_CONTEXT];	/* rows that look at key j */
 	int cls_count[AV_MAX_CONTEXT];	/* ... at a copy of character cls */
+	int cls_near[AV_MAX_CONTEXT];	/* ... of which within two of the row */
 	int diag[2 * AV_MAX_CONTEXT];	/* rows that look at c - i, by c */
 	uint16_t prefix[NSCRIPTS][AV_MAX_CONTEXT + 1]; /* tokens of each script before i */
 	int nscripts;
@@ -184,7 +185,7 @@ static void role_text_init(role_text *x, const token *tok, int n)
 			x->prefix[s][i + 1] = (uint16_t)(x->prefix[s][i] + (x->script[i] == s));
 		x->word[i] = i == 0 || x->delim[i - 1] ? i : x->word[i - 1];
 		x->prev_delim[i] = i == 0 ? -1 : x->delim[i - 1] ? i - 1 : x->prev_delim[i - 1];
-		x->count[i] = x->cls_count[i] = 0;
+		x->count[i] = x->cls_count[i] = x->cls_near[i] = 0;
 	}
 	for (int i = n - 1; i >= 0; i--)
 		x->next_delim[i] = i == n - 1 ? -1 : x->delim[i + 1] ? i + 1 : x->next_delim[i + 1];
@@ -286,6 +287,7 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	if (b >= 0) {
 		x->count[b]++;
 		x->cls_count[x->cls[b]]++;
+		x->cls_near[x->cls[b]] += abs(b - i) <= 2;
 		if (b != i)
 			x->diag[i + b]++;
 	}
@@ -348,11 +350,13 @@ static void column_score(role_scores *o, const role_text *x)
 	if (c1 < 0)
 		return;
 	int h = x->cls_count[c1];
+	o->key_near = x->cls_near[c1];
 	o->keys[0] = x->tok[c1].cp;
 	o->nkeys = 1;
 	if (c2 >= 0 && 4 * x->cls_count[c2] >= h + x->cls_count[c2]) {
 		o->keys[o->nkeys++] = x->tok[c2].cp;
 		h += x->cls_count[c2];
+		o->key_near += x->cls_near[c2];
 	}
 	o->hits[ROLE_KEYWORD] = h;
 	o->rows[ROLE_KEYWORD] = o->n;
@@ -555,9 +559,18 @@ void role_decide(role_scores *o)
 	if (positional(o, best) && passes(o, ROLE_LOCAL) && o->s[best] < 0.6 &&
 	    o->s[ROLE_LOCAL] - o->s[best] >= 0.25)
 		best = ROLE_NKINDS;
+	/* A band over a text of common letters lands on two of them on most
+	 * rows ("keyword a t" in English): a keyword whose rows look mostly
+	 * within two of themselves, in a band that holds as many rows, is the
+	 * band. */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_LOCAL) &&
+	    o->s[ROLE_LOCAL] >= o->s[ROLE_KEYWORD] && 2 * o->key_near >= o->hits[ROLE_KEYWORD])
+		best = ROLE_NKINDS;
 	/* Rows on every space are a keyword ␣ head, unless most look at the
-	 * nearest: a delimiter head. */
-	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o))
+	 * nearest: a delimiter head. One mark that holds most rows, those of
+	 * other phrases too, is a column all the same. */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o) &&
+	    2 * o->column_rows < o->n)
 		best = ROLE_DELIMITER;
 	/* Most rows on key 0: the first column, however many rows a keyword of
 	 * its character and another one gathers (the runner-up says it). */
@@ -566,6 +579,9 @@ void role_decide(role_scores *o)
 	if (best < ROLE_NKINDS) {
 		set_label(o, best, ROLE_SURE);
 		role_kind two = best_passing(o, best, false);
+		/* A column over a band: both are in the picture. */
+		if (two == ROLE_NKINDS && best == ROLE_KEYWORD && passes(o, ROLE_LOCAL))
+			two = ROLE_LOCAL;
 		if (two < ROLE_NKINDS && !nested(o, best, two) &&
 		    o->s[two] >= o->s[best] - ROLE_CLOSE) {
 			o->verdict = ROLE_TWO;

@@ -10,6 +10,8 @@
 #      them;
 #   3. `meson dist --no-tests` again, later and under another umask: the same
 #      bytes (tools/dist_normalize.sh).
+# ATTNVIEW_DIST_SETUP=tarball leaves out of step 1 what CI's first stage ran
+# with the same compiler (tests/run.sh sets it).
 # SOURCE_DATE_EPOCH is the last commit's time unless it is set. Needs a git
 # checkout with no uncommitted changes (meson dist packs the commit).
 #   tests/ci/dist.sh [BUILDDIR]      (default build-dist; the tarball is left in
@@ -26,10 +28,11 @@ command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1 ||
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
 echo "tests/ci/dist.sh: commit $(git rev-parse --short HEAD), SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH"
 
+setup=${ATTNVIEW_DIST_SETUP:-quick}
 if [ -f "$builddir/build.ninja" ]; then
-	meson setup --reconfigure -Dtest_setup=quick "$builddir" >/dev/null
+	meson setup --reconfigure "-Dtest_setup=$setup" "$builddir" >/dev/null
 else
-	meson setup -Dtest_setup=quick "$builddir" >/dev/null
+	meson setup "-Dtest_setup=$setup" "$builddir" >/dev/null
 fi
 version=$(meson introspect --projectinfo "$builddir" |
 	/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
