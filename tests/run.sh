@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
-# Runs attnview's whole test suite from a clean clone on Debian 12:
+# Two tiers (doc/testing.md has their times):
+#   tests/run.sh dev   before each commit: builds build/ and runs its dev
+#                      setup (tests/meson.build: every test but the tmux ones,
+#                      the other OpenBLAS kernels, PyTorch, valgrind,
+#                      ThreadSanitizer, the lab's trainings, the fuzzers and
+#                      the 1 GB corpus), a few minutes;
+#   tests/run.sh       the whole suite, what CI (.ci/run) and README run.
+# The whole suite runs from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
 # root or through sudo), then three stages:
 #   1. build/ (gcc): the suites that only a plain build can run: the
@@ -15,18 +22,18 @@
 #      then build-nocairo/
 #      (-Dcairo=disabled): the program without cairo and pango, whose figure
 #      tests check that SVG works and PNG/PDF say what to install;
-#   2. build-asan/ (clang, tests/sanitize.sh): every other test (the crash
+#   2. build-asan/ (clang, tests/ci/sanitize.sh): every other test (the crash
 #      and full-disk saves, the replay of every fuzz input, the real view in
 #      tmux, the lab, ...) under AddressSanitizer +
 #      UndefinedBehaviorSanitizer + LeakSanitizer, and each libFuzzer target
 #      for ATTNVIEW_FUZZ_SECONDS (20) seconds. Those tests run with the plain
 #      gcc flags too, in stage 4's tarball (its quick setup), but the tmux
 #      and 1 GB ones, which run under ASan only;
-#   3. build-tsan/ (gcc, tests/sanitize.sh): the training and CLI tests and
+#   3. build-tsan/ (gcc, tests/ci/sanitize.sh): the training and CLI tests and
 #      the real view in tmux under ThreadSanitizer;
-#   4. the release: tests/dist.sh (meson dist in build-dist/: the tarball
+#   4. the release: tests/ci/dist.sh (meson dist in build-dist/: the tarball
 #      built and its quick tests run, its files those git tracks, the same
-#      bytes twice) and tests/package.sh (the Debian packages built from
+#      bytes twice) and tests/ci/package.sh (the Debian packages built from
 #      that tarball, with DEB_BUILD_OPTIONS=nocheck: dist.sh ran the same
 #      tarball's quick tests; lintian, installed into a fresh
 #      Debian 12 chroot and run there; in build-package/). Each counts as one
@@ -39,6 +46,14 @@
 # (not in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=${1:-all}
+case $tier in
+all | dev) ;;
+*)
+	echo "usage: tests/run.sh [dev]   (dev: the tests to run before each commit)" >&2
+	exit 2
+	;;
+esac
 
 packages=(meson ninja-build pkg-config gcc libncurses-dev libutf8proc-dev libopenblas-dev tmux
 	ncurses-term clang libclang-rt-14-dev valgrind libtsan2 python3-torch
@@ -78,6 +93,24 @@ fi
 ninja -C "$builddir"
 
 status=0
+# The development tier: the dev setup of the plain build, and nothing else.
+if [ "$tier" = dev ]; then
+	devlog=$builddir/meson-logs/testlog-dev.json
+	rm -f "$devlog"
+	meson test -C "$builddir" --no-rebuild --print-errorlogs --setup dev || status=$?
+	passed=0 failed=0 skipped=0
+	if [ -f "$devlog" ]; then
+		passed=$(grep -c '"result": "OK"' "$devlog" || true)
+		failed=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$devlog" || true)
+		skipped=$(grep -c '"result": "SKIP"' "$devlog" || true)
+	fi
+	[ "$skipped" -eq 0 ] || echo "(${skipped} skipped: their reasons are in the log above)"
+	echo "${passed} passed, ${failed} failed (the dev tier; tests/run.sh runs the whole suite)"
+	if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
+		exit 1
+	fi
+	exit 0
+fi
 # Stage 1 runs the whole suite when it is the only stage; otherwise what the
 # sanitized build of stage 2 leaves out.
 plain_only=()
@@ -95,7 +128,7 @@ trap 'rm -f "$nocairo_log"' EXIT
 	else
 		meson setup -Dwerror=true -Dcairo=disabled "$nocairo_builddir"
 	fi >/dev/null
-	ninja -C "$nocairo_builddir" src/attnview tests/test_figure
+	ninja -C "$nocairo_builddir" src/attnview tests/unit/test_figure
 ) >"$nocairo_log" 2>&1 &
 nocairo_pid=$!
 # The real view in tmux on the kernels: each tmux test under one of them
@@ -129,7 +162,7 @@ tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	rm -f "$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
 	ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
-		bash tests/sanitize.sh asan tsan || status=$?
+		bash tests/ci/sanitize.sh asan tsan || status=$?
 	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json")
 fi
 
@@ -140,19 +173,19 @@ if [ "${ATTNVIEW_QUICK:-0}" != 1 ] && [ "${ATTNVIEW_RELEASE:-1}" != 0 ]; then
 	tarball=()
 	# The tarball's tests but the kernels and the lab: stage 1 ran them
 	# with the same compiler and flags.
-	if ATTNVIEW_DIST_SETUP=tarball bash tests/dist.sh "$dist_builddir"; then
+	if ATTNVIEW_DIST_SETUP=tarball bash tests/ci/dist.sh "$dist_builddir"; then
 		release_passed=$((release_passed + 1))
 		tarball=("$(ls -t "$dist_builddir"/meson-dist/attnview-*.tar.xz | head -1)")
 	else
-		echo "tests/run.sh: tests/dist.sh failed (the packages are built from the last commit)" >&2
+		echo "tests/run.sh: tests/ci/dist.sh failed (the packages are built from the last commit)" >&2
 		release_failed=$((release_failed + 1))
 	fi
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
-	if $sudo env DEB_BUILD_OPTIONS=nocheck bash tests/package.sh "${tarball[@]}"; then
+	if $sudo env DEB_BUILD_OPTIONS=nocheck bash tests/ci/package.sh "${tarball[@]}"; then
 		release_passed=$((release_passed + 1))
 	else
-		echo "tests/run.sh: tests/package.sh failed" >&2
+		echo "tests/run.sh: tests/ci/package.sh failed" >&2
 		release_failed=$((release_failed + 1))
 	fi
 fi
@@ -181,7 +214,7 @@ for t in format vocab ddp attnview resume pip; do
 done
 need_ok "${logs[0]}" lab
 need_ok "$full" figure
-# The numeric checks on OpenBLAS's kernels (tests/kernel.sh): the generic one
+# The numeric checks on OpenBLAS's kernels (tests/ci/kernel.sh): the generic one
 # everywhere, Haswell's and Zen's on every AVX2 CPU, SkylakeX's with AVX-512.
 all_kernels=(Haswell Zen SkylakeX Prescott) # the order of tests/meson.build
 kernels=(Prescott)
@@ -192,7 +225,7 @@ for k in "${kernels[@]}"; do
 		need_ok "${logs[0]}" "${t}_$k"
 	done
 	n=0
-	for t in $(sed -n '/^tui_names = \[/,/\]/p' tests/meson.build | grep -o "'[a-z0-9_]*'" |
+	for t in $(sed -n '/^tui_names = \[/,/\]/p' tests/tui/meson.build | grep -o "'[a-z0-9_]*'" |
 		tr -d "'"); do
 		# kernels_tui_one: the n-th test under the (n mod 4)-th kernel.
 		if [ "$tui_suite" = kernels_tui ] || [ "${all_kernels[$((n % 4))]}" = "$k" ]; then

@@ -12,7 +12,7 @@ Each a least-squares fit in binary64 on Chebyshev nodes (4000 and 8000),
 against Python's math.erf and math.erfc. The fits' own error (binary64) is
 1.3e-9 and 0.25 u relative; the binary32 evaluation in vec8.h is what sets
 the accuracy it states (Phi within 1.7 u, gelu within 2.3 u |x|), which
-tests/test_model.c measures.
+tests/unit/test_model.c measures.
 """
 
 import math

@@ -132,7 +132,7 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  * patterns), and when the second is within ROLE_CLOSE of it, both; else
  * broad when most rows look nowhere; else "unclear", with the closest role
  * and its share. The bars are measured on the lab's heads
- * (tests/bench/labeller.c, attnview(1)). */
+ * (tests/bench/bench_labeller.c, attnview(1)). */
 typedef enum role_kind {
 	ROLE_PREVIOUS,
 	ROLE_NEXT,

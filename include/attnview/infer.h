@@ -31,7 +31,7 @@
  * training's pass) and a pass that reuses a prefix (its new rows computed in
  * smaller products) call BLAS with other shapes, which OpenBLAS's kernels sum
  * in other orders: they agree with a full pass to the bound man 5 attnview
- * derives (NOTES, Accuracy), not bit for bit, and tests/test_infer.c checks
+ * derives (NOTES, Accuracy), not bit for bit, and tests/unit/test_infer.c checks
  * all three against it on every kernel the CPU runs. */
 #ifndef ATTNVIEW_INFER_H
 #define ATTNVIEW_INFER_H

@@ -9,7 +9,7 @@
  *
  * On a text someone types there are no generator's marks, so each task has
  * a rule read from the text itself, true at every position its generator
- * scores (tests/test_lab_positions.c) and, by chance, at a few more:
+ * scores (tests/unit/test_lab_positions.c) and, by chance, at a few more:
  *   previous, two-back  (causal) the next character is the one 1 (2) back
  *   induction           (causal) the character occurred before, and the next
  *                       one is the one after its latest earlier copy

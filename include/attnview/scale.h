@@ -50,7 +50,7 @@ typedef enum scale_kind {
 /* The defaults: a head's map shows where each row looks (row); the overview
  * shows each weight against uniform attention (lift), which draws a broad
  * head near the neutral colour and keeps a sharp head's pattern
- * (tests/test_overview.c measures it on the built-in model). */
+ * (tests/unit/test_overview.c measures it on the built-in model). */
 #define SCALE_DEFAULT_MAP      SCALE_ROW
 #define SCALE_DEFAULT_OVERVIEW SCALE_LIFT
 

@@ -123,7 +123,7 @@ uint64_t timeline_auto_every(uint64_t total);
  * keeps the records (those every K steps, at step 0 and at the end) under
  * TL_MAX_SHARE of the training time. A record costs about what training on
  * TL_RECORD_CHARS characters does at --train's default sizes (508 to 523
- * measured by tests/bench_timeline.c for a masked model, 173 to 181 for a
+ * measured by tests/bench/bench_timeline.c for a masked model, 173 to 181 for a
  * causal one; doc/timeline.md, "What it costs"). A run too short for even
  * the first and last records under that share gets only those two
  * (timeline_auto_share says what they cost). */

@@ -2,7 +2,7 @@
 the first-order bound of man 5 attnview (NOTES, Accuracy), for every
 attention weight and logit of one text.
 
-The rules are those of the test suite's tests/bound.c, carried over tensor
+The rules are those of the test suite's tests/lib/bound.c, carried over tensor
 by tensor: every value is computed in float64 with the variance of the error
 a binary32 implementation makes beside it (the probabilistic model of Higham
 and Mary, 2019: each rounding multiplies by 1 + r, |r| <= u = 2^-24, the r

@@ -131,10 +131,10 @@ int cli_view(int argc, char **argv)
 	vo.temperature = c.gen.temperature;
 	vo.top_k = c.gen.top_k;
 	vo.seed = c.gen.seed;
-	/* Hidden: the latency benchmark (tests/bench_latency) reads these records. */
+	/* Hidden: the latency benchmark (tests/bench/bench_latency) reads these records. */
 	vo.bench_log = getenv("ATTNVIEW_BENCH_LOG");
 	/* For the test suite: keys from a script, the screen saved as text
-	 * (src/view/script.h; tests/screens.sh). */
+	 * (src/view/script.h; tests/screens/screens.sh). */
 	const char *script = getenv("ATTNVIEW_SCRIPT");
 	vo.script = script && script[0] ? script : NULL;
 	/* Hidden: a slow model for the screen tests of the "computing" mark. */

@@ -1,7 +1,7 @@
 /* Every option of the command line, declared once (options.c), tagged with
  * the modes that take it, as llama.cpp's common/arg.cpp does: the parsers
  * build getopt_long's tables from it, --help and --train --help are printed
- * from it, --list-options prints it for tests/man.sh, and --completions
+ * from it, --list-options prints it for tests/cli/man.sh, and --completions
  * writes the shell completions from it (completions.c). A number's row
  * carries its kind and range, and cli_option_value reads every one of
  * them, in every mode and the lab. Adding an option is adding a row here

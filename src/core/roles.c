@@ -2,7 +2,7 @@
  * role, and the label those counts earn. Every score is a share of rows, so
  * the label's evidence is something a person can count in the picture; the
  * words are in role_words.c. The bars are measured on the lab's heads
- * (lab.h; tests/bench/labeller.c prints the measurement). */
+ * (lab.h; tests/bench/bench_labeller.c prints the measurement). */
 #include "attnview/analysis.h"
 #include "attnview/i18n.h"
 
@@ -33,7 +33,7 @@ const char *role_score_key(role_kind r)
 }
 
 /* The bars: "most rows" for every role, the choice a person makes when
- * counting rows; tests/bench/labeller.c measures their precision and recall
+ * counting rows; tests/bench/bench_labeller.c measures their precision and recall
  * on the lab's heads. */
 static const double bars[ROLE_NKINDS] = {
     [ROLE_PREVIOUS] = 0.5,  [ROLE_NEXT] = 0.5,	    [ROLE_SELF] = 0.5,	    [ROLE_FIRST] = 0.5,

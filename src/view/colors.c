@@ -55,7 +55,7 @@ const char *colors_direct_term(void)
 }
 
 /* The variables by which a terminal says it shows 24-bit colour when
- * COLORTERM does not (tests/screens.sh and tests/tui/lib.sh unset them). */
+ * COLORTERM does not (tests/screens/screens.sh and tests/tui/lib.sh unset them). */
 static const char *const colors_hint_vars[] = {"VTE_VERSION",	  "KONSOLE_VERSION", "WT_SESSION",
 					"KITTY_WINDOW_ID",	  "ALACRITTY_WINDOW_ID", "TERM_PROGRAM",
 					NULL};

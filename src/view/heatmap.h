@@ -84,7 +84,7 @@ void heat_token_labels(heat_label *out, const token *tok, int n);
  * last row or column. */
 void heat_scroll(heat_view *hv, const heat_geom *g, int n);
 /* Draw s in g with colours col (curses must be started: any screen will
- * do, a terminal or not; tests/test_heatmap.c draws into one on /dev/null
+ * do, a terminal or not; tests/unit/test_heatmap.c draws into one on /dev/null
  * and reads the cells back). */
 void heat_draw(colors *col, const heat_src *s, const heat_geom *g, const heat_view *hv);
 /* The cell under screen position (y, x): a click on a key label keeps the

@@ -1,5 +1,5 @@
 /* Keys from a script instead of the keyboard, and the screen saved as text
- * (tig's TIG_SCRIPT): the headless screen tests (tests/screens.sh) drive the
+ * (tig's TIG_SCRIPT): the headless screen tests (tests/screens/screens.sh) drive the
  * real view with it where there is no terminal and no tmux. The view then
  * draws into a curses screen whose output goes to /dev/null, LINES x COLUMNS
  * from the environment. ATTNVIEW_SCRIPT=FILE names the script (attnview(1),

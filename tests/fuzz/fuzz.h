@@ -16,7 +16,7 @@
  * size field and CRC made right (else every mutation dies at the checksum),
  * train_checkpoint_load on checkpoints; accepted files must serialise back to
  * the same bytes; refusals and --info of accepted files must hold no control
- * sequence, whatever the metadata (tests/textcheck.h). */
+ * sequence, whatever the metadata (tests/lib/textcheck.h). */
 int fuzz_model(const uint8_t *data, size_t n);
 
 /* The tokenizer: data[0] picks a chunk size; the streaming cleaner in chunks

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../json.h"
+#include "json.h"
 #include "attnview/dump.h"
 #include "attnview/model.h"
 

@@ -8,7 +8,7 @@
 #include "attnview/dump.h"
 #include "attnview/modelfile.h"
 #include "attnview/train.h"
-#include "../textcheck.h"
+#include "textcheck.h"
 
 /* Text a terminal is shown holds no control sequence (textcheck.h). */
 static void check_shown(const char *what, const char *s, size_t n, bool tabs)

@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <string.h>
 
-#include "../harness.h"
+#include "harness.h"
 
 typedef struct target {
 	const char *name;

@@ -14,7 +14,7 @@ Run by meson (suite 'python', through run.sh). Cases:
                the vocabulary from its text, --heads given or known):
                converted with a certificate, then attnview's logits and
                attention weights against TinyGPT's own within twice their
-               bound (tests/bound_tool, independent of the package's
+               bound (tests/lib/bound_tool, independent of the package's
                bound.py, which must agree with it); greedy writing as the
                checkpoint writes; --info. A file read with the wrong GELU or
                embedding scale, and a certificate of a changed checkpoint,
@@ -58,7 +58,7 @@ from attnview_torch import bound as avbound  # noqa: E402
 
 BIN = os.environ.get("ATTNVIEW_BIN") or os.path.join(ROOT, "build", "src", "attnview")
 BOUND_TOOL = (os.environ.get("ATTNVIEW_BOUND_TOOL")
-              or os.path.join(ROOT, "build", "tests", "bound_tool"))
+              or os.path.join(ROOT, "build", "tests", "lib", "bound_tool"))
 PY = sys.executable
 TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
         "你好，世界！Ωmega — naïve café.\n")
@@ -412,7 +412,7 @@ def check_forms(chars):
 
 def check_bound_py(out, ids, b):
     """The package's bound (bound.py, for the certificate) is bound_tool's
-    (tests/bound.c) to 1e-6, relative."""
+    (tests/lib/bound.c) to 1e-6, relative."""
     m = av.load(out)
     pb = avbound.forward_bound(m.config, m.file_parameters(), ids)
     a = b["att_err"].reshape(pb["att_err"].shape)

@@ -900,7 +900,7 @@ def case_reference():
     with open("/proc/cpuinfo") as f:
         avx2 = " avx2 " in f.read().replace("\n", " ")
     # PyTorch regenerates the golden files on OpenBLAS's Haswell kernel
-    # whichever kernel attnview is given, so the runs of tests/kernel.sh
+    # whichever kernel attnview is given, so the runs of tests/ci/kernel.sh
     # (python_reference_KERNEL) would redo python_reference's work: they check
     # attnview's numbers on their kernel only.
     if os.environ.get("ATTNVIEW_EXPECT_CORE"):
@@ -938,7 +938,7 @@ def case_reference():
 
     # The accuracy man 5 attnview states (NOTES), against float64, with the
     # figures of tests/reference/accuracy.py: every probability and attention
-    # weight within the bound derived for it (tests/bound_tool, man 5
+    # weight within the bound derived for it (tests/lib/bound_tool, man 5
     # attnview NOTES), on the built-in model, the golden models and random
     # models with parameters up to std 2 (scores in the thousands); the
     # bound tool's own float64 pass is PyTorch's to 1e-9 (binary64 rounds 2^29

@@ -19,13 +19,13 @@ behind the accuracy statements of man 5 attnview (NOTES).
 
 Each difference is also divided by its bound: the first-order bound of the
 error of any binary32 implementation, derived in man 5 attnview (NOTES,
-Accuracy) and computed for every number by tests/bound_tool (the binary64
-pass of tests/bound.c, whose own numbers are checked against PyTorch's
+Accuracy) and computed for every number by tests/lib/bound_tool (the binary64
+pass of tests/lib/bound.c, whose own numbers are checked against PyTorch's
 binary64 here too). A ratio <= 1 is what the bound promises, on every
 OpenBLAS kernel.
 
 ATTNVIEW_BIN names the program (default build/src/attnview), ATTNVIEW_BOUND_TOOL
-the bound tool (default build/tests/bound_tool). Prints a table; asserts
+the bound tool (default build/tests/lib/bound_tool). Prints a table; asserts
 nothing (the suite's tests hold the bounds).
 """
 
@@ -47,7 +47,7 @@ from attnview_torch.model import (SPECIAL_CP, NSPECIAL, Config, attend, forward,
 
 BIN = os.environ.get("ATTNVIEW_BIN") or os.path.join(ROOT, "build", "src", "attnview")
 BOUND_TOOL = (os.environ.get("ATTNVIEW_BOUND_TOOL")
-              or os.path.join(ROOT, "build", "tests", "bound_tool"))
+              or os.path.join(ROOT, "build", "tests", "lib", "bound_tool"))
 U = 2.0**-24
 
 TEXTS = [
@@ -67,7 +67,7 @@ def dump(model_path, text, top):
 
 
 def bounds(model_path, ids):
-    """tests/bound_tool's binary64 weights and scores and the bounds of the
+    """tests/lib/bound_tool's binary64 weights and scores and the bounds of the
     weights, scores and prediction logits of one sequence."""
     p = subprocess.run([BOUND_TOOL, model_path, ",".join(map(str, ids))], capture_output=True,
                        check=True)

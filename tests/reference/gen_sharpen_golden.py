@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The gradients of --sharpen's loss, from the PyTorch reference, for
-tests/test_backward.c: tests/golden/train_masked_sharpen.golden and
+tests/unit/test_backward.c: tests/golden/train_masked_sharpen.golden and
 train_causal_sharpen.golden.
 
     /usr/bin/python3 tests/reference/gen_sharpen_golden.py [OUTDIR]
