@@ -559,19 +559,19 @@ void role_decide(role_scores *o)
 	if (positional(o, best) && passes(o, ROLE_LOCAL) && o->s[best] < 0.6 &&
 	    o->s[ROLE_LOCAL] - o->s[best] >= 0.25)
 		best = ROLE_NKINDS;
-	/* A band over a text of common letters lands on two of them on most
-	 * rows ("keyword a t" in English): a keyword whose rows look mostly
-	 * within two of themselves, in a band that holds as many rows, is the
-	 * band. */
-	if (best == ROLE_KEYWORD && passes(o, ROLE_LOCAL) &&
-	    o->s[ROLE_LOCAL] >= o->s[ROLE_KEYWORD] && 2 * o->key_near >= o->hits[ROLE_KEYWORD])
-		best = ROLE_NKINDS;
 	/* Rows on every space are a keyword ␣ head, unless most look at the
 	 * nearest: a delimiter head. One mark that holds most rows, those of
 	 * other phrases too, is a column all the same. */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_DELIMITER) && keys_are_delimiters(o) &&
 	    2 * o->column_rows < o->n)
 		best = ROLE_DELIMITER;
+	/* A keyword that is not the nearest mark: a band over a text of
+	 * common letters lands on two of them on most rows ("keyword a t" in
+	 * English): a keyword whose rows look mostly within two of themselves,
+	 * in a band that holds as many rows, is the band. */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_LOCAL) &&
+	    o->s[ROLE_LOCAL] >= o->s[ROLE_KEYWORD] && 2 * o->key_near >= o->hits[ROLE_KEYWORD])
+		best = ROLE_NKINDS;
 	/* Most rows on key 0: the first column, however many rows a keyword of
 	 * its character and another one gathers (the runner-up says it). */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_FIRST))

@@ -175,6 +175,16 @@ static void delimiter(void)
 	CHECKF(rs.s[ROLE_DELIMITER] >= 0.5 && rs.role == ROLE_KEYWORD && rs.column == 12,
 	       "one mark for every phrase: %s delimiter %g column %d", label_text(),
 	       rs.s[ROLE_DELIMITER], rs.column);
+	/* Phrases of two letters, each letter on the mark that ends it (the
+	 * lab's delimiter task): every row is within two of its key, but the
+	 * nearest mark, a different one per phrase, is what they look at. */
+	n = toks("ab!cd?ef!gh?ij!kl?");
+	for (int i = 0; i < n; i++)
+		key[i] = cp_is_delimiter(t[i].cp) ? i : i + 2 - i % 3;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_DELIMITER && rs.s[ROLE_LOCAL] >= rs.s[ROLE_KEYWORD],
+	       "short phrases: %s local %g keyword %g", label_text(), rs.s[ROLE_LOCAL],
+	       rs.s[ROLE_KEYWORD]);
 }
 
 /* Rows on their own phrase's start are word start; rows of every phrase on
