@@ -104,6 +104,19 @@ bool attn_result_dense(const attn_result *r, float *att, float *scores);
  * computed from q and k the first time and kept (callers on several threads
  * are safe). NULL when memory ran out, or the weights are packed. */
 const float *attn_head_weights(const attn_result *r, int l, int h);
+/* Whether reading head h of layer l's weights computes nothing: r keeps
+ * them (a causal model's, or a masked model's head already computed). */
+bool attn_head_kept(const attn_result *r, int l, int h);
+/* The weights of masked result `from` moved into r, where r has none, when
+ * from is r's pass to the bit (the same tokens, sizes, and queries and keys
+ * of every layer: the weights are computed from those alone); else false,
+ * nothing moved. Whatever moved, from keeps none of it. */
+bool attn_result_adopt_weights(attn_result *r, attn_result *from);
+/* Heads whose weights the calling thread has computed (attn_head_weights,
+ * not another thread's or the pool's share of attn_result_all_weights)
+ * since it started: the view's test that its thread computes none for the
+ * overview and the summaries (script.h). */
+uint64_t attn_weights_computed_here(void);
 /* Every head's weights of r computed now (attn_head_weights), on the thread
  * pool; false when memory ran out. */
 bool attn_result_all_weights(const attn_result *r);

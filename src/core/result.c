@@ -142,6 +142,23 @@ static bool weights_of(const attn_result *r, int l, int h, float *w)
 	return true;
 }
 
+/* Heads whose weights this thread computed (attn_weights_computed_here). */
+static _Thread_local uint64_t computed_here;
+
+uint64_t attn_weights_computed_here(void)
+{
+	return computed_here;
+}
+
+bool attn_head_kept(const attn_result *r, int l, int h)
+{
+	if (!attn_layer_ready(r, l))
+		return false;
+	if (r->att)
+		return true;
+	return r->head_w && atomic_load(&r->head_w[(size_t)l * (size_t)r->heads + (size_t)h]);
+}
+
 const float *attn_head_weights(const attn_result *r, int l, int h)
 {
 	if (!attn_layer_ready(r, l))
@@ -159,6 +176,7 @@ const float *attn_head_weights(const attn_result *r, int l, int h)
 		free(w);
 		return NULL;
 	}
+	computed_here++;
 	if (atomic_compare_exchange_strong(slot, &none, w))
 		return w;
 	free(w); /* another thread was first: its bits are the same */
@@ -181,6 +199,37 @@ bool attn_result_all_weights(const attn_result *r)
 	for (int k = 0; k < r->layers * r->heads; k++)
 		if (!attn_head_weights(r, k / r->heads, k % r->heads))
 			return false;
+	return true;
+}
+
+/* Rows 0..n-1 of layer l's queries and keys of a and b the same bits. */
+static bool same_qk(const attn_result *a, const attn_result *b, int l)
+{
+	const size_t row = 2 * (size_t)a->dim, n = (size_t)a->n;
+	return memcmp(a->qk + (size_t)l * (size_t)a->qk_rows * row,
+		      b->qk + (size_t)l * (size_t)b->qk_rows * row, n * row * sizeof *a->qk) == 0;
+}
+
+bool attn_result_adopt_weights(attn_result *r, attn_result *from)
+{
+	if (r->att || from->att || !r->head_w || !from->head_w || !r->qk || !from->qk ||
+	    r->partial || from->partial || r->n != from->n || r->layers != from->layers ||
+	    r->heads != from->heads || r->dim != from->dim || r->causal != from->causal)
+		return false;
+	for (int i = 0; i < r->n; i++)
+		if (r->tokens[i].id != from->tokens[i].id)
+			return false;
+	/* The weights are a function of q and k alone (weights_of): the same
+	 * bits in, the same bits out, as if computed here. */
+	for (int l = 0; l < r->layers; l++)
+		if (!same_qk(r, from, l))
+			return false;
+	const size_t LH = (size_t)r->layers * (size_t)r->heads;
+	for (size_t k = 0; k < LH; k++) {
+		float *w = atomic_exchange(&from->head_w[k], NULL), *none = NULL;
+		if (w && !atomic_compare_exchange_strong(&r->head_w[k], &none, w))
+			free(w); /* r had this head already: the same bits */
+	}
 	return true;
 }
 

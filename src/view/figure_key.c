@@ -162,7 +162,12 @@ static bool write_made(view *v, figure *f, const char *path, bool replace, av_er
 bool figure_write_result(view *v, fig_request q, const char *path, bool replace,
 			 av_error *err)
 {
-	if (v->have && v->r.partial)
+	/* Every head it reads is in (the overview's and a summary's may be on
+	 * their way from the worker: request_jobs), or it would be computed
+	 * here, holding the screen. */
+	int l0 = 0, l1 = nlayers(v);
+	bool every = q.show == SEL_OVERVIEW || view_sel_layers(v, &l0, &l1);
+	if (v->have && (v->r.partial || (every && !view_heads_ready(v, l0, l1))))
 		return av_fail(err, _("the text is still being computed: write the figure once it is"));
 	char *text = text_utf8(v);
 	if (!text)

@@ -74,11 +74,32 @@ void sel_describe(const view *v, char *out, size_t size)
 	}
 }
 
+bool view_sel_layers(const view *v, int *l0, int *l1)
+{
+	switch (view_sel(v)) {
+	case SEL_MEAN:
+	case SEL_MAX:
+		*l0 = v->layer, *l1 = v->layer + 1;
+		return true;
+	case SEL_ROLLOUT:
+		*l0 = 0, *l1 = v->layer + 1;
+		return true;
+	case SEL_ALL:
+		*l0 = 0, *l1 = nlayers(v);
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool view_matrix(view *v, heat_src *out)
 {
 	/* A partial result: the layer on screen, and a rollout to it, may be
-	 * there; the mean of every layer is not. */
-	if (!view_layer_ready(v, v->layer) || (v->r.partial && view_map_kind(v) == SEL_ALL))
+	 * there; the mean of every layer is not. A summary waits for its
+	 * heads' weights from the worker (request_jobs). */
+	int l0, l1;
+	if (!view_layer_ready(v, v->layer) || (v->r.partial && view_map_kind(v) == SEL_ALL) ||
+	    (view_sel_layers(v, &l0, &l1) && !view_heads_ready(v, l0, l1)))
 		return false;
 	map_state *m = map_of(v);
 	matrix_request rq = {
@@ -265,7 +286,8 @@ static void map_draw(view *v)
 	if (view_matrix(v, &s)) {
 		heat_draw(&v->col, &s, &g->heat, &v->hv);
 	} else {
-		const char *msg = v->pending ? _("computing...")
+		/* (with a result: a summary's heads on their way) */
+		const char *msg = v->pending || v->have ? _("computing...")
 				  : v->le.n  ? ""
 					     : _("The heatmap appears here as you type.");
 		put_str(g->heat.cells_y, 2, g->map_w - 2, st(A_DIM, 0), msg);

@@ -45,9 +45,12 @@ static void overview_opened(view *v)
 	int h = v->head < nheads(v) ? v->head : nheads(v) - 1;
 	o->sel = v->layer * nheads(v) + h;
 	/* A result computed before the overview opened came without the
-	 * roles: request_jobs asks the worker for them (JOB_ROLES), since
+	 * roles, and a masked model's without the weights of the heads not
+	 * looked at: request_jobs asks the worker for both (JOB_ROLES), since
 	 * posting the text again would drop what was computed for it
-	 * (predictions, jobs); the tiles have no role until they come. */
+	 * (predictions, jobs), and computing 48 heads of 512 tokens here would
+	 * hold the screen for 50 ms; the tiles have no role and no pixels until
+	 * they come. */
 }
 
 void overview_model_changed(view *v)
@@ -280,13 +283,22 @@ static void draw_tile(view *v, int l, int h, float *px, uint8_t *masked)
 		return;
 	int bx = (t % g->across) * (g->bw + g->gap), by = g->y0 + row * g->bh;
 	bool sel = l * nheads(v) + h == ov_of(v)->sel;
-	attn_matrix a = attn_result_head(&v->r, l, h);
 	const role_scores *rs = tile_roles(v, l, h);
 	bool off = v->topts.ablate[l * nheads(v) + h];
 	int x = put_fmt(by, bx, g->bw, sel ? accent(v, A_REVERSE | A_BOLD) : st(A_BOLD, 0),
 			"L%d H%d%s", l, h, off ? _(" OFF") : "");
 	if (rs)
 		draw_tile_role(v, by, x, bx + g->bw, *rs, sel ? accent(v, A_BOLD) : st(A_DIM, 0));
+	if (!v->heads_here && !attn_head_kept(&v->r, l, h)) {
+		/* Its weights are on their way from the worker: said, not
+		 * computed here. */
+		const char *coming = _("computing...");
+		int frame = v->col.mode >= CM_256 ? 0 : 1;
+		put_str(by + 1 + frame, bx + frame, g->bw - 2 * frame, st(A_DIM, 0),
+			str_width(coming) <= g->bw - 2 * frame ? coming : "...");
+		return;
+	}
+	attn_matrix a = attn_result_head(&v->r, l, h);
 	scale sc;
 	scale_init(&sc, v->ov_scale, &a, v->row_max);
 	scale_pool(px, masked, &a, &sc, g->sh, g->sw);

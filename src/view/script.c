@@ -22,6 +22,7 @@ struct view_script {
 	char cmd[SCRIPT_LINE_MAX];   /* it, when it waits */
 	bool waiting;		     /* cmd is a wait not met yet */
 	double wait_since;
+	uint64_t heads_seen; /* attn_weights_computed_here at the last heads-here */
 };
 
 view_script *script_open(const char *path, av_error *err)
@@ -201,6 +202,25 @@ static bool wait_step(view_script *s, view *v, bool *met, av_error *err)
 	return true;
 }
 
+/* heads-here N: this thread computed N heads' weights since the last
+ * heads-here (or the start); without N, the count starts again. */
+static bool heads_here(view_script *s, const char *arg, av_error *err)
+{
+	char *end;
+	unsigned long long want = strtoull(arg, &end, 10);
+	uint64_t now = attn_weights_computed_here(), got = now - s->heads_seen;
+	s->heads_seen = now;
+	if (!*arg)
+		return true;
+	if (end == arg || *end)
+		return av_fail(err, _("%s:%d: heads-here needs a number"), AV_Q(s->path), s->line);
+	if (got != want)
+		return av_fail(err, _("%s:%d: the interface's thread computed %llu heads' weights, "
+				      "not %llu"),
+			       AV_Q(s->path), s->line, (unsigned long long)got, want);
+	return true;
+}
+
 bool script_run(view_script *s, view *v, bool *failed, av_error *err)
 {
 	*failed = false;
@@ -226,6 +246,8 @@ bool script_run(view_script *s, view *v, bool *failed, av_error *err)
 			return true;
 		} else if (strcmp(cmd, "save") == 0) {
 			ok = screen_save(arg, err);
+		} else if (strcmp(cmd, "heads-here") == 0) {
+			ok = heads_here(s, arg, err);
 		} else if (strcmp(cmd, "wait") == 0 || strcmp(cmd, "wait-result") == 0) {
 			if (*arg)
 				arg[-1] = ' '; /* the whole line again, for the next look */

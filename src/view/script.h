@@ -12,6 +12,9 @@
  *   wait-result   until the latest text's result, its predictions and the
  *                 panel's jobs are on screen
  *   save FILE     the screen as text: a line a line, trailing spaces dropped
+ *   heads-here N  fails unless the view's thread computed N heads' weights
+ *                 (result.h, attn_weights_computed_here) since the last
+ *                 heads-here or the start; without N, counts from here
  *   # ...         a comment (and blank lines)
  * Each key or type line is one frame's input: the frame after it is drawn
  * before the next line runs. When the script ends, the view quits. */

@@ -115,6 +115,14 @@ typedef struct view {
 	role_scores *all_roles;
 	bool roles_asked;
 	uint64_t roles_seq;
+	/* The heads a screen reads all of (the overview, a summary): their
+	 * weights come from the worker too (JOB_ROLES), into r, so that this
+	 * thread never computes them. heads_seq: the result a JOB_ROLES last
+	 * answered for, heads_roles: with the roles; heads_here: its weights
+	 * could not be taken (view_heads_ready then lets this thread compute
+	 * them, as it would without a worker). */
+	uint64_t heads_seq;
+	bool heads_roles, heads_here;
 	role_scores hr; /* of the selected head, cached for the head line */
 	uint64_t hr_seq;
 	int hr_layer, hr_head;
@@ -191,6 +199,12 @@ typedef struct view {
 	double bench_key, bench_echo;
 	bool bench_echo_pending, bench_done_pending, bench_ready;
 	bool bench_full_pending; /* the key's first frame was partial */
+	/* a key that opened another screen: when it came, the heads this
+	 * thread had computed by then; whether the screen's frame, then every
+	 * head of it, are still to be logged */
+	double bench_switch_key;
+	uint64_t bench_switch_heads;
+	bool bench_switch_pending, bench_switch_full_pending;
 } view;
 
 static inline int nlayers(const view *v)
@@ -247,6 +261,14 @@ const role_scores *view_head_roles(view *v);
 /* The roles of head h of layer l of the result on screen as the worker
  * computed them, or NULL (not asked for that result). */
 const role_scores *view_roles_of(const view *v, int l, int h);
+/* Whether every head of layers l0..l1-1 of the result on screen can be
+ * read without computing its weights here (they came from the worker, or
+ * the result keeps them); false while they are on their way (request_jobs
+ * asks for them). */
+bool view_heads_ready(const view *v, int l0, int l1);
+/* The layers a summary on the map reads every head of, [*l0, *l1); false
+ * for a head (the map's own, computed here when first read). */
+bool view_sel_layers(const view *v, int *l0, int *l1);
 /* Give the result on screen back to the worker (v->have: false). */
 void view_let_go(view *v);
 
@@ -260,7 +282,8 @@ void insert_text(view *v, const uint32_t *cps, size_t n);
 void take_results(view *v);
 void request_pred(view *v);
 /* Ask the worker for what the screen needs of the result: the panel page's
- * numbers, every head's roles (the overview), the loss (ablation). */
+ * numbers, every head's weights and roles (the overview, a summary), the
+ * loss (ablation). */
 void request_jobs(view *v);
 void clamp_cursor(view *v); /* into the matrix on the map */
 

@@ -31,6 +31,17 @@ const role_scores *view_roles_of(const view *v, int l, int h)
 	return &v->all_roles[l * v->r.heads + h];
 }
 
+bool view_heads_ready(const view *v, int l0, int l1)
+{
+	if (!v->have || v->r.partial)
+		return false;
+	for (int l = l0; !v->heads_here && l < l1; l++)
+		for (int h = 0; h < v->r.heads; h++)
+			if (!attn_head_kept(&v->r, l, h))
+				return false;
+	return true;
+}
+
 void view_let_go(view *v)
 {
 	if (v->have)
@@ -237,7 +248,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	pages_new_result(v);
 	v->loss.valid = v->loss.asked = false;
-	v->roles_asked = false;
+	v->roles_asked = v->heads_here = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
 	clamp_cursor(v);
@@ -247,14 +258,21 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_due = av_now_ms() + VIEW_PRED_DELAY_MS;
 }
 
-/* The overview labels every tile: a text typed there brings the roles with
- * its result; one computed before it opened asks for them. */
-static void request_roles(view *v)
+/* The overview labels every tile and draws every head, a summary reads
+ * every head of its layers: a text typed there brings the weights and roles
+ * with its result; one computed before asks for them (JOB_ROLES, the
+ * weights alone for a summary), once a result. */
+static void request_heads(view *v)
 {
-	if (!view_screen(v)->every_head || v->all_roles || v->r.partial ||
-	    (v->roles_asked && v->roles_seq == v->res_seq))
+	const bool all = view_screen(v)->every_head;
+	int l0 = 0, l1 = nlayers(v);
+	const bool sel = !all && v->focus.screen == SCREEN_MAP && view_sel_layers(v, &l0, &l1);
+	const bool answered = v->heads_seq == v->res_seq;
+	const bool roles = all && !v->all_roles && !(answered && v->heads_roles);
+	const bool weights = (all || sel) && !answered && !view_heads_ready(v, l0, l1);
+	if (v->r.partial || (!roles && !weights) || (v->roles_asked && v->roles_seq == v->res_seq))
 		return;
-	worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq};
+	worker_job j = {.kind = JOB_ROLES, .seq = v->res_seq, .no_roles = !all};
 	worker_post_job(v->w, &j);
 	v->roles_asked = true;
 	v->roles_seq = v->res_seq;
@@ -277,19 +295,39 @@ void request_jobs(view *v)
 	if (!v->have)
 		return;
 	pages_request(v);
-	request_roles(v);
+	request_heads(v);
 	request_loss(v);
+}
+
+/* JOB_ROLES's answer: the weights it computed into the result on screen
+ * (the same pass to the bit, or nothing is taken and this thread computes
+ * them after all), and the roles. */
+static void take_heads(view *v, worker_job_result *j)
+{
+	if (v->r.partial)
+		return;
+	v->roles_asked = false;
+	v->heads_seq = v->res_seq;
+	v->heads_roles = !j->job.no_roles;
+	if (!j->ok || (j->heads.head_w && !attn_result_adopt_weights(&v->r, &j->heads)))
+		v->heads_here = true;
+	if (j->ok && j->roles && !v->all_roles) {
+		v->all_roles = j->roles; /* taken: the job's result lets go of it */
+		j->roles = NULL;
+	}
 }
 
 static void take_job(view *v, worker_job_result *j)
 {
-	if (!v->have || j->job.seq != v->res_seq || !j->ok || pages_take(v, j))
+	if (!v->have || j->job.seq != v->res_seq)
 		return;
-	if (j->job.kind == JOB_ROLES && j->roles && !v->all_roles && !v->r.partial) {
-		v->all_roles = j->roles; /* taken: the job's result lets go of it */
-		j->roles = NULL;
-		v->roles_asked = false;
-	} else if (j->job.kind == JOB_LOSS) {
+	if (j->job.kind == JOB_ROLES) {
+		take_heads(v, j);
+		return;
+	}
+	if (!j->ok || pages_take(v, j))
+		return;
+	if (j->job.kind == JOB_LOSS) {
 		v->loss.before = j->loss_before;
 		v->loss.after = j->loss_after;
 		v->loss.positions = j->positions;

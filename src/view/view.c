@@ -234,11 +234,45 @@ static void bench_key(view *v, double t)
 	v->bench_echo_pending = v->bench_done_pending = true;
 }
 
+/* A key that opened another screen (from) with the result of the latest
+ * text on screen: its first frame, then the one with every head in. */
+static void bench_switch(view *v, screen_id from, double t)
+{
+	if (!v->bench || v->focus.screen == from || !v->have || v->pending)
+		return;
+	v->bench_switch_key = t;
+	v->bench_switch_heads = attn_weights_computed_here();
+	v->bench_switch_pending = true;
+	v->bench_switch_full_pending = false;
+}
+
+/* "switch SCREEN KEY FRAME HEADS": the screen's first frame, and the heads'
+ * weights this thread computed for it (the key's time to the frame is all
+ * this thread's); "switched SCREEN T" when every head it draws is in. */
+static void bench_switch_frame(view *v, double t)
+{
+	const char *name = view_screen(v)->name;
+	const int L = nlayers(v);
+	if (v->bench_switch_pending) {
+		fprintf(v->bench, "switch %s %.3f %.3f %llu\n", name, v->bench_switch_key, t,
+			(unsigned long long)(attn_weights_computed_here() - v->bench_switch_heads));
+		v->bench_switch_pending = false;
+		v->bench_switch_full_pending = view_screen(v)->every_head;
+	} else if (v->bench_switch_full_pending && view_heads_ready(v, 0, L) && v->all_roles) {
+		fprintf(v->bench, "switched %s %.3f\n", name, t);
+		v->bench_switch_full_pending = false;
+	} else {
+		return;
+	}
+	fflush(v->bench);
+}
+
 static void bench_frame(view *v)
 {
 	if (!v->bench)
 		return;
 	double t = av_now_ms();
+	bench_switch_frame(v, t);
 	if (!v->bench_ready && v->have && v->res_seq == v->seq && !v->r.partial) {
 		fprintf(v->bench, "ready %d\n", v->r.n);
 		fflush(v->bench);
@@ -322,8 +356,10 @@ static void read_keys(view *v)
 			ch = (int)next;
 			code = rn == KEY_CODE_YES;
 		}
+		screen_id from = v->focus.screen;
 		handle_key(v, ch, code);
 		bench_key(v, t);
+		bench_switch(v, from, t);
 		if (v->quit)
 			break;
 	}

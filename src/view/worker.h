@@ -45,7 +45,8 @@ typedef struct worker_text_opts {
  * kind is a row of worker_model.c's job_kinds: what runs it on the model
  * and what frees its result's arrays. */
 typedef enum worker_job_kind {
-	JOB_ROLES,     /* every head's roles (the overview opened on a result without them) */
+	JOB_ROLES,     /* every head's weights and roles (the overview or a summary
+			  opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
@@ -66,6 +67,7 @@ typedef struct worker_job {
 	int32_t other[AV_MAX_CONTEXT];
 	int32_t targets[2];
 	int from; /* patch_targets_from */
+	bool no_roles; /* JOB_ROLES: the weights alone (a layer's summaries) */
 } worker_job;
 
 #define WHY_K 3 /* the lens's characters per block in the panel */
@@ -108,6 +110,12 @@ typedef struct worker_job_result {
 	 * gives them; the taker may keep it (and set it NULL), else
 	 * worker_job_result_finish frees it. */
 	role_scores *roles;
+	/* JOB_ROLES of a masked model: the text's result the job computed,
+	 * every head's weights in it, for attn_result_adopt_weights (the
+	 * interface never computes them); worker_job_result_finish frees what
+	 * is left of it. A causal model's: zeroed (its result keeps its
+	 * weights). */
+	attn_result heads;
 	av_error err;	    /* when !ok */
 	double ms;
 } worker_job_result;

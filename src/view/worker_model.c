@@ -164,16 +164,18 @@ static bool next_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 	return ok;
 }
 
-/* JOB_ROLES: every head's roles (analysis.h), for the overview opened on a
- * result that came without them: the text's pass again (a causal model's
- * rows come from the cache, the same numbers; a masked model's pass makes
- * the same calls, so the same bits), every head's weights, then the roles,
- * asking between heads whether a newer text waits. */
+/* JOB_ROLES: every head's weights and roles (analysis.h), for the overview
+ * or a summary opened on a result that came without them: the text's pass
+ * again (a causal model's rows come from the cache, the same numbers; a
+ * masked model's pass makes the same calls, so the same bits), every head's
+ * weights, then the roles unless only the weights were asked for, asking
+ * between heads whether a newer text waits. A masked model's result goes
+ * back with its weights, for the view to take them into its own. */
 static bool roles_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
 		      const worker_job *j, worker_job_result *out, worker_stale_fn stale,
 		      void *stale_ctx)
 {
-	(void)o, (void)j;
+	(void)o;
 	attn_result r;
 	memset(&r, 0, sizeof r);
 	bool ok =
@@ -182,11 +184,11 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, const worker_te
 	 * reads its packed rows). */
 	if (ok && !r.att && !attn_result_all_weights(&r))
 		ok = av_fail(&out->err, _("out of memory for the attention of %d tokens"), n);
-	size_t nh = ok ? (size_t)r.layers * (size_t)r.heads : 0;
-	out->roles = ok ? malloc(nh * sizeof *out->roles) : NULL;
-	if (ok && !out->roles)
+	size_t nh = ok && !j->no_roles ? (size_t)r.layers * (size_t)r.heads : 0;
+	out->roles = nh ? malloc(nh * sizeof *out->roles) : NULL;
+	if (nh && !out->roles)
 		ok = av_fail(&out->err, _("out of memory"));
-	for (int l = 0; ok && l < r.layers; l++)
+	for (int l = 0; nh && ok && l < r.layers; l++)
 		for (int h = 0; ok && h < r.heads; h++) {
 			if (stale(stale_ctx)) {
 				ok = av_fail(&out->err, _("a newer text came"));
@@ -195,7 +197,10 @@ static bool roles_job(model_ctx *mc, const token *tokens, int n, const worker_te
 			attn_matrix a = attn_result_head(&r, l, h);
 			head_roles(&out->roles[l * r.heads + h], &a, r.tokens);
 		}
-	attn_result_finish(&r);
+	if (ok && !r.att)
+		out->heads = r; /* its weights, handed over */
+	else
+		attn_result_finish(&r);
 	return ok;
 }
 
@@ -335,6 +340,7 @@ static void job_roles_finish(worker_job_result *r)
 {
 	free(r->roles);
 	r->roles = NULL;
+	attn_result_finish(&r->heads);
 }
 
 static void job_breakdown_finish(worker_job_result *r)

@@ -544,6 +544,95 @@ static void screen_row(const char *bin, const bench_model *bm, int nkeys, bool o
 	       res.screen_p99, res.model_p50, res.full_p50, res.partial);
 }
 
+/* The screen's output read and dropped for ms milliseconds. */
+static void settle(bench_run *r, double ms)
+{
+	double end = bench_now_ms() + ms;
+	while (bench_now_ms() < end)
+		bench_pump(r, 1);
+}
+
+/* One key written to the view, until the frame of its text's complete
+ * result is logged. */
+static bool type_one(bench_run *r, const char *key)
+{
+	settle(r, 2);
+	if (write(r->pty, key, strlen(key)) != (ssize_t)strlen(key))
+		return false;
+	const char *l;
+	int partial = 0;
+	while ((l = bench_log_line(r, 30000)))
+		if (sscanf(l, "key %*u %*d %*f %*f %*f %*f %d", &partial) == 1)
+			break;
+	while (l && partial > 0 && (l = bench_log_line(r, 30000)))
+		if (strncmp(l, "full ", 5) == 0)
+			break;
+	return l != NULL;
+}
+
+/* The first switch to the overview (F3) on the real program at 120x40,
+ * with a result computed on the map at the model's context (a masked
+ * model's keeps only the head on the map): the view's clock from the key
+ * read to the overview's first frame, all of it the interface thread's
+ * time, with the heads' weights that thread computed for it; and to the
+ * frame with every head and role in. reps times, on a new result each
+ * (a character typed on the map and taken back), the predictions and jobs
+ * of the result given a moment first. */
+static void switch_row(const char *bin, const bench_model *bm, int reps)
+{
+	int n = (int)bm->m->cfg.context;
+	static char text[65536];
+	bench_text(text, sizeof text, n - 1);
+	const char *args[8];
+	int k = 0;
+	if (bm->path[0]) {
+		args[k++] = "--model";
+		args[k++] = bm->path;
+	}
+	args[k++] = "--text";
+	args[k++] = text;
+	args[k] = NULL;
+	bench_run r;
+	double frame[100], full[100];
+	unsigned long long heads = 0;
+	int got = 0;
+	bool ok = bench_start(&r, bin, args, 120, 40) && bench_wait_ready(&r, 60000);
+	for (int i = 0; ok && i < reps && i < 100; i++) {
+		double key = 0, t1 = 0, t2 = 0;
+		unsigned long long h = 0;
+		const char *l;
+		ok = type_one(&r, i % 2 ? "\x7f" : "x");
+		settle(&r, 1500);
+		if (!ok || write(r.pty, "\033OR", 3) != 3) /* F3 */
+			break;
+		while ((l = bench_log_line(&r, 30000)))
+			if (sscanf(l, "switch OVERVIEW %lf %lf %llu", &key, &t1, &h) != 3 &&
+			    sscanf(l, "switched OVERVIEW %lf", &t2) == 1)
+				break;
+		ok = l && write(r.pty, "\033OR", 3) == 3;
+		if (!ok)
+			break;
+		frame[got] = t1 - key;
+		full[got] = t2 - key;
+		heads += h;
+		got++;
+		settle(&r, 200);
+	}
+	bench_stop(&r);
+	if (!got) {
+		printf("  %-19s no switch to the overview logged\n", bm->label);
+		return;
+	}
+	double f50 = bench_pct(frame, got, 0.5), f99 = bench_pct(frame, got, 0.99);
+	double full50 = bench_pct(full, got, 0.5);
+	printf("  %-19s the first frame of the overview p50 %7.2f ms, max %7.2f ms (the "
+	       "interface's thread, %.1f heads computed on it a switch); every head in "
+	       "p50 %7.2f ms (%d switches at %d tokens)\n",
+	       bm->label, f50, f99, (double)heads / got, full50, got, n);
+	printf("view_switch_ms overview %s p50 %.3f max %.3f heads_here %.1f full %.3f\n",
+	       bm->label, f50, f99, (double)heads / got, full50);
+}
+
 /* The rows of one model: its keystrokes at the end (and at the start for a
  * causal model), against the peaks measured at start-up (peak on every core,
  * cpu1 per CPU-second on one). */
@@ -664,7 +753,7 @@ int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);
 	int reps = 21, nkeys = 60;
-	bool screen = true;
+	bool screen = true, only_switch = false; /* --switch: the overview's switch alone */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
@@ -672,8 +761,11 @@ int main(int argc, char **argv)
 			nkeys = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-screen"))
 			screen = false;
+		else if (!strcmp(argv[i], "--switch"))
+			only_switch = true;
 		else {
-			fprintf(stderr, "usage: %s [--reps N] [--keys N] [--no-screen]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--reps N] [--keys N] [--no-screen] [--switch]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -734,15 +826,26 @@ int main(int argc, char **argv)
 	       "ratios); first: against the %d-thread peak above; CPU: GFLOP per CPU-second "
 	       "against the 1-thread peak per CPU-second\n",
 	       reps, cores);
-	for (int i = 0; i < NMODELS; i++)
+	for (int i = 0; i < NMODELS && !only_switch; i++)
 		if (!report_model(&models[i], reps, cores, peak, cpu1))
 			return 1;
+	const char *bin = getenv("ATTNVIEW_BIN");
+	if (only_switch && bin) {
+		printf("the first switch to the overview, on a pty (120x40; the view's clock: "
+		       "F3 read -> the overview out):\n");
+		for (int i = 0; i < 2; i++)
+			switch_row(bin, &models[i], reps < 100 ? reps : 100);
+	}
+	if (only_switch) {
+		for (int i = 0; i < NMODELS; i++)
+			model_destroy(models[i].m);
+		return 0;
+	}
 	printf("the head labeller, every head of the text (the overview's tiles):\n");
 	for (int i = 0; i < 2; i++)
 		for (int n = 128; n <= 512; n *= 4)
 			if (!report_labeller(&models[i], n))
 				return 1;
-	const char *bin = getenv("ATTNVIEW_BIN");
 	if (screen && bin) {
 		printf("keystroke -> frame on a pty (120x40; the view's clock: key read -> the "
 		       "heatmap of its text out), %d characters typed at the end:\n",
@@ -756,6 +859,10 @@ int main(int argc, char **argv)
 		 * on screen first. */
 		screen_row(bin, &models[2], nkeys, false, true);
 		screen_row(bin, &models[3], nkeys, false, true);
+		printf("the first switch to the overview, on a pty (120x40; the view's clock: "
+		       "F3 read -> the overview out):\n");
+		for (int i = 0; i < 2; i++)
+			switch_row(bin, &models[i], reps < 11 ? reps : 11);
 	} else if (screen) {
 		printf("(no ATTNVIEW_BIN: keystroke -> frame not measured)\n");
 	}

@@ -1082,6 +1082,34 @@ static void test_real_roles(void)
 	same = jr.ok && jr.roles && b.ok ? roles_as_computed(&b.r, jr.roles, NULL) : 0;
 	CHECKF(same == 4, "JOB_ROLES: %d of 4 heads' roles as head_roles gives them", same);
 	worker_job_result_finish(&jr);
+	/* It hands back the heads' weights of the text's pass made again: a
+	 * result that came without them (c) takes them, and they are the bits
+	 * the pass of the text gave (b's), none computed on this thread; a
+	 * result whose queries and keys differ by a bit takes none. */
+	worker_attn c;
+	const uint64_t here = attn_weights_computed_here();
+	CHECK(worker_post_text(w, t, 12, 3, NULL, &err) && wait_attn(w, &c, 5000));
+	j.seq = 3;
+	worker_post_job(w, &j);
+	CHECK(wait_job(w, &jr, 5000));
+	CHECKF(jr.ok && jr.heads.head_w && jr.heads.qk, "JOB_ROLES's weights: %s", jr.err.msg);
+	bool kept = c.ok && jr.ok && jr.heads.qk;
+	if (kept) {
+		/* layer 1 (rows of 2 x 16), row 11's last key */
+		float *x = &jr.heads.qk[(size_t)jr.heads.qk_rows * 32 + 11 * 32 + 31], keep = *x;
+		*x = keep + 1.0f;
+		CHECK(!attn_result_adopt_weights(&c.r, &jr.heads) && !attn_head_kept(&c.r, 0, 0));
+		*x = keep;
+		CHECK(attn_result_adopt_weights(&c.r, &jr.heads));
+	}
+	for (int l = 0; kept && l < 2; l++)
+		for (int h = 0; h < 2; h++)
+			kept = kept && attn_head_kept(&c.r, l, h) &&
+			       !memcmp(attn_head_weights(&c.r, l, h), attn_head_weights(&b.r, l, h),
+				       12 * 12 * sizeof(float));
+	CHECK(kept && attn_weights_computed_here() == here);
+	worker_job_result_finish(&jr);
+	attn_result_finish(&c.r);
 	free(a.roles);
 	attn_result_finish(&a.r);
 	attn_result_finish(&b.r);
