@@ -538,17 +538,10 @@ static void set_label(role_scores *o, role_kind r, role_verdict v)
 	o->verdict = v;
 }
 
-void role_decide(role_scores *o)
+/* The role that says most among those the highest score's rows also fit
+ * (ROLE_NKINDS: a band or nothing above the fallbacks). */
+static role_kind refine(const role_scores *o, role_kind best)
 {
-	o->second = ROLE_NKINDS;
-	o->second_score = 0;
-	if (o->n < ROLE_MIN_ROWS) {
-		set_label(o, ROLE_BROAD, ROLE_SHORT);
-		o->score = 0;
-		return;
-	}
-	role_kind best =
-	    passes(o, ROLE_INDUCTION) ? ROLE_INDUCTION : best_passing(o, ROLE_NKINDS, false);
 	/* A place that a reason explains: line-parallel keys sit a line's
 	 * length away, an induction head's a repeat's. */
 	if (best == ROLE_OFFSET && passes(o, ROLE_PARALLEL))
@@ -576,6 +569,20 @@ void role_decide(role_scores *o)
 	 * its character and another one gathers (the runner-up says it). */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_FIRST))
 		best = ROLE_FIRST;
+	return best;
+}
+
+void role_decide(role_scores *o)
+{
+	o->second = ROLE_NKINDS;
+	o->second_score = 0;
+	if (o->n < ROLE_MIN_ROWS) {
+		set_label(o, ROLE_BROAD, ROLE_SHORT);
+		o->score = 0;
+		return;
+	}
+	role_kind best = refine(o, passes(o, ROLE_INDUCTION) ? ROLE_INDUCTION
+							     : best_passing(o, ROLE_NKINDS, false));
 	if (best < ROLE_NKINDS) {
 		set_label(o, best, ROLE_SURE);
 		role_kind two = best_passing(o, best, false);
