@@ -26,7 +26,8 @@
 #      and full-disk saves, the replay of every fuzz input, the real view in
 #      tmux, the lab, ...) under AddressSanitizer +
 #      UndefinedBehaviorSanitizer + LeakSanitizer, and each libFuzzer target
-#      for ATTNVIEW_FUZZ_SECONDS (20) seconds. Those tests run with the plain
+#      for ATTNVIEW_FUZZ_SECONDS (10 here, 20 in tests/ci/sanitize.sh alone)
+#      seconds. Those tests run with the plain
 #      gcc flags too, in stage 4's tarball (its quick setup), but the tmux
 #      and 1 GB ones, which run under ASan only;
 #   3. build-tsan/ (gcc, tests/ci/sanitize.sh): the training and CLI tests and
@@ -161,7 +162,11 @@ asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
 tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	rm -f "$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
-	ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
+	# The fuzzers run alone, one after another: ten seconds each keeps
+	# CI within its half hour (the committed seeds and regression inputs
+	# are replayed in full by fuzz_replay either way).
+	ATTNVIEW_FUZZ_SECONDS=${ATTNVIEW_FUZZ_SECONDS:-10} \
+		ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
 		bash tests/ci/sanitize.sh asan tsan || status=$?
 	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json")
 fi
