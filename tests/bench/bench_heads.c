@@ -99,19 +99,21 @@ static void count(stats *s, const attn_matrix *a, const token *t)
 		s->column = at[j] > s->column ? at[j] : s->column;
 }
 
+/* A built-in model by name, or a file of the test data (NAME.attn). */
+static model *open_model(const char *name, av_error *err)
+{
+	if (!strstr(name, ".attn"))
+		return model_builtin_named(name, err);
+	const char *data = getenv("ATTNVIEW_TEST_DATA");
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", data ? data : "tests", name);
+	return model_load(path, err);
+}
+
 static bool run(const expect *e, int *agree)
 {
 	av_error err;
-	model *m = NULL;
-	if (strstr(e->model, ".attn")) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s",
-			 getenv("ATTNVIEW_TEST_DATA") ? getenv("ATTNVIEW_TEST_DATA") : "tests",
-			 e->model);
-		m = model_load(path, &err);
-	} else {
-		m = model_builtin_named(e->model, &err);
-	}
+	model *m = open_model(e->model, &err);
 	cp_buf cps = {0};
 	if (!m || !tokenize_text(e->text, strlen(e->text), "text", &cps, NULL, &err)) {
 		fprintf(stderr, "bench_heads: %s\n", err.msg);
@@ -159,23 +161,13 @@ static int survey(const char *name)
 	const char *texts[] = {poem, en, twice, fox};
 	int agree = 0;
 	av_error err;
-	model *m = strstr(name, ".attn") ? NULL : model_builtin_named(name, &err);
-	int L = 0, H = 0;
-	if (m) {
-		L = m->cfg.layers, H = m->cfg.heads;
-		model_destroy(m);
-	} else {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s",
-			 getenv("ATTNVIEW_TEST_DATA") ? getenv("ATTNVIEW_TEST_DATA") : "tests",
-			 name);
-		if (!(m = model_load(path, &err))) {
-			fprintf(stderr, "bench_heads: %s\n", err.msg);
-			return 1;
-		}
-		L = m->cfg.layers, H = m->cfg.heads;
-		model_destroy(m);
+	model *m = open_model(name, &err);
+	if (!m) {
+		fprintf(stderr, "bench_heads: %s\n", err.msg);
+		return 1;
 	}
+	int L = m->cfg.layers, H = m->cfg.heads;
+	model_destroy(m);
 	for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++) {
