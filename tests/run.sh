@@ -9,36 +9,35 @@
 # The whole suite runs from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
 # root or through sudo), then three stages:
-#   1. build/ (gcc): the suites that only a plain build can run: the
-#      numeric checks on each OpenBLAS kernel (kernels; the PyTorch
-#      reference on the kernel OpenBLAS picks is one of them, so its plain
-#      run, python_native, is left out), the PyTorch package against the
-#      program (python, python3-torch), valgrind memcheck of the program
-#      (valgrind) and the ThreadSanitizer runs of the worker, the view's
-#      forward pass and the thread pool (tsan); the lab's trainings (lab:
-#      arithmetic, whose memory the train suites and the lab's generators,
-#      lab_positions, check under ASan); each tmux test on one OpenBLAS
-#      kernel (kernels_tui_one; ATTNVIEW_KERNELS_TUI=all: on all four);
-#      then build-nocairo/
-#      (-Dcairo=disabled): the program without cairo and pango, whose figure
-#      tests check that SVG works and PNG/PDF say what to install;
-#   2. build-asan/ (clang, tests/ci/sanitize.sh): every other test (the crash
-#      and full-disk saves, the replay of every fuzz input, the real view in
-#      tmux, the lab, ...) under AddressSanitizer +
-#      UndefinedBehaviorSanitizer + LeakSanitizer, and each libFuzzer target
-#      for ATTNVIEW_FUZZ_SECONDS (10 here, 20 in tests/ci/sanitize.sh alone)
-#      seconds. Those tests run with the plain
-#      gcc flags too, in stage 4's tarball (its quick setup), but the tmux
-#      and 1 GB ones, which run under ASan only;
+#   1. build/ (gcc): every test but the tmux ones (tui) and the 1 GB corpus
+#      (long), among them those only a plain build can run: the numeric
+#      checks on each OpenBLAS kernel (kernels; the PyTorch reference on the
+#      kernel OpenBLAS picks is one of them, so its plain run, python_native,
+#      is left out), the PyTorch package against the program (python,
+#      python3-torch), valgrind memcheck of the program (valgrind) and the
+#      ThreadSanitizer runs of the worker, the view's forward pass and the
+#      thread pool (tsan); the lab's trainings (lab: arithmetic, whose
+#      memory the train suites and the lab's generators, lab_positions,
+#      check under ASan); then each tmux test on one OpenBLAS kernel
+#      (kernels_tui_one; ATTNVIEW_KERNELS_TUI=all: on all four); then
+#      build-nocairo/ (-Dcairo=disabled): the program without cairo and
+#      pango, whose figure tests check that SVG works and PNG/PDF say what
+#      to install;
+#   2. build-asan/ (clang, tests/ci/sanitize.sh): the tests again but those
+#      that test sums or PyTorch (the crash and full-disk saves, the replay
+#      of every fuzz input, the real view in tmux, the 1 GB corpus, ...)
+#      under AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer,
+#      then each libFuzzer target for ATTNVIEW_FUZZ_SECONDS (10 here, 20 in
+#      tests/ci/sanitize.sh alone) seconds;
 #   3. build-tsan/ (gcc, tests/ci/sanitize.sh): the training and CLI tests and
 #      the real view in tmux under ThreadSanitizer;
 #   4. the release: tests/ci/dist.sh (meson dist in build-dist/: the tarball
-#      built and its quick tests run, its files those git tracks, the same
-#      bytes twice) and tests/ci/package.sh (the Debian packages built from
-#      that tarball, with DEB_BUILD_OPTIONS=nocheck: dist.sh ran the same
-#      tarball's quick tests; lintian, installed into a fresh
-#      Debian 12 chroot and run there; in build-package/). Each counts as one
-#      test in the tally. It needs root, a committed tree and the Debian
+#      packed, its files exactly those git tracks, so the tests stage 1 ran
+#      are its tests; the same bytes twice) and tests/ci/package.sh (the
+#      Debian packages built from that tarball, with
+#      DEB_BUILD_OPTIONS=nocheck: stage 1 ran the quick tests on the same
+#      files; lintian, installed into a fresh Debian 12 chroot and run
+#      there; in build-package/). Each counts as one test in the tally. It needs root, a committed tree and the Debian
 #      mirror; ATTNVIEW_RELEASE=0 leaves it out.
 # It prints "N passed, N failed" over all stages last (after a line with the
 # number skipped, if any) and exits non-zero if any test failed or a stage
@@ -112,12 +111,11 @@ if [ "$tier" = dev ]; then
 	fi
 	exit 0
 fi
-# Stage 1 runs the whole suite when it is the only stage; otherwise what the
-# sanitized build of stage 2 leaves out.
-plain_only=()
-[ "${ATTNVIEW_QUICK:-0}" = 1 ] || plain_only=(--suite kernels --suite python --suite valgrind
-	--suite tsan --suite lab --no-suite python_native)
-meson test -C "$builddir" --print-errorlogs --num-processes 2 "${plain_only[@]}" || status=$?
+# Stage 1 runs the whole suite when it is the only stage; otherwise all but
+# the tmux tests (run next, more at a time) and the 1 GB corpus (stage 2).
+stage1=()
+[ "${ATTNVIEW_QUICK:-0}" = 1 ] || stage1=(--no-suite tui --no-suite long --no-suite python_native)
+meson test -C "$builddir" --print-errorlogs --num-processes 2 "${stage1[@]}" || status=$?
 # Without cairo and pango (only what the figure suite needs): built while
 # the tmux tests below wait on their screens, run after them.
 nocairo_builddir=${ATTNVIEW_NOCAIRO_BUILD:-build-nocairo}
@@ -162,13 +160,14 @@ asan_builddir=${ATTNVIEW_ASAN_BUILD:-build-asan}
 tsan_builddir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	rm -f "$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
-	# The fuzzers run alone, one after another: ten seconds each keeps
-	# CI within its half hour (the committed seeds and regression inputs
-	# are replayed in full by fuzz_replay either way).
+	# Ten seconds for each fuzzer keeps CI within its half hour (the
+	# committed seeds and regression inputs are replayed in full by
+	# fuzz_replay either way).
 	ATTNVIEW_FUZZ_SECONDS=${ATTNVIEW_FUZZ_SECONDS:-10} \
 		ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
 		bash tests/ci/sanitize.sh asan tsan || status=$?
-	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json")
+	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
+		"$asan_builddir/meson-logs/fuzzing.json")
 fi
 
 # 4. The release: the tarball, then the Debian packages from it.
@@ -176,9 +175,9 @@ release_passed=0 release_failed=0
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ] && [ "${ATTNVIEW_RELEASE:-1}" != 0 ]; then
 	dist_builddir=${ATTNVIEW_DIST_BUILD:-build-dist}
 	tarball=()
-	# The tarball's tests but the kernels and the lab: stage 1 ran them
-	# with the same compiler and flags.
-	if ATTNVIEW_DIST_SETUP=tarball bash tests/ci/dist.sh "$dist_builddir"; then
+	# Packed, not built and tested again: stage 1 ran the same files'
+	# tests, package.sh builds and installs the tarball.
+	if ATTNVIEW_DIST_CHECK=0 bash tests/ci/dist.sh "$dist_builddir"; then
 		release_passed=$((release_passed + 1))
 		tarball=("$(ls -t "$dist_builddir"/meson-dist/attnview-*.tar.xz | head -1)")
 	else
@@ -242,7 +241,7 @@ done
 need_ok "${logs[1]}" figure_cli
 if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	for t in model text corpus dump keys; do
-		need_ok "$full" "fuzz_$t"
+		need_ok "${logs[5]}" "fuzz_$t"
 	done
 	need_ok "${logs[4]}" tsan_view
 fi

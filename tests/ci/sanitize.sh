@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # The sanitizer stages of CI:
 #   asan: the suite in a clang AddressSanitizer +
-#         UndefinedBehaviorSanitizer build (LeakSanitizer included), plus a
-#         bounded libFuzzer run of every fuzz target (suite "fuzzing"); the
+#         UndefinedBehaviorSanitizer build (LeakSanitizer included), then a
+#         bounded libFuzzer run of every fuzz target (suite "fuzzing", two
+#         at a time in a run of their own, log meson-logs/fuzzing.json); the
 #         numeric checks on each OpenBLAS kernel (suite "kernels") run in
 #         the plain build only (tests/run.sh's first stage): they test sums,
 #         not memory; so do the lab's trainings ("lab": the training code's
 #         memory is the train suites', its generators' lab_positions's,
 #         here) and the PyTorch package's suite ("python"), whose
 #         time goes to PyTorch (the program's hostile files and names run
-#         here in the "hostile" suite and the fuzzers). In CI this is the
-#         only run of the other tests on the built tree: the plain build runs
-#         what this one cannot, and the release tarball's quick tests the
-#         rest with gcc's flags;
+#         here in the "hostile" suite and the fuzzers). The plain build of
+#         CI's first stage runs these tests with gcc's flags too;
 #   tsan: a gcc ThreadSanitizer build: the training and CLI suites (but train_cli, and
 #         hostile, whose PNG exports race inside fontconfig, which TSan does not
 #         instrument; the figure suite stays out for the same reason) and the
@@ -57,7 +56,14 @@ for stage in "${stages[@]}"; do
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
 			--no-suite kernels --no-suite kernels_tui --no-suite python \
-			--no-suite lab || status=1
+			--no-suite lab --no-suite fuzzing || status=1
+		# Alone, two at a time: a fuzzer keeps a core busy (the screen
+		# tests starved beside them).
+		rm -f "$dir/meson-logs/fuzzing.json"
+		if [ "$seconds" -gt 0 ]; then
+			meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
+				--suite fuzzing --logbase fuzzing || status=1
+		fi
 		;;
 	tsan)
 		dir=${ATTNVIEW_TSAN_BUILD:-build-tsan}
