@@ -31,9 +31,9 @@
 #      tests/ci/sanitize.sh alone) seconds;
 #   3. build-tsan/ (gcc, tests/ci/sanitize.sh): the training and CLI tests and
 #      the real view in tmux under ThreadSanitizer;
-#   4. the release: tests/ci/dist.sh (meson dist in build-dist/: the tarball
-#      packed, its files exactly those git tracks, so the tests stage 1 ran
-#      are its tests; the same bytes twice) and tests/ci/package.sh (the
+#   4. the release: tests/ci/dist.sh (meson dist in build-dist/, while stage
+#      3 runs: the tarball packed, its files exactly those git tracks, so the
+#      tests stage 1 ran are its tests; the same bytes twice) and tests/ci/package.sh (the
 #      Debian packages built from that tarball, with
 #      DEB_BUILD_OPTIONS=nocheck: stage 1 ran the quick tests on the same
 #      files; lintian, installed into a fresh Debian 12 chroot and run
@@ -119,8 +119,13 @@ meson test -C "$builddir" --print-errorlogs --num-processes 2 "${stage1[@]}" || 
 # Without cairo and pango (only what the figure suite needs): built while
 # the tmux tests below wait on their screens, run after them.
 nocairo_builddir=${ATTNVIEW_NOCAIRO_BUILD:-build-nocairo}
-nocairo_log=$(mktemp)
-trap 'rm -f "$nocairo_log"' EXIT
+nocairo_log=$(mktemp) dist_log=$(mktemp)
+trap 'rm -f "$nocairo_log" "$dist_log"' EXIT
+# Stage 4 (the release) runs in CI, unless ATTNVIEW_RELEASE=0.
+release=0 dist_builddir=${ATTNVIEW_DIST_BUILD:-build-dist} dist_pid=""
+if [ "${ATTNVIEW_QUICK:-0}" != 1 ] && [ "${ATTNVIEW_RELEASE:-1}" != 0 ]; then
+	release=1
+fi
 (
 	if [ -f "$nocairo_builddir/build.ninja" ]; then
 		meson setup --reconfigure -Dwerror=true -Dcairo=disabled "$nocairo_builddir"
@@ -163,21 +168,29 @@ if [ "${ATTNVIEW_QUICK:-0}" != 1 ]; then
 	# Ten seconds for each fuzzer keeps CI within its half hour (the
 	# committed seeds and regression inputs are replayed in full by
 	# fuzz_replay either way).
-	ATTNVIEW_FUZZ_SECONDS=${ATTNVIEW_FUZZ_SECONDS:-10} \
-		ATTNVIEW_ASAN_BUILD="$asan_builddir" ATTNVIEW_TSAN_BUILD="$tsan_builddir" \
-		bash tests/ci/sanitize.sh asan tsan || status=$?
+	ATTNVIEW_FUZZ_SECONDS=${ATTNVIEW_FUZZ_SECONDS:-10} ATTNVIEW_ASAN_BUILD="$asan_builddir" \
+		bash tests/ci/sanitize.sh asan || status=$?
+	# Stage 4's tarball is packed meanwhile (xz on one core, while the
+	# longest ThreadSanitizer test holds the other).
+	if [ "$release" = 1 ]; then
+		ATTNVIEW_DIST_CHECK=0 bash tests/ci/dist.sh "$dist_builddir" >"$dist_log" 2>&1 &
+		dist_pid=$!
+	fi
+	ATTNVIEW_TSAN_BUILD="$tsan_builddir" bash tests/ci/sanitize.sh tsan || status=$?
 	logs+=("$asan_builddir/meson-logs/testlog.json" "$tsan_builddir/meson-logs/testlog.json"
 		"$asan_builddir/meson-logs/fuzzing.json")
 fi
 
 # 4. The release: the tarball, then the Debian packages from it.
 release_passed=0 release_failed=0
-if [ "${ATTNVIEW_QUICK:-0}" != 1 ] && [ "${ATTNVIEW_RELEASE:-1}" != 0 ]; then
-	dist_builddir=${ATTNVIEW_DIST_BUILD:-build-dist}
+if [ "$release" = 1 ]; then
 	tarball=()
 	# Packed, not built and tested again: stage 1 ran the same files'
 	# tests, package.sh builds and installs the tarball.
-	if ATTNVIEW_DIST_CHECK=0 bash tests/ci/dist.sh "$dist_builddir"; then
+	dist_ok=0
+	wait "$dist_pid" || dist_ok=$?
+	cat "$dist_log"
+	if [ "$dist_ok" -eq 0 ]; then
 		release_passed=$((release_passed + 1))
 		tarball=("$(ls -t "$dist_builddir"/meson-dist/attnview-*.tar.xz | head -1)")
 	else

@@ -84,8 +84,15 @@ typedef struct lab_options {
 	/* --keep-steps: the model of every keep_every-th record kept beside
 	 * the model file out (timeline.h); 0: none. */
 	uint64_t keep_every;
+	/* Threads of the training step; 0: LAB_THREADS. The step sums the
+	 * batch's gradients in one slice a thread, so the count changes the
+	 * rounding and, training being chaotic, the model: fixed, a seed gives
+	 * the same model on every machine with the same OpenBLAS kernel,
+	 * whatever its cores (one core runs the slices in turn). */
+	uint32_t threads;
 	const char *out;
 } lab_options;
+#define LAB_THREADS 2
 #define LAB_NO_TIMELINE UINT64_MAX
 
 /* The task's model, its options applied, initialised from the seed, with the

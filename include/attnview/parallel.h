@@ -14,8 +14,8 @@ typedef void (*parallel_fn)(void *ctx, int begin, int end);
 
 /* Threads for parallel_for. 0 (the default) follows
  * openblas_get_num_threads(), so one --threads setting governs everything;
- * clamped to [1, PARALLEL_MAX_THREADS]. */
-void parallel_set_threads(int n);
+ * clamped to [1, PARALLEL_MAX_THREADS]. Returns the setting it replaces. */
+int parallel_set_threads(int n);
 int parallel_threads(void);
 
 /* fn(ctx, begin, end) over [0, n) in parallel_threads() contiguous slices,

@@ -109,6 +109,7 @@ static int take(int c, const char *name, lab_request *q)
 		lo = 1, hi = 256;
 		ok = lab_whole(c, optarg, lo, hi, &u);
 		q->threads = (int)u;
+		q->o.threads = u; /* the training step's too (lab.h) */
 		break;
 	case OPT_TIMELINE_EVERY:
 		if ((ok = cli_option_value(OPT_TIMELINE_EVERY, optarg, &v)))
@@ -280,7 +281,8 @@ static int run_lab(const lab_request *q)
 		 "%llu steps, seed %llu, %d threads\n"),
 	       objective_name((objective)m->cfg.objective), m->cfg.dim, m->cfg.heads,
 	       m->cfg.layers, m->cfg.context, m->cfg.vocab_size, m->nparams, t->batch,
-	       (unsigned long long)steps, (unsigned long long)q->o.seed, parallel_threads());
+	       (unsigned long long)steps, (unsigned long long)q->o.seed,
+	       q->o.threads ? (int)q->o.threads : LAB_THREADS);
 	double t0 = av_now_ms() / 1e3;
 	lab_score all;
 	bool ok = lab_train(m, t, &q->o, lab_step, NULL, &err) &&

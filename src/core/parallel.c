@@ -17,9 +17,11 @@
 static int g_threads;			/* 0: follow OpenBLAS */
 static _Thread_local int t_in_parallel; /* inside a parallel_for slice */
 
-void parallel_set_threads(int n)
+int parallel_set_threads(int n)
 {
+	int was = g_threads;
 	g_threads = n < 0 ? 0 : n;
+	return was;
 }
 
 int parallel_threads(void)

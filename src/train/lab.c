@@ -4,6 +4,7 @@
 #include "attnview/i18n.h"
 
 #include "attnview/optimizer.h"
+#include "attnview/parallel.h"
 #include "attnview/timeline.h"
 #include "attnview/train_step.h"
 
@@ -188,6 +189,8 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 {
 	int B = (int)t->batch, T = (int)t->context;
 	uint64_t total = o->steps ? o->steps : t->steps;
+	/* Before the buffers: the step keeps a gradient copy per slice. */
+	int threads_was = parallel_set_threads(o->threads ? (int)o->threads : LAB_THREADS);
 	lab_run u;
 	memset(&u, 0, sizeof u);
 	bool ok = activations_init(&u.acts, &m->cfg, B, T, B * T, err) &&
@@ -227,6 +230,7 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 	m->meta.steps = total;
 	m->meta.tokens = total * (uint64_t)B * (uint64_t)T;
 	lab_run_finish(&u);
+	parallel_set_threads(threads_was);
 	return ok;
 }
 

@@ -8,7 +8,8 @@
  * alone at other minimums (the sweep the bars were chosen from).
  * Printed, never asserted: `meson test --benchmark labeller --verbose`.
  *
- *   bench_labeller [SEEDS [TEXTS]]      (default 3 seeds, 8 texts a head) */
+ *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
+ *                                             head, every task) */
 #include "attnview/analysis.h"
 #include "attnview/lab.h"
 
@@ -137,6 +138,11 @@ static void pr(int tp, int fp, int fn, char *out, size_t n)
 static void report_tasks(void)
 {
 	for (int t = 0; t < lab_ntasks(); t++) {
+		size_t any = 0;
+		while (any < ninst && inst[any].task != t)
+			any++;
+		if (any == ninst)
+			continue; /* not run */
 		printf("\n%s:\n", lab_task_at(t)->name);
 		for (int carry = 1; carry >= 0; carry--) {
 			int count[ROLE_NKINDS] = {0}, n = 0;
@@ -226,12 +232,16 @@ static void report_sweep(void)
 int main(int argc, char **argv)
 {
 	int seeds = argc > 1 ? atoi(argv[1]) : 3, texts = argc > 2 ? atoi(argv[2]) : 8;
-	for (int i = 0; i < lab_ntasks(); i++)
-		for (uint64_t s = 1; s <= (uint64_t)seeds; s++)
+	for (int i = 0; i < lab_ntasks(); i++) {
+		bool want = argc <= 3;
+		for (int a = 3; a < argc; a++)
+			want |= strcmp(argv[a], lab_task_at(i)->name) == 0;
+		for (uint64_t s = 1; want && s <= (uint64_t)seeds; s++)
 			for (uint32_t heads = 1; heads <= 2; heads++) {
 				cur_task = i;
 				run(lab_task_at(i), s, heads, texts);
 			}
+	}
 	report_tasks();
 	report_labels();
 	report_sweep();

@@ -197,6 +197,38 @@ static void control_timeline(void)
 	model_destroy(m);
 }
 
+/* The same model whatever the machine's cores: the lab's step runs on
+ * LAB_THREADS threads unless told otherwise, so a machine where OpenBLAS has
+ * one thread (one core, or OPENBLAS_NUM_THREADS=1) and one with many train
+ * the bits the figures of attnview(1) were measured on. Told another count,
+ * the step sums in another order and the model differs: the check can fail. */
+static void same_model_any_cores(void)
+{
+	const lab_task *t = lab_find("previous");
+	const int cores[3] = {1, 5, 1};
+	const uint32_t asked[3] = {0, 0, 1};
+	model *m[3] = {NULL, NULL, NULL};
+	for (int k = 0; k < 3; k++) {
+		av_error err;
+		lab_options o = {.seed = 1, .steps = 40, .threads = asked[k],
+				 .timeline_every = LAB_NO_TIMELINE};
+		int was = parallel_set_threads(cores[k]);
+		m[k] = lab_model_create(t, &o, &err);
+		CHECKF(m[k] && lab_train(m[k], t, &o, NULL, NULL, &err), "%s", err.msg);
+		parallel_set_threads(was);
+	}
+	if (m[0] && m[1] && m[2]) {
+		size_t bytes = m[0]->nparams * sizeof *m[0]->params;
+		CHECKF(memcmp(m[0]->params, m[1]->params, bytes) == 0,
+		       "a machine with 1 thread and one with 5 train different models");
+		CHECKF(memcmp(m[0]->params, m[2]->params, bytes) != 0,
+		       "--threads 1 trains the model of %d threads: the check cannot fail",
+		       LAB_THREADS);
+	}
+	for (int k = 0; k < 3; k++)
+		model_destroy(m[k]);
+}
+
 static void control(void)
 {
 	lab_task ctl = *lab_find("previous");
@@ -223,8 +255,10 @@ int main(int argc, char **argv)
 		if (want)
 			check_task(t, 1);
 	}
-	if (argc < 2)
+	if (argc < 2) {
+		same_model_any_cores();
 		control();
+	}
 	bool induction = argc < 2;
 	for (int a = 1; a < argc; a++)
 		induction |= strcmp(argv[a], "induction") == 0;
