@@ -129,7 +129,9 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  * text puts its keys at a fixed offset too); else the highest score among
  * the roles that clear their bars (local, same script and broad only when no
  * other does: a band, script-mates and spread attention come with other
- * patterns), and when the second is within ROLE_CLOSE of it, both; else
+ * patterns; but same script over a keyword it outscores: a few letters of
+ * each script gather their script's rows), and when the second is within
+ * ROLE_CLOSE of it, both; else
  * broad when most rows look nowhere; else "unclear", with the closest role
  * and its share. The bars are measured on the lab's heads
  * (tests/bench/bench_labeller.c, attnview(1)). */

@@ -569,6 +569,13 @@ static role_kind refine(const role_scores *o, role_kind best)
 	 * its character and another one gathers (the runner-up says it). */
 	if (best == ROLE_KEYWORD && passes(o, ROLE_FIRST))
 		best = ROLE_FIRST;
+	/* Rows that follow their script: in a text of two scripts, a few
+	 * letters of each shown gather the rows of their script, and two of
+	 * them may hold half the rows. When the rows keep to their own script
+	 * more than to those two characters (chance taken out), the script is
+	 * what the picture shows: same script, the keyword the runner-up. */
+	if (best == ROLE_KEYWORD && passes(o, ROLE_SCRIPT) && o->s[ROLE_SCRIPT] > o->s[ROLE_KEYWORD])
+		best = ROLE_SCRIPT;
 	return best;
 }
 

@@ -10,8 +10,10 @@
 #         memory is the train suites', its generators' lab_positions's,
 #         here) and the PyTorch package's suite ("python"), whose
 #         time goes to PyTorch (the program's hostile files and names run
-#         here in the "hostile" suite and the fuzzers). The plain build of
-#         CI's first stage runs these tests with gcc's flags too;
+#         here in the "hostile" suite and the fuzzers), and the checks of
+#         the source tree's layers and layout ("layers": they run no
+#         program). The plain build of CI's first stage runs these tests
+#         with gcc's flags too;
 #   tsan: a gcc ThreadSanitizer build: the training and CLI suites (but train_cli, and
 #         hostile, whose PNG exports race inside fontconfig, which TSan does not
 #         instrument; the figure suite stays out for the same reason) and the
@@ -56,7 +58,7 @@ for stage in "${stages[@]}"; do
 		UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1} \
 			meson test -C "$dir" --print-errorlogs --num-processes 2 \
 			--no-suite kernels --no-suite kernels_tui --no-suite python \
-			--no-suite lab --no-suite fuzzing || status=1
+			--no-suite lab --no-suite fuzzing --no-suite layers || status=1
 		# Alone, two at a time: a fuzzer keeps a core busy (the screen
 		# tests starved beside them).
 		rm -f "$dir/meson-logs/fuzzing.json"

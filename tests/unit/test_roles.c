@@ -287,6 +287,28 @@ static void script(void)
 	label(8, false, key);
 	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && near(rs.chance, 0.5), "script %g chance %g",
 	       rs.s[ROLE_SCRIPT], rs.chance);
+
+	/* The lab's script task: a few letters of each script shown (a b c,
+	 * α β γ), the rest behind their script's placeholder (z, ω); every row
+	 * looks at the nearest shown letter of its own script. Two of those
+	 * letters gather half the rows, so "keyword b β" clears its bar too;
+	 * but every row follows its script: same script. */
+	const uint32_t mixed[16] = {'a', 0x3B1, 'z', 0x3C9, 'b', 'z', 0x3B2, 0x3C9,
+				    'z', 'c', 0x3C9, 'z', 0x3B3, 0x3C9, 'z', 0x3C9};
+	for (int i = 0; i < 16; i++)
+		t[i] = (token){.cp = mixed[i], .id = 3 + (int)mixed[i] % 1000, .width = 1};
+	static const int own[16] = {4, 6, 0, 1, 0, 4, 1, 6, 4, 4, 6, 9, 6, 12, 9, 12};
+	label(16, false, own);
+	CHECKF(rs.s[ROLE_KEYWORD] >= 0.5 && rs.role == ROLE_SCRIPT && rs.verdict == ROLE_SURE,
+	       "rows that follow their script: %s (keyword %.2f, same script %.2f)", label_text(),
+	       rs.s[ROLE_KEYWORD], rs.s[ROLE_SCRIPT]);
+	/* One column for every row, of either script: a keyword. */
+	int col[16];
+	for (int i = 0; i < 16; i++)
+		col[i] = 4;
+	label(16, false, col);
+	CHECKF(rs.role == ROLE_KEYWORD, "one column over two scripts: %s (same script %.2f)",
+	       label_text(), rs.s[ROLE_SCRIPT]);
 }
 
 /* Honest uncertainty: no role for most rows; two roles close together. */
