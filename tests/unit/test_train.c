@@ -1321,8 +1321,16 @@ static void test_cli_resume_options(void)
 	train_checkpoint_finish(&c);
 }
 
-int main(void)
+/*   test_train [overfitting | rest]   (the over-fitting run alone, the
+ *                                     others; without an argument all) */
+int main(int argc, char **argv)
 {
+	const char *part = argc > 1 ? argv[1] : "all";
+	bool over = strcmp(part, "rest") != 0, rest = strcmp(part, "overfitting") != 0;
+	if (argc > 2 || (strcmp(part, "all") != 0 && over && rest)) {
+		fprintf(stderr, "usage: test_train [overfitting | rest]\n");
+		return 2;
+	}
 	snprintf(dir, sizeof dir, "/tmp/attnview-train-XXXXXX");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -1332,24 +1340,27 @@ int main(void)
 	/* Models of separate runs are compared byte for byte: the same creation
 	 * time for all (test_creation_time tests the clock). */
 	setenv("SOURCE_DATE_EPOCH", "1767225600", 1);
-	test_options();
-	test_small_corpus();
-	test_learns();
-	test_one_character();
-	test_determinism();
-	test_timeline_recording();
-	test_keep_steps();
-	test_creation_time();
-	test_resume();
-	test_continue();
-	test_init();
-	test_fit();
-	test_no_validation();
-	test_overfitting();
-	test_auto_warmup();
-	test_resume_options();
-	test_cli();
-	test_cli_resume_options();
+	if (over)
+		test_overfitting();
+	if (rest) {
+		test_options();
+		test_small_corpus();
+		test_learns();
+		test_one_character();
+		test_determinism();
+		test_timeline_recording();
+		test_keep_steps();
+		test_creation_time();
+		test_resume();
+		test_continue();
+		test_init();
+		test_fit();
+		test_no_validation();
+		test_auto_warmup();
+		test_resume_options();
+		test_cli();
+		test_cli_resume_options();
+	}
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
