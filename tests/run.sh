@@ -8,7 +8,7 @@
 #   tests/run.sh       the whole suite, what CI (.ci/run) and README run.
 # The whole suite runs from a clean clone on Debian 12:
 # installs the build and test dependencies if they are missing (apt-get, as
-# root or through sudo), then three stages:
+# root or through sudo), then four stages:
 #   1. build/ (gcc): every test but the tmux ones (tui) and the 1 GB corpus
 #      (long), among them those only a plain build can run: the numeric
 #      checks on each OpenBLAS kernel (kernels; the PyTorch reference on the
@@ -31,14 +31,15 @@
 #      tests/ci/sanitize.sh alone) seconds;
 #   3. build-tsan/ (gcc, tests/ci/sanitize.sh): the training and CLI tests and
 #      the real view in tmux under ThreadSanitizer;
-#   4. the release: tests/ci/dist.sh (meson dist in build-dist/, while stage
-#      3 runs: the tarball packed, its files exactly those git tracks, so the
-#      tests stage 1 ran are its tests; the same bytes twice) and tests/ci/package.sh (the
-#      Debian packages built from that tarball, with
-#      DEB_BUILD_OPTIONS=nocheck: stage 1 ran the quick tests on the same
-#      files; lintian, installed into a fresh Debian 12 chroot and run
-#      there; in build-package/). Each counts as one test in the tally. It needs root, a committed tree and the Debian
-#      mirror; ATTNVIEW_RELEASE=0 leaves it out.
+#   4. the release: tests/ci/dist.sh (meson dist in build-dist/, while
+#      stage 3 runs: the tarball packed, its files exactly those git
+#      tracks, so the tests stage 1 ran are its tests; the same bytes
+#      twice) and tests/ci/package.sh (the Debian packages built from that
+#      tarball, with DEB_BUILD_OPTIONS=nocheck: stage 1 ran the quick tests
+#      on the same files; lintian, installed into a fresh Debian 12 chroot
+#      and run there; in build-package/). Each counts as one test in the
+#      tally. It needs root, a committed tree and the Debian mirror;
+#      ATTNVIEW_RELEASE=0 leaves it out.
 # It prints "N passed, N failed" over all stages last (after a line with the
 # number skipped, if any) and exits non-zero if any test failed or a stage
 # did not run.

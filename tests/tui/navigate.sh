@@ -213,7 +213,8 @@ expect_screen "attnview keys"
 ok=1
 help=$(help_text) || ok=0
 check "narrow help: paged to its last line, then back at the top" test "$ok" = 1
-check "narrow help: 'Enter, Ctrl-J, Esc' whole" help_row "Enter, Ctrl-J, Esc" "the arrows" <<<"$help"
+check "narrow help: 'Enter, Ctrl-J, Esc' whole" \
+	help_row "Enter, Ctrl-J, Esc" "the arrows" <<<"$help"
 check "narrow help: scrolled to the end" grep -qF "Mouse" <<<"$help"
 check "narrow help: 'Left, Shift-Tab' whole" help_row "Left, Shift-Tab" "select the" <<<"$help"
 check "narrow help: 'Right, Tab' whole" help_row "Right, Tab" "select the" <<<"$help"
