@@ -38,7 +38,6 @@ static const char *const lab_help =
 typedef struct lab_request {
 	const char *task, *out;
 	lab_options o;
-	int threads;
 	char out_buf[256];
 } lab_request;
 
@@ -108,8 +107,7 @@ static int take(int c, const char *name, lab_request *q)
 	case OPT_THREADS:
 		lo = 1, hi = 256;
 		ok = lab_whole(c, optarg, lo, hi, &u);
-		q->threads = (int)u;
-		q->o.threads = u; /* the training step's too (lab.h) */
+		q->o.threads = u; /* the training step's, and BLAS's */
 		break;
 	case OPT_TIMELINE_EVERY:
 		if ((ok = cli_option_value(OPT_TIMELINE_EVERY, optarg, &v)))
@@ -264,8 +262,8 @@ static int run_lab(const lab_request *q)
 {
 	const lab_task *t = lab_find(q->task);
 	av_error err;
-	if (q->threads)
-		blas_set_threads(q->threads);
+	if (q->o.threads)
+		blas_set_threads((int)q->o.threads);
 	if (!train_check_output(q->out, &err)) {
 		cli_error(err.msg);
 		return EXIT_RUNTIME;
