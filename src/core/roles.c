@@ -223,16 +223,26 @@ static bool visible(const attn_matrix *a, int i, int j)
 
 #define FAR 3 /* the least distance of a duplicate's or an induction key */
 
+/* Is key k an induction key of row i: FAR or more away, just after a copy
+ * of i's character and not one itself (in a run of one character every key
+ * is after a copy: the picture cannot tell induction there)? */
+static bool induction_key(const role_text *x, int i, int k)
+{
+	return k >= 1 && k != i && abs(k - i) >= FAR && same_token(x->tok, k - 1, i) &&
+	       !same_token(x->tok, k, i);
+}
+
 /* Does row i see a key FAR or more away at a copy of its character
- * (after = 0: a duplicate's key) or just after one (after = 1: an
- * induction key)? */
+ * (after = 0: a duplicate's key) or an induction key (after = 1)? */
 static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
 {
 	for (int p = x->prev_copy[i]; p >= 0; p = x->prev_copy[p])
-		if (abs(p + after - i) >= FAR && p + after != i && visible(a, i, p + after))
+		if (after ? induction_key(x, i, p + 1) && visible(a, i, p + 1)
+			  : abs(p - i) >= FAR && visible(a, i, p))
 			return true;
 	for (int p = x->next_copy[i]; p >= 0; p = x->next_copy[p])
-		if (abs(p + after - i) >= FAR && visible(a, i, p + after))
+		if (after ? induction_key(x, i, p + 1) && visible(a, i, p + 1)
+			  : abs(p - i) >= FAR && visible(a, i, p))
 			return true;
 	return false;
 }
@@ -260,8 +270,7 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	/* Keys of a copy, or after one, count from FAR places away: nearer, the
 	 * picture cannot tell them from a band (previous, two to the left). */
 	COUNT(ROLE_DUPLICATE, copy_key(x, a, i, 0), abs(b - i) >= FAR && same_token(x->tok, b, i));
-	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1),
-	      b >= 1 && abs(b - i) >= FAR && b - 1 != i && same_token(x->tok, b - 1, i));
+	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1), induction_key(x, i, b));
 	int pd = x->prev_delim[i], nd = visible(a, i, x->next_delim[i]) ? x->next_delim[i] : -1;
 	COUNT(ROLE_DELIMITER, pd >= 0 || nd >= 0, b == pd || b == nd);
 	if (b >= 0 && (b == pd || b == nd) && (pd >= 0 || nd >= 0)) {

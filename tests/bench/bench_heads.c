@@ -11,6 +11,7 @@
  * `meson test --benchmark labeller_real --verbose`. */
 #include "attnview/analysis.h"
 #include "attnview/modelfile.h"
+#include "picture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,10 @@ static model *open_model(const char *name, av_error *err)
 	return model_load(path, err);
 }
 
-static bool run(const expect *e, int *agree)
+/* Labels held to the picture: head-texts, contradicted, induction hidden. */
+static int pictured, contradicted, hidden;
+
+static bool run(const expect *e, int *agree, bool print)
 {
 	av_error err;
 	model *m = open_model(e->model, &err);
@@ -139,7 +143,20 @@ static bool run(const expect *e, int *agree)
 		role_label(&rs, false, label, sizeof label);
 		bool same = rs.role == e->role && rs.verdict != ROLE_UNSURE;
 		*agree += same;
-		printf("%-15s L%d H%d %-12.12s rows %2d: left %2d, %2d two; right %2d; within two "
+		char why[128];
+		pictured++;
+		if (!picture_agrees(&a, t, &rs, why, sizeof why)) {
+			contradicted++;
+			printf("%s L%d H%d %.12s \"%s\": the picture contradicts it: %s\n",
+			       e->model, e->layer, e->head, e->text, label, why);
+		}
+		if (picture_hides_induction(&a, t, &rs, why, sizeof why)) {
+			hidden++;
+			printf("%s L%d H%d %.12s \"%s\" hides induction: %s\n", e->model,
+			       e->layer, e->head, e->text, label, why);
+		}
+		if (print)
+			printf("%-15s L%d H%d %-12.12s rows %2d: left %2d, %2d two; right %2d; within two "
 		       "%2d; "
 		       "column %2d; induction %2d/%2d | expected %-9s labelled %-24s %s\n",
 		       e->model, e->layer, e->head, e->text, s.rows, s.left, s.left2, s.right,
@@ -154,9 +171,9 @@ static bool run(const expect *e, int *agree)
 	return ok;
 }
 
-/* --survey MODEL: every head of MODEL on every text, the counts to write
- * expectations down from. */
-static int survey(const char *name)
+/* Every head of model `name` on every text; print: the counts to write
+ * expectations down from (--survey MODEL). */
+static int survey(const char *name, bool print)
 {
 	const char *texts[] = {poem, en, twice, fox};
 	int agree = 0;
@@ -172,7 +189,7 @@ static int survey(const char *name)
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++) {
 				expect e = {name, texts[k], l, h, ROLE_NKINDS};
-				if (!run(&e, &agree))
+				if (!run(&e, &agree, print))
 					return 1;
 			}
 	return 0;
@@ -181,11 +198,19 @@ static int survey(const char *name)
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--survey"))
-		return survey(argv[2]);
+		return survey(argv[2], true);
 	int agree = 0, total = (int)(sizeof expects / sizeof expects[0]);
 	for (int i = 0; i < total; i++)
-		if (!run(&expects[i], &agree))
+		if (!run(&expects[i], &agree, true))
 			return 1;
 	printf("the labeller agrees with the rows' maxima on %d of %d heads\n", agree, total);
+	pictured = contradicted = hidden = 0;
+	const char *models[] = {"builtin", "builtin-causal", NOTES};
+	for (int k = 0; k < 3; k++)
+		if (survey(models[k], false))
+			return 1;
+	printf("every head of the three models on the four texts: the picture contradicts %d "
+	       "of %d labels; induction hidden on %d\n",
+	       contradicted, pictured, hidden);
 	return 0;
 }

@@ -6,13 +6,21 @@
  * then each head labelled on texts of its task. Prints, for every role,
  * precision and recall of the labeller as it is, and of each role's bar
  * alone at other minimums (the sweep the bars were chosen from).
+ * Then the picture: on every head-text, those left out too, whether each
+ * role the label names holds in the rows' maxima as the tests read them
+ * (tests/lib/picture.h), and whether a label hides an induction head.
+ * Last, how much each head writes into the residual stream, idle heads
+ * against carrying ones, and the figures a labeller that called the
+ * quietest heads quiet would have.
  * Printed, never asserted: `meson test --benchmark labeller --verbose`.
  *
  *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
  *                                             head, every task) */
 #include "attnview/analysis.h"
 #include "attnview/lab.h"
+#include "picture.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +30,7 @@ typedef struct instance {
 	int task;
 	role_kind truth; /* ROLE_NKINDS: carries nothing */
 	role_scores rs;
+	double writes; /* what the head adds to the stream over the stream */
 } instance;
 
 static instance *inst;
@@ -29,11 +38,43 @@ static size_t ninst, cap;
 
 static int cur_task;
 
+/* The picture's side: labels naming each role, those it contradicts, and
+ * induction hidden; a few examples printed. */
+static int claims[ROLE_NKINDS], contradicted[ROLE_NKINDS], hidden, pictured, examples;
+
+static void check_picture(const attn_matrix *a, const token *tok, const role_scores *rs,
+			  const char *task, int l, int h)
+{
+	char why[128], label[96];
+	pictured++;
+	for (int k = 0; k < 2; k++) {
+		role_kind r = k ? rs->second : rs->role;
+		if (rs->verdict == ROLE_UNSURE || rs->verdict == ROLE_SHORT ||
+		    (k && rs->verdict != ROLE_TWO))
+			continue;
+		claims[r]++;
+		if (picture_holds(a, tok, rs, r, why, sizeof why))
+			continue;
+		contradicted[r]++;
+		role_label(rs, false, label, sizeof label);
+		if (examples++ < 12)
+			printf("  the picture contradicts %s L%d H%d \"%s\": %s\n", task, l, h,
+			       label, why);
+	}
+	if (picture_hides_induction(a, tok, rs, why, sizeof why)) {
+		hidden++;
+		role_label(rs, false, label, sizeof label);
+		if (examples++ < 12)
+			printf("  induction hidden: %s L%d H%d \"%s\": %s\n", task, l, h, label,
+			       why);
+	}
+}
+
 /* A head that carries part of the mechanism (lab.h, LAB_PARTLY): neither
  * side of the measurement. */
 #define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
 
-static void push(role_kind truth, const role_scores *rs)
+static void push(role_kind truth, const role_scores *rs, double writes)
 {
 	if (truth == EXCLUDED)
 		return;
@@ -43,7 +84,31 @@ static void push(role_kind truth, const role_scores *rs)
 		if (!inst)
 			exit(1);
 	}
-	inst[ninst++] = (instance){cur_task, truth, *rs};
+	inst[ninst++] = (instance){cur_task, truth, *rs, writes};
+}
+
+/* How loud head h of layer l is on this text: the mean norm of what it
+ * adds to the residual stream (its output through its slice of the output
+ * projection) over the mean norm of the stream it reads. */
+static double head_writes(const model *m, const activations *ws, int T, int l, int h)
+{
+	const int d = (int)m->cfg.dim, hs = d / (int)m->cfg.heads;
+	static float y[LAB_MAX_CONTEXT * 512];
+	if (d > 512)
+		return 1;
+	const float *x = l ? ws->layer[l - 1].res3 : ws->encoded;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, d, hs, 1.0f,
+		    ws->layer[l].atty + h * hs, d, m->p.layer[l].proj_w + h * hs, d, 0.0f, y, d);
+	double out = 0, in = 0;
+	for (int i = 0; i < T; i++) {
+		double o2 = 0, x2 = 0;
+		for (int c = 0; c < d; c++) {
+			o2 += (double)y[i * d + c] * y[i * d + c];
+			x2 += (double)x[i * d + c] * x[i * d + c];
+		}
+		out += sqrt(o2), in += sqrt(x2);
+	}
+	return in > 0 ? out / in : 0;
 }
 
 /* Label every head of m on the task's texts; truth[l * H + h] per head. */
@@ -68,7 +133,8 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 				attn_matrix a = attn_result_head(&r, l, h);
 				role_scores rs;
 				head_roles(&rs, &a, r.tokens);
-				push(truth[l * H + h], &rs);
+				check_picture(&a, r.tokens, &rs, t->name, l, h);
+				push(truth[l * H + h], &rs, head_writes(m, &ws, T, l, h));
 			}
 		attn_result_finish(&r);
 	}
@@ -200,6 +266,65 @@ static void report_labels(void)
 	}
 }
 
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* How loud the carrying heads and the idle ones are (head_writes), and the
+ * precision and recall each role would have if a head that writes under a
+ * bar were called quiet instead of its role: what the labeller could
+ * gain from the activations, which its callers do not pass today. */
+static void report_quiet(void)
+{
+	double *v = malloc(ninst * sizeof *v);
+	if (!v)
+		return;
+	for (int idle = 0; idle <= 1; idle++) {
+		size_t k = 0;
+		for (size_t i = 0; i < ninst; i++)
+			if ((inst[i].truth == ROLE_NKINDS) == idle)
+				v[k++] = inst[i].writes;
+		if (!k)
+			continue;
+		qsort(v, k, sizeof *v, by_double);
+		printf("%s heads (%zu head-texts) write, over what they read: min %.2f, "
+		       "10%% %.2f, median %.2f, 90%% %.2f\n",
+		       idle ? "idle" : "carrying", k, v[0], v[k / 10], v[k / 2], v[9 * k / 10]);
+	}
+	free(v);
+	const double bar = 0.35;
+	printf("\nwith heads that write under %.2f called quiet:\n", bar);
+	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
+	for (int r = 0; r < ROLE_NKINDS; r++) {
+		if (r == ROLE_BROAD)
+			continue;
+		int tp = 0, fp = 0, fn = 0;
+		for (size_t i = 0; i < ninst; i++) {
+			bool want = inst[i].truth == (role_kind)r,
+			     got = inst[i].writes >= bar && named(&inst[i].rs, (role_kind)r);
+			tp += want && got, fp += !want && got, fn += want && !got;
+		}
+		char line[96];
+		pr(tp, fp, fn, line, sizeof line);
+		printf("%-14s %s\n", role_name((role_kind)r), line);
+	}
+}
+
+/* The labels against the picture, role by role. */
+static void report_picture(void)
+{
+	printf("\nthe labels against the picture, on %d head-texts (those left out too):\n",
+	       pictured);
+	printf("%-14s  named  contradicted\n", "role");
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		if (claims[r])
+			printf("%-14s  %5d  %5d\n", role_name((role_kind)r), claims[r],
+			       contradicted[r]);
+	printf("induction hidden by another label: %d\n", hidden);
+}
+
 /* Each bar alone, swept: a head-text passes when its score clears it,
  * whatever the other roles. */
 static void report_sweep(void)
@@ -244,6 +369,8 @@ int main(int argc, char **argv)
 	}
 	report_tasks();
 	report_labels();
+	report_picture();
+	report_quiet();
 	report_sweep();
 	free(inst);
 	return 0;

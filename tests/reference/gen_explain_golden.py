@@ -164,9 +164,12 @@ def role_scores(A, cps, causal):
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
         add("duplicate", any(cps[j] == cps[i] for j in far),
             b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
-        add("induction", any(j >= 1 and j - 1 != i and cps[j - 1] == cps[i] for j in far),
+        # a key after a copy that is not a copy itself (in a run of one
+        # character every key follows a copy)
+        add("induction", any(j >= 1 and j - 1 != i and cps[j - 1] == cps[i]
+                             and cps[j] != cps[i] for j in far),
             b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i
-            and cps[b - 1] == cps[i])
+            and cps[b - 1] == cps[i] and cps[b] != cps[i])
         near = [j for j in (prev_delim[i], next_delim[i]) if j is not None and sees(i, j)]
         add("delimiter", bool(near), b is not None and b in near)
         if b is not None and b in near:

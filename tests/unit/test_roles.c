@@ -353,6 +353,14 @@ static void short_and_odd(void)
 		key[i] = -1;
 	label(n, false, key);
 	CHECK(rs.role == ROLE_BROAD && rs.verdict == ROLE_SURE);
+	/* A run of one character, each row on a key four away: every key is
+	 * just after a copy, so the picture cannot show induction (the masked
+	 * built-in model's layer 0 head 1 on six spaces was "induction"). */
+	for (int i = 0; i < n; i++)
+		key[i] = (i + 4) % n;
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
+	       "a run of spaces: %s induction %g", label_text(), rs.s[ROLE_INDUCTION]);
 	attn_matrix none = {w, 0, false, 0};
 	head_roles(&rs, &none, t);
 	CHECK(rs.verdict == ROLE_SHORT);

@@ -1,0 +1,301 @@
+/* The tests' reading of a heatmap (picture.h): each row's brightest key,
+ * counted against the claim of each role. */
+#include "picture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct rows {
+	const attn_matrix *a;
+	const token *t;
+	int n;
+	int best[AV_MAX_CONTEXT]; /* the brightest key of row i, -1: no choice */
+	int all;		  /* rows with two keys or more */
+} rows;
+
+static int visible_keys(const attn_matrix *a, int i)
+{
+	return a->causal ? i + 1 : a->n;
+}
+
+static void read_rows(rows *p, const attn_matrix *a, const token *t)
+{
+	p->a = a, p->t = t, p->n = a->n, p->all = 0;
+	for (int i = 0; i < a->n; i++) {
+		int vis = visible_keys(a, i), b = 0;
+		for (int j = 1; j < vis; j++)
+			if (attn_at(a, i, j) > attn_at(a, i, b))
+				b = j;
+		p->best[i] = vis >= 2 ? b : -1;
+		p->all += vis >= 2;
+	}
+}
+
+static bool seen(const rows *p, int i, int j)
+{
+	return j >= 0 && j < visible_keys(p->a, i);
+}
+
+/* A copy: the same character; a mask is none, unknown characters compare
+ * by codepoint. */
+static bool copy(const rows *p, int i, int j)
+{
+	const token *t = p->t;
+	return i != j && t[i].cp < AV_SPECIAL_CP && t[i].id == t[j].id &&
+	       (t[i].id != TOK_UNK || t[i].cp == t[j].cp);
+}
+
+/* Key k, three or more from row i, just after a copy of i's character and
+ * not one itself (in a run of one character every key is both). */
+static bool after_copy(const rows *p, int i, int k)
+{
+	return k >= 1 && seen(p, i, k) && abs(k - i) >= 3 && copy(p, i, k - 1) && !copy(p, i, k) &&
+	       k != i;
+}
+
+static bool mark(const rows *p, int j)
+{
+	return cp_is_delimiter(p->t[j].cp);
+}
+
+/* The nearest mark before i and after it (-1: none). */
+static void nearest_marks(const rows *p, int i, int *before, int *after)
+{
+	*before = *after = -1;
+	for (int j = i - 1; j >= 0 && *before < 0; j--)
+		if (mark(p, j))
+			*before = j;
+	for (int j = i + 1; j < p->n && *after < 0; j++)
+		if (mark(p, j))
+			*after = j;
+}
+
+static int word_start(const rows *p, int i)
+{
+	while (i > 0 && !mark(p, i - 1))
+		i--;
+	return i;
+}
+
+/* The key most rows take and how many take it. */
+static int column_rows(const rows *p)
+{
+	static int count[AV_MAX_CONTEXT];
+	int most = 0;
+	for (int j = 0; j < p->n; j++)
+		count[j] = 0;
+	for (int i = 0; i < p->n; i++)
+		if (p->best[i] >= 0 && ++count[p->best[i]] > most)
+			most = count[p->best[i]];
+	return most;
+}
+
+static int script(uint32_t c)
+{
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+		return 1;
+	if (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7)
+		return 1;
+	if (c >= 0x370 && c <= 0x3FF)
+		return 2;
+	if (c >= 0x400 && c <= 0x4FF)
+		return 3;
+	if ((c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF))
+		return 4;
+	if (c >= 0x3041 && c <= 0x30FA)
+		return 5;
+	if (c >= 0xAC00 && c <= 0xD7AF)
+		return 6;
+	return 0;
+}
+
+/* The same place in the line before (d = 0) or after (d = 1), -1: none.
+ * Lines: after each line break; in a text without one, the pieces closed by
+ * a mark other than a space, when two or more of them, half of the pieces,
+ * are of one length of four or more (verses). */
+static int parallel_place(const rows *p, int i, int d)
+{
+	static int start[AV_MAX_CONTEXT + 1];
+	int nl = 0, breaks = 0, n = p->n;
+	for (int j = 0; j < n; j++)
+		breaks += p->t[j].cp == '\n';
+	start[nl++] = 0;
+	for (int j = 0; j + 1 < n; j++) {
+		uint32_t c = p->t[j].cp;
+		if (breaks ? c == '\n' : mark(p, j) && c != ' ' && c != '\t' && c != 0x3000)
+			start[nl++] = j + 1;
+	}
+	start[nl] = n;
+	if (!breaks) {
+		int most = 0;
+		for (int l = 0; l < nl; l++) {
+			int len = start[l + 1] - start[l], same = 0;
+			for (int m = 0; m < nl; m++)
+				same += start[m + 1] - start[m] == len;
+			if (len >= 4 && same > most)
+				most = same;
+		}
+		if (most < 2 || 2 * most < nl)
+			return -1;
+	}
+	int l = 0;
+	while (start[l + 1] <= i)
+		l++;
+	int m = d ? l + 1 : l - 1;
+	if (m < 0 || m >= nl)
+		return -1;
+	int at = start[m] + (i - start[l]);
+	return at < start[m + 1] ? at : -1;
+}
+
+/* The count behind a verdict: "31 of 74 rows: previous". */
+static bool said(char *why, size_t size, bool ok, int hits, int of, const char *what)
+{
+	if (why && size)
+		snprintf(why, size, "%d of %d rows: %s", hits, of, what);
+	return ok;
+}
+
+/* hits of eligible rows: at least PICTURE_MOST, and three rows or more. */
+static bool most(int hits, int eligible)
+{
+	return eligible >= 3 && hits >= PICTURE_MOST * eligible;
+}
+
+bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, role_kind r,
+		   char *why, size_t size)
+{
+	static rows p;
+	read_rows(&p, a, t);
+	int elig = 0, hits = 0, places = 0;
+	double chance = 0;
+	static uint8_t hit_at[AV_MAX_CONTEXT];
+	for (int j = 0; j < p.n; j++)
+		hit_at[j] = 0;
+	for (int i = 0; i < p.n; i++) {
+		int b = p.best[i], vis = visible_keys(a, i);
+		if (b < 0)
+			continue;
+		bool e = false, h = false;
+		switch (r) {
+		case ROLE_PREVIOUS: e = i >= 1, h = b == i - 1; break;
+		case ROLE_NEXT: e = seen(&p, i, i + 1), h = b == i + 1; break;
+		case ROLE_SELF: e = true, h = b == i; break;
+		case ROLE_FIRST: e = i >= 1, h = b == 0; break;
+		case ROLE_LOCAL: e = true, h = abs(b - i) <= 2; break;
+		case ROLE_OFFSET:
+			e = rs->offset != 0 && seen(&p, i, i + rs->offset), h = b == i + rs->offset;
+			break;
+		case ROLE_MIRROR:
+			e = rs->mirror - i != i && seen(&p, i, rs->mirror - i), h = b == rs->mirror - i;
+			break;
+		case ROLE_KEYWORD:
+			e = true;
+			for (int k = 0; k < rs->nkeys; k++)
+				h |= t[b].cp == rs->keys[k];
+			break;
+		case ROLE_DELIMITER: {
+			int before, after;
+			nearest_marks(&p, i, &before, &after);
+			after = seen(&p, i, after) ? after : -1;
+			e = before >= 0 || after >= 0, h = b >= 0 && (b == before || b == after);
+			break;
+		}
+		case ROLE_WORDSTART:
+			e = !mark(&p, i) && word_start(&p, i) < i, h = b == word_start(&p, i);
+			break;
+		case ROLE_INDUCTION:
+			for (int c = 0; c < p.n; c++)
+				e |= after_copy(&p, i, c + 1);
+			h = b >= 1 && after_copy(&p, i, b);
+			break;
+		case ROLE_DUPLICATE:
+			for (int c = 0; c < vis; c++)
+				e |= copy(&p, i, c) && abs(c - i) >= 3;
+			h = abs(b - i) >= 3 && copy(&p, i, b);
+			break;
+		case ROLE_PARALLEL: {
+			int before = parallel_place(&p, i, 0), after = parallel_place(&p, i, 1);
+			after = seen(&p, i, after) ? after : -1;
+			e = before >= 0 || after >= 0, h = b == before || b == after;
+			break;
+		}
+		case ROLE_SCRIPT: {
+			int own = 0, scripted = 0, s = script(t[i].cp);
+			for (int j = 0; j < vis; j++)
+				if (script(t[j].cp))
+					scripted++, own += script(t[j].cp) == s;
+			e = s && scripted;
+			h = script(t[b].cp) == s;
+			if (e)
+				chance += (double)own / scripted;
+			break;
+		}
+		case ROLE_BROAD:
+			e = true, h = attn_at(a, i, b) < 3.0 / vis;
+			break;
+		default: break;
+		}
+		if (!e)
+			continue;
+		elig++;
+		if (h) {
+			hits++;
+			places += !hit_at[b];
+			hit_at[b] = 1;
+		}
+	}
+	bool ok = most(hits, elig);
+	if (r == ROLE_DELIMITER || r == ROLE_WORDSTART) {
+		int col = column_rows(&p);
+		if (2 * col >= p.all)
+			return said(why, size, false, col, p.all, "one key, a column");
+		if (ok && places < 2)
+			return said(why, size, false, hits, elig, "all on one key");
+	}
+	if (r == ROLE_PARALLEL && !elig) {
+		if (why && size)
+			snprintf(why, size, "the text has no lines");
+		return false;
+	}
+	if (r == ROLE_SCRIPT && elig) {
+		chance /= elig;
+		ok = elig >= 3 && hits >= (chance + PICTURE_MOST * (1 - chance)) * elig;
+	}
+	return said(why, size, ok, hits, elig, role_name(r));
+}
+
+bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs, char *why,
+		    size_t size)
+{
+	if (rs->verdict == ROLE_UNSURE || rs->verdict == ROLE_SHORT)
+		return true;
+	if (!picture_holds(a, t, rs, rs->role, why, size))
+		return false;
+	return rs->verdict != ROLE_TWO || picture_holds(a, t, rs, rs->second, why, size);
+}
+
+bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs,
+			     char *why, size_t size)
+{
+	bool named = (rs->verdict == ROLE_SURE || rs->verdict == ROLE_TWO) &&
+		     (rs->role == ROLE_INDUCTION ||
+		      (rs->verdict == ROLE_TWO && rs->second == ROLE_INDUCTION));
+	if (named)
+		return false;
+	static rows p;
+	read_rows(&p, a, t);
+	int elig = 0, hits = 0;
+	for (int i = 0; i < p.n; i++) {
+		int b = p.best[i];
+		bool e = false;
+		for (int c = 0; b >= 0 && c < p.n && !e; c++)
+			e = after_copy(&p, i, c + 1);
+		if (!e)
+			continue;
+		elig++;
+		hits += b >= 1 && after_copy(&p, i, b);
+	}
+	return said(why, size, elig >= 3 && 4 * elig >= p.all && 2 * hits >= elig, hits, elig,
+		    "of those with an earlier copy look just after it");
+}

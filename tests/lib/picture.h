@@ -1,0 +1,56 @@
+/* Does the picture show what a head's label says? The tests' own reading of
+ * a heatmap, written apart from the labeller (src/core/roles.c) and simpler
+ * than it: each row's brightest key (its largest weight, the first on
+ * ties), counted the way a student counts cells, against the claim each
+ * role's sentence makes (attnview(1), HEAD ROLES):
+ *
+ *   previous, next, self, first   the key one to the left, one to the
+ *                                 right, the row itself, key 0
+ *   k left / k right, mirror c    the key k away; the key c - i
+ *   local                         a key within two places of the row
+ *   keyword C                     a copy of the label's characters
+ *   delimiter                     the nearest space or mark before or after
+ *                                 the row, two marks or more, no one key
+ *                                 holding half the rows (that is a column)
+ *   word start                    the first character of the row's own word
+ *                                 or phrase, two starts or more, no column
+ *   induction                     the key just after an earlier copy of the
+ *                                 row's character (three or more away)
+ *   duplicate                     another copy of the row's character
+ *   line-parallel                 the same place in the line before or
+ *                                 after; the text must have lines
+ *   same script                   a key of the row's own script, well over
+ *                                 an even spread's share
+ *   broad                         no key over three times an even share
+ *
+ * A claim holds when at least PICTURE_MOST of the rows it speaks of show it
+ * (the labeller asks half of its own, stricter count: a lenient reading, so
+ * a holding claim never hangs on one kernel's last digit). */
+#ifndef ATTNVIEW_TESTS_PICTURE_H
+#define ATTNVIEW_TESTS_PICTURE_H
+
+#include "attnview/analysis.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PICTURE_MOST 0.4
+
+/* Does the picture show role r as rs names it (its offset, its mirror's c,
+ * its keyword's characters)? why gets the count ("31 of 74 rows: one to
+ * the left") or what rules it out ("one key holds 60 of 74 rows"). */
+bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, role_kind r,
+		   char *why, size_t size);
+
+/* Every role the label names holds (an unclear label or "too short to
+ * tell" claims nothing: true). why as above, of the first that fails. */
+bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs, char *why,
+		    size_t size);
+
+/* A mechanism the label hides: half the rows with an earlier copy, a
+ * quarter of the text's rows or more, look just after it, and the label
+ * does not say induction. */
+bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs,
+			     char *why, size_t size);
+
+#endif
