@@ -12,6 +12,7 @@
 #include "attnview/analysis.h"
 #include "attnview/modelfile.h"
 #include "picture.h"
+#include "writes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,16 +153,20 @@ static bool run(const expect *e, int *agree, bool print)
 		}
 		if (picture_hides_induction(&a, t, &rs, why, sizeof why)) {
 			hidden++;
-			printf("%s L%d H%d %.12s \"%s\" hides induction: %s\n", e->model,
-			       e->layer, e->head, e->text, label, why);
+			printf("%s L%d H%d %.12s \"%s\" hides induction: %s\n", e->model, e->layer,
+			       e->head, e->text, label, why);
 		}
 		if (print)
-			printf("%-15s L%d H%d %-12.12s rows %2d: left %2d, %2d two; right %2d; within two "
-		       "%2d; "
-		       "column %2d; induction %2d/%2d | expected %-9s labelled %-24s %s\n",
-		       e->model, e->layer, e->head, e->text, s.rows, s.left, s.left2, s.right,
-		       s.near, s.column, s.ind, s.ind_rows, role_name(e->role), label,
-		       same ? "agree" : "DIFFER");
+			printf("%-15s L%d H%d %-12.12s rows %2d: left %2d, %2d two; right %2d; "
+			       "within two "
+			       "%2d; "
+			       "column %2d; induction %2d/%2d; writes %.2f | expected %-9s "
+			       "labelled %-24s "
+			       "%s\n",
+			       e->model, e->layer, e->head, e->text, s.rows, s.left, s.left2,
+			       s.right, s.near, s.column, s.ind, s.ind_rows,
+			       head_writes(m, &ws, n, e->layer, e->head), role_name(e->role), label,
+			       same ? "agree" : "DIFFER");
 		attn_result_finish(&r);
 		activations_finish(&ws);
 	}

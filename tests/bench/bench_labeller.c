@@ -19,8 +19,8 @@
 #include "attnview/analysis.h"
 #include "attnview/lab.h"
 #include "picture.h"
+#include "writes.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,30 +85,6 @@ static void push(role_kind truth, const role_scores *rs, double writes)
 			exit(1);
 	}
 	inst[ninst++] = (instance){cur_task, truth, *rs, writes};
-}
-
-/* How loud head h of layer l is on this text: the mean norm of what it
- * adds to the residual stream (its output through its slice of the output
- * projection) over the mean norm of the stream it reads. */
-static double head_writes(const model *m, const activations *ws, int T, int l, int h)
-{
-	const int d = (int)m->cfg.dim, hs = d / (int)m->cfg.heads;
-	static float y[LAB_MAX_CONTEXT * 512];
-	if (d > 512)
-		return 1;
-	const float *x = l ? ws->layer[l - 1].res3 : ws->encoded;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, d, hs, 1.0f,
-		    ws->layer[l].atty + h * hs, d, m->p.layer[l].proj_w + h * hs, d, 0.0f, y, d);
-	double out = 0, in = 0;
-	for (int i = 0; i < T; i++) {
-		double o2 = 0, x2 = 0;
-		for (int c = 0; c < d; c++) {
-			o2 += (double)y[i * d + c] * y[i * d + c];
-			x2 += (double)x[i * d + c] * x[i * d + c];
-		}
-		out += sqrt(o2), in += sqrt(x2);
-	}
-	return in > 0 ? out / in : 0;
 }
 
 /* Label every head of m on the task's texts; truth[l * H + h] per head. */
@@ -177,7 +153,7 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 		 * duplicate task's previous-character heads, which only a
 		 * quarter of the rows need) is left out too. */
 		role_kind want = l < 2 ? t->roles[l] : ROLE_NKINDS;
-		truth[k] = part[k] == LAB_IDLE ? ROLE_NKINDS
+		truth[k] = part[k] == LAB_IDLE				  ? ROLE_NKINDS
 			   : part[k] == LAB_CARRIES && want < ROLE_NKINDS ? want
 									  : EXCLUDED;
 		printf(" %d.%d %.1f%%%s", l, k % H, 100 * acc[k],

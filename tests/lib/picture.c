@@ -178,16 +178,27 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 			continue;
 		bool e = false, h = false;
 		switch (r) {
-		case ROLE_PREVIOUS: e = i >= 1, h = b == i - 1; break;
-		case ROLE_NEXT: e = seen(&p, i, i + 1), h = b == i + 1; break;
-		case ROLE_SELF: e = true, h = b == i; break;
-		case ROLE_FIRST: e = i >= 1, h = b == 0; break;
-		case ROLE_LOCAL: e = true, h = abs(b - i) <= 2; break;
+		case ROLE_PREVIOUS:
+			e = i >= 1, h = b == i - 1;
+			break;
+		case ROLE_NEXT:
+			e = seen(&p, i, i + 1), h = b == i + 1;
+			break;
+		case ROLE_SELF:
+			e = true, h = b == i;
+			break;
+		case ROLE_FIRST:
+			e = i >= 1, h = b == 0;
+			break;
+		case ROLE_LOCAL:
+			e = true, h = abs(b - i) <= 2;
+			break;
 		case ROLE_OFFSET:
 			e = rs->offset != 0 && seen(&p, i, i + rs->offset), h = b == i + rs->offset;
 			break;
 		case ROLE_MIRROR:
-			e = rs->mirror - i != i && seen(&p, i, rs->mirror - i), h = b == rs->mirror - i;
+			e = rs->mirror - i != i && seen(&p, i, rs->mirror - i),
+			h = b == rs->mirror - i;
 			break;
 		case ROLE_KEYWORD:
 			e = true;
@@ -234,7 +245,8 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 		case ROLE_BROAD:
 			e = true, h = attn_at(a, i, b) < 3.0 / vis;
 			break;
-		default: break;
+		default:
+			break;
 		}
 		if (!e)
 			continue;
@@ -275,8 +287,8 @@ bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs,
 	return rs->verdict != ROLE_TWO || picture_holds(a, t, rs, rs->second, why, size);
 }
 
-bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs,
-			     char *why, size_t size)
+bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs, char *why,
+			     size_t size)
 {
 	bool named = (rs->verdict == ROLE_SURE || rs->verdict == ROLE_TWO) &&
 		     (rs->role == ROLE_INDUCTION ||
