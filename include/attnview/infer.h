@@ -22,7 +22,9 @@
  *    p only rows p.. are computed, against the keys and values of all rows;
  *    the weights, queries and keys of those rows are in a store the results share
  *    with the cache (attn_store), so typing at the end writes one row per
- *    head into the store the last result reads, and copies nothing;
+ *    head into the store the last result reads, and copies nothing; that
+ *    one row's products read every weight once, and two threads read
+ *    them, each half of every product, woken once (infer_row.c);
  *  - between layers it asks whether to give up (a newer text is waiting).
  *
  * Agreement: the view, --dump, --export, the breakdown, the loss with a
@@ -60,6 +62,7 @@ typedef struct infer_cache {
 	/* Of the last pass, for tests and benchmarks: rows taken from the cache
 	 * and rows computed. */
 	int reused, computed;
+	bool teamed; /* its one row ran on two threads (infer_row.c) */
 	/* A causal model's weights and scores of rows 0..n-1 (model.h), shared
 	 * with the results of infer_attend; and a store a recycled result gave
 	 * back, for the next pass that needs a new one. */

@@ -8,6 +8,8 @@
 #ifndef ATTNVIEW_PARALLEL_H
 #define ATTNVIEW_PARALLEL_H
 
+#include <stdbool.h>
+
 #define PARALLEL_MAX_THREADS 64
 
 typedef void (*parallel_fn)(void *ctx, int begin, int end);
@@ -26,6 +28,13 @@ int parallel_threads(void);
 void parallel_for(int n, parallel_fn fn, void *ctx);
 /* The same in exactly nt slices (nt <= n; fewer if n is smaller). */
 void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx);
+/* fn(ctx, i, i + 1) for i in [0, nt), every member on a thread of its own at
+ * the same time (member 0 on the caller), so that they may wait for one
+ * another (a spin barrier between the phases of a small job that one wake-up
+ * per phase would cost more than). Returns false, having run nothing, when
+ * it cannot promise that: nt < 2 or above parallel_threads(), inside a
+ * slice, in a fork()ed child, or a worker could not be started. */
+bool parallel_team(int nt, parallel_fn fn, void *ctx);
 /* parallel_for for work made of small BLAS calls: the slices run with
  * OpenBLAS single-threaded, and OpenBLAS gets its thread count back
  * afterwards. The slice count is taken first. */

@@ -14,10 +14,10 @@
  * The predictions made from the pass are in predict.c. */
 #include "attnview/infer.h"
 #include "attnview/i18n.h"
+#include "infer_internal.h"
 
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
-
 
 #include <cblas.h>
 #include <math.h>
@@ -26,9 +26,6 @@
 #include <string.h>
 
 #define ATT_BLOCK INFER_ATT_BLOCK
-/* Floating-point operations worth a thread of a phase: waking a pool thread
- * and waiting for it costs some 10-50 us, 1-2 MFLOP of BLAS. */
-#define FLOPS_PER_THREAD 4e6
 
 static attn_store *store_ref(attn_store *s)
 {
@@ -41,31 +38,13 @@ void infer_cache_clear(infer_cache *c)
 	c->m = NULL;
 	c->n = 0;
 	c->reused = c->computed = 0;
+	c->teamed = false;
 	attn_store_release(c->st);
 	attn_store_release(c->spare);
 	c->st = c->spare = NULL;
 }
 
 /* ---- one layer ---- */
-
-typedef struct layer_pass {
-	const model *m;
-	activations *a;
-	int l, d, H, hs, T;
-	bool causal;
-	int p, n;	       /* rows p..n-1 are computed (0..p-1 are the cache's) */
-	const float *x;	       /* the layer's input rows (T, d) */
-	float *att, *scores;   /* this layer's [H][n][n] in the result, or NULL */
-	float *catt;	       /* this layer's packed rows in the cache's store, or NULL */
-	size_t cstride;	       /* floats per head in the store */
-	float *qk;	       /* this layer's q and k rows (2d each) to keep, or NULL */
-	float *qk_base;	       /* where they go: [L][qk_rows][2d], or NULL */
-	int qk_rows;
-	const uint8_t *off;    /* this layer's heads switched off, or NULL */
-	float *work;	       /* ATT_BLOCK x n per slice */
-	int nt;		       /* slices of the phase under way */
-	int nblk;	       /* blocks of query rows per head */
-} layer_pass;
 
 /* As many slices as the work keeps busy, at most `most`. */
 static int slices(double flops, int most)
@@ -162,7 +141,7 @@ static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int va
 
 /* Query rows i0..i1-1 of head h: scores against the keys they may see, the
  * softmax, and the head's columns of y = weights x values. */
-static void attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
+void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 {
 	const int d = lp->d, C3 = 3 * d, hs = lp->hs, rows = i1 - i0;
 	const int kn = lp->causal ? i1 : lp->n;
@@ -208,7 +187,7 @@ static void attention_tasks(void *ctx, int begin, int end)
 			int h = t / lp->nblk, b = t % lp->nblk;
 			int i0 = lp->p + b * ATT_BLOCK;
 			int i1 = i0 + ATT_BLOCK < lp->n ? i0 + ATT_BLOCK : lp->n;
-			attend_block(lp, S, h, i0, i1);
+			infer_attend_block(lp, S, h, i0, i1);
 		}
 	}
 }
@@ -269,6 +248,7 @@ static void cache_begin(infer_cache *c, const model *m, const activations *ws, i
 		memcpy(c->ablate, ws->ablate, k);
 	c->reused = p;
 	c->computed = n - p;
+	c->teamed = false;
 }
 
 /* Tokens of room in a new result or store for n: a quarter more (up to the
@@ -346,8 +326,14 @@ static bool store_prepare(infer_cache *c, const model_config *cfg, int p, int n,
 /* The store's rows as a result reads them. */
 static attn_result store_view(const attn_store *st, int n)
 {
-	attn_result v = {.n = n, .layers = st->layers, .heads = st->heads, .dim = st->dim,
-			 .causal = true, .att = st->att, .qk = st->qk, .qk_rows = st->cap,
+	attn_result v = {.n = n,
+			 .layers = st->layers,
+			 .heads = st->heads,
+			 .dim = st->dim,
+			 .causal = true,
+			 .att = st->att,
+			 .qk = st->qk,
+			 .qk_rows = st->cap,
 			 .pack = st->cap};
 	return v;
 }
@@ -368,7 +354,8 @@ static bool copy_cached(const attn_store *st, int p, int n, float *att, float *s
 				for (int j = 0; o && j < n; j++)
 					o[j] = attn_weight(&v, l, h, i, j);
 				if (scores)
-					ok = attn_score_row(&v, l, h, i, scores + (base + i) * N) && ok;
+					ok = attn_score_row(&v, l, h, i, scores + (base + i) * N) &&
+					     ok;
 			}
 		}
 	return ok;
@@ -376,38 +363,45 @@ static bool copy_cached(const attn_store *st, int p, int n, float *att, float *s
 
 /* ---- the pass ---- */
 
+void infer_layer_setup(layer_pass *lp, infer_cache *c, float *att, float *scores, int l)
+{
+	const size_t H = (size_t)lp->H, nn = (size_t)lp->n * (size_t)lp->n;
+	lp->l = l;
+	lp->x = l ? lp->a->layer[l - 1].res3 : lp->a->encoded;
+	lp->att = att ? att + (size_t)l * H * nn : NULL;
+	lp->scores = scores ? scores + (size_t)l * H * nn : NULL;
+	const size_t blk = c && lp->causal ? (size_t)l * H * lp->cstride : 0;
+	lp->catt = c && lp->causal ? c->st->att + blk : NULL;
+	lp->qk = lp->qk_base ? lp->qk_base + (size_t)l * lp->qk_rows * 2 * lp->d : NULL;
+	lp->off = lp->a->ablate ? lp->a->ablate + (size_t)l * H : NULL;
+}
+
 /* Layers 0..L-1 on rows p..n-1; false if stale. *done (or NULL): the
  * layers finished, set before each asks stale() (attn_result.partial). */
 static bool run_layers(layer_pass *lp, infer_cache *c, float *att, float *scores, int *done,
 		       infer_stale_fn stale, void *stale_ctx)
 {
 	const model *m = lp->m;
-	const size_t H = (size_t)lp->H, nn = (size_t)lp->n * (size_t)lp->n;
-	const float *x = lp->a->encoded;
+	if (lp->n - lp->p == 1) {
+		bool ran;
+		if (infer_row_team(lp, c, att, scores, done, stale, stale_ctx, &ran))
+			return ran;
+	}
 	for (int l = 0; l < (int)m->cfg.layers; l++) {
 		if (done)
 			*done = l;
 		if (stale && stale(stale_ctx))
 			return false;
-		layer_acts *la = &lp->a->layer[l];
-		lp->l = l;
-		lp->x = x;
-		lp->att = att ? att + (size_t)l * H * nn : NULL;
-		lp->scores = scores ? scores + (size_t)l * H * nn : NULL;
-		const size_t blk = c && lp->causal ? (size_t)l * H * lp->cstride : 0;
-		lp->catt = c && lp->causal ? c->st->att + blk : NULL;
-		lp->qk = lp->qk_base ? lp->qk_base + (size_t)l * lp->qk_rows * 2 * lp->d : NULL;
-		lp->off = lp->a->ablate ? lp->a->ablate + (size_t)l * H : NULL;
+		infer_layer_setup(lp, c, att, scores, l);
 		run_layer(lp);
-		x = la->res3;
 	}
 	return true;
 }
 
 /* Rows p..n-1 of ids through every layer (run_layers), with forward's
  * arguments; false when memory ran out or a newer text came. */
-static bool compute_rows(const model *m, activations *ws, infer_cache *c, const int32_t *ids,
-			 int p, int n, float *att, float *scores, float *qk, int *done,
+static bool compute_rows(const model *m, activations *ws, infer_cache *c, const int32_t *ids, int p,
+			 int n, float *att, float *scores, float *qk, int *done,
 			 infer_stale_fn stale, void *stale_ctx, av_error *err)
 {
 	const model_config *cfg = &m->cfg;

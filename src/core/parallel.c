@@ -150,18 +150,11 @@ static int pool_grow(int want)
  * disjoint outputs, so the result is the same whichever thread runs what. A
  * slice without a worker (one could not be started) runs here instead:
  * slower, never wrong. */
-void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx)
+/* Slices [n * i / nt, n * (i + 1) / nt) of fn on the pool, slice 0 here;
+ * team: every slice must have a worker of its own, else nothing runs and
+ * false is returned. */
+static bool run_job(int nt, int n, parallel_fn fn, void *ctx, bool team)
 {
-	if (nt > n)
-		nt = n;
-	/* A parallel_for inside another (a slice of the training step calling
-	 * an op that is parallel on its own) runs its whole range in place:
-	 * the outer split already occupies the cores. */
-	if (nt <= 1 || t_in_parallel || g_pool_off) {
-		if (n > 0)
-			fn(ctx, 0, n);
-		return;
-	}
 	range_job job[MAX_WORKERS];
 	for (int i = 0; i < nt; i++)
 		job[i] =
@@ -171,6 +164,11 @@ void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx)
 	int nw = pool_grow(nt - 1);
 	if (nw > nt - 1)
 		nw = nt - 1;
+	if (team && nw < nt - 1) {
+		pthread_mutex_unlock(&g_pool.mu);
+		pthread_mutex_unlock(&g_pool_user);
+		return false;
+	}
 	g_pool.jobs = job;
 	g_pool.njobs = nw + 1;
 	g_pool.busy = nw;
@@ -190,6 +188,29 @@ void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx)
 	g_pool.njobs = 0;
 	pthread_mutex_unlock(&g_pool.mu);
 	pthread_mutex_unlock(&g_pool_user);
+	return true;
+}
+
+void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx)
+{
+	if (nt > n)
+		nt = n;
+	/* A parallel_for inside another (a slice of the training step calling
+	 * an op that is parallel on its own) runs its whole range in place:
+	 * the outer split already occupies the cores. */
+	if (nt <= 1 || t_in_parallel || g_pool_off) {
+		if (n > 0)
+			fn(ctx, 0, n);
+		return;
+	}
+	run_job(nt, n, fn, ctx, false);
+}
+
+bool parallel_team(int nt, parallel_fn fn, void *ctx)
+{
+	if (nt < 2 || nt > parallel_threads() || t_in_parallel || g_pool_off)
+		return false;
+	return run_job(nt, nt, fn, ctx, true);
 }
 
 void parallel_for(int n, parallel_fn fn, void *ctx)

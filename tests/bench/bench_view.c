@@ -16,6 +16,10 @@
  *
  *   bench_view [--reps N] [--keys N] [--no-screen]   (ATTNVIEW_BIN: the program)
  *
+ * A causal model's key at the end, run just after a full pass, is also put
+ * against the memory's read rate measured at start-up (what it reads: every
+ * weight, the keys and values of the rows before).
+ *
  * Figures printed, never asserted. `meson test -C build --benchmark view_speed
  * --verbose`. */
 #include "bench_pty.h"
@@ -112,6 +116,59 @@ static double pool_peak(void)
 	double t0 = bench_now_ms();
 	parallel_for_n(g.nt, g.nt, pool_gemm_rows, &g);
 	return 2.0 * N * N * (double)N / (bench_now_ms() - t0) * 1e-6;
+}
+
+/* The memory's read rate on the pool's threads: GB/s summing a 512 MB
+ * buffer (far beyond the caches) in one slice a thread, median of 5. What
+ * a keystroke that reads every weight from memory can draw at most. */
+typedef struct read_job {
+	const uint64_t *p;
+	size_t n;
+	int nt;
+	uint64_t sums[PARALLEL_MAX_THREADS];
+} read_job;
+
+static void read_slices(void *ctx, int begin, int end)
+{
+	read_job *j = ctx;
+	for (int s = begin; s < end; s++) {
+		size_t a = j->n * (size_t)s / (size_t)j->nt,
+		       b = j->n * (size_t)(s + 1) / (size_t)j->nt;
+		uint64_t x0 = 0, x1 = 0, x2 = 0, x3 = 0;
+		for (size_t i = a; i + 4 <= b; i += 4)
+			x0 += j->p[i], x1 += j->p[i + 1], x2 += j->p[i + 2], x3 += j->p[i + 3];
+		j->sums[s] = x0 + x1 + x2 + x3;
+	}
+}
+
+static double read_rate(void)
+{
+	const size_t bytes = (size_t)512 << 20;
+	read_job j = {.n = bytes / 8, .nt = parallel_threads()};
+	uint64_t *p = malloc(bytes);
+	if (!p)
+		return 0;
+	memset(p, 1, bytes);
+	j.p = p;
+	double t[5];
+	for (int r = 0; r < 5; r++) {
+		double t0 = bench_now_ms();
+		parallel_for_n(j.nt, j.nt, read_slices, &j);
+		t[r] = bench_now_ms() - t0;
+	}
+	free(p);
+	return (double)bytes / (bench_pct(t, 5, 0.5) * 1e-3) * 1e-9;
+}
+
+static double g_read_gbs; /* read_rate(), measured at start-up */
+
+/* Bytes a keystroke at the end of n tokens reads: every layer's weights
+ * (the four products, 12 d^2 floats) and the keys and values of the rows
+ * before (2 d floats a row). */
+static double key_bytes(const model_config *c, int n)
+{
+	const double d = c->dim;
+	return 4.0 * c->layers * (12 * d * d + 2.0 * n * d);
 }
 
 /* FLOPs of the matrix products of a pass over rows p..n-1 of n (2 per
@@ -662,10 +719,15 @@ static bool report_model(const bench_model *bm, int reps, int cores, double peak
 		printf("    result's weights (as the view reads them), q and k: %.1f MB (n x n "
 		       "weights and scores per head: %.1f MB, %.2fx)\n",
 		       tm.bytes / 1048576.0, tm.dense_bytes / 1048576.0, tm.dense_bytes / tm.bytes);
-		if (tm.ratio > 0)
+		if (tm.ratio > 0) {
+			double gbs = key_bytes(c, n) / (tm.p50 * 1e-3) * 1e-9;
 			printf("    a keystroke at the end over a full pass (at the start) "
-			       "run after it: median %.1f%% over %d keys\n",
-			       100.0 * tm.ratio, reps);
+			       "run after it: median %.1f%% over %d keys; it reads %.1f MB "
+			       "(every weight, the rows' keys and values) at %.1f GB/s, %.0f%% "
+			       "of the memory's read rate\n",
+			       100.0 * tm.ratio, reps, key_bytes(c, n) / 1e6, gbs,
+			       100.0 * gbs / g_read_gbs);
+		}
 		if (typing)
 			printf("    the keys typed one after another, no full pass between: "
 			       "p50 %7.2f ms, p99 %7.2f ms (%.1f%% of the paired full "
@@ -764,7 +826,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--switch"))
 			only_switch = true;
 		else {
-			fprintf(stderr, "usage: %s [--reps N] [--keys N] [--no-screen] [--switch]\n",
+			fprintf(stderr,
+				"usage: %s [--reps N] [--keys N] [--no-screen] [--switch]\n",
 				argv[0]);
 			return 2;
 		}
@@ -815,8 +878,11 @@ int main(int argc, char **argv)
 			load[0] = 0;
 		fclose(la);
 	}
+	g_read_gbs = read_rate();
 	printf("attnview view speed: BLAS kernel %s, %d cores, load average %.2f\n",
 	       blas_corename(), cores, load[0]);
+	printf("memory read rate: %.1f GB/s on %d threads (512 MB summed)\n", g_read_gbs,
+	       parallel_threads());
 	printf("sgemm 1024^3: %.1f GFLOP/s on %d threads (the peak below), %.1f on 1 thread "
 	       "(%.1f per CPU-second)\n",
 	       peak, cores, peak1, cpu1);

@@ -430,8 +430,8 @@ static void check_shared(void)
 	bool same = true;
 	for (size_t lh = 0; lh < 4; lh++)
 		for (size_t i = 0; i < 40; i++)
-			same = same && same_floats(bd + (lh * 41 + i) * 41, before + (lh * 40 + i) * 40,
-						   40);
+			same = same && same_floats(bd + (lh * 41 + i) * 41,
+						   before + (lh * 40 + i) * 40, 40);
 	CHECK(same);
 	free(bd);
 	/* An edit at 10 while a reads rows 10..39: another store, a untouched. */
@@ -510,8 +510,10 @@ static void check_scores_on_demand(objective obj)
 	CHECK(attn_score_row(&r, 1, 3, 150, row) && memcmp(row, sc + cells - 50 * n, 4u * n) == 0);
 	if (obj == OBJ_CAUSAL) {
 		double held = (double)2 * 4 * attn_packed_row(r.st->cap) + 2.0 * 2 * 64 * r.st->cap;
-		CHECKF(held <= cells, "a causal result of %d tokens holds %.0f floats, n x n "
-		       "weights and scores %zu", n, held, 2 * cells);
+		CHECKF(held <= cells,
+		       "a causal result of %d tokens holds %.0f floats, n x n "
+		       "weights and scores %zu",
+		       n, held, 2 * cells);
 	}
 	free(d);
 	free(att);
@@ -544,9 +546,10 @@ static void check_golden_pair(const model *m, const int32_t *ids, int n, const a
 	double qs = bound_ratio(da + cells, rs, b.score_err, cells, &ws);
 	free(da);
 	printf("golden input %d typed through the cache: difference from PyTorch / twice the "
-	       "bound: weights %.3f (%.1e), scores %.3f (%.1e)\n", input, qa, wa, qs, ws);
-	CHECKF(qa <= 1 && qs <= 1, "golden input %d: weights %.2f, scores %.2f times twice the bound",
-	       input, qa, qs);
+	       "bound: weights %.3f (%.1e), scores %.3f (%.1e)\n",
+	       input, qa, wa, qs, ws);
+	CHECKF(qa <= 1 && qs <= 1,
+	       "golden input %d: weights %.2f, scores %.2f times twice the bound", input, qa, qs);
 	free(ra);
 	free(rs);
 	fwd_bound_finish(&b);
@@ -670,9 +673,69 @@ static void check_partial_causal(void)
 	model_destroy(m);
 }
 
+/* Typing at the end of a model big enough for the two-thread row
+ * (infer_row.c): the same bits as one thread computing it, within the bound
+ * of binary64, with a head switched off, and giving up between layers. */
+static void check_row_team(void)
+{
+	model *m = random_model(OBJ_CAUSAL, 6, 8, 256, 48, CACHE_SCALE, 31);
+	if (!m)
+		return;
+	const size_t L = 6, H = 8, d = 256;
+	activations ws1, ws2;
+	av_error err;
+	CHECK(activations_init(&ws1, &m->cfg, 1, 48, 48, &err));
+	CHECK(activations_init(&ws2, &m->cfg, 1, 48, 48, &err));
+	static infer_cache c1, c2;
+	int32_t ids[48];
+	random_ids(ids, 48, 5, 300);
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	for (int k = 0; k < 3; k++) {
+		int n = 40 + k;
+		off[3 * H + 5] = k == 2; /* the last with a head off */
+		ws1.ablate = ws2.ablate = k == 2 ? off : NULL;
+		const size_t cells = L * H * (size_t)n * n;
+		float *a1 = malloc(cells * 4), *s1 = malloc(cells * 4);
+		float *a2 = malloc(cells * 4), *s2 = malloc(cells * 4);
+		/* The rows before on two threads both times (a pass of many rows
+		 * cuts its products by the thread count), the last on one and on
+		 * two. */
+		CHECK(infer_forward(m, &ws1, &c1, ids, n - 1, NULL, NULL, NULL, NULL, &err));
+		CHECK(infer_forward(m, &ws2, &c2, ids, n - 1, NULL, NULL, NULL, NULL, &err));
+		parallel_set_threads(1);
+		CHECK(infer_forward(m, &ws1, &c1, ids, n, a1, s1, NULL, NULL, &err));
+		parallel_set_threads(2);
+		CHECK(infer_forward(m, &ws2, &c2, ids, n, a2, s2, NULL, NULL, &err));
+		CHECKF(c1.computed == 1 && c2.computed == 1 && !c1.teamed && c2.teamed,
+		       "one row computed: %d, %d, on two threads %d, %d", c1.computed, c2.computed,
+		       c1.teamed, c2.teamed);
+		CHECKF(!memcmp(a1, a2, cells * 4) && !memcmp(s1, s2, cells * 4),
+		       "the row on two threads: other weights or scores than on one (%d)", k);
+		CHECKF(!memcmp(ws1.layer[L - 1].res3, ws2.layer[L - 1].res3, (size_t)n * d * 4) &&
+			   !memcmp(ws1.layer[2].ln2, ws2.layer[2].ln2, (size_t)n * d * 4) &&
+			   !memcmp(ws1.layer[4].qkv, ws2.layer[4].qkv, (size_t)n * 3 * d * 4),
+		       "the row on two threads: another hidden state than on one (%d)", k);
+		free(a1), free(s1), free(a2), free(s2);
+	}
+	ws1.ablate = ws2.ablate = NULL;
+	CHECK(infer_forward(m, &ws2, &c2, ids, 41, NULL, NULL, NULL, NULL, &err));
+	same_as_fresh(m, &ws2, &c2, ids, 42, "six layers of d=256, one appended on two threads", 1);
+	/* Giving up between layers, then the same row again. */
+	stale_after st = {0, 3};
+	CHECK(!infer_forward(m, &ws2, &c2, ids, 43, NULL, NULL, stale_at, &st, &err));
+	CHECKF(st.calls == 3, "asked %d times before giving up", st.calls);
+	same_as_fresh(m, &ws2, &c2, ids, 43, "the row again after giving up", -1);
+	infer_cache_clear(&c1);
+	infer_cache_clear(&c2);
+	activations_finish(&ws1);
+	activations_finish(&ws2);
+	model_destroy(m);
+}
+
 int main(void)
 {
 	parallel_set_threads(2);
+	check_row_team();
 	check_bound_catches();
 	check_against_forward();
 	check_cache();

@@ -3,6 +3,8 @@
 
 #include <cblas.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -169,6 +171,47 @@ static void nested_check(void)
 	parallel_set_threads(0);
 }
 
+/* A team's members run at the same time: each says it is here and waits
+ * (at most a few seconds) for the other; run one after the other, neither
+ * would see the other. */
+typedef struct team_job {
+	int members;
+	atomic_int here;
+	bool met[4], ran[4];
+	int refused; /* parallel_team calls refused from inside a member */
+} team_job;
+
+static void member_fn(void *p, int begin, int end)
+{
+	team_job *j = p;
+	(void)end;
+	j->ran[begin] = true;
+	atomic_fetch_add(&j->here, 1);
+	for (long k = 0; k < 3000000000L && atomic_load(&j->here) < j->members; k++)
+		if (!(k & 1023))
+			sched_yield();
+	j->met[begin] = atomic_load(&j->here) >= j->members;
+	if (begin == 0 && !parallel_team(2, member_fn, p))
+		j->refused++;
+}
+
+static void team_check(void)
+{
+	parallel_set_threads(2);
+	team_job j = {.members = 2};
+	atomic_init(&j.here, 0);
+	CHECK(parallel_team(2, member_fn, &j));
+	CHECKF(j.ran[0] && j.ran[1] && j.met[0] && j.met[1] && j.refused == 1,
+	       "a team of two: ran %d %d, met %d %d, refused inside %d", j.ran[0], j.ran[1],
+	       j.met[0], j.met[1], j.refused);
+	/* More members than threads, or one: refused, nothing run. */
+	team_job none = {.members = 3};
+	atomic_init(&none.here, 0);
+	CHECK(!parallel_team(3, member_fn, &none) && !none.ran[0]);
+	CHECK(!parallel_team(1, member_fn, &none) && !none.ran[0]);
+	parallel_set_threads(0);
+}
+
 /* parallel_for_blas runs its slices with OpenBLAS on one thread and gives
  * OpenBLAS its count back afterwards. */
 static int g_blas_seen[PARALLEL_MAX_THREADS];
@@ -215,6 +258,7 @@ int main(void)
 			slices_check(nt, n);
 	slices_check(3, 1000);
 	nested_check();
+	team_check();
 	blas_check();
 	pool_check();
 	return test_summary("parallel");
