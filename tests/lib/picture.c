@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct rows {
 	const attn_matrix *a;
@@ -162,99 +163,104 @@ static bool most(int hits, int eligible)
 	return eligible >= 3 && hits >= PICTURE_MOST * eligible;
 }
 
+/* Does row i, looking at b, speak of role r (*e) and show it (*h)? script:
+ * what an even spread over the row's keys would give its own script. */
+static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, int b, bool *e,
+		     bool *h, double *script_chance)
+{
+	const token *t = p->t;
+	const int vis = visible_keys(p->a, i);
+	*e = *h = false;
+	switch (r) {
+	case ROLE_PREVIOUS:
+		*e = i >= 1, *h = b == i - 1;
+		break;
+	case ROLE_NEXT:
+		*e = seen(p, i, i + 1), *h = b == i + 1;
+		break;
+	case ROLE_SELF:
+		*e = true, *h = b == i;
+		break;
+	case ROLE_FIRST:
+		*e = i >= 1, *h = b == 0;
+		break;
+	case ROLE_LOCAL:
+		*e = true, *h = abs(b - i) <= 2;
+		break;
+	case ROLE_OFFSET:
+		*e = rs->offset != 0 && seen(p, i, i + rs->offset), *h = b == i + rs->offset;
+		break;
+	case ROLE_MIRROR:
+		*e = rs->mirror - i != i && seen(p, i, rs->mirror - i), *h = b == rs->mirror - i;
+		break;
+	case ROLE_KEYWORD:
+		*e = true;
+		for (int k = 0; k < rs->nkeys; k++)
+			*h |= t[b].cp == rs->keys[k];
+		break;
+	case ROLE_DELIMITER: {
+		int before, after;
+		nearest_marks(p, i, &before, &after);
+		after = seen(p, i, after) ? after : -1;
+		*e = before >= 0 || after >= 0, *h = b == before || b == after;
+		break;
+	}
+	case ROLE_WORDSTART:
+		*e = !mark(p, i) && word_start(p, i) < i, *h = b == word_start(p, i);
+		break;
+	case ROLE_INDUCTION:
+		for (int c = 0; c < p->n; c++)
+			*e |= after_copy(p, i, c + 1);
+		*h = b >= 1 && after_copy(p, i, b);
+		break;
+	case ROLE_DUPLICATE:
+		for (int c = 0; c < vis; c++)
+			*e |= copy(p, i, c) && abs(c - i) >= 3;
+		*h = abs(b - i) >= 3 && copy(p, i, b);
+		break;
+	case ROLE_PARALLEL: {
+		int before = parallel_place(p, i, 0), after = parallel_place(p, i, 1);
+		after = seen(p, i, after) ? after : -1;
+		*e = before >= 0 || after >= 0, *h = b == before || b == after;
+		break;
+	}
+	case ROLE_SCRIPT: {
+		int own = 0, scripted = 0, s = script(t[i].cp);
+		for (int j = 0; j < vis; j++)
+			if (script(t[j].cp))
+				scripted++, own += script(t[j].cp) == s;
+		*e = s && scripted, *h = script(t[b].cp) == s;
+		if (*e)
+			*script_chance += (double)own / scripted;
+		break;
+	}
+	case ROLE_BROAD:
+		*e = true, *h = attn_at(p->a, i, b) < 3.0 / vis;
+		break;
+	default:
+		break;
+	}
+}
+
 bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, role_kind r,
 		   char *why, size_t size)
 {
 	static rows p;
+	static uint8_t hit_at[AV_MAX_CONTEXT];
 	read_rows(&p, a, t);
 	int elig = 0, hits = 0, places = 0;
 	double chance = 0;
-	static uint8_t hit_at[AV_MAX_CONTEXT];
-	for (int j = 0; j < p.n; j++)
-		hit_at[j] = 0;
+	memset(hit_at, 0, (size_t)p.n);
 	for (int i = 0; i < p.n; i++) {
-		int b = p.best[i], vis = visible_keys(a, i);
-		if (b < 0)
+		bool e, h;
+		if (p.best[i] < 0)
 			continue;
-		bool e = false, h = false;
-		switch (r) {
-		case ROLE_PREVIOUS:
-			e = i >= 1, h = b == i - 1;
-			break;
-		case ROLE_NEXT:
-			e = seen(&p, i, i + 1), h = b == i + 1;
-			break;
-		case ROLE_SELF:
-			e = true, h = b == i;
-			break;
-		case ROLE_FIRST:
-			e = i >= 1, h = b == 0;
-			break;
-		case ROLE_LOCAL:
-			e = true, h = abs(b - i) <= 2;
-			break;
-		case ROLE_OFFSET:
-			e = rs->offset != 0 && seen(&p, i, i + rs->offset), h = b == i + rs->offset;
-			break;
-		case ROLE_MIRROR:
-			e = rs->mirror - i != i && seen(&p, i, rs->mirror - i),
-			h = b == rs->mirror - i;
-			break;
-		case ROLE_KEYWORD:
-			e = true;
-			for (int k = 0; k < rs->nkeys; k++)
-				h |= t[b].cp == rs->keys[k];
-			break;
-		case ROLE_DELIMITER: {
-			int before, after;
-			nearest_marks(&p, i, &before, &after);
-			after = seen(&p, i, after) ? after : -1;
-			e = before >= 0 || after >= 0, h = b >= 0 && (b == before || b == after);
-			break;
-		}
-		case ROLE_WORDSTART:
-			e = !mark(&p, i) && word_start(&p, i) < i, h = b == word_start(&p, i);
-			break;
-		case ROLE_INDUCTION:
-			for (int c = 0; c < p.n; c++)
-				e |= after_copy(&p, i, c + 1);
-			h = b >= 1 && after_copy(&p, i, b);
-			break;
-		case ROLE_DUPLICATE:
-			for (int c = 0; c < vis; c++)
-				e |= copy(&p, i, c) && abs(c - i) >= 3;
-			h = abs(b - i) >= 3 && copy(&p, i, b);
-			break;
-		case ROLE_PARALLEL: {
-			int before = parallel_place(&p, i, 0), after = parallel_place(&p, i, 1);
-			after = seen(&p, i, after) ? after : -1;
-			e = before >= 0 || after >= 0, h = b == before || b == after;
-			break;
-		}
-		case ROLE_SCRIPT: {
-			int own = 0, scripted = 0, s = script(t[i].cp);
-			for (int j = 0; j < vis; j++)
-				if (script(t[j].cp))
-					scripted++, own += script(t[j].cp) == s;
-			e = s && scripted;
-			h = script(t[b].cp) == s;
-			if (e)
-				chance += (double)own / scripted;
-			break;
-		}
-		case ROLE_BROAD:
-			e = true, h = attn_at(a, i, b) < 3.0 / vis;
-			break;
-		default:
-			break;
-		}
-		if (!e)
-			continue;
-		elig++;
-		if (h) {
+		row_fits(&p, rs, r, i, p.best[i], &e, &h, &chance);
+		elig += e;
+		if (e && h) {
 			hits++;
-			places += !hit_at[b];
-			hit_at[b] = 1;
+			places += !hit_at[p.best[i]];
+			hit_at[p.best[i]] = 1;
 		}
 	}
 	bool ok = most(hits, elig);
