@@ -1,5 +1,5 @@
 /* The help screen: every binding of keys.h, grouped by where it applies,
- * and the mouse. Up/Down/PageUp/PageDown scroll, any other key closes. */
+ * the mouse, the colours and what each head role says. Up/Down/PageUp/PageDown scroll, any other key closes. */
 #include "attnview/i18n.h"
 #include "screen.h"
 
@@ -12,6 +12,28 @@ typedef struct help_line {
 	bool heading;
 	bool colours; /* its text says the terminal's colours (help_colours) */
 } help_line;
+
+/* What each head role says, as the heading and the panel name it: a claim
+ * about the rows' strongest keys that one can check in the picture
+ * (attnview(1), HEAD ROLES, has the counts behind each). */
+static const char *const role_help[][2] = {
+    {N_("previous"), N_("most rows look at the character before them")},
+    {N_("next"), N_("most rows look at the character after them")},
+    {N_("self"), N_("most rows look at themselves")},
+    {N_("first"), N_("most rows look at the first character")},
+    {N_("2 left, 3 right"), N_("most rows look that many places away")},
+    {N_("local"), N_("most rows look within two places of themselves")},
+    {N_("keyword"), N_("most rows look at one or two characters, wherever")},
+    {N_("delimiter"), N_("rows look at their phrase's nearest space or mark")},
+    {N_("word start"), N_("rows look at the first character of their own word")},
+    {N_("duplicate"), N_("rows look at another copy of their own character")},
+    {N_("induction"), N_("rows look just after an earlier copy of themselves")},
+    {N_("line-parallel"), N_("rows look at their place in the line before or after")},
+    {N_("mirror"), N_("rows look across an anti-diagonal (key c - row i)")},
+    {N_("same script"), N_("rows look at characters of their own script")},
+    {N_("broad"), N_("rows spread their weight: no key stands out")},
+    {N_("unclear"), N_("no role holds for half the rows; the closest is named")},
+};
 
 /* The lines, built once from keys.h, and where the screen is. */
 typedef struct help_state {
@@ -56,7 +78,8 @@ static bool help_init(view *v, void *state)
 {
 	help_state *hs = state;
 	(void)v;
-	help_line *lines = hs->lines = calloc(VIEW_NKEYS * 2 + 34, sizeof *hs->lines);
+	const size_t nroles = sizeof role_help / sizeof role_help[0];
+	help_line *lines = hs->lines = calloc(VIEW_NKEYS * 2 + 34 + nroles, sizeof *hs->lines);
 	if (!lines)
 		return false;
 	int n = 0;
@@ -99,6 +122,12 @@ static bool help_init(view *v, void *state)
 	snprintf(lines[n].names, sizeof lines[n].names, "%s", _("24-bit colour"));
 	lines[n].colours = true; /* the longest of help_colours' texts */
 	lines[n++].text = _("COLORTERM=truecolor, if the terminal has it (now 256)");
+	lines[n].heading = true;
+	lines[n++].text = _("Head roles: where most rows look");
+	for (size_t i = 0; i < nroles; i++) {
+		snprintf(lines[n].names, sizeof lines[n].names, "%s", _(role_help[i][0]));
+		lines[n++].text = _(role_help[i][1]);
+	}
 	hs->n = n;
 	/* Descriptions start after the widest names (in columns: the mouse's
 	 * are translated), so none is cut. */

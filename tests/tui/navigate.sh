@@ -104,7 +104,8 @@ check "help: paged to its last line, then back at the top" test "$ok" = 1
 for want in "next head" "previous head" "next layer" "Ctrl-U" "clear the line" \
 	"overview of all heads" "values mode" "Mouse" "edit the text" \
 	"head 0..9, from 0 as in --dump" "training timeline" \
-	"COLORTERM=truecolor, if the terminal has it (now 256)"; do
+	"COLORTERM=truecolor, if the terminal has it (now 256)" \
+	"Head roles: where most rows look"; do
 	check "help mentions '$want'" grep -qF -- "$want" <<<"$help"
 done
 # Each key group on one row: its full names, at least two spaces, then the
@@ -140,6 +141,14 @@ help_groups+=("Backspace|delete the character before" "Delete|delete the charact
 	"Enter|open the selected head" "Esc|close the overview"
 	"Left|the recorded step before (also [)" "Home|the first recorded step"
 	"Esc|close the timeline")
+# What each head role says, the last section (a student reads the label
+# first, then looks here for what it claims).
+help_groups+=("previous|most rows look at the character before them"
+	"induction|rows look just after an earlier copy of themselves"
+	"keyword|most rows look at one or two characters, wherever"
+	"delimiter|rows look at their phrase's nearest space or mark"
+	"line-parallel|rows look at their place in the line before or after"
+	"unclear|no role holds for half the rows; the closest is named")
 for g in "${help_groups[@]}"; do
 	check "help row '${g%%|*}': full names, then '${g#*|}'" \
 		help_row "${g%%|*}" "${g#*|}" <<<"$help"
