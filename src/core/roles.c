@@ -466,6 +466,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->places = wp;
 	offset_score(out, off_rows, off_hits);
 	column_score(out, &x);
+	/* Delimiter and word start name a key per phrase: where one key holds
+	 * half the rows or more, the picture is a column (keyword or first). */
+	if (2 * out->column_rows >= out->n)
+		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
 	script_score(out, &x, a);
 	mirror_score(out, &x, a);
 	role_decide(out);

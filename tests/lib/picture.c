@@ -2,6 +2,7 @@
  * counted against the claim of each role. */
 #include "picture.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,9 @@ typedef struct rows {
 	const attn_matrix *a;
 	const token *t;
 	int n;
-	int best[AV_MAX_CONTEXT]; /* the brightest key of row i, -1: no choice */
+	int best[AV_MAX_CONTEXT]; /* the brightest key of row i, or: */
+#define FLAT	  (-1)		  /* no key stands out */
+#define NO_CHOICE (-2)		  /* one key visible */
 	int all;		  /* rows with two keys or more */
 } rows;
 
@@ -19,6 +22,8 @@ static int visible_keys(const attn_matrix *a, int i)
 	return a->causal ? i + 1 : a->n;
 }
 
+/* Each row's brightest key, when it stands out: twice an even share or
+ * more (a flatter row shows no key; the labeller asks three times). */
 static void read_rows(rows *p, const attn_matrix *a, const token *t)
 {
 	p->a = a, p->t = t, p->n = a->n, p->all = 0;
@@ -27,7 +32,8 @@ static void read_rows(rows *p, const attn_matrix *a, const token *t)
 		for (int j = 1; j < vis; j++)
 			if (attn_at(a, i, j) > attn_at(a, i, b))
 				b = j;
-		p->best[i] = vis >= 2 ? b : -1;
+		double focus = fmin(3.0 / vis, 0.5 * (1.0 + 1.0 / vis));
+		p->best[i] = vis < 2 ? NO_CHOICE : attn_at(a, i, b) >= focus ? b : FLAT;
 		p->all += vis >= 2;
 	}
 }
@@ -195,7 +201,7 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		break;
 	case ROLE_KEYWORD:
 		*e = true;
-		for (int k = 0; k < rs->nkeys; k++)
+		for (int k = 0; b >= 0 && k < rs->nkeys; k++)
 			*h |= t[b].cp == rs->keys[k];
 		break;
 	case ROLE_DELIMITER: {
@@ -205,8 +211,8 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		*e = before >= 0 || after >= 0, *h = b == before || b == after;
 		break;
 	}
-	case ROLE_WORDSTART:
-		*e = !mark(p, i) && word_start(p, i) < i, *h = b == word_start(p, i);
+	case ROLE_WORDSTART: /* rows two places or more into their word */
+		*e = !mark(p, i) && word_start(p, i) <= i - 2, *h = b == word_start(p, i);
 		break;
 	case ROLE_INDUCTION:
 		for (int c = 0; c < p->n; c++)
@@ -229,17 +235,19 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		for (int j = 0; j < vis; j++)
 			if (script(t[j].cp))
 				scripted++, own += script(t[j].cp) == s;
-		*e = s && scripted, *h = script(t[b].cp) == s;
+		*e = s && scripted, *h = b >= 0 && script(t[b].cp) == s;
 		if (*e)
 			*script_chance += (double)own / scripted;
 		break;
 	}
 	case ROLE_BROAD:
-		*e = true, *h = attn_at(p->a, i, b) < 3.0 / vis;
+		*e = true, *h = b < 0 || attn_at(p->a, i, b) < 3.0 / vis;
 		break;
 	default:
 		break;
 	}
+	if (b < 0 && r != ROLE_BROAD)
+		*h = false; /* a flat row looks at nothing */
 }
 
 bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, role_kind r,
@@ -253,20 +261,22 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 	memset(hit_at, 0, (size_t)p.n);
 	for (int i = 0; i < p.n; i++) {
 		bool e, h;
-		if (p.best[i] < 0)
+		if (p.best[i] == NO_CHOICE)
 			continue;
 		row_fits(&p, rs, r, i, p.best[i], &e, &h, &chance);
 		elig += e;
 		if (e && h) {
 			hits++;
-			places += !hit_at[p.best[i]];
-			hit_at[p.best[i]] = 1;
+			if (p.best[i] >= 0) {
+				places += !hit_at[p.best[i]];
+				hit_at[p.best[i]] = 1;
+			}
 		}
 	}
 	bool ok = most(hits, elig);
 	if (r == ROLE_DELIMITER || r == ROLE_WORDSTART) {
 		int col = column_rows(&p);
-		if (2 * col >= p.all)
+		if (col >= PICTURE_HIDDEN * p.all)
 			return said(why, size, false, col, p.all, "one key, a column");
 		if (ok && places < 2)
 			return said(why, size, false, hits, elig, "all on one key");
@@ -296,7 +306,8 @@ bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs,
 bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs, char *why,
 			     size_t size)
 {
-	bool named = (rs->verdict == ROLE_SURE || rs->verdict == ROLE_TWO) &&
+	/* "unclear: 48% induction" names it too, as the closest role */
+	bool named = rs->verdict != ROLE_SHORT &&
 		     (rs->role == ROLE_INDUCTION ||
 		      (rs->verdict == ROLE_TWO && rs->second == ROLE_INDUCTION));
 	if (named)
@@ -307,13 +318,14 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 	for (int i = 0; i < p.n; i++) {
 		int b = p.best[i];
 		bool e = false;
-		for (int c = 0; b >= 0 && c < p.n && !e; c++)
+		for (int c = 0; b != NO_CHOICE && c < p.n && !e; c++)
 			e = after_copy(&p, i, c + 1);
 		if (!e)
 			continue;
 		elig++;
 		hits += b >= 1 && after_copy(&p, i, b);
 	}
-	return said(why, size, elig >= 3 && 4 * elig >= p.all && 2 * hits >= elig, hits, elig,
-		    "of those with an earlier copy look just after it");
+	return said(why, size,
+		    hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
+		    hits, elig, "of those with an earlier copy look just after it");
 }

@@ -11,9 +11,11 @@
  *   keyword C                     a copy of the label's characters
  *   delimiter                     the nearest space or mark before or after
  *                                 the row, two marks or more, no one key
- *                                 holding half the rows (that is a column)
+ *                                 holding PICTURE_HIDDEN of the rows (that
+ *                                 is a column; the labeller: half)
  *   word start                    the first character of the row's own word
- *                                 or phrase, two starts or more, no column
+ *                                 or phrase (rows two or more into it), two
+ *                                 starts or more, no column
  *   induction                     the key just after an earlier copy of the
  *                                 row's character (three or more away)
  *   duplicate                     another copy of the row's character
@@ -23,7 +25,10 @@
  *                                 an even spread's share
  *   broad                         no key over three times an even share
  *
- * A claim holds when at least PICTURE_MOST of the rows it speaks of show it
+ * A row looks at its brightest key when that key has three times an even
+ * share or more (halfway between an even share and all, where that is
+ * less: attnview(1)'s definition); a flatter row looks nowhere. A
+ * claim holds when at least PICTURE_MOST of the rows it speaks of show it
  * (the labeller asks half of its own, stricter count: a lenient reading, so
  * a holding claim never hangs on one kernel's last digit). */
 #ifndef ATTNVIEW_TESTS_PICTURE_H
@@ -35,6 +40,7 @@
 #include <stddef.h>
 
 #define PICTURE_MOST 0.4
+#define PICTURE_HIDDEN 0.6
 
 /* Does the picture show role r as rs names it (its offset, its mirror's c,
  * its keyword's characters)? why gets the count ("31 of 74 rows: one to
@@ -47,9 +53,11 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs, char *why,
 		    size_t size);
 
-/* A mechanism the label hides: half the rows with an earlier copy, a
- * quarter of the text's rows or more, look just after it, and the label
- * does not say induction. */
+/* A mechanism the label hides: PICTURE_HIDDEN of the rows with an earlier
+ * copy (a quarter of the text's rows or more) look just after it, and the
+ * label does not say induction (as its role, its second or, unclear, the
+ * closest). The labeller names induction from half of its stricter count:
+ * the margin again keeps a kernel's last digit out of the verdict. */
 bool picture_hides_induction(const attn_matrix *a, const token *t, const role_scores *rs,
 			     char *why, size_t size);
 

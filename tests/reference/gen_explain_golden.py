@@ -188,6 +188,10 @@ def role_scores(A, cps, causal):
         s["delimiter"] = 0.0
     if len(word_places) < 2:
         s["word_start"] = 0.0
+    # one key for half the rows or more is a column: neither of the two
+    column = max([sum(best[i] == j for i in choice) for j in range(n)], default=0)
+    if 2 * column >= N:
+        s["delimiter"] = s["word_start"] = 0.0
     # offset: the best k by share of the rows that see i + k
     s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                             sum(1 for i in choice if sees(i, i + k)))

@@ -167,12 +167,13 @@ static void delimiter(void)
 	/* Every row on the second comma, those of the other phrases too (a
 	 * model trained with README's command, on the poem): half of them
 	 * are beside it, so the nearest mark holds for half the rows, but
-	 * one key holds 11 of 12: a column, never "delimiter". */
+	 * one key holds 11 of 12: a column, never "delimiter" (its score is
+	 * 0 where one key holds half the rows). */
 	n = toks("abcd,efg.hij,klm.");
 	for (int i = 0; i < n; i++)
 		key[i] = i == 12 ? 16 : 12;
 	label(n, false, key);
-	CHECKF(rs.s[ROLE_DELIMITER] >= 0.5 && rs.role == ROLE_KEYWORD && rs.column == 12,
+	CHECKF(rs.s[ROLE_DELIMITER] == 0 && rs.role == ROLE_KEYWORD && rs.column == 12,
 	       "one mark for every phrase: %s delimiter %g column %d", label_text(),
 	       rs.s[ROLE_DELIMITER], rs.column);
 	/* Phrases of two letters, each letter on the mark that ends it (the
