@@ -33,7 +33,8 @@ void parallel_for_n(int nt, int n, parallel_fn fn, void *ctx);
  * another (a spin barrier between the phases of a small job that one wake-up
  * per phase would cost more than). Returns false, having run nothing, when
  * it cannot promise that: nt < 2 or above parallel_threads(), inside a
- * slice, in a fork()ed child, or a worker could not be started. */
+ * slice, in a fork()ed child, or a worker could not be started. Like every
+ * job it waits while another thread's job holds the pool. */
 bool parallel_team(int nt, parallel_fn fn, void *ctx);
 /* parallel_for for work made of small BLAS calls: the slices run with
  * OpenBLAS single-threaded, and OpenBLAS gets its thread count back

@@ -38,7 +38,7 @@ void infer_layer_setup(layer_pass *lp, infer_cache *c, float *att, float *scores
 void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1);
 
 /* Every layer of the one row lp->p = lp->n - 1 (typing at the end of a
- * causal text) on a team of two threads (parallel_team), each product's
+ * causal text; or a text of one token) on a team of two threads (parallel_team), each product's
  * outputs and the heads split between them, a spin barrier between the
  * phases: one wake-up a keystroke. Returns false, having done nothing, when
  * the row is too small to share or no team can be had; else *ran is what

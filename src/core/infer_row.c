@@ -105,6 +105,8 @@ static void member(void *ctx, int s, int end)
 	float *S = lp.work + (size_t)s * INFER_ATT_BLOCK * (size_t)lp.n;
 	int phase = 0, o0, o1;
 	for (int l = 0; l < (int)m->cfg.layers; l++) {
+		/* Member 0 asks whether to give up (the worker's stale() may take
+		 * its lock a moment) while member 1 waits at the first barrier. */
 		if (s == 0) {
 			if (t->done)
 				*t->done = l;

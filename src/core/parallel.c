@@ -149,10 +149,8 @@ static int pool_grow(int want)
  * thread. The slices depend only on n and the thread count and callers write
  * disjoint outputs, so the result is the same whichever thread runs what. A
  * slice without a worker (one could not be started) runs here instead:
- * slower, never wrong. */
-/* Slices [n * i / nt, n * (i + 1) / nt) of fn on the pool, slice 0 here;
- * team: every slice must have a worker of its own, else nothing runs and
- * false is returned. */
+ * slower, never wrong; but a team (every slice on a worker of its own, for
+ * slices that wait for one another) then runs nothing and gets false. */
 static bool run_job(int nt, int n, parallel_fn fn, void *ctx, bool team)
 {
 	range_job job[MAX_WORKERS];

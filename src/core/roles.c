@@ -228,7 +228,7 @@ static bool visible(const attn_matrix *a, int i, int j)
  * is after a copy: the picture cannot tell induction there)? */
 static bool induction_key(const role_text *x, int i, int k)
 {
-	return k >= 1 && k != i && abs(k - i) >= FAR && same_token(x->tok, k - 1, i) &&
+	return k >= 1 && k < x->n && k != i && abs(k - i) >= FAR && same_token(x->tok, k - 1, i) &&
 	       !same_token(x->tok, k, i);
 }
 

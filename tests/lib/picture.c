@@ -22,11 +22,11 @@ static int visible_keys(const attn_matrix *a, int i)
 	return a->causal ? i + 1 : a->n;
 }
 
-/* Each row's brightest key, when it stands out: twice an even share or
- * more (a flatter row shows no key; the labeller asks three times). */
+/* Each row's brightest key, when it stands out (picture.h); a flatter row
+ * shows none. */
 static void read_rows(rows *p, const attn_matrix *a, const token *t)
 {
-	p->a = a, p->t = t, p->n = a->n, p->all = 0;
+	p->a = a, p->t = t, p->n = a->n < AV_MAX_CONTEXT ? a->n : AV_MAX_CONTEXT, p->all = 0;
 	for (int i = 0; i < a->n; i++) {
 		int vis = visible_keys(a, i), b = 0;
 		for (int j = 1; j < vis; j++)
@@ -222,7 +222,7 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 	case ROLE_DUPLICATE:
 		for (int c = 0; c < vis; c++)
 			*e |= copy(p, i, c) && abs(c - i) >= 3;
-		*h = abs(b - i) >= 3 && copy(p, i, b);
+		*h = b >= 0 && abs(b - i) >= 3 && copy(p, i, b);
 		break;
 	case ROLE_PARALLEL: {
 		int before = parallel_place(p, i, 0), after = parallel_place(p, i, 1);
@@ -325,7 +325,6 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 		elig++;
 		hits += b >= 1 && after_copy(&p, i, b);
 	}
-	return said(why, size,
-		    hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
+	return said(why, size, hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
 		    hits, elig, "of those with an earlier copy look just after it");
 }

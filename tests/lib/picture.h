@@ -16,7 +16,7 @@
  *   word start                    the first character of the row's own word
  *                                 or phrase (rows two or more into it), two
  *                                 starts or more, no column
- *   induction                     the key just after an earlier copy of the
+ *   induction                     the key just after another copy of the
  *                                 row's character (three or more away)
  *   duplicate                     another copy of the row's character
  *   line-parallel                 the same place in the line before or

@@ -161,7 +161,7 @@ static int random_head(bool *causal)
 	int n = 3 + (int)rnd(N - 3);
 	for (int i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)alphabet[rnd(sizeof alphabet - 1)];
-		t[i] = (token){.cp = c == '\\' ? '\n' : c, .id = 3 + c, .width = 1};
+		t[i] = (token){.cp = c, .id = 3 + c, .width = 1};
 	}
 	*causal = rnd(2);
 	int k1 = (int)rnd(8), k2 = (int)rnd(8), share = (int)rnd(11), col = (int)rnd((uint32_t)n);
@@ -169,7 +169,7 @@ static int random_head(bool *causal)
 	for (int i = 0; i < n; i++) {
 		int vis = *causal ? i + 1 : n;
 		for (int j = 0; j < vis; j++)
-			w[i * n + j] = 0.02f * (float)rnd(10) / (float)vis;
+			w[i * n + j] = 0.02f * (float)(1 + rnd(10)) / (float)vis;
 		if (rnd(10) == 0)
 			continue; /* spread out */
 		int kind = (int)rnd(10) < share ? k1 : k2;

@@ -362,6 +362,22 @@ static void short_and_odd(void)
 	label(n, false, key);
 	CHECKF(rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
 	       "a run of spaces: %s induction %g", label_text(), rs.s[ROLE_INDUCTION]);
+	/* Tokens in an array of exactly n (as a result's are), the last
+	 * character a copy of the first: no score reads past it (the ASan
+	 * build catches a read of tok[n]). */
+	n = toks("abcdea");
+	token *exact = malloc((size_t)n * sizeof *exact);
+	if (exact) {
+		memcpy(exact, t, (size_t)n * sizeof *exact);
+		for (int i = 0; i < n; i++)
+			key[i] = (i + 3) % n;
+		label(n, false, key);
+		attn_matrix a = {w, n, false, 0};
+		role_scores again;
+		head_roles(&again, &a, exact);
+		CHECK(again.role == rs.role && again.s[ROLE_INDUCTION] == rs.s[ROLE_INDUCTION]);
+		free(exact);
+	}
 	attn_matrix none = {w, 0, false, 0};
 	head_roles(&rs, &none, t);
 	CHECK(rs.verdict == ROLE_SHORT);
