@@ -678,20 +678,20 @@ static void check_partial_causal(void)
  * of binary64, with a head switched off, and giving up between layers. */
 static void check_row_team(void)
 {
-	model *m = random_model(OBJ_CAUSAL, 6, 8, 256, 48, CACHE_SCALE, 31);
+	model *m = random_model(OBJ_CAUSAL, 6, 8, 256, 16, CACHE_SCALE, 31);
 	if (!m)
 		return;
 	const size_t L = 6, H = 8, d = 256;
 	activations ws1, ws2;
 	av_error err;
-	CHECK(activations_init(&ws1, &m->cfg, 1, 48, 48, &err));
-	CHECK(activations_init(&ws2, &m->cfg, 1, 48, 48, &err));
+	CHECK(activations_init(&ws1, &m->cfg, 1, 16, 16, &err));
+	CHECK(activations_init(&ws2, &m->cfg, 1, 16, 16, &err));
 	static infer_cache c1, c2;
-	int32_t ids[48];
-	random_ids(ids, 48, 5, 300);
+	int32_t ids[16];
+	random_ids(ids, 16, 5, 300);
 	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
 	for (int k = 0; k < 3; k++) {
-		int n = 40 + k;
+		int n = 10 + k;
 		off[3 * H + 5] = k == 2; /* the last with a head off */
 		ws1.ablate = ws2.ablate = k == 2 ? off : NULL;
 		const size_t cells = L * H * (size_t)n * n;
@@ -718,13 +718,13 @@ static void check_row_team(void)
 		free(a1), free(s1), free(a2), free(s2);
 	}
 	ws1.ablate = ws2.ablate = NULL;
-	CHECK(infer_forward(m, &ws2, &c2, ids, 41, NULL, NULL, NULL, NULL, &err));
-	same_as_fresh(m, &ws2, &c2, ids, 42, "six layers of d=256, one appended on two threads", 1);
+	CHECK(infer_forward(m, &ws2, &c2, ids, 11, NULL, NULL, NULL, NULL, &err));
+	same_as_fresh(m, &ws2, &c2, ids, 12, "six layers of d=256, one appended on two threads", 1);
 	/* Giving up between layers, then the same row again. */
 	stale_after st = {0, 3};
-	CHECK(!infer_forward(m, &ws2, &c2, ids, 43, NULL, NULL, stale_at, &st, &err));
+	CHECK(!infer_forward(m, &ws2, &c2, ids, 13, NULL, NULL, stale_at, &st, &err));
 	CHECKF(st.calls == 3, "asked %d times before giving up", st.calls);
-	same_as_fresh(m, &ws2, &c2, ids, 43, "the row again after giving up", -1);
+	same_as_fresh(m, &ws2, &c2, ids, 13, "the row again after giving up", -1);
 	infer_cache_clear(&c1);
 	infer_cache_clear(&c2);
 	activations_finish(&ws1);
