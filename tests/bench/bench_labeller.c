@@ -221,11 +221,11 @@ static bool named(const role_scores *rs, role_kind r)
 	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
 }
 
-/* Precision and recall of the labeller as it is, role by role ("broad" on
- * a head that carries nothing is right, and counted nowhere). */
-static void report_labels(void)
+/* Precision and recall, role by role, of the labels of the head-texts
+ * whose head writes `quiet` or more of its stream (-1: every head-text);
+ * "broad" on a head that carries nothing is right, and counted nowhere. */
+static void label_table(double quiet)
 {
-	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
 		if (r == ROLE_BROAD)
@@ -233,13 +233,20 @@ static void report_labels(void)
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
 			bool want = inst[i].truth == (role_kind)r,
-			     got = named(&inst[i].rs, (role_kind)r);
+			     got = inst[i].writes >= quiet && named(&inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
 		}
 		char line[96];
 		pr(tp, fp, fn, line, sizeof line);
 		printf("%-14s %s\n", role_name((role_kind)r), line);
 	}
+}
+
+/* The labeller as it is. */
+static void report_labels(void)
+{
+	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
+	label_table(-1);
 }
 
 static int by_double(const void *a, const void *b)
@@ -272,20 +279,7 @@ static void report_quiet(void)
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
-	for (int r = 0; r < ROLE_NKINDS; r++) {
-		if (r == ROLE_BROAD)
-			continue;
-		int tp = 0, fp = 0, fn = 0;
-		for (size_t i = 0; i < ninst; i++) {
-			bool want = inst[i].truth == (role_kind)r,
-			     got = inst[i].writes >= bar && named(&inst[i].rs, (role_kind)r);
-			tp += want && got, fp += !want && got, fn += want && !got;
-		}
-		char line[96];
-		pr(tp, fp, fn, line, sizeof line);
-		printf("%-14s %s\n", role_name((role_kind)r), line);
-	}
+	label_table(bar);
 }
 
 /* The labels against the picture, role by role. */
