@@ -928,14 +928,18 @@ def case_reference():
     tool = os.path.join(ref, "attnview_ref.py")
     p = run([PY, tool, "compare", model, text, dp])
     check("weights: max |diff|" in p.stdout, "attnview_ref.py compare:\n" + p.stdout)
-    bad = perturbed(model, "golden_bad.attn")
-    run([PY, tool, "compare", bad, text, dp], want=1)
-    info = json.loads(run([PY, tool, "info", model]).stdout)
-    check(info["name"] == "golden fwd_masked" and info["dim"] == 32, "info: %s" % info)
-    dump = json.loads(run([PY, tool, "dump", model, text]).stdout)
-    check(len(dump["attention"]) == 8 and len(dump["tokens"]) == len(av.tokenize_text(text)),
-          "dump: %d heads, %d tokens"
-          % (len(dump["attention"]), len(dump["tokens"])))
+    # The tool's other commands are PyTorch's alone, the same on every
+    # kernel: checked once, on the run that regenerates the golden files
+    # (on Prescott where no kernel can).
+    if not core or core == "Haswell" or (core == "Prescott" and not avx2):
+        bad = perturbed(model, "golden_bad.attn")
+        run([PY, tool, "compare", bad, text, dp], want=1)
+        info = json.loads(run([PY, tool, "info", model]).stdout)
+        check(info["name"] == "golden fwd_masked" and info["dim"] == 32, "info: %s" % info)
+        dump = json.loads(run([PY, tool, "dump", model, text]).stdout)
+        check(len(dump["attention"]) == 8 and len(dump["tokens"]) == len(av.tokenize_text(text)),
+              "dump: %d heads, %d tokens"
+              % (len(dump["attention"]), len(dump["tokens"])))
 
     # The accuracy man 5 attnview states (NOTES), against float64, with the
     # figures of tests/reference/accuracy.py: every probability and attention
