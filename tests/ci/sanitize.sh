@@ -34,8 +34,9 @@ seconds=${ATTNVIEW_FUZZ_SECONDS:-20}
 status=0
 
 # setup DIR CC OPTIONS...: configure (or reconfigure). Nothing is built
-# here: each `meson test` below builds what the tests it runs need (the
-# TSan stage, four suites, compiles a third of the tree).
+# here: `meson test` builds what the tests it runs depend on (the TSan
+# stage, four suites, compiles a third of the tree); the ASan stage, which
+# runs nearly every test, builds the whole tree first.
 setup() {
 	local dir=$1 cc=$2
 	shift 2
@@ -53,6 +54,7 @@ for stage in "${stages[@]}"; do
 		setup "$dir" clang -Db_sanitize=address,undefined -Db_lundef=false \
 			-Dc_args=-fno-sanitize-recover=undefined -Dfuzz=enabled \
 			"-Dfuzz_seconds=$seconds"
+		ninja -C "$dir"
 		# meson sets similar defaults; spelled out so a run outside
 		# meson behaves the same.
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1} \
@@ -64,7 +66,7 @@ for stage in "${stages[@]}"; do
 		# tests starved beside them).
 		rm -f "$dir/meson-logs/fuzzing.json"
 		if [ "$seconds" -gt 0 ]; then
-			meson test -C "$dir" --print-errorlogs --num-processes 2 \
+			meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
 				--suite fuzzing --logbase fuzzing || status=1
 		fi
 		;;
