@@ -92,4 +92,9 @@ double log_sum_exp(const float *x, int n);
  * softmax and GELU (tanh(u) = 1 - 2 / (exp(2u) + 1)) could too. */
 void vec_exp(float *out, const float *in, int n);
 
+/* The element-wise code this process runs (attnview --version): "AVX-512,
+ * 16 lanes" where the CPU has it (x86-64-v4) and ATTNVIEW_NO_AVX512 is
+ * unset, else the 8-lane code's level. Every level gives the same bits. */
+const char *ops_vector_code(void);
+
 #endif

@@ -4,6 +4,7 @@
 #include "attnview/blas.h"
 #include "attnview/figure.h"
 #include "attnview/i18n.h"
+#include "attnview/ops.h"
 #include "cli.h"
 #include "completions.h"
 #include "options.h"
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
 		printf("attnview %s\n", ATTNVIEW_VERSION);
 		printf("OpenBLAS: %s\n", blas_config());
 		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
+		printf("vector code: %s\n", ops_vector_code());
 		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
 		printf("figures: %s\n", fig_formats());
 		return EXIT_OK;

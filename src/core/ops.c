@@ -9,7 +9,9 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 void positions_init(float *pe, int T, int C)
@@ -133,22 +135,76 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
 	}
 }
 
-AV_CLONES void softmax_row(float *att, float *preatt, int n, int valid, float scale)
+int av_wide(void)
+{
+	static _Atomic int wide = -1;
+	int w = atomic_load_explicit(&wide, memory_order_relaxed);
+	if (w < 0) {
+#if AV_HAVE_WIDE
+		const char *no = getenv("ATTNVIEW_NO_AVX512");
+		w = __builtin_cpu_supports("x86-64-v4") && !(no && *no && strcmp(no, "0") != 0);
+#else
+		w = 0;
+#endif
+		atomic_store_explicit(&wide, w, memory_order_relaxed);
+	}
+	return w;
+}
+
+const char *ops_vector_code(void)
+{
+	if (av_wide())
+		return "AVX-512, 16 lanes";
+#if AV_HAVE_WIDE
+	if (__builtin_cpu_supports("x86-64-v3"))
+		return "AVX2 and FMA, 8 lanes";
+	return "x86-64 baseline, 8 lanes";
+#else
+	return "one version, 8 lanes (no run-time choice in this build)";
+#endif
+}
+
+/* The row's arithmetic, 16 lanes at a time where they fit (wide: the AVX-512
+ * version), then 8, then the tail's 8; the sum in the order of 8 lanes
+ * throughout (a 16-lane block adds its halves in turn), so both versions
+ * give the same bits. Half the masked pass's time outside the matrix
+ * products is here. */
+AV_INLINE void softmax_row_lanes(float *att, float *preatt, int n, int valid, float scale,
+				 bool wide)
 {
 	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
-	v8f mx8 = zero - INFINITY;
+	float maxv = -INFINITY;
 	int j = 0;
+	if (wide) {
+		v16f mx16 = (v16f){0} - INFINITY;
+		for (; j + 16 <= valid; j += 16) {
+			v16f v = load16(preatt + j);
+			mx16 = (v16f)(((v16i)mx16 & ~(v > mx16)) | ((v16i)v & (v > mx16)));
+		}
+		for (int k = 0; k < 16; k++)
+			maxv = mx16[k] > maxv ? mx16[k] : maxv;
+	}
+	v8f mx8 = zero - INFINITY;
 	for (; j + 8 <= valid; j += 8) {
 		v8f v = load8(preatt + j);
 		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
 	}
-	float maxv = -INFINITY;
 	for (int k = 0; k < 8; k++)
 		maxv = mx8[k] > maxv ? mx8[k] : maxv;
 	for (int i = j; i < valid; i++)
 		maxv = preatt[i] > maxv ? preatt[i] : maxv;
 	v8f m8 = zero + maxv, s8 = zero + scale, sum8 = zero;
-	for (j = 0; j + 8 <= valid; j += 8) {
+	j = 0;
+	if (wide) {
+		v16f m16 = (v16f){0} + maxv;
+		for (; j + 16 <= valid; j += 16) {
+			v16f e = vexp16(scale * (load16(preatt + j) - m16));
+			sum8 += half16(e, 0);
+			sum8 += half16(e, 1);
+			store16(att + j, e);
+		}
+	}
+	for (; j + 8 <= valid; j += 8) {
 		v8f e = vexp8(scale * (load8(preatt + j) - m8));
 		sum8 += e;
 		store8(att + j, e);
@@ -160,16 +216,38 @@ AV_CLONES void softmax_row(float *att, float *preatt, int n, int valid, float sc
 		sum8 += e;
 		store_part(att + j, valid - j, e);
 	}
-	v8f inv = zero + 1.0f / hsum8(sum8);
-	for (j = 0; j + 8 <= valid; j += 8)
-		store8(att + j, load8(att + j) * inv);
+	float inv = 1.0f / hsum8(sum8);
+	j = 0;
+	if (wide)
+		for (; j + 16 <= valid; j += 16)
+			store16(att + j, load16(att + j) * inv);
+	for (; j + 8 <= valid; j += 8)
+		store8(att + j, load8(att + j) * (zero + inv));
 	for (; j < valid; j++)
-		att[j] *= inv[0];
+		att[j] *= inv;
 	for (j = valid; j < n; j++) {
 		if (preatt != att)
 			preatt[j] = NAN;
 		att[j] = 0.0f;
 	}
+}
+
+AV_CLONES static void softmax_row8(float *att, float *preatt, int n, int valid, float scale)
+{
+	softmax_row_lanes(att, preatt, n, valid, scale, false);
+}
+
+AV_WIDE static void softmax_row16(float *att, float *preatt, int n, int valid, float scale)
+{
+	softmax_row_lanes(att, preatt, n, valid, scale, true);
+}
+
+void softmax_row(float *att, float *preatt, int n, int valid, float scale)
+{
+	if (av_wide())
+		softmax_row16(att, preatt, n, valid, scale);
+	else
+		softmax_row8(att, preatt, n, valid, scale);
 }
 
 typedef struct att_fwd {
@@ -281,10 +359,26 @@ void attention_forward_ref(float *out, float *preatt, float *att, const float *q
 
 /* gelu(inp) into out (the formulas are in vec8.h), the tanh form or (erf)
  * the exact one; with grad, also gelu'(inp) into grad (which may be inp
- * itself). */
-AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int N, bool erf)
+ * itself). wide: 16 lanes first (the AVX-512 version); element by element,
+ * the same bits at every width. */
+AV_INLINE void gelu_lanes(float *out, float *grad, const float *inp, int N, bool erf, bool wide)
 {
-	for (int i = 0; i < N; i += 8) {
+	int i = 0;
+	for (; wide && i + 16 <= N; i += 16) {
+		v16f x = load16(inp + i), y, dg;
+		if (erf) {
+			y = gelu_erf16(x, grad ? &dg : NULL);
+		} else {
+			v16f e = gelu_e16(x);
+			y = gelu_y16(x, e);
+			if (grad)
+				dg = gelu_dg16(x, e);
+		}
+		store16(out + i, y);
+		if (grad)
+			store16(grad + i, dg);
+	}
+	for (; i < N; i += 8) {
 		int n = N - i < 8 ? N - i : 8;
 		v8f x = n == 8 ? load8(inp + i) : load_part(inp + i, n, 0.0f);
 		v8f y, dg;
@@ -309,24 +403,42 @@ AV_CLONES static void gelu_lanes(float *out, float *grad, const float *inp, int 
 	}
 }
 
+AV_CLONES static void gelu_lanes8(float *out, float *grad, const float *inp, int N, bool erf)
+{
+	gelu_lanes(out, grad, inp, N, erf, false);
+}
+
+AV_WIDE static void gelu_lanes16(float *out, float *grad, const float *inp, int N, bool erf)
+{
+	gelu_lanes(out, grad, inp, N, erf, true);
+}
+
+static void gelu_any(float *out, float *grad, const float *inp, int N, bool erf)
+{
+	if (av_wide())
+		gelu_lanes16(out, grad, inp, N, erf);
+	else
+		gelu_lanes8(out, grad, inp, N, erf);
+}
+
 void gelu_forward(float *out, const float *inp, int N)
 {
-	gelu_lanes(out, NULL, inp, N, false);
+	gelu_any(out, NULL, inp, N, false);
 }
 
 void gelu_forward_grad(float *out, float *inp, int N)
 {
-	gelu_lanes(out, inp, inp, N, false);
+	gelu_any(out, inp, inp, N, false);
 }
 
 void gelu_erf_forward(float *out, const float *inp, int N)
 {
-	gelu_lanes(out, NULL, inp, N, true);
+	gelu_any(out, NULL, inp, N, true);
 }
 
 void gelu_erf_forward_grad(float *out, float *inp, int N)
 {
-	gelu_lanes(out, inp, inp, N, true);
+	gelu_any(out, inp, inp, N, true);
 }
 
 void residual_forward(float *out, const float *a, const float *b, int N)

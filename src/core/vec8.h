@@ -4,8 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* 8-lane float vectors (GCC vector extensions) for the element-wise loops of
- * ops.c, backward.c, last_block.c and optimizer.c; private to those files.
+/* 8- and 16-lane float vectors (GCC vector extensions) for the element-wise
+ * loops of ops.c, backward.c, last_block.c and optimizer.c; private to those
+ * files.
  *
  * The element-wise work of a step (3.8M exponentials in the loss of the
  * reference configuration, 2M GELU derivatives) costs more than the matrix
@@ -15,17 +16,34 @@
  * when the program loads. The compiler forms no fused multiply-adds of its
  * own (ISO C mode: -ffp-contract=off); the few the code asks for (fma8) are
  * one instruction under x86-64-v3 and libm's correctly rounded fmaf in the
- * baseline, so both versions give the same bits. */
+ * baseline, so both versions give the same bits. The softmaxes, GELU and the
+ * loss also have a 16-lane version for AVX-512 (AV_WIDE below, v16f), with
+ * the same bits again (tests/ci/avx512.sh compares them). */
 
 /* Not under GCC's sanitizers: their instrumented ifunc resolvers run before
  * the sanitizer runtime is set up and crash the program at load. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) &&                    \
-	!defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define AV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+/* The hottest loops also have a version of 16 lanes (v16f) for CPUs with
+ * AVX-512 (x86-64-v4): a function of its own, AV_WIDE, which the caller
+ * picks with av_wide(). Each lane's arithmetic is the same at every width,
+ * and sums keep the order of 8 lanes, so it gives the others' bits. Not a
+ * third clone: under AVX2, GCC splits 16-lane code badly (a softmax row 4
+ * times slower than with 8 lanes). */
+#define AV_WIDE	     __attribute__((target("arch=x86-64-v4")))
+#define AV_HAVE_WIDE 1
 #else
 #define AV_CLONES
+#define AV_WIDE
+#define AV_HAVE_WIDE 0
 #endif
 #define AV_INLINE static inline __attribute__((always_inline))
+
+/* Whether the AV_WIDE versions run (ops.c): the CPU has AVX-512 (x86-64-v4)
+ * and ATTNVIEW_NO_AVX512 is not set (the tests compare the two); decided
+ * once. */
+int av_wide(void);
 
 /* The helpers below pass 32-byte vectors by value; they are always inlined,
  * so the calling convention GCC warns about never applies. */
@@ -35,42 +53,52 @@
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+/* 16 lanes: one register under AVX-512 (used only in AV_WIDE functions). */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
 
-/* exp(x) for 8 lanes: Cephes' expf. x = n ln2 + r, |r| <= ln2/2, with ln2
+/* a * b + c rounded once, lane by lane (vfmadd under x86-64-v3 and v4). */
+#define AV_DEFINE_FMA(NAME, VF, LANES)                                                             \
+	AV_INLINE VF NAME(VF a, VF b, VF c)                                                        \
+	{                                                                                          \
+		VF r;                                                                              \
+		for (int k = 0; k < (LANES); k++)                                                  \
+			r[k] = __builtin_fmaf(a[k], b[k], c[k]);                                   \
+		return r;                                                                          \
+	}
+AV_DEFINE_FMA(fma8, v8f, 8)
+AV_DEFINE_FMA(fma16, v16f, 16)
+
+/* exp(x) lane by lane: Cephes' expf. x = n ln2 + r, |r| <= ln2/2, with ln2
  * split in two so n ln2 is exact; e^r by a degree-7 polynomial; 2^n from the
  * exponent bits. Relative error below 1e-7 (under an ulp) on
- * [-87.3, 88.7]; inputs outside are clamped (so exp(-inf) is 1e-38, not 0). */
-/* a * b + c rounded once, lane by lane (vfmadd under x86-64-v3). */
-AV_INLINE v8f fma8(v8f a, v8f b, v8f c)
-{
-	v8f r;
-	for (int k = 0; k < 8; k++)
-		r[k] = __builtin_fmaf(a[k], b[k], c[k]);
-	return r;
-}
-
-AV_INLINE v8f vexp8(v8f x)
-{
-	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
-	v8f lo = one * -87.33654f, hi = one * 88.72283f;
-	v8i m = x < lo;
-	x = (v8f)(((v8i)x & ~m) | ((v8i)lo & m));
-	m = x > hi;
-	x = (v8f)(((v8i)x & ~m) | ((v8i)hi & m));
-	v8f t = fma8(x, one * 1.44269504088896341f, one * 0.5f);
-	v8f n = __builtin_convertvector(__builtin_convertvector(t, v8i), v8f);
-	n = n - (v8f)((v8i)one & (n > t)); /* truncation to floor */
-	v8f r = fma8(n, one * -0.693359375f, x);
-	r = fma8(n, one * 2.12194440e-4f, r);
-	v8f p = fma8(one * 1.9875691500e-4f, r, one * 1.3981999507e-3f);
-	p = fma8(p, r, one * 8.3334519073e-3f);
-	p = fma8(p, r, one * 4.1665795894e-2f);
-	p = fma8(p, r, one * 1.6666665459e-1f);
-	p = fma8(p, r, one * 5.0000001201e-1f);
-	p = fma8(p, r * r, r) + 1.0f;
-	v8i e = (__builtin_convertvector(n, v8i) + 127) << 23;
-	return p * (v8f)e;
-}
+ * [-87.3, 88.7]; inputs outside are clamped (so exp(-inf) is 1e-38, not 0).
+ * One body for 8 and 16 lanes: a lane's result does not depend on the width. */
+#define AV_DEFINE_EXP(NAME, VF, VI, FMA)                                                           \
+	AV_INLINE VF NAME(VF x)                                                                    \
+	{                                                                                          \
+		const VF one = (VF){0} + 1.0f;                                                     \
+		VF lo = one * -87.33654f, hi = one * 88.72283f;                                    \
+		VI m = x < lo;                                                                     \
+		x = (VF)(((VI)x & ~m) | ((VI)lo & m));                                             \
+		m = x > hi;                                                                        \
+		x = (VF)(((VI)x & ~m) | ((VI)hi & m));                                             \
+		VF t = FMA(x, one * 1.44269504088896341f, one * 0.5f);                             \
+		VF n = __builtin_convertvector(__builtin_convertvector(t, VI), VF);                \
+		n = n - (VF)((VI)one & (n > t)); /* truncation to floor */                         \
+		VF r = FMA(n, one * -0.693359375f, x);                                             \
+		r = FMA(n, one * 2.12194440e-4f, r);                                               \
+		VF p = FMA(one * 1.9875691500e-4f, r, one * 1.3981999507e-3f);                     \
+		p = FMA(p, r, one * 8.3334519073e-3f);                                             \
+		p = FMA(p, r, one * 4.1665795894e-2f);                                             \
+		p = FMA(p, r, one * 1.6666665459e-1f);                                             \
+		p = FMA(p, r, one * 5.0000001201e-1f);                                             \
+		p = FMA(p, r * r, r) + 1.0f;                                                       \
+		VI e = (__builtin_convertvector(n, VI) + 127) << 23;                               \
+		return p * (VF)e;                                                                  \
+	}
+AV_DEFINE_EXP(vexp8, v8f, v8i, fma8)
+AV_DEFINE_EXP(vexp16, v16f, v16i, fma16)
 
 /* Correctly rounded square roots of 8 lanes (one vsqrtps under AVX2: GCC
  * turns the lane loop into it). */
@@ -92,6 +120,26 @@ AV_INLINE v8f load8(const float *p)
 AV_INLINE void store8(float *p, v8f v)
 {
 	memcpy(p, &v, sizeof v);
+}
+
+AV_INLINE v16f load16(const float *p)
+{
+	v16f v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+AV_INLINE void store16(float *p, v16f v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+/* Lanes 0-7 (half 0) or 8-15 (half 1) of v. */
+AV_INLINE v8f half16(v16f v, int half)
+{
+	v8f h;
+	memcpy(&h, (const char *)&v + half * sizeof h, sizeof h);
+	return h;
 }
 
 /* The scalar tail of a vector loop goes through the same lanes, so every
@@ -123,32 +171,34 @@ AV_INLINE void store_part(float *p, int n, v8f v)
 #define GELU_S 0.7978845608028654f /* sqrt(2/pi) */
 #define GELU_A 0.044715f
 
-/* e = exp(2u) for 8 lanes of x. */
-AV_INLINE v8f gelu_e8(v8f x)
-{
-	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
-	const v8f lim = one * 80.0f, nlim = one * -80.0f;
-	v8f u2 = 2.0f * GELU_S * (x + GELU_A * x * x * x);
-	v8i m = u2 > lim;
-	u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)lim & m));
-	m = u2 < nlim;
-	u2 = (v8f)(((v8i)u2 & ~m) | ((v8i)nlim & m));
-	return vexp8(u2);
-}
-
-/* gelu(x) = x e / (e + 1): no cancellation at either end. */
-AV_INLINE v8f gelu_y8(v8f x, v8f e)
-{
-	return x * e / (e + 1.0f);
-}
-
-/* gelu'(x) from x and e. */
-AV_INLINE v8f gelu_dg8(v8f x, v8f e)
-{
-	v8f inv = 1.0f / (e + 1.0f);
-	v8f opt = 2.0f * e * inv, omt = 2.0f * inv;
-	return 0.5f * opt + 0.5f * x * (opt * omt) * GELU_S * (1.0f + 3.0f * GELU_A * x * x);
-}
+/* e = exp(2u) of x; gelu(x) = x e / (e + 1), no cancellation at either
+ * end; gelu'(x) from x and e. For 8 and 16 lanes (gelu_e8, gelu_y8,
+ * gelu_dg8; gelu_e16, ...), the same arithmetic lane by lane. */
+#define AV_DEFINE_GELU(W, VF, VI)                                                                  \
+	AV_INLINE VF gelu_e##W(VF x)                                                               \
+	{                                                                                          \
+		const VF one = (VF){0} + 1.0f;                                                     \
+		const VF lim = one * 80.0f, nlim = one * -80.0f;                                   \
+		VF u2 = 2.0f * GELU_S * (x + GELU_A * x * x * x);                                  \
+		VI m = u2 > lim;                                                                   \
+		u2 = (VF)(((VI)u2 & ~m) | ((VI)lim & m));                                          \
+		m = u2 < nlim;                                                                     \
+		u2 = (VF)(((VI)u2 & ~m) | ((VI)nlim & m));                                         \
+		return vexp##W(u2);                                                                \
+	}                                                                                          \
+	AV_INLINE VF gelu_y##W(VF x, VF e)                                                         \
+	{                                                                                          \
+		return x * e / (e + 1.0f);                                                         \
+	}                                                                                          \
+	AV_INLINE VF gelu_dg##W(VF x, VF e)                                                        \
+	{                                                                                          \
+		VF inv = 1.0f / (e + 1.0f);                                                        \
+		VF opt = 2.0f * e * inv, omt = 2.0f * inv;                                         \
+		return 0.5f * opt +                                                                \
+		       0.5f * x * (opt * omt) * GELU_S * (1.0f + 3.0f * GELU_A * x * x);           \
+	}
+AV_DEFINE_GELU(8, v8f, v8i)
+AV_DEFINE_GELU(16, v16f, v16i)
 
 /* GELU, exact form (nanoGPT's nn.GELU()): gelu(x) = x Phi(x), with
  * Phi(x) = (1 + erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2. With
@@ -167,37 +217,40 @@ static const float GELU_ERF_Q[11] = {-5.039490684e-02f, 3.397911470e-01f,  -1.01
 				     -1.668679277e-01f, -2.558208670e-01f, -2.603366253e-03f,
 				     5.643362153e-01f,	-3.561427091e-06f};
 
-/* Phi(x) for 8 lanes, and exp(-x^2 / 2) into *g (for the derivative). */
-AV_INLINE v8f gelu_phi8(v8f x, v8f *g)
-{
-	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1}, zero = one - one;
-	v8i neg = x < zero;
-	v8f ax = (v8f)((v8i)x & ~(v8i)(one * -0.0f));
-	v8f z = ax * 0.70710678118654752f, s = z * z;
-	v8f p = one * GELU_ERF_P[0];
-	for (int i = 1; i < 7; i++)
-		p = fma8(p, s, one * GELU_ERF_P[i]);
-	v8f e = z * p; /* erf(z), z < 1 */
-	v8i big = z >= one;
-	v8f zc = (v8f)(((v8i)z & big) | ((v8i)one & ~big)); /* max(z, 1) */
-	v8f t = one / zc, q = one * GELU_ERF_Q[0];
-	for (int i = 1; i < 11; i++)
-		q = fma8(q, t, one * GELU_ERF_Q[i]);
-	*g = vexp8(-s);
-	v8f c = *g * q; /* erfc(z), z >= 1 */
-	v8f lo = (v8f)(((v8i)(0.5f * c) & big) | ((v8i)(0.5f - 0.5f * e) & ~big)); /* Phi(-ax) */
-	v8f hi = (v8f)(((v8i)(1.0f - 0.5f * c) & big) | ((v8i)(0.5f + 0.5f * e) & ~big));
-	return (v8f)(((v8i)lo & neg) | ((v8i)hi & ~neg));
-}
-
-/* gelu(x) = x Phi(x); its derivative Phi(x) + x phi(x) into *dg (or NULL),
- * phi(x) = exp(-x^2 / 2) / sqrt(2 pi). */
-AV_INLINE v8f gelu_erf8(v8f x, v8f *dg)
-{
-	v8f g, phi = gelu_phi8(x, &g);
-	if (dg)
-		*dg = phi + x * g * 0.39894228040143268f;
-	return x * phi;
-}
+/* Phi(x), and exp(-x^2 / 2) into *g (for the derivative); gelu(x) =
+ * x Phi(x), its derivative Phi(x) + x phi(x) into *dg (or NULL), phi(x) =
+ * exp(-x^2 / 2) / sqrt(2 pi). For 8 and 16 lanes (gelu_phi8, gelu_erf8;
+ * gelu_phi16, gelu_erf16), the same arithmetic lane by lane. */
+#define AV_DEFINE_GELU_ERF(W, VF, VI)                                                              \
+	AV_INLINE VF gelu_phi##W(VF x, VF *g)                                                      \
+	{                                                                                          \
+		const VF one = (VF){0} + 1.0f, zero = one - one;                                   \
+		VI neg = x < zero;                                                                 \
+		VF ax = (VF)((VI)x & ~(VI)(one * -0.0f));                                          \
+		VF z = ax * 0.70710678118654752f, s = z * z;                                       \
+		VF p = one * GELU_ERF_P[0];                                                        \
+		for (int i = 1; i < 7; i++)                                                        \
+			p = fma##W(p, s, one * GELU_ERF_P[i]);                                     \
+		VF e = z * p; /* erf(z), z < 1 */                                                  \
+		VI big = z >= one;                                                                 \
+		VF zc = (VF)(((VI)z & big) | ((VI)one & ~big)); /* max(z, 1) */                    \
+		VF t = one / zc, q = one * GELU_ERF_Q[0];                                          \
+		for (int i = 1; i < 11; i++)                                                       \
+			q = fma##W(q, t, one * GELU_ERF_Q[i]);                                     \
+		*g = vexp##W(-s);                                                                  \
+		VF c = *g * q; /* erfc(z), z >= 1 */                                               \
+		VF lo = (VF)(((VI)(0.5f * c) & big) | ((VI)(0.5f - 0.5f * e) & ~big));             \
+		VF hi = (VF)(((VI)(1.0f - 0.5f * c) & big) | ((VI)(0.5f + 0.5f * e) & ~big));      \
+		return (VF)(((VI)lo & neg) | ((VI)hi & ~neg)); /* Phi(-ax), Phi(ax) */             \
+	}                                                                                          \
+	AV_INLINE VF gelu_erf##W(VF x, VF *dg)                                                     \
+	{                                                                                          \
+		VF g, phi = gelu_phi##W(x, &g);                                                    \
+		if (dg)                                                                            \
+			*dg = phi + x * g * 0.39894228040143268f;                                  \
+		return x * phi;                                                                    \
+	}
+AV_DEFINE_GELU_ERF(8, v8f, v8i)
+AV_DEFINE_GELU_ERF(16, v16f, v16i)
 
 #endif

@@ -364,10 +364,19 @@ void attention_backward_ref(float *dqkv, float *work, const float *dout, const f
 /* ---- GELU --------------------------------------------------------------- */
 
 /* d: dL/dgelu in; out: dL/dx, accumulated into dx unless dx == d (the
- * formulas are in vec8.h). */
-AV_CLONES static void gelu_backward_lanes(float *dx, const float *d, const float *x, long n)
+ * formulas are in vec8.h). wide: 16 lanes first (the AVX-512 version);
+ * element by element, the same bits at every width. */
+AV_INLINE void gelu_backward_lanes(float *dx, const float *d, const float *x, long n, bool wide)
 {
-	for (long i = 0; i < n; i += 8) {
+	long i = 0;
+	for (; wide && i + 16 <= n; i += 16) {
+		v16f xv = load16(x + i);
+		v16f r = load16(d + i) * gelu_dg16(xv, gelu_e16(xv));
+		if (dx != d)
+			r += load16(dx + i);
+		store16(dx + i, r);
+	}
+	for (; i < n; i += 8) {
 		int k = n - i < 8 ? (int)(n - i) : 8;
 		v8f xv = k == 8 ? load8(x + i) : load_part(x + i, k, 0.0f);
 		v8f dv = k == 8 ? load8(d + i) : load_part(d + i, k, 0.0f);
@@ -381,9 +390,22 @@ AV_CLONES static void gelu_backward_lanes(float *dx, const float *d, const float
 	}
 }
 
+AV_CLONES static void gelu_backward8(float *dx, const float *d, const float *x, long n)
+{
+	gelu_backward_lanes(dx, d, x, n, false);
+}
+
+AV_WIDE static void gelu_backward16(float *dx, const float *d, const float *x, long n)
+{
+	gelu_backward_lanes(dx, d, x, n, true);
+}
+
 void gelu_backward(float *dinp, const float *inp, const float *dout, int N)
 {
-	gelu_backward_lanes(dinp, dout, inp, N);
+	if (av_wide())
+		gelu_backward16(dinp, dout, inp, N);
+	else
+		gelu_backward8(dinp, dout, inp, N);
 }
 
 /* d *= dg, element by element. */
@@ -401,9 +423,10 @@ AV_CLONES void gelu_backward_saved(float *d, const float *dg, long n)
 /* One row of the loss: returns -log softmax(l)[y] and the argmax; if dscale
  * != 0, l becomes dscale * (softmax(l) - onehot(y)). Max, exponentials and
  * sums run over 8 lanes in a fixed order (the sum is combined lane by lane
- * at the end), so the result does not depend on anything but the row. */
-AV_CLONES double crossentropy_row(float *l, int V, int y, float dscale, const float *bias,
-				  float *dbias, int *arg)
+ * at the end; the exponentials 16 at a time, added a half at a time), so
+ * the result does not depend on anything but the row, nor on the width. */
+AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const float *bias,
+				    float *dbias, int *arg, bool wide)
 {
 	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
 	v8f mx8 = one * -INFINITY;
@@ -440,7 +463,16 @@ AV_CLONES double crossentropy_row(float *l, int V, int y, float dscale, const fl
 	float ly = l[y];
 
 	v8f sum8 = one * 0.0f, m8 = one * mx;
-	for (j = 0; j + 8 <= V; j += 8) {
+	v16f m16 = (v16f){0} + mx;
+	for (j = 0; wide && j + 16 <= V; j += 16) {
+		/* 16 lanes, the sum still in the order of 8 (a half at a time) */
+		v16f e = vexp16(load16(l + j) - m16);
+		sum8 += half16(e, 0);
+		sum8 += half16(e, 1);
+		if (dscale != 0.0f)
+			store16(l + j, e);
+	}
+	for (; j + 8 <= V; j += 8) {
 		v8f e = vexp8(load8(l + j) - m8);
 		sum8 += e;
 		if (dscale != 0.0f)
@@ -482,6 +514,26 @@ AV_CLONES double crossentropy_row(float *l, int V, int y, float dscale, const fl
 	}
 	/* -log softmax_y = log sum exp(l - mx) - (l_y - mx) */
 	return log(sum) - (double)(ly - mx);
+}
+
+AV_CLONES static double crossentropy_row8(float *l, int V, int y, float dscale, const float *bias,
+					  float *dbias, int *arg)
+{
+	return crossentropy_lanes(l, V, y, dscale, bias, dbias, arg, false);
+}
+
+AV_WIDE static double crossentropy_row16(float *l, int V, int y, float dscale, const float *bias,
+					 float *dbias, int *arg)
+{
+	return crossentropy_lanes(l, V, y, dscale, bias, dbias, arg, true);
+}
+
+double crossentropy_row(float *l, int V, int y, float dscale, const float *bias, float *dbias,
+			int *arg)
+{
+	if (av_wide())
+		return crossentropy_row16(l, V, y, dscale, bias, dbias, arg);
+	return crossentropy_row8(l, V, y, dscale, bias, dbias, arg);
 }
 
 typedef struct ce_ctx {

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The AVX-512 versions of the softmaxes, GELU and the loss (16 lanes,
+# src/core/vec8.h) give the bits of the 8-lane code: every --dump (attention,
+# scores, predictions) and a training's model file, byte for byte, with and
+# without ATTNVIEW_NO_AVX512. --version must name the two codes, so the
+# comparison is known to compare two of them. Skipped (77) on a CPU without
+# AVX-512 (x86-64-v4: F, BW, CD, DQ and VL), where only the 8-lane code runs.
+set -u
+bin=${ATTNVIEW_BIN:?set by meson}
+data=${ATTNVIEW_TEST_DATA:?set by meson}
+root=$data/..
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+for f in avx512f avx512bw avx512cd avx512dq avx512vl; do
+	case " $flags " in *" $f "*) ;; *)
+		echo "skipped: this CPU has no $f: only the 8-lane code runs here"
+		exit 77 ;;
+	esac
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 checks=0
+fail() {
+	fails=$((fails + 1))
+	echo "FAIL: $*" >&2
+}
+
+wide=$("$bin" --version | sed -n 's/^vector code: //p')
+narrow=$(ATTNVIEW_NO_AVX512=1 "$bin" --version | sed -n 's/^vector code: //p')
+case $wide in AVX-512*) ;; *) fail "--version without ATTNVIEW_NO_AVX512: '$wide'" ;; esac
+case $narrow in AVX-512* | "") fail "--version with ATTNVIEW_NO_AVX512=1: '$narrow'" ;; esac
+
+# Texts that end in every part of a row: within the first 8 or 16 lanes, on
+# a block's edge, in the 8-lane remainder and in the tail.
+text=$(tr -d '\n#*`|' <"$root/README.md" | head -c 4000)
+for model in "$root/assets/builtin.attn" "$root/assets/builtin-causal.attn" \
+	"$data/models/notes.attn" "$data/golden/fwd_masked.attn" "$data/golden/nanogpt.attn"; do
+	for len in 1 7 8 15 16 17 24 31 33 47 128; do
+		t=${text:0:len}
+		"$bin" --dump --format json --top 20 --model "$model" --text "$t" >"$tmp/w" 2>&1
+		ATTNVIEW_NO_AVX512=1 "$bin" --dump --format json --top 20 --model "$model" \
+			--text "$t" >"$tmp/n" 2>&1
+		checks=$((checks + 1))
+		cmp -s "$tmp/w" "$tmp/n" || fail "--dump of $(basename "$model") on $len characters" \
+			"differs with ATTNVIEW_NO_AVX512=1: $(cmp "$tmp/w" "$tmp/n" | head -1)"
+	done
+done
+
+# Training: the forward, GELU's derivative and the loss of every step (a
+# vocabulary of some 80 characters: the loss's rows end in a tail).
+export SOURCE_DATE_EPOCH=1767225600
+tr -d '\n' <"$root/README.md" | head -c 60000 >"$tmp/corpus.txt"
+for obj in masked causal; do
+	mkdir -p "$tmp/w_$obj" "$tmp/n_$obj"
+	opts=(--objective "$obj" --steps 12 --dim 48 --heads 3 --layers 2 --context 40 --batch 8
+		--threads 2 --eval-every 0)
+	"$bin" --train "$tmp/corpus.txt" -o "$tmp/w_$obj/m.attn" "${opts[@]}" >/dev/null 2>&1 ||
+		fail "--train --objective $obj failed"
+	ATTNVIEW_NO_AVX512=1 "$bin" --train "$tmp/corpus.txt" -o "$tmp/n_$obj/m.attn" \
+		"${opts[@]}" >/dev/null 2>&1 || fail "--train --objective $obj (8 lanes) failed"
+	checks=$((checks + 1))
+	cmp -s "$tmp/w_$obj/m.attn" "$tmp/n_$obj/m.attn" ||
+		fail "--train --objective $obj: the model files differ with ATTNVIEW_NO_AVX512=1"
+done
+
+echo "avx512: $checks comparisons ($wide against $narrow), $fails failed"
+[ "$fails" -eq 0 ]
