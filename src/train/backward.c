@@ -463,10 +463,9 @@ AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const 
 	float ly = l[y];
 
 	v8f sum8 = one * 0.0f, m8 = one * mx;
-	v16f m16 = (v16f){0} + mx;
 	for (j = 0; wide && j + 16 <= V; j += 16) {
 		/* 16 lanes, the sum still in the order of 8 (a half at a time) */
-		v16f e = vexp16(load16(l + j) - m16);
+		v16f e = vexp16(load16(l + j) - ((v16f){0} + mx));
 		sum8 += half16(e, 0);
 		sum8 += half16(e, 1);
 		if (dscale != 0.0f)
