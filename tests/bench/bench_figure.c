@@ -5,6 +5,7 @@
  * roles included), the layout and the file, per format; then the whole
  * program, attnview --export, as a user runs it (start-up and model loading
  * included). Medians of REPS runs. */
+#include "attnview/blas.h"
 #include "attnview/figure.h"
 #include "attnview/modelfile.h"
 
@@ -48,8 +49,10 @@ static long file_size(const char *path)
 	return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
+	blas_ensure_fast_kernel(argv); /* the kernel the CPU can run (blas.h) */
 	av_error err;
 	model *m = model_builtin(&err);
 	if (!m) {

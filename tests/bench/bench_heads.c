@@ -10,6 +10,7 @@
  * the expectation and the label, and the agreement; never asserted.
  * `meson test --benchmark labeller_real --verbose`. */
 #include "attnview/analysis.h"
+#include "attnview/blas.h"
 #include "attnview/modelfile.h"
 #include "picture.h"
 #include "writes.h"
@@ -202,6 +203,7 @@ static int survey(const char *name, bool print)
 
 int main(int argc, char **argv)
 {
+	blas_ensure_fast_kernel(argv); /* the kernel the CPU can run (blas.h) */
 	if (argc == 3 && !strcmp(argv[1], "--survey"))
 		return survey(argv[2], true);
 	int agree = 0, total = (int)(sizeof expects / sizeof expects[0]);

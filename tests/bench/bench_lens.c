@@ -8,6 +8,7 @@
  * the view's Alt-U asks on its worker, and for every row, as --dump
  * --faithfulness does. Median of a few runs each (fewer for the slow ones);
  * figures printed, never asserted (meson test --benchmark lens). */
+#include "attnview/blas.h"
 #include "attnview/circuits.h"
 #include "attnview/faith.h"
 #include "attnview/lens.h"
@@ -97,8 +98,10 @@ static void line(const char *what, double ms)
 	printf("  %-44s %9.1f ms  %7.2f frames\n", what, ms, ms / FRAME_MS);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
+	blas_ensure_fast_kernel(argv); /* the kernel the CPU can run (blas.h) */
 	const char *names[] = {"builtin", "builtin-causal"};
 	for (int i = 0; i < 2; i++) {
 		av_error err;

@@ -54,6 +54,7 @@ static void on_step(const train_progress *p, void *ctx)
 
 int main(int argc, char **argv)
 {
+	blas_ensure_fast_kernel(argv); /* the kernel the CPU can run (blas.h) */
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_timeline CORPUS [--causal] [--steps N]\n");
 		return 2;

@@ -7,6 +7,7 @@
  * a few of the split; wall and CPU time (the machine may be shared); figures printed, never
  * asserted (meson test
  * --benchmark why). */
+#include "attnview/blas.h"
 #include "attnview/modelfile.h"
 #include "attnview/patch.h"
 #include "attnview/score_split.h"
@@ -79,8 +80,10 @@ static void bench(const char *name)
 	model_destroy(m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
+	blas_ensure_fast_kernel(argv); /* the kernel the CPU can run (blas.h) */
 	bench("builtin");
 	bench("builtin-causal");
 	return 0;

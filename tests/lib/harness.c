@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "attnview/blas.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,17 @@ int test_failures;
 int test_checks;
 
 char *openblas_get_corename(void);
+
+/* Before main, as the program does first thing: where OpenBLAS does not
+ * know the CPU (an Intel Xeon it takes for a Prescott), start again on the
+ * kernel the CPU can run. A test that names a kernel (tests/ci/kernel.sh,
+ * valgrind.sh) sets OPENBLAS_CORETYPE and keeps it. glibc passes main's
+ * arguments to the constructors of the executable. */
+__attribute__((constructor)) static void harness_fast_kernel(int argc, char **argv)
+{
+	(void)argc;
+	blas_ensure_fast_kernel(argv);
+}
 
 int test_summary(const char *name)
 {
