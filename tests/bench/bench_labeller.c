@@ -9,14 +9,19 @@
  * Then the picture: on every head-text, those left out too, whether each
  * role the label names holds in the rows' maxima as the tests read them
  * (tests/lib/picture.h), and whether a label hides an induction head.
- * Last, how much each head writes into the residual stream, idle heads
- * against carrying ones, and the figures a labeller that called the
- * quietest heads quiet would have.
+ * Last, two signals a labeller could add to the picture, idle heads
+ * against carrying ones: how much each head writes into the residual
+ * stream, and what switching it off on the text itself costs (the loss
+ * over the text's every position, as --ablate and the view's Alt-A give
+ * it), with the figures a labeller that called the heads under a bar
+ * quiet would have.
  * Printed, never asserted: `meson test --benchmark labeller --verbose`.
  *
  *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
  *                                             head, every task) */
 #include "attnview/analysis.h"
+#include "attnview/blas.h"
+#include "attnview/explain.h"
 #include "attnview/lab.h"
 #include "picture.h"
 #include "writes.h"
@@ -31,6 +36,8 @@ typedef struct instance {
 	role_kind truth; /* ROLE_NKINDS: carries nothing */
 	role_scores rs;
 	double writes; /* what the head adds to the stream over the stream */
+	double off;    /* the text's loss with the head switched off, minus with
+			  every head (nats a character) */
 } instance;
 
 static instance *inst;
@@ -74,7 +81,7 @@ static void check_picture(const attn_matrix *a, const token *tok, const role_sco
  * side of the measurement. */
 #define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
 
-static void push(role_kind truth, const role_scores *rs, double writes)
+static void push(role_kind truth, const role_scores *rs, double writes, double off)
 {
 	if (truth == EXCLUDED)
 		return;
@@ -84,7 +91,28 @@ static void push(role_kind truth, const role_scores *rs, double writes)
 		if (!inst)
 			exit(1);
 	}
-	inst[ninst++] = (instance){cur_task, truth, *rs, writes};
+	inst[ninst++] = (instance){cur_task, truth, *rs, writes, off};
+}
+
+/* The loss over every position of tok[0..T) (model_text_loss) with head
+ * `head` (l * H + h) switched off, or none (-1); NAN if it fails. */
+static double text_loss(const model *m, const token *tok, int T, int head)
+{
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	activations a = {0};
+	av_error err;
+	double loss = NAN;
+	int count;
+	if (!activations_init(&a, &m->cfg, 1, T, T, &err))
+		return NAN;
+	if (head >= 0) {
+		off[head] = 1;
+		a.ablate = off;
+	}
+	if (!model_text_loss(m, &a, tok, T, &loss, &count, &err))
+		loss = NAN;
+	activations_finish(&a);
+	return loss;
 }
 
 /* Label every head of m on the task's texts; truth[l * H + h] per head. */
@@ -104,13 +132,15 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		attn_result r;
 		if (!model_attend(m, &ws, tok, T, 0, &r, &err))
 			break;
+		const double base = text_loss(m, tok, T, -1);
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++) {
 				attn_matrix a = attn_result_head(&r, l, h);
 				role_scores rs;
 				head_roles(&rs, &a, r.tokens);
 				check_picture(&a, r.tokens, &rs, t->name, l, h);
-				push(truth[l * H + h], &rs, head_writes(m, &ws, T, l, h));
+				push(truth[l * H + h], &rs, head_writes(m, &ws, T, l, h),
+				     text_loss(m, tok, T, l * H + h) - base);
 			}
 		attn_result_finish(&r);
 	}
@@ -221,10 +251,17 @@ static bool named(const role_scores *rs, role_kind r)
 	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
 }
 
+/* The signal a labeller could hold a head-text to. */
+static double signal(const instance *in, bool by_off)
+{
+	return by_off ? in->off : in->writes;
+}
+
 /* Precision and recall, role by role, of the labels of the head-texts
- * whose head writes `quiet` or more of its stream (-1: every head-text);
- * "broad" on a head that carries nothing is right, and counted nowhere. */
-static void label_table(double quiet)
+ * whose signal (what the head writes; by_off: what switching it off costs)
+ * is `quiet` or more (-INFINITY: every head-text); "broad" on a head that
+ * carries nothing is right, and counted nowhere. */
+static void label_table(double quiet, bool by_off)
 {
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
@@ -233,7 +270,8 @@ static void label_table(double quiet)
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
 			bool want = inst[i].truth == (role_kind)r,
-			     got = inst[i].writes >= quiet && named(&inst[i].rs, (role_kind)r);
+			     got = signal(&inst[i], by_off) >= quiet &&
+				   named(&inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
 		}
 		char line[96];
@@ -246,7 +284,7 @@ static void label_table(double quiet)
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
-	label_table(-1);
+	label_table(-INFINITY, false);
 }
 
 static int by_double(const void *a, const void *b)
@@ -255,31 +293,50 @@ static int by_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* How loud the carrying heads and the idle ones are (head_writes), and the
- * precision and recall each role would have if a head that writes under a
- * bar were called quiet instead of its role: what the labeller could
- * gain from the activations, which its callers do not pass today. */
+/* The signal's spread over the carrying head-texts and the idle ones. */
+static void spread(double *v, bool by_off, const char *what, int decimals)
+{
+	for (int idle = 0; idle <= 1; idle++) {
+		size_t k = 0;
+		for (size_t i = 0; i < ninst; i++)
+			if ((inst[i].truth == ROLE_NKINDS) == idle &&
+			    isfinite(signal(&inst[i], by_off)))
+				v[k++] = signal(&inst[i], by_off);
+		if (!k)
+			continue;
+		qsort(v, k, sizeof *v, by_double);
+		printf("%s heads (%zu head-texts) %s: min %.*f", idle ? "idle" : "carrying", k,
+		       what, decimals, v[0]);
+		const int at[] = {10, 25, 50, 75, 90};
+		for (int q = 0; q < 5; q++) {
+			printf(", %d%% %.*f", at[q], decimals, v[(size_t)at[q] * (k - 1) / 100]);
+		}
+		printf(", max %.*f\n", decimals, v[k - 1]);
+	}
+}
+
+/* Two signals beyond the picture, idle heads against carrying ones: how
+ * loud a head is (head_writes) and what switching it off on the text costs;
+ * and the precision and recall each role would have if a head under a bar
+ * were called quiet instead of its role. Neither is the labeller's: its
+ * callers pass the weights alone, and these figures say what the
+ * activations or a pass a head would buy. */
 static void report_quiet(void)
 {
 	double *v = malloc(ninst * sizeof *v);
 	if (!v)
 		return;
-	for (int idle = 0; idle <= 1; idle++) {
-		size_t k = 0;
-		for (size_t i = 0; i < ninst; i++)
-			if ((inst[i].truth == ROLE_NKINDS) == idle)
-				v[k++] = inst[i].writes;
-		if (!k)
-			continue;
-		qsort(v, k, sizeof *v, by_double);
-		printf("%s heads (%zu head-texts) write, over what they read: min %.2f, "
-		       "10%% %.2f, median %.2f, 90%% %.2f\n",
-		       idle ? "idle" : "carrying", k, v[0], v[k / 10], v[k / 2], v[9 * k / 10]);
-	}
+	spread(v, false, "write, over what they read", 2);
+	spread(v, true, "switched off: the loss over the text, after minus before", 3);
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	label_table(bar);
+	label_table(bar, false);
+	const double cost = 0.02;
+	printf("\nwith heads whose switching off costs under %.2f nats a character called "
+	       "quiet:\n",
+	       cost);
+	label_table(cost, true);
 }
 
 /* The labels against the picture, role by role. */
@@ -326,6 +383,8 @@ static void report_sweep(void)
 
 int main(int argc, char **argv)
 {
+	blas_ensure_fast_kernel(argv);	  /* the kernel the CPU can run (blas.h) */
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each run's line as it ends */
 	int seeds = argc > 1 ? atoi(argv[1]) : 3, texts = argc > 2 ? atoi(argv[2]) : 8;
 	for (int i = 0; i < lab_ntasks(); i++) {
 		bool want = argc <= 3;
