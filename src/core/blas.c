@@ -54,6 +54,15 @@ void blas_ensure_fast_kernel(char **argv)
 	if (setenv("OPENBLAS_CORETYPE", better, 1) != 0 ||
 	    setenv("ATTNVIEW_BLAS_RESTARTED", "1", 1) != 0)
 		return;
+	/* By its own path, so that the process keeps its name (ps, pgrep,
+	 * killall: an exec of /proc/self/exe would be called "exe"); by
+	 * /proc/self/exe if that path is gone (replaced while running). */
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len > 0) {
+		self[len] = '\0';
+		execv(self, argv);
+	}
 	execv("/proc/self/exe", argv);
 	/* exec failed: carry on with the slow kernel rather than not at all. */
 	unsetenv("OPENBLAS_CORETYPE");

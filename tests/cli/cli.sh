@@ -243,6 +243,26 @@ fi
 if [ -n "$better" ]; then
 	expect 0 "OpenBLAS kernel: $better" -- env -u OPENBLAS_CORETYPE \
 		ATTNVIEW_TEST_PICKED_CORE=Prescott "$bin" --version
+	# The restarted program keeps its name (ps, pgrep -x attnview, killall):
+	# held on a text it reads from a pipe no one writes yet, once its
+	# environment says it started again.
+	mkfifo "$tmp/held"
+	env -u OPENBLAS_CORETYPE ATTNVIEW_TEST_PICKED_CORE=Prescott "$bin" --dump \
+		--input "$tmp/held" >/dev/null 2>&1 &
+	held=$!
+	for _ in $(seq 200); do
+		tr '\0' '\n' <"/proc/$held/environ" 2>/dev/null |
+			grep -q '^ATTNVIEW_BLAS_RESTARTED=1$' && break
+		sleep 0.05
+	done
+	checks=$((checks + 1))
+	name=$(cat "/proc/$held/comm" 2>/dev/null)
+	if [ "$name" != attnview ]; then
+		fails=$((fails + 1))
+		echo "FAIL: after starting again on $better the process is called '$name'" >&2
+	fi
+	echo x >"$tmp/held"
+	wait "$held"
 fi
 
 echo "cli: $checks checks, $fails failed"
