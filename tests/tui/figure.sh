@@ -20,10 +20,21 @@ check "--figure-format gif: a usage error" \
 
 # Open the prompt, accept the name it offers; the name must be a new file in
 # the figure folder, then the file is there.
+# A summary or the overview needs every head of its layers from the worker:
+# until they are in, Enter says "the text is still being computed" and the
+# prompt stays open, and Enter again is what a user does.
 save_offered() { # EXPECTED-NAME
 	keys C-s
 	check "the prompt offers $1" wait_for "Write figure (.svg .png .pdf): $out/$1"
+	local tries=0
 	keys Enter
+	until wait_for "wrote $out/$1" 1; do
+		tries=$((tries + 1))
+		if [ $tries -ge 20 ] || ! screen | grep -qF "still being computed"; then
+			break
+		fi
+		keys Enter
+	done
 	check "the status line says $1 was written" wait_for "wrote $out/$1"
 	check "$1 exists" test -s "$out/$1"
 }
