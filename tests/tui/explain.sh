@@ -31,6 +31,9 @@ expect_screen "Query 2 "
 keys Tab Tab Tab Tab
 check "after the 4th head: the mean of the layer's heads" wait_for "Layer 0  mean of heads 0-3"
 want=$(json_cell "$j" '"layer": 0, "kind": "mean"' 2 1)
+# A summary waits for every head of its layer from the worker ("computing..."
+# until then): the panel's weight is read once it is there.
+check "the mean's weight in the panel" wait_for_re "│weight [0-9]"
 got=$(panel_weight)
 check "mean of layer 0 at (2,1): panel $got, dump $want" close "$got" "$want" 0.000001
 keys Tab
@@ -38,6 +41,7 @@ check "then the max" wait_for "Layer 0  max of heads 0-3"
 keys Tab
 check "then the rollout" wait_for "rollout through layer 0"
 want=$(json_cell "$j" '"rollout": \[' 2 1)
+check "the rollout's weight in the panel" wait_for_re "│weight [0-9]"
 got=$(panel_weight)
 check "rollout R_0 at (2,1): panel $got, dump $want" close "$got" "$want" 0.000001
 keys Tab
