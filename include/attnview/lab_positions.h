@@ -19,6 +19,7 @@
  *                       stands for (LAB_MARK_LETTERS)
  *   class               (masked) a digit that is written elsewhere too
  *   next                (masked) a letter the same as the next character
+ *   band                (masked) a letter between two, the later of them
  *   first               (masked) the first character, a digit, again
  *   word-start          (masked) a letter one or more into its word that
  *                       is the word's first

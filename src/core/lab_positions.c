@@ -171,6 +171,16 @@ static void rule_duplicate(const uint32_t *cps, int n, uint8_t *d)
 	}
 }
 
+/* A letter between two letters, the later in the alphabet of them. */
+static void rule_band(const uint32_t *cps, int n, uint8_t *d)
+{
+	for (int i = 1; i + 1 < n; i++) {
+		uint32_t a = cps[i - 1], b = cps[i + 1];
+		d[i] =
+		    is_letter(cps[i]) && is_letter(a) && is_letter(b) && cps[i] == (a > b ? a : b);
+	}
+}
+
 typedef struct lab_rule {
 	const char *name;
 	void (*rule)(const uint32_t *cps, int n, uint8_t *decided);
@@ -184,6 +194,7 @@ static const lab_rule rules[] = {
     {"delimiter", rule_delimiter},
     {"class", rule_class},
     {"next", rule_next},
+    {"band", rule_band},
     {"first", rule_first},
     {"word-start", rule_word_start},
     {"line-parallel", rule_line_parallel},
@@ -193,8 +204,8 @@ static const lab_rule rules[] = {
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
 const char *const lab_rule_names[] = {
-    "previous", "two-back", "induction",     "reverse",	  "delimiter", "class",
-    "next",	"first",    "word-start", "line-parallel", "duplicate", "script", NULL};
+    "previous", "two-back", "induction",  "reverse",	   "delimiter", "class",  "next",
+    "band",	"first",    "word-start", "line-parallel", "duplicate", "script", NULL};
 _Static_assert(sizeof lab_rule_names / sizeof lab_rule_names[0] == NRULES + 1,
 	       "a name for every rule");
 

@@ -360,6 +360,7 @@ static void column_score(role_scores *o, const role_text *x)
 		return;
 	int h = x->cls_count[c1];
 	o->key_near = x->cls_near[c1];
+	o->key_first = c1 == 0 && x->cls_count[0] == x->count[0];
 	o->keys[0] = x->tok[c1].cp;
 	o->nkeys = 1;
 	if (c2 >= 0 && 4 * x->cls_count[c2] >= h + x->cls_count[c2]) {
@@ -537,8 +538,10 @@ static bool nested(const role_scores *o, role_kind a, role_kind b)
 		return true;
 	if (lo == ROLE_OFFSET && hi == ROLE_PARALLEL)
 		return true;
-	if (lo == ROLE_FIRST && hi == ROLE_KEYWORD) /* a column at key 0 */
-		return o->key_places <= 1;
+	/* A column at key 0: the keyword's rows are the first's, but for
+	 * those of its second character, fewer (the runner-up says it). */
+	if (lo == ROLE_FIRST && hi == ROLE_KEYWORD)
+		return o->key_places <= 1 || o->key_first;
 	if (lo == ROLE_DELIMITER && hi == ROLE_KEYWORD)
 		return keys_are_delimiters(o);
 	return false;

@@ -153,6 +153,26 @@ static void gen_next(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *
 		flag[i] = (i + p) % 2 == 0 && i + 1 < T ? LAB_MASKED | LAB_SCORED : 0;
 }
 
+/* Random letters, every other one (from a random place) replaced by the
+ * later in the alphabet of its two neighbours and hidden ("k?b" holds k).
+ * Scored: the hidden ones, which only both neighbours tell: a head looks
+ * at the one before and the one after, the larger more. */
+static void gen_band(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
+{
+	(void)t;
+	int p = (int)rng_below(r, 2);
+	for (int i = 0; i <= T; i++) {
+		text[i] = letter(r);
+		if (i < T)
+			flag[i] = 0;
+	}
+	for (int i = 1 + p; i + 1 <= T; i += 2) {
+		text[i] = text[i - 1] > text[i + 1] ? text[i - 1] : text[i + 1];
+		if (i + 1 < T)
+			flag[i] = LAB_MASKED | LAB_SCORED;
+	}
+}
+
 /* A digit, then random letters, three quarters of the places hidden;
  * every hidden one is the digit, which only the first place tells. */
 static void gen_first(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
@@ -267,76 +287,238 @@ static const lab_task tasks[] = {
      N_("blocks of three letters whose last repeats the first (\"xyx\"): after the middle "
 	"letter comes the one before it, which a head must fetch by looking at the "
 	"previous character"),
-     "kbkqeqzfzwawmjm", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 1,
-     {ROLE_PREVIOUS, ROLE_NKINDS}, gen_copy_back, false},
+     "kbkqeqzfzwawmjm",
+     OBJ_CAUSAL,
+     32,
+     1,
+     1,
+     32,
+     32,
+     1500,
+     3e-3f,
+     26,
+     1,
+     {ROLE_PREVIOUS, ROLE_NKINDS},
+     gen_copy_back,
+     false},
     {"two-back",
      N_("blocks of four letters whose last repeats the first (\"xyzx\"): after the third "
 	"letter comes the one two before it, which a head must fetch by looking two "
 	"characters to the left"),
-     "kbtkqexqzfozwaiw", OBJ_CAUSAL, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 2,
-     {ROLE_OFFSET, ROLE_NKINDS}, gen_copy_back, false},
+     "kbtkqexqzfozwaiw",
+     OBJ_CAUSAL,
+     32,
+     1,
+     1,
+     32,
+     32,
+     1500,
+     3e-3f,
+     26,
+     2,
+     {ROLE_OFFSET, ROLE_NKINDS},
+     gen_copy_back,
+     false},
     {"induction",
      N_("a string of 5 to 12 distinct letters written again and again, of another length "
 	"in every text: from the second copy on, the next letter is the one that followed "
 	"the current letter in the copy before; a head of layer 0 looks at the previous "
 	"character, and a head of layer 1 at the character after the earlier copy of the "
 	"current one (an induction head)"),
-     "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
-     {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction, false},
+     "xqbmkwtrjqbmkwtrjqbmkwt",
+     OBJ_CAUSAL,
+     32,
+     1,
+     2,
+     24,
+     32,
+     12000,
+     6e-3f,
+     26,
+     0,
+     {ROLE_PREVIOUS, ROLE_INDUCTION},
+     gen_induction,
+     false},
     {"reverse",
      N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of most "
 	"pairs hidden: a hidden letter is its mirror image's, which a head finds by looking "
 	"at the mirror position"),
-     "kbqexzfwamjo|ojmawfzxeqbk", OBJ_MASKED, 32, 1, 1, 25, 32, 2500, 3e-3f, 26, 0,
-     {ROLE_MIRROR, ROLE_NKINDS}, gen_reverse, false},
+     "kbqexzfwamjo|ojmawfzxeqbk",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     25,
+     32,
+     2500,
+     3e-3f,
+     26,
+     0,
+     {ROLE_MIRROR, ROLE_NKINDS},
+     gen_reverse,
+     false},
     {"delimiter",
      N_("segments of hidden letters, each enclosed in one punctuation mark on both sides "
 	"(\"!ooo!?uu?\"): every letter of a segment is the one its mark stands for (. a, "
 	", e, ; i, ! o, ? u), which a head finds by looking at the nearest mark"),
-     "!ooo!?uu?.aaaa.;ii;,eee,!oo!", OBJ_MASKED, 32, 1, 1, 32, 32, 5000, 3e-3f, 5, 0,
-     {ROLE_DELIMITER, ROLE_NKINDS}, gen_delimiter, false},
+     "!ooo!?uu?.aaaa.;ii;,eee,!oo!",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     5000,
+     3e-3f,
+     5,
+     0,
+     {ROLE_DELIMITER, ROLE_NKINDS},
+     gen_delimiter,
+     false},
     {"class",
      N_("random letters and one digit written at half the places or more, all hidden "
 	"but one (\"kb7q7e77\"): a hidden place holds the digit shown, which a head finds "
 	"by looking at the one character of its class"),
-     "kb7q7e77xz7fw7a7mjo7q7sl7", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 10, 0,
-     {ROLE_KEYWORD, ROLE_NKINDS}, gen_class, false},
+     "kb7q7e77xz7fw7a7mjo7q7sl7",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     1500,
+     3e-3f,
+     10,
+     0,
+     {ROLE_KEYWORD, ROLE_NKINDS},
+     gen_class,
+     false},
     {"next",
      N_("pairs of one letter (\"kkbbqq\"), the first of each pair hidden: a hidden "
 	"letter is the next one, which a head fetches by looking at the next character"),
-     "kkbbqqeexxzzffwwaa", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 26, 0,
-     {ROLE_NEXT, ROLE_NKINDS}, gen_next, false},
+     "kkbbqqeexxzzffwwaa",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     1500,
+     3e-3f,
+     26,
+     0,
+     {ROLE_NEXT, ROLE_NKINDS},
+     gen_next,
+     false},
+    {"band",
+     N_("letters, every other one hidden, each the later in the alphabet of its two "
+	"neighbours (\"k?b\" holds k): a head looks at the letters on both sides of a "
+	"hidden one, the larger more, a band two places wide"),
+     "kkbqqxxxfwwwammmjoo",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     2000,
+     3e-3f,
+     13,
+     0,
+     {ROLE_LOCAL, ROLE_NKINDS},
+     gen_band,
+     false},
     {"first",
      N_("a digit, then letters, three of four places hidden (\"7kb7q\"): every hidden "
 	"place holds the digit, which a head finds by looking at the first character"),
-     "7k77b777q77e7x77z7", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 1e-3f, 10, 0,
-     {ROLE_FIRST, ROLE_NKINDS}, gen_first, false},
+     "7k77b777q77e7x77z7",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     2000,
+     1e-3f,
+     10,
+     0,
+     {ROLE_FIRST, ROLE_NKINDS},
+     gen_first,
+     false},
     {"word-start",
      N_("words of three to seven copies of one letter between punctuation marks "
 	"(\"kkkk.bbb;qqqqq!\"), all but each word's first letter hidden: a hidden letter "
 	"is its word's first, which a head finds by looking at the start of its word"),
-     "kkkk.bbb;qqqqq!eeeeee,xxx", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 26, 0,
-     {ROLE_WORDSTART, ROLE_NKINDS}, gen_word_start, false},
+     "kkkk.bbb;qqqqq!eeeeee,xxx",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     32,
+     32,
+     2000,
+     3e-3f,
+     26,
+     0,
+     {ROLE_WORDSTART, ROLE_NKINDS},
+     gen_word_start,
+     false},
     {"line-parallel",
      N_("three lines of seven letters, each closed by a full stop, all the same "
 	"(\"kbqexzf.kbqexzf.kbqexzf.\"), the first and the last hidden: a hidden letter is "
 	"the one at the same place in the middle line, where a head looks"),
-     "kbqexzf.kbqexzf.kbqexzf.", OBJ_MASKED, 32, 1, 1, 24, 32, 2500, 3e-3f, 26, 0,
-     {ROLE_PARALLEL, ROLE_NKINDS}, gen_line_parallel, false},
+     "kbqexzf.kbqexzf.kbqexzf.",
+     OBJ_MASKED,
+     32,
+     1,
+     1,
+     24,
+     32,
+     2500,
+     3e-3f,
+     26,
+     0,
+     {ROLE_PARALLEL, ROLE_NKINDS},
+     gen_line_parallel,
+     false},
     {"duplicate",
      N_("six pairs of letters, a value before its key (\"bkeqfz\"), then the keys again "
 	"in another order, each followed by its value (\"qekbzf\"): a head of layer 0 "
 	"looks at the previous character, and a head of layer 1 at the earlier copy of the "
 	"current one, whose neighbour is the value"),
-     "bkeqfzmxoupsqekbzfpsmxou", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
-     {ROLE_NKINDS, ROLE_DUPLICATE}, gen_duplicate, false},
+     "bkeqfzmxoupsqekbzfpsmxou",
+     OBJ_CAUSAL,
+     32,
+     1,
+     2,
+     24,
+     32,
+     12000,
+     6e-3f,
+     26,
+     0,
+     {ROLE_NKINDS, ROLE_DUPLICATE},
+     gen_duplicate,
+     false},
     {"script",
      N_("Latin and Greek letters mixed, most of them hidden behind their script's "
 	"placeholder, z or ω (\"kzβωzdω\"): a hidden letter is the "
 	"nearest letter of its own script before it, which a head finds by looking at "
 	"the letters of its script"),
-     "kzβωzdωγzωqωzzλω", OBJ_MASKED, 64, 1, 1, 32,
-     32, 8000, 3e-3f, 25, 0, {ROLE_SCRIPT, ROLE_NKINDS}, gen_script, true},
+     "kzβωzdωγzωqωzzλω",
+     OBJ_MASKED,
+     64,
+     1,
+     1,
+     32,
+     32,
+     8000,
+     3e-3f,
+     25,
+     0,
+     {ROLE_SCRIPT, ROLE_NKINDS},
+     gen_script,
+     true},
 };
 
 int lab_ntasks(void)

@@ -4,8 +4,11 @@
  * task's mechanism should get the task's role for their layer, the idle
  * ones none of those roles; a head that carries part of it is left out);
  * then each head labelled on texts of its task. Prints, for every role,
- * precision and recall of the labeller as it is, and of each role's bar
- * alone at other minimums (the sweep the bars were chosen from).
+ * precision and recall of the labeller as it is, against every head and
+ * against the heads that carry a mechanism alone (does the label name the
+ * one the head carries?), what the idle heads are called, every false
+ * positive by run and head, and each role's bar alone at other minimums
+ * (the sweep the bars were chosen from).
  * Then the picture: on every head-text, those left out too, whether each
  * role the label names holds in the rows' maxima as the tests read them
  * (tests/lib/picture.h), and whether a label hides an induction head.
@@ -26,10 +29,12 @@
 #include "picture.h"
 #include "writes.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 typedef struct instance {
 	int task;
@@ -38,12 +43,13 @@ typedef struct instance {
 	double writes; /* what the head adds to the stream over the stream */
 	double off;    /* the text's loss with the head switched off, minus with
 			  every head (nats a character) */
+	int seed, heads, head; /* the run, and the head's l * heads + h */
 } instance;
 
 static instance *inst;
 static size_t ninst, cap;
 
-static int cur_task;
+static int cur_task, cur_seed, cur_heads, cur_head;
 
 /* The picture's side: labels naming each role, those it contradicts, and
  * induction hidden; a few examples printed. */
@@ -91,27 +97,25 @@ static void push(role_kind truth, const role_scores *rs, double writes, double o
 		if (!inst)
 			exit(1);
 	}
-	inst[ninst++] = (instance){cur_task, truth, *rs, writes, off};
+	inst[ninst++] =
+	    (instance){cur_task, truth, *rs, writes, off, cur_seed, cur_heads, cur_head};
 }
 
-/* The loss over every position of tok[0..T) (model_text_loss) with head
- * `head` (l * H + h) switched off, or none (-1); NAN if it fails. */
-static double text_loss(const model *m, const token *tok, int T, int head)
+/* The loss over every position of tok[0..T) (model_text_loss) on the
+ * activations a, with head `head` (l * H + h) switched off, or none (-1);
+ * NAN if it fails. */
+static double text_loss(const model *m, activations *a, const token *tok, int T, int head)
 {
 	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
-	activations a = {0};
 	av_error err;
 	double loss = NAN;
 	int count;
-	if (!activations_init(&a, &m->cfg, 1, T, T, &err))
-		return NAN;
-	if (head >= 0) {
+	if (head >= 0)
 		off[head] = 1;
-		a.ablate = off;
-	}
-	if (!model_text_loss(m, &a, tok, T, &loss, &count, &err))
+	a->ablate = head >= 0 ? off : NULL;
+	if (!model_text_loss(m, a, tok, T, &loss, &count, &err))
 		loss = NAN;
-	activations_finish(&a);
+	a->ablate = NULL;
 	return loss;
 }
 
@@ -120,10 +124,13 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 			const role_kind *truth)
 {
 	int T = (int)t->context, H = (int)m->cfg.heads, L = (int)m->cfg.layers;
-	activations ws = {0};
+	activations ws = {0}, lw = {0}; /* the pass's; the losses' */
 	av_error err;
-	if (!activations_init(&ws, &m->cfg, 1, T, T, &err))
+	if (!activations_init(&ws, &m->cfg, 1, T, T, &err) ||
+	    !activations_init(&lw, &m->cfg, 1, T, T, &err)) {
+		activations_finish(&ws);
 		return;
+	}
 	for (int k = 0; k < texts; k++) {
 		uint32_t cps[LAB_MAX_CONTEXT];
 		token tok[LAB_MAX_CONTEXT];
@@ -132,18 +139,20 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		attn_result r;
 		if (!model_attend(m, &ws, tok, T, 0, &r, &err))
 			break;
-		const double base = text_loss(m, tok, T, -1);
+		const double base = text_loss(m, &lw, tok, T, -1);
 		for (int l = 0; l < L; l++)
 			for (int h = 0; h < H; h++) {
 				attn_matrix a = attn_result_head(&r, l, h);
 				role_scores rs;
 				head_roles(&rs, &a, r.tokens);
 				check_picture(&a, r.tokens, &rs, t->name, l, h);
+				cur_head = l * H + h;
 				push(truth[l * H + h], &rs, head_writes(m, &ws, T, l, h),
-				     text_loss(m, tok, T, l * H + h) - base);
+				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
 		attn_result_finish(&r);
 	}
+	activations_finish(&lw);
 	activations_finish(&ws);
 }
 
@@ -261,7 +270,7 @@ static double signal(const instance *in, bool by_off)
  * whose signal (what the head writes; by_off: what switching it off costs)
  * is `quiet` or more (-INFINITY: every head-text); "broad" on a head that
  * carries nothing is right, and counted nowhere. */
-static void label_table(double quiet, bool by_off)
+static void label_table(double quiet, bool by_off, bool carriers)
 {
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
@@ -269,6 +278,8 @@ static void label_table(double quiet, bool by_off)
 			continue;
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
+			if (carriers && inst[i].truth == ROLE_NKINDS)
+				continue;
 			bool want = inst[i].truth == (role_kind)r,
 			     got = signal(&inst[i], by_off) >= quiet &&
 				   named(&inst[i].rs, (role_kind)r);
@@ -284,7 +295,83 @@ static void label_table(double quiet, bool by_off)
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
-	label_table(-INFINITY, false);
+	label_table(-INFINITY, false, false);
+	/* The heads that carry a mechanism alone: does the label name the
+	 * mechanism the head carries? The idle heads' labels say what their
+	 * pictures show, which switching them off shows the model not to use. */
+	int idle = 0, named_idle = 0, count[ROLE_NKINDS] = {0};
+	for (size_t i = 0; i < ninst; i++) {
+		if (inst[i].truth != ROLE_NKINDS)
+			continue;
+		idle++;
+		if (inst[i].rs.verdict == ROLE_SURE || inst[i].rs.verdict == ROLE_TWO) {
+			named_idle += inst[i].rs.role != ROLE_BROAD;
+			count[inst[i].rs.role]++;
+		}
+	}
+	printf("\nthe heads that carry a mechanism alone (%zu head-texts):\n",
+	       ninst - (size_t)idle);
+	label_table(-INFINITY, false, true);
+	printf("\nthe idle heads (%d head-texts): %d given a role but broad:", idle, named_idle);
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		if (count[r])
+			printf(" %s %d", role_name((role_kind)r), count[r]);
+	printf("\n");
+}
+
+/* Instances in the order of their run and head, then their text. */
+static int by_run(const void *a, const void *b)
+{
+	const instance *x = &inst[*(const size_t *)a], *y = &inst[*(const size_t *)b];
+	int kx[] = {x->task, x->seed, x->heads, x->head},
+	    ky[] = {y->task, y->seed, y->heads, y->head};
+	for (int k = 0; k < 4; k++)
+		if (kx[k] != ky[k])
+			return kx[k] < ky[k] ? -1 : 1;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	return (i > j) - (i < j);
+}
+
+/* Where each role's false positives come from: the runs and heads, each
+ * head-text's score (column roles: the key's character, "+" when a second
+ * one joins it, and the rows on the one key most take). */
+static void report_false(void)
+{
+	size_t *order = malloc(ninst * sizeof *order);
+	if (!order)
+		return;
+	for (size_t i = 0; i < ninst; i++)
+		order[i] = i;
+	qsort(order, ninst, sizeof *order, by_run);
+	printf("\nthe false positives, by run and head:\n");
+	for (int r = 0; r < ROLE_NKINDS; r++) {
+		if (r == ROLE_BROAD)
+			continue;
+		const instance *last = NULL;
+		int n = 0;
+		for (size_t k = 0; k < ninst; k++) {
+			const instance *in = &inst[order[k]];
+			if (in->truth == (role_kind)r || !named(&in->rs, (role_kind)r))
+				continue;
+			if (!last || last->task != in->task || last->seed != in->seed ||
+			    last->heads != in->heads || last->head != in->head)
+				printf(
+				    "%s%-14s %s seed %d, %d head(s), L%d H%d (%s):", n ? "\n" : "",
+				    n ? "" : role_name((role_kind)r), lab_task_at(in->task)->name,
+				    in->seed, in->heads, in->head / in->heads, in->head % in->heads,
+				    in->truth == ROLE_NKINDS ? "idle" : role_name(in->truth));
+			last = in;
+			n++;
+			if (r == ROLE_KEYWORD || r == ROLE_FIRST)
+				printf(" %lc%s %d/%d", (wint_t)in->rs.keys[0],
+				       in->rs.nkeys > 1 ? "+" : "", in->rs.column_rows, in->rs.n);
+			else
+				printf(" %.2f", in->rs.s[r]);
+		}
+		if (n)
+			printf("\n");
+	}
+	free(order);
 }
 
 static int by_double(const void *a, const void *b)
@@ -331,12 +418,12 @@ static void report_quiet(void)
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	label_table(bar, false);
+	label_table(bar, false, false);
 	const double cost = 0.02;
 	printf("\nwith heads whose switching off costs under %.2f nats a character called "
 	       "quiet:\n",
 	       cost);
-	label_table(cost, true);
+	label_table(cost, true, false);
 }
 
 /* The labels against the picture, role by role. */
@@ -385,6 +472,7 @@ int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);	  /* the kernel the CPU can run (blas.h) */
 	setvbuf(stdout, NULL, _IOLBF, 0); /* each run's line as it ends */
+	setlocale(LC_CTYPE, "C.UTF-8");
 	int seeds = argc > 1 ? atoi(argv[1]) : 3, texts = argc > 2 ? atoi(argv[2]) : 8;
 	for (int i = 0; i < lab_ntasks(); i++) {
 		bool want = argc <= 3;
@@ -392,12 +480,13 @@ int main(int argc, char **argv)
 			want |= strcmp(argv[a], lab_task_at(i)->name) == 0;
 		for (uint64_t s = 1; want && s <= (uint64_t)seeds; s++)
 			for (uint32_t heads = 1; heads <= 2; heads++) {
-				cur_task = i;
+				cur_task = i, cur_seed = (int)s, cur_heads = (int)heads;
 				run(lab_task_at(i), s, heads, texts);
 			}
 	}
 	report_tasks();
 	report_labels();
+	report_false();
 	report_picture();
 	report_quiet();
 	report_sweep();

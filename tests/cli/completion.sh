@@ -51,7 +51,7 @@ expect 'json tsv' attnview --dump --format ''
 expect 'causal masked' attnview --train corpus.txt --objective ''
 expect 'all contributions head max mean overview rollout' attnview --show ''
 expect 'bash fish zsh' attnview --completions ''
-expect 'class delimiter duplicate first induction line-parallel list next previous reverse script two-back word-start' attnview --train --task ''
+expect 'band class delimiter duplicate first induction line-parallel list next previous reverse script two-back word-start' attnview --train --task ''
 # --model: the built-in models, model files and folders, not other files.
 expect 'builtin builtin-causal figures model.attn' attnview --model ''
 expect 'builtin builtin-causal figures model.attn' attnview -m ''
@@ -116,7 +116,7 @@ if command -v fish >/dev/null; then
 	}
 	for c in '--sc|--scale' '--scale |fixed head lift log row' '--train corpus.txt --l|--layers --lr' \
 		'--l|--layer --lens --list-options --logits' '--dump --s|--seed --step' \
-		'--export x.svg --s|--scale --show --step' '--train --task |class delimiter duplicate first induction line-parallel list next previous reverse script two-back word-start'; do
+		'--export x.svg --s|--scale --show --step' '--train --task |band class delimiter duplicate first induction line-parallel list next previous reverse script two-back word-start'; do
 		checks=$((checks + 1))
 		got=$(fishes "attnview ${c%%|*}")
 		[ "$got" = "${c#*|}" ] || fail "fish: attnview ${c%%|*}<Tab> offers [$got], want [${c#*|}]"

@@ -71,6 +71,8 @@ static void typed(void)
 	CHECK(decided("delimiter", "!ooo!?uk?.a", d) == 5 && d[1] && d[3] && d[6] && !d[7] &&
 	      d[10] && !d[0]);
 	CHECK(decided("next", "kkbbqx", d) == 2 && d[0] && d[2] && !d[1] && !d[4]);
+	/* k between k and b, q between b and q; x between q and a is not. */
+	CHECK(decided("band", "kkbqqxa", d) == 2 && d[1] && d[3] && !d[5]);
 	CHECK(decided("first", "7b7q7", d) == 2 && d[2] && d[4] && !d[0]);
 	CHECK(decided("first", "kbkqk", d) == 0);
 	CHECK(decided("word-start", "kkk.bbx;q", d) == 3 && d[1] && d[2] && d[5] && !d[6] &&
