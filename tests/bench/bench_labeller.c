@@ -41,6 +41,7 @@ typedef struct instance {
 	role_kind truth; /* ROLE_NKINDS: carries nothing */
 	role_scores rs;
 	double writes; /* what the head adds to the stream over the stream */
+	double rel;    /* ... over the loudest head's of its layer on the text */
 	double off;    /* the text's loss with the head switched off, minus with
 			  every head (nats a character) */
 	int seed, heads, head; /* the run, and the head's l * heads + h */
@@ -87,7 +88,7 @@ static void check_picture(const attn_matrix *a, const token *tok, const role_sco
  * side of the measurement. */
 #define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
 
-static void push(role_kind truth, const role_scores *rs, double writes, double off)
+static void push(role_kind truth, const role_scores *rs, double writes, double rel, double off)
 {
 	if (truth == EXCLUDED)
 		return;
@@ -98,7 +99,7 @@ static void push(role_kind truth, const role_scores *rs, double writes, double o
 			exit(1);
 	}
 	inst[ninst++] =
-	    (instance){cur_task, truth, *rs, writes, off, cur_seed, cur_heads, cur_head};
+	    (instance){cur_task, truth, *rs, writes, rel, off, cur_seed, cur_heads, cur_head};
 }
 
 /* The loss over every position of tok[0..T) (model_text_loss) on the
@@ -140,16 +141,22 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		if (!model_attend(m, &ws, tok, T, 0, &r, &err))
 			break;
 		const double base = text_loss(m, &lw, tok, T, -1);
-		for (int l = 0; l < L; l++)
+		for (int l = 0; l < L; l++) {
+			double w[AV_MAX_HEADS], loudest = 0;
+			for (int h = 0; h < H; h++) {
+				w[h] = head_writes(m, &ws, T, l, h);
+				loudest = fmax(loudest, w[h]);
+			}
 			for (int h = 0; h < H; h++) {
 				attn_matrix a = attn_result_head(&r, l, h);
 				role_scores rs;
 				head_roles(&rs, &a, r.tokens);
 				check_picture(&a, r.tokens, &rs, t->name, l, h);
 				cur_head = l * H + h;
-				push(truth[l * H + h], &rs, head_writes(m, &ws, T, l, h),
+				push(truth[l * H + h], &rs, w[h], loudest > 0 ? w[h] / loudest : 0,
 				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
+		}
 		attn_result_finish(&r);
 	}
 	activations_finish(&lw);
@@ -260,17 +267,19 @@ static bool named(const role_scores *rs, role_kind r)
 	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
 }
 
-/* The signal a labeller could hold a head-text to. */
-static double signal(const instance *in, bool by_off)
+/* The signals a labeller could hold a head-text to. */
+typedef enum { BY_WRITES, BY_RELATIVE, BY_OFF } signal_kind;
+
+static double signal(const instance *in, signal_kind by)
 {
-	return by_off ? in->off : in->writes;
+	return by == BY_OFF ? in->off : by == BY_RELATIVE ? in->rel : in->writes;
 }
 
 /* Precision and recall, role by role, of the labels of the head-texts
- * whose signal (what the head writes; by_off: what switching it off costs)
- * is `quiet` or more (-INFINITY: every head-text); "broad" on a head that
- * carries nothing is right, and counted nowhere. */
-static void label_table(double quiet, bool by_off, bool carriers)
+ * whose signal `by` is `quiet` or more (-INFINITY: every head-text);
+ * "broad" on a head that carries nothing is right, and counted nowhere.
+ * carriers: the heads that carry a mechanism alone. */
+static void label_table(double quiet, signal_kind by, bool carriers)
 {
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
@@ -281,8 +290,8 @@ static void label_table(double quiet, bool by_off, bool carriers)
 			if (carriers && inst[i].truth == ROLE_NKINDS)
 				continue;
 			bool want = inst[i].truth == (role_kind)r,
-			     got = signal(&inst[i], by_off) >= quiet &&
-				   named(&inst[i].rs, (role_kind)r);
+			     got =
+				 signal(&inst[i], by) >= quiet && named(&inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
 		}
 		char line[96];
@@ -295,7 +304,7 @@ static void label_table(double quiet, bool by_off, bool carriers)
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
-	label_table(-INFINITY, false, false);
+	label_table(-INFINITY, BY_WRITES, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their
 	 * pictures show, which switching them off shows the model not to use. */
@@ -311,7 +320,7 @@ static void report_labels(void)
 	}
 	printf("\nthe heads that carry a mechanism alone (%zu head-texts):\n",
 	       ninst - (size_t)idle);
-	label_table(-INFINITY, false, true);
+	label_table(-INFINITY, BY_WRITES, true);
 	printf("\nthe idle heads (%d head-texts): %d given a role but broad:", idle, named_idle);
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		if (count[r])
@@ -381,14 +390,14 @@ static int by_double(const void *a, const void *b)
 }
 
 /* The signal's spread over the carrying head-texts and the idle ones. */
-static void spread(double *v, bool by_off, const char *what, int decimals)
+static void spread(double *v, signal_kind by, const char *what, int decimals)
 {
 	for (int idle = 0; idle <= 1; idle++) {
 		size_t k = 0;
 		for (size_t i = 0; i < ninst; i++)
 			if ((inst[i].truth == ROLE_NKINDS) == idle &&
-			    isfinite(signal(&inst[i], by_off)))
-				v[k++] = signal(&inst[i], by_off);
+			    isfinite(signal(&inst[i], by)))
+				v[k++] = signal(&inst[i], by);
 		if (!k)
 			continue;
 		qsort(v, k, sizeof *v, by_double);
@@ -402,8 +411,9 @@ static void spread(double *v, bool by_off, const char *what, int decimals)
 	}
 }
 
-/* Two signals beyond the picture, idle heads against carrying ones: how
- * loud a head is (head_writes) and what switching it off on the text costs;
+/* Three signals beyond the picture, idle heads against carrying ones: how
+ * loud a head is (head_writes), alone and against its layer's loudest, and
+ * what switching it off on the text costs;
  * and the precision and recall each role would have if a head under a bar
  * were called quiet instead of its role. Neither is the labeller's: its
  * callers pass the weights alone, and these figures say what the
@@ -413,17 +423,21 @@ static void report_quiet(void)
 	double *v = malloc(ninst * sizeof *v);
 	if (!v)
 		return;
-	spread(v, false, "write, over what they read", 2);
-	spread(v, true, "switched off: the loss over the text, after minus before", 3);
+	spread(v, BY_WRITES, "write, over what they read", 2);
+	spread(v, BY_RELATIVE, "write, over the loudest head of their layer", 2);
+	spread(v, BY_OFF, "switched off: the loss over the text, after minus before", 3);
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	label_table(bar, false, false);
+	label_table(bar, BY_WRITES, false);
+	const double rel = 0.5;
+	printf("\nwith heads that write under %.2f of their layer's loudest called quiet:\n", rel);
+	label_table(rel, BY_RELATIVE, false);
 	const double cost = 0.02;
 	printf("\nwith heads whose switching off costs under %.2f nats a character called "
 	       "quiet:\n",
 	       cost);
-	label_table(cost, true, false);
+	label_table(cost, BY_OFF, false);
 }
 
 /* The labels against the picture, role by role. */
