@@ -38,6 +38,11 @@
  * AV_SPECIAL_CP + id, which lie above the Unicode range. */
 enum { TOK_PAD = 0, TOK_UNK = 1, TOK_MASK = 2, TOK_NSPECIAL = 3 };
 #define AV_SPECIAL_CP 0x110000u
+/* U+2592 (medium shade), the glyph the screen draws for the mask token:
+ * typed where the model has no such character, it is the mask token
+ * (vocab_tokenize), so that a masked model's hidden positions can be
+ * written in a text. */
+#define AV_MASK_GLYPH 0x2592u
 
 typedef struct clean_stats {
 	uint64_t bytes;		    /* input bytes consumed */

@@ -28,7 +28,8 @@ void vocab_finish(vocab *v);
 int32_t vocab_id(const vocab *v, uint32_t cp);
 
 /* Turn codepoints into tokens (id, width, unknown and placeholder flags);
- * out has room for n tokens. */
+ * out has room for n tokens. AV_MASK_GLYPH, where the vocabulary has no
+ * such character, becomes the mask token (its marker codepoint). */
 void vocab_tokenize(const vocab *v, const uint32_t *cps, size_t n, token *out);
 
 /* Frequency counting over the whole Unicode range (8.5 MiB of counts); values

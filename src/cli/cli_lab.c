@@ -258,6 +258,17 @@ static bool write_model(const model *m, const char *path, av_error *err)
 	return ok;
 }
 
+/* A sample's n codepoints in UTF-8, the mask as AV_MASK_GLYPH (which
+ * vocab_tokenize reads back as the mask); out has 4 n + 1 bytes. */
+static void sample_utf8(const uint32_t *cps, int n, char *out)
+{
+	size_t k = 0;
+	for (int i = 0; i < n; i++)
+		k += cp_to_utf8(cps[i] == AV_SPECIAL_CP + TOK_MASK ? AV_MASK_GLYPH : cps[i],
+				out + k);
+	out[k] = '\0';
+}
+
 static int run_lab(const lab_request *q)
 {
 	const lab_task *t = lab_find(q->task);
@@ -283,6 +294,7 @@ static int run_lab(const lab_request *q)
 	       q->o.threads ? (int)q->o.threads : LAB_THREADS);
 	double t0 = av_now_ms() / 1e3;
 	lab_score all;
+	uint32_t cps[LAB_MAX_CONTEXT]; /* the text the heads are named on */
 	bool ok = lab_train(m, t, &q->o, lab_step, NULL, &err) &&
 		  report_ablation(m, t, q->o.seed, &all, &err);
 	if (ok) {
@@ -290,17 +302,19 @@ static int run_lab(const lab_request *q)
 		m->meta.val_acc = (float)all.acc;
 		m->meta.base_acc = 1.0f / (float)t->answers;
 		m->meta.base_loss = (float)log((double)t->answers);
-		uint32_t cps[LAB_MAX_CONTEXT];
 		lab_sample(t, q->o.seed, 0, (int)t->context, cps);
 		cli_print_roles(m, cps, t->context, _("a text of the task"));
 		ok = write_model(m, q->out, &err);
 	}
 	if (ok) {
-		char took[32], qo[600];
+		char took[32], qo[600], text[4 * LAB_MAX_CONTEXT + 1], qt[8 * LAB_MAX_CONTEXT];
 		format_duration(av_now_ms() / 1e3 - t0, took, sizeof took);
 		av_shell_quote(q->out, qo, sizeof qo);
-		cli_printf(_("wrote %s (%llu steps, %s); look at it: attnview --model %s --text '%s'\n"),
-			   AV_Q(q->out), (unsigned long long)steps, took, qo, t->example);
+		sample_utf8(cps, (int)t->context, text);
+		av_shell_quote(text, qt, sizeof qt);
+		cli_printf(_("wrote %s (%llu steps, %s); look at it on the text its heads were "
+			     "named on (▒: a hidden letter): attnview --model %s --text %s\n"),
+			   AV_Q(q->out), (unsigned long long)steps, took, qo, qt);
 	} else {
 		cli_error(err.msg);
 	}

@@ -119,10 +119,15 @@ void vocab_tokenize(const vocab *v, const uint32_t *cps, size_t n, token *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		token *t = &out[i];
-		t->cp = cps[i];
-		t->id = vocab_id(v, cps[i]);
-		t->unknown = t->id == TOK_UNK && cps[i] != AV_SPECIAL_CP + TOK_UNK;
-		t->width = (uint8_t)cp_display_width(cps[i], &t->placeholder);
+		uint32_t cp = cps[i];
+		t->id = vocab_id(v, cp);
+		if (cp == AV_MASK_GLYPH && t->id == TOK_UNK) {
+			cp = AV_SPECIAL_CP + TOK_MASK;
+			t->id = TOK_MASK;
+		}
+		t->cp = cp;
+		t->unknown = t->id == TOK_UNK && cp != AV_SPECIAL_CP + TOK_UNK;
+		t->width = (uint8_t)cp_display_width(cp, &t->placeholder);
 	}
 }
 

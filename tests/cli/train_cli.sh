@@ -72,6 +72,25 @@ expect 0 'layer 0 head 0 off: [0-9.]+%  carries the mechanism' -- "$bin" --train
 	--threads 1 -o "$tmp/previous.attn"
 expect 0 '^  layer 0: previous \(head 0\)' -- "$bin" --train --task previous --threads 1 \
 	-o "$tmp/previous.attn"
+# The command it ends with opens the model on the text its heads were named
+# on, hidden letters as the mask's glyph: the view's labels are the
+# summary's (a masked task; the example text of before, unmasked, was
+# "keyword o j / local" where the summary said local).
+"$bin" --train --task band --threads 1 -o "$tmp/band.attn" >"$tmp/band.out" 2>&1 ||
+	fail "the band task did not train: $(tail -3 "$tmp/band.out")"
+look=$(sed -n "s/.*look at it .*--text '\(.*\)'$/\1/p" "$tmp/band.out")
+checks=$((checks + 1))
+case $look in
+*▒*) ;;
+*) fail "the band task's command has no hidden letter: '$look'" ;;
+esac
+line0=$(grep -E '^  layer 0: ' "$tmp/band.out")
+checks=$((checks + 1))
+[ "$line0" = "  layer 0: local (head 0)" ] || fail "band's summary: $line0"
+label=$("$bin" --dump --text "$look" --model "$tmp/band.attn" --top 0 |
+	sed -n 's/.*"label": "\([^"]*\)".*/\1/p')
+checks=$((checks + 1))
+[ "$label" = local ] || fail "the view's label on the command's text is '$label', not local"
 expect 2 "no task 'nope': the tasks are previous, two-back" -- "$bin" --train --task nope
 expect 2 'is not needed' -- "$bin" --train "$tmp/p1.txt" --task previous
 # The heads differ: the mean total-variation distance between the heads of a

@@ -120,6 +120,17 @@ static void test_lookup(void)
 	CHECK(t[3].id == 7 && t[3].width == 1 && t[3].placeholder);
 	CHECK(t[4].id == 8 && t[4].width == 2);
 	CHECK(t[5].id == TOK_MASK && !t[5].unknown && t[5].width == 1);
+	/* The mask's glyph typed: the mask token, where the vocabulary has no
+	 * such character; a vocabulary that has one keeps it. */
+	const uint32_t glyph = AV_MASK_GLYPH;
+	vocab_tokenize(&v, &glyph, 1, t);
+	CHECK(t[0].id == TOK_MASK && t[0].cp == AV_SPECIAL_CP + TOK_MASK && !t[0].unknown);
+	vocab_finish(&v);
+	const uint32_t with[] = {AV_SPECIAL_CP, AV_SPECIAL_CP + 1, AV_SPECIAL_CP + 2,
+				 AV_MASK_GLYPH};
+	CHECKF(vocab_init(&v, with, 4, "test", &err), "%s", err.msg);
+	vocab_tokenize(&v, &glyph, 1, t);
+	CHECK(t[0].id == 3 && t[0].cp == AV_MASK_GLYPH);
 	vocab_finish(&v);
 
 	/* many entries, in one dense block: every one found, neighbours not */
