@@ -29,8 +29,8 @@ const cli_option cli_options[CLI_NOPTS] = {
 	 "Ctrl-G); the view reloads FILE when it is replaced, e.g. by a --train run "
 	 "writing FILE or FILE.ckpt")),
     O(OPT_TEXT, "text", 't', "TEXT", M_LOOK,
-      N_("the text to look at (invalid UTF-8 is an error); the view starts with it in "
-	 "the input line")),
+      N_("the text to look at (invalid UTF-8 is an error; ▒, where the model has no "
+	 "such character, is the mask token); the view starts with it in the input line")),
     V(OPT_LAYER, "layer", 0, "L", M_LOOK, CLI_INT, 0, CLI_MAX_INDEX, NULL),
     V(OPT_HEAD, "head", 0, "H", M_LOOK, CLI_INT, 0, CLI_MAX_INDEX,
       N_("the layer and head, numbered from 0: the view starts on them, --dump prints "
@@ -143,15 +143,19 @@ const cli_option cli_options[CLI_NOPTS] = {
     V(OPT_DIM, "dim", 0, "D", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("model width (default 64)")),
     V(OPT_HEADS, "heads", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
       N_("attention heads; D must be divisible by N (default 4)")),
-    V(OPT_LAYERS, "layers", 0, "L", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("transformer blocks (default 2)")),
+    V(OPT_LAYERS, "layers", 0, "L", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
+      N_("transformer blocks (default 2)")),
     V(OPT_CONTEXT, "context", 0, "T", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
       N_("characters per sequence, at most 1024 (default 128; a short text gets less, "
 	 "as it does --batch and --lr)")),
-    V(OPT_BATCH, "batch", 0, "B", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX, N_("sequences per step (default 32)")),
-    V(OPT_STEPS, "steps", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX, N_("optimizer steps (default 2000)")),
+    V(OPT_BATCH, "batch", 0, "B", M_TRAIN, CLI_WHOLE, 0, UINT32_MAX,
+      N_("sequences per step (default 32)")),
+    V(OPT_STEPS, "steps", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX,
+      N_("optimizer steps (default 2000)")),
     V(OPT_EPOCHS, "epochs", 0, "N", M_TRAIN, CLI_WHOLE, 1, UINT64_MAX,
       N_("instead of --steps: N passes' worth of the training text")),
-    V(OPT_LR, "lr", 0, "X", M_TRAIN, CLI_REAL_BELOW, 0, 10, N_("peak learning rate (default 5e-3)")),
+    V(OPT_LR, "lr", 0, "X", M_TRAIN, CLI_REAL_BELOW, 0, 10,
+      N_("peak learning rate (default 5e-3)")),
     V(OPT_WARMUP, "warmup", 0, "N", M_TRAIN, CLI_WHOLE, 0, UINT64_MAX,
       N_("linear warmup steps, then cosine decay (default min(100, steps/10))")),
     V(OPT_SEED, "seed", 0, "S", M_TRAIN | M_VIEW | M_DUMP, CLI_WHOLE, 0, UINT64_MAX,
