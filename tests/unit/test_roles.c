@@ -112,6 +112,21 @@ static void band(void)
 
 /* One column on the space after "fruit": a keyword (column) head, said by
  * its place; never delimiter. */
+/* On "7kbr7q7e7r7x7z77", two rows of three on key 0 and the third on key
+ * other: the first column with the keyword the runner-up (verdict
+ * ROLE_SURE) or named beside it (ROLE_TWO), as the label want. */
+static void first_and(int other, role_verdict verdict, const char *want)
+{
+	int key[N];
+	int n = toks("7kbr7q7e7r7x7z77");
+	for (int i = 0; i < n; i++)
+		key[i] = i % 3 == 2 ? other : 0;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_FIRST && rs.verdict == verdict && rs.second == ROLE_KEYWORD &&
+		   strcmp(label_text(), want) == 0,
+	       "first column and key %d: %s", other, label_text());
+}
+
 static void column(void)
 {
 	int key[N];
@@ -134,22 +149,11 @@ static void column(void)
 	/* Most rows on key 0 and the rest on one r: the first column; the
 	 * keyword of both characters borrows the first's rows, so it is the
 	 * runner-up, not a second name (the lab's first task). */
-	n = toks("7kbr7q7e7r7x7z77");
-	for (int i = 0; i < n; i++)
-		key[i] = i % 3 == 2 ? 3 : 0;
-	label(n, false, key);
-	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_SURE && rs.second == ROLE_KEYWORD &&
-		   strcmp(label_text(), "first") == 0,
-	       "first column and another: %s", label_text());
+	first_and(3, ROLE_SURE, "first");
 	/* A keyword whose character is elsewhere too, beside the first
 	 * column, is a second column: both named. */
+	first_and(4, ROLE_TWO, "first / keyword 7");
 	n = toks("7kbr7q7e7r7x7z77");
-	for (int i = 0; i < n; i++)
-		key[i] = i % 3 == 2 ? 4 : 0;
-	label(n, false, key);
-	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_TWO && rs.second == ROLE_KEYWORD &&
-		   strcmp(label_text(), "first / keyword 7") == 0,
-	       "first column and a 7 elsewhere: %s", label_text());
 	/* All rows on key 0: first alone. */
 	for (int i = 0; i < n; i++)
 		key[i] = 0;
