@@ -7,8 +7,8 @@
  * precision and recall of the labeller as it is, against every head and
  * against the heads that carry a mechanism alone (does the label name the
  * one the head carries?), what the idle heads are called, every false
- * positive by run and head, and each role's bar alone at other minimums
- * (the sweep the bars were chosen from).
+ * positive and every miss by run and head, and each role's bar alone at
+ * other minimums (the sweep the bars were chosen from).
  * Then the picture: on every head-text, those left out too, whether each
  * role the label names holds in the rows' maxima as the tests read them
  * (tests/lib/picture.h), and whether a label hides an induction head.
@@ -18,7 +18,8 @@
  * over the text's every position, as --ablate and the view's Alt-A give
  * it), with the figures a labeller that called the heads under a bar
  * quiet would have.
- * Printed, never asserted: `meson test --benchmark labeller --verbose`.
+ * Printed, never asserted: `meson test --benchmark labeller --verbose`;
+ * with LABELLER_TSV=FILE, every head-text also as a row of FILE.
  *
  *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
  *                                             head, every task) */
@@ -341,10 +342,12 @@ static int by_run(const void *a, const void *b)
 	return (i > j) - (i < j);
 }
 
-/* Where each role's false positives come from: the runs and heads, each
- * head-text's score (column roles: the key's character, "+" when a second
- * one joins it, and the rows on the one key most take). */
-static void report_false(void)
+/* Where each role's false positives come from (misses false), or its
+ * misses (true): the runs and heads, by run and head; for a false positive
+ * each head-text's score (column roles: the key's character, "+" when a
+ * second one joins it, and the rows on the one key most take), for a miss
+ * the label the carrier got and its score of the role. */
+static void report_errors(bool misses)
 {
 	size_t *order = malloc(ninst * sizeof *order);
 	if (!order)
@@ -352,7 +355,8 @@ static void report_false(void)
 	for (size_t i = 0; i < ninst; i++)
 		order[i] = i;
 	qsort(order, ninst, sizeof *order, by_run);
-	printf("\nthe false positives, by run and head:\n");
+	printf(misses ? "\nthe misses, by run and head (what the carrier was called):\n"
+		      : "\nthe false positives, by run and head:\n");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
 		if (r == ROLE_BROAD)
 			continue;
@@ -360,7 +364,8 @@ static void report_false(void)
 		int n = 0;
 		for (size_t k = 0; k < ninst; k++) {
 			const instance *in = &inst[order[k]];
-			if (in->truth == (role_kind)r || !named(&in->rs, (role_kind)r))
+			bool want = in->truth == (role_kind)r, got = named(&in->rs, (role_kind)r);
+			if (misses ? !want || got : want || !got)
 				continue;
 			if (!last || last->task != in->task || last->seed != in->seed ||
 			    last->heads != in->heads || last->head != in->head)
@@ -371,7 +376,11 @@ static void report_false(void)
 				    in->truth == ROLE_NKINDS ? "idle" : role_name(in->truth));
 			last = in;
 			n++;
-			if (r == ROLE_KEYWORD || r == ROLE_FIRST)
+			char label[96];
+			role_label(&in->rs, false, label, sizeof label);
+			if (misses)
+				printf(" \"%s\" (%.2f)", label, in->rs.s[r]);
+			else if (r == ROLE_KEYWORD || r == ROLE_FIRST)
 				printf(" %lc%s %d/%d", (wint_t)in->rs.keys[0],
 				       in->rs.nkeys > 1 ? "+" : "", in->rs.column_rows, in->rs.n);
 			else
@@ -482,6 +491,34 @@ static void report_sweep(void)
 	}
 }
 
+/* Every head-text as a row of tab-separated values, for a study of rules
+ * the labeller could follow (the file LABELLER_TSV names, when set). */
+static void write_tsv(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "task\tseed\theads\tlayer\thead\ttruth\tverdict\trole\tsecond");
+	for (int r = 0; r < ROLE_NKINDS; r++)
+		fprintf(f, "\t%s", role_score_key((role_kind)r));
+	fprintf(f, "\twrites\trel\toff\tcolumn_rows\tn\tlabel\n");
+	for (size_t i = 0; i < ninst; i++) {
+		const instance *in = &inst[i];
+		char label[96];
+		role_label(&in->rs, false, label, sizeof label);
+		fprintf(f, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s", lab_task_at(in->task)->name,
+			in->seed, in->heads, in->head / in->heads, in->head % in->heads,
+			in->truth == ROLE_NKINDS ? "idle" : role_score_key(in->truth),
+			(int)in->rs.verdict, role_score_key(in->rs.role),
+			in->rs.second < ROLE_NKINDS ? role_score_key(in->rs.second) : "-");
+		for (int r = 0; r < ROLE_NKINDS; r++)
+			fprintf(f, "\t%.4f", in->rs.s[r]);
+		fprintf(f, "\t%.4f\t%.4f\t%.5f\t%d\t%d\t%s\n", in->writes, in->rel, in->off,
+			in->rs.column_rows, in->rs.n, label);
+	}
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	blas_ensure_fast_kernel(argv);	  /* the kernel the CPU can run (blas.h) */
@@ -500,10 +537,13 @@ int main(int argc, char **argv)
 	}
 	report_tasks();
 	report_labels();
-	report_false();
+	report_errors(false);
+	report_errors(true);
 	report_picture();
 	report_quiet();
 	report_sweep();
+	if (getenv("LABELLER_TSV"))
+		write_tsv(getenv("LABELLER_TSV"));
 	free(inst);
 	return 0;
 }
