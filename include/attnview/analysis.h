@@ -108,8 +108,11 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *   local      rows that look within two places of themselves
  *   offset     the largest, over k with 2 <= |k| <= 8, of the share of the
  *              rows that see i + k and look at it
- *   keyword    rows that look at a copy of the one or two characters most
- *              rows look at (the second only with a quarter of the two's rows)
+ *   keyword    (S - C) / (1 - C), S the share of rows that look at a copy of
+ *              the one or two characters most rows look at (the second only
+ *              with a quarter of the two's rows), C the mean share of a row's
+ *              keys that are such copies (chance: rows that look anywhere
+ *              land on a frequent character often)
  *   script     over the rows of a character with a script (Han, Latin, kana,
  *              Hangul, Cyrillic, Greek) in a text of two scripts or more:
  *              (S - C) / (1 - C), S the share that look at their own script,
@@ -184,6 +187,7 @@ typedef struct role_scores {
 	int key_places;	    /* positions of the keyword's characters the rows look at */
 	int key_near;	    /* the keyword's rows that look within two of themselves */
 	bool key_first;	    /* its first character is key 0's, its rows all on key 0 */
+	double key_chance;  /* the share of the rows' keys that are its copies */
 	int column;	    /* the key most rows look at (-1: none) */
 	int column_rows;    /* ... and how many do */
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */

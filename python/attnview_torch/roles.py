@@ -181,6 +181,14 @@ def scores(A, x, causal):
         s[DELIMITER] = 0.0
     if len(word_places) < 2:
         s[WORDSTART] = 0.0
+    # one key for half the rows or more is a column (keyword or first),
+    # neither a delimiter nor a word start
+    on_key = {}
+    for i in choice:
+        if best[i] is not None:
+            on_key[best[i]] = on_key.get(best[i], 0) + 1
+    if choice and 2 * max(on_key.values(), default=0) >= len(choice):
+        s[DELIMITER] = s[WORDSTART] = 0.0
     s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                            sum(1 for i in choice if sees(i, i + k)))
                     for d in range(2, 9) for k in (-d, d))
@@ -189,10 +197,16 @@ def scores(A, x, causal):
         b = best[i]
         if b is not None and not x.special[b]:
             by_cls[x.cls[b]] = by_cls.get(x.cls[b], 0) + 1
-    top = sorted(by_cls.values(), reverse=True)[:2]
-    if len(top) == 2 and 4 * top[1] < top[0] + top[1]:
+    # the one or two characters most rows look at (ties: the earlier one)
+    top = sorted(by_cls.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    if len(top) == 2 and 4 * top[1][1] < top[0][1] + top[1][1]:
         top = top[:1]
-    s[KEYWORD] = _share(sum(top), len(choice))
+    # chance: the mean share of a row's keys that are their copies
+    keys = {c for c, _ in top}
+    chance = sum(sum(x.cls[j] in keys for j in range(n) if sees(i, j))
+                 / sum(1 for j in range(n) if sees(i, j)) for i in choice)
+    s[KEYWORD] = _above_chance(_share(sum(k for _, k in top), len(choice)),
+                               chance / len(choice) if choice else 0.0)
     s[SCRIPT] = _script_score(x, best, choice, sees)
     s[MIRROR] = 0.0
     for c in range(2 * n - 1):
@@ -201,6 +215,11 @@ def scores(A, x, causal):
         if mhits >= MIN_ROWS and 2 * len(mrows) >= len(choice):
             s[MIRROR] = max(s[MIRROR], _share(mhits, len(mrows)))
     return [min(max(v, 0.0), 1.0) for v in s]
+
+
+def _above_chance(S, C):
+    """A share S beyond the share C looking anywhere gives, in [0, 1]."""
+    return min(1.0, max(0.0, (S - C) / (1 - C))) if 1 - C >= 0.05 else 0.0
 
 
 def _script_score(x, best, choice, sees):
@@ -216,6 +235,4 @@ def _script_score(x, best, choice, sees):
         rows += 1
         chance += sum(x.script[j] == x.script[i] for j in keys) / len(keys)
         hits += best[i] is not None and x.script[best[i]] == x.script[i]
-    C = chance / rows if rows else 1.0
-    S = _share(hits, rows)
-    return (S - C) / (1 - C) if 1 - C >= 0.05 else 0.0
+    return _above_chance(_share(hits, rows), chance / rows if rows else 1.0)

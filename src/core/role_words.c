@@ -125,14 +125,24 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 {
 	const int h = rs->hits[ROLE_KEYWORD], n = rs->rows[ROLE_KEYWORD];
 	char what[96];
+	/* Rows on copies of a frequent character: how many would by chance. */
+	const int chance = (int)(100 * rs->key_chance + 0.5);
 	if (rs->nkeys > 1) {
 		keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
-		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), h, n, what);
+		snprintf(out, size,
+			 chance >= 5
+			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
+			     : tr(N_("%d of %d rows look at %s"), translate),
+			 h, n, what, chance);
 	} else if (rs->key_places > 1 && 5 * rs->column_rows < 4 * h) {
 		keys_text(rs, "", what, sizeof what);
 		snprintf(out, size,
-			 tr(N_("%d of %d rows look at %s (%d places in the text)"), translate), h,
-			 n, what, rs->key_places);
+			 chance >= 5 ? tr(N_("%d of %d rows look at %s (%d places in the text; "
+					     "%d%% would by chance)"),
+					  translate)
+				     : tr(N_("%d of %d rows look at %s (%d places in the text)"),
+					  translate),
+			 h, n, what, rs->key_places, chance);
 	} else { /* one key for most of them: a column, said by its place */
 		column_text(rs, translate, what, sizeof what);
 		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), rs->column_rows,

@@ -100,6 +100,7 @@ typedef struct role_text {
 	int word[AV_MAX_CONTEXT];	/* the first token of i's word or phrase */
 	int par[AV_MAX_CONTEXT][2];	/* the same place in the line before, after (-1) */
 	int best[AV_MAX_CONTEXT];	/* the key row i looks at, or -1 */
+	bool causal;			/* row i sees keys 0..i only */
 	int count[AV_MAX_CONTEXT];	/* rows that look at key j */
 	int cls_count[AV_MAX_CONTEXT];	/* ... at a copy of character cls */
 	int cls_near[AV_MAX_CONTEXT];	/* ... of which within two of the row */
@@ -318,6 +319,14 @@ static double share(int hits, int rows)
 	return rows >= ROLE_MIN_ROWS ? (double)hits / rows : 0;
 }
 
+/* A share s of rows beyond the share c that looking anywhere would give:
+ * (s - c) / (1 - c), in [0, 1]; 0 where chance leaves no room. */
+static double above_chance(double s, double c)
+{
+	double v = 1 - c >= 0.05 ? (s - c) / (1 - c) : 0;
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 static void offset_score(role_scores *o, const int *off_rows, const int *off_hits)
 {
 	o->offset = 0;
@@ -332,6 +341,23 @@ static void offset_score(role_scores *o, const int *off_rows, const int *off_hit
 				o->hits[ROLE_OFFSET] = off_hits[k + 8];
 			}
 		}
+}
+
+/* Chance for a keyword of the characters of classes c1 and c2: the mean
+ * share, over the counted rows, of the keys a row sees that are their
+ * copies. */
+static double copies_chance(const role_scores *o, const role_text *x, int c1, int c2)
+{
+	int copies = 0;
+	double chance = 0;
+	for (int i = 0; i < x->n; i++) {
+		copies += x->cls[i] == c1 || x->cls[i] == c2;
+		if (x->causal && i >= 1)
+			chance += (double)copies / (i + 1);
+	}
+	if (!x->causal)
+		chance = o->n * (double)copies / x->n;
+	return o->n ? chance / o->n : 0;
 }
 
 /* The characters and the key most rows look at, and the word before it. */
@@ -370,7 +396,8 @@ static void column_score(role_scores *o, const role_text *x)
 	}
 	o->hits[ROLE_KEYWORD] = h;
 	o->rows[ROLE_KEYWORD] = o->n;
-	o->s[ROLE_KEYWORD] = share(h, o->n);
+	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
+	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
 		o->key_places += x->count[j] > 0 && (x->cls[j] == c1 || x->cls[j] == c2);
@@ -396,9 +423,7 @@ static void script_score(role_scores *o, const role_text *x, const attn_matrix *
 	o->rows[ROLE_SCRIPT] = rows;
 	o->hits[ROLE_SCRIPT] = hits;
 	o->chance = rows ? chance / rows : 1;
-	double S = share(hits, rows), C = o->chance;
-	double v = 1 - C >= 0.05 ? (S - C) / (1 - C) : 0;
-	o->s[ROLE_SCRIPT] = v < 0 ? 0 : v > 1 ? 1 : v;
+	o->s[ROLE_SCRIPT] = above_chance(share(hits, rows), o->chance);
 }
 
 static void mirror_score(role_scores *o, const role_text *x, const attn_matrix *a)
@@ -440,6 +465,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	}
 	role_text x;
 	role_text_init(&x, tok, n);
+	x.causal = a->causal;
 	memset(x.mark, 0, (size_t)n);
 	int off_rows[17] = {0}, off_hits[17] = {0};
 	for (int i = 0; i < n; i++) {

@@ -965,12 +965,40 @@ def case_reference():
 
 # ---------------------------------------------------------------- the training timeline
 
+def roles_as_attnview():
+    """The bridge's labeller (roles.py) gives attnview's fifteen scores on
+    every head of the built-in models, on texts where their heads take
+    columns on frequent characters (keyword's chance), one key for half the
+    rows (no delimiter then) and an induction head, from the weights
+    attnview dumps."""
+    import torch
+    from attnview_torch import roles as rl
+    from attnview_torch import timeline as tlm
+    texts = ("Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley.",
+             "Time flies like an arrow; fruit flies like a banana.",
+             "床前明月光，疑是地上霜。举头望明月，低头思故乡。")
+    worst, heads = 0.0, 0
+    for model, causal in (("builtin", False), ("builtin-causal", True)):
+        for text in texts:
+            d = json.loads(attnview("--model", model, "--dump", "--text", text).stdout)
+            x = rl.Text([(t["codepoint"], t["id"]) for t in d["tokens"]])
+            for a, h in zip(d["attention"], d["heads"]):
+                s = rl.scores(torch.tensor(a["weights"]), x, causal)
+                worst = max([worst] + [abs(s[k] - h["scores"][key])
+                                       for k, key in enumerate(tlm.SCORE_KEYS)])
+                heads += 1
+    # the same weights, the same counts: only the divisions' rounding apart
+    check(heads == 72 and worst <= 1e-6,
+          "the bridge's role scores on %d heads: %.2g from attnview's" % (heads, worst))
+
+
 def case_timeline():
     """The timeline (attnview(5), Timeline): PyTorch measures a model as
     attnview does (a C-trained model's last record, on its own probes, from
     PyTorch's forward pass), and its trainer records the same section: the
     probe attnview takes, a record every K steps, a file attnview reads."""
     from attnview_torch import timeline as tlm
+    roles_as_attnview()
     c = write("corpus.txt", corpus_text())
     opts = list(TINY) + ["--steps", "20", "--eval-every", "0", "--timeline-every", "5"]
     for obj in ("masked", "causal"):

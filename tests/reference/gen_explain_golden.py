@@ -201,10 +201,17 @@ def role_scores(A, cps, causal):
     for i in choice:
         if best[i] is not None and cps[best[i]] < 0x110000:
             by_char[cps[best[i]]] = by_char.get(cps[best[i]], 0) + 1
-    top = sorted(by_char.values(), reverse=True)[:2]
-    if len(top) == 2 and 4 * top[1] < top[0] + top[1]:
+    # ties: the character that comes first in the text
+    top = sorted(by_char.items(), key=lambda kv: (-kv[1], cps.index(kv[0])))[:2]
+    if len(top) == 2 and 4 * top[1][1] < top[0][1] + top[1][1]:
         top = top[:1]
-    s["keyword"] = share(sum(top), N)
+    # less what chance gives: the mean share of a row's visible keys that
+    # are copies of those characters
+    chars = {c for c, _ in top}
+    chance = sum(sum(cps[j] in chars for j in range(n) if sees(i, j))
+                 / sum(1 for j in range(n) if sees(i, j)) for i in choice) / N if N else 0.0
+    S = share(sum(k for _, k in top), N)
+    s["keyword"] = min(1.0, max(0.0, (S - chance) / (1 - chance))) if 1 - chance >= 0.05 else 0.0
     # script: own script against an even spread's share, in a text of two
     sc = [script_of(c) for c in cps]
     s["script"] = 0.0

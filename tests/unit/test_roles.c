@@ -304,14 +304,15 @@ static void script(void)
 
 	/* The lab's script task: a few letters of each script shown (a b c,
 	 * α β γ), the rest behind their script's placeholder (z, ω); every row
-	 * looks at the nearest shown letter of its own script. Two of those
-	 * letters gather half the rows, so "keyword b β" clears its bar too;
-	 * but every row follows its script: same script. */
+	 * looks at a shown letter of its own script. Two of those letters
+	 * gather 10 of the 16 rows, so "keyword b β" clears its bar too (0.57,
+	 * with the 2 rows of 16 chance gives taken out); but every row follows
+	 * its script: same script. */
 	const uint32_t mixed[16] = {'a', 0x3B1, 'z', 0x3C9, 'b', 'z', 0x3B2, 0x3C9,
 				    'z', 'c', 0x3C9, 'z', 0x3B3, 0x3C9, 'z', 0x3C9};
 	for (int i = 0; i < 16; i++)
 		t[i] = (token){.cp = mixed[i], .id = 3 + (int)mixed[i] % 1000, .width = 1};
-	static const int own[16] = {4, 6, 0, 1, 0, 4, 1, 6, 4, 4, 6, 9, 6, 12, 9, 12};
+	static const int own[16] = {4, 6, 4, 1, 0, 4, 1, 6, 4, 4, 6, 9, 6, 12, 4, 12};
 	label(16, false, own);
 	CHECKF(rs.s[ROLE_KEYWORD] >= 0.5 && rs.role == ROLE_SCRIPT && rs.verdict == ROLE_SURE,
 	       "rows that follow their script: %s (keyword %.2f, same script %.2f)", label_text(),
@@ -323,6 +324,28 @@ static void script(void)
 	label(16, false, col);
 	CHECKF(rs.role == ROLE_KEYWORD, "one column over two scripts: %s (same script %.2f)",
 	       label_text(), rs.s[ROLE_SCRIPT]);
+}
+
+/* A keyword is more rows on a character than chance puts there: on a text
+ * that is three quarters x and y, rows that look anywhere land on them three
+ * times in four, and are no keyword; rows that all do are one, and say how
+ * many would by chance. */
+static void keyword_chance(void)
+{
+	int key[16];
+	int n = toks("xyxyxyaxybxycxyd");
+	for (int i = 0; i < n; i++)
+		key[i] = (7 * i + 3) % 16;
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_KEYWORD] < 0.1 && rs.role != ROLE_KEYWORD && rs.second != ROLE_KEYWORD,
+	       "rows anywhere on x and y: %s (keyword %.2f, chance %.2f)", label_text(),
+	       rs.s[ROLE_KEYWORD], rs.key_chance);
+	for (int i = 0; i < n; i++)
+		key[i] = i % 2 ? 2 : 3;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && near(rs.key_chance, 0.75) &&
+		   strcmp(text, "16 of 16 rows look at x or y (75% would by chance)") == 0,
+	       "rows all on x and y: %s: %s", label_text(), text);
 }
 
 /* Honest uncertainty: no role for most rows; two roles close together. */
@@ -425,6 +448,7 @@ int main(void)
 	induction();
 	lines();
 	script();
+	keyword_chance();
 	uncertain();
 	short_and_odd();
 	decide_from_scores();
