@@ -148,13 +148,16 @@ void draw_status(view *v)
 	/* The hint for the keys stays whole: on a narrow terminal (or in a
 	 * language with longer words) the model's step goes first, then the
 	 * layer and head (the heading has them), the model's name, the token
-	 * count (the info line has it) and the result's time. */
+	 * count (the info line has it) and the result's time. Which go is
+	 * decided as if the time were as wide as a result of seconds, so the
+	 * line keeps its fields however long a result took. */
+	int slack = v->have ? (int)strlen(" | 9999.9 ms") - str_width(ms) : 0;
 	for (int drop = 0; drop < 6; drop++) {
 		const char *nm = drop == 0 ? name : drop < 3 ? short_name : "";
 		snprintf(line, sizeof line, " %s%s%s%s%s%s%s%s | %s", mode, nm[0] ? " | " : "", nm,
 			 drop < 2 ? " | " : "", drop < 2 ? where : "", drop < 4 ? " | " : "",
 			 drop < 4 ? count : "", drop < 5 ? ms : "", hint);
-		if (str_width(line) <= cols)
+		if (str_width(line) + (drop < 5 && slack > 0 ? slack : 0) <= cols)
 			break;
 	}
 	put_str(y, 0, cols, s, line);
