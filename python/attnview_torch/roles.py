@@ -1,7 +1,8 @@
 """The labeller's role scores of a head (attnview(1), HEAD ROLES; src/core/
 roles.c, head_roles): the fifteen scores in [0, 1] the training timeline
-records, each a share of the rows whose strongest key fits the role,
-computed as attnview computes them. Only the scores: the label is
+records, each a share of the rows whose strongest key fits the role
+(keyword's and same script's with chance taken out), computed as attnview
+computes them. Only the scores: the label is
 attnview's (role_decide).
 """
 
@@ -164,8 +165,12 @@ def scores(A, x, causal):
         add(BROAD, True, b is None)
         add(DUPLICATE, any(same(j, i) for j in far),
             b is not None and abs(b - i) >= FAR and same(b, i))
-        add(INDUCTION, any(j >= 1 and j - 1 != i and same(j - 1, i) for j in far),
-            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i and same(b - 1, i))
+        # a key after a copy that is not itself one (in a run of one
+        # character every key follows a copy)
+        add(INDUCTION, any(j >= 1 and j - 1 != i and same(j - 1, i) and not same(j, i)
+                           for j in far),
+            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i and same(b - 1, i)
+            and not same(b, i))
         add(DELIMITER, bool(near), b is not None and b in near)
         add(WORDSTART, in_word, b == x.word[i])
         add(PARALLEL, bool(pk), b is not None and b in pk)

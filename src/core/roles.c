@@ -1,6 +1,7 @@
 /* Head roles (analysis.h): where each row of a head looks, counted role by
- * role, and the label those counts earn. Every score is a share of rows, so
- * the label's evidence is something a person can count in the picture; the
+ * role, and the label those counts earn. Every score is a share of rows
+ * (keyword's and same script's with chance taken out), so the label's
+ * evidence is something a person can count in the picture; the
  * words are in role_words.c. The bars are measured on the lab's heads
  * (lab.h; tests/bench/bench_labeller.c prints the measurement). */
 #include "attnview/analysis.h"
@@ -400,7 +401,8 @@ static void column_score(role_scores *o, const role_text *x)
 	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
-		o->key_places += x->count[j] > 0 && (x->cls[j] == c1 || x->cls[j] == c2);
+		o->key_places +=
+		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
 }
 
 /* Over the rows of a character with a script: the share that look at
@@ -504,9 +506,13 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 
 /* ---- the label ------------------------------------------------------------------ */
 
+/* A score computed with chance taken out may miss an exact bar by the last
+ * bit of a double: it clears it within ROLE_ROUNDING. */
+#define ROLE_ROUNDING 1e-9
+
 static bool passes(const role_scores *o, role_kind r)
 {
-	return o->s[r] > 0 && o->s[r] >= (o->bars ? o->bars : bars)[r];
+	return o->s[r] > 0 && o->s[r] >= (o->bars ? o->bars : bars)[r] - ROLE_ROUNDING;
 }
 
 /* Roles that come with other patterns: named only when no other is. */

@@ -30,6 +30,7 @@
 #include "picture.h"
 #include "writes.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -496,8 +497,10 @@ static void report_sweep(void)
 static void write_tsv(const char *path)
 {
 	FILE *f = fopen(path, "w");
-	if (!f)
+	if (!f) {
+		fprintf(stderr, "bench_labeller: cannot write %s: %s\n", path, strerror(errno));
 		return;
+	}
 	fprintf(f, "task\tseed\theads\tlayer\thead\ttruth\tverdict\trole\tsecond");
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		fprintf(f, "\t%s", role_score_key((role_kind)r));
@@ -516,7 +519,8 @@ static void write_tsv(const char *path)
 		fprintf(f, "\t%.4f\t%.4f\t%.5f\t%d\t%d\t%s\n", in->writes, in->rel, in->off,
 			in->rs.column_rows, in->rs.n, label);
 	}
-	fclose(f);
+	if (ferror(f) | fclose(f))
+		fprintf(stderr, "bench_labeller: writing %s failed\n", path);
 }
 
 int main(int argc, char **argv)
