@@ -187,7 +187,8 @@ typedef struct role_scores {
 	int key_places;	    /* positions of the keyword's characters the rows look at */
 	int key_near;	    /* the keyword's rows that look within two of themselves */
 	bool key_first;	    /* its first character is key 0's, its rows all on key 0 */
-	double key_chance;  /* the share of the rows' keys that are its copies */
+	double key_chance;  /* mean over the rows of the share of a row's
+			       visible keys that are its characters' copies */
 	int column;	    /* the key most rows look at (-1: none) */
 	int column_rows;    /* ... and how many do */
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */

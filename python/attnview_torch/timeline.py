@@ -14,7 +14,8 @@ from .shown import quote
 MAGIC = b"ATTL"
 VERSION = 2
 # The labeller's role scores, role_kind order (analysis.h): version 2 every
-# role's share of rows; version 1 (attnview 0.2) fourteen shares of weight,
+# role's score (a share of rows; keyword's with chance out since it was
+# taken out, before that its plain share); version 1 (attnview 0.2) fourteen shares of weight,
 # up to broad's entropy. timeline.h ties them to the roles with a static
 # assert, and tests/python/test_torch.py ties these to attnview's.
 NVALUES = 15

@@ -73,8 +73,8 @@ void role_label(const role_scores *rs, bool translate, char *out, size_t size)
 		snprintf(out, size, "%s", tr(N_("too short to tell"), translate));
 		break;
 	case ROLE_UNSURE:
-		/* TRANSLATORS: a head whose rows follow no role; %d%% the share of
-		 * rows of the closest, %s its name. */
+		/* TRANSLATORS: a head whose rows follow no role; %d%% the score
+		 * of the closest (a share of rows), %s its name. */
 		snprintf(out, size, tr(N_("unclear: %d%% %s"), translate),
 			 (int)(100 * rs->score + 0.5), a);
 		break;
