@@ -172,9 +172,10 @@ static void find_lines(role_text *x)
 			}
 }
 
-static void role_text_init(role_text *x, const token *tok, int n)
+static void role_text_init(role_text *x, const token *tok, int n, bool causal)
 {
 	x->n = n;
+	x->causal = causal;
 	x->tok = tok;
 	bool seen[NSCRIPTS] = {false};
 	for (int s = 0; s < NSCRIPTS; s++)
@@ -350,15 +351,15 @@ static void offset_score(role_scores *o, const int *off_rows, const int *off_hit
 static double copies_chance(const role_scores *o, const role_text *x, int c1, int c2)
 {
 	int copies = 0;
-	double chance = 0;
+	double sum = 0; /* causal: row i sees the copies among keys 0..i */
 	for (int i = 0; i < x->n; i++) {
 		copies += x->cls[i] == c1 || x->cls[i] == c2;
 		if (x->causal && i >= 1)
-			chance += (double)copies / (i + 1);
+			sum += (double)copies / (i + 1);
 	}
-	if (!x->causal)
-		chance = o->n * (double)copies / x->n;
-	return o->n ? chance / o->n : 0;
+	if (!o->n)
+		return 0;
+	return x->causal ? sum / o->n : (double)copies / x->n; /* masked: every row sees all */
 }
 
 /* The characters and the key most rows look at, and the word before it. */
@@ -466,8 +467,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		return;
 	}
 	role_text x;
-	role_text_init(&x, tok, n);
-	x.causal = a->causal;
+	role_text_init(&x, tok, n, a->causal);
 	memset(x.mark, 0, (size_t)n);
 	int off_rows[17] = {0}, off_hits[17] = {0};
 	for (int i = 0; i < n; i++) {
