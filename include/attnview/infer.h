@@ -47,6 +47,14 @@
  * (result.c), so that they are the pass's numbers. */
 #define INFER_ATT_BLOCK 64
 
+/* Whether a pass over rows query rows makes the attention's products with
+ * attn_products.h (its keys packed once a head and layer) rather than
+ * OpenBLAS: a CPU with FMA, a head size of a multiple of 8, and rows enough
+ * to be worth the packing (fewer, as a keystroke near the end of a causal
+ * text, keep OpenBLAS's small kernels). A result's scores recomputed later
+ * follow the pass from row 0 over its n tokens: infer_own_products(hs, n). */
+bool infer_own_products(int hs, int rows);
+
 /* Asked between layers: true when the pass should give up. */
 typedef bool (*infer_stale_fn)(void *ctx);
 

@@ -92,9 +92,13 @@ float attn_score(const attn_result *r, int l, int h, int i, int j);
  * masked); false, out all NAN, when r has no q and k or memory ran out. */
 bool attn_score_row(const attn_result *r, int l, int h, int i, float *out);
 /* Every raw score of head h of layer l, dense (n, n) into out (NAN where
- * masked); scratch: INFER_ATT_BLOCK x n floats (infer.h). False, out all
- * NAN, when r has no q and k. Allocates nothing. */
+ * masked); scratch: attn_scores_scratch(r) floats. False, out all NAN, when
+ * r has no q and k. Allocates nothing. */
 bool attn_scores_head(const attn_result *r, int l, int h, float *out, float *scratch);
+/* Floats of scratch attn_scores_head needs: a block of INFER_ATT_BLOCK
+ * query rows' scores (infer.h), and a head's keys packed where the pass
+ * packs them (attn_products.h). */
+size_t attn_scores_scratch(const attn_result *r);
 /* Every weight and score of r, dense: [layers][heads][n][n] each (either may
  * be NULL); false when the scores could not be computed (as above). */
 bool attn_result_dense(const attn_result *r, float *att, float *scores);

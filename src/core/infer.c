@@ -16,6 +16,7 @@
 #include "attnview/i18n.h"
 #include "infer_internal.h"
 
+#include "attnview/attn_products.h"
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
 
@@ -152,7 +153,9 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	/* A single row (typing at the end of a causal text) as matrix-vector
 	 * products: sgemm would first copy the keys and the values into its
 	 * packed layout, several times the cost of the products. */
-	if (rows == 1)
+	if (lp->kt)
+		attn_scores(S, kn, q, C3, lp->kt + (size_t)h * lp->kt_head, rows, kn, hs);
+	else if (rows == 1)
 		cblas_sgemv(CblasRowMajor, CblasNoTrans, kn, hs, 1.0f, k, C3, q, 1, 0.0f, S, 1);
 	else
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kn, hs, 1.0f, q, C3, k,
@@ -167,7 +170,9 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 			memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
 		return;
 	}
-	if (rows == 1)
+	if (lp->kt)
+		attn_mix(y, d, S, kn, v, C3, rows, kn, hs);
+	else if (rows == 1)
 		cblas_sgemv(CblasRowMajor, CblasTrans, kn, hs, 1.0f, v, C3, S, 1, 0.0f, y, 1);
 	else
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v,
@@ -192,12 +197,29 @@ static void attention_tasks(void *ctx, int begin, int end)
 	}
 }
 
+/* Phase 1b: the keys of heads begin..end-1, packed for attn_scores. */
+static void pack_heads(void *ctx, int begin, int end)
+{
+	const layer_pass *lp = ctx;
+	const float *k = lp->a->layer[lp->l].qkv + lp->d;
+	for (int h = begin; h < end; h++)
+		attn_pack_keys(lp->kt + (size_t)h * lp->kt_head, k + (size_t)h * lp->hs, 3 * lp->d,
+			       lp->n, lp->hs);
+}
+
+bool infer_own_products(int hs, int rows)
+{
+	return rows >= INFER_ATT_BLOCK / 2 && attn_products_run(hs);
+}
+
 /* Rows p..n-1 of layer lp->l. */
 static void run_layer(layer_pass *lp)
 {
 	const double d = lp->d, M = lp->n - lp->p, A = M;
 	lp->nt = slices(6 * M * d * d, (int)M / 2);
 	parallel_for_n(lp->nt, lp->nt, qkv_rows, lp);
+	if (lp->kt)
+		parallel_for_n(lp->nt, lp->H, pack_heads, lp);
 	lp->nblk = (lp->n - lp->p + ATT_BLOCK - 1) / ATT_BLOCK;
 	lp->nt = slices(4 * A * lp->n * d, lp->H * lp->nblk);
 	parallel_for_n(lp->nt, lp->nt, attention_tasks, lp);
@@ -416,14 +438,21 @@ static bool compute_rows(const model *m, activations *ws, infer_cache *c, const 
 	lp.p = p;
 	lp.n = n;
 	lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
-	if (!lp.work)
+	lp.kt_head = attn_packed_keys_floats(n, lp.hs);
+	lp.kt = infer_own_products(lp.hs, n - p) ? malloc((size_t)lp.H * lp.kt_head * sizeof(float))
+						 : NULL;
+	if (!lp.work || (!lp.kt && infer_own_products(lp.hs, n - p))) {
+		free(lp.work);
+		free(lp.kt);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);
+	}
 	embed_forward(ws->encoded + (size_t)p * d, ids + p, m->p.wte, m->pe + (size_t)p * d,
 		      m->emb_scale, 1, n - p, d);
 	int saved = blas_single_thread_begin();
 	bool ran = run_layers(&lp, c, att, scores, done, stale, stale_ctx);
 	blas_single_thread_end(saved);
 	free(lp.work);
+	free(lp.kt);
 	if (done)
 		*done = 0;
 	return ran || av_fail(err, _("a newer text came"));

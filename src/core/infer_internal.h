@@ -24,6 +24,9 @@ typedef struct layer_pass {
 	int qk_rows;
 	const uint8_t *off; /* this layer's heads switched off, or NULL */
 	float *work;	    /* ATT_BLOCK x n per slice */
+	float *kt;	    /* the layer's keys packed, a head after another
+			       (attn_pack_keys), or NULL: OpenBLAS's products */
+	size_t kt_head;	    /* floats of a head's in kt */
 	int nt;		    /* slices of the phase under way */
 	int nblk;	    /* blocks of query rows per head */
 } layer_pass;

@@ -1,6 +1,7 @@
 /* A result's numbers (result.h): its arrays, and reading them, the raw
  * scores computed from its queries and keys by the pass's own products. */
 #include "attnview/result.h"
+#include "attnview/attn_products.h"
 #include "attnview/infer.h"
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
@@ -88,27 +89,57 @@ float attn_weight(const attn_result *r, int l, int h, int i, int j)
 
 /* The raw scores of the block of query rows from i0 (a multiple of
  * ATT_BLOCK) of head h, into S (rows x kn; returns kn), by the product
- * attend_block makes in a pass from row 0 over the n tokens: the same call
- * on the same numbers, so the same bits as that pass (--dump's). */
-static int score_block(const attn_result *r, int l, int h, int i0, float *S)
+ * attend_block makes in a pass from row 0 over the n tokens: the same
+ * products on the same numbers, so the same bits as that pass (--dump's).
+ * kt: the head's keys packed (pack_head) when the pass packs them, or NULL. */
+static int score_block(const attn_result *r, int l, int h, int i0, const float *kt, float *S)
 {
 	const int d = r->dim, hs = d / r->heads, n = r->n, C2 = 2 * d;
 	const int i1 = i0 + ATT_BLOCK < n ? i0 + ATT_BLOCK : n, kn = r->causal ? i1 : n;
 	const float *base = r->qk + (size_t)l * (size_t)r->qk_rows * (size_t)C2;
 	const float *q = base + (size_t)i0 * C2 + (size_t)h * hs;
 	const float *k = base + d + (size_t)h * hs;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, kn, hs, 1.0f, q, C2, k, C2,
-		    0.0f, S, kn);
+	if (kt)
+		attn_scores(S, kn, q, C2, kt, i1 - i0, kn, hs);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, kn, hs, 1.0f, q, C2,
+			    k, C2, 0.0f, S, kn);
 	return kn;
 }
 
+/* Floats of scratch the scores of a head need beside a block's: the packed
+ * keys, where the pass packs them. */
+static size_t packed_floats(const attn_result *r)
+{
+	const int hs = r->dim / r->heads;
+	return infer_own_products(hs, r->n) ? attn_packed_keys_floats(r->n, hs) : 0;
+}
+
+/* Head h of layer l's keys packed into kt as the pass packs them; NULL
+ * (OpenBLAS's products) when it does not. */
+static const float *pack_head(const attn_result *r, int l, int h, float *kt)
+{
+	if (!packed_floats(r))
+		return NULL;
+	const int d = r->dim, hs = d / r->heads;
+	const float *base = r->qk + (size_t)l * (size_t)r->qk_rows * (size_t)(2 * d);
+	attn_pack_keys(kt, base + d + (size_t)h * hs, 2 * d, r->n, hs);
+	return kt;
+}
+
+size_t attn_scores_scratch(const attn_result *r)
+{
+	return (size_t)ATT_BLOCK * (size_t)r->n + packed_floats(r);
+}
+
 /* Rows i0..i1-1 of head h's raw scores, dense (n columns, NAN where masked),
- * into out; S: scratch of ATT_BLOCK x n. */
+ * into out; S: scratch of attn_scores_scratch(r) floats. */
 static void score_rows(const attn_result *r, int l, int h, int i0, int i1, float *S, float *out)
 {
 	const size_t n = (size_t)r->n;
+	const float *kt = pack_head(r, l, h, S + (size_t)ATT_BLOCK * n);
 	for (int b = i0 / ATT_BLOCK * ATT_BLOCK; b < i1; b += ATT_BLOCK) {
-		int kn = score_block(r, l, h, b, S);
+		int kn = score_block(r, l, h, b, kt, S);
 		for (int i = b > i0 ? b : i0; i < b + ATT_BLOCK && i < i1; i++) {
 			size_t valid = r->causal ? (size_t)i + 1 : n;
 			float *o = out + (size_t)(i - i0) * n;
@@ -123,12 +154,13 @@ static void score_rows(const attn_result *r, int l, int h, int i0, int i1, float
 static bool weights_of(const attn_result *r, int l, int h, float *w)
 {
 	const int n = r->n;
-	float *S = malloc((size_t)ATT_BLOCK * (size_t)n * sizeof *S);
+	float *S = malloc(attn_scores_scratch(r) * sizeof *S);
 	if (!S)
 		return false;
+	const float *kt = pack_head(r, l, h, S + (size_t)ATT_BLOCK * n);
 	const float scale = 1.0f / sqrtf((float)(r->dim / r->heads));
 	for (int i0 = 0; i0 < n; i0 += ATT_BLOCK) {
-		int kn = score_block(r, l, h, i0, S);
+		int kn = score_block(r, l, h, i0, kt, S);
 		for (int i = i0; i < i0 + ATT_BLOCK && i < n; i++) {
 			float *s = S + (size_t)(i - i0) * (size_t)kn;
 			int valid = r->causal ? i + 1 : n;
@@ -245,9 +277,8 @@ size_t attn_result_bytes(const attn_result *r)
 
 bool attn_score_row(const attn_result *r, int l, int h, int i, float *out)
 {
-	float *S = r->qk && attn_layer_ready(r, l)
-		       ? malloc((size_t)ATT_BLOCK * (size_t)r->n * sizeof *S)
-		       : NULL;
+	float *S =
+	    r->qk && attn_layer_ready(r, l) ? malloc(attn_scores_scratch(r) * sizeof *S) : NULL;
 	if (!S) {
 		fill(out, NAN, r->n);
 		return false;
@@ -279,7 +310,7 @@ float attn_score(const attn_result *r, int l, int h, int i, int j)
 bool attn_result_dense(const attn_result *r, float *att, float *scores)
 {
 	const size_t n = (size_t)r->n, nn = n * n;
-	float *S = scores && r->qk ? malloc((size_t)ATT_BLOCK * n * sizeof *S) : NULL;
+	float *S = scores && r->qk ? malloc(attn_scores_scratch(r) * sizeof *S) : NULL;
 	for (int l = 0; l < r->layers; l++)
 		for (int h = 0; h < r->heads; h++) {
 			size_t o = ((size_t)l * (size_t)r->heads + (size_t)h) * nn;

@@ -30,7 +30,7 @@ static bool in_range(int want, int i)
 /* Floats of head_dense's arrays for r: the weights, the scores, scratch. */
 static size_t dense_floats(const attn_result *r)
 {
-	return (2 * (size_t)r->n + INFER_ATT_BLOCK) * (size_t)r->n;
+	return 2 * (size_t)r->n * (size_t)r->n + attn_scores_scratch(r);
 }
 
 /* Head h of layer l as dense (n, n) weights and scores (NAN where masked)

@@ -25,6 +25,7 @@
 #include "bench_pty.h"
 
 #include "attnview/analysis.h"
+#include "attnview/attn_products.h"
 #include "attnview/blas.h"
 #include "attnview/infer.h"
 #include "attnview/modelfile.h"
@@ -183,18 +184,29 @@ static double pass_flops(const model_config *c, int p, int n)
 	return c->layers * (24.0 * d * d * (n - p) + 4.0 * d * pairs);
 }
 
-/* The products of a masked pass over n tokens alone: the same OpenBLAS calls
- * with the same shapes, dealt to the pool as infer.c deals them (the four
- * linear layers by slices of rows, the attention by (head, block of
- * INFER_ATT_BLOCK query rows) tasks round-robin), each layer with weights of
- * its own, and nothing else: no LayerNorm, softmax, GELU, residual or copy.
- * Its share of the peak is what a pass whose products are OpenBLAS's could
- * reach at most. */
+/* The products of a masked pass over n tokens alone: the same calls with
+ * the same shapes (OpenBLAS's, and the attention's of attn_products.h with
+ * their packing of the keys where the pass makes them so), dealt to the
+ * pool as infer.c deals them (the four linear layers by slices of rows, the
+ * attention by (head, block of INFER_ATT_BLOCK query rows) tasks
+ * round-robin), each layer with weights of its own, and nothing else: no
+ * LayerNorm, softmax, GELU, residual or copy. Its share of the peak is what
+ * a pass whose products are these could reach at most. */
 typedef struct products {
 	int n, d, H, hs, nt, nblk, phase;
 	const float *w; /* this layer's qkv (3d x d), proj (d x d), fc (4d x d), fc2 (d x 4d) */
 	float *x, *qkv, *y, *h, *out, *S;
+	float *kt; /* the keys packed, a head after another, or NULL: OpenBLAS's products */
+	size_t kt_head;
 } products;
+
+static void products_pack(void *ctx, int begin, int end)
+{
+	const products *p = ctx;
+	for (int h = begin; h < end; h++)
+		attn_pack_keys(p->kt + (size_t)h * p->kt_head, p->qkv + p->d + (size_t)h * p->hs,
+			       3 * p->d, p->n, p->hs);
+}
 
 static void products_slices(void *ctx, int begin, int end)
 {
@@ -210,11 +222,17 @@ static void products_slices(void *ctx, int begin, int end)
 				int rows = i0 + INFER_ATT_BLOCK < n ? INFER_ATT_BLOCK : n - i0;
 				const float *q = p->qkv + (size_t)i0 * C3 + (size_t)h * p->hs;
 				const float *k = p->qkv + d + (size_t)h * p->hs, *v = k + d;
+				float *y = p->y + (size_t)i0 * d + (size_t)h * p->hs;
+				if (p->kt) {
+					attn_scores(S, n, q, C3, p->kt + (size_t)h * p->kt_head,
+						    rows, n, p->hs);
+					attn_mix(y, d, S, n, v, C3, rows, n, p->hs);
+					continue;
+				}
 				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, p->hs,
 					    1.0f, q, C3, k, C3, 0.0f, S, n);
 				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, p->hs,
-					    n, 1.0f, S, n, v, C3, 0.0f,
-					    p->y + (size_t)i0 * d + (size_t)h * p->hs, d);
+					    n, 1.0f, S, n, v, C3, 0.0f, y, d);
 			}
 			continue;
 		}
@@ -242,15 +260,16 @@ static bool products_alone(const model_config *c, int n, int reps, double *ms, d
 {
 	const int d = (int)c->dim, L = (int)c->layers, nt = parallel_threads();
 	const size_t per_layer = (size_t)12 * d * d, N = (size_t)n;
-	products p = {
-	    n,	  d,	(int)c->heads, d / (int)c->heads, nt, 0, 0, NULL, NULL, NULL, NULL,
-	    NULL, NULL, NULL};
+	products p = {.n = n, .d = d, .H = (int)c->heads, .hs = d / (int)c->heads, .nt = nt};
 	p.nblk = (n + INFER_ATT_BLOCK - 1) / INFER_ATT_BLOCK;
+	p.kt_head = attn_packed_keys_floats(n, p.hs);
+	const bool own = infer_own_products(p.hs, n);
+	p.kt = own ? malloc((size_t)p.H * p.kt_head * sizeof *p.kt) : NULL;
 	float *w = malloc(per_layer * (size_t)L * sizeof *w);
 	float *buf = malloc(
 	    (N * (1 + 3 + 1 + 4 + 1) * (size_t)d + (size_t)nt * INFER_ATT_BLOCK * N) * sizeof *buf);
 	double *t = malloc((size_t)reps * 3 * sizeof *t), *sh = t + reps, *ta = t + 2 * reps;
-	bool ok = w && buf && t;
+	bool ok = w && buf && t && (p.kt || !own);
 	if (ok) {
 		for (size_t i = 0; i < per_layer * (size_t)L; i++)
 			w[i] = (float)(i % 13) * 0.01f - 0.06f;
@@ -270,6 +289,8 @@ static bool products_alone(const model_config *c, int n, int reps, double *ms, d
 			p.w = w + per_layer * (size_t)l;
 			for (p.phase = 0; p.phase < 3; p.phase++) {
 				double a0 = bench_now_ms();
+				if (p.phase == 1 && p.kt)
+					parallel_for_n(nt, p.H, products_pack, &p);
 				parallel_for_n(nt, nt, products_slices, &p);
 				if (p.phase == 1)
 					tatt += bench_now_ms() - a0;
@@ -287,6 +308,7 @@ static bool products_alone(const model_config *c, int n, int reps, double *ms, d
 		*share = bench_pct(sh, reps, 0.5);
 		*attn_ms = bench_pct(ta, reps, 0.5);
 	}
+	free(p.kt);
 	free(w);
 	free(buf);
 	free(t);
@@ -737,7 +759,7 @@ static bool report_model(const bench_model *bm, int reps, int cores, double peak
 			double pm, psh, pa;
 			if (!products_alone(c, n, reps, &pm, &psh, &pa))
 				return false;
-			printf("    its products alone (the same OpenBLAS calls, no softmax, "
+			printf("    its products alone (the same calls, no softmax, "
 			       "LayerNorm or GELU): p50 %7.2f ms, share %3.0f%%, the "
 			       "attention's %.2f ms of them; the pass is %.0f%% of that "
 			       "ceiling\n",

@@ -10,7 +10,7 @@ set -u
 root=${1:-$(dirname "$0")/../..}
 cd "$root" || exit 1
 fail=0
-core_h="common i18n tokenizer vocab ops parallel model result infer binio modelfile atomicfile blas rng analysis select explain lens circuits faith patch score_split generate input encoding verdict timeline lab_positions"
+core_h="common i18n tokenizer vocab ops attn_products parallel model result infer binio modelfile atomicfile blas rng analysis select explain lens circuits faith patch score_split generate input encoding verdict timeline lab_positions"
 render_h="colormap scale figure dump"
 train_h="corpus backward train_step optimizer checkpoint train_options train lab"
 

@@ -1,0 +1,56 @@
+/* The two products of a head's attention in the view's pass (infer.c) and
+ * in the scores and weights a result recomputes from its queries and keys
+ * (result.c), by code of our own where the CPU has AVX2 and FMA:
+ *
+ *   scores  S[i][j] = q_i . k_j                 (i < rows, j < kn)
+ *   mix     y[i][c] = sum_j P[i][j] v_j[c]      (c < hs)
+ *
+ * Each number is one chain of fused multiply-adds in a fixed order (over
+ * the head's dimensions for a score, over the keys for a mixed value),
+ * starting from zero; the lanes of a vector are different outputs. So a
+ * result does not depend on the vector width (AVX-512's 16 lanes or AVX2's
+ * 8: tests/ci/avx512.sh compares them), on the OpenBLAS kernel, on how the
+ * rows are cut into blocks or on where the keys are stored. OpenBLAS's
+ * sgemm, whose sums follow its kernel, packs the keys into its own layout
+ * again for every block of 64 query rows and clears its output first; the
+ * keys are packed here once a head (attn_pack_keys), in tiles of 64 keys
+ * whose 64 values of one dimension lie together. */
+#ifndef ATTNVIEW_ATTN_PRODUCTS_H
+#define ATTNVIEW_ATTN_PRODUCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ATTN_KEY_TILE 64
+
+/* Whether these products run here: a CPU with AVX2 and FMA (x86-64-v3),
+ * and a head size hs that is a multiple of 8. Otherwise the callers keep
+ * OpenBLAS (a CPU without FMA would spend a library call on each fused
+ * multiply-add). Decided once per process for the CPU. */
+bool attn_products_run(int hs);
+
+/* Floats of the packed keys of n keys of hs dimensions. */
+size_t attn_packed_keys_floats(int n, int hs);
+
+/* Keys k (n rows of hs floats, ldk apart) into kt: tiles of ATTN_KEY_TILE
+ * keys, [tile][hs][ATTN_KEY_TILE], zeros past key n. */
+void attn_pack_keys(float *kt, const float *k, int ldk, int n, int hs);
+
+/* S (rows x kn, row stride lds >= kn) = q (rows of hs floats, ldq apart)
+ * times the packed keys 0..kn-1 (kt of at least kn keys). */
+void attn_scores(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
+		 int hs);
+
+/* y (rows of hs floats, ldy apart) = P (rows x kn, ldp apart) times v (kn
+ * rows of hs floats, ldv apart); hs a multiple of 8. */
+void attn_mix(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows, int kn,
+	      int hs);
+
+/* The same products as plain loops, one fmaf chain an output: what the
+ * fast ones must give to the bit (tests/unit/test_attn_products.c). */
+void attn_scores_ref(float *S, int lds, const float *q, int ldq, const float *k, int ldk, int rows,
+		     int kn, int hs);
+void attn_mix_ref(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows,
+		  int kn, int hs);
+
+#endif

@@ -1,0 +1,138 @@
+/* The attention's own products (attn_products.h) against their plain-loop
+ * twins, to the bit: every score and every mixed value is the same chain of
+ * fused multiply-adds whatever the vector width, the rows' count, the keys'
+ * tiles or the columns left over, so any difference is a wrong lane, a row
+ * or a key dropped, or a sum taken in another order. Shapes cover 1 to 70
+ * query rows (the kernels' blocks of 12, 6 and 4 rows and the single rows
+ * after them), keys ending inside a tile of 16 and of 64, and head sizes
+ * of 8 to 72 (the columns left after the 32-wide blocks). Nothing is
+ * written outside the output. Run as is and with ATTNVIEW_NO_AVX512=1 on an
+ * AVX-512 CPU (meson.build), so both widths are held to the loops. */
+#include "harness.h"
+
+#include "attnview/attn_products.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAD   5 /* floats of canary past each output row */
+#define GUARD 123.25f
+
+static uint64_t state = 88172645463325252ull;
+
+/* Random floats of mixed sign and size (some exact zeros), so the sums
+ * round at every step. */
+static float rnd(void)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	if (state % 17 == 0)
+		return 0.0f;
+	double u = (double)(state >> 11) / 9007199254740992.0;
+	return (float)((u - 0.5) * ldexp(1.0, (int)(state % 7) - 3));
+}
+
+static void fill(float *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = rnd();
+}
+
+static bool canaries_ok(const float *o, int rows, int cols, int ld)
+{
+	for (int i = 0; i < rows; i++)
+		for (int c = cols; c < ld; c++)
+			if (o[(size_t)i * ld + c] != GUARD)
+				return false;
+	return true;
+}
+
+static void set_canaries(float *o, int rows, int cols, int ld)
+{
+	for (int i = 0; i < rows; i++)
+		for (int c = cols; c < ld; c++)
+			o[(size_t)i * ld + c] = GUARD;
+}
+
+/* One shape: q and k rows ldq = ldk = 3 hs + 1 apart (strided, as the
+ * pass's q | k | v rows), keys packed, then both products. */
+static void check_shape(int rows, int kn, int hs)
+{
+	const int ld = 3 * hs + 1, lds = kn + PAD, ldy = hs + PAD, ldp = kn + 3;
+	float *q = malloc((size_t)rows * ld * sizeof *q), *k = malloc((size_t)kn * ld * sizeof *k);
+	float *kt = malloc(attn_packed_keys_floats(kn, hs) * sizeof *kt);
+	float *S = malloc((size_t)rows * lds * sizeof *S),
+	      *S0 = malloc((size_t)rows * lds * sizeof *S0);
+	float *P = malloc((size_t)rows * ldp * sizeof *P);
+	float *y = malloc((size_t)rows * ldy * sizeof *y),
+	      *y0 = malloc((size_t)rows * ldy * sizeof *y0);
+	if (!q || !k || !kt || !S || !S0 || !P || !y || !y0) {
+		CHECK(!"out of memory");
+		goto out;
+	}
+	fill(q, (size_t)rows * ld);
+	fill(k, (size_t)kn * ld);
+	fill(P, (size_t)rows * ldp);
+	attn_pack_keys(kt, k, ld, kn, hs);
+	set_canaries(S, rows, kn, lds);
+	attn_scores(S, lds, q, ld, kt, rows, kn, hs);
+	attn_scores_ref(S0, lds, q, ld, k, ld, rows, kn, hs);
+	bool same = true;
+	for (int i = 0; i < rows && same; i++)
+		same =
+		    memcmp(S + (size_t)i * lds, S0 + (size_t)i * lds, (size_t)kn * sizeof *S) == 0;
+	CHECKF(same, "scores of %d rows, %d keys, hs %d differ from the loops", rows, kn, hs);
+	CHECKF(canaries_ok(S, rows, kn, lds),
+	       "scores of %d rows, %d keys, hs %d: written past key %d", rows, kn, hs, kn);
+	/* The values are the keys' rows shifted by hs (the pass's v beside k). */
+	set_canaries(y, rows, hs, ldy);
+	attn_mix(y, ldy, P, ldp, k + hs, ld, rows, kn, hs);
+	attn_mix_ref(y0, ldy, P, ldp, k + hs, ld, rows, kn, hs);
+	same = true;
+	for (int i = 0; i < rows && same; i++)
+		same =
+		    memcmp(y + (size_t)i * ldy, y0 + (size_t)i * ldy, (size_t)hs * sizeof *y) == 0;
+	CHECKF(same, "mix of %d rows, %d keys, hs %d differs from the loops", rows, kn, hs);
+	CHECKF(canaries_ok(y, rows, hs, ldy),
+	       "mix of %d rows, %d keys, hs %d: written past column %d", rows, kn, hs, hs);
+out:
+	free(q), free(k), free(kt), free(S), free(S0), free(P), free(y), free(y0);
+}
+
+int main(void)
+{
+	/* The packing: key j's dimension d at [j / 64][d][j % 64], zeros after
+	 * the last key. */
+	{
+		const int n = 70, hs = 8;
+		float k[70 * 8], kt[2 * 64 * 8];
+		for (int i = 0; i < n * hs; i++)
+			k[i] = (float)i;
+		CHECK(attn_packed_keys_floats(n, hs) == 2 * 64 * 8);
+		attn_pack_keys(kt, k, hs, n, hs);
+		CHECK(kt[3 * 64 + 5] == k[5 * hs + 3]);
+		CHECK(kt[64 * 8 + 7 * 64 + 69 - 64] == k[69 * hs + 7]);
+		CHECK(kt[64 * 8 + 2 * 64 + 6] == 0.0f && kt[2 * 64 * 8 - 1] == 0.0f);
+	}
+	if (!attn_products_run(8)) {
+		/* A CPU without FMA, or a build with one version of the vector
+		 * code: the pass keeps OpenBLAS, and the fast products would
+		 * spend a library call on each multiply-add. */
+		CHECK(!attn_products_run(32));
+		return test_summary("attn_products");
+	}
+	CHECK(attn_products_run(32) && attn_products_run(48) && !attn_products_run(20) &&
+	      !attn_products_run(0));
+	const int hss[] = {8, 16, 24, 32, 48, 64, 72};
+	const int kns[] = {1, 7, 15, 16, 17, 63, 64, 65, 130};
+	for (size_t a = 0; a < sizeof hss / sizeof *hss; a++)
+		for (size_t b = 0; b < sizeof kns / sizeof *kns; b++)
+			for (int rows = 1; rows <= 70; rows += rows < 14 ? 1 : 7)
+				check_shape(rows, kns[b], hss[a]);
+	/* The view's shape: a block of 64 query rows, 512 keys, hs 32. */
+	check_shape(64, 512, 32);
+	return test_summary("attn_products");
+}
