@@ -49,10 +49,12 @@
 
 /* Whether a pass over rows query rows makes the attention's products with
  * attn_products.h (its keys packed once a head and layer) rather than
- * OpenBLAS: a CPU with FMA, a head size of a multiple of 8, and rows enough
- * to be worth the packing (fewer, as a keystroke near the end of a causal
- * text, keep OpenBLAS's small kernels). A result's scores recomputed later
- * follow the pass from row 0 over its n tokens: infer_own_products(hs, n). */
+ * OpenBLAS: a CPU with FMA and a head size of a multiple of 8, whatever the
+ * rows, but for a single row (typing at the end of a causal text, whose
+ * matrix-vector products read the keys once, where packing them would read
+ * them twice). A result's scores computed again later (result.c) take the
+ * same products, so they are the pass's bits for every row but such a
+ * single row's. */
 bool infer_own_products(int hs, int rows);
 
 /* Asked between layers: true when the pass should give up. */

@@ -150,9 +150,10 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	const float *q = la->qkv + (size_t)i0 * C3 + (size_t)h * hs;
 	const float *k = la->qkv + d + (size_t)h * hs;
 	const float *v = la->qkv + 2 * d + (size_t)h * hs;
-	/* A single row (typing at the end of a causal text) as matrix-vector
-	 * products: sgemm would first copy the keys and the values into its
-	 * packed layout, several times the cost of the products. */
+	/* Our products on the packed keys; or OpenBLAS's, a single row
+	 * (typing at the end of a causal text) as matrix-vector products:
+	 * sgemm would first copy the keys and the values into its packed
+	 * layout, several times the cost of the products. */
 	if (lp->kt)
 		attn_scores(S, kn, q, C3, lp->kt + (size_t)h * lp->kt_head, rows, kn, hs);
 	else if (rows == 1)
@@ -209,7 +210,7 @@ static void pack_heads(void *ctx, int begin, int end)
 
 bool infer_own_products(int hs, int rows)
 {
-	return rows >= INFER_ATT_BLOCK / 2 && attn_products_run(hs);
+	return rows >= 2 && attn_products_run(hs);
 }
 
 /* Rows p..n-1 of layer lp->l. */

@@ -89,9 +89,11 @@ float attn_weight(const attn_result *r, int l, int h, int i, int j)
 
 /* The raw scores of the block of query rows from i0 (a multiple of
  * ATT_BLOCK) of head h, into S (rows x kn; returns kn), by the product
- * attend_block makes in a pass from row 0 over the n tokens: the same
- * products on the same numbers, so the same bits as that pass (--dump's).
- * kt: the head's keys packed (pack_head) when the pass packs them, or NULL. */
+ * attend_block makes in a pass over those rows: the same products on the
+ * same numbers, so the same bits as that pass (--dump's), also for rows a
+ * later pass added (infer_own_products: the choice does not depend on how
+ * many rows a pass computed, but for a single one). kt: the head's keys
+ * packed (pack_head) when the pass packs them, or NULL. */
 static int score_block(const attn_result *r, int l, int h, int i0, const float *kt, float *S)
 {
 	const int d = r->dim, hs = d / r->heads, n = r->n, C2 = 2 * d;
@@ -101,6 +103,8 @@ static int score_block(const attn_result *r, int l, int h, int i0, const float *
 	const float *k = base + d + (size_t)h * hs;
 	if (kt)
 		attn_scores(S, kn, q, C2, kt, i1 - i0, kn, hs);
+	else if (i1 - i0 == 1) /* a last block of one row: the pass's sgemv */
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, kn, hs, 1.0f, k, C2, q, 1, 0.0f, S, 1);
 	else
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, kn, hs, 1.0f, q, C2,
 			    k, C2, 0.0f, S, kn);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The AVX-512 versions of the softmaxes, GELU and the loss (16 lanes,
-# src/core/vec8.h) give the bits of the 8-lane code: every --dump (attention,
+# The AVX-512 versions of the softmaxes, GELU, the loss (16 lanes,
+# src/core/vec8.h) and the view's attention products (attn_products.c)
+# give the bits of the 8-lane code: every --dump (attention,
 # scores, predictions) and a training's model file, byte for byte, with and
 # without ATTNVIEW_NO_AVX512. --version must name the two codes, so the
 # comparison is known to compare two of them. Skipped (77) on a CPU without

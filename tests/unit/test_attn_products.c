@@ -4,8 +4,9 @@
  * tiles or the columns left over, so any difference is a wrong lane, a row
  * or a key dropped, or a sum taken in another order. Shapes cover 1 to 70
  * query rows (the kernels' blocks of 12, 6 and 4 rows and the single rows
- * after them), keys ending inside a tile of 16 and of 64, and head sizes
- * of 8 to 72 (the columns left after the 32-wide blocks). Nothing is
+ * after them), keys ending inside a tile of 16 and of 64 (more keys
+ * packed than the scores ask for, as in a causal block), and head sizes of
+ * 8 to 72 (the columns left after the 32-wide blocks). Nothing is
  * written outside the output. Run as is and with ATTNVIEW_NO_AVX512=1 on an
  * AVX-512 CPU (meson.build), so both widths are held to the loops. */
 #include "harness.h"
@@ -62,8 +63,11 @@ static void set_canaries(float *o, int rows, int cols, int ld)
 static void check_shape(int rows, int kn, int hs)
 {
 	const int ld = 3 * hs + 1, lds = kn + PAD, ldy = hs + PAD, ldp = kn + 3;
-	float *q = malloc((size_t)rows * ld * sizeof *q), *k = malloc((size_t)kn * ld * sizeof *k);
-	float *kt = malloc(attn_packed_keys_floats(kn, hs) * sizeof *kt);
+	/* The keys packed are more than the scores ask for, as a causal
+	 * block's (keys 0..kn-1 of the n packed). */
+	const int nk = kn + 37;
+	float *q = malloc((size_t)rows * ld * sizeof *q), *k = malloc((size_t)nk * ld * sizeof *k);
+	float *kt = malloc(attn_packed_keys_floats(nk, hs) * sizeof *kt);
 	float *S = malloc((size_t)rows * lds * sizeof *S),
 	      *S0 = malloc((size_t)rows * lds * sizeof *S0);
 	float *P = malloc((size_t)rows * ldp * sizeof *P);
@@ -74,9 +78,9 @@ static void check_shape(int rows, int kn, int hs)
 		goto out;
 	}
 	fill(q, (size_t)rows * ld);
-	fill(k, (size_t)kn * ld);
+	fill(k, (size_t)nk * ld);
 	fill(P, (size_t)rows * ldp);
-	attn_pack_keys(kt, k, ld, kn, hs);
+	attn_pack_keys(kt, k, ld, nk, hs);
 	set_canaries(S, rows, kn, lds);
 	attn_scores(S, lds, q, ld, kt, rows, kn, hs);
 	attn_scores_ref(S0, lds, q, ld, k, ld, rows, kn, hs);
@@ -126,7 +130,7 @@ int main(void)
 	}
 	CHECK(attn_products_run(32) && attn_products_run(48) && !attn_products_run(20) &&
 	      !attn_products_run(0));
-	const int hss[] = {8, 16, 24, 32, 48, 64, 72};
+	const int hss[] = {8, 16, 24, 32, 40, 48, 56, 64, 72};
 	const int kns[] = {1, 7, 15, 16, 17, 63, 64, 65, 130};
 	for (size_t a = 0; a < sizeof hss / sizeof *hss; a++)
 		for (size_t b = 0; b < sizeof kns / sizeof *kns; b++)
