@@ -440,9 +440,9 @@ static bool compute_rows(const model *m, activations *ws, infer_cache *c, const 
 	lp.n = n;
 	lp.work = malloc((size_t)parallel_threads() * ATT_BLOCK * (size_t)n * sizeof(float));
 	lp.kt_head = attn_packed_keys_floats(n, lp.hs);
-	lp.kt = infer_own_products(lp.hs, n - p) ? malloc((size_t)lp.H * lp.kt_head * sizeof(float))
-						 : NULL;
-	if (!lp.work || (!lp.kt && infer_own_products(lp.hs, n - p))) {
+	const bool own = infer_own_products(lp.hs, n - p);
+	lp.kt = own ? malloc((size_t)lp.H * lp.kt_head * sizeof(float)) : NULL;
+	if (!lp.work || (own && !lp.kt)) {
 		free(lp.work);
 		free(lp.kt);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);

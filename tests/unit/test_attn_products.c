@@ -51,6 +51,15 @@ static bool canaries_ok(const float *o, int rows, int cols, int ld)
 	return true;
 }
 
+/* The first cols floats of each of rows rows, ld apart, alike to the bit. */
+static bool same_rows(const float *a, const float *b, int rows, int cols, int ld)
+{
+	for (int i = 0; i < rows; i++)
+		if (memcmp(a + (size_t)i * ld, b + (size_t)i * ld, (size_t)cols * sizeof *a) != 0)
+			return false;
+	return true;
+}
+
 static void set_canaries(float *o, int rows, int cols, int ld)
 {
 	for (int i = 0; i < rows; i++)
@@ -84,22 +93,16 @@ static void check_shape(int rows, int kn, int hs)
 	set_canaries(S, rows, kn, lds);
 	attn_scores(S, lds, q, ld, kt, rows, kn, hs);
 	attn_scores_ref(S0, lds, q, ld, k, ld, rows, kn, hs);
-	bool same = true;
-	for (int i = 0; i < rows && same; i++)
-		same =
-		    memcmp(S + (size_t)i * lds, S0 + (size_t)i * lds, (size_t)kn * sizeof *S) == 0;
-	CHECKF(same, "scores of %d rows, %d keys, hs %d differ from the loops", rows, kn, hs);
+	CHECKF(same_rows(S, S0, rows, kn, lds),
+	       "scores of %d rows, %d keys, hs %d differ from the loops", rows, kn, hs);
 	CHECKF(canaries_ok(S, rows, kn, lds),
 	       "scores of %d rows, %d keys, hs %d: written past key %d", rows, kn, hs, kn);
 	/* The values are the keys' rows shifted by hs (the pass's v beside k). */
 	set_canaries(y, rows, hs, ldy);
 	attn_mix(y, ldy, P, ldp, k + hs, ld, rows, kn, hs);
 	attn_mix_ref(y0, ldy, P, ldp, k + hs, ld, rows, kn, hs);
-	same = true;
-	for (int i = 0; i < rows && same; i++)
-		same =
-		    memcmp(y + (size_t)i * ldy, y0 + (size_t)i * ldy, (size_t)hs * sizeof *y) == 0;
-	CHECKF(same, "mix of %d rows, %d keys, hs %d differs from the loops", rows, kn, hs);
+	CHECKF(same_rows(y, y0, rows, hs, ldy),
+	       "mix of %d rows, %d keys, hs %d differs from the loops", rows, kn, hs);
 	CHECKF(canaries_ok(y, rows, hs, ldy),
 	       "mix of %d rows, %d keys, hs %d: written past column %d", rows, kn, hs, hs);
 out:
