@@ -97,4 +97,9 @@ void vec_exp(float *out, const float *in, int n);
  * unset, else the 8-lane code's level. Every level gives the same bits. */
 const char *ops_vector_code(void);
 
+/* Whether the calling thread flushes subnormal numbers to zero: every thread
+ * of attnview does (set before main(); ATTNVIEW_KEEP_SUBNORMALS=1 keeps
+ * them), but OpenBLAS's own, started when it loads (ops.c). */
+bool ops_flushes_subnormals(void);
+
 #endif

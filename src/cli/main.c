@@ -67,6 +67,8 @@ int main(int argc, char **argv)
 		printf("OpenBLAS: %s\n", blas_config());
 		printf("OpenBLAS kernel: %s (%d threads)\n", blas_corename(), blas_threads());
 		printf("vector code: %s\n", ops_vector_code());
+		printf("subnormal numbers: %s\n",
+		       ops_flushes_subnormals() ? "flushed to zero" : "kept");
 		printf("utf8proc: %s (Unicode %s)\n", utf8proc_version(), utf8proc_unicode_version());
 		printf("figures: %s\n", fig_formats());
 		return EXIT_OK;

@@ -164,6 +164,50 @@ const char *ops_vector_code(void)
 #endif
 }
 
+/* ---- subnormal numbers ------------------------------------------------------
+ *
+ * A sure attention head puts weights of 1e-38 and less on most keys (vec8.h's
+ * exponential bottoms out at 2^-126; divided by the row's sum, under it), and
+ * a model whose loss is near 0 has gradients as small. Every multiply-add
+ * with a subnormal operand or result then takes a microcode assist on Intel
+ * CPUs, about a hundred cycles: the lab's first task trained 7 times slower
+ * on an Intel Xeon with them than without (26.5 s against 4.0 s, the same
+ * model to the bit; doc/speed.md). So the process computes with subnormals
+ * flushed to zero, in results (FTZ) and operands (DAZ), as TensorFlow's CPU
+ * threads do: set here before main() and inherited by every thread started
+ * after, the thread pool's workers and the view's worker; OpenBLAS starts
+ * its own threads earlier, when it loads, and keeps subnormals there (the
+ * training step and the view call BLAS single-threaded from attnview's own
+ * threads). A number
+ * under 2^-126 adds nothing to a sum of
+ * numbers 2^-100 and larger, so only results that small change: a weight of
+ * 1e-40 reads 0 (attnview(5), Accuracy, allows it).
+ * ATTNVIEW_KEEP_SUBNORMALS=1 keeps them, to measure the difference. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define MXCSR_FTZ_DAZ 0x8040u /* flush to zero (bit 15), denormals are zero (6) */
+#endif
+
+__attribute__((constructor)) static void flush_subnormals_at_start(void)
+{
+	const char *keep = getenv("ATTNVIEW_KEEP_SUBNORMALS");
+	if (keep && *keep && strcmp(keep, "0") != 0)
+		return;
+#if defined(__x86_64__) || defined(__i386__)
+	_mm_setcsr(_mm_getcsr() | MXCSR_FTZ_DAZ);
+#elif defined(__aarch64__)
+	unsigned long fpcr;
+	__asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+	__asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1ul << 24))); /* FZ */
+#endif
+}
+
+bool ops_flushes_subnormals(void)
+{
+	volatile float tiny = 0x1p-100f, small = 0x1p-40f;
+	return tiny * small == 0.0f; /* 2^-140: a subnormal, or 0 flushed */
+}
+
 /* The row's arithmetic, 16 lanes at a time where they fit (wide: the AVX-512
  * version), then 8, then the tail's 8; the sum in the order of 8 lanes
  * throughout (a 16-lane block adds its halves in turn), so both versions

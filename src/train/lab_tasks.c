@@ -69,8 +69,10 @@ static void gen_induction(const lab_task *t, rng *r, int T, uint32_t *text, uint
 }
 
 /* R, '|', R reversed, R being (T - 1) / 2 random letters. Of each letter
- * and its mirror image, one is hidden with probability 0.8 (never both), and
- * scored. */
+ * and its mirror image, one is hidden, either at random, and scored: every
+ * pair has a row that must look at its mirror image, nearly half the rows
+ * (with four of five pairs, two fifths: under the half that makes a role,
+ * so a head that carried the mechanism was labelled unclear). */
 static void gen_reverse(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
@@ -85,7 +87,7 @@ static void gen_reverse(const lab_task *t, rng *r, int T, uint32_t *text, uint8_
 	memset(flag, 0, (size_t)T);
 	for (int i = 0; i < m; i++) {
 		int which = rng_uniform(r) < 0.5f ? i : 2 * m - i;
-		if (rng_uniform(r) < 0.8f && which < T)
+		if (which < T)
 			flag[which] = LAB_MASKED | LAB_SCORED;
 	}
 }
@@ -173,8 +175,11 @@ static void gen_band(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *
 	}
 }
 
-/* A digit, then random letters, three quarters of the places hidden;
- * every hidden one is the digit, which only the first place tells. */
+/* A digit, then random letters and other digits, three quarters of the
+ * places hidden; every hidden one is the first digit, which only the first
+ * place tells. The other digits (half the places shown) keep a head from
+ * finding it by averaging every key, where the one digit stood out: without
+ * them a carrier's picture could be broad, no column at key 0. */
 static void gen_first(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
@@ -182,7 +187,8 @@ static void gen_first(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t 
 	flag[0] = 0;
 	for (int i = 1; i <= T; i++) {
 		bool hide = rng_uniform(r) < 0.75f;
-		text[i] = hide ? text[0] : letter(r);
+		uint32_t other = '0' + (uint32_t)(text[0] - '0' + 1 + rng_below(r, 9)) % 10;
+		text[i] = hide ? text[0] : rng_uniform(r) < 0.5f ? other : letter(r);
 		if (i < T)
 			flag[i] = hide ? LAB_MASKED | LAB_SCORED : 0;
 	}
@@ -305,8 +311,8 @@ static const lab_task tasks[] = {
      "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
      {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction, false},
     {"reverse",
-     N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of most "
-	"pairs hidden: a hidden letter is its mirror image's, which a head finds by looking "
+     N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of each "
+	"pair hidden: a hidden letter is its mirror image's, which a head finds by looking "
 	"at the mirror position"),
      "kbqexzfwamjo|ojmawfzxeqbk", OBJ_MASKED, 32, 1, 1, 25, 32, 2500, 3e-3f, 26, 0,
      {ROLE_MIRROR, ROLE_NKINDS}, gen_reverse, false},
@@ -334,9 +340,10 @@ static const lab_task tasks[] = {
      "kkbqqxxxfwwwammmjoo", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 3e-3f, 13, 0,
      {ROLE_LOCAL, ROLE_NKINDS}, gen_band, false},
     {"first",
-     N_("a digit, then letters, three of four places hidden (\"7kb7q\"): every hidden "
-	"place holds the digit, which a head finds by looking at the first character"),
-     "7k77b777q77e7x77z7", OBJ_MASKED, 32, 1, 1, 32, 32, 2000, 1e-3f, 10, 0,
+     N_("a digit, then letters and other digits, three of four places hidden "
+	"(\"7kb37q\"): every hidden place holds the first digit, which a head finds by "
+	"looking at the first character"),
+     "7k7737b77q7277e7x7", OBJ_MASKED, 32, 1, 1, 32, 32, 3000, 3e-3f, 10, 0,
      {ROLE_FIRST, ROLE_NKINDS}, gen_first, false},
     {"word-start",
      N_("words of three to seven copies of one letter between punctuation marks "

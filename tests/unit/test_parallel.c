@@ -1,3 +1,4 @@
+#include "attnview/ops.h"
 #include "attnview/parallel.h"
 #include "harness.h"
 
@@ -250,8 +251,43 @@ static void threads_check(void)
 	CHECKF(parallel_threads() == 2, "0 follows OpenBLAS (2 threads): %d", parallel_threads());
 }
 
+/* Subnormal numbers are flushed to zero on the calling thread and on every
+ * worker (ops.c sets it before main; the workers inherit it), so that a
+ * slice computes the same bits on whichever thread it runs; with
+ * ATTNVIEW_KEEP_SUBNORMALS=1, on none of them. */
+typedef struct flush_job {
+	atomic_int flushing, members;
+} flush_job;
+
+static void flush_member(void *p, int begin, int end)
+{
+	flush_job *j = p;
+	for (int i = begin; i < end; i++) {
+		atomic_fetch_add(&j->flushing, ops_flushes_subnormals());
+		atomic_fetch_add(&j->members, 1);
+	}
+}
+
+static void subnormals_check(void)
+{
+	const char *keep = getenv("ATTNVIEW_KEEP_SUBNORMALS");
+	bool want = !(keep && *keep && strcmp(keep, "0") != 0);
+	int was = parallel_set_threads(4);
+	flush_job j = {0};
+	bool team = parallel_team(4, flush_member, &j);
+	CHECKF(team, "no team of 4 threads");
+	int n = atomic_load(&j.members), f = atomic_load(&j.flushing);
+	CHECKF(n == 4 && f == (want ? 4 : 0), "%d of %d threads flush subnormals, want %s", f, n,
+	       want ? "all" : "none");
+	CHECK(ops_flushes_subnormals() == want);
+	volatile float w = 0x1p-100f, v = 0x1p-30f;
+	CHECKF((w * v == 0.0f) == want, "2^-130 computed as %g", (double)(w * v));
+	parallel_set_threads(was);
+}
+
 int main(void)
 {
+	subnormals_check();
 	threads_check();
 	for (int nt = 1; nt <= 5; nt++)
 		for (int n = 0; n <= 9; n++)
