@@ -21,6 +21,10 @@ void blas_ensure_fast_kernel(char **argv);
 const char *blas_corename(void); /* e.g. "SkylakeX" */
 const char *blas_config(void);	 /* OpenBLAS build description */
 void blas_set_threads(int n);
+/* Stops OpenBLAS's worker threads, started when it loaded; its next threaded
+ * product starts them again from the calling thread, with that thread's
+ * floating-point mode (ops.c: subnormals flushed to zero). */
+void blas_restart_threads(void);
 int blas_threads(void);
 
 #endif

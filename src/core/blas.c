@@ -81,6 +81,17 @@ const char *blas_config(void)
 	return openblas_get_config();
 }
 
+/* OpenBLAS's own (it stops them before a fork); weak, so that a BLAS
+ * without it links all the same. Its next threaded product starts them
+ * again, from the calling thread, whose floating-point mode they inherit. */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
+void blas_restart_threads(void)
+{
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+}
+
 void blas_set_threads(int n)
 {
 	openblas_set_num_threads(n);

@@ -2,6 +2,7 @@
  * the order the man page describes; the fast versions hand the products to
  * BLAS and must agree with them to float rounding. */
 #include "attnview/ops.h"
+#include "attnview/blas.h"
 
 #include "attnview/parallel.h"
 
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,15 +177,17 @@ const char *ops_vector_code(void)
  * model to the bit; doc/speed.md). So the process computes with subnormals
  * flushed to zero, in results (FTZ) and operands (DAZ), as TensorFlow's CPU
  * threads do: set here before main() and inherited by every thread started
- * after, the thread pool's workers and the view's worker; OpenBLAS starts
- * its own threads earlier, when it loads, and keeps subnormals there (the
- * training step and the view call BLAS single-threaded from attnview's own
- * threads). A number
- * under 2^-126 adds nothing to a sum of
- * numbers 2^-100 and larger, so only results that small change: a weight of
- * 1e-40 reads 0 (attnview(5), Accuracy, allows it).
- * ATTNVIEW_KEEP_SUBNORMALS=1 keeps them, to measure the difference. */
-#if defined(__x86_64__) || defined(__i386__)
+ * after, the thread pool's workers and the view's worker. OpenBLAS started
+ * its threads when it loaded, before this: blas_restart_threads() stops
+ * them, and its next threaded product starts them again from a thread that
+ * flushes, so that no share of a product keeps subnormals. A number under
+ * 2^-126 adds nothing to a sum of numbers 2^-100 and larger, so only
+ * results that small change, and what follows from them only where they
+ * decided something (a training stuck on a plateau): a weight of 1e-40
+ * reads 0 (attnview(5), Accuracy, allows it). ATTNVIEW_KEEP_SUBNORMALS=1
+ * keeps them, to measure the difference. i386 without SSE computes on the
+ * x87 unit, which has no such mode. */
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
 #define MXCSR_FTZ_DAZ 0x8040u /* flush to zero (bit 15), denormals are zero (6) */
 #endif
@@ -193,13 +197,16 @@ __attribute__((constructor)) static void flush_subnormals_at_start(void)
 	const char *keep = getenv("ATTNVIEW_KEEP_SUBNORMALS");
 	if (keep && *keep && strcmp(keep, "0") != 0)
 		return;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 	_mm_setcsr(_mm_getcsr() | MXCSR_FTZ_DAZ);
 #elif defined(__aarch64__)
-	unsigned long fpcr;
+	uint64_t fpcr;
 	__asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-	__asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1ul << 24))); /* FZ */
+	__asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (UINT64_C(1) << 24))); /* FZ */
+#else
+	return;
 #endif
+	blas_restart_threads();
 }
 
 bool ops_flushes_subnormals(void)

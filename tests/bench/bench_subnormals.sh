@@ -27,6 +27,7 @@ fi
 tasks=${*:-previous induction first duplicate script}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 
 # seconds of one training, to 0.01 s
 train() { # KEEP TASK OUT
@@ -47,5 +48,5 @@ for t in $tasks; do
 	f=$(faster "$f1" "$f2")
 	same=no
 	cmp -s "$tmp/kept.attn" "$tmp/flushed.attn" && same=yes
-	echo "$t $k $f $same" | awk '{ printf "%-14s kept %7.2f s, flushed %7.2f s: %5.2fx faster; the same model: %s\n", $1, $2, $3, $2 / $3, $4 }'
+	echo "$t $k $f $same" | awk '{ printf "%-14s kept %7.2f s, flushed %7.2f s: %5.2fx faster; the same model: %s\n", $1, $2, $3, ($3 > 0 ? $2 / $3 : 0), $4 }'
 done
