@@ -126,6 +126,25 @@ wait_for_re() {
 	return 1
 }
 
+# wait_for_all_re SECONDS REGEX... : one capture that matches every REGEX,
+# left in $captured (a frame is drawn in pieces: two captures, or a capture
+# taken after a wait that matched one line, may each hold part of it).
+wait_for_all_re() {
+	local limit=$1 i=0 re all
+	shift
+	while [ $i -lt $((limit * 20)) ]; do
+		captured=$(screen)
+		all=1
+		for re in "$@"; do
+			grep -qE -- "$re" <<<"$captured" || { all=0; break; }
+		done
+		[ $all = 1 ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # wait_gone TEXT [SECONDS]
 wait_gone() {
 	local text=$1 limit=${2:-10} i=0

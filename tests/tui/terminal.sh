@@ -63,21 +63,20 @@ check "values mode under NO_COLOR" wait_for_re "(\.[0-9]{3}|1\.00)"
 
 # A slow model (4 s per pass): the keystroke is on screen while the result is
 # still being computed, with the "computing" mark; then the result arrives.
-# One capture serves all the checks made while computing, so a busy machine
-# cannot let the result land between them.
+# One capture holds both the echo and the mark (the status line's, not the
+# details panel's "computing...", which stands there while predictions are
+# pending), and serves the check of the old result: a frame drawn in
+# pieces cannot split them, nor can a busy machine let the result land
+# between two captures.
 tui_start 100 30 TERM=xterm-256color ATTNVIEW_TEST_DELAY_MS=4000 -- --model "$model_masked" --text "ab" --cells scroll
 expect_screen "Query 0 " 20
 type_text "c"
 checks=$((checks + 1))
-# The status line's mark, not the details panel's "computing..." (which
-# stands there while predictions are pending).
-if wait_for_re '^ TYPE \|.*computing\.\.\. *$' 5; then
-	s=$(screen)
-	check "echoed while computing" grep -q "^text> abc$" <<<"$s"
+if wait_for_all_re 5 '^ TYPE \|.*computing\.\.\. *$' '^text> abc$'; then
 	check "old result still shown while computing" \
-		grep -qE "^ +a b +÷max *│" <<<"$(sed -n 5p <<<"$s")"
+		grep -qE "^ +a b +÷max *│" <<<"$(sed -n 5p <<<"$captured")"
 else
-	fail "no computing mark for a slow model"
+	fail "not echoed while computing: no screen with \"text> abc\" and the computing mark"
 fi
 check "result for the new text arrives" wait_for_re "^ +a b c +÷max *│" 15
 check "computing mark gone" wait_gone "computing..." 5
