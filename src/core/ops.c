@@ -172,9 +172,9 @@ const char *ops_vector_code(void)
  * exponential bottoms out at 2^-126; divided by the row's sum, under it), and
  * a model whose loss is near 0 has gradients as small. Every multiply-add
  * with a subnormal operand or result then takes a microcode assist on Intel
- * CPUs, about a hundred cycles: the lab's first task trained 7 times slower
- * on an Intel Xeon with them than without (26.5 s against 4.0 s, the same
- * model to the bit; doc/speed.md). So the process computes with subnormals
+ * CPUs, about a hundred cycles: the lab's duplicate task trained 8.6 times
+ * slower on an Intel Xeon with them than without (141 s against 16.5 s;
+ * doc/speed.md). So the process computes with subnormals
  * flushed to zero, in results (FTZ) and operands (DAZ), as TensorFlow's CPU
  * threads do: set here before main() and inherited by every thread started
  * after, the thread pool's workers and the view's worker. OpenBLAS started

@@ -343,7 +343,7 @@ static const lab_task tasks[] = {
      N_("a digit, then letters and other digits, three of four places hidden "
 	"(\"7kb37q\"): every hidden place holds the first digit, which a head finds by "
 	"looking at the first character"),
-     "7k7737b77q7277e7x7", OBJ_MASKED, 32, 1, 1, 32, 32, 3000, 3e-3f, 10, 0,
+     "7k7737b77q7277e7x7", OBJ_MASKED, 32, 1, 1, 32, 32, 4000, 3e-3f, 10, 0,
      {ROLE_FIRST, ROLE_NKINDS}, gen_first, false},
     {"word-start",
      N_("words of three to seven copies of one letter between punctuation marks "
