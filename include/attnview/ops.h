@@ -98,8 +98,8 @@ void vec_exp(float *out, const float *in, int n);
 const char *ops_vector_code(void);
 
 /* Whether the calling thread flushes subnormal numbers to zero: every thread
- * of attnview does (set before main(); ATTNVIEW_KEEP_SUBNORMALS=1 keeps
- * them), but OpenBLAS's own, started when it loads (ops.c). */
+ * of the process does, OpenBLAS's too (set before main() and OpenBLAS's
+ * threads restarted, ops.c), unless ATTNVIEW_KEEP_SUBNORMALS=1. */
 bool ops_flushes_subnormals(void);
 
 #endif

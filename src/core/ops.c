@@ -137,14 +137,20 @@ void matmul_forward_ref(float *out, const float *inp, const float *w, const floa
 	}
 }
 
+/* An environment switch: set to anything but empty or "0". */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
 int av_wide(void)
 {
 	static _Atomic int wide = -1;
 	int w = atomic_load_explicit(&wide, memory_order_relaxed);
 	if (w < 0) {
 #if AV_HAVE_WIDE
-		const char *no = getenv("ATTNVIEW_NO_AVX512");
-		w = __builtin_cpu_supports("x86-64-v4") && !(no && *no && strcmp(no, "0") != 0);
+		w = __builtin_cpu_supports("x86-64-v4") && !env_on("ATTNVIEW_NO_AVX512");
 #else
 		w = 0;
 #endif
@@ -174,19 +180,16 @@ const char *ops_vector_code(void)
  * with a subnormal operand or result then takes a microcode assist on Intel
  * CPUs, about a hundred cycles: the lab's duplicate task trained 8.6 times
  * slower on an Intel Xeon with them than without (141 s against 16.5 s;
- * doc/speed.md). So the process computes with subnormals
- * flushed to zero, in results (FTZ) and operands (DAZ), as TensorFlow's CPU
- * threads do: set here before main() and inherited by every thread started
- * after, the thread pool's workers and the view's worker. OpenBLAS started
- * its threads when it loaded, before this: blas_restart_threads() stops
- * them, and its next threaded product starts them again from a thread that
- * flushes, so that no share of a product keeps subnormals. A number under
- * 2^-126 adds nothing to a sum of numbers 2^-100 and larger, so only
- * results that small change, and what follows from them only where they
- * decided something (a training stuck on a plateau): a weight of 1e-40
- * reads 0 (attnview(5), Accuracy, allows it). ATTNVIEW_KEEP_SUBNORMALS=1
- * keeps them, to measure the difference. i386 without SSE computes on the
- * x87 unit, which has no such mode. */
+ * doc/speed.md). So the process computes with subnormals flushed to zero,
+ * in results (FTZ) and operands (DAZ), as TensorFlow's CPU threads do: set here before main() and
+ * inherited by every thread started after, the thread pool's workers and the view's worker.
+ * OpenBLAS started its threads when it loaded, before this: blas_restart_threads() stops them, and
+ * its next threaded product starts them again from a thread that flushes, so that no share of a
+ * product keeps subnormals. A number under 2^-126 adds nothing to a sum of numbers 2^-100 and
+ * larger, so only results that small change, and what follows from them only where they decided
+ * something (a training stuck on a plateau): a weight of 1e-40 reads 0 (attnview(5), Accuracy,
+ * allows it). ATTNVIEW_KEEP_SUBNORMALS=1 keeps them, to measure the difference. i386 without SSE
+ * computes on the x87 unit, which has no such mode. */
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
 #define MXCSR_FTZ_DAZ 0x8040u /* flush to zero (bit 15), denormals are zero (6) */
@@ -194,8 +197,7 @@ const char *ops_vector_code(void)
 
 __attribute__((constructor)) static void flush_subnormals_at_start(void)
 {
-	const char *keep = getenv("ATTNVIEW_KEEP_SUBNORMALS");
-	if (keep && *keep && strcmp(keep, "0") != 0)
+	if (env_on("ATTNVIEW_KEEP_SUBNORMALS"))
 		return;
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 	_mm_setcsr(_mm_getcsr() | MXCSR_FTZ_DAZ);
