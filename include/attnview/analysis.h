@@ -293,4 +293,13 @@ void words_aggregate(float *out, const attn_matrix *a, const word_span *w, int n
  * aligned by position. Masked cells of either are 0. */
 void matrix_difference(float *out, const attn_matrix *a, const attn_matrix *b, int n);
 
+/* ---- value contributions ---------------------------------------------------- */
+/* out (n, n): what each key adds to the head's output at each query, as a
+ * share of the row (Kobayashi et al. 2020):
+ *   C[i][j] = A[i][j] |v_j W_O| / sum over k of A[i][k] |v_k W_O|
+ * value_norms[j] = |v_j W_O| (explain.h, value_norms). Masked cells are 0;
+ * a row whose sum is 0 is all 0. The map F11 shows, and the matrix its label
+ * is read from. out may not alias a's weights. */
+void contribution_shares(float *out, const attn_matrix *a, const float *value_norms);
+
 #endif

@@ -282,3 +282,18 @@ void matrix_difference(float *out, const attn_matrix *a, const attn_matrix *b, i
 			out[(size_t)i * (size_t)n + (size_t)j] = x - y;
 		}
 }
+
+void contribution_shares(float *out, const attn_matrix *a, const float *value_norms)
+{
+	int n = a->n;
+	for (int i = 0; i < n; i++) {
+		double sum = 0;
+		float *row = out + (size_t)i * (size_t)n;
+		for (int j = 0; j < n; j++) {
+			row[j] = attn_masked(a, i, j) ? 0.0f : attn_at(a, i, j) * value_norms[j];
+			sum += row[j];
+		}
+		for (int j = 0; j < n; j++)
+			row[j] = sum > 0 ? (float)(row[j] / sum) : 0.0f;
+	}
+}

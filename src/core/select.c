@@ -98,19 +98,8 @@ static bool contributions(float *out, const attn_result *r, int layer, int head,
 	if (!r->value_norms)
 		return av_fail(err, _("the value contributions need the value norms of the text"));
 	attn_matrix a = attn_result_head(r, layer, head);
-	int n = r->n;
-	size_t at = ((size_t)layer * (size_t)r->heads + (size_t)head) * (size_t)n;
-	const float *vn = r->value_norms + at;
-	for (int i = 0; i < n; i++) {
-		double sum = 0;
-		float *row = out + (size_t)i * (size_t)n;
-		for (int j = 0; j < n; j++) {
-			row[j] = attn_masked(&a, i, j) ? 0.0f : attn_at(&a, i, j) * vn[j];
-			sum += row[j];
-		}
-		for (int j = 0; j < n; j++)
-			row[j] = sum > 0 ? (float)(row[j] / sum) : 0.0f;
-	}
+	size_t at = ((size_t)layer * (size_t)r->heads + (size_t)head) * (size_t)r->n;
+	contribution_shares(out, &a, r->value_norms + at);
 	return true;
 }
 

@@ -23,8 +23,30 @@ static bool layer_shown(const dump_options *o, int l)
 	return o->layer < 0 || o->layer == l;
 }
 
+/* The fields that say what a labelled matrix does: the role, its score,
+ * how sure, the runner-up, the label and the sentence (in English: the dump
+ * is the same in every language). */
+static void write_role_fields(FILE *out, const role_scores *rs)
+{
+	static const char *const verdicts[] = {"sure", "two", "unsure", "short"};
+	fprintf(out, "\"role\": \"%s\", \"role_score\": ", role_name(rs->role));
+	json_double(out, rs->score);
+	fprintf(out, ", \"verdict\": \"%s\", \"second\": ", verdicts[rs->verdict]);
+	if (rs->second < ROLE_NKINDS)
+		fprintf(out, "\"%s\"", role_name(rs->second));
+	else
+		fputs("null", out);
+	char text[512];
+	role_label(rs, false, text, sizeof text);
+	fputs(", \"label\": ", out);
+	json_string(out, text, strlen(text));
+	role_sentence(rs, false, text, sizeof text);
+	fputs(", \"sentence\": ", out);
+	json_string(out, text, strlen(text));
+}
+
 /* One head's entry: its scores, what the label names, the label and the
- * sentence (in English: the dump is the same in every language). */
+ * sentence. */
 static void write_head(FILE *out, const attn_result *r, int l, int h)
 {
 	attn_matrix a = attn_result_head(r, l, h);
@@ -55,21 +77,8 @@ static void write_head(FILE *out, const attn_result *r, int l, int h)
 	for (int k = 0; k < ROLE_NKINDS; k++)
 		fprintf(out, "%s\"%s\": [%d, %d]", k ? ", " : "", role_score_key((role_kind)k),
 			rs.hits[k], rs.rows[k]);
-	static const char *const verdicts[] = {"sure", "two", "unsure", "short"};
-	fprintf(out, "},\n     \"role\": \"%s\", \"role_score\": ", role_name(rs.role));
-	json_double(out, rs.score);
-	fprintf(out, ", \"verdict\": \"%s\", \"second\": ", verdicts[rs.verdict]);
-	if (rs.second < ROLE_NKINDS)
-		fprintf(out, "\"%s\"", role_name(rs.second));
-	else
-		fputs("null", out);
-	char text[512];
-	role_label(&rs, false, text, sizeof text);
-	fputs(", \"label\": ", out);
-	json_string(out, text, strlen(text));
-	role_sentence(&rs, false, text, sizeof text);
-	fputs(", \"sentence\": ", out);
-	json_string(out, text, strlen(text));
+	fputs("},\n     ", out);
+	write_role_fields(out, &rs);
 	fputc('}', out);
 }
 
@@ -170,6 +179,14 @@ static bool write_contributions(FILE *out, const model *m, const attn_result *r,
 			fputs(",\n     \"contributions\": ", out);
 			contributions_of(buf, r, x, l, h);
 			json_matrix(out, buf, r->n, "     ");
+			/* The label of the map the view shows under F11: each row
+			 * as shares of its sum, labelled as the weights are. */
+			attn_matrix a = attn_result_head(r, l, h);
+			contribution_shares(buf, &a, vn);
+			role_scores rs;
+			head_roles(&rs, &(attn_matrix){buf, r->n, a.causal, 0}, r->tokens);
+			fputs(",\n     ", out);
+			write_role_fields(out, &rs);
 			fputc('}', out);
 			first = false;
 		}

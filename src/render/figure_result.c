@@ -125,7 +125,8 @@ static bool side_make(fig_side *s, const attn_result *r, const fig_request *q, s
 
 /* Tile i: kind at layer/head of the request's result, or its difference
  * from the compared one, with labels if `labelled`. *role gets the head role
- * of a character-level matrix of attention (NULL otherwise). */
+ * of a character-level matrix of attention or of value contributions (NULL
+ * otherwise). */
 static bool make_tile(figure *f, int i, fig_ctx *x, sel_kind kind, int layer, int head,
 		      bool labelled, role_scores *role)
 {
@@ -165,7 +166,8 @@ static bool make_tile(figure *f, int i, fig_ctx *x, sel_kind kind, int layer, in
 		labels[k] = (fig_label){both[k] ? both[k] : a.labels[k], 0,
 					a.unknown[k] || (q->compare && b.unknown[k])};
 	if (role) {
-		if (!q->words && !q->compare && kind != SEL_CONTRIB)
+		/* (of contributions: their own label, as the view's F11 map) */
+		if (!q->words && !q->compare)
 			head_roles(role, &m, r->tokens);
 		else
 			role->role = ROLE_NKINDS;

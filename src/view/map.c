@@ -256,6 +256,15 @@ static void draw_head_line(view *v)
 			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
 				    _(head_pattern(panel_map_stats(v, &s))));
 			said_words = true;
+		} else if (view_map_kind(v) == SEL_CONTRIB && view_matrix(v, &s) && !s.diverging) {
+			/* Of the contributions, the map shown: their label may
+			 * differ from the weights' (a key with a small value
+			 * norm drops out), as the panel's does. */
+			panel_map_stats(v, &s);
+			char label[192];
+			role_title(&v->roles, true, label, sizeof label);
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
+				    _("  contributions: %s"), label);
 		} else if (view_layer_ready(v, v->layer)) {
 			const role_scores *rs = view_head_roles(v);
 			char label[192];
@@ -270,9 +279,13 @@ static void draw_head_line(view *v)
 			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Layer %d  %s"), v->layer, sel);
 	}
 	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked");
-	x = put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), "  %s%s%s%s", obj,
-		    v->values ? _("  values") : "", map_of(v)->g.heat.compact ? _("  compact") : "",
-		    v->words && !said_words ? _("  words") : "");
+	char modes[128];
+	snprintf(modes, sizeof modes, "  %s%s%s%s", obj, v->values ? _("  values") : "",
+		 map_of(v)->g.heat.compact ? _("  compact") : "",
+		 v->words && !said_words ? _("  words") : "");
+	/* Whole or not at all: a label that fills the line leaves no "mas". */
+	if (str_width(modes) <= COLS - x)
+		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), modes);
 	const pin *p = &map_of(v)->pin;
 	if (p->on)
 		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), p->what);

@@ -256,6 +256,44 @@ static void check_logits(const model *m)
 	free(lg);
 }
 
+/* "contributions": each head's entry labels its own map (the weights
+ * times the value norms, as shares of each row), not the weights: with
+ * key 0's value a million million times the others', every row's share is
+ * there whatever the weights, and every head's contributions are "first". */
+static void check_contributions(const model *m)
+{
+	const char *text = "床前明月光，疑是地上霜。";
+	const size_t L = m->cfg.layers, H = m->cfg.heads, n = 12;
+	float *vn = malloc(L * H * n * sizeof *vn);
+	for (size_t i = 0; i < L * H * n; i++)
+		vn[i] = i % n == 0 ? 1e12f : 1.0f;
+	dump_extras x = {.value_norms = vn};
+	dump_options o = {DUMP_JSON, -1, -1, 0, &x};
+	capture c;
+	run(m, text, &o, &c);
+	size_t off = 0;
+	json *j = json_parse(c.buf, c.len, &off);
+	const json *ct = j ? json_get(j, "contributions") : NULL;
+	const json *heads = j ? json_get(j, "heads") : NULL;
+	CHECK(ct && ct->n == L * H && heads && heads->n == L * H);
+	int differ = 0;
+	for (size_t i = 0; ct && heads && i < ct->n && i < heads->n; i++) {
+		const json *e = json_at(ct, i), *role = json_get(e, "role");
+		const json *label = json_get(e, "label"), *says = json_get(e, "sentence");
+		CHECKF(role && strcmp(role->str, "first") == 0 && label &&
+			   strncmp(label->str, "first", 5) == 0 && says &&
+			   strstr(says->str, " rows "),
+		       "head %zu's contributions: %s, %s", i, role ? role->str : "(none)",
+		       label ? label->str : "(none)");
+		differ += strcmp(json_get(json_at(heads, i), "role")->str, "first") != 0;
+	}
+	/* (the weights' labels are others: the entry is not theirs) */
+	CHECKF(differ > 0, "every head's weights are first too: the check proves nothing");
+	json_free(j);
+	free(c.buf);
+	free(vn);
+}
+
 int main(void)
 {
 	const char *texts[] = {"床前明月光，疑是地上霜。", "Yes, the cat's mat!",
@@ -274,6 +312,7 @@ int main(void)
 		check_escaping(m);
 		check_timeline(m);
 		check_logits(m);
+		check_contributions(m);
 		model_destroy(m);
 	}
 	return test_summary("dump");

@@ -4,7 +4,8 @@
  * on texts of each kind, each label held to the heatmap as the tests read
  * it (tests/lib/picture.h: each row's brightest key, counted): every role
  * the label names shows in the picture, and no label hides an induction
- * head. First, the reading itself on planted matrices, so that it can fail:
+ * head; the same for the label of each head's value contributions (F11)
+ * against their own map. First, the reading itself on planted matrices, so that it can fail:
  * the labels the labeller gave before it was measured (a column called
  * delimiter, an induction head called line-parallel on a text without
  * lines, a column called word start) are contradicted. Then 20,000 random
@@ -14,6 +15,7 @@
  * labeller calling a short text's one space "delimiter" when it held half
  * the rows (33 of the 20,000). */
 #include "attnview/analysis.h"
+#include "attnview/explain.h"
 #include "attnview/modelfile.h"
 #include "harness.h"
 #include "picture.h"
@@ -225,6 +227,21 @@ static const char *const texts[] = {
     "      ",
 };
 
+/* A matrix's label, held to the matrix's picture. */
+static void hold_to_picture(const char *name, const char *text, int l, int h, const char *what,
+			    const attn_matrix *a, const token *tok)
+{
+	role_scores rs;
+	head_roles(&rs, a, tok);
+	char label[160], why[128];
+	role_label(&rs, false, label, sizeof label);
+	CHECKF(picture_agrees(a, tok, &rs, why, sizeof why),
+	       "%s L%d H%d%s on \"%s\": \"%s\", but %s", name, l, h, what, text, label, why);
+	CHECKF(!picture_hides_induction(a, tok, &rs, why, sizeof why),
+	       "%s L%d H%d%s on \"%s\": \"%s\" hides induction: %s", name, l, h, what, text, label,
+	       why);
+}
+
 static void every_head(const char *name)
 {
 	av_error err;
@@ -247,20 +264,21 @@ static void every_head(const char *name)
 			ok = model_attend(m, &ws, tok, n, 0, &r, &err);
 			CHECKF(ok, "%s: %s", name, err.msg);
 		}
-		for (int l = 0; ok && l < (int)m->cfg.layers; l++)
+		/* and of the value contributions, the map F11 shows */
+		size_t heads = (size_t)m->cfg.layers * m->cfg.heads;
+		float *vn = ok ? malloc(heads * (size_t)n * sizeof *vn) : NULL;
+		float *c = ok ? malloc((size_t)n * (size_t)n * sizeof *c) : NULL;
+		CHECK(!ok || (vn && c && value_norms(m, &ws, n, vn, &err)));
+		for (int l = 0; ok && vn && c && l < (int)m->cfg.layers; l++)
 			for (int h = 0; h < (int)m->cfg.heads; h++) {
 				attn_matrix a = attn_result_head(&r, l, h);
-				role_scores rs;
-				head_roles(&rs, &a, r.tokens);
-				char label[160], why[128];
-				role_label(&rs, false, label, sizeof label);
-				CHECKF(picture_agrees(&a, r.tokens, &rs, why, sizeof why),
-				       "%s L%d H%d on \"%s\": \"%s\", but %s", name, l, h, texts[k],
-				       label, why);
-				CHECKF(!picture_hides_induction(&a, r.tokens, &rs, why, sizeof why),
-				       "%s L%d H%d on \"%s\": \"%s\" hides induction: %s", name, l,
-				       h, texts[k], label, why);
+				contribution_shares(c, &a, vn + ((size_t)l * m->cfg.heads + h) * n);
+				hold_to_picture(name, texts[k], l, h, "", &a, r.tokens);
+				hold_to_picture(name, texts[k], l, h, " contributions",
+						&(attn_matrix){c, n, a.causal, 0}, r.tokens);
 			}
+		free(vn);
+		free(c);
 		if (ok)
 			attn_result_finish(&r);
 		if (init)

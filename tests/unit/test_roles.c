@@ -422,6 +422,42 @@ static void short_and_odd(void)
 /* The timeline keeps scores only: role_decide gives the label from them,
  * and an induction score that clears its bar names the head whatever else
  * scores high. */
+/* The F11 map's label: a sink at key 0 with a small value norm holds every
+ * row's largest weight, but adds almost nothing to the output; the
+ * contributions (weight times the value's norm, as shares of the row) look
+ * one to the left. Each map gets the label of what it shows. */
+static void contributions(void)
+{
+	int n = toks("the cat sat on the mat by a hat");
+	float norms[N], c[N * N];
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < n; j++)
+			w[i * n + j] = 0;
+		w[i * n + 0] = 0.6f;
+		w[i * n + (i > 0 ? i - 1 : 1)] += 0.4f;
+		norms[i] = i == 0 ? 0.01f : 1.0f;
+	}
+	attn_matrix a = {w, n, false, 0};
+	head_roles(&rs, &a, t);
+	CHECKF(rs.role == ROLE_FIRST, "the weights: %s", role_name(rs.role));
+	contribution_shares(c, &a, norms);
+	double sum = 0;
+	for (int j = 0; j < n; j++)
+		sum += c[5 * n + j];
+	CHECKF(fabs(sum - 1) < 1e-6 && fabs(c[5 * n + 4] - 0.4 / 0.406) < 1e-6,
+	       "row 5 as shares: sum %g, key 4 %g", sum, c[5 * n + 4]);
+	head_roles(&rs, &(attn_matrix){c, n, false, 0}, t);
+	role_sentence(&rs, false, text, sizeof text);
+	CHECKF(rs.role == ROLE_PREVIOUS &&
+		   strstr(text, "30 of 30 rows look at the character before"),
+	       "the contributions: %s (%s)", role_name(rs.role), text);
+	/* A row that adds nothing (every value 0) is all 0, not NaN. */
+	for (int j = 0; j < n; j++)
+		norms[j] = 0;
+	contribution_shares(c, &a, norms);
+	CHECKF(c[0] == 0 && c[n * n - 1] == 0, "no contribution: %g", c[0]);
+}
+
 static void decide_from_scores(void)
 {
 	role_scores s;
@@ -451,6 +487,7 @@ int main(void)
 	keyword_chance();
 	uncertain();
 	short_and_odd();
+	contributions();
 	decide_from_scores();
 	return test_summary("roles");
 }
