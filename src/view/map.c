@@ -250,13 +250,17 @@ static void draw_head_line(view *v)
 	if (view_sel(v) == SEL_HEAD) {
 		x = put_head_title(v, Y_HEAD, 0, COLS, v->layer, v->head);
 		heat_src s;
-		if (v->have && v->words && view_matrix(v, &s) && !s.diverging) {
+		bool shown = view_matrix(v, &s);
+		if (shown && s.diverging) {
+			/* A difference from the pinned map: no one matrix's label
+			 * (the panel gives none either). */
+		} else if (shown && v->have && v->words) {
 			/* Of the words, as the panel says it (the characters' role
 			 * would describe another matrix). */
 			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
 				    _(head_pattern(panel_map_stats(v, &s))));
 			said_words = true;
-		} else if (view_map_kind(v) == SEL_CONTRIB && view_matrix(v, &s) && !s.diverging) {
+		} else if (shown && view_map_kind(v) == SEL_CONTRIB) {
 			/* Of the contributions, the map shown: their label may
 			 * differ from the weights' (a key with a small value
 			 * norm drops out), as the panel's does. */
@@ -278,14 +282,21 @@ static void draw_head_line(view *v)
 			? put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("All layers  %s"), sel)
 			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Layer %d  %s"), v->layer, sel);
 	}
-	const char *obj = v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked");
-	char modes[128];
-	snprintf(modes, sizeof modes, "  %s%s%s%s", obj, v->values ? _("  values") : "",
-		 map_of(v)->g.heat.compact ? _("  compact") : "",
-		 v->words && !said_words ? _("  words") : "");
-	/* Whole or not at all: a label that fills the line leaves no "mas". */
-	if (str_width(modes) <= COLS - x)
-		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), modes);
+	char obj[64];
+	snprintf(obj, sizeof obj, "  %s",
+		 v->m->cfg.objective == OBJ_CAUSAL ? _("causal") : _("masked"));
+	const char *modes[] = {obj, v->values ? _("  values") : NULL,
+			       map_of(v)->g.heat.compact ? _("  compact") : NULL,
+			       v->words && !said_words ? _("  words") : NULL};
+	/* Each whole or not at all, in order: a label that fills the line
+	 * leaves no "mas" or "comp". */
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		if (!modes[i])
+			continue;
+		if (str_width(modes[i]) > COLS - x)
+			break;
+		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), modes[i]);
+	}
 	const pin *p = &map_of(v)->pin;
 	if (p->on)
 		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), p->what);

@@ -94,6 +94,13 @@ checks=$((checks + 1))
 grep -q 'url(#masked)' "$tmp/causal.svg" || fail "causal.svg: no masked cells"
 checks=$((checks + 1))
 grep -q '>静夜思</text>' "$tmp/v11.svg" || fail "--title: not the figure's title"
+# A figure of value contributions is titled with their label, the one
+# --dump gives them (test_dump: the contributions', not the weights').
+label=$("$bin" --dump --text "$poem" --contributions --layer 1 --head 3 |
+	grep -o '"label": "[^"]*"' | tail -n 1 | sed 's/^"label": "//; s/"$//')
+checks=$((checks + 1))
+[ -n "$label" ] && grep -qF "Layer 1, head 3, value contributions ($label " "$tmp/v12.svg" ||
+	fail "v12.svg: not titled with the contributions' label \"$label\""
 # --query/--key: the score split's terms, named by part, summing to the
 # title's q·k (the built-in model's layer 1: 3 + 1 x 6 parts a side).
 split=$tmp/v$((${#views[@]} - 3)).svg

@@ -419,9 +419,6 @@ static void short_and_odd(void)
 	CHECK(rs.verdict == ROLE_SHORT);
 }
 
-/* The timeline keeps scores only: role_decide gives the label from them,
- * and an induction score that clears its bar names the head whatever else
- * scores high. */
 /* The F11 map's label: a sink at key 0 with a small value norm holds every
  * row's largest weight, but adds almost nothing to the output; the
  * contributions (weight times the value's norm, as shares of the row) look
@@ -458,6 +455,9 @@ static void contributions(void)
 	CHECKF(c[0] == 0 && c[n * n - 1] == 0, "no contribution: %g", c[0]);
 }
 
+/* The timeline keeps scores only: role_decide gives the label from them,
+ * and an induction score that clears its bar names the head whatever else
+ * scores high. */
 static void decide_from_scores(void)
 {
 	role_scores s;
