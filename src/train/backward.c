@@ -420,49 +420,125 @@ AV_CLONES void gelu_backward_saved(float *d, const float *dg, long n)
 
 /* ---- cross-entropy ------------------------------------------------------ */
 
+/* The largest of a candidate value x at index i and (*mx, *at): the first
+ * index of equals; NaN never taken. */
+AV_INLINE void take_max(float x, int i, float *mx, int *at)
+{
+	if (x > *mx || (x == *mx && i < *at)) {
+		*mx = x;
+		*at = i;
+	}
+}
+
+/* Each lane's largest value and the block (first index) where the lane first
+ * held it, of LANES lanes: a strictly larger value replaces it. */
+#define AV_DEFINE_MAX_STEP(NAME, VF, VI)                                                           \
+	AV_INLINE void NAME(VF x, int j, VF *m, VI *b)                                             \
+	{                                                                                          \
+		VI g = x > *m;                                                                     \
+		*m = (VF)(((VI)*m & ~g) | ((VI)x & g));                                            \
+		*b = (*b & ~g) | (((VI){0} + j) & g);                                              \
+	}
+AV_DEFINE_MAX_STEP(max_step8, v8f, v8i)
+AV_DEFINE_MAX_STEP(max_step16, v16f, v16i)
+
+/* The row's maximum (NaN aside) and the first index holding it, the bias
+ * added on the way (and stored). Two accumulators of 8 or 16 lanes at a
+ * time, so that no comparison waits for the one before; the maximum is the
+ * same whatever the order, and of the lanes that hold it the one whose
+ * first occurrence comes first gives the index. A row with nothing above
+ * -inf (all -inf or NaN) is searched as the loss always searched it. */
+AV_INLINE float row_max_first(float *l, int V, const float *bias, int *arg, bool wide)
+{
+	float mx = -INFINITY;
+	int at = -1, j = 0;
+	if (wide) {
+		v16f m0 = (v16f){0} - INFINITY, m1 = m0;
+		v16i b0 = (v16i){0} - 1, b1 = b0;
+		for (; j + 32 <= V; j += 32) {
+			v16f x0 = load16(l + j), x1 = load16(l + j + 16);
+			if (bias) {
+				x0 += load16(bias + j);
+				x1 += load16(bias + j + 16);
+				store16(l + j, x0);
+				store16(l + j + 16, x1);
+			}
+			max_step16(x0, j, &m0, &b0);
+			max_step16(x1, j + 16, &m1, &b1);
+		}
+		for (int k = 0; k < 16; k++) {
+			if (b0[k] >= 0)
+				take_max(m0[k], b0[k] + k, &mx, &at);
+			if (b1[k] >= 0)
+				take_max(m1[k], b1[k] + k, &mx, &at);
+		}
+	}
+	v8f m0 = (v8f){0} - INFINITY, m1 = m0;
+	v8i b0 = (v8i){0} - 1, b1 = b0;
+	for (; j + 16 <= V; j += 16) {
+		v8f x0 = load8(l + j), x1 = load8(l + j + 8);
+		if (bias) {
+			x0 += load8(bias + j);
+			x1 += load8(bias + j + 8);
+			store8(l + j, x0);
+			store8(l + j + 8, x1);
+		}
+		max_step8(x0, j, &m0, &b0);
+		max_step8(x1, j + 8, &m1, &b1);
+	}
+	for (; j + 8 <= V; j += 8) {
+		v8f x = load8(l + j);
+		if (bias) {
+			x += load8(bias + j);
+			store8(l + j, x);
+		}
+		max_step8(x, j, &m0, &b0);
+	}
+	for (int k = 0; k < 8; k++) {
+		if (b0[k] >= 0)
+			take_max(m0[k], b0[k] + k, &mx, &at);
+		if (b1[k] >= 0)
+			take_max(m1[k], b1[k] + k, &mx, &at);
+	}
+	for (; j < V; j++) {
+		if (bias)
+			l[j] += bias[j];
+		take_max(l[j], j, &mx, &at);
+	}
+	if (at < 0) {
+		/* Nothing above -inf: the first -inf, else the end. */
+		int a = 0;
+		for (v8f m8 = (v8f){0} + mx; a + 8 <= V; a += 8) {
+			v8i eq = load8(l + a) == m8;
+			int any = 0;
+			for (int k = 0; k < 8; k++)
+				any |= eq[k];
+			if (any)
+				break;
+		}
+		while (a < V - 1 && l[a] != mx)
+			a++;
+		at = a;
+	}
+	*arg = at;
+	return mx;
+}
+
 /* One row of the loss: returns -log softmax(l)[y] and the argmax; if dscale
- * != 0, l becomes dscale * (softmax(l) - onehot(y)). Max, exponentials and
- * sums run over 8 lanes in a fixed order (the sum is combined lane by lane
- * at the end; the exponentials 16 at a time, added a half at a time), so
- * the result does not depend on anything but the row, nor on the width. */
+ * != 0, l becomes dscale * (softmax(l) - onehot(y)). The exponentials' sum
+ * runs over 8 lanes in a fixed order (combined lane by lane at the end; the
+ * exponentials 16 at a time, added a half at a time), so the result does
+ * not depend on anything but the row, nor on the width; the maximum and
+ * the gradient are the same in any order. */
 AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const float *bias,
 				    float *dbias, int *arg, bool wide)
 {
 	const v8f one = {1, 1, 1, 1, 1, 1, 1, 1};
-	v8f mx8 = one * -INFINITY;
-	int j = 0;
-	for (; j + 8 <= V; j += 8) {
-		v8f v = load8(l + j);
-		if (bias) {
-			v += load8(bias + j);
-			store8(l + j, v);
-		}
-		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
-	}
-	float mx = mx8[0];
-	for (int k = 1; k < 8; k++)
-		mx = mx8[k] > mx ? mx8[k] : mx;
-	for (; j < V; j++) {
-		if (bias)
-			l[j] += bias[j];
-		mx = l[j] > mx ? l[j] : mx;
-	}
-	/* The first maximum: the first 8-block holding mx, then within it. */
-	int a = 0;
-	for (v8f m8 = one * mx; a + 8 <= V; a += 8) {
-		v8i eq = load8(l + a) == m8;
-		int any = 0;
-		for (int k = 0; k < 8; k++)
-			any |= eq[k];
-		if (any)
-			break;
-	}
-	while (a < V - 1 && l[a] != mx)
-		a++;
-	*arg = a;
+	float mx = row_max_first(l, V, bias, arg, wide);
 	float ly = l[y];
 
 	v8f sum8 = one * 0.0f, m8 = one * mx;
+	int j;
 	for (j = 0; wide && j + 16 <= V; j += 16) {
 		/* 16 lanes, the sum still in the order of 8 (a half at a time) */
 		v16f e = vexp16(load16(l + j) - ((v16f){0} + mx));
@@ -494,8 +570,18 @@ AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const 
 	if (dscale != 0.0f) {
 		/* The gradient, and with dbias the bias's share of it while the
 		 * row is in L1 (what bias_backward would add, in the same order). */
-		v8f s8 = one * (float)(dscale / sum);
-		for (j = 0; j + 8 <= V; j += 8) {
+		float s = (float)(dscale / sum);
+		v8f s8 = one * s;
+		j = 0;
+		for (v16f s16 = (v16f){0} + s; wide && j + 16 <= V; j += 16) {
+			v16f v = load16(l + j) * s16;
+			if ((unsigned)(y - j) < 16u)
+				v[y - j] -= dscale;
+			store16(l + j, v);
+			if (dbias)
+				store16(dbias + j, load16(dbias + j) + v);
+		}
+		for (; j + 8 <= V; j += 8) {
 			v8f v = load8(l + j) * s8;
 			if ((unsigned)(y - j) < 8u)
 				v[y - j] -= dscale;
@@ -504,7 +590,7 @@ AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const 
 				store8(dbias + j, load8(dbias + j) + v);
 		}
 		for (; j < V; j++) {
-			l[j] *= s8[0];
+			l[j] *= s;
 			if (j == y)
 				l[j] -= dscale;
 			if (dbias)

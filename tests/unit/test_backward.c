@@ -732,6 +732,87 @@ static void gelu_check(void)
 	free(ones);
 }
 
+/* One row of the loss against plain loops: the loss within the rounding of
+ * its sums, the gradient within a few ulps, the bias's gradient added, and
+ * the argmax exactly: the first of equal maxima wherever they fall (each
+ * lane of the vector code keeps its own first one), NaN never, a row of
+ * nothing but -inf at its first one. */
+static void loss_row_check(void)
+{
+	static float l[6100], b[6100], db[6100], ref[6100];
+	uint64_t st = 7;
+	int sizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 100, 6000, 6001};
+	for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+		for (int kind = 0; kind < 6; kind++) {
+			int V = sizes[si];
+			for (int j = 0; j < V; j++) {
+				st = st * 6364136223846793005ull + 1442695040888963407ull;
+				int r = (int)(st >> 33);
+				/* 0: spread; 1: few values, many ties; 2: -inf holes;
+				 * 3: NaN holes; 4: signed zeros; 5: all -inf */
+				float x = (float)(r % 2001 - 1000) / 100.0f;
+				x = kind == 1	? (float)(r % 3)
+				    : kind == 2 ? (r % 4 ? x : -INFINITY)
+				    : kind == 3 ? (r % 5 ? x : NAN)
+				    : kind == 4 ? (r % 2 ? 0.0f : -0.0f)
+				    : kind == 5 ? -INFINITY
+						: x;
+				l[j] = x;
+				b[j] = kind == 5 ? 0.0f : (float)(r % 7) * 0.25f;
+				db[j] = 1.0f;
+			}
+			/* the plain loops: the bias added, the first maximum, the loss */
+			int arg = 0, y = (int)(st % (uint64_t)V);
+			float mx = -INFINITY;
+			for (int j = 0; j < V; j++) {
+				ref[j] = l[j] + b[j];
+				if (ref[j] > mx)
+					mx = ref[j], arg = j;
+			}
+			for (int j = 0; j < V && mx == -INFINITY; j++)
+				if (ref[j] == -INFINITY) {
+					arg = j;
+					break;
+				}
+			double sum = 0;
+			for (int j = 0; j < V; j++)
+				sum += isnan(ref[j]) ? 0 : exp((double)ref[j] - mx);
+			double want = log(sum) - ((double)ref[y] - mx);
+			int got_arg = -1;
+			double got = crossentropy_row(l, V, y, 0.5f, b, db, &got_arg);
+			if (kind == 5 || kind == 3)
+				continue; /* (NaN and all -inf: only the argmax below) */
+			CHECKF(got_arg == arg, "V %d kind %d: argmax %d, want %d", V, kind, got_arg,
+			       arg);
+			CHECKF(isinf(want) ? got == want
+					   : fabs(got - want) <= 1e-5 * (1 + fabs(want)),
+			       "V %d kind %d: loss %.9g, want %.9g", V, kind, got, want);
+			int bad = 0;
+			for (int j = 0; j < V; j++) {
+				double p = ref[j] == -INFINITY ? 0 : exp((double)ref[j] - mx) / sum;
+				double g = 0.5 * (p - (j == y));
+				bad += fabs(l[j] - g) > 1e-6 * (1 + fabs(g)) ||
+				       fabs(db[j] - (1.0 + g)) > 1e-6 * (1 + fabs(g));
+			}
+			CHECKF(bad == 0, "V %d kind %d: %d gradients off", V, kind, bad);
+		}
+	/* The argmax of rows with NaN and of rows of -inf, alone. */
+	for (int V = 1; V <= 40; V++) {
+		for (int j = 0; j < V; j++)
+			l[j] = -INFINITY;
+		int a = -1;
+		crossentropy_row(l, V, 0, 0.0f, NULL, NULL, &a);
+		CHECKF(a == 0, "V %d of -inf: argmax %d", V, a);
+		int want = 0;
+		for (int j = 0; j < V; j++) {
+			l[j] = j % 3 == 1 ? NAN : (float)(j % 5);
+			want = l[j] > l[want] ? j : want;
+		}
+		crossentropy_row(l, V, 0, 0.0f, NULL, NULL, &a);
+		CHECKF(a == want, "V %d with NaN: argmax %d, want %d", V, a, want);
+	}
+}
+
 static void exp_check(void)
 {
 	/* Every length from 0 to 40 (the vector loop and every tail), then a sweep
@@ -775,6 +856,7 @@ static void exp_check(void)
 int main(void)
 {
 	exp_check();
+	loss_row_check();
 	gelu_check();
 	layernorm_check(1, 1);
 	layernorm_check(5, 13);
