@@ -431,75 +431,49 @@ AV_INLINE void take_max(float x, int i, float *mx, int *at)
 }
 
 /* Each lane's largest value and the block (first index) where the lane first
- * held it, of LANES lanes: a strictly larger value replaces it. */
-#define AV_DEFINE_MAX_STEP(NAME, VF, VI)                                                           \
-	AV_INLINE void NAME(VF x, int j, VF *m, VI *b)                                             \
+ * held it, over the row from j, two vectors of LANES at a time, the bias
+ * added (and stored) on the way; each lane's then offered to take_max.
+ * Returns where it stopped (the rest is under 2 x LANES). */
+#define AV_DEFINE_MAX_PAIRS(NAME, VF, VI, LANES, LOAD, STORE)                                      \
+	AV_INLINE int NAME(float *l, int V, const float *bias, int j, float *mx, int *at)          \
 	{                                                                                          \
-		VI g = x > *m;                                                                     \
-		*m = (VF)(((VI)*m & ~g) | ((VI)x & g));                                            \
-		*b = (*b & ~g) | (((VI){0} + j) & g);                                              \
+		VF m[2] = {(VF){0} - INFINITY, (VF){0} - INFINITY};                                \
+		VI b[2] = {(VI){0} - 1, (VI){0} - 1};                                              \
+		for (; j + 2 * (LANES) <= V; j += 2 * (LANES))                                     \
+			for (int p = 0; p < 2; p++) {                                              \
+				int at0 = j + p * (LANES);                                         \
+				VF x = LOAD(l + at0);                                              \
+				if (bias) {                                                        \
+					x += LOAD(bias + at0);                                     \
+					STORE(l + at0, x);                                         \
+				}                                                                  \
+				VI g = x > m[p];                                                   \
+				m[p] = (VF)(((VI)m[p] & ~g) | ((VI)x & g));                        \
+				b[p] = (b[p] & ~g) | (((VI){0} + at0) & g);                        \
+			}                                                                          \
+		for (int p = 0; p < 2; p++)                                                        \
+			for (int k = 0; k < (LANES); k++)                                          \
+				if (b[p][k] >= 0)                                                  \
+					take_max(m[p][k], b[p][k] + k, mx, at);                    \
+		return j;                                                                          \
 	}
-AV_DEFINE_MAX_STEP(max_step8, v8f, v8i)
-AV_DEFINE_MAX_STEP(max_step16, v16f, v16i)
+AV_DEFINE_MAX_PAIRS(max_pairs8, v8f, v8i, 8, load8, store8)
+AV_DEFINE_MAX_PAIRS(max_pairs16, v16f, v16i, 16, load16, store16)
 
 /* The row's maximum (NaN aside) and the first index holding it, the bias
- * added on the way (and stored). Two accumulators of 8 or 16 lanes at a
- * time, so that no comparison waits for the one before; the maximum is the
- * same whatever the order, and of the lanes that hold it the one whose
- * first occurrence comes first gives the index. A row with nothing above
- * -inf (all -inf or NaN) is searched as the loss always searched it. */
+ * added on the way (and stored). Two accumulators of 16 lanes (8 without
+ * AVX-512) at a time, so that no comparison waits for the one before; the
+ * maximum is the same whatever the order, and of the lanes that hold it the
+ * one whose first occurrence comes first gives the index. A row with
+ * nothing above -inf (all -inf or NaN) is searched as the loss always
+ * searched it. */
 AV_INLINE float row_max_first(float *l, int V, const float *bias, int *arg, bool wide)
 {
 	float mx = -INFINITY;
 	int at = -1, j = 0;
-	if (wide) {
-		v16f m0 = (v16f){0} - INFINITY, m1 = m0;
-		v16i b0 = (v16i){0} - 1, b1 = b0;
-		for (; j + 32 <= V; j += 32) {
-			v16f x0 = load16(l + j), x1 = load16(l + j + 16);
-			if (bias) {
-				x0 += load16(bias + j);
-				x1 += load16(bias + j + 16);
-				store16(l + j, x0);
-				store16(l + j + 16, x1);
-			}
-			max_step16(x0, j, &m0, &b0);
-			max_step16(x1, j + 16, &m1, &b1);
-		}
-		for (int k = 0; k < 16; k++) {
-			if (b0[k] >= 0)
-				take_max(m0[k], b0[k] + k, &mx, &at);
-			if (b1[k] >= 0)
-				take_max(m1[k], b1[k] + k, &mx, &at);
-		}
-	}
-	v8f m0 = (v8f){0} - INFINITY, m1 = m0;
-	v8i b0 = (v8i){0} - 1, b1 = b0;
-	for (; j + 16 <= V; j += 16) {
-		v8f x0 = load8(l + j), x1 = load8(l + j + 8);
-		if (bias) {
-			x0 += load8(bias + j);
-			x1 += load8(bias + j + 8);
-			store8(l + j, x0);
-			store8(l + j + 8, x1);
-		}
-		max_step8(x0, j, &m0, &b0);
-		max_step8(x1, j + 8, &m1, &b1);
-	}
-	for (; j + 8 <= V; j += 8) {
-		v8f x = load8(l + j);
-		if (bias) {
-			x += load8(bias + j);
-			store8(l + j, x);
-		}
-		max_step8(x, j, &m0, &b0);
-	}
-	for (int k = 0; k < 8; k++) {
-		if (b0[k] >= 0)
-			take_max(m0[k], b0[k] + k, &mx, &at);
-		if (b1[k] >= 0)
-			take_max(m1[k], b1[k] + k, &mx, &at);
-	}
+	if (wide)
+		j = max_pairs16(l, V, bias, j, &mx, &at);
+	j = max_pairs8(l, V, bias, j, &mx, &at);
 	for (; j < V; j++) {
 		if (bias)
 			l[j] += bias[j];
@@ -523,6 +497,24 @@ AV_INLINE float row_max_first(float *l, int V, const float *bias, int *arg, bool
 	*arg = at;
 	return mx;
 }
+
+/* The row's gradient from j on, LANES at a time: l[k] * s, less dscale at
+ * the target, added into dbias if given. Returns where it stopped. */
+#define AV_DEFINE_GRAD_SCALE(NAME, VF, LANES, LOAD, STORE)                                         \
+	AV_INLINE int NAME(float *l, int V, int y, float s, float dscale, float *dbias, int j)      \
+	{                                                                                          \
+		for (; j + (LANES) <= V; j += (LANES)) {                                           \
+			VF v = LOAD(l + j) * ((VF){0} + s);                                        \
+			if ((unsigned)(y - j) < (unsigned)(LANES))                                 \
+				v[y - j] -= dscale;                                                \
+			STORE(l + j, v);                                                           \
+			if (dbias)                                                                 \
+				STORE(dbias + j, LOAD(dbias + j) + v);                             \
+		}                                                                                  \
+		return j;                                                                          \
+	}
+AV_DEFINE_GRAD_SCALE(grad_scale8, v8f, 8, load8, store8)
+AV_DEFINE_GRAD_SCALE(grad_scale16, v16f, 16, load16, store16)
 
 /* One row of the loss: returns -log softmax(l)[y] and the argmax; if dscale
  * != 0, l becomes dscale * (softmax(l) - onehot(y)). The exponentials' sum
@@ -571,24 +563,8 @@ AV_INLINE double crossentropy_lanes(float *l, int V, int y, float dscale, const 
 		/* The gradient, and with dbias the bias's share of it while the
 		 * row is in L1 (what bias_backward would add, in the same order). */
 		float s = (float)(dscale / sum);
-		v8f s8 = one * s;
-		j = 0;
-		for (v16f s16 = (v16f){0} + s; wide && j + 16 <= V; j += 16) {
-			v16f v = load16(l + j) * s16;
-			if ((unsigned)(y - j) < 16u)
-				v[y - j] -= dscale;
-			store16(l + j, v);
-			if (dbias)
-				store16(dbias + j, load16(dbias + j) + v);
-		}
-		for (; j + 8 <= V; j += 8) {
-			v8f v = load8(l + j) * s8;
-			if ((unsigned)(y - j) < 8u)
-				v[y - j] -= dscale;
-			store8(l + j, v);
-			if (dbias)
-				store8(dbias + j, load8(dbias + j) + v);
-		}
+		j = wide ? grad_scale16(l, V, y, s, dscale, dbias, 0) : 0;
+		j = grad_scale8(l, V, y, s, dscale, dbias, j);
 		for (; j < V; j++) {
 			l[j] *= s;
 			if (j == y)

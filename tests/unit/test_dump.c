@@ -38,9 +38,10 @@ static void run(const model *m, const char *text, const dump_options *o, capture
 	cp_buf_finish(&cps);
 }
 
-static json *run_json(const model *m, const char *text, int layer, int head)
+static json *run_json_with(const model *m, const char *text, int layer, int head,
+			   const dump_extras *x)
 {
-	dump_options o = {DUMP_JSON, layer, head, 0, NULL};
+	dump_options o = {DUMP_JSON, layer, head, 0, x};
 	capture c;
 	run(m, text, &o, &c);
 	size_t off = 0;
@@ -49,6 +50,11 @@ static json *run_json(const model *m, const char *text, int layer, int head)
 	       c.buf + (off < c.len ? off : 0));
 	free(c.buf);
 	return j;
+}
+
+static json *run_json(const model *m, const char *text, int layer, int head)
+{
+	return run_json_with(m, text, layer, head, NULL);
 }
 
 static void check_json(const model *m, const char *text)
@@ -235,11 +241,7 @@ static void check_logits(const model *m)
 	for (size_t i = 0; i < 2 * V; i++)
 		lg[i] = i % V < TOK_NSPECIAL ? -INFINITY : (float)i * 0.25f - 3.0f;
 	dump_extras x = {.logits = lg};
-	dump_options o = {DUMP_JSON, -1, -1, 0, &x};
-	capture c;
-	run(m, text, &o, &c);
-	size_t off = 0;
-	json *j = json_parse(c.buf, c.len, &off);
+	json *j = run_json_with(m, text, -1, -1, &x);
 	const json *rows = j ? json_get(j, "logits") : NULL;
 	CHECK(rows && rows->n == 2);
 	for (size_t r = 0; rows && r < 2; r++) {
@@ -252,7 +254,6 @@ static void check_logits(const model *m)
 		}
 	}
 	json_free(j);
-	free(c.buf);
 	free(lg);
 }
 
@@ -268,11 +269,7 @@ static void check_contributions(const model *m)
 	for (size_t i = 0; i < L * H * n; i++)
 		vn[i] = i % n == 0 ? 1e12f : 1.0f;
 	dump_extras x = {.value_norms = vn};
-	dump_options o = {DUMP_JSON, -1, -1, 0, &x};
-	capture c;
-	run(m, text, &o, &c);
-	size_t off = 0;
-	json *j = json_parse(c.buf, c.len, &off);
+	json *j = run_json_with(m, text, -1, -1, &x);
 	const json *ct = j ? json_get(j, "contributions") : NULL;
 	const json *heads = j ? json_get(j, "heads") : NULL;
 	CHECK(ct && ct->n == L * H && heads && heads->n == L * H);
@@ -290,7 +287,6 @@ static void check_contributions(const model *m)
 	/* (the weights' labels are others: the entry is not theirs) */
 	CHECKF(differ > 0, "every head's weights are first too: the check proves nothing");
 	json_free(j);
-	free(c.buf);
 	free(vn);
 }
 
