@@ -17,7 +17,8 @@
  * stream, and what switching it off on the text itself costs (the loss
  * over the text's every position, as --ablate and the view's Alt-A give
  * it), with the figures a labeller that called the heads under a bar
- * quiet would have.
+ * quiet would have. And the same labeller on each head's value
+ * contributions (F11's map), against the same truth.
  * Printed, never asserted: `meson test --benchmark labeller --verbose`;
  * with LABELLER_TSV=FILE, every head-text also as a row of FILE.
  *
@@ -42,6 +43,7 @@ typedef struct instance {
 	int task;
 	role_kind truth; /* ROLE_NKINDS: carries nothing */
 	role_scores rs;
+	role_scores rc; /* of its value contributions (F11's map) */
 	double writes; /* what the head adds to the stream over the stream */
 	double rel;    /* ... over the loudest head's of its layer on the text */
 	double off;    /* the text's loss with the head switched off, minus with
@@ -90,7 +92,8 @@ static void check_picture(const attn_matrix *a, const token *tok, const role_sco
  * side of the measurement. */
 #define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
 
-static void push(role_kind truth, const role_scores *rs, double writes, double rel, double off)
+static void push(role_kind truth, const role_scores *rs, const role_scores *rc, double writes,
+		 double rel, double off)
 {
 	if (truth == EXCLUDED)
 		return;
@@ -101,7 +104,7 @@ static void push(role_kind truth, const role_scores *rs, double writes, double r
 			exit(1);
 	}
 	inst[ninst++] =
-	    (instance){cur_task, truth, *rs, writes, rel, off, cur_seed, cur_heads, cur_head};
+	    (instance){cur_task, truth, *rs, *rc, writes, rel, off, cur_seed, cur_heads, cur_head};
 }
 
 /* The loss over every position of tok[0..T) (model_text_loss) on the
@@ -129,6 +132,8 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 	int T = (int)t->context, H = (int)m->cfg.heads, L = (int)m->cfg.layers;
 	activations ws = {0}, lw = {0}; /* the pass's; the losses' */
 	av_error err;
+	static float vn[AV_MAX_LAYERS * AV_MAX_HEADS * LAB_MAX_CONTEXT];
+	static float shares[LAB_MAX_CONTEXT * LAB_MAX_CONTEXT];
 	if (!activations_init(&ws, &m->cfg, 1, T, T, &err) ||
 	    !activations_init(&lw, &m->cfg, 1, T, T, &err)) {
 		activations_finish(&ws);
@@ -142,6 +147,10 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		attn_result r;
 		if (!model_attend(m, &ws, tok, T, 0, &r, &err))
 			break;
+		if (!value_norms(m, &ws, T, vn, &err)) {
+			attn_result_finish(&r);
+			break;
+		}
 		const double base = text_loss(m, &lw, tok, T, -1);
 		for (int l = 0; l < L; l++) {
 			double w[AV_MAX_HEADS], loudest = 0;
@@ -151,11 +160,15 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 			}
 			for (int h = 0; h < H; h++) {
 				attn_matrix a = attn_result_head(&r, l, h);
-				role_scores rs;
+				role_scores rs, rc;
 				head_roles(&rs, &a, r.tokens);
 				check_picture(&a, r.tokens, &rs, t->name, l, h);
+				contribution_shares(shares, &a,
+						    vn + (size_t)(l * H + h) * (size_t)T);
+				head_roles(&rc, &(attn_matrix){shares, T, a.causal, 0}, r.tokens);
 				cur_head = l * H + h;
-				push(truth[l * H + h], &rs, w[h], loudest > 0 ? w[h] / loudest : 0,
+				push(truth[l * H + h], &rs, &rc, w[h],
+				     loudest > 0 ? w[h] / loudest : 0,
 				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
 		}
@@ -281,7 +294,7 @@ static double signal(const instance *in, signal_kind by)
  * whose signal `by` is `quiet` or more (-INFINITY: every head-text);
  * "broad" on a head that carries nothing is right, and counted nowhere.
  * carriers: the heads that carry a mechanism alone. */
-static void label_table(double quiet, signal_kind by, bool carriers)
+static void label_table(double quiet, signal_kind by, bool carriers, bool contrib)
 {
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
@@ -292,8 +305,8 @@ static void label_table(double quiet, signal_kind by, bool carriers)
 			if (carriers && inst[i].truth == ROLE_NKINDS)
 				continue;
 			bool want = inst[i].truth == (role_kind)r,
-			     got =
-				 signal(&inst[i], by) >= quiet && named(&inst[i].rs, (role_kind)r);
+			     got = signal(&inst[i], by) >= quiet &&
+				   named(contrib ? &inst[i].rc : &inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
 		}
 		char line[96];
@@ -306,7 +319,7 @@ static void label_table(double quiet, signal_kind by, bool carriers)
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
-	label_table(-INFINITY, BY_WRITES, false);
+	label_table(-INFINITY, BY_WRITES, false, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their
 	 * pictures show, which switching them off shows the model not to use. */
@@ -322,12 +335,38 @@ static void report_labels(void)
 	}
 	printf("\nthe heads that carry a mechanism alone (%zu head-texts):\n",
 	       ninst - (size_t)idle);
-	label_table(-INFINITY, BY_WRITES, true);
+	label_table(-INFINITY, BY_WRITES, true, false);
 	printf("\nthe idle heads (%d head-texts): %d given a role but broad:", idle, named_idle);
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		if (count[r])
 			printf(" %s %d", role_name((role_kind)r), count[r]);
 	printf("\n");
+}
+
+/* The same labeller on each head's value contributions (the map F11
+ * shows, and --dump --contributions labels): the same truth, against
+ * every head and against the carriers; and how often the two labels
+ * differ, and what the idle heads are called there. */
+static void report_contributions(void)
+{
+	printf("\nthe labeller on the value contributions (F11's map), %zu head-texts:\n", ninst);
+	label_table(-INFINITY, BY_WRITES, false, true);
+	printf("\nthe same, the heads that carry a mechanism alone:\n");
+	label_table(-INFINITY, BY_WRITES, true, true);
+	int differ = 0, idle = 0, named_idle = 0;
+	for (size_t i = 0; i < ninst; i++) {
+		differ +=
+		    inst[i].rs.role != inst[i].rc.role || inst[i].rs.verdict != inst[i].rc.verdict;
+		if (inst[i].truth == ROLE_NKINDS) {
+			idle++;
+			named_idle +=
+			    (inst[i].rc.verdict == ROLE_SURE || inst[i].rc.verdict == ROLE_TWO) &&
+			    inst[i].rc.role != ROLE_BROAD;
+		}
+	}
+	printf("labels that differ from the weights': %d of %zu; idle heads given a role but "
+	       "broad: %d of %d\n",
+	       differ, ninst, named_idle, idle);
 }
 
 /* Instances in the order of their run and head, then their text. */
@@ -439,15 +478,15 @@ static void report_quiet(void)
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	label_table(bar, BY_WRITES, false);
+	label_table(bar, BY_WRITES, false, false);
 	const double rel = 0.5;
 	printf("\nwith heads that write under %.2f of their layer's loudest called quiet:\n", rel);
-	label_table(rel, BY_RELATIVE, false);
+	label_table(rel, BY_RELATIVE, false, false);
 	const double cost = 0.02;
 	printf("\nwith heads whose switching off costs under %.2f nats a character called "
 	       "quiet:\n",
 	       cost);
-	label_table(cost, BY_OFF, false);
+	label_table(cost, BY_OFF, false, false);
 }
 
 /* The labels against the picture, role by role. */
@@ -544,6 +583,7 @@ int main(int argc, char **argv)
 	report_errors(false);
 	report_errors(true);
 	report_picture();
+	report_contributions();
 	report_quiet();
 	report_sweep();
 	if (getenv("LABELLER_TSV"))
