@@ -257,8 +257,12 @@ static void draw_head_line(view *v)
 		} else if (shown && v->have && v->words) {
 			/* Of the words, as the panel says it (the characters' role
 			 * would describe another matrix). */
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
-				    _(head_pattern(panel_map_stats(v, &s))));
+			const char *pattern = _(head_pattern(panel_map_stats(v, &s)));
+			x = view_map_kind(v) == SEL_CONTRIB
+				? put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
+					  _("  contributions, words: %s"), pattern)
+				: put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
+					  pattern);
 			said_words = true;
 		} else if (shown && view_map_kind(v) == SEL_CONTRIB) {
 			/* Of the contributions, the map shown: their label may
