@@ -79,8 +79,8 @@ const cli_option cli_options[CLI_NOPTS] = {
       N_("the q·k breakdown of that cell in every head shown, and its score split by source "
 	 "(--export: the split's terms in the --layer/--head head as a figure)")),
     O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
-      N_("value norms and contributions A[i][j]·|v_j W_O| of every head (--export: the "
-	 "same as --show contributions, each row's shares)")),
+      N_("value norms and contributions A[i][j]·|v_j W_O| of every head, with the label of "
+	 "their shares of each row (--export: the same as --show contributions)")),
     O(OPT_AGGREGATES, "aggregates", 0, NULL, M_DUMP,
       N_("the mean and max of each layer's heads, and the mean of all heads")),
     O(OPT_ROLLOUT, "rollout", 0, NULL, M_DUMP | M_EXPORT,
