@@ -501,10 +501,11 @@ AV_INLINE float row_max_first(float *l, int V, const float *bias, int *arg, bool
 /* The row's gradient from j on, LANES at a time: l[k] * s, less dscale at
  * the target, added into dbias if given. Returns where it stopped. */
 #define AV_DEFINE_GRAD_SCALE(NAME, VF, LANES, LOAD, STORE)                                         \
-	AV_INLINE int NAME(float *l, int V, int y, float s, float dscale, float *dbias, int j)      \
+	AV_INLINE int NAME(float *l, int V, int y, float s, float dscale, float *dbias, int j)     \
 	{                                                                                          \
+		VF sv = ((VF){0} + 1.0f) * s; /* (0 + s would turn -0 into +0) */                  \
 		for (; j + (LANES) <= V; j += (LANES)) {                                           \
-			VF v = LOAD(l + j) * ((VF){0} + s);                                        \
+			VF v = LOAD(l + j) * sv;                                                   \
 			if ((unsigned)(y - j) < (unsigned)(LANES))                                 \
 				v[y - j] -= dscale;                                                \
 			STORE(l + j, v);                                                           \

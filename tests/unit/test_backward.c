@@ -758,7 +758,8 @@ static void loss_row_check(void)
 				    : kind == 5 ? -INFINITY
 						: x;
 				l[j] = x;
-				b[j] = kind == 5 ? 0.0f : (float)(r % 7) * 0.25f;
+				/* (no bias on the zeros: -0 + 0 would be +0) */
+				b[j] = kind == 5 || kind == 4 ? 0.0f : (float)(r % 7) * 0.25f;
 				db[j] = 1.0f;
 			}
 			/* the plain loops: the bias added, the first maximum, the loss */
@@ -780,10 +781,10 @@ static void loss_row_check(void)
 			double want = log(sum) - ((double)ref[y] - mx);
 			int got_arg = -1;
 			double got = crossentropy_row(l, V, y, 0.5f, b, db, &got_arg);
-			if (kind == 5 || kind == 3)
-				continue; /* (NaN and all -inf: only the argmax below) */
 			CHECKF(got_arg == arg, "V %d kind %d: argmax %d, want %d", V, kind, got_arg,
 			       arg);
+			if (kind == 5 || kind == 3)
+				continue; /* (NaN and all -inf: the argmax alone) */
 			CHECKF(isinf(want) ? got == want
 					   : fabs(got - want) <= 1e-5 * (1 + fabs(want)),
 			       "V %d kind %d: loss %.9g, want %.9g", V, kind, got, want);
@@ -796,6 +797,26 @@ static void loss_row_check(void)
 			}
 			CHECKF(bad == 0, "V %d kind %d: %d gradients off", V, kind, bad);
 		}
+	/* dscale 0: the row keeps its logits (the bias added), the loss the
+	 * same; a negative dscale's gradient keeps its sign where it
+	 * underflows to zero (-0, in the vector lanes as in the tail). */
+	for (int V = 1; V <= 70; V++) {
+		for (int j = 0; j < V; j++)
+			l[j] = ref[j] = (float)((j * 7) % 11) - 5.0f, b[j] = 0.5f;
+		int a, a2;
+		double loss = crossentropy_row(l, V, V / 2, 0.0f, b, NULL, &a);
+		int kept = 0;
+		for (int j = 0; j < V; j++)
+			kept += l[j] == ref[j] + 0.5f;
+		CHECKF(kept == V, "V %d, dscale 0: %d of %d logits kept", V, kept, V);
+		double again = crossentropy_row(l, V, V / 2, -1e-37f, NULL, NULL, &a2);
+		int neg = 0;
+		for (int j = 0; j < V; j++)
+			neg += j == V / 2 || signbit(l[j]);
+		CHECKF(again == loss && a2 == a && neg == V,
+		       "V %d, dscale -1e-37: loss %.9g (%.9g), argmax %d (%d), %d of %d negative",
+		       V, again, loss, a2, a, neg, V);
+	}
 	/* The argmax of rows with NaN and of rows of -inf, alone. */
 	for (int V = 1; V <= 40; V++) {
 		for (int j = 0; j < V; j++)
