@@ -254,7 +254,7 @@ static void draw_head_line(view *v)
 		if (shown && s.diverging) {
 			/* A difference from the pinned map: no one matrix's label
 			 * (the panel gives none either). */
-		} else if (shown && v->have && v->words) {
+		} else if (shown && v->words) {
 			/* Of the words, as the panel says it (the characters' role
 			 * would describe another matrix). */
 			const char *pattern = _(head_pattern(panel_map_stats(v, &s)));
