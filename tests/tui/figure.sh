@@ -91,7 +91,10 @@ export_same attnview-L0H1-words.svg --text "我|爱|北京|天安门。I love Be
 keys F8
 keys C-u
 type_text "$text"
-wait_result
+# The text's own result: the last text's time stays on the status line
+# until it comes, and F9 pins nothing before it ("nothing to pin yet").
+check "the text's result" wait_for_all_re 30 'Query +0 床' '\| 12 tokens \| [0-9]+\.[0-9] ms \|'
+check "nothing computing" wait_gone "computing..." 30
 
 # ---- a comparison with a pinned map -------------------------------------------
 keys M-0 F9
