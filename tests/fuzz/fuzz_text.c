@@ -57,6 +57,33 @@ static void check_nfc(const cp_buf *out)
 	FUZZ_CHECK(same, "output of %zu codepoints is not NFC", out->n);
 }
 
+/* Which cleaned characters the documented split holds out: ceil(5%) of them
+ * in P pieces (one per CORPUS_PIECE_MIN held out, 1 to CORPUS_PIECES), piece
+ * k the end of the k-th of P equal parts of the text. */
+static bool *held_out(size_t n, uint64_t *nval)
+{
+	uint64_t v = ((uint64_t)n * 5 + 99) / 100;
+	uint64_t P = v / CORPUS_PIECE_MIN;
+	P = P < 1 ? 1 : P > CORPUS_PIECES ? CORPUS_PIECES : P;
+	bool *out = calloc(n + 1, sizeof *out);
+	if (!out)
+		return NULL;
+	uint64_t from = 0;
+	for (uint64_t k = 0; k < P; k++) {
+		uint64_t len = v * (k + 1) / P - v * k / P;
+		uint64_t end = (uint64_t)n * (k + 1) / P;
+		uint64_t at = end - len < from ? from : end - len;
+		for (uint64_t i = at; i < at + len; i++)
+			out[i] = true;
+		from = at + len;
+	}
+	*nval = v;
+	return out;
+}
+
+/* Every cleaned character is in the ids: the training split is the text
+ * without the held-out pieces, the validation split the pieces, both in
+ * text order. */
 static void check_corpus(const char *text, size_t n, const cp_buf *want)
 {
 	const char *path = fuzz_scratch(text, n);
@@ -72,18 +99,30 @@ static void check_corpus(const char *text, size_t n, const cp_buf *want)
 	FUZZ_CHECK(c.ntrain + c.nval == want->n, "corpus has %llu+%llu characters, cleaned %zu",
 		   (unsigned long long)c.ntrain, (unsigned long long)c.nval, want->n);
 	FUZZ_CHECK(c.ntrain > 0, "empty training split accepted");
-	for (uint64_t i = 0; i < c.ntrain + c.nval && i < want->n; i++) {
-		int32_t id = corpus_id(&c, i);
+	uint64_t nval;
+	bool *val = held_out(want->n, &nval);
+	if (!val) {
+		corpus_finish(&c);
+		return;
+	}
+	FUZZ_CHECK(c.nval == nval, "%llu characters held out of %zu, not %llu",
+		   (unsigned long long)c.nval, want->n, (unsigned long long)nval);
+	uint64_t t = 0, v = c.ntrain;
+	for (size_t i = 0; i < want->n; i++) {
+		uint64_t at = val[i] ? v++ : t++;
+		int32_t id = corpus_id(&c, at);
 		FUZZ_CHECK(id >= 0 && (uint32_t)id < c.vocab.size, "id %d at %llu", id,
-			   (unsigned long long)i);
-		if (i < c.ntrain)
+			   (unsigned long long)at);
+		if (!val[i])
 			FUZZ_CHECK(c.vocab.cps[id] == want->v[i],
-				   "training character %llu: U+%X, vocabulary says U+%X",
-				   (unsigned long long)i, want->v[i], c.vocab.cps[id]);
+				   "character %zu (training %llu): U+%X, vocabulary says U+%X", i,
+				   (unsigned long long)at, want->v[i], c.vocab.cps[id]);
 		else
 			FUZZ_CHECK(id == TOK_UNK || c.vocab.cps[id] == want->v[i],
-				   "validation character %llu", (unsigned long long)i);
+				   "character %zu (validation %llu): U+%X, vocabulary says U+%X", i,
+				   (unsigned long long)at, want->v[i], c.vocab.cps[id]);
 	}
+	free(val);
 	corpus_finish(&c);
 }
 

@@ -16,6 +16,9 @@ inputs=("$src/seeds/$target")
 	-artifact_prefix="$work/crashes/$target-" "$work/corpus-$target" "${inputs[@]}" 2>&1 |
 	grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
 status=${PIPESTATUS[0]}
+# libFuzzer ends with 77 on a crash or broken invariant, which meson reads as a
+# skipped test: report every failure as a failure.
+[ "$status" -eq 77 ] && status=1
 if [ "$status" -ne 0 ]; then
 	echo "fuzz_$target: exit status $status; the crashing input, if one was found:" >&2
 	ls "$work/crashes/$target-"* >&2 2>/dev/null
