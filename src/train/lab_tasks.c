@@ -308,7 +308,7 @@ static const lab_task tasks[] = {
 	"the current letter in the copy before; a head of layer 0 looks at the previous "
 	"character, and a head of layer 1 at the character after the earlier copy of the "
 	"current one (an induction head)"),
-     "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
+     "xqbmkwtrjqbmkwtrjqbmkwt", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 5e-3f, 26, 0,
      {ROLE_PREVIOUS, ROLE_INDUCTION}, gen_induction, false},
     {"reverse",
      N_("twelve letters, a bar and the same letters reversed (\"abc|cba\"), one of each "
