@@ -19,6 +19,7 @@ case $kernel in
 Haswell | Zen) need="avx2 fma" ;;
 SkylakeX | Cooperlake) need="avx512f avx512bw avx512vl avx512dq" ;;
 Sandybridge) need="avx" ;;
+Core2) need="ssse3" ;;
 Prescott | Nehalem) need="pni" ;; # SSE3
 *) echo "kernel.sh: no CPU test for kernel $kernel" >&2; exit 2 ;;
 esac
