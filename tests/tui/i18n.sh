@@ -102,6 +102,9 @@ for size in "80 24" "120 40" "200 60"; do
 
 	keys F1
 	expect_screen "attnview 按键：可打印的键输入文字。" || continue
+	# The help's body and its status line may reach the terminal in two
+	# writes: wait for the hint, then check that it ends the line whole.
+	wait_for "任意键：返回 | Ctrl-Q 退出" || true
 	ends_with "$at: help status hint whole" "$(last_line)" "任意键：返回 | Ctrl-Q 退出"
 	check "$at: help heading" grep -q '^任何位置' <<<"$(line 1)"
 	d1=$(col_of "$(screen | grep -F '帮助（本屏幕）')" "帮助（本屏幕）")
@@ -133,6 +136,7 @@ for size in "80 24" "120 40" "200 60"; do
 	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 提升"
 	# The roles come from the worker (JOB_ROLES) after the tiles: wait for them.
 	check "$at: overview tiles named with roles" wait_tiles_named 4
+	wait_for "方向键选择，Enter 打开，打字编辑文本 | F1 帮助" || true
 	ends_with "$at: overview status hint whole" "$(last_line)" \
 		"方向键选择，Enter 打开，打字编辑文本 | F1 帮助"
 done
