@@ -123,6 +123,31 @@ typedef struct lab_score {
 bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
 		  lab_score *out, av_error *err);
 
+/* The attention the task's mechanism asks of a head of layer l (the
+ * pattern its texts were made for: previous, next, first, an offset, or
+ * induction: the keys just after an earlier copy of the row's character),
+ * for head (l * heads + h) in out; false where the task's role for that
+ * layer has no pattern the lab writes down. */
+bool lab_pattern(const lab_task *t, int l, int head, head_override *out);
+
+/* Task accuracy with head's attention replaced by the task's pattern for
+ * its layer (lab_pattern) in *acc; NAN where there is none. */
+bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
+			  av_error *err);
+
+/* What that accuracy says of a head that carries the mechanism, against
+ * the accuracy with every head's own attention and chance:
+ *   LAB_FIT_HOLDS   the pattern keeps nine tenths of what the model gained
+ *                   over chance: the head carries the mechanism the task
+ *                   was made for;
+ *   LAB_FIT_PARTLY  it keeps half or more, under nine tenths;
+ *   LAB_FIT_OTHER   it keeps under half: the head carries the task
+ *                   another way (the rest of the model needs what the
+ *                   head does instead, such as looking 3 to the left);
+ *   LAB_FIT_NONE    there is no pattern (acc_pattern NAN). */
+typedef enum lab_fit { LAB_FIT_NONE, LAB_FIT_HOLDS, LAB_FIT_PARTLY, LAB_FIT_OTHER } lab_fit;
+lab_fit lab_pattern_fit(double acc_all, double acc_pattern, double chance);
+
 /* A text of the task (its T characters, what the model reads, masks
  * included: TOK_MASK's codepoint AV_SPECIAL_CP + TOK_MASK at a hidden
  * position) for looking at the heads: cps gets T codepoints. */

@@ -190,6 +190,18 @@ typedef struct layer_acts {
 	float *res3;			  /* (B,T,d) x after the feed-forward residual */
 } layer_acts;
 
+/* A head's attention replaced by a pattern of the caller's, in the passes
+ * that model_forward runs (the lab's check that a head carries the
+ * mechanism its task was made for: lab.h, lab_pattern_holds). fill writes
+ * the (T, T) weights of one text's rows, w[i * T + j] the weight row i
+ * gives key j, each row summing to 1 (keys after i at 0 for a causal
+ * model); tok is the text's T token ids. */
+typedef struct head_override {
+	int head; /* l * heads + h */
+	void (*fill)(float *w, const int32_t *tok, int T, const void *ctx);
+	const void *ctx;
+} head_override;
+
 typedef struct activations {
 	int B, T;	/* capacity */
 	int max_rows;	/* capacity of logits, in rows */
@@ -205,6 +217,9 @@ typedef struct activations {
 	 * the output projection, as if the head had attended to nothing. NULL
 	 * (what activations_init sets): every head on. Training never sets it. */
 	const uint8_t *ablate;
+	/* NULL (what activations_init sets): every head's own attention. */
+	const head_override *pattern;
+	const int32_t *tokens; /* the pass's token ids (model_forward sets it) */
 } activations;
 
 /* Room for B sequences of up to T tokens and logits for max_rows rows. */

@@ -31,8 +31,12 @@ static const char *const lab_help =
        "measure it: task accuracy at the positions the mechanism decides, the same with\n"
        "each head switched off (a head carries the mechanism when losing it costs at\n"
        "least half of what the model gained over chance, or when it alone keeps half\n"
-       "with the other heads of its layer off), and what each head does. The\n"
-       "model goes to OUT (default NAME.attn). Everything follows from --seed (1).\n"
+       "with the other heads of its layer off), the same with a carrying head's\n"
+       "attention replaced by the pattern the task was made for where the lab can\n"
+       "write it down (previous, next, first, an offset, induction: under half the\n"
+       "gain kept, the head carries the mechanism another way), and what each head\n"
+       "does. The model goes to OUT (default NAME.attn). Everything follows from\n"
+       "--seed (1).\n"
        "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
 
 typedef struct lab_request {
@@ -219,6 +223,42 @@ static void lab_step(const lab_progress *p, void *ctx)
 	}
 }
 
+/* For each head that carries the mechanism in a layer whose role has a
+ * pattern (lab_pattern): the task accuracy with that pattern in place of
+ * the head's own attention, and what it says. */
+static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+			    const lab_part *part, av_error *err)
+{
+	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
+	bool title = false;
+	for (int k = 0; k < nh; k++) {
+		double acc;
+		if (part[k] != LAB_CARRIES)
+			continue;
+		if (!lab_pattern_accuracy(m, t, seed, k, &acc, err))
+			return false;
+		lab_fit fit = lab_pattern_fit(acc_all, acc, 1.0 / t->answers);
+		if (fit == LAB_FIT_NONE)
+			continue;
+		if (!title)
+			cli_printf(_("task accuracy with a carrying head's attention replaced by "
+				     "the pattern the task was made for:\n"));
+		title = true;
+		role_kind r = t->roles[k / H];
+		char as[48];
+		if (r == ROLE_OFFSET)
+			snprintf(as, sizeof as, _("%d left"), (int)t->param);
+		else
+			snprintf(as, sizeof as, "%s", _(role_name(r)));
+		cli_printf(_("  layer %d head %d as %s: %.1f%%  %s\n"), k / H, k % H, as, 100 * acc,
+			   fit == LAB_FIT_HOLDS ? _("the pattern does its work")
+			   : fit == LAB_FIT_PARTLY
+			       ? _("the pattern does part of its work")
+			       : _("the head carries the mechanism another way"));
+	}
+	return true;
+}
+
 /* Task accuracy with every head, then without each: which carry it. */
 static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, lab_score *all,
 			    av_error *err)
@@ -245,6 +285,7 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 			   part[k] == LAB_CARRIES  ? _("  carries the mechanism")
 			   : part[k] == LAB_PARTLY ? _("  carries part of it")
 						   : "");
+	return report_patterns(m, t, seed, all->acc, part, err);
 	return true;
 }
 

@@ -473,6 +473,32 @@ static void ablate_heads(float *atty, const uint8_t *off, int N, int d, int NH)
 				memset(atty + (size_t)r * d + (size_t)h * hs, 0, (size_t)hs * sizeof(float));
 }
 
+/* The pattern's head (activations.pattern) in this layer: its weights
+ * (written over its att, where the view and the dumps read them) times its
+ * values, into its columns of atty. */
+static void pattern_head(const activations *a, layer_acts *la, int layer, int B, int T, int d,
+			 int NH)
+{
+	const head_override *p = a->pattern;
+	if (!p || p->head / NH != layer)
+		return;
+	const int h = p->head % NH, hs = d / NH;
+	for (int b = 0; b < B; b++) {
+		float *w = la->att + ((size_t)b * NH + (size_t)h) * T * T;
+		p->fill(w, a->tokens + (size_t)b * T, T, p->ctx);
+		for (int i = 0; i < T; i++) {
+			float *o = la->atty + ((size_t)b * T + i) * d + (size_t)h * hs;
+			memset(o, 0, (size_t)hs * sizeof *o);
+			for (int j = 0; j < T; j++) {
+				const float *v =
+				    la->qkv + ((size_t)b * T + j) * 3 * d + 2 * d + (size_t)h * hs;
+				for (int c = 0; c < hs; c++)
+					o[c] += w[(size_t)i * T + j] * v[c];
+			}
+		}
+	}
+}
+
 /* One block on the rows (B,T): reads x (N,d), fills a->layer[layer], returns
  * its output (layer_acts.res3). */
 static const float *block_forward(const model *m, activations *a, int layer, const float *x, int B,
@@ -488,6 +514,7 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 	layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, p->ln1_w, p->ln1_b, N, d);
 	matmul(la->qkv, la->ln1, p->qkv_w, p->qkv_b, N, d, 3 * d);
 	attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
+	pattern_head(a, la, layer, B, T, d, NH);
 	if (a->ablate)
 		ablate_heads(la->atty, a->ablate + (size_t)layer * (size_t)NH, N, d, NH);
 	matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
@@ -518,6 +545,7 @@ static void forward(const model *m, activations *a, const int32_t *tokens, int B
 	const model_config *c = &m->cfg;
 	const int d = (int)c->dim, N = B * T;
 
+	a->tokens = tokens;
 	embed_forward(a->encoded, tokens, m->p.wte, m->pe, m->emb_scale, B, T, d);
 	const float *x = a->encoded; /* the residual stream, (N, d) */
 	for (int l = 0; l < (int)c->layers; l++)

@@ -236,8 +236,8 @@ bool lab_train(model *m, const lab_task *t, const lab_options *o, lab_progress_f
 
 /* ---- scoring ------------------------------------------------------------------ */
 
-bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
-		  lab_score *out, av_error *err)
+static bool evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
+		     const head_override *pattern, lab_score *out, av_error *err)
 {
 	enum { CHUNK = 64 };
 	int T = (int)t->context;
@@ -253,6 +253,7 @@ bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_
 		return av_fail(err, _("out of memory"));
 	}
 	a.ablate = ablate;
+	a.pattern = pattern;
 	rng r;
 	rng_seed(&r, seed ^ LAB_EVAL_SALT);
 	double loss = 0;
@@ -274,6 +275,114 @@ bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_
 	free(tgt);
 	activations_finish(&a);
 	return true;
+}
+
+bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
+		  lab_score *out, av_error *err)
+{
+	return evaluate(m, t, seed, ablate, NULL, out, err);
+}
+
+/* ---- the task's own patterns ------------------------------------------------ */
+
+static void put_one(float *w, int T, int i, int j)
+{
+	memset(w + (size_t)i * T, 0, (size_t)T * sizeof *w);
+	w[(size_t)i * T + j] = 1.0f;
+}
+
+/* Row i on key i - k (key 0 where there is none). */
+static void fill_back(float *w, int T, int k)
+{
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, i >= k ? i - k : 0);
+}
+
+static void fill_previous(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)tok;
+	(void)ctx;
+	fill_back(w, T, 1);
+}
+
+static void fill_offset(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)tok;
+	fill_back(w, T, (int)((const lab_task *)ctx)->param);
+}
+
+static void fill_next(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)tok;
+	(void)ctx;
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, i + 1 < T ? i + 1 : i);
+}
+
+static void fill_first(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)tok;
+	(void)ctx;
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, 0);
+}
+
+/* Row i shares its weight among the keys just after an earlier copy of its
+ * token (itself where there is none). */
+static void fill_induction(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	for (int i = 0; i < T; i++) {
+		float *row = w + (size_t)i * T;
+		int n = 0;
+		for (int j = 1; j <= i; j++)
+			n += tok[j - 1] == tok[i];
+		memset(row, 0, (size_t)T * sizeof *row);
+		for (int j = 1; j <= i; j++)
+			if (tok[j - 1] == tok[i])
+				row[j] = 1.0f / (float)n;
+		if (n == 0)
+			row[i] = 1.0f;
+	}
+}
+
+bool lab_pattern(const lab_task *t, int l, int head, head_override *out)
+{
+	role_kind r = l < 2 ? t->roles[l] : ROLE_NKINDS;
+	void (*fill)(float *, const int32_t *, int, const void *) =
+	    r == ROLE_PREVIOUS		   ? fill_previous
+	    : r == ROLE_OFFSET && t->param ? fill_offset
+	    : r == ROLE_NEXT		   ? fill_next
+	    : r == ROLE_FIRST		   ? fill_first
+	    : r == ROLE_INDUCTION	   ? fill_induction
+					   : NULL;
+	if (!fill)
+		return false;
+	*out = (head_override){head, fill, t};
+	return true;
+}
+
+bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
+			  av_error *err)
+{
+	head_override p;
+	lab_score s;
+	*acc = NAN;
+	if (!lab_pattern(t, head / (int)m->cfg.heads, head, &p))
+		return true;
+	if (!evaluate(m, t, seed, NULL, &p, &s, err))
+		return false;
+	*acc = s.acc;
+	return true;
+}
+
+lab_fit lab_pattern_fit(double acc_all, double acc_pattern, double chance)
+{
+	double gain = acc_all - chance, kept = acc_pattern - chance;
+	return isnan(acc_pattern)   ? LAB_FIT_NONE
+	       : kept >= 0.9 * gain ? LAB_FIT_HOLDS
+	       : kept >= 0.5 * gain ? LAB_FIT_PARTLY
+				    : LAB_FIT_OTHER;
 }
 
 bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *acc,

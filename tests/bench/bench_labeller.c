@@ -2,7 +2,10 @@
  * seeds, with one head a layer and with two; the truth about each head from
  * switching heads off (lab.h, lab_head_parts: the heads that carry the
  * task's mechanism should get the task's role for their layer, the idle
- * ones none of those roles; a head that carries part of it is left out);
+ * ones none of those roles; a head that carries part of it is left out, and
+ * so is one that carries the task another way: where the role has a
+ * pattern, lab_pattern, the pattern in its place loses a tenth of the
+ * gain or more);
  * then each head labelled on texts of its task. Prints, for every role,
  * precision and recall of the labeller as it is, against every head and
  * against the heads that carry a mechanism alone (does the label name the
@@ -55,6 +58,9 @@ static instance *inst;
 static size_t ninst, cap;
 
 static int cur_task, cur_seed, cur_heads, cur_head;
+
+/* Head-texts left out because their head carries the task another way. */
+static int another_way;
 
 /* The picture's side: labels naming each role, those it contradicts, and
  * induction hidden; a few examples printed. */
@@ -221,6 +227,22 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 		       part[k] == LAB_CARRIES  ? "*"
 		       : part[k] == LAB_PARTLY ? "~"
 					       : "");
+		/* A carrier whose layer's role has a pattern (lab_pattern):
+		 * unless that pattern in place of its own attention keeps nine
+		 * tenths of the gain, it carries the task another way, and
+		 * the task's role is not its truth: left out. */
+		double pa;
+		if (truth[k] != want || !lab_pattern_accuracy(m, t, seed, k, &pa, &err))
+			continue;
+		lab_fit fit = lab_pattern_fit(all.acc, pa, 1.0 / t->answers);
+		if (fit == LAB_FIT_NONE)
+			continue;
+		printf(" (as %s %.1f%%%s)", role_name(want), 100 * pa,
+		       fit == LAB_FIT_HOLDS ? "" : ": another way, left out");
+		if (fit != LAB_FIT_HOLDS) {
+			truth[k] = EXCLUDED;
+			another_way += texts;
+		}
 	}
 	printf("\n");
 	fflush(stdout);
@@ -318,7 +340,9 @@ static void label_table(double quiet, signal_kind by, bool carriers, bool contri
 /* The labeller as it is. */
 static void report_labels(void)
 {
-	printf("\nthe labeller on %zu head-texts (truth from ablation):\n", ninst);
+	printf("\nthe labeller on %zu head-texts (truth from ablation and the task's patterns; "
+	       "%d head-texts of heads that carry the task another way left out):\n",
+	       ninst, another_way);
 	label_table(-INFINITY, BY_WRITES, false, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their

@@ -72,6 +72,9 @@ expect 0 'layer 0 head 0 off: [0-9.]+%  carries the mechanism' -- "$bin" --train
 	--threads 1 -o "$tmp/previous.attn"
 expect 0 '^  layer 0: previous \(head 0\)' -- "$bin" --train --task previous --threads 1 \
 	-o "$tmp/previous.attn"
+# ... and puts the task's pattern in place of that head's attention.
+expect 0 '^  layer 0 head 0 as previous: [0-9.]+%  the pattern does its work$' -- "$bin" \
+	--train --task previous --threads 1 -o "$tmp/previous.attn"
 # The command it ends with opens the model on the text its heads were named
 # on, hidden letters as the mask's glyph: the view's labels are the
 # summary's (a masked task; the example text of before, unmasked, was
