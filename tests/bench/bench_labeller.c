@@ -59,7 +59,8 @@ static size_t ninst, cap;
 
 static int cur_task, cur_seed, cur_heads, cur_head;
 
-/* Head-texts left out because their head carries the task another way. */
+/* Head-texts left out because their head carries the task another way, or
+ * the task's pattern in its place does only part of its work. */
 static int another_way;
 
 /* The picture's side: labels naming each role, those it contradicts, and
@@ -238,7 +239,9 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 		if (fit == LAB_FIT_NONE)
 			continue;
 		printf(" (as %s %.1f%%%s)", role_name(want), 100 * pa,
-		       fit == LAB_FIT_HOLDS ? "" : ": another way, left out");
+		       fit == LAB_FIT_HOLDS    ? ""
+		       : fit == LAB_FIT_PARTLY ? ": part of it, left out"
+					       : ": another way, left out");
 		if (fit != LAB_FIT_HOLDS) {
 			truth[k] = EXCLUDED;
 			another_way += texts;
