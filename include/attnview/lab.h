@@ -124,10 +124,12 @@ bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_
 		  lab_score *out, av_error *err);
 
 /* The attention the task's mechanism asks of a head of layer l (the
- * pattern its texts were made for: previous, next, first, an offset, or
- * induction: the keys just after an earlier copy of the row's character),
- * for head (l * heads + h) in out; false where the task's role for that
- * layer has no pattern the lab writes down. */
+ * pattern its texts were made for, one key a row or a few in equal shares:
+ * induction's, the keys just after the earlier copies of the row's
+ * character; a masked task's rows that need nothing on themselves), for
+ * head (l * heads + h) in out; false where the task's role for that layer
+ * has none (the band task's local: its hidden letter is the larger of its
+ * neighbours, which no fixed pattern weighs). */
 bool lab_pattern(const lab_task *t, int l, int head, head_override *out);
 
 /* Task accuracy with head's attention replaced by the task's pattern for

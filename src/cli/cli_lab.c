@@ -32,11 +32,10 @@ static const char *const lab_help =
        "each head switched off (a head carries the mechanism when losing it costs at\n"
        "least half of what the model gained over chance, or when it alone keeps half\n"
        "with the other heads of its layer off), the same with a carrying head's\n"
-       "attention replaced by the pattern the task was made for where the lab can\n"
-       "write it down (previous, next, first, an offset, induction: under half the\n"
-       "gain kept, the head carries the mechanism another way), and what each head\n"
-       "does. The model goes to OUT (default NAME.attn). Everything follows from\n"
-       "--seed (1).\n"
+       "attention replaced by the pattern the task was made for (every task's but\n"
+       "band's: under half the gain kept, the head carries the mechanism another\n"
+       "way), and what each head does. The model goes to OUT (default NAME.attn).\n"
+       "Everything follows from --seed (1).\n"
        "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
 
 typedef struct lab_request {

@@ -346,6 +346,139 @@ static void fill_induction(float *w, const int32_t *tok, int T, const void *ctx)
 	}
 }
 
+/* Row i shares its weight among the earlier copies of its token (itself
+ * where there is none): the duplicate task's layer 1. */
+static void fill_duplicate(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	for (int i = 0; i < T; i++) {
+		float *row = w + (size_t)i * T;
+		int n = 0;
+		for (int j = 0; j < i; j++)
+			n += tok[j] == tok[i];
+		memset(row, 0, (size_t)T * sizeof *row);
+		for (int j = 0; j < i; j++)
+			if (tok[j] == tok[i])
+				row[j] = 1.0f / (float)n;
+		if (n == 0)
+			row[i] = 1.0f;
+	}
+}
+
+static bool is_mark(int32_t id)
+{
+	for (const char *c = ".,;!?"; *c; c++)
+		if (id == lab_id((uint32_t)*c))
+			return true;
+	return false;
+}
+
+/* The nearest mark at or before i; -1 if there is none. */
+static int mark_before(const int32_t *tok, int i)
+{
+	while (i >= 0 && !is_mark(tok[i]))
+		i--;
+	return i;
+}
+
+/* A letter on the mark that opens its segment (the delimiter task's: the
+ * mark tells the letter); a mark on itself. */
+static void fill_delimiter(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	for (int i = 0; i < T; i++) {
+		int m = mark_before(tok, i);
+		put_one(w, T, i, m >= 0 ? m : i);
+	}
+}
+
+/* A letter on its word's first letter (after the mark before it, or the
+ * text's first); a mark on itself. */
+static void fill_word_start(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, is_mark(tok[i]) ? i : mark_before(tok, i) + 1);
+}
+
+/* Every row on the first digit of the text (the class task's one digit
+ * shown); itself where there is none. */
+static void fill_keyword(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	int d = 0;
+	while (d < T && (tok[d] < lab_id('0') || tok[d] > lab_id('9')))
+		d++;
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, d < T ? d : i);
+}
+
+/* Row i on its mirror image about the first '|' (the reverse task's
+ * R|R'); itself past the mirror's reach. */
+static void fill_mirror(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	int m = 0;
+	while (m < T && tok[m] != lab_id('|'))
+		m++;
+	for (int i = 0; i < T; i++)
+		put_one(w, T, i, m < T && 2 * m - i >= 0 && 2 * m - i < T ? 2 * m - i : i);
+}
+
+/* Lines closed by '.': a letter on the same place in the line before, or
+ * in the line after in the first line; itself where that place is past
+ * the text or not a letter (and a full stop on itself). */
+static void fill_line_parallel(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	const int32_t stop = lab_id('.');
+	for (int i = 0; i < T; i++) {
+		int key = i;
+		if (tok[i] != stop) {
+			int start = i;
+			while (start > 0 && tok[start - 1] != stop)
+				start--;
+			int c = i - start, other = -1;
+			if (start > 0) { /* the line before starts after the stop before it */
+				other = start - 1;
+				while (other > 0 && tok[other - 1] != stop)
+					other--;
+			} else { /* the first line: the line after */
+				other = i;
+				while (other < T && tok[other] != stop)
+					other++;
+				other++;
+			}
+			if (other + c < T && tok[other + c] != stop && other + c != i)
+				key = other + c;
+		}
+		put_one(w, T, i, key);
+	}
+}
+
+/* Row i, a script's placeholder (z, ω), on the nearest letter of its
+ * script before it that is not the placeholder (the script task's: the
+ * hidden letter is that one); any other row on itself. */
+static void fill_script(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	const int32_t z = lab_id('z'), omega = lab_id(LAB_GREEK_FIRST + LAB_GREEK_COUNT - 1);
+	const int32_t greek = lab_id(LAB_GREEK_FIRST);
+	for (int i = 0; i < T; i++) {
+		int key = i;
+		if (tok[i] == z || tok[i] == omega)
+			for (int j = i - 1; j >= 0; j--) {
+				bool latin = tok[j] >= lab_id('a') && tok[j] < z;
+				bool same = tok[i] == z ? latin : tok[j] >= greek && tok[j] < omega;
+				if (same) {
+					key = j;
+					break;
+				}
+			}
+		put_one(w, T, i, key);
+	}
+}
+
 bool lab_pattern(const lab_task *t, int l, int head, head_override *out)
 {
 	role_kind r = l < 2 ? t->roles[l] : ROLE_NKINDS;
@@ -355,6 +488,13 @@ bool lab_pattern(const lab_task *t, int l, int head, head_override *out)
 	    : r == ROLE_NEXT		   ? fill_next
 	    : r == ROLE_FIRST		   ? fill_first
 	    : r == ROLE_INDUCTION	   ? fill_induction
+	    : r == ROLE_DUPLICATE	   ? fill_duplicate
+	    : r == ROLE_DELIMITER	   ? fill_delimiter
+	    : r == ROLE_WORDSTART	   ? fill_word_start
+	    : r == ROLE_KEYWORD		   ? fill_keyword
+	    : r == ROLE_MIRROR		   ? fill_mirror
+	    : r == ROLE_PARALLEL	   ? fill_line_parallel
+	    : r == ROLE_SCRIPT		   ? fill_script
 					   : NULL;
 	if (!fill)
 		return false;
