@@ -285,7 +285,6 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 			   : part[k] == LAB_PARTLY ? _("  carries part of it")
 						   : "");
 	return report_patterns(m, t, seed, all->acc, part, err);
-	return true;
 }
 
 static bool write_model(const model *m, const char *path, av_error *err)
