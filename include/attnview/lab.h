@@ -137,6 +137,13 @@ bool lab_pattern(const lab_task *t, int l, int head, head_override *out);
 bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
 			  av_error *err);
 
+/* Task accuracy with the weights head `from` gives in place of head's own
+ * (both l * heads + h, of one layer) in *acc: does an idle head's attention
+ * do the work of the carrier beside it? A copy the model does not read
+ * keeps what the carrier keeps; judged by lab_pattern_fit as a pattern. */
+bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, int from,
+		       double *acc, av_error *err);
+
 /* What that accuracy says of a head that carries the mechanism, against
  * the accuracy with every head's own attention and chance:
  *   LAB_FIT_HOLDS   the pattern keeps nine tenths of what the model gained

@@ -191,15 +191,19 @@ typedef struct layer_acts {
 } layer_acts;
 
 /* A head's attention replaced by a pattern of the caller's, in the passes
- * that model_forward runs (the lab's check that a head carries the
- * mechanism its task was made for: lab.h, lab_pattern_holds). fill writes
- * the (T, T) weights of one text's rows, w[i * T + j] the weight row i
- * gives key j, each row summing to 1 (keys after i at 0 for a causal
- * model); tok is the text's T token ids. */
+ * that model_forward runs (the lab's checks that a head carries the
+ * mechanism its task was made for, lab.h, lab_pattern_accuracy, and that an
+ * idle head's attention would do a carrier's work, lab_copy_accuracy).
+ * fill writes the (T, T) weights of one text's rows, w[i * T + j] the
+ * weight row i gives key j, each row summing to 1 (keys after i at 0 for a
+ * causal model); tok is the text's T token ids. Without fill, the head
+ * takes the weights that head `from` of the same layer gives in the same
+ * pass (a head of another layer: no override). */
 typedef struct head_override {
 	int head; /* l * heads + h */
 	void (*fill)(float *w, const int32_t *tok, int T, const void *ctx);
 	const void *ctx;
+	int from; /* l * heads + h', when fill is NULL */
 } head_override;
 
 typedef struct activations {

@@ -34,7 +34,9 @@ static const char *const lab_help =
        "with the other heads of its layer off), the same with a carrying head's\n"
        "attention replaced by the pattern the task was made for (every task's but\n"
        "band's: under half the gain kept, the head carries the mechanism another\n"
-       "way), and what each head does. The model goes to OUT (default NAME.attn).\n"
+       "way), the same with an idle head's attention in a carrying head's place of\n"
+       "its layer (nine tenths kept: a copy of the mechanism the model does not\n"
+       "read), and what each head does. The model goes to OUT (default NAME.attn).\n"
        "Everything follows from --seed (1).\n"
        "--task list names the tasks and their mechanisms (attnview(1), THE LAB).\n");
 
@@ -258,6 +260,38 @@ static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, do
 	return true;
 }
 
+/* For each idle head in a layer with a carrying head: the task accuracy
+ * with the idle head's attention in place of the carrier's. Two heads may
+ * draw the same picture while the model reads only one: this tells the
+ * copy the model does not read from a head that looks elsewhere. */
+static bool report_copies(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+			  const lab_part *part, av_error *err)
+{
+	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
+	bool title = false;
+	for (int k = 0; k < nh; k++)
+		for (int c = k / H * H; part[k] == LAB_IDLE && c < (k / H + 1) * H; c++) {
+			double acc;
+			if (part[c] != LAB_CARRIES)
+				continue;
+			if (!lab_copy_accuracy(m, t, seed, c, k, &acc, err))
+				return false;
+			lab_fit fit = lab_pattern_fit(acc_all, acc, 1.0 / t->answers);
+			if (!title)
+				cli_printf(
+				    _("task accuracy with an idle head's attention in place of "
+				      "a carrying head's of its layer:\n"));
+			title = true;
+			cli_printf(_("  layer %d head %d in place of head %d: %.1f%%  %s\n"), k / H,
+				   k % H, c % H, 100 * acc,
+				   fit == LAB_FIT_HOLDS
+				       ? _("a copy of the mechanism that the model does not read")
+				   : fit == LAB_FIT_PARTLY ? _("part of the mechanism")
+							   : _("not the mechanism"));
+		}
+	return true;
+}
+
 /* Task accuracy with every head, then without each: which carry it. */
 static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, lab_score *all,
 			    av_error *err)
@@ -284,7 +318,8 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 			   part[k] == LAB_CARRIES  ? _("  carries the mechanism")
 			   : part[k] == LAB_PARTLY ? _("  carries part of it")
 						   : "");
-	return report_patterns(m, t, seed, all->acc, part, err);
+	return report_patterns(m, t, seed, all->acc, part, err) &&
+	       report_copies(m, t, seed, all->acc, part, err);
 }
 
 static bool write_model(const model *m, const char *path, av_error *err)

@@ -480,12 +480,16 @@ static void pattern_head(const activations *a, layer_acts *la, int layer, int B,
 			 int NH)
 {
 	const head_override *p = a->pattern;
-	if (!p || p->head / NH != layer)
+	if (!p || p->head / NH != layer || (!p->fill && p->from / NH != layer))
 		return;
 	const int h = p->head % NH, hs = d / NH;
 	for (int b = 0; b < B; b++) {
 		float *w = la->att + ((size_t)b * NH + (size_t)h) * T * T;
-		p->fill(w, a->tokens + (size_t)b * T, T, p->ctx);
+		if (p->fill)
+			p->fill(w, a->tokens + (size_t)b * T, T, p->ctx);
+		else
+			memcpy(w, la->att + ((size_t)b * NH + (size_t)(p->from % NH)) * T * T,
+			       (size_t)T * T * sizeof *w);
 		for (int i = 0; i < T; i++) {
 			float *o = la->atty + ((size_t)b * T + i) * d + (size_t)h * hs;
 			memset(o, 0, (size_t)hs * sizeof *o);

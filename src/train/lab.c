@@ -498,7 +498,7 @@ bool lab_pattern(const lab_task *t, int l, int head, head_override *out)
 					   : NULL;
 	if (!fill)
 		return false;
-	*out = (head_override){head, fill, t};
+	*out = (head_override){.head = head, .fill = fill, .ctx = t};
 	return true;
 }
 
@@ -510,6 +510,22 @@ bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int 
 	*acc = NAN;
 	if (!lab_pattern(t, head / (int)m->cfg.heads, head, &p))
 		return true;
+	if (!evaluate(m, t, seed, NULL, &p, &s, err))
+		return false;
+	*acc = s.acc;
+	return true;
+}
+
+bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, int from,
+		       double *acc, av_error *err)
+{
+	const int H = (int)m->cfg.heads;
+	lab_score s;
+	*acc = NAN;
+	if (head / H != from / H)
+		return av_fail(err, _("head %d.%d's weights in place of head %d.%d: not one layer"),
+			       from / H, from % H, head / H, head % H);
+	head_override p = {.head = head, .from = from};
 	if (!evaluate(m, t, seed, NULL, &p, &s, err))
 		return false;
 	*acc = s.acc;

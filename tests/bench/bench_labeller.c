@@ -45,6 +45,10 @@
 typedef struct instance {
 	int task;
 	role_kind truth; /* ROLE_NKINDS: carries nothing */
+	role_kind copy;	 /* an idle head whose weights, in place of a carrier's
+			    of its layer, keep nine tenths of the gain: the
+			    carrier's role (a copy the model does not read);
+			    else its truth */
 	role_scores rs;
 	role_scores rc; /* of its value contributions (F11's map) */
 	double writes; /* what the head adds to the stream over the stream */
@@ -99,8 +103,8 @@ static void check_picture(const attn_matrix *a, const token *tok, const role_sco
  * side of the measurement. */
 #define EXCLUDED ((role_kind)(ROLE_NKINDS + 1))
 
-static void push(role_kind truth, const role_scores *rs, const role_scores *rc, double writes,
-		 double rel, double off)
+static void push(role_kind truth, role_kind copy, const role_scores *rs, const role_scores *rc,
+		 double writes, double rel, double off)
 {
 	if (truth == EXCLUDED)
 		return;
@@ -110,8 +114,8 @@ static void push(role_kind truth, const role_scores *rs, const role_scores *rc, 
 		if (!inst)
 			exit(1);
 	}
-	inst[ninst++] =
-	    (instance){cur_task, truth, *rs, *rc, writes, rel, off, cur_seed, cur_heads, cur_head};
+	inst[ninst++] = (instance){cur_task, truth, copy,     *rs,	 *rc,	  writes,
+				   rel,	     off,   cur_seed, cur_heads, cur_head};
 }
 
 /* The loss over every position of tok[0..T) (model_text_loss) on the
@@ -132,9 +136,10 @@ static double text_loss(const model *m, activations *a, const token *tok, int T,
 	return loss;
 }
 
-/* Label every head of m on the task's texts; truth[l * H + h] per head. */
+/* Label every head of m on the task's texts; truth[l * H + h] and
+ * copy[l * H + h] per head. */
 static void label_heads(const model *m, const lab_task *t, uint64_t seed, int texts,
-			const role_kind *truth)
+			const role_kind *truth, const role_kind *copy)
 {
 	int T = (int)t->context, H = (int)m->cfg.heads, L = (int)m->cfg.layers;
 	activations ws = {0}, lw = {0}; /* the pass's; the losses' */
@@ -174,7 +179,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 						    vn + (size_t)(l * H + h) * (size_t)T);
 				head_roles(&rc, &(attn_matrix){shares, T, a.causal, 0}, r.tokens);
 				cur_head = l * H + h;
-				push(truth[l * H + h], &rs, &rc, w[h],
+				push(truth[l * H + h], copy[l * H + h], &rs, &rc, w[h],
 				     loudest > 0 ? w[h] / loudest : 0,
 				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
@@ -183,6 +188,34 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 	}
 	activations_finish(&lw);
 	activations_finish(&ws);
+}
+
+/* Each idle head's weights in place of each carrier of its layer whose
+ * truth is a role (lab_copy_accuracy): where they keep nine tenths of the
+ * gain, the idle head computes the carrier's mechanism though the model
+ * does not read it, and copy[k] is that role; else copy[k] = truth[k].
+ * Printed as "(1.1 in place of 1.0 99.8%)". */
+static bool idle_copies(const model *m, const lab_task *t, uint64_t seed, double acc_all,
+			const role_kind *truth, role_kind *copy, av_error *err)
+{
+	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
+	for (int k = 0; k < nh; k++)
+		copy[k] = truth[k];
+	for (int k = 0; k < nh; k++)
+		for (int c = k / H * H; truth[k] == ROLE_NKINDS && c < (k / H + 1) * H; c++) {
+			double acc;
+			if (truth[c] >= ROLE_NKINDS)
+				continue;
+			if (!lab_copy_accuracy(m, t, seed, c, k, &acc, err))
+				return false;
+			lab_fit fit = lab_pattern_fit(acc_all, acc, 1.0 / t->answers);
+			printf("  (%d.%d in place of %d.%d: %.1f%%%s)", k / H, k % H, c / H, c % H,
+			       100 * acc, fit == LAB_FIT_HOLDS ? ", a copy" : "");
+			if (fit == LAB_FIT_HOLDS && copy[k] == ROLE_NKINDS)
+				copy[k] = truth[c];
+		}
+	printf("\n");
+	return true;
 }
 
 static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
@@ -247,9 +280,14 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 			another_way += texts;
 		}
 	}
-	printf("\n");
+	role_kind copy[AV_MAX_HEADS * 4];
+	if (!idle_copies(m, t, seed, all.acc, truth, copy, &err)) {
+		printf("%s\n", err.msg);
+		model_destroy(m);
+		return;
+	}
 	fflush(stdout);
-	label_heads(m, t, seed, texts, truth);
+	label_heads(m, t, seed, texts, truth, copy);
 	model_destroy(m);
 }
 
@@ -315,11 +353,15 @@ static double signal(const instance *in, signal_kind by)
 	return by == BY_OFF ? in->off : by == BY_RELATIVE ? in->rel : in->writes;
 }
 
+/* The head-texts a table counts, and the truth it holds them to: every
+ * head; the heads that carry a mechanism alone; every head, an idle copy
+ * of a carrier (instance.copy) held to the carrier's role. */
+typedef enum { EVERY, CARRIERS, COPIES } whom_kind;
+
 /* Precision and recall, role by role, of the labels of the head-texts
  * whose signal `by` is `quiet` or more (-INFINITY: every head-text);
- * "broad" on a head that carries nothing is right, and counted nowhere.
- * carriers: the heads that carry a mechanism alone. */
-static void label_table(double quiet, signal_kind by, bool carriers, bool contrib)
+ * "broad" on a head that carries nothing is right, and counted nowhere. */
+static void label_table(double quiet, signal_kind by, whom_kind whom, bool contrib)
 {
 	printf("%-14s   TP   FP   FN  prec.  rec.\n", "role");
 	for (int r = 0; r < ROLE_NKINDS; r++) {
@@ -327,9 +369,10 @@ static void label_table(double quiet, signal_kind by, bool carriers, bool contri
 			continue;
 		int tp = 0, fp = 0, fn = 0;
 		for (size_t i = 0; i < ninst; i++) {
-			if (carriers && inst[i].truth == ROLE_NKINDS)
+			if (whom == CARRIERS && inst[i].truth == ROLE_NKINDS)
 				continue;
-			bool want = inst[i].truth == (role_kind)r,
+			role_kind truth = whom == COPIES ? inst[i].copy : inst[i].truth;
+			bool want = truth == (role_kind)r,
 			     got = signal(&inst[i], by) >= quiet &&
 				   named(contrib ? &inst[i].rc : &inst[i].rs, (role_kind)r);
 			tp += want && got, fp += !want && got, fn += want && !got;
@@ -346,7 +389,7 @@ static void report_labels(void)
 	printf("\nthe labeller on %zu head-texts (truth from ablation and the task's patterns; "
 	       "%d head-texts of heads that carry the task another way left out):\n",
 	       ninst, another_way);
-	label_table(-INFINITY, BY_WRITES, false, false);
+	label_table(-INFINITY, BY_WRITES, EVERY, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their
 	 * pictures show, which switching them off shows the model not to use. */
@@ -362,12 +405,18 @@ static void report_labels(void)
 	}
 	printf("\nthe heads that carry a mechanism alone (%zu head-texts):\n",
 	       ninst - (size_t)idle);
-	label_table(-INFINITY, BY_WRITES, true, false);
+	label_table(-INFINITY, BY_WRITES, CARRIERS, false);
 	printf("\nthe idle heads (%d head-texts): %d given a role but broad:", idle, named_idle);
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		if (count[r])
 			printf(" %s %d", role_name((role_kind)r), count[r]);
-	printf("\n");
+	int copies = 0;
+	for (size_t i = 0; i < ninst; i++)
+		copies += inst[i].copy != inst[i].truth;
+	printf("\n\nevery head, the idle heads whose weights do a carrier's work in its place "
+	       "(%d head-texts) held to the carrier's role:\n",
+	       copies);
+	label_table(-INFINITY, BY_WRITES, COPIES, false);
 }
 
 /* The same labeller on each head's value contributions (the map F11
@@ -377,9 +426,9 @@ static void report_labels(void)
 static void report_contributions(void)
 {
 	printf("\nthe labeller on the value contributions (F11's map), %zu head-texts:\n", ninst);
-	label_table(-INFINITY, BY_WRITES, false, true);
+	label_table(-INFINITY, BY_WRITES, EVERY, true);
 	printf("\nthe same, the heads that carry a mechanism alone:\n");
-	label_table(-INFINITY, BY_WRITES, true, true);
+	label_table(-INFINITY, BY_WRITES, CARRIERS, true);
 	int differ = 0, idle = 0, named_idle = 0;
 	for (size_t i = 0; i < ninst; i++) {
 		differ +=
@@ -436,11 +485,16 @@ static void report_errors(bool misses)
 				continue;
 			if (!last || last->task != in->task || last->seed != in->seed ||
 			    last->heads != in->heads || last->head != in->head)
-				printf(
-				    "%s%-14s %s seed %d, %d head(s), L%d H%d (%s):", n ? "\n" : "",
-				    n ? "" : role_name((role_kind)r), lab_task_at(in->task)->name,
-				    in->seed, in->heads, in->head / in->heads, in->head % in->heads,
-				    in->truth == ROLE_NKINDS ? "idle" : role_name(in->truth));
+				printf("%s%-14s %s seed %d, %d head(s), L%d H%d (%s%s):",
+				       n ? "\n" : "", n ? "" : role_name((role_kind)r),
+				       lab_task_at(in->task)->name, in->seed, in->heads,
+				       in->head / in->heads, in->head % in->heads,
+				       in->truth != ROLE_NKINDS	 ? role_name(in->truth)
+				       : in->copy != ROLE_NKINDS ? "idle, a copy of "
+								 : "idle",
+				       in->truth == ROLE_NKINDS && in->copy != ROLE_NKINDS
+					   ? role_name(in->copy)
+					   : "");
 			last = in;
 			n++;
 			char label[96];
@@ -505,15 +559,15 @@ static void report_quiet(void)
 	free(v);
 	const double bar = 0.35;
 	printf("\nwith heads that write under %.2f called quiet:\n", bar);
-	label_table(bar, BY_WRITES, false, false);
+	label_table(bar, BY_WRITES, EVERY, false);
 	const double rel = 0.5;
 	printf("\nwith heads that write under %.2f of their layer's loudest called quiet:\n", rel);
-	label_table(rel, BY_RELATIVE, false, false);
+	label_table(rel, BY_RELATIVE, EVERY, false);
 	const double cost = 0.02;
 	printf("\nwith heads whose switching off costs under %.2f nats a character called "
 	       "quiet:\n",
 	       cost);
-	label_table(cost, BY_OFF, false, false);
+	label_table(cost, BY_OFF, EVERY, false);
 }
 
 /* The labels against the picture, role by role. */
@@ -567,7 +621,7 @@ static void write_tsv(const char *path)
 		fprintf(stderr, "bench_labeller: cannot write %s: %s\n", path, strerror(errno));
 		return;
 	}
-	fprintf(f, "task\tseed\theads\tlayer\thead\ttruth\tverdict\trole\tsecond");
+	fprintf(f, "task\tseed\theads\tlayer\thead\ttruth\tcopy\tverdict\trole\tsecond");
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		fprintf(f, "\t%s", role_score_key((role_kind)r));
 	fprintf(f, "\twrites\trel\toff\tcolumn_rows\tn\tlabel\n");
@@ -575,9 +629,10 @@ static void write_tsv(const char *path)
 		const instance *in = &inst[i];
 		char label[96];
 		role_label(&in->rs, false, label, sizeof label);
-		fprintf(f, "%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s", lab_task_at(in->task)->name,
+		fprintf(f, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\t%s", lab_task_at(in->task)->name,
 			in->seed, in->heads, in->head / in->heads, in->head % in->heads,
 			in->truth == ROLE_NKINDS ? "idle" : role_score_key(in->truth),
+			in->copy == ROLE_NKINDS ? "-" : role_score_key(in->copy),
 			(int)in->rs.verdict, role_score_key(in->rs.role),
 			in->rs.second < ROLE_NKINDS ? role_score_key(in->rs.second) : "-");
 		for (int r = 0; r < ROLE_NKINDS; r++)
