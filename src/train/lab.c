@@ -327,42 +327,36 @@ static void fill_first(float *w, const int32_t *tok, int T, const void *ctx)
 		put_one(w, T, i, 0);
 }
 
-/* Row i shares its weight among the keys just after an earlier copy of its
- * token (itself where there is none). */
-static void fill_induction(float *w, const int32_t *tok, int T, const void *ctx)
+/* Row i shares its weight among the keys `after` places past the earlier
+ * copies of its token (itself where there is none). */
+static void fill_copies(float *w, const int32_t *tok, int T, int after)
 {
-	(void)ctx;
 	for (int i = 0; i < T; i++) {
 		float *row = w + (size_t)i * T;
 		int n = 0;
-		for (int j = 1; j <= i; j++)
-			n += tok[j - 1] == tok[i];
+		for (int c = 0; c < i; c++)
+			n += tok[c] == tok[i];
 		memset(row, 0, (size_t)T * sizeof *row);
-		for (int j = 1; j <= i; j++)
-			if (tok[j - 1] == tok[i])
-				row[j] = 1.0f / (float)n;
+		for (int c = 0; c < i; c++)
+			if (tok[c] == tok[i])
+				row[c + after] = 1.0f / (float)n;
 		if (n == 0)
 			row[i] = 1.0f;
 	}
 }
 
-/* Row i shares its weight among the earlier copies of its token (itself
- * where there is none): the duplicate task's layer 1. */
+/* The induction task's layer 1: the keys just after the earlier copies. */
+static void fill_induction(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)ctx;
+	fill_copies(w, tok, T, 1);
+}
+
+/* The duplicate task's layer 1: the earlier copies themselves. */
 static void fill_duplicate(float *w, const int32_t *tok, int T, const void *ctx)
 {
 	(void)ctx;
-	for (int i = 0; i < T; i++) {
-		float *row = w + (size_t)i * T;
-		int n = 0;
-		for (int j = 0; j < i; j++)
-			n += tok[j] == tok[i];
-		memset(row, 0, (size_t)T * sizeof *row);
-		for (int j = 0; j < i; j++)
-			if (tok[j] == tok[i])
-				row[j] = 1.0f / (float)n;
-		if (n == 0)
-			row[i] = 1.0f;
-	}
+	fill_copies(w, tok, T, 0);
 }
 
 static bool is_mark(int32_t id)

@@ -210,7 +210,10 @@ static bool idle_copies(const model *m, const lab_task *t, uint64_t seed, double
 				return false;
 			lab_fit fit = lab_pattern_fit(acc_all, acc, 1.0 / t->answers);
 			printf("  (%d.%d in place of %d.%d: %.1f%%%s)", k / H, k % H, c / H, c % H,
-			       100 * acc, fit == LAB_FIT_HOLDS ? ", a copy" : "");
+			       100 * acc,
+			       fit == LAB_FIT_HOLDS    ? ", a copy"
+			       : fit == LAB_FIT_PARTLY ? ", part of it"
+						       : "");
 			if (fit == LAB_FIT_HOLDS && copy[k] == ROLE_NKINDS)
 				copy[k] = truth[c];
 		}
