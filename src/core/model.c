@@ -487,7 +487,7 @@ static void pattern_head(const activations *a, layer_acts *la, int layer, int B,
 		float *w = la->att + ((size_t)b * NH + (size_t)h) * T * T;
 		if (p->fill)
 			p->fill(w, a->tokens + (size_t)b * T, T, p->ctx);
-		else
+		else if (p->from % NH != h) /* its own: the weights are there */
 			memcpy(w, la->att + ((size_t)b * NH + (size_t)(p->from % NH)) * T * T,
 			       (size_t)T * T * sizeof *w);
 		for (int i = 0; i < T; i++) {

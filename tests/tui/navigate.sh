@@ -39,15 +39,17 @@ expect_screen "Overview:"
 keys Escape
 check "Esc closes the overview, back to the input line" wait_for " TYPE |"
 
-# A click selects a head in the overview, a second click opens it.
+# A click selects a head in the overview, a second click opens it. The
+# tiles are drawn once every layer is in ("computing..." before): wait for
+# them before reading where L1 H3 is.
 keys F3
-expect_screen "Overview:"
+check "the overview's tiles are drawn" wait_for "L1 H3 "
 s=$(screen)
-y=$(printf '%s\n' "$s" | grep -n "L1 H3" | head -1 | cut -d: -f1)
+y=$(printf '%s\n' "$s" | grep -n "L1 H3 " | head -1 | cut -d: -f1)
 x=$(col_of "$(printf '%s\n' "$s" | sed -n "${y}p")" "L1 H3")
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
-sleep 0.2
+check "one click selects L1 H3 (the heading says what it does)" wait_for "  L1 H3: "
 check "one click does not open" wait_for "Overview:"
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'M'
 type_text $'\e[<0;'"$((x + 2))"';'"$((y + 1))"'m'
