@@ -473,21 +473,23 @@ static void ablate_heads(float *atty, const uint8_t *off, int N, int d, int NH)
 				memset(atty + (size_t)r * d + (size_t)h * hs, 0, (size_t)hs * sizeof(float));
 }
 
-/* The pattern's head (activations.pattern) in this layer: its weights
- * (written over its att, where the view and the dumps read them) times its
- * values, into its columns of atty. */
+/* The pattern's head (activations.pattern) in this layer: its weights (the
+ * fill's, or another head's of this layer in this pass: written over its
+ * att, where the view and the dumps read them) times its values, into its
+ * columns of atty. Its own weights again change nothing. */
 static void pattern_head(const activations *a, layer_acts *la, int layer, int B, int T, int d,
 			 int NH)
 {
 	const head_override *p = a->pattern;
-	if (!p || p->head / NH != layer || (!p->fill && p->from / NH != layer))
+	if (!p || p->head / NH != layer ||
+	    (!p->fill && (p->from < 0 || p->from / NH != layer || p->from == p->head)))
 		return;
 	const int h = p->head % NH, hs = d / NH;
 	for (int b = 0; b < B; b++) {
 		float *w = la->att + ((size_t)b * NH + (size_t)h) * T * T;
 		if (p->fill)
 			p->fill(w, a->tokens + (size_t)b * T, T, p->ctx);
-		else if (p->from % NH != h) /* its own: the weights are there */
+		else
 			memcpy(w, la->att + ((size_t)b * NH + (size_t)(p->from % NH)) * T * T,
 			       (size_t)T * T * sizeof *w);
 		for (int i = 0; i < T; i++) {

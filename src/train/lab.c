@@ -513,9 +513,12 @@ bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int 
 bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, int from,
 		       double *acc, av_error *err)
 {
-	const int H = (int)m->cfg.heads;
+	const int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
 	lab_score s;
 	*acc = NAN;
+	if (head < 0 || head >= nh || from < 0 || from >= nh)
+		return av_fail(err, _("the model has heads 0 to %d (l * heads + h): not %d and %d"),
+			       nh - 1, from, head);
 	if (head / H != from / H)
 		return av_fail(err, _("head %d.%d's weights in place of head %d.%d: not one layer"),
 			       from / H, from % H, head / H, head % H);

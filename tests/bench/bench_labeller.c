@@ -194,7 +194,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
  * truth is a role (lab_copy_accuracy): where they keep nine tenths of the
  * gain, the idle head computes the carrier's mechanism though the model
  * does not read it, and copy[k] is that role; else copy[k] = truth[k].
- * Printed as "(1.1 in place of 1.0 99.8%)". */
+ * Printed as "  (1.1 in place of 1.0: 99.8%, a copy)". */
 static bool idle_copies(const model *m, const lab_task *t, uint64_t seed, double acc_all,
 			const role_kind *truth, role_kind *copy, av_error *err)
 {
