@@ -114,8 +114,17 @@ static void push(role_kind truth, role_kind copy, const role_scores *rs, const r
 		if (!inst)
 			exit(1);
 	}
-	inst[ninst++] = (instance){cur_task, truth, copy,     *rs,	 *rc,	  writes,
-				   rel,	     off,   cur_seed, cur_heads, cur_head};
+	inst[ninst++] = (instance){.task = cur_task,
+				   .truth = truth,
+				   .copy = copy,
+				   .rs = *rs,
+				   .rc = *rc,
+				   .writes = writes,
+				   .rel = rel,
+				   .off = off,
+				   .seed = cur_seed,
+				   .heads = cur_heads,
+				   .head = cur_head};
 }
 
 /* The loss over every position of tok[0..T) (model_text_loss) on the
