@@ -123,6 +123,12 @@ typedef struct lab_score {
 bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
 		  lab_score *out, av_error *err);
 
+/* The same on sample `index` alone (the text lab_sample gives): does the
+ * model need a head on this text? acc and loss NAN where it scores no
+ * position. */
+bool lab_sample_accuracy(const model *m, const lab_task *t, uint64_t seed, int index,
+			 const uint8_t *ablate, lab_score *out, av_error *err);
+
 /* The attention the task's mechanism asks of a head of layer l (the
  * pattern its texts were made for, one key a row or a few in equal shares:
  * induction's, the keys just after the earlier copies of the row's

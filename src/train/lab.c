@@ -39,12 +39,11 @@ static uint32_t shown_cp(uint32_t cp, uint8_t flag)
 					: cp;
 }
 
-/* One text as the model's input ids and targets (-1 where not scored). */
-static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt)
+/* A text and its flags as the model's input ids and targets (-1 where not
+ * scored). */
+static void row_ids(const lab_task *t, const uint32_t *text, const uint8_t *flag, int T,
+		    int32_t *tok, int32_t *tgt)
 {
-	uint32_t text[LAB_MAX_CONTEXT + 1];
-	uint8_t flag[LAB_MAX_CONTEXT];
-	t->gen(t, r, T, text, flag);
 	for (int i = 0; i < T; i++) {
 		tok[i] = flag[i] & LAB_MASKED ? TOK_MASK : lab_id(shown_cp(text[i], flag[i]));
 		uint32_t y = t->obj == OBJ_CAUSAL ? text[i + 1] : text[i];
@@ -52,16 +51,32 @@ static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt
 	}
 }
 
+/* The next text of r as ids and targets. */
+static void lab_row(const lab_task *t, rng *r, int T, int32_t *tok, int32_t *tgt)
+{
+	uint32_t text[LAB_MAX_CONTEXT + 1];
+	uint8_t flag[LAB_MAX_CONTEXT];
+	t->gen(t, r, T, text, flag);
+	row_ids(t, text, flag, T, tok, tgt);
+}
+
+/* Text `index` of the samples (T + 1 characters) and its flags. */
+static void sample_raw(const lab_task *t, uint64_t seed, int index, int T, uint32_t *text,
+		       uint8_t *flag)
+{
+	rng r;
+	rng_seed(&r, seed ^ LAB_SAMPLE_SALT);
+	for (int k = 0; k <= index; k++)
+		t->gen(t, &r, T, text, flag);
+}
+
 /* Text `index` of the samples and its flags; `masked`: with the mask at
  * hidden positions. */
 static void sample_text(const lab_task *t, uint64_t seed, int index, int T, uint32_t *cps,
 			uint8_t *flag, bool masked)
 {
-	rng r;
-	rng_seed(&r, seed ^ LAB_SAMPLE_SALT);
 	uint32_t text[LAB_MAX_CONTEXT + 1];
-	for (int k = 0; k <= index; k++)
-		t->gen(t, &r, T, text, flag);
+	sample_raw(t, seed, index, T, text, flag);
 	for (int i = 0; i < T; i++)
 		cps[i] = masked ? shown_cp(text[i], flag[i]) : text[i];
 }
@@ -281,6 +296,26 @@ bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_
 		  lab_score *out, av_error *err)
 {
 	return evaluate(m, t, seed, ablate, NULL, out, err);
+}
+
+bool lab_sample_accuracy(const model *m, const lab_task *t, uint64_t seed, int index,
+			 const uint8_t *ablate, lab_score *out, av_error *err)
+{
+	int T = (int)t->context;
+	uint32_t text[LAB_MAX_CONTEXT + 1];
+	uint8_t flag[LAB_MAX_CONTEXT];
+	int32_t tok[LAB_MAX_CONTEXT], tgt[LAB_MAX_CONTEXT];
+	sample_raw(t, seed, index, T, text, flag);
+	row_ids(t, text, flag, T, tok, tgt);
+	activations a;
+	if (!activations_init(&a, &m->cfg, 1, T, T, err))
+		return false;
+	a.ablate = ablate;
+	int n = 0, ok = 0;
+	float l = model_eval_loss(m, &a, tok, tgt, 1, T, &n, &ok);
+	activations_finish(&a);
+	*out = (lab_score){.acc = n ? (double)ok / n : NAN, .loss = n ? l : NAN, .count = n};
+	return true;
 }
 
 /* ---- the task's own patterns ------------------------------------------------ */

@@ -64,8 +64,9 @@ static size_t ninst, cap;
 static int cur_task, cur_seed, cur_heads, cur_head;
 
 /* Head-texts left out because their head carries the task another way, or
- * the task's pattern in its place does only part of its work. */
-static int another_way;
+ * the task's pattern in its place does only part of its work; and those of
+ * a carrier that the model does not need on that text. */
+static int another_way, unneeded;
 
 /* The picture's side: labels naming each role, those it contradicts, and
  * induction hidden; a few examples printed. */
@@ -145,6 +146,32 @@ static double text_loss(const model *m, activations *a, const token *tok, int T,
 	return loss;
 }
 
+/* Does the model need the carriers of layer l (the heads whose truth is a
+ * role, with those that carry part of the task or carry it another way)
+ * on text `index` of the task? On some texts their work is done
+ * without them (the first task's models answer one digit by default: on a
+ * text that begins with it, the carrier looks at another key); their
+ * pictures there show no mechanism, and no role is their truth. Judged as
+ * lab_carries judges a head over every text, with them all switched off:
+ * two heads that do the same work stand in for each other. */
+static bool needed(const model *m, const lab_task *t, uint64_t seed, int index, int l,
+		   const role_kind *truth)
+{
+	int H = (int)m->cfg.heads;
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	lab_score on, without;
+	av_error err;
+	bool any = false;
+	for (int h = 0; h < H; h++) {
+		off[l * H + h] = truth[l * H + h] != ROLE_NKINDS;
+		any |= truth[l * H + h] < ROLE_NKINDS;
+	}
+	if (!any || !lab_sample_accuracy(m, t, seed, index, NULL, &on, &err) ||
+	    !lab_sample_accuracy(m, t, seed, index, off, &without, &err) || !on.count)
+		return true;
+	return lab_carries(on.acc, without.acc, 1.0 / t->answers);
+}
+
 /* Label every head of m on the task's texts; truth[l * H + h] and
  * copy[l * H + h] per head. */
 static void label_heads(const model *m, const lab_task *t, uint64_t seed, int texts,
@@ -155,6 +182,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 	av_error err;
 	static float vn[AV_MAX_LAYERS * AV_MAX_HEADS * LAB_MAX_CONTEXT];
 	static float shares[LAB_MAX_CONTEXT * LAB_MAX_CONTEXT];
+	int without[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
 	if (!activations_init(&ws, &m->cfg, 1, T, T, &err) ||
 	    !activations_init(&lw, &m->cfg, 1, T, T, &err)) {
 		activations_finish(&ws);
@@ -175,6 +203,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		const double base = text_loss(m, &lw, tok, T, -1);
 		for (int l = 0; l < L; l++) {
 			double w[AV_MAX_HEADS], loudest = 0;
+			bool need = needed(m, t, seed, k, l, truth);
 			for (int h = 0; h < H; h++) {
 				w[h] = head_writes(m, &ws, T, l, h);
 				loudest = fmax(loudest, w[h]);
@@ -188,13 +217,24 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 						    vn + (size_t)(l * H + h) * (size_t)T);
 				head_roles(&rc, &(attn_matrix){shares, T, a.causal, 0}, r.tokens);
 				cur_head = l * H + h;
-				push(truth[l * H + h], copy[l * H + h], &rs, &rc, w[h],
+				role_kind want = truth[l * H + h];
+				if (want < ROLE_NKINDS && !need) {
+					want = EXCLUDED;
+					unneeded++;
+					without[l * H + h]++;
+				}
+				push(want, copy[l * H + h], &rs, &rc, w[h],
 				     loudest > 0 ? w[h] / loudest : 0,
 				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
 		}
 		attn_result_finish(&r);
 	}
+	for (int k = 0; k < L * H; k++)
+		if (without[k])
+			printf("  the model answers %d of %d texts without %d.%d and the "
+			       "layer's other carriers: left out there\n",
+			       without[k], texts, k / H, k % H);
 	activations_finish(&lw);
 	activations_finish(&ws);
 }
@@ -409,8 +449,9 @@ static void label_table(double quiet, signal_kind by, whom_kind whom, bool contr
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation and the task's patterns; "
-	       "%d head-texts of heads that carry the task another way left out):\n",
-	       ninst, another_way);
+	       "%d head-texts of heads that carry the task another way left out, and %d of "
+	       "carriers the model answers the text without):\n",
+	       ninst, another_way, unneeded);
 	label_table(-INFINITY, BY_WRITES, EVERY, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their

@@ -117,6 +117,32 @@ static void check_timeline(const model *m, uint64_t seed, bool formed)
 	       (double)before[ROLE_INDUCTION], (double)after[ROLE_INDUCTION]);
 }
 
+/* One text at a time (lab_sample_accuracy): the model answers the four
+ * texts it is labelled on, and without the head that matters most
+ * (`worst`) loses at least half of its gain on them too. */
+static void check_samples(const model *m, const lab_task *t, uint64_t seed, int worst)
+{
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	double on = 0, without = 0;
+	int T = (int)t->context;
+	av_error err;
+	off[worst] = 1;
+	for (int k = 0; k < 4; k++) {
+		lab_score a, b;
+		CHECKF(lab_sample_accuracy(m, t, seed, k, NULL, &a, &err) &&
+			   lab_sample_accuracy(m, t, seed, k, off, &b, &err),
+		       "%s: %s", t->name, err.msg);
+		CHECKF(a.count > 0 && a.count <= T && b.count == a.count,
+		       "%s: text %d scores %d positions, %d without a head", t->name, k, a.count,
+		       b.count);
+		on += a.acc / 4;
+		without += b.acc / 4;
+	}
+	CHECKF(on >= 0.9 && lab_carries(on, without, 1.0 / t->answers),
+	       "%s: on its first four texts %.3f, %.3f without head %d", t->name, on, without,
+	       worst);
+}
+
 static void check_task(const lab_task *t, uint64_t seed)
 {
 	av_error err;
@@ -156,6 +182,7 @@ static void check_task(const lab_task *t, uint64_t seed)
 		return;
 	}
 	CHECKF(all.acc >= 0.95, "%s: task accuracy %.3f, under 0.95", t->name, all.acc);
+	check_samples(m, t, seed, worst);
 	CHECKF(near_chance(acc[worst], chance),
 	       "%s: without head %d.%d accuracy %.3f, not near "
 	       "chance %.3f",
