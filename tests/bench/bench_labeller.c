@@ -1,27 +1,27 @@
 /* The head labeller measured on the lab: every task trained on several
- * seeds, with one head a layer and with two; the truth about each head from
- * switching heads off (lab.h, lab_head_parts: the heads that carry the
- * task's mechanism should get the task's role for their layer, the idle
- * ones none of those roles; a head that carries part of it is left out, and
- * so is one that carries the task another way: where the role has a
- * pattern, lab_pattern, the pattern in its place loses a tenth of the
- * gain or more);
- * then each head labelled on texts of its task. Prints, for every role,
- * precision and recall of the labeller as it is, against every head and
- * against the heads that carry a mechanism alone (does the label name the
- * one the head carries?), what the idle heads are called, every false
- * positive and every miss by run and head, and each role's bar alone at
- * other minimums (the sweep the bars were chosen from).
- * Then the picture: on every head-text, those left out too, whether each
- * role the label names holds in the rows' maxima as the tests read them
- * (tests/lib/picture.h), and whether a label hides an induction head.
- * Last, two signals a labeller could add to the picture, idle heads
- * against carrying ones: how much each head writes into the residual
- * stream, and what switching it off on the text itself costs (the loss
- * over the text's every position, as --ablate and the view's Alt-A give
- * it), with the figures a labeller that called the heads under a bar
- * quiet would have. And the same labeller on each head's value
- * contributions (F11's map), against the same truth.
+ * seeds, with one head a layer and with two; the truth about each head
+ * from switching heads off (lab.h, lab_head_parts: the heads that carry
+ * the task's mechanism should get the task's role for their layer, the
+ * idle ones none of those roles; a head that carries part of it is left
+ * out, and so is one that carries the task another way: where the role
+ * has a pattern, lab_pattern, the pattern in its place loses a tenth of
+ * the gain or more); then each head labelled on texts of its task (a
+ * carrier's texts that the model answers without its layer's carriers
+ * left out). Prints, for every role, precision and recall of the labeller
+ * as it is, against every head and against the heads that carry a
+ * mechanism alone (does the label name the one the head carries?), what
+ * the idle heads are called, every false positive and every miss by run
+ * and head, and each role's bar alone at other minimums (the sweep the
+ * bars were chosen from). Then the picture: on every head-text, those
+ * left out too, whether each role the label names holds in the rows'
+ * maxima as the tests read them (tests/lib/picture.h), and whether a
+ * label hides an induction head. Last, two signals a labeller could add
+ * to the picture, idle heads against carrying ones: how much each head
+ * writes into the residual stream, and what switching it off on the text
+ * itself costs (the loss over the text's every position, as --ablate and
+ * the view's Alt-A give it), with the figures a labeller that called the
+ * heads under a bar quiet would have. And the same labeller on each
+ * head's value contributions (F11's map), against the same truth.
  * Printed, never asserted: `meson test --benchmark labeller --verbose`;
  * with LABELLER_TSV=FILE, every head-text also as a row of FILE.
  *
