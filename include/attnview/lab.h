@@ -31,7 +31,7 @@
 #define LAB_SAMPLE_SALT 0x6c616273616d7021ull
 #define LAB_MAX_CONTEXT 64
 /* Evaluation texts: enough scored positions that 95% is measured to about
- * one point (the tasks score 1 to 16 positions a text). */
+ * one point (the tasks score some 6 to 29 positions a text). */
 #define LAB_EVAL_TEXTS 256
 
 /* Every character a lab text may hold (the vocabulary, after the three
@@ -123,9 +123,9 @@ typedef struct lab_score {
 bool lab_evaluate(const model *m, const lab_task *t, uint64_t seed, const uint8_t *ablate,
 		  lab_score *out, av_error *err);
 
-/* The same on sample `index` alone (the text lab_sample gives): does the
- * model need a head on this text? acc and loss NAN where it scores no
- * position. */
+/* The same on sample `index` alone (the text lab_sample gives at the
+ * task's context): does the model need a head on this text? acc and loss
+ * NAN where it scores no position. */
 bool lab_sample_accuracy(const model *m, const lab_task *t, uint64_t seed, int index,
 			 const uint8_t *ablate, lab_score *out, av_error *err);
 

@@ -5,25 +5,27 @@
  * idle ones none of those roles; a head that carries part of it is left
  * out, and so is one that carries the task another way: where the role
  * has a pattern, lab_pattern, the pattern in its place loses a tenth of
- * the gain or more); then each head labelled on texts of its task (a
- * carrier's texts that the model answers without its layer's carriers
- * left out). Prints, for every role, precision and recall of the labeller
- * as it is, against every head and against the heads that carry a
- * mechanism alone (does the label name the one the head carries?), what
- * the idle heads are called, every false positive and every miss by run
- * and head, and each role's bar alone at other minimums (the sweep the
- * bars were chosen from). Then the picture: on every head-text, those
- * left out too, whether each role the label names holds in the rows'
- * maxima as the tests read them (tests/lib/picture.h), and whether a
- * label hides an induction head. Last, two signals a labeller could add
- * to the picture, idle heads against carrying ones: how much each head
- * writes into the residual stream, and what switching it off on the text
- * itself costs (the loss over the text's every position, as --ablate and
- * the view's Alt-A give it), with the figures a labeller that called the
- * heads under a bar quiet would have. And the same labeller on each
- * head's value contributions (F11's map), against the same truth.
- * Printed, never asserted: `meson test --benchmark labeller --verbose`;
- * with LABELLER_TSV=FILE, every head-text also as a row of FILE.
+ * the gain or more); then each head labelled on texts of its task (left
+ * out where the text decides nothing about the head: a carrier's texts
+ * that need none of its layer's carriers, an idle head's texts that need
+ * it). Prints, for every role, precision and recall of the labeller as it
+ * is, against every head and against the heads that carry a mechanism
+ * alone (does the label name the one the head carries?), what the idle
+ * heads are called, every false positive and every miss by run and head,
+ * and each role's bar alone at other minimums (the sweep the bars were
+ * chosen from). Then the picture: on every head-text, those left out too,
+ * whether each role the label names holds in the rows' maxima as the
+ * tests read them (tests/lib/picture.h), and whether a label hides an
+ * induction head. Last, two signals a labeller could add to the picture,
+ * idle heads against carrying ones: how much each head writes into the
+ * residual stream, and what switching it off on the text itself costs
+ * (the loss over the text's every position, as --ablate and the view's
+ * Alt-A give it), with the figures a labeller that called the heads under
+ * a bar quiet would have. And the same labeller on each head's value
+ * contributions (F11's map), against the same truth. Printed, never
+ * asserted: `meson test --benchmark labeller --verbose`; with
+ * LABELLER_TSV=FILE, every head-text the tables count also as a row of
+ * FILE.
  *
  *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
  *                                             head, every task) */
@@ -64,9 +66,16 @@ static size_t ninst, cap;
 static int cur_task, cur_seed, cur_heads, cur_head;
 
 /* Head-texts left out because their head carries the task another way, or
- * the task's pattern in its place does only part of its work; and those of
- * a carrier that the model does not need on that text. */
-static int another_way, unneeded;
+ * the task's pattern in its place does only part of its work. */
+static int another_way;
+
+/* Head-texts left out because their text decides nothing about the head
+ * (text_truth): per head of the run, the texts that need neither it nor
+ * the other carriers of its layer, and those that need it though it is
+ * idle over the task; over every run, how many of the first kind the
+ * label named the carrier's role on, and how many not. */
+static int done_without[AV_MAX_LAYERS * AV_MAX_HEADS], idle_used[AV_MAX_LAYERS * AV_MAX_HEADS];
+static int left_named, left_missed, left_idle;
 
 /* The picture's side: labels naming each role, those it contradicts, and
  * induction hidden; a few examples printed. */
@@ -146,30 +155,83 @@ static double text_loss(const model *m, activations *a, const token *tok, int T,
 	return loss;
 }
 
-/* Does the model need the carriers of layer l (the heads whose truth is a
- * role, with those that carry part of the task or carry it another way)
- * on text `index` of the task? On some texts their work is done
- * without them (the first task's models answer one digit by default: on a
- * text that begins with it, the carrier looks at another key); their
- * pictures there show no mechanism, and no role is their truth. Judged as
- * lab_carries judges a head over every text, with them all switched off:
- * two heads that do the same work stand in for each other. */
-static bool needed(const model *m, const lab_task *t, uint64_t seed, int index, int l,
-		   const role_kind *truth)
+/* Does the label name role r (alone, or as one of two)? "unclear" names
+ * none. */
+static bool named(const role_scores *rs, role_kind r)
+{
+	return (rs->verdict == ROLE_SURE && rs->role == r) ||
+	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
+}
+
+/* Does text `index` of the task need the heads that `off` marks: is half
+ * the model's gain over chance on it or more lost without them
+ * (lab_carries, on one text)? A text the model does not answer better
+ * than chance with every head is said to need them. */
+static bool text_needs(const model *m, const lab_task *t, uint64_t seed, int index,
+		       const uint8_t *off)
+{
+	lab_score on, without;
+	av_error err;
+	double chance = 1.0 / t->answers;
+	if (!lab_sample_accuracy(m, t, seed, index, NULL, &on, &err) ||
+	    !lab_sample_accuracy(m, t, seed, index, off, &without, &err)) {
+		fprintf(stderr, "bench_labeller: %s\n", err.msg);
+		return true;
+	}
+	return !on.count || on.acc <= chance || lab_carries(on.acc, without.acc, chance);
+}
+
+/* Does text `index` need the carriers of layer l (the heads whose truth is
+ * a role), switched off together with the heads that carry part of the
+ * task or carry it another way (two heads that do the same work stand in
+ * for each other)? Where it does not, the model does without the
+ * mechanism on that text (`first`'s models answer one digit by default,
+ * and on a text that begins with it the carrier may look at another key):
+ * whether the carriers' pictures there show their role or not, the truth
+ * is undecided, and their head-texts are left out. */
+static bool carriers_needed(const model *m, const lab_task *t, uint64_t seed, int index, int l,
+			    const role_kind *truth)
 {
 	int H = (int)m->cfg.heads;
 	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
-	lab_score on, without;
-	av_error err;
 	bool any = false;
 	for (int h = 0; h < H; h++) {
 		off[l * H + h] = truth[l * H + h] != ROLE_NKINDS;
 		any |= truth[l * H + h] < ROLE_NKINDS;
 	}
-	if (!any || !lab_sample_accuracy(m, t, seed, index, NULL, &on, &err) ||
-	    !lab_sample_accuracy(m, t, seed, index, off, &without, &err) || !on.count)
-		return true;
-	return lab_carries(on.acc, without.acc, 1.0 / t->answers);
+	return !any || text_needs(m, t, seed, index, off);
+}
+
+/* Does text `index` need head k, idle over the task's texts? Where it does,
+ * the head is not idle there, and its truth is undecided too. */
+static bool idle_needed(const model *m, const lab_task *t, uint64_t seed, int index, int k)
+{
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	off[k] = 1;
+	return text_needs(m, t, seed, index, off);
+}
+
+/* Head k's truth on text `index`, and the truth an idle copy is held to
+ * there (*copy): the head's, but undecided (EXCLUDED) where the text does
+ * not need its layer's carriers (`need` false) or needs an idle head;
+ * counted and printed per head by label_heads. */
+static role_kind text_truth(const model *m, const lab_task *t, uint64_t seed, int index, int k,
+			    bool need, const role_scores *rs, role_kind truth, role_kind *copy)
+{
+	if (truth < ROLE_NKINDS && !need) {
+		done_without[k]++;
+		left_named += named(rs, truth);
+		left_missed += !named(rs, truth);
+		return EXCLUDED;
+	}
+	if (truth == ROLE_NKINDS && idle_needed(m, t, seed, index, k)) {
+		idle_used[k]++;
+		left_idle++;
+		return EXCLUDED;
+	}
+	if (!need && *copy < ROLE_NKINDS)
+		*copy = truth; /* the carrier's role is not the truth there */
+	return truth;
 }
 
 /* Label every head of m on the task's texts; truth[l * H + h] and
@@ -182,13 +244,15 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 	av_error err;
 	static float vn[AV_MAX_LAYERS * AV_MAX_HEADS * LAB_MAX_CONTEXT];
 	static float shares[LAB_MAX_CONTEXT * LAB_MAX_CONTEXT];
-	int without[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
 	if (!activations_init(&ws, &m->cfg, 1, T, T, &err) ||
 	    !activations_init(&lw, &m->cfg, 1, T, T, &err)) {
 		activations_finish(&ws);
 		return;
 	}
-	for (int k = 0; k < texts; k++) {
+	int done = 0;
+	memset(done_without, 0, sizeof done_without);
+	memset(idle_used, 0, sizeof idle_used);
+	for (int k = 0; k < texts; k++, done++) {
 		uint32_t cps[LAB_MAX_CONTEXT];
 		token tok[LAB_MAX_CONTEXT];
 		lab_sample(t, seed, k, T, cps);
@@ -203,7 +267,7 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 		const double base = text_loss(m, &lw, tok, T, -1);
 		for (int l = 0; l < L; l++) {
 			double w[AV_MAX_HEADS], loudest = 0;
-			bool need = needed(m, t, seed, k, l, truth);
+			bool need = carriers_needed(m, t, seed, k, l, truth);
 			for (int h = 0; h < H; h++) {
 				w[h] = head_writes(m, &ws, T, l, h);
 				loudest = fmax(loudest, w[h]);
@@ -217,24 +281,25 @@ static void label_heads(const model *m, const lab_task *t, uint64_t seed, int te
 						    vn + (size_t)(l * H + h) * (size_t)T);
 				head_roles(&rc, &(attn_matrix){shares, T, a.causal, 0}, r.tokens);
 				cur_head = l * H + h;
-				role_kind want = truth[l * H + h];
-				if (want < ROLE_NKINDS && !need) {
-					want = EXCLUDED;
-					unneeded++;
-					without[l * H + h]++;
-				}
-				push(want, copy[l * H + h], &rs, &rc, w[h],
-				     loudest > 0 ? w[h] / loudest : 0,
+				role_kind cp = copy[l * H + h];
+				role_kind want = text_truth(m, t, seed, k, l * H + h, need, &rs,
+							    truth[l * H + h], &cp);
+				push(want, cp, &rs, &rc, w[h], loudest > 0 ? w[h] / loudest : 0,
 				     text_loss(m, &lw, tok, T, l * H + h) - base);
 			}
 		}
 		attn_result_finish(&r);
 	}
-	for (int k = 0; k < L * H; k++)
-		if (without[k])
-			printf("  the model answers %d of %d texts without %d.%d and the "
-			       "layer's other carriers: left out there\n",
-			       without[k], texts, k / H, k % H);
+	for (int k = 0; k < L * H; k++) {
+		if (done_without[k])
+			printf(
+			    "  %d of %d texts need neither %d.%d nor the heads of its layer that "
+			    "carry the task: left out there\n",
+			    done_without[k], done, k / H, k % H);
+		if (idle_used[k])
+			printf("  %d of %d texts need %d.%d, idle over the task: left out there\n",
+			       idle_used[k], done, k / H, k % H);
+	}
 	activations_finish(&lw);
 	activations_finish(&ws);
 }
@@ -399,14 +464,6 @@ static void report_tasks(void)
 	}
 }
 
-/* Does the label name role r (alone, or as one of two)? "unclear" names
- * none. */
-static bool named(const role_scores *rs, role_kind r)
-{
-	return (rs->verdict == ROLE_SURE && rs->role == r) ||
-	       (rs->verdict == ROLE_TWO && (rs->role == r || rs->second == r));
-}
-
 /* The signals a labeller could hold a head-text to. */
 typedef enum { BY_WRITES, BY_RELATIVE, BY_OFF } signal_kind;
 
@@ -449,9 +506,10 @@ static void label_table(double quiet, signal_kind by, whom_kind whom, bool contr
 static void report_labels(void)
 {
 	printf("\nthe labeller on %zu head-texts (truth from ablation and the task's patterns; "
-	       "%d head-texts of heads that carry the task another way left out, and %d of "
-	       "carriers the model answers the text without):\n",
-	       ninst, another_way, unneeded);
+	       "left out: %d head-texts of heads that carry the task another way, %d of "
+	       "carriers on texts that need none of their layer's (%d of them named the "
+	       "carrier's role), %d of idle heads on texts that need them):\n",
+	       ninst, another_way, left_named + left_missed, left_named, left_idle);
 	label_table(-INFINITY, BY_WRITES, EVERY, false);
 	/* The heads that carry a mechanism alone: does the label name the
 	 * mechanism the head carries? The idle heads' labels say what their
