@@ -129,7 +129,8 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              character; 0 unless they look at two different starts or more
  * The label (role_decide): too short to tell under ROLE_MIN_ROWS rows; else
  * induction when its score clears its bar, whatever else does (a repeated
- * text puts its keys at a fixed offset too); else the highest score among
+ * text puts its keys at a fixed offset too), with same script beside it when
+ * that clears its bar and outscores it; else the highest score among
  * the roles that clear their bars (local, same script and broad only when no
  * other does: a band, script-mates and spread attention come with other
  * patterns; but same script over a keyword it outscores: a few letters of

@@ -644,7 +644,15 @@ void role_decide(role_scores *o)
 		/* A column over a band: both are in the picture. */
 		if (two == ROLE_NKINDS && best == ROLE_KEYWORD && passes(o, ROLE_LOCAL))
 			two = ROLE_LOCAL;
-		if (two < ROLE_NKINDS && !nested(o, best, two) &&
+		/* Rows that keep to their script more than they follow a
+		 * repeat: in a text of two scripts whose placeholders repeat,
+		 * the key after an earlier copy is often of the row's script.
+		 * Both are in the picture; induction is still named first. */
+		bool script = best == ROLE_INDUCTION && passes(o, ROLE_SCRIPT) &&
+			      o->s[ROLE_SCRIPT] > o->s[ROLE_INDUCTION];
+		if (script)
+			two = ROLE_SCRIPT;
+		if (two < ROLE_NKINDS && (script || !nested(o, best, two)) &&
 		    o->s[two] >= o->s[best] - ROLE_CLOSE) {
 			o->verdict = ROLE_TWO;
 			o->second = two;

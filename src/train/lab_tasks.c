@@ -117,24 +117,28 @@ static void gen_delimiter(const lab_task *t, rng *r, int T, uint32_t *text, uint
 	}
 }
 
-/* Random letters, and one digit written at 16 to 24 random places, all
- * hidden but one. Scored: the hidden ones, which only the one digit shown
- * tells. */
+/* Random letters, and one digit written at 18 to 24 different places of
+ * 32, all hidden but one: the digit's rows are most rows, so a head that
+ * fetches the digit for them shows a column on most rows. Scored: the
+ * hidden ones, which only the one digit shown tells. */
 static void gen_class(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
 	(void)t;
 	memset(flag, 0, (size_t)T);
 	uint32_t digit = '0' + (uint32_t)rng_below(r, 10);
 	for (int i = 0; i <= T; i++)
-		text[i] = letter(r);
-	int shown = -1, places = T / 2 + (int)rng_below(r, (uint64_t)(T / 4 + 1));
-	for (int k = 0; k < places; k++) {
+		text[i] = letter(r); /* never a digit */
+	int spread = T / 4 - 1 > 1 ? T / 4 - 1 : 1;
+	int places = T / 2 + 2 + (int)rng_below(r, (uint64_t)spread);
+	if (places > T)
+		places = T;
+	for (int k = 0; k < places;) {
 		int i = (int)rng_below(r, (uint64_t)T);
+		if (text[i] == digit)
+			continue;
 		text[i] = digit;
-		if (shown < 0)
-			shown = i;
-		else if (i != shown)
-			flag[i] = LAB_MASKED | LAB_SCORED;
+		if (k++ > 0)
+			flag[i] = LAB_MASKED | LAB_SCORED; /* the first place is shown */
 	}
 }
 
@@ -323,10 +327,10 @@ static const lab_task tasks[] = {
      "!ooo!?uu?.aaaa.;ii;,eee,!oo!", OBJ_MASKED, 32, 1, 1, 32, 32, 5000, 3e-3f, 5, 0,
      {ROLE_DELIMITER, ROLE_NKINDS}, gen_delimiter, false},
     {"class",
-     N_("random letters and one digit written at half the places or more, all hidden "
-	"but one (\"kb7q7e77\"): a hidden place holds the digit shown, which a head finds "
+     N_("random letters and one digit written at more than half the places, all hidden "
+	"but one (\"k77q7e77\"): a hidden place holds the digit shown, which a head finds "
 	"by looking at the one character of its class"),
-     "kb7q7e77xz7fw7a7mjo7q7sl7", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 10, 0,
+     "k77q7e77x77f7w77a7m77o7s7", OBJ_MASKED, 32, 1, 1, 32, 32, 1500, 3e-3f, 10, 0,
      {ROLE_KEYWORD, ROLE_NKINDS}, gen_class, false},
     {"next",
      N_("pairs of one letter (\"kkbbqq\"), the first of each pair hidden: a hidden "

@@ -317,6 +317,30 @@ static void script(void)
 	CHECKF(rs.s[ROLE_KEYWORD] >= 0.5 && rs.role == ROLE_SCRIPT && rs.verdict == ROLE_SURE,
 	       "rows that follow their script: %s (keyword %.2f, same script %.2f)", label_text(),
 	       rs.s[ROLE_KEYWORD], rs.s[ROLE_SCRIPT]);
+	/* Placeholders that repeat: a z row's letter of its script is often
+	 * the one after an earlier z. Six of the ten placeholder rows look
+	 * there (induction 0.60), every row at its own script (1.00): both
+	 * are in the picture, induction named first. */
+	const uint32_t rep[16] = {'a',	 'z',	'b', 0x3B1, 0x3C9, 0x3B2, 'z', 'c',
+				  0x3C9, 0x3B3, 'z', 'z',   0x3C9, 0x3C9, 'z', 0x3C9};
+	for (int i = 0; i < 16; i++)
+		t[i] = (token){.cp = rep[i], .id = 3 + (int)rep[i] % 1000, .width = 1};
+	int after[16] = {2, 7, 0, 5, 9, 3, 2, 0, 5, 3, 0, 7, 3, 9, 0, 3};
+	label(16, false, after);
+	CHECKF(near(rs.s[ROLE_INDUCTION], 0.6) && rs.role == ROLE_INDUCTION &&
+		   rs.verdict == ROLE_TWO && rs.second == ROLE_SCRIPT &&
+		   strcmp(label_text(), "induction / same script") == 0,
+	       "rows that keep to their script more than to a repeat: %s (induction %.2f, same "
+	       "script %.2f)",
+	       label_text(), rs.s[ROLE_INDUCTION], rs.s[ROLE_SCRIPT]);
+	/* Every placeholder row after an earlier copy: induction alone. */
+	after[10] = after[14] = 7;
+	after[12] = after[15] = 9;
+	label(16, false, after);
+	CHECKF(near(rs.s[ROLE_INDUCTION], 1) && rs.role == ROLE_INDUCTION &&
+		   rs.verdict == ROLE_SURE,
+	       "every repeat's row after its copy: %s (same script %.2f)", label_text(),
+	       rs.s[ROLE_SCRIPT]);
 	/* One column for every row, of either script: a keyword. */
 	int col[16];
 	for (int i = 0; i < 16; i++)
@@ -472,6 +496,18 @@ static void decide_from_scores(void)
 	role_decide(&s);
 	CHECKF(s.role == ROLE_DELIMITER && s.verdict == ROLE_TWO && s.second == ROLE_PARALLEL,
 	       "delimiter and parallel: %s", role_name(s.role));
+	/* Same script beside induction only when it scores higher. */
+	memset(&s, 0, sizeof s);
+	s.n = 64;
+	s.s[ROLE_INDUCTION] = 0.55;
+	s.s[ROLE_SCRIPT] = 0.85;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_INDUCTION && s.verdict == ROLE_TWO && s.second == ROLE_SCRIPT,
+	       "induction and same script: %s", role_name(s.second));
+	s.s[ROLE_INDUCTION] = 0.9;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_INDUCTION && s.verdict == ROLE_SURE,
+	       "induction over a lower same script: %d", (int)s.verdict);
 }
 
 int main(void)
