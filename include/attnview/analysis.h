@@ -165,7 +165,8 @@ typedef enum role_kind {
 /* How sure the label is. */
 typedef enum role_verdict {
 	ROLE_SURE,   /* one role clears its bar (or broad: most rows look nowhere) */
-	ROLE_TWO,    /* two clear their bars within ROLE_CLOSE: both are named */
+	ROLE_TWO,    /* two clear their bars within ROLE_CLOSE (or induction and
+			a same script that outscores it): both are named */
 	ROLE_UNSURE, /* none clears its bar: "unclear", the closest named */
 	ROLE_SHORT,  /* fewer than ROLE_MIN_ROWS rows with a choice */
 } role_verdict;
