@@ -416,6 +416,31 @@ static void uncertain(void)
 }
 
 /* Texts too short to tell, and odd ones, get a label without a crash. */
+/* A row looks at its one largest weight: two keys that share it are no
+ * key (a tie in either half of the row's lanes of eight), and the largest
+ * by a hair is. */
+static void ties(void)
+{
+	int n = toks("abcdefghijklmnopqrst");
+	attn_matrix a = {w, n, false, 0};
+	for (int hair = 0; hair < 2; hair++) {
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				w[i * n + j] = j == i		  ? 0.35f + 0.01f * (float)hair
+					       : j == (i + 9) % n ? 0.35f
+								  : 0.3f / (float)(n - 2);
+		head_roles(&rs, &a, t);
+		if (hair)
+			CHECKF(rs.role == ROLE_SELF && rs.hits[ROLE_SELF] == n,
+			       "the largest by a hair: %s, %d rows on themselves", label_text(),
+			       rs.hits[ROLE_SELF]);
+		else
+			CHECKF(rs.hits[ROLE_BROAD] == n && rs.hits[ROLE_SELF] == 0,
+			       "two keys sharing the largest: %d of %d rows look nowhere",
+			       rs.hits[ROLE_BROAD], n);
+	}
+}
+
 static void short_and_odd(void)
 {
 	int key[N] = {0};
@@ -539,6 +564,7 @@ int main(void)
 	script();
 	keyword_chance();
 	uncertain();
+	ties();
 	short_and_odd();
 	contributions();
 	decide_from_scores();
