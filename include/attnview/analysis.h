@@ -235,8 +235,9 @@ double role_bar(role_kind r);
  * language (the screen) or in English (the dump, the figures). */
 void role_label(const role_scores *rs, bool translate, char *out, size_t size);
 /* The label with its score where the label does not say it already:
- * "keyword 月 0.67", "keyword 人 / first 0.74", "unclear: 44% keyword t",
- * "too short to tell" (headings, tiles, figure titles). */
+ * "keyword 月 0.67", "keyword 人 0.74 / first 0.70" (each role its own),
+ * "unclear: 44% keyword t", "too short to tell" (headings, tiles, figure
+ * titles). */
 void role_title(const role_scores *rs, bool translate, char *out, size_t size);
 /* The role's name alone, for a label of a few columns. */
 void role_short_label(const role_scores *rs, bool translate, char *out, size_t size);

@@ -90,8 +90,17 @@ void role_label(const role_scores *rs, bool translate, char *out, size_t size)
 void role_title(const role_scores *rs, bool translate, char *out, size_t size)
 {
 	char label[160];
+	if (rs->verdict == ROLE_TWO) {
+		/* Each role with its own score: the second may be the higher
+		 * (induction named first, same script above it). */
+		char a[64], b[64];
+		name_of(rs, rs->role, translate, a, sizeof a);
+		name_of(rs, rs->second, translate, b, sizeof b);
+		snprintf(out, size, "%s %.2f / %s %.2f", a, rs->score, b, rs->second_score);
+		return;
+	}
 	role_label(rs, translate, label, sizeof label);
-	if (rs->verdict == ROLE_SURE || rs->verdict == ROLE_TWO)
+	if (rs->verdict == ROLE_SURE)
 		snprintf(out, size, "%s %.2f", label, rs->score);
 	else
 		snprintf(out, size, "%s", label);

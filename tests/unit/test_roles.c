@@ -333,6 +333,12 @@ static void script(void)
 	       "rows that keep to their script more than to a repeat: %s (induction %.2f, same "
 	       "script %.2f)",
 	       label_text(), rs.s[ROLE_INDUCTION], rs.s[ROLE_SCRIPT]);
+	/* The heading gives each role its own score: same script's is the
+	 * higher, and a single number after both names would be induction's. */
+	char title[192];
+	role_title(&rs, false, title, sizeof title);
+	CHECKF(strcmp(title, "induction 0.60 / same script 1.00") == 0, "two roles' heading: %s",
+	       title);
 	/* Every placeholder row after an earlier copy: induction alone (same
 	 * script ties it, and a tie is not more). */
 	after[10] = after[14] = 7;
