@@ -151,9 +151,15 @@ def scores(A, x, causal):
             hits[r] += bool(fits)
 
     delim_places, word_places = set(), set()
+    # a band's test: the role's rows within two places of their key, the
+    # rows whose key is FAR or more away and those of them that look there
+    band = {DELIMITER: [0, 0, 0], WORDSTART: [0, 0, 0]}  # near, far, far hits
     for i in choice:
         b = best[i]
         near = [j for j in (x.prev_delim[i], x.next_delim[i]) if j is not None and sees(i, j)]
+        # a row with a key to choose that is no mark (no copy): in a text of
+        # spaces looking at one is what looking anywhere gives
+        letter = any(sees(i, j) and j != i and not x.delim[j] for j in range(n))
         in_word = not x.delim[i] and x.word[i] <= i - 2
         pk = x.parallel(i, causal)
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
@@ -163,7 +169,7 @@ def scores(A, x, causal):
         add(FIRST, i >= 1, b == 0)
         add(LOCAL, True, b is not None and abs(b - i) <= 2)
         add(BROAD, True, b is None)
-        add(DUPLICATE, any(same(j, i) for j in far),
+        add(DUPLICATE, any(same(j, i) for j in far) and not all(same(j, i) for j in far),
             b is not None and abs(b - i) >= FAR and same(b, i))
         # a key after a copy that is not itself one (in a run of one
         # character every key follows a copy)
@@ -171,13 +177,22 @@ def scores(A, x, causal):
                            for j in far),
             b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i and same(b - 1, i)
             and not same(b, i))
-        add(DELIMITER, bool(near), b is not None and b in near)
+        on_mark = b is not None and b in near
+        add(DELIMITER, bool(near) and letter, on_mark)
         add(WORDSTART, in_word, b == x.word[i])
         add(PARALLEL, bool(pk), b is not None and b in pk)
-        if b is not None and b in near:
+        if near and letter and on_mark:
             delim_places.add(b)
+            band[DELIMITER][0] += abs(b - i) <= 2
+        if near and letter and not x.delim[i] and all(abs(j - i) >= FAR for j in near):
+            band[DELIMITER][1] += 1
+            band[DELIMITER][2] += on_mark
         if in_word and b == x.word[i]:
             word_places.add(b)
+            band[WORDSTART][0] += i - b <= 2
+        if in_word and x.word[i] <= i - FAR:
+            band[WORDSTART][1] += 1
+            band[WORDSTART][2] += b == x.word[i]
     for r in range(NKINDS):
         s[r] = _share(hits[r], rows[r])
     if 4 * rows[INDUCTION] < len(choice):  # too few rows after a copy to show it
@@ -186,6 +201,13 @@ def scores(A, x, causal):
         s[DELIMITER] = 0.0
     if len(word_places) < 2:
         s[WORDSTART] = 0.0
+    # a band explains the role: local holds as many rows, most of the
+    # role's rows look within two places, and of the rows whose key is FAR
+    # or more away (3 or more) under half look there
+    for r, (near_hits, far, far_hits) in band.items():
+        if (s[r] > 0 and s[LOCAL] >= s[r] and 2 * near_hits >= hits[r] and far >= 3
+                and 2 * far_hits < far):
+            s[r] = 0.0
     # one key for half the rows or more is a column (keyword or first),
     # neither a delimiter nor a word start
     on_key = {}

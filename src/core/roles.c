@@ -108,7 +108,21 @@ typedef struct role_text {
 	int diag[2 * AV_MAX_CONTEXT];	/* rows that look at c - i, by c */
 	uint16_t prefix[NSCRIPTS][AV_MAX_CONTEXT + 1]; /* tokens of each script before i */
 	int nscripts;
+	/* What row i has to choose from (bits): CHOICE_COPY, it sees a key
+	 * FAR or more away that is no copy of its character; CHOICE_DELIM, a
+	 * key other than itself that is no space or mark. Without one, looking
+	 * at a copy (a mark) is what looking anywhere gives: in a text of
+	 * spaces every key is both. */
+	uint8_t choice[AV_MAX_CONTEXT];
+	/* Rows of a word whose delimiters (its start) are all FAR or more away,
+	 * where a band cannot reach them, and how many of those look there;
+	 * and the role's rows that look within two of themselves. */
+	int delim_far, delim_far_hits, delim_near;
+	int word_far, word_far_hits, word_near;
 } role_text;
+
+#define CHOICE_COPY  1
+#define CHOICE_DELIM 2
 
 /* The same character: the same id (an unknown one, the same codepoint). The
  * mask is no character: two masks are not copies of each other. */
@@ -172,6 +186,34 @@ static void find_lines(role_text *x)
 			}
 }
 
+#define FAR 3 /* the least distance of a duplicate's or an induction key */
+
+/* choice[]: counts of each character and of non-delimiters, over the keys a
+ * row sees (causal: 0..i), less those within FAR of it. */
+static void find_choices(role_text *x)
+{
+	const int n = x->n;
+	int total[AV_MAX_CONTEXT], seen[AV_MAX_CONTEXT], words = 0, words_seen = 0;
+	memset(total, 0, (size_t)n * sizeof total[0]);
+	memset(seen, 0, (size_t)n * sizeof seen[0]);
+	for (int i = 0; i < n; i++) {
+		total[x->cls[i]]++;
+		words += !x->delim[i];
+	}
+	for (int i = 0; i < n; i++) {
+		seen[x->cls[i]]++;
+		words_seen += !x->delim[i];
+		int hi = x->causal ? i : n - 1, lo = i - FAR + 1 > 0 ? i - FAR + 1 : 0;
+		int copies = x->causal ? seen[x->cls[i]] : total[x->cls[i]];
+		int near = (hi < i + FAR - 1 ? hi : i + FAR - 1) - lo + 1;
+		for (int j = lo; j <= hi && j < i + FAR; j++)
+			copies -= x->cls[j] == x->cls[i];
+		int others = (x->causal ? words_seen : words) - !x->delim[i];
+		x->choice[i] = (uint8_t)((hi + 1 - near > copies ? CHOICE_COPY : 0) |
+					 (others > 0 ? CHOICE_DELIM : 0));
+	}
+}
+
 static void role_text_init(role_text *x, const token *tok, int n, bool causal)
 {
 	x->n = n;
@@ -198,6 +240,7 @@ static void role_text_init(role_text *x, const token *tok, int n, bool causal)
 	memset(x->diag, 0, (size_t)(2 * n) * sizeof x->diag[0]);
 	find_copies(x);
 	find_lines(x);
+	find_choices(x);
 }
 
 /* ---- where each row looks ------------------------------------------------------ */
@@ -249,8 +292,6 @@ static bool visible(const attn_matrix *a, int i, int j)
 	return j >= 0 && j < a->n && !attn_masked(a, i, j);
 }
 
-#define FAR 3 /* the least distance of a duplicate's or an induction key */
-
 /* Is key k an induction key of row i: FAR or more away, just after a copy
  * of i's character and not one itself (in a run of one character every key
  * is after a copy: the picture cannot tell induction there)? */
@@ -297,18 +338,32 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	hits[ROLE_BROAD] += b < 0;
 	/* Keys of a copy, or after one, count from FAR places away: nearer, the
 	 * picture cannot tell them from a band (previous, two to the left). */
-	COUNT(ROLE_DUPLICATE, copy_key(x, a, i, 0), abs(b - i) >= FAR && same_token(x->tok, b, i));
+	COUNT(ROLE_DUPLICATE, (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0),
+	      abs(b - i) >= FAR && same_token(x->tok, b, i));
 	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1), induction_key(x, i, b));
 	int pd = x->prev_delim[i], nd = visible(a, i, x->next_delim[i]) ? x->next_delim[i] : -1;
-	COUNT(ROLE_DELIMITER, pd >= 0 || nd >= 0, b == pd || b == nd);
-	if (b >= 0 && (b == pd || b == nd) && (pd >= 0 || nd >= 0)) {
+	bool delim_row = (pd >= 0 || nd >= 0) && (x->choice[i] & CHOICE_DELIM);
+	bool on_delim = b >= 0 && (b == pd || b == nd);
+	COUNT(ROLE_DELIMITER, delim_row, on_delim);
+	if (delim_row && on_delim) {
 		o->ahead += b == nd;
 		x->mark[b] |= 1;
+		x->delim_near += abs(b - i) <= 2;
+	}
+	if (delim_row && !x->delim[i] && (pd < 0 || i - pd >= FAR) && (nd < 0 || nd - i >= FAR)) {
+		x->delim_far++;
+		x->delim_far_hits += on_delim;
 	}
 	bool in_word = !x->delim[i] && x->word[i] <= i - 2;
 	COUNT(ROLE_WORDSTART, in_word, b == x->word[i]);
-	if (in_word && b == x->word[i])
+	if (in_word && b == x->word[i]) {
 		x->mark[b] |= 2;
+		x->word_near += i - b <= 2;
+	}
+	if (in_word && x->word[i] <= i - FAR) {
+		x->word_far++;
+		x->word_far_hits += b == x->word[i];
+	}
 	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
 	COUNT(ROLE_PARALLEL, p0 >= 0 || p1 >= 0, b == p0 || b == p1);
 	if (b >= 0 && b == i - 1)
@@ -471,6 +526,17 @@ static void mirror_score(role_scores *o, const role_text *x, const attn_matrix *
 	}
 }
 
+/* Role r's rows (delimiter, word start) are a band's: r holds no more rows
+ * than the band, most of its rows look within two places of themselves,
+ * and of the rows whose key for r lies FAR or more away (far of them,
+ * ROLE_MIN_ROWS or more) under half look there. With fewer such rows the
+ * picture cannot tell the two apart, and r stands. */
+static bool band_explains(const role_scores *o, role_kind r, int near, int far, int far_hits)
+{
+	return o->s[r] > 0 && o->s[ROLE_LOCAL] >= o->s[r] && 2 * near >= o->hits[r] &&
+	       far >= ROLE_MIN_ROWS && 2 * far_hits < far;
+}
+
 /* Delimiter and word start name a different key per phrase: one key for
  * most rows is a column, not either. */
 static int marked_places(const role_text *x, uint8_t bit)
@@ -494,6 +560,8 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	role_text x;
 	role_text_init(&x, tok, n, a->causal);
 	memset(x.mark, 0, (size_t)n);
+	x.delim_far = x.delim_far_hits = x.delim_near = 0;
+	x.word_far = x.word_far_hits = x.word_near = 0;
 	int off_rows[17] = {0}, off_hits[17] = {0};
 	for (int i = 0; i < n; i++) {
 		int vis = a->causal ? i + 1 : n;
@@ -518,6 +586,13 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_WORDSTART] = 0;
 	else if (out->s[ROLE_WORDSTART] > out->s[ROLE_DELIMITER])
 		out->places = wp;
+	/* A band lands on the nearest mark (its word's start) wherever one is
+	 * within two places: where the rows that have theirs further away
+	 * mostly stay in the band, the band is the picture. */
+	if (band_explains(out, ROLE_DELIMITER, x.delim_near, x.delim_far, x.delim_far_hits))
+		out->s[ROLE_DELIMITER] = 0;
+	if (band_explains(out, ROLE_WORDSTART, x.word_near, x.word_far, x.word_far_hits))
+		out->s[ROLE_WORDSTART] = 0;
 	offset_score(out, off_rows, off_hits);
 	column_score(out, &x);
 	/* Delimiter and word start name a key per phrase: where one key holds

@@ -208,7 +208,11 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		int before, after;
 		nearest_marks(p, i, &before, &after);
 		after = seen(p, i, after) ? after : -1;
-		*e = before >= 0 || after >= 0, *h = b == before || b == after;
+		/* ... and a key that is no mark to choose instead */
+		bool letter = false;
+		for (int j = 0; j < vis; j++)
+			letter |= j != i && !mark(p, j);
+		*e = (before >= 0 || after >= 0) && letter, *h = b == before || b == after;
 		break;
 	}
 	case ROLE_WORDSTART: /* rows two places or more into their word */
@@ -219,11 +223,16 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 			*e |= after_copy(p, i, c + 1);
 		*h = b >= 1 && after_copy(p, i, b);
 		break;
-	case ROLE_DUPLICATE:
-		for (int c = 0; c < vis; c++)
+	case ROLE_DUPLICATE: { /* a copy three or more away, and a key no copy */
+		bool other = false;
+		for (int c = 0; c < vis; c++) {
 			*e |= copy(p, i, c) && abs(c - i) >= 3;
+			other |= !copy(p, i, c) && abs(c - i) >= 3;
+		}
+		*e = *e && other;
 		*h = b >= 0 && abs(b - i) >= 3 && copy(p, i, b);
 		break;
+	}
 	case ROLE_PARALLEL: {
 		int before = parallel_place(p, i, 0), after = parallel_place(p, i, 1);
 		after = seen(p, i, after) ? after : -1;

@@ -153,6 +153,9 @@ def role_scores(A, cps, causal):
                   for i in range(n)]
     word = [max([j + 1 for j in range(i) if is_delimiter(cps[j])], default=0) for i in range(n)]
     delim_places, word_places = set(), set()
+    # for the band test: each role's rows within two places of their key,
+    # and the rows whose key lies FAR or more away, and their hits
+    band = {r: {"near": 0, "far": 0, "far_hits": 0} for r in ("delimiter", "word_start")}
     for i in choice:
         b = best[i]
         add("previous", i >= 1, b == i - 1)
@@ -162,7 +165,9 @@ def role_scores(A, cps, causal):
         add("local", True, b is not None and abs(b - i) <= 2)
         add("broad", True, b is None)
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
-        add("duplicate", any(cps[j] == cps[i] for j in far),
+        # a copy that far, and a key as far that is none (in a text of one
+        # character looking at a copy is looking anywhere)
+        add("duplicate", any(cps[j] == cps[i] for j in far) and any(cps[j] != cps[i] for j in far),
             b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
         # a key after a copy that is not a copy itself (in a run of one
         # character every key follows a copy)
@@ -171,13 +176,25 @@ def role_scores(A, cps, causal):
             b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i
             and cps[b - 1] == cps[i] and cps[b] != cps[i])
         near = [j for j in (prev_delim[i], next_delim[i]) if j is not None and sees(i, j)]
-        add("delimiter", bool(near), b is not None and b in near)
-        if b is not None and b in near:
-            delim_places.add(b)
+        # ... and a key other than the row that is no mark
+        letter = any(sees(i, j) and j != i and not is_delimiter(cps[j]) for j in range(n))
+        on_mark = b is not None and b in near
+        add("delimiter", bool(near) and letter, on_mark)
+        if near and letter:
+            if on_mark:
+                delim_places.add(b)
+                band["delimiter"]["near"] += abs(b - i) <= 2
+            if not is_delimiter(cps[i]) and all(abs(j - i) >= FAR for j in near):
+                band["delimiter"]["far"] += 1
+                band["delimiter"]["far_hits"] += on_mark
         in_word = not is_delimiter(cps[i]) and word[i] <= i - 2
         add("word_start", in_word, b == word[i])
         if in_word and b == word[i]:
             word_places.add(b)
+            band["word_start"]["near"] += i - b <= 2
+        if in_word and word[i] <= i - FAR:
+            band["word_start"]["far"] += 1
+            band["word_start"]["far_hits"] += b == word[i]
         pk = parallel_keys(starts, i, causal, n)
         add("parallel", bool(pk), b is not None and b in pk)
     s = {r: share(*count[r]) for r in ROLES}
@@ -188,6 +205,13 @@ def role_scores(A, cps, causal):
         s["delimiter"] = 0.0
     if len(word_places) < 2:
         s["word_start"] = 0.0
+    # a band explains the role: local holds as many rows, most of the
+    # role's rows are within two places of their key, and under half of the
+    # rows whose key is FAR or more away (3 such rows or more) look there
+    for r, c in band.items():
+        if (s[r] > 0 and s["local"] >= s[r] and 2 * c["near"] >= count[r][0]
+                and c["far"] >= 3 and 2 * c["far_hits"] < c["far"]):
+            s[r] = 0.0
     # one key for half the rows or more is a column: neither of the two
     column = max([sum(best[i] == j for i in choice) for j in range(n)], default=0)
     if 2 * column >= N:

@@ -163,6 +163,67 @@ static void column(void)
 }
 
 /* Each row on the nearest mark ahead, a different one per phrase. */
+/* Row i of a causal text: the nearest mark before it (-1: none), or its
+ * word's start. */
+static int mark_before(int i)
+{
+	int j = i - 1;
+	while (j >= 0 && !cp_is_delimiter(t[j].cp))
+		j--;
+	return j;
+}
+
+/* A band one and two to the left lands on the nearest space wherever one is
+ * that near: in a text of short words most rows (the built-in causal
+ * model's layer 0 head 0 on "the cat sat on the mat...", 26 of 42). Rows
+ * whose space is three or more away tell it from a delimiter head: the
+ * band's stay in the band, the delimiter head's look there. The same for
+ * word start. */
+static void band_or_marks(void)
+{
+	int key[N];
+	int n = toks("it is a cat; on a mat; quick fox");
+	for (int i = 0; i < n; i++) {
+		int m = mark_before(i);
+		key[i] = m >= 0 && i - m <= 2 ? m : i - 1 - i % 2 < 0 ? 0 : i - 1 - i % 2;
+	}
+	label(n, true, key);
+	CHECKF(2 * rs.hits[ROLE_DELIMITER] >= rs.rows[ROLE_DELIMITER] &&
+		   rs.s[ROLE_DELIMITER] == 0 && rs.role == ROLE_LOCAL,
+	       "a band on the near spaces: %s (delimiter %d of %d rows)", label_text(),
+	       rs.hits[ROLE_DELIMITER], rs.rows[ROLE_DELIMITER]);
+	/* The delimiter head: every row on the mark before it, however far. */
+	for (int i = 0; i < n; i++) {
+		int m = mark_before(i);
+		key[i] = m >= 0 ? m : 0;
+	}
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_DELIMITER, "the nearest mark, near or far: %s", label_text());
+	/* A band on its word's start wherever it is two places back, else one
+	 * or two to the left (longer words: rows three places or more into
+	 * theirs). */
+	n = toks("a cat sat on it; quick brown fox");
+	for (int i = 0; i < n; i++) {
+		int s = mark_before(i) + 1;
+		key[i] = !cp_is_delimiter(t[i].cp) && i - s == 2 ? s
+			 : i - 1 - i % 2 < 0			 ? 0
+								 : i - 1 - i % 2;
+	}
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_WORDSTART] > 0 && rs.s[ROLE_WORDSTART] == 0 &&
+		   rs.role != ROLE_WORDSTART,
+	       "a band on the near word starts: %s (word start %d of %d rows)", label_text(),
+	       rs.hits[ROLE_WORDSTART], rs.rows[ROLE_WORDSTART]);
+	/* The word start head: every row two or more into its word on the
+	 * start. */
+	for (int i = 0; i < n; i++) {
+		int s = mark_before(i) + 1;
+		key[i] = !cp_is_delimiter(t[i].cp) && i - s >= 2 ? s : i ? i - 1 : 0;
+	}
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_WORDSTART, "the word's start, near or far: %s", label_text());
+}
+
 static void delimiter(void)
 {
 	int key[N];
@@ -199,6 +260,7 @@ static void delimiter(void)
 	CHECKF(rs.role == ROLE_DELIMITER && rs.s[ROLE_LOCAL] >= rs.s[ROLE_KEYWORD],
 	       "short phrases: %s local %g keyword %g", label_text(), rs.s[ROLE_LOCAL],
 	       rs.s[ROLE_KEYWORD]);
+	band_or_marks();
 }
 
 /* Rows on their own phrase's start are word start; rows of every phrase on
@@ -469,6 +531,35 @@ static void short_and_odd(void)
 	label(n, false, key);
 	CHECKF(rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
 	       "a run of spaces: %s induction %g", label_text(), rs.s[ROLE_INDUCTION]);
+	/* Every key a space and a copy: looking at one is what looking
+	 * anywhere gives, so neither delimiter nor duplicate has a row. The
+	 * built-in models on ten spaces were "previous / delimiter", "first /
+	 * duplicate" and, rows on one column, "duplicate". */
+	for (int i = 0; i < n; i++)
+		key[i] = i ? i - 1 : 1;
+	label(n, false, key);
+	CHECKF(rs.rows[ROLE_DELIMITER] == 0 && strcmp(label_text(), "previous") == 0,
+	       "spaces, one to the left: %s (delimiter rows %d)", label_text(),
+	       rs.rows[ROLE_DELIMITER]);
+	for (int i = 0; i < n; i++)
+		key[i] = 0;
+	label(n, true, key);
+	CHECKF(rs.rows[ROLE_DUPLICATE] == 0 && strcmp(label_text(), "first") == 0,
+	       "spaces, causal, all on the first: %s (duplicate rows %d)", label_text(),
+	       rs.rows[ROLE_DUPLICATE]);
+	for (int i = 0; i < n; i++)
+		key[i] = 3;
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_DUPLICATE] == 0 && rs.role != ROLE_DUPLICATE, "spaces, one column: %s",
+	       label_text());
+	/* One letter among the spaces gives each space's row a choice again
+	 * (the letter's own row sees spaces only). */
+	n = toks("    x     ");
+	for (int i = 0; i < n; i++)
+		key[i] = i ? i - 1 : 1;
+	label(n, false, key);
+	CHECKF(rs.rows[ROLE_DELIMITER] == n - 1, "a letter among spaces: delimiter rows %d of %d",
+	       rs.rows[ROLE_DELIMITER], n);
 	/* Tokens in an array of exactly n (as a result's are), the last
 	 * character a copy of the first: no score reads past it (the ASan
 	 * build catches a read of tok[n]). */
