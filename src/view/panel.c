@@ -244,7 +244,10 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	if (!v->words) {
 		char label[192], says[512];
 		role_title(&v->roles, true, label, sizeof label);
-		line(p, st(A_BOLD, 0), _("Layer %d %s: %s"), v->layer, sel, label);
+		/* Wrapped: a label of two roles with their scores is longer
+		 * than a narrow panel, and a cut one would hide a score. */
+		snprintf(says, sizeof says, _("Layer %d %s: %s"), v->layer, sel, label);
+		wrapped(p, st(A_BOLD, 0), says);
 		role_sentence(&v->roles, true, says, sizeof says);
 		/* In words, with the runner-up, where it leaves room for the
 		 * statistics and the predictions below (5 + 1 + 6 lines). */
