@@ -195,6 +195,8 @@ def scores(A, x, causal):
             band[WORDSTART][2] += b == x.word[i]
     for r in range(NKINDS):
         s[r] = _share(hits[r], rows[r])
+    if n <= 3:  # every key within two places of every row: no room for a band
+        s[LOCAL] = 0.0
     if 4 * rows[INDUCTION] < len(choice):  # too few rows after a copy to show it
         s[INDUCTION] = 0.0
     if len(delim_places) < 2:

@@ -573,6 +573,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	}
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		out->s[r] = share(out->hits[r], out->rows[r]);
+	/* In three characters every key is within two places of every row:
+	 * a band has no room to show. */
+	if (n <= 3)
+		out->s[ROLE_LOCAL] = 0;
 	/* Induction names what a head does with a repeat: a text whose
 	 * earlier copies reach under a quarter of its rows (two full stops,
 	 * two masks' neighbours) has too few rows to show it. */

@@ -290,6 +290,8 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 		if (ok && places < 2)
 			return said(why, size, false, hits, elig, "all on one key");
 	}
+	if (r == ROLE_LOCAL && p.n <= 3)
+		return said(why, size, false, hits, elig, "every key within two places");
 	if (r == ROLE_PARALLEL && !elig) {
 		if (why && size)
 			snprintf(why, size, "the text has no lines");

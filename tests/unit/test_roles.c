@@ -552,6 +552,15 @@ static void short_and_odd(void)
 	label(n, false, key);
 	CHECKF(rs.s[ROLE_DUPLICATE] == 0 && rs.role != ROLE_DUPLICATE, "spaces, one column: %s",
 	       label_text());
+	/* Three characters: every key is within two places of every row, so
+	 * a band cannot show (the masked model on 你好吗 was "local", its
+	 * three rows on one key). */
+	n = toks("abc");
+	for (int i = 0; i < n; i++)
+		key[i] = 1;
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_LOCAL] == 0 && rs.role != ROLE_LOCAL, "three characters: %s",
+	       label_text());
 	/* One letter among the spaces gives each space's row a choice again
 	 * (the letter's own row sees spaces only). */
 	n = toks("    x     ");
