@@ -98,14 +98,20 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *   first      rows i >= 1 that look at key 0
  *   delimiter  rows that see a space, line break or punctuation mark and
  *              look at the nearest one before or after them (the last at or
- *              before i, the first at or after i); 0 unless the rows that do
+ *              before i, the first at or after i); only rows that see a key
+ *              other than themselves that is none; 0 unless the rows that do
  *              look at two or more different ones (one key for most rows is
- *              a column: keyword or first)
- *   duplicate  rows that see another copy of their character and look at one
+ *              a column: keyword or first); 0 where a band explains it
+ *              (local scores as high, half its rows or more within two
+ *              places, and under half of the rows whose marks are all FAR or
+ *              more away, ROLE_MIN_ROWS of them or more, look at one)
+ *   duplicate  rows that see another copy of their character FAR or more
+ *              away, and a key as far that is no copy, and look at one
  *   induction  rows that see the character after an earlier copy of their
  *              own (key j, tok[j - 1] = tok[i], j - 1 != i, j != i) and
  *              look at one such key; 0 under ROLE_MIN_ROWS such rows
- *   local      rows that look within two places of themselves
+ *   local      rows that look within two places of themselves; 0 in a
+ *              text of three characters or fewer
  *   offset     the largest, over k with 2 <= |k| <= 8, of the share of the
  *              rows that see i + k and look at it
  *   keyword    (S - C) / (1 - C), S the share of rows that look at a copy of
@@ -126,8 +132,11 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              share
  *   word start rows two places or more into their word or phrase (after the
  *              last space or punctuation mark) that look at its first
- *              character; 0 unless they look at two different starts or more
- * The label (role_decide): too short to tell under ROLE_MIN_ROWS rows; else
+ *              character; 0 unless they look at two different starts or
+ *              more, and where a band explains it (as delimiter, the rows
+ *              FAR or more into their word)
+ * The label (role_decide): too short to tell under ROLE_MIN_LABEL_ROWS rows
+ * with a choice; else
  * induction when its score clears its bar, whatever else does (a repeated
  * text puts its keys at a fixed offset too), with same script beside it when
  * that clears its bar and outscores it; else the highest score among
@@ -159,7 +168,11 @@ typedef enum role_kind {
 } role_kind;
 
 #define ROLE_FOCUS 3.0	  /* times an even share: a row looks at its strongest key */
-#define ROLE_MIN_ROWS 3	  /* rows a score needs; fewer: too short to tell */
+#define ROLE_MIN_ROWS 3	     /* rows a score needs */
+/* Rows with a choice a label needs; fewer: too short to tell. More than a
+ * score's: in three rows every pattern is one of few (in three characters
+ * two of them are two thirds of the keys, and every key is within two). */
+#define ROLE_MIN_LABEL_ROWS 4
 #define ROLE_CLOSE 0.1	  /* two roles this close both name the head */
 
 /* How sure the label is. */
@@ -168,7 +181,7 @@ typedef enum role_verdict {
 	ROLE_TWO,    /* two clear their bars within ROLE_CLOSE (or induction and
 			a same script that outscores it): both are named */
 	ROLE_UNSURE, /* none clears its bar: "unclear", the closest named */
-	ROLE_SHORT,  /* fewer than ROLE_MIN_ROWS rows with a choice */
+	ROLE_SHORT,  /* fewer than ROLE_MIN_LABEL_ROWS rows with a choice */
 } role_verdict;
 
 typedef struct role_scores {

@@ -275,10 +275,11 @@ void role_sentence(const role_scores *rs, bool translate, char *out, size_t size
 	char a[256], b[256];
 	switch (rs->verdict) {
 	case ROLE_SHORT:
-		snprintf(out, size,
-			 tr(N_("too short to tell: %d rows have a choice of keys, a role needs %d"),
-			    translate),
-			 rs->n, ROLE_MIN_ROWS);
+		snprintf(
+		    out, size,
+		    tr(N_("too short to tell: %d rows have a choice of keys, a label needs %d"),
+		       translate),
+		    rs->n, ROLE_MIN_LABEL_ROWS);
 		return;
 	case ROLE_UNSURE:
 		evidence(rs, rs->role, translate, a, sizeof a);

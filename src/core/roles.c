@@ -188,8 +188,10 @@ static void find_lines(role_text *x)
 
 #define FAR 3 /* the least distance of a duplicate's or an induction key */
 
-/* choice[]: counts of each character and of non-delimiters, over the keys a
- * row sees (causal: 0..i), less those within FAR of it. */
+/* choice[]: over the keys a row sees (causal: 0..i), the copies of its
+ * character that lie FAR or more away against the keys that do (the window
+ * of FAR - 1 places on each side taken out), and the keys other than
+ * itself that are no delimiter. */
 static void find_choices(role_text *x)
 {
 	const int n = x->n;
@@ -526,9 +528,9 @@ static void mirror_score(role_scores *o, const role_text *x, const attn_matrix *
 	}
 }
 
-/* Role r's rows (delimiter, word start) are a band's: r holds no more rows
- * than the band, most of its rows look within two places of themselves,
- * and of the rows whose key for r lies FAR or more away (far of them,
+/* Role r's rows (delimiter, word start) are a band's: local scores as high
+ * as r, half or more of r's rows look within two places of themselves, and
+ * of the rows whose key for r lies FAR or more away (far of them,
  * ROLE_MIN_ROWS or more) under half look there. With fewer such rows the
  * picture cannot tell the two apart, and r stands. */
 static bool band_explains(const role_scores *o, role_kind r, int near, int far, int far_hits)
@@ -582,6 +584,14 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	 * two masks' neighbours) has too few rows to show it. */
 	if (4 * out->rows[ROLE_INDUCTION] < out->n)
 		out->s[ROLE_INDUCTION] = 0;
+	/* A band lands on the nearest mark (its word's start) wherever one is
+	 * within two places: where the rows that have theirs further away
+	 * mostly stay in the band, the band is the picture. Before the places
+	 * are counted, so that the sentence counts the role it names. */
+	if (band_explains(out, ROLE_DELIMITER, x.delim_near, x.delim_far, x.delim_far_hits))
+		out->s[ROLE_DELIMITER] = 0;
+	if (band_explains(out, ROLE_WORDSTART, x.word_near, x.word_far, x.word_far_hits))
+		out->s[ROLE_WORDSTART] = 0;
 	int dp = marked_places(&x, 1), wp = marked_places(&x, 2);
 	out->places = dp;
 	if (dp < 2)
@@ -590,13 +600,6 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_WORDSTART] = 0;
 	else if (out->s[ROLE_WORDSTART] > out->s[ROLE_DELIMITER])
 		out->places = wp;
-	/* A band lands on the nearest mark (its word's start) wherever one is
-	 * within two places: where the rows that have theirs further away
-	 * mostly stay in the band, the band is the picture. */
-	if (band_explains(out, ROLE_DELIMITER, x.delim_near, x.delim_far, x.delim_far_hits))
-		out->s[ROLE_DELIMITER] = 0;
-	if (band_explains(out, ROLE_WORDSTART, x.word_near, x.word_far, x.word_far_hits))
-		out->s[ROLE_WORDSTART] = 0;
 	offset_score(out, off_rows, off_hits);
 	column_score(out, &x);
 	/* Delimiter and word start name a key per phrase: where one key holds
@@ -735,7 +738,7 @@ void role_decide(role_scores *o)
 {
 	o->second = ROLE_NKINDS;
 	o->second_score = 0;
-	if (o->n < ROLE_MIN_ROWS) {
+	if (o->n < ROLE_MIN_LABEL_ROWS) {
 		set_label(o, ROLE_BROAD, ROLE_SHORT);
 		o->score = 0;
 		return;

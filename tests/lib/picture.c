@@ -259,6 +259,43 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		*h = false; /* a flat row looks at nothing */
 }
 
+/* A band that lands on the nearest mark (the word's start) where one is
+ * within two places, and stays in the band where it is further: of the
+ * rows whose key for r is three places or more away (three or more), under
+ * PICTURE_FAR look there, half of r's rows or more are within two places,
+ * and the band's share is as large as r's. *far and *far_hits for why. */
+static bool band_takes(const rows *p, const role_scores *rs, role_kind r, int *far, int *far_hits)
+{
+	int band = 0, band_rows = 0, hits = 0, elig = 0, near = 0;
+	double unused = 0;
+	*far = *far_hits = 0;
+	for (int i = 0; i < p->n; i++) {
+		bool e, h;
+		int b = p->best[i];
+		if (b == NO_CHOICE)
+			continue;
+		band_rows++;
+		band += b >= 0 && abs(b - i) <= 2;
+		row_fits(p, rs, r, i, b, &e, &h, &unused);
+		if (!e)
+			continue;
+		elig++;
+		hits += h;
+		near += h && abs(b - i) <= 2;
+		int before, after;
+		nearest_marks(p, i, &before, &after);
+		after = seen(p, i, after) ? after : -1;
+		bool distant = r == ROLE_DELIMITER
+				   ? !mark(p, i) && (before < 0 || i - before >= 3) &&
+					 (after < 0 || after - i >= 3)
+				   : word_start(p, i) <= i - 3;
+		*far += distant;
+		*far_hits += distant && h;
+	}
+	return *far >= 3 && *far_hits < PICTURE_FAR * *far && 2 * near >= hits && elig &&
+	       (double)band / band_rows >= (double)hits / elig;
+}
+
 bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, role_kind r,
 		   char *why, size_t size)
 {
@@ -289,6 +326,10 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 			return said(why, size, false, col, p.all, "one key, a column");
 		if (ok && places < 2)
 			return said(why, size, false, hits, elig, "all on one key");
+		int far, far_hits;
+		if (ok && band_takes(&p, rs, r, &far, &far_hits))
+			return said(why, size, false, far_hits, far,
+				    "a band: of the rows whose key is three or more away");
 	}
 	if (r == ROLE_LOCAL && p.n <= 3)
 		return said(why, size, false, hits, elig, "every key within two places");

@@ -7,18 +7,26 @@
  *   previous, next, self, first   the key one to the left, one to the
  *                                 right, the row itself, key 0
  *   k left / k right, mirror c    the key k away; the key c - i
- *   local                         a key within two places of the row
+ *   local                         a key within two places of the row; never
+ *                                 in three characters
  *   keyword C                     a copy of the label's characters
  *   delimiter                     the nearest space or mark before or after
- *                                 the row, two marks or more, no one key
- *                                 holding PICTURE_HIDDEN of the rows (that
- *                                 is a column; the labeller: half)
+ *                                 the row (rows with a key that is none),
+ *                                 two marks or more, no one key holding
+ *                                 PICTURE_HIDDEN of the rows (that is a
+ *                                 column; the labeller: half), and no band
+ *                                 that lands on near marks: of the rows
+ *                                 whose marks are three places or more away
+ *                                 (three or more) PICTURE_FAR look there
+ *                                 (the labeller: half)
  *   word start                    the first character of the row's own word
  *                                 or phrase (rows two or more into it), two
- *                                 starts or more, no column
+ *                                 starts or more, no column, no band as for
+ *                                 delimiter (rows three or more into it)
  *   induction                     the key just after another copy of the
  *                                 row's character (three or more away)
- *   duplicate                     another copy of the row's character
+ *   duplicate                     another copy of the row's character (rows
+ *                                 with a key as far that is none)
  *   line-parallel                 the same place in the line before or
  *                                 after; the text must have lines
  *   same script                   a key of the row's own script, well over
@@ -41,6 +49,7 @@
 
 #define PICTURE_MOST 0.4
 #define PICTURE_HIDDEN 0.6
+#define PICTURE_FAR    0.3
 
 /* Does the picture show role r as rs names it (its offset, its mirror's c,
  * its keyword's characters)? why gets the count ("31 of 74 rows: one to

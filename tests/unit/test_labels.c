@@ -86,6 +86,21 @@ static void reading_can_fail(void)
 	rs = claim(ROLE_DELIMITER, ROLE_SURE, ROLE_NKINDS);
 	CHECKF(picture_agrees(&a, t, &rs, why, sizeof why), "%s", why);
 
+	/* A band one and two to the left, on the space where one is that
+	 * near (causal): most rows on a mark, but those whose mark is three
+	 * places or more back stay in the band. Not a delimiter. */
+	n = toks("it is a cat; on a mat; quick fox");
+	for (int i = 0; i < n; i++) {
+		int m = i - 1;
+		while (m >= 0 && !cp_is_delimiter(t[m].cp))
+			m--;
+		key[i] = m >= 0 && i - m <= 2 ? m : i - 1 - i % 2 < 0 ? 0 : i - 1 - i % 2;
+	}
+	a = planted(n, key, true);
+	rs = claim(ROLE_DELIMITER, ROLE_SURE, ROLE_NKINDS);
+	CHECKF(!picture_agrees(&a, t, &rs, why, sizeof why) && strstr(why, "a band"),
+	       "a band on the near marks: %s", why);
+
 	/* A sentence written twice, its second half after the earlier copy:
 	 * induction, and on a text without lines never line-parallel. */
 	n = toks("mr dursley and mrs. mr dursley and mrs.");

@@ -27,6 +27,8 @@ static bool near(double a, double b)
 static int toks(const char *s)
 {
 	int n = (int)strlen(s);
+	if (n > N)
+		abort(); /* the test's arrays hold N */
 	for (int i = 0; i < n; i++)
 		t[i] = (token){
 		    .cp = (uint32_t)(unsigned char)s[i], .id = 3 + (unsigned char)s[i], .width = 1};
@@ -162,9 +164,7 @@ static void column(void)
 	       "first column: %s", label_text());
 }
 
-/* Each row on the nearest mark ahead, a different one per phrase. */
-/* Row i of a causal text: the nearest mark before it (-1: none), or its
- * word's start. */
+/* The nearest mark before row i (-1: none); its word starts after it. */
 static int mark_before(int i)
 {
 	int j = i - 1;
@@ -222,8 +222,18 @@ static void band_or_marks(void)
 	}
 	label(n, true, key);
 	CHECKF(rs.role == ROLE_WORDSTART, "the word's start, near or far: %s", label_text());
+	/* The delimiter a band explains leaves the places to word start: the
+	 * sentence counts the starts its rows look at (3), not the marks the
+	 * band lands on (4). */
+	n = toks("caabb.bcaa abc.bb bc ");
+	static const int starts[21] = {0,  0,  1,  0,  2,  0,  5,  5,  5,  6, 6,
+				       10, 10, 11, 11, 14, 14, 15, 17, 17, 18};
+	label(n, true, starts);
+	CHECKF(rs.role == ROLE_WORDSTART && strstr(text, "(3 different ones)"),
+	       "word start beside a band's delimiter: %s: %s", label_text(), text);
 }
 
+/* Each row on the nearest mark ahead, a different one per phrase. */
 static void delimiter(void)
 {
 	int key[N];
@@ -554,13 +564,22 @@ static void short_and_odd(void)
 	       label_text());
 	/* Three characters: every key is within two places of every row, so
 	 * a band cannot show (the masked model on 你好吗 was "local", its
-	 * three rows on one key). */
+	 * three rows on one key), and two characters are two thirds of the
+	 * keys: too short to tell. */
 	n = toks("abc");
 	for (int i = 0; i < n; i++)
 		key[i] = 1;
 	label(n, false, key);
-	CHECKF(rs.s[ROLE_LOCAL] == 0 && rs.role != ROLE_LOCAL, "three characters: %s",
-	       label_text());
+	CHECKF(rs.s[ROLE_LOCAL] == 0 && rs.verdict == ROLE_SHORT &&
+		   strcmp(text, "too short to tell: 3 rows have a choice of keys, a label "
+				"needs 4") == 0,
+	       "three characters: %s: %s", label_text(), text);
+	/* ... and four (a masked text) are enough for a label. */
+	n = toks("abcd");
+	for (int i = 0; i < n; i++)
+		key[i] = 1;
+	label(n, false, key);
+	CHECKF(rs.verdict != ROLE_SHORT, "four characters: %s", label_text());
 	/* One letter among the spaces gives each space's row a choice again
 	 * (the letter's own row sees spaces only). */
 	n = toks("    x     ");
