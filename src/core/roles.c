@@ -318,6 +318,42 @@ static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
 	return false;
 }
 
+/* Counts row i (looking at b, or -1) for delimiter and word start, and what
+ * the band test asks (band_explains): the rows that look within two places
+ * of their key, those whose key lies FAR or more away, and how many of
+ * those look there. */
+static void count_phrase(role_scores *o, role_text *x, const attn_matrix *a, int i, int b)
+{
+	int pd = x->prev_delim[i], nd = visible(a, i, x->next_delim[i]) ? x->next_delim[i] : -1;
+	if ((pd >= 0 || nd >= 0) && (x->choice[i] & CHOICE_DELIM)) {
+		bool on = b >= 0 && (b == pd || b == nd);
+		o->rows[ROLE_DELIMITER]++;
+		o->hits[ROLE_DELIMITER] += on;
+		if (on) {
+			o->ahead += b == nd;
+			x->mark[b] |= 1;
+			x->delim_near += abs(b - i) <= 2;
+		}
+		if (!x->delim[i] && (pd < 0 || i - pd >= FAR) && (nd < 0 || nd - i >= FAR)) {
+			x->delim_far++;
+			x->delim_far_hits += on;
+		}
+	}
+	if (!x->delim[i] && x->word[i] <= i - 2) { /* two places or more into a word */
+		bool on = b == x->word[i];
+		o->rows[ROLE_WORDSTART]++;
+		o->hits[ROLE_WORDSTART] += on;
+		if (on) {
+			x->mark[b] |= 2;
+			x->word_near += i - b <= 2;
+		}
+		if (x->word[i] <= i - FAR) {
+			x->word_far++;
+			x->word_far_hits += on;
+		}
+	}
+}
+
 /* Counts one row: hits[] and rows[] of the roles that look at one key. */
 static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i, int b,
 		      int *off_rows, int *off_hits)
@@ -343,29 +379,7 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	COUNT(ROLE_DUPLICATE, (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0),
 	      abs(b - i) >= FAR && same_token(x->tok, b, i));
 	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1), induction_key(x, i, b));
-	int pd = x->prev_delim[i], nd = visible(a, i, x->next_delim[i]) ? x->next_delim[i] : -1;
-	bool delim_row = (pd >= 0 || nd >= 0) && (x->choice[i] & CHOICE_DELIM);
-	bool on_delim = b >= 0 && (b == pd || b == nd);
-	COUNT(ROLE_DELIMITER, delim_row, on_delim);
-	if (delim_row && on_delim) {
-		o->ahead += b == nd;
-		x->mark[b] |= 1;
-		x->delim_near += abs(b - i) <= 2;
-	}
-	if (delim_row && !x->delim[i] && (pd < 0 || i - pd >= FAR) && (nd < 0 || nd - i >= FAR)) {
-		x->delim_far++;
-		x->delim_far_hits += on_delim;
-	}
-	bool in_word = !x->delim[i] && x->word[i] <= i - 2;
-	COUNT(ROLE_WORDSTART, in_word, b == x->word[i]);
-	if (in_word && b == x->word[i]) {
-		x->mark[b] |= 2;
-		x->word_near += i - b <= 2;
-	}
-	if (in_word && x->word[i] <= i - FAR) {
-		x->word_far++;
-		x->word_far_hits += b == x->word[i];
-	}
+	count_phrase(o, x, a, i, b);
 	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
 	COUNT(ROLE_PARALLEL, p0 >= 0 || p1 >= 0, b == p0 || b == p1);
 	if (b >= 0 && b == i - 1)
