@@ -83,7 +83,7 @@ typedef enum pool_kind {
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,
 	       pool_kind kind);
 
-/* ---- head roles (roles.c, role_words.c) --------------------------------
+/* ---- head roles (roles.c, role_decide.c, role_words.c) --------------------------------
  * What a head does on one text, in terms a person can check in its picture:
  * every role is a statement about the rows' strongest keys. A row "looks
  * at" its strongest key when that key is the only largest of the row and
