@@ -25,8 +25,10 @@
  *                       is the word's first
  *   line-parallel       (masked) a letter the same as the one at its place
  *                       in the line before or after (lines end in '.')
- *   duplicate           (causal) the character occurred before, and the
- *                       next one is the one before its latest earlier copy
+ *   duplicate           (causal) a letter at LAB_REGISTER places or more
+ *                       whose first copy stands among the first
+ *                       LAB_REGISTER, and the next character is the digit
+ *                       of that copy's place
  *   script              (masked) a Latin or Greek letter the same as the
  *                       nearest letter of its script before it */
 #ifndef ATTNVIEW_LAB_POSITIONS_H
@@ -40,6 +42,8 @@
 #define LAB_MARK_LETTERS "aeiou"
 /* The line-parallel task: letters a line (a full stop closes each). */
 #define LAB_LINE 7
+/* The duplicate task: the letters of the register that opens its texts. */
+#define LAB_REGISTER 10
 
 /* The lab task a model was trained on, from its metadata (a lab model's
  * corpus is "lab task NAME (generated, seed S)"), if this module has its

@@ -159,15 +159,15 @@ static void rule_script(const uint32_t *cps, int n, uint8_t *d)
 	}
 }
 
-/* The character occurred before, and the next one is the one before its
- * latest earlier copy. */
+/* A letter after the register whose first copy is in it, and the next
+ * character is the digit of that copy's place. */
 static void rule_duplicate(const uint32_t *cps, int n, uint8_t *d)
 {
-	for (int i = 1; i + 1 < n; i++) {
-		int j = i - 1;
-		while (j >= 0 && cps[j] != cps[i])
-			j--;
-		d[i] = j >= 1 && is_letter(cps[i]) && cps[j - 1] == cps[i + 1];
+	for (int i = LAB_REGISTER; i + 1 < n; i++) {
+		int j = 0;
+		while (j < LAB_REGISTER && cps[j] != cps[i])
+			j++;
+		d[i] = j < LAB_REGISTER && is_letter(cps[i]) && cps[i + 1] == '0' + (uint32_t)j;
 	}
 }
 

@@ -387,7 +387,7 @@ static void fill_induction(float *w, const int32_t *tok, int T, const void *ctx)
 	fill_copies(w, tok, T, 1);
 }
 
-/* The duplicate task's layer 1: the earlier copies themselves. */
+/* The duplicate task's head: the earlier copies themselves. */
 static void fill_duplicate(float *w, const int32_t *tok, int T, const void *ctx)
 {
 	(void)ctx;

@@ -1,7 +1,8 @@
 /* The lab's tasks (lab.h): the generators of their texts and the task
  * table, one row a task. */
-#include "attnview/lab.h"
 #include "attnview/i18n.h"
+#include "attnview/lab.h"
+#include "attnview/lab_positions.h"
 
 #include <string.h>
 
@@ -234,37 +235,42 @@ static void gen_line_parallel(const lab_task *t, rng *r, int T, uint32_t *text, 
 	}
 }
 
-/* Six pairs of distinct letters, a value before its key ("bkeqfz"), then
- * the six keys again in another order, each followed by its value
- * ("qekbzf"). Scored: the keys of the second half, whose next character is
- * the one before the key's earlier copy: a head of layer 0 looks at the
- * previous character, a head of layer 1 at the earlier copy of the current
- * one. */
+/* LAB_REGISTER distinct letters, the register, then the same letters in
+ * another order, each followed by the digit of its place in the register
+ * ("kbqe…" then "e3k0…"), then letters not in the register to the end.
+ * Scored: the letters of the second part, whose next character is where
+ * their copy in the register stands; nothing but that copy tells it, and
+ * one layer finds it: a head looks at the copy and reads its place. (Drawn
+ * with replacement, the letters of the second part leave the model nothing
+ * to learn first, and no seed tried left chance in 12000 steps; in another
+ * order, it first learns to leave out the digits already written, 29%, on
+ * its way to the copy.) */
 static void gen_duplicate(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
-	(void)t;
-	enum { PAIRS = 6 };
-	uint32_t l[26], rest[26];
-	distinct_letters(r, 2 * PAIRS, l, rest);
-	int order[PAIRS];
-	for (int k = 0; k < PAIRS; k++)
+	uint32_t reg[26], rest[26];
+	distinct_letters(r, LAB_REGISTER, reg, rest);
+	int order[LAB_REGISTER];
+	for (int k = 0; k < LAB_REGISTER; k++)
 		order[k] = k;
-	for (int k = PAIRS - 1; k > 0; k--) {
+	for (int k = LAB_REGISTER - 1; k > 0; k--) {
 		int j = (int)rng_below(r, (uint64_t)(k + 1)), x = order[k];
 		order[k] = order[j];
 		order[j] = x;
 	}
 	memset(flag, 0, (size_t)T);
+	int tail = 0, drawn = t->param;
 	for (int i = 0; i <= T; i++) {
-		int half = i / (2 * PAIRS), k = (i % (2 * PAIRS)) / 2, second = i % 2;
-		if (half == 0) /* value, key */
-			text[i] = l[2 * k + 1 - second];
-		else if (half == 1) /* key, value */
-			text[i] = l[2 * order[k] + second];
-		else
-			text[i] = rest[rng_below(r, (uint64_t)(26 - 2 * PAIRS))];
-		if (i < T && half == 1 && !second)
-			flag[i] = LAB_SCORED;
+		int k = (i - LAB_REGISTER) / 2;
+		if (i < LAB_REGISTER) {
+			text[i] = reg[i];
+		} else if (k < drawn) {
+			bool digit = (i - LAB_REGISTER) % 2;
+			text[i] = digit ? '0' + (uint32_t)order[k] : reg[order[k]];
+			if (!digit && i < T)
+				flag[i] = LAB_SCORED;
+		} else {
+			text[i] = rest[tail++ % (26 - LAB_REGISTER)];
+		}
 	}
 }
 
@@ -362,12 +368,12 @@ static const lab_task tasks[] = {
      "kbqexzf.kbqexzf.kbqexzf.", OBJ_MASKED, 32, 1, 1, 24, 32, 2500, 3e-3f, 26, 0,
      {ROLE_PARALLEL, ROLE_NKINDS}, gen_line_parallel, false},
     {"duplicate",
-     N_("six pairs of letters, a value before its key (\"bkeqfz\"), then the keys again "
-	"in another order, each followed by its value (\"qekbzf\"): a head of layer 0 "
-	"looks at the previous character, and a head of layer 1 at the earlier copy of the "
-	"current one, whose neighbour is the value"),
-     "bkeqfzmxoupsqekbzfpsmxou", OBJ_CAUSAL, 32, 1, 2, 24, 32, 12000, 6e-3f, 26, 0,
-     {ROLE_NKINDS, ROLE_DUPLICATE}, gen_duplicate, false},
+     N_("ten distinct letters, then the same letters in another order, each followed by "
+	"the digit of its place among the ten (\"kbqexzfwam\", then \"e3k0m9\"): after a "
+	"letter comes the place of its earlier copy, which a head finds by looking at "
+	"that copy"),
+     "kbqexzfwame3k0m9b1z5a8q2w7x4f6jo", OBJ_CAUSAL, 32, 2, 1, 32, 32, 10000, 3e-3f, 10, LAB_REGISTER,
+     {ROLE_DUPLICATE, ROLE_NKINDS}, gen_duplicate, false},
     {"script",
      N_("Latin and Greek letters mixed, most of them hidden behind their script's "
 	"placeholder, z or ω (\"kzβωzdω\"): a hidden letter is the "

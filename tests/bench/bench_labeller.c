@@ -345,9 +345,9 @@ static void head_truths(const model *m, const lab_task *t, uint64_t seed, double
 	printf("; without each head:");
 	for (int k = 0; k < nh; k++) {
 		int l = k / H;
-		/* A carrier of a layer whose role the task does not say (the
-		 * duplicate task's previous-character heads, which only a
-		 * quarter of the rows need) is left out too. */
+		/* A carrier of a layer whose role the task does not say (a
+		 * layer the task does not need, where a run may still use
+		 * one) is left out too. */
 		role_kind want = l < 2 ? t->roles[l] : ROLE_NKINDS;
 		truth[k] = part[k] == LAB_IDLE				  ? ROLE_NKINDS
 			   : part[k] == LAB_CARRIES && want < ROLE_NKINDS ? want

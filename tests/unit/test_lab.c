@@ -186,22 +186,18 @@ static void check_task(const lab_task *t, uint64_t seed)
 	for (int k = 0; k < nh; k++)
 		printf(" %d.%d %.1f%%", k / (int)m->cfg.heads, k % (int)m->cfg.heads, 100 * acc[k]);
 	printf("; chance %.1f%%\n", 100 * chance);
-	/* The duplicate task's two layers stay on their plateau at seed 1 on
-	 * OpenBLAS's SkylakeX, Prescott, Nehalem, Sandybridge and Core2 kernels
-	 * (15.0%, 13.3%, 19.7%, 19.7%, 20.1%; 100% on Haswell's): printed, not
-	 * asserted, until a form of it trains on every kernel (attnview(1),
-	 * THE LAB). */
-	if (strcmp(t->name, "duplicate") == 0 && all.acc < 0.95) {
-		printf("%s: under 0.95 on this kernel (a plateau), not asserted\n", t->name);
-		model_destroy(m);
-		return;
-	}
 	CHECKF(all.acc >= 0.95, "%s: task accuracy %.3f, under 0.95", t->name, all.acc);
 	check_samples(m, t, seed, all.acc, worst);
-	CHECKF(near_chance(acc[worst], chance),
+	/* The duplicate task's second part holds each letter of the register
+	 * once, so a model that does not look at the copies still leaves out
+	 * the digits already written: 1/10 + 1/9 + ... + 1/1, over 10, 29.3%.
+	 * Where its two heads share the task (Prescott, Nehalem, Atom), the
+	 * other head keeps that much or a little more (29.1%, 42.7%, 33.3%). */
+	double base = strcmp(t->name, "duplicate") == 0 ? 0.2929 : chance;
+	CHECKF(near_chance(acc[worst], base),
 	       "%s: without head %d.%d accuracy %.3f, not near "
-	       "chance %.3f",
-	       t->name, worst / (int)m->cfg.heads, worst % (int)m->cfg.heads, acc[worst], chance);
+	       "%.3f (chance, or what the text tells without the mechanism)",
+	       t->name, worst / (int)m->cfg.heads, worst % (int)m->cfg.heads, acc[worst], base);
 	/* Every head that carries the mechanism (lab_head_parts) has the
 	 * task's role for its layer on at least 3 of 4 texts of the task:
 	 * every task decides most rows of its texts. Where the role has a
@@ -225,12 +221,7 @@ static void check_task(const lab_task *t, uint64_t seed)
 		if (fit != LAB_FIT_NONE)
 			printf("%-10s head %d.%d as %s: %.1f%%\n", t->name, l, h,
 			       role_name(t->roles[l]), 100 * pa);
-		/* The duplicate task's head, where seed 1 learns it (Haswell),
-		 * keeps 83% with every row on the earlier copy of its
-		 * character: part of its work. Printed, not asserted, as the
-		 * task itself (above). */
-		CHECKF(fit == LAB_FIT_NONE || fit == LAB_FIT_HOLDS ||
-			   strcmp(t->name, "duplicate") == 0,
+		CHECKF(fit == LAB_FIT_NONE || fit == LAB_FIT_HOLDS,
 		       "%s: head %d.%d with the task's pattern in place of its own: %.3f "
 		       "(with its own %.3f)",
 		       t->name, l, h, pa, all.acc);

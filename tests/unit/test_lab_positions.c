@@ -78,7 +78,10 @@ static void typed(void)
 	CHECK(decided("word-start", "kkk.bbx;q", d) == 3 && d[1] && d[2] && d[5] && !d[6] &&
 	      !d[8]);
 	CHECK(decided("line-parallel", "kbq.kxq.", d) == 4 && d[0] && d[4] && !d[1] && !d[5]);
-	CHECK(decided("duplicate", "bkeqqe", d) == 1 && d[4]);
+	/* e's copy stands at place 3, k's at 0, q's at 2; b (place 1) is
+	 * followed by 7, and the register itself decides nothing. */
+	CHECK(decided("duplicate", "kbqexzfwame3k0b7q2", d) == 3 && d[10] && d[12] && !d[14] &&
+	      d[16] && !d[2]);
 	/* k, then β, then k again after β: the nearest of its own script. */
 	CHECK(decided("script", "kβkβdk", d) == 2 && d[2] && d[3] && !d[4] && !d[5]);
 	CHECK(decided("class", "kb7qe7x3", d) == 2 && d[2] && d[5] && !d[7]);
