@@ -143,6 +143,22 @@ bool lab_pattern(const lab_task *t, int l, int head, head_override *out);
 bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
 			  av_error *err);
 
+/* Task accuracy with head's attention replaced by equal weights on every key
+ * its rows may see in *acc: a control for lab_pattern_accuracy. Where this
+ * keeps the gain too, the head's picture is not what the model needs of it
+ * (it reads the head's output as a constant, which switching the head off
+ * takes away). */
+bool lab_uniform_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
+			  av_error *err);
+
+/* A head the model cannot do without (switched off alone, acc_without, it
+ * loses half the gain: lab_carries) that keeps nine tenths of it with every
+ * key alike (acc_even, lab_uniform_accuracy): the model needs what it
+ * writes, not where it looks. A second copy beside another carrier, which
+ * switching off alone hardly hurts, is never one: every key alike in its
+ * place keeps what the other copy does. */
+bool lab_output_only(double acc_all, double acc_without, double acc_even, double chance);
+
 /* Task accuracy with the weights head `from` gives in place of head's own
  * (both l * heads + h, of one layer) in *acc: does an idle head's attention
  * do the work of the carrier beside it? A copy the model does not read

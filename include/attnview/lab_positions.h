@@ -26,9 +26,8 @@
  *   line-parallel       (masked) a letter the same as the one at its place
  *                       in the line before or after (lines end in '.')
  *   duplicate           (causal) a letter at LAB_REGISTER places or more
- *                       whose first copy stands among the first
- *                       LAB_REGISTER, and the next character is the digit
- *                       of that copy's place
+ *                       that stands once among the first LAB_REGISTER, and
+ *                       the next character is the digit of its place there
  *   script              (masked) a Latin or Greek letter the same as the
  *                       nearest letter of its script before it */
 #ifndef ATTNVIEW_LAB_POSITIONS_H

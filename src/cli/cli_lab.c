@@ -228,7 +228,7 @@ static void lab_step(const lab_progress *p, void *ctx)
  * pattern (lab_pattern): the task accuracy with that pattern in place of
  * the head's own attention, and what it says. */
 static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, double acc_all,
-			    const lab_part *part, av_error *err)
+			    const double *acc_without, const lab_part *part, av_error *err)
 {
 	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
 	bool title = false;
@@ -251,6 +251,20 @@ static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, do
 			snprintf(as, sizeof as, _("%d left"), (int)t->param);
 		else
 			snprintf(as, sizeof as, "%s", _(role_name(r)));
+		/* The control: every key alike. Where it keeps the gain too,
+		 * the pattern held because another head does the work, and
+		 * the model needs what this head writes, not where it looks. */
+		double even = NAN;
+		if (fit == LAB_FIT_HOLDS && !lab_uniform_accuracy(m, t, seed, k, &even, err))
+			return false;
+		if (fit == LAB_FIT_HOLDS &&
+		    lab_output_only(acc_all, acc_without[k], even, 1.0 / t->answers)) {
+			cli_printf(_("  layer %d head %d as %s: %.1f%%, and %.1f%% with every key "
+				     "alike: the model needs what the head writes, not where it "
+				     "looks\n"),
+				   k / H, k % H, as, 100 * acc, 100 * even);
+			continue;
+		}
 		cli_printf(_("  layer %d head %d as %s: %.1f%%  %s\n"), k / H, k % H, as, 100 * acc,
 			   fit == LAB_FIT_HOLDS ? _("the pattern does its work")
 			   : fit == LAB_FIT_PARTLY
@@ -318,7 +332,7 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 			   part[k] == LAB_CARRIES  ? _("  carries the mechanism")
 			   : part[k] == LAB_PARTLY ? _("  carries part of it")
 						   : "");
-	return report_patterns(m, t, seed, all->acc, part, err) &&
+	return report_patterns(m, t, seed, all->acc, acc, part, err) &&
 	       report_copies(m, t, seed, all->acc, part, err);
 }
 

@@ -159,15 +159,18 @@ static void rule_script(const uint32_t *cps, int n, uint8_t *d)
 	}
 }
 
-/* A letter after the register whose first copy is in it, and the next
- * character is the digit of that copy's place. */
+/* A letter after the register that stands in it once, and the next
+ * character is the digit of its place there. (A letter a person writes
+ * twice into the register decides nothing: which copy the model reads is
+ * its own.) */
 static void rule_duplicate(const uint32_t *cps, int n, uint8_t *d)
 {
 	for (int i = LAB_REGISTER; i + 1 < n; i++) {
-		int j = 0;
-		while (j < LAB_REGISTER && cps[j] != cps[i])
-			j++;
-		d[i] = j < LAB_REGISTER && is_letter(cps[i]) && cps[i + 1] == '0' + (uint32_t)j;
+		int at = -1, copies = 0;
+		for (int j = 0; j < LAB_REGISTER; j++)
+			if (cps[j] == cps[i])
+				at = j, copies++;
+		d[i] = copies == 1 && is_letter(cps[i]) && cps[i + 1] == '0' + (uint32_t)at;
 	}
 }
 

@@ -545,6 +545,37 @@ bool lab_pattern_accuracy(const model *m, const lab_task *t, uint64_t seed, int 
 	return true;
 }
 
+/* Every key the row may see alike: a causal row its first i + 1, a masked
+ * one all T. */
+static void fill_uniform(float *w, const int32_t *tok, int T, const void *ctx)
+{
+	(void)tok;
+	const lab_task *t = ctx;
+	for (int i = 0; i < T; i++) {
+		int n = t->obj == OBJ_CAUSAL ? i + 1 : T;
+		for (int j = 0; j < T; j++)
+			w[(size_t)i * T + j] = j < n ? 1.0f / (float)n : 0.0f;
+	}
+}
+
+bool lab_uniform_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, double *acc,
+			  av_error *err)
+{
+	head_override p = {.head = head, .fill = fill_uniform, .ctx = t};
+	lab_score s;
+	*acc = NAN;
+	if (!evaluate(m, t, seed, NULL, &p, &s, err))
+		return false;
+	*acc = s.acc;
+	return true;
+}
+
+bool lab_output_only(double acc_all, double acc_without, double acc_even, double chance)
+{
+	return lab_carries(acc_all, acc_without, chance) &&
+	       lab_pattern_fit(acc_all, acc_even, chance) == LAB_FIT_HOLDS;
+}
+
 bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, int from,
 		       double *acc, av_error *err)
 {

@@ -242,11 +242,12 @@ static void gen_line_parallel(const lab_task *t, rng *r, int T, uint32_t *text, 
  * their copy in the register stands; nothing but that copy tells it, and
  * one layer finds it: a head looks at the copy and reads its place. (Drawn
  * with replacement, the letters of the second part leave the model nothing
- * to learn first, and no seed tried left chance in 12000 steps; in another
- * order, it first learns to leave out the digits already written, 29%, on
- * its way to the copy.) */
+ * to learn first, and 11 of 12 runs tried stayed near chance in 12000
+ * steps; in another order, it first learns to leave out the digits already
+ * written, 29%, on its way to the copy.) */
 static void gen_duplicate(const lab_task *t, rng *r, int T, uint32_t *text, uint8_t *flag)
 {
+	(void)t;
 	uint32_t reg[26], rest[26];
 	distinct_letters(r, LAB_REGISTER, reg, rest);
 	int order[LAB_REGISTER];
@@ -258,12 +259,12 @@ static void gen_duplicate(const lab_task *t, rng *r, int T, uint32_t *text, uint
 		order[j] = x;
 	}
 	memset(flag, 0, (size_t)T);
-	int tail = 0, drawn = t->param;
+	int tail = 0;
 	for (int i = 0; i <= T; i++) {
 		int k = (i - LAB_REGISTER) / 2;
 		if (i < LAB_REGISTER) {
 			text[i] = reg[i];
-		} else if (k < drawn) {
+		} else if (k < LAB_REGISTER) {
 			bool digit = (i - LAB_REGISTER) % 2;
 			text[i] = digit ? '0' + (uint32_t)order[k] : reg[order[k]];
 			if (!digit && i < T)
@@ -372,7 +373,7 @@ static const lab_task tasks[] = {
 	"the digit of its place among the ten (\"kbqexzfwam\", then \"e3k0m9\"): after a "
 	"letter comes the place of its earlier copy, which a head finds by looking at "
 	"that copy"),
-     "kbqexzfwame3k0m9b1z5a8q2w7x4f6jo", OBJ_CAUSAL, 32, 2, 1, 32, 32, 10000, 3e-3f, 10, LAB_REGISTER,
+     "kbqexzfwame3k0m9b1z5a8q2w7x4f6jo", OBJ_CAUSAL, 64, 1, 1, 32, 32, 12000, 3e-3f, 10, 0,
      {ROLE_DUPLICATE, ROLE_NKINDS}, gen_duplicate, false},
     {"script",
      N_("Latin and Greek letters mixed, most of them hidden behind their script's "

@@ -82,6 +82,8 @@ static void typed(void)
 	 * followed by 7, and the register itself decides nothing. */
 	CHECK(decided("duplicate", "kbqexzfwame3k0b7q2", d) == 3 && d[10] && d[12] && !d[14] &&
 	      d[16] && !d[2]);
+	/* k twice in the register: either place, nothing decided. */
+	CHECK(decided("duplicate", "kkqexzfwamk0k1q2", d) == 1 && !d[10] && !d[12] && d[14]);
 	/* k, then β, then k again after β: the nearest of its own script. */
 	CHECK(decided("script", "kβkβdk", d) == 2 && d[2] && d[3] && !d[4] && !d[5]);
 	CHECK(decided("class", "kb7qe7x3", d) == 2 && d[2] && d[5] && !d[7]);
