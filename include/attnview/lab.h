@@ -33,6 +33,9 @@
 /* Evaluation texts: enough scored positions that 95% is measured to about
  * one point (the tasks score some 6 to 29 positions a text). */
 #define LAB_EVAL_TEXTS 256
+/* The task accuracy at which a model has learned its task: what the lab's
+ * tests ask of seed 1, and where the labeller's benchmark starts counting. */
+#define LAB_LEARNED 0.95
 
 /* Every character a lab text may hold (the vocabulary, after the three
  * special ids), in vocabulary order. */

@@ -319,6 +319,13 @@ static bool report_ablation(const model *m, const lab_task *t, uint64_t seed, la
 		     "may be sure of a wrong one, so a loss over every position, as the view's "
 		     "Alt-A gives beside this one, means nothing for the task)\n"),
 		   100 * all->acc, all->count, 100 * chance, all->loss);
+	if (all->acc < LAB_LEARNED)
+		cli_printf(
+		    _("the model has not learned the task (%.1f%%, under the %.0f%% the lab's "
+		      "tests ask of each task): what follows says what this model does, not "
+		      "yet the mechanism the task was made for; train longer (--steps), with "
+		      "another --seed, or a wider model (--dim)\n"),
+		    100 * all->acc, 100 * LAB_LEARNED);
 	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
 	double acc[AV_MAX_HEADS * 4];
 	if (!lab_ablate_each(m, t, seed, acc, err))

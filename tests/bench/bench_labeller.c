@@ -407,7 +407,7 @@ static void run(const lab_task *t, uint64_t seed, uint32_t heads, int texts)
 	int H = (int)m->cfg.heads;
 	printf("%-10s seed %llu, %d head(s) a layer: accuracy %5.1f%%", t->name,
 	       (unsigned long long)seed, H, 100 * all.acc);
-	if (all.acc < 0.95) {
+	if (all.acc < LAB_LEARNED) {
 		printf(": under 95%%, left out\n");
 		model_destroy(m);
 		return;

@@ -72,6 +72,14 @@ expect 0 'layer 0 head 0 off: [0-9.]+%  carries the mechanism' -- "$bin" --train
 	--threads 1 -o "$tmp/previous.attn"
 expect 0 '^  layer 0: previous \(head 0\)' -- "$bin" --train --task previous --threads 1 \
 	-o "$tmp/previous.attn"
+# A run too short to learn its task says so before it says what the heads do
+# (10 steps: near chance).
+expect 0 "^the model has not learned the task \([0-9.]+%, under the 95% the lab's tests ask" \
+	-- "$bin" --train --task previous --steps 10 --threads 1 -o "$tmp/short.attn"
+"$bin" --train --task previous --threads 1 -o "$tmp/previous.attn" >"$tmp/previous.out" 2>&1
+checks=$((checks + 1))
+! grep -q 'has not learned' "$tmp/previous.out" ||
+	fail "a learned task (previous, $(grep -o '^task accuracy: [0-9.]*%' "$tmp/previous.out")) is said not to be"
 # ... and puts the task's pattern in place of that head's attention.
 expect 0 '^  layer 0 head 0 as previous: [0-9.]+%  the pattern does its work$' -- "$bin" \
 	--train --task previous --threads 1 -o "$tmp/previous.attn"
