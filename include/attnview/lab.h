@@ -182,6 +182,28 @@ bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int hea
 typedef enum lab_fit { LAB_FIT_NONE, LAB_FIT_HOLDS, LAB_FIT_PARTLY, LAB_FIT_OTHER } lab_fit;
 lab_fit lab_pattern_fit(double acc_all, double acc_pattern, double chance);
 
+/* What a carrying head's picture is worth to the model, one decision for
+ * every report of the lab (its summary, its test, the labeller's
+ * benchmark):
+ *   fit          the task's pattern in place of the head's own attention
+ *                (lab_pattern_accuracy, acc_pattern; NAN and LAB_FIT_NONE
+ *                where its layer's role has none), judged by
+ *                lab_pattern_fit;
+ *   output_only  where the pattern holds or there is none, the control:
+ *                every key alike in its place (lab_uniform_accuracy,
+ *                acc_even; NAN where not tried) keeps the gain though the
+ *                head switched off alone (acc_without) loses half of it
+ *                (lab_output_only). The model then needs what the head
+ *                writes, not where it looks, and its picture is no
+ *                evidence of the mechanism. */
+typedef struct lab_picture {
+	lab_fit fit;
+	double acc_pattern, acc_even;
+	bool output_only;
+} lab_picture;
+bool lab_judge_picture(const model *m, const lab_task *t, uint64_t seed, int head, double acc_all,
+		       double acc_without, lab_picture *out, av_error *err);
+
 /* A text of the task (its T characters, what the model reads, masks
  * included: TOK_MASK's codepoint AV_SPECIAL_CP + TOK_MASK at a hidden
  * position) for looking at the heads: cps gets T codepoints. */

@@ -224,22 +224,21 @@ static void lab_step(const lab_progress *p, void *ctx)
 	}
 }
 
-/* For each head that carries the mechanism in a layer whose role has a
- * pattern (lab_pattern): the task accuracy with that pattern in place of
- * the head's own attention, and what it says. */
+/* For each head that carries the mechanism: the task accuracy with the
+ * pattern of its layer's role (lab_pattern) in place of its own attention,
+ * and what it says; then the control, every key alike (lab_judge_picture). */
 static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, double acc_all,
 			    const double *acc_without, const lab_part *part, av_error *err)
 {
 	int H = (int)m->cfg.heads, nh = (int)m->cfg.layers * H;
 	bool title = false;
 	for (int k = 0; k < nh; k++) {
-		double acc;
+		lab_picture pic;
 		if (part[k] != LAB_CARRIES)
 			continue;
-		if (!lab_pattern_accuracy(m, t, seed, k, &acc, err))
+		if (!lab_judge_picture(m, t, seed, k, acc_all, acc_without[k], &pic, err))
 			return false;
-		lab_fit fit = lab_pattern_fit(acc_all, acc, 1.0 / t->answers);
-		if (fit == LAB_FIT_NONE)
+		if (pic.fit == LAB_FIT_NONE && !pic.output_only)
 			continue;
 		if (!title)
 			cli_printf(_("task accuracy with a carrying head's attention replaced by "
@@ -251,25 +250,27 @@ static bool report_patterns(const model *m, const lab_task *t, uint64_t seed, do
 			snprintf(as, sizeof as, _("%d left"), (int)t->param);
 		else
 			snprintf(as, sizeof as, "%s", _(role_name(r)));
-		/* The control: every key alike. Where it keeps the gain too,
-		 * the pattern held because another head does the work, and
-		 * the model needs what this head writes, not where it looks. */
-		double even = NAN;
-		if (fit == LAB_FIT_HOLDS && !lab_uniform_accuracy(m, t, seed, k, &even, err))
-			return false;
-		if (fit == LAB_FIT_HOLDS &&
-		    lab_output_only(acc_all, acc_without[k], even, 1.0 / t->answers)) {
+		/* Where every key alike keeps the gain too, a pattern held
+		 * because another head does the work, and the model needs what
+		 * this head writes, not where it looks. */
+		if (pic.output_only && pic.fit == LAB_FIT_NONE)
+			cli_printf(
+			    _("  layer %d head %d (its role has no pattern): %.1f%% with every "
+			      "key alike: the model needs what the head writes, not where it "
+			      "looks\n"),
+			    k / H, k % H, 100 * pic.acc_even);
+		else if (pic.output_only)
 			cli_printf(_("  layer %d head %d as %s: %.1f%%, and %.1f%% with every key "
 				     "alike: the model needs what the head writes, not where it "
 				     "looks\n"),
-				   k / H, k % H, as, 100 * acc, 100 * even);
-			continue;
-		}
-		cli_printf(_("  layer %d head %d as %s: %.1f%%  %s\n"), k / H, k % H, as, 100 * acc,
-			   fit == LAB_FIT_HOLDS ? _("the pattern does its work")
-			   : fit == LAB_FIT_PARTLY
-			       ? _("the pattern does part of its work")
-			       : _("the head carries the mechanism another way"));
+				   k / H, k % H, as, 100 * pic.acc_pattern, 100 * pic.acc_even);
+		else
+			cli_printf(_("  layer %d head %d as %s: %.1f%%  %s\n"), k / H, k % H, as,
+				   100 * pic.acc_pattern,
+				   pic.fit == LAB_FIT_HOLDS ? _("the pattern does its work")
+				   : pic.fit == LAB_FIT_PARTLY
+				       ? _("the pattern does part of its work")
+				       : _("the head carries the mechanism another way"));
 	}
 	return true;
 }

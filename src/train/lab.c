@@ -604,6 +604,24 @@ lab_fit lab_pattern_fit(double acc_all, double acc_pattern, double chance)
 				    : LAB_FIT_OTHER;
 }
 
+bool lab_judge_picture(const model *m, const lab_task *t, uint64_t seed, int head, double acc_all,
+		       double acc_without, lab_picture *out, av_error *err)
+{
+	double chance = 1.0 / t->answers;
+	*out = (lab_picture){.fit = LAB_FIT_NONE, .acc_pattern = NAN, .acc_even = NAN};
+	if (!lab_pattern_accuracy(m, t, seed, head, &out->acc_pattern, err))
+		return false;
+	out->fit = lab_pattern_fit(acc_all, out->acc_pattern, chance);
+	/* A pattern that fails already says the picture is not the
+	 * mechanism; the control has nothing to add. */
+	if (out->fit != LAB_FIT_HOLDS && out->fit != LAB_FIT_NONE)
+		return true;
+	if (!lab_uniform_accuracy(m, t, seed, head, &out->acc_even, err))
+		return false;
+	out->output_only = lab_output_only(acc_all, acc_without, out->acc_even, chance);
+	return true;
+}
+
 bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *acc,
 		     av_error *err)
 {

@@ -359,33 +359,25 @@ static void head_truths(const model *m, const lab_task *t, uint64_t seed, double
 		/* A carrier whose layer's role has a pattern (lab_pattern):
 		 * unless that pattern in place of its own attention keeps nine
 		 * tenths of the gain, it carries the task another way, and
-		 * the task's role is not its truth: left out. */
-		double pa;
-		if (truth[k] != want || !lab_pattern_accuracy(m, t, seed, k, &pa, &err))
+		 * the task's role is not its truth: left out. The control
+		 * (lab_judge_picture): where every key alike in its place
+		 * keeps the gain as well, though switching the head off alone
+		 * loses half of it, the model needs the head's output, not its
+		 * picture (switching it off takes away a constant the model
+		 * reads): left out too. */
+		lab_picture pic;
+		if (truth[k] != want ||
+		    !lab_judge_picture(m, t, seed, k, acc_all, acc[k], &pic, &err))
 			continue;
-		lab_fit fit = lab_pattern_fit(acc_all, pa, 1.0 / t->answers);
-		if (fit == LAB_FIT_NONE)
-			continue;
-		printf(" (as %s %.1f%%%s)", role_name(want), 100 * pa,
-		       fit == LAB_FIT_HOLDS    ? ""
-		       : fit == LAB_FIT_PARTLY ? ": part of it, left out"
-					       : ": another way, left out");
-		if (fit != LAB_FIT_HOLDS) {
-			truth[k] = EXCLUDED;
-			another_way += texts;
-			continue;
-		}
-		/* The control: every key alike in its place. Where that keeps
-		 * nine tenths of the gain as well, though switching the head
-		 * off alone loses half of it, the model needs the head's
-		 * output, not its picture (switching it off takes away a
-		 * constant the model reads), and the pattern held only
-		 * because another head does the work: left out too. */
-		double pu;
-		if (!lab_uniform_accuracy(m, t, seed, k, &pu, &err))
-			continue;
-		if (lab_output_only(acc_all, acc[k], pu, 1.0 / t->answers)) {
-			printf(" (every key alike %.1f%% too: another way, left out)", 100 * pu);
+		if (pic.fit != LAB_FIT_NONE)
+			printf(" (as %s %.1f%%%s)", role_name(want), 100 * pic.acc_pattern,
+			       pic.fit == LAB_FIT_HOLDS	   ? ""
+			       : pic.fit == LAB_FIT_PARTLY ? ": part of it, left out"
+							   : ": another way, left out");
+		if (pic.output_only)
+			printf(" (every key alike %.1f%% too: another way, left out)",
+			       100 * pic.acc_even);
+		if ((pic.fit != LAB_FIT_HOLDS && pic.fit != LAB_FIT_NONE) || pic.output_only) {
 			truth[k] = EXCLUDED;
 			another_way += texts;
 		}
