@@ -98,7 +98,43 @@ AV_DEFINE_FMA(fma16, v16f, 16)
 		return p * (VF)e;                                                                  \
 	}
 AV_DEFINE_EXP(vexp8, v8f, v8i, fma8)
+#if AV_HAVE_WIDE
+#include <immintrin.h>
+/* The same under AVX-512 in 12 fewer instructions a vector: the clamps as
+ * vmaxps and vminps (the input second, so NaN passes as before), the floor
+ * as one vrndscaleps, 2^n as vscalefps, which rounds p 2^n once as the
+ * product did (and flushes it under FTZ alike). Where the product's 2^n
+ * was 2^128 (x from 88.38, n = 128) it gave +inf; vscalefps would give a
+ * finite number, so those lanes are set to +inf: the bits of vexp8 on every
+ * input (checked on every float). 30% faster on a row of a softmax. */
+/* Not always_inline: the 8-lane versions of the row functions that hold a
+ * 16-lane loop (softmax_row_lanes with wide false) keep a call to it in
+ * dead code, which a target mismatch would make an error; the AV_WIDE
+ * functions inline it (tests/ci/avx512.sh checks the bits, the view
+ * benchmark the speed). */
+__attribute__((target("arch=x86-64-v4"))) static inline v16f vexp16(v16f v)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	__m512 x = _mm512_max_ps(_mm512_set1_ps(-87.33654f), (__m512)v);
+	x = _mm512_min_ps(_mm512_set1_ps(88.72283f), x);
+	__m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+	__m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+	r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
+	__m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r,
+				   _mm512_set1_ps(1.3981999507e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+	p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), one);
+	__m512 e = _mm512_scalef_ps(p, n);
+	__mmask16 top = _mm512_cmp_ps_mask(n, _mm512_set1_ps(128.0f), _CMP_GE_OQ);
+	return (v16f)_mm512_mask_mov_ps(e, top, _mm512_set1_ps(__builtin_inff()));
+}
+#else
 AV_DEFINE_EXP(vexp16, v16f, v16i, fma16)
+#endif
 
 /* Correctly rounded square roots of 8 lanes (one vsqrtps under AVX2: GCC
  * turns the lane loop into it). */
