@@ -39,10 +39,11 @@ typedef struct dump_extras {
 	const attn_result *compare;
 	const char *compare_text;
 	/* "ablation": heads switched off ((L, H), nonzero: off), the loss on the
-	 * text with all heads and with those off, and the predictions with all
-	 * heads (the main result is the ablated model's). */
+	 * text with all heads, with those off and with those mean-ablated
+	 * (model_text_loss_mean), and the predictions with all heads (the main
+	 * result is the ablated model's). */
 	const uint8_t *ablate;
-	double loss_before, loss_after;
+	double loss_before, loss_after, loss_mean;
 	int loss_positions;
 	const attn_result *before;
 	/* "generated": tokens gen_from..n-1 were written by the model

@@ -65,5 +65,25 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
 			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
 			av_error *err);
+/* The same with the heads ablate marks (not NULL; as activations.ablate)
+ * mean-ablated: each of their rows takes the mean of the head's output over
+ * the text's rows in place of its own (a causal row the mean over the rows
+ * up to it, so no later character reaches it; a masked model's passes each
+ * have their position masked, and the mean is that pass's). Where this
+ * keeps the loss that zeroing the heads raised, the model needs what they
+ * write on average, not where they look. Plain passes (model_forward), one
+ * for a causal model, one per position for a masked one; ws->ablate,
+ * ablate_mean and pattern as they were after. */
+/* What the three losses say (nats per character, with every head, with the
+ * heads zeroed, with them mean-ablated): zeroing raised the loss by 0.05 or
+ * more and their mean in their place takes back nine tenths of the rise.
+ * The model then needs what the heads write on average (a constant it
+ * reads), not where they look, and their pictures are no evidence of what
+ * they do for it. */
+bool ablation_mean_suffices(double before, double zeroed, double mean);
+
+bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, int n,
+			  const uint8_t *ablate, const uint8_t *at, double *loss, int *count,
+			  double *loss_at, int *count_at, av_error *err);
 
 #endif

@@ -313,7 +313,8 @@ static bool generate(dump_request *q, dump_run *d, av_error *err)
 }
 
 /* The attention (of the ablated model, with --ablate: then also the loss
- * and predictions with every head, and the loss without the heads). */
+ * and predictions with every head, the loss without the heads and with
+ * them mean-ablated). */
 static bool attend(dump_request *q, dump_run *d, av_error *err)
 {
 	if (!d->ablate)
@@ -326,6 +327,11 @@ static bool attend(dump_request *q, dump_run *d, av_error *err)
 			     err))
 		return false;
 	x->before = &d->before;
+	double at_loss;
+	int count, at_count;
+	if (!model_text_loss_mean(d->m, &d->ws, d->toks, d->n, d->ablate, NULL, &x->loss_mean,
+				  &count, &at_loss, &at_count, err))
+		return false;
 	d->ws.ablate = d->ablate;
 	return model_attend(d->m, &d->ws, d->toks, d->n, q->topk, &d->r, err) &&
 	       model_text_loss(d->m, &d->ws, d->toks, d->n, &x->loss_after, &x->loss_positions,

@@ -181,3 +181,88 @@ bool model_text_loss_at(const model *m, activations *ws, const token *tokens, in
 	*loss_at = cnt_at ? sum_at / cnt_at : NAN;
 	return true;
 }
+
+/* Logits of rows[0..nrows) of the pass just run, max_rows at a time, each
+ * row's -log p(target) added into sum (and sum_at where at marks it). */
+static void add_rows_nll(const model *m, activations *ws, const int32_t *rows, const token *next,
+			 int nrows, const uint8_t *at, double *sum, int *cnt, double *sum_at,
+			 int *cnt_at)
+{
+	const int V = (int)m->cfg.vocab_size;
+	for (int r0 = 0; r0 < nrows; r0 += ws->max_rows) {
+		int k = nrows - r0 < ws->max_rows ? nrows - r0 : ws->max_rows;
+		model_logits(m, ws, rows + r0, k);
+		for (int r = 0; r < k; r++) {
+			int p = rows[r0 + r];
+			double nll = row_nll(ws->logits + (size_t)r * V, V, next[r0 + r].id);
+			*sum += nll;
+			(*cnt)++;
+			if (at && at[p]) {
+				*sum_at += nll;
+				(*cnt_at)++;
+			}
+		}
+	}
+}
+
+bool ablation_mean_suffices(double before, double zeroed, double mean)
+{
+	double rise = zeroed - before;
+	return rise >= 0.05 && zeroed - mean >= 0.9 * rise;
+}
+
+bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, int n,
+			  const uint8_t *ablate, const uint8_t *at, double *loss, int *count,
+			  double *loss_at, int *count_at, av_error *err)
+{
+	if (n < 1 || n > ws->T || n > (int)m->cfg.context || ws->B < 1)
+		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
+	int32_t *x = malloc((size_t)n * sizeof *x), *rows = malloc((size_t)n * sizeof *rows);
+	token *next = malloc((size_t)n * sizeof *next);
+	if (!x || !rows || !next) {
+		free(x);
+		free(rows);
+		free(next);
+		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
+	}
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	activations saved = *ws;
+	ws->ablate = ablate;
+	ws->ablate_mean = true;
+	ws->pattern = NULL;
+	double sum = 0, sum_at = 0;
+	int cnt = 0, cnt_at = 0;
+	if (m->cfg.objective == OBJ_CAUSAL) {
+		/* One pass: row p predicts character p + 1. */
+		int k = 0;
+		for (int p = 0; p + 1 < n; p++)
+			if (!tokens[p + 1].unknown && tokens[p + 1].id >= TOK_NSPECIAL) {
+				rows[k] = p;
+				next[k++] = tokens[p + 1];
+			}
+		model_forward(m, ws, x, 1, n);
+		add_rows_nll(m, ws, rows, next, k, at, &sum, &cnt, &sum_at, &cnt_at);
+	} else {
+		/* A pass per position, that position alone masked. */
+		for (int p = 0; p < n; p++) {
+			if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
+				continue;
+			x[p] = TOK_MASK;
+			model_forward(m, ws, x, 1, n);
+			add_rows_nll(m, ws, &p, &tokens[p], 1, at, &sum, &cnt, &sum_at, &cnt_at);
+			x[p] = tokens[p].id;
+		}
+	}
+	ws->ablate = saved.ablate;
+	ws->ablate_mean = saved.ablate_mean;
+	ws->pattern = saved.pattern;
+	free(x);
+	free(rows);
+	free(next);
+	*count = cnt;
+	*loss = cnt ? sum / cnt : NAN;
+	*count_at = cnt_at;
+	*loss_at = cnt_at ? sum_at / cnt_at : NAN;
+	return true;
+}

@@ -462,15 +462,42 @@ void activations_finish(activations *a)
 typedef void (*matmul_fn)(float *, const float *, const float *, const float *, int, int, int);
 typedef void (*attention_fn)(float *, float *, float *, const float *, int, int, int, int, bool);
 
-/* Ablation: the switched-off heads' columns of the attention output (N, d)
- * are zero, so the output projection adds only its bias for them. */
-static void ablate_heads(float *atty, const uint8_t *off, int N, int d, int NH)
+/* Ablation: the switched-off heads' columns of the attention output (B,T,d)
+ * are zero, so the output projection adds only its bias for them; or, with
+ * mean (activations.ablate_mean), each row's are the mean of the head's
+ * output over its text's rows, a causal row's over the rows up to it (so no
+ * later character reaches it), summed in double in row order. */
+static void ablate_heads(float *atty, const uint8_t *off, int B, int T, int d, int NH, bool mean,
+			 bool causal)
 {
 	const int hs = d / NH;
-	for (int h = 0; h < NH; h++)
-		if (off[h])
-			for (int r = 0; r < N; r++)
-				memset(atty + (size_t)r * d + (size_t)h * hs, 0, (size_t)hs * sizeof(float));
+	double sum[AV_MAX_DIM];
+	for (int h = 0; h < NH; h++) {
+		if (!off[h])
+			continue;
+		for (int b = 0; b < B; b++) {
+			float *y = atty + (size_t)b * T * d + (size_t)h * hs;
+			if (!mean) {
+				for (int r = 0; r < T; r++)
+					memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
+				continue;
+			}
+			memset(sum, 0, (size_t)hs * sizeof *sum);
+			for (int r = 0; r < T; r++)
+				for (int c = 0; c < hs; c++)
+					sum[c] += y[(size_t)r * d + c];
+			/* A causal row's mean is over rows 0..r: the sums again,
+			 * row by row, each row's written once read. */
+			double run[AV_MAX_DIM];
+			memset(run, 0, (size_t)hs * sizeof *run);
+			for (int r = 0; r < T; r++)
+				for (int c = 0; c < hs; c++) {
+					run[c] += y[(size_t)r * d + c];
+					y[(size_t)r * d + c] =
+					    (float)(causal ? run[c] / (r + 1) : sum[c] / T);
+				}
+		}
+	}
 }
 
 /* The pattern's head (activations.pattern) in this layer: its weights (the
@@ -522,7 +549,8 @@ static const float *block_forward(const model *m, activations *a, int layer, con
 	attention(la->atty, la->preatt, la->att, la->qkv, B, T, d, NH, causal);
 	pattern_head(a, la, layer, B, T, d, NH);
 	if (a->ablate)
-		ablate_heads(la->atty, a->ablate + (size_t)layer * (size_t)NH, N, d, NH);
+		ablate_heads(la->atty, a->ablate + (size_t)layer * (size_t)NH, B, T, d, NH,
+			     a->ablate_mean, causal);
 	matmul(a->scratch, la->atty, p->proj_w, p->proj_b, N, d, d);
 	residual_forward(la->res2, x, a->scratch, N * d);
 	/* Feed-forward sub-block: x + fc2(gelu(fc(ln2(x)))). */

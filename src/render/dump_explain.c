@@ -322,6 +322,8 @@ static bool write_ablation(FILE *out, const model *m, const attn_result *r, cons
 	json_double(out, x->loss_before);
 	fputs(", \"loss_after\": ", out);
 	json_double(out, x->loss_after);
+	fputs(", \"loss_mean\": ", out);
+	json_double(out, x->loss_mean);
 	if (x->before && x->before->topk) {
 		fputs(",\n    \"predictions_before\": ", out);
 		dump_json_predictions(out, m, x->before, "    ");

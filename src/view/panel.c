@@ -290,7 +290,25 @@ static void prediction_lines(view *v, pen *p)
 	}
 }
 
-/* With heads switched off: which, and the loss on the text before and after. */
+/* Their mean in their place takes back the rise: ablation_mean_suffices. */
+static const char *mean_suffices_text(int n)
+{
+	return ngettext("the mean takes back the rise: the model needs what the head writes on "
+			"average, not where it looks",
+			"the mean takes back the rise: the model needs what the heads write on "
+			"average, not where they look",
+			n);
+}
+
+/* The loss with the n heads mean-ablated (model_text_loss_mean). */
+static void mean_line(pen *p, style s, int n, double loss)
+{
+	line(p, s, ngettext("its mean output instead: %.3f", "their mean output instead: %.3f", n),
+	     loss);
+}
+
+/* With heads switched off: which, the loss on the text with every head, with
+ * them zeroed and with their mean output in their place. */
 void ablation_lines(view *v, pen *p)
 {
 	if (!v->nablated)
@@ -304,26 +322,32 @@ void ablation_lines(view *v, pen *p)
 	}
 	line(p, plain(), _("loss %.3f → %.3f nats/char"), v->loss.before, v->loss.after);
 	if (v->loss.task_positions >= 0) {
-		/* A lab model: the loss that means something is its task's. */
+		/* A lab model: the loss that means something is its task's,
+		 * and the mean-ablated loss is given there only. */
 		line(p, accent(v, A_BOLD),
 		     ngettext("at its task's %d position:", "at its task's %d positions:",
 			      v->loss.task_positions),
 		     v->loss.task_positions);
 		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->loss.task_before,
 		     v->loss.task_after);
+		mean_line(p, accent(v, A_BOLD), v->nablated, v->loss.task_mean);
+		if (ablation_mean_suffices(v->loss.task_before, v->loss.task_after,
+					   v->loss.task_mean))
+			wrapped(p, st(A_DIM, 0), mean_suffices_text(v->nablated));
 		wrapped(p, st(A_DIM, 0),
-			_("a lab model learns only where its task decides the answer (the lab's "
-			  "loss counts those positions only) and may be sure of a wrong letter "
-			  "anywhere else"));
+			_("a lab model learns only where its task decides and may be sure of a "
+			  "wrong letter anywhere else"));
 		return;
 	}
+	mean_line(p, plain(), v->nablated, v->loss.mean);
+	if (ablation_mean_suffices(v->loss.before, v->loss.after, v->loss.mean))
+		wrapped(p, st(A_DIM, 0), mean_suffices_text(v->nablated));
 	/* Lower without them: what that means, on one text. */
 	if (v->loss.after < v->loss.before) {
 		char says[512];
 		snprintf(says, sizeof says,
-			 _("lower without them: on one text of %d characters that happens; a head "
-			   "can hurt here and help on most texts (a sink head, weight where it has "
-			   "no use, often does): try other texts"),
+			 _("lower without them on one text of %d characters: a head can hurt "
+			   "here and help on most texts (sink heads often do): try others"),
 			 v->loss.positions);
 		wrapped(p, st(A_DIM, 0), says);
 	}

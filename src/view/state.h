@@ -162,9 +162,9 @@ typedef struct view {
 	struct {
 		bool valid, asked;
 		uint64_t seq;
-		double before, after;
+		double before, after, mean; /* every head, heads zeroed, mean-ablated */
 		int positions;
-		double task_before, task_after;
+		double task_before, task_after, task_mean;
 		int task_positions;
 	} loss;
 	focus focus;

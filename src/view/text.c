@@ -330,9 +330,11 @@ static void take_job(view *v, worker_job_result *j)
 	if (j->job.kind == JOB_LOSS) {
 		v->loss.before = j->loss_before;
 		v->loss.after = j->loss_after;
+		v->loss.mean = j->loss_mean;
 		v->loss.positions = j->positions;
 		v->loss.task_before = j->task_before;
 		v->loss.task_after = j->task_after;
+		v->loss.task_mean = j->task_mean;
 		v->loss.task_positions = j->task_positions;
 		v->loss.valid = true;
 		v->loss.asked = false;

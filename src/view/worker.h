@@ -78,11 +78,13 @@ typedef struct worker_job_result {
 	int hs;
 	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_finish frees */
 	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
-	double loss_before, loss_after; /* JOB_LOSS, nats per character */
+	/* JOB_LOSS, nats per character: with every head, with the heads off
+	 * (zeroed) and with them mean-ablated (model_text_loss_mean) */
+	double loss_before, loss_after, loss_mean;
 	int positions;
 	/* JOB_LOSS of a lab model (lab_positions.h): the same at the positions
 	 * its task decides, task_positions of them (-1: not a lab model) */
-	double task_before, task_after;
+	double task_before, task_after, task_mean;
 	int task_positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_finish frees */
 	int nlogits;

@@ -285,13 +285,24 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 	if (stale(stale_ctx))
 		return av_fail(&out->err, _("a newer text came"));
 	if (!o->any_ablated) {
-		out->loss_after = out->loss_before;
-		out->task_after = out->task_before;
+		out->loss_after = out->loss_mean = out->loss_before;
+		out->task_after = out->task_mean = out->task_before;
 		return true;
 	}
 	mc->ws.ablate = o->ablate;
-	return model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
-				  &out->task_after, &count_at, &out->err);
+	if (!model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
+				&out->task_after, &count_at, &out->err))
+		return false;
+	if (stale(stale_ctx))
+		return av_fail(&out->err, _("a newer text came"));
+	/* The heads' mean in their place (plain passes on the work space,
+	 * behind the cache's back too). */
+	int count;
+	mc->ws.ablate = NULL;
+	bool ok = model_text_loss_mean(mc->m, &mc->ws, tokens, n, o->ablate, at, &out->loss_mean,
+				       &count, &out->task_mean, &count_at, &out->err);
+	infer_cache_clear(&mc->cache);
+	return ok;
 }
 
 /* JOB_PATCH: the job's other text patched into the text, read at the job's

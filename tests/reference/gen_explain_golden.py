@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden files for what attnview computes from the weights (man 5
 attnview, section 7; man 1 attnview, HEAD ROLES): the q.k breakdown's q and
-k, value norms, ablation (attention and loss), head role scores, aggregates,
+k, value norms, ablation (attention and loss, zeroed and mean-ablated), head role scores, aggregates,
 rollout and word attention, from the PyTorch forward of python/attnview_torch
 (with its ablate and trace hooks) and the formulas of the man pages written
 again here, independently of the C code.
@@ -294,13 +294,37 @@ def word_attention(A, spans):
     return W
 
 
-def text_loss(model, ids, known, ablate):
-    """man 5 attnview, section 7: mean -ln p of the known characters."""
+def mean_hook(cfg, ablate):
+    """Mean-ablation (man 5 attnview, section 7) as a forward hook: each
+    switched-off head's output at every row becomes its mean over the
+    text's rows, a causal row's over the rows up to it."""
+    def hook(layer, y):
+        off = [h for (l, h) in ablate if l == layer]
+        if not off:
+            return y
+        y = y.clone()
+        for h in off:
+            v = y[:, h].double()  # (B,n,hs)
+            if cfg.causal:
+                count = torch.arange(1, v.shape[1] + 1, dtype=torch.float64)
+                y[:, h] = (v.cumsum(dim=1) / count[None, :, None]).to(y.dtype)
+            else:
+                y[:, h] = v.mean(dim=1, keepdim=True).expand_as(v).to(y.dtype)
+        return y
+    return hook
+
+
+def text_loss(model, ids, known, ablate, mean=False):
+    """man 5 attnview, section 7: mean -ln p of the known characters; with
+    mean, the heads of ablate mean-ablated instead of zeroed."""
     cfg, params = model.cfg, model.params
     toks = torch.tensor([ids], dtype=torch.long)
     total, count = 0.0, 0
+    hook = mean_hook(cfg, ablate) if mean else None
+    if mean:
+        ablate = ()
     if cfg.causal:
-        final, _, _ = ref.forward(cfg, params, toks, keep=False, ablate=ablate)
+        final, _, _ = ref.forward(cfg, params, toks, keep=False, ablate=ablate, hook=hook)
         logp = torch.log_softmax(ref.logits_of(params, final)[0].double(), dim=-1)
         for t in range(1, len(ids)):
             if known[t]:
@@ -312,7 +336,7 @@ def text_loss(model, ids, known, ablate):
                 continue
             x = toks.clone()
             x[0, t] = ref.TOK_MASK
-            final, _, _ = ref.forward(cfg, params, x, keep=False, ablate=ablate)
+            final, _, _ = ref.forward(cfg, params, x, keep=False, ablate=ablate, hook=hook)
             logp = torch.log_softmax(ref.logits_of(params, final[:, t])[0].double(), dim=-1)
             total -= logp[ids[t]].item()
             count += 1
@@ -377,8 +401,10 @@ def gen(case):
         before, count = text_loss(model, ids, known, ())
         after, _ = text_loss(model, ids, known, off)
         write_tensor(f, "loss", [before, after, count])
-    print("%s: %d tokens, %d words, loss %.4f -> %.4f over %d positions" % (
-        path, n, len(spans), before, after, count))
+        mean, _ = text_loss(model, ids, known, off, mean=True)
+        write_tensor(f, "loss_mean", [mean])
+    print("%s: %d tokens, %d words, loss %.4f -> %.4f (mean-ablated %.4f) over %d positions" % (
+        path, n, len(spans), before, after, mean, count))
 
 
 def main():

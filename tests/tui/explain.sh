@@ -84,6 +84,10 @@ before=$(json_num "$j" '"loss_before"' loss_before)
 after=$(json_num "$j" '"loss_after"' loss_after)
 check "loss before: panel ${got% *}, dump $before" close "${got% *}" "$before" 0.0006
 check "loss after: panel ${got#* }, dump $after" close "${got#* }" "$after" 0.0006
+# the mean-ablated loss, drawn with the others: the dump's
+mean=$(screen | sed -n 's/.*│its mean output instead: \([0-9.]*\).*/\1/p')
+want=$(json_num "$j" '"loss_mean"' loss_mean)
+check "mean-ablated loss: panel $mean, dump $want" close "$mean" "$want" 0.0006
 w=$(panel_weight)
 want=$(json_cell "$j" '"layer": 0, "head": 1,$' 2 1)
 check "the ablated model's weight at (2,1): panel $w, dump $want" close "$w" "$want" 0.000001

@@ -352,6 +352,96 @@ static void ablation_checks(fixture *f, const char *name)
 	/* The ablation changes something: a test of it that cannot fail is none. */
 	CHECKF(fabs(after - before) > 1e-4, "%s: ablation left the loss at %g", name, before);
 	attn_result_finish(&r);
+
+	/* Mean-ablation against PyTorch's (a forward hook there). Each of the
+	 * heads' rows is a mean of rows whose error the bound covers, so the
+	 * loss's bound holds for it as for zeroing. */
+	double mean, at_loss;
+	int mcount, at_count;
+	CHECK(model_text_loss_mean(f->m, &f->ws, f->tok, f->n, mask, NULL, &mean, &mcount, &at_loss,
+				   &at_count, &err));
+	CHECKF(mcount == count && at_count == 0 && isnan(at_loss),
+	       "%s: mean-ablated loss over %d positions (%d at), zeroed over %d", name, mcount,
+	       at_count, count);
+	const float *gm = gt(f, "loss_mean");
+	CHECKF(gm && fabs(mean - gm[0]) <= f->t_loss,
+	       "%s: mean-ablated loss %.6f, golden %.6f (±%.1e)", name, mean, gm ? gm[0] : NAN,
+	       f->t_loss);
+	CHECKF(fabs(mean - after) > 1e-3 && fabs(mean - before) > 1e-3,
+	       "%s: mean-ablated %.6f, zeroed %.6f, every head %.6f: not three numbers", name, mean,
+	       after, before);
+	CHECK(f->ws.ablate == NULL && !f->ws.ablate_mean && f->ws.pattern == NULL);
+}
+
+/* When the mean takes back what zeroing cost (ablation_mean_suffices), on
+ * the panel's numbers: the duplicate task's head whose output is all it
+ * gives (0.000 -> 4.152, its mean 0.000), the built-in model's heads of the
+ * man page (lower without; the mean worse than zero), a rise too small to
+ * say anything, and a mean that takes back under nine tenths. */
+static void mean_suffices_checks(void)
+{
+	CHECK(ablation_mean_suffices(0.0, 4.152, 0.0));
+	CHECK(ablation_mean_suffices(1.0, 2.0, 1.05));
+	CHECK(!ablation_mean_suffices(1.0, 2.0, 1.15));
+	CHECK(!ablation_mean_suffices(1.755, 1.453, 1.790));
+	CHECK(!ablation_mean_suffices(1.665, 2.733, 3.709));
+	CHECK(!ablation_mean_suffices(1.0, 1.04, 1.0));
+	CHECK(!ablation_mean_suffices(1.0, NAN, 1.0) && !ablation_mean_suffices(1.0, 2.0, NAN));
+}
+
+/* A head whose output is a constant (its value rows zero, its value bias
+ * not): zeroing it changes the loss, its mean in its place gives the loss
+ * with every head (the model needs what it writes, not where it looks).
+ * And a causal model's mean-ablated row sees no later character: the loss
+ * of the text's first k - 1 predictions is the loss of its first k
+ * characters alone. */
+static void mean_ablation_checks(fixture *f, const char *name)
+{
+	const int d = (int)f->m->cfg.dim, hs = f->hs;
+	layer_params *lp = &f->m->p.layer[0];
+	float *vw = lp->qkv_w + (size_t)2 * d * d, *vb = lp->qkv_b + 2 * d; /* head 0's rows */
+	float *keep = malloc((size_t)hs * (d + 1) * sizeof *keep);
+	memcpy(keep, vw, (size_t)hs * d * sizeof *keep);
+	memcpy(keep + (size_t)hs * d, vb, (size_t)hs * sizeof *keep);
+	memset(vw, 0, (size_t)hs * d * sizeof *vw);
+	for (int c = 0; c < hs; c++)
+		vb[c] = c % 2 ? 1.5f : -1.0f;
+	uint8_t off[AV_MAX_LAYERS * AV_MAX_HEADS] = {0};
+	off[0] = 1;
+	av_error err;
+	double before, zeroed, mean, at_loss;
+	int count, count2, at_count;
+	f->ws.ablate = NULL;
+	CHECK(model_text_loss(f->m, &f->ws, f->tok, f->n, &before, &count, &err));
+	f->ws.ablate = off;
+	CHECK(model_text_loss(f->m, &f->ws, f->tok, f->n, &zeroed, &count2, &err));
+	f->ws.ablate = NULL;
+	CHECK(model_text_loss_mean(f->m, &f->ws, f->tok, f->n, off, NULL, &mean, &count2, &at_loss,
+				   &at_count, &err));
+	CHECKF(fabs(zeroed - before) > 1e-3 && fabs(mean - before) <= f->t_loss,
+	       "%s: a constant head: every head %.6f, zeroed %.6f, its mean %.6f (±%.1e)", name,
+	       before, zeroed, mean, f->t_loss);
+	memcpy(vw, keep, (size_t)hs * d * sizeof *keep);
+	memcpy(vb, keep + (size_t)hs * d, (size_t)hs * sizeof *keep);
+	free(keep);
+	if (f->m->cfg.objective != OBJ_CAUSAL)
+		return;
+	/* Head (0, 0) mean-ablated (its real weights): predictions 0..k-2 of
+	 * the whole text against the text cut after k characters. */
+	const int k = f->n / 2;
+	uint8_t at[AV_MAX_CONTEXT] = {0};
+	for (int p = 0; p + 1 < k; p++)
+		at[p] = 1;
+	double whole, cut, cut_at;
+	int nwhole, ncut, ncut_at;
+	CHECK(model_text_loss_mean(f->m, &f->ws, f->tok, f->n, off, at, &whole, &nwhole, &at_loss,
+				   &at_count, &err));
+	CHECK(model_text_loss_mean(f->m, &f->ws, f->tok, k, off, NULL, &cut, &ncut, &cut_at,
+				   &ncut_at, &err));
+	CHECKF(at_count == ncut && fabs(at_loss - cut) <= f->t_loss,
+	       "%s: the first %d predictions mean-ablated: %.6f in the whole text, %.6f in its "
+	       "first %d characters (a later character leaked in)",
+	       name, ncut, at_loss, cut, k);
 }
 
 /* ---- the same numbers in the program's dump ------------------------------ */
@@ -506,6 +596,10 @@ static void dump_checks(fixture *f, const explain_case *c)
 		   fabs(la->num - loss[1]) <= f->t_loss,
 	       "%s: dump loss %g -> %g, golden %g -> %g", c->name, lb ? lb->num : NAN,
 	       la ? la->num : NAN, loss[0], loss[1]);
+	const json *lm = json_get(ab, "loss_mean");
+	CHECKF(lm && fabs(lm->num - gt(f, "loss_mean")[0]) <= f->t_loss,
+	       "%s: dump loss_mean %g, golden %g", c->name, lm ? lm->num : NAN,
+	       gt(f, "loss_mean")[0]);
 	json_free(j);
 	free(buf);
 }
@@ -518,8 +612,10 @@ int main(void)
 			core_checks(&f, cases[i].name);
 			ablation_checks(&f, cases[i].name);
 			dump_checks(&f, &cases[i]);
+			mean_ablation_checks(&f, cases[i].name);
 		}
 		teardown(&f);
 	}
+	mean_suffices_checks();
 	return test_summary("explain");
 }
