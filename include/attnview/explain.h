@@ -66,24 +66,27 @@ bool model_text_loss_at(const model *m, activations *ws, const token *tokens, in
 			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
 			av_error *err);
 /* The same with the heads ablate marks (not NULL; as activations.ablate)
- * mean-ablated: each of their rows takes the mean of the head's output over
- * the text's rows in place of its own (a causal row the mean over the rows
- * up to it, so no later character reaches it; a masked model's passes each
- * have their position masked, and the mean is that pass's). Where this
- * keeps the loss that zeroing the heads raised, the model needs what they
- * write on average, not where they look. Plain passes (model_forward), one
- * for a causal model, one per position for a masked one; ws->ablate,
- * ablate_mean and pattern as they were after. */
-/* What the three losses say (nats per character, with every head, with the
- * heads zeroed, with them mean-ablated): zeroing raised the loss by 0.05 or
- * more and their mean in their place takes back nine tenths of the rise.
- * The model then needs what the heads write on average (a constant it
- * reads), not where they look, and their pictures are no evidence of what
- * they do for it. */
-bool ablation_mean_suffices(double before, double zeroed, double mean);
-
+ * mean-ablated: each of their rows takes, in place of its own output, the
+ * average of the head's output over this text's rows (a causal row's over
+ * the rows up to it, its own included, so no later character reaches it:
+ * row 0 keeps its own, row i a 1 / (i + 1) share of it; a masked model's
+ * passes each have their position masked, and the average is that pass's).
+ * It takes away most of what a head says about each position and keeps what
+ * it says on average over the text. Plain passes (model_forward): one for a
+ * causal model, one per position for a masked one, between which stop (if
+ * not NULL) is asked whether to give up (then false, err saying so).
+ * ws->ablate, ablate_mean, pattern and tokens as they were after. */
 bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, int n,
 			  const uint8_t *ablate, const uint8_t *at, double *loss, int *count,
-			  double *loss_at, int *count_at, av_error *err);
+			  double *loss_at, int *count_at, bool (*stop)(void *), void *stop_ctx,
+			  av_error *err);
+
+/* What the three losses on one text say (nats per character, with every
+ * head, with the heads zeroed, with them mean-ablated): zeroing raised the
+ * loss by 0.05 or more and their average output in their place takes back
+ * nine tenths of the rise. On this text the model then needs what the heads
+ * write on average, not where they look, and their pictures are no
+ * evidence of what they do for it. */
+bool ablation_mean_suffices(double before, double zeroed, double mean);
 
 #endif

@@ -221,12 +221,12 @@ typedef struct activations {
 	 * the output projection, as if the head had attended to nothing. NULL
 	 * (what activations_init sets): every head on. Training never sets it. */
 	const uint8_t *ablate;
-	/* With ablate, model_forward gives a switched-off head's rows the mean
-	 * of its output over the text's rows instead of zero (a causal row the
-	 * mean over the rows up to it): mean-ablation, which takes away what the
-	 * head says about each position and keeps what it says on average. The
-	 * view's pass (infer.h) always zeroes. false: what activations_init
-	 * sets. */
+	/* With ablate, model_forward gives a switched-off head's rows the
+	 * average of its output over the text's rows instead of zero (a causal
+	 * row's over the rows up to it, its own included): mean-ablation, which
+	 * takes away most of what the head says about each position and keeps
+	 * what it says on average over the text. The view's pass (infer.h)
+	 * always zeroes. false: what activations_init sets. */
 	bool ablate_mean;
 	/* NULL (what activations_init sets): every head's own attention. */
 	const head_override *pattern;

@@ -330,7 +330,7 @@ static bool attend(dump_request *q, dump_run *d, av_error *err)
 	double at_loss;
 	int count, at_count;
 	if (!model_text_loss_mean(d->m, &d->ws, d->toks, d->n, d->ablate, NULL, &x->loss_mean,
-				  &count, &at_loss, &at_count, err))
+				  &count, &at_loss, &at_count, NULL, NULL, err))
 		return false;
 	d->ws.ablate = d->ablate;
 	return model_attend(d->m, &d->ws, d->toks, d->n, q->topk, &d->r, err) &&

@@ -182,25 +182,21 @@ bool model_text_loss_at(const model *m, activations *ws, const token *tokens, in
 	return true;
 }
 
-/* Logits of rows[0..nrows) of the pass just run, max_rows at a time, each
- * row's -log p(target) added into sum (and sum_at where at marks it). */
+/* Logits of rows[0..nrows) of the pass just run (nrows <= ws->max_rows),
+ * each row's -log p(target) added into sum (and sum_at where at marks it). */
 static void add_rows_nll(const model *m, activations *ws, const int32_t *rows, const token *next,
 			 int nrows, const uint8_t *at, double *sum, int *cnt, double *sum_at,
 			 int *cnt_at)
 {
 	const int V = (int)m->cfg.vocab_size;
-	for (int r0 = 0; r0 < nrows; r0 += ws->max_rows) {
-		int k = nrows - r0 < ws->max_rows ? nrows - r0 : ws->max_rows;
-		model_logits(m, ws, rows + r0, k);
-		for (int r = 0; r < k; r++) {
-			int p = rows[r0 + r];
-			double nll = row_nll(ws->logits + (size_t)r * V, V, next[r0 + r].id);
-			*sum += nll;
-			(*cnt)++;
-			if (at && at[p]) {
-				*sum_at += nll;
-				(*cnt_at)++;
-			}
+	model_logits(m, ws, rows, nrows);
+	for (int r = 0; r < nrows; r++) {
+		double nll = row_nll(ws->logits + (size_t)r * V, V, next[r].id);
+		*sum += nll;
+		(*cnt)++;
+		if (at && at[rows[r]]) {
+			*sum_at += nll;
+			(*cnt_at)++;
 		}
 	}
 }
@@ -213,9 +209,10 @@ bool ablation_mean_suffices(double before, double zeroed, double mean)
 
 bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, int n,
 			  const uint8_t *ablate, const uint8_t *at, double *loss, int *count,
-			  double *loss_at, int *count_at, av_error *err)
+			  double *loss_at, int *count_at, bool (*stop)(void *), void *stop_ctx,
+			  av_error *err)
 {
-	if (n < 1 || n > ws->T || n > (int)m->cfg.context || ws->B < 1)
+	if (n < 1 || n > ws->T || n > ws->max_rows || n > (int)m->cfg.context || ws->B < 1)
 		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
 	int32_t *x = malloc((size_t)n * sizeof *x), *rows = malloc((size_t)n * sizeof *rows);
 	token *next = malloc((size_t)n * sizeof *next);
@@ -233,6 +230,7 @@ bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, 
 	ws->pattern = NULL;
 	double sum = 0, sum_at = 0;
 	int cnt = 0, cnt_at = 0;
+	bool stopped = false;
 	if (m->cfg.objective == OBJ_CAUSAL) {
 		/* One pass: row p predicts character p + 1. */
 		int k = 0;
@@ -248,6 +246,10 @@ bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, 
 		for (int p = 0; p < n; p++) {
 			if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
 				continue;
+			if (stop && stop(stop_ctx)) {
+				stopped = true;
+				break;
+			}
 			x[p] = TOK_MASK;
 			model_forward(m, ws, x, 1, n);
 			add_rows_nll(m, ws, &p, &tokens[p], 1, at, &sum, &cnt, &sum_at, &cnt_at);
@@ -257,9 +259,12 @@ bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, 
 	ws->ablate = saved.ablate;
 	ws->ablate_mean = saved.ablate_mean;
 	ws->pattern = saved.pattern;
+	ws->tokens = saved.tokens;
 	free(x);
 	free(rows);
 	free(next);
+	if (stopped)
+		return av_fail(err, _("a newer text came"));
 	*count = cnt;
 	*loss = cnt ? sum / cnt : NAN;
 	*count_at = cnt_at;

@@ -471,7 +471,6 @@ static void ablate_heads(float *atty, const uint8_t *off, int B, int T, int d, i
 			 bool causal)
 {
 	const int hs = d / NH;
-	double sum[AV_MAX_DIM];
 	for (int h = 0; h < NH; h++) {
 		if (!off[h])
 			continue;
@@ -482,13 +481,13 @@ static void ablate_heads(float *atty, const uint8_t *off, int B, int T, int d, i
 					memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
 				continue;
 			}
+			double sum[AV_MAX_DIM], run[AV_MAX_DIM];
 			memset(sum, 0, (size_t)hs * sizeof *sum);
 			for (int r = 0; r < T; r++)
 				for (int c = 0; c < hs; c++)
 					sum[c] += y[(size_t)r * d + c];
 			/* A causal row's mean is over rows 0..r: the sums again,
 			 * row by row, each row's written once read. */
-			double run[AV_MAX_DIM];
 			memset(run, 0, (size_t)hs * sizeof *run);
 			for (int r = 0; r < T; r++)
 				for (int c = 0; c < hs; c++) {

@@ -293,17 +293,18 @@ static void prediction_lines(view *v, pen *p)
 /* Their mean in their place takes back the rise: ablation_mean_suffices. */
 static const char *mean_suffices_text(int n)
 {
-	return ngettext("the mean takes back the rise: the model needs what the head writes on "
-			"average, not where it looks",
-			"the mean takes back the rise: the model needs what the heads write on "
-			"average, not where they look",
+	return ngettext("on this text the mean takes back the rise: the model needs what the "
+			"head writes on average, not where it looks",
+			"on this text the mean takes back the rise: the model needs what the "
+			"heads write on average, not where they look",
 			n);
 }
 
 /* The loss with the n heads mean-ablated (model_text_loss_mean). */
 static void mean_line(pen *p, style s, int n, double loss)
 {
-	line(p, s, ngettext("its mean output instead: %.3f", "their mean output instead: %.3f", n),
+	line(p, s,
+	     ngettext("loss with its mean output: %.3f", "loss with their mean output: %.3f", n),
 	     loss);
 }
 

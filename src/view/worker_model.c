@@ -295,14 +295,14 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 		return false;
 	if (stale(stale_ctx))
 		return av_fail(&out->err, _("a newer text came"));
-	/* The heads' mean in their place (plain passes on the work space,
-	 * behind the cache's back too). */
+	/* The heads' average output in their place (plain passes on the work
+	 * space, behind the cache's back too, giving up for a newer text
+	 * between a masked model's positions). */
 	int count;
 	mc->ws.ablate = NULL;
-	bool ok = model_text_loss_mean(mc->m, &mc->ws, tokens, n, o->ablate, at, &out->loss_mean,
-				       &count, &out->task_mean, &count_at, &out->err);
-	infer_cache_clear(&mc->cache);
-	return ok;
+	return model_text_loss_mean(mc->m, &mc->ws, tokens, n, o->ablate, at, &out->loss_mean,
+				    &count, &out->task_mean, &count_at, stale, stale_ctx,
+				    &out->err);
 }
 
 /* JOB_PATCH: the job's other text patched into the text, read at the job's
