@@ -300,9 +300,16 @@ static const char *mean_suffices_text(int n)
 			n);
 }
 
-/* The loss with the n heads mean-ablated (model_text_loss_mean). */
-static void mean_line(pen *p, style s, int n, double loss)
+/* The loss with the n heads mean-ablated (model_text_loss_mean), or that
+ * it is on its way. */
+static void mean_line(view *v, pen *p, style s, int n, double loss)
 {
+	if (!v->loss.mean_valid) {
+		line(p, s,
+		     ngettext("loss with its mean output: computing...",
+			      "loss with their mean output: computing...", n));
+		return;
+	}
 	line(p, s,
 	     ngettext("loss with its mean output: %.3f", "loss with their mean output: %.3f", n),
 	     loss);
@@ -331,8 +338,9 @@ void ablation_lines(view *v, pen *p)
 		     v->loss.task_positions);
 		line(p, accent(v, A_BOLD), _("loss %.3f → %.3f nats/char"), v->loss.task_before,
 		     v->loss.task_after);
-		mean_line(p, accent(v, A_BOLD), v->nablated, v->loss.task_mean);
-		if (ablation_mean_suffices(v->loss.task_before, v->loss.task_after,
+		mean_line(v, p, accent(v, A_BOLD), v->nablated, v->loss.task_mean);
+		if (v->loss.mean_valid &&
+		    ablation_mean_suffices(v->loss.task_before, v->loss.task_after,
 					   v->loss.task_mean))
 			wrapped(p, st(A_DIM, 0), mean_suffices_text(v->nablated));
 		wrapped(p, st(A_DIM, 0),
@@ -340,8 +348,9 @@ void ablation_lines(view *v, pen *p)
 			  "wrong letter anywhere else"));
 		return;
 	}
-	mean_line(p, plain(), v->nablated, v->loss.mean);
-	if (ablation_mean_suffices(v->loss.before, v->loss.after, v->loss.mean))
+	mean_line(v, p, plain(), v->nablated, v->loss.mean);
+	if (v->loss.mean_valid &&
+	    ablation_mean_suffices(v->loss.before, v->loss.after, v->loss.mean))
 		wrapped(p, st(A_DIM, 0), mean_suffices_text(v->nablated));
 	/* Lower without them: what that means, on one text. */
 	if (v->loss.after < v->loss.before) {

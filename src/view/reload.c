@@ -78,6 +78,7 @@ static void adopt(view *v, model *m)
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	pages_new_model(v);
 	v->loss.valid = v->loss.asked = false;
+	v->loss.mean_valid = v->loss.mean_asked = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

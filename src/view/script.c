@@ -178,7 +178,8 @@ static void run_type(view *v, const char *text)
 static bool quiet(const view *v)
 {
 	return v->have && !v->pending && v->res_seq == v->seq && v->pred_due == 0 &&
-	       v->pred_req < 0 && !pages_waiting(v) && !v->loss.asked && !v->roles_asked &&
+	       v->pred_req < 0 && !pages_waiting(v) && !v->loss.asked && !v->loss.mean_asked &&
+	       !(v->nablated && v->loss.valid && !v->loss.mean_valid) && !v->roles_asked &&
 	       !v->reloading;
 }
 

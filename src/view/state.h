@@ -161,6 +161,7 @@ typedef struct view {
 	 * task_positions of them (-1: not a lab model) */
 	struct {
 		bool valid, asked;
+		bool mean_valid, mean_asked; /* JOB_LOSS_MEAN's, after JOB_LOSS's */
 		uint64_t seq;
 		double before, after, mean; /* every head, heads zeroed, mean-ablated */
 		int positions;

@@ -248,6 +248,7 @@ static void take_attn(view *v, worker_attn *a)
 	v->pred_req = -1;
 	pages_new_result(v);
 	v->loss.valid = v->loss.asked = false;
+	v->loss.mean_valid = v->loss.mean_asked = false;
 	v->roles_asked = v->heads_here = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -278,16 +279,25 @@ static void request_heads(view *v)
 	v->roles_seq = v->res_seq;
 }
 
-/* With heads switched off, the loss with and without them. */
+/* With heads switched off, the loss with and without them; once that is
+ * on screen, the loss with their mean output (the slower: plain passes). */
 static void request_loss(view *v)
 {
-	if (!v->nablated || (v->loss.seq == v->res_seq && (v->loss.valid || v->loss.asked)))
+	if (!v->nablated)
 		return;
-	worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
-	worker_post_job(v->w, &j);
-	v->loss.valid = false;
-	v->loss.asked = true;
-	v->loss.seq = v->res_seq;
+	if (v->loss.seq != v->res_seq || !(v->loss.valid || v->loss.asked)) {
+		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
+		worker_post_job(v->w, &j);
+		v->loss.valid = v->loss.mean_valid = v->loss.mean_asked = false;
+		v->loss.asked = true;
+		v->loss.seq = v->res_seq;
+		return;
+	}
+	if (v->loss.valid && !v->loss.mean_valid && !v->loss.mean_asked) {
+		worker_job j = {.kind = JOB_LOSS_MEAN, .seq = v->res_seq};
+		worker_post_job(v->w, &j);
+		v->loss.mean_asked = true;
+	}
 }
 
 void request_jobs(view *v)
@@ -330,14 +340,17 @@ static void take_job(view *v, worker_job_result *j)
 	if (j->job.kind == JOB_LOSS) {
 		v->loss.before = j->loss_before;
 		v->loss.after = j->loss_after;
-		v->loss.mean = j->loss_mean;
 		v->loss.positions = j->positions;
 		v->loss.task_before = j->task_before;
 		v->loss.task_after = j->task_after;
-		v->loss.task_mean = j->task_mean;
 		v->loss.task_positions = j->task_positions;
 		v->loss.valid = true;
 		v->loss.asked = false;
+	} else if (j->job.kind == JOB_LOSS_MEAN && v->loss.valid) {
+		v->loss.mean = j->loss_mean;
+		v->loss.task_mean = j->task_mean;
+		v->loss.mean_valid = true;
+		v->loss.mean_asked = false;
 	}
 }
 

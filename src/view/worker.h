@@ -49,6 +49,7 @@ typedef enum worker_job_kind {
 			  opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
+	JOB_LOSS_MEAN, /* the loss with the ablated heads' mean output (after JOB_LOSS) */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
 	JOB_CIRCUITS,  /* every head's circuits from the weights (no text needed) */
@@ -78,8 +79,9 @@ typedef struct worker_job_result {
 	int hs;
 	float *q, *k; /* JOB_BREAKDOWN: hs each; worker_job_result_finish frees */
 	score_split split; /* JOB_BREAKDOWN: the score by source (none if masked) */
-	/* JOB_LOSS, nats per character: with every head, with the heads off
-	 * (zeroed) and with them mean-ablated (model_text_loss_mean) */
+	/* JOB_LOSS, nats per character: with every head and with the heads off
+	 * (zeroed); JOB_LOSS_MEAN's loss_mean (task_mean) with them
+	 * mean-ablated (model_text_loss_mean) */
 	double loss_before, loss_after, loss_mean;
 	int positions;
 	/* JOB_LOSS of a lab model (lab_positions.h): the same at the positions

@@ -285,21 +285,35 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 	if (stale(stale_ctx))
 		return av_fail(&out->err, _("a newer text came"));
 	if (!o->any_ablated) {
-		out->loss_after = out->loss_mean = out->loss_before;
-		out->task_after = out->task_mean = out->task_before;
+		out->loss_after = out->loss_before;
+		out->task_after = out->task_before;
 		return true;
 	}
 	mc->ws.ablate = o->ablate;
-	if (!model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
-				&out->task_after, &count_at, &out->err))
-		return false;
-	if (stale(stale_ctx))
-		return av_fail(&out->err, _("a newer text came"));
-	/* The heads' average output in their place (plain passes on the work
-	 * space, behind the cache's back too, giving up for a newer text
-	 * between a masked model's positions). */
-	int count;
+	return model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
+				  &out->task_after, &count_at, &out->err);
+}
+
+/* JOB_LOSS_MEAN: the ablated heads' average output in their place, after
+ * JOB_LOSS, so that the zeroed loss is on screen first (plain passes on the
+ * work space, behind the cache's back too, giving up for a newer text
+ * between a masked model's positions). */
+static bool loss_mean_job(model_ctx *mc, const token *tokens, int n, const worker_text_opts *o,
+			  const worker_job *j, worker_job_result *out, worker_stale_fn stale,
+			  void *stale_ctx)
+{
+	(void)j;
+	uint32_t cps[AV_MAX_CONTEXT];
+	uint8_t decided[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		cps[i] = tokens[i].cp;
+	const char *task = lab_model_task(mc->m);
+	const uint8_t *at = task && lab_decided(task, cps, n, decided) >= 0 ? decided : NULL;
+	int count, count_at;
+	infer_cache_clear(&mc->cache);
 	mc->ws.ablate = NULL;
+	if (!o->any_ablated)
+		return av_fail(&out->err, _("no head is off"));
 	return model_text_loss_mean(mc->m, &mc->ws, tokens, n, o->ablate, at, &out->loss_mean,
 				    &count, &out->task_mean, &count_at, stale, stale_ctx,
 				    &out->err);
@@ -409,6 +423,7 @@ static const struct {
     [JOB_ROLES] = {roles_job, job_roles_finish},
     [JOB_BREAKDOWN] = {breakdown_job, job_breakdown_finish},
     [JOB_LOSS] = {loss_job, NULL},
+    [JOB_LOSS_MEAN] = {loss_mean_job, NULL},
     [JOB_NEXT] = {next_job, job_next_finish},
     [JOB_WHY] = {why_job, job_why_finish},
     [JOB_CIRCUITS] = {circuits_job, job_circuits_finish},

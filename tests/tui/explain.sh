@@ -84,7 +84,8 @@ before=$(json_num "$j" '"loss_before"' loss_before)
 after=$(json_num "$j" '"loss_after"' loss_after)
 check "loss before: panel ${got% *}, dump $before" close "${got% *}" "$before" 0.0006
 check "loss after: panel ${got#* }, dump $after" close "${got#* }" "$after" 0.0006
-# the mean-ablated loss, drawn with the others: the dump's
+# the mean-ablated loss, drawn after the others: the dump's
+check "mean-ablated loss computed" wait_for_re "│loss with its mean output: [0-9.]+" 30
 mean=$(screen | sed -n 's/.*│loss with its mean output: \([0-9.]*\).*/\1/p')
 want=$(json_num "$j" '"loss_mean"' loss_mean)
 check "mean-ablated loss: panel $mean, dump $want" close "$mean" "$want" 0.0006
