@@ -260,6 +260,20 @@ static bool faith_job(model_ctx *mc, const token *tokens, int n, const worker_te
 	return ok;
 }
 
+/* The loss jobs' start: the cache emptied (their passes write the work
+ * space behind its back), every head on, and for a lab model the positions
+ * its task decides (lab_decided, into decided; NULL for another model). */
+static const uint8_t *loss_positions(model_ctx *mc, const token *tokens, int n, uint8_t *decided)
+{
+	uint32_t cps[AV_MAX_CONTEXT];
+	for (int i = 0; i < n; i++)
+		cps[i] = tokens[i].cp;
+	infer_cache_clear(&mc->cache);
+	mc->ws.ablate = NULL;
+	const char *task = lab_model_task(mc->m);
+	return task && lab_decided(task, cps, n, decided) >= 0 ? decided : NULL;
+}
+
 /* JOB_LOSS: with every head, then with the ablation, over every position
  * and, for a lab model, at the positions its task decides (the only ones
  * it was trained on); model_text_loss_at writes the work space behind the
@@ -269,15 +283,9 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 		     void *stale_ctx)
 {
 	(void)j;
-	uint32_t cps[AV_MAX_CONTEXT];
 	uint8_t decided[AV_MAX_CONTEXT];
-	for (int i = 0; i < n; i++)
-		cps[i] = tokens[i].cp;
-	const char *task = lab_model_task(mc->m);
-	const uint8_t *at = task && lab_decided(task, cps, n, decided) >= 0 ? decided : NULL;
+	const uint8_t *at = loss_positions(mc, tokens, n, decided);
 	int count_at;
-	infer_cache_clear(&mc->cache);
-	mc->ws.ablate = NULL;
 	if (!model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_before, &out->positions,
 				&out->task_before, &count_at, &out->err))
 		return false;
@@ -303,15 +311,9 @@ static bool loss_mean_job(model_ctx *mc, const token *tokens, int n, const worke
 			  void *stale_ctx)
 {
 	(void)j;
-	uint32_t cps[AV_MAX_CONTEXT];
 	uint8_t decided[AV_MAX_CONTEXT];
-	for (int i = 0; i < n; i++)
-		cps[i] = tokens[i].cp;
-	const char *task = lab_model_task(mc->m);
-	const uint8_t *at = task && lab_decided(task, cps, n, decided) >= 0 ? decided : NULL;
+	const uint8_t *at = loss_positions(mc, tokens, n, decided);
 	int count, count_at;
-	infer_cache_clear(&mc->cache);
-	mc->ws.ablate = NULL;
 	if (!o->any_ablated)
 		return av_fail(&out->err, _("no head is off"));
 	return model_text_loss_mean(mc->m, &mc->ws, tokens, n, o->ablate, at, &out->loss_mean,
