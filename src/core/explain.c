@@ -182,23 +182,72 @@ bool model_text_loss_at(const model *m, activations *ws, const token *tokens, in
 	return true;
 }
 
+/* Sums of -log p(target) over the positions that take part, and over
+ * those the caller marks (at). */
+typedef struct nll_sums {
+	const uint8_t *at;
+	double sum, sum_at;
+	int cnt, cnt_at;
+} nll_sums;
+
 /* Logits of rows[0..nrows) of the pass just run (nrows <= ws->max_rows),
- * each row's -log p(target) added into sum (and sum_at where at marks it). */
+ * row r's -log p(next[r]) added into s. */
 static void add_rows_nll(const model *m, activations *ws, const int32_t *rows, const token *next,
-			 int nrows, const uint8_t *at, double *sum, int *cnt, double *sum_at,
-			 int *cnt_at)
+			 int nrows, nll_sums *s)
 {
 	const int V = (int)m->cfg.vocab_size;
 	model_logits(m, ws, rows, nrows);
 	for (int r = 0; r < nrows; r++) {
 		double nll = row_nll(ws->logits + (size_t)r * V, V, next[r].id);
-		*sum += nll;
-		(*cnt)++;
-		if (at && at[rows[r]]) {
-			*sum_at += nll;
-			(*cnt_at)++;
+		s->sum += nll;
+		s->cnt++;
+		if (s->at && s->at[rows[r]]) {
+			s->sum_at += nll;
+			s->cnt_at++;
 		}
 	}
+}
+
+/* A causal model's one pass over x: row p predicts character p + 1. */
+static bool causal_nll(const model *m, activations *ws, const token *tokens, int32_t *x, int n,
+		       nll_sums *s, av_error *err)
+{
+	int32_t *rows = malloc((size_t)n * sizeof *rows);
+	token *next = malloc((size_t)n * sizeof *next);
+	if (!rows || !next) {
+		free(rows);
+		free(next);
+		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
+	}
+	int k = 0;
+	for (int p = 0; p + 1 < n; p++)
+		if (!tokens[p + 1].unknown && tokens[p + 1].id >= TOK_NSPECIAL) {
+			rows[k] = p;
+			next[k++] = tokens[p + 1];
+		}
+	model_forward(m, ws, x, 1, n);
+	add_rows_nll(m, ws, rows, next, k, s);
+	free(rows);
+	free(next);
+	return true;
+}
+
+/* A masked model's pass per position, that position alone masked in x,
+ * asking stop before each. */
+static bool masked_nll(const model *m, activations *ws, const token *tokens, int32_t *x, int n,
+		       nll_sums *s, bool (*stop)(void *), void *stop_ctx, av_error *err)
+{
+	for (int p = 0; p < n; p++) {
+		if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
+			continue;
+		if (stop && stop(stop_ctx))
+			return av_fail(err, _("a newer text came"));
+		x[p] = TOK_MASK;
+		model_forward(m, ws, x, 1, n);
+		add_rows_nll(m, ws, &p, &tokens[p], 1, s);
+		x[p] = tokens[p].id;
+	}
+	return true;
 }
 
 bool ablation_mean_suffices(double before, double zeroed, double mean)
@@ -214,60 +263,29 @@ bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, 
 {
 	if (n < 1 || n > ws->T || n > ws->max_rows || n > (int)m->cfg.context || ws->B < 1)
 		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
-	int32_t *x = malloc((size_t)n * sizeof *x), *rows = malloc((size_t)n * sizeof *rows);
-	token *next = malloc((size_t)n * sizeof *next);
-	if (!x || !rows || !next) {
-		free(x);
-		free(rows);
-		free(next);
+	int32_t *x = malloc((size_t)n * sizeof *x);
+	if (!x)
 		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
-	}
 	for (int i = 0; i < n; i++)
 		x[i] = tokens[i].id;
 	activations saved = *ws;
 	ws->ablate = ablate;
 	ws->ablate_mean = true;
 	ws->pattern = NULL;
-	double sum = 0, sum_at = 0;
-	int cnt = 0, cnt_at = 0;
-	bool stopped = false;
-	if (m->cfg.objective == OBJ_CAUSAL) {
-		/* One pass: row p predicts character p + 1. */
-		int k = 0;
-		for (int p = 0; p + 1 < n; p++)
-			if (!tokens[p + 1].unknown && tokens[p + 1].id >= TOK_NSPECIAL) {
-				rows[k] = p;
-				next[k++] = tokens[p + 1];
-			}
-		model_forward(m, ws, x, 1, n);
-		add_rows_nll(m, ws, rows, next, k, at, &sum, &cnt, &sum_at, &cnt_at);
-	} else {
-		/* A pass per position, that position alone masked. */
-		for (int p = 0; p < n; p++) {
-			if (tokens[p].unknown || tokens[p].id < TOK_NSPECIAL)
-				continue;
-			if (stop && stop(stop_ctx)) {
-				stopped = true;
-				break;
-			}
-			x[p] = TOK_MASK;
-			model_forward(m, ws, x, 1, n);
-			add_rows_nll(m, ws, &p, &tokens[p], 1, at, &sum, &cnt, &sum_at, &cnt_at);
-			x[p] = tokens[p].id;
-		}
-	}
+	nll_sums s = {.at = at};
+	bool ok = m->cfg.objective == OBJ_CAUSAL
+		      ? causal_nll(m, ws, tokens, x, n, &s, err)
+		      : masked_nll(m, ws, tokens, x, n, &s, stop, stop_ctx, err);
 	ws->ablate = saved.ablate;
 	ws->ablate_mean = saved.ablate_mean;
 	ws->pattern = saved.pattern;
 	ws->tokens = saved.tokens;
 	free(x);
-	free(rows);
-	free(next);
-	if (stopped)
-		return av_fail(err, _("a newer text came"));
-	*count = cnt;
-	*loss = cnt ? sum / cnt : NAN;
-	*count_at = cnt_at;
-	*loss_at = cnt_at ? sum_at / cnt_at : NAN;
+	if (!ok)
+		return false;
+	*count = s.cnt;
+	*loss = s.cnt ? s.sum / s.cnt : NAN;
+	*count_at = s.cnt_at;
+	*loss_at = s.cnt_at ? s.sum_at / s.cnt_at : NAN;
 	return true;
 }
