@@ -61,10 +61,12 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 		     int *count, av_error *err);
 /* The same, and in the same passes the loss at the positions at[i] marks
  * only (a lab task's: lab_positions.h; at NULL: *loss_at NAN, *count_at 0;
- * for a causal model position i is the prediction of character i + 1). */
+ * for a causal model position i is the prediction of character i + 1).
+ * stop (if not NULL) is asked between positions and within the passes
+ * whether to give up (then false, err saying so). */
 bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
 			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
-			av_error *err);
+			bool (*stop)(void *), void *stop_ctx, av_error *err);
 /* The same with the heads ablate marks (not NULL; as activations.ablate)
  * mean-ablated: each of their rows takes, in place of its own output, the
  * average of the head's output over this text's rows (a causal row's over

@@ -121,12 +121,12 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 {
 	double at;
 	int nat;
-	return model_text_loss_at(m, ws, tokens, n, NULL, loss, count, &at, &nat, err);
+	return model_text_loss_at(m, ws, tokens, n, NULL, loss, count, &at, &nat, NULL, NULL, err);
 }
 
 bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
 			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
-			av_error *err)
+			bool (*stop)(void *), void *stop_ctx, av_error *err)
 {
 	const int V = (int)m->cfg.vocab_size;
 	if (n < 1 || n > ws->T || n > ws->max_rows)
@@ -157,7 +157,11 @@ bool model_text_loss_at(const model *m, activations *ws, const token *tokens, in
 			continue;
 		if (!causal)
 			x[p] = TOK_MASK;
-		ok = infer_row_logits(m, ws, c, x, n, p, logits, NULL, NULL, err);
+		if (stop && stop(stop_ctx)) {
+			ok = av_fail(err, _("a newer text came"));
+			break;
+		}
+		ok = infer_row_logits(m, ws, c, x, n, p, logits, stop, stop_ctx, err);
 		if (ok) {
 			double nll = row_nll(logits, V, t->id);
 			sum += nll;

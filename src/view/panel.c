@@ -304,6 +304,13 @@ static const char *mean_suffices_text(int n)
  * it is on its way. */
 static void mean_line(view *v, pen *p, style s, int n, double loss)
 {
+	if (v->loss.mean_failed) {
+		line(
+		    p, s,
+		    ngettext("loss with its mean output: %s", "loss with their mean output: %s", n),
+		    v->loss.why.msg);
+		return;
+	}
 	if (!v->loss.mean_valid) {
 		line(p, s,
 		     ngettext("loss with its mean output: computing...",
@@ -324,6 +331,10 @@ void ablation_lines(view *v, pen *p)
 	p->y++;
 	line(p, st(A_BOLD, 0), ngettext("%d head off (Alt-A)", "%d heads off (Alt-A)", v->nablated),
 	     v->nablated);
+	if (v->loss.failed && v->loss.seq == v->res_seq) {
+		line(p, plain(), _("loss: %s"), v->loss.why.msg);
+		return;
+	}
 	if (!v->loss.valid || v->loss.seq != v->res_seq) {
 		line(p, plain(), _("loss: computing..."));
 		return;

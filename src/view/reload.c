@@ -77,8 +77,8 @@ static void adopt(view *v, model *m)
 	v->context = (int)m->cfg.context;
 	v->head_dim = (int)(m->cfg.dim / (m->cfg.heads ? m->cfg.heads : 1));
 	pages_new_model(v);
-	v->loss.valid = v->loss.asked = false;
-	v->loss.mean_valid = v->loss.mean_asked = false;
+	v->loss.valid = v->loss.asked = v->loss.failed = false;
+	v->loss.mean_valid = v->loss.mean_asked = v->loss.mean_failed = false;
 	/* Heads that were off belong to the old model. */
 	memset(&v->topts.ablate, 0, sizeof v->topts.ablate);
 	v->topts.any_ablated = false;

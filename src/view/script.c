@@ -179,8 +179,8 @@ static bool quiet(const view *v)
 {
 	return v->have && !v->pending && v->res_seq == v->seq && v->pred_due == 0 &&
 	       v->pred_req < 0 && !pages_waiting(v) && !v->loss.asked && !v->loss.mean_asked &&
-	       !(v->nablated && v->loss.valid && !v->loss.mean_valid) && !v->roles_asked &&
-	       !v->reloading;
+	       !(v->nablated && v->loss.valid && !v->loss.mean_valid && !v->loss.mean_failed) &&
+	       !v->roles_asked && !v->reloading;
 }
 
 /* A wait of s->cmd: met, still waiting, or timed out (false with err). */

@@ -156,12 +156,15 @@ typedef struct view {
 		int n;	     /* characters typed so far */
 		uint32_t cps[2];
 	} tp;
-	/* the loss on the text with and without the ablation (JOB_LOSS), for
-	 * res_seq; for a lab model also at the positions its task decides,
-	 * task_positions of them (-1: not a lab model) */
+	/* the loss on the text with and without the ablation (JOB_LOSS), then
+	 * with the heads' mean output (JOB_LOSS_MEAN), for res_seq; for a lab
+	 * model also at the positions its task decides, task_positions of them
+	 * (-1: not a lab model). A job that failed for this text is not asked
+	 * again: failed (mean_failed), and why. */
 	struct {
-		bool valid, asked;
-		bool mean_valid, mean_asked; /* JOB_LOSS_MEAN's, after JOB_LOSS's */
+		bool valid, asked, failed;
+		bool mean_valid, mean_asked, mean_failed;
+		av_error why;
 		uint64_t seq;
 		double before, after, mean; /* every head, heads zeroed, mean-ablated */
 		int positions;

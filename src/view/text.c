@@ -247,8 +247,8 @@ static void take_attn(view *v, worker_attn *a)
 	memset(v->pstate, 0, (size_t)v->context);
 	v->pred_req = -1;
 	pages_new_result(v);
-	v->loss.valid = v->loss.asked = false;
-	v->loss.mean_valid = v->loss.mean_asked = false;
+	v->loss.valid = v->loss.asked = v->loss.failed = false;
+	v->loss.mean_valid = v->loss.mean_asked = v->loss.mean_failed = false;
 	v->roles_asked = v->heads_here = false;
 	if (writing_on(v))
 		v->hv.qrow = 1 << 30; /* the model writing: the row of its newest character */
@@ -285,15 +285,16 @@ static void request_loss(view *v)
 {
 	if (!v->nablated)
 		return;
-	if (v->loss.seq != v->res_seq || !(v->loss.valid || v->loss.asked)) {
+	if (v->loss.seq != v->res_seq || !(v->loss.valid || v->loss.asked || v->loss.failed)) {
 		worker_job j = {.kind = JOB_LOSS, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
-		v->loss.valid = v->loss.mean_valid = v->loss.mean_asked = false;
+		v->loss.valid = v->loss.failed = false;
+		v->loss.mean_valid = v->loss.mean_asked = v->loss.mean_failed = false;
 		v->loss.asked = true;
 		v->loss.seq = v->res_seq;
 		return;
 	}
-	if (v->loss.valid && !v->loss.mean_valid && !v->loss.mean_asked) {
+	if (v->loss.valid && !v->loss.mean_valid && !v->loss.mean_asked && !v->loss.mean_failed) {
 		worker_job j = {.kind = JOB_LOSS_MEAN, .seq = v->res_seq};
 		worker_post_job(v->w, &j);
 		v->loss.mean_asked = true;
@@ -333,6 +334,19 @@ static void take_job(view *v, worker_job_result *j)
 		return;
 	if (j->job.kind == JOB_ROLES) {
 		take_heads(v, j);
+		return;
+	}
+	if (!j->ok && (j->job.kind == JOB_LOSS || j->job.kind == JOB_LOSS_MEAN)) {
+		/* A failure that reaches the view is for this text (giving up
+		 * for a newer one is dropped by the worker): say why, once. */
+		if (j->job.kind == JOB_LOSS_MEAN) {
+			v->loss.mean_asked = false;
+			v->loss.mean_failed = true;
+		} else {
+			v->loss.asked = false;
+			v->loss.failed = true;
+		}
+		v->loss.why = j->err;
 		return;
 	}
 	if (!j->ok || pages_take(v, j))

@@ -49,12 +49,14 @@ typedef enum worker_job_kind {
 			  opened on a result without them) */
 	JOB_BREAKDOWN, /* q and k of (layer, head) at (query, key) */
 	JOB_LOSS,      /* the loss on the text with every head, and with the ablation */
-	JOB_LOSS_MEAN, /* the loss with the ablated heads' mean output (after JOB_LOSS) */
 	JOB_NEXT,      /* logits of the character after the text (a causal model) */
 	JOB_WHY,       /* the logit lens and the heads' logit attribution at query */
 	JOB_CIRCUITS,  /* every head's circuits from the weights (no text needed) */
 	JOB_FAITH,     /* the faithfulness meter at query: a pass per key */
 	JOB_PATCH,     /* patching the job's other text into the text, read at query */
+	JOB_LOSS_MEAN, /* the loss with the ablated heads' mean output (after JOB_LOSS;
+			  last: the worker takes the lowest kind first, and this
+			  one's plain passes are the slowest) */
 	JOB_NKINDS
 } worker_job_kind;
 
@@ -84,8 +86,9 @@ typedef struct worker_job_result {
 	 * mean-ablated (model_text_loss_mean) */
 	double loss_before, loss_after, loss_mean;
 	int positions;
-	/* JOB_LOSS of a lab model (lab_positions.h): the same at the positions
-	 * its task decides, task_positions of them (-1: not a lab model) */
+	/* JOB_LOSS (task_mean: JOB_LOSS_MEAN) of a lab model (lab_positions.h):
+	 * the same at the positions its task decides, task_positions of them
+	 * (-1: not a lab model) */
 	double task_before, task_after, task_mean;
 	int task_positions;
 	float *logits; /* JOB_NEXT: [nlogits]; worker_job_result_finish frees */

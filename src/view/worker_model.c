@@ -287,7 +287,7 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 	const uint8_t *at = loss_positions(mc, tokens, n, decided);
 	int count_at;
 	if (!model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_before, &out->positions,
-				&out->task_before, &count_at, &out->err))
+				&out->task_before, &count_at, stale, stale_ctx, &out->err))
 		return false;
 	out->task_positions = at ? count_at : -1;
 	if (stale(stale_ctx))
@@ -299,7 +299,7 @@ static bool loss_job(model_ctx *mc, const token *tokens, int n, const worker_tex
 	}
 	mc->ws.ablate = o->ablate;
 	return model_text_loss_at(mc->m, &mc->ws, tokens, n, at, &out->loss_after, &out->positions,
-				  &out->task_after, &count_at, &out->err);
+				  &out->task_after, &count_at, stale, stale_ctx, &out->err);
 }
 
 /* JOB_LOSS_MEAN: the ablated heads' average output in their place, after
