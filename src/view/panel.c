@@ -397,9 +397,17 @@ void panel_draw(view *v)
 	top_key_lines(v, &p, &s);
 	p.y++;
 	stats_lines(v, &p, &s);
+	/* Heads switched off: what that did to the loss comes before the
+	 * predictions, which a short panel cuts first (at 80x24 the loss was
+	 * below the screen). */
+	if (v->nablated) {
+		ablation_lines(v, &p);
+		p.y++;
+		prediction_lines(v, &p);
+		return;
+	}
 	p.y++;
 	prediction_lines(v, &p);
-	ablation_lines(v, &p);
 }
 
 /* ---- the pages ------------------------------------------------------------- */
