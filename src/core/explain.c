@@ -124,18 +124,33 @@ bool model_text_loss(const model *m, activations *ws, const token *tokens, int n
 	return model_text_loss_at(m, ws, tokens, n, NULL, loss, count, &at, &nat, NULL, NULL, err);
 }
 
+/* The text's ids for the loss passes (the caller frees them), or NULL with
+ * err when n tokens do not fit the work space or the model's context. */
+static int32_t *loss_ids(const model *m, const activations *ws, const token *tokens, int n,
+			 av_error *err)
+{
+	if (n < 1 || n > ws->T || n > ws->max_rows || n > (int)m->cfg.context || ws->B < 1) {
+		av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
+		return NULL;
+	}
+	int32_t *x = malloc((size_t)n * sizeof *x);
+	if (!x) {
+		av_fail(err, _("out of memory for the loss over %d tokens"), n);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		x[i] = tokens[i].id;
+	return x;
+}
+
 bool model_text_loss_at(const model *m, activations *ws, const token *tokens, int n,
 			const uint8_t *at, double *loss, int *count, double *loss_at, int *count_at,
 			bool (*stop)(void *), void *stop_ctx, av_error *err)
 {
 	const int V = (int)m->cfg.vocab_size;
-	if (n < 1 || n > ws->T || n > ws->max_rows)
-		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
-	int32_t *x = malloc((size_t)n * sizeof *x);
+	int32_t *x = loss_ids(m, ws, tokens, n, err);
 	if (!x)
-		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
-	for (int i = 0; i < n; i++)
-		x[i] = tokens[i].id;
+		return false;
 	/* Every row's logits as the view computes them (infer_row_logits): a
 	 * causal model's from one pass kept in the cache, a masked model's from
 	 * one pass per masked position. */
@@ -265,13 +280,9 @@ bool model_text_loss_mean(const model *m, activations *ws, const token *tokens, 
 			  double *loss_at, int *count_at, bool (*stop)(void *), void *stop_ctx,
 			  av_error *err)
 {
-	if (n < 1 || n > ws->T || n > ws->max_rows || n > (int)m->cfg.context || ws->B < 1)
-		return av_fail(err, _("%d tokens do not fit the work space of %d"), n, ws->T);
-	int32_t *x = malloc((size_t)n * sizeof *x);
+	int32_t *x = loss_ids(m, ws, tokens, n, err);
 	if (!x)
-		return av_fail(err, _("out of memory for the loss over %d tokens"), n);
-	for (int i = 0; i < n; i++)
-		x[i] = tokens[i].id;
+		return false;
 	activations saved = *ws;
 	ws->ablate = ablate;
 	ws->ablate_mean = true;

@@ -570,12 +570,6 @@ bool lab_uniform_accuracy(const model *m, const lab_task *t, uint64_t seed, int 
 	return true;
 }
 
-bool lab_output_only(double acc_all, double acc_without, double acc_even, double chance)
-{
-	return lab_carries(acc_all, acc_without, chance) &&
-	       lab_pattern_fit(acc_all, acc_even, chance) == LAB_FIT_HOLDS;
-}
-
 bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int head, int from,
 		       double *acc, av_error *err)
 {
@@ -595,33 +589,6 @@ bool lab_copy_accuracy(const model *m, const lab_task *t, uint64_t seed, int hea
 	return true;
 }
 
-lab_fit lab_pattern_fit(double acc_all, double acc_pattern, double chance)
-{
-	double gain = acc_all - chance, kept = acc_pattern - chance;
-	return isnan(acc_pattern)   ? LAB_FIT_NONE
-	       : kept >= 0.9 * gain ? LAB_FIT_HOLDS
-	       : kept >= 0.5 * gain ? LAB_FIT_PARTLY
-				    : LAB_FIT_OTHER;
-}
-
-bool lab_judge_picture(const model *m, const lab_task *t, uint64_t seed, int head, double acc_all,
-		       double acc_without, lab_picture *out, av_error *err)
-{
-	double chance = 1.0 / t->answers;
-	*out = (lab_picture){.fit = LAB_FIT_NONE, .acc_pattern = NAN, .acc_even = NAN};
-	if (!lab_pattern_accuracy(m, t, seed, head, &out->acc_pattern, err))
-		return false;
-	out->fit = lab_pattern_fit(acc_all, out->acc_pattern, chance);
-	/* A pattern that fails already says the picture is not the
-	 * mechanism; the control has nothing to add. */
-	if (out->fit != LAB_FIT_HOLDS && out->fit != LAB_FIT_NONE)
-		return true;
-	if (!lab_uniform_accuracy(m, t, seed, head, &out->acc_even, err))
-		return false;
-	out->output_only = lab_output_only(acc_all, acc_without, out->acc_even, chance);
-	return true;
-}
-
 bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *acc,
 		     av_error *err)
 {
@@ -638,11 +605,6 @@ bool lab_ablate_each(const model *m, const lab_task *t, uint64_t seed, double *a
 		acc[k] = s.acc;
 	}
 	return true;
-}
-
-bool lab_carries(double acc_all, double acc_without, double chance)
-{
-	return acc_all - acc_without >= 0.5 * (acc_all - chance);
 }
 
 /* Accuracy with the heads of layer l switched off where keep is not one of
