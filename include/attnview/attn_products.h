@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #define ATTN_KEY_TILE 64
+#define ATTN_MAX_ROWS 64 /* attn_scores_max's rows at a time (its stack) */
 
 /* Whether these products run here: a CPU with AVX2 and FMA (x86-64-v3),
  * and a head size hs that is a multiple of 8. Otherwise the callers keep
@@ -40,11 +41,21 @@ void attn_pack_keys(float *kt, const float *k, int ldk, int n, int hs);
  * times the packed keys 0..kn-1 (kt of at least kn keys). */
 void attn_scores(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
 		 int hs);
+/* The same, and rmax[i] (if not NULL) the largest of row i's scores, read
+ * while they are still in the cache: a masked model's softmax then needs
+ * no pass of its own for it (softmax_row_exp). */
+void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
+		     int hs, float *rmax);
 
 /* y (rows of hs floats, ldy apart) = P (rows x kn, ldp apart) times v (kn
  * rows of hs floats, ldv apart); hs a multiple of 8. */
 void attn_mix(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows, int kn,
 	      int hs);
+/* The same, each output row then multiplied by rscale[i] (if not NULL): the
+ * softmax's 1 / sum, when P holds its exponentials. One rounding more, at
+ * every width. */
+void attn_mix_scaled(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows,
+		     int kn, int hs, const float *rscale);
 
 /* The same products as plain loops, one fmaf chain an output: what the
  * fast ones must give to the bit (tests/unit/test_attn_products.c). */

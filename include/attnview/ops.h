@@ -74,6 +74,15 @@ void residual_forward(float *out, const float *a, const float *b, int N);
  * becomes NAN, so nobody mistakes a masked cell for a real one. The
  * attention of the forward pass, of training and of the view (infer.c). */
 void softmax_row(float *att, float *preatt, int n, int valid, float scale);
+/* softmax_row's first steps alone: att[j] = exp(scale*(s[j]-max)) for
+ * j < valid, the masked keys as softmax_row leaves them; returns the sum,
+ * so that scale_row(att, att, valid, 1 / sum) gives softmax_row's weights
+ * to the bit. maxv: the largest of preatt[0..valid) when the caller has it
+ * (the view's products find it as they store the scores), NAN to find it
+ * here. */
+float softmax_row_exp(float *att, float *preatt, int n, int valid, float scale, float maxv);
+/* out (n) = in (n) * c; out may be in. */
+void scale_row(float *out, const float *in, int n, float c);
 
 /* Row-wise softmax in place, computed in binary64 and rounded once: each
  * result is the exact softmax of its row to within about 1e-7, relative,

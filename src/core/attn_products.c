@@ -125,7 +125,7 @@ AV_INLINE void put16(float *p, v16f v, int m)
 /* 16 lanes: r <= 6 query rows against one tile of 64 keys (24 sums in
  * registers), m of its keys stored. */
 AV_INLINE void scores_tile16(float *S, int lds, const float *q, int ldq, const float *kp, int r,
-			     int m, int hs)
+			     int m, int hs, v16f *rm)
 {
 	v16f a[6][4] = {{{0}}};
 	for (int d = 0; d < hs; d++, kp += TILE) {
@@ -149,31 +149,59 @@ AV_INLINE void scores_tile16(float *S, int lds, const float *q, int ldq, const f
 		float *s = S + (size_t)i * lds;
 		for (int c = 0; c < 4; c++)
 			put16(s + 16 * c, a[i][c], m - 16 * c);
+		if (rm && m == TILE)
+			rm[i] =
+			    max16(rm[i], max16(max16(a[i][0], a[i][1]), max16(a[i][2], a[i][3])));
 	}
 }
 
-AV_WIDE static void scores16(float *S, int lds, const float *q, int ldq, const float *kt, int rows,
-			     int kn, int hs)
+/* With rm, each row's largest score: of a whole tile, from the sums in
+ * registers into rm[i] (16 lane maxima, reduced at the end); of a last tile
+ * of m < 64 keys (whose other lanes hold zeros), from the m just stored.
+ * The largest is one number whatever the order: the bits softmax_row would
+ * find. */
+AV_INLINE void tail_max(float *rmax, const float *S, int lds, int rows, int m)
 {
+	for (int i = 0; i < rows; i++)
+		for (int k = 0; k < m; k++)
+			rmax[i] =
+			    S[(size_t)i * lds + k] > rmax[i] ? S[(size_t)i * lds + k] : rmax[i];
+}
+
+AV_WIDE static void scores16(float *S, int lds, const float *q, int ldq, const float *kt, int rows,
+			     int kn, int hs, float *rmax)
+{
+	v16f rm[ATTN_MAX_ROWS];
+	for (int i = 0; rmax && i < rows; i++) {
+		rm[i] = (v16f){0} - INFINITY;
+		rmax[i] = -INFINITY;
+	}
 	for (int j = 0; j < kn; j += TILE) {
 		const float *kp = kt + (size_t)j * hs;
 		const int m = kn - j < TILE ? kn - j : TILE;
 		int i = 0;
+		v16f *mx = rmax ? rm : NULL;
 		for (; i + 6 <= rows; i += 6)
 			scores_tile16(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 6,
-				      m, hs);
+				      m, hs, mx ? mx + i : NULL);
 		for (; i + 4 <= rows; i += 4)
 			scores_tile16(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 4,
-				      m, hs);
+				      m, hs, mx ? mx + i : NULL);
 		for (; i < rows; i++)
 			scores_tile16(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 1,
-				      m, hs);
+				      m, hs, mx ? mx + i : NULL);
+		if (rmax && m < TILE)
+			tail_max(rmax, S + j, lds, rows, m);
+	}
+	for (int i = 0; rmax && i < rows; i++) {
+		float m = hmax8(max8(half16(rm[i], 0), half16(rm[i], 1)));
+		rmax[i] = m > rmax[i] ? m : rmax[i];
 	}
 }
 
 /* 8 lanes: r <= 6 query rows against 16 keys of a tile (12 sums). */
 AV_INLINE void scores_tile8(float *S, int lds, const float *q, int ldq, const float *kp, int r,
-			    int m, int hs)
+			    int m, int hs, v8f *rm)
 {
 	v8f a[6][2] = {{{0}}};
 	for (int d = 0; d < hs; d++, kp += TILE) {
@@ -193,42 +221,67 @@ AV_INLINE void scores_tile8(float *S, int lds, const float *q, int ldq, const fl
 			break;
 		put8(S + (size_t)i * lds, a[i][0], m);
 		put8(S + (size_t)i * lds + 8, a[i][1], m - 8);
+		if (rm && m == 16)
+			rm[i] = max8(rm[i], max8(a[i][0], a[i][1]));
 	}
 }
 
 AV_CLONES static void scores8(float *S, int lds, const float *q, int ldq, const float *kt, int rows,
-			      int kn, int hs)
+			      int kn, int hs, float *rmax)
 {
+	v8f rm[ATTN_MAX_ROWS];
+	for (int i = 0; rmax && i < rows; i++) {
+		rm[i] = (v8f){0} - INFINITY;
+		rmax[i] = -INFINITY;
+	}
 	for (int j = 0; j < kn; j += 16) {
 		const float *kp = kt + (size_t)(j / TILE) * TILE * hs + j % TILE;
 		const int m = kn - j < 16 ? kn - j : 16;
 		int i = 0;
+		v8f *mx = rmax ? rm : NULL;
 		for (; i + 6 <= rows; i += 6)
 			scores_tile8(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 6,
-				     m, hs);
+				     m, hs, mx ? mx + i : NULL);
 		for (; i + 4 <= rows; i += 4)
 			scores_tile8(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 4,
-				     m, hs);
+				     m, hs, mx ? mx + i : NULL);
 		for (; i < rows; i++)
 			scores_tile8(S + (size_t)i * lds + j, lds, q + (size_t)i * ldq, ldq, kp, 1,
-				     m, hs);
+				     m, hs, mx ? mx + i : NULL);
+		if (rmax && m < 16)
+			tail_max(rmax, S + j, lds, rows, m);
+	}
+	for (int i = 0; rmax && i < rows; i++) {
+		float m = hmax8(rm[i]);
+		rmax[i] = m > rmax[i] ? m : rmax[i];
 	}
 }
 
 void attn_scores(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
 		 int hs)
 {
-	if (av_wide())
-		scores16(S, lds, q, ldq, kt, rows, kn, hs);
-	else
-		scores8(S, lds, q, ldq, kt, rows, kn, hs);
+	attn_scores_max(S, lds, q, ldq, kt, rows, kn, hs, NULL);
+}
+
+void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
+		     int hs, float *rmax)
+{
+	for (int r0 = 0; r0 < rows; r0 += ATTN_MAX_ROWS) {
+		int r = rows - r0 < ATTN_MAX_ROWS ? rows - r0 : ATTN_MAX_ROWS;
+		float *S0 = S + (size_t)r0 * lds, *m0 = rmax ? rmax + r0 : NULL;
+		const float *q0 = q + (size_t)r0 * ldq;
+		if (av_wide())
+			scores16(S0, lds, q0, ldq, kt, r, kn, hs, m0);
+		else
+			scores8(S0, lds, q0, ldq, kt, r, kn, hs, m0);
+	}
 }
 
 /* ---- weights times values ---- */
 
 /* 16 lanes: r <= 12 query rows by w <= 2 vectors of 16 columns (24 sums). */
 AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
-			  int r, int w, int kn)
+			  int r, int w, int kn, const float *sc)
 {
 	v16f a[12][2] = {{{0}}};
 	for (int j = 0; j < kn; j++, v += ldv) {
@@ -247,6 +300,10 @@ AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const floa
 	for (int i = 0; i < 12; i++) {
 		if (i >= r)
 			break;
+		if (sc) {
+			a[i][0] *= sc[i];
+			a[i][1] *= sc[i];
+		}
 		store16(y + (size_t)i * ldy, a[i][0]);
 		if (w > 1)
 			store16(y + (size_t)i * ldy + 16, a[i][1]);
@@ -255,7 +312,7 @@ AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const floa
 
 /* 8 lanes: r <= 6 query rows by w <= 2 vectors of 8 columns. */
 AV_INLINE void mix_tile8(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int r,
-			 int w, int kn)
+			 int w, int kn, const float *sc)
 {
 	v8f a[6][2] = {{{0}}};
 	for (int j = 0; j < kn; j++, v += ldv) {
@@ -274,6 +331,10 @@ AV_INLINE void mix_tile8(float *y, int ldy, const float *P, int ldp, const float
 	for (int i = 0; i < 6; i++) {
 		if (i >= r)
 			break;
+		if (sc) {
+			a[i][0] *= sc[i];
+			a[i][1] *= sc[i];
+		}
 		store8(y + (size_t)i * ldy, a[i][0]);
 		if (w > 1)
 			store8(y + (size_t)i * ldy + 8, a[i][1]);
@@ -283,10 +344,11 @@ AV_INLINE void mix_tile8(float *y, int ldy, const float *P, int ldp, const float
 /* Rows of y's columns from v's (w vectors of 8), r rows at a time. */
 #define MIX_ROWS8(r, w)                                                                            \
 	for (; i + (r) <= rows; i += (r))                                                          \
-	mix_tile8(y + (size_t)i * ldy, ldy, P + (size_t)i * ldp, ldp, v, ldv, r, w, kn)
+	mix_tile8(y + (size_t)i * ldy, ldy, P + (size_t)i * ldp, ldp, v, ldv, r, w, kn,            \
+		  sc ? sc + i : NULL)
 
 AV_INLINE void mix_cols8(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
-			 int rows, int kn, int w)
+			 int rows, int kn, int w, const float *sc)
 {
 	int i = 0;
 	if (w == 2) {
@@ -302,16 +364,16 @@ AV_INLINE void mix_cols8(float *y, int ldy, const float *P, int ldp, const float
 
 /* Columns c.. of every row, 8 lanes at a time. */
 AV_INLINE void mix_rest8(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
-			 int rows, int kn, int c, int hs)
+			 int rows, int kn, int c, int hs, const float *sc)
 {
 	for (int w; c < hs; c += 8 * w) {
 		w = hs - c >= 16 ? 2 : 1;
-		mix_cols8(y + c, ldy, P, ldp, v + c, ldv, rows, kn, w);
+		mix_cols8(y + c, ldy, P, ldp, v + c, ldv, rows, kn, w, sc);
 	}
 }
 
 AV_WIDE static void mix16(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
-			  int rows, int kn, int hs)
+			  int rows, int kn, int hs, const float *sc)
 {
 	int c = 0;
 	for (int w; c + 16 <= hs; c += 16 * w) {
@@ -321,7 +383,8 @@ AV_WIDE static void mix16(float *y, int ldy, const float *P, int ldp, const floa
 		int i = 0;
 #define MIX_ROWS16(r, w)                                                                           \
 	for (; i + (r) <= rows; i += (r))                                                          \
-	mix_tile16(yc + (size_t)i * ldy, ldy, P + (size_t)i * ldp, ldp, vc, ldv, r, w, kn)
+	mix_tile16(yc + (size_t)i * ldy, ldy, P + (size_t)i * ldp, ldp, vc, ldv, r, w, kn,         \
+		   sc ? sc + i : NULL)
 		if (w == 2) {
 			MIX_ROWS16(12, 2);
 			MIX_ROWS16(4, 2);
@@ -333,20 +396,26 @@ AV_WIDE static void mix16(float *y, int ldy, const float *P, int ldp, const floa
 		}
 #undef MIX_ROWS16
 	}
-	mix_rest8(y, ldy, P, ldp, v, ldv, rows, kn, c, hs); /* a last 8 columns */
+	mix_rest8(y, ldy, P, ldp, v, ldv, rows, kn, c, hs, sc); /* a last 8 columns */
 }
 
 AV_CLONES static void mix8(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
-			   int rows, int kn, int hs)
+			   int rows, int kn, int hs, const float *sc)
 {
-	mix_rest8(y, ldy, P, ldp, v, ldv, rows, kn, 0, hs);
+	mix_rest8(y, ldy, P, ldp, v, ldv, rows, kn, 0, hs, sc);
 }
 
 void attn_mix(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows, int kn,
 	      int hs)
 {
+	attn_mix_scaled(y, ldy, P, ldp, v, ldv, rows, kn, hs, NULL);
+}
+
+void attn_mix_scaled(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows,
+		     int kn, int hs, const float *rscale)
+{
 	if (av_wide())
-		mix16(y, ldy, P, ldp, v, ldv, rows, kn, hs);
+		mix16(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);
 	else
-		mix8(y, ldy, P, ldp, v, ldv, rows, kn, hs);
+		mix8(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);
 }

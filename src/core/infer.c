@@ -120,9 +120,13 @@ static void fill(float *p, float v, int n)
 }
 
 /* Row i of head h: raw scores s[0..kn) to the result's row (NAN where
- * masked) and the cache's (only what the row sees), then the softmax in
- * place, and the weights likewise (0 where masked). */
-static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int valid, float scale)
+ * masked) and the cache's (only what the row sees), then the softmax's
+ * exponentials in place (masked keys 0), and the weights, those times
+ * 1 / sum, likewise (0 where masked): softmax_row's bits. maxv: the row's
+ * largest score, or NAN. Returns 1 / sum, by which the head's output is
+ * scaled (fewer numbers than the row's weights). */
+static float row_out(const layer_pass *lp, int h, int i, float *s, int kn, int valid, float scale,
+		     float maxv)
 {
 	const size_t n = (size_t)lp->n, v = (size_t)valid;
 	if (lp->scores) {
@@ -130,18 +134,20 @@ static void row_out(const layer_pass *lp, int h, int i, float *s, int kn, int va
 		memcpy(o, s, v * sizeof *o);
 		fill(o + v, NAN, (int)(n - v));
 	}
-	softmax_row(s, s, kn, valid, scale); /* in place: masked keys 0 */
+	float inv = 1.0f / softmax_row_exp(s, s, kn, valid, scale, maxv);
 	if (lp->att) {
 		float *o = lp->att + ((size_t)h * n + (size_t)i) * n;
-		memcpy(o, s, v * sizeof *o);
+		scale_row(o, s, valid, inv);
 		memset(o + v, 0, (n - v) * sizeof *o);
 	}
 	if (lp->catt)
-		memcpy(lp->catt + (size_t)h * lp->cstride + attn_packed_row(i), s, v * sizeof *s);
+		scale_row(lp->catt + (size_t)h * lp->cstride + attn_packed_row(i), s, valid, inv);
+	return inv;
 }
 
-/* Query rows i0..i1-1 of head h: scores against the keys they may see, the
- * softmax, and the head's columns of y = weights x values. */
+/* Query rows i0..i1-1 of head h (at most ATT_BLOCK): scores against the
+ * keys they may see, the softmax, and the head's columns of y = weights x
+ * values. */
 void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 {
 	const int d = lp->d, C3 = 3 * d, hs = lp->hs, rows = i1 - i0;
@@ -150,12 +156,17 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	const float *q = la->qkv + (size_t)i0 * C3 + (size_t)h * hs;
 	const float *k = la->qkv + d + (size_t)h * hs;
 	const float *v = la->qkv + 2 * d + (size_t)h * hs;
+	/* Every key of a masked row is visible: the products find each row's
+	 * largest score as they store it. */
+	float rmax[ATT_BLOCK], inv[ATT_BLOCK];
+	const bool maxed = lp->kt && !lp->causal;
 	/* Our products on the packed keys; or OpenBLAS's, a single row
 	 * (typing at the end of a causal text) as matrix-vector products:
 	 * sgemm would first copy the keys and the values into its packed
 	 * layout, several times the cost of the products. */
 	if (lp->kt)
-		attn_scores(S, kn, q, C3, lp->kt + (size_t)h * lp->kt_head, rows, kn, hs);
+		attn_scores_max(S, kn, q, C3, lp->kt + (size_t)h * lp->kt_head, rows, kn, hs,
+				maxed ? rmax : NULL);
 	else if (rows == 1)
 		cblas_sgemv(CblasRowMajor, CblasNoTrans, kn, hs, 1.0f, k, C3, q, 1, 0.0f, S, 1);
 	else
@@ -163,7 +174,9 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 			    C3, 0.0f, S, kn);
 	const float scale = 1.0f / sqrtf((float)hs);
 	for (int i = i0; i < i1; i++)
-		row_out(lp, h, i, S + (size_t)(i - i0) * kn, kn, lp->causal ? i + 1 : lp->n, scale);
+		inv[i - i0] =
+		    row_out(lp, h, i, S + (size_t)(i - i0) * kn, kn, lp->causal ? i + 1 : lp->n,
+			    scale, maxed ? rmax[i - i0] : NAN);
 	float *y = la->atty + (size_t)i0 * d + (size_t)h * hs;
 	if (lp->off && lp->off[h]) {
 		/* Ablation: the head's output is zero; its weights are still shown. */
@@ -171,13 +184,18 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 			memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
 		return;
 	}
-	if (lp->kt)
-		attn_mix(y, d, S, kn, v, C3, rows, kn, hs);
-	else if (rows == 1)
+	/* y = (exponentials x values) / sum, a row at a time. */
+	if (lp->kt) {
+		attn_mix_scaled(y, d, S, kn, v, C3, rows, kn, hs, inv);
+		return;
+	}
+	if (rows == 1)
 		cblas_sgemv(CblasRowMajor, CblasTrans, kn, hs, 1.0f, v, C3, S, 1, 0.0f, y, 1);
 	else
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v,
 			    C3, 0.0f, y, d);
+	for (int r = 0; r < rows; r++)
+		scale_row(y + (size_t)r * d, y + (size_t)r * d, hs, inv[r]);
 }
 
 /* Phase 2: tasks (head, block of query rows), dealt round-robin to the

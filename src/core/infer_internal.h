@@ -35,9 +35,9 @@ typedef struct layer_pass {
  * keys go, its heads switched off). */
 void infer_layer_setup(layer_pass *lp, infer_cache *c, float *att, float *scores, int l);
 
-/* Query rows i0..i1-1 of head h: scores against the keys they may see, the
- * softmax, and the head's columns of y = weights x values. S: room for
- * (i1 - i0) x n floats. */
+/* Query rows i0..i1-1 of head h (at most INFER_ATT_BLOCK): scores against
+ * the keys they may see, the softmax, and the head's columns of y = weights
+ * x values. S: room for (i1 - i0) x n floats. */
 void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1);
 
 /* Every layer of the one row lp->p = lp->n - 1 (typing at the end of a

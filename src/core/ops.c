@@ -221,33 +221,53 @@ bool ops_flushes_subnormals(void)
  * version), then 8, then the tail's 8; the sum in the order of 8 lanes
  * throughout (a 16-lane block adds its halves in turn), so both versions
  * give the same bits. Half the masked pass's time outside the matrix
- * products is here. */
-AV_INLINE void softmax_row_lanes(float *att, float *preatt, int n, int valid, float scale,
-				 bool wide)
+ * products is here. The exponentials (softmax_exp_lanes) and their scaling
+ * by the sum's reciprocal are apart: the view's pass scales the head's
+ * output instead (infer.c). */
+/* The largest of preatt[0..valid): four running maxima, since one would
+ * wait on each comparison before the next, and the lanes joined by halves
+ * (a block of 64 rows of 512 keys: the pass took 5.5 us of the softmax's
+ * 17 with one maximum and the lanes one after another, AVX-512). The
+ * largest is one number whatever the order. */
+AV_INLINE float row_max_lanes(const float *preatt, int valid, bool wide)
 {
-	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
-	float maxv = -INFINITY;
+	v8f m0 = (v8f){0} - INFINITY, m1 = m0, m2 = m0, m3 = m0;
 	int j = 0;
 	if (wide) {
-		v16f mx16 = (v16f){0} - INFINITY;
-		for (; j + 16 <= valid; j += 16) {
-			v16f v = load16(preatt + j);
-			mx16 = (v16f)(((v16i)mx16 & ~(v > mx16)) | ((v16i)v & (v > mx16)));
+		v16f w0 = (v16f){0} - INFINITY, w1 = w0, w2 = w0, w3 = w0;
+		for (; j + 64 <= valid; j += 64) {
+			w0 = max16(w0, load16(preatt + j));
+			w1 = max16(w1, load16(preatt + j + 16));
+			w2 = max16(w2, load16(preatt + j + 32));
+			w3 = max16(w3, load16(preatt + j + 48));
 		}
-		for (int k = 0; k < 16; k++)
-			maxv = mx16[k] > maxv ? mx16[k] : maxv;
+		for (; j + 16 <= valid; j += 16)
+			w0 = max16(w0, load16(preatt + j));
+		w0 = max16(max16(w0, w1), max16(w2, w3));
+		m0 = max8(half16(w0, 0), half16(w0, 1));
 	}
-	v8f mx8 = zero - INFINITY;
-	for (; j + 8 <= valid; j += 8) {
-		v8f v = load8(preatt + j);
-		mx8 = (v8f)(((v8i)mx8 & ~(v > mx8)) | ((v8i)v & (v > mx8)));
+	for (; j + 32 <= valid; j += 32) {
+		m0 = max8(m0, load8(preatt + j));
+		m1 = max8(m1, load8(preatt + j + 8));
+		m2 = max8(m2, load8(preatt + j + 16));
+		m3 = max8(m3, load8(preatt + j + 24));
 	}
-	for (int k = 0; k < 8; k++)
-		maxv = mx8[k] > maxv ? mx8[k] : maxv;
+	for (; j + 8 <= valid; j += 8)
+		m0 = max8(m0, load8(preatt + j));
+	float maxv = hmax8(max8(max8(m0, m1), max8(m2, m3)));
 	for (int i = j; i < valid; i++)
 		maxv = preatt[i] > maxv ? preatt[i] : maxv;
+	return maxv;
+}
+
+/* att[j] = exp(scale (preatt[j] - maxv)) for j < valid, masked keys as
+ * softmax_row leaves them; returns the sum. */
+AV_INLINE float softmax_exp_lanes(float *att, float *preatt, int n, int valid, float scale,
+				  float maxv, bool wide)
+{
+	const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
 	v8f m8 = zero + maxv, s8 = zero + scale, sum8 = zero;
-	j = 0;
+	int j = 0;
 	if (wide) {
 		v16f m16 = (v16f){0} + maxv;
 		for (; j + 16 <= valid; j += 16) {
@@ -269,20 +289,32 @@ AV_INLINE void softmax_row_lanes(float *att, float *preatt, int n, int valid, fl
 		sum8 += e;
 		store_part(att + j, valid - j, e);
 	}
-	float inv = 1.0f / hsum8(sum8);
-	j = 0;
-	if (wide)
-		for (; j + 16 <= valid; j += 16)
-			store16(att + j, load16(att + j) * inv);
-	for (; j + 8 <= valid; j += 8)
-		store8(att + j, load8(att + j) * (zero + inv));
-	for (; j < valid; j++)
-		att[j] *= inv;
 	for (j = valid; j < n; j++) {
 		if (preatt != att)
 			preatt[j] = NAN;
 		att[j] = 0.0f;
 	}
+	return hsum8(sum8);
+}
+
+AV_INLINE void scale_lanes(float *out, const float *in, int n, float c, bool wide)
+{
+	int j = 0;
+	if (wide)
+		for (; j + 16 <= n; j += 16)
+			store16(out + j, load16(in + j) * c);
+	for (; j + 8 <= n; j += 8)
+		store8(out + j, load8(in + j) * ((v8f){0} + c));
+	for (; j < n; j++)
+		out[j] = in[j] * c;
+}
+
+AV_INLINE void softmax_row_lanes(float *att, float *preatt, int n, int valid, float scale,
+				 bool wide)
+{
+	float maxv = row_max_lanes(preatt, valid, wide);
+	float inv = 1.0f / softmax_exp_lanes(att, preatt, n, valid, scale, maxv, wide);
+	scale_lanes(att, att, valid, inv, wide);
 }
 
 AV_CLONES static void softmax_row8(float *att, float *preatt, int n, int valid, float scale)
@@ -301,6 +333,47 @@ void softmax_row(float *att, float *preatt, int n, int valid, float scale)
 		softmax_row16(att, preatt, n, valid, scale);
 	else
 		softmax_row8(att, preatt, n, valid, scale);
+}
+
+AV_CLONES static float softmax_exp8(float *att, float *preatt, int n, int valid, float scale,
+				    float maxv)
+{
+	if (isnan(maxv))
+		maxv = row_max_lanes(preatt, valid, false);
+	return softmax_exp_lanes(att, preatt, n, valid, scale, maxv, false);
+}
+
+AV_WIDE static float softmax_exp16(float *att, float *preatt, int n, int valid, float scale,
+				   float maxv)
+{
+	if (isnan(maxv))
+		maxv = row_max_lanes(preatt, valid, true);
+	return softmax_exp_lanes(att, preatt, n, valid, scale, maxv, true);
+}
+
+float softmax_row_exp(float *att, float *preatt, int n, int valid, float scale, float maxv)
+{
+	if (av_wide())
+		return softmax_exp16(att, preatt, n, valid, scale, maxv);
+	return softmax_exp8(att, preatt, n, valid, scale, maxv);
+}
+
+AV_CLONES static void scale8(float *out, const float *in, int n, float c)
+{
+	scale_lanes(out, in, n, c, false);
+}
+
+AV_WIDE static void scale16(float *out, const float *in, int n, float c)
+{
+	scale_lanes(out, in, n, c, true);
+}
+
+void scale_row(float *out, const float *in, int n, float c)
+{
+	if (av_wide())
+		scale16(out, in, n, c);
+	else
+		scale8(out, in, n, c);
 }
 
 typedef struct att_fwd {

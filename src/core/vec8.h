@@ -136,6 +136,35 @@ __attribute__((target("arch=x86-64-v4"))) static inline v16f vexp16(v16f v)
 AV_DEFINE_EXP(vexp16, v16f, v16i, fma16)
 #endif
 
+/* The larger of a and b, lane by lane (b where b > a, else a: vmaxps, one
+ * instruction; the order of the operands is the instruction's). A NaN
+ * score makes its softmax row NaN whichever it picks. */
+AV_INLINE v8f max8(v8f a, v8f b)
+{
+	v8f r;
+	for (int k = 0; k < 8; k++)
+		r[k] = b[k] > a[k] ? b[k] : a[k];
+	return r;
+}
+
+AV_INLINE v16f max16(v16f a, v16f b)
+{
+	v16f r;
+	for (int k = 0; k < 16; k++)
+		r[k] = b[k] > a[k] ? b[k] : a[k];
+	return r;
+}
+
+/* The largest lane, by halves (three steps deep, not eight). */
+AV_INLINE float hmax8(v8f v)
+{
+	float a = v[4] > v[0] ? v[4] : v[0], b = v[5] > v[1] ? v[5] : v[1];
+	float c = v[6] > v[2] ? v[6] : v[2], d = v[7] > v[3] ? v[7] : v[3];
+	a = c > a ? c : a;
+	b = d > b ? d : b;
+	return b > a ? b : a;
+}
+
 /* Correctly rounded square roots of 8 lanes (one vsqrtps under AVX2: GCC
  * turns the lane loop into it). */
 AV_INLINE v8f vsqrt8(v8f x)

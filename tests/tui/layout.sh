@@ -20,6 +20,7 @@ check_text() {
 	l0=$(line 0)
 	check "input line shows '$text'" test "$l0" = "text> $text"
 	want=$(col_of "$l0@" "@")
+	wait_var cursor_x "$want" 5
 	check "input cursor at column $want after '$text' (is $(tvar cursor_x))" \
 		test "$(tvar cursor_x)" = "$want"
 

@@ -145,6 +145,18 @@ wait_for_all_re() {
 	return 1
 }
 
+# wait_var NAME VALUE [SECONDS]: until tmux's #{NAME} of the pane is VALUE
+# (the terminal's cursor moves while a frame is drawn, and comes back).
+wait_var() {
+	local limit=${3:-10} i=0
+	while [ $i -lt $((limit * 20)) ]; do
+		[ "$(tvar "$1")" = "$2" ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # wait_gone TEXT [SECONDS]
 wait_gone() {
 	local text=$1 limit=${2:-10} i=0

@@ -7,11 +7,17 @@
  * after them), keys ending inside a tile of 16 and of 64 (more keys
  * packed than the scores ask for, as in a causal block), and head sizes of
  * 8 to 72 (the columns left after the 32-wide blocks). Nothing is
- * written outside the output. Run as is and with ATTNVIEW_NO_AVX512=1 on an
+ * written outside the output. The rows' largest scores (attn_scores_max)
+ * are the largest the loops give, also where every score is negative and
+ * the zeros past the last key must not count; a mix scaled by rows
+ * (attn_mix_scaled) is the loops' mix times each row's factor, rounded
+ * once; and the softmax in two steps (softmax_row_exp, then scale_row by
+ * 1 / sum) gives softmax_row's bits. Run as is and with ATTNVIEW_NO_AVX512=1 on an
  * AVX-512 CPU (meson.build), so both widths are held to the loops. */
 #include "harness.h"
 
 #include "attnview/attn_products.h"
+#include "attnview/ops.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -69,7 +75,22 @@ static void set_canaries(float *o, int rows, int cols, int ld)
 
 /* One shape: q and k rows ldq = ldk = 3 hs + 1 apart (strided, as the
  * pass's q | k | v rows), keys packed, then both products. */
-static void check_shape(int rows, int kn, int hs)
+/* The largest of each row of S0 against rmax; false on the first miss. */
+static bool maxima_ok(const float *S0, int lds, const float *rmax, int rows, int kn)
+{
+	for (int i = 0; i < rows; i++) {
+		float m = -INFINITY;
+		for (int j = 0; j < kn; j++)
+			m = S0[(size_t)i * lds + j] > m ? S0[(size_t)i * lds + j] : m;
+		if (memcmp(&m, &rmax[i], sizeof m) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* neg: every score negative (q >= 0, k <= 0), so a zero lane past the last
+ * key would be the largest. */
+static void check_shape(int rows, int kn, int hs, bool neg)
 {
 	const int ld = 3 * hs + 1, lds = kn + PAD, ldy = hs + PAD, ldp = kn + 3;
 	/* The keys packed are more than the scores ask for, as a causal
@@ -89,6 +110,10 @@ static void check_shape(int rows, int kn, int hs)
 	fill(q, (size_t)rows * ld);
 	fill(k, (size_t)nk * ld);
 	fill(P, (size_t)rows * ldp);
+	for (size_t i = 0; neg && i < (size_t)rows * ld; i++)
+		q[i] = fabsf(q[i]) + 0.125f;
+	for (size_t i = 0; neg && i < (size_t)nk * ld; i++)
+		k[i] = -fabsf(k[i]) - 0.125f;
 	attn_pack_keys(kt, k, ld, nk, hs);
 	set_canaries(S, rows, kn, lds);
 	attn_scores(S, lds, q, ld, kt, rows, kn, hs);
@@ -97,6 +122,20 @@ static void check_shape(int rows, int kn, int hs)
 	       "scores of %d rows, %d keys, hs %d differ from the loops", rows, kn, hs);
 	CHECKF(canaries_ok(S, rows, kn, lds),
 	       "scores of %d rows, %d keys, hs %d: written past key %d", rows, kn, hs, kn);
+	float *rmax = malloc((size_t)rows * sizeof *rmax), *sc = malloc((size_t)rows * sizeof *sc);
+	if (!rmax || !sc) {
+		CHECK(!"out of memory");
+		free(rmax), free(sc);
+		goto out;
+	}
+	set_canaries(S, rows, kn, lds);
+	attn_scores_max(S, lds, q, ld, kt, rows, kn, hs, rmax);
+	CHECKF(same_rows(S, S0, rows, kn, lds) && canaries_ok(S, rows, kn, lds),
+	       "scores with their maxima, %d rows, %d keys, hs %d: not the scores alone", rows, kn,
+	       hs);
+	CHECKF(maxima_ok(S0, lds, rmax, rows, kn),
+	       "the rows' largest scores, %d rows, %d keys, hs %d%s: not the loops'", rows, kn, hs,
+	       neg ? ", all negative" : "");
 	/* The values are the keys' rows shifted by hs (the pass's v beside k). */
 	set_canaries(y, rows, hs, ldy);
 	attn_mix(y, ldy, P, ldp, k + hs, ld, rows, kn, hs);
@@ -105,12 +144,53 @@ static void check_shape(int rows, int kn, int hs)
 	       "mix of %d rows, %d keys, hs %d differs from the loops", rows, kn, hs);
 	CHECKF(canaries_ok(y, rows, hs, ldy),
 	       "mix of %d rows, %d keys, hs %d: written past column %d", rows, kn, hs, hs);
+	for (int i = 0; i < rows; i++) {
+		sc[i] = 1.0f / (1.0f + (float)(i % 9) * 0.37f);
+		for (int c = 0; c < hs; c++)
+			y0[(size_t)i * ldy + c] *= sc[i];
+	}
+	attn_mix_scaled(y, ldy, P, ldp, k + hs, ld, rows, kn, hs, sc);
+	CHECKF(same_rows(y, y0, rows, hs, ldy) && canaries_ok(y, rows, hs, ldy),
+	       "mix of %d rows, %d keys, hs %d, scaled by rows: not the loops' times the factor",
+	       rows, kn, hs);
+	free(rmax), free(sc);
 out:
 	free(q), free(k), free(kt), free(S), free(S0), free(P), free(y), free(y0);
 }
 
+/* softmax_row_exp then scale_row by 1 / sum: softmax_row's bits, with the
+ * largest score given and found, in place and apart, a row at a time of
+ * every length to 70 and part of it masked. */
+static void check_softmax_steps(void)
+{
+	float s[70], a[70], b[70], e[70];
+	for (int n = 1; n <= 70; n++)
+		for (int valid = 1; valid <= n; valid += valid < 20 ? 1 : 13) {
+			fill(s, (size_t)n);
+			for (int j = 0; j < n; j++)
+				s[j] *= 16.0f;
+			float mx = -INFINITY;
+			for (int j = 0; j < valid; j++)
+				mx = s[j] > mx ? s[j] : mx;
+			memcpy(a, s, sizeof s);
+			softmax_row(a, a, n, valid, 0.35f);
+			for (int given = 0; given < 2; given++) {
+				memcpy(b, s, sizeof s);
+				float sum =
+				    softmax_row_exp(e, b, n, valid, 0.35f, given ? mx : NAN);
+				scale_row(e, e, valid, 1.0f / sum);
+				CHECKF(!memcmp(a, e, (size_t)n * sizeof *a) &&
+					   isnan(b[n - 1]) == (valid < n),
+				       "softmax in two steps, %d keys, %d visible, max %s: not "
+				       "softmax_row's bits",
+				       n, valid, given ? "given" : "found");
+			}
+		}
+}
+
 int main(void)
 {
+	check_softmax_steps();
 	/* The packing: key j's dimension d at [j / 64][d][j % 64], zeros after
 	 * the last key. */
 	{
@@ -138,8 +218,13 @@ int main(void)
 	for (size_t a = 0; a < sizeof hss / sizeof *hss; a++)
 		for (size_t b = 0; b < sizeof kns / sizeof *kns; b++)
 			for (int rows = 1; rows <= 70; rows += rows < 14 ? 1 : 7)
-				check_shape(rows, kns[b], hss[a]);
-	/* The view's shape: a block of 64 query rows, 512 keys, hs 32. */
-	check_shape(64, 512, 32);
+				check_shape(rows, kns[b], hss[a], false);
+	for (size_t b = 0; b < sizeof kns / sizeof *kns; b++)
+		for (int rows = 1; rows <= 70; rows += 23)
+			check_shape(rows, kns[b], 32, true);
+	/* The view's shape: a block of 64 query rows, 512 keys, hs 32; and
+	 * more rows than attn_scores_max takes at a time. */
+	check_shape(64, 512, 32, false);
+	check_shape(150, 100, 16, true);
 	return test_summary("attn_products");
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The thread pool (src/core/parallel.c). Also built under ThreadSanitizer
@@ -33,15 +34,19 @@ static void count_range(void *p, int begin, int end)
 		j->hits[i] += j->round;
 }
 
-/* Rounds 1..rounds of parallel_for over n indices; true if every index
- * got 1 + 2 + ... + rounds. */
-static bool count_rounds(int n, int rounds)
+/* Rounds 1..rounds of parallel_for over n indices, pausing pause_us
+ * before every third (a pool's thread that waited longer than it spins
+ * sleeps, and must be woken); true if every index got 1 + 2 + ... +
+ * rounds. */
+static bool count_rounds_paused(int n, int rounds, int pause_us)
 {
 	int *hits = calloc((size_t)n, sizeof(int));
 	if (!hits)
 		return false;
 	for (int r = 1; r <= rounds; r++) {
 		count_job j = {hits, r};
+		if (pause_us && r % 3 == 0)
+			nanosleep(&(struct timespec){0, pause_us * 1000L}, NULL);
 		parallel_for(n, count_range, &j);
 	}
 	bool ok = true;
@@ -49,6 +54,11 @@ static bool count_rounds(int n, int rounds)
 		ok &= hits[i] == rounds * (rounds + 1) / 2;
 	free(hits);
 	return ok;
+}
+
+static bool count_rounds(int n, int rounds)
+{
+	return count_rounds_paused(n, rounds, 0);
 }
 
 static void *count_thread(void *p)
@@ -59,7 +69,13 @@ static void *count_thread(void *p)
 
 static void pool_check(void)
 {
+	/* A thread a CPU or fewer (the threads spin between jobs, then sleep)
+	 * and more (they sleep at once), jobs back to back and apart. */
+	parallel_set_threads(2);
+	CHECK(count_rounds_paused(1000, 60, 0));
+	CHECK(count_rounds_paused(1000, 30, 1000));
 	parallel_set_threads(3);
+	CHECK(count_rounds_paused(1000, 30, 1000));
 	CHECK(count_rounds(1000, 50));
 	/* Fewer indices than threads, then more again. */
 	CHECK(count_rounds(2, 20));
