@@ -41,9 +41,10 @@ void attn_pack_keys(float *kt, const float *k, int ldk, int n, int hs);
  * times the packed keys 0..kn-1 (kt of at least kn keys). */
 void attn_scores(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
 		 int hs);
-/* The same, and rmax[i] (if not NULL) the largest of row i's scores, read
- * while they are still in the cache: a masked model's softmax then needs
- * no pass of its own for it (softmax_row_exp). */
+/* The same, and rmax[i] (if not NULL) the largest of row i's scores (NaN
+ * passed over, as softmax_row does; -inf if all are NaN), taken while they
+ * are still in registers: a masked model's softmax then needs no pass of
+ * its own for it (softmax_row_exp). */
 void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt, int rows, int kn,
 		     int hs, float *rmax);
 

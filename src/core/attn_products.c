@@ -149,9 +149,9 @@ AV_INLINE void scores_tile16(float *S, int lds, const float *q, int ldq, const f
 		float *s = S + (size_t)i * lds;
 		for (int c = 0; c < 4; c++)
 			put16(s + 16 * c, a[i][c], m - 16 * c);
-		if (rm && m == TILE)
+		if (rm && m == TILE) /* rm first: a NaN sum is passed over */
 			rm[i] =
-			    max16(rm[i], max16(max16(a[i][0], a[i][1]), max16(a[i][2], a[i][3])));
+			    max16(max16(max16(max16(rm[i], a[i][0]), a[i][1]), a[i][2]), a[i][3]);
 	}
 }
 
@@ -222,7 +222,7 @@ AV_INLINE void scores_tile8(float *S, int lds, const float *q, int ldq, const fl
 		put8(S + (size_t)i * lds, a[i][0], m);
 		put8(S + (size_t)i * lds + 8, a[i][1], m - 8);
 		if (rm && m == 16)
-			rm[i] = max8(rm[i], max8(a[i][0], a[i][1]));
+			rm[i] = max8(max8(rm[i], a[i][0]), a[i][1]);
 	}
 }
 

@@ -20,6 +20,7 @@
 #include "attnview/ops.h"
 #include "attnview/parallel.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -159,6 +160,7 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	/* Every key of a masked row is visible: the products find each row's
 	 * largest score as they store it. */
 	float rmax[ATT_BLOCK], inv[ATT_BLOCK];
+	assert(rows >= 1 && rows <= ATT_BLOCK);
 	const bool maxed = lp->kt && !lp->causal;
 	/* Our products on the packed keys; or OpenBLAS's, a single row
 	 * (typing at the end of a causal text) as matrix-vector products:

@@ -6,17 +6,11 @@
  * caller, slice i on worker i - 1; the caller waits for busy == 0 before it
  * returns, so the job array on its stack outlives every use. */
 #include "attnview/parallel.h"
-#include "attnview/common.h"
 
 #include <cblas.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #define MAX_WORKERS PARALLEL_MAX_THREADS
 
@@ -69,8 +63,7 @@ typedef struct range_job {
 } range_job;
 
 /* The workers: started when first needed, then kept for the life of the
- * process, spinning a moment and then waiting on a condition variable
- * between jobs (SPIN_MS), instead of a thread
+ * process, waiting on a condition variable between jobs, instead of a thread
  * start and join per call (four a training step, and one per layer of the
  * view's forward pass). Measured on the reference training step at 2
  * threads: 22.50 ms against 22.71 ms (medians of 7 alternating runs of
@@ -81,65 +74,14 @@ static struct {
 	pthread_mutex_t mu; /* guards the rest */
 	pthread_cond_t go, done;
 	int started;  /* workers running */
-	_Atomic unsigned gen; /* bumped for every job (also read unlocked: spin) */
+	unsigned gen; /* bumped for every job */
 	unsigned first_gen[MAX_WORKERS];
 	const range_job *jobs; /* the current job's slices */
-	int njobs;	       /* slices */
-	_Atomic int busy;      /* workers still on theirs (also read unlocked) */
+	int njobs, busy;       /* slices; workers still on theirs */
 } g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
 	    .go = PTHREAD_COND_INITIALIZER,
 	    .done = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t g_pool_user = PTHREAD_MUTEX_INITIALIZER;
-
-/* How long a thread that waits for the pool (a worker for the next job, the
- * caller for the workers to finish) spins before it sleeps on a condition
- * variable. The view's pass is 4 jobs a layer, each from tens to hundreds
- * of microseconds on 2 cores, and waking a thread that sleeps costs more
- * than a short job: a 2-slice job of 10, 100 and 1000 us of work took 17,
- * 32 and 21 us more than its work sleeping, 1, 1 and 3 to 4 us more
- * spinning (an Intel Xeon VM, 2 cores, 2000 jobs each). */
-#define SPIN_MS 0.2
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_pause();
-#endif
-}
-
-/* Whether the pool's threads and the caller have a CPU each: spinning
- * beside more threads than CPUs would take the time of one that works. */
-static _Atomic bool g_spin;
-
-/* Spin up to SPIN_MS (where g_spin) for *gen to differ from `from`, or
- * *busy to reach 0 (gen NULL); true when it did. */
-static bool spin_until(_Atomic unsigned *gen, unsigned from, _Atomic int *busy)
-{
-	if (!atomic_load_explicit(&g_spin, memory_order_relaxed))
-		return false;
-	double t0 = av_now_ms();
-	for (int k = 0;; k++) {
-		if (gen ? atomic_load_explicit(gen, memory_order_acquire) != from
-			: atomic_load_explicit(busy, memory_order_acquire) == 0)
-			return true;
-		cpu_relax();
-		if ((k & 63) == 63 && av_now_ms() - t0 > SPIN_MS)
-			return false;
-	}
-}
-
-/* The pool's lock, taken by a thread that has just spun: held only for a
- * few stores at a time, it is free again sooner than a sleep on it takes
- * to wake (a plain lock sleeps at once). */
-static void lock_pool(void)
-{
-	for (int k = 0; k < 2000; k++) {
-		if (pthread_mutex_trylock(&g_pool.mu) == 0)
-			return;
-		cpu_relax();
-	}
-	pthread_mutex_lock(&g_pool.mu);
-}
 
 static void *worker_main(void *p)
 {
@@ -148,11 +90,6 @@ static void *worker_main(void *p)
 	pthread_mutex_lock(&g_pool.mu);
 	unsigned seen = g_pool.first_gen[w];
 	for (;;) {
-		if (g_pool.gen == seen) {
-			pthread_mutex_unlock(&g_pool.mu);
-			spin_until(&g_pool.gen, seen, NULL);
-			lock_pool();
-		}
 		while (g_pool.gen == seen)
 			pthread_cond_wait(&g_pool.go, &g_pool.mu);
 		seen = g_pool.gen;
@@ -164,7 +101,7 @@ static void *worker_main(void *p)
 		range_job j = g_pool.jobs[w + 1];
 		pthread_mutex_unlock(&g_pool.mu);
 		j.fn(j.ctx, j.begin, j.end);
-		lock_pool();
+		pthread_mutex_lock(&g_pool.mu);
 		if (--g_pool.busy == 0)
 			pthread_cond_signal(&g_pool.done);
 	}
@@ -183,8 +120,7 @@ static void pool_after_fork(void)
 	pthread_cond_init(&g_pool.go, NULL);
 	pthread_cond_init(&g_pool.done, NULL);
 	pthread_mutex_init(&g_pool_user, NULL);
-	g_pool.started = g_pool.njobs = 0;
-	atomic_store(&g_pool.busy, 0);
+	g_pool.started = g_pool.busy = g_pool.njobs = 0;
 	g_pool_off = true;
 }
 
@@ -194,8 +130,6 @@ static int pool_grow(int want)
 	static bool atfork_set; /* handlers are inherited by a child */
 	if (!atfork_set)
 		atfork_set = pthread_atfork(NULL, NULL, pool_after_fork) == 0;
-	if (g_pool.started >= want)
-		return g_pool.started;
 	pthread_attr_t attr;
 	if (pthread_attr_init(&attr) != 0)
 		return g_pool.started;
@@ -208,10 +142,6 @@ static int pool_grow(int want)
 		g_pool.started++;
 	}
 	pthread_attr_destroy(&attr);
-	static long cpus; /* read once: sysconf reads a file */
-	if (!cpus)
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	atomic_store(&g_spin, cpus > g_pool.started);
 	return g_pool.started;
 }
 
@@ -228,7 +158,7 @@ static bool run_job(int nt, int n, parallel_fn fn, void *ctx, bool team)
 		job[i] =
 		    (range_job){fn, ctx, (int)((long)n * i / nt), (int)((long)n * (i + 1) / nt)};
 	pthread_mutex_lock(&g_pool_user);
-	lock_pool();
+	pthread_mutex_lock(&g_pool.mu);
 	int nw = pool_grow(nt - 1);
 	if (nw > nt - 1)
 		nw = nt - 1;
@@ -250,8 +180,7 @@ static bool run_job(int nt, int n, parallel_fn fn, void *ctx, bool team)
 		fn(ctx, job[i].begin, job[i].end);
 	t_in_parallel--;
 
-	spin_until(NULL, 0, &g_pool.busy);
-	lock_pool();
+	pthread_mutex_lock(&g_pool.mu);
 	while (g_pool.busy > 0)
 		pthread_cond_wait(&g_pool.done, &g_pool.mu);
 	g_pool.njobs = 0;

@@ -35,9 +35,8 @@ static void count_range(void *p, int begin, int end)
 }
 
 /* Rounds 1..rounds of parallel_for over n indices, pausing pause_us
- * before every third (a pool's thread that waited longer than it spins
- * sleeps, and must be woken); true if every index got 1 + 2 + ... +
- * rounds. */
+ * before every third (the workers then wait for the next job asleep, and
+ * must be woken); true if every index got 1 + 2 + ... + rounds. */
 static bool count_rounds_paused(int n, int rounds, int pause_us)
 {
 	int *hits = calloc((size_t)n, sizeof(int));
@@ -69,8 +68,7 @@ static void *count_thread(void *p)
 
 static void pool_check(void)
 {
-	/* A thread a CPU or fewer (the threads spin between jobs, then sleep)
-	 * and more (they sleep at once), jobs back to back and apart. */
+	/* Two threads and three, jobs back to back and apart. */
 	parallel_set_threads(2);
 	CHECK(count_rounds_paused(1000, 60, 0));
 	CHECK(count_rounds_paused(1000, 30, 1000));
