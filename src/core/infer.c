@@ -146,6 +146,26 @@ static float row_out(const layer_pass *lp, int h, int i, float *s, int kn, int v
 	return inv;
 }
 
+/* The head's output rows y (d apart) = (exponentials S x values v) / sum:
+ * each row scaled by its inv as it is stored, or after OpenBLAS's
+ * product. */
+static void mix_rows(const layer_pass *lp, float *y, const float *S, const float *v, int rows,
+		     int kn, const float *inv)
+{
+	const int d = lp->d, C3 = 3 * d, hs = lp->hs;
+	if (lp->kt) {
+		attn_mix_scaled(y, d, S, kn, v, C3, rows, kn, hs, inv);
+		return;
+	}
+	if (rows == 1)
+		cblas_sgemv(CblasRowMajor, CblasTrans, kn, hs, 1.0f, v, C3, S, 1, 0.0f, y, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v,
+			    C3, 0.0f, y, d);
+	for (int r = 0; r < rows; r++)
+		scale_row(y + (size_t)r * d, y + (size_t)r * d, hs, inv[r]);
+}
+
 /* Query rows i0..i1-1 of head h (at most ATT_BLOCK): scores against the
  * keys they may see, the softmax, and the head's columns of y = weights x
  * values. */
@@ -156,7 +176,6 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 	layer_acts *la = &lp->a->layer[lp->l];
 	const float *q = la->qkv + (size_t)i0 * C3 + (size_t)h * hs;
 	const float *k = la->qkv + d + (size_t)h * hs;
-	const float *v = la->qkv + 2 * d + (size_t)h * hs;
 	/* Every key of a masked row is visible: the products find each row's
 	 * largest score as they store it. */
 	float rmax[ATT_BLOCK], inv[ATT_BLOCK];
@@ -186,18 +205,7 @@ void infer_attend_block(const layer_pass *lp, float *S, int h, int i0, int i1)
 			memset(y + (size_t)r * d, 0, (size_t)hs * sizeof *y);
 		return;
 	}
-	/* y = (exponentials x values) / sum, a row at a time. */
-	if (lp->kt) {
-		attn_mix_scaled(y, d, S, kn, v, C3, rows, kn, hs, inv);
-		return;
-	}
-	if (rows == 1)
-		cblas_sgemv(CblasRowMajor, CblasTrans, kn, hs, 1.0f, v, C3, S, 1, 0.0f, y, 1);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, kn, 1.0f, S, kn, v,
-			    C3, 0.0f, y, d);
-	for (int r = 0; r < rows; r++)
-		scale_row(y + (size_t)r * d, y + (size_t)r * d, hs, inv[r]);
+	mix_rows(lp, y, S, la->qkv + 2 * d + (size_t)h * hs, rows, kn, inv);
 }
 
 /* Phase 2: tasks (head, block of query rows), dealt round-robin to the

@@ -224,11 +224,13 @@ bool ops_flushes_subnormals(void)
  * products is here. The exponentials (softmax_exp_lanes) and their scaling
  * by the sum's reciprocal are apart: the view's pass scales the head's
  * output instead (infer.c). */
+
 /* The largest of preatt[0..valid): four running maxima, since one would
  * wait on each comparison before the next, and the lanes joined by halves
- * (a block of 64 rows of 512 keys: the pass took 5.5 us of the softmax's
- * 17 with one maximum and the lanes one after another, AVX-512). The
- * largest is one number whatever the order. */
+ * (a block of 64 rows of 512 keys: finding the maxima took 5.5 us of the
+ * softmax's 17 with one maximum and the lanes one after another,
+ * AVX-512). The largest is one number whatever the order; a NaN is passed
+ * over. */
 AV_INLINE float row_max_lanes(const float *preatt, int valid, bool wide)
 {
 	v8f m0 = (v8f){0} - INFINITY, m1 = m0, m2 = m0, m3 = m0;
