@@ -106,7 +106,8 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              places, and under half of the rows whose marks are all FAR or
  *              more away, ROLE_MIN_ROWS of them or more, look at one)
  *   duplicate  rows that see another copy of their character FAR or more
- *              away, and a key as far that is no copy, and look at one
+ *              away, and a key as far that is no copy, and look at one; 0
+ *              when such rows are under a quarter of the rows
  *   induction  rows that see the character after an earlier copy of their
  *              own (key j, tok[j - 1] = tok[i], j - 1 != i, j != i) and
  *              look at one such key; 0 under ROLE_MIN_ROWS such rows
@@ -125,7 +126,9 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              C the share an even spread would give it
  *   parallel   in a text of lines (line breaks, or verses of one length
  *              closed by punctuation), rows that look at the same place of
- *              the line before (or after, in a masked model); 0 without lines
+ *              the line before (or after, in a masked model); in a masked
+ *              model the largest of that share and those of the rows with
+ *              a line before, and with a line after, alone; 0 without lines
  *   mirror     the largest, over c, of the share of rows that see c - i and
  *              look at it (only c that half the rows or more can see)
  *   broad      rows that look nowhere: no key holds ROLE_FOCUS times an even
@@ -209,6 +212,8 @@ typedef struct role_scores {
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */
 	int nbefore;
 	int mirror;	    /* the c of the mirror score */
+	int par_dir;	    /* the parallel score's rows: 0 those with a line on
+			       either side, -1 with one before, 1 after */
 	int ahead;	    /* delimiter rows that look at the one ahead (a phrase's end) */
 	int places;	    /* different keys the delimiter or word start rows look at */
 	int left1, left2;   /* local: rows that look one and two to the left */

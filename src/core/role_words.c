@@ -208,8 +208,11 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 		break;
 	case ROLE_PARALLEL:
 		snprintf(out, size,
-			 rs->causal
+			 rs->causal || rs->par_dir < 0
 			     ? tr(N_("%d of %d rows look at the same place in the line before"),
+				  translate)
+			 : rs->par_dir > 0
+			     ? tr(N_("%d of %d rows look at the same place in the line after"),
 				  translate)
 			     : tr(N_("%d of %d rows look at the same place in the line before "
 				     "or after"),

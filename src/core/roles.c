@@ -104,6 +104,9 @@ typedef struct role_text {
 	 * and the role's rows that look within two of themselves. */
 	int delim_far, delim_far_hits, delim_near;
 	int word_far, word_far_hits, word_near;
+	/* Rows with a line before (0) or after (1), and those that look at
+	 * their place in it. */
+	int par_rows[2], par_hits[2];
 } role_text;
 
 #define CHOICE_COPY  1
@@ -367,6 +370,11 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	count_phrase(o, x, a, i, b);
 	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
 	COUNT(ROLE_PARALLEL, p0 >= 0 || p1 >= 0, b == p0 || b == p1);
+	for (int d = 0; d < 2; d++) {
+		int p = d ? p1 : p0;
+		x->par_rows[d] += p >= 0;
+		x->par_hits[d] += p >= 0 && b == p;
+	}
 	if (b >= 0 && b == i - 1)
 		o->left1++;
 	if (b >= 0 && b == i - 2)
@@ -424,6 +432,24 @@ static void offset_score(role_scores *o, const int *off_rows, const int *off_hit
 				o->hits[ROLE_OFFSET] = off_hits[k + 8];
 			}
 		}
+}
+
+/* Line-parallel over the rows that have a line on either side, or over
+ * those that have one before (after): a masked model's head may serve one
+ * side, as another head the other, and every row that has a line before
+ * looking at its place there is the picture of a causal model's head. */
+static void parallel_score(role_scores *o, const role_text *x)
+{
+	o->par_dir = 0;
+	for (int d = 0; d < 2; d++) {
+		double v = share(x->par_hits[d], x->par_rows[d]);
+		if (v > o->s[ROLE_PARALLEL]) {
+			o->s[ROLE_PARALLEL] = v;
+			o->par_dir = d ? 1 : -1;
+			o->rows[ROLE_PARALLEL] = x->par_rows[d];
+			o->hits[ROLE_PARALLEL] = x->par_hits[d];
+		}
+	}
 }
 
 /* Chance for a keyword of the characters of classes c1 and c2: the mean
@@ -563,6 +589,8 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	memset(x.mark, 0, (size_t)n);
 	x.delim_far = x.delim_far_hits = x.delim_near = 0;
 	x.word_far = x.word_far_hits = x.word_near = 0;
+	memset(x.par_rows, 0, sizeof x.par_rows);
+	memset(x.par_hits, 0, sizeof x.par_hits);
 	int off_rows[17] = {0}, off_hits[17] = {0};
 	for (int i = 0; i < n; i++) {
 		int vis = a->causal ? i + 1 : n;
@@ -583,6 +611,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	 * two masks' neighbours) has too few rows to show it. */
 	if (4 * out->rows[ROLE_INDUCTION] < out->n)
 		out->s[ROLE_INDUCTION] = 0;
+	/* So with a copy: three lines' full stops are three rows, however
+	 * many look at the stop before. */
+	if (4 * out->rows[ROLE_DUPLICATE] < out->n)
+		out->s[ROLE_DUPLICATE] = 0;
 	/* A band lands on the nearest mark (its word's start) wherever one is
 	 * within two places: where the rows that have theirs further away
 	 * mostly stay in the band, the band is the picture. Before the places
@@ -600,6 +632,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	else if (out->s[ROLE_WORDSTART] > out->s[ROLE_DELIMITER])
 		out->places = wp;
 	offset_score(out, off_rows, off_hits);
+	parallel_score(out, &x);
 	column_score(out, &x);
 	/* Delimiter and word start name a key per phrase: where one key holds
 	 * half the rows or more, the picture is a column (keyword or first). */

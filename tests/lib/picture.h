@@ -28,7 +28,9 @@
  *   duplicate                     another copy of the row's character (rows
  *                                 with a key as far that is none)
  *   line-parallel                 the same place in the line before or
- *                                 after; the text must have lines
+ *                                 after (the label's: the line before
+ *                                 alone, of the rows that have one, or the
+ *                                 line after); the text must have lines
  *   same script                   a key of the row's own script, well over
  *                                 an even spread's share
  *   broad                         no key over three times an even share

@@ -359,6 +359,37 @@ static void lines(void)
 		key[i] = i >= 10 ? i - 10 : i;
 	label(n, true, key);
 	CHECKF(rs.s[ROLE_PARALLEL] == 0 && rs.role != ROLE_PARALLEL, "no lines: %s", label_text());
+	/* A masked model's heads may share the lines: one serves every row
+	 * that has a line before, another those that have one after. Three
+	 * lines of seven and their stops: the first line's rows look at
+	 * themselves (8 of 24 rows look nowhere else), those of the others
+	 * at the line before, 16 of the 16 rows that have one. */
+	n = toks("kbqexzf.kbqexzf.kbqexzf.");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 8 ? i - 8 : i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PARALLEL && rs.par_dir < 0 && rs.hits[ROLE_PARALLEL] == 16 &&
+		   rs.rows[ROLE_PARALLEL] == 16 &&
+		   strcmp(text, "16 of 16 rows look at the same place in the line before") == 0,
+	       "the line before: %s '%s'", label_text(), text);
+	for (int i = 0; i < n; i++)
+		key[i] = i < 16 ? i + 8 : i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PARALLEL && rs.par_dir > 0 &&
+		   strcmp(text, "16 of 16 rows look at the same place in the line after") == 0,
+	       "the line after: %s '%s'", label_text(), text);
+	/* both ways, every row, lines of other letters: the count of every row;
+	 * the three stops, each on the stop before or after, are no duplicate
+	 * head (three rows of 24: under a quarter) */
+	n = toks("abcdefg.hijklmn.opqrstu.");
+	for (int i = 0; i < n; i++)
+		key[i] = i < 8 ? i + 8 : i - 8;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PARALLEL && rs.par_dir == 0 && rs.rows[ROLE_DUPLICATE] == 3 &&
+		   rs.s[ROLE_DUPLICATE] == 0 &&
+		   strcmp(text, "24 of 24 rows look at the same place in the line before or "
+				"after") == 0,
+	       "both lines: %s '%s'", label_text(), text);
 }
 
 static void script(void)
