@@ -128,7 +128,8 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              closed by punctuation), rows that look at the same place of
  *              the line before (or after, in a masked model); in a masked
  *              model the largest of that share and those of the rows with
- *              a line before, and with a line after, alone; 0 without lines
+ *              a line before, and with a line after, alone (a side with
+ *              half the rows or more); 0 without lines
  *   mirror     the largest, over c, of the share of rows that see c - i and
  *              look at it (only c that half the rows or more can see)
  *   broad      rows that look nowhere: no key holds ROLE_FOCUS times an even

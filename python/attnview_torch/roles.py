@@ -94,17 +94,19 @@ class Text:
         return starts
 
     def parallel(self, i, causal):
+        """Row i's place in the line before and in the line after (a
+        causal row sees no line after): each a key or None."""
         starts = self.lines
         if len(starts) < 2:
-            return []
+            return [None, None]
         ends = starts[1:] + [self.n]
         line = max(k for k, a in enumerate(starts) if a <= i)
-        keys = []
-        for m in (line - 1,) if causal else (line - 1, line + 1):
+        keys = [None, None]
+        for side, m in enumerate((line - 1,) if causal else (line - 1, line + 1)):
             if 0 <= m < len(starts):
                 j = starts[m] + i - starts[line]
                 if j < ends[m]:
-                    keys.append(j)
+                    keys[side] = j
         return keys
 
 
@@ -154,6 +156,7 @@ def scores(A, x, causal):
     # a band's test: the role's rows within two places of their key, the
     # rows whose key is FAR or more away and those of them that look there
     band = {DELIMITER: [0, 0, 0], WORDSTART: [0, 0, 0]}  # near, far, far hits
+    par = [[0, 0], [0, 0]]  # rows with a line before (after), those on their place
     for i in choice:
         b = best[i]
         near = [j for j in (x.prev_delim[i], x.next_delim[i]) if j is not None and sees(i, j)]
@@ -180,7 +183,10 @@ def scores(A, x, causal):
         on_mark = b is not None and b in near
         add(DELIMITER, bool(near) and letter, on_mark)
         add(WORDSTART, in_word, b == x.word[i])
-        add(PARALLEL, bool(pk), b is not None and b in pk)
+        add(PARALLEL, pk != [None, None], b is not None and b in pk)
+        for side in (0, 1):
+            par[side][0] += pk[side] is not None
+            par[side][1] += pk[side] is not None and b == pk[side]
         if near and letter and on_mark:
             delim_places.add(b)
             band[DELIMITER][0] += abs(b - i) <= 2
@@ -199,6 +205,13 @@ def scores(A, x, causal):
         s[LOCAL] = 0.0
     if 4 * rows[INDUCTION] < len(choice):  # too few rows after a copy to show it
         s[INDUCTION] = 0.0
+    if 4 * rows[DUPLICATE] < len(choice):  # too few rows with a copy to show it
+        s[DUPLICATE] = 0.0
+    # line-parallel also over one side's rows alone, a side with half the
+    # rows or more: a head may read the line before, another the line after
+    for side_rows, side_hits in par:
+        if 2 * side_rows >= len(choice):
+            s[PARALLEL] = max(s[PARALLEL], _share(side_hits, side_rows))
     if len(delim_places) < 2:
         s[DELIMITER] = 0.0
     if len(word_places) < 2:

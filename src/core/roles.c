@@ -437,11 +437,15 @@ static void offset_score(role_scores *o, const int *off_rows, const int *off_hit
 /* Line-parallel over the rows that have a line on either side, or over
  * those that have one before (after): a masked model's head may serve one
  * side, as another head the other, and every row that has a line before
- * looking at its place there is the picture of a causal model's head. */
+ * looking at its place there is the picture of a causal model's head. A
+ * side counts alone when it has half the text's rows or more: the three
+ * rows of a short last line are not the picture. */
 static void parallel_score(role_scores *o, const role_text *x)
 {
 	o->par_dir = 0;
 	for (int d = 0; d < 2; d++) {
+		if (2 * x->par_rows[d] < o->n)
+			continue;
 		double v = share(x->par_hits[d], x->par_rows[d]);
 		if (v > o->s[ROLE_PARALLEL]) {
 			o->s[ROLE_PARALLEL] = v;

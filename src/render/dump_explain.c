@@ -72,8 +72,14 @@ static void write_head(FILE *out, const attn_result *r, int l, int h)
 		fputs(k ? ", " : "", out);
 		json_cp(out, rs.keys[k]);
 	}
-	fprintf(out, "], \"mirror\": %d, \"column\": %d, \"rows\": %d,\n     \"evidence\": {",
-		rs.mirror, rs.column, rs.n);
+	fprintf(out,
+		"], \"mirror\": %d, \"parallel_side\": \"%s\", \"column\": %d, \"rows\": %d,\n"
+		"     \"evidence\": {",
+		rs.mirror,
+		rs.par_dir < 0	 ? "before"
+		: rs.par_dir > 0 ? "after"
+				 : "both",
+		rs.column, rs.n);
 	for (int k = 0; k < ROLE_NKINDS; k++)
 		fprintf(out, "%s\"%s\": [%d, %d]", k ? ", " : "", role_score_key((role_kind)k),
 			rs.hits[k], rs.rows[k]);

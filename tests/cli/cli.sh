@@ -29,6 +29,19 @@ expect 0 'OpenBLAS kernel: [A-Za-z0-9]+' -- "$bin" --version
 expect 0 'Usage: attnview' -- "$bin" --help
 expect 0 '"n_tokens": 2' -- "$bin" --dump --text '你好' --model "$model"
 expect 0 '^objective: masked' -- "$bin" --info --model "$model"
+# Each head says which lines its line-parallel rows count (every head, one
+# of the three values), and the rows it counts are those: both sides, the
+# 23 rows of a poem of four lines; one side, the rows with a line there.
+poem=$'床前明月光\n疑是地上霜\n举头望明月\n低头思故乡'
+checks=$((checks + 1))
+sides=$("$bin" --model builtin --dump --text "$poem" |
+	grep -oE '"parallel_side": "[a-z]+"|"parallel": \[[0-9]+, [0-9]+\]' | paste - -)
+if [ "$(grep -cE '"(both|before|after)"' <<<"$sides")" -ne 8 ] ||
+	grep -E '"both"' <<<"$sides" | grep -vqE '\[[0-9]+, 23\]' ||
+	grep -E '"(before|after)"' <<<"$sides" | grep -vqE '\[[0-9]+, 1[5-8]\]'; then
+	fails=$((fails + 1))
+	printf 'FAIL: parallel_side and the rows it counts:\n%s\n' "$sides" >&2
+fi
 expect 0 '^objective: causal' -- "$bin" --info --model "$data/golden/fwd_causal.attn"
 
 # TSV: a header and one row per weight (2 layers x 4 heads x 3 x 3).

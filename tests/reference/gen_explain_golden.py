@@ -113,17 +113,18 @@ def text_lines(cps):
 
 
 def parallel_keys(starts, i, causal, n):
-    """The same place as i in the line before (and after, unless causal)."""
+    """The same place as i in the line before and in the line after
+    (None where there is none; a causal row sees no line after)."""
     if len(starts) < 2:
-        return []
+        return [None, None]
     ends = starts[1:] + [n]
     line = max(k for k, a in enumerate(starts) if a <= i)
-    keys = []
-    for m in (line - 1,) if causal else (line - 1, line + 1):
+    keys = [None, None]
+    for side, m in enumerate((line - 1,) if causal else (line - 1, line + 1)):
         if 0 <= m < len(starts):
             j = starts[m] + i - starts[line]
             if j < ends[m]:
-                keys.append(j)
+                keys[side] = j
     return keys
 
 
@@ -156,6 +157,8 @@ def role_scores(A, cps, causal):
     # for the band test: each role's rows within two places of their key,
     # and the rows whose key lies FAR or more away, and their hits
     band = {r: {"near": 0, "far": 0, "far_hits": 0} for r in ("delimiter", "word_start")}
+    # line-parallel on each side alone: hits and rows of the line before, after
+    sides = [[0, 0], [0, 0]]
     for i in choice:
         b = best[i]
         add("previous", i >= 1, b == i - 1)
@@ -196,7 +199,10 @@ def role_scores(A, cps, causal):
             band["word_start"]["far"] += 1
             band["word_start"]["far_hits"] += b == word[i]
         pk = parallel_keys(starts, i, causal, n)
-        add("parallel", bool(pk), b is not None and b in pk)
+        add("parallel", pk != [None, None], b is not None and b in pk)
+        for side in (0, 1):
+            sides[side][1] += pk[side] is not None
+            sides[side][0] += pk[side] is not None and b == pk[side]
     s = {r: share(*count[r]) for r in ROLES}
     # in three characters every key is within two places: no band to see
     if n <= 3:
@@ -204,6 +210,13 @@ def role_scores(A, cps, causal):
     # induction needs a quarter of the rows to have a character after a copy
     if 4 * count["induction"][1] < N:
         s["induction"] = 0.0
+    # so does duplicate, a copy to look at
+    if 4 * count["duplicate"][1] < N:
+        s["duplicate"] = 0.0
+    # line-parallel: also one side's rows alone, a side with half the rows
+    for side_hits, side_rows in sides:
+        if 2 * side_rows >= N:
+            s["parallel"] = max(s["parallel"], share(side_hits, side_rows))
     if len(delim_places) < 2:
         s["delimiter"] = 0.0
     if len(word_places) < 2:

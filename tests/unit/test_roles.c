@@ -378,6 +378,16 @@ static void lines(void)
 	CHECKF(rs.role == ROLE_PARALLEL && rs.par_dir > 0 &&
 		   strcmp(text, "16 of 16 rows look at the same place in the line after") == 0,
 	       "the line after: %s '%s'", label_text(), text);
+	/* A short last line is no side of its own: every row on the character
+	 * before but those of "klm", on their place in the line before (3 of
+	 * the 3 rows with a line before, 3 of 13 rows; both sides, 3 of the 6
+	 * rows with a line either side): previous. */
+	n = toks("abcdefghij\nklm");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 11 ? i - 11 : i - 1;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PREVIOUS && rs.par_dir == 0 && rs.s[ROLE_PARALLEL] <= 0.5,
+	       "a short line: %s parallel %g", label_text(), rs.s[ROLE_PARALLEL]);
 	/* both ways, every row, lines of other letters: the count of every row;
 	 * the three stops, each on the stop before or after, are no duplicate
 	 * head (three rows of 24: under a quarter) */
