@@ -27,7 +27,7 @@
  * LABELLER_TSV=FILE, every head-text the tables count also as a row of
  * FILE.
  *
- *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 3 seeds, 8 texts a
+ *   bench_labeller [SEEDS [TEXTS [TASK...]]]   (default 5 seeds, 8 texts a
  *                                             head, every task) */
 #include "attnview/analysis.h"
 #include "attnview/blas.h"
@@ -777,7 +777,7 @@ int main(int argc, char **argv)
 	blas_ensure_fast_kernel(argv);	  /* the kernel the CPU can run (blas.h) */
 	setvbuf(stdout, NULL, _IOLBF, 0); /* each run's line as it ends */
 	setlocale(LC_CTYPE, "C.UTF-8");
-	int seeds = argc > 1 ? atoi(argv[1]) : 3, texts = argc > 2 ? atoi(argv[2]) : 8;
+	int seeds = argc > 1 ? atoi(argv[1]) : 5, texts = argc > 2 ? atoi(argv[2]) : 8;
 	for (int i = 0; i < lab_ntasks(); i++) {
 		bool want = argc <= 3;
 		for (int a = 3; a < argc; a++)
