@@ -308,6 +308,12 @@ void role_runner_up(const role_scores *rs, bool translate, char *out, size_t siz
 	}
 	char name[64];
 	name_of(rs, rs->second, translate, name, sizeof name);
-	snprintf(out, size, tr(N_("runner-up: %s, %d of %d rows"), translate), name,
-		 rs->hits[rs->second], rs->rows[rs->second]);
+	/* line-parallel over one side's rows: the count says which */
+	bool side = rs->second == ROLE_PARALLEL && rs->par_dir != 0;
+	snprintf(out, size,
+		 !side ? tr(N_("runner-up: %s, %d of %d rows"), translate)
+		 : rs->par_dir < 0
+		     ? tr(N_("runner-up: %s, %d of %d rows with a line before"), translate)
+		     : tr(N_("runner-up: %s, %d of %d rows with a line after"), translate),
+		 name, rs->hits[rs->second], rs->rows[rs->second]);
 }

@@ -532,6 +532,19 @@ static void uncertain(void)
 	role_runner_up(&rs, false, up, sizeof up);
 	CHECKF(rs.role == ROLE_PREVIOUS && strncmp(up, "runner-up: ", 11) == 0, "runner-up: %s",
 	       up);
+	/* a runner-up line-parallel over one side's rows says which rows */
+	role_scores one = rs;
+	one.second = ROLE_PARALLEL;
+	one.hits[ROLE_PARALLEL] = 8, one.rows[ROLE_PARALLEL] = 16;
+	for (int d = -1; d <= 1; d++) {
+		one.par_dir = d;
+		role_runner_up(&one, false, up, sizeof up);
+		const char *want =
+		    d < 0   ? "runner-up: line-parallel, 8 of 16 rows with a line before"
+		    : d > 0 ? "runner-up: line-parallel, 8 of 16 rows with a line after"
+			    : "runner-up: line-parallel, 8 of 16 rows";
+		CHECKF(strcmp(up, want) == 0, "runner-up of side %d: '%s'", d, up);
+	}
 }
 
 /* Texts too short to tell, and odd ones, get a label without a crash. */
