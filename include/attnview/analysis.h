@@ -107,10 +107,14 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              more away, ROLE_MIN_ROWS of them or more, look at one)
  *   duplicate  rows that see another copy of their character FAR or more
  *              away, and a key as far that is no copy, and look at one; 0
- *              when such rows are under a quarter of the rows
+ *              when such rows are under a quarter of the rows; where one
+ *              key holds half the rows or more (a column), 0 unless the
+ *              share clears its bar without the rows on that key
  *   induction  rows that see the character after an earlier copy of their
- *              own (key j, tok[j - 1] = tok[i], j - 1 != i, j != i) and
- *              look at one such key; 0 under ROLE_MIN_ROWS such rows
+ *              own (key j, tok[j - 1] = tok[i], j - 1 < i, FAR or more
+ *              away, tok[j] != tok[i]) and look at one such key; 0 when
+ *              such rows are under a quarter of the rows, or fewer than
+ *              ROLE_MIN_ROWS look at one; a column as for duplicate
  *   local      rows that look within two places of themselves; 0 in a
  *              text of three characters or fewer
  *   offset     the largest, over k with 2 <= |k| <= 8, of the share of the
@@ -138,7 +142,8 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              last space or punctuation mark) that look at its first
  *              character; 0 unless they look at two different starts or
  *              more, and where a band explains it (as delimiter, the rows
- *              FAR or more into their word)
+ *              FAR or more into their word); 0 when such rows are under
+ *              a quarter of the rows
  * The label (role_decide): too short to tell under ROLE_MIN_LABEL_ROWS rows
  * with a choice; else
  * induction when its score clears its bar, whatever else does (a repeated

@@ -157,6 +157,7 @@ def scores(A, x, causal):
     # rows whose key is FAR or more away and those of them that look there
     band = {DELIMITER: [0, 0, 0], WORDSTART: [0, 0, 0]}  # near, far, far hits
     par = [[0, 0], [0, 0]]  # rows with a line before (after), those on their place
+    copy_on = {DUPLICATE: {}, INDUCTION: {}}  # their rows that look at each key
     for i in choice:
         b = best[i]
         near = [j for j in (x.prev_delim[i], x.next_delim[i]) if j is not None and sees(i, j)]
@@ -172,14 +173,18 @@ def scores(A, x, causal):
         add(FIRST, i >= 1, b == 0)
         add(LOCAL, True, b is not None and abs(b - i) <= 2)
         add(BROAD, True, b is None)
-        add(DUPLICATE, any(same(j, i) for j in far) and not all(same(j, i) for j in far),
-            b is not None and abs(b - i) >= FAR and same(b, i))
-        # a key after a copy that is not itself one (in a run of one
-        # character every key follows a copy)
-        add(INDUCTION, any(j >= 1 and j - 1 != i and same(j - 1, i) and not same(j, i)
-                           for j in far),
-            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i and same(b - 1, i)
-            and not same(b, i))
+        dup = (any(same(j, i) for j in far) and not all(same(j, i) for j in far),
+               b is not None and abs(b - i) >= FAR and same(b, i))
+        # a key after an earlier copy that is not itself one (in a run of
+        # one character every key follows a copy)
+        ind = (any(j >= 1 and j - 1 < i and same(j - 1, i) and not same(j, i) for j in far),
+               b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i and same(b - 1, i)
+               and not same(b, i))
+        add(DUPLICATE, *dup)
+        add(INDUCTION, *ind)
+        for r, (eligible, fits) in ((DUPLICATE, dup), (INDUCTION, ind)):
+            if eligible and fits:
+                copy_on[r][b] = copy_on[r].get(b, 0) + 1
         on_mark = b is not None and b in near
         add(DELIMITER, bool(near) and letter, on_mark)
         add(WORDSTART, in_word, b == x.word[i])
@@ -203,10 +208,12 @@ def scores(A, x, causal):
         s[r] = _share(hits[r], rows[r])
     if n <= 3:  # every key within two places of every row: no room for a band
         s[LOCAL] = 0.0
-    if 4 * rows[INDUCTION] < len(choice):  # too few rows after a copy to show it
-        s[INDUCTION] = 0.0
+    if 4 * rows[INDUCTION] < len(choice) or hits[INDUCTION] < MIN_ROWS:
+        s[INDUCTION] = 0.0  # too few rows after a copy to show it
     if 4 * rows[DUPLICATE] < len(choice):  # too few rows with a copy to show it
         s[DUPLICATE] = 0.0
+    if 4 * rows[WORDSTART] < len(choice):  # too few rows inside a word
+        s[WORDSTART] = 0.0
     # line-parallel also over one side's rows alone, a side with half the
     # rows or more: a head may read the line before, another the line after
     for side_rows, side_hits in par:
@@ -231,6 +238,12 @@ def scores(A, x, causal):
             on_key[best[i]] = on_key.get(best[i], 0) + 1
     if choice and 2 * max(on_key.values(), default=0) >= len(choice):
         s[DELIMITER] = s[WORDSTART] = 0.0
+        # a column's rows are the column's: induction and duplicate rows
+        # on it show no copying unless the role holds without them
+        column = min(k for k, v in on_key.items() if v == max(on_key.values()))
+        for r in (INDUCTION, DUPLICATE):
+            if s[r] > 0 and _share(hits[r] - copy_on[r].get(column, 0), rows[r]) < 0.5 - 1e-9:
+                s[r] = 0.0
     s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                            sum(1 for i in choice if sees(i, i + k)))
                     for d in range(2, 9) for k in (-d, d))

@@ -107,6 +107,9 @@ typedef struct role_text {
 	/* Rows with a line before (0) or after (1), and those that look at
 	 * their place in it. */
 	int par_rows[2], par_hits[2];
+	/* The rows that look at key j at an earlier copy's next character
+	 * (induction) and at a copy (duplicate). */
+	uint16_t ind_on[AV_MAX_CONTEXT], dup_on[AV_MAX_CONTEXT];
 } role_text;
 
 #define CHOICE_COPY  1
@@ -282,13 +285,15 @@ static bool visible(const attn_matrix *a, int i, int j)
 	return j >= 0 && j < a->n && !attn_masked(a, i, j);
 }
 
-/* Is key k an induction key of row i: FAR or more away, just after a copy
- * of i's character and not one itself (in a run of one character every key
- * is after a copy: the picture cannot tell induction there)? */
+/* Is key k an induction key of row i: FAR or more away, just after an
+ * earlier copy of i's character and not one itself (in a run of one
+ * character every key is after a copy: the picture cannot tell induction
+ * there)? A masked model's row also sees the keys after later copies: they
+ * are not what an induction head looks at. */
 static bool induction_key(const role_text *x, int i, int k)
 {
-	return k >= 1 && k < x->n && k != i && abs(k - i) >= FAR && same_token(x->tok, k - 1, i) &&
-	       !same_token(x->tok, k, i);
+	return k >= 1 && k < x->n && k - 1 < i && abs(k - i) >= FAR &&
+	       same_token(x->tok, k - 1, i) && !same_token(x->tok, k, i);
 }
 
 /* Does row i see a key FAR or more away at a copy of its character
@@ -299,9 +304,8 @@ static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
 		if (after ? induction_key(x, i, p + 1) && visible(a, i, p + 1)
 			  : abs(p - i) >= FAR && visible(a, i, p))
 			return true;
-	for (int p = x->next_copy[i]; p >= 0; p = x->next_copy[p])
-		if (after ? induction_key(x, i, p + 1) && visible(a, i, p + 1)
-			  : abs(p - i) >= FAR && visible(a, i, p))
+	for (int p = x->next_copy[i]; !after && p >= 0; p = x->next_copy[p])
+		if (abs(p - i) >= FAR && visible(a, i, p))
 			return true;
 	return false;
 }
@@ -367,6 +371,11 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	COUNT(ROLE_DUPLICATE, (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0),
 	      abs(b - i) >= FAR && same_token(x->tok, b, i));
 	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1), induction_key(x, i, b));
+	if (b >= 0 && (x->choice[i] & CHOICE_COPY) && abs(b - i) >= FAR &&
+	    same_token(x->tok, b, i) && copy_key(x, a, i, 0))
+		x->dup_on[b]++;
+	if (b >= 0 && induction_key(x, i, b) && copy_key(x, a, i, 1))
+		x->ind_on[b]++;
 	count_phrase(o, x, a, i, b);
 	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
 	COUNT(ROLE_PARALLEL, p0 >= 0 || p1 >= 0, b == p0 || b == p1);
@@ -517,6 +526,25 @@ static void column_score(role_scores *o, const role_text *x)
 		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
 }
 
+/* A column's rows are the column's: where one key holds half the rows or
+ * more, induction and duplicate rows that look at it (a space after an
+ * earlier space, a line break's copy) show no copying unless the role
+ * clears its bar without them. The score, when it stays, counts them all,
+ * as a person counting the picture does. */
+static void column_explains(role_scores *o, const role_text *x)
+{
+	if (o->column < 0 || 2 * o->column_rows < o->n)
+		return;
+	const role_kind roles[2] = {ROLE_INDUCTION, ROLE_DUPLICATE};
+	const uint16_t *on[2] = {x->ind_on, x->dup_on};
+	for (int k = 0; k < 2; k++) {
+		role_kind r = roles[k];
+		if (o->s[r] > 0 &&
+		    share(o->hits[r] - on[k][o->column], o->rows[r]) < role_bar(r) - 1e-9)
+			o->s[r] = 0;
+	}
+}
+
 /* Over the rows of a character with a script: the share that look at
  * their own script, against an even spread's. */
 static void script_score(role_scores *o, const role_text *x, const attn_matrix *a)
@@ -591,6 +619,8 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	role_text x;
 	role_text_init(&x, tok, n, a->causal);
 	memset(x.mark, 0, (size_t)n);
+	memset(x.ind_on, 0, (size_t)n * sizeof x.ind_on[0]);
+	memset(x.dup_on, 0, (size_t)n * sizeof x.dup_on[0]);
 	x.delim_far = x.delim_far_hits = x.delim_near = 0;
 	x.word_far = x.word_far_hits = x.word_near = 0;
 	memset(x.par_rows, 0, sizeof x.par_rows);
@@ -612,13 +642,18 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_LOCAL] = 0;
 	/* Induction names what a head does with a repeat: a text whose
 	 * earlier copies reach under a quarter of its rows (two full stops,
-	 * two masks' neighbours) has too few rows to show it. */
-	if (4 * out->rows[ROLE_INDUCTION] < out->n)
+	 * two masks' neighbours) has too few rows to show it, and so do two
+	 * rows that look after a copy, named over every other role. */
+	if (4 * out->rows[ROLE_INDUCTION] < out->n || out->hits[ROLE_INDUCTION] < ROLE_MIN_ROWS)
 		out->s[ROLE_INDUCTION] = 0;
 	/* So with a copy: three lines' full stops are three rows, however
 	 * many look at the stop before. */
 	if (4 * out->rows[ROLE_DUPLICATE] < out->n)
 		out->s[ROLE_DUPLICATE] = 0;
+	/* And word start, rows two places or more into their word: in code
+	 * or a list of short words a few rows are not the picture. */
+	if (4 * out->rows[ROLE_WORDSTART] < out->n)
+		out->s[ROLE_WORDSTART] = 0;
 	/* A band lands on the nearest mark (its word's start) wherever one is
 	 * within two places: where the rows that have theirs further away
 	 * mostly stay in the band, the band is the picture. Before the places
@@ -642,6 +677,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	 * half the rows or more, the picture is a column (keyword or first). */
 	if (2 * out->column_rows >= out->n)
 		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
+	column_explains(out, &x);
 	script_score(out, &x, a);
 	mirror_score(out, &x, a);
 	role_decide(out);

@@ -56,8 +56,8 @@ static bool copy(const rows *p, int i, int j)
  * not one itself (in a run of one character every key is both). */
 static bool after_copy(const rows *p, int i, int k)
 {
-	return k >= 1 && seen(p, i, k) && abs(k - i) >= 3 && copy(p, i, k - 1) && !copy(p, i, k) &&
-	       k != i;
+	return k >= 1 && k - 1 < i && seen(p, i, k) && abs(k - i) >= 3 && copy(p, i, k - 1) &&
+	       !copy(p, i, k);
 }
 
 static bool mark(const rows *p, int j)
@@ -84,17 +84,26 @@ static int word_start(const rows *p, int i)
 	return i;
 }
 
-/* The key most rows take and how many take it. */
-static int column_rows(const rows *p)
+/* How many rows take the key most rows take, and (key) which it is. */
+static int column_at(const rows *p, int *key)
 {
 	static int count[AV_MAX_CONTEXT];
 	int most = 0;
+	*key = -1;
 	for (int j = 0; j < p->n; j++)
 		count[j] = 0;
 	for (int i = 0; i < p->n; i++)
-		if (p->best[i] >= 0 && ++count[p->best[i]] > most)
+		if (p->best[i] >= 0 && ++count[p->best[i]] > most) {
 			most = count[p->best[i]];
+			*key = p->best[i];
+		}
 	return most;
+}
+
+static int column_rows(const rows *p)
+{
+	int key;
+	return column_at(p, &key);
 }
 
 static int script(uint32_t c)
@@ -368,7 +377,10 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 		return false;
 	static rows p;
 	read_rows(&p, a, t);
-	int elig = 0, hits = 0;
+	/* rows on a key that holds half the rows are that column's */
+	int col, col_rows = column_at(&p, &col), elig = 0, hits = 0;
+	if (2 * col_rows < p.all)
+		col = -1;
 	for (int i = 0; i < p.n; i++) {
 		int b = p.best[i];
 		bool e = false;
@@ -377,7 +389,7 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 		if (!e)
 			continue;
 		elig++;
-		hits += b >= 1 && after_copy(&p, i, b);
+		hits += b >= 1 && b != col && after_copy(&p, i, b);
 	}
 	return said(why, size, hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
 		    hits, elig, "of those with an earlier copy look just after it");

@@ -65,7 +65,8 @@ bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs,
 		    size_t size);
 
 /* A mechanism the label hides: PICTURE_HIDDEN of the rows with an earlier
- * copy (a quarter of the text's rows or more) look just after it, and the
+ * copy (a quarter of the text's rows or more) look just after it, those
+ * on a key that holds half of all rows left out (a column's rows), and the
  * label does not say induction (as its role, its second or, unclear, the
  * closest). The labeller names induction from half of its stricter count:
  * the margin again keeps a kernel's last digit out of the verdict. */

@@ -159,6 +159,8 @@ def role_scores(A, cps, causal):
     band = {r: {"near": 0, "far": 0, "far_hits": 0} for r in ("delimiter", "word_start")}
     # line-parallel on each side alone: hits and rows of the line before, after
     sides = [[0, 0], [0, 0]]
+    # the duplicate and induction rows that look at each key
+    on_key_of = {"duplicate": {}, "induction": {}}
     for i in choice:
         b = best[i]
         add("previous", i >= 1, b == i - 1)
@@ -170,14 +172,19 @@ def role_scores(A, cps, causal):
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
         # a copy that far, and a key as far that is none (in a text of one
         # character looking at a copy is looking anywhere)
-        add("duplicate", any(cps[j] == cps[i] for j in far) and any(cps[j] != cps[i] for j in far),
-            b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
-        # a key after a copy that is not a copy itself (in a run of one
-        # character every key follows a copy)
-        add("induction", any(j >= 1 and j - 1 != i and cps[j - 1] == cps[i]
-                             and cps[j] != cps[i] for j in far),
-            b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 != i
-            and cps[b - 1] == cps[i] and cps[b] != cps[i])
+        dup = (any(cps[j] == cps[i] for j in far) and any(cps[j] != cps[i] for j in far),
+               b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
+        # a key after an earlier copy that is not a copy itself (in a run
+        # of one character every key follows a copy)
+        ind = (any(j >= 1 and j - 1 < i and cps[j - 1] == cps[i] and cps[j] != cps[i]
+                   for j in far),
+               b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i
+               and cps[b - 1] == cps[i] and cps[b] != cps[i])
+        add("duplicate", *dup)
+        add("induction", *ind)
+        for r, (eligible, fits) in (("duplicate", dup), ("induction", ind)):
+            if eligible and fits:
+                on_key_of[r][b] = on_key_of[r].get(b, 0) + 1
         near = [j for j in (prev_delim[i], next_delim[i]) if j is not None and sees(i, j)]
         # ... and a key other than the row that is no mark
         letter = any(sees(i, j) and j != i and not is_delimiter(cps[j]) for j in range(n))
@@ -208,11 +215,14 @@ def role_scores(A, cps, causal):
     if n <= 3:
         s["local"] = 0.0
     # induction needs a quarter of the rows to have a character after a copy
-    if 4 * count["induction"][1] < N:
+    if 4 * count["induction"][1] < N or count["induction"][0] < 3:
         s["induction"] = 0.0
     # so does duplicate, a copy to look at
     if 4 * count["duplicate"][1] < N:
         s["duplicate"] = 0.0
+    # and word start, rows two places or more into their word
+    if 4 * count["word_start"][1] < N:
+        s["word_start"] = 0.0
     # line-parallel: also one side's rows alone, a side with half the rows
     for side_hits, side_rows in sides:
         if 2 * side_rows >= N:
@@ -232,6 +242,11 @@ def role_scores(A, cps, causal):
     column = max([sum(best[i] == j for i in choice) for j in range(n)], default=0)
     if 2 * column >= N:
         s["delimiter"] = s["word_start"] = 0.0
+        # ... and its rows show no copying unless the role holds without them
+        key = min(j for j in range(n) if sum(best[i] == j for i in choice) == column)
+        for r in ("induction", "duplicate"):
+            if s[r] > 0 and share(count[r][0] - on_key_of[r].get(key, 0), count[r][1]) < 0.5 - 1e-9:
+                s[r] = 0.0
     # offset: the best k by share of the rows that see i + k
     s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                             sum(1 for i in choice if sees(i, i + k)))
