@@ -242,7 +242,8 @@ def scores(A, x, causal):
         # on it show no copying unless the role holds without them
         column = min(k for k, v in on_key.items() if v == max(on_key.values()))
         for r in (INDUCTION, DUPLICATE):
-            if s[r] > 0 and _share(hits[r] - copy_on[r].get(column, 0), rows[r]) < 0.5 - 1e-9:
+            on = copy_on[r].get(column, 0)
+            if s[r] > 0 and on > 0 and _share(hits[r] - on, rows[r]) < 0.5 - 1e-9:
                 s[r] = 0.0
     s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                            sum(1 for i in choice if sees(i, i + k)))

@@ -73,7 +73,7 @@ static bool ends_line(uint32_t cp)
 }
 
 /* Facts about the text, made once per head. The memory is on head_roles's
- * stack (about 64 KiB at AV_MAX_CONTEXT tokens): scoring allocates nothing. */
+ * stack (about 80 KiB at AV_MAX_CONTEXT tokens): scoring allocates nothing. */
 typedef struct role_text {
 	int n;
 	const token *tok;
@@ -529,8 +529,9 @@ static void column_score(role_scores *o, const role_text *x)
 /* A column's rows are the column's: where one key holds half the rows or
  * more, induction and duplicate rows that look at it (a space after an
  * earlier space, a line break's copy) show no copying unless the role
- * clears its bar without them. The score, when it stays, counts them all,
- * as a person counting the picture does. */
+ * clears its bar with them counted as misses. The score, when it stays,
+ * counts them all, as a person counting the picture does; a score no row
+ * on the column makes is left as it is. */
 static void column_explains(role_scores *o, const role_text *x)
 {
 	if (o->column < 0 || 2 * o->column_rows < o->n)
@@ -539,7 +540,7 @@ static void column_explains(role_scores *o, const role_text *x)
 	const uint16_t *on[2] = {x->ind_on, x->dup_on};
 	for (int k = 0; k < 2; k++) {
 		role_kind r = roles[k];
-		if (o->s[r] > 0 &&
+		if (o->s[r] > 0 && on[k][o->column] > 0 &&
 		    share(o->hits[r] - on[k][o->column], o->rows[r]) < role_bar(r) - 1e-9)
 			o->s[r] = 0;
 	}

@@ -93,9 +93,12 @@ static int column_at(const rows *p, int *key)
 	for (int j = 0; j < p->n; j++)
 		count[j] = 0;
 	for (int i = 0; i < p->n; i++)
-		if (p->best[i] >= 0 && ++count[p->best[i]] > most) {
-			most = count[p->best[i]];
-			*key = p->best[i];
+		if (p->best[i] >= 0)
+			count[p->best[i]]++;
+	for (int j = 0; j < p->n; j++) /* ties: the first key, as the labeller */
+		if (count[j] > most) {
+			most = count[j];
+			*key = j;
 		}
 	return most;
 }

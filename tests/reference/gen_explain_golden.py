@@ -245,7 +245,8 @@ def role_scores(A, cps, causal):
         # ... and its rows show no copying unless the role holds without them
         key = min(j for j in range(n) if sum(best[i] == j for i in choice) == column)
         for r in ("induction", "duplicate"):
-            if s[r] > 0 and share(count[r][0] - on_key_of[r].get(key, 0), count[r][1]) < 0.5 - 1e-9:
+            on = on_key_of[r].get(key, 0)
+            if s[r] > 0 and on > 0 and share(count[r][0] - on, count[r][1]) < 0.5 - 1e-9:
                 s[r] = 0.0
     # offset: the best k by share of the rows that see i + k
     s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),

@@ -382,6 +382,35 @@ static void copies_and_columns(void)
 	CHECKF(rs.column == 0 && 2 * rs.column_rows >= rs.n && rs.role == ROLE_INDUCTION,
 	       "a sink and an induction head: %s column %d (%d rows)", label_text(), rs.column,
 	       rs.column_rows);
+	/* ... and a share no row on the column makes stays as it is: a sink
+	 * on key 0 (8 of 15 rows), three rows after their earlier copy, four
+	 * one to the left: induction 3 of 8, under its bar, still the
+	 * closest evidence of copying */
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 12 ? i - 1 : i >= 9 ? i - 7 : 0;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_INDUCTION] == 3 && rs.rows[ROLE_INDUCTION] == 8 &&
+		   near(rs.s[ROLE_INDUCTION], 0.375),
+	       "a column that makes no copying: induction %g", rs.s[ROLE_INDUCTION]);
+	/* two rows after their copy are too few, whatever their share (2 of 4) */
+	n = toks("abcdabcd");
+	for (int i = 0; i < n; i++)
+		key[i] = i == 4 || i == 5 ? i - 3 : i;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_INDUCTION] == 2 && rs.rows[ROLE_INDUCTION] == 4 &&
+		   rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
+	       "two rows after a copy: %s induction %d/%d", label_text(), rs.hits[ROLE_INDUCTION],
+	       rs.rows[ROLE_INDUCTION]);
+	/* line breaks on the first line break, every row there: a column, no
+	 * duplicate head (3 of 3 rows look at a copy) */
+	n = toks("ab\ncd\nef\ngh\n");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 2 ? 2 : 0;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_DUPLICATE] == 3 && rs.rows[ROLE_DUPLICATE] == 3 &&
+		   rs.s[ROLE_DUPLICATE] == 0 && rs.role != ROLE_DUPLICATE,
+	       "line breaks on one: %s duplicate %d/%d", label_text(), rs.hits[ROLE_DUPLICATE],
+	       rs.rows[ROLE_DUPLICATE]);
 	/* word start over three rows of 27: too few to show it */
 	n = toks("a b c d e f g h abc def ghi");
 	for (int i = 0; i < n; i++)
