@@ -146,10 +146,10 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 	} else if (rs->key_places > 1 && 5 * rs->column_rows < 4 * h) {
 		keys_text(rs, "", what, sizeof what);
 		snprintf(out, size,
-			 chance >= 5 ? tr(N_("%d of %d rows look at %s (%d places in the text; "
+			 chance >= 5 ? tr(N_("%d of %d rows look at %s (at %d different places; "
 					     "%d%% would by chance)"),
 					  translate)
-				     : tr(N_("%d of %d rows look at %s (%d places in the text)"),
+				     : tr(N_("%d of %d rows look at %s (at %d different places)"),
 					  translate),
 			 h, n, what, rs->key_places, chance);
 	} else { /* one key for most of them: a column, said by its place */

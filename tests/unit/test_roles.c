@@ -411,6 +411,16 @@ static void copies_and_columns(void)
 		   rs.s[ROLE_DUPLICATE] == 0 && rs.role != ROLE_DUPLICATE,
 	       "line breaks on one: %s duplicate %d/%d", label_text(), rs.hits[ROLE_DUPLICATE],
 	       rs.rows[ROLE_DUPLICATE]);
+	/* a keyword whose rows land on several of its copies says on how
+	 * many, not how often the character occurs (6 times) */
+	n = toks("xaxbxcxdxexf");
+	for (int i = 0; i < n; i++)
+		key[i] = i / 4 * 4;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD &&
+		   strcmp(text, "12 of 12 rows look at x (at 3 different places; 50% would by "
+				"chance)") == 0,
+	       "a keyword's places: %s '%s'", label_text(), text);
 	/* word start over three rows of 27: too few to show it */
 	n = toks("a b c d e f g h abc def ghi");
 	for (int i = 0; i < n; i++)
