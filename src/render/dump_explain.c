@@ -76,9 +76,9 @@ static void write_head(FILE *out, const attn_result *r, int l, int h)
 		"], \"mirror\": %d, \"parallel_side\": \"%s\", \"column\": %d, \"rows\": %d,\n"
 		"     \"evidence\": {",
 		rs.mirror,
-		rs.par_dir < 0	 ? "before"
-		: rs.par_dir > 0 ? "after"
-				 : "both",
+		rs.par_dir < 0 || rs.causal ? "before"
+		: rs.par_dir > 0	    ? "after"
+					    : "both",
 		rs.column, rs.n);
 	for (int k = 0; k < ROLE_NKINDS; k++)
 		fprintf(out, "%s\"%s\": [%d, %d]", k ? ", " : "", role_score_key((role_kind)k),

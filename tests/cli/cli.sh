@@ -42,6 +42,9 @@ if [ "$(grep -cE '"(both|before|after)"' <<<"$sides")" -ne 8 ] ||
 	fails=$((fails + 1))
 	printf 'FAIL: parallel_side and the rows it counts:\n%s\n' "$sides" >&2
 fi
+# a causal model's rows see only the line before: every head says so
+expect 0 '^16$' -- bash -c '"$1" --model builtin-causal --dump --text "$2" |
+	grep -c "\"parallel_side\": \"before\""' _ "$bin" "$poem"
 expect 0 '^objective: causal' -- "$bin" --info --model "$data/golden/fwd_causal.attn"
 
 # TSV: a header and one row per weight (2 layers x 4 heads x 3 x 3).
