@@ -368,13 +368,13 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	hits[ROLE_BROAD] += b < 0;
 	/* Keys of a copy, or after one, count from FAR places away: nearer, the
 	 * picture cannot tell them from a band (previous, two to the left). */
-	COUNT(ROLE_DUPLICATE, (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0),
-	      abs(b - i) >= FAR && same_token(x->tok, b, i));
-	COUNT(ROLE_INDUCTION, copy_key(x, a, i, 1), induction_key(x, i, b));
-	if (b >= 0 && (x->choice[i] & CHOICE_COPY) && abs(b - i) >= FAR &&
-	    same_token(x->tok, b, i) && copy_key(x, a, i, 0))
+	bool dup = (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0), ind = copy_key(x, a, i, 1);
+	COUNT(ROLE_DUPLICATE, dup, abs(b - i) >= FAR && same_token(x->tok, b, i));
+	COUNT(ROLE_INDUCTION, ind, induction_key(x, i, b));
+	/* ... and the key each hit lands on (a column's, column_explains) */
+	if (b >= 0 && dup && abs(b - i) >= FAR && same_token(x->tok, b, i))
 		x->dup_on[b]++;
-	if (b >= 0 && induction_key(x, i, b) && copy_key(x, a, i, 1))
+	if (b >= 0 && ind && induction_key(x, i, b))
 		x->ind_on[b]++;
 	count_phrase(o, x, a, i, b);
 	int p0 = x->par[i][0], p1 = causal ? -1 : x->par[i][1];
