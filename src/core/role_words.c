@@ -226,12 +226,11 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 			 h, n, rs->mirror);
 		break;
 	case ROLE_WORDSTART:
-		snprintf(
-		    out, size,
-		    tr(N_("%d of %d rows look at the first character of their own word or phrase "
-			  "(%d different ones)"),
-		       translate),
-		    h, n, rs->places);
+		snprintf(out, size,
+			 tr(N_("%d of %d rows two places or more into a word or phrase look at its "
+			       "first character (%d different ones)"),
+			    translate),
+			 h, n, rs->places);
 		break;
 	case ROLE_PREVIOUS:
 		snprintf(out, size, tr(N_("%d of %d rows look at the character before"), translate),

@@ -222,6 +222,11 @@ static void band_or_marks(void)
 	}
 	label(n, true, key);
 	CHECKF(rs.role == ROLE_WORDSTART, "the word's start, near or far: %s", label_text());
+	/* Its count is of the rows two or more into a word, not of the text's:
+	 * the sentence says which rows it counts. */
+	CHECKF(rs.rows[ROLE_WORDSTART] < n &&
+		   strstr(text, "rows two places or more into a word or phrase look at its first"),
+	       "word start names the rows it counts: %s", text);
 	/* The delimiter a band explains leaves the places to word start: the
 	 * sentence counts the starts its rows look at (3), not the marks the
 	 * band lands on (4). */
