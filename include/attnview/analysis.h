@@ -217,6 +217,8 @@ typedef struct role_scores {
 	int column_rows;    /* ... and how many do */
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */
 	int nbefore;
+	uint32_t column_cp; /* the column's character */
+	bool column_alone;  /* no other key is that character after that word */
 	int mirror;	    /* the c of the mirror score */
 	int par_dir;	    /* the parallel score's rows: 0 those with a line on
 			       either side, -1 with one before, 1 after */

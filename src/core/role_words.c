@@ -107,11 +107,12 @@ void role_title(const role_scores *rs, bool translate, char *out, size_t size)
 }
 
 /* The key most rows look at, as a person finds it: "the space after
- * “fruit”", "疑 at position 6". */
+ * “fruit”", "疑 at position 6"; its position too where the word before it
+ * comes again before the same character ("h at position 35, after “t”"). */
 static void column_text(const role_scores *rs, bool translate, char *out, size_t size)
 {
 	char c[8], before[40] = "";
-	uint32_t cp = rs->column >= 0 && rs->nkeys > 0 ? rs->keys[0] : 0;
+	uint32_t cp = rs->column >= 0 ? rs->column_cp : 0;
 	put_char(cp, c, sizeof c);
 	size_t at = 0;
 	for (int k = 0; k < rs->nbefore && at + 5 < sizeof before; k++) {
@@ -121,12 +122,30 @@ static void column_text(const role_scores *rs, bool translate, char *out, size_t
 		at += len;
 	}
 	before[at] = '\0';
-	if (cp == ' ' && at > 0)
-		snprintf(out, size, tr(N_("the space after “%s”"), translate), before);
-	else if (at > 0)
-		snprintf(out, size, tr(N_("%s after “%s”"), translate), c, before);
-	else
+	if (at == 0)
 		snprintf(out, size, tr(N_("%s at position %d"), translate), c, rs->column);
+	else if (!rs->column_alone && cp == ' ')
+		snprintf(out, size, tr(N_("the space at position %d, after “%s”"), translate),
+			 rs->column, before);
+	else if (!rs->column_alone)
+		snprintf(out, size, tr(N_("%s at position %d, after “%s”"), translate), c,
+			 rs->column, before);
+	else if (cp == ' ')
+		snprintf(out, size, tr(N_("the space after “%s”"), translate), before);
+	else
+		snprintf(out, size, tr(N_("%s after “%s”"), translate), c, before);
+}
+
+/* Whether the column is one of the keyword's characters and holds more
+ * than half the rows: the sentence then says where they look. */
+static bool column_of_keys(const role_scores *rs)
+{
+	if (rs->column < 0 || 2 * rs->column_rows <= rs->rows[ROLE_KEYWORD])
+		return false;
+	for (int k = 0; k < rs->nkeys; k++)
+		if (rs->keys[k] == rs->column_cp)
+			return true;
+	return false;
 }
 
 /* A keyword's evidence: its characters, or the one place most rows look. */
@@ -136,26 +155,42 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 	char what[96];
 	/* Rows on copies of a frequent character: how many would by chance. */
 	const int chance = (int)(100 * rs->key_chance + 0.5);
-	if (rs->nkeys > 1) {
-		keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
-		snprintf(out, size,
-			 chance >= 5
-			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
-			     : tr(N_("%d of %d rows look at %s"), translate),
-			 h, n, what, chance);
-	} else if (rs->key_places > 1 && 5 * rs->column_rows < 4 * h) {
-		keys_text(rs, "", what, sizeof what);
-		snprintf(out, size,
-			 chance >= 5 ? tr(N_("%d of %d rows look at %s (at %d different places; "
+	if (rs->nkeys > 1 || (rs->key_places > 1 && 5 * rs->column_rows < 4 * h)) {
+		if (rs->nkeys > 1) {
+			keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
+			snprintf(out, size,
+				 chance >= 5
+				     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"),
+					  translate)
+				     : tr(N_("%d of %d rows look at %s"), translate),
+				 h, n, what, chance);
+		} else {
+			keys_text(rs, "", what, sizeof what);
+			snprintf(out, size,
+				 chance >= 5
+				     ? tr(N_("%d of %d rows look at %s (at %d different places; "
 					     "%d%% would by chance)"),
 					  translate)
 				     : tr(N_("%d of %d rows look at %s (at %d different places)"),
 					  translate),
-			 h, n, what, rs->key_places, chance);
+				 h, n, what, rs->key_places, chance);
+		}
+		/* Most rows on one of those places: a column inside the keyword. */
+		if (column_of_keys(rs)) {
+			size_t len = strlen(out);
+			column_text(rs, translate, what, sizeof what);
+			/* TRANSLATORS: appended to a keyword's evidence: how many of
+			 * its rows look at one place, and which. */
+			snprintf(out + len, size > len ? size - len : 0,
+				 tr(N_(", %d of them at %s"), translate), rs->column_rows, what);
+		}
 	} else { /* one key for most of them: a column, said by its place */
 		column_text(rs, translate, what, sizeof what);
-		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), rs->column_rows,
-			 n, what);
+		snprintf(out, size,
+			 chance >= 5
+			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
+			     : tr(N_("%d of %d rows look at %s"), translate),
+			 rs->column_rows, n, what, chance);
 	}
 }
 
@@ -285,8 +320,10 @@ void role_sentence(const role_scores *rs, bool translate, char *out, size_t size
 		return;
 	case ROLE_UNSURE:
 		evidence(rs, rs->role, translate, a, sizeof a);
-		snprintf(out, size,
-			 tr(N_("no role holds for most rows; the closest: %s"), translate), a);
+		snprintf(
+		    out, size,
+		    tr(N_("no role holds for most rows beyond chance; the closest: %s"), translate),
+		    a);
 		return;
 	case ROLE_TWO:
 		evidence(rs, rs->role, translate, a, sizeof a);

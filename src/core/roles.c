@@ -482,6 +482,22 @@ static double copies_chance(const role_scores *o, const role_text *x, int c1, in
 	return x->causal ? sum / o->n : (double)copies / x->n; /* masked: every row sees all */
 }
 
+/* Whether key col is the only one that is its character after the nb
+ * characters before it: then "c after “word”" finds it. */
+static bool column_alone(const role_text *x, int col, int nb)
+{
+	for (int j = nb; j < x->n; j++) {
+		if (j == col || x->tok[j].cp != x->tok[col].cp)
+			continue;
+		int k = 1;
+		while (k <= nb && x->tok[j - k].cp == x->tok[col - k].cp)
+			k++;
+		if (k > nb)
+			return false;
+	}
+	return true;
+}
+
 /* The characters and the key most rows look at, and the word before it. */
 static void column_score(role_scores *o, const role_text *x)
 {
@@ -504,6 +520,8 @@ static void column_score(role_scores *o, const role_text *x)
 		o->nbefore++;
 	for (int k = 0; k < o->nbefore; k++)
 		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
+	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
+	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);
 	if (c1 < 0)
 		return;
 	int h = x->cls_count[c1];

@@ -32,7 +32,7 @@ static const char *const role_help[][2] = {
     {N_("mirror"), N_("rows look across an anti-diagonal (key c - row i)")},
     {N_("same script"), N_("rows look at characters of their own script")},
     {N_("broad"), N_("rows spread their weight: no key stands out")},
-    {N_("unclear"), N_("no role holds for half the rows; the closest is named")},
+    {N_("unclear"), N_("no role holds for half the rows beyond chance; the closest is named")},
 };
 
 /* The lines, built once from keys.h, and where the screen is. */

@@ -150,7 +150,7 @@ help_groups+=("previous|most rows look at the character before them"
 	"keyword|most rows look at one or two characters, wherever"
 	"delimiter|rows look at their phrase's nearest space or mark"
 	"line-parallel|rows look at their place in the line before or after"
-	"unclear|no role holds for half the rows; the closest is named")
+	"unclear|no role holds for half the rows beyond chance; the closest is named")
 for g in "${help_groups[@]}"; do
 	check "help row '${g%%|*}': full names, then '${g#*|}'" \
 		help_row "${g%%|*}" "${g#*|}" <<<"$help"
