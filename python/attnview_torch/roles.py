@@ -245,6 +245,12 @@ def scores(A, x, causal):
             on = copy_on[r].get(column, 0)
             if s[r] > 0 and on > 0 and _share(hits[r] - on, rows[r]) < 0.5 - 1e-9:
                 s[r] = 0.0
+    # induction's hits mostly on one key look at a column, not each after
+    # its own copy: induction holds only if it clears its bar without them
+    on = max(copy_on[INDUCTION].values(), default=0)
+    if s[INDUCTION] > 0 and 2 * on > hits[INDUCTION] and \
+            _share(hits[INDUCTION] - on, rows[INDUCTION]) < 0.5 - 1e-9:
+        s[INDUCTION] = 0.0
     s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                            sum(1 for i in choice if sees(i, i + k)))
                     for d in range(2, 9) for k in (-d, d))

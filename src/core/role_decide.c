@@ -40,6 +40,15 @@ static bool fallback(role_kind r)
 	return r == ROLE_LOCAL || r == ROLE_SCRIPT || r == ROLE_BROAD;
 }
 
+/* Word starts all two to the left (words of three characters, phrases of
+ * three): no row shows a start a band would not reach, and where a band
+ * holds most rows the band, or the place most rows look at, is what the
+ * picture shows; word start is not named (the runner-up may say it). */
+static bool band_alone(const role_scores *o, role_kind r)
+{
+	return r == ROLE_WORDSTART && o->word_far == 0 && passes(o, ROLE_LOCAL);
+}
+
 /* The role with the highest score among those that pass (skip excluded;
  * ties: the first in role_kind's order), or ROLE_NKINDS. */
 static role_kind best_passing(const role_scores *o, role_kind skip, bool fallbacks)
@@ -47,7 +56,8 @@ static role_kind best_passing(const role_scores *o, role_kind skip, bool fallbac
 	role_kind best = ROLE_NKINDS;
 	for (int r = 0; r < ROLE_NKINDS; r++)
 		if ((role_kind)r != skip && fallback((role_kind)r) == fallbacks &&
-		    passes(o, (role_kind)r) && (best == ROLE_NKINDS || o->s[r] > o->s[best]))
+		    passes(o, (role_kind)r) && !band_alone(o, (role_kind)r) &&
+		    (best == ROLE_NKINDS || o->s[r] > o->s[best]))
 			best = (role_kind)r;
 	return best;
 }
@@ -180,6 +190,12 @@ void role_decide(role_scores *o)
 			return;
 		}
 	} else if ((best = best_passing(o, ROLE_BROAD, true)) < ROLE_NKINDS) {
+		/* Rows on themselves and their neighbours keep to their own
+		 * script wherever a script runs on: same script says more than
+		 * the band only when most of its rows look further away. */
+		if (best == ROLE_SCRIPT && passes(o, ROLE_LOCAL) &&
+		    2 * o->script_near >= o->hits[ROLE_SCRIPT])
+			best = ROLE_LOCAL;
 		set_label(o, best, ROLE_SURE); /* local or same script */
 	} else if (passes(o, ROLE_BROAD)) {
 		set_label(o, ROLE_BROAD, ROLE_SURE);

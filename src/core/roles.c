@@ -564,13 +564,29 @@ static void column_explains(role_scores *o, const role_text *x)
 	}
 }
 
+/* Induction's hits on one key: rows that land after their copies on one
+ * place look at a column (spaces on the brace that follows the first
+ * space), not each after its own copy. Where one key holds more than half
+ * of them, induction holds only if it clears its bar without them. */
+static void induction_spread(role_scores *o, const role_text *x)
+{
+	int k = 0;
+	for (int j = 1; j < x->n; j++)
+		if (x->ind_on[j] > x->ind_on[k])
+			k = j;
+	int on = x->n > 0 ? x->ind_on[k] : 0, h = o->hits[ROLE_INDUCTION];
+	if (o->s[ROLE_INDUCTION] > 0 && 2 * on > h &&
+	    share(h - on, o->rows[ROLE_INDUCTION]) < role_bar(ROLE_INDUCTION) - 1e-9)
+		o->s[ROLE_INDUCTION] = 0;
+}
+
 /* Over the rows of a character with a script: the share that look at
  * their own script, against an even spread's. */
 static void script_score(role_scores *o, const role_text *x, const attn_matrix *a)
 {
 	if (x->nscripts < 2)
 		return;
-	int rows = 0, hits = 0;
+	int rows = 0, hits = 0, near = 0;
 	double chance = 0;
 	for (int i = 0; i < a->n; i++) {
 		int vis = a->causal ? i + 1 : a->n, s = x->script[i];
@@ -579,10 +595,14 @@ static void script_score(role_scores *o, const role_text *x, const attn_matrix *
 			continue;
 		rows++;
 		chance += (double)x->prefix[s][vis] / scripted;
-		hits += x->best[i] >= 0 && x->script[x->best[i]] == s;
+		int b = x->best[i];
+		bool on = b >= 0 && x->script[b] == s;
+		hits += on;
+		near += on && abs(b - i) <= 2;
 	}
 	o->rows[ROLE_SCRIPT] = rows;
 	o->hits[ROLE_SCRIPT] = hits;
+	o->script_near = near;
 	o->chance = rows ? chance / rows : 1;
 	o->s[ROLE_SCRIPT] = above_chance(share(hits, rows), o->chance);
 }
@@ -681,6 +701,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_DELIMITER] = 0;
 	if (band_explains(out, ROLE_WORDSTART, x.word_near, x.word_far, x.word_far_hits))
 		out->s[ROLE_WORDSTART] = 0;
+	out->word_far = x.word_far;
 	int dp = marked_places(&x, 1), wp = marked_places(&x, 2);
 	out->places = dp;
 	if (dp < 2)
@@ -697,6 +718,7 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	if (2 * out->column_rows >= out->n)
 		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
 	column_explains(out, &x);
+	induction_spread(out, &x);
 	script_score(out, &x, a);
 	mirror_score(out, &x, a);
 	role_decide(out);

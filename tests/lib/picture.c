@@ -381,7 +381,9 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 	static rows p;
 	read_rows(&p, a, t);
 	/* rows on a key that holds half the rows are that column's */
-	int col, col_rows = column_at(&p, &col), elig = 0, hits = 0;
+	int col, col_rows = column_at(&p, &col), elig = 0, hits = 0, top = 0;
+	static int on[AV_MAX_CONTEXT];
+	memset(on, 0, sizeof on);
 	if (2 * col_rows < p.all)
 		col = -1;
 	for (int i = 0; i < p.n; i++) {
@@ -392,8 +394,15 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 		if (!e)
 			continue;
 		elig++;
-		hits += b >= 1 && b != col && after_copy(&p, i, b);
+		if (b >= 1 && b != col && after_copy(&p, i, b)) {
+			hits++;
+			top = ++on[b] > top ? on[b] : top;
+		}
 	}
+	/* rows that land after their copies on one place, more than half of
+	 * them, look at that place: not each after its own copy */
+	if (2 * top > hits)
+		hits -= top;
 	return said(why, size, hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
 		    hits, elig, "of those with an earlier copy look just after it");
 }

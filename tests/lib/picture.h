@@ -66,7 +66,8 @@ bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs,
 
 /* A mechanism the label hides: PICTURE_HIDDEN of the rows with an earlier
  * copy (a quarter of the text's rows or more) look just after it, those
- * on a key that holds half of all rows left out (a column's rows), and the
+ * on a key that holds half of all rows left out (a column's rows), and so
+ * those on one key that holds more than half of them, and the
  * label does not say induction (as its role, its second or, unclear, the
  * closest). The labeller names induction from half of its stricter count:
  * the margin again keeps a kernel's last digit out of the verdict. */

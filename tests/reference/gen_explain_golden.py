@@ -248,6 +248,12 @@ def role_scores(A, cps, causal):
             on = on_key_of[r].get(key, 0)
             if s[r] > 0 and on > 0 and share(count[r][0] - on, count[r][1]) < 0.5 - 1e-9:
                 s[r] = 0.0
+    # induction's hits mostly on one key are a column's: induction holds
+    # only if it clears its bar without them
+    on = max(on_key_of["induction"].values(), default=0)
+    if (s["induction"] > 0 and 2 * on > count["induction"][0]
+            and share(count["induction"][0] - on, count["induction"][1]) < 0.5 - 1e-9):
+        s["induction"] = 0.0
     # offset: the best k by share of the rows that see i + k
     s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
                             sum(1 for i in choice if sees(i, i + k)))

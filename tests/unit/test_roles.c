@@ -314,6 +314,20 @@ static void word_start(void)
 		   strcmp(label_text(), "keyword g a") == 0,
 	       "one phrase's start for the others: %s word start %g", label_text(),
 	       rs.s[ROLE_WORDSTART]);
+	/* Words of three letters: every start a row two into its word can
+	 * look at is two to the left, where a band looks too. Rows inside
+	 * words on their starts, the others on themselves: word start scores
+	 * 1, but no row shows a start a band would not reach, and the band
+	 * (local) is named. */
+	n = toks("xq7 mz2 kp9 xq7 mz2 kp9");
+	for (int i = 0; i < n; i++) {
+		int s = mark_before(i) + 1;
+		key[i] = !cp_is_delimiter(t[i].cp) && i > s ? s : i;
+	}
+	label(n, true, key);
+	CHECKF(rs.s[ROLE_WORDSTART] >= 0.5 && rs.word_far == 0 && rs.role == ROLE_LOCAL,
+	       "word starts all two to the left: %s (word start %.2f, local %.2f)", label_text(),
+	       rs.s[ROLE_WORDSTART], rs.s[ROLE_LOCAL]);
 }
 
 /* A text repeated: the keys after the earlier copy sit at a fixed offset
@@ -350,15 +364,24 @@ static void induction(void)
 		   rs.s[ROLE_INDUCTION] == 0 && rs.role != ROLE_INDUCTION,
 	       "three rows after a copy: %s rows %d score %g", label_text(), rs.rows[ROLE_INDUCTION],
 	       rs.s[ROLE_INDUCTION]);
-	/* Six rows of 23 (over a quarter) after their copy: the bar holds. */
+	/* Six rows of 23 (over a quarter) after their copy, each after the
+	 * stop two before it: the bar holds. */
 	n = toks("ab.cd.ef.gh.ij.kl.mn.op.");
 	for (int i = 0; i < n; i++)
-		key[i] = i >= 8 && t[i].cp == '.' ? 3 : i;
+		key[i] = i >= 8 && t[i].cp == '.' ? i - 5 : i;
 	label(n, true, key);
 	CHECKF(rs.rows[ROLE_INDUCTION] == 6 && rs.hits[ROLE_INDUCTION] == 6 &&
 		   rs.role == ROLE_INDUCTION,
 	       "a quarter of the rows after a copy: %s rows %d score %g", label_text(),
 	       rs.rows[ROLE_INDUCTION], rs.s[ROLE_INDUCTION]);
+	/* The same rows all on the c after the first stop: one place, a
+	 * column of six rows, not each row after its own copy. */
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 8 && t[i].cp == '.' ? 3 : i;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_INDUCTION] == 6 && rs.s[ROLE_INDUCTION] == 0 &&
+		   rs.role != ROLE_INDUCTION,
+	       "induction's hits on one key: %s score %g", label_text(), rs.s[ROLE_INDUCTION]);
 	/* the other copy itself: duplicate */
 	n = toks("xqbmkwtxqbmkwtxqbmkwt");
 	for (int i = 0; i < n; i++)
@@ -525,6 +548,24 @@ static void script(void)
 	label(8, false, key);
 	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && near(rs.chance, 0.5), "script %g chance %g",
 	       rs.s[ROLE_SCRIPT], rs.chance);
+
+	/* Rows on themselves, one or two to the left, in runs of each script,
+	 * a few on a letter of their script further back: same script holds
+	 * more rows than the band (local), but most of them are the band's:
+	 * local is named. */
+	const uint32_t runs[24] = {'a',	   'b',	   'c',	   'd',	   'e',	   'f',	   0x4E2D, 0x6587,
+				   0x56FD, 0x5BB6, 0x4EBA, 0x5927, 'g',	   'h',	   'i',	   'j',
+				   'k',	   'l',	   0x5C0F, 0x5C71, 0x6C34, 0x706B, 0x6728, 0x91D1};
+	for (int i = 0; i < 24; i++)
+		t[i] = (token){.cp = runs[i], .id = 3 + i, .width = 1};
+	for (int i = 0; i < 24; i++)
+		key[i] = i % 6 == 5 ? i - 5 : i - i % 3;
+	label(24, true, key);
+	CHECKF(rs.s[ROLE_LOCAL] >= role_bar(ROLE_LOCAL) && rs.s[ROLE_SCRIPT] > rs.s[ROLE_LOCAL] &&
+		   rs.role == ROLE_LOCAL,
+	       "own script in a band: %s (local %.2f, same script %.2f, %d of %d near)",
+	       label_text(), rs.s[ROLE_LOCAL], rs.s[ROLE_SCRIPT], rs.script_near,
+	       rs.hits[ROLE_SCRIPT]);
 
 	/* The lab's script task: a few letters of each script shown (a b c,
 	 * α β γ), the rest behind their script's placeholder (z, ω); every row
