@@ -218,6 +218,9 @@ typedef struct role_scores {
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */
 	int nbefore;
 	uint32_t column_cp; /* the column's character */
+	bool by_place;	    /* keyword scored as that one place, against its chance */
+	double column_chance; /* ... which is the mean over the rows of 1 / the keys
+				 a row sees, for the rows that see it */
 	bool column_alone;  /* no other key is that character after that word */
 	int mirror;	    /* the c of the mirror score */
 	int par_dir;	    /* the parallel score's rows: 0 those with a line on

@@ -269,6 +269,17 @@ def scores(A, x, causal):
                  / sum(1 for j in range(n) if sees(i, j)) for i in choice)
     s[KEYWORD] = _above_chance(_share(sum(k for _, k in top), len(choice)),
                                chance / len(choice) if choice else 0.0)
+    # half the rows or more on one place of the keyword's character: a
+    # column, whose chance is the place's (1 / the keys a row sees)
+    if choice and on_key and top:
+        most = max(on_key.values())
+        column = min(k for k, v in on_key.items() if v == most)
+        if 2 * most >= len(choice) and x.cls[column] == top[0][0]:
+            if causal:
+                pc = sum(1.0 / (i + 1) for i in range(max(column, 1), n)) / len(choice)
+            else:
+                pc = 1.0 / n
+            s[KEYWORD] = max(s[KEYWORD], _above_chance(_share(most, len(choice)), pc))
     s[SCRIPT] = _script_score(x, best, choice, sees)
     s[MIRROR] = 0.0
     for c in range(2 * n - 1):

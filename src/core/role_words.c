@@ -185,12 +185,15 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 				 tr(N_(", %d of them at %s"), translate), rs->column_rows, what);
 		}
 	} else { /* one key for most of them: a column, said by its place */
+		/* the chance of its score: the place's, or the copies' */
+		const int pc =
+		    (int)(100 * (rs->by_place ? rs->column_chance : rs->key_chance) + 0.5);
 		column_text(rs, translate, what, sizeof what);
 		snprintf(out, size,
-			 chance >= 5
+			 pc >= 5
 			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
 			     : tr(N_("%d of %d rows look at %s"), translate),
-			 rs->column_rows, n, what, chance);
+			 rs->column_rows, n, what, pc);
 	}
 }
 

@@ -498,6 +498,20 @@ static bool column_alone(const role_text *x, int col, int nb)
 	return true;
 }
 
+/* The share of rows that land on key col by chance: 1 / the keys a row
+ * sees, over the rows that see it. */
+static double place_chance(const role_scores *o, const role_text *x, int col)
+{
+	if (!o->n)
+		return 0;
+	if (!x->causal)
+		return 1.0 / x->n;
+	double sum = 0;
+	for (int i = col > 1 ? col : 1; i < x->n; i++)
+		sum += 1.0 / (i + 1);
+	return sum / o->n;
+}
+
 /* The characters and the key most rows look at, and the word before it. */
 static void column_score(role_scores *o, const role_text *x)
 {
@@ -538,6 +552,19 @@ static void column_score(role_scores *o, const role_text *x)
 	o->rows[ROLE_KEYWORD] = o->n;
 	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
 	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
+	/* Half the rows or more on one place of the keyword's character: a
+	 * column, whose chance is the place's. In a text of one character
+	 * every key is a copy and the copies' chance leaves no room above it,
+	 * but a place is one key among those a row sees. */
+	if (o->column >= 0 && 2 * o->column_rows >= o->n && x->cls[o->column] == c1) {
+		double pc = place_chance(o, x, o->column);
+		double v = above_chance(share(o->column_rows, o->n), pc);
+		if (v > o->s[ROLE_KEYWORD]) {
+			o->s[ROLE_KEYWORD] = v;
+			o->by_place = true;
+			o->column_chance = pc;
+		}
+	}
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
 		o->key_places +=

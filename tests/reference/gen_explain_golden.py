@@ -274,6 +274,18 @@ def role_scores(A, cps, causal):
                  / sum(1 for j in range(n) if sees(i, j)) for i in choice) / N if N else 0.0
     S = share(sum(k for _, k in top), N)
     s["keyword"] = min(1.0, max(0.0, (S - chance) / (1 - chance))) if 1 - chance >= 0.05 else 0.0
+    # half the rows or more on one place of the keyword's character: a
+    # column, against that place's chance, 1 / the keys a row sees
+    counts = [sum(best[i] == j for i in choice) for j in range(n)]
+    if N and top and 2 * max(counts) >= N:
+        key = counts.index(max(counts))
+        if cps[key] == top[0][0]:
+            if causal:
+                pc = sum(1.0 / (i + 1) for i in range(max(key, 1), n)) / N
+            else:
+                pc = 1.0 / n
+            v = (max(counts) / N - pc) / (1 - pc) if 1 - pc >= 0.05 else 0.0
+            s["keyword"] = max(s["keyword"], min(1.0, max(0.0, v)))
     # script: own script against an even spread's share, in a text of two
     sc = [script_of(c) for c in cps]
     s["script"] = 0.0

@@ -647,7 +647,18 @@ static void script(void)
 static void keyword_chance(void)
 {
 	int key[16];
-	int n = toks("xyxyxyaxybxycxyd");
+	/* A text of one character, every row on its fourth: each key is a
+	 * copy, so the copies' chance leaves no room, but one place among
+	 * seven is a column all the same (its chance 1 in 7). */
+	int n = toks("aaaaaaa");
+	for (int i = 0; i < n; i++)
+		key[i] = 3;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.by_place && near(rs.score, 1) &&
+		   strcmp(text, "7 of 7 rows look at a at position 3, after \xE2\x80\x9C"
+				"aaa\xE2\x80\x9D (14% would by chance)") == 0,
+	       "a column in a text of one character: %s '%s'", label_text(), text);
+	n = toks("xyxyxyaxybxycxyd");
 	for (int i = 0; i < n; i++)
 		key[i] = (7 * i + 3) % 16;
 	label(n, false, key);
