@@ -251,9 +251,11 @@ def scores(A, x, causal):
     if s[INDUCTION] > 0 and 2 * on > hits[INDUCTION] and \
             _share(hits[INDUCTION] - on, rows[INDUCTION]) < 0.5 - 1e-9:
         s[INDUCTION] = 0.0
-    s[OFFSET] = max(_share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
-                           sum(1 for i in choice if sees(i, i + k)))
-                    for d in range(2, 9) for k in (-d, d))
+    # k away, where half the rows or more can look there
+    s[OFFSET] = max([_share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)
+                     for d in range(2, 9) for k in (-d, d)
+                     for seen in [sum(1 for i in choice if sees(i, i + k))]
+                     if 2 * seen >= len(choice)], default=0.0)
     by_cls = {}
     for i in choice:
         b = best[i]

@@ -433,6 +433,11 @@ static void offset_score(role_scores *o, const int *off_rows, const int *off_hit
 	for (int d = 2; d <= 8; d++)
 		for (int sign = -1; sign <= 1; sign += 2) {
 			int k = sign * d;
+			/* k away is an offset where half the rows can look
+			 * there: in seven characters three rows see four to the
+			 * right, and two of them are not the picture */
+			if (2 * off_rows[k + 8] < o->n)
+				continue;
 			double v = share(off_hits[k + 8], off_rows[k + 8]);
 			if (v > o->s[ROLE_OFFSET]) {
 				o->s[ROLE_OFFSET] = v;

@@ -255,9 +255,11 @@ def role_scores(A, cps, causal):
             and share(count["induction"][0] - on, count["induction"][1]) < 0.5 - 1e-9):
         s["induction"] = 0.0
     # offset: the best k by share of the rows that see i + k
-    s["offset"] = max(share(sum(best[i] == i + k for i in choice if sees(i, i + k)),
-                            sum(1 for i in choice if sees(i, i + k)))
-                      for d in range(2, 9) for k in (-d, d))
+    # (k where half the rows or more can look k away)
+    s["offset"] = max([share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)
+                       for d in range(2, 9) for k in (-d, d)
+                       for seen in [sum(1 for i in choice if sees(i, i + k))]
+                       if 2 * seen >= N], default=0.0)
     # keyword: the one or two characters most rows look at
     by_char = {}
     for i in choice:

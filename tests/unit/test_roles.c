@@ -748,6 +748,16 @@ static void short_and_odd(void)
 	       "two characters, causal: %s", label_text());
 	label(1, false, key);
 	CHECK(rs.verdict == ROLE_SHORT);
+	/* Seven characters: three rows can look four to the right, two do;
+	 * the other rows on the last key. Three rows are not the picture of an
+	 * offset; the last key, holding four of seven, is. */
+	n = toks("abcdefg");
+	static const int right[7] = {4, 5, 6, 6, 6, 6, 1};
+	memcpy(key, right, sizeof right);
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_OFFSET] < 0.5 && rs.offset != 4 && rs.role != ROLE_OFFSET,
+	       "four to the right on three rows of seven: %s (offset %d %.2f)", label_text(),
+	       rs.offset, rs.s[ROLE_OFFSET]);
 	n = toks("        ");
 	for (int i = 0; i < n; i++)
 		key[i] = -1;
