@@ -229,7 +229,8 @@ typedef struct role_scores {
 	int places;	    /* different keys the delimiter or word start rows look at */
 	int left1, left2;   /* local: rows that look one and two to the left */
 	int word_far;	    /* word start's rows three places or more into their word */
-	int script_near;    /* same script's rows that look within two of themselves */
+	int script_near;    /* same script's rows that look within two of themselves
+			       (both -1: not counted, scores alone, as a timeline keeps) */
 	double chance;	    /* script: the share an even spread would give */
 	bool causal;
 	/* The bars role_decide holds the scores to: NULL, the labeller's

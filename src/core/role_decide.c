@@ -193,7 +193,7 @@ void role_decide(role_scores *o)
 		/* Rows on themselves and their neighbours keep to their own
 		 * script wherever a script runs on: same script says more than
 		 * the band only when most of its rows look further away. */
-		if (best == ROLE_SCRIPT && passes(o, ROLE_LOCAL) &&
+		if (best == ROLE_SCRIPT && passes(o, ROLE_LOCAL) && o->script_near >= 0 &&
 		    2 * o->script_near >= o->hits[ROLE_SCRIPT])
 			best = ROLE_LOCAL;
 		set_label(o, best, ROLE_SURE); /* local or same script */

@@ -237,6 +237,8 @@ void timeline_head_roles(const timeline *tl, size_t r, int l, int h, role_scores
 		out->s[k] = v[k];
 	out->n = (int)tl->n;
 	out->column = -1;
+	/* the rows behind the rules that need them were not kept: not counted */
+	out->word_far = out->script_near = -1;
 	out->bars = tl->version == 1 ? v1_bars : NULL;
 	role_decide(out);
 }

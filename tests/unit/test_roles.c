@@ -905,6 +905,20 @@ static void decide_from_scores(void)
 	role_decide(&s);
 	CHECKF(s.role == ROLE_INDUCTION && s.verdict == ROLE_SURE,
 	       "induction over a lower same script: %d", (int)s.verdict);
+	/* A timeline keeps the scores, not the rows the band rules count
+	 * (-1): word start and same script over local are named as before. */
+	memset(&s, 0, sizeof s);
+	s.n = 64;
+	s.word_far = s.script_near = -1;
+	s.s[ROLE_WORDSTART] = 0.8;
+	s.s[ROLE_LOCAL] = 0.7;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_WORDSTART, "a timeline's word start over a band: %s",
+	       role_name(s.role));
+	s.s[ROLE_WORDSTART] = 0;
+	s.s[ROLE_SCRIPT] = 0.9;
+	role_decide(&s);
+	CHECKF(s.role == ROLE_SCRIPT, "a timeline's same script over a band: %s", role_name(s.role));
 }
 
 int main(void)
