@@ -100,9 +100,10 @@ static bool nested(const role_scores *o, role_kind a, role_kind b)
 	if (lo == ROLE_OFFSET && hi == ROLE_PARALLEL)
 		return true;
 	/* A column at key 0: the keyword's rows are the first's, but for
-	 * those of its second character, fewer (the runner-up says it). */
+	 * those of its second character, fewer (the runner-up says it); so
+	 * when the keyword is scored as that one place. */
 	if (lo == ROLE_FIRST && hi == ROLE_KEYWORD)
-		return o->key_places <= 1 || o->key_first;
+		return o->key_places <= 1 || o->key_first || (o->by_place && o->column == 0);
 	if (lo == ROLE_DELIMITER && hi == ROLE_KEYWORD)
 		return keys_are_delimiters(o);
 	return false;

@@ -658,6 +658,12 @@ static void keyword_chance(void)
 		   strcmp(text, "7 of 7 rows look at a at position 3, after \xE2\x80\x9C"
 				"aaa\xE2\x80\x9D (14% would by chance)") == 0,
 	       "a column in a text of one character: %s '%s'", label_text(), text);
+	/* ... on key 0, most rows: the first column, said once. */
+	for (int i = 0; i < n; i++)
+		key[i] = i == 4 ? 2 : 0;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_FIRST && rs.verdict == ROLE_SURE,
+	       "a text of one character on its first: %s", label_text());
 	n = toks("xyxyxyaxybxycxyd");
 	for (int i = 0; i < n; i++)
 		key[i] = (7 * i + 3) % 16;
