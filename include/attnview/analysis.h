@@ -231,6 +231,7 @@ typedef struct role_scores {
 	int word_far;	    /* word start's rows three places or more into their word */
 	int script_near;    /* same script's rows that look within two of themselves
 			       (both -1: not counted, scores alone, as a timeline keeps) */
+	double script_far;  /* same script over the rows that look further away */
 	double chance;	    /* script: the share an even spread would give */
 	bool causal;
 	/* The bars role_decide holds the scores to: NULL, the labeller's

@@ -192,10 +192,13 @@ void role_decide(role_scores *o)
 		}
 	} else if ((best = best_passing(o, ROLE_BROAD, true)) < ROLE_NKINDS) {
 		/* Rows on themselves and their neighbours keep to their own
-		 * script wherever a script runs on: same script says more than
-		 * the band only when most of its rows look further away. */
+		 * script wherever a script runs on: where most of same script's
+		 * rows are the band's, and the rows that look further away keep
+		 * to their script no more than chance would (under the bar), the
+		 * band is what the picture shows. */
 		if (best == ROLE_SCRIPT && passes(o, ROLE_LOCAL) && o->script_near >= 0 &&
-		    2 * o->script_near >= o->hits[ROLE_SCRIPT])
+		    2 * o->script_near >= o->hits[ROLE_SCRIPT] &&
+		    o->script_far < role_bar(ROLE_SCRIPT))
 			best = ROLE_LOCAL;
 		set_label(o, best, ROLE_SURE); /* local or same script */
 	} else if (passes(o, ROLE_BROAD)) {

@@ -618,23 +618,31 @@ static void script_score(role_scores *o, const role_text *x, const attn_matrix *
 {
 	if (x->nscripts < 2)
 		return;
-	int rows = 0, hits = 0, near = 0;
-	double chance = 0;
+	int rows = 0, hits = 0, near = 0, far = 0, far_hits = 0;
+	double chance = 0, far_chance = 0;
 	for (int i = 0; i < a->n; i++) {
 		int vis = a->causal ? i + 1 : a->n, s = x->script[i];
 		int scripted = vis - x->prefix[SCRIPT_NONE][vis];
 		if (s == SCRIPT_NONE || vis < 2 || scripted == 0)
 			continue;
 		rows++;
-		chance += (double)x->prefix[s][vis] / scripted;
+		double c = (double)x->prefix[s][vis] / scripted;
+		chance += c;
 		int b = x->best[i];
 		bool on = b >= 0 && x->script[b] == s;
 		hits += on;
 		near += on && abs(b - i) <= 2;
+		if (b >= 0 && abs(b - i) > 2) { /* beyond a band's reach */
+			far++;
+			far_hits += on;
+			far_chance += c;
+		}
 	}
 	o->rows[ROLE_SCRIPT] = rows;
 	o->hits[ROLE_SCRIPT] = hits;
 	o->script_near = near;
+	o->script_far =
+	    far >= ROLE_MIN_ROWS ? above_chance(share(far_hits, far), far_chance / far) : 0;
 	o->chance = rows ? chance / rows : 1;
 	o->s[ROLE_SCRIPT] = above_chance(share(hits, rows), o->chance);
 }

@@ -549,23 +549,39 @@ static void script(void)
 	CHECKF(near(rs.s[ROLE_SCRIPT], 1) && near(rs.chance, 0.5), "script %g chance %g",
 	       rs.s[ROLE_SCRIPT], rs.chance);
 
-	/* Rows on themselves, one or two to the left, in runs of each script,
-	 * a few on a letter of their script further back: same script holds
-	 * more rows than the band (local), but most of them are the band's:
-	 * local is named. */
+	/* Rows on themselves, one or two to the left, in runs of each script;
+	 * of the eight that look further back, five on a letter of their own
+	 * script, three on the other's (no more than chance). Same script
+	 * holds more rows than the band (local), but most of them are the
+	 * band's, and beyond it the rows do not keep to their script: local
+	 * is named. */
 	const uint32_t runs[24] = {'a',	   'b',	   'c',	   'd',	   'e',	   'f',	   0x4E2D, 0x6587,
 				   0x56FD, 0x5BB6, 0x4EBA, 0x5927, 'g',	   'h',	   'i',	   'j',
 				   'k',	   'l',	   0x5C0F, 0x5C71, 0x6C34, 0x706B, 0x6728, 0x91D1};
 	for (int i = 0; i < 24; i++)
 		t[i] = (token){.cp = runs[i], .id = 3 + i, .width = 1};
+	static const int far_back[24] = {0,  1,	 2,  3,	 0,  1, 6,  7,	8,  9,	6,  7,
+					 12, 13, 14, 15, 12, 8, 18, 19, 20, 21, 14, 15};
+	memcpy(key, far_back, sizeof far_back);
 	for (int i = 0; i < 24; i++)
-		key[i] = i % 6 == 5 ? i - 5 : i - i % 3;
+		if (i % 6 < 4)
+			key[i] = i - i % 3;
 	label(24, true, key);
 	CHECKF(rs.s[ROLE_LOCAL] >= role_bar(ROLE_LOCAL) && rs.s[ROLE_SCRIPT] > rs.s[ROLE_LOCAL] &&
 		   rs.role == ROLE_LOCAL,
-	       "own script in a band: %s (local %.2f, same script %.2f, %d of %d near)",
+	       "own script in a band: %s (local %.2f, same script %.2f, %d of %d near, %.2f far)",
 	       label_text(), rs.s[ROLE_LOCAL], rs.s[ROLE_SCRIPT], rs.script_near,
-	       rs.hits[ROLE_SCRIPT]);
+	       rs.hits[ROLE_SCRIPT], rs.script_far);
+	/* The same band, the eight further back all on their own script:
+	 * same script holds beyond the band, and is named. */
+	static const int own_back[8][2] = {{4, 0},   {5, 1},   {10, 6},	 {11, 7},
+					   {16, 12}, {17, 13}, {22, 18}, {23, 19}};
+	for (int k = 0; k < 8; k++)
+		key[own_back[k][0]] = own_back[k][1];
+	label(24, true, key);
+	CHECKF(rs.role == ROLE_SCRIPT && rs.script_far >= 0.5,
+	       "own script beyond a band: %s (local %.2f, same script %.2f, %.2f far)",
+	       label_text(), rs.s[ROLE_LOCAL], rs.s[ROLE_SCRIPT], rs.script_far);
 
 	/* The lab's script task: a few letters of each script shown (a b c,
 	 * α β γ), the rest behind their script's placeholder (z, ω); every row
