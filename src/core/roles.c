@@ -517,6 +517,37 @@ static double place_chance(const role_scores *o, const role_text *x, int col)
 	return sum / o->n;
 }
 
+/* The column (the key most rows look at): its rows, its character and
+ * the word before it, and whether that word finds it. */
+static void column_place(role_scores *o, const role_text *x)
+{
+	o->column_rows = o->column >= 0 ? x->count[o->column] : 0;
+	o->nbefore = 0;
+	for (int j = o->column - 1; j >= 0 && o->nbefore < 8 && !x->delim[j]; j--)
+		o->nbefore++;
+	for (int k = 0; k < o->nbefore; k++)
+		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
+	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
+	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);
+}
+
+/* Half the rows or more on one place of the keyword's character: a
+ * column, whose chance is the place's. In a text of one character every
+ * key is a copy and the copies' chance leaves no room above it, but a
+ * place is one key among those a row sees. The keyword takes the higher. */
+static void place_score(role_scores *o, const role_text *x)
+{
+	if (o->column < 0 || 2 * o->column_rows < o->n)
+		return;
+	double pc = place_chance(o, x, o->column);
+	double v = above_chance(share(o->column_rows, o->n), pc);
+	if (v > o->s[ROLE_KEYWORD]) {
+		o->s[ROLE_KEYWORD] = v;
+		o->by_place = true;
+		o->column_chance = pc;
+	}
+}
+
 /* The characters and the key most rows look at, and the word before it. */
 static void column_score(role_scores *o, const role_text *x)
 {
@@ -533,14 +564,7 @@ static void column_score(role_scores *o, const role_text *x)
 		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])
 			c2 = j;
 	}
-	o->column_rows = o->column >= 0 ? x->count[o->column] : 0;
-	o->nbefore = 0;
-	for (int j = o->column - 1; j >= 0 && o->nbefore < 8 && !x->delim[j]; j--)
-		o->nbefore++;
-	for (int k = 0; k < o->nbefore; k++)
-		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
-	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
-	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);
+	column_place(o, x);
 	if (c1 < 0)
 		return;
 	int h = x->cls_count[c1];
@@ -557,19 +581,8 @@ static void column_score(role_scores *o, const role_text *x)
 	o->rows[ROLE_KEYWORD] = o->n;
 	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
 	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
-	/* Half the rows or more on one place of the keyword's character: a
-	 * column, whose chance is the place's. In a text of one character
-	 * every key is a copy and the copies' chance leaves no room above it,
-	 * but a place is one key among those a row sees. */
-	if (o->column >= 0 && 2 * o->column_rows >= o->n && x->cls[o->column] == c1) {
-		double pc = place_chance(o, x, o->column);
-		double v = above_chance(share(o->column_rows, o->n), pc);
-		if (v > o->s[ROLE_KEYWORD]) {
-			o->s[ROLE_KEYWORD] = v;
-			o->by_place = true;
-			o->column_chance = pc;
-		}
-	}
+	if (o->column >= 0 && x->cls[o->column] == c1)
+		place_score(o, x);
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
 		o->key_places +=
