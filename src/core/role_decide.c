@@ -198,7 +198,7 @@ void role_decide(role_scores *o)
 		 * band is what the picture shows. */
 		if (best == ROLE_SCRIPT && passes(o, ROLE_LOCAL) && o->script_near >= 0 &&
 		    2 * o->script_near >= o->hits[ROLE_SCRIPT] &&
-		    o->script_far < role_bar(ROLE_SCRIPT))
+		    o->script_far < (o->bars ? o->bars : bars)[ROLE_SCRIPT])
 			best = ROLE_LOCAL;
 		set_label(o, best, ROLE_SURE); /* local or same script */
 	} else if (passes(o, ROLE_BROAD)) {

@@ -534,18 +534,29 @@ static void column_place(role_scores *o, const role_text *x)
 /* Half the rows or more on one place of the keyword's character: a
  * column, whose chance is the place's. In a text of one character every
  * key is a copy and the copies' chance leaves no room above it, but a
- * place is one key among those a row sees. The keyword takes the higher. */
+ * place is one key among those a row sees. The keyword takes the higher;
+ * scored as the place, it is that place's character, rows and chance
+ * (the label, the sentence and the runner-up say so). */
 static void place_score(role_scores *o, const role_text *x)
 {
-	if (o->column < 0 || 2 * o->column_rows < o->n)
+	const int col = o->column;
+	if (col < 0 || 2 * o->column_rows < o->n)
 		return;
-	double pc = place_chance(o, x, o->column);
+	double pc = place_chance(o, x, col);
 	double v = above_chance(share(o->column_rows, o->n), pc);
-	if (v > o->s[ROLE_KEYWORD]) {
-		o->s[ROLE_KEYWORD] = v;
-		o->by_place = true;
-		o->column_chance = pc;
-	}
+	if (v <= o->s[ROLE_KEYWORD])
+		return;
+	o->s[ROLE_KEYWORD] = v;
+	o->by_place = true;
+	o->column_chance = pc;
+	o->keys[0] = x->tok[col].cp;
+	o->nkeys = 1;
+	o->hits[ROLE_KEYWORD] = o->column_rows;
+	o->key_places = 1;
+	o->key_first = col == 0;
+	o->key_near = 0;
+	for (int i = 0; i < x->n; i++)
+		o->key_near += x->best[i] == col && abs(i - col) <= 2;
 }
 
 /* The characters and the key most rows look at, and the word before it. */
@@ -581,12 +592,12 @@ static void column_score(role_scores *o, const role_text *x)
 	o->rows[ROLE_KEYWORD] = o->n;
 	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
 	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
-	if (o->column >= 0 && x->cls[o->column] == c1)
-		place_score(o, x);
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
 		o->key_places +=
 		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
+	if (o->column >= 0 && x->cls[o->column] == c1)
+		place_score(o, x);
 }
 
 /* A column's rows are the column's: where one key holds half the rows or

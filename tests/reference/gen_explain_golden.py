@@ -286,7 +286,7 @@ def role_scores(A, cps, causal):
                 pc = sum(1.0 / (i + 1) for i in range(max(key, 1), n)) / N
             else:
                 pc = 1.0 / n
-            v = (max(counts) / N - pc) / (1 - pc) if 1 - pc >= 0.05 else 0.0
+            v = (share(max(counts), N) - pc) / (1 - pc) if 1 - pc >= 0.05 else 0.0
             s["keyword"] = max(s["keyword"], min(1.0, max(0.0, v)))
     # script: own script against an even spread's share, in a text of two
     sc = [script_of(c) for c in cps]

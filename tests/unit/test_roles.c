@@ -674,6 +674,20 @@ static void keyword_chance(void)
 		   strcmp(text, "7 of 7 rows look at a at position 3, after \xE2\x80\x9C"
 				"aaa\xE2\x80\x9D (14% would by chance)") == 0,
 	       "a column in a text of one character: %s '%s'", label_text(), text);
+	/* Two places of the one character, 15 and 9 of 24 rows: the keyword
+	 * is scored as the larger place, and the label, the sentence and the
+	 * runner-up's count speak of it alone (the copies' 100% chance is not
+	 * the score's). */
+	int two_places[24];
+	int n24 = toks("aaaaaaaaaaaaaaaaaaaaaaaa");
+	for (int i = 0; i < n24; i++)
+		two_places[i] = i % 8 < 5 ? 3 : 8;
+	label(n24, false, two_places);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.by_place && rs.hits[ROLE_KEYWORD] == 15 &&
+		   strcmp(label_text(), "keyword a") == 0 &&
+		   strcmp(text, "15 of 24 rows look at a at position 3, after \xE2\x80\x9C"
+				"aaa\xE2\x80\x9D") == 0,
+	       "a column among copies: %s '%s'", label_text(), text);
 	/* ... on key 0, most rows: the first column, said once. */
 	for (int i = 0; i < n; i++)
 		key[i] = i == 4 ? 2 : 0;
