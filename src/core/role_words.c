@@ -155,7 +155,10 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 	char what[96];
 	/* Rows on copies of a frequent character: how many would by chance. */
 	const int chance = (int)(100 * rs->key_chance + 0.5);
-	if (rs->nkeys > 1 || (rs->key_places > 1 && 5 * rs->column_rows < 4 * h)) {
+	/* One place is the sentence when the score is that place's, or the
+	 * rows look at no other copy; else the copies and their chance, and
+	 * the place that holds most rows after them. */
+	if (rs->nkeys > 1 || (rs->key_places > 1 && !rs->by_place)) {
 		if (rs->nkeys > 1) {
 			keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
 			snprintf(out, size,

@@ -140,6 +140,19 @@ static void column(void)
 		   strcmp(text, "31 of 31 rows look at the space after \xE2\x80\x9C"
 				"fruit\xE2\x80\x9D (16% would by chance)") == 0,
 	       "column on a space: %s '%s'", label_text(), text);
+	/* 26 rows on that space, 5 on the one after "time": the score is the
+	 * copies', so the sentence counts the copies with their chance, then
+	 * the place that holds most of them (not 26 rows beside the copies'
+	 * chance). */
+	for (int i = 0; i < n; i++)
+		key[i] = i % 6 == 0 ? 4 : 17;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && !rs.by_place &&
+		   strcmp(text,
+			  "31 of 31 rows look at \xE2\x90\xA3 (at 2 different places; 16% would "
+			  "by chance), 25 of them at the space after \xE2\x80\x9C"
+			  "fruit\xE2\x80\x9D") == 0,
+	       "a column among copies scored as copies: %s '%s'", label_text(), text);
 	/* The l of the second "flies" comes after "f" as the first's does:
 	 * the sentence gives its position. */
 	for (int i = 0; i < n; i++)
