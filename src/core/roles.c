@@ -6,6 +6,7 @@
  * (lab.h; tests/bench/bench_labeller.c prints the measurement). */
 #include "attnview/analysis.h"
 #include "attnview/i18n.h"
+#include "roles_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,17 +36,6 @@ const char *role_score_key(role_kind r)
 
 /* ---- what the scores need to know about the text ----------------------------- */
 
-enum {
-	SCRIPT_NONE,
-	SCRIPT_HAN,
-	SCRIPT_LATIN,
-	SCRIPT_KANA,
-	SCRIPT_HANGUL,
-	SCRIPT_CYRILLIC,
-	SCRIPT_GREEK,
-	NSCRIPTS
-};
-
 static uint8_t cp_script(uint32_t cp)
 {
 	if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
@@ -71,49 +61,6 @@ static bool ends_line(uint32_t cp)
 {
 	return cp_is_delimiter(cp) && cp != ' ' && cp != '\t' && cp != 0x3000;
 }
-
-/* Facts about the text, made once per head. The memory is on head_roles's
- * stack (about 80 KiB at AV_MAX_CONTEXT tokens): scoring allocates nothing. */
-typedef struct role_text {
-	int n;
-	const token *tok;
-	uint8_t delim[AV_MAX_CONTEXT], script[AV_MAX_CONTEXT], mark[AV_MAX_CONTEXT];
-	int cls[AV_MAX_CONTEXT];	/* the first token with the same character */
-	int prev_copy[AV_MAX_CONTEXT];	/* the last earlier copy, or -1 */
-	int next_copy[AV_MAX_CONTEXT];	/* the first later copy, or -1 */
-	int prev_delim[AV_MAX_CONTEXT]; /* the last delimiter before i, or -1 */
-	int next_delim[AV_MAX_CONTEXT]; /* the first delimiter after i, or -1 */
-	int word[AV_MAX_CONTEXT];	/* the first token of i's word or phrase */
-	int par[AV_MAX_CONTEXT][2];	/* the same place in the line before, after (-1) */
-	int best[AV_MAX_CONTEXT];	/* the key row i looks at, or -1 */
-	bool causal;			/* row i sees keys 0..i only */
-	int count[AV_MAX_CONTEXT];	/* rows that look at key j */
-	int cls_count[AV_MAX_CONTEXT];	/* ... at a copy of character cls */
-	int cls_near[AV_MAX_CONTEXT];	/* ... of which within two of the row */
-	int diag[2 * AV_MAX_CONTEXT];	/* rows that look at c - i, by c */
-	uint16_t prefix[NSCRIPTS][AV_MAX_CONTEXT + 1]; /* tokens of each script before i */
-	int nscripts;
-	/* What row i has to choose from (bits): CHOICE_COPY, it sees a key
-	 * FAR or more away that is no copy of its character; CHOICE_DELIM, a
-	 * key other than itself that is no space or mark. Without one, looking
-	 * at a copy (a mark) is what looking anywhere gives: in a text of
-	 * spaces every key is both. */
-	uint8_t choice[AV_MAX_CONTEXT];
-	/* Rows of a word whose delimiters (its start) are all FAR or more away,
-	 * where a band cannot reach them, and how many of those look there;
-	 * and the role's rows that look within two of themselves. */
-	int delim_far, delim_far_hits, delim_near;
-	int word_far, word_far_hits, word_near;
-	/* Rows with a line before (0) or after (1), and those that look at
-	 * their place in it. */
-	int par_rows[2], par_hits[2];
-	/* The rows that look at key j at an earlier copy's next character
-	 * (induction) and at a copy (duplicate). */
-	uint16_t ind_on[AV_MAX_CONTEXT], dup_on[AV_MAX_CONTEXT];
-} role_text;
-
-#define CHOICE_COPY  1
-#define CHOICE_DELIM 2
 
 /* The same character: the same id (an unknown one, the same codepoint). The
  * mask is no character: two masks are not copies of each other. */
@@ -414,19 +361,6 @@ static int mirror_rows(const attn_matrix *a, int c)
 	return rows;
 }
 
-static double share(int hits, int rows)
-{
-	return rows >= ROLE_MIN_ROWS ? (double)hits / rows : 0;
-}
-
-/* A share s of rows beyond the share c that looking anywhere would give:
- * (s - c) / (1 - c), in [0, 1]; 0 where chance leaves no room. */
-static double above_chance(double s, double c)
-{
-	double v = 1 - c >= 0.05 ? (s - c) / (1 - c) : 0;
-	return v < 0 ? 0 : v > 1 ? 1 : v;
-}
-
 static void offset_score(role_scores *o, const int *off_rows, const int *off_hits)
 {
 	o->offset = 0;
@@ -468,172 +402,6 @@ static void parallel_score(role_scores *o, const role_text *x)
 			o->hits[ROLE_PARALLEL] = x->par_hits[d];
 		}
 	}
-}
-
-/* Chance for a keyword of the characters of classes c1 and c2: the mean
- * share, over the counted rows, of the keys a row sees that are their
- * copies. */
-static double copies_chance(const role_scores *o, const role_text *x, int c1, int c2)
-{
-	int copies = 0;
-	double sum = 0; /* causal: row i sees the copies among keys 0..i */
-	for (int i = 0; i < x->n; i++) {
-		copies += x->cls[i] == c1 || x->cls[i] == c2;
-		if (x->causal && i >= 1)
-			sum += (double)copies / (i + 1);
-	}
-	if (!o->n)
-		return 0;
-	return x->causal ? sum / o->n : (double)copies / x->n; /* masked: every row sees all */
-}
-
-/* Whether key col is the only one that is its character after the nb
- * characters before it: then "c after “word”" finds it. */
-static bool column_alone(const role_text *x, int col, int nb)
-{
-	for (int j = nb; j < x->n; j++) {
-		if (j == col || x->tok[j].cp != x->tok[col].cp)
-			continue;
-		int k = 1;
-		while (k <= nb && x->tok[j - k].cp == x->tok[col - k].cp)
-			k++;
-		if (k > nb)
-			return false;
-	}
-	return true;
-}
-
-/* The share of rows that land on key col by chance: 1 / the keys a row
- * sees, over the rows that see it. */
-static double place_chance(const role_scores *o, const role_text *x, int col)
-{
-	if (!o->n)
-		return 0;
-	if (!x->causal)
-		return 1.0 / x->n;
-	double sum = 0;
-	for (int i = col > 1 ? col : 1; i < x->n; i++)
-		sum += 1.0 / (i + 1);
-	return sum / o->n;
-}
-
-/* The column (the key most rows look at): its rows, its character and
- * the word before it, and whether that word finds it. */
-static void column_place(role_scores *o, const role_text *x)
-{
-	o->column_rows = o->column >= 0 ? x->count[o->column] : 0;
-	o->nbefore = 0;
-	for (int j = o->column - 1; j >= 0 && o->nbefore < 8 && !x->delim[j]; j--)
-		o->nbefore++;
-	for (int k = 0; k < o->nbefore; k++)
-		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
-	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
-	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);
-}
-
-/* Half the rows or more on one place of the keyword's character: a
- * column, whose chance is the place's. In a text of one character every
- * key is a copy and the copies' chance leaves no room above it, but a
- * place is one key among those a row sees. The keyword takes the higher;
- * scored as the place, it is that place's character, rows and chance
- * (the label, the sentence and the runner-up say so). */
-static void place_score(role_scores *o, const role_text *x)
-{
-	const int col = o->column;
-	if (col < 0 || 2 * o->column_rows < o->n)
-		return;
-	double pc = place_chance(o, x, col);
-	double v = above_chance(share(o->column_rows, o->n), pc);
-	if (v <= o->s[ROLE_KEYWORD])
-		return;
-	o->s[ROLE_KEYWORD] = v;
-	o->by_place = true;
-	o->column_chance = pc;
-	o->keys[0] = x->tok[col].cp;
-	o->nkeys = 1;
-	o->hits[ROLE_KEYWORD] = o->column_rows;
-	o->key_places = 1;
-	o->key_first = col == 0;
-	o->key_near = 0;
-	for (int i = 0; i < x->n; i++)
-		o->key_near += x->best[i] == col && abs(i - col) <= 2;
-}
-
-/* The characters and the key most rows look at, and the word before it. */
-static void column_score(role_scores *o, const role_text *x)
-{
-	const int n = x->n;
-	int c1 = -1, c2 = -1;
-	o->column = -1;
-	for (int j = 0; j < n; j++) {
-		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
-			o->column = j;
-		if (x->cls[j] != j || x->tok[j].cp >= AV_SPECIAL_CP || !x->cls_count[j])
-			continue; /* the mask and the unknown token are not keywords */
-		if (c1 < 0 || x->cls_count[j] > x->cls_count[c1])
-			c2 = c1, c1 = j;
-		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])
-			c2 = j;
-	}
-	column_place(o, x);
-	if (c1 < 0)
-		return;
-	int h = x->cls_count[c1];
-	o->key_near = x->cls_near[c1];
-	o->key_first = c1 == 0 && x->cls_count[0] == x->count[0];
-	o->keys[0] = x->tok[c1].cp;
-	o->nkeys = 1;
-	if (c2 >= 0 && 4 * x->cls_count[c2] >= h + x->cls_count[c2]) {
-		o->keys[o->nkeys++] = x->tok[c2].cp;
-		h += x->cls_count[c2];
-		o->key_near += x->cls_near[c2];
-	}
-	o->hits[ROLE_KEYWORD] = h;
-	o->rows[ROLE_KEYWORD] = o->n;
-	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
-	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
-	o->key_places = 0;
-	for (int j = 0; j < n; j++)
-		o->key_places +=
-		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
-	if (o->column >= 0 && x->cls[o->column] == c1)
-		place_score(o, x);
-}
-
-/* A column's rows are the column's: where one key holds half the rows or
- * more, induction and duplicate rows that look at it (a space after an
- * earlier space, a line break's copy) show no copying unless the role
- * clears its bar with them counted as misses. The score, when it stays,
- * counts them all, as a person counting the picture does; a score no row
- * on the column makes is left as it is. */
-static void column_explains(role_scores *o, const role_text *x)
-{
-	if (o->column < 0 || 2 * o->column_rows < o->n)
-		return;
-	const role_kind roles[2] = {ROLE_INDUCTION, ROLE_DUPLICATE};
-	const uint16_t *on[2] = {x->ind_on, x->dup_on};
-	for (int k = 0; k < 2; k++) {
-		role_kind r = roles[k];
-		if (o->s[r] > 0 && on[k][o->column] > 0 &&
-		    share(o->hits[r] - on[k][o->column], o->rows[r]) < role_bar(r) - 1e-9)
-			o->s[r] = 0;
-	}
-}
-
-/* Induction's hits on one key: rows that land after their copies on one
- * place look at a column (spaces on the brace that follows the first
- * space), not each after its own copy. Where one key holds more than half
- * of them, induction holds only if it clears its bar without them. */
-static void induction_spread(role_scores *o, const role_text *x)
-{
-	int k = 0;
-	for (int j = 1; j < x->n; j++)
-		if (x->ind_on[j] > x->ind_on[k])
-			k = j;
-	int on = x->n > 0 ? x->ind_on[k] : 0, h = o->hits[ROLE_INDUCTION];
-	if (o->s[ROLE_INDUCTION] > 0 && 2 * on > h &&
-	    share(h - on, o->rows[ROLE_INDUCTION]) < role_bar(ROLE_INDUCTION) - 1e-9)
-		o->s[ROLE_INDUCTION] = 0;
 }
 
 /* Over the rows of a character with a script: the share that look at
@@ -776,13 +544,13 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->places = wp;
 	offset_score(out, off_rows, off_hits);
 	parallel_score(out, &x);
-	column_score(out, &x);
+	role_column_score(out, &x);
 	/* Delimiter and word start name a key per phrase: where one key holds
 	 * half the rows or more, the picture is a column (keyword or first). */
 	if (2 * out->column_rows >= out->n)
 		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
-	column_explains(out, &x);
-	induction_spread(out, &x);
+	role_column_explains(out, &x);
+	role_induction_spread(out, &x);
 	script_score(out, &x, a);
 	mirror_score(out, &x, a);
 	role_decide(out);
