@@ -56,7 +56,7 @@ headers() {
 
 # shellcheck disable=SC2086 # the header lists split into names
 check core "$(ls src/core/*.c src/core/*.h; headers $core_h)" \
-	"$core_h" no "vec8.h tokenizer_internal.h infer_internal.h"
+	"$core_h" no "vec8.h tokenizer_internal.h infer_internal.h roles_internal.h"
 # shellcheck disable=SC2086
 check render "$(ls src/render/*.c src/render/*.h src/render/*/*.c; headers $render_h)" \
 	"$core_h $render_h" no "colormap_tables.h json_out.h dump_explain.h figure_draw.h chart.h"
