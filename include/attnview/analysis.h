@@ -183,6 +183,9 @@ typedef enum role_kind {
  * two of them are two thirds of the keys, and every key is within two). */
 #define ROLE_MIN_LABEL_ROWS 4
 #define ROLE_CLOSE 0.1	  /* two roles this close both name the head */
+/* A keyword of characters outside the vocabulary, as a label shows it
+ * (U+FFFD, the replacement character): the model cannot tell them apart. */
+#define ROLE_UNKNOWN_CP 0xFFFDu
 
 /* How sure the label is. */
 typedef enum role_verdict {
@@ -206,7 +209,9 @@ typedef struct role_scores {
 	double second_score;
 	/* What the label and the sentence name: */
 	int offset;	    /* the k of the offset score (0: none) */
-	uint32_t keys[2];   /* the keyword's characters, most rows first */
+	uint32_t keys[2];   /* the keyword's characters, most rows first;
+			     * ROLE_UNKNOWN_CP: the characters the model does
+			     * not know, one token to it */
 	int nkeys;	    /* 1 or 2 */
 	int key_places;	    /* positions of the keyword's characters the rows look at */
 	int key_near;	    /* the keyword's rows that look within two of themselves */
@@ -222,6 +227,7 @@ typedef struct role_scores {
 	double column_chance; /* ... which is the mean over the rows of 1 / the keys
 				 a row sees, for the rows that see it */
 	bool column_alone;  /* no other key is that character after that word */
+	bool column_is_key; /* the column is one of the keyword's characters */
 	int mirror;	    /* the c of the mirror score */
 	int par_dir;	    /* the parallel score's rows: 0 those with a line on
 			       either side, -1 with one before, 1 after */

@@ -12,7 +12,6 @@ NKINDS = 15
 (PREVIOUS, NEXT, SELF, FIRST, DELIMITER, DUPLICATE, INDUCTION, LOCAL, OFFSET, KEYWORD,
  SCRIPT, PARALLEL, MIRROR, BROAD, WORDSTART) = range(NKINDS)
 SPECIAL_CP = 0x110000
-TOK_UNK = 1
 FOCUS = 3.0     # times an even share: a row looks at its strongest key
 MIN_ROWS = 3    # rows a score needs
 FAR = 3         # the least distance of a duplicate's or an induction key
@@ -59,9 +58,10 @@ class Text:
         n = self.n = len(tok)
         self.cps = cps = [cp for cp, _ in tok]
         ids = [t for _, t in tok]
-        # the mask is no character: each is a class of its own
-        key = [(-1, i) if cp >= SPECIAL_CP else (t, cp if t == TOK_UNK else None)
-               for i, (cp, t) in enumerate(tok)]
+        # the same character as the model tells them: the same id (every
+        # character outside the vocabulary is the one unknown token); the
+        # mask is no character: each is a class of its own
+        key = [(-1, i) if cp >= SPECIAL_CP else (t, 0) for i, (cp, t) in enumerate(tok)]
         first = {}
         self.cls = [first.setdefault(key[i], i) for i in range(n)]
         self.delim = [is_delimiter(c) for c in cps]

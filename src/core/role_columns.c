@@ -53,6 +53,13 @@ static double place_chance(const role_scores *o, const role_text *x, int col)
 	return sum / o->n;
 }
 
+/* A keyword's character as the label names it: the unknown token's by the
+ * mark that says so, for the model cannot tell its characters apart. */
+static uint32_t key_cp(const role_text *x, int j)
+{
+	return x->tok[j].id == TOK_UNK ? ROLE_UNKNOWN_CP : x->tok[j].cp;
+}
+
 /* The column (the key most rows look at): its rows, its character and
  * the word before it, and whether that word finds it. */
 static void column_place(role_scores *o, const role_text *x)
@@ -85,7 +92,7 @@ static void place_score(role_scores *o, const role_text *x)
 	o->s[ROLE_KEYWORD] = v;
 	o->by_place = true;
 	o->column_chance = pc;
-	o->keys[0] = x->tok[col].cp;
+	o->keys[0] = key_cp(x, col);
 	o->nkeys = 1;
 	o->hits[ROLE_KEYWORD] = o->column_rows;
 	o->key_places = 1;
@@ -105,7 +112,7 @@ void role_column_score(role_scores *o, const role_text *x)
 		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
 			o->column = j;
 		if (x->cls[j] != j || x->tok[j].cp >= AV_SPECIAL_CP || !x->cls_count[j])
-			continue; /* the mask and the unknown token are not keywords */
+			continue; /* the mask is no keyword */
 		if (c1 < 0 || x->cls_count[j] > x->cls_count[c1])
 			c2 = c1, c1 = j;
 		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])
@@ -117,10 +124,10 @@ void role_column_score(role_scores *o, const role_text *x)
 	int h = x->cls_count[c1];
 	o->key_near = x->cls_near[c1];
 	o->key_first = c1 == 0 && x->cls_count[0] == x->count[0];
-	o->keys[0] = x->tok[c1].cp;
+	o->keys[0] = key_cp(x, c1);
 	o->nkeys = 1;
 	if (c2 >= 0 && 4 * x->cls_count[c2] >= h + x->cls_count[c2]) {
-		o->keys[o->nkeys++] = x->tok[c2].cp;
+		o->keys[o->nkeys++] = key_cp(x, c2);
 		h += x->cls_count[c2];
 		o->key_near += x->cls_near[c2];
 	}
@@ -132,6 +139,8 @@ void role_column_score(role_scores *o, const role_text *x)
 	for (int j = 0; j < n; j++)
 		o->key_places +=
 		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
+	o->column_is_key = o->column >= 0 &&
+			   (x->cls[o->column] == c1 || (o->nkeys > 1 && x->cls[o->column] == c2));
 	if (o->column >= 0 && x->cls[o->column] == c1)
 		place_score(o, x);
 }

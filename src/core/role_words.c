@@ -13,9 +13,14 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
 }
 
 /* A character as a label shows it: a space and a line break as the view
- * draws them, the mask as a block. */
+ * draws them, the mask as a block, a slash in quotes (bare, it would read
+ * as the line between two roles: "keyword / @ / first"). */
 static void put_char(uint32_t cp, char *out, size_t size)
 {
+	if (cp == '/') {
+		snprintf(out, size, "“/”");
+		return;
+	}
 	if (cp == ' ')
 		cp = 0x2423;
 	else if (cp == '\n')
@@ -140,12 +145,7 @@ static void column_text(const role_scores *rs, bool translate, char *out, size_t
  * than half the rows: the sentence then says where they look. */
 static bool column_of_keys(const role_scores *rs)
 {
-	if (rs->column < 0 || 2 * rs->column_rows <= rs->rows[ROLE_KEYWORD])
-		return false;
-	for (int k = 0; k < rs->nkeys; k++)
-		if (rs->keys[k] == rs->column_cp)
-			return true;
-	return false;
+	return rs->column >= 0 && rs->column_is_key && 2 * rs->column_rows > rs->rows[ROLE_KEYWORD];
 }
 
 /* A keyword's evidence: its characters, or the one place most rows look. */
@@ -197,6 +197,14 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
 			     : tr(N_("%d of %d rows look at %s"), translate),
 			 rs->column_rows, n, what, pc);
+	}
+	/* One of the keys is every character outside the vocabulary. */
+	if (rs->keys[0] == ROLE_UNKNOWN_CP || (rs->nkeys > 1 && rs->keys[1] == ROLE_UNKNOWN_CP)) {
+		size_t len = strlen(out);
+		/* TRANSLATORS: appended to a keyword's evidence when its
+		 * key is U+FFFD, the mark of unknown characters. */
+		snprintf(out + len, size > len ? size - len : 0, "%s",
+			 tr(N_("; � is any character the model does not know"), translate));
 	}
 }
 

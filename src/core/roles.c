@@ -62,12 +62,12 @@ static bool ends_line(uint32_t cp)
 	return cp_is_delimiter(cp) && cp != ' ' && cp != '\t' && cp != 0x3000;
 }
 
-/* The same character: the same id (an unknown one, the same codepoint). The
- * mask is no character: two masks are not copies of each other. */
+/* The same character as the model tells them: the same id. Characters
+ * outside the vocabulary are all the one unknown token, copies of each
+ * other. The mask is no character: two masks are not copies. */
 static bool same_token(const token *tok, int i, int j)
 {
-	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP &&
-	       (tok[i].id != TOK_UNK || tok[i].cp == tok[j].cp);
+	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP;
 }
 
 static void find_copies(role_text *x)

@@ -23,7 +23,7 @@ static const char *const role_help[][2] = {
     {N_("first"), N_("most rows look at the first character")},
     {N_("2 left, 3 right"), N_("most rows look that many places away")},
     {N_("local"), N_("most rows look within two places of themselves")},
-    {N_("keyword"), N_("most rows look at one or two characters, wherever")},
+    {N_("keyword"), N_("most rows look at one or two characters, wherever (� any unknown)")},
     {N_("delimiter"), N_("rows look at their phrase's nearest space or mark")},
     {N_("word start"), N_("rows look at the first character of their own word")},
     {N_("duplicate"), N_("rows look at another copy of their own character")},

@@ -43,13 +43,12 @@ static bool seen(const rows *p, int i, int j)
 	return j >= 0 && j < visible_keys(p->a, i);
 }
 
-/* A copy: the same character; a mask is none, unknown characters compare
- * by codepoint. */
+/* A copy: the same id, as the model tells characters apart (every
+ * unknown character is the one unknown token); a mask is none. */
 static bool copy(const rows *p, int i, int j)
 {
 	const token *t = p->t;
-	return i != j && t[i].cp < AV_SPECIAL_CP && t[i].id == t[j].id &&
-	       (t[i].id != TOK_UNK || t[i].cp == t[j].cp);
+	return i != j && t[i].cp < AV_SPECIAL_CP && t[i].id == t[j].id;
 }
 
 /* Key k, three or more from row i, just after a copy of i's character and
@@ -214,7 +213,8 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 	case ROLE_KEYWORD:
 		*e = true;
 		for (int k = 0; b >= 0 && k < rs->nkeys; k++)
-			*h |= t[b].cp == rs->keys[k];
+			*h |= rs->keys[k] == ROLE_UNKNOWN_CP ? t[b].id == TOK_UNK
+							     : t[b].cp == rs->keys[k];
 		break;
 	case ROLE_DELIMITER: {
 		int before, after;

@@ -969,16 +969,18 @@ def roles_as_attnview():
     """The bridge's labeller (roles.py) gives attnview's fifteen scores on
     every head of the built-in models, on texts where their heads take
     columns on frequent characters (keyword's chance), one key for half the
-    rows (no delimiter then), an induction head, and runs of one character
-    (whose keys all follow a copy: no induction keys), from the weights
-    attnview dumps."""
+    rows (no delimiter then), an induction head, runs of one character
+    (whose keys all follow a copy: no induction keys) and Russian, whose
+    letters the models do not know (one unknown token, copies of each
+    other), from the weights attnview dumps."""
     import torch
     from attnview_torch import roles as rl
     from attnview_torch import timeline as tlm
     texts = ("Mr Dursley and Mrs Dursley. Mr Dursley and Mrs Dursley.",
              "Time flies like an arrow; fruit flies like a banana.",
              "床前明月光，疑是地上霜。举头望明月，低头思故乡。",
-             "aaaaaaaa bbbbbbbb aaaaaaaa bbbbbbbb")
+             "aaaaaaaa bbbbbbbb aaaaaaaa bbbbbbbb",
+             "Привет, мир! Мир и труд, привет.")
     worst, heads = 0.0, 0
     for model, causal in (("builtin", False), ("builtin-causal", True)):
         for text in texts:
@@ -990,7 +992,7 @@ def roles_as_attnview():
                                        for k, key in enumerate(tlm.SCORE_KEYS)])
                 heads += 1
     # the same weights, the same counts: only the divisions' rounding apart
-    check(heads == 96 and worst <= 1e-6,
+    check(heads == 120 and worst <= 1e-6,
           "the bridge's role scores on %d heads: %.2g from attnview's" % (heads, worst))
 
 

@@ -128,10 +128,13 @@ def parallel_keys(starts, i, causal, n):
     return keys
 
 
-def role_scores(A, cps, causal):
+def role_scores(A, cps, causal, ids):
     """The fifteen scores of one head (n,n), from the definitions of man 1
     attnview, HEAD ROLES, and each row's margin (looks_at)."""
     n = A.shape[0]
+    # characters as the model tells them apart: every one outside the
+    # vocabulary (id 1) is the same unknown character
+    ch = [-1 if t == 1 else c for c, t in zip(cps, ids)]
     A = A.double()
     best, margin = looks_at(A, causal)
     choice = [i for i in range(n) if (i + 1 if causal else n) >= 2]
@@ -172,14 +175,14 @@ def role_scores(A, cps, causal):
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
         # a copy that far, and a key as far that is none (in a text of one
         # character looking at a copy is looking anywhere)
-        dup = (any(cps[j] == cps[i] for j in far) and any(cps[j] != cps[i] for j in far),
-               b is not None and abs(b - i) >= FAR and cps[b] == cps[i])
+        dup = (any(ch[j] == ch[i] for j in far) and any(ch[j] != ch[i] for j in far),
+               b is not None and abs(b - i) >= FAR and ch[b] == ch[i])
         # a key after an earlier copy that is not a copy itself (in a run
         # of one character every key follows a copy)
-        ind = (any(j >= 1 and j - 1 < i and cps[j - 1] == cps[i] and cps[j] != cps[i]
+        ind = (any(j >= 1 and j - 1 < i and ch[j - 1] == ch[i] and ch[j] != ch[i]
                    for j in far),
                b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i
-               and cps[b - 1] == cps[i] and cps[b] != cps[i])
+               and ch[b - 1] == ch[i] and ch[b] != ch[i])
         add("duplicate", *dup)
         add("induction", *ind)
         for r, (eligible, fits) in (("duplicate", dup), ("induction", ind)):
@@ -263,16 +266,16 @@ def role_scores(A, cps, causal):
     # keyword: the one or two characters most rows look at
     by_char = {}
     for i in choice:
-        if best[i] is not None and cps[best[i]] < 0x110000:
-            by_char[cps[best[i]]] = by_char.get(cps[best[i]], 0) + 1
+        if best[i] is not None and ch[best[i]] < 0x110000:
+            by_char[ch[best[i]]] = by_char.get(ch[best[i]], 0) + 1
     # ties: the character that comes first in the text
-    top = sorted(by_char.items(), key=lambda kv: (-kv[1], cps.index(kv[0])))[:2]
+    top = sorted(by_char.items(), key=lambda kv: (-kv[1], ch.index(kv[0])))[:2]
     if len(top) == 2 and 4 * top[1][1] < top[0][1] + top[1][1]:
         top = top[:1]
     # less what chance gives: the mean share of a row's visible keys that
     # are copies of those characters
     chars = {c for c, _ in top}
-    chance = sum(sum(cps[j] in chars for j in range(n) if sees(i, j))
+    chance = sum(sum(ch[j] in chars for j in range(n) if sees(i, j))
                  / sum(1 for j in range(n) if sees(i, j)) for i in choice) / N if N else 0.0
     S = share(sum(k for _, k in top), N)
     s["keyword"] = min(1.0, max(0.0, (S - chance) / (1 - chance))) if 1 - chance >= 0.05 else 0.0
@@ -281,7 +284,7 @@ def role_scores(A, cps, causal):
     counts = [sum(best[i] == j for i in choice) for j in range(n)]
     if N and top and 2 * max(counts) >= N:
         key = counts.index(max(counts))
-        if cps[key] == top[0][0]:
+        if ch[key] == top[0][0]:
             if causal:
                 pc = sum(1.0 / (i + 1) for i in range(max(key, 1), n)) / N
             else:
@@ -422,7 +425,7 @@ def gen(case):
                 v = trace[l]["v"][0, h].double()  # (n,hs)
                 vn[l, h] = (v @ wo[:, h * hs:(h + 1) * hs].T).norm(dim=-1).float()
         write_tensor(f, "value_norms", vn)
-        scored = [[role_scores(att[l, h], cps, cfg.causal) for h in range(H)]
+        scored = [[role_scores(att[l, h], cps, cfg.causal, ids) for h in range(H)]
                   for l in range(L)]
         write_tensor(f, "roles", torch.tensor([[s for s, _ in row] for row in scored]))
         # each row's margin: a row within the weights' bound of it may go

@@ -147,7 +147,7 @@ help_groups+=("Backspace|delete the character before" "Delete|delete the charact
 # first, then looks here for what it claims).
 help_groups+=("previous|most rows look at the character before them"
 	"induction|rows look just after an earlier copy of themselves"
-	"keyword|most rows look at one or two characters, wherever"
+	"keyword|most rows look at one or two characters, wherever (� any unknown)"
 	"delimiter|rows look at their phrase's nearest space or mark"
 	"line-parallel|rows look at their place in the line before or after"
 	"unclear|no role holds for half the rows beyond chance; the closest is named")

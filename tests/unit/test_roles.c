@@ -970,6 +970,44 @@ static void decide_from_scores(void)
 	CHECKF(s.role == ROLE_SCRIPT, "a timeline's same script over a band: %s", role_name(s.role));
 }
 
+/* Characters outside the vocabulary are one token to the model: copies of
+ * each other, a keyword of them named by U+FFFD; a slash in a label is
+ * quoted, for bare it reads as the line between two roles. */
+static void unknown_and_slash(void)
+{
+	int key[N];
+	/* masked: half the rows on the X, half on the Y, both unknown */
+	int n = toks("abcdeXfghijYklmn");
+	for (int i = 0; i < n; i++) {
+		t[i].id = t[i].cp == 'X' || t[i].cp == 'Y' ? TOK_UNK : t[i].id;
+		key[i] = i < 8 ? 5 : 11;
+	}
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.nkeys == 1 && rs.keys[0] == ROLE_UNKNOWN_CP &&
+		   rs.key_places == 2 && strcmp(label_text(), "keyword \uFFFD") == 0 &&
+		   strstr(text, "any character the model does not know"),
+	       "unknown: %s — %s", label_text(), text);
+	/* causal: rows after an earlier unknown character look at the key
+	 * after it, whichever it was: induction as the model sees it */
+	n = toks("aXbcdefYbghiZbjk");
+	for (int i = 0; i < n; i++) {
+		t[i].id = t[i].cp >= 'X' && t[i].cp <= 'Z' ? TOK_UNK : t[i].id;
+		key[i] = i;
+	}
+	key[7] = 2, key[8] = 3, key[12] = 2, key[13] = 9;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_INDUCTION] == 4 && rs.rows[ROLE_INDUCTION] == 4,
+	       "induction over unknown characters: %d of %d", rs.hits[ROLE_INDUCTION],
+	       rs.rows[ROLE_INDUCTION]);
+	/* every row on the slash */
+	n = toks("ab/cdefgh");
+	for (int i = 0; i < n; i++)
+		key[i] = 2;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && strcmp(label_text(), "keyword “/”") == 0, "slash: %s",
+	       label_text());
+}
+
 int main(void)
 {
 	positional();
@@ -979,6 +1017,7 @@ int main(void)
 	word_start();
 	induction();
 	copies_and_columns();
+	unknown_and_slash();
 	lines();
 	script();
 	keyword_chance();
