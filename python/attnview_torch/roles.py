@@ -12,6 +12,7 @@ NKINDS = 15
 (PREVIOUS, NEXT, SELF, FIRST, DELIMITER, DUPLICATE, INDUCTION, LOCAL, OFFSET, KEYWORD,
  SCRIPT, PARALLEL, MIRROR, BROAD, WORDSTART) = range(NKINDS)
 SPECIAL_CP = 0x110000
+TOK_UNK = 1
 FOCUS = 3.0     # times an even share: a row looks at its strongest key
 MIN_ROWS = 3    # rows a score needs
 FAR = 3         # the least distance of a duplicate's or an induction key
@@ -64,6 +65,8 @@ class Text:
         key = [(-1, i) if cp >= SPECIAL_CP else (t, 0) for i, (cp, t) in enumerate(tok)]
         first = {}
         self.cls = [first.setdefault(key[i], i) for i in range(n)]
+        # copies for duplicate and induction: an unknown character has none
+        self.copy = [i if t == TOK_UNK else c for i, (c, (_, t)) in enumerate(zip(self.cls, tok))]
         self.delim = [is_delimiter(c) for c in cps]
         self.script = [_script(c) for c in cps]
         self.special = [c >= SPECIAL_CP for c in cps]
@@ -144,7 +147,7 @@ def scores(A, x, causal):
     def sees(i, j):
         return 0 <= j < n and not (causal and j > i)
 
-    same = lambda i, j: x.cls[i] == x.cls[j]  # noqa: E731
+    same = lambda i, j: x.copy[i] == x.copy[j]  # noqa: E731
     hits, rows = [0] * NKINDS, [0] * NKINDS
 
     def add(r, eligible, fits):

@@ -62,17 +62,19 @@ static bool ends_line(uint32_t cp)
 	return cp_is_delimiter(cp) && cp != ' ' && cp != '\t' && cp != 0x3000;
 }
 
-/* The same character as the model tells them: the same id. Characters
- * outside the vocabulary are all the one unknown token, copies of each
- * other. The mask is no character: two masks are not copies. */
+/* A copy for duplicate and induction: the same id. A character outside
+ * the vocabulary has none: to the model every one is the unknown token,
+ * and looking after one would be looking almost anywhere in a text of
+ * them. The mask is no character: two masks are not copies. */
 static bool same_token(const token *tok, int i, int j)
 {
-	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP;
+	return tok[i].id == tok[j].id && tok[i].cp < AV_SPECIAL_CP && tok[i].id != TOK_UNK;
 }
 
 static void find_copies(role_text *x)
 {
 	const int n = x->n;
+	int unknown = -1; /* the first unknown character: the keyword's class of them all */
 	for (int i = 0; i < n; i++) {
 		x->prev_copy[i] = -1;
 		for (int j = i - 1; j >= 0; j--)
@@ -80,7 +82,11 @@ static void find_copies(role_text *x)
 				x->prev_copy[i] = j;
 				break;
 			}
-		x->cls[i] = x->prev_copy[i] >= 0 ? x->cls[x->prev_copy[i]] : i;
+		if (x->tok[i].id == TOK_UNK)
+			unknown = unknown < 0 ? i : unknown;
+		x->cls[i] = x->tok[i].id == TOK_UNK ? unknown
+			    : x->prev_copy[i] >= 0  ? x->cls[x->prev_copy[i]]
+						    : i;
 		x->next_copy[i] = -1;
 	}
 	for (int i = 0; i < n; i++)
@@ -144,9 +150,11 @@ static void find_choices(role_text *x)
 		seen[x->cls[i]]++;
 		words_seen += !x->delim[i];
 		int hi = x->causal ? i : n - 1, lo = i - FAR + 1 > 0 ? i - FAR + 1 : 0;
-		int copies = x->causal ? seen[x->cls[i]] : total[x->cls[i]];
+		/* an unknown character has no copies (same_token) */
+		const bool unk = x->tok[i].id == TOK_UNK;
+		int copies = unk ? 0 : x->causal ? seen[x->cls[i]] : total[x->cls[i]];
 		int near = (hi < i + FAR - 1 ? hi : i + FAR - 1) - lo + 1;
-		for (int j = lo; j <= hi && j < i + FAR; j++)
+		for (int j = lo; j <= hi && j < i + FAR && !unk; j++)
 			copies -= x->cls[j] == x->cls[i];
 		int others = (x->causal ? words_seen : words) - !x->delim[i];
 		x->choice[i] = (uint8_t)((hi + 1 - near > copies ? CHOICE_COPY : 0) |

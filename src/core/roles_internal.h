@@ -25,7 +25,9 @@ typedef struct role_text {
 	int n;
 	const token *tok;
 	uint8_t delim[AV_MAX_CONTEXT], script[AV_MAX_CONTEXT], mark[AV_MAX_CONTEXT];
-	int cls[AV_MAX_CONTEXT];	/* the first token with the same character */
+	int cls[AV_MAX_CONTEXT];	/* the first token of the same id (the
+					   keyword's class: every unknown
+					   character one class) */
 	int prev_copy[AV_MAX_CONTEXT];	/* the last earlier copy, or -1 */
 	int next_copy[AV_MAX_CONTEXT];	/* the first later copy, or -1 */
 	int prev_delim[AV_MAX_CONTEXT]; /* the last delimiter before i, or -1 */

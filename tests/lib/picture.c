@@ -43,12 +43,13 @@ static bool seen(const rows *p, int i, int j)
 	return j >= 0 && j < visible_keys(p->a, i);
 }
 
-/* A copy: the same id, as the model tells characters apart (every
- * unknown character is the one unknown token); a mask is none. */
+/* A copy: the same id, as the model tells characters apart; a mask is
+ * none, and nor is an unknown character (to the model every one is the
+ * same: it has no copy of its own). */
 static bool copy(const rows *p, int i, int j)
 {
 	const token *t = p->t;
-	return i != j && t[i].cp < AV_SPECIAL_CP && t[i].id == t[j].id;
+	return i != j && t[i].cp < AV_SPECIAL_CP && t[i].id == t[j].id && t[i].id != TOK_UNK;
 }
 
 /* Key k, three or more from row i, just after a copy of i's character and

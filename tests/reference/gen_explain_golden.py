@@ -132,9 +132,11 @@ def role_scores(A, cps, causal, ids):
     """The fifteen scores of one head (n,n), from the definitions of man 1
     attnview, HEAD ROLES, and each row's margin (looks_at)."""
     n = A.shape[0]
-    # characters as the model tells them apart: every one outside the
-    # vocabulary (id 1) is the same unknown character
+    # characters as the model tells them apart, for the keyword: every one
+    # outside the vocabulary (id 1) is the same unknown character; for
+    # duplicate and induction such a character has no copy (co)
     ch = [-1 if t == 1 else c for c, t in zip(cps, ids)]
+    co = [-2 - i if t == 1 else c for i, (c, t) in enumerate(zip(cps, ids))]
     A = A.double()
     best, margin = looks_at(A, causal)
     choice = [i for i in range(n) if (i + 1 if causal else n) >= 2]
@@ -175,14 +177,14 @@ def role_scores(A, cps, causal, ids):
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
         # a copy that far, and a key as far that is none (in a text of one
         # character looking at a copy is looking anywhere)
-        dup = (any(ch[j] == ch[i] for j in far) and any(ch[j] != ch[i] for j in far),
-               b is not None and abs(b - i) >= FAR and ch[b] == ch[i])
+        dup = (any(co[j] == co[i] for j in far) and any(co[j] != co[i] for j in far),
+               b is not None and abs(b - i) >= FAR and co[b] == co[i])
         # a key after an earlier copy that is not a copy itself (in a run
         # of one character every key follows a copy)
-        ind = (any(j >= 1 and j - 1 < i and ch[j - 1] == ch[i] and ch[j] != ch[i]
+        ind = (any(j >= 1 and j - 1 < i and co[j - 1] == co[i] and co[j] != co[i]
                    for j in far),
                b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i
-               and ch[b - 1] == ch[i] and ch[b] != ch[i])
+               and co[b - 1] == co[i] and co[b] != co[i])
         add("duplicate", *dup)
         add("induction", *ind)
         for r, (eligible, fits) in (("duplicate", dup), ("induction", ind)):
