@@ -228,6 +228,7 @@ typedef struct role_scores {
 				 a row sees, for the rows that see it */
 	bool column_alone;  /* no other key is that character after that word */
 	bool column_is_key; /* the column is one of the keyword's characters */
+	bool column_unknown; /* ... is a character the model does not know */
 	int mirror;	    /* the c of the mirror score */
 	int par_dir;	    /* the parallel score's rows: 0 those with a line on
 			       either side, -1 with one before, 1 after */

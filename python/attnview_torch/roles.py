@@ -68,7 +68,8 @@ class Text:
         # copies for duplicate and induction: an unknown character has none
         self.copy = [i if t == TOK_UNK else c for i, (c, (_, t)) in enumerate(zip(self.cls, tok))]
         self.delim = [is_delimiter(c) for c in cps]
-        self.script = [_script(c) for c in cps]
+        # the model cannot tell an unknown character's script
+        self.script = [0 if t == TOK_UNK else _script(c) for c, t in tok]
         self.special = [c >= SPECIAL_CP for c in cps]
         del ids
         self.prev_delim = [None] * n
@@ -313,4 +314,6 @@ def _script_score(x, best, choice, sees):
         rows += 1
         chance += sum(x.script[j] == x.script[i] for j in keys) / len(keys)
         hits += best[i] is not None and x.script[best[i]] == x.script[i]
+    if 4 * rows < len(choice):  # too few rows with a script the model can tell
+        return 0.0
     return _above_chance(_share(hits, rows), chance / rows if rows else 1.0)

@@ -71,6 +71,7 @@ static void column_place(role_scores *o, const role_text *x)
 	for (int k = 0; k < o->nbefore; k++)
 		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
 	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
+	o->column_unknown = o->column >= 0 && x->tok[o->column].id == TOK_UNK;
 	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);
 }
 
@@ -87,8 +88,8 @@ static void place_score(role_scores *o, const role_text *x)
 		return;
 	double pc = place_chance(o, x, col);
 	double v = above_chance(share(o->column_rows, o->n), pc);
-	if (v <= o->s[ROLE_KEYWORD])
-		return;
+	if (v < o->s[ROLE_KEYWORD])
+		return; /* a tie: the place, the narrower claim */
 	o->s[ROLE_KEYWORD] = v;
 	o->by_place = true;
 	o->column_chance = pc;

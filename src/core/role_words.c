@@ -6,35 +6,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
 {
 	return translate ? _(msg) : msg;
 }
 
-/* A character as a label shows it: a space and a line break as the view
- * draws them, the mask as a block, a slash in quotes (bare, it would read
- * as the line between two roles: "keyword / @ / first"). */
+/* A character as a label shows it: as the view draws it (a space "␣", a
+ * line break "⏎", a zero-width joiner "⨝": nothing raw that moves a
+ * terminal's cursor), the mask as a block, a format character one cannot
+ * see by its number ("U+202E"), a slash in quotes (bare, it would read as
+ * the line between two roles: "keyword / @ / first"). */
 static void put_char(uint32_t cp, char *out, size_t size)
 {
-	if (cp == '/') {
+	char g[32];
+	if (cp == '/')
 		snprintf(out, size, "“/”");
-		return;
-	}
-	if (cp == ' ')
-		cp = 0x2423;
-	else if (cp == '\n')
-		cp = 0x23CE;
 	else if (cp >= AV_SPECIAL_CP)
-		cp = 0x2588;
-	char b[4];
-	size_t k = cp_to_utf8(cp, b);
-	snprintf(out, size, "%.*s", (int)k, b);
+		snprintf(out, size, "\u2588");
+	else if (cp != 0x200D && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
+		 !(cp >= 0xE0000 && cp <= 0xE007F))
+		snprintf(out, size, "U+%04X", (unsigned)cp);
+	else {
+		cp_glyph(cp, g);
+		snprintf(out, size, "%s", g);
+	}
 }
 
 static void keys_text(const role_scores *rs, const char *sep, char *out, size_t size)
 {
-	char a[8], b[8];
+	char a[16], b[16];
 	put_char(rs->keys[0], a, sizeof a);
 	if (rs->nkeys < 2) {
 		snprintf(out, size, "%s", a);
@@ -116,23 +118,23 @@ void role_title(const role_scores *rs, bool translate, char *out, size_t size)
  * comes again before the same character ("h at position 35, after “t”"). */
 static void column_text(const role_scores *rs, bool translate, char *out, size_t size)
 {
-	char c[8], before[40] = "";
+	char c[16], before[8 * 16] = "";
 	uint32_t cp = rs->column >= 0 ? rs->column_cp : 0;
 	put_char(cp, c, sizeof c);
 	size_t at = 0;
-	for (int k = 0; k < rs->nbefore && at + 5 < sizeof before; k++) {
-		char b[4];
-		size_t len = cp_to_utf8(rs->before[k], b);
-		memcpy(before + at, b, len);
-		at += len;
+	for (int k = 0; k < rs->nbefore; k++) {
+		put_char(rs->before[k], before + at, sizeof before - at);
+		at += strlen(before + at);
 	}
-	before[at] = '\0';
+	/* A character the model does not know is found by its position: the
+	 * word before it may look like another's ("о after “Р”" in Cyrillic). */
+	const bool alone = rs->column_alone && !rs->column_unknown;
 	if (at == 0)
 		snprintf(out, size, tr(N_("%s at position %d"), translate), c, rs->column);
-	else if (!rs->column_alone && cp == ' ')
+	else if (!alone && cp == ' ')
 		snprintf(out, size, tr(N_("the space at position %d, after “%s”"), translate),
 			 rs->column, before);
-	else if (!rs->column_alone)
+	else if (!alone)
 		snprintf(out, size, tr(N_("%s at position %d, after “%s”"), translate), c,
 			 rs->column, before);
 	else if (cp == ' ')
@@ -192,11 +194,24 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 		const int pc =
 		    (int)(100 * (rs->by_place ? rs->column_chance : rs->key_chance) + 0.5);
 		column_text(rs, translate, what, sizeof what);
-		snprintf(out, size,
-			 pc >= 5
-			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
-			     : tr(N_("%d of %d rows look at %s"), translate),
-			 rs->column_rows, n, what, pc);
+		char key[16];
+		put_char(rs->keys[0], key, sizeof key);
+		if (pc < 5)
+			snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate),
+				 rs->column_rows, n, what);
+		else if (rs->by_place)
+			snprintf(
+			    out, size,
+			    tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate),
+			    rs->column_rows, n, what, pc);
+		else /* the copies' chance: say so beside one place */
+			snprintf(
+			    out, size,
+			    /* TRANSLATORS: the second %s is the character, as in
+			     * "(13% would look at a b by chance)". */
+			    tr(N_("%d of %d rows look at %s (%d%% would look at a %s by chance)"),
+			       translate),
+			    rs->column_rows, n, what, pc, key);
 	}
 	/* One of the keys is every character outside the vocabulary. */
 	if (rs->keys[0] == ROLE_UNKNOWN_CP || (rs->nkeys > 1 && rs->keys[1] == ROLE_UNKNOWN_CP)) {
@@ -328,9 +343,10 @@ void role_sentence(const role_scores *rs, bool translate, char *out, size_t size
 	case ROLE_SHORT:
 		snprintf(
 		    out, size,
-		    tr(N_("too short to tell: %d rows have a choice of keys, a label needs %d"),
+		    tr(N_("too short to tell: a label needs %d rows with a choice of keys, this "
+			  "text gives %d"),
 		       translate),
-		    rs->n, ROLE_MIN_LABEL_ROWS);
+		    ROLE_MIN_LABEL_ROWS, rs->n);
 		return;
 	case ROLE_UNSURE:
 		evidence(rs, rs->role, translate, a, sizeof a);

@@ -172,7 +172,8 @@ static void role_text_init(role_text *x, const token *tok, int n, bool causal)
 		x->prefix[s][0] = 0;
 	for (int i = 0; i < n; i++) {
 		x->delim[i] = cp_is_delimiter(tok[i].cp);
-		x->script[i] = cp_script(tok[i].cp);
+		/* the model cannot tell an unknown character's script */
+		x->script[i] = tok[i].id == TOK_UNK ? SCRIPT_NONE : cp_script(tok[i].cp);
 		seen[x->script[i]] = true;
 		for (int s = 0; s < NSCRIPTS; s++)
 			x->prefix[s][i + 1] = (uint16_t)(x->prefix[s][i] + (x->script[i] == s));
@@ -560,6 +561,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	role_column_explains(out, &x);
 	role_induction_spread(out, &x);
 	script_score(out, &x, a);
+	/* As word start: under a quarter of the rows with a script the model
+	 * can tell (the rest unknown to it, or spaces) are not the picture. */
+	if (4 * out->rows[ROLE_SCRIPT] < out->n)
+		out->s[ROLE_SCRIPT] = 0;
 	mirror_score(out, &x, a);
 	role_decide(out);
 }

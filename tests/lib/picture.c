@@ -128,6 +128,12 @@ static int script(uint32_t c)
 	return 0;
 }
 
+/* A token's script: none for a character the model does not know. */
+static int tok_script(const token *t)
+{
+	return t->id == TOK_UNK ? 0 : script(t->cp);
+}
+
 /* The same place in the line before (d = 0) or after (d = 1), -1: none.
  * Lines: after each line break; in a text without one, the pieces closed by
  * a mark other than a space, when two or more of them, half of the pieces,
@@ -255,11 +261,11 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 		break;
 	}
 	case ROLE_SCRIPT: {
-		int own = 0, scripted = 0, s = script(t[i].cp);
+		int own = 0, scripted = 0, s = tok_script(&t[i]);
 		for (int j = 0; j < vis; j++)
-			if (script(t[j].cp))
-				scripted++, own += script(t[j].cp) == s;
-		*e = s && scripted, *h = b >= 0 && script(t[b].cp) == s;
+			if (tok_script(&t[j]))
+				scripted++, own += tok_script(&t[j]) == s;
+		*e = s && scripted, *h = b >= 0 && tok_script(&t[b]) == s;
 		if (*e)
 			*script_chance += (double)own / scripted;
 		break;

@@ -294,7 +294,8 @@ def role_scores(A, cps, causal, ids):
             v = (share(max(counts), N) - pc) / (1 - pc) if 1 - pc >= 0.05 else 0.0
             s["keyword"] = max(s["keyword"], min(1.0, max(0.0, v)))
     # script: own script against an even spread's share, in a text of two
-    sc = [script_of(c) for c in cps]
+    # (an unknown character's script the model cannot tell)
+    sc = [None if t == 1 else script_of(c) for c, t in zip(cps, ids)]
     s["script"] = 0.0
     if len({x for x in sc if x is not None}) >= 2:
         rows = hits = 0
@@ -309,6 +310,8 @@ def role_scores(A, cps, causal, ids):
         C = chance / rows if rows else 1.0
         S = share(hits, rows)
         s["script"] = min(1.0, max(0.0, (S - C) / (1 - C))) if 1 - C >= 0.05 else 0.0
+        if 4 * rows < N:  # under a quarter of the rows have a known script
+            s["script"] = 0.0
     # mirror: the anti-diagonal c that most of its rows look at
     s["mirror"] = 0.0
     for c in range(2 * n - 1):

@@ -136,9 +136,11 @@ static void column(void)
 	for (int i = 0; i < n; i++)
 		key[i] = 17; /* the space after "fruit" */
 	label(n, false, key);
-	CHECKF(rs.role == ROLE_KEYWORD && rs.column == 17 &&
+	/* every row on it: the copies' score and the place's are both 1; the
+	 * place is the narrower claim, and its chance (3%) goes unsaid */
+	CHECKF(rs.role == ROLE_KEYWORD && rs.column == 17 && rs.by_place &&
 		   strcmp(text, "31 of 31 rows look at the space after \xE2\x80\x9C"
-				"fruit\xE2\x80\x9D (16% would by chance)") == 0,
+				"fruit\xE2\x80\x9D") == 0,
 	       "column on a space: %s '%s'", label_text(), text);
 	/* 26 rows on that space, 5 on the one after "time": the score is the
 	 * copies', so the sentence counts the copies with their chance, then
@@ -850,8 +852,8 @@ static void short_and_odd(void)
 		key[i] = 1;
 	label(n, false, key);
 	CHECKF(rs.s[ROLE_LOCAL] == 0 && rs.verdict == ROLE_SHORT &&
-		   strcmp(text, "too short to tell: 3 rows have a choice of keys, a label "
-				"needs 4") == 0,
+		   strcmp(text, "too short to tell: a label needs 4 rows with a choice of "
+				"keys, this text gives 3") == 0,
 	       "three characters: %s: %s", label_text(), text);
 	/* ... and four (a masked text) are enough for a label. */
 	n = toks("abcd");
@@ -1007,6 +1009,69 @@ static void unknown_and_slash(void)
 	label(n, false, key);
 	CHECKF(rs.role == ROLE_KEYWORD && strcmp(label_text(), "keyword “/”") == 0, "slash: %s",
 	       label_text());
+	/* ... on a character one cannot see: its number; on a joiner, the
+	 * view's stand-in (raw, either would move the terminal's cursor) */
+	t[2].cp = 0x202E;
+	label(n, false, key);
+	CHECKF(strcmp(label_text(), "keyword U+202E") == 0, "format character: %s", label_text());
+	t[2].cp = 0x200D;
+	label(n, false, key);
+	CHECKF(strcmp(label_text(), "keyword \u2A1D") == 0, "joiner: %s", label_text());
+	/* every row on one unknown character: the place, found by its
+	 * position (the word before it may look like another) */
+	n = toks("abcdeXfghijklmno");
+	t[5].id = TOK_UNK;
+	for (int i = 0; i < n; i++)
+		key[i] = 5;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.by_place &&
+		   strstr(text, "16 of 16 rows look at X at position 5, after \u201C"
+				"abcde\u201D"),
+	       "one unknown place: %s — %s", label_text(), text);
+	/* Latin rows on Latin, unknown Cyrillic rows on Cyrillic: one script
+	 * the model can tell, so no same script */
+	n = toks("abcdefgh");
+	for (int i = 4; i < n; i++)
+		t[i] = (token){.cp = 0x0430 + (uint32_t)i, .id = TOK_UNK, .width = 1};
+	for (int i = 0; i < n; i++)
+		key[i] = i < 4 ? (i + 2) % 4 : 4 + (i - 2) % 4;
+	label(n, false, key);
+	CHECKF(rs.s[ROLE_SCRIPT] == 0 && rs.role != ROLE_SCRIPT,
+	       "scripts of unknown characters: %s (same script %.2f)", label_text(),
+	       rs.s[ROLE_SCRIPT]);
+	/* two Latin letters and an alpha the model knows, 13 unknown: three
+	 * rows on their own script are not a picture of 16 */
+	n = toks("abcdefghijklmnop");
+	t[2] = (token){.cp = 0x03B1, .id = 300, .width = 1};
+	for (int i = 3; i < n; i++)
+		t[i] = (token){.cp = 0x0430 + (uint32_t)i, .id = TOK_UNK, .width = 1};
+	for (int i = 0; i < n; i++)
+		key[i] = i == 0 ? 1 : i == 1 ? 0 : i == 2 ? 2 : -1;
+	label(n, false, key);
+	CHECKF(rs.rows[ROLE_SCRIPT] == 3 && rs.hits[ROLE_SCRIPT] == 3 && rs.s[ROLE_SCRIPT] == 0,
+	       "three rows of a known script in 16: same script %d of %d, %.2f",
+	       rs.hits[ROLE_SCRIPT], rs.rows[ROLE_SCRIPT], rs.s[ROLE_SCRIPT]);
+	/* one place among copies, scored by the copies: their chance is said
+	 * to be the copies' */
+	role_scores c = {.verdict = ROLE_UNSURE,
+			 .role = ROLE_KEYWORD,
+			 .score = 0.3,
+			 .nkeys = 1,
+			 .keys = {'b'},
+			 .key_places = 1,
+			 .key_chance = 0.13,
+			 .column = 17,
+			 .column_rows = 5,
+			 .column_cp = 'b',
+			 .column_is_key = true,
+			 .column_alone = true,
+			 .nbefore = 1,
+			 .before = {'a'}};
+	c.hits[ROLE_KEYWORD] = 5, c.rows[ROLE_KEYWORD] = 12;
+	role_sentence(&c, false, text, sizeof text);
+	CHECKF(strstr(text, "5 of 12 rows look at b after \u201C"
+			    "a\u201D (13% would look at a b by chance)"),
+	       "the copies' chance beside one place: %s", text);
 }
 
 int main(void)
