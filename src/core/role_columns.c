@@ -134,14 +134,14 @@ void role_column_score(role_scores *o, const role_text *x)
 	}
 	o->hits[ROLE_KEYWORD] = h;
 	o->rows[ROLE_KEYWORD] = o->n;
-	o->key_chance = copies_chance(o, x, c1, o->nkeys > 1 ? c2 : c1);
+	if (o->nkeys < 2)
+		c2 = c1; /* from here: the keyword's classes, c1 and c2 */
+	o->key_chance = copies_chance(o, x, c1, c2);
 	o->s[ROLE_KEYWORD] = above_chance(share(h, o->n), o->key_chance);
 	o->key_places = 0;
 	for (int j = 0; j < n; j++)
-		o->key_places +=
-		    x->count[j] > 0 && (x->cls[j] == c1 || (o->nkeys > 1 && x->cls[j] == c2));
-	o->column_is_key = o->column >= 0 &&
-			   (x->cls[o->column] == c1 || (o->nkeys > 1 && x->cls[o->column] == c2));
+		o->key_places += x->count[j] > 0 && (x->cls[j] == c1 || x->cls[j] == c2);
+	o->column_is_key = o->column >= 0 && (x->cls[o->column] == c1 || x->cls[o->column] == c2);
 	if (o->column >= 0 && x->cls[o->column] == c1)
 		place_score(o, x);
 }
