@@ -183,9 +183,11 @@ typedef enum role_kind {
  * two of them are two thirds of the keys, and every key is within two). */
 #define ROLE_MIN_LABEL_ROWS 4
 #define ROLE_CLOSE 0.1	  /* two roles this close both name the head */
-/* A keyword of characters outside the vocabulary, as a label shows it
- * (U+FFFD, the replacement character): the model cannot tell them apart. */
-#define ROLE_UNKNOWN_CP 0xFFFDu
+/* The keyword's "character" when it is the unknown token: the characters
+ * outside the vocabulary, which the model cannot tell apart. The unknown
+ * token's own codepoint (tokenizer.h), so no character of the text is
+ * taken for it; a label shows it as U+FFFD "�". */
+#define ROLE_UNKNOWN_CP (AV_SPECIAL_CP + TOK_UNK)
 
 /* How sure the label is. */
 typedef enum role_verdict {

@@ -62,7 +62,8 @@ class Text:
         # the same character as the model tells them: the same id (every
         # character outside the vocabulary is the one unknown token); the
         # mask is no character: each is a class of its own
-        key = [(-1, i) if cp >= SPECIAL_CP else (t, 0) for i, (cp, t) in enumerate(tok)]
+        key = [(-1, i) if cp >= SPECIAL_CP and t != TOK_UNK else (t, 0)
+               for i, (cp, t) in enumerate(tok)]
         first = {}
         self.cls = [first.setdefault(key[i], i) for i in range(n)]
         # copies for duplicate and induction: an unknown character has none
@@ -70,7 +71,9 @@ class Text:
         self.delim = [is_delimiter(c) for c in cps]
         # the model cannot tell an unknown character's script
         self.script = [0 if t == TOK_UNK else _script(c) for c, t in tok]
-        self.special = [c >= SPECIAL_CP for c in cps]
+        # the mask: no keyword (the unknown token, written as its special
+        # codepoint by a training summary, is)
+        self.special = [c >= SPECIAL_CP and t != TOK_UNK for c, t in tok]
         del ids
         self.prev_delim = [None] * n
         self.word = [0] * n

@@ -112,8 +112,9 @@ void role_column_score(role_scores *o, const role_text *x)
 	for (int j = 0; j < n; j++) {
 		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
 			o->column = j;
-		if (x->cls[j] != j || x->tok[j].cp >= AV_SPECIAL_CP || !x->cls_count[j])
-			continue; /* the mask is no keyword */
+		if (x->cls[j] != j || !x->cls_count[j] ||
+		    (x->tok[j].cp >= AV_SPECIAL_CP && x->tok[j].id != TOK_UNK))
+			continue; /* the mask is no keyword (the unknown token is) */
 		if (c1 < 0 || x->cls_count[j] > x->cls_count[c1])
 			c2 = c1, c1 = j;
 		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])

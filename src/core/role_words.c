@@ -15,17 +15,19 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
 
 /* A character as a label shows it: as the view draws it (a space "␣", a
  * line break "⏎", a zero-width joiner "⨝": nothing raw that moves a
- * terminal's cursor), the mask as a block, a format character one cannot
- * see by its number ("U+202E"), a slash in quotes (bare, it would read as
- * the line between two roles: "keyword / @ / first"). */
+ * terminal's cursor; the mask "▒"), the unknown token "�", a format
+ * character one cannot see by its number ("U+202E"), a slash in quotes
+ * (bare, it would read as the line between two roles: "keyword / @ /
+ * first"). */
 static void put_char(uint32_t cp, char *out, size_t size)
 {
 	char g[32];
 	if (cp == '/')
 		snprintf(out, size, "“/”");
-	else if (cp >= AV_SPECIAL_CP)
-		snprintf(out, size, "\u2588");
-	else if (cp != 0x200D && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
+	else if (cp == ROLE_UNKNOWN_CP)
+		snprintf(out, size, "\uFFFD");
+	else if (cp < AV_SPECIAL_CP && cp != 0x200D &&
+		 utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
 		 !(cp >= 0xE0000 && cp <= 0xE007F))
 		snprintf(out, size, "U+%04X", (unsigned)cp);
 	else {
@@ -154,7 +156,7 @@ static bool column_of_keys(const role_scores *rs)
 static void keyword_evidence(const role_scores *rs, bool translate, char *out, size_t size)
 {
 	const int h = rs->hits[ROLE_KEYWORD], n = rs->rows[ROLE_KEYWORD];
-	char what[96];
+	char what[256];
 	/* Rows on copies of a frequent character: how many would by chance. */
 	const int chance = (int)(100 * rs->key_chance + 0.5);
 	/* One place is the sentence when the score is that place's, or the
@@ -196,7 +198,13 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 		column_text(rs, translate, what, sizeof what);
 		char key[16];
 		put_char(rs->keys[0], key, sizeof key);
-		if (pc < 5)
+		if (!rs->column_is_key) /* the place most rows look at is another's */
+			snprintf(out, size,
+				 pc >= 5 ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"),
+					      translate)
+					 : tr(N_("%d of %d rows look at %s"), translate),
+				 h, n, key, pc);
+		else if (pc < 5)
 			snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate),
 				 rs->column_rows, n, what);
 		else if (rs->by_place)

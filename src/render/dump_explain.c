@@ -70,7 +70,7 @@ static void write_head(FILE *out, const attn_result *r, int l, int h)
 	fprintf(out, ",\n     \"offset\": %d, \"keywords\": [", rs.offset);
 	for (int k = 0; k < rs.nkeys; k++) {
 		fputs(k ? ", " : "", out);
-		json_cp(out, rs.keys[k]);
+		json_cp(out, rs.keys[k] == ROLE_UNKNOWN_CP ? 0xFFFD : rs.keys[k]);
 	}
 	fprintf(out,
 		"], \"mirror\": %d, \"parallel_side\": \"%s\", \"column\": %d, \"rows\": %d,\n"

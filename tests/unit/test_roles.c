@@ -978,17 +978,41 @@ static void decide_from_scores(void)
 static void unknown_and_slash(void)
 {
 	int key[N];
-	/* masked: half the rows on the X, half on the Y, both unknown */
+	/* masked: 10 rows on the X, 6 on the Y, both unknown: one keyword,
+	 * and the place inside it that holds most rows */
 	int n = toks("abcdeXfghijYklmn");
 	for (int i = 0; i < n; i++) {
 		t[i].id = t[i].cp == 'X' || t[i].cp == 'Y' ? TOK_UNK : t[i].id;
-		key[i] = i < 8 ? 5 : 11;
+		key[i] = i < 10 ? 5 : 11;
 	}
 	label(n, false, key);
 	CHECKF(rs.role == ROLE_KEYWORD && rs.nkeys == 1 && rs.keys[0] == ROLE_UNKNOWN_CP &&
 		   rs.key_places == 2 && strcmp(label_text(), "keyword \uFFFD") == 0 &&
+		   strstr(text, ", 10 of them at X at position 5") &&
 		   strstr(text, "any character the model does not know"),
 	       "unknown: %s — %s", label_text(), text);
+	/* ... so is the unknown token's own codepoint (a training summary's
+	 * text), and a U+FFFD the model knows is a character like another */
+	t[5] = (token){.cp = AV_SPECIAL_CP + TOK_UNK, .id = TOK_UNK, .width = 1};
+	label(n, false, key);
+	CHECKF(rs.keys[0] == ROLE_UNKNOWN_CP && rs.key_places == 2,
+	       "the unknown token's codepoint: %s — %s", label_text(), text);
+	t[5] = (token){.cp = 0xFFFD, .id = 300, .width = 1};
+	t[11].id = 3 + 'Y';
+	label(n, false, key);
+	CHECKF(rs.keys[0] == 0xFFFD && !strstr(text, "does not know"), "a known U+FFFD: %s — %s",
+	       label_text(), text);
+	/* 9 rows on a mask, 7 on the b: the keyword's sentence counts the b */
+	n = toks("abcdeMfghijklmno");
+	t[5] = (token){.cp = AV_SPECIAL_CP + TOK_MASK, .id = TOK_MASK, .width = 1};
+	for (int i = 0; i < n; i++)
+		key[i] = i < 9 ? 5 : 1;
+	label(n, false, key);
+	role_scores kw = rs;
+	kw.verdict = ROLE_UNSURE, kw.role = ROLE_KEYWORD;
+	role_sentence(&kw, false, text, sizeof text);
+	CHECKF(strstr(text, "7 of 16 rows look at b (") && !strstr(text, "\u2592"),
+	       "a column on the mask, the keyword elsewhere: %s", text);
 	/* causal: rows of unknown characters that look after an earlier
 	 * unknown one show no copying (after some unknown character is almost
 	 * anywhere in a text of them): only the b rows count for induction */
