@@ -152,6 +152,38 @@ static bool column_of_keys(const role_scores *rs)
 	return rs->column >= 0 && rs->column_is_key && 2 * rs->column_rows > rs->rows[ROLE_KEYWORD];
 }
 
+/* A keyword whose rows look at one place: that place, with the chance of
+ * the score (the place's, or the copies' said to be theirs); or, where the
+ * place most rows look at is not the keyword's, the keyword's rows. */
+static void place_evidence(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	const int h = rs->hits[ROLE_KEYWORD], n = rs->rows[ROLE_KEYWORD];
+	const int pc = (int)(100 * (rs->by_place ? rs->column_chance : rs->key_chance) + 0.5);
+	char what[256], key[16];
+	column_text(rs, translate, what, sizeof what);
+	put_char(rs->keys[0], key, sizeof key);
+	if (!rs->column_is_key)
+		snprintf(out, size,
+			 pc >= 5
+			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
+			     : tr(N_("%d of %d rows look at %s"), translate),
+			 h, n, key, pc);
+	else if (pc < 5)
+		snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate), rs->column_rows,
+			 n, what);
+	else if (rs->by_place)
+		snprintf(out, size,
+			 tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate),
+			 rs->column_rows, n, what, pc);
+	else
+		snprintf(out, size,
+			 /* TRANSLATORS: the second %s is the character, as in
+			  * "(13% would look at a b by chance)". */
+			 tr(N_("%d of %d rows look at %s (%d%% would look at a %s by chance)"),
+			    translate),
+			 rs->column_rows, n, what, pc, key);
+}
+
 /* A keyword's evidence: its characters, or the one place most rows look. */
 static void keyword_evidence(const role_scores *rs, bool translate, char *out, size_t size)
 {
@@ -162,70 +194,40 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 	/* One place is the sentence when the score is that place's, or the
 	 * rows look at no other copy; else the copies and their chance, and
 	 * the place that holds most rows after them. */
-	if (rs->nkeys > 1 || (rs->key_places > 1 && !rs->by_place)) {
-		if (rs->nkeys > 1) {
-			keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
-			snprintf(out, size,
-				 chance >= 5
-				     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"),
-					  translate)
-				     : tr(N_("%d of %d rows look at %s"), translate),
-				 h, n, what, chance);
-		} else {
-			keys_text(rs, "", what, sizeof what);
-			snprintf(out, size,
-				 chance >= 5
-				     ? tr(N_("%d of %d rows look at %s (at %d different places; "
+	const bool one_place = rs->nkeys < 2 && (rs->key_places <= 1 || rs->by_place);
+	if (one_place) {
+		place_evidence(rs, translate, out, size);
+	} else if (rs->nkeys > 1) {
+		keys_text(rs, tr(N_(" or "), translate), what, sizeof what);
+		snprintf(out, size,
+			 chance >= 5
+			     ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate)
+			     : tr(N_("%d of %d rows look at %s"), translate),
+			 h, n, what, chance);
+	} else {
+		keys_text(rs, "", what, sizeof what);
+		snprintf(out, size,
+			 chance >= 5 ? tr(N_("%d of %d rows look at %s (at %d different places; "
 					     "%d%% would by chance)"),
 					  translate)
 				     : tr(N_("%d of %d rows look at %s (at %d different places)"),
 					  translate),
-				 h, n, what, rs->key_places, chance);
-		}
-		/* Most rows on one of those places: a column inside the keyword. */
-		if (column_of_keys(rs)) {
-			size_t len = strlen(out);
-			column_text(rs, translate, what, sizeof what);
-			/* TRANSLATORS: appended to a keyword's evidence: how many of
-			 * its rows look at one place, and which. */
-			snprintf(out + len, size > len ? size - len : 0,
-				 tr(N_(", %d of them at %s"), translate), rs->column_rows, what);
-		}
-	} else { /* one key for most of them: a column, said by its place */
-		/* the chance of its score: the place's, or the copies' */
-		const int pc =
-		    (int)(100 * (rs->by_place ? rs->column_chance : rs->key_chance) + 0.5);
+			 h, n, what, rs->key_places, chance);
+	}
+	/* Most rows on one of several places: a column inside the keyword. */
+	if (!one_place && column_of_keys(rs)) {
+		size_t len = strlen(out);
 		column_text(rs, translate, what, sizeof what);
-		char key[16];
-		put_char(rs->keys[0], key, sizeof key);
-		if (!rs->column_is_key) /* the place most rows look at is another's */
-			snprintf(out, size,
-				 pc >= 5 ? tr(N_("%d of %d rows look at %s (%d%% would by chance)"),
-					      translate)
-					 : tr(N_("%d of %d rows look at %s"), translate),
-				 h, n, key, pc);
-		else if (pc < 5)
-			snprintf(out, size, tr(N_("%d of %d rows look at %s"), translate),
-				 rs->column_rows, n, what);
-		else if (rs->by_place)
-			snprintf(
-			    out, size,
-			    tr(N_("%d of %d rows look at %s (%d%% would by chance)"), translate),
-			    rs->column_rows, n, what, pc);
-		else /* the copies' chance: say so beside one place */
-			snprintf(
-			    out, size,
-			    /* TRANSLATORS: the second %s is the character, as in
-			     * "(13% would look at a b by chance)". */
-			    tr(N_("%d of %d rows look at %s (%d%% would look at a %s by chance)"),
-			       translate),
-			    rs->column_rows, n, what, pc, key);
+		/* TRANSLATORS: appended to a keyword's evidence: how many of its
+		 * rows look at one place, and which. */
+		snprintf(out + len, size > len ? size - len : 0,
+			 tr(N_(", %d of them at %s"), translate), rs->column_rows, what);
 	}
 	/* One of the keys is every character outside the vocabulary. */
 	if (rs->keys[0] == ROLE_UNKNOWN_CP || (rs->nkeys > 1 && rs->keys[1] == ROLE_UNKNOWN_CP)) {
 		size_t len = strlen(out);
-		/* TRANSLATORS: appended to a keyword's evidence when its
-		 * key is U+FFFD, the mark of unknown characters. */
+		/* TRANSLATORS: appended to a keyword's evidence when its key is
+		 * U+FFFD, the mark of unknown characters. */
 		snprintf(out + len, size > len ? size - len : 0, "%s",
 			 tr(N_("; � is any character the model does not know"), translate));
 	}
