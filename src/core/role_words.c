@@ -21,19 +21,22 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
  * first"). */
 static void put_char(uint32_t cp, char *out, size_t size)
 {
-	char g[32];
-	if (cp == '/')
+	if (cp == '/') {
 		snprintf(out, size, "“/”");
-	else if (cp == ROLE_UNKNOWN_CP)
-		snprintf(out, size, "\uFFFD");
-	else if (cp < AV_SPECIAL_CP && cp != 0x200D &&
-		 utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
-		 !(cp >= 0xE0000 && cp <= 0xE007F))
-		snprintf(out, size, "U+%04X", (unsigned)cp);
-	else {
-		cp_glyph(cp, g);
-		snprintf(out, size, "%s", g);
+		return;
 	}
+	if (cp == ROLE_UNKNOWN_CP) {
+		snprintf(out, size, "\uFFFD");
+		return;
+	}
+	char g[32], raw[4];
+	size_t k = cp_glyph(cp, g), r = cp < AV_SPECIAL_CP ? cp_to_utf8(cp, raw) : 0;
+	/* a format character the view has no stand-in for ends its glyph raw */
+	if (r && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF && k >= r &&
+	    memcmp(g + k - r, raw, r) == 0)
+		snprintf(out, size, "U+%04X", (unsigned)cp);
+	else
+		snprintf(out, size, "%s", g);
 }
 
 static void keys_text(const role_scores *rs, const char *sep, char *out, size_t size)

@@ -82,8 +82,8 @@ static void find_copies(role_text *x)
 				x->prev_copy[i] = j;
 				break;
 			}
-		if (x->tok[i].id == TOK_UNK)
-			unknown = unknown < 0 ? i : unknown;
+		if (x->tok[i].id == TOK_UNK && unknown < 0)
+			unknown = i;
 		x->cls[i] = x->tok[i].id == TOK_UNK ? unknown
 			    : x->prev_copy[i] >= 0  ? x->cls[x->prev_copy[i]]
 						    : i;
@@ -150,11 +150,11 @@ static void find_choices(role_text *x)
 		seen[x->cls[i]]++;
 		words_seen += !x->delim[i];
 		int hi = x->causal ? i : n - 1, lo = i - FAR + 1 > 0 ? i - FAR + 1 : 0;
-		/* an unknown character has no copies (same_token) */
-		const bool unk = x->tok[i].id == TOK_UNK;
-		int copies = unk ? 0 : x->causal ? seen[x->cls[i]] : total[x->cls[i]];
+		/* (an unknown character's class holds them all, but it has no
+		 * copy to look at: copy_key finds none, whatever this says) */
+		int copies = x->causal ? seen[x->cls[i]] : total[x->cls[i]];
 		int near = (hi < i + FAR - 1 ? hi : i + FAR - 1) - lo + 1;
-		for (int j = lo; j <= hi && j < i + FAR && !unk; j++)
+		for (int j = lo; j <= hi && j < i + FAR; j++)
 			copies -= x->cls[j] == x->cls[i];
 		int others = (x->causal ? words_seen : words) - !x->delim[i];
 		x->choice[i] = (uint8_t)((hi + 1 - near > copies ? CHOICE_COPY : 0) |
