@@ -25,9 +25,10 @@
 #define ATTN_MAX_ROWS 64 /* attn_scores_max's rows at a time (its stack) */
 
 /* Whether these products run here: a CPU with AVX2 and FMA (x86-64-v3),
- * and a head size hs that is a multiple of 8. Otherwise the callers keep
- * OpenBLAS (a CPU without FMA would spend a library call on each fused
- * multiply-add). Decided once per process for the CPU. */
+ * or ATTNVIEW_SIMD=portable (the same chains as plain loops: slow, for
+ * comparing), and a head size hs that is a multiple of 8. Otherwise the
+ * callers keep OpenBLAS (a CPU without FMA would spend a library call on
+ * each fused multiply-add). Decided once per process for the CPU. */
 bool attn_products_run(int hs);
 
 /* Floats of the packed keys of n keys of hs dimensions. */

@@ -102,8 +102,10 @@ double log_sum_exp(const float *x, int n);
 void vec_exp(float *out, const float *in, int n);
 
 /* The element-wise code this process runs (attnview --version): "AVX-512,
- * 16 lanes" where the CPU has it (x86-64-v4) and ATTNVIEW_NO_AVX512 is
- * unset, else the 8-lane code's level. Every level gives the same bits. */
+ * 16 lanes" where the CPU has it (x86-64-v4) and ATTNVIEW_SIMD does not ask
+ * for less, else the 8-lane code's level, or "portable: ..." (the view's
+ * attention products as plain loops); an ATTNVIEW_SIMD not understood is
+ * named. Every level gives the same bits. */
 const char *ops_vector_code(void);
 
 /* Whether the calling thread flushes subnormal numbers to zero: every thread

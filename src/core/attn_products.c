@@ -24,6 +24,10 @@ size_t attn_packed_keys_floats(int n, int hs)
 
 bool attn_products_run(int hs)
 {
+	if (hs <= 0 || hs % 8 != 0)
+		return false;
+	if (av_level() == AV_PORTABLE)
+		return av_portable_asked(); /* the plain loops, when asked for */
 #if AV_HAVE_WIDE
 	static _Atomic int fma = -1;
 	int f = atomic_load_explicit(&fma, memory_order_relaxed);
@@ -31,9 +35,8 @@ bool attn_products_run(int hs)
 		f = __builtin_cpu_supports("x86-64-v3") || av_wide();
 		atomic_store_explicit(&fma, f, memory_order_relaxed);
 	}
-	return f && hs > 0 && hs % 8 == 0;
+	return f;
 #else
-	(void)hs;
 	return false;
 #endif
 }
@@ -117,6 +120,45 @@ AV_INLINE void put16(float *p, v16f v, int m)
 	}
 }
 
+/* ---- the portable level (ATTNVIEW_SIMD=portable) ----
+ *
+ * The same chains of fused multiply-adds as plain loops: scalar vfmadd
+ * under the x86-64-v3 clone, libm's correctly rounded fmaf in the
+ * baseline, the bits of the vector code either way. */
+
+AV_CLONES static void scores_plain(float *S, int lds, const float *q, int ldq, const float *kt,
+				   int rows, int kn, int hs, float *rmax)
+{
+	for (int i = 0; i < rows; i++) {
+		float m = -INFINITY;
+		for (int j = 0; j < kn; j++) {
+			const float *kp = kt + (size_t)(j / TILE) * TILE * hs + j % TILE;
+			float a = 0.0f;
+			for (int d = 0; d < hs; d++)
+				a = __builtin_fmaf(q[(size_t)i * ldq + d], kp[(size_t)d * TILE], a);
+			S[(size_t)i * lds + j] = a;
+			m = a > m ? a : m;
+		}
+		if (rmax)
+			rmax[i] = m;
+	}
+}
+
+AV_CLONES static void mix_plain(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
+				int rows, int kn, int hs, const float *sc)
+{
+	for (int i = 0; i < rows; i++)
+		for (int c = 0; c < hs; c++) {
+			float a = 0.0f;
+			for (int j = 0; j < kn; j++)
+				a = __builtin_fmaf(P[(size_t)i * ldp + j], v[(size_t)j * ldv + c],
+						   a);
+			if (sc)
+				a *= sc[i];
+			y[(size_t)i * ldy + c] = a;
+		}
+}
+
 /* ---- scores ---- */
 
 /* The kernels below are inlined with constant row counts r (and widths w),
@@ -127,7 +169,14 @@ AV_INLINE void put16(float *p, v16f v, int m)
 AV_INLINE void scores_tile16(float *S, int lds, const float *q, int ldq, const float *kp, int r,
 			     int m, int hs, v16f *rm)
 {
-	v16f a[6][4] = {{{0}}};
+	/* Zeroed one by one: an initialiser list made GCC zero a copy of the
+	 * sums in memory too, a rep stos of 1.5 KB each tile (doc/speed.md). */
+	v16f a[6][4];
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+#pragma GCC unroll 4
+		for (int c = 0; c < 4; c++)
+			a[i][c] = (v16f){0};
 	for (int d = 0; d < hs; d++, kp += TILE) {
 		v16f k0 = load16(kp), k1 = load16(kp + 16), k2 = load16(kp + 32),
 		     k3 = load16(kp + 48);
@@ -203,7 +252,12 @@ AV_WIDE static void scores16(float *S, int lds, const float *q, int ldq, const f
 AV_INLINE void scores_tile8(float *S, int lds, const float *q, int ldq, const float *kp, int r,
 			    int m, int hs, v8f *rm)
 {
-	v8f a[6][2] = {{{0}}};
+	v8f a[6][2];
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+#pragma GCC unroll 2
+		for (int c = 0; c < 2; c++)
+			a[i][c] = (v8f){0};
 	for (int d = 0; d < hs; d++, kp += TILE) {
 		v8f k0 = load8(kp), k1 = load8(kp + 8);
 #pragma GCC unroll 6
@@ -270,7 +324,9 @@ void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt
 		int r = rows - r0 < ATTN_MAX_ROWS ? rows - r0 : ATTN_MAX_ROWS;
 		float *S0 = S + (size_t)r0 * lds, *m0 = rmax ? rmax + r0 : NULL;
 		const float *q0 = q + (size_t)r0 * ldq;
-		if (av_wide())
+		if (av_level() == AV_PORTABLE)
+			scores_plain(S0, lds, q0, ldq, kt, r, kn, hs, m0);
+		else if (av_wide())
 			scores16(S0, lds, q0, ldq, kt, r, kn, hs, m0);
 		else
 			scores8(S0, lds, q0, ldq, kt, r, kn, hs, m0);
@@ -283,7 +339,12 @@ void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt
 AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
 			  int r, int w, int kn, const float *sc)
 {
-	v16f a[12][2] = {{{0}}};
+	v16f a[12][2];
+#pragma GCC unroll 12
+	for (int i = 0; i < 12; i++)
+#pragma GCC unroll 2
+		for (int c = 0; c < 2; c++)
+			a[i][c] = (v16f){0};
 	for (int j = 0; j < kn; j++, v += ldv) {
 		v16f v0 = load16(v), v1 = w > 1 ? load16(v + 16) : v0;
 #pragma GCC unroll 12
@@ -314,7 +375,12 @@ AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const floa
 AV_INLINE void mix_tile8(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int r,
 			 int w, int kn, const float *sc)
 {
-	v8f a[6][2] = {{{0}}};
+	v8f a[6][2];
+#pragma GCC unroll 6
+	for (int i = 0; i < 6; i++)
+#pragma GCC unroll 2
+		for (int c = 0; c < 2; c++)
+			a[i][c] = (v8f){0};
 	for (int j = 0; j < kn; j++, v += ldv) {
 		v8f v0 = load8(v), v1 = w > 1 ? load8(v + 8) : v0;
 #pragma GCC unroll 6
@@ -414,7 +480,9 @@ void attn_mix(float *y, int ldy, const float *P, int ldp, const float *v, int ld
 void attn_mix_scaled(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows,
 		     int kn, int hs, const float *rscale)
 {
-	if (av_wide())
+	if (av_level() == AV_PORTABLE)
+		mix_plain(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);
+	else if (av_wide())
 		mix16(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);
 	else
 		mix8(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,32 +145,93 @@ static bool env_on(const char *name)
 	return v && *v && strcmp(v, "0") != 0;
 }
 
+/* The CPU's best level (vec8.h). */
+static int cpu_level(void)
+{
+#if AV_HAVE_WIDE
+	if (__builtin_cpu_supports("x86-64-v4"))
+		return AV_AVX512;
+	if (__builtin_cpu_supports("x86-64-v3"))
+		return AV_AVX2;
+#endif
+	return AV_PORTABLE;
+}
+
+/* ATTNVIEW_SIMD's level, -1 if unset, -2 if not understood. */
+static int asked_level(void)
+{
+	const char *v = getenv("ATTNVIEW_SIMD");
+	if (!v || !*v)
+		return env_on("ATTNVIEW_NO_AVX512") ? AV_AVX2 : -1;
+	static const char *const name[] = {"portable", "avx2", "avx512"};
+	for (int l = AV_PORTABLE; l <= AV_AVX512; l++)
+		if (strcmp(v, name[l]) == 0)
+			return env_on("ATTNVIEW_NO_AVX512") && l == AV_AVX512 ? AV_AVX2 : l;
+	return -2;
+}
+
+/* The level, and 4 if ATTNVIEW_SIMD=portable was asked for; -1 until
+ * decided. */
+static _Atomic int level_cache = -1;
+
+static int level_bits(void)
+{
+	int l = atomic_load_explicit(&level_cache, memory_order_relaxed);
+	if (l < 0) {
+		int best = cpu_level(), a = asked_level();
+		l = (a >= 0 && a < best ? a : best) | (a == AV_PORTABLE ? 4 : 0);
+		atomic_store_explicit(&level_cache, l, memory_order_relaxed);
+	}
+	return l;
+}
+
+int av_level(void)
+{
+	return level_bits() & 3;
+}
+
+bool av_portable_asked(void)
+{
+	return (level_bits() & 4) != 0;
+}
+
 int av_wide(void)
 {
-	static _Atomic int wide = -1;
-	int w = atomic_load_explicit(&wide, memory_order_relaxed);
-	if (w < 0) {
-#if AV_HAVE_WIDE
-		w = __builtin_cpu_supports("x86-64-v4") && !env_on("ATTNVIEW_NO_AVX512");
-#else
-		w = 0;
-#endif
-		atomic_store_explicit(&wide, w, memory_order_relaxed);
-	}
-	return w;
+	return av_level() == AV_AVX512;
 }
 
 const char *ops_vector_code(void)
 {
-	if (av_wide())
-		return "AVX-512, 16 lanes";
-#if AV_HAVE_WIDE
-	if (__builtin_cpu_supports("x86-64-v3"))
-		return "AVX2 and FMA, 8 lanes";
-	return "x86-64 baseline, 8 lanes";
-#else
-	return "one version, 8 lanes (no run-time choice in this build)";
-#endif
+	static char text[200];
+	const char *what;
+	switch (av_level()) {
+	case AV_AVX512:
+		what = "AVX-512, 16 lanes";
+		break;
+	case AV_AVX2:
+		what = "AVX2 and FMA, 8 lanes";
+		break;
+	default:
+		if (!av_portable_asked())
+			what = AV_HAVE_WIDE
+				   ? "x86-64 baseline, 8 lanes"
+				   : "one version, 8 lanes (no run-time choice in this build)";
+		else if (cpu_level() >= AV_AVX2)
+			what =
+			    "portable: the attention's products as plain loops, the rest AVX2 and "
+			    "FMA, 8 lanes";
+		else
+			what =
+			    "portable: the attention's products as plain loops, the rest 8 lanes";
+	}
+	if (asked_level() == -2)
+		snprintf(text, sizeof text,
+			 "%s (ATTNVIEW_SIMD=%.40s not understood: avx512, avx2 "
+			 "or portable)",
+			 what, getenv("ATTNVIEW_SIMD"));
+	else
+		snprintf(text, sizeof text, "%s", what);
+	return text;
 }
 
 /* ---- subnormal numbers ------------------------------------------------------

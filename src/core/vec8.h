@@ -1,6 +1,7 @@
 #ifndef ATTNVIEW_SRC_VEC8_H
 #define ATTNVIEW_SRC_VEC8_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -40,9 +41,16 @@
 #endif
 #define AV_INLINE static inline __attribute__((always_inline))
 
-/* Whether the AV_WIDE versions run (ops.c): the CPU has AVX-512 (x86-64-v4)
- * and ATTNVIEW_NO_AVX512 is not set (the tests compare the two); decided
- * once. */
+/* The vector code that runs (ops.c), decided once: the CPU's best, or a
+ * lower level asked for with ATTNVIEW_SIMD (avx512, avx2, portable; the
+ * tests compare them) or ATTNVIEW_NO_AVX512 (avx2). AV_PORTABLE on a CPU
+ * without AVX2 and FMA, or when asked: then the attention's products of
+ * attn_products.c run as plain loops, if asked (otherwise OpenBLAS's). */
+enum { AV_PORTABLE, AV_AVX2, AV_AVX512 };
+int av_level(void);
+/* Whether ATTNVIEW_SIMD=portable was asked for. */
+bool av_portable_asked(void);
+/* Whether the AV_WIDE versions run: av_level() == AV_AVX512. */
 int av_wide(void);
 
 /* The helpers below pass 32-byte vectors by value; they are always inlined,

@@ -12,8 +12,9 @@
  * the zeros past the last key must not count; a mix scaled by rows
  * (attn_mix_scaled) is the loops' mix times each row's factor, rounded
  * once; and the softmax in two steps (softmax_row_exp, then scale_row by
- * 1 / sum) gives softmax_row's bits. Run as is and with ATTNVIEW_NO_AVX512=1 on an
- * AVX-512 CPU (meson.build), so both widths are held to the loops. */
+ * 1 / sum) gives softmax_row's bits. Run as is, with ATTNVIEW_NO_AVX512=1
+ * and with ATTNVIEW_SIMD=portable (meson.build), so both widths and the
+ * portable loops are held to the reference loops. */
 #include "harness.h"
 
 #include "attnview/attn_products.h"
@@ -210,6 +211,10 @@ int main(void)
 		CHECK(kt[64 * 8 + 7 * 64 + 69 - 64] == k[69 * hs + 7]);
 		CHECK(kt[64 * 8 + 2 * 64 + 6] == 0.0f && kt[2 * 64 * 8 - 1] == 0.0f);
 	}
+	const char *level = getenv("ATTNVIEW_SIMD");
+	if (level && strcmp(level, "portable") == 0)
+		CHECKF(strncmp(ops_vector_code(), "portable", 8) == 0 && attn_products_run(8),
+		       "ATTNVIEW_SIMD=portable: the code is \"%s\"", ops_vector_code());
 	if (!attn_products_run(8)) {
 		/* A CPU without FMA, or a build with one version of the vector
 		 * code: the pass keeps OpenBLAS, and the fast products would
