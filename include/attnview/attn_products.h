@@ -25,11 +25,16 @@
 #define ATTN_MAX_ROWS 64 /* attn_scores_max's rows at a time (its stack) */
 
 /* Whether these products run here: a CPU with AVX2 and FMA (x86-64-v3),
- * or ATTNVIEW_SIMD=portable (the same chains as plain loops: slow, for
- * comparing), and a head size hs that is a multiple of 8. Otherwise the
- * callers keep OpenBLAS (a CPU without FMA would spend a library call on
- * each fused multiply-add). Decided once per process for the CPU. */
+ * a build with a run-time choice of vector code, and a head size hs that
+ * is a multiple of 8. Otherwise the callers keep OpenBLAS (a CPU without
+ * FMA would spend a library call on each fused multiply-add), whatever
+ * ATTNVIEW_SIMD says. Where they run, ATTNVIEW_SIMD=portable makes them
+ * plain loops of the same chains (the same bits, slowly, for comparing).
+ * Decided once per process. */
 bool attn_products_run(int hs);
+/* How many products the plain loops have made (the tests check that
+ * ATTNVIEW_SIMD=portable runs them). */
+unsigned long attn_products_plain_calls(void);
 
 /* Floats of the packed keys of n keys of hs dimensions. */
 size_t attn_packed_keys_floats(int n, int hs);

@@ -24,21 +24,7 @@ size_t attn_packed_keys_floats(int n, int hs)
 
 bool attn_products_run(int hs)
 {
-	if (hs <= 0 || hs % 8 != 0)
-		return false;
-	if (av_level() == AV_PORTABLE)
-		return av_portable_asked(); /* the plain loops, when asked for */
-#if AV_HAVE_WIDE
-	static _Atomic int fma = -1;
-	int f = atomic_load_explicit(&fma, memory_order_relaxed);
-	if (f < 0) {
-		f = __builtin_cpu_supports("x86-64-v3") || av_wide();
-		atomic_store_explicit(&fma, f, memory_order_relaxed);
-	}
-	return f;
-#else
-	return false;
-#endif
+	return hs > 0 && hs % 8 == 0 && av_level() >= AV_AVX2;
 }
 
 void attn_pack_keys(float *kt, const float *k, int ldk, int n, int hs)
@@ -126,9 +112,17 @@ AV_INLINE void put16(float *p, v16f v, int m)
  * under the x86-64-v3 clone, libm's correctly rounded fmaf in the
  * baseline, the bits of the vector code either way. */
 
+static _Atomic unsigned long plain_calls;
+
+unsigned long attn_products_plain_calls(void)
+{
+	return atomic_load_explicit(&plain_calls, memory_order_relaxed);
+}
+
 AV_CLONES static void scores_plain(float *S, int lds, const float *q, int ldq, const float *kt,
 				   int rows, int kn, int hs, float *rmax)
 {
+	atomic_fetch_add_explicit(&plain_calls, 1, memory_order_relaxed);
 	for (int i = 0; i < rows; i++) {
 		float m = -INFINITY;
 		for (int j = 0; j < kn; j++) {
@@ -147,6 +141,7 @@ AV_CLONES static void scores_plain(float *S, int lds, const float *q, int ldq, c
 AV_CLONES static void mix_plain(float *y, int ldy, const float *P, int ldp, const float *v, int ldv,
 				int rows, int kn, int hs, const float *sc)
 {
+	atomic_fetch_add_explicit(&plain_calls, 1, memory_order_relaxed);
 	for (int i = 0; i < rows; i++)
 		for (int c = 0; c < hs; c++) {
 			float a = 0.0f;
@@ -324,7 +319,7 @@ void attn_scores_max(float *S, int lds, const float *q, int ldq, const float *kt
 		int r = rows - r0 < ATTN_MAX_ROWS ? rows - r0 : ATTN_MAX_ROWS;
 		float *S0 = S + (size_t)r0 * lds, *m0 = rmax ? rmax + r0 : NULL;
 		const float *q0 = q + (size_t)r0 * ldq;
-		if (av_level() == AV_PORTABLE)
+		if (av_plain_products())
 			scores_plain(S0, lds, q0, ldq, kt, r, kn, hs, m0);
 		else if (av_wide())
 			scores16(S0, lds, q0, ldq, kt, r, kn, hs, m0);
@@ -480,7 +475,7 @@ void attn_mix(float *y, int ldy, const float *P, int ldp, const float *v, int ld
 void attn_mix_scaled(float *y, int ldy, const float *P, int ldp, const float *v, int ldv, int rows,
 		     int kn, int hs, const float *rscale)
 {
-	if (av_level() == AV_PORTABLE)
+	if (av_plain_products())
 		mix_plain(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);
 	else if (av_wide())
 		mix16(y, ldy, P, ldp, v, ldv, rows, kn, hs, rscale);

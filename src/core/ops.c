@@ -10,12 +10,14 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void positions_init(float *pe, int T, int C)
 {
@@ -154,45 +156,62 @@ static int cpu_level(void)
 	if (__builtin_cpu_supports("x86-64-v3"))
 		return AV_AVX2;
 #endif
-	return AV_PORTABLE;
+	return AV_BASELINE;
 }
 
-/* ATTNVIEW_SIMD's level, -1 if unset, -2 if not understood. */
-static int asked_level(void)
+/* What the process runs, decided once (simd_decide). */
+static struct {
+	int level;
+	bool plain;	/* ATTNVIEW_SIMD=portable */
+	char code[200]; /* ops_vector_code's text */
+} simd;
+static pthread_once_t simd_once = PTHREAD_ONCE_INIT;
+
+static void simd_decide(void)
 {
+	const int best = cpu_level();
+	int asked = AV_AVX512;
+	bool unknown = false;
 	const char *v = getenv("ATTNVIEW_SIMD");
-	if (!v || !*v)
-		return env_on("ATTNVIEW_NO_AVX512") ? AV_AVX2 : -1;
-	static const char *const name[] = {"portable", "avx2", "avx512"};
-	for (int l = AV_PORTABLE; l <= AV_AVX512; l++)
-		if (strcmp(v, name[l]) == 0)
-			return env_on("ATTNVIEW_NO_AVX512") && l == AV_AVX512 ? AV_AVX2 : l;
-	return -2;
-}
-
-/* The level, and 4 if ATTNVIEW_SIMD=portable was asked for; -1 until
- * decided. */
-static _Atomic int level_cache = -1;
-
-static int level_bits(void)
-{
-	int l = atomic_load_explicit(&level_cache, memory_order_relaxed);
-	if (l < 0) {
-		int best = cpu_level(), a = asked_level();
-		l = (a >= 0 && a < best ? a : best) | (a == AV_PORTABLE ? 4 : 0);
-		atomic_store_explicit(&level_cache, l, memory_order_relaxed);
+	if (v && *v) {
+		if (strcasecmp(v, "portable") == 0) {
+			simd.plain = true;
+			asked = AV_AVX2;
+		} else if (strcasecmp(v, "avx2") == 0) {
+			asked = AV_AVX2;
+		} else if (strcasecmp(v, "avx512") != 0) {
+			unknown = true;
+		}
 	}
-	return l;
+	if (env_on("ATTNVIEW_NO_AVX512"))
+		asked = AV_AVX2;
+	simd.level = asked < best ? asked : best;
+	const char *what = simd.level == AV_AVX512 ? "AVX-512, 16 lanes"
+			   : simd.level == AV_AVX2 ? "AVX2 and FMA, 8 lanes"
+			   : AV_HAVE_WIDE
+			       ? "x86-64 baseline, 8 lanes"
+			       : "one version, 8 lanes (no run-time choice in this build)";
+	/* The plain loops replace the products where they run (attn_products.h):
+	 * on the baseline the products are OpenBLAS's at every level. */
+	const char *plain = simd.plain && simd.level >= AV_AVX2
+				? "portable: the attention's products as plain loops, the rest "
+				: "";
+	int k = snprintf(simd.code, sizeof simd.code, "%s%s", plain, what);
+	if (unknown && k >= 0 && (size_t)k < sizeof simd.code)
+		snprintf(simd.code + k, sizeof simd.code - (size_t)k,
+			 " (ATTNVIEW_SIMD=%.40s not understood: avx512, avx2 or portable)", v);
 }
 
 int av_level(void)
 {
-	return level_bits() & 3;
+	pthread_once(&simd_once, simd_decide);
+	return simd.level;
 }
 
-bool av_portable_asked(void)
+bool av_plain_products(void)
 {
-	return (level_bits() & 4) != 0;
+	pthread_once(&simd_once, simd_decide);
+	return simd.plain;
 }
 
 int av_wide(void)
@@ -202,36 +221,8 @@ int av_wide(void)
 
 const char *ops_vector_code(void)
 {
-	static char text[200];
-	const char *what;
-	switch (av_level()) {
-	case AV_AVX512:
-		what = "AVX-512, 16 lanes";
-		break;
-	case AV_AVX2:
-		what = "AVX2 and FMA, 8 lanes";
-		break;
-	default:
-		if (!av_portable_asked())
-			what = AV_HAVE_WIDE
-				   ? "x86-64 baseline, 8 lanes"
-				   : "one version, 8 lanes (no run-time choice in this build)";
-		else if (cpu_level() >= AV_AVX2)
-			what =
-			    "portable: the attention's products as plain loops, the rest AVX2 and "
-			    "FMA, 8 lanes";
-		else
-			what =
-			    "portable: the attention's products as plain loops, the rest 8 lanes";
-	}
-	if (asked_level() == -2)
-		snprintf(text, sizeof text,
-			 "%s (ATTNVIEW_SIMD=%.40s not understood: avx512, avx2 "
-			 "or portable)",
-			 what, getenv("ATTNVIEW_SIMD"));
-	else
-		snprintf(text, sizeof text, "%s", what);
-	return text;
+	pthread_once(&simd_once, simd_decide);
+	return simd.code;
 }
 
 /* ---- subnormal numbers ------------------------------------------------------

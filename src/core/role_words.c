@@ -3,6 +3,7 @@
 #include "attnview/analysis.h"
 #include "attnview/i18n.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,20 @@ void role_short_label(const role_scores *rs, bool translate, char *out, size_t s
 		name_of(rs, rs->role, translate, out, size);
 }
 
+/* The closest role's score in percent, rounded, but under the bar's
+ * percentage when under the bar: "unclear: 50%" beside a bar of 0.5 or
+ * more would read as a contradiction (0.4995 is 49%). */
+static int unclear_percent(const role_scores *rs)
+{
+	int pct = (int)(100 * rs->score + 0.5);
+	if (rs->role < ROLE_NKINDS) {
+		int bar = (int)ceil(100 * role_bar(rs->role) - 1e-9);
+		if (rs->score < role_bar(rs->role) && pct >= bar)
+			pct = bar - 1;
+	}
+	return pct;
+}
+
 void role_label(const role_scores *rs, bool translate, char *out, size_t size)
 {
 	char a[64], b[64];
@@ -87,8 +102,7 @@ void role_label(const role_scores *rs, bool translate, char *out, size_t size)
 	case ROLE_UNSURE:
 		/* TRANSLATORS: a head whose rows follow no role; %d%% the score
 		 * of the closest (a share of rows), %s its name. */
-		snprintf(out, size, tr(N_("unclear: %d%% %s"), translate),
-			 (int)(100 * rs->score + 0.5), a);
+		snprintf(out, size, tr(N_("unclear: %d%% %s"), translate), unclear_percent(rs), a);
 		break;
 	case ROLE_TWO:
 		name_of(rs, rs->second, translate, b, sizeof b);

@@ -41,15 +41,15 @@
 #endif
 #define AV_INLINE static inline __attribute__((always_inline))
 
-/* The vector code that runs (ops.c), decided once: the CPU's best, or a
- * lower level asked for with ATTNVIEW_SIMD (avx512, avx2, portable; the
- * tests compare them) or ATTNVIEW_NO_AVX512 (avx2). AV_PORTABLE on a CPU
- * without AVX2 and FMA, or when asked: then the attention's products of
- * attn_products.c run as plain loops, if asked (otherwise OpenBLAS's). */
-enum { AV_PORTABLE, AV_AVX2, AV_AVX512 };
+/* The vector code that runs (ops.c), decided once: the CPU's level
+ * (AV_BASELINE: no AVX2 and FMA, or a build with one version of the code),
+ * or a lower one asked for with ATTNVIEW_SIMD (avx512, avx2, portable) or
+ * ATTNVIEW_NO_AVX512 (avx2); the lower of the two where both are set. */
+enum { AV_BASELINE, AV_AVX2, AV_AVX512 };
 int av_level(void);
-/* Whether ATTNVIEW_SIMD=portable was asked for. */
-bool av_portable_asked(void);
+/* ATTNVIEW_SIMD=portable: the attention's products of attn_products.c, where
+ * they run, as plain loops (the level is then AVX2 at most). */
+bool av_plain_products(void);
 /* Whether the AV_WIDE versions run: av_level() == AV_AVX512. */
 int av_wide(void);
 

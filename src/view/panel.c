@@ -262,7 +262,10 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);
 	line(p, plain(), _("mean distance %.2f %s"), hs->distance,
 	     v->words ? _("words") : _("positions"));
-	line(p, plain(), _("row max on self %.0f%%"), 100 * hs->self);
+	/* Every row's largest weight, however spread the row: not the
+	 * label's counts, which leave spread rows out (attnview(1), the details
+	 * panel). */
+	line(p, plain(), _("every row's max: self %.0f%%"), 100 * hs->self);
 	line(p, plain(), _("  previous %.0f%%  next %.0f%%"), 100 * hs->prev, 100 * hs->next);
 }
 

@@ -212,8 +212,9 @@ int main(void)
 		CHECK(kt[64 * 8 + 2 * 64 + 6] == 0.0f && kt[2 * 64 * 8 - 1] == 0.0f);
 	}
 	const char *level = getenv("ATTNVIEW_SIMD");
-	if (level && strcmp(level, "portable") == 0)
-		CHECKF(strncmp(ops_vector_code(), "portable", 8) == 0 && attn_products_run(8),
+	const bool plain = level && strcmp(level, "portable") == 0 && attn_products_run(8);
+	if (plain)
+		CHECKF(strncmp(ops_vector_code(), "portable", 8) == 0,
 		       "ATTNVIEW_SIMD=portable: the code is \"%s\"", ops_vector_code());
 	if (!attn_products_run(8)) {
 		/* A CPU without FMA, or a build with one version of the vector
@@ -237,5 +238,9 @@ int main(void)
 	 * more rows than attn_scores_max takes at a time. */
 	check_shape(64, 512, 32, false);
 	check_shape(150, 100, 16, true);
+	/* The plain loops made the products under ATTNVIEW_SIMD=portable, and
+	 * only then. */
+	CHECKF(plain == (attn_products_plain_calls() > 0), "%lu products by the plain loops",
+	       attn_products_plain_calls());
 	return test_summary("attn_products");
 }

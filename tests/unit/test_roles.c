@@ -932,6 +932,19 @@ static void contributions(void)
 static void decide_from_scores(void)
 {
 	role_scores s;
+	/* Under the bar, an unclear label's percentage stays under the bar's:
+	 * 0.4995 is "49%", not "50%" beside a bar of half the rows. */
+	memset(&s, 0, sizeof s);
+	s.n = 64;
+	s.s[ROLE_LOCAL] = 0.4995;
+	role_decide(&s);
+	char l[160];
+	role_label(&s, false, l, sizeof l);
+	CHECKF(s.verdict == ROLE_UNSURE && strcmp(l, "unclear: 49% local") == 0, "0.4995: '%s'", l);
+	s.s[ROLE_LOCAL] = 0.494;
+	role_decide(&s);
+	role_label(&s, false, l, sizeof l);
+	CHECKF(strcmp(l, "unclear: 49% local") == 0, "0.494: '%s'", l);
 	memset(&s, 0, sizeof s);
 	s.n = 64;
 	s.s[ROLE_PARALLEL] = 0.66;
