@@ -242,6 +242,8 @@ typedef struct role_scores {
 			       (both -1: not counted, scores alone, as a timeline keeps) */
 	double script_far;  /* same script over the rows that look further away */
 	double chance;	    /* script: the share an even spread would give */
+	double ind_chance;  /* induction: mean over its rows of the share of a
+			       row's visible keys that are its induction keys */
 	bool causal;
 	/* The bars role_decide holds the scores to: NULL, the labeller's
 	 * (role_bar); else one a role (a version 1 timeline's shares of

@@ -165,6 +165,7 @@ def scores(A, x, causal):
     band = {DELIMITER: [0, 0, 0], WORDSTART: [0, 0, 0]}  # near, far, far hits
     par = [[0, 0], [0, 0]]  # rows with a line before (after), those on their place
     copy_on = {DUPLICATE: {}, INDUCTION: {}}  # their rows that look at each key
+    ind_chance = 0.0
     for i in choice:
         b = best[i]
         near = [j for j in (x.prev_delim[i], x.next_delim[i]) if j is not None and sees(i, j)]
@@ -184,9 +185,13 @@ def scores(A, x, causal):
                b is not None and abs(b - i) >= FAR and same(b, i))
         # a key after an earlier copy that is not itself one (in a run of
         # one character every key follows a copy)
-        ind = (any(j >= 1 and j - 1 < i and same(j - 1, i) and not same(j, i) for j in far),
+        ind_keys = sum(1 for j in far if j >= 1 and j - 1 < i and same(j - 1, i)
+                       and not same(j, i))
+        ind = (ind_keys > 0,
                b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i and same(b - 1, i)
                and not same(b, i))
+        if ind_keys:  # looking anywhere: its induction keys among the keys it sees
+            ind_chance += ind_keys / (i + 1 if causal else n)
         add(DUPLICATE, *dup)
         add(INDUCTION, *ind)
         for r, (eligible, fits) in ((DUPLICATE, dup), (INDUCTION, ind)):
@@ -258,6 +263,9 @@ def scores(A, x, causal):
     if s[INDUCTION] > 0 and 2 * on > hits[INDUCTION] and \
             _share(hits[INDUCTION] - on, rows[INDUCTION]) < 0.5 - 1e-9:
         s[INDUCTION] = 0.0
+    # induction's rows beyond chance: in "abababab" every b follows an a
+    if rows[INDUCTION]:
+        s[INDUCTION] = _above_chance(s[INDUCTION], ind_chance / rows[INDUCTION])
     # k away, where half the rows or more can look there
     s[OFFSET] = max([_share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)
                      for d in range(2, 9) for k in (-d, d)

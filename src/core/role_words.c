@@ -346,13 +346,27 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 			    translate),
 			 h, n);
 		break;
-	case ROLE_INDUCTION:
-		snprintf(out, size,
-			 tr(N_("%d of %d rows with an earlier copy of their character look at the "
-			       "character after it (an induction head)"),
-			    translate),
-			 h, n);
+	case ROLE_INDUCTION: {
+		/* In a text of few characters many keys follow a copy: how many
+		 * rows would land on one by chance. */
+		const int pc = (int)(100 * rs->ind_chance + 0.5);
+		if (pc >= 5)
+			snprintf(
+			    out, size,
+			    tr(N_("%d of %d rows with an earlier copy of their character look at "
+				  "the character after it (%d%% would by chance; an induction "
+				  "head)"),
+			       translate),
+			    h, n, pc);
+		else
+			snprintf(
+			    out, size,
+			    tr(N_("%d of %d rows with an earlier copy of their character look at "
+				  "the character after it (an induction head)"),
+			       translate),
+			    h, n);
 		break;
+	}
 	default:
 		snprintf(
 		    out, size,

@@ -252,6 +252,20 @@ static bool induction_key(const role_text *x, int i, int k)
 	       same_token(x->tok, k - 1, i) && !same_token(x->tok, k, i);
 }
 
+/* How many induction keys row i has, for every row in one pass: those of
+ * its last earlier copy p0 (after the copies before p0, FAR or more before
+ * p0, so before i too), and the keys after p0 and after the copies within
+ * FAR of p0, where FAR or more before i. A row without a copy has none. */
+static void count_induction_keys(role_text *x)
+{
+	for (int i = 0; i < x->n; i++) {
+		int p0 = x->prev_copy[i], k = p0 >= 0 ? x->ind_keys[p0] : 0;
+		for (int p = p0; p >= 0 && p >= p0 - FAR; p = x->prev_copy[p])
+			k += p + 1 <= i - FAR && !same_token(x->tok, p + 1, i);
+		x->ind_keys[i] = k;
+	}
+}
+
 /* Does row i see a key FAR or more away at a copy of its character
  * (after = 0: a duplicate's key) or an induction key (after = 1)? */
 static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
@@ -327,6 +341,8 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	bool dup = (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0), ind = copy_key(x, a, i, 1);
 	COUNT(ROLE_DUPLICATE, dup, abs(b - i) >= FAR && same_token(x->tok, b, i));
 	COUNT(ROLE_INDUCTION, ind, induction_key(x, i, b));
+	if (ind) /* looking anywhere: its induction keys among the keys it sees */
+		x->ind_chance += (double)x->ind_keys[i] / (causal ? i + 1 : x->n);
 	/* ... and the key each hit lands on (a column's, column_explains) */
 	if (b >= 0 && dup && abs(b - i) >= FAR && same_token(x->tok, b, i))
 		x->dup_on[b]++;
@@ -501,6 +517,8 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	memset(x.mark, 0, (size_t)n);
 	memset(x.ind_on, 0, (size_t)n * sizeof x.ind_on[0]);
 	memset(x.dup_on, 0, (size_t)n * sizeof x.dup_on[0]);
+	count_induction_keys(&x);
+	x.ind_chance = 0;
 	x.delim_far = x.delim_far_hits = x.delim_near = 0;
 	x.word_far = x.word_far_hits = x.word_near = 0;
 	memset(x.par_rows, 0, sizeof x.par_rows);
@@ -560,6 +578,11 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
 	role_column_explains(out, &x);
 	role_induction_spread(out, &x);
+	/* Induction's rows beyond chance: in "abababab" every b is after an
+	 * earlier a, and a head whose a rows look at some b and whose b rows
+	 * at some b is a keyword b's picture, not a repeat followed. */
+	out->ind_chance = out->rows[ROLE_INDUCTION] ? x.ind_chance / out->rows[ROLE_INDUCTION] : 0;
+	out->s[ROLE_INDUCTION] = above_chance(out->s[ROLE_INDUCTION], out->ind_chance);
 	script_score(out, &x, a);
 	/* As word start: under a quarter of the rows with a script the model
 	 * can tell (the rest unknown to it, or spaces) are not the picture. */

@@ -30,6 +30,9 @@ typedef struct role_text {
 					   character one class) */
 	int prev_copy[AV_MAX_CONTEXT];	/* the last earlier copy, or -1 */
 	int next_copy[AV_MAX_CONTEXT];	/* the first later copy, or -1 */
+	int ind_keys[AV_MAX_CONTEXT];	/* row i's induction keys (roles.c) */
+	double ind_chance;		/* their share of the keys, summed over
+					   induction's rows */
 	int prev_delim[AV_MAX_CONTEXT]; /* the last delimiter before i, or -1 */
 	int next_delim[AV_MAX_CONTEXT]; /* the first delimiter after i, or -1 */
 	int word[AV_MAX_CONTEXT];	/* the first token of i's word or phrase */

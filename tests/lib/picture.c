@@ -393,14 +393,15 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 	memset(on, 0, sizeof on);
 	if (2 * col_rows < p.all)
 		col = -1;
+	double chance = 0; /* the keys after a copy among those a row sees */
 	for (int i = 0; i < p.n; i++) {
-		int b = p.best[i];
-		bool e = false;
-		for (int c = 0; b != NO_CHOICE && c < p.n && !e; c++)
-			e = after_copy(&p, i, c + 1);
-		if (!e)
+		int b = p.best[i], keys = 0;
+		for (int c = 0; b != NO_CHOICE && c < p.n; c++)
+			keys += after_copy(&p, i, c + 1);
+		if (!keys)
 			continue;
 		elig++;
+		chance += (double)keys / visible_keys(p.a, i);
 		if (b >= 1 && b != col && after_copy(&p, i, b)) {
 			hits++;
 			top = ++on[b] > top ? on[b] : top;
@@ -410,6 +411,11 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 	 * them, look at that place: not each after its own copy */
 	if (2 * top > hits)
 		hits -= top;
-	return said(why, size, hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig,
+	/* ... more than looking anywhere would: in "abababab" every b follows
+	 * an earlier a */
+	chance = elig ? chance / elig : 0;
+	return said(why, size,
+		    hits >= 3 && 4 * elig >= p.all &&
+			hits - chance * elig >= PICTURE_HIDDEN * (1 - chance) * elig,
 		    hits, elig, "of those with an earlier copy look just after it");
 }

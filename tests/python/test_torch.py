@@ -973,7 +973,9 @@ def roles_as_attnview():
     (whose keys all follow a copy: no induction keys), and Russian and
     Korean, whose letters the models do not know (one unknown token: one
     keyword, no copies, no script; a few rows of known scripts among many
-    unknown ones are no same script), from the weights attnview dumps."""
+    unknown ones are no same script), and two letters in turn (where most
+    keys follow a copy: induction beyond chance), from the weights
+    attnview dumps."""
     import torch
     from attnview_torch import roles as rl
     from attnview_torch import timeline as tlm
@@ -983,7 +985,8 @@ def roles_as_attnview():
              "aaaaaaaa bbbbbbbb aaaaaaaa bbbbbbbb",
              "Привет, мир! Мир и труд, привет.",
              "안녕하세요 привет hello 안녕하세요 привет hello",
-             "ab 明月 приветприветпривет приветпривет приветпривет")
+             "ab 明月 приветприветпривет приветпривет приветпривет",
+             "abababababababab xyxyxyxy abababab")
     worst, heads = 0.0, 0
     for model, causal in (("builtin", False), ("builtin-causal", True)):
         for text in texts:
@@ -995,7 +998,7 @@ def roles_as_attnview():
                                        for k, key in enumerate(tlm.SCORE_KEYS)])
                 heads += 1
     # the same weights, the same counts: only the divisions' rounding apart
-    check(heads == 168 and worst <= 1e-6,
+    check(heads == 192 and worst <= 1e-6,
           "the bridge's role scores on %d heads: %.2g from attnview's" % (heads, worst))
 
 

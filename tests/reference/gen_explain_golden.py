@@ -166,6 +166,7 @@ def role_scores(A, cps, causal, ids):
     sides = [[0, 0], [0, 0]]
     # the duplicate and induction rows that look at each key
     on_key_of = {"duplicate": {}, "induction": {}}
+    ind_chance = 0.0
     for i in choice:
         b = best[i]
         add("previous", i >= 1, b == i - 1)
@@ -181,10 +182,13 @@ def role_scores(A, cps, causal, ids):
                b is not None and abs(b - i) >= FAR and co[b] == co[i])
         # a key after an earlier copy that is not a copy itself (in a run
         # of one character every key follows a copy)
-        ind = (any(j >= 1 and j - 1 < i and co[j - 1] == co[i] and co[j] != co[i]
-                   for j in far),
+        ind_keys = sum(1 for j in far if j >= 1 and j - 1 < i and co[j - 1] == co[i]
+                       and co[j] != co[i])
+        ind = (ind_keys > 0,
                b is not None and b >= 1 and abs(b - i) >= FAR and b - 1 < i
                and co[b - 1] == co[i] and co[b] != co[i])
+        # looking anywhere: its induction keys among the keys it sees
+        ind_chance += ind_keys / (i + 1 if causal else n) if ind_keys else 0.0
         add("duplicate", *dup)
         add("induction", *ind)
         for r, (eligible, fits) in (("duplicate", dup), ("induction", ind)):
@@ -259,6 +263,11 @@ def role_scores(A, cps, causal, ids):
     if (s["induction"] > 0 and 2 * on > count["induction"][0]
             and share(count["induction"][0] - on, count["induction"][1]) < 0.5 - 1e-9):
         s["induction"] = 0.0
+    # beyond chance: in "abababab" every b follows an earlier a
+    if count["induction"][1]:
+        c = ind_chance / count["induction"][1]
+        s["induction"] = min(1.0, max(0.0, (s["induction"] - c) / (1 - c))) \
+            if 1 - c >= 0.05 else 0.0
     # offset: the best k by share of the rows that see i + k
     # (k where half the rows or more can look k away)
     s["offset"] = max([share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)
