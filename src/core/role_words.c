@@ -17,7 +17,7 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
 /* A character as a label shows it: as the view draws it (a space "␣", a
  * line break "⏎", a zero-width joiner "⨝": nothing raw that moves a
  * terminal's cursor; the mask "▒"), the unknown token "�", a format
- * character one cannot see by its number ("U+202E"), a slash in quotes
+ * character one cannot see by its number ("<U+202E>"), a slash in quotes
  * (bare, it would read as the line between two roles: "keyword / @ /
  * first"). */
 static void put_char(uint32_t cp, char *out, size_t size)
@@ -32,10 +32,12 @@ static void put_char(uint32_t cp, char *out, size_t size)
 	}
 	char g[32], raw[4];
 	size_t k = cp_glyph(cp, g), r = cp < AV_SPECIAL_CP ? cp_to_utf8(cp, raw) : 0;
-	/* a format character the view has no stand-in for ends its glyph raw */
-	if (r && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF && k >= r &&
-	    memcmp(g + k - r, raw, r) == 0)
-		snprintf(out, size, "U+%04X", (unsigned)cp);
+	/* A format character the view has no stand-in for: its glyph ends
+	 * raw, or is the placeholder alone (a direction control). Its number,
+	 * in brackets that keep it apart from the letters around it. */
+	if (r && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
+	    ((k >= r && memcmp(g + k - r, raw, r) == 0) || strcmp(g, "\u25CC") == 0))
+		snprintf(out, size, "<U+%04X>", (unsigned)cp);
 	else
 		snprintf(out, size, "%s", g);
 }

@@ -1096,7 +1096,7 @@ static void unknown_and_slash(void)
 	 * view's stand-in (raw, either would move the terminal's cursor) */
 	t[2].cp = 0x202E;
 	label(n, false, key);
-	CHECKF(strcmp(label_text(), "keyword U+202E") == 0, "format character: %s", label_text());
+	CHECKF(strcmp(label_text(), "keyword <U+202E>") == 0, "format character: %s", label_text());
 	t[2].cp = 0x200D;
 	label(n, false, key);
 	CHECKF(strcmp(label_text(), "keyword \u2A1D") == 0, "joiner: %s", label_text());

@@ -112,6 +112,14 @@ static void test_glyphs(void)
 {
 	char g[32];
 	CHECK(cp_glyph('a', g) == 1 && strcmp(g, "a") == 0);
+	/* Direction controls never reach the terminal: the placeholder alone
+	 * (U+202E raw turns the rest of a line around); a zero-width space
+	 * after its placeholder, harmless. */
+	static const uint32_t bidi[] = {0x061C, 0x200E, 0x200F, 0x202A, 0x202E, 0x2066, 0x2069};
+	for (size_t i = 0; i < sizeof bidi / sizeof *bidi; i++)
+		CHECKF(cp_glyph(bidi[i], g) == 3 && strcmp(g, "\u25CC") == 0, "U+%04X: '%s'",
+		       (unsigned)bidi[i], g);
+	CHECK(cp_glyph(0x200B, g) == 6 && strcmp(g, "\u25CC\u200B") == 0);
 	CHECK(cp_glyph(' ', g) == 3 && strcmp(g, "\xe2\x90\xa3") == 0);	   /* ␣ */
 	CHECK(cp_glyph('\n', g) == 3 && strcmp(g, "\xe2\x8f\x8e") == 0);   /* ⏎ */
 	CHECK(cp_glyph(0x4E2D, g) == 3 && strcmp(g, "\xe4\xb8\xad") == 0); /* 中 */
