@@ -263,9 +263,10 @@ def scores(A, x, causal):
     if s[INDUCTION] > 0 and 2 * on > hits[INDUCTION] and \
             _share(hits[INDUCTION] - on, rows[INDUCTION]) < 0.5 - 1e-9:
         s[INDUCTION] = 0.0
-    # induction's rows beyond chance: in "abababab" every b follows an a
-    if rows[INDUCTION]:
-        s[INDUCTION] = _above_chance(s[INDUCTION], ind_chance / rows[INDUCTION])
+    # induction's rows twice as often after a copy as looking anywhere
+    # gives: in "abababab" every b follows an a
+    if rows[INDUCTION] and s[INDUCTION] < 2 * ind_chance / rows[INDUCTION]:
+        s[INDUCTION] = 0.0
     # k away, where half the rows or more can look there
     s[OFFSET] = max([_share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)
                      for d in range(2, 9) for k in (-d, d)

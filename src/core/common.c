@@ -106,7 +106,8 @@ size_t av_char_shown(const char *s, char esc[AV_ESC_SIZE], uint32_t *cp)
 		else
 			hex_bytes(u, 1, esc);
 	} else if ((c >= 0x80 && c <= 0x9F) || (c >= 0x202A && c <= 0x202E) ||
-		   (c >= 0x2066 && c <= 0x2069)) {
+		   (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C ||
+		   c == 0x2028 || c == 0x2029) {
 		hex_bytes(u, len, esc);
 	}
 	if (cp)

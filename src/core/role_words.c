@@ -35,7 +35,9 @@ static void put_char(uint32_t cp, char *out, size_t size)
 	/* A format character the view has no stand-in for: its glyph ends
 	 * raw, or is the placeholder alone (a direction control). Its number,
 	 * in brackets that keep it apart from the letters around it. */
-	if (r && utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_CF &&
+	utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
+	if (r &&
+	    (c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP) &&
 	    ((k >= r && memcmp(g + k - r, raw, r) == 0) || strcmp(g, "\u25CC") == 0))
 		snprintf(out, size, "<U+%04X>", (unsigned)cp);
 	else

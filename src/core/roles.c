@@ -578,11 +578,13 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 		out->s[ROLE_DELIMITER] = out->s[ROLE_WORDSTART] = 0;
 	role_column_explains(out, &x);
 	role_induction_spread(out, &x);
-	/* Induction's rows beyond chance: in "abababab" every b is after an
-	 * earlier a, and a head whose a rows look at some b and whose b rows
-	 * at some b is a keyword b's picture, not a repeat followed. */
+	/* Induction's rows at least twice as often after a copy as looking
+	 * anywhere would be: in "abababab" every b is after an earlier a, and
+	 * a head whose a rows look at some b and whose b rows at some b is a
+	 * keyword b's picture, not a repeat followed. */
 	out->ind_chance = out->rows[ROLE_INDUCTION] ? x.ind_chance / out->rows[ROLE_INDUCTION] : 0;
-	out->s[ROLE_INDUCTION] = above_chance(out->s[ROLE_INDUCTION], out->ind_chance);
+	if (out->s[ROLE_INDUCTION] < 2 * out->ind_chance)
+		out->s[ROLE_INDUCTION] = 0;
 	script_score(out, &x, a);
 	/* As word start: under a quarter of the rows with a script the model
 	 * can tell (the rest unknown to it, or spaces) are not the picture. */

@@ -171,12 +171,13 @@ int cp_display_width(uint32_t cp, bool *placeholder)
 	return 1;
 }
 
-/* Unicode's Bidi_Control characters: ALM, LRM, RLM, LRE to RLO, LRI to
- * PDI. */
+/* Unicode's Bidi_Control characters (ALM, LRM, RLM, LRE to RLO, LRI to
+ * PDI), and the line and paragraph separators, which also start a new
+ * paragraph of direction. */
 static bool bidi_control(uint32_t cp)
 {
 	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
 }
 
 static size_t glyph_str(const char *g, char out[32])

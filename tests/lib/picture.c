@@ -411,11 +411,10 @@ bool picture_hides_induction(const attn_matrix *a, const token *t, const role_sc
 	 * them, look at that place: not each after its own copy */
 	if (2 * top > hits)
 		hits -= top;
-	/* ... more than looking anywhere would: in "abababab" every b follows
-	 * an earlier a */
-	chance = elig ? chance / elig : 0;
+	/* ... and twice as many as looking anywhere would: in "abababab"
+	 * every b follows an earlier a */
 	return said(why, size,
-		    hits >= 3 && 4 * elig >= p.all &&
-			hits - chance * elig >= PICTURE_HIDDEN * (1 - chance) * elig,
+		    hits >= 3 && 4 * elig >= p.all && hits >= PICTURE_HIDDEN * elig &&
+			hits >= 2 * chance,
 		    hits, elig, "of those with an earlier copy look just after it");
 }

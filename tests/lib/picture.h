@@ -65,9 +65,9 @@ bool picture_agrees(const attn_matrix *a, const token *t, const role_scores *rs,
 		    size_t size);
 
 /* A mechanism the label hides: PICTURE_HIDDEN of the rows with an earlier
- * copy beyond what looking anywhere gives (the share of the keys a row
- * sees that follow a copy), a quarter of the text's rows or more, look
- * just after it, those
+ * copy, and twice as many as looking anywhere gives (the share of the
+ * keys a row sees that follow a copy), a quarter of the text's rows or
+ * more, look just after it, those
  * on a key that holds half of all rows left out (a column's rows), and so
  * those on one key that holds more than half of them, and the
  * label does not say induction (as its role, its second or, unclear, the

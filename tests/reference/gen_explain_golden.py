@@ -263,11 +263,10 @@ def role_scores(A, cps, causal, ids):
     if (s["induction"] > 0 and 2 * on > count["induction"][0]
             and share(count["induction"][0] - on, count["induction"][1]) < 0.5 - 1e-9):
         s["induction"] = 0.0
-    # beyond chance: in "abababab" every b follows an earlier a
-    if count["induction"][1]:
-        c = ind_chance / count["induction"][1]
-        s["induction"] = min(1.0, max(0.0, (s["induction"] - c) / (1 - c))) \
-            if 1 - c >= 0.05 else 0.0
+    # twice as often after a copy as chance: in "abababab" every b
+    # follows an earlier a
+    if count["induction"][1] and s["induction"] < 2 * ind_chance / count["induction"][1]:
+        s["induction"] = 0.0
     # offset: the best k by share of the rows that see i + k
     # (k where half the rows or more can look k away)
     s["offset"] = max([share(sum(best[i] == i + k for i in choice if sees(i, i + k)), seen)

@@ -60,6 +60,14 @@ static void test_controls(void)
 	/* Bidirectional override (U+202E) and isolate (U+2067). */
 	SAME(q("evil\xe2\x80\xaetxt.sh"), "\"evil\\xe2\\x80\\xaetxt.sh\"");
 	SAME(q("\xe2\x81\xa7"), "\"\\xe2\\x81\\xa7\"");
+	/* A right-to-left mark and a paragraph separator, which start a new
+	 * direction too. */
+	SAME(q("a\xe2\x80\x8f"
+	       "b"),
+	     "\"a\\xe2\\x80\\x8fb\"");
+	SAME(q("a\xe2\x80\xa9"
+	       "b"),
+	     "\"a\\xe2\\x80\\xa9b\"");
 	SAME(q("\xe2\x80\x8b"), "\xe2\x80\x8b"); /* a zero-width space is not */
 }
 

@@ -115,7 +115,8 @@ static void test_glyphs(void)
 	/* Direction controls never reach the terminal: the placeholder alone
 	 * (U+202E raw turns the rest of a line around); a zero-width space
 	 * after its placeholder, harmless. */
-	static const uint32_t bidi[] = {0x061C, 0x200E, 0x200F, 0x202A, 0x202E, 0x2066, 0x2069};
+	static const uint32_t bidi[] = {0x061C, 0x200E, 0x200F, 0x202A, 0x202E,
+					0x2066, 0x2069, 0x2028, 0x2029};
 	for (size_t i = 0; i < sizeof bidi / sizeof *bidi; i++)
 		CHECKF(cp_glyph(bidi[i], g) == 3 && strcmp(g, "\u25CC") == 0, "U+%04X: '%s'",
 		       (unsigned)bidi[i], g);
