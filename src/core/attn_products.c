@@ -154,6 +154,16 @@ AV_CLONES static void mix_plain(float *y, int ldy, const float *P, int ldp, cons
 		}
 }
 
+/* The kernels' sums zeroed one by one, in registers: an initialiser list
+ * (= {{{0}}}) made GCC zero a copy of them in memory too, a rep stos of
+ * 1.5 KB each tile (doc/speed.md). */
+#define ZERO_SUMS(a, R, W, T)                                                                      \
+	_Pragma("GCC unroll 12") for (int i_ = 0; i_ < (R); i_++)                                  \
+	    _Pragma("GCC unroll 4") for (int c_ = 0; c_ < (W); c_++)(a)[i_][c_] = (T)              \
+	{                                                                                          \
+		0                                                                                  \
+	}
+
 /* ---- scores ---- */
 
 /* The kernels below are inlined with constant row counts r (and widths w),
@@ -164,14 +174,8 @@ AV_CLONES static void mix_plain(float *y, int ldy, const float *P, int ldp, cons
 AV_INLINE void scores_tile16(float *S, int lds, const float *q, int ldq, const float *kp, int r,
 			     int m, int hs, v16f *rm)
 {
-	/* Zeroed one by one: an initialiser list made GCC zero a copy of the
-	 * sums in memory too, a rep stos of 1.5 KB each tile (doc/speed.md). */
 	v16f a[6][4];
-#pragma GCC unroll 6
-	for (int i = 0; i < 6; i++)
-#pragma GCC unroll 4
-		for (int c = 0; c < 4; c++)
-			a[i][c] = (v16f){0};
+	ZERO_SUMS(a, 6, 4, v16f);
 	for (int d = 0; d < hs; d++, kp += TILE) {
 		v16f k0 = load16(kp), k1 = load16(kp + 16), k2 = load16(kp + 32),
 		     k3 = load16(kp + 48);
@@ -248,11 +252,7 @@ AV_INLINE void scores_tile8(float *S, int lds, const float *q, int ldq, const fl
 			    int m, int hs, v8f *rm)
 {
 	v8f a[6][2];
-#pragma GCC unroll 6
-	for (int i = 0; i < 6; i++)
-#pragma GCC unroll 2
-		for (int c = 0; c < 2; c++)
-			a[i][c] = (v8f){0};
+	ZERO_SUMS(a, 6, 2, v8f);
 	for (int d = 0; d < hs; d++, kp += TILE) {
 		v8f k0 = load8(kp), k1 = load8(kp + 8);
 #pragma GCC unroll 6
@@ -335,11 +335,7 @@ AV_INLINE void mix_tile16(float *y, int ldy, const float *P, int ldp, const floa
 			  int r, int w, int kn, const float *sc)
 {
 	v16f a[12][2];
-#pragma GCC unroll 12
-	for (int i = 0; i < 12; i++)
-#pragma GCC unroll 2
-		for (int c = 0; c < 2; c++)
-			a[i][c] = (v16f){0};
+	ZERO_SUMS(a, 12, 2, v16f);
 	for (int j = 0; j < kn; j++, v += ldv) {
 		v16f v0 = load16(v), v1 = w > 1 ? load16(v + 16) : v0;
 #pragma GCC unroll 12
@@ -371,11 +367,7 @@ AV_INLINE void mix_tile8(float *y, int ldy, const float *P, int ldp, const float
 			 int w, int kn, const float *sc)
 {
 	v8f a[6][2];
-#pragma GCC unroll 6
-	for (int i = 0; i < 6; i++)
-#pragma GCC unroll 2
-		for (int c = 0; c < 2; c++)
-			a[i][c] = (v8f){0};
+	ZERO_SUMS(a, 6, 2, v8f);
 	for (int j = 0; j < kn; j++, v += ldv) {
 		v8f v0 = load8(v), v1 = w > 1 ? load8(v + 8) : v0;
 #pragma GCC unroll 6
