@@ -254,6 +254,26 @@ static void keyword_evidence(const role_scores *rs, bool translate, char *out, s
 	}
 }
 
+/* Induction's evidence, with the chance of landing after a copy where it
+ * is 5% or more (a text of few characters, where many keys follow one). */
+static void induction_evidence(const role_scores *rs, bool translate, char *out, size_t size)
+{
+	const int h = rs->hits[ROLE_INDUCTION], n = rs->rows[ROLE_INDUCTION];
+	const int pc = (int)(100 * rs->ind_chance + 0.5);
+	if (pc >= 5)
+		snprintf(out, size,
+			 tr(N_("%d of %d rows with an earlier copy of their character look at the "
+			       "character after it (%d%% would by chance; an induction head)"),
+			    translate),
+			 h, n, pc);
+	else
+		snprintf(out, size,
+			 tr(N_("%d of %d rows with an earlier copy of their character look at the "
+			       "character after it (an induction head)"),
+			    translate),
+			 h, n);
+}
+
 /* The evidence of role r: "47 of 74 rows look at the character before". */
 static void evidence(const role_scores *rs, role_kind r, bool translate, char *out, size_t size)
 {
@@ -350,27 +370,9 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 			    translate),
 			 h, n);
 		break;
-	case ROLE_INDUCTION: {
-		/* In a text of few characters many keys follow a copy: how many
-		 * rows would land on one by chance. */
-		const int pc = (int)(100 * rs->ind_chance + 0.5);
-		if (pc >= 5)
-			snprintf(
-			    out, size,
-			    tr(N_("%d of %d rows with an earlier copy of their character look at "
-				  "the character after it (%d%% would by chance; an induction "
-				  "head)"),
-			       translate),
-			    h, n, pc);
-		else
-			snprintf(
-			    out, size,
-			    tr(N_("%d of %d rows with an earlier copy of their character look at "
-				  "the character after it (an induction head)"),
-			       translate),
-			    h, n);
+	case ROLE_INDUCTION:
+		induction_evidence(rs, translate, out, size);
 		break;
-	}
 	default:
 		snprintf(
 		    out, size,
