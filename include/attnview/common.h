@@ -32,8 +32,9 @@ bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3,
  * of these, which are escaped:
  *   C0 controls and DEL: \a \b \t \n \v \f \r \e, else \xNN (\x01, \x7f);
  *   C1 controls U+0080..U+009F: their UTF-8 bytes, \xc2\x9b for U+009B;
- *   the bidirectional embeddings, overrides and isolates (U+202A..U+202E,
- *   U+2066..U+2069), which reorder what follows them: \xe2\x80\xae;
+ *   the characters that turn the text's direction (av_cp_turns_text:
+ *   marks, embeddings, overrides, isolates, line and paragraph
+ *   separators), which reorder what follows them: \xe2\x80\xae;
  *   each byte that is not part of valid UTF-8: \xNN (\x9b, \xff).
  * Every \xNN is one byte, so an escaped string reads back as a shell's
  * $'...' reads it. */
@@ -42,6 +43,13 @@ bool av_fail_errno(av_error *err, int errnum, const char *fmt, ...) AV_PRINTF(3,
  * in esc its escape, or "" when it is shown as it is. *cp (may be NULL) gets
  * its codepoint, or the byte for an invalid one. */
 size_t av_char_shown(const char *s, char esc[AV_ESC_SIZE], uint32_t *cp);
+
+/* Whether cp changes the direction of the text around it: Unicode's
+ * Bidi_Control characters (ALM, LRM, RLM, LRE to RLO, LRI to PDI) and the
+ * line and paragraph separators, which start a new paragraph of
+ * direction. Written raw they may turn the rest of a terminal line
+ * around: av_char_shown escapes them, the view draws the placeholder. */
+bool av_cp_turns_text(uint32_t cp);
 
 /* s for a message (git's quoted paths): as it is when every character is
  * shown as it is and it has no '"' or '\\' and is not empty; else in double

@@ -87,6 +87,12 @@ static void hex_bytes(const unsigned char *s, size_t n, char esc[AV_ESC_SIZE])
 	esc[k] = '\0';
 }
 
+bool av_cp_turns_text(uint32_t cp)
+{
+	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+}
+
 size_t av_char_shown(const char *s, char esc[AV_ESC_SIZE], uint32_t *cp)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -105,9 +111,7 @@ size_t av_char_shown(const char *s, char esc[AV_ESC_SIZE], uint32_t *cp)
 			snprintf(esc, AV_ESC_SIZE, "\\e");
 		else
 			hex_bytes(u, 1, esc);
-	} else if ((c >= 0x80 && c <= 0x9F) || (c >= 0x202A && c <= 0x202E) ||
-		   (c >= 0x2066 && c <= 0x2069) || c == 0x200E || c == 0x200F || c == 0x061C ||
-		   c == 0x2028 || c == 0x2029) {
+	} else if ((c >= 0x80 && c <= 0x9F) || av_cp_turns_text(c)) {
 		hex_bytes(u, len, esc);
 	}
 	if (cp)

@@ -171,15 +171,6 @@ int cp_display_width(uint32_t cp, bool *placeholder)
 	return 1;
 }
 
-/* Unicode's Bidi_Control characters (ALM, LRM, RLM, LRE to RLO, LRI to
- * PDI), and the line and paragraph separators, which also start a new
- * paragraph of direction. */
-static bool bidi_control(uint32_t cp)
-{
-	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
-	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
-}
-
 static size_t glyph_str(const char *g, char out[32])
 {
 	size_t n = strlen(g);
@@ -223,10 +214,9 @@ size_t cp_glyph(uint32_t cp, char out[32])
 	size_t n = 0;
 	if (ph)
 		n = cp_to_utf8(0x25CC, out); /* ◌ */
-	/* A direction mark, embedding, override or isolate alone: written
-	 * raw it may turn the rest of the terminal's line around (the
-	 * panel gives its number). */
-	if (!bidi_control(cp))
+	/* A direction mark, embedding, override, isolate or separator: the
+	 * placeholder alone (the panel gives its number). */
+	if (!av_cp_turns_text(cp))
 		n += cp_to_utf8(cp, out + n);
 	out[n] = '\0';
 	return n;
