@@ -15,7 +15,7 @@ SPECIAL_CP = 0x110000
 TOK_UNK = 1
 FOCUS = 3.0     # times an even share: a row looks at its strongest key
 MIN_ROWS = 3    # rows a score needs
-FAR = 3         # the least distance of a duplicate's or an induction key
+FAR = 3         # the least distance of a duplicate's, an induction or a line-parallel key
 
 _DELIM_CATEGORIES = {"Zs", "Zl", "Zp", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}
 
@@ -112,7 +112,7 @@ class Text:
         for side, m in enumerate((line - 1,) if causal else (line - 1, line + 1)):
             if 0 <= m < len(starts):
                 j = starts[m] + i - starts[line]
-                if j < ends[m]:
+                if j < ends[m] and abs(j - i) >= FAR:
                     keys[side] = j
         return keys
 
@@ -226,6 +226,8 @@ def scores(A, x, causal):
         s[DUPLICATE] = 0.0
     if 4 * rows[WORDSTART] < len(choice):  # too few rows inside a word
         s[WORDSTART] = 0.0
+    if 4 * rows[PARALLEL] < len(choice):  # too few rows with a far place in a line
+        s[PARALLEL] = 0.0
     # line-parallel also over one side's rows alone, a side with half the
     # rows or more: a head may read the line before, another the line after
     for side_rows, side_hits in par:

@@ -36,6 +36,10 @@ const char *role_score_key(role_kind r)
 
 /* ---- what the scores need to know about the text ----------------------------- */
 
+/* The least distance of a duplicate's, an induction or a line-parallel key:
+ * nearer, the picture cannot tell it from a band. */
+#define FAR 3
+
 static uint8_t cp_script(uint32_t cp)
 {
 	if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
@@ -121,16 +125,18 @@ static void find_lines(role_text *x)
 	}
 	for (int i = 0; i < n; i++)
 		x->par[i][0] = x->par[i][1] = -1;
+	/* A place FAR or more away: in lines of one or two characters the
+	 * same place in the line before is the character before or two to
+	 * the left, a band's; the picture cannot tell them apart. */
 	for (int l = 0; l < nl && nl > 1; l++)
 		for (int i = start[l]; i < start[l + 1]; i++)
 			for (int d = 0; d < 2; d++) {
 				int m = d == 0 ? l - 1 : l + 1,
 				    at = m >= 0 && m < nl ? start[m] + i - start[l] : -1;
-				x->par[i][d] = at >= 0 && at < start[m + 1] ? at : -1;
+				x->par[i][d] =
+				    at >= 0 && at < start[m + 1] && abs(at - i) >= FAR ? at : -1;
 			}
 }
-
-#define FAR 3 /* the least distance of a duplicate's or an induction key */
 
 /* choice[]: over the keys a row sees (causal: 0..i), the copies of its
  * character that lie FAR or more away against the keys that do (the window
@@ -552,6 +558,10 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	 * or a list of short words a few rows are not the picture. */
 	if (4 * out->rows[ROLE_WORDSTART] < out->n)
 		out->s[ROLE_WORDSTART] = 0;
+	/* And line-parallel, rows whose place in another line is FAR or more
+	 * away: in lines of one or two characters a few rows are not lines. */
+	if (4 * out->rows[ROLE_PARALLEL] < out->n)
+		out->s[ROLE_PARALLEL] = 0;
 	/* A band lands on the nearest mark (its word's start) wherever one is
 	 * within two places: where the rows that have theirs further away
 	 * mostly stay in the band, the band is the picture. Before the places

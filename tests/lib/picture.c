@@ -255,6 +255,9 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 	case ROLE_PARALLEL: {
 		int before = parallel_place(p, i, 0), after = parallel_place(p, i, 1);
 		after = seen(p, i, after) ? after : -1;
+		/* three or more away: nearer, lines of one or two characters */
+		before = before >= 0 && abs(before - i) >= 3 ? before : -1;
+		after = after >= 0 && abs(after - i) >= 3 ? after : -1;
 		before = rs->par_dir > 0 ? -1 : before; /* the lines the label names */
 		after = rs->par_dir < 0 ? -1 : after;
 		*e = before >= 0 || after >= 0, *h = b == before || b == after;

@@ -123,7 +123,7 @@ def parallel_keys(starts, i, causal, n):
     for side, m in enumerate((line - 1,) if causal else (line - 1, line + 1)):
         if 0 <= m < len(starts):
             j = starts[m] + i - starts[line]
-            if j < ends[m]:
+            if j < ends[m] and abs(j - i) >= FAR:
                 keys[side] = j
     return keys
 
@@ -232,6 +232,9 @@ def role_scores(A, cps, causal, ids):
     # and word start, rows two places or more into their word
     if 4 * count["word_start"][1] < N:
         s["word_start"] = 0.0
+    # and line-parallel, rows whose place in another line is FAR or more away
+    if 4 * count["parallel"][1] < N:
+        s["parallel"] = 0.0
     # line-parallel: also one side's rows alone, a side with half the rows
     for side_hits, side_rows in sides:
         if 2 * side_rows >= N:

@@ -591,6 +591,21 @@ static void lines(void)
 		   strcmp(text, "24 of 24 rows look at the same place in the line before or "
 				"after") == 0,
 	       "both lines: %s '%s'", label_text(), text);
+	/* Empty lines: the same place in the line before is the character
+	 * before, one claim, not two ("previous / line-parallel" was). */
+	n = toks("\n\n\n\n\n\n\n\n\n\n");
+	for (int i = 0; i < n; i++)
+		key[i] = i - 1;
+	label(n, true, key);
+	CHECKF(rs.role == ROLE_PREVIOUS && rs.verdict == ROLE_SURE && rs.s[ROLE_PARALLEL] == 0,
+	       "empty lines: %s", label_text());
+	/* Lines of two characters: two to the left, a band's reach */
+	n = toks("x\nx\nx\nx\nx\nx\n");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 2 ? i - 2 : i;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_OFFSET && rs.offset == -2 && rs.s[ROLE_PARALLEL] == 0,
+	       "lines of two: %s", label_text());
 }
 
 static void script(void)
