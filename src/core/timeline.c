@@ -267,7 +267,8 @@ long timeline_phase_change(const timeline *tl, int *head)
 	for (size_t r = 1; r < tl->count; r++) {
 		role_scores rs;
 		timeline_head_roles(tl, r, l, h, &rs);
-		if (rs.role == ROLE_INDUCTION)
+		/* named: an unclear label's role is only the closest */
+		if (rs.role == ROLE_INDUCTION && rs.verdict != ROLE_UNSURE)
 			return (long)r;
 	}
 	return -1;

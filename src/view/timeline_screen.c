@@ -5,9 +5,9 @@
  * the steps, and per head a sparkline of that role's score and one of its
  * entropy, the chosen step bright among dim columns (a dotted line above the
  * loss curve)
- * and the phase change (the record
- * where the induction score of the head that rises most reaches the middle
- * of its rise, timeline_phase_change) in the accent colour. The heads are
+ * and the phase change (the first record where the labeller names the head
+ * whose induction score rises most an induction head, timeline_phase_change)
+ * in the accent colour. The heads are
  * reconstructed from the recorded statistics. Where the run kept the model
  * of a step (--keep-steps: timeline_kept_path beside the model file, or
  * beside the one it was kept beside when the file is a kept one; marked on

@@ -207,7 +207,8 @@ static void test_damage(void)
 
 /* The repeated probe is n/2 characters written twice; a step recorded again
  * replaces its record, a resume drops the records after its step; the phase
- * change is where the head that rises most reaches half its rise. */
+ * change is where the labeller first names the head that rises most an
+ * induction head (its score over the bar, not an unclear label's closest). */
 static void test_records(void)
 {
 	model *m = small_model(OBJ_CAUSAL);
@@ -239,6 +240,16 @@ static void test_records(void)
 		v[ROLE_INDUCTION] = r < 4 ? 0.1f : r == 4 ? 0.3f : r == 5 ? 0.5f : 0.9f;
 		w[ROLE_INDUCTION] = r < 3 ? 0.1f : 0.25f;
 	}
+	CHECK(timeline_phase_change(t, &head) == 5 && head == 3);
+	/* Under the bar, the head's row is "unclear: 45% induction": the
+	 * closest role, not a name, and no phase change yet. */
+	float *v4 = (float *)timeline_head(t, 4, 1, 1);
+	for (uint32_t k = 0; k < t->nvalues; k++)
+		v4[k] = k == ROLE_INDUCTION ? 0.45f : 0;
+	role_scores rs;
+	timeline_head_roles(t, 4, 1, 1, &rs);
+	CHECKF(rs.role == ROLE_INDUCTION && rs.verdict == ROLE_UNSURE, "record 4: %s",
+	       role_name(rs.role));
 	CHECK(timeline_phase_change(t, &head) == 5 && head == 3);
 	for (size_t r = 0; r < t->count; r++)
 		((float *)timeline_head(t, r, 1, 1))[ROLE_INDUCTION] = 0.1f;
