@@ -248,11 +248,12 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 		 * than a narrow panel, and a cut one would hide a score. */
 		snprintf(says, sizeof says, _("Layer %d %s: %s"), v->layer, sel, label);
 		wrapped(p, st(A_BOLD, 0), says);
+		/* The label's evidence in words comes right after it, however
+		 * short the panel: a student checks the label by it. */
 		role_sentence(&v->roles, true, says, sizeof says);
-		/* In words, with the runner-up, where it leaves room for the
-		 * statistics and the predictions below (5 + 1 + 6 lines). */
-		if (p->ymax - p->y >= 15)
-			wrapped(p, plain(), says);
+		wrapped(p, plain(), says);
+		/* The runner-up where it leaves room for the statistics and
+		 * the predictions below (5 + 1 + 6 lines). */
 		role_runner_up(&v->roles, true, says, sizeof says);
 		if (says[0] && p->ymax - p->y >= 15)
 			wrapped(p, st(A_DIM, 0), says);
@@ -264,7 +265,10 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	     v->words ? _("words") : _("positions"));
 	/* Every row's largest weight, however spread the row: not the
 	 * label's counts, which leave spread rows out (attnview(1), the details
-	 * panel). */
+	 * panel). Left out where it would leave the predictions under four
+	 * lines (their heading and three). */
+	if (p->ymax - p->y < 2 + 1 + 4)
+		return;
 	line(p, plain(), _("every row's max: self %.0f%%"), 100 * hs->self);
 	line(p, plain(), _("  previous %.0f%%  next %.0f%%"), 100 * hs->prev, 100 * hs->next);
 }
