@@ -36,8 +36,8 @@ const char *role_score_key(role_kind r)
 
 /* ---- what the scores need to know about the text ----------------------------- */
 
-/* The least distance of a duplicate's, an induction or a line-parallel key:
- * nearer, the picture cannot tell it from a band. */
+/* The least distance of a duplicate's key, an induction key or a row's
+ * place in another line: nearer, the picture cannot tell it from a band. */
 #define FAR 3
 
 static uint8_t cp_script(uint32_t cp)
@@ -125,9 +125,11 @@ static void find_lines(role_text *x)
 	}
 	for (int i = 0; i < n; i++)
 		x->par[i][0] = x->par[i][1] = -1;
-	/* A place FAR or more away: in lines of one or two characters the
-	 * same place in the line before is the character before or two to
-	 * the left, a band's; the picture cannot tell them apart. */
+	/* A place FAR or more away: the line before is as far as it is long,
+	 * its line break counted, so after an empty line or one of a single
+	 * character the place is one or two to the left (and so is the line
+	 * after from a row of such a line), a band's reach: the picture cannot
+	 * tell them apart. */
 	for (int l = 0; l < nl && nl > 1; l++)
 		for (int i = start[l]; i < start[l + 1]; i++)
 			for (int d = 0; d < 2; d++) {

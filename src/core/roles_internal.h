@@ -36,7 +36,8 @@ typedef struct role_text {
 	int prev_delim[AV_MAX_CONTEXT]; /* the last delimiter before i, or -1 */
 	int next_delim[AV_MAX_CONTEXT]; /* the first delimiter after i, or -1 */
 	int word[AV_MAX_CONTEXT];	/* the first token of i's word or phrase */
-	int par[AV_MAX_CONTEXT][2];	/* the same place in the line before, after (-1) */
+	int par[AV_MAX_CONTEXT][2];	/* the same place in the line before, after,
+					   FAR or more away (-1: none) */
 	int best[AV_MAX_CONTEXT];	/* the key row i looks at, or -1 */
 	bool causal;			/* row i sees keys 0..i only */
 	int count[AV_MAX_CONTEXT];	/* rows that look at key j */

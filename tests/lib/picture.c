@@ -255,7 +255,8 @@ static void row_fits(const rows *p, const role_scores *rs, role_kind r, int i, i
 	case ROLE_PARALLEL: {
 		int before = parallel_place(p, i, 0), after = parallel_place(p, i, 1);
 		after = seen(p, i, after) ? after : -1;
-		/* three or more away: nearer, lines of one or two characters */
+		/* three or more away: nearer, after an empty line or one of a
+		 * single character */
 		before = before >= 0 && abs(before - i) >= 3 ? before : -1;
 		after = after >= 0 && abs(after - i) >= 3 ? after : -1;
 		before = rs->par_dir > 0 ? -1 : before; /* the lines the label names */
@@ -359,7 +360,8 @@ bool picture_holds(const attn_matrix *a, const token *t, const role_scores *rs, 
 		return said(why, size, false, hits, elig, "every key within two places");
 	if (r == ROLE_PARALLEL && !elig) {
 		if (why && size)
-			snprintf(why, size, "the text has no lines");
+			snprintf(why, size,
+				 "no row has a place in another line three or more away");
 		return false;
 	}
 	if (r == ROLE_SCRIPT && elig) {

@@ -599,13 +599,36 @@ static void lines(void)
 	label(n, true, key);
 	CHECKF(rs.role == ROLE_PREVIOUS && rs.verdict == ROLE_SURE && rs.s[ROLE_PARALLEL] == 0,
 	       "empty lines: %s", label_text());
-	/* Lines of two characters: two to the left, a band's reach */
+	/* Lines of one character and its line break: the place in the line
+	 * before is two to the left, a band's reach */
 	n = toks("x\nx\nx\nx\nx\nx\n");
 	for (int i = 0; i < n; i++)
 		key[i] = i >= 2 ? i - 2 : i;
 	label(n, false, key);
 	CHECKF(rs.role == ROLE_OFFSET && rs.offset == -2 && rs.s[ROLE_PARALLEL] == 0,
-	       "lines of two: %s", label_text());
+	       "lines of one: %s", label_text());
+	/* Lines of two characters and a break: three away, lines (the
+	 * letters on their place in the line before, the first line's in
+	 * the line after; the line breaks on themselves) */
+	n = toks("ab\ncd\nef\ngh\nij\nkl\n");
+	for (int i = 0; i < n; i++)
+		key[i] = i % 3 == 2 ? i : i >= 3 ? i - 3 : i + 3;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_PARALLEL && rs.hits[ROLE_PARALLEL] == 12 &&
+		   rs.rows[ROLE_PARALLEL] == 18,
+	       "lines of two: %s %d/%d", label_text(), rs.hits[ROLE_PARALLEL],
+	       rs.rows[ROLE_PARALLEL]);
+	/* A title and a long line: the six rows under the title look at their
+	 * place in it, every other row at itself. Six of 32 rows are too few
+	 * to show lines (under a quarter), as for duplicate: self. */
+	n = toks("Title\nThe quick brown fox jumps\n");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 6 && i < 12 ? i - 6 : i;
+	label(n, true, key);
+	CHECKF(rs.rows[ROLE_PARALLEL] == 6 && rs.hits[ROLE_PARALLEL] == 6 &&
+		   rs.s[ROLE_PARALLEL] == 0 && rs.role == ROLE_SELF,
+	       "a title's six rows: %s %d/%d", label_text(), rs.hits[ROLE_PARALLEL],
+	       rs.rows[ROLE_PARALLEL]);
 }
 
 static void script(void)
