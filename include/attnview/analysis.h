@@ -51,6 +51,11 @@ typedef struct head_stats {
 	int n; /* rows */
 	double entropy, max_entropy, distance;
 	double self, prev, next;
+	int column;	 /* the key most rows look at (-1: none): their strongest,
+			    for the rows that do not look nowhere */
+	int column_rows; /* ... of how many rows */
+	int nowhere;	 /* rows whose strongest weight is under min(ROLE_FOCUS / v,
+			    (1 + 1/v) / 2) of v visible keys: looking nowhere */
 } head_stats;
 
 void head_stats_compute(head_stats *s, const attn_matrix *a);
@@ -63,11 +68,14 @@ int row_top_keys(const attn_matrix *a, int q, int k, int *keys);
  * larger weight. *visible (may be NULL) gets the number of visible keys. */
 int row_rank(const attn_matrix *a, int q, int j, int *visible);
 
-/* A one-word description of a head's pattern on this text, from its
- * statistics: "previous", "next" or "self" when that is where at least half
- * of the rows have their maximum, "local" when the weight lies on average
- * within 5 positions of the query and within a quarter of the text,
- * otherwise "broad". */
+/* A word for a head's pattern on this text, from its statistics (the word
+ * view's, whose keys are words and where the head roles, which compare
+ * characters, do not apply): "previous", "next" or "self" when that is where
+ * at least half of the rows have their maximum; "first" or "column" when
+ * one key (the first, another: s->column) is the strongest of half the rows
+ * or more; "local" when the weight lies on average within 5 positions of the
+ * query and within a quarter of the text; "broad" when half the rows or more
+ * have no key of three times an even share; otherwise "unclear". */
 const char *head_pattern(const head_stats *s);
 
 /* Pooling an n x n matrix into rows x cols samples (rows, cols <= n): sample

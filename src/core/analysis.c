@@ -38,11 +38,13 @@ void attn_matrix_copy(float *out, const attn_matrix *a)
 void head_stats_compute(head_stats *s, const attn_matrix *a)
 {
 	memset(s, 0, sizeof *s);
+	s->column = -1;
 	int n = a->n;
 	if (n <= 0)
 		return;
 	double ent = 0, maxent = 0, dist = 0;
 	int self = 0, prev = 0, next = 0;
+	int *count = calloc((size_t)n, sizeof *count); /* rows whose strongest key is k */
 	for (int q = 0; q < n; q++) {
 		int best = -1, visible = 0;
 		float bw = -1;
@@ -61,6 +63,15 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 			}
 		}
 		maxent += visible > 0 ? log((double)visible) : 0;
+		/* standing out as a row that looks at a key does (roles.c);
+		 * a row that looks nowhere is no column's */
+		bool nowhere =
+		    visible > 0 && bw < fmin(ROLE_FOCUS / visible, 0.5 * (1.0 + 1.0 / visible));
+		s->nowhere += nowhere;
+		if (count && best >= 0 && !nowhere && ++count[best] > s->column_rows) {
+			s->column_rows = count[best];
+			s->column = best;
+		}
 		self += best == q;
 		prev += best == q - 1;
 		next += best == q + 1;
@@ -72,6 +83,7 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 	s->self = (double)self / n;
 	s->prev = (double)prev / n;
 	s->next = (double)next / n;
+	free(count);
 }
 
 int row_top_keys(const attn_matrix *a, int q, int k, int *keys)
@@ -120,9 +132,13 @@ const char *head_pattern(const head_stats *s)
 		return N_("next");
 	if (s->self >= 0.5)
 		return N_("self");
+	if (s->column >= 0 && s->column_rows > 0 && 2 * s->column_rows >= s->n)
+		return s->column == 0 ? N_("first") : N_("column");
 	if (s->distance <= 5 && s->distance <= s->n / 4.0)
 		return N_("local");
-	return N_("broad");
+	if (2 * s->nowhere >= s->n)
+		return N_("broad");
+	return N_("unclear");
 }
 
 void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int cols,

@@ -257,7 +257,8 @@ static void draw_head_line(view *v)
 		} else if (shown && v->words) {
 			/* Of the words, as the panel says it (the characters' role
 			 * would describe another matrix). */
-			const char *pattern = _(head_pattern(panel_map_stats(v, &s)));
+			char pattern[192];
+			panel_words_pattern(v, &s, pattern, sizeof pattern);
 			x = view_map_kind(v) == SEL_CONTRIB
 				? put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
 					  _("  contributions, words: %s"), pattern)

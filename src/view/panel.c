@@ -230,6 +230,20 @@ const head_stats *panel_map_stats(view *v, const heat_src *s)
 	return &v->hs;
 }
 
+void panel_words_pattern(view *v, const heat_src *s, char *out, size_t size)
+{
+	const head_stats *hs = panel_map_stats(v, s);
+	const char *p = head_pattern(hs);
+	bool column = strcmp(p, "column") == 0, first = strcmp(p, "first") == 0;
+	if (column && hs->column < s->m.n && s->labels[hs->column].text)
+		snprintf(out, size, _("column on “%s” (%d of %d rows)"), s->labels[hs->column].text,
+			 hs->column_rows, hs->n);
+	else if (first)
+		snprintf(out, size, _("first (%d of %d rows)"), hs->column_rows, hs->n);
+	else
+		snprintf(out, size, "%s", _(p));
+}
+
 /* What the matrix does on this text. */
 static void stats_lines(view *v, pen *p, const heat_src *s)
 {
@@ -257,9 +271,12 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 		role_runner_up(&v->roles, true, says, sizeof says);
 		if (says[0] && p->ymax - p->y >= 15)
 			wrapped(p, st(A_DIM, 0), says);
-	} else
-		line(p, st(A_BOLD, 0), _("Layer %d %s, words: %s"), v->layer, sel,
-		     _(head_pattern(hs)));
+	} else {
+		char pattern[192], says[256];
+		panel_words_pattern(v, s, pattern, sizeof pattern);
+		snprintf(says, sizeof says, _("Layer %d %s, words: %s"), v->layer, sel, pattern);
+		wrapped(p, st(A_BOLD, 0), says);
+	}
 	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);
 	line(p, plain(), _("mean distance %.2f %s"), hs->distance,
 	     v->words ? _("words") : _("positions"));

@@ -24,6 +24,10 @@ void sign_key(view *v, int y, int x, int w, const char *pos, const char *neg);
  * characters its roles in v->roles), made once per matrix: what the panel
  * and, in the word view, the heading say. */
 const head_stats *panel_map_stats(view *v, const heat_src *s);
+/* The word view's pattern (head_pattern) as the heading and the panel say
+ * it: a column names its word and its rows, "column on “fruit” (11 of 17
+ * rows)". */
+void panel_words_pattern(view *v, const heat_src *s, char *out, size_t size);
 
 /* Draws the panel in v->mg's panel area (nothing if it has none). */
 void panel_draw(view *v);

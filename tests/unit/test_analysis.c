@@ -129,7 +129,7 @@ static void pooling(void)
 
 static void patterns(void)
 {
-	head_stats s = {0};
+	head_stats s = {.column = -1};
 	s.prev = 0.6;
 	CHECK(strcmp(head_pattern(&s), "previous") == 0);
 	s.prev = 0.2, s.next = 0.7;
@@ -138,10 +138,38 @@ static void patterns(void)
 	CHECK(strcmp(head_pattern(&s), "self") == 0);
 	s.self = 0.1, s.distance = 3.3, s.n = 24;
 	CHECK(strcmp(head_pattern(&s), "local") == 0);
-	s.distance = 7.4; /* the built-in model's layer 1 on the 24-character poem */
+	/* far and spread: the built-in model's layer 1 on the 24-character poem */
+	s.distance = 7.4, s.nowhere = 13;
 	CHECK(strcmp(head_pattern(&s), "broad") == 0);
-	s.distance = 2.7, s.n = 8; /* a uniform head on 8 characters */
+	/* far and sharp, on no one key: no pattern to name ("broad" said
+	 * the rows spread their weight, which they do not) */
+	s.nowhere = 2;
+	CHECK(strcmp(head_pattern(&s), "unclear") == 0);
+	/* one key for half the rows: a column, however far */
+	s.column = 6, s.column_rows = 12;
+	CHECK(strcmp(head_pattern(&s), "column") == 0);
+	s.column = 0;
+	CHECK(strcmp(head_pattern(&s), "first") == 0);
+	s.column_rows = 11;
+	CHECK(strcmp(head_pattern(&s), "unclear") == 0);
+	s.column = -1, s.distance = 2.7, s.n = 8, s.nowhere = 8; /* uniform on 8 characters */
 	CHECK(strcmp(head_pattern(&s), "broad") == 0);
+	/* From a matrix: seven rows of eight on key 5, one on itself; and
+	 * every row even (nowhere). */
+	float w[64];
+	for (int i = 0; i < 64; i++)
+		w[i] = i / 8 == 7 ? (i % 8 == 7 ? 0.93f : 0.01f) : (i % 8 == 5 ? 0.93f : 0.01f);
+	attn_matrix a = {w, 8, false, 0};
+	head_stats h;
+	head_stats_compute(&h, &a);
+	CHECKF(h.column == 5 && h.column_rows == 7 && h.nowhere == 0 &&
+		   strcmp(head_pattern(&h), "column") == 0,
+	       "a column: key %d, %d rows, %d nowhere", h.column, h.column_rows, h.nowhere);
+	for (int i = 0; i < 64; i++)
+		w[i] = 0.125f;
+	head_stats_compute(&h, &a);
+	CHECKF(h.nowhere == 8 && strcmp(head_pattern(&h), "broad") == 0, "even: %d nowhere",
+	       h.nowhere);
 }
 
 /* Tokens from an ASCII string. */
