@@ -207,13 +207,22 @@ static int role_code(role_kind r, char *out, size_t size)
 }
 
 /* The role after "L1 H2": the name and score, or only the name (a cut score
- * reads as another number), or its code (the legend says it), or nothing.
- * A head no role fits says "unclear" (or "?") before it says any role. */
+ * reads as another number), or the roles' names without their characters
+ * ("keyword", "word start / keyword"), or their codes (the legend says
+ * them: "w/k"), or nothing. Two roles stay two. A head no role fits says
+ * "unclear" (or "?") before it says any role. */
 static void draw_tile_role(view *v, int y, int x, int end, role_scores rs, style s)
 {
-	char code[32], name[160], title[192];
+	char code[32], code2[32], name[160], title[192], names[160];
 	role_label(&rs, true, name, sizeof name);
 	role_title(&rs, true, title, sizeof title);
+	bool two = rs.verdict == ROLE_TWO && rs.second < ROLE_NKINDS;
+	/* the offset's name is its place ("2 left"), in the label already */
+	const char *first = _(role_name(rs.role));
+	if (two)
+		snprintf(names, sizeof names, "%s / %s", first, _(role_name(rs.second)));
+	else
+		snprintf(names, sizeof names, "%s", first);
 	int w = end - x, nw = str_width(name);
 	const char *unsure = _("unclear");
 	if (1 + str_width(title) <= w) {
@@ -222,9 +231,17 @@ static void draw_tile_role(view *v, int y, int x, int end, role_scores rs, style
 		put_fmt(y, x, w, s, " %s", name);
 	} else if (rs.verdict == ROLE_UNSURE || rs.verdict == ROLE_SHORT) {
 		put_fmt(y, x, w, s, " %s", 1 + str_width(unsure) <= w ? unsure : "?");
-	} else if (1 + role_code(rs.role, code, sizeof code) <= w) {
+	} else if (rs.role != ROLE_OFFSET && (!two || rs.second != ROLE_OFFSET) &&
+		   1 + str_width(names) <= w) {
+		put_fmt(y, x, w, s, " %s", names);
+	} else if (!two && 1 + role_code(rs.role, code, sizeof code) <= w) {
 		put_fmt(y, x, w, s, " %s", code);
 		ov_of(v)->coded[rs.role] = true;
+	} else if (two && 2 + role_code(rs.role, code, sizeof code) +
+				  role_code(rs.second, code2, sizeof code2) <=
+			      w) {
+		put_fmt(y, x, w, s, " %s/%s", code, code2);
+		ov_of(v)->coded[rs.role] = ov_of(v)->coded[rs.second] = true;
 	}
 }
 
@@ -326,10 +343,15 @@ static void overview_draw(view *v)
 	    v->have && !waiting && g->fits && sel < L * H ? tile_roles(v, sel / H, sel % H) : NULL;
 	if (rs) {
 		/* What the selected head does, in words. */
-		char says[512];
+		char says[512], line[600];
 		role_sentence(rs, true, says, sizeof says);
-		put_fmt(Y_HEAD, x, COLS - x, st(A_DIM, 0), _("  L%d H%d: %s"), sel / H, sel % H,
-			says);
+		snprintf(line, sizeof line, _("  L%d H%d: %s"), sel / H, sel % H, says);
+		/* Cut, it says so: "19 of 23 rows look" alone reads whole. */
+		if (str_width(line) > COLS - x) {
+			int end = put_str(Y_HEAD, x, COLS - x - 1, st(A_DIM, 0), line);
+			put_str(Y_HEAD, end, 1, st(A_DIM, 0), "…");
+		} else
+			put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), line);
 	}
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
