@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """What a model's heads do and how well it predicts, measured with
 attnview --dump: for each text, how many heads carry a role other
-than broad and how many distinct roles there are; for a masked model the
+than broad (an unclear label names none) and how many distinct roles
+there are; for a masked model the
 top-1 accuracy with one position masked at a time and the loss on the text;
 for a causal model the induction score on a repeated sentence.
 
@@ -48,8 +49,10 @@ def dump(exe, model, text, extra=()):
 
 
 def roles(d):
+    """Heads named (a role other than broad, and not "unclear": an unclear
+    label's "role" is only the closest), of how many, and their roles."""
     heads = d["heads"]
-    kinds = [h["role"] for h in heads]
+    kinds = [h["role"] for h in heads if h["verdict"] in ("sure", "two")]
     named = sum(k != "broad" for k in kinds)
     return named, len(heads), sorted(set(kinds) - {"broad"}), heads
 
