@@ -408,9 +408,16 @@ static int run_lab(const lab_request *q)
 		av_shell_quote(q->out, qo, sizeof qo);
 		sample_utf8(cps, (int)t->context, text);
 		av_shell_quote(text, qt, sizeof qt);
-		cli_printf(_("wrote %s (%llu steps, %s); look at it on the text its heads were "
-			     "named on (▒: a hidden letter): attnview --model %s --text %s\n"),
-			   AV_Q(q->out), (unsigned long long)steps, took, qo, qt);
+		/* (a causal task's text hides nothing) */
+		if (strstr(text, "▒"))
+			cli_printf(_("wrote %s (%llu steps, %s); look at it on the text its heads "
+				     "were named on (▒: a hidden letter): attnview --model %s "
+				     "--text %s\n"),
+				   AV_Q(q->out), (unsigned long long)steps, took, qo, qt);
+		else
+			cli_printf(_("wrote %s (%llu steps, %s); look at it on the text its heads "
+				     "were named on: attnview --model %s --text %s\n"),
+				   AV_Q(q->out), (unsigned long long)steps, took, qo, qt);
 	} else {
 		cli_error(err.msg);
 	}

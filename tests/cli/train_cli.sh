@@ -79,6 +79,10 @@ for want in 'layer 0 head 0 off: [0-9.]+%  carries the mechanism' '^  layer 0: p
 	checks=$((checks + 1))
 	grep -qE -- "$want" "$tmp/previous.out" || fail "the previous task: no '$want' in its summary"
 done
+# (a causal task's text hides no letter: no key to the hidden letters' glyph)
+checks=$((checks + 1))
+grep -q 'look at it on the text its heads were named on: attnview' "$tmp/previous.out" ||
+	fail "the previous task's closing line: $(grep 'look at it' "$tmp/previous.out")"
 # ... and a learned task is not said to be unlearned; a run too short to
 # learn it says so before it says what the heads do (10 steps: near chance).
 checks=$((checks + 1))
@@ -99,7 +103,8 @@ expect 0 '^  layer 0 head [01] in place of head [01]: [0-9.]+%  a copy of the me
 look=$(sed -n "s/.*look at it .*--text '\(.*\)'$/\1/p" "$tmp/band.out")
 checks=$((checks + 1))
 case $look in
-*▒*) ;;
+*▒*) grep -q '(▒: a hidden letter)' "$tmp/band.out" ||
+	fail "the band task's closing line has no key to ▒" ;;
 *) fail "the band task's command has no hidden letter: '$look'" ;;
 esac
 line0=$(grep -E '^  layer 0: ' "$tmp/band.out")
