@@ -286,6 +286,15 @@ static void draw_head_line(view *v)
 		x = view_sel(v) == SEL_ALL
 			? put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("All layers  %s"), sel)
 			: put_fmt(Y_HEAD, 0, COLS, st(A_BOLD, 0), _("Layer %d  %s"), v->layer, sel);
+		/* The summary's label, as the panel gives it (the same
+		 * labeller on the matrix shown). */
+		heat_src s;
+		if (view_matrix(v, &s) && !s.diverging && !v->words) {
+			panel_map_stats(v, &s);
+			char label[192];
+			role_title(&v->roles, true, label, sizeof label);
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
+		}
 	}
 	char obj[64];
 	snprintf(obj, sizeof obj, "  %s",
