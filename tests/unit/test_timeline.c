@@ -149,6 +149,15 @@ static void test_version1(void)
 		CHECKF(rs.role == ROLE_INDUCTION, "v1 induction head: %s", role_name(rs.role));
 		timeline_head_roles(t1, 2, 1, 0, &rs);
 		CHECKF(rs.role == ROLE_DELIMITER, "v1 delimiter head: %s", role_name(rs.role));
+		/* Version 1's broad held the entropy: a sharp head no role
+		 * holds (local 0.55 under its bar of 0.6, broad 0.05) is
+		 * unclear, its closest role local, not "broad 0.05". */
+		float *v = (float *)timeline_head(t1, 0, 0, 0);
+		for (int k = 0; k < TL_V1_NVALUES; k++)
+			v[k] = k == ROLE_LOCAL ? 0.55f : k == ROLE_BROAD ? 0.05f : 0;
+		timeline_head_roles(t1, 0, 0, 0, &rs);
+		CHECKF(rs.role == ROLE_LOCAL && rs.verdict == ROLE_UNSURE, "v1, no role: %s",
+		       role_name(rs.role));
 		int head = -1;
 		CHECK(timeline_phase_change(t1, &head) == 2 && head == 3);
 		CHECK(!timeline_record(back->timeline, back, 20, 1.0f, true, &err) &&
