@@ -19,11 +19,12 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
  * terminal's cursor; the mask "▒"), the unknown token "�", a format
  * character one cannot see by its number ("<U+202E>"), a slash in quotes
  * (bare, it would read as the line between two roles: "keyword / @ /
- * first"). */
+ * first"), and so a digit (bare, it reads as part of a number: "keyword a
+ * 0 0.59", "look at 2 at position 24"). */
 static void put_char(uint32_t cp, char *out, size_t size)
 {
-	if (cp == '/') {
-		snprintf(out, size, "“/”");
+	if (cp == '/' || (cp >= '0' && cp <= '9')) {
+		snprintf(out, size, "“%c”", (char)cp);
 		return;
 	}
 	if (cp == ROLE_UNKNOWN_CP) {

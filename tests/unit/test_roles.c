@@ -211,7 +211,7 @@ static void column(void)
 	first_and(3, ROLE_SURE, "first");
 	/* A keyword whose character is elsewhere too, beside the first
 	 * column, is a second column: both named. */
-	first_and(4, ROLE_TWO, "first / keyword 7");
+	first_and(4, ROLE_TWO, "first / keyword “7”");
 	n = toks("7kbr7q7e7r7x7z77");
 	/* All rows on key 0: first alone. */
 	for (int i = 0; i < n; i++)
