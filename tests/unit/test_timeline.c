@@ -153,7 +153,7 @@ static void test_version1(void)
 		 * holds (local 0.55 under its bar of 0.6, broad 0.05) is
 		 * unclear, its closest role local, not "broad 0.05". */
 		float *v = (float *)timeline_head(t1, 0, 0, 0);
-		for (int k = 0; k < TL_V1_NVALUES; k++)
+		for (uint32_t k = 0; k < TL_V1_NVALUES; k++)
 			v[k] = k == ROLE_LOCAL ? 0.55f : k == ROLE_BROAD ? 0.05f : 0;
 		timeline_head_roles(t1, 0, 0, 0, &rs);
 		CHECKF(rs.role == ROLE_LOCAL && rs.verdict == ROLE_UNSURE, "v1, no role: %s",
