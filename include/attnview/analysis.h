@@ -54,8 +54,8 @@ typedef struct head_stats {
 	int column;	 /* the key most rows look at (-1: none): their strongest,
 			    for the rows that do not look nowhere */
 	int column_rows; /* ... of how many rows */
-	int nowhere;	 /* rows whose strongest weight is under min(ROLE_FOCUS / v,
-			    (1 + 1/v) / 2) of v visible keys: looking nowhere */
+	int nowhere;	 /* rows that look nowhere: their largest weight tied, or
+			    under min(ROLE_FOCUS / v, (1 + 1/v) / 2) of v visible keys */
 } head_stats;
 
 void head_stats_compute(head_stats *s, const attn_matrix *a);

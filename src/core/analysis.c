@@ -47,7 +47,7 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 	int *count = calloc((size_t)n, sizeof *count); /* rows whose strongest key is k */
 	for (int q = 0; q < n; q++) {
 		int best = -1, visible = 0;
-		float bw = -1;
+		float bw = -1, second = -1;
 		for (int k = 0; k < n; k++) {
 			if (attn_masked(a, q, k))
 				continue;
@@ -58,17 +58,23 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 				ent -= p * log(p);
 			dist += p * abs(q - k);
 			if (w > bw) {
+				second = bw;
 				bw = w;
 				best = k;
+			} else if (w > second) {
+				second = w;
 			}
 		}
 		maxent += visible > 0 ? log((double)visible) : 0;
-		/* standing out as a row that looks at a key does (roles.c);
-		 * a row that looks nowhere is no column's */
+		/* A row looks at a key as the labeller says (roles.c): its only
+		 * largest weight, standing out; else it looks nowhere. A row
+		 * with no choice (a causal model's first) is no column's. */
 		bool nowhere =
-		    visible > 0 && bw < fmin(ROLE_FOCUS / visible, 0.5 * (1.0 + 1.0 / visible));
+		    visible > 0 &&
+		    (bw == second || bw < fmin(ROLE_FOCUS / visible, 0.5 * (1.0 + 1.0 / visible)));
 		s->nowhere += nowhere;
-		if (count && best >= 0 && !nowhere && ++count[best] > s->column_rows) {
+		if (count && best >= 0 && !nowhere && visible > 1 &&
+		    ++count[best] > s->column_rows) {
 			s->column_rows = count[best];
 			s->column = best;
 		}

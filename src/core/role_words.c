@@ -17,16 +17,10 @@ AV_FORMAT_ARG(1) static const char *tr(const char *msg, bool translate)
 /* A character as a label shows it: as the view draws it (a space "␣", a
  * line break "⏎", a zero-width joiner "⨝": nothing raw that moves a
  * terminal's cursor; the mask "▒"), the unknown token "�", a format
- * character one cannot see by its number ("<U+202E>"), a slash in quotes
- * (bare, it would read as the line between two roles: "keyword / @ /
- * first"), and so a digit (bare, it reads as part of a number: "keyword a
- * 0 0.59", "look at 2 at position 24"). */
-static void put_char(uint32_t cp, char *out, size_t size)
+ * character one cannot see by its number ("<U+202E>"). In a word already
+ * in quotes ("after “2026”"), as it is; see put_char. */
+static void put_in_word(uint32_t cp, char *out, size_t size)
 {
-	if (cp == '/' || (cp >= '0' && cp <= '9')) {
-		snprintf(out, size, "“%c”", (char)cp);
-		return;
-	}
 	if (cp == ROLE_UNKNOWN_CP) {
 		snprintf(out, size, "\uFFFD");
 		return;
@@ -43,6 +37,18 @@ static void put_char(uint32_t cp, char *out, size_t size)
 		snprintf(out, size, "<U+%04X>", (unsigned)cp);
 	else
 		snprintf(out, size, "%s", g);
+}
+
+/* A character alone: as in a word, and a slash in quotes (bare, it would
+ * read as the line between two roles: "keyword / @ / first"), and so a
+ * digit (bare, it reads as part of a number: "keyword a 0 0.59", "look
+ * at 2 at position 24"). */
+static void put_char(uint32_t cp, char *out, size_t size)
+{
+	if (cp == '/' || (cp >= '0' && cp <= '9'))
+		snprintf(out, size, "“%c”", (char)cp);
+	else
+		put_in_word(cp, out, size);
 }
 
 static void keys_text(const role_scores *rs, const char *sep, char *out, size_t size)
@@ -147,7 +153,7 @@ static void column_text(const role_scores *rs, bool translate, char *out, size_t
 	put_char(cp, c, sizeof c);
 	size_t at = 0;
 	for (int k = 0; k < rs->nbefore; k++) {
-		put_char(rs->before[k], before + at, sizeof before - at);
+		put_in_word(rs->before[k], before + at, sizeof before - at);
 		at += strlen(before + at);
 	}
 	/* A character the model does not know is found by its position: the

@@ -221,15 +221,16 @@ void timeline_truncate(timeline *tl, uint64_t step)
 
 /* Version 1's scores were shares of weight, which run lower than shares of
  * rows: the bars attnview 0.2 measured for them (its offset was a share of
- * rows already). Its broad held the entropy, no share of rows that look
- * nowhere, and was the label of every head no other role held, sharp ones
- * too ("broad 0.05" beside local 0.55): it names nothing now (a bar no score
- * reaches), and such a head is unclear, with its closest role. */
+ * rows already). Its broad held the rows' normalised entropy (1: even) and
+ * had no bar, so every head no other role held was broad, sharp ones too
+ * ("broad 0.05" beside local 0.55). Broad now needs half the entropy an
+ * even spread has, as today's broad needs half the rows that look
+ * nowhere; a sharp head no role holds is unclear, with its closest role. */
 static const double v1_bars[ROLE_NKINDS] = {
     [ROLE_PREVIOUS] = 0.4,  [ROLE_NEXT] = 0.4,	    [ROLE_SELF] = 0.4,	    [ROLE_FIRST] = 0.4,
     [ROLE_DELIMITER] = 0.4, [ROLE_DUPLICATE] = 0.3, [ROLE_INDUCTION] = 0.4, [ROLE_LOCAL] = 0.6,
     [ROLE_OFFSET] = 0.5,    [ROLE_KEYWORD] = 0.4,   [ROLE_SCRIPT] = 0.6,    [ROLE_PARALLEL] = 0.3,
-    [ROLE_MIRROR] = 0.4,    [ROLE_BROAD] = 2,	    [ROLE_WORDSTART] = 1,
+    [ROLE_MIRROR] = 0.4,    [ROLE_BROAD] = 0.5,	    [ROLE_WORDSTART] = 1,
 };
 
 void timeline_head_roles(const timeline *tl, size_t r, int l, int h, role_scores *out)

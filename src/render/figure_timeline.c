@@ -154,7 +154,7 @@ static void head_panel(chart *c, const timeline *tl, int l, int h, long pc, int 
 		   1};
 	char title[64];
 	snprintf(title, sizeof title, "L%d H%d%s", l, h,
-		 pc_head == l * (int)tl->heads + h ? " \xC2\xB7 induction forms" : "");
+		 pc >= 0 && pc_head == l * (int)tl->heads + h ? " \xC2\xB7 induction forms" : "");
 	chart_text(c, f.x, f.y - 22, 11, 's', FIG_INK, true, title);
 	role_kind shown[SHOWN];
 	int n = strongest(tl, l, h, shown);

@@ -289,7 +289,13 @@ static void draw_head_line(view *v)
 		/* The summary's label, as the panel gives it (the same
 		 * labeller on the matrix shown). */
 		heat_src s;
-		if (view_matrix(v, &s) && !s.diverging && !v->words) {
+		if (view_matrix(v, &s) && !s.diverging && v->words) {
+			char pattern[192];
+			panel_words_pattern(v, &s, pattern, sizeof pattern);
+			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
+				    pattern);
+			said_words = true;
+		} else if (view_matrix(v, &s) && !s.diverging) {
 			panel_map_stats(v, &s);
 			char label[192];
 			role_title(&v->roles, true, label, sizeof label);

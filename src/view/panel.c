@@ -79,6 +79,13 @@ void pen_wrapped(pen *p, style s, const char *text)
 			break;
 		char buf[512];
 		snprintf(buf, sizeof buf, "%.*s", (int)(end - text), text);
+		/* The panel's last line, and more to say: cut, it says so ("no
+		 * role holds for most rows" alone reads whole). */
+		if (p->y == p->ymax && *end) {
+			int x = put_str(p->y, p->x, p->w - 1, s, buf);
+			put_str(p->y++, x, 1, s, "…");
+			return;
+		}
 		put_str(p->y++, p->x, p->w, s, buf);
 		text = end;
 	}
@@ -230,18 +237,44 @@ const head_stats *panel_map_stats(view *v, const heat_src *s)
 	return &v->hs;
 }
 
+/* At most maxw columns of text, whole characters, "…" where cut (a long
+ * run of Chinese is one word). */
+static void fit_word(const char *text, int maxw, char *out, size_t size)
+{
+	size_t at = 0;
+	int w = 0;
+	for (const char *t = text; *t;) {
+		const char *c = t;
+		int cw = cp_display_width((uint32_t)utf8_next(&t), NULL);
+		size_t len = (size_t)(t - c);
+		if (w + cw > maxw - 1 && str_width(c) > maxw - w) {
+			snprintf(out + at, size - at, "…");
+			return;
+		}
+		if (at + len + 1 > size)
+			break;
+		memcpy(out + at, c, len);
+		at += len;
+		w += cw;
+	}
+	out[at] = 0;
+}
+
 void panel_words_pattern(view *v, const heat_src *s, char *out, size_t size)
 {
 	const head_stats *hs = panel_map_stats(v, s);
 	const char *p = head_pattern(hs);
 	bool column = strcmp(p, "column") == 0, first = strcmp(p, "first") == 0;
-	if (column && hs->column < s->m.n && s->labels[hs->column].text)
-		snprintf(out, size, _("column on “%s” (%d of %d rows)"), s->labels[hs->column].text,
-			 hs->column_rows, hs->n);
-	else if (first)
+	if (column && hs->column < s->m.n && s->labels[hs->column].text) {
+		char word[96];
+		fit_word(s->labels[hs->column].text, 24, word, sizeof word);
+		snprintf(out, size, _("column on “%s” (%d of %d rows)"), word, hs->column_rows,
+			 hs->n);
+	} else if (first) {
 		snprintf(out, size, _("first (%d of %d rows)"), hs->column_rows, hs->n);
-	else
+	} else {
 		snprintf(out, size, "%s", _(p));
+	}
 }
 
 /* What the matrix does on this text. */

@@ -289,6 +289,11 @@ static void draw_header(view *v, size_t cur, long phase, int head)
 			    : _("Phase change at step %llu (┼): head L%d H%d becomes an induction "
 				"head"),
 			(unsigned long long)tl->step[phase], head / nheads(v), head % nheads(v));
+	else if (head >= 0) /* risen, but never named */
+		put_fmt(1, 0, COLS, st(A_DIM, 0),
+			_("No phase change: head L%d H%d's induction score rose by 0.2 or more, "
+			  "but it is never named an induction head"),
+			head / nheads(v), head % nheads(v));
 	else
 		put_str(1, 0, COLS, st(A_DIM, 0),
 			_("No phase change: no head's induction score has risen by 0.2"));

@@ -170,6 +170,20 @@ static void patterns(void)
 	head_stats_compute(&h, &a);
 	CHECKF(h.nowhere == 8 && strcmp(head_pattern(&h), "broad") == 0, "even: %d nowhere",
 	       h.nowhere);
+	/* Two keys tied at the top of every row: no key it looks at (the
+	 * labeller's rule), not a column on the first of them */
+	for (int i = 0; i < 64; i++)
+		w[i] = i % 8 == 2 || i % 8 == 5 ? 0.47f : 0.01f;
+	head_stats_compute(&h, &a);
+	CHECKF(h.nowhere == 8 && h.column < 0 && strcmp(head_pattern(&h), "broad") == 0,
+	       "ties: %d nowhere, column %d", h.nowhere, h.column);
+	/* A causal model's first row has no choice: not counted for key 0 */
+	for (int i = 0; i < 64; i++)
+		w[i] = i % 8 > i / 8 ? 0 : i / 8 == 0 ? 1 : i % 8 == i / 8 ? 0.93f : 0.01f;
+	attn_matrix c = {w, 8, true, 0};
+	head_stats_compute(&h, &c);
+	CHECKF(h.column != 0 && strcmp(head_pattern(&h), "self") == 0, "causal: column %d %s",
+	       h.column, head_pattern(&h));
 }
 
 /* Tokens from an ASCII string. */

@@ -198,6 +198,21 @@ static void column(void)
 				"f\xE2\x80\x9D"),
 	       "a column inside a keyword of two characters: %s '%s'", label_text(), text);
 	CHECK(rs.s[ROLE_DELIMITER] == 0 && rs.s[ROLE_WORDSTART] == 0);
+	/* A digit alone is quoted (bare, it reads as part of a number), the
+	 * word before a column is in quotes whole */
+	n = toks("in 2026 x, in 1999 y; and z");
+	for (int i = 0; i < n; i++)
+		key[i] = 7; /* the space after "2026" */
+	label(n, false, key);
+	CHECKF(rs.column == 7 && strstr(text, "after \xE2\x80\x9C"
+					      "2026\xE2\x80\x9D"),
+	       "a column after a number: %s '%s'", label_text(), text);
+	for (int i = 0; i < n; i++)
+		key[i] = 3; /* the 2 of 2026 */
+	label(n, false, key);
+	CHECKF(strstr(text, "\xE2\x80\x9C"
+			    "2\xE2\x80\x9D"),
+	       "a digit's column: %s '%s'", label_text(), text);
 	/* the same on the final full stop */
 	n = toks("time flies; fruit flies like it.");
 	for (int i = 0; i < n; i++)

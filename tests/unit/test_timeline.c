@@ -151,12 +151,18 @@ static void test_version1(void)
 		CHECKF(rs.role == ROLE_DELIMITER, "v1 delimiter head: %s", role_name(rs.role));
 		/* Version 1's broad held the entropy: a sharp head no role
 		 * holds (local 0.55 under its bar of 0.6, broad 0.05) is
-		 * unclear, its closest role local, not "broad 0.05". */
+		 * unclear, its closest role local, not "broad 0.05"; an even
+		 * one (broad 0.95, every score low) is broad. */
 		float *v = (float *)timeline_head(t1, 0, 0, 0);
 		for (uint32_t k = 0; k < TL_V1_NVALUES; k++)
 			v[k] = k == ROLE_LOCAL ? 0.55f : k == ROLE_BROAD ? 0.05f : 0;
 		timeline_head_roles(t1, 0, 0, 0, &rs);
 		CHECKF(rs.role == ROLE_LOCAL && rs.verdict == ROLE_UNSURE, "v1, no role: %s",
+		       role_name(rs.role));
+		for (uint32_t k = 0; k < TL_V1_NVALUES; k++)
+			v[k] = k == ROLE_BROAD ? 0.95f : k == ROLE_DELIMITER ? 0.25f : 0.05f;
+		timeline_head_roles(t1, 0, 0, 0, &rs);
+		CHECKF(rs.role == ROLE_BROAD && rs.verdict == ROLE_SURE, "v1, even: %s",
 		       role_name(rs.role));
 		int head = -1;
 		CHECK(timeline_phase_change(t1, &head) == 2 && head == 3);
@@ -263,6 +269,15 @@ static void test_records(void)
 	for (size_t r = 0; r < t->count; r++)
 		((float *)timeline_head(t, r, 1, 1))[ROLE_INDUCTION] = 0.1f;
 	CHECK(timeline_phase_change(t, &head) == -1 && head == -1);
+	/* A head that rises by 0.35 but never clears the bar: no phase
+	 * change, and the head that rose is still given (the screen says
+	 * it rose but is never named). */
+	for (size_t r = 0; r < t->count; r++) {
+		float *v = (float *)timeline_head(t, r, 1, 1);
+		for (uint32_t k = 0; k < t->nvalues; k++)
+			v[k] = k == ROLE_INDUCTION ? (r < 4 ? 0.1f : 0.45f) : 0;
+	}
+	CHECK(timeline_phase_change(t, &head) == -1 && head == 3);
 	model_destroy(m);
 }
 
