@@ -875,6 +875,21 @@ static void timeline_figure(void)
 		       px.b);
 		image_free(&im);
 	}
+	/* The head rises but never clears the bar (every other score 0):
+	 * no phase change, and no title says "induction forms". */
+	for (size_t r = 0; tl && r < tl->count; r++) {
+		float *v = (float *)timeline_head(tl, r, 1, 1);
+		for (uint32_t k = 0; k < tl->nvalues; k++)
+			v[k] = k == ROLE_INDUCTION ? (r < 5 ? 0.05f : 0.45f) : 0;
+	}
+	int head = -1;
+	CHECK(tl && timeline_phase_change(tl, &head) == -1 && head == 3);
+	CHECK(figure_timeline(m, "m.attn", tmp("unnamed.svg"), true, &err));
+	svg = slurp(tmp("unnamed.svg"));
+	CHECKF(svg && !strstr(svg, "induction forms") && !strstr(svg, "phase change, step"),
+	       "a head that is never named: %s",
+	       svg && strstr(svg, "induction forms") ? "induction forms" : "a phase change");
+	free(svg);
 	model_destroy(m);
 }
 
