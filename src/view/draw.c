@@ -81,6 +81,14 @@ int put_str(int y, int x, int maxw, style s, const char *str)
 	return x;
 }
 
+int put_str_cut(int y, int x, int maxw, style s, const char *str)
+{
+	if (maxw < 1 || str_width(str) <= maxw)
+		return put_str(y, x, maxw, s, str);
+	int end = put_str(y, x, maxw - 1, s, str);
+	return put_str(y, end, 1, s, "…");
+}
+
 int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...)
 {
 	char buf[512];

@@ -31,6 +31,9 @@ void put_wc(int y, int x, const wchar_t *wc, style s);
  * A control character or a byte that is not UTF-8 is drawn as its escape
  * (\e, \x9b: common.h), in reverse, never sent to the terminal. */
 int put_str(int y, int x, int maxw, style s, const char *str);
+/* put_str, but a text wider than maxw ends in "…" at its last column, so
+ * that a cut text does not read whole. */
+int put_str_cut(int y, int x, int maxw, style s, const char *str);
 int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...) AV_PRINTF(5, 6);
 /* w blank cells. */
 void fill(int y, int x, int w, style s);

@@ -55,12 +55,7 @@ static void put_label(colors *col, int y, int x, int maxw, const heat_label *l, 
 		put_glyph(y, x, l->cp, s);
 		return;
 	}
-	if (l->width <= maxw) {
-		put_str(y, x, maxw, s, l->text);
-		return;
-	}
-	int end = put_str(y, x, maxw - 1, s, l->text);
-	put_str(y, end, 1, s, "…");
+	put_str_cut(y, x, maxw, s, l->text);
 }
 
 void heat_layout(heat_geom *g, int n, int label_w, int x, int y, int w, int h, heat_cells cells,

@@ -347,11 +347,7 @@ static void overview_draw(view *v)
 		role_sentence(rs, true, says, sizeof says);
 		snprintf(line, sizeof line, _("  L%d H%d: %s"), sel / H, sel % H, says);
 		/* Cut, it says so: "19 of 23 rows look" alone reads whole. */
-		if (str_width(line) > COLS - x) {
-			int end = put_str(Y_HEAD, x, COLS - x - 1, st(A_DIM, 0), line);
-			put_str(Y_HEAD, end, 1, st(A_DIM, 0), "…");
-		} else
-			put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), line);
+		put_str_cut(Y_HEAD, x, COLS - x, st(A_DIM, 0), line);
 	}
 	if (!g->fits) {
 		put_fmt(g->y0, 0, COLS, st(A_BOLD, 0),
