@@ -74,6 +74,16 @@ void av_shell_quote(const char *s, char *out, size_t n);
  * training's progress). */
 double av_now_ms(void);
 
+/* Memory for the large arrays a pass or a step streams through (weights,
+ * activations, gradients, the optimizer's moments): from 2 MB on, aligned
+ * to 2 MB and marked for the kernel's transparent huge pages
+ * (MADV_HUGEPAGE; Debian's default is to give them only where asked), so
+ * reading 40 MB of weights takes 20 translations, not 10,000: a causal
+ * keystroke at the end reads every weight once (doc/speed.md, "Huge
+ * pages"). Zeroed with zero (as calloc). NULL when out of memory; free()
+ * releases it. */
+void *av_alloc_large(size_t bytes, bool zero);
+
 /* The decimal digits of n >= 0 (1 for 0), for the width of an index. */
 int av_digits(int n);
 

@@ -3,8 +3,31 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *av_alloc_large(size_t bytes, bool zero)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes >= HUGE_PAGE && bytes <= SIZE_MAX - HUGE_PAGE) {
+		size_t n = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+		void *p = aligned_alloc(HUGE_PAGE, n);
+		if (!p)
+			return NULL;
+		/* Before the first touch, so the pages come huge; advice the
+		 * kernel does not take (THP off) changes nothing. */
+		(void)madvise(p, n, MADV_HUGEPAGE);
+		if (zero)
+			memset(p, 0, bytes);
+		return p;
+	}
+#endif
+	return zero ? calloc(bytes ? bytes : 1, 1) : malloc(bytes ? bytes : 1);
+}
 
 double av_now_ms(void)
 {

@@ -321,8 +321,8 @@ static attn_store *store_create(const model_config *c, int cap)
 	if (!s)
 		return NULL;
 	const size_t cells = (size_t)c->layers * c->heads * attn_packed_row(cap);
-	s->att = malloc(cells * sizeof(float));
-	s->qk = malloc((size_t)c->layers * (size_t)cap * 2 * c->dim * sizeof(float));
+	s->att = av_alloc_large(cells * sizeof(float), false);
+	s->qk = av_alloc_large((size_t)c->layers * (size_t)cap * 2 * c->dim * sizeof(float), false);
 	if (!s->att || !s->qk) {
 		free(s->att);
 		free(s->qk);
@@ -595,7 +595,7 @@ static bool result_reserve(attn_result *r, const model_config *c, int n, av_erro
 		return true;
 	free(r->qk);
 	r->cap_qk = c->layers * (size_t)room_for(c, n) * row;
-	r->qk = malloc(r->cap_qk * sizeof(float));
+	r->qk = av_alloc_large(r->cap_qk * sizeof(float), false);
 	if (!r->qk) {
 		attn_result_finish(r);
 		return av_fail(err, _("out of memory for the attention of %d tokens"), n);

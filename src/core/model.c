@@ -297,7 +297,7 @@ model *model_create(const model_config *cfg, const uint32_t *vocab_cps, av_error
 		return NULL;
 	}
 	m->nparams = model_num_params(cfg);
-	m->params = calloc(m->nparams, sizeof(float));
+	m->params = av_alloc_large(m->nparams * sizeof(float), true);
 	const bool learned = cfg->arch.positions == POS_LEARNED;
 	if (!learned)
 		m->pe = malloc((size_t)cfg->context * cfg->dim * sizeof(float));
@@ -412,7 +412,7 @@ bool activations_init(activations *a, const model_config *cfg, int B, int T, int
 				 + BT * d;		      /* res3 */
 	const size_t total = BT * d + L * per_layer + BT * d + 2 * BT +
 			     (size_t)max_rows * cfg->vocab_size + BT * 4 * d;
-	a->mem = malloc(total * sizeof(float));
+	a->mem = av_alloc_large(total * sizeof(float), false);
 	if (!a->mem)
 		return av_fail(err,
 			       _("out of memory for activations (%zu MiB); use a smaller batch "

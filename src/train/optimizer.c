@@ -26,8 +26,8 @@ bool adamw_init(adamw *o, const model *m, float lr, uint64_t warmup, uint64_t to
 	o->total_steps = total_steps;
 	o->n = m->nparams;
 
-	o->m = calloc(o->n ? o->n : 1, sizeof(float));
-	o->v = calloc(o->n ? o->n : 1, sizeof(float));
+	o->m = av_alloc_large(o->n * sizeof(float), true);
+	o->v = av_alloc_large(o->n * sizeof(float), true);
 	o->decay = calloc(o->n ? o->n : 1, 1);
 	if (!o->m || !o->v || !o->decay) {
 		adamw_finish(o);

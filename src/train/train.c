@@ -217,7 +217,7 @@ static bool alloc_buffers(trainer *t, av_error *err)
 	    !grad_acts_init(&t->gacts, &m->cfg, B, T, err))
 		return false;
 	t->gacts.sharpen = t->opt.sharpen;
-	t->grads = malloc(m->nparams * sizeof *t->grads);
+	t->grads = av_alloc_large(m->nparams * sizeof *t->grads, false);
 	t->tokens = malloc((size_t)B * T * sizeof *t->tokens);
 	t->targets = malloc((size_t)B * T * sizeof *t->targets);
 	t->perm = malloc((size_t)T * sizeof *t->perm);

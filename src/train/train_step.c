@@ -38,7 +38,7 @@ static bool reserve_slice_grads(grad_acts *g, int nt, size_t np, av_error *err)
 	size_t need = nt > 1 ? (size_t)(nt - 1) * np : 0;
 	if (g->slice_grads_n >= need)
 		return true;
-	float *p = calloc(need, sizeof(float));
+	float *p = av_alloc_large(need * sizeof(float), true);
 	if (!p)
 		return av_fail_errno(
 		    err, ENOMEM,
@@ -60,7 +60,7 @@ bool grad_acts_init(grad_acts *g, const model_config *cfg, int B, int T, av_erro
 	 * N int32, batch_start and seq_row0 B+1 each. */
 	size_t nf = N * C * 9 + N * C * 3 + N * C * 4 + (size_t)B * NH * T * T;
 	size_t total = nf + N + 2 * ((size_t)B + 1);
-	g->mem = malloc(total * sizeof(float));
+	g->mem = av_alloc_large(total * sizeof(float), false);
 	if (!g->mem)
 		return av_fail_errno(
 		    err, ENOMEM,

@@ -173,7 +173,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_train: %s\n", err.msg);
 		return 1;
 	}
-	float *grads = malloc(m->nparams * sizeof *grads);
+	/* As the trainer allocates them (train.c). */
+	float *grads = av_alloc_large(m->nparams * sizeof *grads, false);
 
 	printf("OpenBLAS %s, core %s\n", blas_config(), blas_corename());
 	printf("model: d=%d h=%d L=%d T=%d B=%d V=%d %s, %zu parameters, %d targets/batch\n", d, h,
