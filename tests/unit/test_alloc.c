@@ -1,5 +1,6 @@
 /* Running out of memory is reported, never papered over. The
- * engine's malloc, calloc, realloc and strdup are wrapped at link time
+ * engine's malloc, calloc, realloc, strdup and aligned_alloc (the large
+ * arrays' huge pages, av_alloc_large) are wrapped at link time
  * (-Wl,--wrap=..., tests/meson.build) by the functions below, which fail the
  * Nth call once armed; nothing in the library knows. Every case must either
  * fail with a message or give exactly the result of a run with memory to
@@ -24,10 +25,12 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
 char *__real_strdup(const char *s);
+void *__real_aligned_alloc(size_t align, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
+void *__wrap_aligned_alloc(size_t align, size_t n);
 
 static atomic_bool armed;
 static atomic_long calls;
@@ -62,6 +65,14 @@ void *__wrap_realloc(void *p, size_t n)
 char *__wrap_strdup(const char *s)
 {
 	return fail_now() ? NULL : __real_strdup(s);
+}
+
+static atomic_long aligned_calls;
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+	atomic_fetch_add(&aligned_calls, 1);
+	return fail_now() ? NULL : __real_aligned_alloc(align, n);
 }
 
 static void arm(long n, bool rest)
@@ -195,8 +206,10 @@ static train_status train_once(const train_options *o, const corpus *c, const ch
 }
 
 /* Every allocation of trainer_create and trainer_run, one at a time. The
- * runs are on 2 threads, so the step needs its gradient copies. */
-static void trainer_sweep(void)
+ * runs are on 2 threads, so the step needs its gradient copies. With
+ * batch and context of 64 the activations pass 2 MB and come from
+ * av_alloc_large's huge pages. */
+static void trainer_sweep(int batch, int context)
 {
 	av_error err = {{0}};
 	corpus c;
@@ -210,8 +223,8 @@ static void trainer_sweep(void)
 	o.dim = 16;
 	o.heads = 2;
 	o.layers = 2;
-	o.context = 16;
-	o.batch = 4;
+	o.context = context;
+	o.batch = batch;
 	o.steps = 4;
 	o.warmup = 1;
 	o.eval_every = 2;
@@ -237,7 +250,8 @@ static void trainer_sweep(void)
 			CHECKF(err.msg[0], "allocation %ld: training failed without a message", n);
 		failed += st != TRAIN_DONE;
 	}
-	printf("training: %ld allocations failed one by one, %ld reported\n", n, failed);
+	printf("training, batch %d of %d: %ld allocations failed one by one, %ld reported\n",
+	       batch, context, n, failed);
 	CHECK(n > 20 && failed > 0);
 	parallel_set_threads(0);
 	corpus_finish(&c);
@@ -377,7 +391,11 @@ int main(void)
 	dump_sweep();
 	model_sweep();
 	corpus_sweep();
-	trainer_sweep();
+	trainer_sweep(4, 16);
+	long before = atomic_load(&aligned_calls);
+	trainer_sweep(64, 64);
+	CHECKF(atomic_load(&aligned_calls) > before,
+	       "the larger run allocated nothing through av_alloc_large's huge pages");
 	unlink(tmp("want.attn"));
 	unlink(tmp("got.attn"));
 	rmdir(dir);
