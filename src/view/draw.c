@@ -99,6 +99,16 @@ int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...)
 	return put_str(y, x, maxw, s, buf);
 }
 
+int put_fmt_cut(int y, int x, int maxw, style s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return put_str_cut(y, x, maxw, s, buf);
+}
+
 void fill(int y, int x, int w, style s)
 {
 	static const wchar_t sp[2] = {L' ', 0};

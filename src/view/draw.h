@@ -35,6 +35,8 @@ int put_str(int y, int x, int maxw, style s, const char *str);
  * that a cut text does not read whole. */
 int put_str_cut(int y, int x, int maxw, style s, const char *str);
 int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...) AV_PRINTF(5, 6);
+/* put_fmt through put_str_cut. */
+int put_fmt_cut(int y, int x, int maxw, style s, const char *fmt, ...) AV_PRINTF(5, 6);
 /* w blank cells. */
 void fill(int y, int x, int w, style s);
 /* The glyph of a codepoint as attnview shows tokens (cp_glyph): one cell with

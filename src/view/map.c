@@ -260,9 +260,9 @@ static void draw_head_line(view *v)
 			char pattern[192];
 			panel_words_pattern(v, &s, pattern, sizeof pattern);
 			x = view_map_kind(v) == SEL_CONTRIB
-				? put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
+				? put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
 					  _("  contributions, words: %s"), pattern)
-				: put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
+				: put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
 					  pattern);
 			said_words = true;
 		} else if (shown && view_map_kind(v) == SEL_CONTRIB) {
@@ -272,13 +272,13 @@ static void draw_head_line(view *v)
 			panel_map_stats(v, &s);
 			char label[192];
 			role_title(&v->roles, true, label, sizeof label);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
+			x = put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD),
 				    _("  contributions: %s"), label);
 		} else if (view_layer_ready(v, v->layer)) {
 			const role_scores *rs = view_head_roles(v);
 			char label[192];
 			role_title(rs, true, label, sizeof label);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
+			x = put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
 		}
 	} else {
 		char sel[48];
@@ -292,14 +292,14 @@ static void draw_head_line(view *v)
 		if (view_matrix(v, &s) && !s.diverging && v->words) {
 			char pattern[192];
 			panel_words_pattern(v, &s, pattern, sizeof pattern);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
+			x = put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  words: %s"),
 				    pattern);
 			said_words = true;
 		} else if (view_matrix(v, &s) && !s.diverging) {
 			panel_map_stats(v, &s);
 			char label[192];
 			role_title(&v->roles, true, label, sizeof label);
-			x = put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
+			x = put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD), "  %s", label);
 		}
 	}
 	char obj[64];
@@ -319,7 +319,8 @@ static void draw_head_line(view *v)
 	}
 	const pin *p = &map_of(v)->pin;
 	if (p->on)
-		put_fmt(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"), p->what);
+		put_fmt_cut(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  minus pinned %s"),
+			    p->what);
 }
 
 static void map_draw(view *v)
