@@ -80,8 +80,9 @@ double av_now_ms(void);
  * (MADV_HUGEPAGE; Debian's default is to give them only where asked), so
  * reading 40 MB of weights takes 20 translations, not 10,000: a causal
  * keystroke at the end reads every weight once (doc/speed.md, "Huge
- * pages"). Zeroed with zero (as calloc). NULL when out of memory; free()
- * releases it. */
+ * pages"). Zeroed with zero (as calloc). Where the aligned block cannot be
+ * had, or the system has no huge pages, malloc's; NULL when out of memory;
+ * free() releases it. */
 void *av_alloc_large(size_t bytes, bool zero);
 
 /* The decimal digits of n >= 0 (1 for 0), for the width of an index. */

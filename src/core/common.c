@@ -16,8 +16,8 @@ void *av_alloc_large(size_t bytes, bool zero)
 	if (bytes >= HUGE_PAGE && bytes <= SIZE_MAX - HUGE_PAGE) {
 		size_t n = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 		void *p = aligned_alloc(HUGE_PAGE, n);
-		if (!p)
-			return NULL;
+		if (!p) /* the alignment's slack may be what is missing */
+			return zero ? calloc(bytes, 1) : malloc(bytes);
 		/* Before the first touch, so the pages come huge; advice the
 		 * kernel does not take (THP off) changes nothing. */
 		(void)madvise(p, n, MADV_HUGEPAGE);

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- the allocator ---- */
@@ -394,8 +395,12 @@ int main(void)
 	trainer_sweep(4, 16);
 	long before = atomic_load(&aligned_calls);
 	trainer_sweep(64, 64);
+#ifdef MADV_HUGEPAGE /* (av_alloc_large is malloc where there is none) */
 	CHECKF(atomic_load(&aligned_calls) > before,
 	       "the larger run allocated nothing through av_alloc_large's huge pages");
+#else
+	(void)before;
+#endif
 	unlink(tmp("want.attn"));
 	unlink(tmp("got.attn"));
 	rmdir(dir);
