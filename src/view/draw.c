@@ -89,24 +89,29 @@ int put_str_cut(int y, int x, int maxw, style s, const char *str)
 	return put_str(y, end, 1, s, "…");
 }
 
-int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...)
+static int put_vfmt(int y, int x, int maxw, style s, bool cut, const char *fmt, va_list ap)
 {
 	char buf[512];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	return cut ? put_str_cut(y, x, maxw, s, buf) : put_str(y, x, maxw, s, buf);
+}
+
+int put_fmt(int y, int x, int maxw, style s, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	int end = put_vfmt(y, x, maxw, s, false, fmt, ap);
 	va_end(ap);
-	return put_str(y, x, maxw, s, buf);
+	return end;
 }
 
 int put_fmt_cut(int y, int x, int maxw, style s, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	int end = put_vfmt(y, x, maxw, s, true, fmt, ap);
 	va_end(ap);
-	return put_str_cut(y, x, maxw, s, buf);
+	return end;
 }
 
 void fill(int y, int x, int w, style s)
