@@ -122,7 +122,8 @@ bool attn_result_adopt_weights(attn_result *r, attn_result *from);
  * overview and the summaries (script.h). */
 uint64_t attn_weights_computed_here(void);
 /* Every head's weights of r computed now (attn_head_weights), on the thread
- * pool; false when memory ran out. */
+ * pool; true at once for a result that holds them (a causal model's); false
+ * when memory ran out. */
 bool attn_result_all_weights(const attn_result *r);
 /* Bytes r's numbers take now: weights (kept or computed so far), q and k. */
 size_t attn_result_bytes(const attn_result *r);

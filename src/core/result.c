@@ -230,6 +230,11 @@ static void heads_slice(void *ctx, int begin, int end)
 
 bool attn_result_all_weights(const attn_result *r)
 {
+	/* A result that holds its weights (a causal model's, packed in the
+	 * store) has every head already; attn_head_weights gives a pointer
+	 * only to the computed kind. */
+	if (r->att)
+		return true;
 	const int nt = parallel_threads();
 	parallel_for_n(nt, nt, heads_slice, (void *)r);
 	for (int k = 0; k < r->layers * r->heads; k++)
