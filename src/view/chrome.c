@@ -136,14 +136,12 @@ void draw_status(view *v)
 	char ms[32] = "";
 	if (v->have)
 		snprintf(ms, sizeof ms, " | %.1f ms", v->res_ms);
-	char sel[48];
-	sel_describe(v, sel, sizeof sel);
 	const char *done = figure_prompt_done(v);
 	const char *hint = writing_on(v) ? _("writing: any key stops")
 			   : done[0]	     ? done
 					     : status_hint(v);
 	char where[96], count[48], line[VIEW_MAX_PATH * 4 + 16 + 512];
-	snprintf(where, sizeof where, _("layer %d %s"), v->layer, sel);
+	sel_where(v, false, where, sizeof where);
 	snprintf(count, sizeof count, ngettext("%d token", "%d tokens", v->ntok), v->ntok);
 	/* The hint for the keys stays whole: on a narrow terminal (or in a
 	 * language with longer words) the model's step goes first, then the

@@ -108,8 +108,10 @@ static figure *figure_of_map(view *v, const char *text, av_error *err)
 		snprintf(sel, sizeof sel, "head %d", v->head);
 	else
 		sel_describe(v, sel, sizeof sel);
-	int len = snprintf(title, sizeof title, "Layer %d, %s%s%s", v->layer, sel,
-			   v->words ? ", words" : "",
+	char layer[16] = "All layers";
+	if (view_sel(v) != SEL_ALL)
+		snprintf(layer, sizeof layer, "Layer %d", v->layer);
+	int len = snprintf(title, sizeof title, "%s, %s%s%s", layer, sel, v->words ? ", words" : "",
 			   view_map_kind(v) == SEL_CONTRIB ? ", value contributions" : "");
 	if (view_pin(v)->on && len >= 0 && (size_t)len < sizeof title)
 		snprintf(title + len, sizeof title - (size_t)len, " minus pinned (%s)", view_pin(v)->what);

@@ -74,6 +74,16 @@ void sel_describe(const view *v, char *out, size_t size)
 	}
 }
 
+void sel_where(const view *v, bool capital, char *out, size_t size)
+{
+	char sel[48];
+	sel_describe(v, sel, sizeof sel);
+	if (view_sel(v) == SEL_ALL) /* of no one layer */
+		snprintf(out, size, capital ? _("All layers %s") : _("all layers %s"), sel);
+	else
+		snprintf(out, size, capital ? _("Layer %d %s") : _("layer %d %s"), v->layer, sel);
+}
+
 bool view_sel_layers(const view *v, int *l0, int *l1)
 {
 	switch (view_sel(v)) {
@@ -190,12 +200,12 @@ void toggle_pin(view *v)
 			p->ids[i] = v->r.tokens[i].id;
 		p->nids = v->r.n;
 	}
-	char sel[48];
-	sel_describe(v, sel, sizeof sel);
+	char where[96];
+	sel_where(v, false, where, sizeof where);
 	snprintf(p->what, sizeof p->what,
-		 v->words ? ngettext("layer %d %s, %d word", "layer %d %s, %d words", n)
-			  : ngettext("layer %d %s, %d token", "layer %d %s, %d tokens", n),
-		 v->layer, sel, n);
+		 v->words ? ngettext("%s, %d word", "%s, %d words", n)
+			  : ngettext("%s, %d token", "%s, %d tokens", n),
+		 where, n);
 	view_matrix_invalidate(v);
 	set_notice(v, _("pinned %s: edit the text or change head to compare (F9 again: off)"),
 		   p->what);

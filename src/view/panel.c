@@ -286,14 +286,14 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 		line(p, plain(), _("largest |difference| %.4f"), s->sc.max);
 		return;
 	}
-	char sel[48];
-	sel_describe(v, sel, sizeof sel);
+	char where[96];
+	sel_where(v, true, where, sizeof where);
 	if (!v->words) {
 		char label[192], says[512];
 		role_title(&v->roles, true, label, sizeof label);
 		/* Wrapped: a label of two roles with their scores is longer
 		 * than a narrow panel, and a cut one would hide a score. */
-		snprintf(says, sizeof says, _("Layer %d %s: %s"), v->layer, sel, label);
+		snprintf(says, sizeof says, _("%s: %s"), where, label);
 		wrapped(p, st(A_BOLD, 0), says);
 		/* The label's evidence in words comes right after it, however
 		 * short the panel: a student checks the label by it. */
@@ -307,7 +307,7 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 	} else {
 		char pattern[192], says[256];
 		panel_words_pattern(v, s, pattern, sizeof pattern);
-		snprintf(says, sizeof says, _("Layer %d %s, words: %s"), v->layer, sel, pattern);
+		snprintf(says, sizeof says, _("%s, words: %s"), where, pattern);
 		wrapped(p, st(A_BOLD, 0), says);
 	}
 	line(p, plain(), _("entropy %.3f nats (max %.3f)"), hs->entropy, hs->max_entropy);

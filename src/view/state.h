@@ -234,7 +234,9 @@ void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
  * from a request, the map screen keeps it with the pin):
  * view_sel: a head or the summary Tab is on; view_map_kind: what the map
  * draws (the contributions on a head with F11); sel_describe: "head 2",
- * "mean of heads 0-7" ... ; view_matrix: the matrix and labels the map
+ * "mean of heads 0-7" ... ; sel_where: the same after its layer, "Layer 1
+ * head 2", or "All layers mean of all 32 heads" (capital: "Layer",
+ * else "layer"); view_matrix: the matrix and labels the map
  * draws now, or false when there is none (no result yet, or out of memory,
  * with a notice); view_matrix_gen: bumped whenever it is made anew;
  * view_compare_cell: in a comparison, the two weights behind cell (q, k);
@@ -248,6 +250,7 @@ void set_notice(view *v, const char *fmt, ...) AV_PRINTF(2, 3);
 sel_kind view_sel(const view *v);
 sel_kind view_map_kind(const view *v);
 void sel_describe(const view *v, char *out, size_t size);
+void sel_where(const view *v, bool capital, char *out, size_t size);
 bool view_matrix(view *v, heat_src *out);
 uint64_t view_matrix_gen(const view *v);
 bool view_compare_cell(view *v, int q, int k, float *now, float *pinned);
