@@ -40,7 +40,9 @@ static inline float attn_at(const attn_matrix *a, int q, int k)
 }
 
 /* Statistics of a head on one text, averaged over its n query rows. Masked
- * keys have weight 0 and take no part.
+ * keys have weight 0 and take no part. A is each row as a distribution
+ * (divided by its sum: a head's rows sum to 1, a layer's max of heads'
+ * do not; negative weights count as 0).
  *   entropy      mean over rows of -sum_j A[i][j] ln A[i][j] (nats)
  *   max_entropy  mean over rows of ln(number of visible keys): a uniform row
  *   distance     mean over rows of sum_j A[i][j] |i - j| (positions)

@@ -48,12 +48,19 @@ void head_stats_compute(head_stats *s, const attn_matrix *a)
 	for (int q = 0; q < n; q++) {
 		int best = -1, visible = 0;
 		float bw = -1, second = -1;
+		/* Entropy and distance of the row as a distribution: a head's
+		 * weights sum to 1, a layer's max of heads does not (its
+		 * entropy was above log n, or below 0 in the word view). */
+		double sum = 0;
+		for (int k = 0; k < n; k++)
+			if (!attn_masked(a, q, k) && attn_at(a, q, k) > 0)
+				sum += attn_at(a, q, k);
 		for (int k = 0; k < n; k++) {
 			if (attn_masked(a, q, k))
 				continue;
 			visible++;
 			float w = attn_at(a, q, k);
-			double p = w;
+			double p = w > 0 ? w / sum : 0;
 			if (p > 0)
 				ent -= p * log(p);
 			dist += p * abs(q - k);

@@ -36,6 +36,23 @@ static void stats_identity_and_uniform(void)
 	CHECKF(near(s.distance, (1.0 + 2.0 / 3 + 1.0) / 3), "uniform: distance %g", s.distance);
 	CHECKF(near(s.self, 1.0 / 3) && near(s.prev, 1.0 / 3) && near(s.next, 0),
 	       "uniform: self %g prev %g next %g", s.self, s.prev, s.next);
+
+	/* A layer's max of heads: rows that do not sum to 1 (every head on
+	 * a different key). Their entropy and distance are those of the row
+	 * as a distribution: of (0.9, 0.9, 0.9) the uniform row's, never
+	 * above log 3 (it was 2.97 > 1.10) nor, with rows above 1 on one
+	 * key, below 0. */
+	float mx[9] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f};
+	attn_matrix c = {mx, 3, false, 0};
+	head_stats_compute(&s, &c);
+	CHECKF(near(s.entropy, log(3.0)) && near(s.distance, (1.0 + 2.0 / 3 + 1.0) / 3),
+	       "max of heads: entropy %g of %g, distance %g", s.entropy, s.max_entropy,
+	       s.distance);
+	float big[9] = {1.6f, 0, 0, 0, 1.6f, 0, 0, 0, 1.6f};
+	attn_matrix d = {big, 3, false, 0};
+	head_stats_compute(&s, &d);
+	CHECKF(near(s.entropy, 0) && near(s.distance, 0), "summed rows: entropy %g distance %g",
+	       s.entropy, s.distance);
 }
 
 static void stats_causal_previous(void)
