@@ -115,15 +115,15 @@ static void label_line(view *v, pen *p, const char *what, int i, const heat_labe
 				     : st(A_BOLD, 0);
 		int start, end;
 		if (l->text) {
-			x = put_str(p->y, x, p->w - (x - p->x), s, l->text);
+			x = put_str_cut(p->y, x, p->w - (x - p->x), s, l->text);
 			if (view_word_span(v, i, &start, &end))
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0),
-					_(" tokens %d-%d"), start, end - 1);
+				put_fmt_cut(p->y, x, p->w - (x - p->x), st(A_DIM, 0),
+					    _(" tokens %d-%d"), start, end - 1);
 		} else {
 			x += put_glyph(p->y, x, l->cp, s);
 			if (l->cp < 0x110000)
-				put_fmt(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s",
-					l->cp, l->unknown ? _(" unknown") : "");
+				put_fmt_cut(p->y, x, p->w - (x - p->x), st(A_DIM, 0), " U+%04X%s",
+					    l->cp, l->unknown ? _(" unknown") : "");
 			else
 				put_str(p->y, x, p->w - (x - p->x), st(A_DIM, 0), _(" special"));
 		}
@@ -210,8 +210,8 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 		const heat_label *l = &s->labels[top[i]];
 		int lw = l->width < 8 ? l->width : 8;
 		style ls = top[i] == k ? st(A_BOLD, 0) : plain();
-		if (l->text)
-			put_str(p->y, xx, lw, ls, l->text);
+		if (l->text) /* a longer word ends in "…" */
+			put_str_cut(p->y, xx, lw, ls, l->text);
 		else
 			put_glyph(p->y, xx, l->cp, ls);
 		char wbuf[32];
