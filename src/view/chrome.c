@@ -33,9 +33,13 @@ void draw_input(view *v)
 	bool on = v->focus.typing;
 	put_str(Y_INPUT, 0, 6, on ? accent(v, A_BOLD) : st(A_DIM, 0), _("text> "));
 	lineedit *le = &v->le;
-	lineedit_fit(le, v->field_w);
-	int x = v->field_x, end = COLS;
-	for (size_t i = le->scroll; i < le->n; i++) {
+	/* A text wider than the field keeps the last column for ">", as "<"
+	 * says there is more on the left: a cut text does not read whole. */
+	const bool wide = lineedit_width(le, 0, le->n) + 1 > v->field_w;
+	lineedit_fit(le, wide ? v->field_w - 1 : v->field_w);
+	int x = v->field_x, end = wide ? COLS - 1 : COLS;
+	size_t i = le->scroll;
+	for (; i < le->n; i++) {
 		uint32_t cp = le->cps[i];
 		int w = lineedit_cp_width(cp);
 		if (x + w > end)
@@ -51,6 +55,8 @@ void draw_input(view *v)
 	}
 	if (le->scroll > 0)
 		put_str(Y_INPUT, v->field_x - 1, 1, st(A_DIM, 0), "<");
+	if (i < le->n)
+		put_str(Y_INPUT, COLS - 1, 1, st(A_DIM, 0), ">");
 }
 
 void draw_info(view *v)
