@@ -164,7 +164,7 @@ void draw_status(view *v)
 		if (str_width(line) + (drop < 5 && slack > 0 ? slack : 0) <= cols)
 			break;
 	}
-	put_str(y, 0, cols, s, line);
+	put_str_cut(y, 0, cols, s, line); /* a hint wider than the terminal ends in "…" */
 	/* The mark matters more than the end of the status text: it overwrites
 	 * it when the line is full (a long model name, a narrow terminal). */
 	if (v->busy_shown && cols >= 26)
