@@ -337,6 +337,10 @@ static void overview_draw(view *v)
 		    L, H, scale_title(v->ov_scale));
 	if (v->ov_scale == SCALE_LIFT)
 		x = put_str(Y_HEAD, x, COLS - x, st(A_DIM, 0), _(" (1: uniform)"));
+	/* The tiles and their roles are the characters' whatever F8 says
+	 * for the map: a student in the word view reads them as words'. */
+	if (v->words)
+		x = put_str(Y_HEAD, x, COLS - x, accent(v, A_BOLD), _("  characters, not words"));
 	int sel = ov_of(v)->sel;
 	bool waiting = v->r.partial;
 	const role_scores *rs =
