@@ -175,12 +175,17 @@ static void breakdown_draw(view *v, void *state, pen *p, const heat_src *s)
 	}
 	if (shown < b->hs)
 		pen_line(p, st(A_DIM, 0), _("  %d more dims  %+9.3f"), b->hs - shown, rest);
-	pen_line(p, plain(), _("sum  q·k = %.4f"), b->score);
-	pen_line(p, plain(), "× 1/√%d = %.4f", b->hs, b->scaled);
 	if (b->masked) {
+		/* The model keeps no score for a hidden key (the dump's is
+		 * null): the sum of the products above, and what it would
+		 * have been, not "nan". */
+		pen_line(p, plain(), _("sum  q·k = %.4f"), b->dot);
+		pen_line(p, plain(), "× 1/√%d = %.4f", b->hs, b->dot * b->scale);
 		pen_line(p, plain(), _("masked: the key is after the query"));
 		return;
 	}
+	pen_line(p, plain(), _("sum  q·k = %.4f"), b->score);
+	pen_line(p, plain(), "× 1/√%d = %.4f", b->hs, b->scaled);
 	pen_line(p, plain(), _("− row max %.4f = %.4f"), b->row_max, b->shifted);
 	pen_line(p, plain(), _("exp(%.4f) = %.6g"), b->shifted, b->e);
 	pen_line(p, plain(), _("÷ Σ exp over the row %.6g"), b->sum_exp);
