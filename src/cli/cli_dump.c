@@ -423,6 +423,10 @@ static bool patching(dump_request *q, dump_run *d, av_error *err)
 	clean_stats st;
 	const int n = d->n, pos = q->why.query >= 0 ? q->why.query : n - 1;
 	bool ok = tokenize_text(q->why.patch, strlen(q->why.patch), "--patch", &cps, &st, err);
+	/* Cut at the context as the text is: two texts of the same length
+	 * stay the same length. */
+	if (ok && cps.n > d->m->cfg.context)
+		cps.n = d->m->cfg.context;
 	if (ok && cps.n != (size_t)n)
 		ok = av_fail(err,
 			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "

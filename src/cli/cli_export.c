@@ -289,6 +289,8 @@ static bool patch_of(const export_request *q, const model *m, activations *ws, c
 {
 	cp_buf cps = {0};
 	bool ok = cli_read_arg(q->why.patch, "--patch", &cps, err);
+	if (ok && cps.n > m->cfg.context) /* cut as the text is */
+		cps.n = m->cfg.context;
 	if (ok && cps.n != (size_t)n)
 		ok = av_fail(err,
 			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "

@@ -61,6 +61,9 @@ static const void *patch_source(const view *v, int *n, bool *pinned)
 	const pin *p = view_pin(v);
 	*pinned = p->on && p->ids;
 	*n = *pinned ? p->nids : (int)ps->other.n;
+	/* --compare's text cut at the context, as the text is. */
+	if (!*pinned && *n > (int)v->m->cfg.context)
+		*n = (int)v->m->cfg.context;
 	return *pinned ? (const void *)p->ids : ps->other.n ? ps->other.v : NULL;
 }
 

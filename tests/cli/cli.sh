@@ -117,6 +117,10 @@ awk -F'\t' -v score="$score" 'NR == 1 { if ($0 != "query_part\tkey_part\tvalue")
 	<<<"$split" || { fails=$((fails + 1)); printf 'FAIL: the split (score %s):\n%s\n' \
 	"$score" "$(head -5 <<<"$split")" >&2; }
 expect 1 'same length' -- "$bin" --dump --patch 'ab' --text 'abc' --model "$model"
+# Two texts longer than the context are cut alike: the same length (TEXT2
+# once stayed whole and was "of another length").
+long=$(printf 'abc%.0s' {1..100})
+expect 0 '"patching":' -- "$bin" --dump --text "$long" --patch "$long" --model "$model"
 # Patching's two characters: by default, where the texts differ in one place,
 # the text's character there and TEXT2's (the question: which heads carry 他
 # rather than 她); --targets A B (or AB) chooses, its D the opposite; each
