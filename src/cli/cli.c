@@ -102,6 +102,15 @@ model *cli_load_model(const char *path, av_error *err)
 {
 	if (!path || model_builtin_name(path))
 		return model_builtin_named(path, err);
+	struct stat st;
+	if (stat(path, &st) != 0 && errno == ENOENT) {
+		av_fail(err,
+			_("%s: no such file; --model takes a model file (attnview --train "
+			  "CORPUS -o FILE writes one; python3 -m attnview_torch.convert, "
+			  "nanoGPT's and minGPT's) or builtin, builtin-causal"),
+			AV_Q(path));
+		return NULL;
+	}
 	return model_load(path, err);
 }
 
@@ -415,11 +424,14 @@ int cli_show_error(const char *arg)
 
 int cli_check_layer_head(const cli_common *c, const model *m)
 {
-	if ((c->layer >= 0 && (uint32_t)c->layer >= m->cfg.layers) ||
-	    (c->head >= 0 && (uint32_t)c->head >= m->cfg.heads)) {
-		cli_note(_("this model has layers 0..%u and heads 0..%u; --layer/--head is out of "
-			   "range"),
-			 m->cfg.layers - 1, m->cfg.heads - 1);
+	if (c->layer >= 0 && (uint32_t)c->layer >= m->cfg.layers) {
+		cli_note(_("--layer %d is out of range: this model has layers 0..%u"), c->layer,
+			 m->cfg.layers - 1);
+		return EXIT_USAGE;
+	}
+	if (c->head >= 0 && (uint32_t)c->head >= m->cfg.heads) {
+		cli_note(_("--head %d is out of range: this model has heads 0..%u"), c->head,
+			 m->cfg.heads - 1);
 		return EXIT_USAGE;
 	}
 	return -1;

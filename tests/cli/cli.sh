@@ -243,7 +243,7 @@ expect 1 'flip\.attn: checksum mismatch' -- "$bin" --dump --text a --model "$tmp
 echo 'hello' >"$tmp/text.attn"
 expect 1 'not an attnview model' -- "$bin" --info --model "$tmp/text.attn"
 expect 1 'directory' -- "$bin" --info --model "$tmp"
-expect 1 'No such file' -- "$bin" --info --model "$tmp/missing.attn"
+expect 1 'missing\.attn: no such file; --model takes' -- "$bin" --info --model "$tmp/missing.attn"
 
 # OpenBLAS kernel selection. A kernel the user chose is kept even when
 # OpenBLAS would have fallen back to a generic one ...

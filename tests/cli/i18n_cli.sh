@@ -129,10 +129,14 @@ expect_msg "usage error, LC_ALL=zh_CN" '^attnview: --layer 取从 0 起的层号
 	LC_ALL="$zh" -- --dump --text a --layer x
 expect_msg "usage error, C" "^attnview: --layer takes a layer number from 0, not 'x'$" \
 	LC_ALL=C.UTF-8 -- --dump --text a --layer x
-expect_msg "missing file, LANG=zh_CN" "^attnview: .*none\.attn：无法打开：" \
+expect_msg "missing file, LANG=zh_CN" "^attnview: .*none\.attn：没有这个文件；--model 接受" \
 	LANG="$zh" -- --dump --text a --model "$tmp/none.attn"
-expect_msg "missing file, C" "^attnview: .*none\.attn: cannot open: " \
+expect_msg "missing file, C" "^attnview: .*none\.attn: no such file; --model takes a model file" \
 	LANG=C.UTF-8 -- --dump --text a --model "$tmp/none.attn"
+expect_msg "layer out of range, C" "^attnview: --layer 9 is out of range: this model has layers 0\.\." \
+	LANG=C.UTF-8 -- --dump --text a --model "$model" --layer 9
+expect_msg "head out of range, LANG=zh_CN" "^attnview: --head 9 超出范围" \
+	LANG="$zh" -- --dump --text a --model "$model" --head 9
 expect_msg "LC_MESSAGES=zh_CN alone" '不是有效的值' \
 	LC_MESSAGES="$zh" LANG=C.UTF-8 -- --train "$tmp/in.txt" --dim x
 expect_msg "LANGUAGE=zh_CN over LANG=C.UTF-8" '不是有效的值' \
