@@ -118,7 +118,7 @@ static void grid_key(view *v, int x, int w, int y, int ymax)
 	x = put_str(y, x, end - x, ui_style(&v->col, UI_POSITIVE, A_BOLD), " ██");
 	x = put_str(y, x, end - x, st(A_DIM, 0), " + ");
 	x = put_str(y, x, end - x, ui_style(&v->col, UI_NEGATIVE, A_BOLD), "██");
-	put_str(y, x, end - x, st(A_DIM, 0), _(" -  █ .5+ ▄ .2+ · none"));
+	put_str_cut(y, x, end - x, st(A_DIM, 0), _(" - █ .5+ ▄ .2+ ▁<.2 · none"));
 }
 
 static void faith_draw(view *v, void *state, pen *pn0, const heat_src *hs)
@@ -148,6 +148,17 @@ static void faith_draw(view *v, void *state, pen *pn0, const heat_src *hs)
 	if (isnan(f->faith_loss)) {
 		row(y, ymax, x, w, plain(), _(" no loss here: nothing to predict"));
 		return;
+	}
+	/* A masked model's loss at row q is that of the pass with q masked:
+	 * its weights are that pass's too, not the map's (Alt-L says so);
+	 * said where it leaves the grid and its key room. */
+	const int after = FAITH_KEYS + 8 + nlayers(v) + 1; /* the lines below, about */
+	if (v->m->cfg.objective == OBJ_MASKED && head && ymax - y - after >= 2) {
+		snprintf(buf, sizeof buf, _("(weights of the pass with row %d masked, not the map's)"),
+			 q);
+		pen pw = {x, w, y, ymax};
+		pen_wrapped(&pw, st(A_DIM, 0), buf);
+		y = pw.y;
 	}
 	snprintf(buf, sizeof buf, _("loss %.3f; blanking a key adds"), (double)f->faith_loss);
 	y = row(y, ymax, x, w, st(A_DIM, 0), buf);
