@@ -119,14 +119,17 @@ static int parse_dump_options(int argc, char **argv, cli_mode mode, dump_request
 	if (q->generate && (c->words || c->compare))
 		return usage_error("%s",
 				   _("--generate cannot be combined with --words or --compare"));
-	if ((q->why.query < 0) != (q->why.key < 0))
-		return usage_error("%s",
-				   _("--query and --key go together: the cell to break down"));
+	/* --query alone: where --patch reads the logit difference. */
+	if ((q->why.key >= 0 && q->why.query < 0) ||
+	    (q->why.query >= 0 && q->why.key < 0 && !q->why.patch))
+		return usage_error("%s", _("--query and --key go together (the cell to break "
+					   "down); --query alone goes with --patch (where it "
+					   "is read)"));
 	if (q->why.lens && q->topk < 1)
 		return usage_error("%s", _("--lens shows the top-K characters: give --top 1 or more"));
 	const cli_why *w = &q->why;
 	if (q->out.format == DUMP_TSV &&
-	    (w->query >= 0) + !!w->patch + w->lens + w->dla + w->circuits + w->faith > 1)
+	    (w->key >= 0) + !!w->patch + w->lens + w->dla + w->circuits + w->faith > 1)
 		return usage_error("%s", _("--query/--key, --patch, --lens, --dla, --circuits and "
 					   "--faithfulness are tables of their own: in TSV ask for "
 					   "one"));
@@ -357,10 +360,10 @@ static bool split(dump_request *q, dump_run *d, av_error *err)
  * passes have masked a position each), then the breakdown and the norms. */
 static bool explain(dump_request *q, dump_run *d, av_error *err)
 {
-	if (q->why.query < 0 && !q->contributions)
+	if (q->why.key < 0 && !q->contributions)
 		return true;
 	const model_config *c = &d->m->cfg;
-	if (q->why.query >= d->n || q->why.key >= d->n)
+	if (q->why.key >= 0 && (q->why.query >= d->n || q->why.key >= d->n))
 		return av_fail(err, _("--query %d --key %d: the text has %d tokens, 0 to %d"),
 			       q->why.query, q->why.key, d->n, d->n - 1);
 	int32_t *ids = malloc((size_t)d->n * sizeof *ids);
@@ -374,7 +377,7 @@ static bool explain(dump_request *q, dump_run *d, av_error *err)
 	if (!ok)
 		return false;
 	const int hs = (int)(c->dim / c->heads);
-	if (q->why.query >= 0) {
+	if (q->why.key >= 0) {
 		d->bd = calloc((size_t)c->layers * c->heads, sizeof *d->bd);
 		float *qk = malloc(2 * (size_t)hs * sizeof *qk);
 		if (!d->bd || !qk) {
@@ -432,6 +435,8 @@ static bool patching(dump_request *q, dump_run *d, av_error *err)
 			     _("--patch: the text has %d tokens and TEXT2 %zu; patching needs "
 			       "texts of the same length"),
 			     n, cps.n);
+	if (ok && pos >= n)
+		ok = av_fail(err, _("--query %d: the text has %d tokens, 0 to %d"), pos, n, n - 1);
 	int32_t *ids = ok ? malloc(2 * (size_t)n * sizeof *ids) : NULL;
 	token *t = ok ? malloc((size_t)n * sizeof *t) : NULL;
 	if (ok && (!ids || !t))

@@ -77,7 +77,8 @@ const cli_option cli_options[CLI_NOPTS] = {
     V(OPT_QUERY, "query", 0, "I", M_DUMP | M_EXPORT, CLI_INT, 0, AV_MAX_CONTEXT - 1, NULL),
     V(OPT_KEY, "key", 0, "J", M_DUMP | M_EXPORT, CLI_INT, 0, AV_MAX_CONTEXT - 1,
       N_("the q·k breakdown of that cell in every head shown, and its score split by source "
-	 "(--export: the split's terms in the --layer/--head head as a figure)")),
+	 "(--export: the split's terms in the --layer/--head head as a figure); with --patch, "
+	 "--query alone is where the patching is read")),
     O(OPT_CONTRIBUTIONS, "contributions", 0, NULL, M_DUMP | M_EXPORT,
       N_("value norms and contributions A[i][j]·|v_j W_O| of every head, with the label of "
 	 "their shares of each row (--export: the same as --show contributions)")),

@@ -121,6 +121,12 @@ expect 1 'same length' -- "$bin" --dump --patch 'ab' --text 'abc' --model "$mode
 # once stayed whole and was "of another length").
 long=$(printf 'abc%.0s' {1..100})
 expect 0 '"patching":' -- "$bin" --dump --text "$long" --patch "$long" --model "$model"
+# --query alone with --patch: where the patching is read (the manual's "at
+# --query"); without --patch it still needs --key.
+expect 0 '"position": 1,' -- "$bin" --dump --text abc --patch abb --query 1 --model "$model"
+expect 2 'go together' -- "$bin" --dump --text abc --query 1 --model "$model"
+expect 1 '--query 7: the text has 3 tokens' -- "$bin" --dump --text abc --patch abb --query 7 \
+	--model "$model"
 # Patching's two characters: by default, where the texts differ in one place,
 # the text's character there and TEXT2's (the question: which heads carry 他
 # rather than 她); --targets A B (or AB) chooses, its D the opposite; each

@@ -157,7 +157,7 @@ expect 2 "--show takes head, mean, max, rollout, all, contributions or overview,
 	"$bin" --export "$tmp/u.svg" --text a --show heads
 expect 2 "--scale takes fixed, head, row, log or lift" -- "$bin" --export "$tmp/u.svg" --text a --scale x
 expect 2 "--colormap takes viridis or cividis" -- "$bin" --export "$tmp/u.svg" --text a --colormap x
-expect 2 'layers 0\.\.1 and heads 0\.\.3' -- "$bin" --export "$tmp/u.svg" --text a --layer 2
+expect 2 '--layer 2 is out of range: this model has layers 0\.\.1' -- "$bin" --export "$tmp/u.svg" --text a --layer 2
 expect 2 'cannot be combined' -- "$bin" --export "$tmp/u.svg" --dump --text a
 expect 2 "unknown or incomplete option '--bogus' for --export" -- \
 	"$bin" --export "$tmp/u.svg" --text a --bogus
