@@ -406,6 +406,17 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 		if (ch == ':')
 			return cli_usage_error(help, _("%s needs a value"), AV_Q(name));
 		cli_opt_id id = option_id(ch);
+		/* An option of another mode: say which take it. */
+		unsigned other = ch == '?' ? cli_option_modes(argv[optind - 1]) : 0;
+		if (other && !(other & (1u << mode))) {
+			char modes[128] = "";
+			for (int k = 0; k < MODE_NMODES; k++)
+				if (other & (1u << k))
+					snprintf(modes + strlen(modes), sizeof modes - strlen(modes),
+						 "%s%s", modes[0] ? ", " : "", _(mode_names[k]));
+			return cli_usage_error(help, _("%s does not go with %s (it goes with %s)"),
+					       AV_Q(argv[optind - 1]), _(mode_names[mode]), modes);
+		}
 		if (ch == '?' || id == OPT_END)
 			return cli_usage_error(help, _("unknown or incomplete option '%s' for %s"),
 					       AV_Q(argv[optind - 1]), _(mode_names[mode]));

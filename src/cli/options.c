@@ -273,6 +273,18 @@ bool cli_option_value(cli_opt_id id, const char *arg, cli_value *v)
 	return cli_option_value_in(id, arg, 1, 0, v);
 }
 
+unsigned cli_option_modes(const char *arg)
+{
+	if (strncmp(arg, "--", 2) != 0)
+		return 0;
+	size_t len = strcspn(arg + 2, "=");
+	for (size_t i = 0; i < CLI_NOPTS; i++)
+		if (strlen(cli_options[i].name) == len &&
+		    strncmp(cli_options[i].name, arg + 2, len) == 0)
+			return cli_options[i].modes;
+	return 0;
+}
+
 void cli_getopt_table(cli_mode mode, struct option *out, char *shorts)
 {
 	size_t n = 0, ns = 0;

@@ -171,6 +171,9 @@ const cli_option *cli_option_of(cli_opt_id id);
 /* getopt_long's table for a mode: its options, then a terminating row;
  * `out` has room for CLI_NOPTS + 1. The short options of the mode go to
  * shorts (":o:h" style, with room for 16). */
+/* The modes that take the long option arg ("--name" or "--name=value";
+ * written in full), or 0 when there is no such option. */
+unsigned cli_option_modes(const char *arg);
 void cli_getopt_table(cli_mode mode, struct option *out, char *shorts);
 
 /* attnview --help, attnview --train --help, attnview --list-options (a

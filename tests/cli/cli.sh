@@ -125,6 +125,11 @@ expect 0 '"patching":' -- "$bin" --dump --text "$long" --patch "$long" --model "
 # --query"); without --patch it still needs --key.
 expect 0 '"position": 1,' -- "$bin" --dump --text abc --patch abb --query 1 --model "$model"
 expect 2 'go together' -- "$bin" --dump --text abc --query 1 --model "$model"
+# An option of another mode is named as such, with the modes that take it.
+expect 2 "--ablate does not go with --export \\(it goes with --dump\\)" -- \
+	"$bin" --export "$tmp/x.svg" --text abc --ablate 1.2 --model "$model"
+expect 2 "unknown or incomplete option '--frobnicate' for --dump" -- \
+	"$bin" --dump --text abc --frobnicate --model "$model"
 expect 1 '--query 7: the text has 3 tokens' -- "$bin" --dump --text abc --patch abb --query 7 \
 	--model "$model"
 # Patching's two characters: by default, where the texts differ in one place,
