@@ -71,14 +71,16 @@ static int row(int y, int ymax, int x, int w, style s, const char *text)
 
 /* The profile over the offsets that fit in w columns, centred on 0 (a
  * masked model) or ending at 0 (a causal one): an eighth-block per offset
- * from the window's smallest to its largest, the peak in the accent; under
- * it the window's ends, 0, and ▲ at the peak. */
+ * from the window's smallest to its largest, the peak in the accent. Under
+ * it the window's ends, 0, and ▲ at the peak, or ◀ / ▶ beside the end it
+ * lies beyond. Returns the next line; *beyond is set when the peak is off
+ * the strip. */
 static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x, int w, int y,
-			 int ymax)
+			 int ymax, bool *beyond)
 {
 	static const char *const bars[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
 	const int last = c->offset0 + c->noffsets - 1;
-	int half = last > 0 ? (w - 1) / 2 : w - 1;
+	int half = last > 0 ? (w - 2) / 2 : w - 1; /* a column kept for ▶ */
 	if (half > -c->offset0)
 		half = -c->offset0;
 	const int lo = -half, hi = last > 0 ? (half < last ? half : last) : 0;
@@ -90,6 +92,7 @@ static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x,
 	}
 	const int peak =
 	    circuits_peak(c, (int)(ch - c->head) / c->heads, (int)(ch - c->head) % c->heads);
+	*beyond = peak < lo || peak > hi;
 	if (y <= ymax)
 		for (int o = lo; o <= hi; o++) {
 			float s = ch->positional[o - c->offset0];
@@ -104,8 +107,12 @@ static int profile_strip(view *v, const circuits *c, const circ_head *ch, int x,
 		snprintf(buf, sizeof buf, "%+d", hi);
 		if (hi > 0)
 			put_str(y, x + hi - lo - (int)strlen(buf) + 1, w, st(A_DIM, 0), buf);
-		if (peak >= lo && peak <= hi)
+		if (!*beyond)
 			put_str(y, x + peak - lo, 1, accent(v, A_BOLD), "▲");
+		else if (peak < lo)
+			put_str(y - 1, x - 1, 1, accent(v, A_BOLD), "◀");
+		else
+			put_str(y - 1, x + hi - lo + 1, 1, accent(v, A_BOLD), "▶");
 	}
 	return y + 1;
 }
@@ -193,9 +200,17 @@ static void circ_draw(view *v, void *state, pen *p, const heat_src *s)
 	const circ_head *ch = &c->head[l * c->heads + h];
 	y = row(y, ymax, x, w, st(A_DIM, 0), _("positional QK by offset"));
 	y = row(y, ymax, x, w, st(A_DIM, 0), _(" a query's preference by distance"));
-	y = profile_strip(v, c, ch, x + 1, w - 1, y, ymax);
-	snprintf(buf, sizeof buf, _(" peak at offset %+d"), circuits_peak(c, l, h));
-	y = row(y, ymax, x, w, plain(), buf);
+	bool beyond;
+	y = profile_strip(v, c, ch, x + 1, w - 1, y, ymax, &beyond);
+	/* Beyond the strip, its tallest bars are not the peak: said. */
+	if (beyond)
+		snprintf(buf, sizeof buf, _(" peak at offset %+d, beyond the strip"),
+			 circuits_peak(c, l, h));
+	else
+		snprintf(buf, sizeof buf, _(" peak at offset %+d"), circuits_peak(c, l, h));
+	pen pp = {x, w, y, ymax};
+	pen_wrapped(&pp, plain(), buf);
+	y = pp.y;
 	y++;
 	snprintf(buf, sizeof buf, _("OV copying %+.2f"), (double)ch->ov_copying);
 	y = row(y, ymax, x, w, ch->ov_copying > 0.5f ? accent(v, A_BOLD) : plain(), buf);

@@ -150,12 +150,17 @@ static void faith_draw(view *v, void *state, pen *pn0, const heat_src *hs)
 		return;
 	}
 	/* A masked model's loss at row q is that of the pass with q masked:
-	 * its weights are that pass's too, not the map's (Alt-L says so);
-	 * said where it leaves the grid and its key room. */
+	 * its weights are that pass's too, not the map's (Alt-L says so).
+	 * Always said, since the weights below contradict the map otherwise:
+	 * in full where it leaves the grid and its key room, else short (the
+	 * grid gives way). */
 	const int after = FAITH_KEYS + 8 + nlayers(v) + 1; /* the lines below, about */
-	if (v->m->cfg.objective == OBJ_MASKED && head && ymax - y - after >= 2) {
-		snprintf(buf, sizeof buf, _("(weights of the pass with row %d masked, not the map's)"),
-			 q);
+	if (v->m->cfg.objective == OBJ_MASKED && head) {
+		if (ymax - y - after >= 2)
+			snprintf(buf, sizeof buf,
+				 _("(weights of the pass with row %d masked, not the map's)"), q);
+		else
+			snprintf(buf, sizeof buf, _("(row %d masked: not the map's weights)"), q);
 		pen pw = {x, w, y, ymax};
 		pen_wrapped(&pw, st(A_DIM, 0), buf);
 		y = pw.y;

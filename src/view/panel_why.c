@@ -137,7 +137,17 @@ static void why_draw(view *v, void *state, pen *p, const heat_src *s)
 	pen_line(p, plain(), _("top-1 from block %d on"), w->commit);
 	if (p->y <= p->ymax) {
 		int x = put_str(p->y, p->x, p->w, st(A_DIM, 0), _("heads' parts of the logit of "));
-		put_glyph(p->y, x, v->m->vocab.cps[w->id], st(A_BOLD, 0));
+		uint32_t cp = v->m->vocab.cps[w->id];
+		char g[32];
+		cp_glyph(cp, g);
+		/* The character on the next line where it does not fit: never past
+		 * the panel's edge, onto the map's next row. */
+		if (x + str_width(g) > p->x + p->w) {
+			p->y++;
+			x = p->x;
+		}
+		if (p->y <= p->ymax)
+			put_glyph(p->y, x, cp, st(A_BOLD, 0));
 	}
 	p->y++;
 	why_heads(v, w, p);

@@ -11,6 +11,7 @@
 #                  to tests/; the view runs in an empty folder that has them)
 #   # size: C L    the screen's columns and lines (80 24)
 #   # term: TERM   xterm-256color unless said
+#   # language: L  the interface's language (LANGUAGE=L: zh_CN), English unless said
 # Each "save FILE" of it is compared with tests/screens/NAME.FILE.
 # tests/screens/screens.sh --update writes those from the program (look at the diff).
 set -u
@@ -62,10 +63,12 @@ for script in "$data"/screens/*.script; do
 	eval "args=($(header "$script" args))"
 	read -r cols lines <<<"$(header "$script" size)"
 	term=$(header "$script" term)
+	language=$(header "$script" language)
 	rm -rf "$tmp/run" && mkdir "$tmp/run" && ln -s "$data/golden" "$tmp/run/golden" &&
 		ln -s "$data/data" "$tmp/run/data"
 	(cd "$tmp/run" && ATTNVIEW_SCRIPT="$script" COLUMNS="${cols:-80}" LINES="${lines:-24}" \
-		TERM="${term:-xterm-256color}" "$bin" "${args[@]}" </dev/null >"$tmp/out" 2>&1)
+		TERM="${term:-xterm-256color}" LANGUAGE="$language" "$bin" "${args[@]}" \
+		</dev/null >"$tmp/out" 2>&1)
 	status=$?
 	checks=$((checks + 1))
 	if [ $status -ne 0 ]; then
