@@ -164,7 +164,12 @@ static int resolve_step(cli_common *c)
 {
 	if (!c->has_step)
 		return -1;
-	if (!c->model_path || model_builtin_name(c->model_path))
+	if (c->model_path && model_builtin_name(c->model_path))
+		return usage_error(_("--step opens a model a training run kept beside its model "
+				     "file; the built-in model %s keeps none: give a trained "
+				     "model's file with --model"),
+				   c->model_path);
+	if (!c->model_path)
 		return usage_error(_("--step opens a model a training run kept beside its model "
 				     "file: give that file with --model"));
 	if (!timeline_kept_path(c->model_path, c->step, c->step_path, sizeof c->step_path))
@@ -409,11 +414,14 @@ int cli_parse(int argc, char **argv, cli_mode mode, cli_common *c, cli_take_fn t
 		/* An option of another mode: say which take it. */
 		unsigned other = ch == '?' ? cli_option_modes(argv[optind - 1]) : 0;
 		if (other && !(other & (1u << mode))) {
+			static const char *const sep = NC_("list", ", "); /* between names */
 			char modes[128] = "";
 			for (int k = 0; k < MODE_NMODES; k++)
 				if (other & (1u << k))
-					snprintf(modes + strlen(modes), sizeof modes - strlen(modes),
-						 "%s%s", modes[0] ? ", " : "", _(mode_names[k]));
+					snprintf(modes + strlen(modes),
+						 sizeof modes - strlen(modes), "%s%s",
+						 modes[0] ? av_pgettext("list", sep) : "",
+						 _(mode_names[k]));
 			return cli_usage_error(help, _("%s does not go with %s (it goes with %s)"),
 					       AV_Q(argv[optind - 1]), _(mode_names[mode]), modes);
 		}

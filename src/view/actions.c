@@ -159,7 +159,7 @@ static bool do_look(view *v, view_action act)
 		return true;
 	case ACT_CELLS:
 		v->cells = (heat_cells)((v->cells + 1) % CELLS_NMODES);
-		set_notice(v, _("cells: %s"), heat_cells_name(v->cells));
+		set_notice(v, _("cells: %s"), heat_cells_title(v->cells));
 		return true;
 	case ACT_RAMP:
 		colors_set_ramp(&v->col, (cm_ramp)((v->col.ramp + 1) % RAMP_NRAMPS));

@@ -9,11 +9,18 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const cells_names[CELLS_NMODES] = {"fit", "scroll", "compact"};
+/* The names of --cells; a person reads them translated (heat_cells_title). */
+static const char *const cells_names[CELLS_NMODES] = {NC_("cells", "fit"), NC_("cells", "scroll"),
+						      NC_("cells", "compact")};
 
 const char *heat_cells_name(heat_cells c)
 {
 	return c < CELLS_NMODES ? cells_names[c] : "?";
+}
+
+const char *heat_cells_title(heat_cells c)
+{
+	return av_pgettext("cells", heat_cells_name(c));
 }
 
 /* The accent colour (the cursor's marks), as the view's chrome has it. */

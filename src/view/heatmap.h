@@ -46,6 +46,8 @@ typedef enum heat_cells {
 } heat_cells;
 
 const char *heat_cells_name(heat_cells c); /* "fit", "scroll", "compact" */
+/* The same as the screen shows it, in the interface's language. */
+const char *heat_cells_title(heat_cells c);
 
 /* Where: an area of the screen, laid out for a matrix of n rows. */
 typedef struct heat_geom {

@@ -208,8 +208,10 @@ static void help_draw(view *v)
 			/* Two columns between the names and their description. */
 			put_str(y, x0 + 2, h0->keys_w, st(A_BOLD, 0), h->names);
 			int x = x0 + 2 + h0->keys_w + 2;
-			put_str(y, x, colw - 1 - (x - x0), plain(),
-				h->colours ? help_colours(v) : h->text);
+			/* Cut where the screen is narrow, and said so ("…"); the
+			 * manual has every line whole. */
+			put_str_cut(y, x, colw - 1 - (x - x0), plain(),
+				    h->colours ? help_colours(v) : h->text);
 		}
 	}
 }

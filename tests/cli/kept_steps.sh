@@ -65,6 +65,9 @@ cp "$out.steps/step-000160.attn" "$tmp/keep"
 head -c 2000 "$tmp/keep" >"$out.steps/step-000160.attn"
 expect 1 "step-000160\\.attn" -- "$bin" --dump --text "$text" --model "$out" --step 160
 expect 2 "--step opens a model a training run kept" -- "$bin" --dump --text "$text" --step 80
+# A built-in model was given: the message does not ask for --model again.
+expect 2 "the built-in model builtin-causal keeps none" -- \
+	"$bin" --info --model builtin-causal --step 80
 expect 2 "--step takes a step number, not 'x'" -- "$bin" --info --model "$out" --step x
 expect 2 "--keep-steps keeps the models of the steps the timeline records" -- \
 	"$bin" --train --task induction --timeline-every 0 --keep-steps 1 -o "$tmp/no.attn"
