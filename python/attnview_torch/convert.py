@@ -40,6 +40,7 @@ from .modelfile import MAGIC, encode, may_replace, write_atomic
 from .shown import ArgumentParser, error_text, quote, shell_quote, visible
 
 PREFIX = "_orig_mod."  # what torch.compile puts before every name
+DDP_PREFIX = "module."  # what DistributedDataParallel puts before every name
 
 
 class ConvertError(Exception):
@@ -146,7 +147,16 @@ def load_checkpoint(path, trust=False):
         return _trusted_load(path, trust)
     except ConvertError:
         raise
-    except (RuntimeError, EOFError, ValueError, OSError, AttributeError, ImportError) as e:
+    except (AttributeError, ImportError) as e:
+        if not trust:
+            raise ConvertError("%s: not a readable PyTorch checkpoint (%s); it may be "
+                               "truncated: copy it again"
+                               % (quote(path), str(e).splitlines()[0][:160])) from None
+        raise ConvertError("%s: the checkpoint's pickle names Python code this program cannot "
+                           "find (%s): save it again as plain data where that code is defined "
+                           "(torch.save of a dict of the state dict, model_args and numbers)"
+                           % (quote(path), str(e).splitlines()[0][:160])) from None
+    except (RuntimeError, EOFError, ValueError, OSError) as e:
         raise ConvertError("%s: not a readable PyTorch checkpoint (%s); it may be truncated: "
                            "copy it again" % (quote(path), str(e).splitlines()[0][:160])) from None
 
@@ -158,7 +168,9 @@ def _state_dict(sd, path):
         if not isinstance(k, str) or not torch.is_tensor(v):
             raise ConvertError("%s: the state dict holds %r, which is not a named tensor"
                                % (quote(path), k))
-        out[k[len(PREFIX):] if k.startswith(PREFIX) else k] = v
+        for p in (DDP_PREFIX, PREFIX):
+            k = k[len(p):] if k.startswith(p) else k
+        out[k] = v
     return out
 
 
@@ -171,7 +183,14 @@ def identify(obj, path):
         if not isinstance(obj["model"], dict) or not isinstance(obj["model_args"], dict):
             raise ConvertError("%s: 'model' or 'model_args' is not a dict: not a nanoGPT "
                                "checkpoint" % quote(path))
-        return "nanoGPT", _state_dict(obj["model"], path), obj["model_args"], obj
+        sd = _state_dict(obj["model"], path)
+        if "transformer.wte.weight" not in sd:
+            first = next(iter(sd), None)
+            raise ConvertError("%s: the model's state dict has no transformer.wte.weight (%s): "
+                               "not the weights of nanoGPT's GPT"
+                               % (quote(path), "it is empty" if first is None
+                                  else "its first tensor is %s" % first))
+        return "nanoGPT", sd, obj["model_args"], obj
     if obj and all(torch.is_tensor(v) for v in obj.values()):
         sd = _state_dict(obj, path)
         if "transformer.wte.weight" in sd and "lm_head.weight" in sd:
@@ -199,7 +218,8 @@ def read_meta(path):
         raise ConvertError("%s: %s" % (quote(path), e.strerror or e)) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as e:
         raise ConvertError("%s: not a meta.pkl of nanoGPT (%s): it should be a dict of "
-                           "vocab_size, itos and stoi" % (quote(path), e)) from None
+                           "vocab_size, itos and stoi"
+                           % (quote(path), " ".join(str(e).split())[:120])) from None
     itos = meta.get("itos") if isinstance(meta, dict) else None
     if not isinstance(itos, dict) or sorted(itos) != list(range(len(itos))):
         raise ConvertError("%s: no itos of ids 0..V-1: not a meta.pkl of nanoGPT's "
@@ -307,6 +327,10 @@ def _sizes(kind, sd, args, heads, path):
             raise ConvertError("%s: model_args has no %s: not a nanoGPT checkpoint"
                                % (quote(path), e)) from None
         bias = bool(args.get("bias", True))
+        if a["vocab_size"] != V:
+            raise ConvertError("%s: model_args says vocab_size %r, but transformer.wte.weight "
+                               "has %d rows: the model_args are not those of these weights"
+                               % (quote(path), a["vocab_size"], V))
         return (a["n_layer"], a["n_head"], a["n_embd"], a["block_size"], a["vocab_size"], bias,
                 "")
     note = ""
@@ -553,6 +577,10 @@ def main(argv=None):
     try:
         if a.output is None:
             a.output = os.path.splitext(a.checkpoint)[0] + ".attn"
+        folder = os.path.dirname(os.path.abspath(a.output))
+        if not os.path.isdir(folder):
+            raise ConvertError("%s: the folder %s does not exist: create it or give -o a "
+                               "path in a folder that does" % (quote(a.output), quote(folder)))
         if not a.force:
             may_replace(a.output)
         data, lines = convert(a)

@@ -529,12 +529,38 @@ def case_convert_bad():
     with open(path("input.txt"), "w", encoding="utf-8") as f:
         f.write(TEXT)
     refused("heads", [mck, "--vocab-from-text", path("input.txt")], "give --heads")
+    # model_args that are not the weights', a state dict of another model,
+    # DistributedDataParallel's names, a class the pickle names that cannot
+    # be found, an output folder that does not exist
+    meta = path("data", "tiny", "meta.pkl")
+    full = torch.load(ck)  # the config above names code
+    ckd = dict(full, model_args=dict(full["model_args"], vocab_size=len(chars) + 20))
+    torch.save(ckd, path("args.pt"))
+    refused("model_args", [path("args.pt"), "--meta", meta],
+            "model_args says vocab_size %d, but transformer.wte.weight has %d rows"
+            % (len(chars) + 20, len(chars)))
+    torch.save(dict(full, model={"encoder.weight": torch.ones(2, 2)}), path("other.pt"))
+    refused("another model", [path("other.pt"), "--meta", meta],
+            "has no transformer.wte.weight (its first tensor is encoder.weight)")
+    ddp = {"module." + k: v for k, v in full["model"].items()}
+    torch.save(dict(full, model=ddp), path("ddp.pt"))
+    p = convert(path("ddp.pt"), "--meta", meta, "-o", path("ddp.attn"))
+    check("certificate: ok" in p.stdout, "DistributedDataParallel's names: %s" % p.stderr)
+    torch.save(dict(full, config=LocalConfig()), path("local.pt"))
+    refused("a class not found", [path("local.pt"), "--meta", meta, "--trust-pickle"],
+            "names Python code this program cannot find")
+    refused("no folder", [ck, "--meta", meta], "does not exist", out="nofolder/x.attn")
     # an existing file that is not a model is left alone
     with open(path("keep.attn"), "w") as f:
         f.write("my notes\n")
     p = convert(ck, "-o", path("keep.attn"), want=1)
     check(open(path("keep.attn")).read() == "my notes\n" and "not an attnview model" in p.stderr,
           "an existing file: %s" % p.stderr)
+
+
+class LocalConfig:
+    """A training script's own class: a pickle names it by this module."""
+    dataset = "tiny"
 
 
 CASES = dict(convert=case_convert, convert_bad=case_convert_bad)
