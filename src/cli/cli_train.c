@@ -150,7 +150,11 @@ static int load_corpus(train_request *q, const train_checkpoint *ck, corpus *cor
 			cli_note(_("with --init the context is %s's, %u characters: give a longer "
 				   "text, or train a new model without --init"),
 				 AV_Q(q->init), q->o.context);
-		return EXIT_USAGE;
+		/* A text too short for any window is bad input; the rest asks
+		 * the options to change. */
+		return cor->ntrain < (uint64_t)train_window(&q->o) && q->o.context <= 2
+			   ? EXIT_RUNTIME
+			   : EXIT_USAGE;
 	}
 	if (q->init && cor->unk_train == cor->ntrain) {
 		cli_note(_("none of the characters of %s is in %s's vocabulary: there is nothing "

@@ -140,6 +140,20 @@ uint64_t train_auto_warmup(uint64_t total)
 bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err)
 {
 	uint64_t w = (uint64_t)train_window(o);
+	/* Not one window: no --batch helps, and the smallest context is 2. */
+	if (c->ntrain < w && o->context <= 2)
+		return av_fail(err,
+			       _("%s: the training split has %" PRIu64 " characters, fewer than "
+				 "the smallest window (%" PRIu64
+				 " characters): there is nothing to "
+				 "train on; give a longer text"),
+			       AV_Q(path), c->ntrain, w);
+	if (c->ntrain < w)
+		return av_fail(err,
+			       _("%s: the training split has %" PRIu64 " characters, fewer than "
+				 "one window of %" PRIu64 ": give a smaller --context or a longer "
+				 "text"),
+			       AV_Q(path), c->ntrain, w);
 	if (c->ntrain < w * o->batch)
 		return av_fail(err,
 			       _("%s: the training split has %" PRIu64 " characters, fewer than "
@@ -228,6 +242,11 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 		}
 	}
 	const uint64_t w = o->context + causal, ntrain = n - nval;
+	if (ntrain < w) { /* nothing fits: train_check_data says so, no more */
+		fit->nval = nval;
+		fit->shrunk = val != VAL_AS_ASKED;
+		return;
+	}
 	/* Batch: the windows the training split holds. */
 	if (!given->batch && ntrain < w * o->batch)
 		o->batch = ntrain / w >= 1 ? (uint32_t)(ntrain / w) : 1;

@@ -296,6 +296,18 @@ expect 0 '^standard input: 8028 bytes' -- bash -c '"$2" --train - "${@:4}" -o "$
 	_ "$corpus" "$bin" "$tmp/stdin/m2.attn" "${tiny[@]}"
 expect 1 'standard input is empty' -- bash -c '"$1" --train - -o "$2" </dev/null' _ "$bin" \
 	"$tmp/x.attn"
+# a text of one character holds no window: bad input (1), said without
+# advice that cannot be followed (--batch 1 and --context 2 already)
+printf '你' >"$tmp/one.txt"
+expect 1 'one.txt: the training split has 1 characters, fewer than the smallest window \(2 characters\): there is nothing to train on; give a longer text' -- \
+	"$bin" --train "$tmp/one.txt" -o "$tmp/x.attn"
+checks=$((checks + 1))
+"$bin" --train "$tmp/one.txt" -o "$tmp/x.attn" 2>&1 | grep -q -e '--batch 1 instead' &&
+	fail "a text of one character was told it fills a batch of 1"
+# a context given that the text cannot fill: that option is named
+printf 'abcdefghij' >"$tmp/ten.txt"
+expect 2 'ten.txt: the training split has 10 characters, fewer than one window of 64: give a smaller --context' -- \
+	"$bin" --train "$tmp/ten.txt" --context 64 -o "$tmp/x.attn"
 # --dump --input - and a pipe
 "$bin" --dump --input "$tmp/a.txt" --model "$tmp/file/m.attn" >"$tmp/d1.json" 2>&1
 checks=$((checks + 1))
