@@ -568,7 +568,8 @@ def describe(kind, ckpt, cfg, sd, meta, where, gelu, note, order):
         "  parameters: %s; %s; biases %s; GELU %s, which a checkpoint does not record"
         % (P, "lm_head tied to wte" if a.output == 0 else "lm_head of its own",
            a.name("biases"), gelu),
-        "  trained: %d steps%s" % (meta["steps"], "" if val != val
+        "  trained: %s%s" % ("%d steps" % meta["steps"] if meta["steps"]
+                             else "steps unknown (the checkpoint does not say)", "" if val != val
                                    else ", best validation loss %.4f nats/char" % val)]
 
 

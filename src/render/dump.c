@@ -309,9 +309,17 @@ void dump_info(FILE *out, const model *m, const char *source)
 	info_arch(out, &c->arch);
 	fprintf(out, "parameters: %zu\n", m->nparams);
 	info_string(out, "corpus", m->meta.corpus);
-	fprintf(out, "steps: %llu\ntokens seen: %llu\nseed: %llu\n",
-		(unsigned long long)m->meta.steps, (unsigned long long)m->meta.tokens,
-		(unsigned long long)m->meta.seed);
+	/* A converted model's steps are its checkpoint's (0 where it did not
+	 * say: minGPT's never do), its seed not one of attnview's. */
+	if (c->arch.origin != ORIGIN_ATTNVIEW && m->meta.steps == 0)
+		fputs("steps: unknown\ntokens seen: unknown\n", out);
+	else
+		fprintf(out, "steps: %llu\ntokens seen: %llu\n", (unsigned long long)m->meta.steps,
+			(unsigned long long)m->meta.tokens);
+	if (c->arch.origin != ORIGIN_ATTNVIEW)
+		fputs("seed: unknown\n", out);
+	else
+		fprintf(out, "seed: %llu\n", (unsigned long long)m->meta.seed);
 	info_float(out, "validation loss", m->meta.val_loss, " nats/char");
 	info_float(out, "validation accuracy", m->meta.val_acc, "");
 	info_float(out, "unigram baseline loss", m->meta.base_loss, " nats/char");

@@ -309,7 +309,8 @@ def case_convert():
         info = run([BIN, "--info", "--model", out]).stdout
         check("origin: nanoGPT\n" in info and ("biases %s" % ("yes" if v["bias"] else "none"))
               in info and "gelu %s" % v.get("gelu", "erf") in info and "steps: 250\n" in info
-              and "validation loss: 1.7500" in info and "tokens seen: 96000" in info,
+              and "validation loss: 1.7500" in info and "tokens seen: 96000" in info
+              and "seed: unknown\n" in info,
               "%s: --info:\n%s" % (name, info))
         if k == 0:
             check_forms(chars)
@@ -328,6 +329,10 @@ def case_convert():
     info = run([BIN, "--info", "--model", out]).stdout
     check("origin: minGPT\n" in info and "output untied" in info and "gelu tanh" in info,
           "minGPT --info:\n%s" % info)
+    # minGPT saves no steps and no seed: unknown, not 0
+    check("steps: unknown\ntokens seen: unknown\nseed: unknown\n" in info
+          and "steps unknown (the checkpoint does not say)" in p.stdout,
+          "minGPT's steps and seed:\n%s%s" % (info, p.stdout))
     # minGPT's gpt-nano (3 layers, width 48): its heads from minGPT's table
     gptm, ck = mingpt_checkpoint("nano.pt", chars, d=48, h=3, L=3, seed=6)
     p = converted("gpt-nano", ck, path("nano.attn"), "--vocab-from-text", path("input.txt"))
