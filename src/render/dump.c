@@ -290,6 +290,35 @@ static void info_arch(FILE *out, const model_arch *a)
 	fputc('\n', out);
 }
 
+/* A converted model's parameters that its checkpoint does not have, zeros
+ * in attnview's layout: the rows of ids 0..2 (in the output too, untied),
+ * the output bias, and every bias of a model without them. */
+static size_t converted_zeros(const model_config *c)
+{
+	const size_t d = c->dim;
+	size_t z = c->arch.specials == SPECIALS_NONE ? TOK_NSPECIAL * d : 0;
+	if (c->arch.specials == SPECIALS_NONE && c->arch.output != OUT_TIED)
+		z += TOK_NSPECIAL * d;
+	z += c->vocab_size;
+	if (c->arch.biases == BIASES_NONE)
+		z += c->layers * 11 * d + d;
+	return z;
+}
+
+static void info_params(FILE *out, const model *m)
+{
+	const model_config *c = &m->cfg;
+	if (c->arch.origin == ORIGIN_ATTNVIEW) {
+		info_params(out, m);
+		return;
+	}
+	size_t z = converted_zeros(c);
+	fprintf(out,
+		"parameters: %zu (the checkpoint's %zu, and %zu zeros attnview's layout adds: the "
+		"rows of ids 0..2, the output bias%s)\n",
+		m->nparams, m->nparams - z, z, c->arch.biases == BIASES_NONE ? ", the biases" : "");
+}
+
 void dump_info(FILE *out, const model *m, const char *source)
 {
 	const model_config *c = &m->cfg;
@@ -307,7 +336,7 @@ void dump_info(FILE *out, const model *m, const char *source)
 		fprintf(out, "vocabulary: %u (%u characters + pad, unk, mask)\n", c->vocab_size,
 			c->vocab_size - TOK_NSPECIAL);
 	info_arch(out, &c->arch);
-	fprintf(out, "parameters: %zu\n", m->nparams);
+	info_params(out, m);
 	info_string(out, "corpus", m->meta.corpus);
 	/* A converted model's steps are its checkpoint's (0 where it did not
 	 * say: minGPT's never do), its seed not one of attnview's. */

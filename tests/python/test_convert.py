@@ -312,6 +312,11 @@ def case_convert():
               and "validation loss: 1.7500" in info and "tokens seen: 96000" in info
               and "seed: unknown\n" in info,
               "%s: --info:\n%s" % (name, info))
+        # --info counts the parameters as the converter does, and says what
+        # attnview's layout adds (zero rows of ids 0..2, the output bias)
+        said = p.stdout.split("parameters: ")[1].split(" ")[0]
+        check("(the checkpoint's %s, and " % said in info,
+              "%s: the converter counted %s, --info:\n%s" % (name, said, info))
         if k == 0:
             check_forms(chars)
             check_bound_py(out, ids, b)
@@ -329,6 +334,9 @@ def case_convert():
     info = run([BIN, "--info", "--model", out]).stdout
     check("origin: minGPT\n" in info and "output untied" in info and "gelu tanh" in info,
           "minGPT --info:\n%s" % info)
+    said = p.stdout.split("parameters: ")[1].split(" ")[0]
+    check("(the checkpoint's %s, and " % said in info,
+          "minGPT: the converter counted %s, --info:\n%s" % (said, info))
     # minGPT saves no steps and no seed: unknown, not 0
     check("steps: unknown\ntokens seen: unknown\nseed: unknown\n" in info
           and "steps unknown (the checkpoint does not say)" in p.stdout,
