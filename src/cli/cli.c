@@ -104,6 +104,18 @@ model *cli_load_model(const char *path, av_error *err)
 		return model_builtin_named(path, err);
 	struct stat st;
 	if (stat(path, &st) != 0 && errno == ENOENT) {
+		char ckpt[4200], qc[4300];
+		snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+		if (stat(ckpt, &st) == 0) { /* a run stopped or still going: named */
+			av_shell_quote(ckpt, qc, sizeof qc);
+			av_fail(
+			    err,
+			    _("%s: no such file yet, but %s is there: a training run writing it "
+			      "has not finished, or was stopped (resume it with the command it "
+			      "printed); its latest step: --model %s"),
+			    AV_Q(path), AV_Q(ckpt), qc);
+			return NULL;
+		}
 		av_fail(err,
 			_("%s: no such file; --model takes a model file (attnview --train "
 			  "CORPUS -o FILE writes one; python3 -m attnview_torch.convert, "

@@ -304,6 +304,11 @@ expect 1 'one.txt: the training split has 1 characters, fewer than the smallest 
 checks=$((checks + 1))
 "$bin" --train "$tmp/one.txt" -o "$tmp/x.attn" 2>&1 | grep -q -e '--batch 1 instead' &&
 	fail "a text of one character was told it fills a batch of 1"
+# a model a run has not written yet, beside its checkpoint: --dump and
+# --info name the checkpoint (the view opens it by itself)
+cp "$tmp/file/m.attn" "$tmp/only.attn.ckpt"
+expect 1 "only\.attn: no such file yet, but .*only\.attn\.ckpt is there: .*--model .*only\.attn\.ckpt" -- \
+	"$bin" --dump --text ab --model "$tmp/only.attn"
 # a context given that the text cannot fill: that option is named
 printf 'abcdefghij' >"$tmp/ten.txt"
 expect 2 'ten.txt: the training split has 10 characters, fewer than one window of 64: give a smaller --context' -- \
