@@ -271,8 +271,8 @@ void train_fit_corpus(train_options *o, const train_given *given, uint64_t n,
 	if (o->lr != lr0)
 		fit_note(
 		    fit,
-		    _("--lr %.3g instead of %.3g: a step of %u x %u characters is %.0f times "
-		      "smaller than %u x %u, and the rate goes with the square root (%.1f times "
+		    _("--lr %.3g instead of %.3g: a step of %u x %u characters is %.3g times "
+		      "smaller than %u x %u, and the rate goes with the square root (%.3g times "
 		      "smaller); give --lr to choose"),
 		    (double)o->lr, (double)lr0, o->batch, o->context, step0 / step1, B0, T0,
 		    sqrt(step0 / step1));
