@@ -51,6 +51,16 @@ static bool closing_mark(const char *c)
 	return false;
 }
 
+/* Punctuation that does not end a line. */
+static bool opening_mark(const char *c)
+{
+	static const char *const marks[] = {"（", "“", "《", "「", "("};
+	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+		if (strncmp(c, marks[i], strlen(marks[i])) == 0)
+			return true;
+	return false;
+}
+
 void pen_wrapped(pen *p, style s, const char *text)
 {
 	while (*text && p->y <= p->ymax) {
@@ -73,6 +83,9 @@ void pen_wrapped(pen *p, style s, const char *text)
 		 * before a closing mark. */
 		bool at_space = brk && 3 * (w - wbrk) < p->w;
 		if (*t && !at_space && closing_mark(t) && prev > text)
+			t = prev;
+		/* nor after an opening one: it goes down with what it opens */
+		else if (*t && !at_space && opening_mark(prev) && prev > text)
 			t = prev;
 		const char *end = *t && at_space ? brk : t;
 		if (end == text) /* a character wider than the panel */
