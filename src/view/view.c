@@ -69,6 +69,9 @@ bool screen_toggle(view *v, view_action act)
 	for (int i = 0; act != ACT_NONE && i < SCREEN_N; i++) {
 		if (view_screens[i]->toggle != act)
 			continue;
+		/* A notice of the screen left does not belong on the next one's
+		 * info line (it hid the timeline's phase-change line). */
+		v->notice[0] = '\0';
 		if (v->focus.screen == (screen_id)i)
 			screen_back(v);
 		else

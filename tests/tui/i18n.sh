@@ -133,7 +133,7 @@ for size in "80 24" "120 40" "200 60"; do
 	wait_gone "attnview 按键" || fail "$at: the help does not close"
 
 	keys F3
-	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 提升"
+	check "$at: overview heading" wait_for "总览：2 层 x 4 个注意力头，刻度 倍数"
 	# The roles come from the worker (JOB_ROLES) after the tiles: wait for them.
 	check "$at: overview tiles named with roles" wait_tiles_named 4
 	wait_for "方向键选择，Enter 打开，打字编辑文本 | F1 帮助" || true
