@@ -174,8 +174,11 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	line(p, plain(), _("rank   %d of %d in the row"), rank, visible);
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		line(p, plain(), _("A[i][j] %.4f × |v_j W_O| %.4f"),
-		     attn_weight(&v->r, v->layer, v->head, q, k),
+		/* The weight as the share is printed (e-notation where four
+		 * decimals would read 0.0000 beside a share that is not 0). */
+		char abuf[32];
+		fmt_weight(abuf, attn_weight(&v->r, v->layer, v->head, q, k));
+		line(p, plain(), _("A[i][j] %s × |v_j W_O| %.4f"), abuf,
 		     v->r.value_norms[h * n + (size_t)k]);
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		float raw = attn_score(&v->r, v->layer, v->head, q, k);
