@@ -221,6 +221,13 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 	int top[VIEW_TOPK];
 	int ntop = s->diverging ? top_by_size(&s->m, q, top)
 				: row_top_keys(&s->m, q, VIEW_TOPK, top);
+	/* The weights in one column, after the widest label shown (words
+	 * differ). */
+	int colw = 2;
+	for (int i = 0; i < ntop && i <= p->ymax - p->y; i++) {
+		int w = s->labels[top[i]].width;
+		colw = w > colw ? (w < 8 ? w : 8) : colw;
+	}
 	for (int i = 0; i < ntop && p->y <= p->ymax; i++, p->y++) {
 		int xx = put_fmt(p->y, p->x, p->w, plain(), " %*d ", view_map_geom(v)->heat.posw, top[i]);
 		const heat_label *l = &s->labels[top[i]];
@@ -236,7 +243,7 @@ static void top_key_lines(view *v, pen *p, const heat_src *s)
 			snprintf(wbuf, sizeof wbuf, "%+.6f", w);
 		else
 			fmt_weight(wbuf, w);
-		int wx = xx + (lw > 2 ? lw : 2) + 1;
+		int wx = xx + colw + 1;
 		put_str(p->y, wx, p->w - (wx - p->x), ls, wbuf);
 	}
 }
