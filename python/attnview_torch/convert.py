@@ -162,7 +162,8 @@ def load_checkpoint(path, trust=False):
 
 
 def _state_dict(sd, path):
-    """Names without torch.compile's prefix; every value a floating tensor."""
+    """Names without torch.compile's prefix or DistributedDataParallel's;
+    every value a tensor (its type checked by _take)."""
     out = OrderedDict()
     for k, v in sd.items():
         if not isinstance(k, str) or not torch.is_tensor(v):

@@ -309,7 +309,7 @@ static void info_params(FILE *out, const model *m)
 {
 	const model_config *c = &m->cfg;
 	if (c->arch.origin == ORIGIN_ATTNVIEW) {
-		info_params(out, m);
+		fprintf(out, "parameters: %zu\n", m->nparams);
 		return;
 	}
 	size_t z = converted_zeros(c);
@@ -340,11 +340,16 @@ void dump_info(FILE *out, const model *m, const char *source)
 	info_string(out, "corpus", m->meta.corpus);
 	/* A converted model's steps are its checkpoint's (0 where it did not
 	 * say: minGPT's never do), its seed not one of attnview's. */
-	if (c->arch.origin != ORIGIN_ATTNVIEW && m->meta.steps == 0)
-		fputs("steps: unknown\ntokens seen: unknown\n", out);
+	const bool converted = c->arch.origin != ORIGIN_ATTNVIEW;
+	if (converted && m->meta.steps == 0)
+		fputs("steps: unknown\n", out);
 	else
-		fprintf(out, "steps: %llu\ntokens seen: %llu\n", (unsigned long long)m->meta.steps,
-			(unsigned long long)m->meta.tokens);
+		fprintf(out, "steps: %llu\n", (unsigned long long)m->meta.steps);
+	/* (a nanoGPT checkpoint without its config does not say its tokens) */
+	if (converted && m->meta.tokens == 0)
+		fputs("tokens seen: unknown\n", out);
+	else
+		fprintf(out, "tokens seen: %llu\n", (unsigned long long)m->meta.tokens);
 	if (c->arch.origin != ORIGIN_ATTNVIEW)
 		fputs("seed: unknown\n", out);
 	else

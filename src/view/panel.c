@@ -54,11 +54,20 @@ static bool closing_mark(const char *c)
 /* Punctuation that does not end a line. */
 static bool opening_mark(const char *c)
 {
-	static const char *const marks[] = {"（", "“", "《", "「", "("};
+	static const char *const marks[] = {"（", "“", "‘", "《", "「", "『", "【", "("};
 	for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
 		if (strncmp(c, marks[i], strlen(marks[i])) == 0)
 			return true;
 	return false;
+}
+
+/* The start of the character before c (c > text, in a string we made). */
+static const char *prev_char(const char *text, const char *c)
+{
+	do
+		c--;
+	while (c > text && ((unsigned char)*c & 0xc0) == 0x80);
+	return c;
 }
 
 void pen_wrapped(pen *p, style s, const char *text)
@@ -82,10 +91,12 @@ void pen_wrapped(pen *p, style s, const char *text)
 		 * has spaces only around numbers: it breaks anywhere), and never
 		 * before a closing mark. */
 		bool at_space = brk && 3 * (w - wbrk) < p->w;
-		if (*t && !at_space && closing_mark(t) && prev > text)
+		if (*t && !at_space && closing_mark(t) && prev > text) {
 			t = prev;
+			prev = prev_char(text, prev);
+		}
 		/* nor after an opening one: it goes down with what it opens */
-		else if (*t && !at_space && opening_mark(prev) && prev > text)
+		if (*t && !at_space && opening_mark(prev) && prev > text)
 			t = prev;
 		const char *end = *t && at_space ? brk : t;
 		if (end == text) /* a character wider than the panel */
@@ -174,12 +185,15 @@ static void cell_lines(view *v, pen *p, const heat_src *s)
 	line(p, plain(), _("rank   %d of %d in the row"), rank, visible);
 	if (view_sel(v) == SEL_HEAD && !v->words && v->contrib && v->r.value_norms) {
 		size_t n = (size_t)v->r.n, h = (size_t)v->layer * (size_t)v->r.heads + (size_t)v->head;
-		/* The weight as the share is printed (e-notation where four
-		 * decimals would read 0.0000 beside a share that is not 0). */
+		/* Four decimals, or e-notation where those would read 0.0000
+		 * beside a share that is not 0; the norm to four digits (the
+		 * line fits a panel of 34 columns). */
 		char abuf[32];
-		fmt_weight(abuf, attn_weight(&v->r, v->layer, v->head, q, k));
-		line(p, plain(), _("A[i][j] %s × |v_j W_O| %.4f"), abuf,
-		     v->r.value_norms[h * n + (size_t)k]);
+		float a = attn_weight(&v->r, v->layer, v->head, q, k);
+		snprintf(abuf, sizeof abuf, a != 0 && fabsf(a) < 1e-4f ? "%.2e" : "%.4f",
+			 (double)a);
+		line(p, plain(), _("A[i][j] %s × |v_j W_O| %.4g"), abuf,
+		     (double)v->r.value_norms[h * n + (size_t)k]);
 	} else if (view_sel(v) == SEL_HEAD && !v->words) {
 		float raw = attn_score(&v->r, v->layer, v->head, q, k);
 		line(p, plain(), "q·k %.4f  /√%d = %.4f", raw, v->head_dim,

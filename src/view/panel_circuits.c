@@ -204,11 +204,11 @@ static void circ_draw(view *v, void *state, pen *p, const heat_src *s)
 	y = profile_strip(v, c, ch, x + 1, w - 1, y, ymax, &beyond);
 	/* Beyond the strip, its tallest bars are not the peak: said. */
 	if (beyond)
-		snprintf(buf, sizeof buf, _(" peak at offset %+d, beyond the strip"),
+		snprintf(buf, sizeof buf, _("peak at offset %+d, beyond the strip"),
 			 circuits_peak(c, l, h));
 	else
-		snprintf(buf, sizeof buf, _(" peak at offset %+d"), circuits_peak(c, l, h));
-	pen pp = {x, w, y, ymax};
+		snprintf(buf, sizeof buf, _("peak at offset %+d"), circuits_peak(c, l, h));
+	pen pp = {x + 1, w - 1, y, ymax};
 	pen_wrapped(&pp, plain(), buf);
 	y = pp.y;
 	y++;

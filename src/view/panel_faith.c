@@ -160,7 +160,7 @@ static void faith_draw(view *v, void *state, pen *pn0, const heat_src *hs)
 			snprintf(buf, sizeof buf,
 				 _("(weights of the pass with row %d masked, not the map's)"), q);
 		else
-			snprintf(buf, sizeof buf, _("(row %d masked: not the map's weights)"), q);
+			snprintf(buf, sizeof buf, _("(row %d masked: not the map's)"), q);
 		pen pw = {x, w, y, ymax};
 		pen_wrapped(&pw, st(A_DIM, 0), buf);
 		y = pw.y;

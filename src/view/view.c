@@ -70,8 +70,10 @@ bool screen_toggle(view *v, view_action act)
 		if (view_screens[i]->toggle != act)
 			continue;
 		/* A notice of the screen left does not belong on the next one's
-		 * info line (it hid the timeline's phase-change line). */
-		v->notice[0] = '\0';
+		 * info line (it hid the timeline's phase-change line); the help
+		 * leaves it, for a reader looking it up. */
+		if (i != SCREEN_HELP && v->focus.screen != SCREEN_HELP)
+			v->notice[0] = '\0';
 		if (v->focus.screen == (screen_id)i)
 			screen_back(v);
 		else

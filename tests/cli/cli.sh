@@ -29,6 +29,9 @@ expect 0 'OpenBLAS kernel: [A-Za-z0-9]+' -- "$bin" --version
 expect 0 'Usage: attnview' -- "$bin" --help
 expect 0 '"n_tokens": 2' -- "$bin" --dump --text '你好' --model "$model"
 expect 0 '^objective: masked' -- "$bin" --info --model "$model"
+# attnview's own model: its count alone (a converted one's says what it adds)
+expect 0 '^parameters: [0-9]+$' -- "$bin" --info --model "$model"
+expect 0 '^seed: [0-9]+$' -- "$bin" --info --model "$model"
 # Each head says which lines its line-parallel rows count (every head, one
 # of the three values), and the rows it counts are those: both sides, the
 # 23 rows of a poem of four lines; one side, the rows with a line there.

@@ -299,7 +299,7 @@ expect 1 'standard input is empty' -- bash -c '"$1" --train - -o "$2" </dev/null
 # a text of one character holds no window: bad input (1), said without
 # advice that cannot be followed (--batch 1 and --context 2 already)
 printf '你' >"$tmp/one.txt"
-expect 1 'one.txt: the training split has 1 characters, fewer than the smallest window \(2 characters\): there is nothing to train on; give a longer text' -- \
+expect 1 'one.txt: the training split has 1 character, fewer than the smallest window \(2 characters\): there is nothing to train on; give a longer text' -- \
 	"$bin" --train "$tmp/one.txt" -o "$tmp/x.attn"
 checks=$((checks + 1))
 "$bin" --train "$tmp/one.txt" -o "$tmp/x.attn" 2>&1 | grep -q -e '--batch 1 instead' &&
@@ -309,6 +309,10 @@ checks=$((checks + 1))
 cp "$tmp/file/m.attn" "$tmp/only.attn.ckpt"
 expect 1 "only\.attn: no such file yet, but .*only\.attn\.ckpt is there: .*--model .*only\.attn\.ckpt" -- \
 	"$bin" --dump --text ab --model "$tmp/only.attn"
+# the held-out share left too little: it is named
+printf 'ab' >"$tmp/two.txt"
+expect 1 'two.txt: the training split has 1 character, .*hold out less of it \(--val-share, --no-val\)' -- \
+	"$bin" --train "$tmp/two.txt" --val-share 50 -o "$tmp/x.attn"
 # a context given that the text cannot fill: that option is named
 printf 'abcdefghij' >"$tmp/ten.txt"
 expect 2 'ten.txt: the training split has 10 characters, fewer than one window of 64: give a smaller --context' -- \
