@@ -69,9 +69,12 @@ keys F12
 keys F11
 check "contributions on the map" wait_for "contributions"
 check "the value's norm in the panel" wait_for "× |v_j W_O|"
-got=$(screen | sed -n 's/.*│A\[i\]\[j\] [0-9.]* × |v_j W_O| \([0-9.]*\).*/\1/p')
+got=$(screen | sed -n 's/.*│A\[i\]\[j\] [0-9.e+-]* × |v_j W_O| \([0-9.]*\).*/\1/p')
 want=$(grep -A1 '"layer": 0, "head": 1,' "$j" | grep -m1 value_norms | sed 's/.*\[//; s/\].*//' | cut -d, -f2 | tr -d ' ')
-check "norm of key 1's value: panel $got, dump $want" close "$got" "$want" 0.0001
+# The panel prints four significant digits: half its last digit, and the kernels' 1e-4
+decimals=$(sed -n 's/^[0-9]*\.\([0-9]*\)$/\1/p' <<<"$got")
+tol=$(awk -v d="${#decimals}" 'BEGIN { printf "%.6f", 0.5 * 10 ^ -d + 0.0001 }')
+check "norm of key 1's value: panel $got, dump $want (to $tol)" close "$got" "$want" "$tol"
 keys F11
 
 # ---- ablation --------------------------------------------------------------------------
