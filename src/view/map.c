@@ -333,6 +333,17 @@ static void draw_head_line(view *v)
 			    p->what);
 }
 
+/* Where the panel stepped aside so that every Key column fits
+ * (map_layout), a reader would not know there is one: its place says so. */
+static void draw_panel_hint(const view *v, const map_geom *g)
+{
+	pen p = {g->heat.bar_x + VIEW_BAR_W + 1, 0, g->heat.tick_y, LINES - 2};
+	p.w = COLS - p.x;
+	if (!v->panel || g->panel_w > 0 || COLS - VIEW_PANEL_W - 1 < VIEW_MIN_MAP_W || p.w < 12)
+		return;
+	pen_wrapped(&p, st(A_DIM, 0), _("F5 shows the details panel here (the map then scrolls)."));
+}
+
 static void map_draw(view *v)
 {
 	const map_geom *g = &map_of(v)->g;
@@ -340,6 +351,7 @@ static void map_draw(view *v)
 	heat_src s;
 	if (view_matrix(v, &s)) {
 		heat_draw(&v->col, &s, &g->heat, &v->hv);
+		draw_panel_hint(v, g);
 	} else {
 		/* (with a result: a summary's heads on their way) */
 		const char *msg = v->pending || v->have ? _("computing...")
