@@ -51,6 +51,7 @@ typedef struct fig_heatmap {
 	bool *unknown;			 /* [n] */
 	char **klabels;			 /* [nk] the columns' labels, or NULL: those of the rows */
 	bool *kunknown;			 /* [nk] */
+	int knamed;			 /* the last columns are named ("all"), not numbered */
 	char row_axis[24], col_axis[24]; /* the axes' names; "": Query and Key */
 	scale_kind kind;		 /* SCALE_DIFF for a difference */
 	cm_ramp ramp;			 /* RAMP_DIVERGING for a difference */

@@ -220,6 +220,12 @@ bool figure_set_table(figure *f, const float *w, int rows, int cols, const fig_l
 		return av_fail(err, _("out of memory for a %dx%d figure"), rows, cols);
 	}
 	memcpy(h->w, w, nn * sizeof *h->w);
+	/* Columns named after the numbered ones (patching's "all") get no
+	 * number: over "all" a 6 would read as a seventh position. */
+	while (h->knamed < cols && col_labels[cols - 1 - h->knamed].text)
+		h->knamed++;
+	if (h->knamed == cols)
+		h->knamed = 0;
 	h->kind = kind;
 	h->ramp = ramp;
 	snprintf(h->row_axis, sizeof h->row_axis, "%s", row_axis);

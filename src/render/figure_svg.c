@@ -313,7 +313,7 @@ static void labels(FILE *s, const figure *f, const fig_geom *g)
 	for (int i = 0; i < h->n || i < h->nk; i++) {
 		double mid = i * c + c / 2;
 		snprintf(num, sizeof num, "%d", i);
-		if (fig_index_shown(g, i) && i < h->nk)
+		if (fig_index_shown(g, i) && i < h->nk - h->knamed)
 			text(s, g->x0 + mid, g->key_index_y, g->index_font, "middle", FIG_GREY,
 			     NULL, false, num);
 		if (fig_index_shown(g, i) && i < h->n)

@@ -119,6 +119,10 @@ lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$
 	[ "$(grep -c 'class="cell"' "$patch")" -eq $((8 * 13)) ] &&
 	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
 	fail "--lens, --dla, --patch: not their tables"
+# The positions are numbered, "all" is not (a 12 over it read as a 13th).
+checks=$((checks + 1))
+grep -q '>10</text>' "$patch" && ! grep -q '>12</text>' "$patch" ||
+	fail "--patch: the column \"all\" numbered as a position"
 expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
 # --faithfulness: a cell for every correlation --dump defines (heads x
 # positions), none where it is undefined (a row with no loss or too few keys).
