@@ -306,7 +306,9 @@ static bool ever_beat(const trainer *t)
  * the lab do. */
 static void advise_unlearnt(const trainer *t, const corpus *cor, const train_eval *best)
 {
-	uint64_t want = CLI_TEXT_PER_CHAR * (uint64_t)t->model->vocab.size;
+	/* characters, as the split line counts them: the special ids aside */
+	uint32_t nchars = t->model->vocab.size - TOK_NSPECIAL;
+	uint64_t want = CLI_TEXT_PER_CHAR * (uint64_t)nchars;
 	/* Half the width, whole heads (4 columns each at least). */
 	uint32_t heads = t->model->cfg.heads, dim = t->model->cfg.dim / 2 / heads * heads;
 	dim = dim >= 4 * heads ? dim : 4 * heads;
@@ -318,8 +320,8 @@ static void advise_unlearnt(const trainer *t, const corpus *cor, const train_eva
 		     " or more, %d for each, give this model enough to learn from), a smaller "
 		     "model (--dim %u --layers 1), or, to see heads learn a known job in seconds, "
 		     "the lab (attnview --train --task induction)\n"),
-		   best->step, (double)best->loss, (double)best->base_loss, cor->ntrain,
-		   t->model->vocab.size, want > cor->ntrain ? want : 2 * cor->ntrain,
+		   best->step, (double)best->loss, (double)best->base_loss, cor->ntrain, nchars,
+		   want > cor->ntrain ? want : 2 * cor->ntrain,
 		   CLI_TEXT_PER_CHAR, dim);
 }
 

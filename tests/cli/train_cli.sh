@@ -254,6 +254,11 @@ for extra in "" "--patience 2"; do
 		"$tmp/rnd.out" ||
 		fail "random letters ${extra:-}: the summary does not say nothing was learnt: $(grep \
 			-A3 '^verdict' "$tmp/rnd.out")"
+	# its distinct characters are the split line's (the special ids aside)
+	checks=$((checks + 1))
+	n=$(sed -n 's/.*vocabulary: [0-9]* ids (\([0-9]*\) characters of.*/\1/p' "$tmp/rnd.out")
+	[ "$n" = 20 ] && grep -q "training characters for $n distinct ones;" "$tmp/rnd.out" ||
+		fail "random letters ${extra:-}: the advice counts other characters than the split's ($n)"
 done
 best=$(sed -n 's/.*lowest at step \([0-9]*\).*/\1/p' "$tmp/over.out")
 "$bin" --train "$tmp/syl.txt" "${over[@]}" --patience 3 -o "$tmp/pat.attn" >"$tmp/pat.out" 2>&1
