@@ -15,8 +15,8 @@ MAGIC = b"ATTL"
 VERSION = 2
 # The labeller's role scores, role_kind order (analysis.h): version 2 every
 # role's score (a share of rows; keyword's with chance out since it was
-# taken out, before that its plain share); version 1 (attnview 0.2) fourteen shares of weight,
-# up to broad's entropy. timeline.h ties them to the roles with a static
+# taken out, before that its plain share); version 1 (before the labeller
+# counted rows) fourteen shares of weight, up to broad's entropy. timeline.h ties them to the roles with a static
 # assert, and tests/python/test_torch.py ties these to attnview's.
 NVALUES = 15
 NVALUES_V1 = 14

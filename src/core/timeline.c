@@ -220,7 +220,7 @@ void timeline_truncate(timeline *tl, uint64_t step)
 }
 
 /* Version 1's scores were shares of weight, which run lower than shares of
- * rows: the bars attnview 0.2 measured for them (its offset was a share of
+ * rows: the bars measured for them (its offset was a share of
  * rows already). Its broad held the rows' normalised entropy (1: even) and
  * had no bar, so every head no other role held was broad, sharp ones too
  * ("broad 0.05" beside local 0.55). Broad now needs half the entropy an

@@ -304,11 +304,11 @@ static void draw_heads(view *v, int y0, size_t cur, long phase)
 	const timeline *tl = tl_of(v);
 	int H = nheads(v), N = nlayers(v) * H, w = (COLS - 34) / 2;
 	tls_state *s = tls_of(v);
-	/* A timeline of attnview 0.2 kept shares of weight, held to that
+	/* A version 1 timeline kept shares of weight, held to that
 	 * version's lower bars (induction from 0.4): "induction 0.41" is
 	 * named there, and the header says by which bars (attnview(1)). */
 	put_str(y0, 0, 26, st(A_BOLD, 0),
-		tl->version == 1 ? _("head   role (0.2's bars)") : _("head   role at this step"));
+		tl->version == 1 ? _("head   role (v1 bars)") : _("head   role at this step"));
 	put_str(y0, 27, w, st(A_BOLD, 0), _("score over the steps"));
 	put_str(y0, 29 + w, COLS - 29 - w, st(A_BOLD, 0), _("broad"));
 	int rows = LINES - 2 - y0;

@@ -117,7 +117,7 @@ static void damaged(const byte_buf *b, size_t sec, size_t at, uint32_t value, co
 	free(c);
 }
 
-/* A timeline of attnview 0.2 (version 1: 14 values a head, shares of
+/* A version 1 timeline (14 values a head, shares of
  * weight) is read and written back as it is, labelled from its values by
  * the same labeller, and cannot take records of this version's. */
 static void test_version1(void)
