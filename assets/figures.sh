@@ -29,7 +29,7 @@ figure compare --compare "她说他累了。" --text "他说她累了。" --valu
 # doc/why.md: the lens, the attribution, patching and the score split.
 figure why-lens --lens --values --model builtin-causal --text "fruit flies like a banana"
 figure why-dla --dla --model builtin-causal --text "fruit flies like a banana"
-figure why-patch --patch "她说他累了。" --text "他说她累了。"
+figure why-patch --patch "她说他累了。" --text "他说他累了。"
 figure why-split --query 9 --key 2 --layer 1 --head 1 --text "$line"
 # README.md and doc/timeline.md: how the built-in causal model's heads formed
 # while it trained (the model carries its training timeline).

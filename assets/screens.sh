@@ -61,9 +61,10 @@ screen circuits 120 40 -- --layer 0 --head 3 --text "$poem" -- M-i
 SETTLE=8 screen faith 120 36 -- --model builtin-causal --text "$en" -- Enter \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down Down \
 	Down Down Down Down Down Down Down Down Down Down Down Down Down Down M-u
-# Activation patching (Alt-X): 他 pinned (F9), the text edited to 她, and the
-# change of the last row's logit difference with each head patched back.
-screen patch 120 36 -- --text "他说他明天会来看我们。" -- F9 C-u "她说她明天会来看我们。" M-x \
+# Activation patching (Alt-X): 他 pinned (F9), the text's first character
+# edited to 她, and the change of the last row's z(她) - z(他) with each head
+# patched back.
+screen patch 120 36 -- --text "他说他明天会来看我们。" -- F9 C-u "她说他明天会来看我们。" M-x \
 	Enter S-End
 # The causal model writing (Ctrl-G), caught after about a second: a character
 # every 80 ms, each with its attention drawn and its Query row selected.

@@ -321,8 +321,7 @@ static void advise_unlearnt(const trainer *t, const corpus *cor, const train_eva
 		     "model (--dim %u --layers 1), or, to see heads learn a known job in seconds, "
 		     "the lab (attnview --train --task induction)\n"),
 		   best->step, (double)best->loss, (double)best->base_loss, cor->ntrain, nchars,
-		   want > cor->ntrain ? want : 2 * cor->ntrain,
-		   CLI_TEXT_PER_CHAR, dim);
+		   want > cor->ntrain ? want : 2 * cor->ntrain, CLI_TEXT_PER_CHAR, dim);
 }
 
 /* What to do after the verdict: over-fitting, nothing learnt, a better
