@@ -9,8 +9,8 @@
  *   8      8    section size in bytes, from the magic to its last byte
  *   16     4    S, values per head: version 2 TL_NVALUES, the role scores of
  *               head_roles in role_kind order (shares of rows); version 1
- *               TL_V1_NVALUES, attnview 0.2's scores (shares of weight) up
- *               to broad's entropy
+ *               TL_V1_NVALUES, the scores from before the labeller counted
+ *               rows (shares of weight) up to broad's entropy
  *   20     4    W, probe windows
  *   24     4    n, characters of a probe window (2 <= n <= context T)
  *   28     8    K, steps between records of the last run (>= 1; a run
@@ -49,7 +49,7 @@
 #define TL_MAGIC	"ATTL"
 #define TL_VERSION	2u
 #define TL_NVALUES	ROLE_NKINDS /* values per head: every role's score */
-#define TL_V1_NVALUES	14u	    /* version 1's: attnview 0.2's, up to broad */
+#define TL_V1_NVALUES	14u	    /* version 1's: shares of weight, up to broad */
 /* The file stores the scores in role_kind's order: a role added, removed or
  * moved is a new version of the section (and of python/attnview_torch's
  * timeline.py, whose NVALUES and SCORE_KEYS tests/python/timeline_format.py
@@ -97,7 +97,7 @@ static inline const float *timeline_head(const timeline *tl, size_t r, int l, in
 
 /* What the labeller (role_decide) says of head (l, h) at record r, from its
  * recorded scores (a version 1 timeline's stand in for them: shares of
- * weight, broad's entropy, held to the bars attnview 0.2 measured for
+ * weight, broad's entropy, held to the bars measured for shares of
  * weight); word start, which version 1 lacks, 0. */
 void timeline_head_roles(const timeline *tl, size_t r, int l, int h, role_scores *out);
 

@@ -306,22 +306,33 @@ static bool ever_beat(const trainer *t)
  * the lab do. */
 static void advise_unlearnt(const trainer *t, const corpus *cor, const train_eval *best)
 {
-	/* characters, as the split line counts them: the special ids aside */
-	uint32_t nchars = t->model->vocab.size - TOK_NSPECIAL;
-	uint64_t want = CLI_TEXT_PER_CHAR * (uint64_t)nchars;
+	/* The text's distinct characters, as the split line counts them (not
+	 * the vocabulary's, which --init brings from another model). */
+	const uint64_t n = cor->ntrain, distinct = cor->distinct ? cor->distinct : 1;
+	const uint64_t want = CLI_TEXT_PER_CHAR * distinct;
+	char more[256];
+	if (want > n)
+		snprintf(more, sizeof more,
+			 _("this one has %" PRIu64 " training characters for %" PRIu64
+			   " distinct ones; about %" PRIu64
+			   " or more, %d for each, give this model enough to learn from"),
+			 n, distinct, want, CLI_TEXT_PER_CHAR);
+	else
+		snprintf(more, sizeof more,
+			 _("this one has %" PRIu64 " training characters for %" PRIu64
+			   " distinct ones, %" PRIu64
+			   " for each already; twice that or more may be what this model needs"),
+			 n, distinct, n / distinct);
 	/* Half the width, whole heads (4 columns each at least). */
 	uint32_t heads = t->model->cfg.heads, dim = t->model->cfg.dim / 2 / heads * heads;
 	dim = dim >= 4 * heads ? dim : 4 * heads;
 	cli_printf(_("what to do: no evaluation beat the unigram baseline (the best, step %" PRIu64
 		     ": %.3f against %.3f nats/char): the model learned no more than how often "
 		     "each character occurs, and neither more steps nor an earlier step would "
-		     "give a better one. What helps: more text (this one has %" PRIu64
-		     " training characters for %u distinct ones; about %" PRIu64
-		     " or more, %d for each, give this model enough to learn from), a smaller "
-		     "model (--dim %u --layers 1), or, to see heads learn a known job in seconds, "
-		     "the lab (attnview --train --task induction)\n"),
-		   best->step, (double)best->loss, (double)best->base_loss, cor->ntrain, nchars,
-		   want > cor->ntrain ? want : 2 * cor->ntrain, CLI_TEXT_PER_CHAR, dim);
+		     "give a better one. What helps: more text (%s), a smaller model (--dim %u "
+		     "--layers 1), or, to see heads learn a known job in seconds, the lab "
+		     "(attnview --train --task induction)\n"),
+		   best->step, (double)best->loss, (double)best->base_loss, more, dim);
 }
 
 /* What to do after the verdict: over-fitting, nothing learnt, a better

@@ -281,7 +281,7 @@ static void induction_evidence(const role_scores *rs, bool translate, char *out,
 			 h, n);
 }
 
-/* The evidence of role r: "47 of 74 rows look at the character before". */
+/* The evidence of role r: "47 of 73 rows look at the character before". */
 static void evidence(const role_scores *rs, role_kind r, bool translate, char *out, size_t size)
 {
 	const int h = rs->hits[r], n = rs->rows[r];

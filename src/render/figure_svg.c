@@ -202,7 +202,10 @@ static void cell_tooltip(FILE *s, const figure *f, int i, int q, int k, float w)
 	}
 	fprintf(s, "%s %d ", fig_row_axis(h), q);
 	fig_svg_escape(s, fig_label_text(f, q));
-	fprintf(s, " · %s %d ", fig_col_axis(h), k);
+	if (k < h->nk - h->knamed)
+		fprintf(s, " · %s %d ", fig_col_axis(h), k);
+	else /* a named column ("all"): no position */
+		fprintf(s, " · %s: ", fig_col_axis(h));
 	fig_svg_escape(s, fig_col_label_text(f, k));
 	fprintf(s, h->kind == SCALE_DIFF ? " · %+.6f" : " · %.6f", w);
 	fputs("</title>", s);

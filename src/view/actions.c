@@ -116,7 +116,7 @@ static void show_panel(view *v, const char *page)
 		set_notice(v, _("%s: the panel is beside the map (Esc goes back to it)"), page);
 		return;
 	}
-	if (COLS - VIEW_PANEL_W - 1 < VIEW_MIN_MAP_W)
+	if (!VIEW_PANEL_FITS(COLS))
 		set_notice(v, _("the panel needs %d columns, this terminal has %d: widen it"),
 			   VIEW_PANEL_W + 1 + VIEW_MIN_MAP_W, COLS);
 	else if (aside)

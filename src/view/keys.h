@@ -24,6 +24,8 @@
 #define VIEW_BAR_W	   10 /* colour bar: edge marker, gap, bar, ticks, gap */
 #define VIEW_PANEL_W	   34 /* details panel on the right */
 #define VIEW_MIN_MAP_W	   40 /* the panel is shown only if the map keeps this */
+/* A terminal cols wide has room for the panel beside the map. */
+#define VIEW_PANEL_FITS(cols) ((cols)-VIEW_PANEL_W - 1 >= VIEW_MIN_MAP_W)
 #define VIEW_MIN_COLS	   50 /* smaller terminals get a message instead */
 #define VIEW_MIN_LINES	   14
 #define VIEW_PRED_DELAY_MS 50	     /* ask for predictions this long after a result */

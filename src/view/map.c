@@ -218,7 +218,7 @@ static void map_layout(view *v)
 	map_geom *g = &map_of(v)->g;
 	g->panel_w = v->panel ? VIEW_PANEL_W : 0;
 	g->map_w = COLS - (g->panel_w ? g->panel_w + 1 : 0);
-	if (g->panel_w && g->map_w < VIEW_MIN_MAP_W) {
+	if (g->panel_w && !VIEW_PANEL_FITS(COLS)) {
 		g->panel_w = 0;
 		g->map_w = COLS;
 	}
@@ -339,9 +339,11 @@ static void draw_panel_hint(const view *v, const map_geom *g)
 {
 	pen p = {g->heat.bar_x + VIEW_BAR_W + 1, 0, g->heat.tick_y, LINES - 2};
 	p.w = COLS - p.x;
-	if (!v->panel || g->panel_w > 0 || COLS - VIEW_PANEL_W - 1 < VIEW_MIN_MAP_W || p.w < 12)
+	if (!v->panel || g->panel_w > 0 || !VIEW_PANEL_FITS(COLS) || p.w < 9)
 		return;
-	pen_wrapped(&p, st(A_DIM, 0), _("F5 shows the details panel here (the map then scrolls)."));
+	pen_wrapped(&p, st(A_DIM, 0),
+		    p.w >= 12 ? _("F5 shows the details panel here (the map then scrolls).")
+			      : _("F5: the panel"));
 }
 
 static void map_draw(view *v)

@@ -75,6 +75,7 @@ void pen_wrapped(pen *p, style s, const char *text)
 	while (*text && p->y <= p->ymax) {
 		const char *t = text, *brk = NULL, *prev = text;
 		int w = 0, wbrk = 0;
+		bool wide_after = false; /* a wide character after the last space */
 		while (*t) {
 			const char *c = t;
 			int cw = cp_display_width((uint32_t)utf8_next(&t), NULL);
@@ -84,13 +85,16 @@ void pen_wrapped(pen *p, style s, const char *text)
 			}
 			prev = c;
 			w += cw;
+			wide_after |= cw > 1;
 			if (*c == ' ')
-				brk = t, wbrk = w;
+				brk = t, wbrk = w, wide_after = false;
 		}
-		/* After a space, unless that wastes a third of the line (Chinese
-		 * has spaces only around numbers: it breaks anywhere), and never
-		 * before a closing mark. */
-		bool at_space = brk && 3 * (w - wbrk) < p->w;
+		if (*t == ' ') /* the line is full at a word's end */
+			brk = t, wbrk = w, wide_after = false;
+		/* After a space; where that wastes a third of the line, a line
+		 * ending in Chinese (spaces only around numbers) breaks anywhere, a
+		 * word is not cut. Never before a closing mark. */
+		bool at_space = brk && (3 * (w - wbrk) < p->w || !wide_after);
 		if (*t && !at_space && closing_mark(t) && prev > text) {
 			t = prev;
 			prev = prev_char(text, prev);
@@ -111,7 +115,9 @@ void pen_wrapped(pen *p, style s, const char *text)
 			return;
 		}
 		put_str(p->y++, p->x, p->w, s, buf);
-		text = end;
+		/* a line does not start with the space it was broken at */
+		for (text = end; *text == ' ';)
+			text++;
 	}
 }
 

@@ -117,11 +117,13 @@ lens=$tmp/v$((${#views[@]} - 2)).svg dla=$tmp/v$((${#views[@]} - 1)).svg patch=$
 	grep -q '<title>block 1 L1 · position 11 。' "$lens" &&
 	[ "$(grep -c 'class="cell"' "$dla")" -eq $((8 * 12)) ] && grep -q '>L1H3</text>' "$dla" &&
 	[ "$(grep -c 'class="cell"' "$patch")" -eq $((8 * 13)) ] &&
-	grep -q '<title>head 0 L0H0 · patched position 12 all' "$patch" ||
+	grep -q '<title>head 0 L0H0 · patched position: all' "$patch" ||
 	fail "--lens, --dla, --patch: not their tables"
-# The positions are numbered, "all" is not (a 12 over it read as a 13th).
+# The positions are numbered, "all" is not (a 12 over it, or in its cells'
+# tooltips, read as a 13th).
 checks=$((checks + 1))
-grep -q '>10</text>' "$patch" && ! grep -q '>12</text>' "$patch" ||
+grep -q '>10</text>' "$patch" && ! grep -q '>12</text>' "$patch" &&
+	! grep -q 'position 12' "$patch" ||
 	fail "--patch: the column \"all\" numbered as a position"
 expect 2 'figures of their own' -- "$bin" --export "$tmp/u.svg" --text ab --lens --dla
 # --faithfulness: a cell for every correlation --dump defines (heads x

@@ -385,18 +385,25 @@ def case_format():
         # what attnview --info shows (names quoted as attnview_torch.shown quotes them:
         # a seed's metadata is all control characters)
         info = attnview("--info", "--model", fpath).stdout
-        # (a converted model's seed is none of attnview's, and steps its checkpoint
-        # did not record are unknown)
+        # (a converted model's seed is none of attnview's, steps and tokens its
+        # checkpoint did not record are unknown, and its parameters are the
+        # checkpoint's and the zeros attnview's layout adds, which sum to ours)
         fields = dict(l.split(": ", 1) for l in info.splitlines() if ": " in l)
         converted = m.config.arch.name("origin") != "attnview"
-        unknown = converted and m.meta["steps"] == 0
+
+        def shown(value):
+            return "unknown" if converted and value == 0 else str(value)
+        n = av.num_params(m.config)
+        parts = re.match(r"(\d+) \(the checkpoint's (\d+), and (\d+) zeros attnview's layout "
+                         r"adds: ", fields.get("parameters", ""))
+        params_ok = (parts and int(parts[1]) == n and int(parts[2]) + int(parts[3]) == n
+                     if converted else fields.get("parameters") == str(n))
         check(fields.get("name") == quote(m.meta["name"])
               and fields.get("corpus") == quote(m.meta["corpus"])
-              and fields.get("steps") == ("unknown" if unknown else str(m.meta["steps"]))
+              and fields.get("steps") == shown(m.meta["steps"])
               and fields.get("seed") == ("unknown" if converted else str(m.meta["seed"]))
-              and fields.get("tokens seen") == ("unknown" if unknown
-                                                else str(m.meta["tokens"]))
-              and fields.get("parameters", "").split(" ")[0] == str(av.num_params(m.config)),
+              and fields.get("tokens seen") == shown(m.meta["tokens"])
+              and params_ok,
               "%s: metadata differs from attnview --info:\n%s\n%s" % (fpath, info, m.meta))
         if m.kind == av.KIND_CHECKPOINT:
             st = av.check_training_state(m.training_state, m.config)

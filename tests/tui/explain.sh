@@ -69,11 +69,13 @@ keys F12
 keys F11
 check "contributions on the map" wait_for "contributions"
 check "the value's norm in the panel" wait_for "× |v_j W_O|"
-got=$(screen | sed -n 's/.*│A\[i\]\[j\] [0-9.e+-]* × |v_j W_O| \([0-9.]*\).*/\1/p')
+got=$(screen | sed -n 's/.*│A\[i\]\[j\] [0-9.e+-]* × |v_j W_O| \([0-9.e+-]*\).*/\1/p')
 want=$(grep -A1 '"layer": 0, "head": 1,' "$j" | grep -m1 value_norms | sed 's/.*\[//; s/\].*//' | cut -d, -f2 | tr -d ' ')
-# The panel prints four significant digits: half its last digit, and the kernels' 1e-4
+# The panel prints four significant digits: half its last digit (of the value
+# in e-notation), and the kernels' 1e-4
 decimals=$(sed -n 's/^[0-9]*\.\([0-9]*\)$/\1/p' <<<"$got")
-tol=$(awk -v d="${#decimals}" 'BEGIN { printf "%.6f", 0.5 * 10 ^ -d + 0.0001 }')
+tol=$(awk -v d="${#decimals}" -v g="$got" 'BEGIN { t = g ~ /e/ ? 0.0005 * (g < 0 ? -g : g) : 0.5 * 10 ^ -d
+	printf "%.6g", t + 0.0001 }')
 check "norm of key 1's value: panel $got, dump $want (to $tol)" close "$got" "$want" "$tol"
 keys F11
 
