@@ -140,29 +140,20 @@ uint64_t train_auto_warmup(uint64_t total)
 bool train_check_data(const train_options *o, const corpus *c, const char *path, av_error *err)
 {
 	uint64_t w = (uint64_t)train_window(o);
-	/* Not one window: no --batch helps, and the smallest context is 2. */
-	if (c->ntrain < w && o->context <= 2 && c->nval && !c->val_file)
-		return av_fail(
-		    err,
-		    ngettext("%s: the training split has %" PRIu64 " character, fewer "
-			     "than the smallest window (%" PRIu64 " characters): give a "
-			     "longer text, or hold out less of it (--val-share, --no-val)",
-			     "%s: the training split has %" PRIu64 " characters, fewer "
-			     "than the smallest window (%" PRIu64 " characters): give a "
-			     "longer text, or hold out less of it (--val-share, --no-val)",
-			     (unsigned long)c->ntrain),
-		    AV_Q(path), c->ntrain, w);
+	/* Not one window: no --batch helps, and the smallest context is 2; a
+	 * held-out share may be what took the text. */
 	if (c->ntrain < w && o->context <= 2)
 		return av_fail(
 		    err,
 		    ngettext("%s: the training split has %" PRIu64 " character, fewer "
-			     "than the smallest window (%" PRIu64 " characters): there is "
-			     "nothing to train on; give a longer text",
+			     "than the smallest window (%" PRIu64 " characters): %s",
 			     "%s: the training split has %" PRIu64 " characters, fewer "
-			     "than the smallest window (%" PRIu64 " characters): there is "
-			     "nothing to train on; give a longer text",
+			     "than the smallest window (%" PRIu64 " characters): %s",
 			     (unsigned long)c->ntrain),
-		    AV_Q(path), c->ntrain, w);
+		    AV_Q(path), c->ntrain, w,
+		    c->nval && !c->val_file
+			? _("give a longer text, or hold out less of it (--val-share, --no-val)")
+			: _("there is nothing to train on; give a longer text"));
 	if (c->ntrain < w)
 		return av_fail(err,
 			       _("%s: the training split has %" PRIu64 " characters, fewer than "
