@@ -116,8 +116,10 @@ void pool_grid(float *out, uint8_t *masked, const attn_matrix *a, int rows, int 
  *              places, and under half of the rows whose marks are all FAR or
  *              more away, ROLE_MIN_ROWS of them or more, look at one)
  *   duplicate  rows that see another copy of their character FAR or more
- *              away, and a key as far that is no copy, and look at one; 0
- *              when such rows are under a quarter of the rows; where one
+ *              away and outside their own run of it (in "Hmmmm" an m three
+ *              to the left is an offset), and a key as far that is no copy,
+ *              and look at one; 0 when such rows are under a quarter of the
+ *              rows, or fewer than ROLE_MIN_ROWS look at one; where one
  *              key holds half the rows or more (a column), 0 unless the
  *              share clears its bar without the rows on that key
  *   induction  rows that see the character after an earlier copy of their

@@ -92,10 +92,19 @@ static void find_copies(role_text *x)
 			    : x->prev_copy[i] >= 0  ? x->cls[x->prev_copy[i]]
 						    : i;
 		x->next_copy[i] = -1;
+		x->run[i] = i > 0 && same_token(x->tok, i, i - 1) ? x->run[i - 1] : i;
 	}
 	for (int i = 0; i < n; i++)
 		if (x->prev_copy[i] >= 0)
 			x->next_copy[x->prev_copy[i]] = i;
+}
+
+/* A duplicate's key: a copy of row i's character FAR or more away, outside
+ * the row's own run of it: in "Hmmmmmm" every m three to the left is a copy
+ * wherever the row looks, and the picture shows an offset, not copying. */
+static bool dup_key(const role_text *x, int i, int p)
+{
+	return p >= 0 && abs(p - i) >= FAR && same_token(x->tok, p, i) && x->run[p] != x->run[i];
 }
 
 /* Lines: at line breaks; without one, verses closed by punctuation when
@@ -280,10 +289,10 @@ static bool copy_key(const role_text *x, const attn_matrix *a, int i, int after)
 {
 	for (int p = x->prev_copy[i]; p >= 0; p = x->prev_copy[p])
 		if (after ? induction_key(x, i, p + 1) && visible(a, i, p + 1)
-			  : abs(p - i) >= FAR && visible(a, i, p))
+			  : dup_key(x, i, p) && visible(a, i, p))
 			return true;
 	for (int p = x->next_copy[i]; !after && p >= 0; p = x->next_copy[p])
-		if (abs(p - i) >= FAR && visible(a, i, p))
+		if (dup_key(x, i, p) && visible(a, i, p))
 			return true;
 	return false;
 }
@@ -347,12 +356,12 @@ static void count_row(role_scores *o, role_text *x, const attn_matrix *a, int i,
 	/* Keys of a copy, or after one, count from FAR places away: nearer, the
 	 * picture cannot tell them from a band (previous, two to the left). */
 	bool dup = (x->choice[i] & CHOICE_COPY) && copy_key(x, a, i, 0), ind = copy_key(x, a, i, 1);
-	COUNT(ROLE_DUPLICATE, dup, abs(b - i) >= FAR && same_token(x->tok, b, i));
+	COUNT(ROLE_DUPLICATE, dup, dup_key(x, i, b));
 	COUNT(ROLE_INDUCTION, ind, induction_key(x, i, b));
 	if (ind) /* looking anywhere: its induction keys among the keys it sees */
 		x->ind_chance += (double)x->ind_keys[i] / (causal ? i + 1 : x->n);
 	/* ... and the key each hit lands on (a column's, column_explains) */
-	if (b >= 0 && dup && abs(b - i) >= FAR && same_token(x->tok, b, i))
+	if (dup && dup_key(x, i, b))
 		x->dup_on[b]++;
 	if (b >= 0 && ind && induction_key(x, i, b))
 		x->ind_on[b]++;
@@ -553,8 +562,9 @@ void head_roles(role_scores *out, const attn_matrix *a, const token *tok)
 	if (4 * out->rows[ROLE_INDUCTION] < out->n || out->hits[ROLE_INDUCTION] < ROLE_MIN_ROWS)
 		out->s[ROLE_INDUCTION] = 0;
 	/* So with a copy: three lines' full stops are three rows, however
-	 * many look at the stop before. */
-	if (4 * out->rows[ROLE_DUPLICATE] < out->n)
+	 * many look at the stop before; and two rows on a copy are not a
+	 * head's habit. */
+	if (4 * out->rows[ROLE_DUPLICATE] < out->n || out->hits[ROLE_DUPLICATE] < ROLE_MIN_ROWS)
 		out->s[ROLE_DUPLICATE] = 0;
 	/* And word start, rows two places or more into their word: in code
 	 * or a list of short words a few rows are not the picture. */

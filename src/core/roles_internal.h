@@ -30,6 +30,7 @@ typedef struct role_text {
 					   character one class) */
 	int prev_copy[AV_MAX_CONTEXT];	/* the last earlier copy, or -1 */
 	int next_copy[AV_MAX_CONTEXT];	/* the first later copy, or -1 */
+	int run[AV_MAX_CONTEXT];	/* the first place of its run of one character */
 	int ind_keys[AV_MAX_CONTEXT];	/* row i's induction keys (roles.c) */
 	double ind_chance;		/* their share of the keys, summed over
 					   induction's rows */

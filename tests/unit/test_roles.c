@@ -461,6 +461,26 @@ static void induction(void)
 	label(n, true, key);
 	CHECKF(rs.role == ROLE_DUPLICATE || (rs.verdict == ROLE_TWO && rs.second == ROLE_DUPLICATE),
 	       "duplicate: %s", label_text());
+	/* In a run of one character, three to the left is a copy wherever the
+	 * row looks: an offset, not copying (it was "duplicate 0.77"). */
+	n = toks("Hmmmmmmmmmmmmmmm... okay, sure.");
+	for (int i = 0; i < n; i++)
+		key[i] = i >= 3 ? i - 3 : i;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_DUPLICATE] == 0 && rs.s[ROLE_DUPLICATE] == 0 &&
+		   rs.role == ROLE_OFFSET && rs.offset == -3,
+	       "a run of m: %s duplicate %d/%d", label_text(), rs.hits[ROLE_DUPLICATE],
+	       rs.rows[ROLE_DUPLICATE]);
+	/* Two rows on a copy are too few to name (line breaks around two
+	 * words, the other rows anywhere). */
+	n = toks("ab\ncd\nef\n\ngh");
+	for (int i = 0; i < n; i++)
+		key[i] = i == 5 ? 2 : i == 8 ? 5 : 0;
+	label(n, true, key);
+	CHECKF(rs.hits[ROLE_DUPLICATE] == 2 && rs.s[ROLE_DUPLICATE] == 0 &&
+		   rs.role != ROLE_DUPLICATE,
+	       "two rows on a copy: %s duplicate %d/%d", label_text(), rs.hits[ROLE_DUPLICATE],
+	       rs.rows[ROLE_DUPLICATE]);
 }
 
 /* What a copy's rows show: an induction head looks after an earlier copy
