@@ -342,6 +342,18 @@ static void stats_lines(view *v, pen *p, const heat_src *s)
 		 * short the panel: a student checks the label by it. */
 		role_sentence(&v->roles, true, says, sizeof says);
 		wrapped(p, plain(), says);
+		/* A rollout's diagonal is the residual's half at every layer
+		 * (attnview(1), AGGREGATES AND ROLLOUT), whatever the heads do. */
+		const role_scores *r = &v->roles;
+		if (view_sel(v) == SEL_ROLLOUT &&
+		    (r->role == ROLE_SELF || (r->verdict == ROLE_TWO && r->second == ROLE_SELF))) {
+			snprintf(
+			    says, sizeof says,
+			    _("(a rollout keeps 1/%d of each row on its own character or more: "
+			      "the residual's half at each layer, not the heads)"),
+			    1 << (v->layer + 1));
+			wrapped(p, st(A_DIM, 0), says);
+		}
 		/* The runner-up where it leaves room for the statistics and
 		 * the predictions below (5 + 1 + 6 lines). */
 		role_runner_up(&v->roles, true, says, sizeof says);
