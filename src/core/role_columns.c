@@ -70,6 +70,8 @@ static void column_place(role_scores *o, const role_text *x)
 		o->nbefore++;
 	for (int k = 0; k < o->nbefore; k++)
 		o->before[k] = x->tok[o->column - o->nbefore + k].cp;
+	const int j = o->column - o->nbefore - 1;
+	o->before_cut = o->nbefore == 8 && j >= 0 && !x->delim[j];
 	o->column_cp = o->column >= 0 ? x->tok[o->column].cp : 0;
 	o->column_unknown = o->column >= 0 && x->tok[o->column].id == TOK_UNK;
 	o->column_alone = o->column >= 0 && column_alone(x, o->column, o->nbefore);

@@ -148,10 +148,12 @@ void role_title(const role_scores *rs, bool translate, char *out, size_t size)
  * comes again before the same character ("h at position 35, after “t”"). */
 static void column_text(const role_scores *rs, bool translate, char *out, size_t size)
 {
-	char c[16], before[8 * 16] = "";
+	char c[16], before[9 * 16] = "";
 	uint32_t cp = rs->column >= 0 ? rs->column_cp : 0;
 	put_char(cp, c, sizeof c);
 	size_t at = 0;
+	if (rs->before_cut) /* "after “…pple和5个香”", not a word of its own */
+		at = (size_t)snprintf(before, sizeof before, "…");
 	for (int k = 0; k < rs->nbefore; k++) {
 		put_in_word(rs->before[k], before + at, sizeof before - at);
 		at += strlen(before + at);
@@ -159,7 +161,9 @@ static void column_text(const role_scores *rs, bool translate, char *out, size_t
 	/* A character the model does not know is found by its position: the
 	 * word before it may look like another's ("о after “Р”" in Cyrillic). */
 	const bool alone = rs->column_alone && !rs->column_unknown;
-	if (at == 0)
+	if (at == 0 && cp == ' ')
+		snprintf(out, size, tr(N_("the space at position %d"), translate), rs->column);
+	else if (at == 0)
 		snprintf(out, size, tr(N_("%s at position %d"), translate), c, rs->column);
 	else if (!alone && cp == ' ')
 		snprintf(out, size, tr(N_("the space at position %d, after “%s”"), translate),
@@ -174,10 +178,11 @@ static void column_text(const role_scores *rs, bool translate, char *out, size_t
 }
 
 /* Whether the column is one of the keyword's characters and holds more
- * than half the rows: the sentence then says where they look. */
+ * than half of the rows on them: the sentence then says where they look
+ * (attnview(1), keyword). */
 static bool column_of_keys(const role_scores *rs)
 {
-	return rs->column >= 0 && rs->column_is_key && 2 * rs->column_rows > rs->rows[ROLE_KEYWORD];
+	return rs->column >= 0 && rs->column_is_key && 2 * rs->column_rows > rs->hits[ROLE_KEYWORD];
 }
 
 /* A keyword whose rows look at one place: that place, with the chance of
@@ -288,7 +293,7 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 	switch (r) {
 	case ROLE_DELIMITER:
 		snprintf(out, size,
-			 2 * rs->ahead >= h
+			 2 * rs->ahead > h
 			     ? tr(N_("%d of %d rows look at the nearest space or punctuation mark, "
 				     "mostly the one that ends their phrase (%d different ones)"),
 				  translate)

@@ -198,6 +198,24 @@ static void column(void)
 				"f\xE2\x80\x9D"),
 	       "a column inside a keyword of two characters: %s '%s'", label_text(), text);
 	CHECK(rs.s[ROLE_DELIMITER] == 0 && rs.s[ROLE_WORDSTART] == 0);
+	/* More than half of the keyword's rows on one place, not of all the
+	 * rows: the sentence still says which (the man page's rule). */
+	n = toks("the cat zat on the qat mat");
+	for (int i = 0; i < n; i++)
+		key[i] = i < 11 ? 8 : i < 16 ? 19 : -1;
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_KEYWORD && rs.hits[ROLE_KEYWORD] == 16 && 2 * 11 < n &&
+		   strstr(text, "16 of 26 rows look at z or q") &&
+		   strstr(text, ", 11 of them at z"),
+	       "a column of most of a keyword's rows: %s '%s'", label_text(), text);
+	/* The word before a column, cut to its last 8 characters, says so */
+	n = toks("go abcdefghijkl. now");
+	for (int i = 0; i < n; i++)
+		key[i] = 15;
+	label(n, false, key);
+	CHECKF(strstr(text, "after \xE2\x80\x9C\xE2\x80\xA6"
+			    "efghijkl\xE2\x80\x9D"),
+	       "a long word before a column: %s '%s'", label_text(), text);
 	/* A digit alone is quoted (bare, it reads as part of a number), the
 	 * word before a column is in quotes whole */
 	n = toks("in 2026 x, in 1999 y; and z");
@@ -325,6 +343,16 @@ static void delimiter(void)
 	CHECKF(rs.role == ROLE_DELIMITER && rs.places == 4 &&
 		   strstr(text, "mostly the one that ends their phrase (4 different ones)"),
 	       "delimiter: %s places %d '%s'", label_text(), rs.places, text);
+	/* As many rows on the mark behind them as ahead: not "mostly". */
+	n = toks("abcde fghij klmno pqrst");
+	static const int half[] = {5,  5,  5,  5,  5,  5,  5,  5,  5,  11, 11, 11,
+				   11, 11, 11, 17, 17, 17, 17, 17, 17, -1, -1};
+	memcpy(key, half, sizeof half);
+	label(n, false, key);
+	CHECKF(rs.role == ROLE_DELIMITER && 2 * rs.ahead == rs.hits[ROLE_DELIMITER] &&
+		   strstr(text, "mark (3 different ones)") && !strstr(text, "mostly"),
+	       "delimiter, half ahead: %s ahead %d of %d '%s'", label_text(), rs.ahead,
+	       rs.hits[ROLE_DELIMITER], text);
 	/* Every row on the second comma, those of the other phrases too (a
 	 * model trained with README's command, on the poem): half of them
 	 * are beside it, so the nearest mark holds for half the rows, but
