@@ -306,9 +306,9 @@ static void evidence(const role_scores *rs, role_kind r, bool translate, char *o
 		if (rs->causal)
 			snprintf(out, size,
 				 tr(N_("%d of %d rows look at themselves or one or two to the left "
-				       "(%d one, %d two to the left)"),
+				       "(%d themselves, %d one, %d two to the left)"),
 				    translate),
-				 h, n, rs->left1, rs->left2);
+				 h, n, h - rs->left1 - rs->left2, rs->left1, rs->left2);
 		else
 			snprintf(
 			    out, size,
