@@ -110,6 +110,14 @@ void role_column_score(role_scores *o, const role_text *x)
 {
 	const int n = x->n;
 	int c1 = -1, c2 = -1;
+	/* Characters whose rows tie: the rarer in the text (fewer copies a
+	 * row lands on by chance) says more, and the picture shows both. */
+	int copies[AV_MAX_CONTEXT] = {0};
+	for (int j = 0; j < n; j++)
+		copies[x->cls[j]]++;
+#define MORE(a, b)                                                                                 \
+	(x->cls_count[a] > x->cls_count[b] ||                                                      \
+	 (x->cls_count[a] == x->cls_count[b] && copies[a] < copies[b]))
 	o->column = -1;
 	for (int j = 0; j < n; j++) {
 		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
@@ -117,11 +125,12 @@ void role_column_score(role_scores *o, const role_text *x)
 		if (x->cls[j] != j || !x->cls_count[j] ||
 		    (x->tok[j].cp >= AV_SPECIAL_CP && x->tok[j].id != TOK_UNK))
 			continue; /* the mask is no keyword (the unknown token is) */
-		if (c1 < 0 || x->cls_count[j] > x->cls_count[c1])
+		if (c1 < 0 || MORE(j, c1))
 			c2 = c1, c1 = j;
-		else if (c2 < 0 || x->cls_count[j] > x->cls_count[c2])
+		else if (c2 < 0 || MORE(j, c2))
 			c2 = j;
 	}
+#undef MORE
 	column_place(o, x);
 	if (c1 < 0)
 		return;

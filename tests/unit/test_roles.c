@@ -220,6 +220,14 @@ static void column(void)
 		   strstr(text, "16 of 26 rows look at z or q") &&
 		   strstr(text, ", 11 of them at z"),
 	       "a column of most of a keyword's rows: %s '%s'", label_text(), text);
+	/* Two characters tie for the keyword's second: the rarer, which
+	 * rows land on less by chance (e three times, m once). */
+	n = toks("eee m qqq rrr ss");
+	for (int i = 0; i < n; i++)
+		key[i] = i < 8 ? 14 : i < 11 ? 1 : i < 14 ? 4 : -1;
+	label(n, false, key);
+	CHECKF(rs.nkeys == 2 && strstr(text, "11 of 16 rows look at s or m"),
+	       "a tie for the second character: %s '%s'", label_text(), text);
 	/* The word before a column, cut to its last 8 characters, says so */
 	n = toks("go abcdefghijkl. now");
 	for (int i = 0; i < n; i++)
