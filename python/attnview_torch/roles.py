@@ -152,6 +152,12 @@ def scores(A, x, causal):
         return 0 <= j < n and not (causal and j > i)
 
     same = lambda i, j: x.copy[i] == x.copy[j]  # noqa: E731
+    # the first place of each character's run of itself: in "Hmmmm" an m
+    # three to the left is a copy wherever a row of the run looks
+    run = list(range(n))
+    for i in range(1, n):
+        if same(i, i - 1):
+            run[i] = run[i - 1]
     hits, rows = [0] * NKINDS, [0] * NKINDS
 
     def add(r, eligible, fits):
@@ -181,8 +187,9 @@ def scores(A, x, causal):
         add(FIRST, i >= 1, b == 0)
         add(LOCAL, True, b is not None and abs(b - i) <= 2)
         add(BROAD, True, b is None)
-        dup = (any(same(j, i) for j in far) and not all(same(j, i) for j in far),
-               b is not None and abs(b - i) >= FAR and same(b, i))
+        dup = (any(same(j, i) and run[j] != run[i] for j in far)
+               and not all(same(j, i) for j in far),
+               b is not None and abs(b - i) >= FAR and same(b, i) and run[b] != run[i])
         # a key after an earlier copy that is not itself one (in a run of
         # one character every key follows a copy)
         ind_keys = sum(1 for j in far if j >= 1 and j - 1 < i and same(j - 1, i)
@@ -222,7 +229,7 @@ def scores(A, x, causal):
         s[LOCAL] = 0.0
     if 4 * rows[INDUCTION] < len(choice) or hits[INDUCTION] < MIN_ROWS:
         s[INDUCTION] = 0.0  # too few rows after a copy to show it
-    if 4 * rows[DUPLICATE] < len(choice):  # too few rows with a copy to show it
+    if 4 * rows[DUPLICATE] < len(choice) or hits[DUPLICATE] < MIN_ROWS:  # too few to show it
         s[DUPLICATE] = 0.0
     if 4 * rows[WORDSTART] < len(choice):  # too few rows inside a word
         s[WORDSTART] = 0.0
@@ -279,8 +286,12 @@ def scores(A, x, causal):
         b = best[i]
         if b is not None and not x.special[b]:
             by_cls[x.cls[b]] = by_cls.get(x.cls[b], 0) + 1
-    # the one or two characters most rows look at (ties: the earlier one)
-    top = sorted(by_cls.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    # the one or two characters most rows look at (ties: the rarer in the
+    # text, then the earlier)
+    copies = {}
+    for c in x.cls:
+        copies[c] = copies.get(c, 0) + 1
+    top = sorted(by_cls.items(), key=lambda kv: (-kv[1], copies[kv[0]], kv[0]))[:2]
     if len(top) == 2 and 4 * top[1][1] < top[0][1] + top[1][1]:
         top = top[:1]
     # chance: the mean share of a row's keys that are their copies

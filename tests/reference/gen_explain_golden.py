@@ -147,6 +147,12 @@ def role_scores(A, cps, causal, ids):
         return 0 <= j < n and not (causal and j > i)
 
     count = {r: [0, 0] for r in ROLES}
+    # the first place of each character's run of itself: in "Hmmmm" an m
+    # three to the left is a copy wherever a row of the run looks
+    run = list(range(n))
+    for i in range(1, n):
+        if co[i] == co[i - 1]:
+            run[i] = run[i - 1]
 
     def add(r, eligible, fits):
         if eligible:
@@ -176,10 +182,15 @@ def role_scores(A, cps, causal, ids):
         add("local", True, b is not None and abs(b - i) <= 2)
         add("broad", True, b is None)
         far = [j for j in range(n) if sees(i, j) and abs(j - i) >= FAR]
-        # a copy that far, and a key as far that is none (in a text of one
-        # character looking at a copy is looking anywhere)
-        dup = (any(co[j] == co[i] for j in far) and any(co[j] != co[i] for j in far),
-               b is not None and abs(b - i) >= FAR and co[b] == co[i])
+        # a copy that far outside the row's run, and a key as far that is
+        # none (in a text of one character looking at a copy is looking
+        # anywhere)
+
+        def dup_copy(j):
+            return co[j] == co[i] and run[j] != run[i]
+
+        dup = (any(dup_copy(j) for j in far) and any(co[j] != co[i] for j in far),
+               b is not None and abs(b - i) >= FAR and dup_copy(b))
         # a key after an earlier copy that is not a copy itself (in a run
         # of one character every key follows a copy)
         ind_keys = sum(1 for j in far if j >= 1 and j - 1 < i and co[j - 1] == co[i]
@@ -226,8 +237,8 @@ def role_scores(A, cps, causal, ids):
     # induction needs a quarter of the rows to have a character after a copy
     if 4 * count["induction"][1] < N or count["induction"][0] < 3:
         s["induction"] = 0.0
-    # so does duplicate, a copy to look at
-    if 4 * count["duplicate"][1] < N:
+    # so does duplicate, a copy to look at, and three rows on one
+    if 4 * count["duplicate"][1] < N or count["duplicate"][0] < 3:
         s["duplicate"] = 0.0
     # and word start, rows two places or more into their word
     if 4 * count["word_start"][1] < N:
@@ -281,8 +292,9 @@ def role_scores(A, cps, causal, ids):
     for i in choice:
         if best[i] is not None and ch[best[i]] < 0x110000:
             by_char[ch[best[i]]] = by_char.get(ch[best[i]], 0) + 1
-    # ties: the character that comes first in the text
-    top = sorted(by_char.items(), key=lambda kv: (-kv[1], ch.index(kv[0])))[:2]
+    # ties: the rarer in the text, then the one that comes first
+    top = sorted(by_char.items(),
+                 key=lambda kv: (-kv[1], ch.count(kv[0]), ch.index(kv[0])))[:2]
     if len(top) == 2 and 4 * top[1][1] < top[0][1] + top[1][1]:
         top = top[:1]
     # less what chance gives: the mean share of a row's visible keys that
