@@ -236,7 +236,7 @@ typedef struct role_scores {
 	int column_rows;    /* ... and how many do */
 	uint32_t before[8]; /* the word before the column's key (a space, a mark) */
 	int nbefore;
-	bool before_cut;    /* ... its last 8 characters of more */
+	bool before_cut;    /* ... cut to its last 8 characters */
 	uint32_t column_cp; /* the column's character */
 	bool by_place;	    /* keyword scored as that one place, against its chance */
 	double column_chance; /* ... which is the mean over the rows of 1 / the keys

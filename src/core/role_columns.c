@@ -105,19 +105,22 @@ static void place_score(role_scores *o, const role_text *x)
 		o->key_near += x->best[i] == col && abs(i - col) <= 2;
 }
 
+/* More rows look at class a than at b; of two that tie, a is the rarer in
+ * the text (fewer copies a row lands on by chance), which says more. */
+static bool more_rows(const role_text *x, const int *copies, int a, int b)
+{
+	return x->cls_count[a] > x->cls_count[b] ||
+	       (x->cls_count[a] == x->cls_count[b] && copies[a] < copies[b]);
+}
+
 /* The characters and the key most rows look at, and the word before it. */
 void role_column_score(role_scores *o, const role_text *x)
 {
 	const int n = x->n;
 	int c1 = -1, c2 = -1;
-	/* Characters whose rows tie: the rarer in the text (fewer copies a
-	 * row lands on by chance) says more, and the picture shows both. */
 	int copies[AV_MAX_CONTEXT] = {0};
 	for (int j = 0; j < n; j++)
 		copies[x->cls[j]]++;
-#define MORE(a, b)                                                                                 \
-	(x->cls_count[a] > x->cls_count[b] ||                                                      \
-	 (x->cls_count[a] == x->cls_count[b] && copies[a] < copies[b]))
 	o->column = -1;
 	for (int j = 0; j < n; j++) {
 		if (x->count[j] > 0 && (o->column < 0 || x->count[j] > x->count[o->column]))
@@ -125,12 +128,11 @@ void role_column_score(role_scores *o, const role_text *x)
 		if (x->cls[j] != j || !x->cls_count[j] ||
 		    (x->tok[j].cp >= AV_SPECIAL_CP && x->tok[j].id != TOK_UNK))
 			continue; /* the mask is no keyword (the unknown token is) */
-		if (c1 < 0 || MORE(j, c1))
+		if (c1 < 0 || more_rows(x, copies, j, c1))
 			c2 = c1, c1 = j;
-		else if (c2 < 0 || MORE(j, c2))
+		else if (c2 < 0 || more_rows(x, copies, j, c2))
 			c2 = j;
 	}
-#undef MORE
 	column_place(o, x);
 	if (c1 < 0)
 		return;

@@ -61,6 +61,13 @@ static inline bool fig_index_shown(const fig_geom *g, int i)
 	return g->index_every > 0 && i % g->index_every == 0;
 }
 
+/* Column k is a position, numbered (a table's last, named ones are not:
+ * patching's "all"). */
+static inline bool fig_col_numbered(const fig_heatmap *h, int k)
+{
+	return k < h->nk - h->knamed;
+}
+
 /* The PNG and PDF writers (figure_cairo.c), streaming into af. */
 bool fig_write_cairo(const figure *f, const fig_geom *g, fig_format fmt, atomic_file *af,
 		     av_error *err);

@@ -202,9 +202,9 @@ static void cell_tooltip(FILE *s, const figure *f, int i, int q, int k, float w)
 	}
 	fprintf(s, "%s %d ", fig_row_axis(h), q);
 	fig_svg_escape(s, fig_label_text(f, q));
-	if (k < h->nk - h->knamed)
+	if (fig_col_numbered(h, k))
 		fprintf(s, " · %s %d ", fig_col_axis(h), k);
-	else /* a named column ("all"): no position */
+	else
 		fprintf(s, " · %s: ", fig_col_axis(h));
 	fig_svg_escape(s, fig_col_label_text(f, k));
 	fprintf(s, h->kind == SCALE_DIFF ? " · %+.6f" : " · %.6f", w);
@@ -316,7 +316,7 @@ static void labels(FILE *s, const figure *f, const fig_geom *g)
 	for (int i = 0; i < h->n || i < h->nk; i++) {
 		double mid = i * c + c / 2;
 		snprintf(num, sizeof num, "%d", i);
-		if (fig_index_shown(g, i) && i < h->nk - h->knamed)
+		if (fig_index_shown(g, i) && fig_col_numbered(h, i))
 			text(s, g->x0 + mid, g->key_index_y, g->index_font, "middle", FIG_GREY,
 			     NULL, false, num);
 		if (fig_index_shown(g, i) && i < h->n)

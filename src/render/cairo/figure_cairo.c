@@ -194,7 +194,7 @@ static void labels(pen *p, const figure *f, const fig_geom *g)
 	for (int i = 0; i < h->n || i < h->nk; i++) {
 		double mid = i * c + c / 2;
 		snprintf(num, sizeof num, "%d", i);
-		if (fig_index_shown(g, i) && i < h->nk - h->knamed)
+		if (fig_index_shown(g, i) && fig_col_numbered(h, i))
 			text(p, g->x0 + mid, g->key_index_y, g->index_font, 'm', FIG_GREY, 0, num);
 		if (fig_index_shown(g, i) && i < h->n)
 			text(p, g->row_index_x, g->y0 + mid + 0.35 * g->index_font, g->index_font,
